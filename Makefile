@@ -1,0 +1,54 @@
+# sdfed front door.
+#   make test    install the Debian packages, build every target, run every test
+#   make run     install, build, and run the main job (see README.md)
+#   make build   native build only (build/sdfed), packages assumed present
+#   make bench   benchmarks (timings are never part of the tests)
+# Builds: build/ (native, gcc, OpenBLAS) and build/targets/<name>/ for the
+# other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
+
+JOBS ?= 2
+CLIP_DATA := $(abspath ../shared/clip)
+export NODE_PATH ?= /usr/share/nodejs
+
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run clean
+
+all: build
+
+deps:
+	bash tools/install-deps.sh
+
+build:
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+	cmake --build build -j $(JOBS)
+
+build-clang:
+	cmake -S . -B build/targets/clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang
+	cmake --build build/targets/clang -j $(JOBS)
+
+build-asan:
+	cmake -S . -B build/targets/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DSDFED_SANITIZE=ON
+	cmake --build build/targets/asan -j $(JOBS)
+
+build-emscripten:
+	cmake -S . -B build/targets/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/emscripten.cmake
+	cmake --build build/targets/emscripten -j $(JOBS)
+
+build-wasi:
+	cmake -S . -B build/targets/wasi -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/wasi.cmake
+	cmake --build build/targets/wasi -j $(JOBS)
+
+build-fuzz:
+	cmake -S . -B build/targets/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DSDFED_FUZZ=ON
+	cmake --build build/targets/fuzz -j $(JOBS) --target fuzz_gguf
+
+builds: build build-clang build-asan build-emscripten build-wasi build-fuzz
+
+test: deps
+	$(MAKE) builds
+	bash tests/run-all.sh
+
+run: deps build
+	bash tools/run.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,29 @@
+/* Backend registry: which kernel sets this build has and which is default. */
+#include "kernels.h"
+
+#include <string.h>
+
+static const sdfed_kernels *const all_backends[] = {
+    &sdfed_kernels_portable,
+#if defined(__wasm_simd128__)
+    &sdfed_kernels_simd128,
+#endif
+#if defined(SDFED_HAVE_BLAS)
+    &sdfed_kernels_blas,
+#endif
+    NULL,
+};
+
+const sdfed_kernels *const *sdfed_kernels_all(void) { return all_backends; }
+
+const sdfed_kernels *sdfed_kernels_default(void) {
+    /* the last one listed is the most specialised */
+    size_t n = sizeof all_backends / sizeof all_backends[0] - 1;
+    return all_backends[n - 1];
+}
+
+const sdfed_kernels *sdfed_kernels_by_name(const char *name) {
+    for (const sdfed_kernels *const *k = all_backends; *k; k++)
+        if (strcmp((*k)->name, name) == 0) return *k;
+    return NULL;
+}

@@ -1,0 +1,53 @@
+/* The compute kernels behind one interface, with several backends:
+ *   portable  plain C loops; the reference every other backend is tested against
+ *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
+ *   blas      native: OpenBLAS sgemm, with F16/Q8_0 rows dequantised a panel
+ *             at a time into caller scratch (never the whole matrix)
+ * Callers pick a backend once (sdfed_kernels_default) and pass it down; the
+ * layers above never know which one runs. */
+#ifndef SDFED_KERNELS_H
+#define SDFED_KERNELS_H
+
+#include <stddef.h>
+
+/* A weight matrix as stored in the model: `rows` output rows of `cols`
+ * inputs each, row-major, in any SDFED_TYPE_* (Q8_0 rows are cut into
+ * 32-value blocks along cols). */
+typedef struct sdfed_weight {
+    int type;
+    int rows, cols;
+    const void *data;
+} sdfed_weight;
+
+/* Rows of a weight a backend may dequantise at once; scratch passed to the
+ * linear kernels must hold SDFED_KERNEL_PANEL_ROWS * cols floats. */
+#define SDFED_KERNEL_PANEL_ROWS 64
+
+typedef struct sdfed_kernels {
+    const char *name;
+    /* y (n, w.rows) = x (n, w.cols) @ W^T + bias; bias may be NULL. */
+    void (*linear)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
+    /* dx (n, w.cols) += dy (n, w.rows) @ W */
+    void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
+    /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:
+     * op(A) is (m, k), op(B) is (k, n); trans_a/trans_b non-zero to transpose. */
+    void (*gemm)(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc);
+} sdfed_kernels;
+
+extern const sdfed_kernels sdfed_kernels_portable;
+#if defined(__wasm_simd128__)
+extern const sdfed_kernels sdfed_kernels_simd128;
+#endif
+#if defined(SDFED_HAVE_BLAS)
+extern const sdfed_kernels sdfed_kernels_blas;
+#endif
+
+/* The fastest backend compiled into this build. */
+const sdfed_kernels *sdfed_kernels_default(void);
+/* Backend by name, or NULL if not compiled in. */
+const sdfed_kernels *sdfed_kernels_by_name(const char *name);
+/* All compiled-in backends, NULL-terminated; the portable one is first. */
+const sdfed_kernels *const *sdfed_kernels_all(void);
+
+#endif

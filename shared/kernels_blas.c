@@ -1,0 +1,63 @@
+/* Native kernels on OpenBLAS. F32 weights go straight to sgemm; F16 and Q8_0
+ * weights are dequantised SDFED_KERNEL_PANEL_ROWS rows at a time into the
+ * caller's scratch and multiplied panel by panel, so no dequantised copy of
+ * a whole matrix ever exists. */
+#include <cblas.h>
+
+#include "dtype.h"
+#include "kernels.h"
+
+static void add_bias(float *y, const float *bias, int n, int rows) {
+    if (!bias) return;
+    for (int i = 0; i < n; i++) {
+        float *y_i = y + (size_t)i * rows;
+        for (int r = 0; r < rows; r++) y_i[r] += bias[r];
+    }
+}
+
+/* Dequantises rows [r0, r0 + count) of w into panel (count, cols). */
+static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *panel) {
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)w->cols);
+    for (int r = 0; r < count; r++)
+        sdfed_row_to_f32(w->type, panel + (size_t)r * w->cols, (const char *)w->data + (size_t)(r0 + r) * row_bytes,
+                         w->cols);
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    // x is (n, cols), W is (rows, cols), y is (n, rows)
+    if (w->type == SDFED_TYPE_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, x, w->cols, w->data, w->cols,
+                    0.0f, y, w->rows);
+    } else {
+        for (int r0 = 0; r0 < w->rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
+            int count = w->rows - r0 < SDFED_KERNEL_PANEL_ROWS ? w->rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+            dequantise_panel(w, r0, count, scratch);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, count, w->cols, 1.0f, x, w->cols, scratch, w->cols,
+                        0.0f, y + r0, w->rows);
+        }
+    }
+    add_bias(y, bias, n, w->rows);
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    if (w->type == SDFED_TYPE_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols,
+                    1.0f, dx, w->cols);
+        return;
+    }
+    for (int r0 = 0; r0 < w->rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
+        int count = w->rows - r0 < SDFED_KERNEL_PANEL_ROWS ? w->rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+        dequantise_panel(w, r0, count, scratch);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch,
+                    w->cols, 1.0f, dx, w->cols);
+    }
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+                a, lda, b, ldb, beta, c, ldc);
+}
+
+const sdfed_kernels sdfed_kernels_blas = {"blas", linear, linear_backward, gemm};

@@ -1,0 +1,168 @@
+/* Every kernel backend of this build against the portable one, on random
+ * shapes including odd sizes, for F32, F16 and Q8_0 weights. Results may
+ * differ only by float rounding: the bound used is the classic one for a
+ * sum of k products, |got - want| <= 2 k eps sum |a_i b_i| (plus a tiny
+ * absolute term), computed per output element. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dtype.h"
+#include "kernels.h"
+
+static float frand(void) { return (float)((double)rand() / RAND_MAX * 2.0 - 1.0); }
+
+static float *random_floats(size_t n) {
+    float *x = malloc(sizeof *x * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) x[i] = frand();
+    return x;
+}
+
+/* Max over elements of |got - want| / bound; <= 1 passes. */
+static double worst_ratio(const float *got, const float *want, const double *bound, size_t n) {
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i])) return INFINITY;
+        double r = fabs((double)got[i] - want[i]) / (bound[i] + 1e-30);
+        if (r > worst) worst = r;
+    }
+    return worst;
+}
+
+/* A weight matrix of the given type made from random values; `dense`
+ * receives the exact f32 values it holds. */
+static void *make_weight(int type, int rows, int cols, float *dense) {
+    size_t row_bytes = sdfed_type_row_bytes(type, (uint64_t)cols);
+    unsigned char *w = malloc(row_bytes * rows);
+    for (int r = 0; r < rows; r++) {
+        float *src = dense + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) src[c] = frand();
+        sdfed_row_from_f32(type, w + r * row_bytes, src, cols);
+        sdfed_row_to_f32(type, src, w + r * row_bytes, cols);
+    }
+    return w;
+}
+
+static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int cols) {
+    float *dense = malloc(sizeof *dense * (size_t)rows * cols);
+    void *data = make_weight(type, rows, cols, dense);
+    sdfed_weight w = {type, rows, cols, data};
+    float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
+    float *y = malloc(sizeof *y * (size_t)n * rows), *y_ref = malloc(sizeof *y * (size_t)n * rows);
+    double *bound = malloc(sizeof *bound * (size_t)n * (rows > cols ? rows : cols));
+    float *scratch = malloc(sizeof *scratch * SDFED_KERNEL_PANEL_ROWS * (size_t)cols);
+    sdfed_kernels_portable.linear(y_ref, x, &w, bias, n, scratch);
+    k->linear(y, x, &w, bias, n, scratch);
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < rows; r++) {
+            double s = fabs(bias[r]);
+            for (int c = 0; c < cols; c++) s += fabs((double)x[i * cols + c] * dense[(size_t)r * cols + c]);
+            bound[i * rows + r] = 2.0 * (cols + 1) * FLT_EPSILON * s + 1e-30;
+        }
+    double ratio = worst_ratio(y, y_ref, bound, (size_t)n * rows);
+    CHECK(ratio <= 1.0, "%s linear %s n=%d rows=%d cols=%d: error %.2f x bound", k->name, sdfed_type_name(type), n,
+          rows, cols, ratio);
+
+    /* backward: dx += dy W, starting from a non-zero dx */
+    float *dy = random_floats((size_t)n * rows), *dx = random_floats((size_t)n * cols);
+    float *dx_ref = malloc(sizeof *dx_ref * (size_t)n * cols);
+    memcpy(dx_ref, dx, sizeof *dx * (size_t)n * cols);
+    sdfed_kernels_portable.linear_backward(dx_ref, dy, &w, n, scratch);
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < cols; c++) {
+            double s = fabs(dx[i * cols + c]);
+            for (int r = 0; r < rows; r++) s += fabs((double)dy[i * rows + r] * dense[(size_t)r * cols + c]);
+            bound[i * cols + c] = 2.0 * (rows + 1) * FLT_EPSILON * s + 1e-30;
+        }
+    k->linear_backward(dx, dy, &w, n, scratch);
+    ratio = worst_ratio(dx, dx_ref, bound, (size_t)n * cols);
+    CHECK(ratio <= 1.0, "%s linear_backward %s n=%d rows=%d cols=%d: error %.2f x bound", k->name,
+          sdfed_type_name(type), n, rows, cols, ratio);
+    free(dense), free(data), free(x), free(bias), free(y), free(y_ref), free(bound), free(scratch), free(dy), free(dx);
+    free(dx_ref);
+}
+
+static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int kk, float alpha, float beta) {
+    /* leading dimensions larger than the rows, to test strides */
+    int lda = (ta ? m : kk) + 3, ldb = (tb ? kk : n) + 2, ldc = n + 1;
+    float *a = random_floats((size_t)(ta ? kk : m) * lda), *b = random_floats((size_t)(tb ? n : kk) * ldb);
+    float *c = random_floats((size_t)m * ldc), *c_ref = malloc(sizeof *c * (size_t)m * ldc);
+    double *bound = malloc(sizeof *bound * (size_t)m * ldc);
+    memcpy(c_ref, c, sizeof *c * (size_t)m * ldc);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            double s = j < n ? fabs((double)beta * c[i * ldc + j]) : 0.0;
+            for (int p = 0; p < kk && j < n; p++)
+                s += fabs((double)alpha * (ta ? a[p * lda + i] : a[i * lda + p]) *
+                          (tb ? b[j * ldb + p] : b[p * ldb + j]));
+            bound[i * ldc + j] = 2.0 * (kk + 2) * FLT_EPSILON * s + 1e-30;
+        }
+    sdfed_kernels_portable.gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c_ref, ldc);
+    k->gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+    double ratio = worst_ratio(c, c_ref, bound, (size_t)m * ldc);
+    CHECK(ratio <= 1.0, "%s gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: error %.2f x bound", k->name, ta, tb, m,
+          n, kk, alpha, beta, ratio);
+    free(a), free(b), free(c), free(c_ref), free(bound);
+}
+
+/* The portable gemm against a double-precision product, so the reference
+ * itself is checked. */
+static void test_portable_gemm_exactness(void) {
+    int m = 7, n = 9, kk = 13;
+    float *a = random_floats((size_t)m * kk), *b = random_floats((size_t)kk * n), *c = calloc((size_t)m * n, 4);
+    sdfed_kernels_portable.gemm(0, 0, m, n, kk, 1.0f, a, kk, b, n, 0.0f, c, n);
+    double worst = 0.0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0, mag = 0.0;
+            for (int p = 0; p < kk; p++) {
+                s += (double)a[i * kk + p] * b[p * n + j];
+                mag += fabs((double)a[i * kk + p] * b[p * n + j]);
+            }
+            worst = fmax(worst, fabs(c[i * n + j] - s) / (2.0 * kk * FLT_EPSILON * mag));
+        }
+    CHECK(worst <= 1.0, "portable gemm within the rounding bound of the exact product (%.2f)", worst);
+    free(a), free(b), free(c);
+}
+
+int main(void) {
+    srand(4);
+    const sdfed_kernels *const *all = sdfed_kernels_all();
+    int n_backends = 0;
+    for (const sdfed_kernels *const *k = all; *k; k++) n_backends++;
+    printf("backends:");
+    for (const sdfed_kernels *const *k = all; *k; k++) printf(" %s", (*k)->name);
+    printf(" (default %s)\n", sdfed_kernels_default()->name);
+#if defined(__wasm_simd128__)
+    CHECK(sdfed_kernels_default() == &sdfed_kernels_simd128, "the wasm SIMD build defaults to simd128");
+#elif defined(SDFED_HAVE_BLAS)
+    CHECK(sdfed_kernels_default() == &sdfed_kernels_blas, "the native build defaults to blas");
+#endif
+    CHECK(n_backends >= 1 && all[0] == &sdfed_kernels_portable, "portable backend first");
+    CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
+    test_portable_gemm_exactness();
+
+    static const int shapes[][3] = {{1, 1, 32},   {1, 4, 32},    {2, 5, 64},   {3, 7, 96},   {5, 64, 128},
+                                    {7, 65, 160}, {16, 130, 64}, {33, 3, 224}, {9, 129, 512}};
+    for (const sdfed_kernels *const *k = all; *k; k++) {
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            test_linear(*k, SDFED_TYPE_F32, shapes[s][0], shapes[s][1], shapes[s][2]);
+            test_linear(*k, SDFED_TYPE_F16, shapes[s][0], shapes[s][1], shapes[s][2]);
+            test_linear(*k, SDFED_TYPE_Q8_0, shapes[s][0], shapes[s][1], shapes[s][2]);
+        }
+        /* f32 and f16 rows need not be multiples of 32 */
+        test_linear(*k, SDFED_TYPE_F32, 3, 5, 7);
+        test_linear(*k, SDFED_TYPE_F16, 4, 3, 13);
+        for (int trial = 0; trial < 40; trial++) {
+            int ta = trial & 1, tb = (trial >> 1) & 1;
+            int m = 1 + rand() % 40, n = 1 + rand() % 40, kk = 1 + rand() % 70;
+            float alpha = trial % 5 == 0 ? 1.0f : frand(), beta = trial % 3 == 0   ? 0.0f
+                                                                  : trial % 3 == 1 ? 1.0f
+                                                                                   : frand();
+            test_gemm(*k, ta, tb, m, n, kk, alpha, beta);
+        }
+    }
+    return check_report("test_kernels");
+}

@@ -1,0 +1,68 @@
+/* Option parsing, error printing and model loading for the subcommands. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int cli_error(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sdfed: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
+    *n_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc) (*positional)[(*n_positional)++] = argv[i];
+            break;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            (*positional)[(*n_positional)++] = argv[i];
+            continue;
+        }
+        const cli_option *o = NULL;
+        for (int k = 0; k < n_options && !o; k++)
+            if (strcmp(options[k].name, arg) == 0) o = &options[k];
+        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (see 'sdfed help')", arg);
+        if (o->flag) {
+            *o->flag = 1;
+        } else {
+            if (i + 1 >= argc) return cli_error(CLI_USAGE, "option '%s' needs a value", arg);
+            *o->value = argv[++i];
+        }
+    }
+    return CLI_OK;
+}
+
+int cli_model_open(cli_model *m, const char *path, sdfed_error *err) {
+    memset(m, 0, sizeof *m);
+    int rc = file_map_open(&m->file, path, err);
+    if (rc) return rc;
+    rc = sdfed_clip_load(&m->clip, m->file.data, m->file.size, err);
+    if (rc == SDFED_OK) {
+        rc = sdfed_tokenizer_init_gguf(&m->tokenizer, &m->clip.file, err);
+        if (rc) sdfed_clip_free(&m->clip);
+    }
+    if (rc) {
+        file_map_close(&m->file);
+        return sdfed_fail_context(err, rc, "%s", path);
+    }
+    return SDFED_OK;
+}
+
+void cli_model_close(cli_model *m) {
+    sdfed_tokenizer_free(&m->tokenizer);
+    sdfed_clip_free(&m->clip);
+    file_map_close(&m->file);
+}
+
+const sdfed_kernels *cli_backend(const char *name) {
+    return name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
+}

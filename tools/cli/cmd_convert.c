@@ -1,0 +1,132 @@
+/* sdfed convert: a CLIP safetensors checkpoint + the BPE vocabulary -> GGUF.
+ * The output is written to a temporary file and renamed into place, so a
+ * failed conversion never leaves a partial model behind. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clip_convert.h"
+#include "dtype.h"
+
+#if !defined(__wasm__)
+#include <zlib.h>
+#endif
+
+/* Reads the vocabulary text, uncompressing it if it is gzip. */
+static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *err) {
+    file_map f;
+    int rc = file_map_open(&f, path, err);
+    if (rc) return rc;
+    int gz = f.size >= 2 && f.data[0] == 0x1f && f.data[1] == 0x8b;
+    if (!gz) {
+        *text = malloc(f.size + 1);
+        if (!*text)
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+        else {
+            memcpy(*text, f.data, f.size);
+            *len = f.size;
+        }
+        file_map_close(&f);
+        return rc;
+    }
+    file_map_close(&f);
+#if defined(__wasm__)
+    return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
+                      "%s: gzip vocabularies need the native build; pass the uncompressed text", path);
+#else
+    gzFile in = gzopen(path, "rb");
+    if (!in) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 21, n = 0;
+    char *buf = malloc(cap);
+    int got = 0;
+    while (buf && (got = gzread(in, buf + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)got;
+        if (n == cap) {
+            char *p = cap < ((size_t)256 << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!p) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+    }
+    int zerr = Z_OK;
+    const char *zmsg = got < 0 ? gzerror(in, &zerr) : NULL;
+    if (got < 0)
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: corrupt gzip data (%s)", path, zmsg);
+    else if (!buf)
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: too large or out of memory", path);
+    gzclose(in);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *text = buf;
+    *len = n;
+    return SDFED_OK;
+#endif
+}
+
+static int file_write(void *ctx, const void *data, size_t n) { return fwrite(data, 1, n, ctx) != n; }
+
+int cmd_convert(int argc, char **argv) {
+    const char *in = NULL, *vocab = NULL, *out = NULL, *type = "f32", *activation = "quick_gelu";
+    const cli_option options[] = {{"--in", &in, NULL},
+                                  {"--vocab", &vocab, NULL},
+                                  {"--out", &out, NULL},
+                                  {"--type", &type, NULL},
+                                  {"--activation", &activation, NULL}};
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 5, &pos, &n_pos) : CLI_FAILED;
+    free(pos);
+    if (status) return status;
+    if (n_pos) return cli_error(CLI_USAGE, "convert: unexpected argument (use --in, --vocab and --out)");
+    if (!in || !vocab || !out) return cli_error(CLI_USAGE, "convert: --in, --vocab and --out are required");
+    sdfed_convert_options opt = {sdfed_type_from_name(type), sdfed_activation_from_name(activation), NULL, 0};
+    if (opt.weight_type < 0) return cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);
+    if (opt.activation < 0)
+        return cli_error(CLI_USAGE, "convert: --activation must be quick_gelu or gelu, not '%s'", activation);
+
+    sdfed_error err = {0};
+    char *vocab_text = NULL;
+    file_map model;
+    int rc = read_vocab(vocab, &vocab_text, &opt.vocab_len, &err);
+    if (rc) return cli_error(CLI_FAILED, "convert: %s", err.message);
+    opt.vocab_text = vocab_text;
+    if ((rc = file_map_open(&model, in, &err))) {
+        free(vocab_text);
+        return cli_error(CLI_FAILED, "convert: %s", err.message);
+    }
+    sdfed_safetensors st;
+    rc = sdfed_safetensors_open(&st, model.data, model.size, &err);
+    if (rc) {
+        sdfed_fail_context(&err, rc, "%s", in);
+    } else {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", out);
+        FILE *fp = fopen(tmp, "wb");
+        if (!fp) {
+            rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", tmp, strerror(errno));
+        } else {
+            sdfed_sink sink = {file_write, fp};
+            sdfed_convert_report report;
+            rc = sdfed_clip_convert(&st, &opt, &sink, &report, &err);
+            if (fclose(fp) != 0 && rc == SDFED_OK) rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: write failed", tmp);
+            if (rc == SDFED_OK && rename(tmp, out) != 0)
+                rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", out, strerror(errno));
+            if (rc)
+                remove(tmp);
+            else
+                printf("converted %s (%s names) -> %s: %d tensors, matrices %s%s\n", in, report.naming, out,
+                       report.n_tensors, type, report.n_fallback ? " (some rows not a multiple of 32 kept f16)" : "");
+        }
+        sdfed_safetensors_close(&st);
+    }
+    file_map_close(&model);
+    free(vocab_text);
+    return rc ? cli_error(CLI_FAILED, "convert: %s", err.message) : CLI_OK;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sdfed needs to build, run and test, on Debian 12.
+# Works as root or through sudo; does nothing when every package is already there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang lld-14 llvm-14
+  libopenblas-dev liblapacke-dev
+  libpng-dev libjpeg-dev zlib1g-dev
+  libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3
+  emscripten node-acorn nodejs
+  wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
+  binaryen
+  python3-torch python3-numpy python3-pil
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
