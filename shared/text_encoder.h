@@ -1,11 +1,13 @@
 /* CLIP's text tower: token ids (with prompt vectors spliced in at chosen
- * positions) to text features.
+ * positions) to text features, and the gradient of a loss on those features
+ * with respect to the spliced vectors.
  *
  * Only positions up to each sequence's EOT are computed (the causal mask
  * makes the rest irrelevant), and the positions that every sequence of the
  * batch shares (same ids, or the same spliced vector) are computed once:
  * with a learned prompt [SOT, P_1..P_T] followed by C class names, the
- * prefix runs once and each class only runs its own few tokens. */
+ * prefix runs once, forward and backward, and each class only runs its own
+ * few tokens. */
 #ifndef SDFED_TEXT_ENCODER_H
 #define SDFED_TEXT_ENCODER_H
 
@@ -13,6 +15,7 @@
 
 #include "arena.h"
 #include "clip_model.h"
+#include "transformer.h"
 
 typedef struct sdfed_text_batch {
     int n_seqs;
@@ -23,6 +26,20 @@ typedef struct sdfed_text_batch {
     int n_splice;
 } sdfed_text_batch;
 
+/* What a forward pass keeps for its backward pass (all in the arena).
+ * Rows [0, prefix) are positions every sequence shares; sequence s owns rows
+ * first[s] .. first[s] + eot[s] - prefix (positions prefix .. eot[s]). */
+typedef struct sdfed_text_pass {
+    const sdfed_text_batch *batch;
+    int prefix, N;
+    int *eot, *first;
+    sdfed_attn_span *spans;
+    int n_spans;
+    sdfed_transformer blocks;
+    float *eot_rows;            /* (n_seqs, W): block output at each EOT */
+    float *lnf_mean, *lnf_rstd; /* (n_seqs) */
+} sdfed_text_pass;
+
 /* The EOT position of a sequence: the first position of the largest id, as
  * CLIP's argmax does. */
 int sdfed_text_eot(const int32_t *ids, int n);
@@ -30,5 +47,15 @@ int sdfed_text_eot(const int32_t *ids, int n);
 /* features (n_seqs, embed_dim) = unnormalised text features at each EOT. */
 int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
                       sdfed_arena *arena, sdfed_error *err);
+
+/* The same, keeping in *pass what sdfed_text_backward needs; batch must stay
+ * valid until then. */
+int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch,
+                       float *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err);
+
+/* d_splice (n_splice, W) += d loss / d spliced vectors, given d_features
+ * (n_seqs, embed_dim) = d loss / d features. */
+int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *pass,
+                        const float *d_features, float *d_splice, sdfed_arena *arena, sdfed_error *err);
 
 #endif

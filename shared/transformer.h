@@ -1,5 +1,5 @@
 /* The stack of pre-LN residual blocks shared by CLIP's text and image
- * towers:
+ * towers, forward and backward (gradients with respect to the input):
  *   x = x + out_proj(attention(qkv(ln_1(x))))
  *   x = x + mlp_proj(act(mlp_fc(ln_2(x))))
  * over N rows grouped into attention spans (layers.h). */
@@ -39,6 +39,12 @@ typedef struct sdfed_transformer {
  * are reused from layer to layer. */
 int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, float *x, int keep_activations,
                               sdfed_arena *arena, sdfed_error *err);
+
+/* Backward pass after a forward with keep_activations: dx (N, C) holds the
+ * gradient of the loss with respect to the blocks' output and receives the
+ * gradient with respect to their input. */
+int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *t, float *dx, sdfed_arena *arena,
+                               sdfed_error *err);
 
 /* Floats of kernel scratch a linear over matrices of up to `cols` inputs needs. */
 size_t sdfed_kernel_scratch_floats(int cols);

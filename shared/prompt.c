@@ -1,0 +1,126 @@
+/* Prompt features f(P) in the CoOp layout, forward and backward. */
+#include "prompt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "losses.h"
+
+void sdfed_classes_free(sdfed_classes *c) {
+    free(c->ids);
+    free(c->first);
+    memset(c, 0, sizeof *c);
+}
+
+int sdfed_classes_from_ids(sdfed_classes *c, int32_t sot, int32_t eot, int context_length, const int32_t *const *ids,
+                           const int *lens, int n_classes, sdfed_error *err) {
+    memset(c, 0, sizeof *c);
+    if (n_classes < 1) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no classes given");
+    size_t total = 0;
+    for (int i = 0; i < n_classes; i++) {
+        /* SOT, at least one prompt vector, the name, EOT */
+        if (lens[i] < 1 || lens[i] + 3 > context_length)
+            return sdfed_fail(err, SDFED_ERR_ARG, "classes: class %d has %d tokens (1..%d fit the context)", i, lens[i],
+                              context_length - 3);
+        total += (size_t)lens[i];
+    }
+    c->ids = malloc(sizeof *c->ids * total);
+    c->first = malloc(sizeof *c->first * (size_t)(n_classes + 1));
+    if (!c->ids || !c->first) {
+        sdfed_classes_free(c);
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    }
+    c->first[0] = 0;
+    for (int i = 0; i < n_classes; i++) {
+        memcpy(c->ids + c->first[i], ids[i], sizeof *c->ids * (size_t)lens[i]);
+        c->first[i + 1] = c->first[i] + lens[i];
+    }
+    c->n_classes = n_classes;
+    c->sot = sot;
+    c->eot = eot;
+    c->context_length = context_length;
+    return SDFED_OK;
+}
+
+int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *const *names,
+                       int n_names, sdfed_error *err) {
+    memset(c, 0, sizeof *c);
+    if (n_names < 1) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no classes given");
+    int32_t **ids = calloc((size_t)n_names, sizeof *ids);
+    int *lens = calloc((size_t)n_names, sizeof *lens);
+    int rc = ids && lens ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    for (int i = 0; i < n_names && rc == SDFED_OK; i++) {
+        size_t len = strlen(names[i]);
+        char *text = malloc(len + 2);
+        ids[i] = malloc(sizeof **ids * (size_t)context_length);
+        if (!text || !ids[i]) {
+            free(text);
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+            break;
+        }
+        memcpy(text, names[i], len);
+        memcpy(text + len, ".", 2);
+        rc = sdfed_tokenizer_encode(tok, text, len + 1, ids[i], context_length, &lens[i], err);
+        if (rc) sdfed_fail_context(err, rc, "class '%s'", names[i]);
+        free(text);
+    }
+    if (rc == SDFED_OK)
+        rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, (const int32_t *const *)ids, lens,
+                                    n_names, err);
+    for (int i = 0; ids && i < n_names; i++) free(ids[i]);
+    free(ids);
+    free(lens);
+    return rc;
+}
+
+int sdfed_classes_max_prompt(const sdfed_classes *c) {
+    int longest = 0;
+    for (int i = 0; i < c->n_classes; i++)
+        if (c->first[i + 1] - c->first[i] > longest) longest = c->first[i + 1] - c->first[i];
+    return c->context_length - 2 - longest;
+}
+
+int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const float *P,
+                          int T, float *feats, sdfed_prompt_pass *pass, sdfed_arena *arena, sdfed_error *err) {
+    int C = cls->n_classes, D = m->cfg.embed_dim;
+    if (cls->context_length != m->cfg.context_length)
+        return sdfed_fail(err, SDFED_ERR_ARG, "prompt: classes were built for a context of %d, the model has %d",
+                          cls->context_length, m->cfg.context_length);
+    if (T < 1 || T > sdfed_classes_max_prompt(cls))
+        return sdfed_fail(err, SDFED_ERR_ARG, "prompt: %d vectors do not fit the context with these classes (max %d)",
+                          T, sdfed_classes_max_prompt(cls));
+    sdfed_prompt_pass local;
+    sdfed_prompt_pass *p = pass ? pass : &local;
+    int L = cls->context_length;
+    int32_t *ids = sdfed_arena_alloc(arena, sizeof *ids * (size_t)C * L);
+    int *slots = sdfed_arena_alloc(arena, sizeof *slots * (size_t)T);
+    p->raw = sdfed_arena_floats(arena, (size_t)C * D);
+    p->norms = sdfed_arena_floats(arena, (size_t)C);
+    if (!ids || !slots || !p->raw || !p->norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+    memset(ids, 0, sizeof *ids * (size_t)C * L);
+    for (int c = 0; c < C; c++) {
+        int32_t *row = ids + (size_t)c * L;
+        int n = cls->first[c + 1] - cls->first[c];
+        row[0] = cls->sot;
+        memcpy(row + 1 + T, cls->ids + cls->first[c], sizeof *row * (size_t)n);
+        row[1 + T + n] = cls->eot;
+    }
+    for (int t = 0; t < T; t++) slots[t] = 1 + t;
+    p->batch = (sdfed_text_batch){C, ids, L, P, slots, T};
+    int rc = pass ? sdfed_text_forward(m, k, &p->batch, p->raw, &p->text, arena, err)
+                  : sdfed_text_encode(m, k, &p->batch, p->raw, arena, err);
+    if (rc) return rc;
+    sdfed_l2_normalize_forward(feats, p->norms, p->raw, C, D);
+    return SDFED_OK;
+}
+
+int sdfed_prompt_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_prompt_pass *pass,
+                          const float *feats, const float *d_feats, float *dP, sdfed_arena *arena, sdfed_error *err) {
+    int C = pass->batch.n_seqs, D = m->cfg.embed_dim;
+    float *d_raw = sdfed_arena_floats(arena, (size_t)C * D);
+    if (!d_raw) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+    memset(d_raw, 0, sizeof *d_raw * (size_t)C * D);
+    sdfed_l2_normalize_backward(d_raw, d_feats, feats, pass->norms, C, D);
+    return sdfed_text_backward(m, k, &pass->text, d_raw, dP, arena, err);
+}

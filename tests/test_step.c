@@ -1,0 +1,329 @@
+/* The SDFed objective and local step on a real model (argv[1], a mini-vit
+ * GGUF), on every backend:
+ *  - central differences of the whole objective along the gradient and on
+ *    the largest coordinates, with R and f(G~_c) held constant as the method
+ *    defines (h = 1e-2; float forward, differences in double): relative
+ *    error <= 2e-3 along the gradient, <= 2e-2 per coordinate;
+ *  - every projector mode;
+ *  - SGD, momentum and weight decay with PyTorch's semantics, exactly;
+ *  - NaN/Inf in inputs, and a non-finite update, fail with
+ *    SDFED_ERR_NUMERIC and leave the prompts bit for bit as they were. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "local_step.h"
+#include "losses.h"
+#include "projector.h"
+#include "tokenizer.h"
+
+static sdfed_clip_model model;
+static sdfed_classes classes;
+enum { S_S = 3, S_L = 6, B = 8, C = 5 };
+static int W, D;
+static float image[B * 64];
+static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
+
+static unsigned char *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+static double gauss(void) {
+    double u = ((double)rand() + 1) / ((double)RAND_MAX + 2), v = ((double)rand() + 1) / ((double)RAND_MAX + 2);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+static float *random_prompt(int S, double std) {
+    float *p = malloc(sizeof *p * (size_t)S * W);
+    for (int i = 0; i < S * W; i++) p[i] = (float)(std * gauss());
+    return p;
+}
+
+/* The objective with the stretch target T = f(G~_c) held fixed, evaluated
+ * with the same pieces as the core (this is what the gradient is of). */
+typedef struct fixed_target {
+    const sdfed_kernels *k;
+    const float *target; /* (C, D) */
+    float gamma;
+} fixed_target;
+
+static double objective_fixed(const fixed_target *ft, const float *Gs, const float *Gc) {
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    float fs[C * 64], fc[C * 64], logits[B * C], probs[B * C], dist[C];
+    sdfed_prompt_features(&model, ft->k, &classes, Gs, S_S, fs, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, ft->k, &classes, Gc, S_L, fc, NULL, &arena, NULL);
+    float scale = expf(model.logit_scale);
+    double L = 0;
+    sdfed_logits_forward(logits, image, fc, B, C, D, scale);
+    L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
+    sdfed_logits_forward(logits, image, fs, B, C, D, scale);
+    L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
+    L += sdfed_stretch_forward(fc, ft->target, C * D);
+    L += sdfed_separation_forward(dist, fc, fs, C, D, ft->gamma);
+    sdfed_arena_free(&arena);
+    return L;
+}
+
+static void test_gradient(const sdfed_kernels *k, int projector) {
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    float *Gs = random_prompt(S_S, 0.5), *Gc = random_prompt(S_L, 0.5);
+    float *gs = malloc(sizeof *gs * S_S * W), *gc = malloc(sizeof *gc * S_L * W);
+    sdfed_objective_config cfg = sdfed_objective_defaults();
+    cfg.projector = projector;
+    cfg.lambda = projector == SDFED_PROJECTOR_ROWSPACE ? 0.4f : 0.6f;
+    sdfed_batch batch = {image, labels, B};
+    sdfed_losses losses;
+
+    /* gamma between the distances, away from the hinge's kink */
+    float fs[C * 64], fc[C * 64], dist[C];
+    sdfed_prompt_features(&model, k, &classes, Gs, S_S, fs, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, k, &classes, Gc, S_L, fc, NULL, &arena, NULL);
+    sdfed_separation_forward(dist, fc, fs, C, D, 0.0f);
+    float lo = INFINITY, hi = 0;
+    for (int c = 0; c < C; c++) lo = fminf(lo, dist[c]), hi = fmaxf(hi, dist[c]);
+    cfg.gamma = 0.5f * (lo + hi);
+    int rc =
+        sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &losses, gs, gc, NULL, &arena, &err);
+    CHECK(rc == SDFED_OK, "objective: %s", err.message);
+    CHECK(losses.stretch > 0 && losses.separation > 0 && losses.ce_local > 0 && losses.ce_global > 0,
+          "every term is active (%g %g %g %g)", losses.ce_local, losses.ce_global, losses.stretch, losses.separation);
+
+    /* the stop-gradient target f(G_c R) */
+    sdfed_projector R;
+    float *refined = malloc(sizeof *refined * S_L * W), target[C * 64];
+    sdfed_projector_build(Gs, S_S, W, projector, cfg.lambda, &R, &arena, &err);
+    sdfed_projector_apply(&R, k, Gc, S_L, refined, &arena, &err);
+    sdfed_prompt_features(&model, k, &classes, refined, S_L, target, NULL, &arena, NULL);
+    fixed_target ft = {k, target, cfg.gamma};
+    double L0 = objective_fixed(&ft, Gs, Gc);
+    CHECK(fabs(L0 - losses.total) < 1e-5 * losses.total, "%s: the fixed-target objective is the core's (%g vs %g)",
+          k->name, L0, losses.total);
+
+    /* along the gradient: d/dh L(x + h g/|g|) = |g| */
+    double norm = 0;
+    for (int i = 0; i < S_S * W; i++) norm += (double)gs[i] * gs[i];
+    for (int i = 0; i < S_L * W; i++) norm += (double)gc[i] * gc[i];
+    norm = sqrt(norm);
+    double h = 1e-2;
+    float *Gs2 = malloc(sizeof *Gs2 * S_S * W), *Gc2 = malloc(sizeof *Gc2 * S_L * W);
+    double L[2];
+    for (int side = 0; side < 2; side++) {
+        double step = side ? -h : h;
+        for (int i = 0; i < S_S * W; i++) Gs2[i] = (float)(Gs[i] + step * gs[i] / norm);
+        for (int i = 0; i < S_L * W; i++) Gc2[i] = (float)(Gc[i] + step * gc[i] / norm);
+        L[side] = objective_fixed(&ft, Gs2, Gc2);
+    }
+    double numeric = (L[0] - L[1]) / (2 * h);
+    CHECK(fabs(numeric - norm) < 2e-3 * norm, "%s %s: derivative along the gradient %.6f, |grad| %.6f", k->name,
+          sdfed_projector_name(projector), numeric, norm);
+
+    /* the 6 largest coordinates of each prompt's gradient */
+    for (int which = 0; which < 2; which++) {
+        float *P = which ? Gc : Gs, *g = which ? gc : gs;
+        int n = (which ? S_L : S_S) * W, worst_ok = 1;
+        char used[1152] = {0};
+        for (int t = 0; t < 6; t++) {
+            int best = -1;
+            for (int i = 0; i < n; i++)
+                if (!used[i] && (best < 0 || fabsf(g[i]) > fabsf(g[best]))) best = i;
+            used[best] = 1;
+            float keep = P[best];
+            P[best] = (float)(keep + h);
+            double up = objective_fixed(&ft, Gs, Gc);
+            P[best] = (float)(keep - h);
+            double down = objective_fixed(&ft, Gs, Gc);
+            P[best] = keep;
+            double num = (up - down) / (2 * h);
+            if (fabs(num - g[best]) > 2e-2 * fabs(g[best])) {
+                worst_ok = 0;
+                fprintf(stderr, "  %s coordinate %d: analytic %.6f numeric %.6f\n", which ? "G_c" : "G_s", best,
+                        g[best], num);
+            }
+        }
+        CHECK(worst_ok, "%s %s: largest coordinates of grad %s match central differences", k->name,
+              sdfed_projector_name(projector), which ? "G_c" : "G_s");
+    }
+    sdfed_arena_free(&arena);
+    free(Gs), free(Gc), free(gs), free(gc), free(refined), free(Gs2), free(Gc2);
+}
+
+static void test_sgd(const sdfed_kernels *k) {
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
+    float *ms = calloc((size_t)S_S * W, sizeof *ms), *mc = calloc((size_t)S_L * W, sizeof *mc);
+    float *g1s = malloc(sizeof *g1s * S_S * W), *g1c = malloc(sizeof *g1c * S_L * W);
+    float *g2s = malloc(sizeof *g2s * S_S * W), *g2c = malloc(sizeof *g2c * S_L * W);
+    float *Gs0 = malloc(sizeof *Gs0 * S_S * W), *Gc0 = malloc(sizeof *Gc0 * S_L * W);
+    float *Gs1 = malloc(sizeof *Gs1 * S_S * W), *Gc1 = malloc(sizeof *Gc1 * S_L * W);
+    memcpy(Gs0, Gs, sizeof *Gs * S_S * W), memcpy(Gc0, Gc, sizeof *Gc * S_L * W);
+    sdfed_objective_config cfg = sdfed_objective_defaults();
+    sdfed_batch batch = {image, labels, B};
+    sdfed_sgd sgd = {0.01f, 0.9f, 5e-4f};
+    sdfed_client_prompts p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_losses l1, l2;
+
+    sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g1s, g1c, NULL, &arena, &err);
+    CHECK(sdfed_local_step(&model, k, &classes, &p, &batch, &cfg, &sgd, &l2, NULL, &arena, &err) == SDFED_OK,
+          "step: %s", err.message);
+    CHECK(l1.total == l2.total, "the step reports the objective at the old prompts");
+    int exact = 1;
+    for (int i = 0; i < S_S * W; i++) {
+        float g = g1s[i] + sgd.weight_decay * Gs0[i];
+        exact &= ms[i] == g && Gs[i] == Gs0[i] - sgd.lr * g;
+    }
+    for (int i = 0; i < S_L * W; i++) {
+        float g = g1c[i] + sgd.weight_decay * Gc0[i];
+        exact &= mc[i] == g && Gc[i] == Gc0[i] - sgd.lr * g;
+    }
+    CHECK(exact, "%s: first step: buf = grad + wd p, p -= lr buf (bit for bit)", k->name);
+    memcpy(Gs1, Gs, sizeof *Gs * S_S * W), memcpy(Gc1, Gc, sizeof *Gc * S_L * W);
+    sdfed_arena_reset(&arena);
+    sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g2s, g2c, NULL, &arena, &err);
+    float *ms1 = malloc(sizeof *ms1 * S_S * W);
+    memcpy(ms1, ms, sizeof *ms * S_S * W);
+    sdfed_local_step(&model, k, &classes, &p, &batch, &cfg, &sgd, &l2, NULL, &arena, &err);
+    exact = 1;
+    for (int i = 0; i < S_S * W; i++) {
+        float buf = sgd.momentum * ms1[i] + (g2s[i] + sgd.weight_decay * Gs1[i]);
+        exact &= ms[i] == buf && Gs[i] == Gs1[i] - sgd.lr * buf;
+    }
+    CHECK(exact, "%s: second step: buf = momentum buf + g (bit for bit)", k->name);
+    CHECK(l2.total < l1.total + 1e-3, "the loss does not jump up after a small step (%g -> %g)", l1.total, l2.total);
+
+    /* a plain step without momentum needs no buffers */
+    sdfed_sgd plain = {0.01f, 0.0f, 0.0f};
+    sdfed_client_prompts q = {W, S_S, S_L, Gs, Gc, NULL, NULL};
+    CHECK(sdfed_local_step(&model, k, &classes, &q, &batch, &cfg, &plain, &l2, NULL, &arena, &err) == SDFED_OK,
+          "step without momentum: %s", err.message);
+    sdfed_arena_free(&arena);
+    free(Gs), free(Gc), free(ms), free(mc), free(g1s), free(g1c), free(g2s), free(g2c), free(Gs0), free(Gc0);
+    free(Gs1), free(Gc1), free(ms1);
+}
+
+/* A failing step must leave every buffer bit for bit unchanged. */
+static void expect_refused(const sdfed_kernels *k, sdfed_client_prompts *p, const sdfed_batch *batch,
+                           const sdfed_sgd *sgd, int want_rc, const char *what) {
+    size_t ns = (size_t)S_S * W * sizeof(float), nl = (size_t)S_L * W * sizeof(float);
+    void *copy[4] = {malloc(ns), malloc(nl), malloc(ns), malloc(nl)};
+    memcpy(copy[0], p->global, ns), memcpy(copy[1], p->local, nl);
+    memcpy(copy[2], p->global_momentum, ns), memcpy(copy[3], p->local_momentum, nl);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    sdfed_objective_config cfg = sdfed_objective_defaults();
+    sdfed_losses losses;
+    int rc = sdfed_local_step(&model, k, &classes, p, batch, &cfg, sgd, &losses, NULL, &arena, &err);
+    CHECK(rc == want_rc && err.message[0], "%s: %s gives status %d '%s'", k->name, what, rc, err.message);
+    CHECK(!memcmp(copy[0], p->global, ns) && !memcmp(copy[1], p->local, nl) &&
+              !memcmp(copy[2], p->global_momentum, ns) && !memcmp(copy[3], p->local_momentum, nl),
+          "%s: %s leaves the prompts and momentum unchanged", k->name, what);
+    sdfed_arena_free(&arena);
+    for (int i = 0; i < 4; i++) free(copy[i]);
+}
+
+static void test_refusals(const sdfed_kernels *k) {
+    float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
+    float *ms = random_prompt(S_S, 0.01), *mc = random_prompt(S_L, 0.01);
+    sdfed_client_prompts p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_batch batch = {image, labels, B};
+    sdfed_sgd sgd = {0.01f, 0.9f, 0.0f};
+
+    float keep = Gs[7];
+    Gs[7] = NAN;
+    expect_refused(k, &p, &batch, &sgd, SDFED_ERR_NUMERIC, "NaN in G_s");
+    Gs[7] = keep;
+    keep = Gc[3];
+    Gc[3] = INFINITY;
+    expect_refused(k, &p, &batch, &sgd, SDFED_ERR_NUMERIC, "Inf in G_c");
+    Gc[3] = keep;
+    float bad_image[B * 64];
+    memcpy(bad_image, image, sizeof bad_image);
+    bad_image[5] = NAN;
+    sdfed_batch nan_batch = {bad_image, labels, B};
+    expect_refused(k, &p, &nan_batch, &sgd, SDFED_ERR_NUMERIC, "NaN in image features");
+    int32_t bad_labels[B];
+    memcpy(bad_labels, labels, sizeof bad_labels);
+    bad_labels[2] = C;
+    sdfed_batch label_batch = {image, bad_labels, B};
+    expect_refused(k, &p, &label_batch, &sgd, SDFED_ERR_ARG, "a label outside the classes");
+    /* finite prompts whose rows overflow a float sum inside the encoder's
+     * LayerNorm: the loss is not finite */
+    float *huge = random_prompt(S_L, 1.0);
+    for (int i = 0; i < S_L * W; i++) huge[i] = 3e38f;
+    sdfed_client_prompts big = {W, S_S, S_L, Gs, huge, ms, mc};
+    expect_refused(k, &big, &batch, &sgd, SDFED_ERR_NUMERIC, "a non-finite loss");
+    /* a finite loss whose update overflows */
+    sdfed_sgd wild = {3e38f, 0.9f, 0.0f};
+    expect_refused(k, &p, &batch, &wild, SDFED_ERR_NUMERIC, "an update that overflows");
+    sdfed_sgd bad = {-1.0f, 0.9f, 0.0f};
+    expect_refused(k, &p, &batch, &bad, SDFED_ERR_ARG, "a negative learning rate");
+    free(Gs), free(Gc), free(ms), free(mc), free(huge);
+}
+
+static void test_predict(const sdfed_kernels *k) {
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    float *Gc = random_prompt(S_L, 0.02), f[C * 64], logits[B * C];
+    int32_t pred[B];
+    sdfed_prompt_features(&model, k, &classes, Gc, S_L, f, NULL, &arena, NULL);
+    sdfed_predict(f, C, D, image, B, pred);
+    sdfed_logits_forward(logits, image, f, B, C, D, expf(model.logit_scale));
+    int same = 1;
+    for (int b = 0; b < B; b++)
+        for (int c = 0; c < C; c++) same &= logits[b * C + c] <= logits[b * C + pred[b]];
+    CHECK(same, "%s: predictions are the argmax of the local prompt's logits", k->name);
+    sdfed_arena_free(&arena);
+    free(Gc);
+}
+
+int main(int argc, char **argv) {
+    size_t size;
+    unsigned char *data = argc > 1 ? read_file(argv[1], &size) : NULL;
+    sdfed_tokenizer tok;
+    sdfed_error err = {0};
+    if (!data || sdfed_clip_load(&model, data, size, &err) || sdfed_tokenizer_init_gguf(&tok, &model.file, &err)) {
+        fprintf(stderr, "usage: test_step MODEL.gguf (%s)\n", err.message);
+        return 2;
+    }
+    W = model.cfg.text_width, D = model.cfg.embed_dim;
+    const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
+    CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes");
+    srand(7);
+    for (int b = 0; b < B; b++) {
+        double n = 0;
+        for (int d = 0; d < D; d++) n += pow(image[b * D + d] = (float)gauss(), 2);
+        for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
+    }
+    for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
+        test_gradient(*k, SDFED_PROJECTOR_COMPLEMENT);
+        test_gradient(*k, SDFED_PROJECTOR_PAPER);
+        test_gradient(*k, SDFED_PROJECTOR_ROWSPACE);
+        test_sgd(*k);
+        test_refusals(*k);
+        test_predict(*k);
+    }
+    sdfed_classes_free(&classes);
+    sdfed_tokenizer_free(&tok);
+    sdfed_clip_free(&model);
+    free(data);
+    return check_report("test_step");
+}
