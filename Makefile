@@ -10,7 +10,7 @@ JOBS ?= 2
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run clean
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run bench clean
 
 all: build
 
@@ -49,6 +49,9 @@ test: deps
 
 run: deps build
 	bash tools/run.sh
+
+bench: deps build
+	bash tools/bench/run.sh
 
 clean:
 	rm -rf build

@@ -36,7 +36,7 @@ int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const 
     float *patches = sdfed_arena_floats(arena, (size_t)n * G * G * patch_len);
     float *emb = sdfed_arena_floats(arena, (size_t)n * G * G * W);
     float *x = sdfed_arena_floats(arena, (size_t)N * W);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(patch_len > W ? patch_len : W));
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, patch_len > W ? patch_len : W));
     sdfed_attn_span *spans = sdfed_arena_alloc(arena, sizeof *spans * (size_t)n);
     if (!patches || !emb || !x || !scratch || !spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
 

@@ -16,6 +16,15 @@ static const sdfed_kernels *const all_backends[] = {
 
 const sdfed_kernels *const *sdfed_kernels_all(void) { return all_backends; }
 
+int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
+    size_t rows = k->panel_floats / (size_t)cols;
+    return rows < 1 ? 1 : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
+}
+
+size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
+    return (size_t)sdfed_kernel_panel_rows(k, cols) * (size_t)cols;
+}
+
 const sdfed_kernels *sdfed_kernels_default(void) {
     /* the last one listed is the most specialised */
     size_t n = sizeof all_backends / sizeof all_backends[0] - 1;

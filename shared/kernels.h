@@ -19,12 +19,11 @@ typedef struct sdfed_weight {
     const void *data;
 } sdfed_weight;
 
-/* Rows of a weight a backend may dequantise at once; scratch passed to the
- * linear kernels must hold SDFED_KERNEL_PANEL_ROWS * cols floats. */
-#define SDFED_KERNEL_PANEL_ROWS 64
-
 typedef struct sdfed_kernels {
     const char *name;
+    /* How many floats of F16/Q8_0 rows the backend converts at once (a
+     * panel); at least one row is always converted. */
+    size_t panel_floats;
     /* y (n, w.rows) = x (n, w.cols) @ W^T + bias; bias may be NULL. */
     void (*linear)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
@@ -42,6 +41,11 @@ extern const sdfed_kernels sdfed_kernels_simd128;
 #if defined(SDFED_HAVE_BLAS)
 extern const sdfed_kernels sdfed_kernels_blas;
 #endif
+
+/* Rows of a weight with `cols` inputs that k converts at once, and the
+ * scratch floats its linear kernels need for weights of up to `cols` inputs. */
+int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols);
+size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols);
 
 /* The fastest backend compiled into this build. */
 const sdfed_kernels *sdfed_kernels_default(void);

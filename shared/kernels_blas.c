@@ -1,7 +1,8 @@
 /* Native kernels on OpenBLAS. F32 weights go straight to sgemm; F16 and Q8_0
- * weights are dequantised SDFED_KERNEL_PANEL_ROWS rows at a time into the
- * caller's scratch and multiplied panel by panel, so no dequantised copy of
- * a whole matrix ever exists. */
+ * weights are dequantised a panel of rows at a time (up to 4 MB: a whole
+ * ViT-B matrix, a quarter of a ViT-L MLP matrix) into the caller's scratch
+ * and multiplied panel by panel, so that sgemm gets wide products while no
+ * dequantised copy of the model exists. */
 #include <cblas.h>
 
 #include "dtype.h"
@@ -29,8 +30,9 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, x, w->cols, w->data, w->cols,
                     0.0f, y, w->rows);
     } else {
-        for (int r0 = 0; r0 < w->rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
-            int count = w->rows - r0 < SDFED_KERNEL_PANEL_ROWS ? w->rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+        int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_blas, w->cols);
+        for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
+            int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
             dequantise_panel(w, r0, count, scratch);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, count, w->cols, 1.0f, x, w->cols, scratch, w->cols,
                         0.0f, y + r0, w->rows);
@@ -46,8 +48,9 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
                     1.0f, dx, w->cols);
         return;
     }
-    for (int r0 = 0; r0 < w->rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
-        int count = w->rows - r0 < SDFED_KERNEL_PANEL_ROWS ? w->rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_blas, w->cols);
+    for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
+        int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
         dequantise_panel(w, r0, count, scratch);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch,
                     w->cols, 1.0f, dx, w->cols);
@@ -60,4 +63,4 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
                 a, lda, b, ldb, beta, c, ldc);
 }
 
-const sdfed_kernels sdfed_kernels_blas = {"blas", linear, linear_backward, gemm};
+const sdfed_kernels sdfed_kernels_blas = {"blas", (size_t)1 << 20, linear, linear_backward, gemm};

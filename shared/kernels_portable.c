@@ -68,4 +68,5 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     }
 }
 
-const sdfed_kernels sdfed_kernels_portable = {"portable", linear, linear_backward, gemm};
+/* one row at a time */
+const sdfed_kernels sdfed_kernels_portable = {"portable", 0, linear, linear_backward, gemm};

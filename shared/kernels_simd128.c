@@ -95,8 +95,9 @@ static void dot_2x4(const float *x0, const float *x1, const float *w, int cols, 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
     int cols = w->cols, rows = w->rows;
-    for (int r0 = 0; r0 < rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
-        int count = rows - r0 < SDFED_KERNEL_PANEL_ROWS ? rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
+    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
         const float *panel = weight_panel(w, r0, count, scratch);
         for (int i = 0; i < n; i += 2) {
             const float *x0 = x + (size_t)i * cols;
@@ -124,8 +125,9 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
     // dy is (n, rows), W is (rows, cols), dx is (n, cols)
     int cols = w->cols, rows = w->rows;
-    for (int r0 = 0; r0 < rows; r0 += SDFED_KERNEL_PANEL_ROWS) {
-        int count = rows - r0 < SDFED_KERNEL_PANEL_ROWS ? rows - r0 : SDFED_KERNEL_PANEL_ROWS;
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
+    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
         const float *panel = weight_panel(w, r0, count, scratch);
         for (int i = 0; i < n; i++) {
             const float *g = dy + (size_t)i * rows + r0;
@@ -178,5 +180,6 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     }
 }
 
-const sdfed_kernels sdfed_kernels_simd128 = {"simd128", linear, linear_backward, gemm};
+/* panels of 128 KB stay in the L2 cache while every token passes over them */
+const sdfed_kernels sdfed_kernels_simd128 = {"simd128", 32768, linear, linear_backward, gemm};
 #endif

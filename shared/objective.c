@@ -48,13 +48,6 @@ static int validate(const sdfed_clip_model *m, const sdfed_classes *cls, const f
     return SDFED_OK;
 }
 
-/* One prompt's share of the work: features, pass, and their gradient. */
-typedef struct prompt_side {
-    float *feats, *d_feats; /* (C, D) */
-    sdfed_prompt_pass pass;
-    int needed, has_grad;
-} prompt_side;
-
 /* CE of the logits of f against the batch, adding its gradient to d_f. */
 static double cross_entropy(const float *f, float *d_f, const sdfed_batch *b, int C, int D, float scale, int *correct,
                             float *logits, float *probs) {
@@ -80,27 +73,28 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     sdfed_profile *prof = profile ? profile : &local_profile;
     memset(losses, 0, sizeof *losses);
 
-    /* f(G_c) is always evaluated: it gives the batch accuracy */
-    prompt_side local = {0}, global = {0};
-    local.needed = 1;
-    local.has_grad = grad_Gc && (t & (SDFED_TERM_CE_LOCAL | SDFED_TERM_STRETCH | SDFED_TERM_SEPARATION));
-    global.needed = (t & (SDFED_TERM_CE_GLOBAL | SDFED_TERM_SEPARATION)) != 0;
-    global.has_grad = grad_Gs && global.needed;
-    prompt_side *sides[2] = {&local, &global};
-    for (int s = 0; s < 2; s++) {
-        sides[s]->feats = sdfed_arena_floats(arena, (size_t)C * D);
-        sides[s]->d_feats = sdfed_arena_floats(arena, (size_t)C * D);
-        if (!sides[s]->feats || !sides[s]->d_feats) return sdfed_fail(err, SDFED_ERR_NOMEM, "objective: out of memory");
-        memset(sides[s]->d_feats, 0, sizeof(float) * (size_t)C * D);
-    }
-    float *refined_feats = sdfed_arena_floats(arena, (size_t)C * D);
+    /* One pass of the text tower evaluates, in this order: f(G_c) (always: it
+     * gives the batch accuracy), f(G_s) when a term uses it, and the stretch
+     * target f(G~_c), a constant, last so the backward pass can leave it out. */
+    enum { LOCAL, GLOBAL, REFINED };
+    int need_global = (t & (SDFED_TERM_CE_GLOBAL | SDFED_TERM_SEPARATION)) != 0,
+        need_refined = (t & SDFED_TERM_STRETCH) != 0;
+    int local_grad = grad_Gc && (t & (SDFED_TERM_CE_LOCAL | SDFED_TERM_STRETCH | SDFED_TERM_SEPARATION));
+    int global_grad = grad_Gs && need_global;
+    int n_grad = global_grad ? 2 : local_grad ? 1 : 0;
+    const float *P[3] = {Gc, Gs, NULL};
+    int T[3] = {S_l, S_s, S_l}, slot[3] = {0, 1, need_global ? 2 : 1}, n = 1 + need_global + need_refined;
+    float *feats[3], *d_feats[2];
+    for (int i = 0; i < 3; i++) feats[i] = sdfed_arena_floats(arena, (size_t)C * D);
+    for (int i = 0; i < 2; i++) d_feats[i] = sdfed_arena_floats(arena, (size_t)C * D);
     float *logits = sdfed_arena_floats(arena, (size_t)B * C), *probs = sdfed_arena_floats(arena, (size_t)B * C);
     float *dist = sdfed_arena_floats(arena, (size_t)C);
-    if (!refined_feats || !logits || !probs || !dist)
+    if (!feats[0] || !feats[1] || !feats[2] || !d_feats[0] || !d_feats[1] || !logits || !probs || !dist)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "objective: out of memory");
+    memset(d_feats[0], 0, sizeof(float) * (size_t)C * D);
+    memset(d_feats[1], 0, sizeof(float) * (size_t)C * D);
 
-    /* the stretch target: f(G_c R), R from the SVD of G_s */
-    if (t & SDFED_TERM_STRETCH) {
+    if (need_refined) { /* G~_c = G_c R, R from the SVD of G_s */
         double t0 = now();
         sdfed_projector R;
         rc = sdfed_projector_build(Gs, S_s, W, cfg->projector, cfg->lambda, &R, arena, err);
@@ -108,34 +102,33 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
         float *refined = sdfed_arena_floats(arena, (size_t)S_l * W);
         if (rc == SDFED_OK && !refined) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "objective: out of memory");
         if (rc == SDFED_OK) rc = sdfed_projector_apply(&R, k, Gc, S_l, refined, arena, err);
-        double t2 = now();
-        if (rc == SDFED_OK) rc = sdfed_prompt_features(m, k, cls, refined, S_l, refined_feats, NULL, arena, err);
         prof->svd += t1 - t0;
-        prof->projection += t2 - t1;
-        prof->forward += now() - t2;
+        prof->projection += now() - t1;
         if (rc) return rc;
+        P[slot[REFINED]] = refined;
+        T[slot[REFINED]] = S_l;
     }
+    float *f_local = feats[0], *f_global = feats[slot[GLOBAL]], *f_refined = feats[slot[REFINED]];
     double t0 = now();
-    rc = sdfed_prompt_features(m, k, cls, Gc, S_l, local.feats, local.has_grad ? &local.pass : NULL, arena, err);
-    if (rc == SDFED_OK && global.needed)
-        rc = sdfed_prompt_features(m, k, cls, Gs, S_s, global.feats, global.has_grad ? &global.pass : NULL, arena, err);
+    sdfed_prompt_pass pass;
+    rc = sdfed_prompt_features(m, k, cls, n, P, T, feats, n_grad ? &pass : NULL, arena, err);
     prof->forward += now() - t0;
     if (rc) return rc;
 
     int correct = 0;
-    float *d_local = local.has_grad ? local.d_feats : NULL, *d_global = global.has_grad ? global.d_feats : NULL;
-    double ce_local = cross_entropy(local.feats, (t & SDFED_TERM_CE_LOCAL) ? d_local : NULL, batch, C, D, scale,
-                                    &correct, logits, probs);
+    float *d_local = local_grad ? d_feats[0] : NULL, *d_global = global_grad ? d_feats[1] : NULL;
+    double ce_local =
+        cross_entropy(f_local, (t & SDFED_TERM_CE_LOCAL) ? d_local : NULL, batch, C, D, scale, &correct, logits, probs);
     if (t & SDFED_TERM_CE_LOCAL) losses->ce_local = ce_local;
     if (t & SDFED_TERM_CE_GLOBAL)
-        losses->ce_global = cross_entropy(global.feats, d_global, batch, C, D, scale, NULL, logits, probs);
+        losses->ce_global = cross_entropy(f_global, d_global, batch, C, D, scale, NULL, logits, probs);
     if (t & SDFED_TERM_STRETCH) {
-        losses->stretch = sdfed_stretch_forward(local.feats, refined_feats, C * D);
-        if (d_local) sdfed_stretch_backward(d_local, local.feats, refined_feats, C * D, 1.0f);
+        losses->stretch = sdfed_stretch_forward(f_local, f_refined, C * D);
+        if (d_local) sdfed_stretch_backward(d_local, f_local, f_refined, C * D, 1.0f);
     }
     if (t & SDFED_TERM_SEPARATION) {
-        losses->separation = sdfed_separation_forward(dist, local.feats, global.feats, C, D, cfg->gamma);
-        sdfed_separation_backward(d_local, d_global, local.feats, global.feats, dist, C, D, cfg->gamma, 1.0f);
+        losses->separation = sdfed_separation_forward(dist, f_local, f_global, C, D, cfg->gamma);
+        sdfed_separation_backward(d_local, d_global, f_local, f_global, dist, C, D, cfg->gamma, 1.0f);
     }
     losses->total = losses->ce_local + losses->ce_global + losses->stretch + losses->separation;
     losses->correct = correct;
@@ -144,9 +137,16 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     t0 = now();
     if (grad_Gc) memset(grad_Gc, 0, sizeof(float) * (size_t)S_l * W);
     if (grad_Gs) memset(grad_Gs, 0, sizeof(float) * (size_t)S_s * W);
-    if (local.has_grad) rc = sdfed_prompt_backward(m, k, &local.pass, local.feats, local.d_feats, grad_Gc, arena, err);
-    if (rc == SDFED_OK && global.has_grad)
-        rc = sdfed_prompt_backward(m, k, &global.pass, global.feats, global.d_feats, grad_Gs, arena, err);
+    if (n_grad) {
+        /* a prompt that needs no gradient of its own may still sit before one
+         * that does: its gradient goes to scratch */
+        float *dP[2] = {grad_Gc, grad_Gs};
+        if (!dP[0] && !(dP[0] = sdfed_arena_floats(arena, (size_t)S_l * W)))
+            return sdfed_fail(err, SDFED_ERR_NOMEM, "objective: out of memory");
+        if (!grad_Gc) memset(dP[0], 0, sizeof(float) * (size_t)S_l * W);
+        rc = sdfed_prompt_backward(m, k, &pass, n_grad, (const float *const *)feats, (const float *const *)d_feats, dP,
+                                   arena, err);
+    }
     prof->backward += now() - t0;
     if (rc) return rc;
     if ((grad_Gc && !all_finite(grad_Gc, (size_t)S_l * W)) || (grad_Gs && !all_finite(grad_Gs, (size_t)S_s * W)))

@@ -81,23 +81,16 @@ int sdfed_classes_max_prompt(const sdfed_classes *c) {
     return c->context_length - 2 - longest;
 }
 
-int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const float *P,
-                          int T, float *feats, sdfed_prompt_pass *pass, sdfed_arena *arena, sdfed_error *err) {
-    int C = cls->n_classes, D = m->cfg.embed_dim;
-    if (cls->context_length != m->cfg.context_length)
-        return sdfed_fail(err, SDFED_ERR_ARG, "prompt: classes were built for a context of %d, the model has %d",
-                          cls->context_length, m->cfg.context_length);
+/* The CoOp token rows of every class for a prompt of T vectors. */
+static int build_batch(const sdfed_classes *cls, const float *P, int T, sdfed_text_batch *batch, sdfed_arena *arena,
+                       sdfed_error *err) {
+    int C = cls->n_classes, L = cls->context_length;
     if (T < 1 || T > sdfed_classes_max_prompt(cls))
         return sdfed_fail(err, SDFED_ERR_ARG, "prompt: %d vectors do not fit the context with these classes (max %d)",
                           T, sdfed_classes_max_prompt(cls));
-    sdfed_prompt_pass local;
-    sdfed_prompt_pass *p = pass ? pass : &local;
-    int L = cls->context_length;
     int32_t *ids = sdfed_arena_alloc(arena, sizeof *ids * (size_t)C * L);
     int *slots = sdfed_arena_alloc(arena, sizeof *slots * (size_t)T);
-    p->raw = sdfed_arena_floats(arena, (size_t)C * D);
-    p->norms = sdfed_arena_floats(arena, (size_t)C);
-    if (!ids || !slots || !p->raw || !p->norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+    if (!ids || !slots) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
     memset(ids, 0, sizeof *ids * (size_t)C * L);
     for (int c = 0; c < C; c++) {
         int32_t *row = ids + (size_t)c * L;
@@ -107,20 +100,49 @@ int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, con
         row[1 + T + n] = cls->eot;
     }
     for (int t = 0; t < T; t++) slots[t] = 1 + t;
-    p->batch = (sdfed_text_batch){C, ids, L, P, slots, T};
-    int rc = pass ? sdfed_text_forward(m, k, &p->batch, p->raw, &p->text, arena, err)
-                  : sdfed_text_encode(m, k, &p->batch, p->raw, arena, err);
-    if (rc) return rc;
-    sdfed_l2_normalize_forward(feats, p->norms, p->raw, C, D);
+    *batch = (sdfed_text_batch){C, ids, L, P, slots, T};
     return SDFED_OK;
 }
 
-int sdfed_prompt_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_prompt_pass *pass,
-                          const float *feats, const float *d_feats, float *dP, sdfed_arena *arena, sdfed_error *err) {
-    int C = pass->batch.n_seqs, D = m->cfg.embed_dim;
-    float *d_raw = sdfed_arena_floats(arena, (size_t)C * D);
+int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, int n,
+                          const float *const *P, const int *T, float *const *feats, sdfed_prompt_pass *pass,
+                          sdfed_arena *arena, sdfed_error *err) {
+    int C = cls->n_classes, D = m->cfg.embed_dim;
+    if (cls->context_length != m->cfg.context_length)
+        return sdfed_fail(err, SDFED_ERR_ARG, "prompt: classes were built for a context of %d, the model has %d",
+                          cls->context_length, m->cfg.context_length);
+    sdfed_prompt_pass local;
+    sdfed_prompt_pass *p = pass ? pass : &local;
+    p->n = n;
+    p->batches = sdfed_arena_alloc(arena, sizeof *p->batches * (size_t)n);
+    p->raw = sdfed_arena_alloc(arena, sizeof *p->raw * (size_t)n);
+    p->norms = sdfed_arena_alloc(arena, sizeof *p->norms * (size_t)n);
+    if (!p->batches || !p->raw || !p->norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+    for (int i = 0; i < n; i++) {
+        p->raw[i] = sdfed_arena_floats(arena, (size_t)C * D);
+        p->norms[i] = sdfed_arena_floats(arena, (size_t)C);
+        if (!p->raw[i] || !p->norms[i]) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+        int rc = build_batch(cls, P[i], T[i], &p->batches[i], arena, err);
+        if (rc) return rc;
+    }
+    int rc = pass || n > 1 ? sdfed_text_forward(m, k, p->batches, n, p->raw, &p->text, arena, err)
+                           : sdfed_text_encode(m, k, p->batches, p->raw[0], arena, err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) sdfed_l2_normalize_forward(feats[i], p->norms[i], p->raw[i], C, D);
+    return SDFED_OK;
+}
+
+int sdfed_prompt_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_prompt_pass *pass, int n_grad,
+                          const float *const *feats, const float *const *d_feats, float *const *dP, sdfed_arena *arena,
+                          sdfed_error *err) {
+    int C = pass->batches[0].n_seqs, D = m->cfg.embed_dim;
+    float **d_raw = sdfed_arena_alloc(arena, sizeof *d_raw * (size_t)n_grad);
     if (!d_raw) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
-    memset(d_raw, 0, sizeof *d_raw * (size_t)C * D);
-    sdfed_l2_normalize_backward(d_raw, d_feats, feats, pass->norms, C, D);
-    return sdfed_text_backward(m, k, &pass->text, d_raw, dP, arena, err);
+    for (int i = 0; i < n_grad; i++) {
+        d_raw[i] = sdfed_arena_floats(arena, (size_t)C * D);
+        if (!d_raw[i]) return sdfed_fail(err, SDFED_ERR_NOMEM, "prompt: out of memory");
+        memset(d_raw[i], 0, sizeof(float) * (size_t)C * D);
+        sdfed_l2_normalize_backward(d_raw[i], d_feats[i], feats[i], pass->norms[i], C, D);
+    }
+    return sdfed_text_backward(m, k, &pass->text, n_grad, (const float *const *)d_raw, dP, arena, err);
 }

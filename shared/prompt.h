@@ -32,21 +32,27 @@ void sdfed_classes_free(sdfed_classes *c);
 /* Longest prompt that fits every class in the context. */
 int sdfed_classes_max_prompt(const sdfed_classes *c);
 
-/* One evaluation of f(P), kept for the backward pass. */
+/* One evaluation of f(P) for one or more prompts, kept for the backward
+ * pass. Several prompts run as one pass of the text tower. */
 typedef struct sdfed_prompt_pass {
-    sdfed_text_batch batch;
+    int n;
+    sdfed_text_batch *batches;
     sdfed_text_pass text;
-    float *raw;   /* (C, D) unnormalised features */
-    float *norms; /* (C) their L2 norms */
+    float **raw;   /* per prompt, (C, D) unnormalised features */
+    float **norms; /* per prompt, (C) their L2 norms */
 } sdfed_prompt_pass;
 
-/* feats (C, D) = f(P) for prompt P (T, W). With pass != NULL the pass keeps
- * what sdfed_prompt_backward needs (P must stay unchanged until then). */
-int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const float *P,
-                          int T, float *feats, sdfed_prompt_pass *pass, sdfed_arena *arena, sdfed_error *err);
+/* feats[i] (C, D) = f(P[i]) for n prompts P[i] (T[i], W), computed in one
+ * pass. With pass != NULL it keeps what sdfed_prompt_backward needs (the
+ * prompts must stay unchanged until then). */
+int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, int n,
+                          const float *const *P, const int *T, float *const *feats, sdfed_prompt_pass *pass,
+                          sdfed_arena *arena, sdfed_error *err);
 
-/* dP (T, W) += d loss / dP given d_feats (C, D) = d loss / d f(P). */
-int sdfed_prompt_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_prompt_pass *pass,
-                          const float *feats, const float *d_feats, float *dP, sdfed_arena *arena, sdfed_error *err);
+/* dP[i] (T[i], W) += d loss / dP[i] given d_feats[i] (C, D) = d loss /
+ * d f(P[i]), for the first n_grad prompts of the pass. */
+int sdfed_prompt_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_prompt_pass *pass, int n_grad,
+                          const float *const *feats, const float *const *d_feats, float *const *dP, sdfed_arena *arena,
+                          sdfed_error *err);
 
 #endif

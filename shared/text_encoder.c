@@ -50,12 +50,15 @@ static int validate(const sdfed_clip_model *m, const sdfed_text_batch *b, sdfed_
     return SDFED_OK;
 }
 
-static int plan_rows(const sdfed_text_batch *b, sdfed_text_pass *p, sdfed_arena *arena, sdfed_error *err) {
+/* Plans batch b's rows from row `base`, its spans from pass->n_spans and its
+ * sequences from pass->n_seqs. */
+static int plan_rows(const sdfed_text_batch *b, int base, sdfed_text_pass *pass, sdfed_text_plan *p, sdfed_arena *arena,
+                     sdfed_error *err) {
     p->batch = b;
+    p->base = base;
     p->eot = sdfed_arena_alloc(arena, sizeof(int) * (size_t)b->n_seqs);
     p->first = sdfed_arena_alloc(arena, sizeof(int) * (size_t)b->n_seqs);
-    p->spans = sdfed_arena_alloc(arena, sizeof *p->spans * (size_t)(b->n_seqs + 1));
-    if (!p->eot || !p->first || !p->spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "text: out of memory");
+    if (!p->eot || !p->first) return sdfed_fail(err, SDFED_ERR_NOMEM, "text: out of memory");
     int min_eot = b->stride;
     for (int s = 0; s < b->n_seqs; s++) {
         p->eot[s] = sdfed_text_eot(b->ids + (size_t)s * b->stride, b->stride);
@@ -72,22 +75,25 @@ static int plan_rows(const sdfed_text_batch *b, sdfed_text_pass *p, sdfed_arena 
         prefix++;
     }
     p->prefix = prefix;
-    p->n_spans = 0;
-    if (prefix > 0) p->spans[p->n_spans++] = (sdfed_attn_span){0, prefix, 0, 0};
-    int row = prefix;
+    p->span0 = pass->n_spans;
+    p->seq0 = pass->n_seqs;
+    if (prefix > 0) pass->spans[pass->n_spans++] = (sdfed_attn_span){base, prefix, 0, 0};
+    int row = base + prefix;
     for (int s = 0; s < b->n_seqs; s++) {
         p->first[s] = row;
         int own = p->eot[s] - prefix + 1;
-        p->spans[p->n_spans++] = (sdfed_attn_span){row, own, 0, prefix};
+        pass->spans[pass->n_spans++] = (sdfed_attn_span){row, own, base, prefix};
         row += own;
     }
-    p->N = row;
+    p->n_spans = pass->n_spans - p->span0;
+    p->N = row - base;
+    pass->n_seqs += b->n_seqs;
     return SDFED_OK;
 }
 
 /* Row of position `pos` of sequence s. */
-static int row_of(const sdfed_text_pass *p, int s, int pos) {
-    return pos < p->prefix ? pos : p->first[s] + pos - p->prefix;
+static int row_of(const sdfed_text_plan *p, int s, int pos) {
+    return pos < p->prefix ? p->base + pos : p->first[s] + pos - p->prefix;
 }
 
 /* x row = token (or spliced) embedding at `pos` + positional embedding. */
@@ -103,88 +109,127 @@ static void embed_row(const sdfed_clip_model *m, const sdfed_text_batch *b, int3
     for (int c = 0; c < W; c++) x[c] += pe[c];
 }
 
-static int forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
-                   sdfed_text_pass *p, int keep, sdfed_arena *arena, sdfed_error *err) {
-    int rc = validate(m, batch, err);
-    if (rc || (rc = plan_rows(batch, p, arena, err))) return rc;
-    int W = m->cfg.text_width, n = batch->n_seqs;
-    float *x = sdfed_arena_floats(arena, (size_t)p->N * W);
-    p->eot_rows = sdfed_arena_floats(arena, (size_t)n * W);
-    p->lnf_mean = sdfed_arena_floats(arena, (size_t)n);
-    p->lnf_rstd = sdfed_arena_floats(arena, (size_t)n);
-    float *normed = sdfed_arena_floats(arena, (size_t)n * W);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(W));
-    if (!x || !p->eot_rows || !p->lnf_mean || !p->lnf_rstd || !normed || !scratch)
+static int forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batches, int n,
+                   float *const *features, sdfed_text_pass *pass, int keep, sdfed_arena *arena, sdfed_error *err) {
+    int W = m->cfg.text_width, rc = SDFED_OK, total_seqs = 0;
+    if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "text: no batch given");
+    for (int b = 0; b < n && rc == SDFED_OK; b++) {
+        rc = validate(m, &batches[b], err);
+        total_seqs += batches[b].n_seqs;
+    }
+    if (rc) return rc;
+    memset(pass, 0, sizeof *pass);
+    pass->n_batches = n;
+    pass->plans = sdfed_arena_alloc(arena, sizeof *pass->plans * (size_t)n);
+    pass->spans = sdfed_arena_alloc(arena, sizeof *pass->spans * (size_t)(total_seqs + n));
+    if (!pass->plans || !pass->spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "text: out of memory");
+    int N = 0;
+    for (int b = 0; b < n; b++) {
+        if ((rc = plan_rows(&batches[b], N, pass, &pass->plans[b], arena, err))) return rc;
+        N += pass->plans[b].N;
+    }
+    float *x = sdfed_arena_floats(arena, (size_t)N * W);
+    pass->eot_rows = sdfed_arena_floats(arena, (size_t)total_seqs * W);
+    pass->lnf_mean = sdfed_arena_floats(arena, (size_t)total_seqs);
+    pass->lnf_rstd = sdfed_arena_floats(arena, (size_t)total_seqs);
+    float *normed = sdfed_arena_floats(arena, (size_t)total_seqs * W);
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, W));
+    if (!x || !pass->eot_rows || !pass->lnf_mean || !pass->lnf_rstd || !normed || !scratch)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "text: out of memory");
-    for (int s = 0; s < n; s++) {
-        const int32_t *ids = batch->ids + (size_t)s * batch->stride;
-        for (int pos = s == 0 ? 0 : p->prefix; pos <= p->eot[s]; pos++)
-            embed_row(m, batch, ids[pos], pos, x + (size_t)row_of(p, s, pos) * W);
+    for (int b = 0; b < n; b++) {
+        const sdfed_text_plan *p = &pass->plans[b];
+        for (int s = 0; s < p->batch->n_seqs; s++) {
+            const int32_t *ids = p->batch->ids + (size_t)s * p->batch->stride;
+            for (int pos = s == 0 ? 0 : p->prefix; pos <= p->eot[s]; pos++)
+                embed_row(m, p->batch, ids[pos], pos, x + (size_t)row_of(p, s, pos) * W);
+        }
     }
 
-    p->blocks = (sdfed_transformer){m->text_blocks,
-                                    m->cfg.text_layers,
-                                    W,
-                                    m->cfg.text_heads,
-                                    m->cfg.activation,
-                                    1,
-                                    m->cfg.layer_norm_eps,
-                                    p->spans,
-                                    p->n_spans,
-                                    p->N,
-                                    NULL,
-                                    NULL};
-    if ((rc = sdfed_transformer_forward(k, &p->blocks, x, keep, arena, err))) return rc;
+    pass->blocks = (sdfed_transformer){m->text_blocks,
+                                       m->cfg.text_layers,
+                                       W,
+                                       m->cfg.text_heads,
+                                       m->cfg.activation,
+                                       1,
+                                       m->cfg.layer_norm_eps,
+                                       pass->spans,
+                                       pass->n_spans,
+                                       N,
+                                       NULL,
+                                       NULL};
+    if ((rc = sdfed_transformer_forward(k, &pass->blocks, x, keep, arena, err))) return rc;
 
     /* the feature is text_proj @ ln_final(x[eot]) */
-    for (int s = 0; s < n; s++)
-        memcpy(p->eot_rows + (size_t)s * W, x + (size_t)row_of(p, s, p->eot[s]) * W, sizeof(float) * (size_t)W);
-    sdfed_layernorm_forward(normed, p->lnf_mean, p->lnf_rstd, p->eot_rows, m->ln_final_w, m->ln_final_b, n, W,
-                            m->cfg.layer_norm_eps);
-    k->linear(features, normed, &m->text_proj, NULL, n, scratch);
+    for (int b = 0; b < n; b++) {
+        const sdfed_text_plan *p = &pass->plans[b];
+        for (int s = 0; s < p->batch->n_seqs; s++)
+            memcpy(pass->eot_rows + (size_t)(p->seq0 + s) * W, x + (size_t)row_of(p, s, p->eot[s]) * W,
+                   sizeof(float) * (size_t)W);
+    }
+    sdfed_layernorm_forward(normed, pass->lnf_mean, pass->lnf_rstd, pass->eot_rows, m->ln_final_w, m->ln_final_b,
+                            total_seqs, W, m->cfg.layer_norm_eps);
+    for (int b = 0; b < n; b++)
+        k->linear(features[b], normed + (size_t)pass->plans[b].seq0 * W, &m->text_proj, NULL, batches[b].n_seqs,
+                  scratch);
     return SDFED_OK;
 }
 
 int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
                       sdfed_arena *arena, sdfed_error *err) {
     sdfed_text_pass pass;
-    return forward(m, k, batch, features, &pass, 0, arena, err);
+    return forward(m, k, batch, 1, &features, &pass, 0, arena, err);
 }
 
-int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch,
-                       float *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err) {
-    return forward(m, k, batch, features, pass, 1, arena, err);
+int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batches, int n,
+                       float *const *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err) {
+    return forward(m, k, batches, n, features, pass, 1, arena, err);
 }
 
-int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *p,
-                        const float *d_features, float *d_splice, sdfed_arena *arena, sdfed_error *err) {
-    const sdfed_text_batch *b = p->batch;
-    int W = m->cfg.text_width, n = b->n_seqs;
-    float *d_normed = sdfed_arena_floats(arena, (size_t)n * W);
-    float *d_eot = sdfed_arena_floats(arena, (size_t)n * W);
-    float *dx = sdfed_arena_floats(arena, (size_t)p->N * W);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(W));
+int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *pass, int n_grad,
+                        const float *const *d_features, float *const *d_splice, sdfed_arena *arena, sdfed_error *err) {
+    if (n_grad < 1 || n_grad > pass->n_batches)
+        return sdfed_fail(err, SDFED_ERR_ARG, "text: gradients for %d of %d batches", n_grad, pass->n_batches);
+    const sdfed_text_plan *last = &pass->plans[n_grad - 1];
+    int W = m->cfg.text_width, n_seqs = last->seq0 + last->batch->n_seqs, N = last->base + last->N;
+    float *d_normed = sdfed_arena_floats(arena, (size_t)n_seqs * W);
+    float *d_eot = sdfed_arena_floats(arena, (size_t)n_seqs * W);
+    float *dx = sdfed_arena_floats(arena, (size_t)N * W);
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, W));
     if (!d_normed || !d_eot || !dx || !scratch) return sdfed_fail(err, SDFED_ERR_NOMEM, "text: out of memory");
-    memset(d_normed, 0, sizeof(float) * (size_t)n * W);
-    memset(d_eot, 0, sizeof(float) * (size_t)n * W);
-    memset(dx, 0, sizeof(float) * (size_t)p->N * W);
-    k->linear_backward(d_normed, d_features, &m->text_proj, n, scratch);
-    sdfed_layernorm_backward(d_eot, d_normed, p->eot_rows, m->ln_final_w, p->lnf_mean, p->lnf_rstd, n, W);
-    for (int s = 0; s < n; s++) {
-        float *row = dx + (size_t)row_of(p, s, p->eot[s]) * W;
-        for (int c = 0; c < W; c++) row[c] += d_eot[(size_t)s * W + c];
+    memset(d_normed, 0, sizeof(float) * (size_t)n_seqs * W);
+    memset(d_eot, 0, sizeof(float) * (size_t)n_seqs * W);
+    memset(dx, 0, sizeof(float) * (size_t)N * W);
+    for (int b = 0; b < n_grad; b++) {
+        const sdfed_text_plan *p = &pass->plans[b];
+        k->linear_backward(d_normed + (size_t)p->seq0 * W, d_features[b], &m->text_proj, p->batch->n_seqs, scratch);
     }
-    int rc = sdfed_transformer_backward(k, &p->blocks, dx, arena, err);
+    sdfed_layernorm_backward(d_eot, d_normed, pass->eot_rows, m->ln_final_w, pass->lnf_mean, pass->lnf_rstd, n_seqs, W);
+    for (int b = 0; b < n_grad; b++) {
+        const sdfed_text_plan *p = &pass->plans[b];
+        for (int s = 0; s < p->batch->n_seqs; s++) {
+            float *row = dx + (size_t)row_of(p, s, p->eot[s]) * W;
+            const float *d = d_eot + (size_t)(p->seq0 + s) * W;
+            for (int c = 0; c < W; c++) row[c] += d[c];
+        }
+    }
+    /* the batches after n_grad are the last rows and spans: leave them out */
+    sdfed_transformer blocks = pass->blocks;
+    blocks.N = N;
+    blocks.n_spans = last->span0 + last->n_spans;
+    int rc = sdfed_transformer_backward(k, &blocks, dx, arena, err);
     if (rc) return rc;
     /* a spliced vector feeds its row directly (the positional embedding is
      * added to it); a prefix row is shared, a later one belongs to each
      * sequence */
-    for (int j = 0; j < b->n_splice; j++) {
-        int pos = b->splice_pos[j];
-        float *d = d_splice + (size_t)j * W;
-        for (int s = 0; s < (pos < p->prefix ? 1 : n); s++) {
-            const float *row = dx + (size_t)row_of(p, s, pos) * W;
-            for (int c = 0; c < W; c++) d[c] += row[c];
+    for (int b = 0; b < n_grad; b++) {
+        const sdfed_text_plan *p = &pass->plans[b];
+        for (int j = 0; j < p->batch->n_splice; j++) {
+            int pos = p->batch->splice_pos[j];
+            float *d = d_splice[b] + (size_t)j * W;
+            for (int s = 0; s < (pos < p->prefix ? 1 : p->batch->n_seqs); s++) {
+                const float *row = dx + (size_t)row_of(p, s, pos) * W;
+                for (int c = 0; c < W; c++) d[c] += row[c];
+            }
         }
     }
     return SDFED_OK;

@@ -26,15 +26,26 @@ typedef struct sdfed_text_batch {
     int n_splice;
 } sdfed_text_batch;
 
-/* What a forward pass keeps for its backward pass (all in the arena).
- * Rows [0, prefix) are positions every sequence shares; sequence s owns rows
- * first[s] .. first[s] + eot[s] - prefix (positions prefix .. eot[s]). */
-typedef struct sdfed_text_pass {
+/* One batch's rows within a pass: rows [base, base + N). Rows
+ * [base, base + prefix) are the positions every sequence of the batch
+ * shares; sequence s owns rows first[s] .. first[s] + eot[s] - prefix
+ * (positions prefix .. eot[s]). */
+typedef struct sdfed_text_plan {
     const sdfed_text_batch *batch;
-    int prefix, N;
+    int base, prefix, N;
     int *eot, *first;
+    int span0, n_spans; /* its attention spans within the pass */
+    int seq0;           /* its first sequence among the pass's EOT rows */
+} sdfed_text_plan;
+
+/* What a forward pass keeps for its backward pass (all in the arena).
+ * Several batches can run as one pass: their rows are stacked (attention
+ * never crosses batches) so that every weight matrix is read once. */
+typedef struct sdfed_text_pass {
+    int n_batches;
+    sdfed_text_plan *plans;
     sdfed_attn_span *spans;
-    int n_spans;
+    int n_spans, n_seqs;
     sdfed_transformer blocks;
     float *eot_rows;            /* (n_seqs, W): block output at each EOT */
     float *lnf_mean, *lnf_rstd; /* (n_seqs) */
@@ -48,14 +59,16 @@ int sdfed_text_eot(const int32_t *ids, int n);
 int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
                       sdfed_arena *arena, sdfed_error *err);
 
-/* The same, keeping in *pass what sdfed_text_backward needs; batch must stay
- * valid until then. */
-int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch,
-                       float *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err);
+/* n batches as one pass; features[b] receives batch b's features. The pass
+ * keeps what sdfed_text_backward needs; the batches must stay valid until
+ * then. */
+int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batches, int n,
+                       float *const *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err);
 
-/* d_splice (n_splice, W) += d loss / d spliced vectors, given d_features
- * (n_seqs, embed_dim) = d loss / d features. */
-int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *pass,
-                        const float *d_features, float *d_splice, sdfed_arena *arena, sdfed_error *err);
+/* Gradients for the first n_grad batches of the pass (later batches are
+ * constants and cost nothing): d_splice[b] (n_splice, W) += d loss / d
+ * spliced vectors, given d_features[b] (n_seqs, embed_dim). */
+int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *pass, int n_grad,
+                        const float *const *d_features, float *const *d_splice, sdfed_arena *arena, sdfed_error *err);
 
 #endif

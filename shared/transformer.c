@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-size_t sdfed_kernel_scratch_floats(int cols) { return (size_t)SDFED_KERNEL_PANEL_ROWS * (size_t)cols; }
-
 static int alloc_acts(sdfed_block_acts *a, sdfed_arena *arena, int N, int C, size_t att_floats) {
     a->inp = sdfed_arena_floats(arena, (size_t)N * C);
     a->ln1_mean = sdfed_arena_floats(arena, (size_t)N);
@@ -35,7 +33,7 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
     float *att_out = sdfed_arena_floats(arena, NC);
     float *proj = sdfed_arena_floats(arena, NC);
     float *act = sdfed_arena_floats(arena, NC * 4);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(4 * C));
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, 4 * C));
     if (!ln || !att_out || !proj || !act || !scratch)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "transformer: out of memory for scratch");
 
@@ -73,7 +71,7 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
     float *d_att = sdfed_arena_floats(arena, NC);
     float *d_qkv = sdfed_arena_floats(arena, NC * 3);
     float *d_scores = sdfed_arena_floats(arena, att_scratch);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(4 * C));
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, 4 * C));
     if (!d_act || !d_ln || !d_att || !d_qkv || !d_scores || !scratch)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "transformer: out of memory for the backward pass");
 

@@ -46,7 +46,4 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
 int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *t, float *dx, sdfed_arena *arena,
                                sdfed_error *err);
 
-/* Floats of kernel scratch a linear over matrices of up to `cols` inputs needs. */
-size_t sdfed_kernel_scratch_floats(int cols);
-
 #endif

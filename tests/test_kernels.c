@@ -52,7 +52,7 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
     float *y = malloc(sizeof *y * (size_t)n * rows), *y_ref = malloc(sizeof *y * (size_t)n * rows);
     double *bound = malloc(sizeof *bound * (size_t)n * (rows > cols ? rows : cols));
-    float *scratch = malloc(sizeof *scratch * SDFED_KERNEL_PANEL_ROWS * (size_t)cols);
+    float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(k, cols));
     sdfed_kernels_portable.linear(y_ref, x, &w, bias, n, scratch);
     k->linear(y, x, &w, bias, n, scratch);
     for (int i = 0; i < n; i++)
@@ -144,8 +144,17 @@ int main(void) {
     CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
     test_portable_gemm_exactness();
 
-    static const int shapes[][3] = {{1, 1, 32},   {1, 4, 32},    {2, 5, 64},   {3, 7, 96},   {5, 64, 128},
-                                    {7, 65, 160}, {16, 130, 64}, {33, 3, 224}, {9, 129, 512}};
+    static const int shapes[][3] = {{1, 1, 32},
+                                    {1, 4, 32},
+                                    {2, 5, 64},
+                                    {3, 7, 96},
+                                    {5, 64, 128},
+                                    {7, 65, 160},
+                                    {16, 130, 64},
+                                    {33, 3, 224},
+                                    {9, 129, 512},
+                                    /* more rows than the blas backend's 4 MB panel holds */
+                                    {3, 300, 4096}};
     for (const sdfed_kernels *const *k = all; *k; k++) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             test_linear(*k, SDFED_TYPE_F32, shapes[s][0], shapes[s][1], shapes[s][2]);

@@ -65,8 +65,8 @@ static double objective_fixed(const fixed_target *ft, const float *Gs, const flo
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     float fs[C * 64], fc[C * 64], logits[B * C], probs[B * C], dist[C];
-    sdfed_prompt_features(&model, ft->k, &classes, Gs, S_S, fs, NULL, &arena, NULL);
-    sdfed_prompt_features(&model, ft->k, &classes, Gc, S_L, fc, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, ft->k, &classes, 2, (const float *const[]){Gs, Gc}, (int[]){S_S, S_L},
+                          (float *const[]){fs, fc}, NULL, &arena, NULL);
     float scale = expf(model.logit_scale);
     double L = 0;
     sdfed_logits_forward(logits, image, fc, B, C, D, scale);
@@ -93,8 +93,8 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
 
     /* gamma between the distances, away from the hinge's kink */
     float fs[C * 64], fc[C * 64], dist[C];
-    sdfed_prompt_features(&model, k, &classes, Gs, S_S, fs, NULL, &arena, NULL);
-    sdfed_prompt_features(&model, k, &classes, Gc, S_L, fc, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, k, &classes, 2, (const float *const[]){Gs, Gc}, (int[]){S_S, S_L},
+                          (float *const[]){fs, fc}, NULL, &arena, NULL);
     sdfed_separation_forward(dist, fc, fs, C, D, 0.0f);
     float lo = INFINITY, hi = 0;
     for (int c = 0; c < C; c++) lo = fminf(lo, dist[c]), hi = fmaxf(hi, dist[c]);
@@ -110,7 +110,8 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
     float *refined = malloc(sizeof *refined * S_L * W), target[C * 64];
     sdfed_projector_build(Gs, S_S, W, projector, cfg.lambda, &R, &arena, &err);
     sdfed_projector_apply(&R, k, Gc, S_L, refined, &arena, &err);
-    sdfed_prompt_features(&model, k, &classes, refined, S_L, target, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){refined}, (int[]){S_L},
+                          (float *const[]){target}, NULL, &arena, NULL);
     fixed_target ft = {k, target, cfg.gamma};
     double L0 = objective_fixed(&ft, Gs, Gc);
     CHECK(fabs(L0 - losses.total) < 1e-5 * losses.total, "%s: the fixed-target objective is the core's (%g vs %g)",
@@ -284,7 +285,8 @@ static void test_predict(const sdfed_kernels *k) {
     sdfed_arena_init(&arena);
     float *Gc = random_prompt(S_L, 0.02), f[C * 64], logits[B * C];
     int32_t pred[B];
-    sdfed_prompt_features(&model, k, &classes, Gc, S_L, f, NULL, &arena, NULL);
+    sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){Gc}, (int[]){S_L}, (float *const[]){f}, NULL,
+                          &arena, NULL);
     sdfed_predict(f, C, D, image, B, pred);
     sdfed_logits_forward(logits, image, f, B, C, D, expf(model.logit_scale));
     int same = 1;

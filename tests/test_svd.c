@@ -231,7 +231,8 @@ static void test_determinism(void) {
     }
     printf("paper basis hash: %016llx\n", (unsigned long long)hashes[0]);
     CHECK(hashes[0] == hashes[1], "the same bits on every run");
-    CHECK(hashes[0] == 0xabb3167c8729a800ull, "the same bits as every other build (%016llx)", (unsigned long long)hashes[0]);
+    CHECK(hashes[0] == 0xabb3167c8729a800ull, "the same bits as every other build (%016llx)",
+          (unsigned long long)hashes[0]);
     free(A);
 }
 

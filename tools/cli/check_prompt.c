@@ -94,12 +94,12 @@ static void check_prompt(checker *c, const sdfed_classes *cls, int T, const floa
     sdfed_prompt_pass pass;
     snprintf(name, sizeof name, "%s.text_features", prefix);
     if (!want_grad || !feats || !d_feats || !logits || !probs || !grad ||
-        sdfed_prompt_features(&c->m->clip, c->k, cls, ctx, T, feats, &pass, &c->arena, &err)) {
+        sdfed_prompt_features(&c->m->clip, c->k, cls, 1, &ctx, &T, &feats, &pass, &c->arena, &err)) {
         if (!err.message[0]) sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
         check_report_error(c, name, &err);
         return;
     }
-    check_compare(c, name, pass.raw, want_features, C, D, KIND_FEATURES);
+    check_compare(c, name, pass.raw[0], want_features, C, D, KIND_FEATURES);
     float *want_unit = sdfed_arena_floats(&c->arena, (size_t)C * D), *norms = sdfed_arena_floats(&c->arena, (size_t)C);
     if (want_unit && norms) {
         sdfed_l2_normalize_forward(want_unit, norms, want_features, C, D);
@@ -122,7 +122,8 @@ static void check_prompt(checker *c, const sdfed_classes *cls, int T, const floa
     memset(grad, 0, sizeof *grad * (size_t)T * W);
     sdfed_logits_backward(d_feats, logits, img, B, C, D, scale);
     snprintf(name, sizeof name, "%s.grad_ctx", prefix);
-    if (sdfed_prompt_backward(&c->m->clip, c->k, &pass, feats, d_feats, grad, &c->arena, &err))
+    if (sdfed_prompt_backward(&c->m->clip, c->k, &pass, 1, (const float *const *)&feats, (const float *const *)&d_feats,
+                              &grad, &c->arena, &err))
         check_report_error(c, name, &err);
     else
         check_compare(c, name, grad, want_grad, 1, T * W, KIND_GRADIENT);
@@ -161,8 +162,9 @@ static double hinge_margin(checker *c, const sdfed_classes *cls, const float *Gs
     int C = cls->n_classes, D = c->m->clip.cfg.embed_dim;
     float *fs = sdfed_arena_floats(&c->arena, (size_t)C * D), *fc = sdfed_arena_floats(&c->arena, (size_t)C * D);
     float *dist = sdfed_arena_floats(&c->arena, (size_t)C);
-    if (!fs || !fc || !dist || sdfed_prompt_features(&c->m->clip, c->k, cls, Gs, S_s, fs, NULL, &c->arena, NULL) ||
-        sdfed_prompt_features(&c->m->clip, c->k, cls, Gc, S_l, fc, NULL, &c->arena, NULL))
+    if (!fs || !fc || !dist ||
+        sdfed_prompt_features(&c->m->clip, c->k, cls, 2, (const float *const[]){Gs, Gc}, (int[]){S_s, S_l},
+                              (float *const[]){fs, fc}, NULL, &c->arena, NULL))
         return -1.0;
     sdfed_separation_forward(dist, fc, fs, C, D, gamma);
     double margin = INFINITY;

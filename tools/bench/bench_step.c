@@ -1,0 +1,122 @@
+/* Times one SDFed local step (batch of cached image features, global and
+ * local prompt, C classes) on a model, split into SVD, projection, forward
+ * and backward, and prints the medians over the timed steps:
+ *   bench_step --model M.gguf --classes FILE [--n-classes C] [--batch 16]
+ *              [--global 8] [--local 16] [--steps 5] [--backend NAME]
+ * The last line is machine-readable: "result <model> C <ms total> ...". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "local_step.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Reads up to max lines of a class-name file. */
+static int read_names(const char *path, char **names, int max) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[256];
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0]) names[n++] = strdup(line);
+    }
+    fclose(f);
+    return n;
+}
+
+static double gauss(void) {
+    double u = ((double)rand() + 1) / ((double)RAND_MAX + 2), v = ((double)rand() + 1) / ((double)RAND_MAX + 2);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL, *classes_path = NULL, *backend = NULL;
+    const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5";
+    const cli_option options[] = {{"--model", &model_path, NULL},      {"--classes", &classes_path, NULL},
+                                  {"--n-classes", &n_classes_s, NULL}, {"--batch", &batch_s, NULL},
+                                  {"--global", &global_s, NULL},       {"--local", &local_s, NULL},
+                                  {"--steps", &steps_s, NULL},         {"--backend", &backend, NULL}};
+    char **pos = calloc((size_t)argc, sizeof *pos);
+    int n_pos;
+    if (cli_parse(argc - 1, argv + 1, options, 8, &pos, &n_pos) || !model_path || !classes_path || n_pos) {
+        fprintf(stderr, "usage: bench_step --model M.gguf --classes FILE [--n-classes C] [--batch B] [--global S] "
+                        "[--local S] [--steps N] [--backend NAME]\n");
+        return CLI_USAGE;
+    }
+    int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
+    const sdfed_kernels *k = cli_backend(backend);
+    char *names[1024];
+    cli_model m;
+    sdfed_error err = {0};
+    if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
+        return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
+    if (cli_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+    int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
+    sdfed_classes cls;
+    if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
+        return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+
+    srand(1);
+    float *Gs = malloc(sizeof *Gs * S_s * W), *Gc = malloc(sizeof *Gc * S_l * W);
+    float *img = malloc(sizeof *img * B * D);
+    int32_t *labels = malloc(sizeof *labels * B);
+    for (int i = 0; i < S_s * W; i++) Gs[i] = (float)(0.02 * gauss());
+    for (int i = 0; i < S_l * W; i++) Gc[i] = (float)(0.02 * gauss());
+    for (int b = 0; b < B; b++) {
+        double n = 0;
+        for (int d = 0; d < D; d++) n += pow(img[b * D + d] = (float)gauss(), 2);
+        for (int d = 0; d < D; d++) img[b * D + d] /= (float)sqrt(n);
+        labels[b] = b % C;
+    }
+    sdfed_client_prompts p = {W, S_s, S_l, Gs, Gc, NULL, NULL};
+    sdfed_batch batch = {img, labels, B};
+    sdfed_objective_config cfg = sdfed_objective_defaults();
+    sdfed_sgd sgd = {0.01f, 0.0f, 0.0f};
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    double *t_total = malloc(sizeof(double) * steps), *t_phase[4];
+    for (int i = 0; i < 4; i++) t_phase[i] = malloc(sizeof(double) * steps);
+    for (int s = -1; s < steps; s++) { /* one untimed warm-up step */
+        sdfed_profile prof = {0};
+        sdfed_losses losses;
+        sdfed_arena_reset(&arena);
+        double t0 = now();
+        if (sdfed_local_step(&m.clip, k, &cls, &p, &batch, &cfg, &sgd, &losses, &prof, &arena, &err))
+            return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+        if (s < 0) continue;
+        t_total[s] = now() - t0;
+        t_phase[0][s] = prof.svd, t_phase[1][s] = prof.projection, t_phase[2][s] = prof.forward;
+        t_phase[3][s] = prof.backward;
+    }
+    double total = median(t_total, steps) * 1e3;
+    double svd = median(t_phase[0], steps) * 1e3, proj = median(t_phase[1], steps) * 1e3;
+    double fwd = median(t_phase[2], steps) * 1e3, bwd = median(t_phase[3], steps) * 1e3;
+    printf("%s, %s kernels, C=%d, batch %d, S_s %d, S_l %d: step %.1f ms (svd %.2f, projection %.2f, forward %.1f, "
+           "backward %.1f) median of %d\n",
+           model_path, k->name, C, B, S_s, S_l, total, svd, proj, fwd, bwd, steps);
+    printf("result step_ms=%.3f svd_ms=%.3f projection_ms=%.3f forward_ms=%.3f backward_ms=%.3f\n", total, svd, proj,
+           fwd, bwd);
+    sdfed_arena_free(&arena);
+    sdfed_classes_free(&cls);
+    cli_model_close(&m);
+    return 0;
+}
