@@ -10,7 +10,7 @@ JOBS ?= 2
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run bench clean
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run bench compare clean
 
 all: build
 
@@ -52,6 +52,13 @@ run: deps build
 
 bench: deps build
 	bash tools/bench/run.sh
+
+# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation]
+TASK ?= tasks/fmnist-pathological.json
+SEEDS ?= 5
+METHODS ?= zeroshot,coop,promptfl,promptfolio,fedpha,fedot,sdfed
+compare: deps build
+	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods $(METHODS)
 
 clean:
 	rm -rf build

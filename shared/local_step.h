@@ -1,13 +1,13 @@
 /* One SDFed local step (Algorithm 1, lines 13-18) as one call: the objective
  * and its gradients at the client's prompts, then SGD on both prompts
- * (PyTorch's SGD: g = grad + weight_decay * p; buf = momentum * buf + g;
- * p -= lr * buf, with buf starting at zero). The prompts change only when
- * every loss, gradient and updated value is finite; otherwise the call
+ * (sgd.h: PyTorch's semantics, all or nothing). The prompts change only
+ * when every loss, gradient and updated value is finite; otherwise the call
  * fails with SDFED_ERR_NUMERIC and leaves them as they were. */
 #ifndef SDFED_LOCAL_STEP_H
 #define SDFED_LOCAL_STEP_H
 
 #include "objective.h"
+#include "sgd.h"
 
 /* A client's trainable state; the caller owns every buffer. */
 typedef struct sdfed_client_prompts {
@@ -16,10 +16,6 @@ typedef struct sdfed_client_prompts {
     float *global, *local;                   /* G_s (S_s, W), G_c (S_l, W) */
     float *global_momentum, *local_momentum; /* same shapes; NULL when momentum is 0 */
 } sdfed_client_prompts;
-
-typedef struct sdfed_sgd {
-    float lr, momentum, weight_decay;
-} sdfed_sgd;
 
 int sdfed_local_step(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
                      sdfed_client_prompts *p, const sdfed_batch *batch, const sdfed_objective_config *cfg,

@@ -29,19 +29,21 @@ static int all_finite(const float *x, size_t n) {
 static int validate(const sdfed_clip_model *m, const sdfed_classes *cls, const float *Gs, int S_s, const float *Gc,
                     int S_l, const sdfed_batch *batch, const sdfed_objective_config *cfg, sdfed_error *err) {
     int W = m->cfg.text_width, D = m->cfg.embed_dim, C = cls->n_classes;
-    if (S_s < 1 || S_l < 1 || S_s > W)
-        return sdfed_fail(err, SDFED_ERR_ARG, "objective: bad prompt lengths %d, %d", S_s, S_l);
-    if (batch->n < 1 || !batch->features || !batch->labels)
-        return sdfed_fail(err, SDFED_ERR_ARG, "objective: empty batch");
     if (cfg->terms == 0 || (cfg->terms & ~(unsigned)SDFED_TERMS_ALL))
         return sdfed_fail(err, SDFED_ERR_ARG, "objective: no valid loss term selected");
+    /* G_s is needed by every term but the local cross-entropy */
+    int uses_global = (cfg->terms & ~(unsigned)SDFED_TERM_CE_LOCAL) != 0;
+    if (S_l < 1 || !Gc || (uses_global && (S_s < 1 || S_s > W || !Gs)))
+        return sdfed_fail(err, SDFED_ERR_ARG, "objective: bad prompts (lengths %d, %d)", S_s, S_l);
+    if (batch->n < 1 || !batch->features || !batch->labels)
+        return sdfed_fail(err, SDFED_ERR_ARG, "objective: empty batch");
     if (!(cfg->gamma >= 0.0f) || !isfinite(cfg->gamma))
         return sdfed_fail(err, SDFED_ERR_ARG, "objective: gamma %g must be finite and >= 0", cfg->gamma);
     for (int i = 0; i < batch->n; i++)
         if (batch->labels[i] < 0 || batch->labels[i] >= C)
             return sdfed_fail(err, SDFED_ERR_ARG, "objective: label %d of row %d is not a class (0..%d)",
                               batch->labels[i], i, C - 1);
-    if (!all_finite(Gs, (size_t)S_s * W) || !all_finite(Gc, (size_t)S_l * W))
+    if ((uses_global && !all_finite(Gs, (size_t)S_s * W)) || !all_finite(Gc, (size_t)S_l * W))
         return sdfed_fail(err, SDFED_ERR_NUMERIC, "objective: a prompt holds NaN or Inf");
     if (!all_finite(batch->features, (size_t)batch->n * D))
         return sdfed_fail(err, SDFED_ERR_NUMERIC, "objective: image features hold NaN or Inf");
@@ -136,7 +138,7 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
 
     t0 = now();
     if (grad_Gc) memset(grad_Gc, 0, sizeof(float) * (size_t)S_l * W);
-    if (grad_Gs) memset(grad_Gs, 0, sizeof(float) * (size_t)S_s * W);
+    if (grad_Gs && Gs) memset(grad_Gs, 0, sizeof(float) * (size_t)S_s * W);
     if (n_grad) {
         /* a prompt that needs no gradient of its own may still sit before one
          * that does: its gradient goes to scratch */

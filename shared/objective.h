@@ -55,8 +55,9 @@ typedef struct sdfed_profile {
 } sdfed_profile;
 
 /* Losses at (G_s, G_c) and, when grad_Gs / grad_Gc are not NULL, the
- * gradients (S_s, W) and (S_l, W) (overwritten). Inputs holding NaN or Inf,
- * or a non-finite result, give SDFED_ERR_NUMERIC. */
+ * gradients (S_s, W) and (S_l, W) (overwritten). With only the local
+ * cross-entropy selected, G_s may be NULL (a single-prompt objective).
+ * Inputs holding NaN or Inf, or a non-finite result, give SDFED_ERR_NUMERIC. */
 int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const float *Gs,
                          int S_s, const float *Gc, int S_l, const sdfed_batch *batch, const sdfed_objective_config *cfg,
                          sdfed_losses *losses, float *grad_Gs, float *grad_Gc, sdfed_profile *profile,

@@ -10,6 +10,7 @@
 void sdfed_classes_free(sdfed_classes *c) {
     free(c->ids);
     free(c->first);
+    free(c->template_ids);
     memset(c, 0, sizeof *c);
 }
 
@@ -68,6 +69,13 @@ int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context
     if (rc == SDFED_OK)
         rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, (const int32_t *const *)ids, lens,
                                     n_names, err);
+    static const char template_text[] = "a photo of a";
+    if (rc == SDFED_OK && !(c->template_ids = malloc(sizeof *c->template_ids * (size_t)context_length)))
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    if (rc == SDFED_OK)
+        rc = sdfed_tokenizer_encode(tok, template_text, sizeof template_text - 1, c->template_ids, context_length,
+                                    &c->template_len, err);
+    if (rc) sdfed_classes_free(c);
     for (int i = 0; ids && i < n_names; i++) free(ids[i]);
     free(ids);
     free(lens);
@@ -79,6 +87,29 @@ int sdfed_classes_max_prompt(const sdfed_classes *c) {
     for (int i = 0; i < c->n_classes; i++)
         if (c->first[i + 1] - c->first[i] > longest) longest = c->first[i + 1] - c->first[i];
     return c->context_length - 2 - longest;
+}
+
+int sdfed_classes_zeroshot(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, float *feats,
+                           sdfed_arena *arena, sdfed_error *err) {
+    int C = cls->n_classes, L = cls->context_length, D = m->cfg.embed_dim, t = cls->template_len;
+    if (t == 0) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no zero-shot template (classes built from ids)");
+    if (t > sdfed_classes_max_prompt(cls)) return sdfed_fail(err, SDFED_ERR_ARG, "classes: template too long");
+    int32_t *ids = sdfed_arena_alloc(arena, sizeof *ids * (size_t)C * L);
+    float *raw = sdfed_arena_floats(arena, (size_t)C * D), *norms = sdfed_arena_floats(arena, (size_t)C);
+    if (!ids || !raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    memset(ids, 0, sizeof *ids * (size_t)C * L);
+    for (int c = 0; c < C; c++) {
+        int32_t *row = ids + (size_t)c * L;
+        int n = cls->first[c + 1] - cls->first[c];
+        row[0] = cls->sot;
+        memcpy(row + 1, cls->template_ids, sizeof *row * (size_t)t);
+        memcpy(row + 1 + t, cls->ids + cls->first[c], sizeof *row * (size_t)n);
+        row[1 + t + n] = cls->eot;
+    }
+    sdfed_text_batch batch = {C, ids, L, NULL, NULL, 0};
+    int rc = sdfed_text_encode(m, k, &batch, raw, arena, err);
+    if (rc == SDFED_OK) sdfed_l2_normalize_forward(feats, norms, raw, C, D);
+    return rc;
 }
 
 /* The CoOp token rows of every class for a prompt of T vectors. */
@@ -125,8 +156,7 @@ int sdfed_prompt_features(const sdfed_clip_model *m, const sdfed_kernels *k, con
         int rc = build_batch(cls, P[i], T[i], &p->batches[i], arena, err);
         if (rc) return rc;
     }
-    int rc = pass || n > 1 ? sdfed_text_forward(m, k, p->batches, n, p->raw, &p->text, arena, err)
-                           : sdfed_text_encode(m, k, p->batches, p->raw[0], arena, err);
+    int rc = sdfed_text_forward(m, k, p->batches, n, p->raw, pass ? &p->text : NULL, arena, err);
     if (rc) return rc;
     for (int i = 0; i < n; i++) sdfed_l2_normalize_forward(feats[i], p->norms[i], p->raw[i], C, D);
     return SDFED_OK;

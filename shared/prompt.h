@@ -19,9 +19,11 @@ typedef struct sdfed_classes {
     int32_t *ids; /* the BPE ids of every "<name>." back to back */
     int *first;   /* (n_classes + 1): class c owns ids[first[c] .. first[c + 1]) */
     int context_length;
+    int32_t *template_ids; /* "a photo of a", the zero-shot prompt before each name */
+    int template_len;      /* 0 when the classes came from ids alone */
 } sdfed_classes;
 
-/* Tokenises "<name>." for each class name. */
+/* Tokenises "<name>." for each class name, and the zero-shot template. */
 int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *const *names,
                        int n_names, sdfed_error *err);
 /* The same from ready ids (name tokens without SOT/EOT), e.g. a reference. */
@@ -31,6 +33,11 @@ void sdfed_classes_free(sdfed_classes *c);
 
 /* Longest prompt that fits every class in the context. */
 int sdfed_classes_max_prompt(const sdfed_classes *c);
+
+/* feats (C, D) = L2-normalised features of the hand-written prompts
+ * "a photo of a <name>." (CLIP's zero-shot classifier). */
+int sdfed_classes_zeroshot(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, float *feats,
+                           sdfed_arena *arena, sdfed_error *err);
 
 /* One evaluation of f(P) for one or more prompts, kept for the backward
  * pass. Several prompts run as one pass of the text tower. */

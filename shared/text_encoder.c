@@ -182,7 +182,8 @@ int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const s
 
 int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batches, int n,
                        float *const *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err) {
-    return forward(m, k, batches, n, features, pass, 1, arena, err);
+    sdfed_text_pass local;
+    return forward(m, k, batches, n, features, pass ? pass : &local, pass != NULL, arena, err);
 }
 
 int sdfed_text_backward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_pass *pass, int n_grad,

@@ -59,9 +59,9 @@ int sdfed_text_eot(const int32_t *ids, int n);
 int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
                       sdfed_arena *arena, sdfed_error *err);
 
-/* n batches as one pass; features[b] receives batch b's features. The pass
- * keeps what sdfed_text_backward needs; the batches must stay valid until
- * then. */
+/* n batches as one pass; features[b] receives batch b's features. When
+ * pass is not NULL it keeps what sdfed_text_backward needs (the batches must
+ * stay valid until then). */
 int sdfed_text_forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batches, int n,
                        float *const *features, sdfed_text_pass *pass, sdfed_arena *arena, sdfed_error *err);
 

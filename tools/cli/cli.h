@@ -50,5 +50,6 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_encode_text(int argc, char **argv);
 int cmd_encode_image(int argc, char **argv);
 int cmd_check_reference(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 
 #endif

@@ -21,6 +21,11 @@ static const struct {
     {"encode-image", cmd_encode_image, "encode-image --model MODEL.gguf [--normalize] [--backend NAME] IMAGE..."},
     {"check-reference", cmd_check_reference,
      "check-reference --model MODEL.gguf --reference REFERENCE.safetensors [--backend NAME]"},
+#if !defined(__wasm__) /* the simulator reads datasets and caches from disk natively */
+    {"sim", cmd_sim,
+     "sim --task TASK.json [--method M] [--seed S] [--rounds N] [--out DIR] [--cache DIR] [--data DIR] [--backend "
+     "NAME]"},
+#endif
 };
 
 static void usage(FILE *out) {

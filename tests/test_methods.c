@@ -1,0 +1,296 @@
+/* The methods behind sdfed's comparisons (argv[1]: a mini-vit GGUF):
+ *  - every method initialises, trains (the loss on a fixed batch falls over
+ *    a few steps) and gives finite class features;
+ *  - FedOT's and PromptFolio's gradients against central differences
+ *    (along the gradient, as in test_step.c), FedOT's Q orthogonal;
+ *  - saving and reloading a client's parameters gives the same bits and the
+ *    same predictions; damaged files are refused. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fedot.h"
+#include "methods_io.h"
+#include "tokenizer.h"
+
+enum { B = 8, C = 5 };
+static sdfed_clip_model model;
+static sdfed_classes classes;
+static int D;
+static float image[B * 64];
+static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
+
+static unsigned char *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+static double loss_of(const sdfed_method_config *cfg, const sdfed_method_params *p, const sdfed_kernels *k) {
+    /* the loss at p, without changing it: evaluate on a copy with lr -> 0 */
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_losses l = {0};
+    sdfed_batch batch = {image, labels, B};
+    size_t ng = (size_t)p->global_rows * p->width, nl = (size_t)p->local_rows * p->width;
+    sdfed_method_params copy = *p;
+    copy.global = malloc(sizeof(float) * (ng + 1)), copy.local = malloc(sizeof(float) * (nl + 1));
+    copy.global_momentum = copy.local_momentum = NULL;
+    memcpy(copy.global, p->global, sizeof(float) * ng), memcpy(copy.local, p->local, sizeof(float) * nl);
+    sdfed_method_config probe = *cfg;
+    probe.sgd = (sdfed_sgd){1e-30f, 0.0f, 0.0f};
+    sdfed_method_step(&probe, &model, k, &classes, &copy, &batch, &l, NULL, &arena, NULL);
+    free(copy.global), free(copy.local);
+    sdfed_arena_free(&arena);
+    return l.total;
+}
+
+static void test_training(const sdfed_kernels *k) {
+    for (int method = 0; method < SDFED_METHOD_COUNT; method++) {
+        sdfed_method_config cfg = sdfed_method_defaults(method);
+        cfg.sgd.lr = 0.05f;
+        sdfed_method_params p;
+        sdfed_rng rng;
+        sdfed_rng_seed(&rng, 1 + (uint64_t)method);
+        sdfed_arena arena;
+        sdfed_arena_init(&arena);
+        sdfed_error err = {0};
+        const char *name = sdfed_method_name(method);
+        CHECK(sdfed_method_params_init(&p, &cfg, &model, k, &classes, &rng, &arena, &err) == SDFED_OK, "%s init: %s",
+              name, err.message);
+        CHECK(sdfed_method_from_name(name) == method, "%s: name round trip", name);
+        float *feats = malloc(sizeof(float) * C * D);
+        CHECK(sdfed_method_class_features(&cfg, &model, k, &classes, &p, feats, &arena, &err) == SDFED_OK,
+              "%s class features: %s", name, err.message);
+        int finite = 1;
+        for (int i = 0; i < C * D; i++) finite &= isfinite(feats[i]);
+        CHECK(finite, "%s: class features are finite", name);
+        if (method == SDFED_METHOD_ZEROSHOT) {
+            sdfed_batch batch = {image, labels, B};
+            sdfed_losses l;
+            CHECK(sdfed_method_step(&cfg, &model, k, &classes, &p, &batch, &l, NULL, &arena, &err) == SDFED_ERR_ARG,
+                  "zeroshot refuses to train");
+        } else {
+            double before = loss_of(&cfg, &p, k);
+            sdfed_batch batch = {image, labels, B};
+            for (int s = 0; s < 10; s++) {
+                sdfed_losses l;
+                sdfed_arena_reset(&arena);
+                if (sdfed_method_step(&cfg, &model, k, &classes, &p, &batch, &l, NULL, &arena, &err)) break;
+            }
+            double after = loss_of(&cfg, &p, k);
+            CHECK(after < before, "%s (%s): 10 steps lower the loss on their batch (%.4f -> %.4f) %s", name, k->name,
+                  before, after, err.message);
+        }
+        free(feats);
+        sdfed_method_params_free(&p);
+        sdfed_arena_free(&arena);
+    }
+}
+
+/* derivative of f along the unit gradient vs |gradient| */
+static void check_directional(const char *what, double (*f)(const float *x, void *ctx), void *ctx, float *x,
+                              const float *g, size_t n, double h) {
+    double norm = 0;
+    for (size_t i = 0; i < n; i++) norm += (double)g[i] * g[i];
+    norm = sqrt(norm);
+    float *y = malloc(sizeof *y * n);
+    double L[2];
+    for (int side = 0; side < 2; side++) {
+        for (size_t i = 0; i < n; i++) y[i] = (float)(x[i] + (side ? -h : h) * g[i] / norm);
+        L[side] = f(y, ctx);
+    }
+    double numeric = (L[0] - L[1]) / (2 * h);
+    CHECK(fabs(numeric - norm) < 2e-3 * norm, "%s: derivative along the gradient %.6f, |grad| %.6f", what, numeric,
+          norm);
+    free(y);
+}
+
+typedef struct fedot_ctx {
+    int which; /* 0: W varies, 1: A varies */
+    const float *W, *A;
+} fedot_ctx;
+
+static double fedot_loss(const float *x, void *p) {
+    fedot_ctx *c = p;
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_losses l;
+    sdfed_batch batch = {image, labels, B};
+    sdfed_fedot_eval(c->which ? c->W : x, c->which ? x : c->A, C, D, 14.0f, &batch, &l, NULL, NULL, &arena, NULL);
+    sdfed_arena_free(&arena);
+    return l.total;
+}
+
+static void test_fedot(void) {
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_rng rng;
+    sdfed_rng_seed(&rng, 9);
+    float *W = malloc(sizeof(float) * C * D), *A = malloc(sizeof(float) * D * D);
+    float *gW = malloc(sizeof(float) * C * D), *gA = malloc(sizeof(float) * D * D), *Q = malloc(sizeof(float) * D * D);
+    for (int i = 0; i < C * D; i++) W[i] = (float)sdfed_rng_normal(&rng);
+    for (int i = 0; i < D; i++)
+        for (int j = 0; j <= i; j++) {
+            float v = i == j ? 0.0f : (float)(0.1 * sdfed_rng_normal(&rng));
+            A[i * D + j] = v, A[j * D + i] = -v;
+        }
+    sdfed_error err = {0};
+    CHECK(sdfed_cayley(A, D, Q, &arena, &err) == SDFED_OK, "cayley: %s", err.message);
+    double orth = 0;
+    for (int i = 0; i < D; i++)
+        for (int j = 0; j < D; j++) {
+            double s = 0;
+            for (int t = 0; t < D; t++) s += (double)Q[i * D + t] * Q[j * D + t];
+            orth = fmax(orth, fabs(s - (i == j)));
+        }
+    CHECK(orth < 1e-5, "the Cayley map of a skew matrix is orthogonal (%.2e)", orth);
+    sdfed_losses l;
+    sdfed_batch batch = {image, labels, B};
+    CHECK(sdfed_fedot_eval(W, A, C, D, 14.0f, &batch, &l, gW, gA, &arena, &err) == SDFED_OK, "fedot: %s", err.message);
+    int skew = 1;
+    for (int i = 0; i < D; i++)
+        for (int j = 0; j < D; j++) skew &= gA[i * D + j] == -gA[j * D + i];
+    CHECK(skew, "the transform's gradient is skew-symmetric");
+    fedot_ctx cw = {0, W, A}, ca = {1, W, A};
+    check_directional("fedot classifier", fedot_loss, &cw, W, gW, (size_t)C * D, 1e-2);
+    check_directional("fedot transform", fedot_loss, &ca, A, gA, (size_t)D * D, 1e-2);
+    free(W), free(A), free(gW), free(gA), free(Q);
+    sdfed_arena_free(&arena);
+}
+
+typedef struct folio_ctx {
+    const sdfed_kernels *k;
+    int which;
+    const float *G, *L;
+    int S_g, S_l;
+} folio_ctx;
+
+static double folio_loss(const float *x, void *p) {
+    folio_ctx *c = p;
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_losses l;
+    sdfed_batch batch = {image, labels, B};
+    sdfed_promptfolio_eval(&model, c->k, &classes, c->which ? c->G : x, c->S_g, c->which ? x : c->L, c->S_l, 0.2f,
+                           &batch, &l, NULL, NULL, &arena, NULL);
+    sdfed_arena_free(&arena);
+    return l.total;
+}
+
+static void test_promptfolio(const sdfed_kernels *k) {
+    int W = model.cfg.text_width, S_g = 4, S_l = 6;
+    sdfed_rng rng;
+    sdfed_rng_seed(&rng, 10);
+    float *G = malloc(sizeof(float) * S_g * W), *L = malloc(sizeof(float) * S_l * W);
+    float *gG = malloc(sizeof(float) * S_g * W), *gL = malloc(sizeof(float) * S_l * W);
+    for (int i = 0; i < S_g * W; i++) G[i] = (float)(0.5 * sdfed_rng_normal(&rng));
+    for (int i = 0; i < S_l * W; i++) L[i] = (float)(0.5 * sdfed_rng_normal(&rng));
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_losses l;
+    sdfed_batch batch = {image, labels, B};
+    sdfed_error err = {0};
+    CHECK(sdfed_promptfolio_eval(&model, k, &classes, G, S_g, L, S_l, 0.2f, &batch, &l, gG, gL, &arena, &err) ==
+              SDFED_OK,
+          "promptfolio: %s", err.message);
+    folio_ctx cg = {k, 0, G, L, S_g, S_l}, cl = {k, 1, G, L, S_g, S_l};
+    char what[64];
+    snprintf(what, sizeof what, "%s promptfolio global", k->name);
+    check_directional(what, folio_loss, &cg, G, gG, (size_t)S_g * W, 1e-2);
+    snprintf(what, sizeof what, "%s promptfolio local", k->name);
+    check_directional(what, folio_loss, &cl, L, gL, (size_t)S_l * W, 1e-2);
+    free(G), free(L), free(gG), free(gL);
+    sdfed_arena_free(&arena);
+}
+
+static void test_save_load(const sdfed_kernels *k) {
+    sdfed_method_config cfg = sdfed_method_defaults(SDFED_METHOD_SDFED);
+    cfg.sgd.momentum = 0.9f;
+    sdfed_method_params p, q;
+    sdfed_rng rng;
+    sdfed_rng_seed(&rng, 11);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    sdfed_method_params_init(&p, &cfg, &model, k, &classes, &rng, &arena, &err);
+    sdfed_batch batch = {image, labels, B};
+    sdfed_losses l;
+    for (int s = 0; s < 3; s++) sdfed_method_step(&cfg, &model, k, &classes, &p, &batch, &l, NULL, &arena, &err);
+    sdfed_buffer buf = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&buf);
+    CHECK(sdfed_method_params_save(cfg.method, &p, &sink, &err) == SDFED_OK, "save: %s", err.message);
+    int method = -1;
+    CHECK(sdfed_method_params_load(buf.data, buf.size, &method, &q, &err) == SDFED_OK, "load: %s", err.message);
+    size_t ng = (size_t)p.global_rows * p.width, nl = (size_t)p.local_rows * p.width;
+    CHECK(method == cfg.method && q.width == p.width && q.global_rows == p.global_rows &&
+              q.local_rows == p.local_rows && !memcmp(q.global, p.global, ng * 4) &&
+              !memcmp(q.local, p.local, nl * 4) && q.global_momentum &&
+              !memcmp(q.global_momentum, p.global_momentum, ng * 4) &&
+              !memcmp(q.local_momentum, p.local_momentum, nl * 4),
+          "a reloaded client has the same bits");
+    float fp[C * 64], fq[C * 64];
+    int32_t pp[B], pq[B];
+    sdfed_method_class_features(&cfg, &model, k, &classes, &p, fp, &arena, &err);
+    sdfed_method_class_features(&cfg, &model, k, &classes, &q, fq, &arena, &err);
+    sdfed_predict(fp, C, D, image, B, pp);
+    sdfed_predict(fq, C, D, image, B, pq);
+    CHECK(!memcmp(fp, fq, sizeof(float) * C * D) && !memcmp(pp, pq, sizeof pp), "and the same predictions");
+    /* damaged files are refused, never half-loaded */
+    sdfed_method_params_free(&q);
+    buf.data[buf.size / 2] ^= 0xff;
+    int rc = sdfed_method_params_load(buf.data, buf.size - 100, &method, &q, &err);
+    CHECK(rc != SDFED_OK && q.global == NULL, "a truncated file is refused: %s", err.message);
+    sdfed_method_params_free(&q);
+    sdfed_method_params_free(&p);
+    sdfed_buffer_free(&buf);
+    sdfed_arena_free(&arena);
+}
+
+int main(int argc, char **argv) {
+    size_t size;
+    unsigned char *data = argc > 1 ? read_file(argv[1], &size) : NULL;
+    sdfed_tokenizer tok;
+    sdfed_error err = {0};
+    if (!data || sdfed_clip_load(&model, data, size, &err) || sdfed_tokenizer_init_gguf(&tok, &model.file, &err)) {
+        fprintf(stderr, "usage: test_methods MODEL.gguf (%s)\n", err.message);
+        return 2;
+    }
+    D = model.cfg.embed_dim;
+    const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
+    CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes: %s",
+          err.message);
+    sdfed_rng rng;
+    sdfed_rng_seed(&rng, 8);
+    for (int b = 0; b < B; b++) {
+        double n = 0;
+        for (int d = 0; d < D; d++) n += pow(image[b * D + d] = (float)sdfed_rng_normal(&rng), 2);
+        for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
+    }
+    sdfed_method_config fedpha = sdfed_method_defaults(SDFED_METHOD_FEDPHA);
+    CHECK(fedpha.objective.lambda == 0.2f && fedpha.objective.gamma == 1.0f && fedpha.objective.projector == 2,
+          "FedPHA's constants");
+    test_fedot();
+    for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
+        test_training(*k);
+        test_promptfolio(*k);
+        test_save_load(*k);
+    }
+    sdfed_classes_free(&classes);
+    sdfed_tokenizer_free(&tok);
+    sdfed_clip_free(&model);
+    free(data);
+    return check_report("test_methods");
+}

@@ -1,0 +1,103 @@
+/* Fashion-MNIST files -> sdfed_dataset: gzip through zlib, then the IDX
+ * parser of the core (see dataset_file.h). */
+#include "dataset_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+int sdfed_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err) {
+    *data = NULL;
+    *size = 0;
+    errno = 0;
+    gzFile in = gzopen(path, "rb");
+    if (!in)
+        return sdfed_fail(err, errno ? SDFED_ERR_IO : SDFED_ERR_NOMEM, "%s: %s", path,
+                          errno ? strerror(errno) : "cannot open (out of memory)");
+    size_t cap = max < ((size_t)1 << 20) ? max : (size_t)1 << 20, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    int rc = buf ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    while (!rc) {
+        if (n == cap) {
+            if (cap == max) { /* full: only the end of the stream may follow */
+                uint8_t probe;
+                if (gzread(in, &probe, 1) > 0)
+                    rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: uncompresses to more than the limit of %zu bytes", path,
+                                    max);
+                break;
+            }
+            size_t grown = cap > max / 2 ? max : cap * 2;
+            uint8_t *p = realloc(buf, grown + 1);
+            if (!p) {
+                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory at %zu bytes", path, n);
+                break;
+            }
+            buf = p;
+            cap = grown;
+        }
+        size_t want = cap - n > ((size_t)1 << 30) ? (size_t)1 << 30 : cap - n;
+        int got = gzread(in, buf + n, (unsigned)want);
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    /* a truncated or damaged stream ends reading early and leaves an error */
+    int zerr = Z_OK;
+    const char *zmsg = gzerror(in, &zerr);
+    if (!rc && zerr != Z_OK)
+        rc = sdfed_fail(err, zerr == Z_ERRNO ? SDFED_ERR_IO : SDFED_ERR_FORMAT, "%s: corrupt gzip data (%s)", path,
+                        zerr == Z_ERRNO ? strerror(errno) : zmsg);
+    gzclose(in);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    *size = n;
+    return SDFED_OK;
+}
+
+/* dir/name.gz, or dir/name when only that exists */
+static int read_member(const char *dir, const char *name, uint8_t **data, size_t *size, sdfed_error *err) {
+    char path[4096];
+    int len = snprintf(path, sizeof path, "%s/%s.gz", dir, name);
+    if (len < 0 || (size_t)len >= sizeof path) return sdfed_fail(err, SDFED_ERR_ARG, "%s: path too long", dir);
+    if (access(path, F_OK) != 0) {
+        int gz_errno = errno;
+        char plain[4096];
+        snprintf(plain, sizeof plain, "%s/%s", dir, name);
+        if (access(plain, F_OK) == 0) return sdfed_read_gz_file(plain, SDFED_DATASET_FILE_MAX, data, size, err);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: %s (and no uncompressed %s)", path, strerror(gz_errno), name);
+    }
+    return sdfed_read_gz_file(path, SDFED_DATASET_FILE_MAX, data, size, err);
+}
+
+int sdfed_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err) {
+    memset(out, 0, sizeof *out);
+    if (split != SDFED_FMNIST_TRAIN && split != SDFED_FMNIST_TEST)
+        return sdfed_fail(err, SDFED_ERR_ARG, "fashion-mnist: unknown split %d (0 train, 1 test)", split);
+    if (!dir || !*dir) dir = SDFED_FMNIST_DEFAULT_DIR;
+    const char *prefix = split == SDFED_FMNIST_TRAIN ? "train" : "t10k";
+    char images_name[64], labels_name[64];
+    snprintf(images_name, sizeof images_name, "%s-images-idx3-ubyte", prefix);
+    snprintf(labels_name, sizeof labels_name, "%s-labels-idx1-ubyte", prefix);
+    uint8_t *images = NULL, *labels = NULL;
+    size_t images_size = 0, labels_size = 0;
+    int rc = read_member(dir, images_name, &images, &images_size, err);
+    if (!rc) rc = read_member(dir, labels_name, &labels, &labels_size, err);
+    if (!rc) {
+        rc = sdfed_idx_dataset(images, images_size, labels, labels_size, SDFED_FMNIST_CLASSES, out, err);
+        if (rc) sdfed_fail_context(err, rc, "fashion-mnist %s (%s/%s-*)", prefix, dir, prefix);
+    }
+    if (rc) {
+        free(images);
+        free(labels);
+        return rc;
+    }
+    out->owned_images = images;
+    out->owned_labels = labels;
+    return SDFED_OK;
+}

@@ -1,0 +1,33 @@
+/* Fashion-MNIST from disk (native builds only: zlib). The four files of
+ * http://fashion-mnist (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
+ * t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) are read whole into
+ * memory, uncompressed, and parsed by shared/idx.h. */
+#ifndef SDFED_CLI_DATASET_FILE_H
+#define SDFED_CLI_DATASET_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idx.h"
+#include "status.h"
+
+enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
+
+#define SDFED_FMNIST_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+/* the most one file may uncompress to (a corrupt or hostile file stops here) */
+#define SDFED_DATASET_FILE_MAX ((size_t)256 << 20)
+
+/* Loads one split from dir: "<prefix>-images-idx3-ubyte.gz" and
+ * "<prefix>-labels-idx1-ubyte.gz" with prefix "train" or "t10k"; when a .gz
+ * file does not exist, the same name without .gz (already uncompressed) is
+ * tried. On success out owns both buffers (sdfed_dataset_free), n_classes is
+ * 10 with sdfed_fmnist_class_names. Errors: SDFED_ERR_IO for a missing or
+ * unreadable file, SDFED_ERR_FORMAT for corrupt gzip data or a bad IDX file
+ * (the message names the file), SDFED_ERR_ARG for a bad split. */
+int sdfed_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err);
+
+/* The whole content of a gzip file (or a plain one: zlib passes it through)
+ * in a malloc'd buffer of *size bytes, at most max. */
+int sdfed_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err);
+
+#endif

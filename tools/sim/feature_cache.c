@@ -1,0 +1,153 @@
+/* The on-disk image-feature cache (see feature_cache.h). */
+#include "feature_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image_encoder.h"
+#include "image_preprocess.h"
+#include "losses.h"
+
+#define CHUNK 256
+static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '1', '\0'};
+
+typedef struct header {
+    char magic[8];
+    uint32_t dim, total, done, reserved;
+} header;
+
+const char *feature_cache_default_dir(void) {
+    static char dir[1024];
+    const char *env = getenv("SDFED_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && env[0])
+        snprintf(dir, sizeof dir, "%s", env);
+    else if (xdg && xdg[0])
+        snprintf(dir, sizeof dir, "%s/sdfed", xdg);
+    else
+        snprintf(dir, sizeof dir, "%s/.cache/sdfed", home && home[0] ? home : ".");
+    return dir;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path, sdfed_error *err) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", buf, strerror(errno));
+            *p = keep;
+            if (keep == '\0') break;
+        }
+    }
+    return SDFED_OK;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Encodes images [first, first + n) of src into out (n, D), unit length. */
+static int encode_chunk(const cli_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
+                        float *out, float *pixels, sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->clip.cfg;
+    size_t per = (size_t)3 * c->image_size * c->image_size;
+    for (int i = 0; i < n; i++) {
+        sdfed_image img = {src->pixels + (size_t)(first + i) * src->rows * src->cols, src->cols, src->rows, 1,
+                           (size_t)src->cols};
+        int rc = sdfed_image_preprocess(&img, c->image_size, c->image_mean, c->image_std, pixels + i * per, err);
+        if (rc) return rc;
+    }
+    float *raw = sdfed_arena_floats(arena, (size_t)n * c->embed_dim), *norms = sdfed_arena_floats(arena, (size_t)n);
+    if (!raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
+    int rc = sdfed_image_encode(&m->clip, k, pixels, n, raw, arena, err);
+    if (rc == SDFED_OK) sdfed_l2_normalize_forward(out, norms, raw, n, c->embed_dim);
+    return rc;
+}
+
+int feature_cache_load(const char *cache_dir, const cli_model *m, const char *model_sha256, const sdfed_kernels *k,
+                       const feature_source *src, float *out, sdfed_error *err) {
+    int D = m->clip.cfg.embed_dim;
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s/%s", cache_dir, model_sha256);
+    snprintf(path, sizeof path, "%s/%s.features", dir, src->name);
+    int rc = make_dirs(dir, err);
+    if (rc) return rc;
+
+    /* one writer at a time (parallel runs of a comparison share the cache):
+     * the others wait for the lock, then find the file complete */
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "r+b") : NULL;
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (!f || fcntl(fd, F_SETLKW, &lock) != 0) {
+        if (f)
+            fclose(f);
+        else if (fd >= 0)
+            close(fd);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: cannot open and lock: %s", path, strerror(errno));
+    }
+    /* resume what a previous run left, if it is this file */
+    header h = {{0}, (uint32_t)D, (uint32_t)src->n, 0, 0};
+    memcpy(h.magic, magic, sizeof magic);
+    header old;
+    if (fread(&old, sizeof old, 1, f) == 1 && !memcmp(old.magic, magic, sizeof magic) && old.dim == h.dim &&
+        old.total == h.total && old.done <= old.total &&
+        fread(out, sizeof(float) * (size_t)D, old.done, f) == old.done) {
+        h.done = old.done;
+    } else if (fseek(f, 0, SEEK_SET) || fwrite(&h, sizeof h, 1, f) != 1 || fflush(f)) {
+        fclose(f);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    if ((int)h.done == src->n) {
+        fclose(f);
+        return SDFED_OK;
+    }
+    const sdfed_clip_config *c = &m->clip.cfg;
+    float *pixels = malloc(sizeof *pixels * (size_t)CHUNK * 3 * c->image_size * c->image_size);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    rc = pixels ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
+    double t0 = now(), last = 0;
+    int resumed = (int)h.done;
+    while (rc == SDFED_OK && (int)h.done < src->n) {
+        int n = src->n - (int)h.done < CHUNK ? src->n - (int)h.done : CHUNK;
+        float *chunk = out + (size_t)h.done * D;
+        sdfed_arena_reset(&arena);
+        rc = encode_chunk(m, k, src, (int)h.done, n, chunk, pixels, &arena, err);
+        if (rc) break;
+        /* the data first, then the count that makes it visible */
+        if (fseek(f, (long)(sizeof h + sizeof(float) * (size_t)D * h.done), SEEK_SET) ||
+            fwrite(chunk, sizeof(float) * (size_t)D, (size_t)n, f) != (size_t)n || fflush(f)) {
+            rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+            break;
+        }
+        h.done += (uint32_t)n;
+        if (fseek(f, 0, SEEK_SET) || fwrite(&h, sizeof h, 1, f) != 1 || fflush(f)) {
+            rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+            break;
+        }
+        double t = now() - t0;
+        if (t - last > 0.5 || (int)h.done == src->n) {
+            last = t;
+            fprintf(stderr, "\rencoding %s: %u/%d images (%.0f%%), %.0f images/s", src->name, h.done, src->n,
+                    100.0 * h.done / src->n, (h.done - resumed) / (t > 0 ? t : 1e-9));
+            fflush(stderr);
+        }
+    }
+    if ((int)h.done == src->n) fprintf(stderr, "\n");
+    if (fclose(f) != 0 && rc == SDFED_OK) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: close failed", path);
+    sdfed_arena_free(&arena);
+    free(pixels);
+    return rc;
+}
