@@ -61,10 +61,10 @@ expect 2 "option '--out' needs a value" -- "$sdfed" convert --in "$st" --vocab "
 expect 2 "--type must be f32, f16 or q8_0, not 'q4_0'" -- "$sdfed" convert --in "$st" --vocab "$vocab" --out "$work/x.gguf" --type q4_0
 expect 2 "--activation must be" -- "$sdfed" convert --in "$st" --vocab "$vocab" --out "$work/x.gguf" --activation relu
 expect 2 "unknown option '--modle'" -- "$sdfed" tokenize --modle "$model" hello
-expect 2 '--model is required' -- "$sdfed" encode-text hello
+expect 2 "option '--model' needs a value" -- "$sdfed" encode-text hello --model
 expect 2 'at least one' -- "$sdfed" encode-text --model "$model"
 expect 2 "backend 'nope' is not in this build" -- "$sdfed" encode-text --model "$model" --backend nope hi
-expect 2 'exactly one model' -- "$sdfed" info
+expect 2 'give one model file' -- "$sdfed" info "$model" "$model"
 expect 2 'required' -- "$sdfed" check-reference --model "$model"
 
 # missing and malformed files

@@ -9,7 +9,7 @@ OUT/fmnist-tiny-clip-merges.txt (its BPE merges, CLIP's format) and, through
 tokenizer and encoders against this script (see "Checks") and writes
 OUT/fmnist-tiny-clip.json (the training log and every measured number).
 Needs /usr/bin/python3 (torch, numpy, PIL), Debian's dataset-fashion-mnist
-and a built `build/sdfed`. About ten minutes on 2 cores.
+and a built `build/sdfed`. About five minutes on 2 cores.
 
 Model. Exactly OpenAI CLIP's architecture (clip/model.py), small: a ViT image
 tower (conv1 patch embedding without bias, class token, positional embedding,
@@ -460,7 +460,7 @@ def load_idx(path):
 
 def to_input(images_u8):
     """uint8 [N, 28, 28] -> [N, 3, 28, 28], as CLIP's ToTensor + Normalize (float32 arithmetic)."""
-    x = torch.from_numpy(np.ascontiguousarray(images_u8)).float().div(255.0)
+    x = torch.from_numpy(np.array(images_u8, dtype=np.uint8)).float().div(255.0)
     x = x.unsqueeze(1).expand(-1, 3, -1, -1)
     mean = torch.tensor(CLIP_MEAN, dtype=torch.float32).view(1, 3, 1, 1)
     std = torch.tensor(CLIP_STD, dtype=torch.float32).view(1, 3, 1, 1)
@@ -484,6 +484,25 @@ def zero_shot(model, tok, x, y, template=ZERO_SHOT):
     pred = (image_features(model, x) @ text_features(model, tok, [template.format(c) for c in CLASSES]).T).argmax(1)
     model.train()
     return float((pred == y).float().mean()), pred
+
+
+def linear_probe(model, x_train, y_train, x_test, y_test, steps=300):
+    """Test accuracy of a softmax regression on the frozen, normalised image features
+    (full-batch L-BFGS): roughly what the image tower allows a learned prompt to reach."""
+    model.eval()
+    f_tr, f_te = image_features(model, x_train), image_features(model, x_test)
+    w = torch.zeros(f_tr.shape[1], len(CLASSES), requires_grad=True)
+    b = torch.zeros(len(CLASSES), requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], lr=1, max_iter=steps, history_size=20, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = F.cross_entropy(f_tr @ w * 10 + b, y_train) + 1e-4 * (w * w).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    with torch.no_grad():
+        return float(((f_te @ w * 10 + b).argmax(1) == y_test).float().mean())
 
 
 # ------------------------------------------------------------------ C checks
@@ -577,9 +596,9 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--max-epochs", type=int, default=8)
-    p.add_argument("--eval-every", type=int, default=25)
+    p.add_argument("--eval-every", type=int, default=10)
     p.add_argument("--target", type=float, default=0.75)
-    p.add_argument("--stop-above", type=float, default=0.85)
+    p.add_argument("--stop-above", type=float, default=0.80)
     p.add_argument("--check-images", type=int, default=1000)
     p.add_argument("--min-agreement", type=float, default=0.97)
     a = p.parse_args()
@@ -685,12 +704,15 @@ def main():
     for t in TEMPLATES:
         acc_t, _ = zero_shot(model, tok, x_test, y_test, t)
         avg_templates.append(acc_t)
-    print("checkpoint: step %d, val %.4f, test %.4f (60 filler words before the name: %.4f)"
-          % (best[0], best[1], test_acc, long_acc), flush=True)
+    probe = linear_probe(model, x_train, y_train, x_test, y_test)
+    print("checkpoint: step %d, val %.4f, test %.4f (60 filler words before the name: %.4f; linear probe %.4f)"
+          % (best[0], best[1], test_acc, long_acc, probe), flush=True)
 
     sd = state_dict_openai(model)
     write_safetensors(st_path, sd, {"format": "pt", "model": a.name,
-                                    "made_by": "tools/train_tiny_clip.py", "args": json.dumps(vars(a), sort_keys=True)})
+                                    "made_by": "tools/train_tiny_clip.py",
+                                    "args": json.dumps({k: v for k, v in vars(a).items() if k not in ("out_dir", "sdfed")},
+                                                       sort_keys=True)})
     run([a.sdfed, "convert", "--in", st_path, "--vocab", merges_path, "--out", gguf_path, "--type", "q8_0"])
     info = run([a.sdfed, "info", gguf_path])
     print(info, flush=True)
@@ -712,7 +734,7 @@ def main():
         "args": vars(a), "vocab_size": vocab_size, "n_merges": len(merges), "parameters": n_params,
         "train_seconds": round(train_seconds, 1), "steps": step, "chosen_step": best[0], "chosen_val_acc": best[1],
         "test_zero_shot_acc": test_acc, "test_per_class_acc": dict(zip(CLASSES, per_class)),
-        "test_acc_60_filler_words": long_acc, "test_acc_per_template": dict(zip(TEMPLATES, avg_templates)),
+        "test_acc_60_filler_words": long_acc, "test_linear_probe_acc": probe, "test_acc_per_template": dict(zip(TEMPLATES, avg_templates)),
         "c_check": enc, "tokenizer_texts_checked": n_tok, "log": log,
         "files": {os.path.basename(f): {"bytes": os.path.getsize(f), "sha256": sha256(f)}
                   for f in (st_path, merges_path, gguf_path)},

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_error(int status, const char *fmt, ...) {
     va_list ap;
@@ -41,8 +42,28 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
     return CLI_OK;
 }
 
+const char *cli_resolve_path(const char *path, char *buf, size_t cap) {
+    if (path[0] == '/' || access(path, F_OK) == 0) return path;
+#if defined(__linux__)
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0'; /* the folder of the executable (build/) */
+        snprintf(buf, cap, "%s/../%s", exe, path);
+        if (access(buf, F_OK) == 0) return buf;
+    }
+#endif
+    (void)buf, (void)cap;
+    return path;
+}
+
 int cli_model_open(cli_model *m, const char *path, sdfed_error *err) {
     memset(m, 0, sizeof *m);
+    char resolved[4096];
+    if (!path) path = CLI_DEFAULT_MODEL;
+    path = cli_resolve_path(path, resolved, sizeof resolved);
     int rc = file_map_open(&m->file, path, err);
     if (rc) return rc;
     rc = sdfed_clip_load(&m->clip, m->file.data, m->file.size, err);

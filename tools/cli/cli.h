@@ -31,6 +31,14 @@ int cli_error(int status, const char *fmt, ...)
 #endif
     ;
 
+/* The default model, used by every command when --model is not given. */
+#define CLI_DEFAULT_MODEL "models/fmnist-tiny-clip.q8_0.gguf"
+
+/* A relative path that does not exist from the current directory is looked
+ * up from the project folder (the parent of the folder holding the sdfed
+ * executable), so `build/sdfed` finds models/ and tasks/ from anywhere. */
+const char *cli_resolve_path(const char *path, char *buf, size_t cap);
+
 /* A model file loaded with its tokenizer. */
 typedef struct cli_model {
     file_map file;

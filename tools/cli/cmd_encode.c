@@ -42,7 +42,6 @@ static int parse_encode(const char *name, int argc, char **argv, encode_args *a)
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->inputs) return cli_error(CLI_FAILED, "%s: out of memory", name);
     int status = cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
-    if (status == CLI_OK && !a->model) status = cli_error(CLI_USAGE, "%s: --model is required", name);
     if (status == CLI_OK && a->n_inputs == 0) status = cli_error(CLI_USAGE, "%s: give at least one input", name);
     if (status == CLI_OK && !cli_backend(a->backend))
         status = cli_error(CLI_USAGE, "%s: backend '%s' is not in this build (see 'sdfed help')", name, a->backend);

@@ -9,10 +9,10 @@
 int cmd_info(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, NULL, 0, &pos, &n_pos) : CLI_FAILED;
-    const char *path = n_pos == 1 ? pos[0] : NULL;
+    const char *path = n_pos == 1 ? pos[0] : CLI_DEFAULT_MODEL;
     free(pos);
     if (status) return status;
-    if (!path) return cli_error(CLI_USAGE, "info: give exactly one model file");
+    if (n_pos > 1) return cli_error(CLI_USAGE, "info: give one model file (or none for the default model)");
     cli_model m;
     sdfed_error err = {0};
     if (cli_model_open(&m, path, &err)) return cli_error(CLI_FAILED, "info: %s", err.message);

@@ -102,7 +102,8 @@ static int make_dir(const char *path, sdfed_error *err) {
 static int read_task(const char *path, const char *method, const char *seed, const char *rounds, sdfed_task *task,
                      sdfed_error *err) {
     file_map f;
-    int rc = file_map_open(&f, path, err);
+    char resolved[4096];
+    int rc = file_map_open(&f, cli_resolve_path(path, resolved, sizeof resolved), err);
     if (rc) return rc;
     rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
     file_map_close(&f);

@@ -12,7 +12,6 @@ int cmd_tokenize(int argc, char **argv) {
     const cli_option options[] = {{"--model", &model, NULL}, {"--tokens", NULL, &show_tokens}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 2, &pos, &n_pos) : CLI_FAILED;
-    if (status == CLI_OK && !model) status = cli_error(CLI_USAGE, "tokenize: --model is required");
     if (status == CLI_OK && n_pos == 0) status = cli_error(CLI_USAGE, "tokenize: give at least one text");
     cli_model m;
     sdfed_error err = {0};

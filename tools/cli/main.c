@@ -15,10 +15,10 @@ static const struct {
     {"convert", cmd_convert,
      "convert --in MODEL.safetensors --vocab bpe_simple_vocab_16e6.txt[.gz] --out MODEL.gguf "
      "[--type f32|f16|q8_0] [--activation quick_gelu|gelu]"},
-    {"info", cmd_info, "info MODEL.gguf"},
-    {"tokenize", cmd_tokenize, "tokenize --model MODEL.gguf TEXT..."},
-    {"encode-text", cmd_encode_text, "encode-text --model MODEL.gguf [--normalize] [--backend NAME] TEXT..."},
-    {"encode-image", cmd_encode_image, "encode-image --model MODEL.gguf [--normalize] [--backend NAME] IMAGE..."},
+    {"info", cmd_info, "info [MODEL.gguf]"},
+    {"tokenize", cmd_tokenize, "tokenize [--model MODEL.gguf] [--tokens] TEXT..."},
+    {"encode-text", cmd_encode_text, "encode-text [--model MODEL.gguf] [--normalize] [--backend NAME] TEXT..."},
+    {"encode-image", cmd_encode_image, "encode-image [--model MODEL.gguf] [--normalize] [--backend NAME] IMAGE..."},
     {"check-reference", cmd_check_reference,
      "check-reference --model MODEL.gguf --reference REFERENCE.safetensors [--backend NAME]"},
 #if !defined(__wasm__) /* the simulator reads datasets and caches from disk natively */
@@ -34,6 +34,7 @@ static void usage(FILE *out) {
     fprintf(out, "\nkernel backends in this build:");
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) fprintf(out, " %s", (*k)->name);
     fprintf(out, " (default %s)\n", sdfed_kernels_default()->name);
+    fprintf(out, "default model: %s\n", CLI_DEFAULT_MODEL);
 }
 
 int main(int argc, char **argv) {

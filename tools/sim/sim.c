@@ -6,6 +6,8 @@
 #include "sim.h"
 
 #include <math.h>
+
+#include "aggregate.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +18,11 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
 }
 
 sdfed_method_config sim_method_config(const sdfed_task *task) {
@@ -160,8 +167,9 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     }
 
     size_t shared = (size_t)server.global_rows * server.width;
-    double *sum = malloc(sizeof(double) * (shared + 1));
-    if (rc == SDFED_OK && !sum) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
+    const float **uploads = malloc(sizeof *uploads * (size_t)K);
+    double *samples = malloc(sizeof *samples * (size_t)K);
+    if (rc == SDFED_OK && (!uploads || !samples)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
     for (int r = 0; r < task->rounds && rc == SDFED_OK; r++) {
         sim_round *round = &out->rounds[r];
         double t0 = now();
@@ -178,22 +186,25 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             int j = i + (int)sdfed_rng_below(&rounds_rng, (uint64_t)(K - i)), t = chosen[i];
             chosen[i] = chosen[j], chosen[j] = t;
         }
+        /* train in client order, as the aggregator sorts what it receives */
+        qsort(chosen, (size_t)n_chosen, sizeof *chosen, compare_int);
         sdfed_losses losses = {0};
-        double weight = 0.0;
-        memset(sum, 0, sizeof(double) * shared);
         for (int i = 0; i < n_chosen && rc == SDFED_OK; i++) {
             client *cl = &clients[chosen[i]];
             if (cl->split->n_train == 0) continue;
             rc = train_client(cl, task, m, k, cls, d, &losses, &round->steps, features, labels, order, &arena, err);
             if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r + 1, chosen[i]);
-            for (size_t j = 0; j < shared; j++) sum[j] += (double)cl->split->n_train * cl->params.global[j];
-            weight += cl->split->n_train;
-            round->participants++;
+            uploads[round->participants] = cl->params.global;
+            samples[round->participants++] = cl->split->n_train;
         }
         if (rc) break;
-        /* the server's average, broadcast to every client */
-        if (shared && weight > 0) {
-            for (size_t j = 0; j < shared; j++) server.global[j] = (float)(sum[j] / weight);
+        /* the server's sample-weighted mean, broadcast to every client */
+        if (shared && round->participants > 0) {
+            sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+            sdfed_arena_reset(&arena);
+            rc = sdfed_aggregate(&mean, k, uploads, samples, round->participants, shared, NULL, NULL, server.global,
+                                 &arena, err);
+            if (rc) break;
             for (int c = 0; c < K; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         }
         for (int c = 0; c < K && rc == SDFED_OK; c++) {
@@ -225,7 +236,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     }
     for (int c = 0; clients && c < K; c++) sdfed_method_params_free(&clients[c].params);
     sdfed_method_params_free(&server);
-    free(clients), free(features), free(feats), free(labels), free(order), free(chosen), free(sum);
+    free(clients), free(features), free(feats), free(labels), free(order), free(chosen), free(uploads), free(samples);
     sdfed_arena_free(&arena);
     sdfed_partition_free(&part);
     if (rc) sim_result_free(out);

@@ -1,0 +1,30 @@
+/* libFuzzer target for the sdfed.v1 codec: frames and JSON messages from
+ * the network must decode or fail with a code and a message, never crash. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    sdfed_error err = {0};
+    const char *code = NULL;
+    sdfed_frame f;
+    if (sdfed_frame_decode(data, size, 1 << 16, &f, &code, &err) == SDFED_OK) {
+        float *v = malloc(sizeof *v * (f.n_values + 1));
+        if (v) sdfed_frame_values(&f, v);
+        free(v);
+    } else if (!code || !err.message[0]) {
+        abort();
+    }
+    sdfed_message m;
+    err.message[0] = '\0';
+    code = NULL;
+    if (sdfed_message_parse((const char *)data, size, 1 << 16, &m, &code, &err) == SDFED_OK)
+        sdfed_message_free(&m);
+    else if (!code)
+        abort();
+    return 0;
+}
