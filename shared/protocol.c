@@ -296,6 +296,14 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         }
         memcpy(m->task_json, text + j.nodes[task].start, n);
         m->task_json[n] = '\0';
+        reader model = {&j, sdfed_json_get(&j, 0, "model"), code, err};
+        if (model.obj < 0 || j.nodes[model.obj].type != SDFED_JSON_OBJECT) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'model' object");
+        } else if ((rc = get_text(&model, "url", m->model_url, sizeof m->model_url)) == SDFED_OK &&
+                   (rc = get_text(&model, "sha256", m->model_sha256, sizeof m->model_sha256)) == SDFED_OK) {
+            rc = get_int(&model, "size", 0, big, 0, &m->model_size);
+        }
         break;
     }
     case SDFED_MSG_ROUND_START:
@@ -393,7 +401,11 @@ void sdfed_jw_double(sdfed_json_writer *w, const char *k, double value) {
 }
 
 void sdfed_jw_raw(sdfed_json_writer *w, const char *k, const char *json, size_t len) {
-    key(w, k);
+    if (k) {
+        key(w, k);
+    } else if (len) { /* members of an object, spliced in */
+        emit_str(w, w->fields++ ? ", " : "");
+    }
     emit(w, json, len);
 }
 
@@ -405,6 +417,16 @@ void sdfed_jw_floats(sdfed_json_writer *w, const char *k, const float *values, s
         /* 9 significant digits round-trip every float */
         int len = snprintf(buf, sizeof buf, "%s%.9g", i ? "," : "", values[i]);
         emit(w, buf, (size_t)len);
+    }
+    emit(w, "]", 1);
+}
+
+void sdfed_jw_strings(sdfed_json_writer *w, const char *k, const char *const *values, int n) {
+    key(w, k);
+    emit(w, "[", 1);
+    for (int i = 0; i < n; i++) {
+        if (i) emit(w, ", ", 2);
+        emit_quoted(w, values[i]);
     }
     emit(w, "]", 1);
 }

@@ -75,8 +75,11 @@ typedef struct sdfed_message {
     double accuracy, loss;
     int64_t test_samples;
     char code[48], message[SDFED_MSG_TEXT * 2], reason[48], mode[16], global_sha256[65];
-    /* welcome: the task object's JSON text (heap, caller frees) */
+    /* welcome: the task object's JSON text (heap, caller frees; the
+     * task-file format) and the model's url, hash and size */
     char *task_json;
+    char model_url[SDFED_MSG_TEXT], model_sha256[65];
+    int64_t model_size;
 } sdfed_message;
 
 /* Parses one JSON message; max_values bounds inline tensors. *code
@@ -97,9 +100,11 @@ void sdfed_jw_begin(sdfed_json_writer *w, sdfed_buffer *out, const char *type);
 void sdfed_jw_string(sdfed_json_writer *w, const char *key, const char *value);
 void sdfed_jw_int(sdfed_json_writer *w, const char *key, int64_t value);
 void sdfed_jw_double(sdfed_json_writer *w, const char *key, double value);
-/* Raw JSON (an object or array already serialised). */
+/* Raw JSON (an object or array already serialised); with key NULL, raw
+ * members ("a": 1, "b": 2) spliced into the object. */
 void sdfed_jw_raw(sdfed_json_writer *w, const char *key, const char *json, size_t len);
 void sdfed_jw_floats(sdfed_json_writer *w, const char *key, const float *values, size_t n);
+void sdfed_jw_strings(sdfed_json_writer *w, const char *key, const char *const *values, int n);
 void sdfed_jw_shape(sdfed_json_writer *w, const char *key, int n_dims, const uint32_t *shape);
 /* Closes the object; returns SDFED_OK unless memory ran out. */
 int sdfed_jw_end(sdfed_json_writer *w, sdfed_error *err);

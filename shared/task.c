@@ -8,6 +8,7 @@
 #include "json.h"
 #include "methods.h"
 #include "projector.h"
+#include "protocol.h"
 
 static const char *const partition_kinds[] = {"iid", "pathological", "dirichlet", "domains"};
 
@@ -201,6 +202,77 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
     else
         sdfed_task_defaults(t);
     return rc;
+}
+
+int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_method_config m = sdfed_task_method_config(t);
+    sdfed_buffer part = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &part, NULL);
+    sdfed_jw_string(&w, "kind", sdfed_partition_kind_name(t->partition.kind));
+    sdfed_jw_int(&w, "classes_per_client", t->partition.classes_per_client);
+    sdfed_jw_double(&w, "alpha", t->partition.alpha);
+    sdfed_jw_int(&w, "shots", t->partition.shots);
+    sdfed_jw_int(&w, "test_per_client", t->partition.test_per_client);
+    sdfed_jw_int(&w, "clients_per_domain", t->partition.clients_per_domain);
+    int rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, out, NULL);
+    sdfed_jw_string(&w, "model", model_override ? model_override : t->model);
+    sdfed_jw_string(&w, "dataset", t->dataset);
+    sdfed_jw_int(&w, "clients", t->clients);
+    sdfed_jw_raw(&w, "partition", (const char *)part.data, part.size);
+    sdfed_jw_int(&w, "rounds", t->rounds);
+    sdfed_jw_int(&w, "clients_per_round", t->clients_per_round);
+    sdfed_jw_int(&w, "local_epochs", t->local_epochs);
+    sdfed_jw_int(&w, "batch_size", t->batch_size);
+    sdfed_jw_double(&w, "lr", t->lr);
+    sdfed_jw_double(&w, "momentum", t->momentum);
+    sdfed_jw_double(&w, "weight_decay", t->weight_decay);
+    sdfed_jw_int(&w, "global_prompt_length", t->global_prompt_length);
+    if (t->local_prompt_min == t->local_prompt_max) {
+        sdfed_jw_int(&w, "local_prompt_length", t->local_prompt_min);
+    } else {
+        uint32_t range[2] = {(uint32_t)t->local_prompt_min, (uint32_t)t->local_prompt_max};
+        sdfed_jw_shape(&w, "local_prompt_length", 2, range);
+    }
+    sdfed_jw_string(&w, "method", sdfed_method_name(t->method));
+    sdfed_jw_string(&w, "projector", sdfed_projector_name(m.objective.projector));
+    sdfed_jw_double(&w, "lambda", m.objective.lambda);
+    sdfed_jw_double(&w, "gamma", m.objective.gamma);
+    sdfed_jw_double(&w, "theta", t->theta);
+    sdfed_jw_int(&w, "seed", (int64_t)t->seed);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&part);
+    return rc;
+}
+
+sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
+    sdfed_method_config c = sdfed_method_defaults(t->method);
+    c.global_len = t->global_prompt_length;
+    c.local_len = t->local_prompt_max;
+    c.theta = t->theta;
+    c.sgd = (sdfed_sgd){t->lr, t->momentum, t->weight_decay};
+    if (t->projector >= 0) c.objective.projector = t->projector;
+    if (!isnan(t->lambda)) c.objective.lambda = t->lambda;
+    if (!isnan(t->gamma)) c.objective.gamma = t->gamma;
+    return c;
+}
+
+int sdfed_task_local_prompt_length(const sdfed_task *t, int c) {
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, t->seed, SDFED_STREAM_LENGTHS);
+    uint64_t span = (uint64_t)(t->local_prompt_max - t->local_prompt_min + 1);
+    int len = t->local_prompt_min;
+    for (int i = 0; i <= c; i++) len = t->local_prompt_min + (int)sdfed_rng_below(&rng, span);
+    return len;
+}
+
+int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
+                             const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err) {
+    sdfed_method_config cfg = sdfed_task_method_config(t);
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, t->seed, SDFED_STREAM_SERVER);
+    return sdfed_method_params_init(out, &cfg, m, k, cls, &rng, arena, err);
 }
 
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io.h"
+#include "methods.h"
 #include "partition.h"
 #include "status.h"
 
@@ -44,6 +46,17 @@ typedef struct sdfed_task {
     uint64_t seed;
 } sdfed_task;
 
+/* The random streams of a task's seed (rng.h), shared by the simulator,
+ * the aggregator and the clients so they all draw the same values:
+ * partitions use their own streams 0..2 (partition.h). */
+enum {
+    SDFED_STREAM_SERVER = 10,   /* the federation's initial shared parameters */
+    SDFED_STREAM_LENGTHS = 11,  /* local prompt lengths, one draw per client in order */
+    SDFED_STREAM_ROUNDS = 12,   /* the clients chosen for each round */
+    SDFED_STREAM_CLIENTS = 1000, /* + c: client c's initialisation and batch order */
+    SDFED_STREAM_NOISE = 100000, /* + r: round r's differential-privacy noise */
+};
+
 const char *sdfed_partition_kind_name(int kind);
 
 void sdfed_task_defaults(sdfed_task *t);
@@ -52,5 +65,19 @@ void sdfed_task_defaults(sdfed_task *t);
 int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *err);
 /* Cross-key checks (clients_per_round <= clients, ...), after overrides. */
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err);
+
+/* The task in the task-file format, every key explicit (the method's own
+ * projector, lambda and gamma written out), readable by sdfed_task_parse;
+ * model_override (if not NULL) replaces the model path. */
+int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err);
+
+/* The method's settings for a task: its defaults, then the task's keys. */
+sdfed_method_config sdfed_task_method_config(const sdfed_task *t);
+/* Client c's local prompt length (its draw from SDFED_STREAM_LENGTHS). */
+int sdfed_task_local_prompt_length(const sdfed_task *t, int c);
+/* The federation's initial shared parameters (SDFED_STREAM_SERVER). */
+int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
+                             const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena,
+                             sdfed_error *err);
 
 #endif

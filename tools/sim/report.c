@@ -7,49 +7,20 @@
 #include <string.h>
 
 #include "projector.h"
-
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void write_task(FILE *f, const sdfed_task *t) {
-    sdfed_method_config m = sim_method_config(t);
-    fprintf(f, "{\"model\": ");
-    json_string(f, t->model);
-    fprintf(f, ", \"dataset\": ");
-    json_string(f, t->dataset);
-    fprintf(f,
-            ", \"clients\": %d, \"partition\": {\"kind\": \"%s\", \"classes_per_client\": %d, \"alpha\": %g, "
-            "\"shots\": %d, \"test_per_client\": %d, \"clients_per_domain\": %d}",
-            t->clients, sdfed_partition_kind_name(t->partition.kind), t->partition.classes_per_client,
-            t->partition.alpha, t->partition.shots, t->partition.test_per_client, t->partition.clients_per_domain);
-    fprintf(f, ", \"rounds\": %d, \"clients_per_round\": %d, \"local_epochs\": %d, \"batch_size\": %d", t->rounds,
-            t->clients_per_round, t->local_epochs, t->batch_size);
-    fprintf(f, ", \"lr\": %g, \"momentum\": %g, \"weight_decay\": %g", t->lr, t->momentum, t->weight_decay);
-    fprintf(f, ", \"global_prompt_length\": %d, \"local_prompt_length\": [%d, %d]", t->global_prompt_length,
-            t->local_prompt_min, t->local_prompt_max);
-    fprintf(f, ", \"method\": \"%s\", \"projector\": \"%s\", \"lambda\": %g, \"gamma\": %g, \"theta\": %g",
-            sdfed_method_name(t->method), sdfed_projector_name(m.objective.projector), m.objective.lambda,
-            m.objective.gamma, t->theta);
-    fprintf(f, ", \"seed\": %llu}", (unsigned long long)t->seed);
-}
+#include "protocol.h"
 
 int report_write_json(const char *path, const sdfed_task *task, const char *model_sha256, const sim_result *r,
                       sdfed_error *err) {
     FILE *f = fopen(path, "w");
     if (!f) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-    fprintf(f, "{\n  \"task\": ");
-    write_task(f, task);
+    sdfed_buffer task_json = {0};
+    int rc = sdfed_task_write(task, NULL, &task_json, err);
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
+    fprintf(f, "{\n  \"task\": %.*s", (int)task_json.size, (const char *)task_json.data);
+    sdfed_buffer_free(&task_json);
     fprintf(f, ",\n  \"model_sha256\": \"%s\",\n  \"clients\": [", model_sha256);
     for (int c = 0; c < r->n_clients; c++)
         fprintf(f, "%s{\"train\": %d, \"test\": %d, \"local_prompt_length\": %d}", c ? ", " : "", r->client_train[c],
@@ -59,11 +30,12 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
         const sim_round *rd = &r->rounds[i];
         fprintf(f, "    {\"round\": %d, \"accuracy\": %.6f, \"client_accuracy\": [", i + 1, rd->accuracy);
         for (int c = 0; c < r->n_clients; c++) fprintf(f, "%s%.6f", c ? ", " : "", rd->client_accuracy[c]);
-        fprintf(f,
-                "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
-                "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"seconds\": %.4f}%s\n",
-                rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
-                rd->seconds, i + 1 < r->n_rounds ? "," : "");
+        fprintf(
+            f,
+            "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
+            "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"seconds\": %.4f, \"global_sha256\": \"%s\"}%s\n",
+            rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
+            rd->seconds, rd->global_sha256, i + 1 < r->n_rounds ? "," : "");
     }
     fprintf(f, "  ],\n  \"final_accuracy\": %.6f\n}\n", r->final_accuracy);
     if (fclose(f) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);

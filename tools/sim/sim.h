@@ -1,25 +1,14 @@
-/* One federation in one process: the clients of a task, their local
- * training with a method, the server's sample-weighted average of the
- * shared parameters (the paper's G_s <- sum h_l / sum h * G_s,l), and every
- * client's accuracy on its own test split after each round. */
+/* One federation in one process: the clients of a task (fed_client.h),
+ * their local training, the server's aggregate of the shared parameters
+ * (aggregate.h: the paper's sample-weighted mean, over the round's clients in
+ * client order), and every client's accuracy on its own test split after
+ * each round. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
-#include <stdint.h>
 #include <stdio.h>
 
-#include "methods.h"
-#include "partition.h"
-#include "task.h"
-
-/* Cached unit-length image features of the train and test pools. */
-typedef struct sim_data {
-    int dim, n_classes;
-    int n_train, n_test;
-    const float *train_features, *test_features; /* (n, dim) */
-    const uint8_t *train_labels, *test_labels;
-    const uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
-} sim_data;
+#include "fed_client.h"
 
 typedef struct sim_round {
     double accuracy;                                        /* mean over clients of local test accuracy */
@@ -27,6 +16,7 @@ typedef struct sim_round {
     double ce_local, ce_global, stretch, separation, total; /* mean over the round's steps */
     int steps, participants;
     double seconds;
+    char global_sha256[65]; /* of the shared parameters after the round ("" without any) */
 } sim_round;
 
 typedef struct sim_result {
@@ -36,12 +26,9 @@ typedef struct sim_result {
     double final_accuracy;                              /* mean of the last min(10, rounds) rounds' accuracy */
 } sim_result;
 
-/* The method's settings for a task (its defaults, then the task's keys). */
-sdfed_method_config sim_method_config(const sdfed_task *task);
-
 /* Runs the task; `log` (may be NULL) receives one line per round. */
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-            const sim_data *data, sim_result *out, FILE *log, sdfed_error *err);
+            const fed_data *data, sim_result *out, FILE *log, sdfed_error *err);
 void sim_result_free(sim_result *r);
 
 #endif

@@ -1,0 +1,502 @@
+/* sdfed-client: a headless federation client (native, libwebsockets).
+ *   sdfed-client --server ws://HOST:PORT [--client-index K] [options]
+ * It takes the task from the server's welcome, trains on shard K of the
+ * task's partition of Fashion-MNIST exactly as `sdfed sim` trains client K
+ * (tools/sim/fed_client.h), uploads the shared parameters after each round
+ * and reports its accuracy. After a disconnect it reconnects with its token;
+ * an update it already computed for a round is sent again, never retrained,
+ * so a server crash cannot change what it contributes. Used by the tests,
+ * the load tests and `make run`. */
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libwebsockets.h>
+
+#include "cli.h"
+#include "fed_client.h"
+#include "fed_data.h"
+#include "idx.h"
+#include "protocol.h"
+#include "sha256.h"
+
+typedef struct outgoing {
+    struct outgoing *next;
+    size_t len;
+    int binary;
+    unsigned char *data; /* LWS_PRE headroom */
+} outgoing;
+
+typedef struct client {
+    /* options */
+    char address[256], path[256];
+    int port, tls, index, json, quiet;
+    const char *model_path, *cache, *data_dir, *token_file;
+    const char *attack; /* NULL, "flip" or "scale:F" */
+    double give_up_s;
+    /* connection */
+    struct lws_context *context;
+    struct lws *wsi;
+    lws_sorted_usec_list_t retry;
+    double disconnected_at;
+    int attempts;
+    unsigned char *rx;
+    size_t rx_len, rx_cap;
+    int rx_binary;
+    outgoing *head, *tail;
+    char token[SDFED_MSG_TEXT];
+    /* federation */
+    int ready, finished, failed;
+    sdfed_task task;
+    cli_model model;
+    sdfed_classes cls;
+    fed_data data;
+    sdfed_partition part;
+    fed_client fc;
+    const sdfed_kernels *k;
+    sdfed_arena arena;
+    int64_t waiting_round; /* a round_start whose parameters are to come */
+    int64_t cached_round;  /* the round the cached update answers */
+    float *cached;
+    int64_t rounds_done;
+} client;
+
+static volatile int interrupted;
+static void on_signal(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void say(const client *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void say(const client *c, const char *fmt, ...) {
+    if (c->quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("client %d: ", c->index);
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+}
+
+static void fail(client *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void fail(client *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "sdfed-client: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    c->failed = 1;
+    interrupted = 1;
+}
+
+static void send_message(client *c, const void *data, size_t len, int binary) {
+    outgoing *o = malloc(sizeof *o);
+    unsigned char *buf = o ? malloc(LWS_PRE + len) : NULL;
+    if (!o || !buf) {
+        free(o);
+        fail(c, "out of memory");
+        return;
+    }
+    memcpy(buf + LWS_PRE, data, len);
+    *o = (outgoing){NULL, len, binary, buf};
+    if (c->tail)
+        c->tail->next = o;
+    else
+        c->head = o;
+    c->tail = o;
+    if (c->wsi) lws_callback_on_writable(c->wsi);
+}
+
+static void send_writer(client *c, sdfed_json_writer *w, sdfed_buffer *b) {
+    if (sdfed_jw_end(w, NULL) == SDFED_OK) send_message(c, b->data, b->size, 0);
+    sdfed_buffer_free(b);
+}
+
+static void drop_queue(client *c) {
+    while (c->head) {
+        outgoing *o = c->head;
+        c->head = o->next;
+        free(o->data);
+        free(o);
+    }
+    c->tail = NULL;
+}
+
+/* ------------------------------------------------------------ federation */
+
+/* The first welcome: the task, the model (checked against the server's
+ * hash), the data and this client's shard. */
+static int prepare(client *c, const sdfed_message *m) {
+    sdfed_error err = {0};
+    if (sdfed_task_parse(&c->task, m->task_json, strlen(m->task_json), &err)) {
+        fail(c, "the server's task: %s", err.message);
+        return -1;
+    }
+    if (c->index < 0 || c->index >= c->task.clients) {
+        fail(c, "--client-index %d is not a shard of this task (0..%d)", c->index, c->task.clients - 1);
+        return -1;
+    }
+    if (cli_model_open(&c->model, c->model_path, &err)) {
+        fail(c, "model: %s", err.message);
+        return -1;
+    }
+    char sha[65];
+    sdfed_sha256_hex(c->model.file.data, c->model.file.size, sha);
+    if (strcmp(sha, m->model_sha256) != 0) {
+        fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, sha, m->model_sha256);
+        return -1;
+    }
+    if (sdfed_classes_init(&c->cls, &c->model.tokenizer, c->model.clip.cfg.context_length, sdfed_fmnist_class_names,
+                           SDFED_FMNIST_CLASSES, &err) ||
+        fed_data_load(&c->task, c->data_dir, c->cache, &c->model, sha, c->k, &c->data, &err) ||
+        fed_partition(&c->task, &c->data, &c->part, &err) ||
+        fed_client_init(&c->fc, &c->task, c->index, &c->part.clients[c->index], &c->model.clip, c->k, &c->cls,
+                        &c->arena, &err)) {
+        fail(c, "%s", err.message);
+        return -1;
+    }
+    c->ready = 1;
+    say(c, "%s, shard of %d training and %d test images, local prompt %d", sdfed_method_name(c->task.method),
+        c->fc.split->n_train, c->fc.split->n_test, c->fc.cfg.local_len);
+    return 0;
+}
+
+/* A scaled or sign-flipped change, for robustness tests. */
+static void apply_attack(const client *c, float *update, const float *before, size_t n) {
+    if (!c->attack) return;
+    double factor = strcmp(c->attack, "flip") == 0 ? -1.0 : atof(c->attack + 6);
+    for (size_t i = 0; i < n; i++) update[i] = (float)(before[i] + factor * ((double)update[i] - before[i]));
+}
+
+static void send_update(client *c, int64_t round) {
+    sdfed_method_params *p = &c->fc.params;
+    size_t n = (size_t)p->global_rows * p->width;
+    uint32_t shape[2] = {(uint32_t)p->global_rows, (uint32_t)p->width};
+    uint32_t samples = (uint32_t)c->fc.split->n_train;
+    if (c->json) {
+        sdfed_buffer b = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &b, "update");
+        sdfed_jw_int(&w, "round", round);
+        sdfed_jw_int(&w, "samples", samples);
+        sdfed_jw_shape(&w, "shape", 2, shape);
+        sdfed_jw_floats(&w, "data", c->cached, n);
+        send_writer(c, &w, &b);
+    } else {
+        sdfed_buffer frame = {0};
+        if (sdfed_frame_encode(SDFED_FRAME_UPDATE, (uint32_t)round, samples, 2, shape, c->cached, &frame, NULL) == 0)
+            send_message(c, frame.data, frame.size, 1);
+        sdfed_buffer_free(&frame);
+    }
+}
+
+/* The round's parameters arrived: train (once per round), upload, report. */
+static void run_round(client *c, int64_t round, const float *global, size_t n) {
+    sdfed_method_params *p = &c->fc.params;
+    size_t shared = (size_t)p->global_rows * p->width;
+    if (n != shared) {
+        fail(c, "round %lld: the server's parameters hold %zu values, the method %zu", (long long)round, n, shared);
+        return;
+    }
+    if (c->cached_round == round) {
+        say(c, "round %lld: sending the update computed before the disconnect", (long long)round);
+        send_update(c, round);
+        return;
+    }
+    memcpy(p->global, global, sizeof(float) * shared);
+    sdfed_losses sum = {0};
+    int steps = 0;
+    sdfed_error err = {0};
+    if (fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &sum, &steps, &c->arena, &err)) {
+        fail(c, "round %lld: %s", (long long)round, err.message);
+        return;
+    }
+    free(c->cached);
+    if (!(c->cached = malloc(sizeof(float) * shared))) {
+        fail(c, "out of memory");
+        return;
+    }
+    memcpy(c->cached, p->global, sizeof(float) * shared);
+    apply_attack(c, c->cached, global, shared);
+    c->cached_round = round;
+    send_update(c, round);
+    double accuracy = 0;
+    sdfed_arena_reset(&c->arena);
+    fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &accuracy, &c->arena, &err);
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "metrics");
+    sdfed_jw_int(&w, "round", round);
+    sdfed_jw_double(&w, "accuracy", accuracy);
+    sdfed_jw_double(&w, "loss", steps ? sum.total / steps : 0.0);
+    sdfed_jw_int(&w, "test_samples", c->fc.split->n_test);
+    send_writer(c, &w, &b);
+    say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps,
+        steps ? sum.total / steps : 0.0, 100 * accuracy, c->attack ? " (attacking)" : "");
+}
+
+static void save_token(client *c) {
+    if (!c->token_file) return;
+    FILE *f = fopen(c->token_file, "w");
+    if (f) {
+        fprintf(f, "%s\n", c->token);
+        fclose(f);
+    }
+}
+
+static void handle_text(client *c, const char *text, size_t len) {
+    sdfed_message m;
+    const char *code;
+    sdfed_error err = {0};
+    if (sdfed_message_parse(text, len, 1 << 24, &m, &code, &err)) {
+        fail(c, "the server sent a bad message (%s): %s", code, err.message);
+        return;
+    }
+    switch (m.type) {
+    case SDFED_MSG_WELCOME:
+        snprintf(c->token, sizeof c->token, "%s", m.token);
+        save_token(c);
+        if (!c->ready) prepare(c, &m);
+        break;
+    case SDFED_MSG_ROUND_START:
+        if (!c->ready) break;
+        if (m.values)
+            run_round(c, m.round, m.values, m.n_values);
+        else
+            c->waiting_round = m.round;
+        break;
+    case SDFED_MSG_ROUND_END: c->rounds_done = m.round + 1; break;
+    case SDFED_MSG_DONE:
+        say(c, "the federation finished its %lld rounds", (long long)m.rounds);
+        c->finished = 1;
+        interrupted = 1;
+        break;
+    case SDFED_MSG_ERROR: say(c, "the server refused: %s (%s)", m.code, m.message); break;
+    default: break; /* ack, wait, heartbeat */
+    }
+    sdfed_message_free(&m);
+}
+
+static void handle_binary(client *c, const unsigned char *data, size_t len) {
+    sdfed_frame f;
+    const char *code;
+    sdfed_error err = {0};
+    if (sdfed_frame_decode(data, len, (size_t)1 << 24, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {
+        fail(c, "the server sent a bad frame: %s", err.message);
+        return;
+    }
+    if (!c->ready || (int64_t)f.round != c->waiting_round) return;
+    float *global = malloc(sizeof *global * f.n_values);
+    if (!global) {
+        fail(c, "out of memory");
+        return;
+    }
+    sdfed_frame_values(&f, global);
+    c->waiting_round = -1;
+    run_round(c, f.round, global, f.n_values);
+    free(global);
+}
+
+/* ------------------------------------------------------------ connection */
+
+static void connect_now(lws_sorted_usec_list_t *sul);
+
+static void reconnect_later(client *c) {
+    if (interrupted) return;
+    if (c->disconnected_at == 0) c->disconnected_at = now_s();
+    if (now_s() - c->disconnected_at > c->give_up_s) {
+        fail(c, "no connection to %s:%d for %.0f s; giving up", c->address, c->port, c->give_up_s);
+        return;
+    }
+    int attempt = c->attempts < 6 ? c->attempts : 6;
+    lws_sul_schedule(c->context, 0, &c->retry, connect_now, (lws_usec_t)(100000 << attempt));
+    c->attempts++;
+}
+
+static void connect_now(lws_sorted_usec_list_t *sul) {
+    client *c = lws_container_of(sul, client, retry);
+    struct lws_client_connect_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.context = c->context;
+    ci.address = c->address;
+    ci.port = c->port;
+    ci.path = c->path;
+    ci.host = c->address;
+    ci.origin = c->address;
+    ci.protocol = SDFED_PROTOCOL;
+    ci.ssl_connection = c->tls ? LCCSCF_USE_SSL | LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK : 0;
+    ci.pwsi = &c->wsi;
+    if (!lws_client_connect_via_info(&ci)) reconnect_later(c);
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    client *c = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_ESTABLISHED: {
+        c->attempts = 0;
+        c->disconnected_at = 0;
+        sdfed_buffer b = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &b, "hello");
+        sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
+        if (c->token[0]) sdfed_jw_string(&w, "token", c->token);
+        sdfed_jw_string(&w, "kind", "headless");
+        sdfed_jw_string(&w, "encoding", c->json ? "json" : "binary");
+        if (c->index >= 0) sdfed_jw_int(&w, "shard", c->index);
+        send_writer(c, &w, &b);
+        break;
+    }
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        if (lws_is_first_fragment(wsi)) c->rx_len = 0, c->rx_binary = lws_frame_is_binary(wsi);
+        if (c->rx_len + len > c->rx_cap) {
+            size_t cap = c->rx_cap ? c->rx_cap : 65536;
+            while (cap < c->rx_len + len) cap *= 2;
+            unsigned char *grown = realloc(c->rx, cap);
+            if (!grown) {
+                fail(c, "out of memory");
+                return -1;
+            }
+            c->rx = grown, c->rx_cap = cap;
+        }
+        memcpy(c->rx + c->rx_len, in, len);
+        c->rx_len += len;
+        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
+            if (c->rx_binary)
+                handle_binary(c, c->rx, c->rx_len);
+            else
+                handle_text(c, (const char *)c->rx, c->rx_len);
+        }
+        break;
+    case LWS_CALLBACK_CLIENT_WRITEABLE: {
+        outgoing *o = c->head;
+        if (!o) break;
+        if (lws_write(wsi, o->data + LWS_PRE, o->len, o->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)o->len)
+            return -1;
+        c->head = o->next;
+        if (!c->head) c->tail = NULL;
+        free(o->data);
+        free(o);
+        if (c->head) lws_callback_on_writable(wsi);
+        break;
+    }
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        c->wsi = NULL;
+        /* what was queued was for the old connection; the cached update
+         * goes again if the round is resent */
+        drop_queue(c);
+        if (!c->finished && !interrupted) {
+            if (reason == LWS_CALLBACK_CLIENT_CLOSED) say(c, "disconnected; reconnecting");
+            reconnect_later(c);
+        }
+        break;
+    default: break;
+    }
+    (void)user;
+    return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+    {.name = SDFED_PROTOCOL, .callback = callback, .rx_buffer_size = 65536},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static int parse_server(client *c, const char *url) {
+    char buf[512];
+    const char *scheme, *address, *path;
+    int port;
+    snprintf(buf, sizeof buf, "%s", url);
+    if (lws_parse_uri(buf, &scheme, &address, &port, &path) || (strcmp(scheme, "ws") && strcmp(scheme, "wss")))
+        return -1;
+    c->tls = strcmp(scheme, "wss") == 0;
+    c->port = port;
+    snprintf(c->address, sizeof c->address, "%s", address);
+    snprintf(c->path, sizeof c->path, "/%s", path[0] ? path : "ws");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static client c;
+    const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary";
+    int quiet = 0;
+    c.model_path = CLI_DEFAULT_MODEL;
+    const cli_option options[] = {
+        {"--server", &server, NULL},           {"--client-index", &index, NULL}, {"--model", &c.model_path, NULL},
+        {"--cache", &c.cache, NULL},           {"--data", &c.data_dir, NULL},    {"--backend", &backend, NULL},
+        {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
+        {"--encoding", &encoding, NULL},       {"--quiet", NULL, &quiet}};
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int n_pos = 0;
+    if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
+        return CLI_USAGE;
+    free(pos);
+    if (n_pos || !server)
+        return cli_error(CLI_USAGE,
+                         "client: usage: sdfed-client --server ws://HOST:PORT [--client-index K] [--model M] "
+                         "[--cache DIR] [--token-file F] [--encoding binary|json] [--attack flip|scale:F]");
+    if (parse_server(&c, server)) return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
+    c.index = atoi(index);
+    c.json = strcmp(encoding, "json") == 0;
+    c.quiet = quiet;
+    c.give_up_s = atof(give_up);
+    c.k = cli_backend(backend);
+    c.cached_round = c.waiting_round = -1;
+    if (!c.k) return cli_error(CLI_USAGE, "client: backend '%s' is not in this build", backend);
+    if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
+        return cli_error(CLI_USAGE, "client: --attack must be flip or scale:F");
+    if (c.token_file) {
+        FILE *f = fopen(c.token_file, "r");
+        if (f) {
+            if (fgets(c.token, sizeof c.token, f)) c.token[strcspn(c.token, "\r\n")] = '\0';
+            fclose(f);
+        }
+    }
+    sdfed_arena_init(&c.arena);
+    lws_set_log_level(LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = CONTEXT_PORT_NO_LISTEN;
+    info.protocols = protocols;
+    info.user = &c;
+    if (c.tls) info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    c.context = lws_create_context(&info);
+    if (!c.context) return cli_error(CLI_FAILED, "client: cannot create the libwebsockets context");
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    lws_sul_schedule(c.context, 0, &c.retry, connect_now, 1);
+    while (!interrupted && lws_service(c.context, 0) >= 0) {
+    }
+    lws_context_destroy(c.context);
+    drop_queue(&c);
+    free(c.rx);
+    free(c.cached);
+    if (c.ready) {
+        fed_client_free(&c.fc);
+        sdfed_partition_free(&c.part);
+        fed_data_free(&c.data);
+        sdfed_classes_free(&c.cls);
+        cli_model_close(&c.model);
+    }
+    sdfed_arena_free(&c.arena);
+    return c.failed ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,598 @@
+/* Rounds, validation, aggregation and resumption (see federation.h). */
+#include "federation.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "methods.h"
+#include "projector.h"
+#include "protocol.h"
+#include "rng.h"
+#include "sha256.h"
+
+static const char *const refusal_codes[] = {
+    "bad_json",    "bad_message",  "unknown_type",     "bad_protocol", "bad_join_key",   "bad_token",
+    "bad_frame",   "bad_crc",      "bad_shape",        "not_finite",   "norm_too_large", "bad_samples",
+    "wrong_round", "not_in_round", "duplicate_update", "too_large",    "rate_limited",   "server_error",
+    NULL};
+
+typedef struct peer {
+    int64_t id;
+    int shard, binary;
+    int64_t assigned; /* async: the version it was given, -1 none */
+} peer;
+
+struct federation {
+    sdfed_task task;
+    federation_options opt;
+    federation_net net;
+    store *st;
+    const sdfed_kernels *k;
+    char *task_json; /* the welcome's fields describing the federation */
+    int64_t round;   /* sync: the current or next round; async: the version */
+    float *global;
+    size_t n;
+    uint32_t shape[2];
+    char sha[65];
+    int open, done;
+    int64_t *participants;
+    int n_participants, n_reported;
+    unsigned char *reported, *dropped;
+    int64_t deadline;
+    sdfed_rng sampler;
+    peer *peers;
+    int n_peers, cap_peers;
+    int buffered; /* async: updates waiting */
+    int64_t updates_accepted, rounds_closed, refused[32];
+    double last_aggregation_ms, total_aggregation_ms;
+    sdfed_arena arena;
+};
+
+static double now_ms_wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+const char *federation_refusal_code(int i) {
+    return i >= 0 && i < (int)(sizeof refusal_codes / sizeof refusal_codes[0]) ? refusal_codes[i] : NULL;
+}
+
+void federation_count_refusal(federation *f, const char *code) {
+    for (int i = 0; refusal_codes[i]; i++)
+        if (strcmp(code, refusal_codes[i]) == 0) f->refused[i]++;
+}
+
+static void log_event(federation *f, const char *event, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void log_event(federation *f, const char *event, const char *fmt, ...) {
+    char fields[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fields, sizeof fields, fmt, ap);
+    va_end(ap);
+    if (f->net.log) f->net.log(f->net.ctx, event, fields);
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void send_buffer(federation *f, int64_t client, sdfed_buffer *b) {
+    f->net.send_text(f->net.ctx, client, (const char *)b->data, b->size);
+    sdfed_buffer_free(b);
+}
+
+static void send_simple(federation *f, int64_t client, const char *type, const char *k1, int64_t v1, const char *k2,
+                        const char *v2) {
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, type);
+    if (k1) sdfed_jw_int(&w, k1, v1);
+    if (k2) sdfed_jw_string(&w, k2, v2);
+    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
+        send_buffer(f, client, &b);
+    else
+        sdfed_buffer_free(&b);
+}
+
+static peer *find_peer(federation *f, int64_t client) {
+    for (int i = 0; i < f->n_peers; i++)
+        if (f->peers[i].id == client) return &f->peers[i];
+    return NULL;
+}
+
+/* round_start with the global parameters, as the client asked to get them */
+static void send_round(federation *f, const peer *p) {
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "round_start");
+    sdfed_jw_int(&w, "round", f->round);
+    if (!f->opt.async) sdfed_jw_int(&w, "deadline_ms", f->opt.deadline_ms);
+    sdfed_jw_string(&w, "global_sha256", f->sha);
+    if (!p->binary) {
+        sdfed_jw_shape(&w, "shape", 2, f->shape);
+        sdfed_jw_floats(&w, "data", f->global, f->n);
+    }
+    if (sdfed_jw_end(&w, NULL)) {
+        sdfed_buffer_free(&b);
+        return;
+    }
+    send_buffer(f, p->id, &b);
+    if (p->binary) {
+        sdfed_buffer frame = {0};
+        if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)f->round, 0, 2, f->shape, f->global, &frame, NULL) ==
+            SDFED_OK)
+            f->net.send_binary(f->net.ctx, p->id, frame.data, frame.size);
+        sdfed_buffer_free(&frame);
+    }
+}
+
+static void broadcast_round_end(federation *f, int64_t closed, int participants) {
+    for (int i = 0; i < f->n_peers; i++) {
+        sdfed_buffer b = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &b, "round_end");
+        sdfed_jw_int(&w, "round", closed);
+        sdfed_jw_int(&w, "next_round", f->round);
+        sdfed_jw_int(&w, "participants", participants);
+        sdfed_jw_string(&w, "global_sha256", f->sha);
+        if (sdfed_jw_end(&w, NULL) == SDFED_OK)
+            send_buffer(f, f->peers[i].id, &b);
+        else
+            sdfed_buffer_free(&b);
+    }
+    if (f->done)
+        for (int i = 0; i < f->n_peers; i++)
+            send_simple(f, f->peers[i].id, "done", "rounds", f->task.rounds, NULL, NULL);
+}
+
+/* -------------------------------------------------------------- rounds */
+
+static int participant_index(const federation *f, int64_t client) {
+    for (int i = 0; i < f->n_participants; i++)
+        if (f->participants[i] == client) return i;
+    return -1;
+}
+
+static void free_participants(federation *f) {
+    free(f->participants);
+    free(f->reported);
+    free(f->dropped);
+    f->participants = NULL;
+    f->reported = f->dropped = NULL;
+    f->n_participants = f->n_reported = 0;
+}
+
+static int compare_peers(const void *a, const void *b) {
+    const peer *x = a, *y = b;
+    int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int compare_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void maybe_start_round(federation *f, int64_t now_ms) {
+    if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0) return;
+    /* the connected clients by shard, then id; a partial shuffle picks the
+     * round's clients, kept in that order */
+    peer *candidates = malloc(sizeof *candidates * (size_t)f->n_peers);
+    int *chosen = malloc(sizeof *chosen * (size_t)f->n_peers);
+    int64_t *ids = malloc(sizeof *ids * (size_t)f->n_peers);
+    if (!candidates || !chosen || !ids) {
+        free(candidates), free(chosen), free(ids);
+        log_event(f, "error", "\"message\": \"out of memory starting a round\"");
+        return;
+    }
+    memcpy(candidates, f->peers, sizeof *candidates * (size_t)f->n_peers);
+    qsort(candidates, (size_t)f->n_peers, sizeof *candidates, compare_peers);
+    int count = f->n_peers, want = f->task.clients_per_round > 0 ? f->task.clients_per_round : count;
+    if (want > count) want = count;
+    for (int i = 0; i < count; i++) chosen[i] = i;
+    sdfed_rng before = f->sampler;
+    for (int i = 0; i < want; i++) {
+        int j = i + (int)sdfed_rng_below(&f->sampler, (uint64_t)(count - i)), t = chosen[i];
+        chosen[i] = chosen[j], chosen[j] = t;
+    }
+    qsort(chosen, (size_t)want, sizeof *chosen, compare_int);
+    for (int i = 0; i < want; i++) ids[i] = candidates[chosen[i]].id;
+    sdfed_error err = {0};
+    if (store_start_round(f->st, f->round, ids, want, f->sampler.s, &err)) {
+        f->sampler = before;
+        log_event(f, "error", "\"message\": \"%s\"", err.message);
+        free(candidates), free(chosen), free(ids);
+        return;
+    }
+    free_participants(f);
+    f->participants = ids;
+    f->n_participants = want;
+    f->reported = calloc((size_t)want, 1);
+    f->dropped = calloc((size_t)want, 1);
+    f->open = 1;
+    f->deadline = now_ms + f->opt.deadline_ms;
+    log_event(f, "round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round, want,
+              count);
+    for (int i = 0; i < f->n_peers; i++) {
+        if (participant_index(f, f->peers[i].id) >= 0)
+            send_round(f, &f->peers[i]);
+        else
+            send_simple(f, f->peers[i].id, "wait", "round", f->round, "reason", "not_sampled");
+    }
+    free(candidates), free(chosen);
+}
+
+/* Aggregates the waiting updates into the next round's parameters. */
+static int close_round(federation *f, int64_t now_ms) {
+    sdfed_error err = {0};
+    store_update *u;
+    int n;
+    int rc = store_pending_updates(f->st, &u, &n, &err);
+    if (rc || n == 0) {
+        if (rc) log_event(f, "error", "\"message\": \"%s\"", err.message);
+        return rc ? rc : SDFED_ERR_ARG;
+    }
+    const float **rows = malloc(sizeof *rows * (size_t)n);
+    double *weights = malloc(sizeof *weights * (size_t)n);
+    float *next = malloc(sizeof *next * f->n);
+    if (!rows || !weights || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    /* sync: in the order the round's clients were chosen (shard order), as
+     * the simulator trains them; async: by base version, then client */
+    int m = 0;
+    if (rc == SDFED_OK && !f->opt.async) {
+        for (int p = 0; p < f->n_participants; p++)
+            for (int i = 0; i < n; i++)
+                if (u[i].client == f->participants[p]) rows[m] = u[i].values, weights[m++] = (double)u[i].samples;
+    } else if (rc == SDFED_OK) {
+        for (int i = 0; i < n; i++) {
+            rows[m] = u[i].values;
+            weights[m++] = (double)u[i].samples / sqrt(1.0 + (double)(f->round - u[i].round));
+        }
+    }
+    double t0 = now_ms_wall();
+    sdfed_rng noise;
+    sdfed_rng_seed_stream(&noise, f->task.seed, SDFED_STREAM_NOISE + (uint64_t)f->round);
+    sdfed_arena_reset(&f->arena);
+    if (rc == SDFED_OK)
+        rc = sdfed_aggregate(&f->opt.aggregate, f->k, rows, weights, m, f->n, f->global, &noise, next, &f->arena, &err);
+    double aggregation_ms = now_ms_wall() - t0;
+    char sha[65];
+    if (rc == SDFED_OK) {
+        sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
+        rc = store_close_round(f->st, f->round, next, f->n, sha, m, aggregation_ms, &err);
+    }
+    if (rc) {
+        log_event(f, "error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
+                  err.message);
+    } else {
+        memcpy(f->global, next, sizeof *next * f->n);
+        memcpy(f->sha, sha, sizeof sha);
+        int64_t closed = f->round++;
+        f->rounds_closed++;
+        f->last_aggregation_ms = aggregation_ms;
+        f->total_aggregation_ms += aggregation_ms;
+        f->open = 0;
+        f->buffered = 0;
+        f->done = f->round >= f->task.rounds;
+        log_event(f, "round_end",
+                  "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
+                  "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
+                  (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
+                  f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
+        free_participants(f);
+        broadcast_round_end(f, closed, m);
+        if (f->opt.async && !f->done)
+            for (int i = 0; i < f->n_peers; i++)
+                if (f->peers[i].assigned < f->round) {
+                    f->peers[i].assigned = f->round;
+                    send_round(f, &f->peers[i]);
+                }
+        maybe_start_round(f, now_ms);
+    }
+    free(rows), free(weights), free(next);
+    store_updates_free(u, n);
+    return rc;
+}
+
+/* Closes the sync round when every chosen client still in it reported. */
+static void check_complete(federation *f, int64_t now_ms) {
+    if (!f->open) return;
+    int outstanding = 0;
+    for (int i = 0; i < f->n_participants; i++) outstanding += !f->reported[i] && !f->dropped[i];
+    int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;
+    if (outstanding == 0 && f->n_reported >= needed && f->n_reported > 0) close_round(f, now_ms);
+}
+
+/* ----------------------------------------------------------- public api */
+
+/* The welcome's description of the federation: the task as it runs (in
+ * the task-file format, the model given by its URL), the model's hash and
+ * size, the class names and the shape of the shared parameters. */
+static int build_welcome_fields(federation *f, const federation_model *model, const char *const *class_names, int C,
+                                sdfed_error *err) {
+    sdfed_buffer task = {0}, model_json = {0}, b = {0};
+    int rc = sdfed_task_write(&f->task, model->url, &task, err);
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &model_json, NULL);
+    sdfed_jw_string(&w, "url", model->url);
+    sdfed_jw_string(&w, "sha256", model->sha256);
+    sdfed_jw_int(&w, "size", (int64_t)model->size);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    /* fields without the object's braces, to go into the welcome */
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_raw(&w, "task", (const char *)task.data, task.size);
+    sdfed_jw_raw(&w, "model", (const char *)model_json.data, model_json.size);
+    sdfed_jw_strings(&w, "classes", class_names, C);
+    sdfed_jw_shape(&w, "global_shape", 2, f->shape);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    if (rc == SDFED_OK) {
+        f->task_json = malloc(b.size);
+        if (!f->task_json)
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+        else {
+            memcpy(f->task_json, b.data + 1, b.size - 2);
+            f->task_json[b.size - 2] = '\0';
+        }
+    }
+    sdfed_buffer_free(&task), sdfed_buffer_free(&model_json), sdfed_buffer_free(&b);
+    return rc;
+}
+
+/* The state the store holds, or a new federation from the method's initial
+ * shared parameters. */
+/* The state the store holds, or a new federation from the task's initial
+ * shared parameters. */
+static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, sdfed_error *err) {
+    sdfed_method_config cfg = sdfed_task_method_config(&f->task);
+    int width, rows, local_rows;
+    sdfed_method_shapes(&cfg, m, cls->n_classes, &width, &rows, &local_rows);
+    if (rows == 0)
+        return sdfed_fail(err, SDFED_ERR_ARG, "federation: method %s shares nothing to aggregate",
+                          sdfed_method_name(f->task.method));
+    f->shape[0] = (uint32_t)rows, f->shape[1] = (uint32_t)width;
+    f->n = (size_t)rows * width;
+    sdfed_rng_seed_stream(&f->sampler, f->task.seed, SDFED_STREAM_ROUNDS);
+    store_round r;
+    int found, rc = store_latest_round(f->st, &r, &found, err);
+    if (rc) return rc;
+    if (!found) {
+        sdfed_method_params server;
+        if ((rc = sdfed_task_server_params(&f->task, m, f->k, cls, &server, &f->arena, err))) return rc;
+        f->global = malloc(sizeof *f->global * f->n);
+        if (!f->global)
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+        else
+            memcpy(f->global, server.global, sizeof *f->global * f->n);
+        sdfed_method_params_free(&server);
+        if (rc) return rc;
+        sdfed_sha256_hex(f->global, sizeof *f->global * f->n, f->sha);
+        f->round = 0;
+        return store_add_first_round(f->st, f->global, f->n, f->sha, err);
+    }
+    if (r.n_values != f->n) {
+        store_round_free(&r);
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "federation: the stored parameters do not fit the task's method");
+    }
+    f->round = r.round;
+    f->global = r.global;
+    r.global = NULL;
+    memcpy(f->sha, r.sha256, sizeof f->sha);
+    if (r.started && !r.closed) {
+        /* resume the open round: its clients, sampler and stored updates */
+        memcpy(f->sampler.s, r.rng, sizeof r.rng);
+        f->participants = r.participants, f->n_participants = r.n_participants;
+        r.participants = NULL;
+        f->reported = calloc((size_t)f->n_participants + 1, 1);
+        f->dropped = calloc((size_t)f->n_participants + 1, 1);
+        for (int i = 0; i < f->n_participants; i++) f->dropped[i] = 1; /* until they reconnect */
+        f->open = !f->opt.async;
+    } else if (r.round > 0) {
+        store_round previous;
+        if ((rc = store_get_round(f->st, r.round - 1, &previous, &found, err)) == SDFED_OK && found && previous.started)
+            memcpy(f->sampler.s, previous.rng, sizeof previous.rng);
+        store_round_free(&previous);
+    }
+    store_round_free(&r);
+    if (rc) return rc;
+    store_update *u;
+    int n;
+    if ((rc = store_pending_updates(f->st, &u, &n, err))) return rc;
+    for (int i = 0; i < n; i++) {
+        int p = participant_index(f, u[i].client);
+        if (p >= 0 && !f->reported[p]) f->reported[p] = 1, f->n_reported++;
+    }
+    f->buffered = n;
+    store_updates_free(u, n);
+    f->done = f->round >= f->task.rounds;
+    return SDFED_OK;
+}
+
+int federation_open(federation **out, const sdfed_task *task, const federation_model *model, const sdfed_clip_model *m,
+                    const sdfed_kernels *k, const sdfed_classes *cls, const char *const *class_names, store *st,
+                    const federation_options *opt, const federation_net *net, int64_t now_ms, sdfed_error *err) {
+    *out = NULL;
+    federation *f = calloc(1, sizeof *f);
+    if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+    f->task = *task, f->opt = *opt, f->net = *net, f->st = st, f->k = k;
+    sdfed_arena_init(&f->arena);
+    int rc = load_state(f, m, cls, err);
+    if (rc == SDFED_OK) rc = build_welcome_fields(f, model, class_names, cls->n_classes, err);
+    if (rc) {
+        federation_close(f);
+        return rc;
+    }
+    if (f->open) f->deadline = now_ms + f->opt.deadline_ms;
+    log_event(f, "federation",
+              "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
+              "\"reported\": %d, \"global_sha256\": \"%s\"",
+              (long long)f->round, f->task.rounds, f->opt.async ? "async" : "sync",
+              f->round > 0 || f->open ? "true" : "false", f->open, f->n_reported, f->sha);
+    *out = f;
+    return SDFED_OK;
+}
+
+void federation_close(federation *f) {
+    if (!f) return;
+    free(f->task_json);
+    free(f->global);
+    free_participants(f);
+    free(f->peers);
+    sdfed_arena_free(&f->arena);
+    free(f);
+}
+
+void federation_join(federation *f, int64_t client, const char *token, int shard, int binary, int64_t now_ms) {
+    peer *p = find_peer(f, client);
+    if (!p) {
+        if (f->n_peers == f->cap_peers) {
+            int cap = f->cap_peers ? 2 * f->cap_peers : 64;
+            peer *grown = realloc(f->peers, sizeof *grown * (size_t)cap);
+            if (!grown) {
+                log_event(f, "error", "\"message\": \"out of memory adding a client\"");
+                return;
+            }
+            f->peers = grown, f->cap_peers = cap;
+        }
+        p = &f->peers[f->n_peers++];
+    }
+    *p = (peer){client, shard, binary, -1};
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "welcome");
+    sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
+    sdfed_jw_int(&w, "client_id", client);
+    sdfed_jw_string(&w, "token", token);
+    sdfed_jw_string(&w, "mode", f->opt.async ? "async" : "sync");
+    sdfed_jw_int(&w, "round", f->round);
+    sdfed_jw_raw(&w, NULL, f->task_json, strlen(f->task_json));
+    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
+        send_buffer(f, client, &b);
+    else
+        sdfed_buffer_free(&b);
+    log_event(f, "join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
+    if (f->done) {
+        send_simple(f, client, "done", "rounds", f->task.rounds, NULL, NULL);
+    } else if (f->opt.async) {
+        p->assigned = f->round;
+        send_round(f, p);
+    } else if (f->open) {
+        int i = participant_index(f, client);
+        if (i >= 0 && !f->reported[i]) {
+            f->dropped[i] = 0; /* back in its round */
+            send_round(f, p);
+        } else {
+            send_simple(f, client, "wait", "round", f->round, "reason", i >= 0 ? "reported" : "round_in_progress");
+        }
+    } else {
+        maybe_start_round(f, now_ms);
+        if (!f->open) send_simple(f, client, "wait", "round", f->round, "reason", "too_few_clients");
+    }
+}
+
+void federation_leave(federation *f, int64_t client, int64_t now_ms) {
+    peer *p = find_peer(f, client);
+    if (!p) return;
+    *p = f->peers[--f->n_peers];
+    log_event(f, "leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
+    int i = participant_index(f, client);
+    if (f->open && i >= 0 && !f->reported[i]) {
+        f->dropped[i] = 1;
+        check_complete(f, now_ms);
+    }
+}
+
+#define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), federation_count_refusal(f, c), c)
+
+const char *federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
+                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
+    if (f->done) return REFUSE("wrong_round", "the federation has finished its %d rounds", f->task.rounds);
+    int idx = -1;
+    if (f->opt.async) {
+        if (round > f->round || f->round - round > f->opt.max_staleness)
+            return REFUSE("wrong_round", "version %lld is not within %d of the current %lld", (long long)round,
+                          f->opt.max_staleness, (long long)f->round);
+    } else {
+        if (!f->open || round != f->round)
+            return REFUSE("wrong_round", "round %lld is not open; the %s round is %lld", (long long)round,
+                          f->open ? "current" : "next", (long long)f->round);
+        if ((idx = participant_index(f, client)) < 0)
+            return REFUSE("not_in_round", "client %lld was not chosen for round %lld", (long long)client,
+                          (long long)round);
+        if (f->reported[idx])
+            return REFUSE("duplicate_update", "round %lld already has this client's update", (long long)round);
+    }
+    if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
+        return REFUSE("bad_shape", "the update must be %u x %u", f->shape[0], f->shape[1]);
+    if (samples < 1 || samples > f->opt.max_samples)
+        return REFUSE("bad_samples", "sample count %lld is outside 1..%lld", (long long)samples,
+                      (long long)f->opt.max_samples);
+    if (f->opt.max_update_norm > 0) {
+        double norm = 0.0;
+        for (size_t j = 0; j < f->n; j++)
+            norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
+        if (sqrt(norm) > f->opt.max_update_norm)
+            return REFUSE("norm_too_large", "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
+                          f->opt.max_update_norm);
+    }
+    sdfed_error err = {0};
+    if (store_add_update(f->st, round, client, samples, values, f->n, &err)) {
+        /* a second update for the same version (async) hits the primary key */
+        return REFUSE(f->opt.async ? "duplicate_update" : "server_error", "not stored: %s", err.message);
+    }
+    f->updates_accepted++;
+    send_simple(f, client, "ack", "round", round, NULL, NULL);
+    log_event(f, "update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
+              (long long)samples);
+    if (f->opt.async) {
+        if (++f->buffered >= f->opt.buffer) close_round(f, now_ms);
+    } else {
+        f->reported[idx] = 1;
+        f->n_reported++;
+        check_complete(f, now_ms);
+    }
+    return NULL;
+}
+
+const char *federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
+                               int64_t test_samples, char *message, size_t cap) {
+    sdfed_error err = {0};
+    if (round > f->round + 1)
+        return REFUSE("wrong_round", "metrics for round %lld, ahead of %lld", (long long)round, (long long)f->round);
+    if (store_add_metrics(f->st, round, client, accuracy, loss, test_samples, &err))
+        return REFUSE("server_error", "not stored: %s", err.message);
+    return NULL;
+}
+
+void federation_tick(federation *f, int64_t now_ms) {
+    if (!f->open || now_ms < f->deadline) return;
+    int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;
+    if (f->n_reported >= needed && f->n_reported > 0) {
+        log_event(f, "deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, f->n_reported,
+                  f->n_participants);
+        close_round(f, now_ms);
+    } else {
+        f->deadline = now_ms + f->opt.deadline_ms;
+        log_event(f, "deadline_extended", "\"round\": %lld, \"reported\": %d, \"needed\": %d", (long long)f->round,
+                  f->n_reported, needed);
+    }
+}
+
+void federation_get_status(const federation *f, federation_status *s) {
+    memset(s, 0, sizeof *s);
+    s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
+    s->participants = f->n_participants, s->reported = f->n_reported;
+    s->open = f->open, s->done = f->done, s->async = f->opt.async;
+    memcpy(s->global_sha256, f->sha, sizeof f->sha);
+    s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;
+    s->last_aggregation_ms = f->last_aggregation_ms, s->total_aggregation_ms = f->total_aggregation_ms;
+    memcpy(s->refused, f->refused, sizeof s->refused);
+}

@@ -1,0 +1,270 @@
+/* HTTP routes of the aggregator (see http.h). */
+#include "http.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "protocol.h"
+#include "server.h"
+
+/* Headers every response carries: cross-origin isolation (so the page can
+ * use threads) and no content sniffing. */
+static int add_common(struct lws *wsi, unsigned char **p, unsigned char *end) {
+    static const struct {
+        const char *name, *value;
+    } headers[] = {{"cross-origin-opener-policy:", "same-origin"},
+                   {"cross-origin-embedder-policy:", "require-corp"},
+                   {"cross-origin-resource-policy:", "same-origin"},
+                   {"x-content-type-options:", "nosniff"}};
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)headers[i].name,
+                                        (const unsigned char *)headers[i].value, (int)strlen(headers[i].value), p, end))
+            return 1;
+    return 0;
+}
+
+/* A complete response from memory. */
+static int respond(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache) {
+    unsigned char head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
+    if (lws_add_http_common_headers(wsi, (unsigned)status, type, len, &p, end) || add_common(wsi, &p, end) ||
+        (cache && lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                              (const unsigned char *)cache, (int)strlen(cache), &p, end)) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return 1;
+    if (len) {
+        unsigned char *out = malloc(LWS_PRE + len);
+        if (!out) return 1;
+        memcpy(out + LWS_PRE, body, len);
+        int written = lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+        free(out);
+        if (written < 0) return 1;
+    }
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int not_found(struct lws *wsi) {
+    static const char body[] = "not found\n";
+    return respond(wsi, HTTP_STATUS_NOT_FOUND, "text/plain", body, sizeof body - 1, "no-store");
+}
+
+static const char *mime_of(const char *path) {
+    static const struct {
+        const char *ext, *mime;
+    } types[] = {{".html", "text/html; charset=utf-8"},
+                 {".js", "text/javascript"},
+                 {".mjs", "text/javascript"},
+                 {".wasm", "application/wasm"},
+                 {".css", "text/css"},
+                 {".json", "application/json"},
+                 {".svg", "image/svg+xml"},
+                 {".png", "image/png"},
+                 {".gguf", "application/octet-stream"},
+                 {".ico", "image/x-icon"}};
+    const char *dot = strrchr(path, '.');
+    for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(dot, types[i].ext) == 0) return types[i].mime;
+    return "application/octet-stream";
+}
+
+/* A URL path that names a file below a folder: no "..", no hidden files,
+ * no backslashes, nothing but a plain relative path. */
+static int safe_path(const char *path) {
+    if (!*path || strlen(path) > 512) return 0;
+    for (const char *p = path; *p; p++)
+        if (*p == '\\' || (unsigned char)*p < 0x20 || (*p == '.' && (p == path || p[-1] == '/'))) return 0;
+    return 1;
+}
+
+/* Serves a file with the common headers and, when etag is set, caching for
+ * a year (the content is named by its hash). */
+static int serve_file(struct lws *wsi, const char *file, const char *etag) {
+    struct stat st;
+    if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return not_found(wsi);
+    unsigned char extra[512], *p = extra, *end = extra + sizeof extra;
+    if (add_common(wsi, &p, end)) return 1;
+    const char *cache = etag ? "public, max-age=31536000, immutable" : "no-cache";
+    if (lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", (const unsigned char *)cache,
+                                    (int)strlen(cache), &p, end))
+        return 1;
+    if (etag) {
+        char quoted[80], match[96] = "";
+        snprintf(quoted, sizeof quoted, "\"%s\"", etag);
+        if (lws_hdr_copy(wsi, match, sizeof match, WSI_TOKEN_HTTP_IF_NONE_MATCH) > 0 && strstr(match, etag))
+            return respond(wsi, HTTP_STATUS_NOT_MODIFIED, NULL, NULL, 0, cache);
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)"etag:", (const unsigned char *)quoted,
+                                        (int)strlen(quoted), &p, end))
+            return 1;
+    }
+    int n = lws_serve_http_file(wsi, file, mime_of(file), (const char *)extra, (int)(p - extra));
+    if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi))) return -1;
+    return 0;
+}
+
+static int status_json(struct lws *wsi, http_site *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    int64_t registered = 0, *rounds = NULL, *clients = NULL;
+    double *accuracy = NULL;
+    int n = 0;
+    store_count_clients(site->st, &registered, NULL);
+    store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL);
+    sdfed_buffer b = {0}, history = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&history);
+    sink.write(sink.ctx, "[", 1);
+    for (int i = 0; i < n; i++) {
+        char item[128];
+        int len = snprintf(item, sizeof item, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}",
+                           i ? ", " : "", (long long)rounds[i], accuracy[i], (long long)clients[i]);
+        sink.write(sink.ctx, item, (size_t)len);
+    }
+    sink.write(sink.ctx, "]", 1);
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_int(&w, "round", st.round);
+    sdfed_jw_int(&w, "rounds", st.rounds);
+    sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
+    sdfed_jw_int(&w, "clients", st.connected);
+    sdfed_jw_int(&w, "clients_registered", registered);
+    sdfed_jw_int(&w, "round_open", st.open);
+    sdfed_jw_int(&w, "participants", st.participants);
+    sdfed_jw_int(&w, "reported", st.reported);
+    sdfed_jw_int(&w, "done", st.done);
+    sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
+    sdfed_jw_int(&w, "updates_accepted", st.updates_accepted);
+    sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
+    sdfed_jw_string(&w, "model_sha256", site->model_sha256);
+    sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
+    int rc = sdfed_jw_end(&w, NULL)
+                 ? 1
+                 : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    sdfed_buffer_free(&history);
+    free(rounds), free(accuracy), free(clients);
+    return rc;
+}
+
+static void append(sdfed_buffer *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void append(sdfed_buffer *b, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    sdfed_sink sink = sdfed_buffer_sink(b);
+    if (n > 0) sink.write(sink.ctx, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static int metrics_text(struct lws *wsi, http_site *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    sdfed_buffer b = {0};
+    append(&b, "# HELP sdfed_clients Clients connected now.\n# TYPE sdfed_clients gauge\nsdfed_clients %lld\n",
+           (long long)st.connected);
+    append(&b,
+           "# HELP sdfed_round The current round (sync) or version (async).\n# TYPE sdfed_round gauge\n"
+           "sdfed_round %lld\n",
+           (long long)st.round);
+    append(&b,
+           "# HELP sdfed_rounds_closed_total Rounds aggregated by this process.\n"
+           "# TYPE sdfed_rounds_closed_total counter\nsdfed_rounds_closed_total %lld\n",
+           (long long)st.rounds_closed);
+    append(&b,
+           "# HELP sdfed_updates_accepted_total Updates stored and acknowledged.\n"
+           "# TYPE sdfed_updates_accepted_total counter\nsdfed_updates_accepted_total %lld\n",
+           (long long)st.updates_accepted);
+    append(&b, "# HELP sdfed_updates_refused_total Messages refused, by reason.\n"
+               "# TYPE sdfed_updates_refused_total counter\n");
+    for (int i = 0; federation_refusal_code(i); i++)
+        append(&b, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", federation_refusal_code(i),
+               (long long)st.refused[i]);
+    append(&b,
+           "# HELP sdfed_aggregation_seconds Time spent aggregating.\n# TYPE sdfed_aggregation_seconds summary\n"
+           "sdfed_aggregation_seconds_sum %.6f\nsdfed_aggregation_seconds_count %lld\n"
+           "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
+           "# TYPE sdfed_aggregation_last_seconds gauge\nsdfed_aggregation_last_seconds %.6f\n",
+           st.total_aggregation_ms / 1e3, (long long)st.rounds_closed, st.last_aggregation_ms / 1e3);
+    int rc = respond(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
+/* The status page: the round, the clients and the accuracy they report per
+ * round as an SVG chart; it reloads every 5 s. */
+static int status_page(struct lws *wsi, http_site *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    int64_t *rounds = NULL, *clients = NULL;
+    double *accuracy = NULL;
+    int n = 0;
+    store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL);
+    sdfed_buffer b = {0};
+    append(&b, "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
+               "<title>sdfed aggregator</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
+               "td{padding:2px 12px}</style></head><body><h1>sdfed aggregator</h1><table>");
+    append(&b, "<tr><td>round</td><td>%lld of %lld%s</td></tr>", (long long)st.round, (long long)st.rounds,
+           st.done   ? " (done)"
+           : st.open ? " (open)"
+                     : "");
+    append(&b, "<tr><td>mode</td><td>%s</td></tr><tr><td>clients connected</td><td>%lld</td></tr>",
+           st.async ? "asynchronous" : "synchronous", (long long)st.connected);
+    append(&b, "<tr><td>this round</td><td>%lld of %lld chosen clients reported</td></tr>", (long long)st.reported,
+           (long long)st.participants);
+    append(&b,
+           "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>global prompt sha256</td><td><code>%s</code>"
+           "</td></tr></table>",
+           (long long)st.updates_accepted, st.global_sha256);
+    const double W = 640, H = 300, left = 50, top = 20, pw = W - 70, ph = H - 50;
+    append(&b, "<h2>Accuracy the clients report</h2><svg width=\"%g\" height=\"%g\" font-size=\"11\">", W, H);
+    for (int p = 0; p <= 100; p += 20)
+        append(&b,
+               "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%g\" y=\"%.1f\" "
+               "text-anchor=\"end\">%d%%</text>",
+               left, top + ph * (1 - p / 100.0), left + pw, top + ph * (1 - p / 100.0), left - 4,
+               top + ph * (1 - p / 100.0) + 4, p);
+    append(&b, "<polyline fill=\"none\" stroke=\"#08519c\" stroke-width=\"2\" points=\"");
+    for (int i = 0; i < n; i++)
+        append(&b, "%.1f,%.1f ", left + (n > 1 ? pw * i / (n - 1) : pw / 2), top + ph * (1 - accuracy[i]));
+    append(&b, "\"/><text x=\"%g\" y=\"%g\">round (%d reported)</text></svg>", left + pw / 2 - 40, H - 8, n);
+    append(&b, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
+               "<a href=\"/\">volunteer page</a></p></body></html>");
+    int rc = respond(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    free(rounds), free(accuracy), free(clients);
+    return rc;
+}
+
+int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    if (reason != LWS_CALLBACK_HTTP) return lws_callback_http_dummy(wsi, reason, user, in, len);
+    http_site *site = server_site(lws_context_user(lws_get_context(wsi)));
+    const char *path = in;
+    char file[1024], model_url[128];
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) /* HEAD, POST...: only GET is served */
+        return respond(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "text/plain", "GET only\n", 9, "no-store");
+    snprintf(model_url, sizeof model_url, "/model/%s.gguf", site->model_sha256);
+    if (strcmp(path, "/status") == 0) return status_json(wsi, site);
+    if (strcmp(path, "/metrics") == 0) return metrics_text(wsi, site);
+    if (strcmp(path, "/status.html") == 0) return status_page(wsi, site);
+    if (strcmp(path, model_url) == 0) return serve_file(wsi, site->model_path, site->model_sha256);
+    if (strncmp(path, "/wasm/", 6) == 0) {
+        if (!site->wasm_dir || !safe_path(path + 6)) return not_found(wsi);
+        snprintf(file, sizeof file, "%s/%s", site->wasm_dir, path + 6);
+        return serve_file(wsi, file, NULL);
+    }
+    if (!site->web_dir) return not_found(wsi);
+    if (strcmp(path, "/") == 0)
+        snprintf(file, sizeof file, "%s/index.html", site->web_dir);
+    else if (safe_path(path + 1))
+        snprintf(file, sizeof file, "%s/%s", site->web_dir, path + 1);
+    else
+        return not_found(wsi);
+    return serve_file(wsi, file, NULL);
+}

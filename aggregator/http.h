@@ -1,0 +1,34 @@
+/* The aggregator's HTTP side, on the same port as the WebSocket:
+ *   /               the volunteer page (web/index.html)
+ *   /<file>         the page's other files from web/
+ *   /wasm/<file>    the browser build of the core
+ *   /model/<sha256>.gguf  the model, immutable: ETag = its sha256,
+ *                   If-None-Match answered 304
+ *   /status         JSON: round, clients, global_prompt_sha256, ...
+ *   /metrics        Prometheus text: clients, rounds, updates accepted and
+ *                   refused by reason, aggregation time
+ *   /status.html    a page with the accuracy-per-round chart clients report
+ * Every response carries Cross-Origin-Opener-Policy: same-origin and
+ * Cross-Origin-Embedder-Policy: require-corp (so the page may use
+ * threads), Cross-Origin-Resource-Policy and nosniff. Paths with ".." or
+ * other oddities are refused. */
+#ifndef SDFED_AGGREGATOR_HTTP_H
+#define SDFED_AGGREGATOR_HTTP_H
+
+#include <libwebsockets.h>
+
+#include "federation.h"
+#include "store.h"
+
+typedef struct http_site {
+    const char *web_dir, *wasm_dir;
+    const char *model_path, *model_sha256;
+    size_t model_size;
+    federation *fed;
+    store *st;
+} http_site;
+
+/* The lws callback of the "http" protocol; the site is the vhost's user. */
+int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);
+
+#endif

@@ -1,0 +1,200 @@
+/* sdfed-aggregator: the federation's server.
+ *   sdfed-aggregator --task TASK.json [--port 8080] [--state DIR] [options]
+ * One port serves the volunteer page, the browser build, the model (HTTP)
+ * and the sdfed.v1 WebSocket protocol. The state folder keeps everything a
+ * restart needs (store.h); the same folder is refused for another task. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "idx.h"
+#include "server.h"
+#include "sha256.h"
+
+static server *running;
+
+static void on_signal(int sig) {
+    (void)sig;
+    if (running) server_stop(running);
+}
+
+static const char usage[] =
+    "usage: sdfed-aggregator --task TASK.json [options]\n"
+    "  --port P              listening port (8080)\n"
+    "  --host ADDRESS        bind address (all)\n"
+    "  --state DIR           durable state (state)\n"
+    "  --web DIR             the volunteer page (web/)\n"
+    "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
+    "  --mode sync|async     rounds (sync)\n"
+    "  --min-clients N       sync: clients to start a round and reports needed at the deadline\n"
+    "                        (the task's clients_per_round, else its clients)\n"
+    "  --deadline S          sync: seconds a round waits for its clients (300)\n"
+    "  --buffer K            async: updates per new version (10)\n"
+    "  --max-staleness S     async: oldest base version accepted (10)\n"
+    "  --aggregate RULE      mean (the paper), median or trimmed_mean (mean)\n"
+    "  --trim F              trimmed_mean: fraction cut at each end (0.1)\n"
+    "  --clip-norm C         clip each update's change to norm C (off)\n"
+    "  --noise-multiplier Z  central DP: Gaussian noise Z * C / n (off; needs --clip-norm)\n"
+    "  --max-update-norm N   refuse updates that change the parameters by more than N (off)\n"
+    "  --max-samples N       refuse larger sample counts (1000000)\n"
+    "  --join-key KEY        clients must present KEY\n"
+    "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
+    "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
+
+typedef struct args {
+    const char *task, *port, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *buffer, *staleness;
+    const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
+        *refusals;
+    int help;
+} args;
+
+static int number(const char *text, const char *name, double lo, double hi, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "sdfed-aggregator: %s must be a number in [%g, %g], not '%s'\n", name, lo, hi, text);
+        return CLI_USAGE;
+    }
+    *out = v;
+    return CLI_OK;
+}
+
+int main(int argc, char **argv) {
+    args a = {0};
+    a.port = "8080", a.state = "state", a.mode = "sync", a.deadline = "300", a.buffer = "10", a.staleness = "10";
+    a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
+    a.max_bytes = "4194304", a.rate = "50", a.refusals = "20";
+    const cli_option options[] = {{"--task", &a.task, NULL},
+                                  {"--port", &a.port, NULL},
+                                  {"--host", &a.host, NULL},
+                                  {"--state", &a.state, NULL},
+                                  {"--web", &a.web, NULL},
+                                  {"--wasm", &a.wasm, NULL},
+                                  {"--mode", &a.mode, NULL},
+                                  {"--min-clients", &a.min_clients, NULL},
+                                  {"--deadline", &a.deadline, NULL},
+                                  {"--buffer", &a.buffer, NULL},
+                                  {"--max-staleness", &a.staleness, NULL},
+                                  {"--aggregate", &a.rule, NULL},
+                                  {"--trim", &a.trim, NULL},
+                                  {"--clip-norm", &a.clip, NULL},
+                                  {"--noise-multiplier", &a.noise, NULL},
+                                  {"--max-update-norm", &a.max_norm, NULL},
+                                  {"--max-samples", &a.max_samples, NULL},
+                                  {"--join-key", &a.join_key, NULL},
+                                  {"--cert", &a.cert, NULL},
+                                  {"--key", &a.key, NULL},
+                                  {"--max-message-bytes", &a.max_bytes, NULL},
+                                  {"--rate-limit", &a.rate, NULL},
+                                  {"--max-refusals", &a.refusals, NULL},
+                                  {"--help", NULL, &a.help}};
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int n_pos = 0;
+    if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
+        return CLI_USAGE;
+    free(pos);
+    if (a.help) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if (n_pos || !a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
+    double port, deadline, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate, refusals;
+    if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
+        number(a.buffer, "--buffer", 1, 1e6, &buffer) || number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
+        number(a.trim, "--trim", 0, 0.49, &trim) || number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
+        number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
+        number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
+        number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
+        number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
+        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals))
+        return CLI_USAGE;
+    int rule = sdfed_aggregate_rule_from_name(a.rule);
+    if (rule < 0) return cli_error(CLI_USAGE, "aggregator: --aggregate must be mean, median or trimmed_mean");
+    if (strcmp(a.mode, "sync") && strcmp(a.mode, "async"))
+        return cli_error(CLI_USAGE, "aggregator: --mode must be sync or async");
+    if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
+    if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
+
+    /* the task and its model */
+    sdfed_error err = {0};
+    char resolved[4096];
+    file_map task_file;
+    if (file_map_open(&task_file, cli_resolve_path(a.task, resolved, sizeof resolved), &err))
+        return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    sdfed_task task;
+    int rc = sdfed_task_parse(&task, (const char *)task_file.data, task_file.size, &err);
+    if (rc == SDFED_OK) rc = sdfed_task_validate(&task, &err);
+    char task_sha[65];
+    sdfed_sha256_hex(task_file.data, task_file.size, task_sha);
+    file_map_close(&task_file);
+    if (rc) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
+    double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients;
+    if (a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) return CLI_USAGE;
+    cli_model model;
+    if (cli_model_open(&model, task.model, &err)) return cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
+    char model_sha[65], model_path[4096];
+    sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
+    snprintf(model_path, sizeof model_path, "%s", cli_resolve_path(task.model, resolved, sizeof resolved));
+    sdfed_classes cls;
+    if (sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
+                           SDFED_FMNIST_CLASSES, &err))
+        return cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
+
+    /* the state folder: this task's, or new */
+    store *st;
+    if (store_open(&st, a.state, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    char *stored_task = NULL;
+    rc = store_get_meta(st, "task_sha256", &stored_task, &err);
+    if (rc == SDFED_OK && stored_task && strcmp(stored_task, task_sha) != 0)
+        rc = sdfed_fail(&err, SDFED_ERR_ARG,
+                        "the state in %s belongs to another task (sha256 %.12s...); use another --state", a.state,
+                        stored_task);
+    else if (rc == SDFED_OK && !stored_task)
+        rc = store_set_meta(st, "task_sha256", task_sha, &err);
+    free(stored_task);
+    if (rc) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+
+    char web[4096], wasm[4096], model_url[128];
+    snprintf(web, sizeof web, "%s", cli_resolve_path(a.web ? a.web : "web", resolved, sizeof resolved));
+    snprintf(wasm, sizeof wasm, "%s",
+             cli_resolve_path(a.wasm ? a.wasm : "build/targets/emscripten/wasm-client", resolved, sizeof resolved));
+    snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
+    server_options so = {a.host,          (int)port,  web,    wasm,  model_path,        model_sha,
+                         model.file.size, a.join_key, a.cert, a.key, (size_t)max_bytes, (int)rate,
+                         (int)refusals,   5};
+    server *srv;
+    if (server_create(&srv, &so, st, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    federation_options fo = {
+        !strcmp(a.mode, "async"),  (int)min_clients, (int64_t)(deadline * 1000), (int)buffer, (int)staleness,
+        {rule, trim, clip, noise}, max_norm,         (int64_t)max_samples};
+    federation_model fm = {model_url, model_sha, model.file.size};
+    federation_net net = server_net(srv);
+    federation *fed;
+    if (federation_open(&fed, &task, &fm, &model.clip, sdfed_kernels_default(), &cls, sdfed_fmnist_class_names, st, &fo,
+                        &net, server_now_ms(), &err))
+        return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    server_attach(srv, fed);
+
+    running = srv;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    char fields[512];
+    snprintf(fields, sizeof fields,
+             "\"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", \"model_sha256\": \"%s\"",
+             a.cert ? "https" : "http", a.host ? a.host : "localhost", (int)port, a.task, a.state, model_sha);
+    server_log("listening", fields);
+    rc = server_run(srv);
+    server_log("stopping", "");
+    federation_close(fed);
+    server_destroy(srv);
+    store_close(st);
+    sdfed_classes_free(&cls);
+    cli_model_close(&model);
+    return rc ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,440 @@
+/* Sessions of the sdfed.v1 WebSocket protocol and the lws event loop (see
+ * server.h). A session assembles fragments into messages, checks the limits,
+ * parses with the shared codec, and hands events to the federation; what
+ * the federation sends is queued per session and written when lws says the
+ * socket is writable. */
+#include "server.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include "http.h"
+#include "protocol.h"
+
+typedef struct queued {
+    struct queued *next;
+    size_t len;
+    int binary;
+    unsigned char *data; /* LWS_PRE bytes of headroom, then the message */
+} queued;
+
+typedef struct session {
+    struct lws *wsi;
+    server *srv;
+    int64_t client; /* -1 until hello */
+    unsigned char *rx;
+    size_t rx_len, rx_cap;
+    int rx_binary, rx_overflow;
+    queued *head, *tail;
+    int64_t window_start;
+    int window_count, refusals, closing;
+} session;
+
+struct server {
+    server_options opt;
+    store *st;
+    federation *fed;
+    struct lws_context *context;
+    http_site site;
+    session **by_id; /* live session of each client id */
+    int64_t n_ids;
+    lws_sorted_usec_list_t tick;
+    volatile int stop;
+};
+
+int64_t server_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void server_log(const char *event, const char *fields) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "{\"ts\": %lld.%03ld, \"event\": \"%s\"%s%s}\n", (long long)ts.tv_sec, ts.tv_nsec / 1000000, event,
+            fields && fields[0] ? ", " : "", fields ? fields : "");
+    fflush(stderr);
+}
+
+/* --------------------------------------------------------------- sending */
+
+static void enqueue(session *ss, const void *data, size_t len, int binary) {
+    queued *q = malloc(sizeof *q);
+    unsigned char *buf = q ? malloc(LWS_PRE + len) : NULL;
+    if (!q || !buf) {
+        free(q);
+        server_log("error", "\"message\": \"out of memory queueing a message\"");
+        return;
+    }
+    memcpy(buf + LWS_PRE, data, len);
+    *q = (queued){NULL, len, binary, buf};
+    if (ss->tail)
+        ss->tail->next = q;
+    else
+        ss->head = q;
+    ss->tail = q;
+    lws_callback_on_writable(ss->wsi);
+}
+
+static session *session_of(server *s, int64_t client) {
+    return client >= 0 && client < s->n_ids ? s->by_id[client] : NULL;
+}
+
+static void net_send_text(void *ctx, int64_t client, const char *text, size_t len) {
+    session *ss = session_of(ctx, client);
+    if (ss) enqueue(ss, text, len, 0);
+}
+
+static void net_send_binary(void *ctx, int64_t client, const void *data, size_t len) {
+    session *ss = session_of(ctx, client);
+    if (ss) enqueue(ss, data, len, 1);
+}
+
+static void net_log(void *ctx, const char *event, const char *fields) { server_log(event, fields); }
+
+federation_net server_net(server *s) {
+    federation_net n = {net_send_text, net_send_binary, net_log, s};
+    return n;
+}
+
+/* Sends an error; counts the refusal and closes after too many. */
+static void refuse(session *ss, const char *code, const char *message) {
+    server *s = ss->srv;
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "error");
+    sdfed_jw_string(&w, "code", code);
+    sdfed_jw_string(&w, "message", message);
+    if (strcmp(code, "wrong_round") == 0) {
+        federation_status st;
+        federation_get_status(s->fed, &st);
+        sdfed_jw_int(&w, "next_round", st.round);
+    }
+    if (sdfed_jw_end(&w, NULL) == SDFED_OK) enqueue(ss, b.data, b.size, 0);
+    sdfed_buffer_free(&b);
+    char fields[320];
+    snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client, code,
+             ss->refusals + 1);
+    server_log("refused", fields);
+    if (++ss->refusals >= s->opt.max_refusals && !ss->closing) {
+        ss->closing = 1; /* close once the error has been written */
+        server_log("closed_for_abuse", fields);
+    }
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void random_token(char hex[33]) {
+    unsigned char bytes[16];
+    int fd = open("/dev/urandom", O_RDONLY);
+    size_t got = 0;
+    while (fd >= 0 && got < sizeof bytes) {
+        ssize_t n = read(fd, bytes + got, sizeof bytes - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    if (fd >= 0) close(fd);
+    for (size_t i = got; i < sizeof bytes; i++) bytes[i] = (unsigned char)rand(); /* never reached on Linux */
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+}
+
+/* Equal strings, in time independent of where they differ. */
+static int same_secret(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned diff = (unsigned)(na ^ nb);
+    for (size_t i = 0; i < na && i < nb; i++) diff |= (unsigned)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+static void handle_hello(session *ss, const sdfed_message *m) {
+    server *s = ss->srv;
+    if (ss->client >= 0) {
+        refuse(ss, "bad_message", "hello was already said");
+        return;
+    }
+    if (s->opt.join_key && !same_secret(m->join_key, s->opt.join_key)) {
+        refuse(ss, "bad_join_key", "this federation needs its join key");
+        return;
+    }
+    sdfed_error err = {0};
+    int64_t id = -1;
+    int shard = m->shard;
+    char token[SDFED_MSG_TEXT];
+    if (m->token[0]) {
+        int stored_shard;
+        if (store_find_client(s->st, m->token, &id, &stored_shard, &err) || id < 0) {
+            refuse(ss, "bad_token", err.message[0] ? err.message : "this server never issued that token");
+            return;
+        }
+        snprintf(token, sizeof token, "%s", m->token);
+        if (shard < 0) shard = stored_shard;
+    } else {
+        random_token(token);
+        if (store_add_client(s->st, token, shard, m->kind[0] ? m->kind : "browser", &id, &err)) {
+            refuse(ss, "server_error", err.message);
+            return;
+        }
+    }
+    if (id >= s->n_ids) {
+        int64_t cap = s->n_ids ? s->n_ids : 1024;
+        while (cap <= id) cap *= 2;
+        session **grown = realloc(s->by_id, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            refuse(ss, "server_error", "out of memory");
+            return;
+        }
+        memset(grown + s->n_ids, 0, sizeof *grown * (size_t)(cap - s->n_ids));
+        s->by_id = grown, s->n_ids = cap;
+    }
+    session *old = s->by_id[id];
+    if (old && old != ss) {
+        /* the same client from a new connection: the old one goes */
+        federation_leave(s->fed, id, server_now_ms());
+        old->client = -1;
+        old->closing = 1;
+        lws_callback_on_writable(old->wsi);
+    }
+    s->by_id[id] = ss;
+    ss->client = id;
+    federation_join(s->fed, id, token, shard, m->binary, server_now_ms());
+}
+
+static void handle_update(session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
+                          const float *values) {
+    char message[256];
+    const char *code = federation_update(ss->srv->fed, ss->client, round, samples, n_dims, shape, values,
+                                         server_now_ms(), message, sizeof message);
+    if (code) refuse(ss, code, message);
+}
+
+static void handle_text(session *ss, const char *text, size_t len) {
+    server *s = ss->srv;
+    sdfed_message m;
+    const char *code = "bad_message";
+    sdfed_error err = {0};
+    if (sdfed_message_parse(text, len, s->opt.max_message_bytes / 4, &m, &code, &err)) {
+        federation_count_refusal(s->fed, code);
+        refuse(ss, code, err.message);
+        return;
+    }
+    if (ss->client < 0 && m.type != SDFED_MSG_HELLO) {
+        refuse(ss, "bad_message", "say hello first");
+    } else {
+        char message[256];
+        switch (m.type) {
+        case SDFED_MSG_HELLO: handle_hello(ss, &m); break;
+        case SDFED_MSG_UPDATE: handle_update(ss, m.round, m.samples, m.n_dims, m.shape, m.values); break;
+        case SDFED_MSG_METRICS:
+            if ((code = federation_metrics(s->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, message,
+                                           sizeof message)))
+                refuse(ss, code, message);
+            break;
+        case SDFED_MSG_HEARTBEAT: enqueue(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
+        case SDFED_MSG_LEAVE: ss->closing = 1, lws_callback_on_writable(ss->wsi); break;
+        default: refuse(ss, "bad_message", "clients do not send that message"); break;
+        }
+    }
+    sdfed_message_free(&m);
+}
+
+static void handle_binary(session *ss, const unsigned char *data, size_t len) {
+    server *s = ss->srv;
+    sdfed_frame f;
+    const char *code = "bad_frame";
+    sdfed_error err = {0};
+    if (ss->client < 0) {
+        refuse(ss, "bad_message", "say hello first");
+        return;
+    }
+    if (sdfed_frame_decode(data, len, s->opt.max_message_bytes / 4, &f, &code, &err)) {
+        federation_count_refusal(s->fed, code);
+        refuse(ss, code, err.message);
+        return;
+    }
+    if (f.kind != SDFED_FRAME_UPDATE) {
+        refuse(ss, "bad_frame", "clients send update frames");
+        return;
+    }
+    float *values = malloc(sizeof *values * f.n_values);
+    if (!values) {
+        refuse(ss, "server_error", "out of memory");
+        return;
+    }
+    sdfed_frame_values(&f, values);
+    handle_update(ss, f.round, f.samples, f.n_dims, f.shape, values);
+    free(values);
+}
+
+/* Collects a message's fragments; returns 1 when one is complete. */
+static int receive(session *ss, const void *in, size_t len) {
+    server *s = ss->srv;
+    if (lws_is_first_fragment(ss->wsi)) {
+        ss->rx_len = 0;
+        ss->rx_overflow = 0;
+        ss->rx_binary = lws_frame_is_binary(ss->wsi);
+    }
+    if (ss->rx_overflow || ss->rx_len + len > s->opt.max_message_bytes) {
+        ss->rx_overflow = 1;
+    } else {
+        if (ss->rx_len + len > ss->rx_cap) {
+            size_t cap = ss->rx_cap ? ss->rx_cap : 4096;
+            while (cap < ss->rx_len + len) cap *= 2;
+            unsigned char *grown = realloc(ss->rx, cap);
+            if (!grown) {
+                ss->rx_overflow = 1;
+                return lws_is_final_fragment(ss->wsi);
+            }
+            ss->rx = grown, ss->rx_cap = cap;
+        }
+        memcpy(ss->rx + ss->rx_len, in, len);
+        ss->rx_len += len;
+    }
+    return lws_is_final_fragment(ss->wsi) && !lws_remaining_packet_payload(ss->wsi);
+}
+
+/* At most max_messages_per_second per connection. */
+static int rate_ok(session *ss) {
+    int64_t now = server_now_ms();
+    if (now - ss->window_start >= 1000) ss->window_start = now, ss->window_count = 0;
+    return ++ss->window_count <= ss->srv->opt.max_messages_per_second;
+}
+
+static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    session *ss = user;
+    server *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED:
+        memset(ss, 0, sizeof *ss);
+        ss->wsi = wsi, ss->srv = s, ss->client = -1;
+        break;
+    case LWS_CALLBACK_RECEIVE:
+        if (!receive(ss, in, len)) break;
+        if (ss->rx_overflow) {
+            char message[96];
+            snprintf(message, sizeof message, "messages are limited to %zu bytes", s->opt.max_message_bytes);
+            federation_count_refusal(s->fed, "too_large");
+            refuse(ss, "too_large", message);
+            ss->closing = 1;
+        } else if (!rate_ok(ss)) {
+            federation_count_refusal(s->fed, "rate_limited");
+            refuse(ss, "rate_limited", "too many messages per second");
+        } else if (ss->rx_binary) {
+            handle_binary(ss, ss->rx, ss->rx_len);
+        } else {
+            handle_text(ss, (const char *)ss->rx, ss->rx_len);
+        }
+        break;
+    case LWS_CALLBACK_SERVER_WRITEABLE: {
+        queued *q = ss->head;
+        if (!q) return ss->closing ? -1 : 0;
+        if (lws_write(wsi, q->data + LWS_PRE, q->len, q->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)q->len)
+            return -1;
+        ss->head = q->next;
+        if (!ss->head) ss->tail = NULL;
+        free(q->data);
+        free(q);
+        if (ss->head || ss->closing) lws_callback_on_writable(wsi);
+        break;
+    }
+    case LWS_CALLBACK_CLOSED:
+        if (ss->client >= 0 && session_of(s, ss->client) == ss) {
+            s->by_id[ss->client] = NULL;
+            federation_leave(s->fed, ss->client, server_now_ms());
+        }
+        while (ss->head) {
+            queued *q = ss->head;
+            ss->head = q->next;
+            free(q->data);
+            free(q);
+        }
+        free(ss->rx);
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void tick(lws_sorted_usec_list_t *sul) {
+    server *s = lws_container_of(sul, server, tick);
+    if (s->fed) federation_tick(s->fed, server_now_ms());
+    lws_sul_schedule(s->context, 0, &s->tick, tick, 200 * LWS_US_PER_MS);
+}
+
+static const struct lws_protocols protocols[] = {
+    {.name = "http", .callback = http_callback},
+    {.name = SDFED_PROTOCOL,
+     .callback = sdfed_callback,
+     .per_session_data_size = sizeof(session),
+     .rx_buffer_size = 65536},
+    {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
+};
+
+/* WebSocket keepalive: a PING after 30 s of silence, hang up after 60 s. */
+static const lws_retry_bo_t keepalive = {.secs_since_valid_ping = 30, .secs_since_valid_hangup = 60};
+
+int server_create(server **out, const server_options *opt, store *st, sdfed_error *err) {
+    *out = NULL;
+    server *s = calloc(1, sizeof *s);
+    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
+    s->opt = *opt;
+    s->st = st;
+    s->site = (http_site){opt->web_dir, opt->wasm_dir, opt->model_path, opt->model_sha256, opt->model_size, NULL, st};
+    lws_set_log_level(LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = opt->port;
+    info.iface = opt->host;
+    info.protocols = protocols;
+    info.user = s;
+    info.vhost_name = "sdfed";
+    info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
+    info.timeout_secs = (unsigned)opt->header_timeout_s;
+    info.retry_and_idle_policy = &keepalive;
+    if (opt->cert && opt->key) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = opt->cert;
+        info.ssl_private_key_filepath = opt->key;
+    }
+    s->context = lws_create_context(&info);
+    if (!s->context) {
+        free(s);
+        return sdfed_fail(err, SDFED_ERR_IO, "server: cannot listen on %s:%d (in use, or a bad certificate?)",
+                          opt->host ? opt->host : "*", opt->port);
+    }
+    *out = s;
+    return SDFED_OK;
+}
+
+void server_attach(server *s, federation *f) {
+    s->fed = f;
+    s->site.fed = f;
+    lws_sul_schedule(s->context, 0, &s->tick, tick, 200 * LWS_US_PER_MS);
+}
+
+http_site *server_site(server *s) { return &s->site; }
+
+int server_run(server *s) {
+    while (!s->stop)
+        if (lws_service(s->context, 0) < 0) return SDFED_ERR_IO;
+    return SDFED_OK;
+}
+
+void server_stop(server *s) {
+    s->stop = 1;
+    if (s->context) lws_cancel_service(s->context);
+}
+
+void server_destroy(server *s) {
+    if (!s) return;
+    lws_context_destroy(s->context);
+    free(s->by_id);
+    free(s);
+}

@@ -1,0 +1,40 @@
+/* A federated client as both the simulator and the headless client run it,
+ * so that the two compute the same bits: its method parameters, its own
+ * random stream, its partition shard, its local training and its accuracy.
+ *
+ * Randomness comes from the task seed's streams (task.h). */
+#ifndef SDFED_FED_CLIENT_H
+#define SDFED_FED_CLIENT_H
+
+#include "fed_data.h"
+#include "methods.h"
+#include "partition.h"
+
+/* The task's partition of the data into clients. */
+int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p, sdfed_error *err);
+
+typedef struct fed_client {
+    int index;
+    sdfed_method_config cfg; /* with its own local prompt length */
+    sdfed_method_params params;
+    sdfed_rng rng;
+    const sdfed_client_split *split;
+} fed_client;
+
+int fed_client_init(fed_client *c, const sdfed_task *task, int index, const sdfed_client_split *split,
+                    const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, sdfed_arena *arena,
+                    sdfed_error *err);
+void fed_client_free(fed_client *c);
+
+/* The client's local training of one round (local_epochs over its shard in
+ * batches); the losses are added to *sum and the steps to *steps. */
+int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                     const sdfed_classes *cls, const fed_data *d, sdfed_losses *sum, int *steps, sdfed_arena *arena,
+                     sdfed_error *err);
+
+/* Accuracy on the client's test split with its current parameters. */
+int fed_client_accuracy(const fed_client *c, const sdfed_clip_model *m, const sdfed_kernels *k,
+                        const sdfed_classes *cls, const fed_data *d, double *accuracy, sdfed_arena *arena,
+                        sdfed_error *err);
+
+#endif

@@ -1,0 +1,96 @@
+/* Loading the federation's data (see fed_data.h). */
+#include "fed_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset_file.h"
+#include "feature_cache.h"
+#include "idx.h"
+
+/* The federation's slice of Fashion-MNIST's training set. */
+#define POOL_FIRST 30000
+/* The multi-domain setting's domain assignment and noise are fixed (not the
+ * task seed) so that its images, and their cached features, are one dataset. */
+#define DOMAIN_SEED 20260
+
+typedef struct storage {
+    sdfed_dataset train, test;
+    uint8_t *domain_pixels[2];
+} storage;
+
+/* Gives each of n images a domain and its transformed pixels. */
+static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64_t stream, uint8_t **domains,
+                        uint8_t **out, sdfed_error *err) {
+    size_t per = (size_t)rows * cols;
+    *domains = malloc((size_t)n);
+    *out = malloc(per * (size_t)n);
+    if (!*domains || !*out) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    int rc = sdfed_domain_assign(n, SDFED_DOMAINS, DOMAIN_SEED + stream, *domains, err);
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        rc = sdfed_domain_apply((*domains)[i], pixels + per * i, rows, cols, DOMAIN_SEED + stream, (uint64_t)i,
+                                *out + per * i, err);
+    return rc;
+}
+
+int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
+                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+    memset(out, 0, sizeof *out);
+    storage *s = calloc(1, sizeof *s);
+    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    out->storage = s;
+    int rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TRAIN, &s->train, err);
+    if (rc == SDFED_OK)
+        rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TEST, &s->test, err);
+    if (rc == SDFED_OK && s->train.n <= POOL_FIRST)
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "data: the training set is too small");
+    if (rc) {
+        fed_data_free(out);
+        return rc;
+    }
+    int rows = s->train.rows, cols = s->train.cols, domains = task->partition.kind == SDFED_PARTITION_DOMAINS;
+    size_t per = (size_t)rows * cols;
+    const uint8_t *pixels[2] = {s->train.pixels + per * POOL_FIRST, s->test.pixels};
+    out->dim = m->clip.cfg.embed_dim;
+    out->n_classes = SDFED_FMNIST_CLASSES;
+    out->n_train = s->train.n - POOL_FIRST;
+    out->n_test = s->test.n;
+    out->train_labels = s->train.labels + POOL_FIRST;
+    out->test_labels = s->test.labels;
+    int n[2] = {out->n_train, out->n_test};
+    uint8_t **domain_ids[2] = {&out->train_domains, &out->test_domains};
+    float **features[2] = {&out->train_features, &out->test_features};
+    for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
+        if (domains) {
+            rc = make_domains(n[i], pixels[i], rows, cols, (uint64_t)i, domain_ids[i], &s->domain_pixels[i], err);
+            pixels[i] = s->domain_pixels[i];
+        }
+        char name[128];
+        snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999", domains ? "-domains" : "");
+        *features[i] = malloc(sizeof(float) * (size_t)n[i] * out->dim);
+        if (rc == SDFED_OK && !*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        feature_source src = {name, n[i], rows, cols, pixels[i]};
+        if (rc == SDFED_OK)
+            rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
+                                    *features[i], err);
+    }
+    if (rc) fed_data_free(out);
+    return rc;
+}
+
+void fed_data_free(fed_data *d) {
+    storage *s = d->storage;
+    if (s) {
+        sdfed_dataset_free(&s->train);
+        sdfed_dataset_free(&s->test);
+        free(s->domain_pixels[0]);
+        free(s->domain_pixels[1]);
+        free(s);
+    }
+    free(d->train_features);
+    free(d->test_features);
+    free(d->train_domains);
+    free(d->test_domains);
+    memset(d, 0, sizeof *d);
+}

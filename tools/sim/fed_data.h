@@ -1,0 +1,30 @@
+/* The federation's data as the simulator and the headless client see it:
+ * Fashion-MNIST's training images 30000..59999 as the pool clients train
+ * on, its test set as the pool they are tested on (images 0..29999 trained
+ * the default model), each image turned into one of the four derived
+ * domains when the task has domains, and every image's unit-length feature
+ * under the model, from the feature cache. */
+#ifndef SDFED_FED_DATA_H
+#define SDFED_FED_DATA_H
+
+#include <stdint.h>
+
+#include "cli.h"
+#include "task.h"
+
+typedef struct fed_data {
+    int dim, n_classes;
+    int n_train, n_test;
+    float *train_features, *test_features; /* (n, dim) */
+    const uint8_t *train_labels, *test_labels;
+    uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
+    void *storage;                         /* what fed_data_free releases */
+} fed_data;
+
+/* data_dir: Debian's Fashion-MNIST folder (NULL for the default);
+ * cache_dir: the feature cache (NULL for feature_cache_default_dir()). */
+int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
+                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
+void fed_data_free(fed_data *d);
+
+#endif
