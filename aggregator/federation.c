@@ -43,6 +43,7 @@ struct federation {
     int n_participants, n_reported;
     unsigned char *reported, *dropped;
     int64_t deadline;
+    int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
     peer *peers;
     int n_peers, cap_peers;
@@ -183,7 +184,9 @@ static int compare_int(const void *a, const void *b) {
 }
 
 static void maybe_start_round(federation *f, int64_t now_ms) {
-    if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0) return;
+    if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0 ||
+        now_ms < f->next_start)
+        return;
     /* the connected clients by shard, then id; a partial shuffle picks the
      * round's clients, kept in that order */
     peer *candidates = malloc(sizeof *candidates * (size_t)f->n_peers);
@@ -289,6 +292,7 @@ static int close_round(federation *f, int64_t now_ms) {
                   (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
                   f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
         free_participants(f);
+        f->next_start = now_ms + f->opt.round_pause_ms;
         broadcast_round_end(f, closed, m);
         if (f->opt.async && !f->done)
             for (int i = 0; i < f->n_peers; i++)
@@ -514,6 +518,20 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
 
 const char *federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                               const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
+    /* the update itself first, then where it belongs */
+    if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
+        return REFUSE("bad_shape", "the update must be %u x %u", f->shape[0], f->shape[1]);
+    if (samples < 1 || samples > f->opt.max_samples)
+        return REFUSE("bad_samples", "sample count %lld is outside 1..%lld", (long long)samples,
+                      (long long)f->opt.max_samples);
+    if (f->opt.max_update_norm > 0) {
+        double norm = 0.0;
+        for (size_t j = 0; j < f->n; j++)
+            norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
+        if (sqrt(norm) > f->opt.max_update_norm)
+            return REFUSE("norm_too_large", "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
+                          f->opt.max_update_norm);
+    }
     if (f->done) return REFUSE("wrong_round", "the federation has finished its %d rounds", f->task.rounds);
     int idx = -1;
     if (f->opt.async) {
@@ -529,19 +547,6 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
                           (long long)round);
         if (f->reported[idx])
             return REFUSE("duplicate_update", "round %lld already has this client's update", (long long)round);
-    }
-    if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
-        return REFUSE("bad_shape", "the update must be %u x %u", f->shape[0], f->shape[1]);
-    if (samples < 1 || samples > f->opt.max_samples)
-        return REFUSE("bad_samples", "sample count %lld is outside 1..%lld", (long long)samples,
-                      (long long)f->opt.max_samples);
-    if (f->opt.max_update_norm > 0) {
-        double norm = 0.0;
-        for (size_t j = 0; j < f->n; j++)
-            norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
-        if (sqrt(norm) > f->opt.max_update_norm)
-            return REFUSE("norm_too_large", "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
-                          f->opt.max_update_norm);
     }
     sdfed_error err = {0};
     if (store_add_update(f->st, round, client, samples, values, f->n, &err)) {
@@ -573,6 +578,7 @@ const char *federation_metrics(federation *f, int64_t client, int64_t round, dou
 }
 
 void federation_tick(federation *f, int64_t now_ms) {
+    if (!f->open) maybe_start_round(f, now_ms);
     if (!f->open || now_ms < f->deadline) return;
     int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;
     if (f->n_reported >= needed && f->n_reported > 0) {

@@ -9,7 +9,8 @@
  * closes when every chosen client still in it has reported, or at its
  * deadline when at least min_clients reported (otherwise the deadline is
  * pushed back); the reports, in the chosen order, are aggregated
- * (aggregate.h) into round r + 1's parameters, stored, and announced.
+ * (aggregate.h) into round r + 1's parameters, stored, and announced; the
+ * next round starts after an optional pause (time for volunteers to join).
  * Asynchronous mode: every idle client gets the current version; updates
  * are buffered and every `buffer` of them are averaged with weights
  * samples * (1 + staleness)^-0.5 into the next version.
@@ -32,10 +33,11 @@
 
 typedef struct federation_options {
     int async;
-    int min_clients;     /* sync: clients needed to start, and reports needed at the deadline */
-    int64_t deadline_ms; /* sync: a round's deadline */
-    int buffer;          /* async: updates per new version */
-    int max_staleness;   /* async: oldest accepted base version, in versions */
+    int min_clients;        /* sync: clients needed to start, and reports needed at the deadline */
+    int64_t deadline_ms;    /* sync: a round's deadline */
+    int64_t round_pause_ms; /* sync: the least time from one round's end to the next's start */
+    int buffer;             /* async: updates per new version */
+    int max_staleness;      /* async: oldest accepted base version, in versions */
     sdfed_aggregate_config aggregate;
     double max_update_norm; /* 0: no bound on an update's change */
     int64_t max_samples;    /* largest accepted sample count */

@@ -31,6 +31,7 @@ static const char usage[] =
     "  --min-clients N       sync: clients to start a round and reports needed at the deadline\n"
     "                        (the task's clients_per_round, else its clients)\n"
     "  --deadline S          sync: seconds a round waits for its clients (300)\n"
+    "  --round-pause S       sync: seconds between one round's end and the next's start (0)\n"
     "  --buffer K            async: updates per new version (10)\n"
     "  --max-staleness S     async: oldest base version accepted (10)\n"
     "  --aggregate RULE      mean (the paper), median or trimmed_mean (mean)\n"
@@ -44,7 +45,7 @@ static const char usage[] =
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
 
 typedef struct args {
-    const char *task, *port, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *buffer, *staleness;
+    const char *task, *port, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *refusals;
     int help;
@@ -63,7 +64,8 @@ static int number(const char *text, const char *name, double lo, double hi, doub
 
 int main(int argc, char **argv) {
     args a = {0};
-    a.port = "8080", a.state = "state", a.mode = "sync", a.deadline = "300", a.buffer = "10", a.staleness = "10";
+    a.port = "8080", a.state = "state", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10",
+    a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.refusals = "20";
     const cli_option options[] = {{"--task", &a.task, NULL},
@@ -75,6 +77,7 @@ int main(int argc, char **argv) {
                                   {"--mode", &a.mode, NULL},
                                   {"--min-clients", &a.min_clients, NULL},
                                   {"--deadline", &a.deadline, NULL},
+                                  {"--round-pause", &a.pause, NULL},
                                   {"--buffer", &a.buffer, NULL},
                                   {"--max-staleness", &a.staleness, NULL},
                                   {"--aggregate", &a.rule, NULL},
@@ -100,11 +103,12 @@ int main(int argc, char **argv) {
         return CLI_OK;
     }
     if (n_pos || !a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
-    double port, deadline, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate, refusals;
+    double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
+        refusals;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
-        number(a.buffer, "--buffer", 1, 1e6, &buffer) || number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
-        number(a.trim, "--trim", 0, 0.49, &trim) || number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
-        number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
+        number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
+        number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
+        number(a.clip, "--clip-norm", 0, 1e9, &clip) || number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
         number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
         number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
         number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
@@ -117,44 +121,55 @@ int main(int argc, char **argv) {
     if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
 
-    /* the task and its model */
+    /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
+    int rc = CLI_FAILED;
+    cli_model model = {0};
+    sdfed_classes cls = {0};
+    store *st = NULL;
+    server *srv = NULL;
+    federation *fed = NULL;
     char resolved[4096];
     file_map task_file;
     if (file_map_open(&task_file, cli_resolve_path(a.task, resolved, sizeof resolved), &err))
         return cli_error(CLI_FAILED, "aggregator: %s", err.message);
     sdfed_task task;
-    int rc = sdfed_task_parse(&task, (const char *)task_file.data, task_file.size, &err);
-    if (rc == SDFED_OK) rc = sdfed_task_validate(&task, &err);
+    int parsed = sdfed_task_parse(&task, (const char *)task_file.data, task_file.size, &err);
+    if (parsed == SDFED_OK) parsed = sdfed_task_validate(&task, &err);
     char task_sha[65];
     sdfed_sha256_hex(task_file.data, task_file.size, task_sha);
     file_map_close(&task_file);
-    if (rc) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
+    if (parsed) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
     double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients;
     if (a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) return CLI_USAGE;
-    cli_model model;
-    if (cli_model_open(&model, task.model, &err)) return cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
+    if (cli_model_open(&model, task.model, &err)) {
+        cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
+        goto done;
+    }
     char model_sha[65], model_path[4096];
     sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
     snprintf(model_path, sizeof model_path, "%s", cli_resolve_path(task.model, resolved, sizeof resolved));
-    sdfed_classes cls;
     if (sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
-                           SDFED_FMNIST_CLASSES, &err))
-        return cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
+                           SDFED_FMNIST_CLASSES, &err)) {
+        cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
+        goto done;
+    }
 
     /* the state folder: this task's, or new */
-    store *st;
-    if (store_open(&st, a.state, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
     char *stored_task = NULL;
-    rc = store_get_meta(st, "task_sha256", &stored_task, &err);
-    if (rc == SDFED_OK && stored_task && strcmp(stored_task, task_sha) != 0)
-        rc = sdfed_fail(&err, SDFED_ERR_ARG,
-                        "the state in %s belongs to another task (sha256 %.12s...); use another --state", a.state,
-                        stored_task);
-    else if (rc == SDFED_OK && !stored_task)
-        rc = store_set_meta(st, "task_sha256", task_sha, &err);
+    int stored = store_open(&st, a.state, &err);
+    if (stored == SDFED_OK) stored = store_get_meta(st, "task_sha256", &stored_task, &err);
+    if (stored == SDFED_OK && stored_task && strcmp(stored_task, task_sha) != 0)
+        stored = sdfed_fail(&err, SDFED_ERR_ARG,
+                            "the state in %s belongs to another task (sha256 %.12s...); use another --state", a.state,
+                            stored_task);
+    else if (stored == SDFED_OK && !stored_task)
+        stored = store_set_meta(st, "task_sha256", task_sha, &err);
     free(stored_task);
-    if (rc) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    if (stored) {
+        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        goto done;
+    }
 
     char web[4096], wasm[4096], model_url[128];
     snprintf(web, sizeof web, "%s", cli_resolve_path(a.web ? a.web : "web", resolved, sizeof resolved));
@@ -164,17 +179,26 @@ int main(int argc, char **argv) {
     server_options so = {a.host,          (int)port,  web,    wasm,  model_path,        model_sha,
                          model.file.size, a.join_key, a.cert, a.key, (size_t)max_bytes, (int)rate,
                          (int)refusals,   5};
-    server *srv;
-    if (server_create(&srv, &so, st, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
-    federation_options fo = {
-        !strcmp(a.mode, "async"),  (int)min_clients, (int64_t)(deadline * 1000), (int)buffer, (int)staleness,
-        {rule, trim, clip, noise}, max_norm,         (int64_t)max_samples};
+    if (server_create(&srv, &so, st, &err)) {
+        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        goto done;
+    }
+    federation_options fo = {.async = !strcmp(a.mode, "async"),
+                             .min_clients = (int)min_clients,
+                             .deadline_ms = (int64_t)(deadline * 1000),
+                             .round_pause_ms = (int64_t)(pause * 1000),
+                             .buffer = (int)buffer,
+                             .max_staleness = (int)staleness,
+                             .aggregate = {rule, trim, clip, noise},
+                             .max_update_norm = max_norm,
+                             .max_samples = (int64_t)max_samples};
     federation_model fm = {model_url, model_sha, model.file.size};
     federation_net net = server_net(srv);
-    federation *fed;
     if (federation_open(&fed, &task, &fm, &model.clip, sdfed_kernels_default(), &cls, sdfed_fmnist_class_names, st, &fo,
-                        &net, server_now_ms(), &err))
-        return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+                        &net, server_now_ms(), &err)) {
+        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        goto done;
+    }
     server_attach(srv, fed);
 
     running = srv;
@@ -189,12 +213,13 @@ int main(int argc, char **argv) {
              "\"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", \"model_sha256\": \"%s\"",
              a.cert ? "https" : "http", a.host ? a.host : "localhost", (int)port, a.task, a.state, model_sha);
     server_log("listening", fields);
-    rc = server_run(srv);
+    rc = server_run(srv) ? CLI_FAILED : CLI_OK;
     server_log("stopping", "");
-    federation_close(fed);
+done:
     server_destroy(srv);
+    federation_close(fed);
     store_close(st);
     sdfed_classes_free(&cls);
     cli_model_close(&model);
-    return rc ? CLI_FAILED : CLI_OK;
+    return rc;
 }

@@ -314,6 +314,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         ss->wsi = wsi, ss->srv = s, ss->client = -1;
         break;
     case LWS_CALLBACK_RECEIVE:
+        if (ss->closing) break; /* a session on its way out reads nothing more */
         if (!receive(ss, in, len)) break;
         if (ss->rx_overflow) {
             char message[96];
@@ -345,7 +346,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     case LWS_CALLBACK_CLOSED:
         if (ss->client >= 0 && session_of(s, ss->client) == ss) {
             s->by_id[ss->client] = NULL;
-            federation_leave(s->fed, ss->client, server_now_ms());
+            if (s->fed) federation_leave(s->fed, ss->client, server_now_ms());
         }
         while (ss->head) {
             queued *q = ss->head;
@@ -434,6 +435,7 @@ void server_stop(server *s) {
 
 void server_destroy(server *s) {
     if (!s) return;
+    s->fed = NULL; /* connections closed by the shutdown are not departures */
     lws_context_destroy(s->context);
     free(s->by_id);
     free(s);

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config clang lld-14 llvm-14
   libopenblas-dev liblapacke-dev
   libpng-dev libjpeg-dev zlib1g-dev
-  libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3
+  libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3 openssl curl
   emscripten node-acorn nodejs
   wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
   binaryen

@@ -1,24 +1,53 @@
 #!/usr/bin/env bash
-# `make run`: the main job of the project as far as it is built today.
-# The aggregator and the volunteer page are not written yet; until they are,
-# this converts the reference CLIP (../shared/clip, both namings) into GGUF
-# models under models/, checks each against the reference PyTorch outputs,
-# and shows the CLI on them.
+# `make run`: the aggregator with the default Fashion-MNIST task and 4
+# headless clients (shards 0..3), serving the volunteer page. Browsers that
+# open the printed URL join the same federation. Ctrl-C stops everything;
+# the state in state/<task> survives, and the next `make run` resumes it
+# (delete that folder to start over).
+#   PORT=8080 TASK=tasks/fmnist-pathological.json CLIENTS=4 ROUND_PAUSE=5 bash tools/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clip=../shared/clip
-sdfed=build/sdfed
-mkdir -p models
-for type in f32 f16 q8_0; do
-  out=models/mini-vit.$type.gguf
-  [ -f "$out" ] || "$sdfed" convert --in "$clip/mini-vit.openai.safetensors" \
-    --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" --out "$out" --type "$type"
+port=${PORT:-8080}
+task=${TASK:-tasks/fmnist-pathological.json}
+clients=${CLIENTS:-4}
+pause=${ROUND_PAUSE:-5}
+state=state/$(basename "$task" .json)
+mkdir -p "$state"
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo
+  echo "run: stopping the aggregator and the clients (state kept in $state)"
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  exit 0
+}
+trap stop INT TERM EXIT
+
+# the aggregator's JSON log lines go to the terminal and to the state folder
+build/sdfed-aggregator --task "$task" --state "$state" --port "$port" --min-clients "$clients" \
+  --round-pause "$pause" 2> >(tee -a "$state/aggregator.log" >&2) &
+aggregator=$!
+pids+=("$aggregator")
+for _ in $(seq 1 100); do
+  curl -s "http://127.0.0.1:$port/status" >/dev/null && break
+  kill -0 "$aggregator" 2>/dev/null || { tail -n 5 "$state/aggregator.log" >&2; exit 1; }
+  sleep 0.1
 done
-"$sdfed" info models/mini-vit.q8_0.gguf
-for type in f32 f16 q8_0; do
-  "$sdfed" check-reference --model "models/mini-vit.$type.gguf" --reference "$clip/mini-vit.reference.safetensors"
+
+for k in $(seq 0 $((clients - 1))); do
+  build/sdfed-client --server "ws://127.0.0.1:$port" --client-index "$k" --token-file "$state/client$k.token" \
+    >>"$state/client$k.log" 2>&1 &
+  pids+=("$!")
 done
-echo "tokens of 'a photo of a T-shirt/top.':"
-"$sdfed" tokenize --tokens --model models/mini-vit.q8_0.gguf "a photo of a T-shirt/top."
-echo
-echo "The aggregator (make run's eventual job) is not built yet; see README.md."
+
+cat <<EOF
+
+  sdfed is running: $task, $clients headless clients (logs in $state/).
+  Volunteers join at   http://localhost:$port/
+  Status and chart     http://localhost:$port/status.html
+  Press Ctrl-C to stop; \`make run\` again resumes this federation.
+
+EOF
+wait "$aggregator"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libwebsockets.h>
 
@@ -35,7 +36,7 @@ typedef struct client {
     /* options */
     char address[256], path[256];
     int port, tls, index, json, quiet;
-    const char *model_path, *cache, *data_dir, *token_file;
+    const char *model_path, *cache, *data_dir, *token_file, *join_key;
     const char *attack; /* NULL, "flip" or "scale:F" */
     double give_up_s;
     /* connection */
@@ -65,9 +66,12 @@ typedef struct client {
     int64_t rounds_done;
 } client;
 
-static volatile int interrupted;
+/* Ctrl-C ends the event loop; in the middle of a long computation (loading
+ * the data, a round's training) it ends the process at once: the feature
+ * cache resumes from a cut file and an unsent round is retrained the same. */
+static volatile sig_atomic_t interrupted, busy;
 static void on_signal(int sig) {
-    (void)sig;
+    if (busy) _exit(128 + sig);
     interrupted = 1;
 }
 
@@ -227,7 +231,11 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
     sdfed_losses sum = {0};
     int steps = 0;
     sdfed_error err = {0};
-    if (fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &sum, &steps, &c->arena, &err)) {
+    busy = 1;
+    int trained =
+        fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &sum, &steps, &c->arena, &err);
+    busy = 0;
+    if (trained) {
         fail(c, "round %lld: %s", (long long)round, err.message);
         return;
     }
@@ -276,7 +284,7 @@ static void handle_text(client *c, const char *text, size_t len) {
     case SDFED_MSG_WELCOME:
         snprintf(c->token, sizeof c->token, "%s", m.token);
         save_token(c);
-        if (!c->ready) prepare(c, &m);
+        if (!c->ready && !interrupted) busy = 1, prepare(c, &m), busy = 0;
         break;
     case SDFED_MSG_ROUND_START:
         if (!c->ready) break;
@@ -291,7 +299,12 @@ static void handle_text(client *c, const char *text, size_t len) {
         c->finished = 1;
         interrupted = 1;
         break;
-    case SDFED_MSG_ERROR: say(c, "the server refused: %s (%s)", m.code, m.message); break;
+    case SDFED_MSG_ERROR:
+        say(c, "the server refused: %s (%s)", m.code, m.message);
+        /* refusals that no retry can mend end the client */
+        if (!strcmp(m.code, "bad_join_key") || !strcmp(m.code, "bad_token") || !strcmp(m.code, "bad_protocol"))
+            fail(c, "the server refused to let this client in: %s", m.message);
+        break;
     default: break; /* ack, wait, heartbeat */
     }
     sdfed_message_free(&m);
@@ -360,6 +373,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         sdfed_jw_begin(&w, &b, "hello");
         sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
         if (c->token[0]) sdfed_jw_string(&w, "token", c->token);
+        if (c->join_key) sdfed_jw_string(&w, "join_key", c->join_key);
         sdfed_jw_string(&w, "kind", "headless");
         sdfed_jw_string(&w, "encoding", c->json ? "json" : "binary");
         if (c->index >= 0) sdfed_jw_int(&w, "shard", c->index);
@@ -441,10 +455,10 @@ int main(int argc, char **argv) {
     int quiet = 0;
     c.model_path = CLI_DEFAULT_MODEL;
     const cli_option options[] = {
-        {"--server", &server, NULL},           {"--client-index", &index, NULL}, {"--model", &c.model_path, NULL},
-        {"--cache", &c.cache, NULL},           {"--data", &c.data_dir, NULL},    {"--backend", &backend, NULL},
-        {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
-        {"--encoding", &encoding, NULL},       {"--quiet", NULL, &quiet}};
+        {"--server", &server, NULL},           {"--client-index", &index, NULL},  {"--model", &c.model_path, NULL},
+        {"--cache", &c.cache, NULL},           {"--data", &c.data_dir, NULL},     {"--backend", &backend, NULL},
+        {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},     {"--give-up", &give_up, NULL},
+        {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0;
     if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
@@ -453,7 +467,8 @@ int main(int argc, char **argv) {
     if (n_pos || !server)
         return cli_error(CLI_USAGE,
                          "client: usage: sdfed-client --server ws://HOST:PORT [--client-index K] [--model M] "
-                         "[--cache DIR] [--token-file F] [--encoding binary|json] [--attack flip|scale:F]");
+                         "[--cache DIR] [--token-file F] [--join-key K] [--encoding binary|json] "
+                         "[--attack flip|scale:F]");
     if (parse_server(&c, server)) return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
     c.json = strcmp(encoding, "json") == 0;

@@ -53,3 +53,5 @@ echo "One SDFed local step, batch 16, S_s 8, S_l 16; medians of $steps steps aft
 echo "| model | weights | C | sdfed step | svd | projection | forward | backward | PyTorch fp32 step | PyTorch / sdfed |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+echo
+bash tools/bench/load.sh

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The aggregator on loopback with real headless clients:
+#  1. 10 clients, 5 rounds: every round's global parameters equal, bit for
+#     bit, what `sdfed sim` computes for the same task and seed;
+#  2. hostile inputs (adversary.mjs) are refused with their codes before the
+#     federation, which then still ends on the simulator's parameters;
+#  3. kill -9 mid-round and a restart: the run ends on the same history;
+#  4. 20% of clients send sign-flipped or scaled updates: median and
+#     trimmed mean stay within 2 points of a clean run, the mean does not;
+#  5. asynchronous mode, TLS, a join key, and state that belongs to another
+#     task.
+#   run.sh BUILD_DIR MODEL.gguf WORK_DIR
+set -u
+build=$1 model=$2 work=$3
+sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+cache="$work/cache"
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# a free port for each server
+port=$((20000 + $$ % 20000))
+next_port() { port=$((port + 1)); while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done; }
+
+task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
+  /usr/bin/python3 - "$here/../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
+import json, sys
+task = json.load(open(sys.argv[1]))
+task["model"] = sys.argv[2]
+task.update(json.loads(sys.argv[3]))
+print(json.dumps(task))
+PY
+}
+
+start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid
+  local name=$1 taskfile=$2 state=$3
+  shift 3
+  "$aggregator" --task "$taskfile" --port "$port" --host 127.0.0.1 --state "$state" "$@" >>"$work/$name.server.log" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/status" >/dev/null && return 0; sleep 0.1; done
+  bad "$name: the server did not start: $(tail -n 3 "$work/$name.server.log")"
+  return 1
+}
+
+start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
+  local name=$1 n=$2
+  for k in $(seq 0 $((n - 1))); do
+    "$client" --server "ws://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" \
+      --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
+    pids+=("$!")
+  done
+}
+client_extra() { :; }
+stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
+
+status() { curl -s "http://127.0.0.1:$port/status"; }
+wait_done() { # wait_done NAME SECONDS
+  for _ in $(seq 1 $(($2 * 10))); do status | grep -q '"done": 1' && return 0; sleep 0.1; done
+  bad "$1: not done after $2 s: $(status)"
+  return 1
+}
+
+history() { # the global parameters' hash of every round from the state
+  sqlite3 "$1/aggregator.sqlite" "SELECT sha256 FROM rounds WHERE round > 0 ORDER BY round"
+}
+sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed 's/.*: "\(.*\)"/\1/'; }
+
+# --- 1. the simulator and the aggregator compute the same bits
+task eq '{"rounds": 5}'
+"$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
+next_port
+start_server eq "$work/eq.json" "$work/eq-state" && start_clients eq 10 && wait_done eq 120
+if [ "$(history "$work/eq-state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
+else bad "the aggregator's history differs from sdfed sim's"; fi
+[ "$(sqlite3 "$work/eq-state/aggregator.sqlite" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "not 50 updates stored"
+curl -s "http://127.0.0.1:$port/status" | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
+  ok || bad "/status does not show the final global's hash"
+curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "no chart on the status page"
+stop_server
+
+# --- 2. hostile clients first, then the same federation
+next_port
+start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
+  --max-message-bytes 1048576 --rate-limit 50 --max-refusals 20 &&
+  node --experimental-websocket --no-warnings "$here/adversary.mjs" "$port" sesame >"$work/adversary.log" 2>&1
+grep -q "^adversary: [0-9]* passed, 0 failed" "$work/adversary.log" && ok || bad "adversary: $(grep -E 'FAIL|adversary:' "$work/adversary.log")"
+kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died under hostile input"
+client_extra() { echo --join-key sesame; }
+start_clients adv 10 && wait_done adv 120
+[ "$(history "$work/adv-state")" = "$(sim_history "$work/eq-sim")" ] && ok || bad "hostile input changed the federation"
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
+  >"$work/nokey.log" 2>&1 && bad "a client without the join key got in" || ok
+grep -q "join key" "$work/nokey.log" && ok || bad "no join-key message: $(cat "$work/nokey.log")"
+client_extra() { :; }
+stop_server
+
+# --- 3. kill -9 while a round is open, restart on the same state
+task crash '{"rounds": 6, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 200}}'
+"$sdfed" sim --task "$work/crash.json" --out "$work/crash-sim" --cache "$cache" >"$work/crash-sim.log" 2>&1
+next_port
+start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && start_clients crash 10
+killed=0
+for _ in $(seq 1 3000); do
+  s=$(status)
+  if echo "$s" | grep -q '"round": 3,' && echo "$s" | grep -q '"round_open": 1' &&
+     ! echo "$s" | grep -q '"reported": 0,' && ! echo "$s" | grep -q '"reported": 10,'; then
+    kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null; killed=1; break
+  fi
+  sleep 0.01
+done
+[ "$killed" = 1 ] && ok || bad "could not catch round 3 half-reported"
+acked=$(sqlite3 "$work/crash-state/aggregator.sqlite" 'SELECT count(*) FROM updates WHERE round = 3')
+sleep 1
+start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
+grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did not resume"
+[ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
+  bad "after kill -9 the history differs from an uninterrupted run"
+echo "kill -9 in round 3 with $acked acknowledged updates stored; the run completed on the same history"
+stop_server
+
+# --- 4. robust aggregation: 2 of 10 clients attack PromptFL's global prompt
+task robust '{"method": "promptfl", "rounds": 8, "partition": {"kind": "iid", "shots": 16}}'
+honest_accuracy() { # the honest clients' mean accuracy over the last 3 rounds
+  sqlite3 "$1/aggregator.sqlite" "SELECT printf('%.4f', avg(m.accuracy) * 100) FROM metrics m JOIN clients c ON m.client = c.id
+                                  WHERE c.shard < 8 AND m.round >= 5"
+}
+robust_run() { # robust_run NAME ATTACK RULE: the honest accuracy into $work/NAME.accuracy
+  next_port
+  if [ "$2" = yes ]; then client_extra() { [ "$1" -eq 8 ] && echo --attack flip; [ "$1" -eq 9 ] && echo --attack scale:-20; }
+  else client_extra() { :; }; fi
+  start_server "$1" "$work/robust.json" "$work/$1-state" --aggregate "$3" --trim 0.2 && start_clients "$1" 10 && wait_done "$1" 120
+  stop_server
+  client_extra() { :; }
+  honest_accuracy "$work/$1-state" >"$work/$1.accuracy"
+}
+robust_run robust-clean no mean
+robust_run robust-mean yes mean
+robust_run robust-median yes median
+robust_run robust-trimmed yes trimmed_mean
+clean=$(cat "$work/robust-clean.accuracy") attacked_mean=$(cat "$work/robust-mean.accuracy")
+attacked_median=$(cat "$work/robust-median.accuracy") attacked_trimmed=$(cat "$work/robust-trimmed.accuracy")
+echo "honest clients' accuracy: clean $clean%, attacked with mean $attacked_mean%, median $attacked_median%, trimmed mean $attacked_trimmed%"
+within() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 2) }'; }
+within "$attacked_median" "$clean" && ok || bad "median is not within 2 points of the clean run"
+within "$attacked_trimmed" "$clean" && ok || bad "trimmed mean is not within 2 points of the clean run"
+within "$attacked_mean" "$clean" && bad "the plain mean resisted the attack (the test would show nothing)" || ok
+
+# --- 5a. asynchronous rounds
+task async '{"rounds": 4}'
+next_port
+start_server async "$work/async.json" "$work/async-state" --mode async --buffer 5 --max-staleness 3 &&
+  start_clients async 10 && wait_done async 120
+[ "$(sqlite3 "$work/async-state/aggregator.sqlite" 'SELECT count(*) FROM rounds WHERE closed IS NOT NULL')" = 4 ] &&
+  ok || bad "async: not 4 versions"
+grep -q '"mode": "async"' "$work/async.server.log" && ok || bad "async mode not logged"
+stop_server
+
+# --- 5b. TLS with a self-signed certificate
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
+  -subj /CN=127.0.0.1 >/dev/null 2>&1
+task tls '{"rounds": 2, "clients": 2, "clients_per_round": 2}'
+next_port
+"$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/tls-state" \
+  --cert "$work/cert.pem" --key "$work/key.pem" >"$work/tls.server.log" 2>&1 &
+server_pid=$!
+pids+=("$server_pid")
+sleep 1
+curl -sk "https://127.0.0.1:$port/status" | grep -q '"round"' && ok || bad "no /status over https"
+for k in 0 1; do
+  "$client" --server "wss://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" >"$work/tls$k.log" 2>&1 &
+  pids+=("$!")
+done
+for _ in $(seq 1 300); do curl -sk "https://127.0.0.1:$port/status" | grep -q '"done": 1' && break; sleep 0.1; done
+curl -sk "https://127.0.0.1:$port/status" | grep -q '"done": 1' && ok || bad "a federation over wss:// did not finish"
+stop_server
+
+# --- 5c. a state folder is refused for another task
+next_port
+"$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
+  bad "the state of another task was accepted" || ok
+grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
+
+# sanitizer builds: no process reported a memory error or a leak
+cleanup
+sleep 1
+reports=$(grep -l "ERROR: [A-Za-z]*Sanitizer\|runtime error:" "$work"/*.log 2>/dev/null)
+[ -z "$reports" ] && ok || bad "sanitizer reports in: $reports"
+
+echo "aggregator: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
