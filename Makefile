@@ -2,6 +2,7 @@
 #   make test    install the Debian packages, build every target, run every test
 #   make run     install, build, and run the main job (see README.md)
 #   make build   native build only (build/sdfed), packages assumed present
+#   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
 # Builds: build/ (native, gcc, OpenBLAS) and build/targets/<name>/ for the
 # other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
@@ -10,7 +11,8 @@ JOBS ?= 2
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds test run bench compare clean
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run bench \
+        compare clean
 
 all: build
 
@@ -43,11 +45,19 @@ build-fuzz:
 
 builds: build build-clang build-asan build-emscripten build-wasi build-fuzz
 
+# the browser build of the client only (what the page loads from /wasm/)
+web:
+	cmake -S . -B build/targets/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/emscripten.cmake
+	cmake --build build/targets/emscripten -j $(JOBS) --target sdfed-wasm sdfed-wasm-threads
+
 test: deps
 	$(MAKE) builds
 	bash tests/run-all.sh
 
-run: deps build
+test-browser: deps build web
+	bash tests/browser/run.sh
+
+run: deps build web
 	bash tools/run.sh
 
 bench: deps build

@@ -577,6 +577,14 @@ const char *federation_metrics(federation *f, int64_t client, int64_t round, dou
     return NULL;
 }
 
+const char *federation_description(const federation *f) { return f->task_json; }
+
+int federation_shard_connected(const federation *f, int shard) {
+    for (int i = 0; i < f->n_peers; i++)
+        if (f->peers[i].shard == shard) return 1;
+    return 0;
+}
+
 void federation_tick(federation *f, int64_t now_ms) {
     if (!f->open) maybe_start_round(f, now_ms);
     if (!f->open || now_ms < f->deadline) return;

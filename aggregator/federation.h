@@ -77,6 +77,13 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
 const char *federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                                int64_t test_samples, char *message, size_t cap);
 
+/* The federation's description as the welcome gives it: JSON members
+ * (no braces) "task", "model", "classes", "global_shape". */
+const char *federation_description(const federation *f);
+
+/* Whether a connected client holds shard k. */
+int federation_shard_connected(const federation *f, int shard);
+
 /* Deadlines. */
 void federation_tick(federation *f, int64_t now_ms);
 

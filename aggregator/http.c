@@ -242,6 +242,56 @@ static int status_page(struct lws *wsi, http_site *site) {
     return rc;
 }
 
+/* What a page needs before joining: the welcome's description. */
+static int task_description(struct lws *wsi, http_site *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    const char *d = federation_description(site->fed);
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
+    sdfed_jw_raw(&w, NULL, d, strlen(d));
+    int rc = sdfed_jw_end(&w, NULL)
+                 ? 1
+                 : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
+static int shard_connected(void *fed, int shard) { return federation_shard_connected(fed, shard); }
+
+/* A demo shard: the one asked for (?k=K) or a free one. */
+static int demo_shard(struct lws *wsi, http_site *site) {
+    char arg[32];
+    const char *k = lws_get_urlarg_by_name(wsi, "k=", arg, sizeof arg);
+    int shard;
+    if (!site->demo) {
+        static const char body[] = "{\"error\": \"this federation has no demo data\"}";
+        return respond(wsi, HTTP_STATUS_NOT_FOUND, "application/json", body, sizeof body - 1, "no-store");
+    }
+    if (k) {
+        char *end;
+        long v = strtol(k, &end, 10);
+        if (!*k || *end || v < 0 || v >= demo_shards(site->demo)) {
+            static const char body[] = "{\"error\": \"no such demo shard\"}";
+            return respond(wsi, HTTP_STATUS_NOT_FOUND, "application/json", body, sizeof body - 1, "no-store");
+        }
+        shard = (int)v;
+    } else if ((shard = demo_lease(site->demo, server_now_ms(), shard_connected, site->fed)) < 0) {
+        static const char body[] = "{\"error\": \"every demo shard is taken; try again later or add your own images\"}";
+        return respond(wsi, HTTP_STATUS_CONFLICT, "application/json", body, sizeof body - 1, "no-store");
+    }
+    sdfed_buffer b = {0};
+    sdfed_error err = {0};
+    int rc = demo_shard_json(site->demo, shard, &b, &err)
+                 ? respond(wsi, HTTP_STATUS_INTERNAL_SERVER_ERROR, "text/plain", err.message, strlen(err.message),
+                           "no-store")
+                 : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     if (reason != LWS_CALLBACK_HTTP) return lws_callback_http_dummy(wsi, reason, user, in, len);
     http_site *site = server_site(lws_context_user(lws_get_context(wsi)));
@@ -253,6 +303,8 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     if (strcmp(path, "/status") == 0) return status_json(wsi, site);
     if (strcmp(path, "/metrics") == 0) return metrics_text(wsi, site);
     if (strcmp(path, "/status.html") == 0) return status_page(wsi, site);
+    if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site);
+    if (strcmp(path, "/task") == 0) return task_description(wsi, site);
     if (strcmp(path, model_url) == 0) return serve_file(wsi, site->model_path, site->model_sha256);
     if (strncmp(path, "/wasm/", 6) == 0) {
         if (!site->wasm_dir || !safe_path(path + 6)) return not_found(wsi);

@@ -5,9 +5,12 @@
  *   /model/<sha256>.gguf  the model, immutable: ETag = its sha256,
  *                   If-None-Match answered 304
  *   /status         JSON: round, clients, global_prompt_sha256, ...
+ *   /task           JSON: the federation as the welcome describes it
  *   /metrics        Prometheus text: clients, rounds, updates accepted and
  *                   refused by reason, aggregation time
  *   /status.html    a page with the accuracy-per-round chart clients report
+ *   /demo/shard     a free demo shard of the task's data (demo.h); with
+ *                   ?k=K that shard again (a page that kept its number)
  * Every response carries Cross-Origin-Opener-Policy: same-origin and
  * Cross-Origin-Embedder-Policy: require-corp (so the page may use
  * threads), Cross-Origin-Resource-Policy and nosniff. Paths with ".." or
@@ -17,6 +20,7 @@
 
 #include <libwebsockets.h>
 
+#include "demo.h"
 #include "federation.h"
 #include "store.h"
 
@@ -26,6 +30,7 @@ typedef struct http_site {
     size_t model_size;
     federation *fed;
     store *st;
+    demo *demo; /* NULL: no demo shards */
 } http_site;
 
 /* The lws callback of the "http" protocol; the site is the vhost's user. */

@@ -129,6 +129,7 @@ int main(int argc, char **argv) {
     store *st = NULL;
     server *srv = NULL;
     federation *fed = NULL;
+    demo *shards = NULL;
     char resolved[4096];
     file_map task_file;
     if (file_map_open(&task_file, cli_resolve_path(a.task, resolved, sizeof resolved), &err))
@@ -176,9 +177,28 @@ int main(int argc, char **argv) {
     snprintf(wasm, sizeof wasm, "%s",
              cli_resolve_path(a.wasm ? a.wasm : "build/targets/emscripten/wasm-client", resolved, sizeof resolved));
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
-    server_options so = {a.host,          (int)port,  web,    wasm,  model_path,        model_sha,
-                         model.file.size, a.join_key, a.cert, a.key, (size_t)max_bytes, (int)rate,
-                         (int)refusals,   5};
+    /* demo shards for volunteers without images: a missing dataset only
+     * turns them off */
+    if (demo_open(&shards, &task, &err)) {
+        char fields[600];
+        snprintf(fields, sizeof fields, "\"message\": \"no demo shards: %s\"", err.message);
+        server_log("warning", fields);
+    }
+    server_options so = {.host = a.host,
+                         .port = (int)port,
+                         .web_dir = web,
+                         .wasm_dir = wasm,
+                         .model_path = model_path,
+                         .model_sha256 = model_sha,
+                         .model_size = model.file.size,
+                         .join_key = a.join_key,
+                         .cert = a.cert,
+                         .key = a.key,
+                         .max_message_bytes = (size_t)max_bytes,
+                         .max_messages_per_second = (int)rate,
+                         .max_refusals = (int)refusals,
+                         .header_timeout_s = 5,
+                         .demo = shards};
     if (server_create(&srv, &so, st, &err)) {
         cli_error(CLI_FAILED, "aggregator: %s", err.message);
         goto done;
@@ -218,6 +238,7 @@ int main(int argc, char **argv) {
 done:
     server_destroy(srv);
     federation_close(fed);
+    demo_close(shards);
     store_close(st);
     sdfed_classes_free(&cls);
     cli_model_close(&model);

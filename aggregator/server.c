@@ -387,7 +387,8 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     s->opt = *opt;
     s->st = st;
-    s->site = (http_site){opt->web_dir, opt->wasm_dir, opt->model_path, opt->model_sha256, opt->model_size, NULL, st};
+    s->site = (http_site){opt->web_dir, opt->wasm_dir, opt->model_path, opt->model_sha256, opt->model_size, NULL,
+                          st,           opt->demo};
     lws_set_log_level(LLL_ERR, NULL);
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);

@@ -26,6 +26,7 @@ typedef struct server_options {
     int max_messages_per_second;
     int max_refusals; /* before the connection is closed */
     int header_timeout_s;
+    demo *demo; /* NULL: no demo shards */
 } server_options;
 
 typedef struct server server;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "losses.h"
 #include "transformer.h"
 
 /* patches (G*G, 3*P*P) of one image (3, S, S); a patch vector is laid out
@@ -75,4 +76,21 @@ int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const 
                                 W, c->layer_norm_eps);
     k->linear(features, cls, &m->vision_proj, NULL, n, scratch);
     return SDFED_OK;
+}
+
+int sdfed_image_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_image *images, int n,
+                         float *features, sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->cfg;
+    size_t per = (size_t)3 * c->image_size * c->image_size;
+    float *pixels = sdfed_arena_floats(arena, (size_t)n * per),
+          *raw = sdfed_arena_floats(arena, (size_t)n * c->embed_dim);
+    float *norms = sdfed_arena_floats(arena, (size_t)n);
+    if (!pixels || !raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image features: out of memory");
+    for (int i = 0; i < n; i++) {
+        int rc = sdfed_image_preprocess(&images[i], c->image_size, c->image_mean, c->image_std, pixels + i * per, err);
+        if (rc) return sdfed_fail_context(err, rc, "image %d", i);
+    }
+    int rc = sdfed_image_encode(m, k, pixels, n, raw, arena, err);
+    if (rc == SDFED_OK) sdfed_l2_normalize_forward(features, norms, raw, n, c->embed_dim);
+    return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of every build (run `make builds` first; `make test` does
-# both): ctest in each build tree, then a bounded fuzzing run of the GGUF
-# reader. Prints one summary line per suite and a final total.
+# both): ctest in each build tree, the browser tests, then bounded fuzzing
+# runs of the GGUF reader and the protocol codec. Prints one summary line
+# per suite and a final total.
 set -u
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
@@ -33,6 +34,21 @@ run_ctest clang build/targets/clang
 run_ctest asan build/targets/asan
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
+
+# the browser: the wasm client against the native one, the page in Chromium
+echo "=== browser"
+browser_log=$(mktemp)
+bash tests/browser/run.sh build build/targets/emscripten 2>&1 | tee "$browser_log"
+line=$(grep -E '^browser: [0-9]+ passed, [0-9]+ failed' "$browser_log" | tail -n 1)
+rm -f "$browser_log"
+if [ -n "$line" ]; then
+  summary+=("$line")
+  total_passed=$((total_passed + $(sed -E 's/browser: ([0-9]+) passed.*/\1/' <<<"$line")))
+  total_failed=$((total_failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+else
+  summary+=("browser: 0 passed, 1 failed")
+  total_failed=$((total_failed + 1))
+fi
 
 # bounded fuzzing: each target for FUZZ_SECONDS, from its committed corpus
 # (copied, so new inputs do not land in the repository)

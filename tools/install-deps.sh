@@ -8,7 +8,7 @@ packages=(
   libopenblas-dev liblapacke-dev
   libpng-dev libjpeg-dev zlib1g-dev
   libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3 openssl curl
-  emscripten node-acorn nodejs
+  emscripten node-acorn nodejs chromium
   wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
   binaryen
   python3-torch python3-numpy python3-pil

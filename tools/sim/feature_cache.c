@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +11,6 @@
 #include <unistd.h>
 
 #include "image_encoder.h"
-#include "image_preprocess.h"
-#include "losses.h"
 
 #define CHUNK 256
 static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '1', '\0'};
@@ -60,20 +57,11 @@ static double now(void) {
 
 /* Encodes images [first, first + n) of src into out (n, D), unit length. */
 static int encode_chunk(const cli_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
-                        float *out, float *pixels, sdfed_arena *arena, sdfed_error *err) {
-    const sdfed_clip_config *c = &m->clip.cfg;
-    size_t per = (size_t)3 * c->image_size * c->image_size;
-    for (int i = 0; i < n; i++) {
-        sdfed_image img = {src->pixels + (size_t)(first + i) * src->rows * src->cols, src->cols, src->rows, 1,
-                           (size_t)src->cols};
-        int rc = sdfed_image_preprocess(&img, c->image_size, c->image_mean, c->image_std, pixels + i * per, err);
-        if (rc) return rc;
-    }
-    float *raw = sdfed_arena_floats(arena, (size_t)n * c->embed_dim), *norms = sdfed_arena_floats(arena, (size_t)n);
-    if (!raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
-    int rc = sdfed_image_encode(&m->clip, k, pixels, n, raw, arena, err);
-    if (rc == SDFED_OK) sdfed_l2_normalize_forward(out, norms, raw, n, c->embed_dim);
-    return rc;
+                        float *out, sdfed_image *images, sdfed_arena *arena, sdfed_error *err) {
+    for (int i = 0; i < n; i++)
+        images[i] = (sdfed_image){src->pixels + (size_t)(first + i) * src->rows * src->cols, src->cols, src->rows, 1,
+                                  (size_t)src->cols};
+    return sdfed_image_features(&m->clip, k, images, n, out, arena, err);
 }
 
 int feature_cache_load(const char *cache_dir, const cli_model *m, const char *model_sha256, const sdfed_kernels *k,
@@ -113,18 +101,16 @@ int feature_cache_load(const char *cache_dir, const cli_model *m, const char *mo
         fclose(f);
         return SDFED_OK;
     }
-    const sdfed_clip_config *c = &m->clip.cfg;
-    float *pixels = malloc(sizeof *pixels * (size_t)CHUNK * 3 * c->image_size * c->image_size);
+    sdfed_image images[CHUNK];
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    rc = pixels ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
     double t0 = now(), last = 0;
     int resumed = (int)h.done;
     while (rc == SDFED_OK && (int)h.done < src->n) {
         int n = src->n - (int)h.done < CHUNK ? src->n - (int)h.done : CHUNK;
         float *chunk = out + (size_t)h.done * D;
         sdfed_arena_reset(&arena);
-        rc = encode_chunk(m, k, src, (int)h.done, n, chunk, pixels, &arena, err);
+        rc = encode_chunk(m, k, src, (int)h.done, n, chunk, images, &arena, err);
         if (rc) break;
         /* the data first, then the count that makes it visible */
         if (fseek(f, (long)(sizeof h + sizeof(float) * (size_t)D * h.done), SEEK_SET) ||
@@ -148,6 +134,5 @@ int feature_cache_load(const char *cache_dir, const cli_model *m, const char *mo
     if ((int)h.done == src->n) fprintf(stderr, "\n");
     if (fclose(f) != 0 && rc == SDFED_OK) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: close failed", path);
     sdfed_arena_free(&arena);
-    free(pixels);
     return rc;
 }

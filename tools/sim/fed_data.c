@@ -34,8 +34,7 @@ static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64
     return rc;
 }
 
-int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
-                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     storage *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
@@ -49,28 +48,42 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
         fed_data_free(out);
         return rc;
     }
-    int rows = s->train.rows, cols = s->train.cols, domains = task->partition.kind == SDFED_PARTITION_DOMAINS;
-    size_t per = (size_t)rows * cols;
-    const uint8_t *pixels[2] = {s->train.pixels + per * POOL_FIRST, s->test.pixels};
-    out->dim = m->clip.cfg.embed_dim;
+    out->rows = s->train.rows, out->cols = s->train.cols;
+    size_t per = (size_t)out->rows * out->cols;
     out->n_classes = SDFED_FMNIST_CLASSES;
     out->n_train = s->train.n - POOL_FIRST;
     out->n_test = s->test.n;
     out->train_labels = s->train.labels + POOL_FIRST;
     out->test_labels = s->test.labels;
+    out->train_pixels = s->train.pixels + per * POOL_FIRST;
+    out->test_pixels = s->test.pixels;
+    if (task->partition.kind == SDFED_PARTITION_DOMAINS) {
+        rc = make_domains(out->n_train, out->train_pixels, out->rows, out->cols, 0, &out->train_domains,
+                          &s->domain_pixels[0], err);
+        if (rc == SDFED_OK)
+            rc = make_domains(out->n_test, out->test_pixels, out->rows, out->cols, 1, &out->test_domains,
+                              &s->domain_pixels[1], err);
+        out->train_pixels = s->domain_pixels[0], out->test_pixels = s->domain_pixels[1];
+    }
+    if (rc) fed_data_free(out);
+    return rc;
+}
+
+int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
+                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+    int rc = fed_data_load_images(task, data_dir, out, err);
+    if (rc) return rc;
+    int domains = task->partition.kind == SDFED_PARTITION_DOMAINS;
+    out->dim = m->clip.cfg.embed_dim;
     int n[2] = {out->n_train, out->n_test};
-    uint8_t **domain_ids[2] = {&out->train_domains, &out->test_domains};
+    const uint8_t *pixels[2] = {out->train_pixels, out->test_pixels};
     float **features[2] = {&out->train_features, &out->test_features};
     for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
-        if (domains) {
-            rc = make_domains(n[i], pixels[i], rows, cols, (uint64_t)i, domain_ids[i], &s->domain_pixels[i], err);
-            pixels[i] = s->domain_pixels[i];
-        }
         char name[128];
         snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999", domains ? "-domains" : "");
         *features[i] = malloc(sizeof(float) * (size_t)n[i] * out->dim);
-        if (rc == SDFED_OK && !*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        feature_source src = {name, n[i], rows, cols, pixels[i]};
+        if (!*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        feature_source src = {name, n[i], out->rows, out->cols, pixels[i]};
         if (rc == SDFED_OK)
             rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
                                     *features[i], err);

@@ -15,14 +15,19 @@
 typedef struct fed_data {
     int dim, n_classes;
     int n_train, n_test;
-    float *train_features, *test_features; /* (n, dim) */
+    int rows, cols;                            /* of every image */
+    const uint8_t *train_pixels, *test_pixels; /* (n, rows, cols) grey, in their domains */
+    float *train_features, *test_features;     /* (n, dim); NULL from fed_data_load_images */
     const uint8_t *train_labels, *test_labels;
     uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
     void *storage;                         /* what fed_data_free releases */
 } fed_data;
 
-/* data_dir: Debian's Fashion-MNIST folder (NULL for the default);
- * cache_dir: the feature cache (NULL for feature_cache_default_dir()). */
+/* The images and labels only (data_dir: Debian's Fashion-MNIST folder, NULL
+ * for the default). */
+int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err);
+/* The images and their features (cache_dir: the feature cache, NULL for
+ * feature_cache_default_dir()). */
 int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
 void fed_data_free(fed_data *d);

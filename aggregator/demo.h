@@ -1,0 +1,32 @@
+/* Demo shards for volunteers without their own images: the task's
+ * partition of Fashion-MNIST, as `sdfed sim` and the headless clients make
+ * it, handed out one shard per browser (GET /demo/shard). A shard is free
+ * when no connected client holds it and it was not handed out in the last
+ * DEMO_LEASE_MS; a page that kept its shard asks for it again by number.
+ * A shard travels as JSON: its number, the image size, and its training and
+ * test images (grey pixels, base64) with their labels. */
+#ifndef SDFED_AGGREGATOR_DEMO_H
+#define SDFED_AGGREGATOR_DEMO_H
+
+#include <stdint.h>
+
+#include "io.h"
+#include "status.h"
+#include "task.h"
+
+#define DEMO_LEASE_MS (10 * 60 * 1000)
+
+typedef struct demo demo;
+
+/* NULL in *out (and SDFED_OK) when the task has no demo data to offer. */
+int demo_open(demo **out, const sdfed_task *task, sdfed_error *err);
+void demo_close(demo *d);
+
+/* A free shard, leased to the caller from now_ms, or -1. in_use(ctx, k)
+ * says whether a connected client holds shard k. */
+int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), void *ctx);
+int demo_shards(const demo *d);
+/* Shard k as JSON into out. */
+int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err);
+
+#endif

@@ -1,0 +1,93 @@
+// The wasm-vs-native parity check's inputs and its wasm half (see
+// step_native.c): 32 Fashion-MNIST test images as RGBA, their labels, the
+// default task and model. Used by the browser test (the wasm half runs in
+// the page's worker) and, under Node, by `node parity.mjs` as a quick check:
+//   node parity.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gunzipSync } from 'node:zlib';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const FMNIST = '/usr/share/datasets/fashion-mnist';
+export const CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag',
+  'Ankle boot'];
+
+// n images of an IDX file (gzip) as 28 x 28 RGBA, and their labels
+export function fmnistImages(first, n) {
+  const images = gunzipSync(readFileSync(`${FMNIST}/t10k-images-idx3-ubyte.gz`)).subarray(16);
+  const labels = gunzipSync(readFileSync(`${FMNIST}/t10k-labels-idx1-ubyte.gz`)).subarray(8);
+  const rgba = new Uint8Array(n * 28 * 28 * 4);
+  for (let i = 0; i < n * 784; i++) {
+    const v = images[first * 784 + i];
+    rgba.set([v, v, v, 255], 4 * i);
+  }
+  return { rgba, labels: Uint8Array.from(labels.subarray(first, first + n)), n, width: 28, height: 28 };
+}
+
+// DIR with the inputs; the native side then writes DIR/global.frame
+export function makeInputs(dir, model, stepNative) {
+  mkdirSync(dir, { recursive: true });
+  const task = JSON.parse(readFileSync(path.join(here, '../../tasks/fmnist-pathological.json'), 'utf8'));
+  const images = fmnistImages(100, 32);
+  copyFileSync(model, path.join(dir, 'model.gguf'));
+  writeFileSync(path.join(dir, 'task.json'), JSON.stringify(task));
+  writeFileSync(path.join(dir, 'classes.json'), JSON.stringify(CLASSES));
+  writeFileSync(path.join(dir, 'index'), '3');
+  writeFileSync(path.join(dir, 'images.rgba'), images.rgba);
+  writeFileSync(path.join(dir, 'images.shape'), `${images.n} ${images.width} ${images.height}`);
+  writeFileSync(path.join(dir, 'labels.u8'), images.labels);
+  execFileSync(stepNative, [dir]);
+  return { task, images, index: 3, frame: readFileSync(path.join(dir, 'global.frame')) };
+}
+
+// The wasm half on an API object (web/sdfed-api.js): features and the
+// parameters after one round from the frame.
+export function wasmSide(api, modelBytes, inputs) {
+  const { task, images, index, frame } = inputs;
+  api.loadModel(modelBytes);
+  api.setTask(task, CLASSES, index);
+  const D = api.embedDim(), per = images.width * images.height * 4;
+  const features = new Float32Array(images.n * D);
+  for (let i = 0; i < images.n; i++)
+    features.set(api.encodeImage(images.rgba.subarray(i * per, (i + 1) * per), images.width, images.height), i * D);
+  api.setSamples(0, features, images.labels);
+  api.roundBegin(frame);
+  while (!api.roundDone()) api.roundStep();
+  return { features, params: api.saveParams() };
+}
+
+// Writes the wasm results and lets the native side compare; returns its report.
+export function compare(dir, stepNative, { features, params }) {
+  writeFileSync(path.join(dir, 'wasm.features.f32'), new Uint8Array(features.buffer));
+  writeFileSync(path.join(dir, 'wasm.params'), params);
+  return execFileSync(stepNative, [dir], { encoding: 'utf8' });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [build, emBuild, model, work] = process.argv.slice(2);
+  const stepNative = path.join(build, 'tests/step_native');
+  const require = createRequire(import.meta.url);
+  const { sdfedApi } = require(path.join(here, '../../web/sdfed-api.js'));
+  const inputs = makeInputs(work, model, stepNative);
+  let failed = false;
+  for (const variant of ['sdfed-wasm', 'sdfed-wasm-threads']) {
+    const wasm = path.resolve(emBuild, 'wasm-client', variant);
+    const createSdfed = require(`${wasm}.js`);
+    const threaded = variant.endsWith('threads');
+    const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
+    // Node's fetch() cannot read a file path: hand the module its bytes
+    const module = await createSdfed({ wasmBinary: readFileSync(`${wasm}.wasm`), ...(threaded ? { wasmMemory: memory } : {}) });
+    if (threaded) console.log(`${variant}: ${module._wc_set_threads(2)} threads`);
+    try {
+      process.stdout.write(compare(work, stepNative, wasmSide(sdfedApi(module, memory), readFileSync(model), inputs)));
+    } catch (e) {
+      process.stdout.write(e.stdout || '');
+      console.error(`parity (${variant}): ${e.message}`);
+      failed = true;
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}

@@ -1,0 +1,296 @@
+// The volunteer page in Debian's Chromium (playwright-core) against a real
+// aggregator on loopback, with 2 headless clients:
+//   1. the page loads, takes a demo shard, extracts features, joins;
+//   2. it trains 2 rounds and shows its accuracy; the aggregator is then
+//      stopped and restarted on its state, and the page reconnects by itself
+//      and trains the last round; its accuracy per round is what `sdfed sim`
+//      computes for the same shard;
+//   3. a reload keeps the personal prompt (the same bytes in IndexedDB, the
+//      same accuracy restored);
+//   4. every WebSocket frame the page sent carries the global prompt only;
+//   5. "try it" classifies an image; a model with a wrong hash is refused
+//      with a clear message; "forget me" empties the storage;
+//   6. in the page's worker, the wasm gives the native step's results
+//      (parity.mjs, step_native.c) within 1e-4.
+// A screenshot of each stage goes to OUT/screenshots.
+//   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CLASSES, compare, fmnistImages, makeInputs } from './parity.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
+const shots = path.join(out, 'screenshots');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(shots, { recursive: true });
+
+let passed = 0, failed = 0;
+const check = (ok, what) => {
+  if (ok) passed++; else failed++;
+  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
+};
+const children = [];
+const cleanup = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+process.on('exit', cleanup);
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+function start(name, cmd, args) {
+  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  child.stdout.on('data', (d) => log.push(d));
+  child.stderr.on('data', (d) => log.push(d));
+  child.on('exit', () => writeFileSync(path.join(out, `${name}.log`), Buffer.concat(log)));
+  children.push(child);
+  return child;
+}
+
+async function until(what, fn, seconds) {
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    const v = await fn().catch(() => null);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 3 });
+writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const state = path.join(out, 'state');
+let aggregator;
+async function startAggregator(name) {
+  aggregator = start(name, path.join(build, 'sdfed-aggregator'), ['--task', path.join(out, 'task.json'),
+    '--state', state, '--host', '127.0.0.1', '--port', String(port), '--min-clients', '3', '--deadline', '600',
+    '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+  await until('the aggregator', async () => (await fetch(`${base}/status`)).ok, 30);
+}
+const status = async () => (await fetch(`${base}/status`)).json();
+
+await startAggregator('aggregator');
+for (const k of [0, 1])
+  start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${port}`, '--client-index',
+    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
+await until('2 headless clients', async () => (await status()).clients === 2, 120);
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+let exitCode = 1;
+let consoleLines = [];
+const consoleTail = () => `browser console (last lines):\n  ${consoleLines.slice(-15).join('\n  ')}`;
+try {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  consoleLines = [];
+  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => d.accept());
+  const sent = [];
+  page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(f.payload)));
+  const stage = () => page.evaluate(() => document.body.dataset.stage || '');
+  const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
+  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const text = (id) => page.locator(`#${id}`).innerText();
+  const storedState = () => page.evaluate(() => new Promise((resolve, reject) => {
+    const r = indexedDB.open('sdfed');
+    r.onerror = () => reject(r.error);
+    r.onsuccess = () => {
+      const d = r.result;
+      if (!d.objectStoreNames.contains('state')) return resolve([]);
+      const all = d.transaction('state').objectStore('state').getAll();
+      all.onsuccess = () => resolve(all.result.map((s) => ({ ...s, params: s.params ? Array.from(s.params) : null })));
+    };
+  }));
+
+  // 1. load, demo shard, features, join
+  await page.goto(`${base}/`);
+  await waitStage('empty', (s) => s === 'empty', 60);
+  check((await text('classes')).includes('Ankle boot'), 'the page shows the task\'s classes');
+  check(await page.evaluate(() => crossOriginIsolated), 'the page is cross-origin isolated (COOP/COEP)');
+  await shot('01-loaded');
+  await page.click('#demo');
+  await waitStage('ready', (s) => s === 'ready', 120);
+  const summary = await text('data-summary');
+  check(/\d+ images ready .*demo share 2/.test(summary), `the demo shard's features are extracted: ${summary}`);
+  await shot('02-features');
+  await page.click('#join');
+
+  // 2. two rounds, a server restart, the last round
+  await waitStage('2 trained rounds', (s) => /^trained-[2-9]/.test(s), 300);
+  const progressText = await text('round-progress');
+  check(/your accuracy \d+\.\d%/.test(progressText), `the page shows its accuracy: ${progressText}`);
+  check((await page.locator('#chart circle').count()) >= 2, 'the chart has a point per trained round');
+  await shot('03-trained');
+  aggregator.kill('SIGTERM');
+  await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
+  await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
+  await shot('04-server-gone');
+  await startAggregator('aggregator-restarted');
+  await until('the federation to finish', async () => (await status()).done === 1, 300);
+  await waitStage('3 trained rounds', (s) => /^trained-3/.test(s) || s === 'done', 60);
+  const history = (await storedState())[0].history;
+  check(history.length === 3, 'after the restart the page trained the last round');
+  // the page is shard 2 of the task: it trains as `sdfed sim`'s client 2 does
+  const sim = spawnSync(path.join(build, 'sdfed'), ['sim', '--task', path.join(out, 'task.json'), '--out',
+    path.join(out, 'sim'), '--cache', path.join(out, 'cache')]);
+  const simRounds = sim.status === 0 ? JSON.parse(readFileSync(path.join(out, 'sim/results.json'))).rounds : [];
+  const pairs = history.map((h) => [h.accuracy, simRounds[h.round] ? simRounds[h.round].client_accuracy[2] : NaN]);
+  check(pairs.length === 3 && pairs.every(([a, b]) => Math.abs(a - b) <= 0.01),
+    `the page's accuracy per round equals sdfed sim's client 2 (within 1 point): ` +
+    pairs.map(([a, b]) => `${(100 * a).toFixed(2)}% / ${(100 * b).toFixed(2)}%`).join(', '));
+  await shot('05-finished');
+
+  // 3. a reload keeps the personal prompt
+  const before = (await storedState())[0];
+  await page.reload();
+  await waitStage('the resumed page', (s) => ['joined', 'done'].includes(s) || s.startsWith('trained'), 60);
+  const restored = await until('the restored prompt', async () => /restored/.test(await text('resume-status')) &&
+    (await text('resume-status')), 30);
+  const after = (await storedState())[0];
+  check(before.params && JSON.stringify(after.params) === JSON.stringify(before.params),
+    'the saved prompts are the same bytes after a reload');
+  const last = before.history[before.history.length - 1].accuracy;
+  check(restored.includes(`${(100 * last).toFixed(1)}%`), `the restored prompt gives the last accuracy: ${restored}`);
+  await shot('06-reloaded');
+
+  // 4. what the page sent: hello, metrics, and update frames of the global shape only
+  const binary = sent.filter((p) => typeof p !== 'string');
+  const texts = sent.filter((p) => typeof p === 'string').map((p) => JSON.parse(p));
+  const [rows, width] = (await (await fetch(`${base}/task`)).json()).global_shape;
+  const frameBytes = 16 + 8 + 4 * rows * width + 4;
+  check(binary.length >= 3 && binary.every((b) => b.length === frameBytes && b.toString('latin1', 0, 4) === 'SDFT' &&
+    b[5] === 2 && b.readUInt32LE(16) === rows && b.readUInt32LE(20) === width),
+    `the ${binary.length} binary frames are update frames of the global prompt (${rows} x ${width}) only`);
+  check(texts.every((m) => ['hello', 'metrics', 'heartbeat', 'leave'].includes(m.type) &&
+    !JSON.stringify(m).includes('local') && !Object.values(m).some(Array.isArray)),
+    `the ${texts.length} text frames are hello/metrics only, with no arrays`);
+
+  // 5. try it; a wrong model; forget me
+  const img = fmnistImages(7, 1); // a test image the shard may not hold
+  await page.setInputFiles('#try-file', { name: 'item.bmp', mimeType: 'image/bmp', buffer: bmp(img.rgba, 28, 28) });
+  const guess = await until('a prediction', async () => (await text('try-result')).trim(), 30);
+  check(CLASSES.some((c) => guess.includes(c)), `"try it" names a class: ${guess.split('\n')[0]}`);
+  await shot('07-try-it');
+
+  const other = await context.newPage();
+  await other.route('**/model/*.gguf', async (route) => {
+    const r = await route.fetch();
+    const body = Buffer.from(await r.body());
+    body[body.length - 1] ^= 0xff;
+    await route.fulfill({ response: r, body });
+  });
+  await other.goto(`${base}/`);
+  // the first page stored a good copy: drop it so this page must download
+  await other.evaluate(() => new Promise((resolve) => {
+    const r = indexedDB.open('sdfed');
+    r.onsuccess = () => { const t = r.result.transaction('models', 'readwrite'); t.objectStore('models').clear(); t.oncomplete = () => { r.result.close(); resolve(); }; };
+  }));
+  await other.reload();
+  const wrong = await until('the wrong-model message', async () => {
+    const t = await other.locator('#error').innerText();
+    return /does not match/.test(t) && t;
+  }, 60);
+  check(true, `a model with a wrong hash is refused: ${wrong}`);
+  await other.screenshot({ path: path.join(shots, '08-wrong-model.png'), fullPage: true });
+  await other.close();
+
+  await page.click('#forget');
+  await waitStage('the page after forgetting', (s) => s === 'empty', 60);
+  const forgotten = await storedState();
+  check(forgotten.every((s) => !s.token && !s.params && !s.history), 'after "forget me" no token or prompt is stored');
+  await shot('09-forgotten');
+
+  // 6. parity: the page's worker (threaded, then single-threaded) against the native build
+  const parityDir = path.join(out, 'parity');
+  const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'));
+  const modelUrl = (await (await fetch(`${base}/task`)).json()).model.url;
+  for (const singleThreaded of [false, true]) {
+    const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
+      width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
+      frame: Array.from(inputs.frame) }, classes: CLASSES, modelUrl, singleThreaded });
+    const variant = wasm.threaded ? 'threaded' : 'single-threaded';
+    check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
+    try {
+      const report = compare(parityDir, path.join(build, 'tests/step_native'),
+        { features: Float32Array.from(wasm.features), params: Uint8Array.from(wasm.params) });
+      check(true, `in Chromium (${variant} wasm) the step equals the native one:\n${report.trim()}`);
+    } catch (e) {
+      check(false, `the ${variant} wasm step in Chromium differs from the native one:\n${e.stdout || e.message}`);
+    }
+  }
+  writeFileSync(path.join(out, 'console.log'), consoleLines.join('\n'));
+  exitCode = failed ? 1 : 0;
+} catch (e) {
+  failed++;
+  console.log(`FAIL: ${e.message}`);
+  console.log(consoleTail());
+} finally {
+  await browser.close();
+  cleanup();
+}
+console.log(`chromium: ${passed} passed, ${failed} failed (screenshots in ${shots})`);
+process.exit(failed ? 1 : exitCode);
+
+// Runs in the page: a fresh worker (worker.js) encodes the parity images and
+// trains one round from the frame; returns the features and saved prompts.
+async function wasmStep({ inputs: inp, classes, modelUrl, singleThreaded }) {
+  const worker = new Worker('/worker.js');
+  let next = 1;
+  const call = (op, args) => new Promise((resolve, reject) => {
+    const id = next++;
+    const listen = ({ data }) => {
+      if (data.id !== id || data.progress) return;
+      worker.removeEventListener('message', listen);
+      if (data.error) reject(new Error(data.error)); else resolve(data.result);
+    };
+    worker.addEventListener('message', listen);
+    worker.postMessage({ id, op, ...args });
+  });
+  const model = await (await fetch(modelUrl)).arrayBuffer();
+  const info = await call('init', { model, singleThreaded });
+  await call('setTask', { task: inp.task, classes, index: inp.index });
+  const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
+  for (let i = 0; i < inp.n; i++)
+    images.push({ rgba: rgba.slice(i * per, (i + 1) * per), width: inp.width, height: inp.height });
+  const { features } = await call('encode', { images });
+  await call('setSamples', { which: 0, features, labels: Uint8Array.from(inp.labels) });
+  await call('round', { frame: Uint8Array.from(inp.frame).buffer });
+  const params = await call('saveParams', {});
+  worker.terminate();
+  return { threaded: info.threaded, features: Array.from(features), params: Array.from(params) };
+}
+
+// A 24-bit BMP of RGBA pixels (what "try it" gets as a file).
+function bmp(rgba, w, h) {
+  const row = Math.ceil((3 * w) / 4) * 4, size = 54 + row * h, b = Buffer.alloc(size);
+  b.write('BM', 0);
+  b.writeUInt32LE(size, 2);
+  b.writeUInt32LE(54, 10);
+  b.writeUInt32LE(40, 14);
+  b.writeInt32LE(w, 18);
+  b.writeInt32LE(h, 22);
+  b.writeUInt16LE(1, 26);
+  b.writeUInt16LE(24, 28);
+  b.writeUInt32LE(row * h, 34);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const s = 4 * ((h - 1 - y) * w + x), d = 54 + y * row + 3 * x;
+      b[d] = rgba[s + 2], b[d + 1] = rgba[s + 1], b[d + 2] = rgba[s];
+    }
+  return b;
+}

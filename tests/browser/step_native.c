@@ -1,0 +1,159 @@
+/* The native side of the browser test's parity check: the same client API
+ * (wasm-client/api.c) built natively, on the inputs the browser got.
+ *   step_native DIR
+ * DIR holds model.gguf, task.json, classes.json, index (a number),
+ * images.rgba (n images of width x height RGBA), images.shape ("n width
+ * height"), labels.u8 (n). It writes global.frame (the federation's initial
+ * parameters, the round the browser trains from) and, natively, encodes the
+ * images and trains that round on them. When DIR also holds what the wasm
+ * computed from the same inputs (wasm.features.f32, wasm.params), it
+ * compares: features and updated parameters must agree within 1e-4 of the
+ * largest value (relative), else the exit status is 1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "json.h"
+#include "methods_io.h"
+#include "protocol.h"
+#include "task.h"
+#include "tokenizer.h"
+
+static char dir[1024];
+
+static unsigned char *slurp(const char *name, size_t *size, int required) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (required) fprintf(stderr, "step_native: cannot open %s\n", path), exit(2);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc((size_t)n + 1);
+    if (!data || fread(data, 1, (size_t)n, f) != (size_t)n)
+        fprintf(stderr, "step_native: cannot read %s\n", path), exit(2);
+    fclose(f);
+    data[n] = 0;
+    *size = (size_t)n;
+    return data;
+}
+
+static void spill(const char *name, const void *data, size_t size) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f))
+        fprintf(stderr, "step_native: cannot write %s\n", path), exit(2);
+}
+
+static void check(int rc, const char *what) {
+    if (rc) fprintf(stderr, "step_native: %s: %s\n", what, wc_error()), exit(2);
+}
+
+/* max |a - b| / max |b| */
+static double relative(const float *a, const float *b, size_t n) {
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= diff)) diff = d; /* NaN counts as the largest */
+        if (fabs(b[i]) > scale) scale = fabs(b[i]);
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+/* The aggregator's round-0 parameters for the task, as a global frame. */
+static unsigned char *server_frame(const unsigned char *model, size_t model_size, const char *task_json,
+                                   size_t task_size, const char *classes_json, size_t *frame_size) {
+    sdfed_error err = {0};
+    sdfed_task task;
+    sdfed_clip_model m;
+    sdfed_tokenizer tok;
+    sdfed_classes cls;
+    sdfed_method_params p;
+    sdfed_arena arena;
+    sdfed_json j;
+    sdfed_arena_init(&arena);
+    if (sdfed_task_parse(&task, task_json, task_size, &err) || sdfed_clip_load(&m, model, model_size, &err) ||
+        sdfed_tokenizer_init_gguf(&tok, &m.file, &err) ||
+        sdfed_json_parse(&j, classes_json, strlen(classes_json), &err))
+        fprintf(stderr, "step_native: %s\n", err.message), exit(2);
+    int C = j.nodes[0].size;
+    char **names = calloc((size_t)C, sizeof *names);
+    for (int c = 0; c < C; c++) names[c] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, c));
+    if (sdfed_classes_init(&cls, &tok, m.cfg.context_length, (const char *const *)names, C, &err) ||
+        sdfed_task_server_params(&task, &m, sdfed_kernels_default(), &cls, &p, &arena, &err))
+        fprintf(stderr, "step_native: %s\n", err.message), exit(2);
+    uint32_t shape[2] = {(uint32_t)p.global_rows, (uint32_t)p.width};
+    sdfed_buffer frame = {0};
+    if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, 0, 0, 2, shape, p.global, &frame, &err))
+        fprintf(stderr, "step_native: %s\n", err.message), exit(2);
+    *frame_size = frame.size;
+    return frame.data; /* the process ends soon: the rest is left to the OS */
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) return fprintf(stderr, "usage: step_native DIR\n"), 2;
+    snprintf(dir, sizeof dir, "%s", argv[1]);
+    sdfed_error err = {0};
+    size_t size, size_model, task_size;
+    unsigned char *model = slurp("model.gguf", &size_model, 1);
+    unsigned char *model_copy = malloc(size_model); /* the API owns and frees what it is given */
+    memcpy(model_copy, model, size_model);
+    check(wc_load_model(model_copy, size_model), "model");
+    char *task_json = (char *)slurp("task.json", &task_size, 1);
+    char *classes = (char *)slurp("classes.json", &size, 1);
+    char *index = (char *)slurp("index", &size, 1);
+    check(wc_set_task(task_json, classes, atoi(index)), "task");
+
+    /* the federation's initial parameters, as the aggregator makes them */
+    size_t frame_size;
+    unsigned char *frame = server_frame(model, size_model, task_json, task_size, classes, &frame_size);
+    spill("global.frame", frame, frame_size);
+
+    /* the client's part: features, then one round from that frame */
+    char *shape = (char *)slurp("images.shape", &size, 1);
+    int n, w, h;
+    if (sscanf(shape, "%d %d %d", &n, &w, &h) != 3 || n < 1 || w < 1 || h < 1)
+        fprintf(stderr, "step_native: images.shape must be 'n width height'\n"), exit(2);
+    unsigned char *images = slurp("images.rgba", &size, 1);
+    unsigned char *labels = slurp("labels.u8", &size, 1);
+    if (size != (size_t)n) fprintf(stderr, "step_native: %d labels needed\n", n), exit(2);
+    int D = wc_embed_dim();
+    float *features = malloc(sizeof *features * (size_t)n * D);
+    for (int i = 0; i < n; i++)
+        check(wc_encode_image(images + (size_t)i * w * h * 4, w, h, features + (size_t)i * D), "encode");
+    check(wc_set_samples(0, features, labels, n), "samples");
+    check(wc_round_begin(frame, frame_size), "round");
+    while (!wc_round_done()) check(wc_round_step(), "step");
+    check(wc_params_save(), "save");
+    printf("native: %d images encoded, %d steps trained\n", n, wc_round_steps_taken());
+
+    /* what the wasm computed from the same inputs, if it is there yet */
+    size_t wasm_features_size, wasm_params_size;
+    float *wasm_features = (float *)slurp("wasm.features.f32", &wasm_features_size, 0);
+    unsigned char *wasm_params = slurp("wasm.params", &wasm_params_size, 0);
+    if (!wasm_features || !wasm_params) return 0;
+    int method, failed = 0;
+    sdfed_method_params mine, theirs;
+    if (sdfed_method_params_load(wc_out_data(), wc_out_size(), &method, &mine, &err) ||
+        sdfed_method_params_load(wasm_params, wasm_params_size, &method, &theirs, &err))
+        fprintf(stderr, "step_native: params: %s\n", err.message), exit(2);
+    if (wasm_features_size != sizeof(float) * (size_t)n * D || mine.global_rows != theirs.global_rows ||
+        mine.local_rows != theirs.local_rows || mine.width != theirs.width)
+        fprintf(stderr, "step_native: the wasm results have other shapes\n"), exit(1);
+    double rel[3] = {relative(wasm_features, features, (size_t)n * D),
+                     relative(theirs.global, mine.global, (size_t)mine.global_rows * mine.width),
+                     relative(theirs.local, mine.local, (size_t)mine.local_rows * mine.width)};
+    const char *names[3] = {"image features", "global prompt", "local prompt"};
+    for (int i = 0; i < 3; i++) {
+        int ok = rel[i] <= 1e-4;
+        printf("%s: wasm vs native, max difference / max value %.3g %s\n", names[i], rel[i], ok ? "ok" : "FAIL");
+        failed |= !ok;
+    }
+    return failed;
+}

@@ -1,0 +1,294 @@
+/* The core's API for JavaScript (api.h): the state of one client and thin
+ * wrappers over shared/. */
+#include "api.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image_encoder.h"
+#include "json.h"
+#include "local_training.h"
+#include "methods_io.h"
+#include "protocol.h"
+#include "task.h"
+#include "tokenizer.h"
+
+/* The most classes a client's labels can name (they are bytes). */
+#define WC_MAX_CLASSES 256
+
+typedef struct samples {
+    float *features;
+    uint8_t *labels;
+    int n;
+} samples;
+
+static struct {
+    sdfed_error err;
+    const sdfed_kernels *k;
+    sdfed_arena arena;
+    /* the model */
+    uint8_t *model_bytes;
+    sdfed_clip_model model;
+    sdfed_tokenizer tokenizer;
+    int have_model;
+    /* the task and the client's parameters */
+    sdfed_task task;
+    sdfed_method_config cfg;
+    sdfed_classes cls;
+    sdfed_method_params params;
+    sdfed_rng rng;
+    int have_task;
+    samples train, test;
+    sdfed_feature_set train_set;
+    /* the round in progress */
+    sdfed_local_round round;
+    uint32_t round_number;
+    int in_round;
+    double losses[5];
+    sdfed_buffer out;
+} W;
+
+static int fail(int code, const char *what) { return sdfed_fail(&W.err, code, "%s", what); }
+
+static void drop_task(void) {
+    if (W.in_round) sdfed_local_round_end(&W.round);
+    W.in_round = 0;
+    if (W.have_task) {
+        sdfed_method_params_free(&W.params);
+        sdfed_classes_free(&W.cls);
+    }
+    W.have_task = 0;
+    for (int which = 0; which < 2; which++) {
+        samples *s = which ? &W.test : &W.train;
+        free(s->features), free(s->labels);
+        memset(s, 0, sizeof *s);
+    }
+}
+
+static void drop_model(void) {
+    drop_task();
+    if (W.have_model) {
+        sdfed_tokenizer_free(&W.tokenizer);
+        sdfed_clip_free(&W.model);
+    }
+    free(W.model_bytes);
+    W.model_bytes = NULL;
+    W.have_model = 0;
+}
+
+/* The kernels and the scratch arena, before anything else runs. */
+static void init_once(void) {
+    static int done;
+    if (done) return;
+    done = 1;
+    if (!W.k) W.k = sdfed_kernels_default();
+    sdfed_arena_init(&W.arena);
+}
+
+void wc_use_kernels(const sdfed_kernels *k) { W.k = k; }
+
+int wc_load_model(uint8_t *bytes, size_t size) {
+    init_once();
+    drop_model();
+    W.model_bytes = bytes;
+    int rc = sdfed_clip_load(&W.model, bytes, size, &W.err);
+    if (rc) return rc;
+    rc = sdfed_tokenizer_init_gguf(&W.tokenizer, &W.model.file, &W.err);
+    if (rc) {
+        sdfed_clip_free(&W.model);
+        return rc;
+    }
+    W.have_model = 1;
+    return SDFED_OK;
+}
+
+int wc_image_size(void) { return W.have_model ? W.model.cfg.image_size : 0; }
+int wc_embed_dim(void) { return W.have_model ? W.model.cfg.embed_dim : 0; }
+
+/* names: a JSON array of strings, decoded into heap strings. */
+static int parse_names(const char *json, char ***names, int *n) {
+    sdfed_json j;
+    *names = NULL, *n = 0;
+    int rc = sdfed_json_parse(&j, json, strlen(json), &W.err);
+    if (rc) return sdfed_fail_context(&W.err, rc, "classes");
+    if (j.nodes[0].type != SDFED_JSON_ARRAY || j.nodes[0].size < 1 || j.nodes[0].size > WC_MAX_CLASSES) {
+        sdfed_json_free(&j);
+        return sdfed_fail(&W.err, SDFED_ERR_FORMAT, "classes: an array of 1..%d names is needed", WC_MAX_CLASSES);
+    }
+    int count = j.nodes[0].size;
+    char **out = calloc((size_t)count, sizeof *out);
+    for (int i = 0; out && i < count; i++)
+        if (!(out[i] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, i)))) rc = SDFED_ERR_FORMAT;
+    sdfed_json_free(&j);
+    if (!out || rc) {
+        for (int i = 0; out && i < count; i++) free(out[i]);
+        free(out);
+        return sdfed_fail(&W.err, out ? SDFED_ERR_FORMAT : SDFED_ERR_NOMEM, "classes: every name must be a string");
+    }
+    *names = out, *n = count;
+    return SDFED_OK;
+}
+
+int wc_set_task(const char *task_json, const char *classes_json, int index) {
+    if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
+    if (index < 0) return fail(SDFED_ERR_ARG, "the client index must be >= 0");
+    drop_task();
+    int rc = sdfed_task_parse(&W.task, task_json, strlen(task_json), &W.err);
+    if (rc == SDFED_OK) rc = sdfed_task_validate(&W.task, &W.err);
+    if (rc) return sdfed_fail_context(&W.err, rc, "the federation's task");
+    char **names;
+    int n_names;
+    if ((rc = parse_names(classes_json, &names, &n_names))) return rc;
+    rc = sdfed_classes_init(&W.cls, &W.tokenizer, W.model.cfg.context_length, (const char *const *)names, n_names,
+                            &W.err);
+    for (int i = 0; i < n_names; i++) free(names[i]);
+    free(names);
+    if (rc) return rc;
+    W.cfg = sdfed_task_method_config(&W.task);
+    W.cfg.local_len = sdfed_task_local_prompt_length(&W.task, index);
+    sdfed_rng_seed_stream(&W.rng, W.task.seed, SDFED_STREAM_CLIENTS + (uint64_t)index);
+    sdfed_arena_reset(&W.arena);
+    rc = sdfed_method_params_init(&W.params, &W.cfg, &W.model, W.k, &W.cls, &W.rng, &W.arena, &W.err);
+    if (rc) {
+        sdfed_classes_free(&W.cls);
+        return rc;
+    }
+    W.have_task = 1;
+    return SDFED_OK;
+}
+
+int wc_method_global_size(void) { return W.have_task ? W.params.global_rows * W.params.width : 0; }
+int wc_class_count(void) { return W.have_task ? W.cls.n_classes : 0; }
+
+int wc_encode_image(const uint8_t *rgba, int width, int height, float *features) {
+    if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
+    sdfed_image img = {rgba, width, height, 4, (size_t)width * 4};
+    sdfed_arena_reset(&W.arena);
+    return sdfed_image_features(&W.model, W.k, &img, 1, features, &W.arena, &W.err);
+}
+
+int wc_set_samples(int which, const float *features, const uint8_t *labels, int n) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (W.in_round) return fail(SDFED_ERR_ARG, "samples cannot change during a round");
+    if ((which != 0 && which != 1) || n < 0) return fail(SDFED_ERR_ARG, "samples: which is 0 or 1, n >= 0");
+    size_t D = (size_t)W.model.cfg.embed_dim;
+    for (int i = 0; i < n; i++)
+        if (labels[i] >= W.cls.n_classes) return fail(SDFED_ERR_ARG, "samples: a label names no class of the task");
+    for (size_t i = 0; i < (size_t)n * D; i++)
+        if (!isfinite(features[i])) return fail(SDFED_ERR_NUMERIC, "samples: features are not finite");
+    samples s = {malloc(sizeof(float) * D * (size_t)n + 1), malloc((size_t)n + 1), n};
+    if (!s.features || !s.labels) {
+        free(s.features), free(s.labels);
+        return fail(SDFED_ERR_NOMEM, "samples: out of memory");
+    }
+    memcpy(s.features, features, sizeof(float) * D * (size_t)n);
+    memcpy(s.labels, labels, (size_t)n);
+    samples *dst = which ? &W.test : &W.train;
+    free(dst->features), free(dst->labels);
+    *dst = s;
+    return SDFED_OK;
+}
+
+int wc_round_begin(const uint8_t *frame, size_t size) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (W.train.n == 0) return fail(SDFED_ERR_ARG, "add training images first");
+    sdfed_frame f;
+    const char *code;
+    size_t n = (size_t)wc_method_global_size();
+    int rc = sdfed_frame_decode(frame, size, n, &f, &code, &W.err);
+    if (rc) return rc;
+    if (f.kind != SDFED_FRAME_GLOBAL || f.n_dims != 2 || (int)f.shape[0] != W.params.global_rows ||
+        (int)f.shape[1] != W.params.width)
+        return fail(SDFED_ERR_FORMAT, "the server's parameters do not have this method's shape");
+    if (W.in_round) sdfed_local_round_end(&W.round);
+    W.in_round = 0;
+    sdfed_frame_values(&f, W.params.global);
+    W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, W.model.cfg.embed_dim, NULL, W.train.n};
+    rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, &W.err);
+    if (rc) return rc;
+    W.in_round = 1;
+    W.round_number = f.round;
+    return SDFED_OK;
+}
+
+int wc_round_step(void) {
+    if (!W.in_round) return fail(SDFED_ERR_ARG, "no round in progress");
+    sdfed_losses l;
+    int rc = sdfed_local_round_step(&W.round, &W.cfg, &W.model, W.k, &W.cls, &W.params, &W.rng, &l, &W.arena, &W.err);
+    if (rc) return rc;
+    double v[5] = {l.ce_local, l.ce_global, l.stretch, l.separation, l.total};
+    memcpy(W.losses, v, sizeof v);
+    return SDFED_OK;
+}
+
+int wc_round_done(void) { return !W.in_round || sdfed_local_round_done(&W.round); }
+int wc_round_steps_total(void) { return W.in_round ? W.round.total_steps : 0; }
+int wc_round_steps_taken(void) { return W.in_round ? W.round.steps : 0; }
+const double *wc_round_losses(void) { return W.losses; }
+
+int wc_round_update(void) {
+    if (!W.in_round || !sdfed_local_round_done(&W.round)) return fail(SDFED_ERR_ARG, "the round is not finished");
+    uint32_t shape[2] = {(uint32_t)W.params.global_rows, (uint32_t)W.params.width};
+    sdfed_buffer_free(&W.out);
+    return sdfed_frame_encode(SDFED_FRAME_UPDATE, W.round_number, (uint32_t)W.train.n, 2, shape, W.params.global,
+                              &W.out, &W.err);
+}
+
+double wc_accuracy(void) {
+    if (!W.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
+    sdfed_feature_set test = {W.test.features, W.test.labels, W.model.cfg.embed_dim, NULL, W.test.n};
+    double accuracy;
+    sdfed_arena_reset(&W.arena);
+    int rc = sdfed_local_accuracy(&W.cfg, &W.model, W.k, &W.cls, &W.params, &test, &accuracy, &W.arena, &W.err);
+    return rc ? -rc : accuracy;
+}
+
+int wc_predict(const float *features, float *probabilities) {
+    if (!W.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
+    int C = W.cls.n_classes, D = W.model.cfg.embed_dim;
+    sdfed_arena_reset(&W.arena);
+    float *feats = sdfed_arena_floats(&W.arena, (size_t)C * D);
+    if (!feats) return -fail(SDFED_ERR_NOMEM, "predict: out of memory");
+    int rc = sdfed_method_class_features(&W.cfg, &W.model, W.k, &W.cls, &W.params, feats, &W.arena, &W.err);
+    if (rc) return -rc;
+    int best = 0;
+    double max = -INFINITY, total = 0.0;
+    for (int c = 0; c < C; c++) {
+        double dot = 0.0;
+        for (int d = 0; d < D; d++) dot += (double)feats[(size_t)c * D + d] * features[d];
+        probabilities[c] = (float)(W.model.logit_scale * dot);
+        if (probabilities[c] > max) max = probabilities[c], best = c;
+    }
+    for (int c = 0; c < C; c++) total += exp(probabilities[c] - max);
+    for (int c = 0; c < C; c++) probabilities[c] = (float)(exp(probabilities[c] - max) / total);
+    return best;
+}
+
+int wc_params_save(void) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    sdfed_buffer_free(&W.out);
+    sdfed_sink sink = sdfed_buffer_sink(&W.out);
+    return sdfed_method_params_save(W.cfg.method, &W.params, &sink, &W.err);
+}
+
+int wc_params_load(const uint8_t *bytes, size_t size) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (W.in_round) return fail(SDFED_ERR_ARG, "parameters cannot change during a round");
+    int method;
+    sdfed_method_params p;
+    int rc = sdfed_method_params_load(bytes, size, &method, &p, &W.err);
+    if (rc) return rc;
+    if (method != W.cfg.method || p.width != W.params.width || p.global_rows != W.params.global_rows ||
+        p.local_rows != W.params.local_rows || !p.global_momentum != !W.params.global_momentum) {
+        sdfed_method_params_free(&p);
+        return fail(SDFED_ERR_FORMAT, "the saved parameters belong to another method or task");
+    }
+    sdfed_method_params_free(&W.params);
+    W.params = p;
+    return SDFED_OK;
+}
+
+const uint8_t *wc_out_data(void) { return W.out.data; }
+size_t wc_out_size(void) { return W.out.size; }
+const char *wc_error(void) { return W.err.message; }

@@ -1,0 +1,89 @@
+/* The core's API for JavaScript: one federation client per module instance
+ * (the browser runs one in a Web Worker, worker.js). It wraps shared/ and
+ * adds nothing of its own to the maths, so the browser trains exactly as
+ * the simulator and the headless client do (local_training.h).
+ *
+ * Calls return 0 or a status code (status.h) with the reason in
+ * wc_error(). Buffers passed in are the caller's (JavaScript allocates them
+ * in the module's memory with _malloc); results that are bytes (an update
+ * frame, saved parameters) land in one output buffer, wc_out_data /
+ * wc_out_size, valid until the next call that writes it.
+ *
+ * The order of use: wc_load_model, wc_set_task (then wc_params_load to
+ * restore a saved private prompt), wc_encode_image for each image,
+ * wc_set_samples, then per round wc_round_begin with the server's global
+ * frame, wc_round_step until wc_round_done, wc_round_update; wc_accuracy
+ * and wc_predict at any time after wc_set_task. The same file builds
+ * natively (tests/browser/step_native.c) to check the wasm against it. */
+#ifndef SDFED_WASM_CLIENT_API_H
+#define SDFED_WASM_CLIENT_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define WC_EXPORT EMSCRIPTEN_KEEPALIVE
+#else
+#define WC_EXPORT
+#endif
+
+/* The model: a GGUF file in a buffer from malloc, which the module now owns
+ * (it is freed when another model is loaded). */
+WC_EXPORT int wc_load_model(uint8_t *bytes, size_t size);
+WC_EXPORT int wc_image_size(void);
+WC_EXPORT int wc_embed_dim(void);
+
+/* The federation's task (the welcome's task object as JSON), its class
+ * names (a JSON array of strings) and this client's index (its shard, or
+ * any number that picks its local prompt length and random stream). Fresh
+ * parameters are drawn as the simulator draws client `index`'s. */
+WC_EXPORT int wc_set_task(const char *task_json, const char *classes_json, int index);
+WC_EXPORT int wc_method_global_size(void); /* floats uploaded each round */
+
+/* Unit-length features (embed_dim floats) of an RGBA image. */
+WC_EXPORT int wc_encode_image(const uint8_t *rgba, int width, int height, float *features);
+
+/* The client's samples: which 0 training, 1 held-out test; features
+ * (n, embed_dim) and labels (n, class indices) are copied. */
+WC_EXPORT int wc_set_samples(int which, const float *features, const uint8_t *labels, int n);
+
+/* A round: the server's global frame (binary sdfed.v1 frame) starts it. */
+WC_EXPORT int wc_round_begin(const uint8_t *frame, size_t size);
+WC_EXPORT int wc_round_step(void);
+WC_EXPORT int wc_round_done(void);
+WC_EXPORT int wc_round_steps_total(void);
+WC_EXPORT int wc_round_steps_taken(void);
+/* The last step's losses: ce_local, ce_global, stretch, separation, total. */
+WC_EXPORT const double *wc_round_losses(void);
+/* The update frame of the round (the shared parameters only, the training
+ * sample count) into the output buffer. */
+WC_EXPORT int wc_round_update(void);
+
+/* Share of the test samples classified right; negative on error. */
+WC_EXPORT double wc_accuracy(void);
+/* The class of one image's features with the client's own parameters, and
+ * the probabilities of every class (softmax of the scaled logits); negative
+ * on error. */
+WC_EXPORT int wc_predict(const float *features, float *probabilities);
+WC_EXPORT int wc_class_count(void);
+
+/* The client's parameters (shared and private) as bytes to keep
+ * (methods_io.h), and back. */
+WC_EXPORT int wc_params_save(void);
+WC_EXPORT int wc_params_load(const uint8_t *bytes, size_t size);
+
+/* The threaded build only (threads.c): n threads in all (the caller's
+ * included), at most 16; returns how many run. Threads are never taken
+ * back. */
+WC_EXPORT int wc_set_threads(int n);
+/* The kernels every later call uses (threads.c sets its own). */
+void wc_use_kernels(const sdfed_kernels *k);
+
+WC_EXPORT const uint8_t *wc_out_data(void);
+WC_EXPORT size_t wc_out_size(void);
+WC_EXPORT const char *wc_error(void);
+
+#endif

@@ -1,0 +1,156 @@
+/* The threaded browser build's kernels: the SIMD128 kernels with their work
+ * split across a pool of pthreads (Web Workers sharing the module's memory,
+ * which needs a cross-origin isolated page). The core itself has no threads
+ * (DESIGN.md); this file only wraps its kernel interface:
+ *   linear, linear_backward  rows of x (tokens) split between the threads,
+ *                            each converting its own weight panels
+ *   gemm                     rows of C split between the threads
+ * Each thread computes exactly what the single-threaded kernel computes for
+ * its rows, so the results do not depend on the thread count. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "kernels.h"
+
+#define MAX_THREADS 16
+/* below this many rows per thread a call is not worth splitting */
+#define MIN_ROWS_PER_THREAD 8
+
+typedef struct job {
+    int kind; /* 0 linear, 1 linear_backward, 2 gemm */
+    /* linear and linear_backward */
+    float *y;
+    const float *x;
+    const sdfed_weight *w;
+    const float *bias;
+    /* gemm */
+    int trans_a, trans_b, m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    int rows; /* rows to split: tokens, or rows of C */
+} job;
+
+static struct {
+    int threads; /* 1 + workers */
+    pthread_t workers[MAX_THREADS];
+    pthread_mutex_t lock;
+    pthread_cond_t start, finished;
+    unsigned generation;
+    int pending;
+    job current;
+    float *scratch[MAX_THREADS];
+    size_t scratch_floats[MAX_THREADS];
+} P = {.threads = 1,
+       .lock = PTHREAD_MUTEX_INITIALIZER,
+       .start = PTHREAD_COND_INITIALIZER,
+       .finished = PTHREAD_COND_INITIALIZER};
+
+static const sdfed_kernels *simd(void) { return &sdfed_kernels_simd128; }
+
+/* Share t of `parts` of the job's rows. */
+static void run_share(const job *j, int t, int parts, float *scratch) {
+    int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
+    if (r0 >= r1) return;
+    int cols = j->w ? j->w->cols : 0, rows = j->w ? j->w->rows : 0;
+    switch (j->kind) {
+    case 0: simd()->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch); break;
+    case 1: simd()->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch); break;
+    default: {
+        const float *a = j->trans_a ? j->a + r0 : j->a + (size_t)r0 * j->lda;
+        simd()->gemm(j->trans_a, j->trans_b, r1 - r0, j->n, j->k, j->alpha, a, j->lda, j->b, j->ldb, j->beta,
+                     j->c + (size_t)r0 * j->ldc, j->ldc);
+    }
+    }
+}
+
+/* A worker's scratch, big enough for the job's weight panels. */
+static float *scratch_for(int t, const job *j) {
+    size_t need = j->w ? sdfed_kernel_scratch_floats(simd(), j->w->cols) : 0;
+    if (need > P.scratch_floats[t]) {
+        free(P.scratch[t]);
+        P.scratch[t] = malloc(sizeof(float) * need);
+        P.scratch_floats[t] = P.scratch[t] ? need : 0;
+    }
+    return P.scratch[t];
+}
+
+static void *worker(void *arg) {
+    int t = (int)(intptr_t)arg;
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&P.lock);
+        while (P.generation == seen) pthread_cond_wait(&P.start, &P.lock);
+        seen = P.generation;
+        job j = P.current;
+        pthread_mutex_unlock(&P.lock);
+        run_share(&j, t, P.threads, scratch_for(t, &j));
+        pthread_mutex_lock(&P.lock);
+        if (--P.pending == 0) pthread_cond_signal(&P.finished);
+        pthread_mutex_unlock(&P.lock);
+    }
+    return NULL;
+}
+
+/* Runs a job on every thread (the caller's is thread 0), or alone when it
+ * is too small to share. */
+static void run(const job *j, float *scratch) {
+    if (P.threads == 1 || j->rows < MIN_ROWS_PER_THREAD * P.threads) {
+        run_share(j, 0, 1, scratch);
+        return;
+    }
+    pthread_mutex_lock(&P.lock);
+    P.current = *j;
+    P.pending = P.threads - 1;
+    P.generation++;
+    pthread_cond_broadcast(&P.start);
+    pthread_mutex_unlock(&P.lock);
+    run_share(j, 0, P.threads, scratch);
+    pthread_mutex_lock(&P.lock);
+    while (P.pending > 0) pthread_cond_wait(&P.finished, &P.lock);
+    pthread_mutex_unlock(&P.lock);
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    job j = {.kind = 0, .y = y, .x = x, .w = w, .bias = bias, .rows = n};
+    run(&j, scratch);
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    job j = {.kind = 1, .y = dx, .x = dy, .w = w, .rows = n};
+    run(&j, scratch);
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    job j = {.kind = 2,
+             .trans_a = trans_a,
+             .trans_b = trans_b,
+             .m = m,
+             .n = n,
+             .k = k,
+             .lda = lda,
+             .ldb = ldb,
+             .ldc = ldc,
+             .alpha = alpha,
+             .beta = beta,
+             .a = a,
+             .b = b,
+             .c = c,
+             .rows = m};
+    run(&j, NULL);
+}
+
+static const sdfed_kernels threaded = {"simd128-threads", 32768, linear, linear_backward, gemm};
+
+int wc_set_threads(int n) {
+    if (n < 1 || n > MAX_THREADS) n = n < 1 ? 1 : MAX_THREADS;
+    while (P.threads < n) {
+        if (pthread_create(&P.workers[P.threads], NULL, worker, (void *)(intptr_t)P.threads) != 0) break;
+        P.threads++;
+    }
+    wc_use_kernels(P.threads > 1 ? &threaded : simd());
+    return P.threads;
+}

@@ -1,0 +1,112 @@
+// The volunteer's compute, off the page's thread: the core in WebAssembly
+// (wasm-client/api.c through sdfed-api.js). The page sends requests
+//   {id, op, ...arguments}
+// and gets back {id, result} or {id, error}; long operations also post
+//   {id, progress: {done, total}}
+// Ops: init, setTask, encode, setSamples, round, accuracy, predict,
+// saveParams, loadParams.
+'use strict';
+
+let api = null;
+let threaded = false;
+
+// The threaded build needs SharedArrayBuffer, which browsers give only to
+// cross-origin isolated pages (the aggregator sends COOP/COEP headers).
+async function loadModule(singleThreaded) {
+  threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
+  try {
+    importScripts(`/wasm/${name}.js`);
+  } catch (e) {
+    if (!threaded) throw e;
+    threaded = false; // no threaded build served: the single-threaded one
+    importScripts('/wasm/sdfed-wasm.js');
+  }
+  importScripts('/sdfed-api.js');
+  // the module finds its .wasm (and its threads' worker script) under /wasm/;
+  // the threaded one gets its shared memory from here (see sdfed-api.js),
+  // with the limits it was linked with (32 MiB, growing to 2 GiB)
+  const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
+  const module = await createSdfed({
+    locateFile: (file) => `/wasm/${file}`,
+    ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: `/wasm/${name}.js` } : {}),
+  });
+  if (threaded) module._wc_set_threads(Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 4)));
+  return sdfedApi(module, memory);
+}
+
+// Pixels of one image: {rgba, width, height} as they came, or a Blob (a
+// file the volunteer added) decoded here.
+async function pixelsOf(image) {
+  if (image.rgba) return image;
+  const bitmap = await createImageBitmap(image.blob);
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const context = canvas.getContext('2d');
+  context.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  const data = context.getImageData(0, 0, canvas.width, canvas.height);
+  return { rgba: data.data, width: data.width, height: data.height };
+}
+
+const ops = {
+  // singleThreaded: the one-thread build even where threads are possible
+  async init({ model, singleThreaded = false }) {
+    api = await loadModule(singleThreaded);
+    api.loadModel(new Uint8Array(model));
+    return { threaded, imageSize: api.imageSize(), embedDim: api.embedDim() };
+  },
+  setTask({ task, classes, index }) {
+    api.setTask(task, classes, index);
+    return { globalSize: api.globalSize(), classCount: api.classCount() };
+  },
+  // images: [{rgba, width, height} | {blob}] -> Float32Array (n * embedDim)
+  async encode({ images }, progress) {
+    const D = api.embedDim(), features = new Float32Array(images.length * D);
+    const started = performance.now();
+    for (let i = 0; i < images.length; i++) {
+      const p = await pixelsOf(images[i]);
+      features.set(api.encodeImage(p.rgba, p.width, p.height), i * D);
+      progress(i + 1, images.length);
+    }
+    return { features, seconds: (performance.now() - started) / 1e3 };
+  },
+  setSamples({ which, features, labels }) {
+    api.setSamples(which, features, labels);
+  },
+  // One round from the server's global frame: steps with progress, then the
+  // update frame to upload and the accuracy on the held-out images.
+  round({ frame }, progress) {
+    api.roundBegin(new Uint8Array(frame));
+    const started = performance.now();
+    let losses = null;
+    while (!api.roundDone()) {
+      losses = api.roundStep();
+      const p = api.roundProgress();
+      progress(p.taken, p.total);
+    }
+    const steps = api.roundProgress().taken;
+    const update = api.roundUpdate();
+    return { update, losses, steps, stepMs: (performance.now() - started) / Math.max(1, steps),
+             accuracy: api.accuracy() };
+  },
+  accuracy: () => api.accuracy(),
+  async predict({ image }) {
+    const p = await pixelsOf(image);
+    return api.predict(api.encodeImage(p.rgba, p.width, p.height));
+  },
+  saveParams: () => api.saveParams(),
+  loadParams({ bytes }) { api.loadParams(new Uint8Array(bytes)); },
+};
+
+self.onmessage = async (event) => {
+  const { id, op, ...args } = event.data;
+  const progress = (done, total) => self.postMessage({ id, progress: { done, total } });
+  try {
+    if (!ops[op]) throw new Error(`unknown operation ${op}`);
+    if (!api && op !== 'init') throw new Error('the model is not loaded yet');
+    const result = await ops[op](args, progress);
+    self.postMessage({ id, result });
+  } catch (e) {
+    self.postMessage({ id, error: e && e.message ? e.message : String(e) });
+  }
+};
