@@ -60,7 +60,7 @@ test-browser: deps build web
 run: deps build web
 	bash tools/run.sh
 
-bench: deps build
+bench: deps build web
 	bash tools/bench/run.sh
 
 # make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation]

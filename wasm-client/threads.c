@@ -15,8 +15,9 @@
 #include "kernels.h"
 
 #define MAX_THREADS 16
-/* below this many rows per thread a call is not worth splitting */
-#define MIN_ROWS_PER_THREAD 8
+/* below this many multiply-adds per thread a call is not worth splitting:
+ * waking the pool costs more than it saves */
+#define MIN_WORK_PER_THREAD (1 << 20)
 
 typedef struct job {
     int kind; /* 0 linear, 1 linear_backward, 2 gemm */
@@ -30,7 +31,8 @@ typedef struct job {
     float alpha, beta;
     const float *a, *b;
     float *c;
-    int rows; /* rows to split: tokens, or rows of C */
+    int rows;            /* rows to split: tokens, or rows of C */
+    double work_per_row; /* multiply-adds a row costs */
 } job;
 
 static struct {
@@ -97,7 +99,7 @@ static void *worker(void *arg) {
 /* Runs a job on every thread (the caller's is thread 0), or alone when it
  * is too small to share. */
 static void run(const job *j, float *scratch) {
-    if (P.threads == 1 || j->rows < MIN_ROWS_PER_THREAD * P.threads) {
+    if (P.threads == 1 || j->rows < P.threads || j->rows * j->work_per_row < (double)MIN_WORK_PER_THREAD * P.threads) {
         run_share(j, 0, 1, scratch);
         return;
     }
@@ -114,12 +116,12 @@ static void run(const job *j, float *scratch) {
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    job j = {.kind = 0, .y = y, .x = x, .w = w, .bias = bias, .rows = n};
+    job j = {.kind = 0, .y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
-    job j = {.kind = 1, .y = dx, .x = dy, .w = w, .rows = n};
+    job j = {.kind = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 

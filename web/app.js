@@ -295,7 +295,10 @@ function showGroups() {
   }
 }
 
+const ready = () => { if (!S.compute) throw new Error('the model is still loading; try again in a moment'); };
+
 async function useFiles() {
+  ready();
   const chosen = S.pendingFiles.filter((f) => f.label >= 0);
   if (!chosen.length) throw new Error('pick a class for at least one group of images');
   const seen = new Map(), test = [];
@@ -398,8 +401,13 @@ function status(text) { $('training-status').textContent = text; }
 async function onMessage(m) {
   switch (m.type) {
   case 'welcome':
-    if (m.model.sha256 !== S.description.model.sha256 || m.classes.join('\n') !== S.description.classes.join('\n'))
-      throw new Error('the server now runs another federation (another model or classes); reload the page');
+    if (m.model.sha256 !== S.description.model.sha256 || m.classes.join('\n') !== S.description.classes.join('\n')) {
+      S.joined = false; // not this page's federation: stay out of it
+      S.ws.close();
+      connection('offline', 'another federation');
+      throw new Error('the server now runs another federation (another model or classes); reload the page to ' +
+        'see it');
+    }
     S.state = await store.updateState(S.federation, { token: m.token });
     connection('online', `connected as volunteer ${m.client_id}`);
     status(`Joined. Waiting for the next round (the federation is at round ${m.round + 1}).`);
@@ -453,6 +461,7 @@ async function onFrame(frame) {
 // ------------------------------------------------------------- try it
 
 async function tryImage(file) {
+  ready();
   const { best, probabilities } = await S.compute.call('predict', { image: { blob: file } });
   const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);
   const url = URL.createObjectURL(file);
@@ -495,6 +504,7 @@ async function main() {
   const info = await S.compute.call('init', { model: model.buffer.slice(0) });
   $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
   await setTask();
+  $('demo').disabled = false;
   drawChart();
   const dataset = await store.getDataset(S.federation);
   if (dataset) await useDataset(dataset);

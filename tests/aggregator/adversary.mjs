@@ -5,6 +5,7 @@
 // The server must run with --join-key JOIN_KEY, --max-update-norm 100,
 // --max-message-bytes 1048576, --rate-limit 50, --max-refusals 20.
 import net from 'node:net';
+import { frame as encodeFrame, UPDATE } from '../js/frame.mjs';
 
 const [port, joinKey] = process.argv.slice(2);
 let rows = 0, width = 0; // the global prompt's shape, from the welcome
@@ -12,27 +13,8 @@ const url = `ws://127.0.0.1:${port}/ws`;
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`FAIL: ${what}`); } };
 
-function crc32(bytes) {
-  let crc = ~0;
-  for (const b of bytes) {
-    crc ^= b;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
-}
-
 // An update frame (docs/protocol.md), optionally with a broken CRC.
-function frame(round, samples, shape, values, { badCrc = false } = {}) {
-  const n = values.length, size = 16 + 4 * shape.length + 4 * n + 4;
-  const buf = new ArrayBuffer(size), view = new DataView(buf), bytes = new Uint8Array(buf);
-  bytes.set([0x53, 0x44, 0x46, 0x54, 1, 2, 0, shape.length]);
-  view.setUint32(8, round, true);
-  view.setUint32(12, samples, true);
-  shape.forEach((s, i) => view.setUint32(16 + 4 * i, s, true));
-  values.forEach((v, i) => view.setFloat32(16 + 4 * shape.length + 4 * i, v, true));
-  view.setUint32(size - 4, (crc32(bytes.subarray(0, size - 4)) ^ (badCrc ? 1 : 0)) >>> 0, true);
-  return buf;
-}
+const frame = (round, samples, shape, values, options) => encodeFrame(UPDATE, round, samples, shape, values, options);
 
 // A connection with a queue of received messages.
 function connect() {

@@ -11,7 +11,9 @@
 //   5. "try it" classifies an image; a model with a wrong hash is refused
 //      with a clear message; "forget me" empties the storage;
 //   6. in the page's worker, the wasm gives the native step's results
-//      (parity.mjs, step_native.c) within 1e-4.
+//      (parity.mjs, step_native.c) within 1e-4;
+//   7. a server that comes back running another federation is reported as
+//      such, not joined.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawn, spawnSync } from 'node:child_process';
@@ -71,9 +73,9 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const state = path.join(out, 'state');
 let aggregator;
-async function startAggregator(name) {
+async function startAggregator(name, stateDir = state) {
   aggregator = start(name, path.join(build, 'sdfed-aggregator'), ['--task', path.join(out, 'task.json'),
-    '--state', state, '--host', '127.0.0.1', '--port', String(port), '--min-clients', '3', '--deadline', '600',
+    '--state', stateDir, '--host', '127.0.0.1', '--port', String(port), '--min-clients', '3', '--deadline', '600',
     '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
   await until('the aggregator', async () => (await fetch(`${base}/status`)).ok, 30);
 }
@@ -164,6 +166,8 @@ try {
   const after = (await storedState())[0];
   check(before.params && JSON.stringify(after.params) === JSON.stringify(before.params),
     'the saved prompts are the same bytes after a reload');
+  check((await text('data-summary')) === summary && await page.locator('#encode-progress').isHidden(),
+    'after a reload the image features come from storage, not extracted again');
   const last = before.history[before.history.length - 1].accuracy;
   check(restored.includes(`${(100 * last).toFixed(1)}%`), `the restored prompt gives the last accuracy: ${restored}`);
   await shot('06-reloaded');
@@ -233,6 +237,28 @@ try {
       check(false, `the ${variant} wasm step in Chromium differs from the native one:\n${e.stdout || e.message}`);
     }
   }
+  // 7. the server comes back running another federation (another model): a clear message
+  const second = await browser.newContext();
+  const again = await second.newPage();
+  const againStage = () => again.evaluate(() => document.body.dataset.stage);
+  await again.goto(`${base}/`);
+  await until('the second page', async () => (await againStage()) === 'empty', 60);
+  await again.click('#demo');
+  await until('the second page\'s features', async () => (await againStage()) === 'ready', 120);
+  await again.click('#join');
+  aggregator.kill('SIGTERM');
+  await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
+  const otherTask = { ...task, model: path.join(build, 'test-models/mini-vit.openai.f32.gguf') };
+  writeFileSync(path.join(out, 'task.json'), JSON.stringify(otherTask));
+  await startAggregator('aggregator-other-task', path.join(out, 'state-other'));
+  const refused = await until('the incompatible-federation message', async () => {
+    const t = await again.locator('#error').innerText();
+    return /another federation/.test(t) && t;
+  }, 60);
+  check(true, `a server now running another federation is named as such: ${refused}`);
+  await again.screenshot({ path: path.join(shots, '10-other-federation.png'), fullPage: true });
+  await second.close();
+
   writeFileSync(path.join(out, 'console.log'), consoleLines.join('\n'));
   exitCode = failed ? 1 : 0;
 } catch (e) {

@@ -19,7 +19,7 @@ passed=0 failed=0
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the volunteer page in Chromium"
-node run.mjs "$build" "$em" "$model" "$out/chromium" | tee "$out/chromium.log"
+node run.mjs "$build" "$em" "$model" "$out/chromium" 2>&1 | tee "$out/chromium.log"
 line=$(grep -E '^chromium: [0-9]+ passed, [0-9]+ failed' "$out/chromium.log" | tail -n 1)
 if [ -n "$line" ]; then
   passed=$((passed + $(sed -E 's/chromium: ([0-9]+) passed.*/\1/' <<<"$line")))

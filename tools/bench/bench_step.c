@@ -1,9 +1,11 @@
 /* Times one SDFed local step (batch of cached image features, global and
  * local prompt, C classes) on a model, split into SVD, projection, forward
- * and backward, and prints the medians over the timed steps:
+ * and backward, and prints the medians over the timed steps; with --images
+ * N also the image features of N random images of the model's input size,
+ * one at a time (what a volunteer's images cost):
  *   bench_step --model M.gguf --classes FILE [--n-classes C] [--batch 16]
- *              [--global 8] [--local 16] [--steps 5] [--backend NAME]
- * The last line is machine-readable: "result <model> C <ms total> ...". */
+ *              [--global 8] [--local 16] [--steps 5] [--images 0] [--backend NAME]
+ * The last line is machine-readable: "result step_ms=... [images_per_s=...]". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "image_encoder.h"
 #include "local_step.h"
 
 static double now(void) {
@@ -48,26 +51,50 @@ static double gauss(void) {
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
+/* Image features of n random RGB images of the model's size, one at a
+ * time, after one untimed image. */
+static double images_per_second(const sdfed_clip_model *m, const sdfed_kernels *k, int n, sdfed_arena *arena) {
+    int S = m->cfg.image_size;
+    uint8_t *rgb = malloc((size_t)S * S * 3);
+    float *features = malloc(sizeof *features * (size_t)m->cfg.embed_dim);
+    for (size_t i = 0; i < (size_t)S * S * 3; i++) rgb[i] = (uint8_t)(rand() & 255);
+    sdfed_image img = {rgb, S, S, 3, (size_t)S * 3};
+    sdfed_error err = {0};
+    double t0 = 0;
+    for (int i = -1; i < n; i++) {
+        if (i == 0) t0 = now();
+        sdfed_arena_reset(arena);
+        if (sdfed_image_features(m, k, &img, 1, features, arena, &err)) {
+            fprintf(stderr, "bench_step: %s\n", err.message);
+            exit(CLI_FAILED);
+        }
+    }
+    double rate = n / (now() - t0);
+    free(rgb), free(features);
+    return rate;
+}
+
 int main(int argc, char **argv) {
     const char *model_path = NULL, *classes_path = NULL, *backend = NULL;
-    const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5";
-    const cli_option options[] = {{"--model", &model_path, NULL},      {"--classes", &classes_path, NULL},
-                                  {"--n-classes", &n_classes_s, NULL}, {"--batch", &batch_s, NULL},
-                                  {"--global", &global_s, NULL},       {"--local", &local_s, NULL},
-                                  {"--steps", &steps_s, NULL},         {"--backend", &backend, NULL}};
+    const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5", *images_s = "0";
+    const cli_option options[] = {
+        {"--model", &model_path, NULL}, {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
+        {"--batch", &batch_s, NULL},    {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
+        {"--steps", &steps_s, NULL},    {"--backend", &backend, NULL},      {"--images", &images_s, NULL}};
     char **pos = calloc((size_t)argc, sizeof *pos);
     int n_pos;
-    if (cli_parse(argc - 1, argv + 1, options, 8, &pos, &n_pos) || !model_path || !classes_path || n_pos) {
+    if (cli_parse(argc - 1, argv + 1, options, 9, &pos, &n_pos) || !model_path || !classes_path || n_pos) {
         fprintf(stderr, "usage: bench_step --model M.gguf --classes FILE [--n-classes C] [--batch B] [--global S] "
-                        "[--local S] [--steps N] [--backend NAME]\n");
+                        "[--local S] [--steps N] [--images N] [--backend NAME]\n");
         return CLI_USAGE;
     }
     int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
+    int n_images = atoi(images_s);
     const sdfed_kernels *k = cli_backend(backend);
     char *names[1024];
     cli_model m;
     sdfed_error err = {0};
-    if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
+    if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || n_images < 0 || read_names(classes_path, names, C) != C)
         return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
     if (cli_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
@@ -113,8 +140,10 @@ int main(int argc, char **argv) {
     printf("%s, %s kernels, C=%d, batch %d, S_s %d, S_l %d: step %.1f ms (svd %.2f, projection %.2f, forward %.1f, "
            "backward %.1f) median of %d\n",
            model_path, k->name, C, B, S_s, S_l, total, svd, proj, fwd, bwd, steps);
-    printf("result step_ms=%.3f svd_ms=%.3f projection_ms=%.3f forward_ms=%.3f backward_ms=%.3f\n", total, svd, proj,
-           fwd, bwd);
+    printf("result step_ms=%.3f svd_ms=%.3f projection_ms=%.3f forward_ms=%.3f backward_ms=%.3f", total, svd, proj, fwd,
+           bwd);
+    if (n_images > 0) printf(" images_per_s=%.3f", images_per_second(&m.clip, k, n_images, &arena));
+    printf("\n");
     sdfed_arena_free(&arena);
     sdfed_classes_free(&cls);
     cli_model_close(&m);

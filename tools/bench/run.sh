@@ -2,7 +2,8 @@
 # make bench: benchmarks, never tests. Times one SDFed local step (batch 16,
 # S_s 8, S_l 16, C = 10 and 100) in the C core and in PyTorch (CPU, fp32,
 # 2 threads) on the same weights and shapes in this same run, and prints the
-# ratio. Models: the reference mini-vit, and a ViT-B/16-shaped text tower
+# ratio; then the aggregator under load (load.sh) and the browser client in
+# Chromium next to native (browser.mjs). Models: the reference mini-vit, and a ViT-B/16-shaped text tower
 # (width 512, 12 layers, vocabulary 49408) with random weights; each in F32
 # and Q8_0 (PyTorch runs the F32 weights: it is the peer for both).
 #   tools/bench/run.sh [STEPS]      (medians over STEPS timed steps, default 5)
@@ -55,3 +56,37 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 bash tools/bench/load.sh
+
+# the browser: Chromium (threaded and single-threaded wasm) next to native,
+# for the tiny default model and a ViT-B/16-shaped one (both towers)
+echo
+[ -d tests/browser/node_modules/playwright-core ] ||
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+if [ ! -f "$out/vitb16.q8_0.gguf" ]; then
+  echo "making a random ViT-B/16-shaped CLIP (both towers)..."
+  "$python" tools/make_random_clip.py "$out/vitb16.safetensors" --embed-dim 512 --text-width 512 --text-layers 12 \
+    --vision-width 768 --vision-layers 12 --patch-size 16 --image-size 224
+  build/sdfed convert --in "$out/vitb16.safetensors" --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" \
+    --out "$out/vitb16.q8_0.gguf" --type q8_0 >/dev/null
+fi
+browser_rows=()
+for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$out/vitb16.q8_0.gguf:4"; do
+  IFS=: read -r name file images <<<"$spec"
+  echo "== $name in Chromium and natively"
+  native=$(build/bench_step --model "$file" --classes tools/bench/classes.txt --n-classes 10 --steps "$steps" \
+    --images "$images" | tail -n 1)
+  native_img=$(echo "$native" | field images_per_s) native_step=$(echo "$native" | field step_ms)
+  node tools/bench/browser.mjs build build/targets/emscripten "$file" "$out/browser" "$images" "$steps" |
+    tee "$out/browser-$name.log"
+  while read -r line; do
+    variant=$(sed -E 's/chromium ([a-z-]+):.*/\1/' <<<"$line")
+    img=$(echo "$line" | field images_per_s) step=$(echo "$line" | field step_ms)
+    browser_rows+=("| $name | $variant | $img | $step | $native_img | $native_step | $(awk -v a="$native_img" -v b="$img" 'BEGIN { printf "%.1fx", a / b }') | $(awk -v a="$step" -v b="$native_step" 'BEGIN { printf "%.1fx", a / b }') |")
+  done < <(grep '^chromium' "$out/browser-$name.log")
+done
+echo
+echo "The browser: image features per second (one image at a time, the model's input size) and one SDFed step"
+echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm, next to native (OpenBLAS, 2 cores)."
+echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${browser_rows[@]}"

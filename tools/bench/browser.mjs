@@ -1,0 +1,99 @@
+// make bench, the browser figures: in Debian's Chromium (playwright-core,
+// installed by tests/browser/run.sh), the page's worker (web/worker.js)
+// loads a model, extracts the features of random images of the model's
+// input size one at a time, and trains SDFed rounds of one step (16
+// samples, batch 16, C = the task's classes) from a global frame; threaded
+// and single-threaded builds. The page comes from a real aggregator on
+// loopback whose task names the model (so it serves it, cross-origin
+// isolated). Prints one line per build:
+//   chromium <build>: images_per_s=... step_ms=... (medians)
+//   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS]
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { frame, GLOBAL } from '../../tests/js/frame.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.resolve(p));
+const images = Number(process.argv[6] || 8), steps = Number(process.argv[7] || 5);
+const { chromium } = createRequire(path.join(root, 'tests/browser/package.json'))('playwright-core');
+mkdirSync(work, { recursive: true });
+
+const port = await new Promise((resolve) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+});
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model, rounds: 1 });
+writeFileSync(path.join(work, 'task.json'), JSON.stringify(task));
+const aggregator = spawn(path.join(build, 'sdfed-aggregator'), ['--task', path.join(work, 'task.json'), '--state',
+  path.join(work, `state-${process.pid}`), '--host', '127.0.0.1', '--port', String(port), '--web',
+  path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')], { stdio: 'ignore' });
+process.on('exit', () => aggregator.kill('SIGKILL'));
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0; ; i++) {
+  if (await fetch(`${base}/status`).then((r) => r.ok, () => false)) break;
+  if (i > 600) throw new Error('the aggregator did not start');
+  await new Promise((r) => setTimeout(r, 100));
+}
+const description = await (await fetch(`${base}/task`)).json();
+const [rows, width] = description.global_shape;
+const global = Array.from({ length: rows * width }, (_, i) => 0.02 * Math.sin(i + 1));
+const globalFrame = Array.from(new Uint8Array(frame(GLOBAL, 0, 0, [rows, width], global)));
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu',
+  '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+try {
+  const page = await browser.newPage();
+  await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
+  for (const singleThreaded of [true, false]) {
+    const r = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g, single }) => {
+      const worker = new Worker('/worker.js');
+      let next = 1;
+      const call = (op, args) => new Promise((resolve, reject) => {
+        const id = next++;
+        const listen = ({ data }) => {
+          if (data.id !== id || data.progress) return;
+          worker.removeEventListener('message', listen);
+          if (data.error) reject(new Error(data.error)); else resolve(data.result);
+        };
+        worker.addEventListener('message', listen);
+        worker.postMessage({ id, op, ...args });
+      });
+      const info = await call('init', { model: await (await fetch(modelUrl)).arrayBuffer(), singleThreaded: single });
+      await call('setTask', { task: t, classes, index: 0 });
+      const S = info.imageSize, pictures = [];
+      for (let i = 0; i <= n; i++) {
+        const rgba = new Uint8ClampedArray(S * S * 4).map((_, j) => (j % 4 === 3 ? 255 : (i * 31 + j * 7) & 255));
+        pictures.push({ rgba, width: S, height: S });
+      }
+      await call('encode', { images: pictures.slice(0, 1) }); // warm-up
+      const { seconds } = await call('encode', { images: pictures.slice(1) });
+      const D = info.embedDim, B = 16, features = new Float32Array(B * D), labels = new Uint8Array(B);
+      for (let b = 0; b < B; b++) {
+        let norm = 0;
+        for (let d = 0; d < D; d++) norm += (features[b * D + d] = Math.sin(7 * b + d)) ** 2;
+        for (let d = 0; d < D; d++) features[b * D + d] /= Math.sqrt(norm);
+        labels[b] = b % classes.length;
+      }
+      await call('setSamples', { which: 0, features, labels });
+      const times = [];
+      for (let i = 0; i <= s; i++) {
+        const round = await call('round', { frame: Uint8Array.from(g).buffer });
+        if (i > 0) times.push(round.stepMs); // the first round warms up
+      }
+      worker.terminate();
+      times.sort((a, b) => a - b);
+      return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
+    }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,
+      globalFrame, single: singleThreaded });
+    console.log(`chromium ${r.threaded ? 'threaded' : 'single-threaded'}: images_per_s=${r.imagesPerS.toFixed(3)} ` +
+      `step_ms=${r.stepMs.toFixed(3)}`);
+  }
+} finally {
+  await browser.close();
+  aggregator.kill('SIGTERM');
+}
