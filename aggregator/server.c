@@ -33,7 +33,8 @@ typedef struct session {
     int rx_binary, rx_overflow;
     queued *head, *tail;
     int64_t window_start;
-    int window_count, refusals, closing;
+    int window_count, refusals;
+    int closing; /* 0, or the WebSocket close status to leave with once the queue is written */
 } session;
 
 struct server {
@@ -123,7 +124,7 @@ static void refuse(session *ss, const char *code, const char *message) {
              ss->refusals + 1);
     server_log("refused", fields);
     if (++ss->refusals >= s->opt.max_refusals && !ss->closing) {
-        ss->closing = 1; /* close once the error has been written */
+        ss->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION; /* once the error has been written */
         server_log("closed_for_abuse", fields);
     }
 }
@@ -197,7 +198,7 @@ static void handle_hello(session *ss, const sdfed_message *m) {
         /* the same client from a new connection: the old one goes */
         federation_leave(s->fed, id, server_now_ms());
         old->client = -1;
-        old->closing = 1;
+        old->closing = LWS_CLOSE_STATUS_GOINGAWAY;
         lws_callback_on_writable(old->wsi);
     }
     s->by_id[id] = ss;
@@ -236,7 +237,7 @@ static void handle_text(session *ss, const char *text, size_t len) {
                 refuse(ss, code, message);
             break;
         case SDFED_MSG_HEARTBEAT: enqueue(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
-        case SDFED_MSG_LEAVE: ss->closing = 1, lws_callback_on_writable(ss->wsi); break;
+        case SDFED_MSG_LEAVE: ss->closing = LWS_CLOSE_STATUS_NORMAL, lws_callback_on_writable(ss->wsi); break;
         default: refuse(ss, "bad_message", "clients do not send that message"); break;
         }
     }
@@ -321,7 +322,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
             snprintf(message, sizeof message, "messages are limited to %zu bytes", s->opt.max_message_bytes);
             federation_count_refusal(s->fed, "too_large");
             refuse(ss, "too_large", message);
-            ss->closing = 1;
+            ss->closing = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
         } else if (!rate_ok(ss)) {
             federation_count_refusal(s->fed, "rate_limited");
             refuse(ss, "rate_limited", "too many messages per second");
@@ -333,7 +334,11 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         break;
     case LWS_CALLBACK_SERVER_WRITEABLE: {
         queued *q = ss->head;
-        if (!q) return ss->closing ? -1 : 0;
+        if (!q && ss->closing) {
+            lws_close_reason(wsi, (enum lws_close_status)ss->closing, NULL, 0);
+            return -1;
+        }
+        if (!q) break;
         if (lws_write(wsi, q->data + LWS_PRE, q->len, q->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)q->len)
             return -1;
         ss->head = q->next;

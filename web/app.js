@@ -2,6 +2,7 @@
 // and their features, the connection (sdfed.v1, docs/protocol.md), rounds
 // trained by the worker (worker.js), the accuracy chart, "try it" and
 // "forget me". What it keeps lives in IndexedDB (store.js).
+import { startCompute } from './compute.js';
 import * as store from './store.js';
 
 const $ = (id) => document.getElementById(id);
@@ -80,31 +81,6 @@ async function fetchJson(url) {
 async function sha256Hex(bytes) {
   const digest = await crypto.subtle.digest('SHA-256', bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-// The worker behind promises: call(op, args, onProgress, transfer)
-function startCompute() {
-  const worker = new Worker('/worker.js');
-  const pending = new Map();
-  let next = 1;
-  worker.onmessage = ({ data }) => {
-    const p = pending.get(data.id);
-    if (!p) return;
-    if (data.progress) return p.onProgress && p.onProgress(data.progress.done, data.progress.total);
-    pending.delete(data.id);
-    if (data.error) p.reject(new Error(data.error)); else p.resolve(data.result);
-  };
-  worker.onerror = (e) => showError(new Error(`the computing worker failed: ${e.message}`));
-  return {
-    call(op, args = {}, onProgress = null, transfer = []) {
-      const id = next++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject, onProgress });
-        worker.postMessage({ id, op, ...args }, transfer);
-      });
-    },
-    stop() { worker.terminate(); },
-  };
 }
 
 // ------------------------------------------------------- the federation
@@ -500,7 +476,7 @@ async function main() {
   if (S.state.index === undefined)
     S.state = await store.updateState(S.federation, { index: Math.floor(Math.random() * S.description.task.clients) });
   const model = await loadModel();
-  S.compute = startCompute();
+  S.compute = startCompute(showError);
   const info = await S.compute.call('init', { model: model.buffer.slice(0) });
   $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
   await setTask();

@@ -12,8 +12,9 @@
 //      with a clear message; "forget me" empties the storage;
 //   6. in the page's worker, the wasm gives the native step's results
 //      (parity.mjs, step_native.c) within 1e-4;
-//   7. a server that comes back running another federation is reported as
-//      such, not joined.
+//   7. a second volunteer adds a folder of her own images (classes from the
+//      sub-folder names); the server then comes back running another
+//      federation, which the page reports as such and does not join.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawn, spawnSync } from 'node:child_process';
@@ -104,6 +105,8 @@ try {
   page.on('dialog', (d) => d.accept());
   const sent = [];
   page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(f.payload)));
+  let modelDownloads = 0;
+  page.on('request', (r) => { if (r.url().includes('/model/')) modelDownloads++; });
   const stage = () => page.evaluate(() => document.body.dataset.stage || '');
   const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
   const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
@@ -168,6 +171,7 @@ try {
     'the saved prompts are the same bytes after a reload');
   check((await text('data-summary')) === summary && await page.locator('#encode-progress').isHidden(),
     'after a reload the image features come from storage, not extracted again');
+  check(modelDownloads === 1, `the model was downloaded once for a load and a reload (${modelDownloads})`);
   const last = before.history[before.history.length - 1].accuracy;
   check(restored.includes(`${(100 * last).toFixed(1)}%`), `the restored prompt gives the last accuracy: ${restored}`);
   await shot('06-reloaded');
@@ -243,8 +247,26 @@ try {
   const againStage = () => again.evaluate(() => document.body.dataset.stage);
   await again.goto(`${base}/`);
   await until('the second page', async () => (await againStage()) === 'empty', 60);
-  await again.click('#demo');
+  // its own images: a folder with a sub-folder per class, named as the classes
+  const folder = path.join(out, 'my-images');
+  const pool = fmnistImages(0, 400);
+  for (const name of ['Sneaker', 'bag']) { // folder names need not match the case
+    const c = CLASSES.findIndex((k) => k.toLowerCase() === name.toLowerCase());
+    mkdirSync(path.join(folder, name), { recursive: true });
+    for (let i = 0, written = 0; i < pool.n && written < 12; i++)
+      if (pool.labels[i] === c)
+        writeFileSync(path.join(folder, name, `${written++}.bmp`), bmp(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
+  }
+  await again.setInputFiles('#folder', folder);
+  const groups = await until('the class pickers', async () => (await again.locator('#groups select').count()) === 2 &&
+    again.locator('#groups select').evaluateAll((all) => all.map((s) => s.selectedOptions[0].text)), 30);
+  check(groups.includes('Sneaker') && groups.includes('Bag'),
+    `a dropped folder's sub-folders are matched to the task's classes: ${groups.join(', ')}`);
+  await again.screenshot({ path: path.join(shots, '10-own-images.png'), fullPage: true });
+  await again.click('#groups button');
   await until('the second page\'s features', async () => (await againStage()) === 'ready', 120);
+  const own = await again.locator('#data-summary').innerText();
+  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own), `the volunteer's own images are ready: ${own}`);
   await again.click('#join');
   aggregator.kill('SIGTERM');
   await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
@@ -256,7 +278,7 @@ try {
     return /another federation/.test(t) && t;
   }, 60);
   check(true, `a server now running another federation is named as such: ${refused}`);
-  await again.screenshot({ path: path.join(shots, '10-other-federation.png'), fullPage: true });
+  await again.screenshot({ path: path.join(shots, '11-other-federation.png'), fullPage: true });
   await second.close();
 
   writeFileSync(path.join(out, 'console.log'), consoleLines.join('\n'));
@@ -275,18 +297,8 @@ process.exit(failed ? 1 : exitCode);
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
 async function wasmStep({ inputs: inp, classes, modelUrl, singleThreaded }) {
-  const worker = new Worker('/worker.js');
-  let next = 1;
-  const call = (op, args) => new Promise((resolve, reject) => {
-    const id = next++;
-    const listen = ({ data }) => {
-      if (data.id !== id || data.progress) return;
-      worker.removeEventListener('message', listen);
-      if (data.error) reject(new Error(data.error)); else resolve(data.result);
-    };
-    worker.addEventListener('message', listen);
-    worker.postMessage({ id, op, ...args });
-  });
+  const compute = (await import('/compute.js')).startCompute();
+  const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl)).arrayBuffer();
   const info = await call('init', { model, singleThreaded });
   await call('setTask', { task: inp.task, classes, index: inp.index });
@@ -297,7 +309,7 @@ async function wasmStep({ inputs: inp, classes, modelUrl, singleThreaded }) {
   await call('setSamples', { which: 0, features, labels: Uint8Array.from(inp.labels) });
   await call('round', { frame: Uint8Array.from(inp.frame).buffer });
   const params = await call('saveParams', {});
-  worker.terminate();
+  compute.stop();
   return { threaded: info.threaded, features: Array.from(features), params: Array.from(params) };
 }
 

@@ -51,18 +51,8 @@ try {
   await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
   for (const singleThreaded of [true, false]) {
     const r = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g, single }) => {
-      const worker = new Worker('/worker.js');
-      let next = 1;
-      const call = (op, args) => new Promise((resolve, reject) => {
-        const id = next++;
-        const listen = ({ data }) => {
-          if (data.id !== id || data.progress) return;
-          worker.removeEventListener('message', listen);
-          if (data.error) reject(new Error(data.error)); else resolve(data.result);
-        };
-        worker.addEventListener('message', listen);
-        worker.postMessage({ id, op, ...args });
-      });
+      const compute = (await import('/compute.js')).startCompute();
+      const call = (op, args) => compute.call(op, args);
       const info = await call('init', { model: await (await fetch(modelUrl)).arrayBuffer(), singleThreaded: single });
       await call('setTask', { task: t, classes, index: 0 });
       const S = info.imageSize, pictures = [];
@@ -85,7 +75,7 @@ try {
         const round = await call('round', { frame: Uint8Array.from(g).buffer });
         if (i > 0) times.push(round.stepMs); // the first round warms up
       }
-      worker.terminate();
+      compute.stop();
       times.sort((a, b) => a - b);
       return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
     }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,

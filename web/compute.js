@@ -1,0 +1,28 @@
+// The computing worker (worker.js) behind promises:
+//   const compute = startCompute(onError);
+//   const result = await compute.call(op, args, (done, total) => ..., transfer);
+// Used by the page (app.js), and by the browser test and benchmark through
+// import('/compute.js') in the page.
+export function startCompute(onError = () => {}) {
+  const worker = new Worker('/worker.js');
+  const pending = new Map();
+  let next = 1;
+  worker.onmessage = ({ data }) => {
+    const p = pending.get(data.id);
+    if (!p) return;
+    if (data.progress) return p.onProgress && p.onProgress(data.progress.done, data.progress.total);
+    pending.delete(data.id);
+    if (data.error) p.reject(new Error(data.error)); else p.resolve(data.result);
+  };
+  worker.onerror = (e) => onError(new Error(`the computing worker failed: ${e.message}`));
+  return {
+    call(op, args = {}, onProgress = null, transfer = []) {
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject, onProgress });
+        worker.postMessage({ id, op, ...args }, transfer);
+      });
+    },
+    stop() { worker.terminate(); },
+  };
+}
