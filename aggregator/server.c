@@ -34,7 +34,8 @@ typedef struct session {
     queued *head, *tail;
     int64_t window_start;
     int window_count, refusals;
-    int closing; /* 0, or the WebSocket close status to leave with once the queue is written */
+    int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
+    int64_t closing_since, last_rx; /* ms, for the lingering close */
 } session;
 
 struct server {
@@ -104,6 +105,14 @@ federation_net server_net(server *s) {
     return n;
 }
 
+/* Leaves with a close status once what is queued has been written. */
+static void start_closing(session *ss, int status) {
+    if (ss->closing) return;
+    ss->closing = status;
+    ss->closing_since = server_now_ms();
+    lws_callback_on_writable(ss->wsi);
+}
+
 /* Sends an error; counts the refusal and closes after too many. */
 static void refuse(session *ss, const char *code, const char *message) {
     server *s = ss->srv;
@@ -124,7 +133,7 @@ static void refuse(session *ss, const char *code, const char *message) {
              ss->refusals + 1);
     server_log("refused", fields);
     if (++ss->refusals >= s->opt.max_refusals && !ss->closing) {
-        ss->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION; /* once the error has been written */
+        start_closing(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         server_log("closed_for_abuse", fields);
     }
 }
@@ -198,8 +207,7 @@ static void handle_hello(session *ss, const sdfed_message *m) {
         /* the same client from a new connection: the old one goes */
         federation_leave(s->fed, id, server_now_ms());
         old->client = -1;
-        old->closing = LWS_CLOSE_STATUS_GOINGAWAY;
-        lws_callback_on_writable(old->wsi);
+        start_closing(old, LWS_CLOSE_STATUS_GOINGAWAY);
     }
     s->by_id[id] = ss;
     ss->client = id;
@@ -237,7 +245,7 @@ static void handle_text(session *ss, const char *text, size_t len) {
                 refuse(ss, code, message);
             break;
         case SDFED_MSG_HEARTBEAT: enqueue(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
-        case SDFED_MSG_LEAVE: ss->closing = LWS_CLOSE_STATUS_NORMAL, lws_callback_on_writable(ss->wsi); break;
+        case SDFED_MSG_LEAVE: start_closing(ss, LWS_CLOSE_STATUS_NORMAL); break;
         default: refuse(ss, "bad_message", "clients do not send that message"); break;
         }
     }
@@ -306,6 +314,10 @@ static int rate_ok(session *ss) {
     return ++ss->window_count <= ss->srv->opt.max_messages_per_second;
 }
 
+/* A closing session waits for QUIET_MS without input, LINGER_MS at most. */
+#define QUIET_MS 200
+#define LINGER_MS 2000
+
 static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     session *ss = user;
     server *s = lws_context_user(lws_get_context(wsi));
@@ -315,6 +327,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         ss->wsi = wsi, ss->srv = s, ss->client = -1;
         break;
     case LWS_CALLBACK_RECEIVE:
+        ss->last_rx = server_now_ms();
         if (ss->closing) break; /* a session on its way out reads nothing more */
         if (!receive(ss, in, len)) break;
         if (ss->rx_overflow) {
@@ -322,7 +335,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
             snprintf(message, sizeof message, "messages are limited to %zu bytes", s->opt.max_message_bytes);
             federation_count_refusal(s->fed, "too_large");
             refuse(ss, "too_large", message);
-            ss->closing = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+            start_closing(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         } else if (!rate_ok(ss)) {
             federation_count_refusal(s->fed, "rate_limited");
             refuse(ss, "rate_limited", "too many messages per second");
@@ -335,6 +348,14 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     case LWS_CALLBACK_SERVER_WRITEABLE: {
         queued *q = ss->head;
         if (!q && ss->closing) {
+            /* Linger while the peer is still sending (up to LINGER_MS): a
+             * socket closed with unread input is reset, and a reset makes
+             * the peer drop what we sent it last, the error included. */
+            int64_t now = server_now_ms();
+            if (now - ss->last_rx < QUIET_MS && now - ss->closing_since < LINGER_MS) {
+                lws_set_timer_usecs(wsi, QUIET_MS * LWS_US_PER_MS);
+                break;
+            }
             lws_close_reason(wsi, (enum lws_close_status)ss->closing, NULL, 0);
             return -1;
         }
@@ -348,6 +369,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         if (ss->head || ss->closing) lws_callback_on_writable(wsi);
         break;
     }
+    case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
     case LWS_CALLBACK_CLOSED:
         if (ss->client >= 0 && session_of(s, ss->client) == ss) {
             s->by_id[ss->client] = NULL;
