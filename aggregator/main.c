@@ -63,6 +63,7 @@ static int number(const char *text, const char *name, double lo, double hi, doub
 }
 
 int main(int argc, char **argv) {
+    cli_help_hint = "see --help";
     args a = {0};
     a.port = "8080", a.state = "state", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10",
     a.staleness = "10";

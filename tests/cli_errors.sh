@@ -124,5 +124,14 @@ printf 'not an image at all' >"$work/fake.png"
 expect 1 "$work/fake.png" -- "$sdfed" encode-image --model "$model" "$work/fake.png"
 expect 1 "$work/absent.jpg" -- "$sdfed" encode-image --model "$model" "$work/absent.jpg"
 
+# help: usage on stdout, status 0, for the tool and for each command
+for cmd in "" convert info check-reference; do
+  if "$sdfed" $cmd --help >"$work/out" 2>"$work/err" && grep -q "^usage: sdfed $cmd" "$work/out" && [ ! -s "$work/err" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); echo "FAIL: sdfed $cmd --help"; sed 's/^/  | /' "$work/err" "$work/out"
+  fi
+done
+
 echo "cli_errors: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

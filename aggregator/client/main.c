@@ -449,28 +449,46 @@ static int parse_server(client *c, const char *url) {
     return 0;
 }
 
+static const char usage[] =
+    "usage: sdfed-client --server ws://HOST:PORT [options]\n"
+    "  --client-index K      train on shard K of the task's partition (0)\n"
+    "  --model M             the model file (" CLI_DEFAULT_MODEL ")\n"
+    "  --data DIR            Fashion-MNIST folder (Debian's dataset-fashion-mnist)\n"
+    "  --cache DIR           image-feature cache ($SDFED_CACHE, else ~/.cache/sdfed)\n"
+    "  --backend NAME        kernels (the fastest in this build)\n"
+    "  --token-file F        keep the rejoin token in F, so a restart resumes as the same client\n"
+    "  --join-key KEY        the federation's join key\n"
+    "  --encoding E          updates as binary frames or json (binary)\n"
+    "  --give-up S           stop after S seconds without the server (60)\n"
+    "  --attack flip|scale:F send a sign-flipped or scaled update (robustness tests)\n"
+    "  --quiet               log errors only\n";
+
 int main(int argc, char **argv) {
     static client c;
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary";
-    int quiet = 0;
+    int quiet = 0, help = 0;
     c.model_path = CLI_DEFAULT_MODEL;
+    cli_help_hint = "see --help";
     const cli_option options[] = {
         {"--server", &server, NULL},           {"--client-index", &index, NULL},  {"--model", &c.model_path, NULL},
         {"--cache", &c.cache, NULL},           {"--data", &c.data_dir, NULL},     {"--backend", &backend, NULL},
         {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},     {"--give-up", &give_up, NULL},
-        {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet}};
+        {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet},
+        {"--help", NULL, &help}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0;
     if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
         return CLI_USAGE;
     free(pos);
-    if (n_pos || !server)
-        return cli_error(CLI_USAGE,
-                         "client: usage: sdfed-client --server ws://HOST:PORT [--client-index K] [--model M] "
-                         "[--cache DIR] [--token-file F] [--join-key K] [--encoding binary|json] "
-                         "[--attack flip|scale:F]");
+    if (help) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if (n_pos || !server) return cli_error(CLI_USAGE, "client: --server is required (see --help)");
     if (parse_server(&c, server)) return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
+    if (strcmp(encoding, "json") && strcmp(encoding, "binary"))
+        return cli_error(CLI_USAGE, "client: --encoding must be binary or json");
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
     c.give_up_s = atof(give_up);

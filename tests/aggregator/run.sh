@@ -7,8 +7,8 @@
 #  3. kill -9 mid-round and a restart: the run ends on the same history;
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
-#  5. asynchronous mode, TLS, a join key, and state that belongs to another
-#     task.
+#  5. asynchronous mode, TLS, a join key, state that belongs to another
+#     task, and the command lines.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR
 set -u
 build=$1 model=$2 work=$3
@@ -185,6 +185,15 @@ next_port
 "$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
+
+# --- 5d. command lines: --help is usage on stdout; a wrong option is one line and status 2
+for prog in "$aggregator" "$client"; do
+  "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
+    [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
+  "$prog" --no-such-option >"$work/help.out" 2>"$work/help.err"
+  [ $? -eq 2 ] && [ "$(wc -l <"$work/help.err")" -eq 1 ] && grep -q "unknown option '--no-such-option' (see --help)" \
+    "$work/help.err" && ok || bad "$(basename "$prog") with an unknown option: $(cat "$work/help.err")"
+done
 
 # sanitizer builds: no process reported a memory error or a leak
 cleanup

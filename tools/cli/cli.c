@@ -16,6 +16,8 @@ int cli_error(int status, const char *fmt, ...) {
     return status;
 }
 
+const char *cli_help_hint = "see 'sdfed help'";
+
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
     *n_positional = 0;
     for (int i = 0; i < argc; i++) {
@@ -31,7 +33,7 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
         const cli_option *o = NULL;
         for (int k = 0; k < n_options && !o; k++)
             if (strcmp(options[k].name, arg) == 0) o = &options[k];
-        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (see 'sdfed help')", arg);
+        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (%s)", arg, cli_help_hint);
         if (o->flag) {
             *o->flag = 1;
         } else {

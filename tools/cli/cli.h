@@ -23,6 +23,8 @@ typedef struct cli_option {
  * Prints one error line and returns CLI_USAGE on an unknown option or a
  * missing value. */
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional);
+/* Where the unknown-option error points the user ("see 'sdfed help'"). */
+extern const char *cli_help_hint;
 
 /* Prints "sdfed: <message>" to stderr and returns status. */
 int cli_error(int status, const char *fmt, ...)

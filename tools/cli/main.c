@@ -48,7 +48,13 @@ int main(int argc, char **argv) {
         usage(stdout);
         return CLI_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name)) continue;
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+            printf("usage: sdfed %s\n", commands[i].usage);
+            return CLI_OK;
+        }
+        return commands[i].run(argc - 2, argv + 2);
+    }
     return cli_error(CLI_USAGE, "unknown command '%s' (see 'sdfed help')", argv[1]);
 }
