@@ -95,10 +95,11 @@ int main(int argc, char **argv) {
                                   {"--max-refusals", &a.refusals, NULL},
                                   {"--help", NULL, &a.help}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0;
-    if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
-        return CLI_USAGE;
+    int n_pos = 0,
+        status = pos ? cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos)
+                     : CLI_FAILED;
     free(pos);
+    if (status) return status;
     if (a.help) {
         fputs(usage, stdout);
         return CLI_OK;

@@ -476,10 +476,11 @@ int main(int argc, char **argv) {
         {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet},
         {"--help", NULL, &help}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0;
-    if (!pos || cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos))
-        return CLI_USAGE;
+    int n_pos = 0,
+        status = pos ? cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos)
+                     : CLI_FAILED;
     free(pos);
+    if (status) return status;
     if (help) {
         fputs(usage, stdout);
         return CLI_OK;
