@@ -94,17 +94,13 @@ int main(int argc, char **argv) {
                                   {"--rate-limit", &a.rate, NULL},
                                   {"--max-refusals", &a.refusals, NULL},
                                   {"--help", NULL, &a.help}};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0,
-        status = pos ? cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos)
-                     : CLI_FAILED;
-    free(pos);
+    int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (a.help) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (n_pos || !a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
+    if (!a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         refusals;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||

@@ -57,6 +57,8 @@ ref="$clip/mini-vit.reference.safetensors"
 expect 2 'no command given' -- "$sdfed"
 expect 2 "unknown command 'frobnicate'" -- "$sdfed" frobnicate
 expect 2 'are required' -- "$sdfed" convert --in "$st"
+expect 2 "unexpected argument 'stray'" -- "$sdfed" convert stray --in "$st"
+expect 2 "unexpected argument 'stray'" -- "$sdfed" check-reference --model "$model" -- stray
 expect 2 "option '--out' needs a value" -- "$sdfed" convert --in "$st" --vocab "$vocab" --out
 expect 2 "--type must be f32, f16 or q8_0, not 'q4_0'" -- "$sdfed" convert --in "$st" --vocab "$vocab" --out "$work/x.gguf" --type q4_0
 expect 2 "--activation must be" -- "$sdfed" convert --in "$st" --vocab "$vocab" --out "$work/x.gguf" --activation relu

@@ -10,27 +10,12 @@
 
 #include "arena.h"
 #include "check.h"
+#include "read_file.h"
 #include "clip_model.h"
 #include "dtype.h"
 #include "image_encoder.h"
 #include "text_encoder.h"
 #include "tokenizer.h"
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)n);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
 
 static double max_rel(const float *a, const float *b, size_t n) {
     double err = 0, ref = 0;

@@ -11,30 +11,15 @@
 #include <string.h>
 
 #include "check.h"
+#include "read_file.h"
 #include "image_decode.h"
-
-static uint8_t *read_all(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (n == cap) buf = realloc(buf, cap *= 2);
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0) break;
-        n += got;
-    }
-    fclose(f);
-    *size = n;
-    return buf;
-}
 
 static void test_good(const char *dir, const char *file, int want_w, int want_h) {
     char path[1024], rgb_path[1100];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     snprintf(rgb_path, sizeof rgb_path, "%s.rgb", path);
     size_t want_size = 0;
-    uint8_t *want = read_all(rgb_path, &want_size);
+    uint8_t *want = read_file(rgb_path, &want_size);
     CHECK(want && want_size == (size_t)want_w * want_h * 3, "%s: expected pixels missing", rgb_path);
 
     uint8_t *px = NULL;
@@ -120,7 +105,7 @@ static void test_prefixes_and_flips(const char *dir) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         size_t size = 0;
-        uint8_t *data = read_all(path, &size);
+        uint8_t *data = read_file(path, &size);
         CHECK(data && size > 16, "%s missing", path);
         if (!data) continue;
         int is_jpeg = data[0] == 0xff;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "read_file.h"
 #include "fedot.h"
 #include "methods_io.h"
 #include "tokenizer.h"
@@ -21,22 +22,6 @@ static sdfed_classes classes;
 static int D;
 static float image[B * 64];
 static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)n);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
 
 static double loss_of(const sdfed_method_config *cfg, const sdfed_method_params *p, const sdfed_kernels *k) {
     /* the loss at p, without changing it: evaluate on a copy with lr -> 0 */

@@ -11,26 +11,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "read_file.h"
 #include "image_preprocess.h"
 
-static uint8_t *read_file(const char *dir, const char *name, const char *ext, size_t *size) {
+static uint8_t *read_case(const char *dir, const char *name, const char *ext, size_t *size) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (n == cap) buf = realloc(buf, cap *= 2);
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0) break;
-        n += got;
-    }
-    fclose(f);
-    *size = n;
+    uint8_t *buf = read_file(path, size);
+    if (!buf) fprintf(stderr, "cannot read %s\n", path);
     return buf;
 }
 
@@ -38,9 +26,9 @@ static uint8_t *read_file(const char *dir, const char *name, const char *ext, si
 static int run_case(const char *dir, const char *name, int w, int h, int c, size_t stride, int size,
                     const float mean[3], const float std[3]) {
     size_t in_size, rgb_size, f32_size;
-    uint8_t *in = read_file(dir, name, ".in", &in_size);
-    uint8_t *want_rgb = read_file(dir, name, ".rgb", &rgb_size);
-    uint8_t *want_f32 = read_file(dir, name, ".f32", &f32_size);
+    uint8_t *in = read_case(dir, name, ".in", &in_size);
+    uint8_t *want_rgb = read_case(dir, name, ".rgb", &rgb_size);
+    uint8_t *want_f32 = read_case(dir, name, ".f32", &f32_size);
     size_t n_rgb = (size_t)size * size * 3;
     int ok = in && want_rgb && want_f32 && in_size == stride * (size_t)h && rgb_size == n_rgb &&
              f32_size == n_rgb * sizeof(float);

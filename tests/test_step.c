@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "read_file.h"
 #include "local_step.h"
 #include "losses.h"
 #include "projector.h"
@@ -25,22 +26,6 @@ enum { S_S = 3, S_L = 6, B = 8, C = 5 };
 static int W, D;
 static float image[B * 64];
 static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)n);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
 
 static double gauss(void) {
     double u = ((double)rand() + 1) / ((double)RAND_MAX + 2), v = ((double)rand() + 1) / ((double)RAND_MAX + 2);

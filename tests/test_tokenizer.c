@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "read_file.h"
 #include "gguf.h"
 #include "json.h"
 #include "safetensors.h"
@@ -30,21 +31,6 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-            *len = fread(buf, 1, (size_t)n, f);
-            buf[*len] = '\0';
-        }
-    }
-    fclose(f);
-    return buf;
 }
 
 /* encode with the heap merge loop forced on and off; the two must agree */
@@ -454,8 +440,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t vocab_len = 0, st_len = 0;
-    char *vocab_text = read_file(argv[1], &vocab_len);
-    char *st_data = read_file(argv[2], &st_len);
+    char *vocab_text = (char *)read_file(argv[1], &vocab_len);
+    char *st_data = (char *)read_file(argv[2], &st_len);
     CHECK(vocab_text && st_data, "cannot read %s or %s", argv[1], argv[2]);
     if (!vocab_text || !st_data) return check_report("test_tokenizer");
 

@@ -475,17 +475,13 @@ int main(int argc, char **argv) {
         {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},     {"--give-up", &give_up, NULL},
         {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet},
         {"--help", NULL, &help}};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0,
-        status = pos ? cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), &pos, &n_pos)
-                     : CLI_FAILED;
-    free(pos);
+    int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (n_pos || !server) return cli_error(CLI_USAGE, "client: --server is required (see --help)");
+    if (!server) return cli_error(CLI_USAGE, "client: --server is required (see --help)");
     if (parse_server(&c, server)) return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
     if (strcmp(encoding, "json") && strcmp(encoding, "binary"))

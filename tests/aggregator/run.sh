@@ -186,13 +186,16 @@ next_port
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
-# --- 5d. command lines: --help is usage on stdout; a wrong option is one line and status 2
+# --- 5d. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
   "$prog" --no-such-option >"$work/help.out" 2>"$work/help.err"
   [ $? -eq 2 ] && [ "$(wc -l <"$work/help.err")" -eq 1 ] && grep -q "unknown option '--no-such-option' (see --help)" \
     "$work/help.err" && ok || bad "$(basename "$prog") with an unknown option: $(cat "$work/help.err")"
+  "$prog" stray >"$work/help.out" 2>"$work/help.err"
+  [ $? -eq 2 ] && grep -q "unexpected argument 'stray' (see --help)" "$work/help.err" && ok ||
+    bad "$(basename "$prog") with a stray argument: $(cat "$work/help.err")"
 done
 
 # sanitizer builds: no process reported a memory error or a leak

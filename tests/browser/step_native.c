@@ -18,6 +18,7 @@
 #include "json.h"
 #include "methods_io.h"
 #include "protocol.h"
+#include "read_file.h"
 #include "task.h"
 #include "tokenizer.h"
 
@@ -26,20 +27,8 @@ static char dir[1024];
 static unsigned char *slurp(const char *name, size_t *size, int required) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (required) fprintf(stderr, "step_native: cannot open %s\n", path), exit(2);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = malloc((size_t)n + 1);
-    if (!data || fread(data, 1, (size_t)n, f) != (size_t)n)
-        fprintf(stderr, "step_native: cannot read %s\n", path), exit(2);
-    fclose(f);
-    data[n] = 0;
-    *size = (size_t)n;
+    unsigned char *data = read_file(path, size);
+    if (!data && required) fprintf(stderr, "step_native: cannot read %s\n", path), exit(2);
     return data;
 }
 

@@ -81,10 +81,7 @@ int main(int argc, char **argv) {
         {"--model", &model_path, NULL}, {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
         {"--batch", &batch_s, NULL},    {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
         {"--steps", &steps_s, NULL},    {"--backend", &backend, NULL},      {"--images", &images_s, NULL}};
-    char **pos = calloc((size_t)argc, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc - 1, argv + 1, options, 9, &pos, &n_pos) : CLI_FAILED;
-    free(pos);
-    if (status || !model_path || !classes_path || n_pos) {
+    if (cli_parse(argc - 1, argv + 1, options, 9, NULL, NULL) || !model_path || !classes_path) {
         fprintf(stderr, "usage: bench_step --model M.gguf --classes FILE [--n-classes C] [--batch B] [--global S] "
                         "[--local S] [--steps N] [--images N] [--backend NAME]\n");
         return CLI_USAGE;

@@ -19,14 +19,17 @@ int cli_error(int status, const char *fmt, ...) {
 const char *cli_help_hint = "see 'sdfed help'";
 
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
-    *n_positional = 0;
+    if (n_positional) *n_positional = 0;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
+            if (!positional && i + 1 < argc)
+                return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", argv[i + 1], cli_help_hint);
             while (++i < argc) (*positional)[(*n_positional)++] = argv[i];
             break;
         }
         if (strncmp(arg, "--", 2) != 0) {
+            if (!positional) return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", arg, cli_help_hint);
             (*positional)[(*n_positional)++] = argv[i];
             continue;
         }

@@ -19,9 +19,10 @@ typedef struct cli_option {
     int *flag;          /* set to 1 when a flag is present */
 } cli_option;
 
-/* Parses argv (after the subcommand) into options and positional arguments.
- * Prints one error line and returns CLI_USAGE on an unknown option or a
- * missing value. */
+/* Parses argv (after the subcommand) into options and positional arguments
+ * (*positional has room for argc of them). Prints one error line and returns
+ * CLI_USAGE on an unknown option, a missing value, or any positional argument
+ * when positional is NULL (a command that takes none). */
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional);
 /* Where the unknown-option error points the user ("see 'sdfed help'"). */
 extern const char *cli_help_hint;

@@ -105,11 +105,8 @@ int cmd_check_reference(int argc, char **argv) {
     const char *model = NULL, *reference = NULL, *backend = NULL;
     const cli_option options[] = {
         {"--model", &model, NULL}, {"--reference", &reference, NULL}, {"--backend", &backend, NULL}};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 3, &pos, &n_pos) : CLI_FAILED;
-    free(pos);
+    int status = cli_parse(argc, argv, options, 3, NULL, NULL);
     if (status) return status;
-    if (n_pos) return cli_error(CLI_USAGE, "check-reference: unexpected argument (use --model and --reference)");
     if (!model || !reference) return cli_error(CLI_USAGE, "check-reference: --model and --reference are required");
     checker c = {0};
     c.k = cli_backend(backend);

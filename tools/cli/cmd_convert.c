@@ -80,11 +80,8 @@ int cmd_convert(int argc, char **argv) {
                                   {"--out", &out, NULL},
                                   {"--type", &type, NULL},
                                   {"--activation", &activation, NULL}};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 5, &pos, &n_pos) : CLI_FAILED;
-    free(pos);
+    int status = cli_parse(argc, argv, options, 5, NULL, NULL);
     if (status) return status;
-    if (n_pos) return cli_error(CLI_USAGE, "convert: unexpected argument (use --in, --vocab and --out)");
     if (!in || !vocab || !out) return cli_error(CLI_USAGE, "convert: --in, --vocab and --out are required");
     sdfed_convert_options opt = {sdfed_type_from_name(type), sdfed_activation_from_name(activation), NULL, 0};
     if (opt.weight_type < 0) return cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);

@@ -65,11 +65,8 @@ int cmd_sim(int argc, char **argv) {
     const cli_option options[] = {{"--task", &task_path, NULL}, {"--method", &method, NULL},  {"--seed", &seed, NULL},
                                   {"--rounds", &rounds, NULL},  {"--out", &out_dir, NULL},    {"--cache", &cache, NULL},
                                   {"--data", &data_dir, NULL},  {"--backend", &backend, NULL}};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 8, &pos, &n_pos) : CLI_FAILED;
-    free(pos);
+    int status = cli_parse(argc, argv, options, 8, NULL, NULL);
     if (status) return status;
-    if (n_pos) return cli_error(CLI_USAGE, "sim: unexpected argument (the task is given with --task)");
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
     const sdfed_kernels *k = cli_backend(backend);
     if (!k) return cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
