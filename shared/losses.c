@@ -53,19 +53,25 @@ void sdfed_logits_backward(float *d_f, const float *d_logits, const float *img, 
     }
 }
 
+int sdfed_softmax_forward(float *p, const float *z, int C, double *sum) {
+    int best = 0;
+    for (int c = 1; c < C; c++)
+        if (z[c] > z[best]) best = c;
+    double s = 0.0;
+    for (int c = 0; c < C; c++) s += exp((double)z[c] - z[best]);
+    for (int c = 0; c < C; c++) p[c] = (float)(exp((double)z[c] - z[best]) / s);
+    if (sum) *sum = s;
+    return best;
+}
+
 double sdfed_cross_entropy_forward(float *probs, const float *logits, const int32_t *labels, int B, int C,
                                    int *correct) {
     double loss = 0.0;
     int right = 0;
     for (int b = 0; b < B; b++) {
         const float *z = logits + (size_t)b * C;
-        float *p = probs + (size_t)b * C;
-        int best = 0;
-        for (int c = 1; c < C; c++)
-            if (z[c] > z[best]) best = c;
-        double sum = 0.0;
-        for (int c = 0; c < C; c++) sum += exp((double)z[c] - z[best]);
-        for (int c = 0; c < C; c++) p[c] = (float)(exp((double)z[c] - z[best]) / sum);
+        double sum;
+        int best = sdfed_softmax_forward(probs + (size_t)b * C, z, C, &sum);
         /* -log softmax(z)[label] = log(sum) + z[best] - z[label] */
         loss += log(sum) + z[best] - z[labels[b]];
         right += best == labels[b];

@@ -20,6 +20,9 @@ void sdfed_logits_forward(float *logits, const float *img, const float *f, int B
 /* d_f (C, D) += scale * d_logits (B, C)^T @ img (B, D) */
 void sdfed_logits_backward(float *d_f, const float *d_logits, const float *img, int B, int C, int D, float scale);
 
+/* p (C) = softmax of one row of logits z (C); returns the argmax (the first
+ * of equals); *sum (if not NULL) receives sum_c exp(z_c - max z). */
+int sdfed_softmax_forward(float *p, const float *z, int C, double *sum);
 /* Mean cross-entropy of logits (B, C) against labels; probs (B, C) receives
  * the softmax; *correct (if not NULL) counts rows whose argmax is the label. */
 double sdfed_cross_entropy_forward(float *probs, const float *logits, const int32_t *labels, int B, int C,

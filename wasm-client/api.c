@@ -9,6 +9,7 @@
 #include "image_encoder.h"
 #include "json.h"
 #include "local_training.h"
+#include "losses.h"
 #include "methods_io.h"
 #include "protocol.h"
 #include "task.h"
@@ -252,17 +253,11 @@ int wc_predict(const float *features, float *probabilities) {
     if (!feats) return -fail(SDFED_ERR_NOMEM, "predict: out of memory");
     int rc = sdfed_method_class_features(&W.cfg, &W.model, W.k, &W.cls, &W.params, feats, &W.arena, &W.err);
     if (rc) return -rc;
-    int best = 0;
-    double max = -INFINITY, total = 0.0;
-    for (int c = 0; c < C; c++) {
-        double dot = 0.0;
-        for (int d = 0; d < D; d++) dot += (double)feats[(size_t)c * D + d] * features[d];
-        probabilities[c] = (float)(W.model.logit_scale * dot);
-        if (probabilities[c] > max) max = probabilities[c], best = c;
-    }
-    for (int c = 0; c < C; c++) total += exp(probabilities[c] - max);
-    for (int c = 0; c < C; c++) probabilities[c] = (float)(exp(probabilities[c] - max) / total);
-    return best;
+    /* what training and accuracy use: softmax(exp(logit_scale) * cosine) */
+    float *logits = sdfed_arena_floats(&W.arena, (size_t)C);
+    if (!logits) return -fail(SDFED_ERR_NOMEM, "predict: out of memory");
+    sdfed_logits_forward(logits, features, feats, 1, C, D, expf(W.model.logit_scale));
+    return sdfed_softmax_forward(probabilities, logits, C, NULL);
 }
 
 int wc_params_save(void) {

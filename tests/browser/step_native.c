@@ -55,16 +55,18 @@ static double relative(const float *a, const float *b, size_t n) {
     return scale > 0 ? diff / scale : diff;
 }
 
+/* The task, model and classes as the aggregator loads them, apart from the API's. */
+static sdfed_task task;
+static sdfed_clip_model m;
+static sdfed_classes cls;
+static sdfed_arena arena;
+
 /* The aggregator's round-0 parameters for the task, as a global frame. */
 static unsigned char *server_frame(const unsigned char *model, size_t model_size, const char *task_json,
                                    size_t task_size, const char *classes_json, size_t *frame_size) {
     sdfed_error err = {0};
-    sdfed_task task;
-    sdfed_clip_model m;
     sdfed_tokenizer tok;
-    sdfed_classes cls;
     sdfed_method_params p;
-    sdfed_arena arena;
     sdfed_json j;
     sdfed_arena_init(&arena);
     if (sdfed_task_parse(&task, task_json, task_size, &err) || sdfed_clip_load(&m, model, model_size, &err) ||
@@ -83,6 +85,43 @@ static unsigned char *server_frame(const unsigned char *model, size_t model_size
         fprintf(stderr, "step_native: %s\n", err.message), exit(2);
     *frame_size = frame.size;
     return frame.data; /* the process ends soon: the rest is left to the OS */
+}
+
+/* "Try it": wc_predict's probabilities for each image against CLIP's
+ * definition, softmax over classes of exp(logit_scale) * cosine, computed
+ * here from the class features of the trained parameters; returns 0 if they
+ * agree. */
+static int check_predict(const sdfed_method_params *trained, int client, const float *features, int n) {
+    sdfed_error err = {0};
+    sdfed_method_config cfg = sdfed_task_method_config(&task);
+    cfg.local_len = sdfed_task_local_prompt_length(&task, client);
+    int C = cls.n_classes, D = m.cfg.embed_dim;
+    float *class_features = malloc(sizeof(float) * (size_t)C * D), *got = malloc(sizeof(float) * (size_t)C);
+    double *want = malloc(sizeof(double) * (size_t)C), worst = 0.0;
+    if (!class_features || !got || !want ||
+        sdfed_method_class_features(&cfg, &m, sdfed_kernels_default(), &cls, trained, class_features, &arena, &err))
+        fprintf(stderr, "step_native: class features: %s\n", err.message), exit(2);
+    for (int i = 0; i < n; i++) {
+        const float *x = features + (size_t)i * D;
+        int best = wc_predict(x, got);
+        double total = 0.0;
+        for (int c = 0; c < C; c++) {
+            double cosine = 0.0;
+            for (int d = 0; d < D; d++) cosine += (double)x[d] * class_features[(size_t)c * D + d];
+            total += want[c] = exp(exp(m.logit_scale) * cosine);
+        }
+        double top = 0.0;
+        for (int c = 0; c < C; c++) {
+            worst = fmax(worst, fabs(got[c] - want[c] / total));
+            top = fmax(top, want[c] / total);
+        }
+        if (best < 0 || want[best] / total < top - 1e-5) worst = INFINITY; /* not the most likely class */
+    }
+    int ok = worst <= 1e-5;
+    printf("try it: %d predictions vs softmax(exp(logit_scale) * cosine), max difference %.3g %s\n", n, worst,
+           ok ? "ok" : "FAIL");
+    free(class_features), free(got), free(want);
+    return !ok;
 }
 
 int main(int argc, char **argv) {
@@ -121,16 +160,18 @@ int main(int argc, char **argv) {
     while (!wc_round_done()) check(wc_round_step(), "step");
     check(wc_params_save(), "save");
     printf("native: %d images encoded, %d steps trained\n", n, wc_round_steps_taken());
+    int method;
+    sdfed_method_params mine, theirs;
+    if (sdfed_method_params_load(wc_out_data(), wc_out_size(), &method, &mine, &err))
+        fprintf(stderr, "step_native: params: %s\n", err.message), exit(2);
+    int failed = check_predict(&mine, atoi(index), features, n);
 
     /* what the wasm computed from the same inputs, if it is there yet */
     size_t wasm_features_size, wasm_params_size;
     float *wasm_features = (float *)slurp("wasm.features.f32", &wasm_features_size, 0);
     unsigned char *wasm_params = slurp("wasm.params", &wasm_params_size, 0);
-    if (!wasm_features || !wasm_params) return 0;
-    int method, failed = 0;
-    sdfed_method_params mine, theirs;
-    if (sdfed_method_params_load(wc_out_data(), wc_out_size(), &method, &mine, &err) ||
-        sdfed_method_params_load(wasm_params, wasm_params_size, &method, &theirs, &err))
+    if (!wasm_features || !wasm_params) return failed;
+    if (sdfed_method_params_load(wasm_params, wasm_params_size, &method, &theirs, &err))
         fprintf(stderr, "step_native: params: %s\n", err.message), exit(2);
     if (wasm_features_size != sizeof(float) * (size_t)n * D || mine.global_rows != theirs.global_rows ||
         mine.local_rows != theirs.local_rows || mine.width != theirs.width)
