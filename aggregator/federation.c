@@ -178,11 +178,6 @@ static int compare_peers(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int compare_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void maybe_start_round(federation *f, int64_t now_ms) {
     if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0 ||
         now_ms < f->next_start)
@@ -201,13 +196,8 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     qsort(candidates, (size_t)f->n_peers, sizeof *candidates, compare_peers);
     int count = f->n_peers, want = f->task.clients_per_round > 0 ? f->task.clients_per_round : count;
     if (want > count) want = count;
-    for (int i = 0; i < count; i++) chosen[i] = i;
     sdfed_rng before = f->sampler;
-    for (int i = 0; i < want; i++) {
-        int j = i + (int)sdfed_rng_below(&f->sampler, (uint64_t)(count - i)), t = chosen[i];
-        chosen[i] = chosen[j], chosen[j] = t;
-    }
-    qsort(chosen, (size_t)want, sizeof *chosen, compare_int);
+    sdfed_rng_choose(&f->sampler, count, want, chosen);
     for (int i = 0; i < want; i++) ids[i] = candidates[chosen[i]].id;
     sdfed_error err = {0};
     if (store_start_round(f->st, f->round, ids, want, f->sampler.s, &err)) {
@@ -351,8 +341,6 @@ static int build_welcome_fields(federation *f, const federation_model *model, co
     return rc;
 }
 
-/* The state the store holds, or a new federation from the method's initial
- * shared parameters. */
 /* The state the store holds, or a new federation from the task's initial
  * shared parameters. */
 static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, sdfed_error *err) {
@@ -400,7 +388,7 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
         for (int i = 0; i < f->n_participants; i++) f->dropped[i] = 1; /* until they reconnect */
         f->open = !f->opt.async;
     } else if (r.round > 0) {
-        store_round previous;
+        store_round previous = {0};
         if ((rc = store_get_round(f->st, r.round - 1, &previous, &found, err)) == SDFED_OK && found && previous.started)
             memcpy(f->sampler.s, previous.rng, sizeof previous.rng);
         store_round_free(&previous);
@@ -514,7 +502,7 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     }
 }
 
-#define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), federation_count_refusal(f, c), c)
+#define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
 
 const char *federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                               const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {

@@ -99,7 +99,7 @@ typedef struct federation_status {
 void federation_get_status(const federation *f, federation_status *s);
 /* The refusal codes counted in federation_status.refused, NULL past the end. */
 const char *federation_refusal_code(int i);
-/* Counts a refusal decided outside the federation (e.g. bad_json). */
+/* Counts a refusal under its code (the server counts every one it sends). */
 void federation_count_refusal(federation *f, const char *code);
 
 #endif

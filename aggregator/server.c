@@ -113,9 +113,11 @@ static void start_closing(session *ss, int status) {
     lws_callback_on_writable(ss->wsi);
 }
 
-/* Sends an error; counts the refusal and closes after too many. */
+/* Sends an error; counts the refusal (the one place that does) and closes
+ * after too many. */
 static void refuse(session *ss, const char *code, const char *message) {
     server *s = ss->srv;
+    federation_count_refusal(s->fed, code);
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
@@ -228,7 +230,6 @@ static void handle_text(session *ss, const char *text, size_t len) {
     const char *code = "bad_message";
     sdfed_error err = {0};
     if (sdfed_message_parse(text, len, s->opt.max_message_bytes / 4, &m, &code, &err)) {
-        federation_count_refusal(s->fed, code);
         refuse(ss, code, err.message);
         return;
     }
@@ -262,7 +263,6 @@ static void handle_binary(session *ss, const unsigned char *data, size_t len) {
         return;
     }
     if (sdfed_frame_decode(data, len, s->opt.max_message_bytes / 4, &f, &code, &err)) {
-        federation_count_refusal(s->fed, code);
         refuse(ss, code, err.message);
         return;
     }
@@ -333,11 +333,9 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         if (ss->rx_overflow) {
             char message[96];
             snprintf(message, sizeof message, "messages are limited to %zu bytes", s->opt.max_message_bytes);
-            federation_count_refusal(s->fed, "too_large");
             refuse(ss, "too_large", message);
             start_closing(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         } else if (!rate_ok(ss)) {
-            federation_count_refusal(s->fed, "rate_limited");
             refuse(ss, "rate_limited", "too many messages per second");
         } else if (ss->rx_binary) {
             handle_binary(ss, ss->rx, ss->rx_len);

@@ -37,6 +37,9 @@ typedef struct sdfed_kernels {
 extern const sdfed_kernels sdfed_kernels_portable;
 #if defined(__wasm_simd128__)
 extern const sdfed_kernels sdfed_kernels_simd128;
+/* panels of 128 KB stay in the L2 cache while every token passes over them
+ * (also the threaded browser build's, which runs these kernels per thread) */
+#define SDFED_SIMD128_PANEL_FLOATS 32768
 #endif
 #if defined(SDFED_HAVE_BLAS)
 extern const sdfed_kernels sdfed_kernels_blas;

@@ -180,6 +180,5 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     }
 }
 
-/* panels of 128 KB stay in the L2 cache while every token passes over them */
-const sdfed_kernels sdfed_kernels_simd128 = {"simd128", 32768, linear, linear_backward, gemm};
+const sdfed_kernels sdfed_kernels_simd128 = {"simd128", SDFED_SIMD128_PANEL_FLOATS, linear, linear_backward, gemm};
 #endif

@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every expression must round the same way on every target: no excess
@@ -67,6 +68,20 @@ uint64_t sdfed_rng_below(sdfed_rng *r, uint64_t n) {
         uint64_t x = sdfed_rng_u64(r);
         if (x >= threshold) return x % n;
     }
+}
+
+static int compare_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sdfed_rng_choose(sdfed_rng *r, int n, int k, int *out) {
+    for (int i = 0; i < n; i++) out[i] = i;
+    for (int i = 0; i < k; i++) {
+        int j = i + (int)sdfed_rng_below(r, (uint64_t)(n - i)), t = out[i];
+        out[i] = out[j], out[j] = t;
+    }
+    qsort(out, (size_t)k, sizeof *out, compare_int);
 }
 
 void sdfed_rng_shuffle(sdfed_rng *r, int *a, size_t n) {

@@ -6,6 +6,8 @@
  *   uniform    (u64 >> 11) * 2^-53, in [0, 1)
  *   below(n)   rejection of the u64 below 2^64 mod n, then u64 % n (unbiased)
  *   shuffle    Fisher-Yates from the last element down: a[i] <-> a[below(i+1)]
+ *   choose     k of n: Fisher-Yates from the front for k steps,
+ *              a[i] <-> a[i + below(n - i)], then the k sorted ascending
  *   normal     Marsaglia's polar method (the second value of a pair is dropped)
  *   gamma      Marsaglia-Tsang for alpha >= 1; for alpha < 1,
  *              Gamma(alpha + 1) * U^(1/alpha) with U uniform in (0, 1)
@@ -46,6 +48,10 @@ double sdfed_rng_uniform(sdfed_rng *r);
 /* Uniform integer in [0, n) without modulo bias; 0 when n <= 1. */
 uint64_t sdfed_rng_below(sdfed_rng *r, uint64_t n);
 void sdfed_rng_shuffle(sdfed_rng *r, int *a, size_t n);
+/* A round's clients: out[0..k) receives k distinct indices of 0..n-1 in
+ * ascending order (out has room for n). The simulator and the aggregator
+ * both draw with it, so they choose the same clients. */
+void sdfed_rng_choose(sdfed_rng *r, int n, int k, int *out);
 /* Standard normal N(0, 1). */
 double sdfed_rng_normal(sdfed_rng *r);
 /* Gamma(alpha, 1); NaN when alpha is not a finite number > 0. For alpha far

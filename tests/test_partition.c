@@ -196,6 +196,19 @@ static void test_rng(void) {
         moved += perm[i] != i;
     }
     CHECK(is_perm && moved > 900, "shuffle: permutation %d, moved %d", is_perm, moved);
+    /* choose: k distinct ascending indices; over many draws every index is
+     * chosen about k/n of the time */
+    int chosen[10], times[10] = {0}, ordered = 1;
+    for (int t = 0; t < 10000; t++) {
+        sdfed_rng_choose(&a, 10, 3, chosen);
+        for (int i = 0; i < 3; i++) {
+            ordered &= chosen[i] >= 0 && chosen[i] < 10 && (i == 0 || chosen[i] > chosen[i - 1]);
+            times[chosen[i]]++;
+        }
+    }
+    int fewest = times[0], most = times[0];
+    for (int i = 1; i < 10; i++) fewest = times[i] < fewest ? times[i] : fewest, most = times[i] > most ? times[i] : most;
+    CHECK(ordered && fewest > 2800 && most < 3200, "choose 3 of 10: ascending %d, counts %d..%d", ordered, fewest, most);
 
     /* moments: normal, gamma(alpha) has mean and variance alpha */
     double s1 = 0, s2 = 0;

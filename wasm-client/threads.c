@@ -4,7 +4,9 @@
  * (DESIGN.md); this file only wraps its kernel interface:
  *   linear, linear_backward  rows of x (tokens) split between the threads,
  *                            each converting its own weight panels
- *   gemm                     rows of C split between the threads
+ *   gemm                     the single-threaded kernel: the core's gemms
+ *                            (attention per head, small heads) are far below
+ *                            the work worth splitting
  * Each thread computes exactly what the single-threaded kernel computes for
  * its rows, so the results do not depend on the thread count. */
 #include <pthread.h>
@@ -20,18 +22,12 @@
 #define MIN_WORK_PER_THREAD (1 << 20)
 
 typedef struct job {
-    int kind; /* 0 linear, 1 linear_backward, 2 gemm */
-    /* linear and linear_backward */
+    int backward; /* linear_backward, else linear */
     float *y;
     const float *x;
     const sdfed_weight *w;
     const float *bias;
-    /* gemm */
-    int trans_a, trans_b, m, n, k, lda, ldb, ldc;
-    float alpha, beta;
-    const float *a, *b;
-    float *c;
-    int rows;            /* rows to split: tokens, or rows of C */
+    int rows;            /* rows to split: tokens */
     double work_per_row; /* multiply-adds a row costs */
 } job;
 
@@ -56,21 +52,16 @@ static const sdfed_kernels *simd(void) { return &sdfed_kernels_simd128; }
 static void run_share(const job *j, int t, int parts, float *scratch) {
     int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
     if (r0 >= r1) return;
-    int cols = j->w ? j->w->cols : 0, rows = j->w ? j->w->rows : 0;
-    switch (j->kind) {
-    case 0: simd()->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch); break;
-    case 1: simd()->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch); break;
-    default: {
-        const float *a = j->trans_a ? j->a + r0 : j->a + (size_t)r0 * j->lda;
-        simd()->gemm(j->trans_a, j->trans_b, r1 - r0, j->n, j->k, j->alpha, a, j->lda, j->b, j->ldb, j->beta,
-                     j->c + (size_t)r0 * j->ldc, j->ldc);
-    }
-    }
+    int cols = j->w->cols, rows = j->w->rows;
+    if (j->backward)
+        simd()->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
+    else
+        simd()->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
 }
 
 /* A worker's scratch, big enough for the job's weight panels. */
 static float *scratch_for(int t, const job *j) {
-    size_t need = j->w ? sdfed_kernel_scratch_floats(simd(), j->w->cols) : 0;
+    size_t need = sdfed_kernel_scratch_floats(simd(), j->w->cols);
     if (need > P.scratch_floats[t]) {
         free(P.scratch[t]);
         P.scratch[t] = malloc(sizeof(float) * need);
@@ -116,36 +107,21 @@ static void run(const job *j, float *scratch) {
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    job j = {.kind = 0, .y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    job j = {.y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
-    job j = {.kind = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    job j = {.backward = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    job j = {.kind = 2,
-             .trans_a = trans_a,
-             .trans_b = trans_b,
-             .m = m,
-             .n = n,
-             .k = k,
-             .lda = lda,
-             .ldb = ldb,
-             .ldc = ldc,
-             .alpha = alpha,
-             .beta = beta,
-             .a = a,
-             .b = b,
-             .c = c,
-             .rows = m};
-    run(&j, NULL);
+    simd()->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static const sdfed_kernels threaded = {"simd128-threads", 32768, linear, linear_backward, gemm};
+static const sdfed_kernels threaded = {"simd128-threads", SDFED_SIMD128_PANEL_FLOATS, linear, linear_backward, gemm};
 
 int wc_set_threads(int n) {
     if (n < 1 || n > MAX_THREADS) n = n < 1 ? 1 : MAX_THREADS;

@@ -144,7 +144,8 @@ check(lorisMs > 0 && lorisMs < 15000, `a slow-loris connection is dropped (after
 
 // the server is up and counted what it refused
 const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-for (const code of ['bad_json', 'bad_shape', 'not_finite', 'norm_too_large', 'bad_crc', 'bad_frame', 'too_large', 'rate_limited'])
+for (const code of ['bad_json', 'bad_message', 'bad_join_key', 'bad_token', 'bad_shape', 'not_finite', 'norm_too_large',
+  'bad_crc', 'bad_frame', 'wrong_round', 'too_large', 'rate_limited'])
   check(new RegExp(`sdfed_updates_refused_total\\{reason="${code}"\\} [1-9]`).test(metrics), `/metrics counts ${code}`);
 console.log(`adversary: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

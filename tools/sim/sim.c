@@ -15,11 +15,6 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int compare_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? -1 : x > y;
-}
-
 void sim_result_free(sim_result *r) {
     for (int i = 0; r->rounds && i < r->n_rounds; i++) free(r->rounds[i].client_accuracy);
     free(r->rounds);
@@ -87,12 +82,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         /* this round's clients: a seeded partial shuffle, trained in client
          * order (the order the aggregator sorts the updates in) */
         int n_chosen = trains ? (task->clients_per_round > 0 ? task->clients_per_round : K) : 0;
-        for (int c = 0; c < K; c++) chosen[c] = c;
-        for (int i = 0; i < n_chosen; i++) {
-            int j = i + (int)sdfed_rng_below(&rounds_rng, (uint64_t)(K - i)), t = chosen[i];
-            chosen[i] = chosen[j], chosen[j] = t;
-        }
-        qsort(chosen, (size_t)n_chosen, sizeof *chosen, compare_int);
+        sdfed_rng_choose(&rounds_rng, K, n_chosen, chosen);
         sdfed_losses losses = {0};
         for (int i = 0; i < n_chosen && rc == SDFED_OK; i++) {
             fed_client *cl = &clients[chosen[i]];
