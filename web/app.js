@@ -477,7 +477,8 @@ async function main() {
     S.state = await store.updateState(S.federation, { index: Math.floor(Math.random() * S.description.task.clients) });
   const model = await loadModel();
   S.compute = startCompute(showError);
-  const info = await S.compute.call('init', { model: model.buffer.slice(0) });
+  // handed over, not copied: the page keeps no use for the bytes
+  const info = await S.compute.call('init', { model: model.buffer }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
   await setTask();
   $('demo').disabled = false;

@@ -1,9 +1,11 @@
 /* Option parsing, error printing and model loading for the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_error(int status, const char *fmt, ...) {
@@ -45,6 +47,21 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
         }
     }
     return CLI_OK;
+}
+
+int cli_make_dirs(const char *path, sdfed_error *err) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
+    for (char *p = buf + 1;; p++)
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", buf, strerror(errno));
+            if (!(*p = keep)) break;
+        }
+    return SDFED_OK;
 }
 
 const char *cli_resolve_path(const char *path, char *buf, size_t cap) {

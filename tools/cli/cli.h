@@ -42,6 +42,9 @@ int cli_error(int status, const char *fmt, ...)
  * executable), so `build/sdfed` finds models/ and tasks/ from anywhere. */
 const char *cli_resolve_path(const char *path, char *buf, size_t cap);
 
+/* mkdir -p path */
+int cli_make_dirs(const char *path, sdfed_error *err);
+
 /* A model file loaded with its tokenizer. */
 typedef struct cli_model {
     file_map file;

@@ -20,20 +20,6 @@
 #include "sha256.h"
 #include "sim.h"
 
-static int make_dir(const char *path, sdfed_error *err) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++)
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", buf, strerror(errno));
-            if (!(*p = keep)) break;
-        }
-    return SDFED_OK;
-}
-
 /* Task file, then the flags over it. */
 static int read_task(const char *path, const char *method, const char *seed, const char *rounds, sdfed_task *task,
                      sdfed_error *err) {
@@ -91,7 +77,7 @@ int cmd_sim(int argc, char **argv) {
         rc = sim_run(&task, &m.clip, k, &cls, &data, &result, stdout, &err);
     }
     char path[1200];
-    if (rc == SDFED_OK) rc = make_dir(out_dir, &err);
+    if (rc == SDFED_OK) rc = cli_make_dirs(out_dir, &err);
     if (rc == SDFED_OK) {
         snprintf(path, sizeof path, "%s/results.json", out_dir);
         rc = report_write_json(path, &task, sha, &result, &err);

@@ -32,23 +32,6 @@ const char *feature_cache_default_dir(void) {
     return dir;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path, sdfed_error *err) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", buf, strerror(errno));
-            *p = keep;
-            if (keep == '\0') break;
-        }
-    }
-    return SDFED_OK;
-}
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -70,7 +53,7 @@ int feature_cache_load(const char *cache_dir, const cli_model *m, const char *mo
     char dir[1024], path[1200];
     snprintf(dir, sizeof dir, "%s/%s", cache_dir, model_sha256);
     snprintf(path, sizeof path, "%s/%s.features", dir, src->name);
-    int rc = make_dirs(dir, err);
+    int rc = cli_make_dirs(dir, err);
     if (rc) return rc;
 
     /* one writer at a time (parallel runs of a comparison share the cache):
