@@ -23,7 +23,7 @@ static const char *const refusal_codes[] = {
 typedef struct peer {
     int64_t id;
     int shard, binary;
-    int64_t assigned; /* async: the version it was given, -1 none */
+    int64_t assigned; /* async: the version it is training on, -1 idle (it reported) */
 } peer;
 
 struct federation {
@@ -284,9 +284,9 @@ static int close_round(federation *f, int64_t now_ms) {
         free_participants(f);
         f->next_start = now_ms + f->opt.round_pause_ms;
         broadcast_round_end(f, closed, m);
-        if (f->opt.async && !f->done)
+        if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
             for (int i = 0; i < f->n_peers; i++)
-                if (f->peers[i].assigned < f->round) {
+                if (f->peers[i].assigned < 0) {
                     f->peers[i].assigned = f->round;
                     send_round(f, &f->peers[i]);
                 }
@@ -522,10 +522,21 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
     }
     if (f->done) return REFUSE("wrong_round", "the federation has finished its %d rounds", f->task.rounds);
     int idx = -1;
+    peer *p = find_peer(f, client);
     if (f->opt.async) {
-        if (round > f->round || f->round - round > f->opt.max_staleness)
+        if (round > f->round || f->round - round > f->opt.max_staleness) {
+            if (p && p->assigned == round) { /* too slow for its version: the current one */
+                p->assigned = f->round;
+                send_round(f, p);
+            }
             return REFUSE("wrong_round", "version %lld is not within %d of the current %lld", (long long)round,
                           f->opt.max_staleness, (long long)f->round);
+        }
+        if (!p || p->assigned != round)
+            return p && p->assigned < 0
+                       ? REFUSE("duplicate_update", "version %lld already has this client's update", (long long)round)
+                       : REFUSE("wrong_round", "this client was given version %lld, not %lld",
+                                (long long)(p ? p->assigned : f->round), (long long)round);
     } else {
         if (!f->open || round != f->round)
             return REFUSE("wrong_round", "round %lld is not open; the %s round is %lld", (long long)round,
@@ -537,16 +548,21 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
             return REFUSE("duplicate_update", "round %lld already has this client's update", (long long)round);
     }
     sdfed_error err = {0};
-    if (store_add_update(f->st, round, client, samples, values, f->n, &err)) {
-        /* a second update for the same version (async) hits the primary key */
-        return REFUSE(f->opt.async ? "duplicate_update" : "server_error", "not stored: %s", err.message);
-    }
+    int stored = store_add_update(f->st, round, client, samples, values, f->n, &err);
+    if (stored)
+        return REFUSE(stored == SDFED_ERR_ARG ? "duplicate_update" : "server_error", "not stored: %s", err.message);
     f->updates_accepted++;
     send_simple(f, client, "ack", "round", round, NULL, NULL);
     log_event(f, "update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
               (long long)samples);
     if (f->opt.async) {
+        p->assigned = -1;
         if (++f->buffered >= f->opt.buffer) close_round(f, now_ms);
+        /* a version newer than the one it trained on is waiting: at once */
+        if (!f->done && (p = find_peer(f, client)) && p->assigned < 0 && round < f->round) {
+            p->assigned = f->round;
+            send_round(f, p);
+        }
     } else {
         f->reported[idx] = 1;
         f->n_reported++;

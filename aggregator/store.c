@@ -263,7 +263,15 @@ int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, c
     sqlite3_bind_int64(st, 3, samples);
     sqlite3_bind_blob(st, 4, values, (int)(n * sizeof(float)), SQLITE_STATIC);
     sqlite3_bind_double(st, 5, now());
-    return finish(s, st, err, "add update");
+    int step = sqlite3_step(st);
+    rc = step == SQLITE_DONE         ? SDFED_OK
+         : step == SQLITE_CONSTRAINT ? sdfed_fail(err, SDFED_ERR_ARG,
+                                                  "client %lld's update for round %lld is "
+                                                  "already stored",
+                                                  (long long)client, (long long)round)
+                                     : db_fail(s, err, "add update");
+    sqlite3_finalize(st);
+    return rc;
 }
 
 void store_updates_free(store_update *u, int n) {

@@ -65,6 +65,8 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
                       double aggregation_ms, sdfed_error *err);
 
+/* Stores an update (durably: acknowledge it only after this returns 0);
+ * SDFED_ERR_ARG when (round, client) already has one. */
 int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
                      sdfed_error *err);
 typedef struct store_update {

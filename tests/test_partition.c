@@ -207,8 +207,10 @@ static void test_rng(void) {
         }
     }
     int fewest = times[0], most = times[0];
-    for (int i = 1; i < 10; i++) fewest = times[i] < fewest ? times[i] : fewest, most = times[i] > most ? times[i] : most;
-    CHECK(ordered && fewest > 2800 && most < 3200, "choose 3 of 10: ascending %d, counts %d..%d", ordered, fewest, most);
+    for (int i = 1; i < 10; i++)
+        fewest = times[i] < fewest ? times[i] : fewest, most = times[i] > most ? times[i] : most;
+    CHECK(ordered && fewest > 2800 && most < 3200, "choose 3 of 10: ascending %d, counts %d..%d", ordered, fewest,
+          most);
 
     /* moments: normal, gamma(alpha) has mean and variance alpha */
     double s1 = 0, s2 = 0;

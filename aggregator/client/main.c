@@ -469,12 +469,19 @@ int main(int argc, char **argv) {
     int quiet = 0, help = 0;
     c.model_path = CLI_DEFAULT_MODEL;
     cli_help_hint = "see --help";
-    const cli_option options[] = {
-        {"--server", &server, NULL},           {"--client-index", &index, NULL},  {"--model", &c.model_path, NULL},
-        {"--cache", &c.cache, NULL},           {"--data", &c.data_dir, NULL},     {"--backend", &backend, NULL},
-        {"--token-file", &c.token_file, NULL}, {"--attack", &c.attack, NULL},     {"--give-up", &give_up, NULL},
-        {"--encoding", &encoding, NULL},       {"--join-key", &c.join_key, NULL}, {"--quiet", NULL, &quiet},
-        {"--help", NULL, &help}};
+    const cli_option options[] = {{"--server", &server, NULL},
+                                  {"--client-index", &index, NULL},
+                                  {"--model", &c.model_path, NULL},
+                                  {"--cache", &c.cache, NULL},
+                                  {"--data", &c.data_dir, NULL},
+                                  {"--backend", &backend, NULL},
+                                  {"--token-file", &c.token_file, NULL},
+                                  {"--attack", &c.attack, NULL},
+                                  {"--give-up", &give_up, NULL},
+                                  {"--encoding", &encoding, NULL},
+                                  {"--join-key", &c.join_key, NULL},
+                                  {"--quiet", NULL, &quiet},
+                                  {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {

@@ -159,6 +159,10 @@ start_server async "$work/async.json" "$work/async-state" --mode async --buffer 
 [ "$(sqlite3 "$work/async-state/aggregator.sqlite" 'SELECT count(*) FROM rounds WHERE closed IS NOT NULL')" = 4 ] &&
   ok || bad "async: not 4 versions"
 grep -q '"mode": "async"' "$work/async.server.log" && ok || bad "async mode not logged"
+# a client is sent a version only when idle: 4 versions x 5 updates, plus at most one
+# training per client that the end cuts short
+trained=$(cat "$work"/async.client*.log | grep -c ': round [0-9]*:')
+[ "$trained" -le 30 ] && ok || bad "async: the clients trained $trained times for 20 updates"
 stop_server
 
 # --- 5b. TLS with a self-signed certificate

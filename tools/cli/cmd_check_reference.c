@@ -68,8 +68,8 @@ check_result check_measure(checker *c, const float *got, const float *want, int 
         /* a row of C logits is judged like a gradient: few values moving together */
         double min_cos = kind == KIND_GRADIENT || dim < 16 ? 0.99 : 0.999;
         r.pass = finite && worst_cos >= min_cos;
-        snprintf(r.detail, sizeof r.detail, "max_abs %.3e  rel %.3e  min_cosine %.6f (q8_0: cosine >= %g)", max_err, rel,
-                 worst_cos, min_cos);
+        snprintf(r.detail, sizeof r.detail, "max_abs %.3e  rel %.3e  min_cosine %.6f (q8_0: cosine >= %g)", max_err,
+                 rel, worst_cos, min_cos);
     } else {
         if (type == SDFED_TYPE_Q8_0)
             tol = 1e-2;
