@@ -45,6 +45,11 @@ struct federation {
     int64_t deadline;
     int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
+    /* the current round's round_start, built once for every peer: the text
+     * for binary peers with its GLOBAL frame, and the text with the values
+     * for JSON peers; round_cached is the round they describe (-1 none) */
+    sdfed_buffer round_text[2], round_frame;
+    int64_t round_cached;
     peer *peers;
     int n_peers, cap_peers;
     int buffered; /* async: updates waiting */
@@ -109,46 +114,54 @@ static peer *find_peer(federation *f, int64_t client) {
     return NULL;
 }
 
+static void free_round_messages(federation *f) {
+    for (int i = 0; i < 3; i++) sdfed_buffer_free(i < 2 ? &f->round_text[i] : &f->round_frame);
+    f->round_cached = -1;
+}
+
+static int build_round_messages(federation *f) {
+    free_round_messages(f);
+    for (int with_values = 0; with_values < 2; with_values++) {
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &f->round_text[with_values], "round_start");
+        sdfed_jw_int(&w, "round", f->round);
+        if (!f->opt.async) sdfed_jw_int(&w, "deadline_ms", f->opt.deadline_ms);
+        sdfed_jw_string(&w, "global_sha256", f->sha);
+        if (with_values) {
+            sdfed_jw_shape(&w, "shape", 2, f->shape);
+            sdfed_jw_floats(&w, "data", f->global, f->n);
+        }
+        if (sdfed_jw_end(&w, NULL)) return -1;
+    }
+    if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)f->round, 0, 2, f->shape, f->global, &f->round_frame, NULL))
+        return -1;
+    f->round_cached = f->round;
+    return 0;
+}
+
 /* round_start with the global parameters, as the client asked to get them */
 static void send_round(federation *f, const peer *p) {
-    sdfed_buffer b = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &b, "round_start");
-    sdfed_jw_int(&w, "round", f->round);
-    if (!f->opt.async) sdfed_jw_int(&w, "deadline_ms", f->opt.deadline_ms);
-    sdfed_jw_string(&w, "global_sha256", f->sha);
-    if (!p->binary) {
-        sdfed_jw_shape(&w, "shape", 2, f->shape);
-        sdfed_jw_floats(&w, "data", f->global, f->n);
-    }
-    if (sdfed_jw_end(&w, NULL)) {
-        sdfed_buffer_free(&b);
+    if (f->round_cached != f->round && build_round_messages(f)) {
+        free_round_messages(f);
+        log_event(f, "error", "\"message\": \"out of memory building round %lld\"", (long long)f->round);
         return;
     }
-    send_buffer(f, p->id, &b);
-    if (p->binary) {
-        sdfed_buffer frame = {0};
-        if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)f->round, 0, 2, f->shape, f->global, &frame, NULL) ==
-            SDFED_OK)
-            f->net.send_binary(f->net.ctx, p->id, frame.data, frame.size);
-        sdfed_buffer_free(&frame);
-    }
+    const sdfed_buffer *text = &f->round_text[!p->binary];
+    f->net.send_text(f->net.ctx, p->id, (const char *)text->data, text->size);
+    if (p->binary) f->net.send_binary(f->net.ctx, p->id, f->round_frame.data, f->round_frame.size);
 }
 
 static void broadcast_round_end(federation *f, int64_t closed, int participants) {
-    for (int i = 0; i < f->n_peers; i++) {
-        sdfed_buffer b = {0};
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, &b, "round_end");
-        sdfed_jw_int(&w, "round", closed);
-        sdfed_jw_int(&w, "next_round", f->round);
-        sdfed_jw_int(&w, "participants", participants);
-        sdfed_jw_string(&w, "global_sha256", f->sha);
-        if (sdfed_jw_end(&w, NULL) == SDFED_OK)
-            send_buffer(f, f->peers[i].id, &b);
-        else
-            sdfed_buffer_free(&b);
-    }
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "round_end");
+    sdfed_jw_int(&w, "round", closed);
+    sdfed_jw_int(&w, "next_round", f->round);
+    sdfed_jw_int(&w, "participants", participants);
+    sdfed_jw_string(&w, "global_sha256", f->sha);
+    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
+        for (int i = 0; i < f->n_peers; i++) f->net.send_text(f->net.ctx, f->peers[i].id, (const char *)b.data, b.size);
+    sdfed_buffer_free(&b);
     if (f->done)
         for (int i = 0; i < f->n_peers; i++)
             send_simple(f, f->peers[i].id, "done", "rounds", f->task.rounds, NULL, NULL);
@@ -414,6 +427,7 @@ int federation_open(federation **out, const sdfed_task *task, const federation_m
     *out = NULL;
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+    f->round_cached = -1;
     f->task = *task, f->opt = *opt, f->net = *net, f->st = st, f->k = k;
     sdfed_arena_init(&f->arena);
     int rc = load_state(f, m, cls, err);
@@ -436,6 +450,7 @@ void federation_close(federation *f) {
     if (!f) return;
     free(f->task_json);
     free(f->global);
+    free_round_messages(f);
     free_participants(f);
     free(f->peers);
     sdfed_arena_free(&f->arena);
