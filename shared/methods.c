@@ -155,6 +155,9 @@ int sdfed_promptfolio_eval(const sdfed_clip_model *m, const sdfed_kernels *k, co
 int sdfed_method_step(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                       const sdfed_classes *cls, sdfed_method_params *p, const sdfed_batch *batch, sdfed_losses *losses,
                       sdfed_profile *profile, sdfed_arena *arena, sdfed_error *err) {
+    if (cfg->method != SDFED_METHOD_FEDOT && p->width != m->cfg.text_width)
+        return sdfed_fail(err, SDFED_ERR_ARG, "method: prompts of width %d for a model of width %d", p->width,
+                          m->cfg.text_width);
     int rc = sdfed_sgd_validate(&cfg->sgd, err);
     if (rc) return rc;
     size_t ng = (size_t)p->global_rows * p->width, nl = (size_t)p->local_rows * p->width;

@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "read_file.h"
-#include "local_step.h"
+#include "methods.h"
 #include "losses.h"
 #include "projector.h"
 #include "tokenizer.h"
@@ -150,6 +150,15 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
     free(Gs), free(Gc), free(gs), free(gc), free(refined), free(Gs2), free(Gc2);
 }
 
+/* The SDFed local step as clients run it (sdfed_method_step), with the
+ * default objective and these SGD settings. */
+static int local_step(const sdfed_kernels *k, sdfed_method_params *p, const sdfed_batch *batch, const sdfed_sgd *sgd,
+                      sdfed_losses *losses, sdfed_arena *arena, sdfed_error *err) {
+    sdfed_method_config cfg = sdfed_method_defaults(SDFED_METHOD_SDFED);
+    cfg.sgd = *sgd;
+    return sdfed_method_step(&cfg, &model, k, &classes, p, batch, losses, NULL, arena, err);
+}
+
 static void test_sgd(const sdfed_kernels *k) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
@@ -164,12 +173,11 @@ static void test_sgd(const sdfed_kernels *k) {
     sdfed_objective_config cfg = sdfed_objective_defaults();
     sdfed_batch batch = {image, labels, B};
     sdfed_sgd sgd = {0.01f, 0.9f, 5e-4f};
-    sdfed_client_prompts p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_method_params p = {W, S_S, S_L, Gs, Gc, ms, mc};
     sdfed_losses l1, l2;
 
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g1s, g1c, NULL, &arena, &err);
-    CHECK(sdfed_local_step(&model, k, &classes, &p, &batch, &cfg, &sgd, &l2, NULL, &arena, &err) == SDFED_OK,
-          "step: %s", err.message);
+    CHECK(local_step(k, &p, &batch, &sgd, &l2, &arena, &err) == SDFED_OK, "step: %s", err.message);
     CHECK(l1.total == l2.total, "the step reports the objective at the old prompts");
     int exact = 1;
     for (int i = 0; i < S_S * W; i++) {
@@ -186,7 +194,7 @@ static void test_sgd(const sdfed_kernels *k) {
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g2s, g2c, NULL, &arena, &err);
     float *ms1 = malloc(sizeof *ms1 * S_S * W);
     memcpy(ms1, ms, sizeof *ms * S_S * W);
-    sdfed_local_step(&model, k, &classes, &p, &batch, &cfg, &sgd, &l2, NULL, &arena, &err);
+    local_step(k, &p, &batch, &sgd, &l2, &arena, &err);
     exact = 1;
     for (int i = 0; i < S_S * W; i++) {
         float buf = sgd.momentum * ms1[i] + (g2s[i] + sgd.weight_decay * Gs1[i]);
@@ -197,16 +205,15 @@ static void test_sgd(const sdfed_kernels *k) {
 
     /* a plain step without momentum needs no buffers */
     sdfed_sgd plain = {0.01f, 0.0f, 0.0f};
-    sdfed_client_prompts q = {W, S_S, S_L, Gs, Gc, NULL, NULL};
-    CHECK(sdfed_local_step(&model, k, &classes, &q, &batch, &cfg, &plain, &l2, NULL, &arena, &err) == SDFED_OK,
-          "step without momentum: %s", err.message);
+    sdfed_method_params q = {W, S_S, S_L, Gs, Gc, NULL, NULL};
+    CHECK(local_step(k, &q, &batch, &plain, &l2, &arena, &err) == SDFED_OK, "step without momentum: %s", err.message);
     sdfed_arena_free(&arena);
     free(Gs), free(Gc), free(ms), free(mc), free(g1s), free(g1c), free(g2s), free(g2c), free(Gs0), free(Gc0);
     free(Gs1), free(Gc1), free(ms1);
 }
 
 /* A failing step must leave every buffer bit for bit unchanged. */
-static void expect_refused(const sdfed_kernels *k, sdfed_client_prompts *p, const sdfed_batch *batch,
+static void expect_refused(const sdfed_kernels *k, sdfed_method_params *p, const sdfed_batch *batch,
                            const sdfed_sgd *sgd, int want_rc, const char *what) {
     size_t ns = (size_t)S_S * W * sizeof(float), nl = (size_t)S_L * W * sizeof(float);
     void *copy[4] = {malloc(ns), malloc(nl), malloc(ns), malloc(nl)};
@@ -215,9 +222,8 @@ static void expect_refused(const sdfed_kernels *k, sdfed_client_prompts *p, cons
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    sdfed_objective_config cfg = sdfed_objective_defaults();
     sdfed_losses losses;
-    int rc = sdfed_local_step(&model, k, &classes, p, batch, &cfg, sgd, &losses, NULL, &arena, &err);
+    int rc = local_step(k, p, batch, sgd, &losses, &arena, &err);
     CHECK(rc == want_rc && err.message[0], "%s: %s gives status %d '%s'", k->name, what, rc, err.message);
     CHECK(!memcmp(copy[0], p->global, ns) && !memcmp(copy[1], p->local, nl) &&
               !memcmp(copy[2], p->global_momentum, ns) && !memcmp(copy[3], p->local_momentum, nl),
@@ -229,7 +235,7 @@ static void expect_refused(const sdfed_kernels *k, sdfed_client_prompts *p, cons
 static void test_refusals(const sdfed_kernels *k) {
     float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
     float *ms = random_prompt(S_S, 0.01), *mc = random_prompt(S_L, 0.01);
-    sdfed_client_prompts p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_method_params p = {W, S_S, S_L, Gs, Gc, ms, mc};
     sdfed_batch batch = {image, labels, B};
     sdfed_sgd sgd = {0.01f, 0.9f, 0.0f};
 
@@ -255,7 +261,7 @@ static void test_refusals(const sdfed_kernels *k) {
      * LayerNorm: the loss is not finite */
     float *huge = random_prompt(S_L, 1.0);
     for (int i = 0; i < S_L * W; i++) huge[i] = 3e38f;
-    sdfed_client_prompts big = {W, S_S, S_L, Gs, huge, ms, mc};
+    sdfed_method_params big = {W, S_S, S_L, Gs, huge, ms, mc};
     expect_refused(k, &big, &batch, &sgd, SDFED_ERR_NUMERIC, "a non-finite loss");
     /* a finite loss whose update overflows */
     sdfed_sgd wild = {3e38f, 0.9f, 0.0f};

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "image_encoder.h"
-#include "local_step.h"
+#include "methods.h"
 
 static double now(void) {
     struct timespec ts;
@@ -112,10 +112,9 @@ int main(int argc, char **argv) {
         for (int d = 0; d < D; d++) img[b * D + d] /= (float)sqrt(n);
         labels[b] = b % C;
     }
-    sdfed_client_prompts p = {W, S_s, S_l, Gs, Gc, NULL, NULL};
+    sdfed_method_params p = {W, S_s, S_l, Gs, Gc, NULL, NULL};
     sdfed_batch batch = {img, labels, B};
-    sdfed_objective_config cfg = sdfed_objective_defaults();
-    sdfed_sgd sgd = {0.01f, 0.0f, 0.0f};
+    sdfed_method_config cfg = sdfed_method_defaults(SDFED_METHOD_SDFED); /* what every client runs */
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     double *t_total = malloc(sizeof(double) * steps), *t_phase[4];
@@ -125,7 +124,7 @@ int main(int argc, char **argv) {
         sdfed_losses losses;
         sdfed_arena_reset(&arena);
         double t0 = now();
-        if (sdfed_local_step(&m.clip, k, &cls, &p, &batch, &cfg, &sgd, &losses, &prof, &arena, &err))
+        if (sdfed_method_step(&cfg, &m.clip, k, &cls, &p, &batch, &losses, &prof, &arena, &err))
             return cli_error(CLI_FAILED, "bench_step: %s", err.message);
         if (s < 0) continue;
         t_total[s] = now() - t0;
