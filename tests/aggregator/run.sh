@@ -23,6 +23,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
+scheme=http ws=ws # https and wss for the TLS server
+
 # a free port for each server
 port=$((20000 + $$ % 20000))
 next_port() { port=$((port + 1)); while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done; }
@@ -43,7 +45,7 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid
   "$aggregator" --task "$taskfile" --port "$port" --host 127.0.0.1 --state "$state" "$@" >>"$work/$name.server.log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
-  for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/status" >/dev/null && return 0; sleep 0.1; done
+  for _ in $(seq 1 100); do status >/dev/null && return 0; sleep 0.1; done
   bad "$name: the server did not start: $(tail -n 3 "$work/$name.server.log")"
   return 1
 }
@@ -51,7 +53,7 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid
 start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
   local name=$1 n=$2
   for k in $(seq 0 $((n - 1))); do
-    "$client" --server "ws://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" \
+    "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" \
       --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
     pids+=("$!")
   done
@@ -59,7 +61,7 @@ start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
 client_extra() { :; }
 stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
 
-status() { curl -s "http://127.0.0.1:$port/status"; }
+status() { curl -sk "$scheme://127.0.0.1:$port/status"; }
 wait_done() { # wait_done NAME SECONDS
   for _ in $(seq 1 $(($2 * 10))); do status | grep -q '"done": 1' && return 0; sleep 0.1; done
   bad "$1: not done after $2 s: $(status)"
@@ -79,7 +81,7 @@ start_server eq "$work/eq.json" "$work/eq-state" && start_clients eq 10 && wait_
 if [ "$(history "$work/eq-state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
 else bad "the aggregator's history differs from sdfed sim's"; fi
 [ "$(sqlite3 "$work/eq-state/aggregator.sqlite" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "not 50 updates stored"
-curl -s "http://127.0.0.1:$port/status" | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
+status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
   ok || bad "/status does not show the final global's hash"
 curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "no chart on the status page"
 stop_server
@@ -170,19 +172,13 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/ce
   -subj /CN=127.0.0.1 >/dev/null 2>&1
 task tls '{"rounds": 2, "clients": 2, "clients_per_round": 2}'
 next_port
-"$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/tls-state" \
-  --cert "$work/cert.pem" --key "$work/key.pem" >"$work/tls.server.log" 2>&1 &
-server_pid=$!
-pids+=("$server_pid")
-sleep 1
-curl -sk "https://127.0.0.1:$port/status" | grep -q '"round"' && ok || bad "no /status over https"
-for k in 0 1; do
-  "$client" --server "wss://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" >"$work/tls$k.log" 2>&1 &
-  pids+=("$!")
-done
-for _ in $(seq 1 300); do curl -sk "https://127.0.0.1:$port/status" | grep -q '"done": 1' && break; sleep 0.1; done
-curl -sk "https://127.0.0.1:$port/status" | grep -q '"done": 1' && ok || bad "a federation over wss:// did not finish"
+scheme=https ws=wss
+if start_server tls "$work/tls.json" "$work/tls-state" --cert "$work/cert.pem" --key "$work/key.pem"; then
+  status | grep -q '"round"' && ok || bad "no /status over https"
+  start_clients tls 2 && wait_done tls 30 && ok
+fi
 stop_server
+scheme=http ws=ws
 
 # --- 5c. a state folder is refused for another task
 next_port
