@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "losses.h"
 
 void sdfed_classes_free(sdfed_classes *c) {
@@ -12,6 +13,27 @@ void sdfed_classes_free(sdfed_classes *c) {
     free(c->first);
     free(c->template_ids);
     memset(c, 0, sizeof *c);
+}
+
+int sdfed_classes_init_json(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *json,
+                            size_t len, int max_names, sdfed_error *err) {
+    sdfed_json j;
+    int rc = sdfed_json_parse(&j, json, len, err);
+    if (rc) return rc;
+    int n = j.nodes[0].type == SDFED_JSON_ARRAY ? j.nodes[0].size : 0;
+    char **names = n >= 1 && n <= max_names ? calloc((size_t)n, sizeof *names) : NULL;
+    if (!names)
+        rc = n >= 1 && n <= max_names
+                 ? sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory")
+                 : sdfed_fail(err, SDFED_ERR_FORMAT, "classes: an array of 1..%d names is needed", max_names);
+    for (int i = 0; rc == SDFED_OK && i < n; i++)
+        if (!(names[i] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, i))))
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "classes: every name must be a string");
+    if (rc == SDFED_OK) rc = sdfed_classes_init(c, tok, context_length, (const char *const *)names, n, err);
+    for (int i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+    sdfed_json_free(&j);
+    return rc;
 }
 
 int sdfed_classes_from_ids(sdfed_classes *c, int32_t sot, int32_t eot, int context_length, const int32_t *const *ids,

@@ -26,6 +26,10 @@ typedef struct sdfed_classes {
 /* Tokenises "<name>." for each class name, and the zero-shot template. */
 int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *const *names,
                        int n_names, sdfed_error *err);
+/* The same from a JSON array of 1..max_names strings (the protocol's
+ * "classes", a reference file's class_names). */
+int sdfed_classes_init_json(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *json,
+                            size_t len, int max_names, sdfed_error *err);
 /* The same from ready ids (name tokens without SOT/EOT), e.g. a reference. */
 int sdfed_classes_from_ids(sdfed_classes *c, int32_t sot, int32_t eot, int context_length, const int32_t *const *ids,
                            const int *lens, int n_classes, sdfed_error *err);

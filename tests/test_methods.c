@@ -257,6 +257,23 @@ int main(int argc, char **argv) {
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
     CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes: %s",
           err.message);
+    /* classes from JSON, as the page and the reference give them */
+    sdfed_classes from_json;
+    const char *good = "[\"t-shirt/top\", \"trouser\", \"pullover\", \"dress\", \"ankle boot\"]";
+    CHECK(sdfed_classes_init_json(&from_json, &tok, model.cfg.context_length, good, strlen(good), 5, &err) ==
+                  SDFED_OK &&
+              from_json.n_classes == C && from_json.first[C] == classes.first[C] &&
+              !memcmp(from_json.ids, classes.ids, sizeof(int32_t) * (size_t)classes.first[C]),
+          "classes from JSON equal the same names given directly: %s", err.message);
+    sdfed_classes_free(&from_json);
+    const char *bad[] = {"[]", "[\"a\", 3]", "{\"a\": \"b\"}", "[\"a\"", good};
+    for (int i = 0; i < 5; i++) {
+        sdfed_error e = {0};
+        CHECK(sdfed_classes_init_json(&from_json, &tok, model.cfg.context_length, bad[i], strlen(bad[i]), 4, &e) !=
+                      SDFED_OK &&
+                  e.message[0],
+              "classes JSON %s (at most 4) refused with a message: '%s'", bad[i], e.message);
+    }
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 8);
     for (int b = 0; b < B; b++) {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "image_encoder.h"
-#include "json.h"
 #include "local_training.h"
 #include "losses.h"
 #include "methods_io.h"
@@ -107,30 +106,6 @@ int wc_load_model(uint8_t *bytes, size_t size) {
 int wc_image_size(void) { return W.have_model ? W.model.cfg.image_size : 0; }
 int wc_embed_dim(void) { return W.have_model ? W.model.cfg.embed_dim : 0; }
 
-/* names: a JSON array of strings, decoded into heap strings. */
-static int parse_names(const char *json, char ***names, int *n) {
-    sdfed_json j;
-    *names = NULL, *n = 0;
-    int rc = sdfed_json_parse(&j, json, strlen(json), &W.err);
-    if (rc) return sdfed_fail_context(&W.err, rc, "classes");
-    if (j.nodes[0].type != SDFED_JSON_ARRAY || j.nodes[0].size < 1 || j.nodes[0].size > WC_MAX_CLASSES) {
-        sdfed_json_free(&j);
-        return sdfed_fail(&W.err, SDFED_ERR_FORMAT, "classes: an array of 1..%d names is needed", WC_MAX_CLASSES);
-    }
-    int count = j.nodes[0].size;
-    char **out = calloc((size_t)count, sizeof *out);
-    for (int i = 0; out && i < count; i++)
-        if (!(out[i] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, i)))) rc = SDFED_ERR_FORMAT;
-    sdfed_json_free(&j);
-    if (!out || rc) {
-        for (int i = 0; out && i < count; i++) free(out[i]);
-        free(out);
-        return sdfed_fail(&W.err, out ? SDFED_ERR_FORMAT : SDFED_ERR_NOMEM, "classes: every name must be a string");
-    }
-    *names = out, *n = count;
-    return SDFED_OK;
-}
-
 int wc_set_task(const char *task_json, const char *classes_json, int index) {
     if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
     if (index < 0) return fail(SDFED_ERR_ARG, "the client index must be >= 0");
@@ -138,14 +113,9 @@ int wc_set_task(const char *task_json, const char *classes_json, int index) {
     int rc = sdfed_task_parse(&W.task, task_json, strlen(task_json), &W.err);
     if (rc == SDFED_OK) rc = sdfed_task_validate(&W.task, &W.err);
     if (rc) return sdfed_fail_context(&W.err, rc, "the federation's task");
-    char **names;
-    int n_names;
-    if ((rc = parse_names(classes_json, &names, &n_names))) return rc;
-    rc = sdfed_classes_init(&W.cls, &W.tokenizer, W.model.cfg.context_length, (const char *const *)names, n_names,
-                            &W.err);
-    for (int i = 0; i < n_names; i++) free(names[i]);
-    free(names);
-    if (rc) return rc;
+    rc = sdfed_classes_init_json(&W.cls, &W.tokenizer, W.model.cfg.context_length, classes_json, strlen(classes_json),
+                                 WC_MAX_CLASSES, &W.err);
+    if (rc) return sdfed_fail_context(&W.err, rc, "classes");
     W.cfg = sdfed_task_method_config(&W.task);
     W.cfg.local_len = sdfed_task_local_prompt_length(&W.task, index);
     sdfed_rng_seed_stream(&W.rng, W.task.seed, SDFED_STREAM_CLIENTS + (uint64_t)index);

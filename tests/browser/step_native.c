@@ -9,13 +9,13 @@
  * computed from the same inputs (wasm.features.f32, wasm.params), it
  * compares: features and updated parameters must agree within 1e-4 of the
  * largest value (relative), else the exit status is 1. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
-#include "json.h"
 #include "methods_io.h"
 #include "protocol.h"
 #include "read_file.h"
@@ -67,16 +67,10 @@ static unsigned char *server_frame(const unsigned char *model, size_t model_size
     sdfed_error err = {0};
     sdfed_tokenizer tok;
     sdfed_method_params p;
-    sdfed_json j;
     sdfed_arena_init(&arena);
     if (sdfed_task_parse(&task, task_json, task_size, &err) || sdfed_clip_load(&m, model, model_size, &err) ||
         sdfed_tokenizer_init_gguf(&tok, &m.file, &err) ||
-        sdfed_json_parse(&j, classes_json, strlen(classes_json), &err))
-        fprintf(stderr, "step_native: %s\n", err.message), exit(2);
-    int C = j.nodes[0].size;
-    char **names = calloc((size_t)C, sizeof *names);
-    for (int c = 0; c < C; c++) names[c] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, c));
-    if (sdfed_classes_init(&cls, &tok, m.cfg.context_length, (const char *const *)names, C, &err) ||
+        sdfed_classes_init_json(&cls, &tok, m.cfg.context_length, classes_json, strlen(classes_json), INT_MAX, &err) ||
         sdfed_task_server_params(&task, &m, sdfed_kernels_default(), &cls, &p, &arena, &err))
         fprintf(stderr, "step_native: %s\n", err.message), exit(2);
     uint32_t shape[2] = {(uint32_t)p.global_rows, (uint32_t)p.width};

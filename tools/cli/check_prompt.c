@@ -2,13 +2,13 @@
  * (prompt.T{1,4,9}.*) and the SDFed objective (sdfed.*): the SVD of G_s,
  * the projector, each loss term and the gradients of the total and of each
  * term with respect to both prompts. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_reference.h"
-#include "json.h"
 #include "losses.h"
 #include "objective.h"
 #include "projector.h"
@@ -16,22 +16,9 @@
 /* The reference's classes ("class_names" metadata), tokenised as "<name>.". */
 static int reference_classes(checker *c, sdfed_classes *cls, sdfed_error *err) {
     char *text = sdfed_safetensors_metadata(&c->ref, "class_names");
-    sdfed_json j;
-    int rc = text ? sdfed_json_parse(&j, text, strlen(text), err)
+    int rc = text ? sdfed_classes_init_json(cls, &c->m->tokenizer, c->m->clip.cfg.context_length, text, strlen(text),
+                                            INT_MAX, err)
                   : sdfed_fail(err, SDFED_ERR_NOT_FOUND, "metadata 'class_names' is missing");
-    if (rc == SDFED_OK && j.nodes[0].type != SDFED_JSON_ARRAY)
-        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "metadata 'class_names' is not a list");
-    if (rc == SDFED_OK) {
-        int n = j.nodes[0].size;
-        char **names = calloc((size_t)n, sizeof *names);
-        for (int i = 0; names && i < n; i++) names[i] = sdfed_json_string_dup(&j, sdfed_json_at(&j, 0, i));
-        rc = names ? sdfed_classes_init(cls, &c->m->tokenizer, c->m->clip.cfg.context_length,
-                                        (const char *const *)names, n, err)
-                   : sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
-        for (int i = 0; names && i < n; i++) free(names[i]);
-        free(names);
-        sdfed_json_free(&j);
-    }
     free(text);
     return rc;
 }
