@@ -97,7 +97,7 @@ expect 1 'not a CLIP checkpoint' -- "$sdfed" convert --in "$ref" --vocab "$vocab
 gzip -dc "$vocab" | head -n 1000 >"$work/short-vocab.txt"
 expect 1 'merge lines' -- "$sdfed" convert --in "$st" --vocab "$work/short-vocab.txt" --out "$work/x.gguf"
 head -c 20000 "$vocab" >"$work/cut.txt.gz"
-expect 1 'vocab' -- "$sdfed" convert --in "$st" --vocab "$work/cut.txt.gz" --out "$work/x.gguf"
+expect 1 'vocabulary .*corrupt gzip data' -- "$sdfed" convert --in "$st" --vocab "$work/cut.txt.gz" --out "$work/x.gguf"
 expect 1 "$work/none.txt" -- "$sdfed" convert --in "$st" --vocab "$work/none.txt" --out "$work/x.gguf"
 
 # a failed conversion leaves an existing output alone and no temporary file

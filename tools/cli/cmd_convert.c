@@ -11,63 +11,28 @@
 #include "dtype.h"
 
 #if !defined(__wasm__)
-#include <zlib.h>
+#include "dataset_file.h"
 #endif
 
-/* Reads the vocabulary text, uncompressing it if it is gzip. */
+/* Reads the vocabulary text: natively through zlib, which uncompresses gzip
+ * and passes plain text through; the wasm builds have no zlib and take the
+ * plain text only. */
 static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *err) {
+#if defined(__wasm__)
     file_map f;
     int rc = file_map_open(&f, path, err);
     if (rc) return rc;
-    int gz = f.size >= 2 && f.data[0] == 0x1f && f.data[1] == 0x8b;
-    if (!gz) {
-        *text = malloc(f.size + 1);
-        if (!*text)
-            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
-        else {
-            memcpy(*text, f.data, f.size);
-            *len = f.size;
-        }
-        file_map_close(&f);
-        return rc;
-    }
+    if (f.size >= 2 && f.data[0] == 0x1f && f.data[1] == 0x8b)
+        rc = sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
+                        "%s: gzip vocabularies need the native build; pass the uncompressed text", path);
+    else if (!(*text = malloc(f.size + 1)))
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    else
+        memcpy(*text, f.data, f.size), *len = f.size;
     file_map_close(&f);
-#if defined(__wasm__)
-    return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
-                      "%s: gzip vocabularies need the native build; pass the uncompressed text", path);
+    return rc;
 #else
-    gzFile in = gzopen(path, "rb");
-    if (!in) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 21, n = 0;
-    char *buf = malloc(cap);
-    int got = 0;
-    while (buf && (got = gzread(in, buf + n, (unsigned)(cap - n))) > 0) {
-        n += (size_t)got;
-        if (n == cap) {
-            char *p = cap < ((size_t)256 << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!p) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-    }
-    int zerr = Z_OK;
-    const char *zmsg = got < 0 ? gzerror(in, &zerr) : NULL;
-    if (got < 0)
-        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: corrupt gzip data (%s)", path, zmsg);
-    else if (!buf)
-        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: too large or out of memory", path);
-    gzclose(in);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *text = buf;
-    *len = n;
-    return SDFED_OK;
+    return sdfed_read_gz_file(path, (size_t)256 << 20, (uint8_t **)text, len, err);
 #endif
 }
 
@@ -92,7 +57,7 @@ int cmd_convert(int argc, char **argv) {
     char *vocab_text = NULL;
     file_map model;
     int rc = read_vocab(vocab, &vocab_text, &opt.vocab_len, &err);
-    if (rc) return cli_error(CLI_FAILED, "convert: %s", err.message);
+    if (rc) return cli_error(CLI_FAILED, "convert: vocabulary %s", err.message);
     opt.vocab_text = vocab_text;
     if ((rc = file_map_open(&model, in, &err))) {
         free(vocab_text);
