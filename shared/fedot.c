@@ -127,16 +127,17 @@ int sdfed_fedot_eval(const float *W, const float *A, int C, int D, float scale, 
                 for (int t = 0; t < D; t++) s += ((t == i) + (double)Q[(size_t)t * D + i]) * dQ[(size_t)t * D + j];
                 T[(size_t)i * D + j] = s;
             }
-        /* G = -T M^T; grad_A = (G - G^T) / 2 */
+        /* G = -T M^T (into dQ, done with); grad_A = (G - G^T) / 2 */
+        double *G = dQ;
         for (int i = 0; i < D; i++)
             for (int j = 0; j < D; j++) {
-                double g_ij = 0.0, g_ji = 0.0;
-                for (int t = 0; t < D; t++) {
-                    g_ij -= T[(size_t)i * D + t] * M[(size_t)j * D + t];
-                    g_ji -= T[(size_t)j * D + t] * M[(size_t)i * D + t];
-                }
-                grad_A[(size_t)i * D + j] = (float)(0.5 * (g_ij - g_ji));
+                double s = 0.0;
+                for (int t = 0; t < D; t++) s -= T[(size_t)i * D + t] * M[(size_t)j * D + t];
+                G[(size_t)i * D + j] = s;
             }
+        for (int i = 0; i < D; i++)
+            for (int j = 0; j < D; j++)
+                grad_A[(size_t)i * D + j] = (float)(0.5 * (G[(size_t)i * D + j] - G[(size_t)j * D + i]));
     }
     return SDFED_OK;
 }
