@@ -53,7 +53,7 @@ struct federation {
     peer *peers;
     int n_peers, cap_peers;
     int buffered; /* async: updates waiting */
-    int64_t updates_accepted, rounds_closed, refused[32];
+    int64_t updates_accepted, rounds_closed, metrics_stored, refused[32];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
 };
@@ -593,6 +593,7 @@ const char *federation_metrics(federation *f, int64_t client, int64_t round, dou
         return REFUSE("wrong_round", "metrics for round %lld, ahead of %lld", (long long)round, (long long)f->round);
     if (store_add_metrics(f->st, round, client, accuracy, loss, test_samples, &err))
         return REFUSE("server_error", "not stored: %s", err.message);
+    f->metrics_stored++;
     return NULL;
 }
 
@@ -626,6 +627,7 @@ void federation_get_status(const federation *f, federation_status *s) {
     s->open = f->open, s->done = f->done, s->async = f->opt.async;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;
+    s->metrics_stored = f->metrics_stored;
     s->last_aggregation_ms = f->last_aggregation_ms, s->total_aggregation_ms = f->total_aggregation_ms;
     memcpy(s->refused, f->refused, sizeof s->refused);
 }

@@ -91,7 +91,7 @@ typedef struct federation_status {
     int64_t round, rounds, connected, participants, reported;
     int open, done, async;
     char global_sha256[65];
-    int64_t updates_accepted, rounds_closed;
+    int64_t updates_accepted, rounds_closed, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;
     int64_t refused[32]; /* by protocol error code, see federation_refusal_code */
 } federation_status;

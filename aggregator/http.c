@@ -104,14 +104,35 @@ static int serve_file(struct lws *wsi, const char *file, const char *etag) {
     return 0;
 }
 
+void http_site_free(http_site *site) {
+    free(site->history.rounds), free(site->history.clients), free(site->history.accuracy);
+    memset(&site->history, 0, sizeof site->history);
+}
+
+static void update_history(http_site *site, const federation_status *st) {
+    int64_t now = server_now_ms();
+    if (site->history.valid &&
+        (st->metrics_stored == site->history.metrics_seen || now - site->history.read_at_ms < 1000))
+        return;
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n;
+    if (store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL)) return; /* keep the last one */
+    http_site_free(site);
+    site->history.rounds = rounds, site->history.clients = clients, site->history.accuracy = accuracy;
+    site->history.n = n, site->history.valid = 1;
+    site->history.metrics_seen = st->metrics_stored, site->history.read_at_ms = now;
+}
+
 static int status_json(struct lws *wsi, http_site *site) {
     federation_status st;
     federation_get_status(site->fed, &st);
-    int64_t registered = 0, *rounds = NULL, *clients = NULL;
-    double *accuracy = NULL;
-    int n = 0;
+    int64_t registered = 0;
     store_count_clients(site->st, &registered, NULL);
-    store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL);
+    update_history(site, &st);
+    const int64_t *rounds = site->history.rounds, *clients = site->history.clients;
+    const double *accuracy = site->history.accuracy;
+    int n = site->history.n;
     sdfed_buffer b = {0}, history = {0};
     sdfed_sink sink = sdfed_buffer_sink(&history);
     sink.write(sink.ctx, "[", 1);
@@ -143,7 +164,6 @@ static int status_json(struct lws *wsi, http_site *site) {
                  : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
     sdfed_buffer_free(&history);
-    free(rounds), free(accuracy), free(clients);
     return rc;
 }
 
@@ -202,10 +222,9 @@ static int metrics_text(struct lws *wsi, http_site *site) {
 static int status_page(struct lws *wsi, http_site *site) {
     federation_status st;
     federation_get_status(site->fed, &st);
-    int64_t *rounds = NULL, *clients = NULL;
-    double *accuracy = NULL;
-    int n = 0;
-    store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL);
+    update_history(site, &st);
+    const double *accuracy = site->history.accuracy;
+    int n = site->history.n;
     sdfed_buffer b = {0};
     append(&b, "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
                "<title>sdfed aggregator</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
@@ -238,7 +257,6 @@ static int status_page(struct lws *wsi, http_site *site) {
                "<a href=\"/\">volunteer page</a></p></body></html>");
     int rc = respond(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
-    free(rounds), free(accuracy), free(clients);
     return rc;
 }
 

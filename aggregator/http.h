@@ -31,7 +31,18 @@ typedef struct http_site {
     federation *fed;
     store *st;
     demo *demo; /* NULL: no demo shards */
+    /* the accuracy per round the clients reported, for /status and
+     * /status.html: read from the store again only when new metrics came in,
+     * and at most once a second (every open page polls /status) */
+    struct {
+        int64_t *rounds, *clients;
+        double *accuracy;
+        int n, valid;
+        int64_t metrics_seen, read_at_ms;
+    } history;
 } http_site;
+
+void http_site_free(http_site *site);
 
 /* The lws callback of the "http" protocol; the site is the vhost's user. */
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);

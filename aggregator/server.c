@@ -412,8 +412,13 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     s->opt = *opt;
     s->st = st;
-    s->site = (http_site){opt->web_dir, opt->wasm_dir, opt->model_path, opt->model_sha256, opt->model_size, NULL,
-                          st,           opt->demo};
+    s->site = (http_site){.web_dir = opt->web_dir,
+                          .wasm_dir = opt->wasm_dir,
+                          .model_path = opt->model_path,
+                          .model_sha256 = opt->model_sha256,
+                          .model_size = opt->model_size,
+                          .st = st,
+                          .demo = opt->demo};
     lws_set_log_level(LLL_ERR, NULL);
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
@@ -463,6 +468,7 @@ void server_destroy(server *s) {
     if (!s) return;
     s->fed = NULL; /* connections closed by the shutdown are not departures */
     lws_context_destroy(s->context);
+    http_site_free(&s->site);
     free(s->by_id);
     free(s);
 }

@@ -84,6 +84,13 @@ else bad "the aggregator's history differs from sdfed sim's"; fi
 status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
   ok || bad "/status does not show the final global's hash"
 curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "no chart on the status page"
+# /status's accuracy per round: every round the clients reported, as stored
+# (the server reads it again at most once a second)
+want=$(sqlite3 "$work/eq-state/aggregator.sqlite" 'SELECT count(DISTINCT round) FROM metrics')
+rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
+for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
+[ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
+  bad "/status shows the accuracy of $(rounds_shown) rounds, the store has $want"
 stop_server
 
 # --- 2. hostile clients first, then the same federation
