@@ -200,8 +200,9 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     peer *candidates = malloc(sizeof *candidates * (size_t)f->n_peers);
     int *chosen = malloc(sizeof *chosen * (size_t)f->n_peers);
     int64_t *ids = malloc(sizeof *ids * (size_t)f->n_peers);
-    if (!candidates || !chosen || !ids) {
-        free(candidates), free(chosen), free(ids);
+    unsigned char *reported = calloc((size_t)f->n_peers, 1), *dropped = calloc((size_t)f->n_peers, 1);
+    if (!candidates || !chosen || !ids || !reported || !dropped) {
+        free(candidates), free(chosen), free(ids), free(reported), free(dropped);
         log_event(f, "error", "\"message\": \"out of memory starting a round\"");
         return;
     }
@@ -216,14 +217,13 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     if (store_start_round(f->st, f->round, ids, want, f->sampler.s, &err)) {
         f->sampler = before;
         log_event(f, "error", "\"message\": \"%s\"", err.message);
-        free(candidates), free(chosen), free(ids);
+        free(candidates), free(chosen), free(ids), free(reported), free(dropped);
         return;
     }
     free_participants(f);
     f->participants = ids;
     f->n_participants = want;
-    f->reported = calloc((size_t)want, 1);
-    f->dropped = calloc((size_t)want, 1);
+    f->reported = reported, f->dropped = dropped;
     f->open = 1;
     f->deadline = now_ms + f->opt.deadline_ms;
     log_event(f, "round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round, want,
@@ -398,6 +398,10 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
         r.participants = NULL;
         f->reported = calloc((size_t)f->n_participants + 1, 1);
         f->dropped = calloc((size_t)f->n_participants + 1, 1);
+        if (!f->reported || !f->dropped) {
+            store_round_free(&r);
+            return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+        }
         for (int i = 0; i < f->n_participants; i++) f->dropped[i] = 1; /* until they reconnect */
         f->open = !f->opt.async;
     } else if (r.round > 0) {
