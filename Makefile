@@ -50,8 +50,10 @@ web:
 	cmake -S . -B build/targets/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/emscripten.cmake
 	cmake --build build/targets/emscripten -j $(JOBS) --target sdfed-wasm sdfed-wasm-threads
 
-test: deps
-	$(MAKE) builds
+# prints how long the installs, the builds and each suite took
+test:
+	@t=$$(date +%s); $(MAKE) --no-print-directory deps && echo "make test: installs took $$(($$(date +%s) - t)) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory builds && echo "make test: builds took $$(($$(date +%s) - t)) s"
 	bash tests/run-all.sh
 
 test-browser: deps build web

@@ -17,8 +17,8 @@ static const sdfed_kernels *const all_backends[] = {
 const sdfed_kernels *const *sdfed_kernels_all(void) { return all_backends; }
 
 int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
-    size_t rows = k->panel_floats / (size_t)cols;
-    return rows < 1 ? 1 : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
+    size_t rows = k->panel_floats / (size_t)cols, least = k->min_panel_rows > 1 ? (size_t)k->min_panel_rows : 1;
+    return rows < least ? (int)least : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
 }
 
 size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {

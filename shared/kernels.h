@@ -1,8 +1,10 @@
 /* The compute kernels behind one interface, with several backends:
  *   portable  plain C loops; the reference every other backend is tested against
  *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
- *   blas      native: OpenBLAS sgemm, with F16/Q8_0 rows dequantised a panel
- *             at a time into caller scratch (never the whole matrix)
+ *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
+ *             forward, OpenBLAS sgemm for the rest, F16/Q8_0 rows
+ *             dequantised a panel at a time into caller scratch (never the
+ *             whole matrix)
  * Callers pick a backend once (sdfed_kernels_default) and pass it down; the
  * layers above never know which one runs. */
 #ifndef SDFED_KERNELS_H
@@ -22,8 +24,13 @@ typedef struct sdfed_weight {
 typedef struct sdfed_kernels {
     const char *name;
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
-     * panel); at least one row is always converted. */
+     * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;
+    int min_panel_rows;
+    /* non-zero when linear_backward may run on several threads at once
+     * (the thread pool splits it only then; OpenBLAS's serial build is not
+     * reentrant) */
+    int reentrant_backward;
     /* y (n, w.rows) = x (n, w.cols) @ W^T + bias; bias may be NULL. */
     void (*linear)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
@@ -56,5 +63,15 @@ const sdfed_kernels *sdfed_kernels_default(void);
 const sdfed_kernels *sdfed_kernels_by_name(const char *name);
 /* All compiled-in backends, NULL-terminated; the portable one is first. */
 const sdfed_kernels *const *sdfed_kernels_all(void);
+
+/* Builds with pthreads (native, the threaded browser build): base's kernels
+ * with linear (and linear_backward where base is reentrant there) split by
+ * rows over one pool of `threads`
+ * threads in all (the caller's included; started on the first call, kept
+ * for the process). Returns base itself when no thread could be started or
+ * when the pool already serves another base. kernels_threads.c */
+const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads);
+/* Threads of the pool (1 before it starts). */
+int sdfed_kernels_thread_count(void);
 
 #endif

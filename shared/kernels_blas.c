@@ -1,20 +1,15 @@
-/* Native kernels on OpenBLAS. F32 weights go straight to sgemm; F16 and Q8_0
- * weights are dequantised a panel of rows at a time (up to 4 MB: a whole
- * ViT-B matrix, a quarter of a ViT-L MLP matrix) into the caller's scratch
- * and multiplied panel by panel, so that sgemm gets wide products while no
- * dequantised copy of the model exists. */
+/* Native kernels. The forward linear layer is the project's own FMA kernel
+ * (linear_fma.h), so that a row's outputs do not depend on its batch; the
+ * backward pass and gemm are OpenBLAS's. For linear_backward F32 weights go
+ * straight to sgemm; F16 and Q8_0 weights are dequantised a panel of rows at
+ * a time (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP
+ * matrix) into the caller's scratch and multiplied panel by panel, so that
+ * sgemm gets wide products while no dequantised copy of the model exists. */
 #include <cblas.h>
 
 #include "dtype.h"
 #include "kernels.h"
-
-static void add_bias(float *y, const float *bias, int n, int rows) {
-    if (!bias) return;
-    for (int i = 0; i < n; i++) {
-        float *y_i = y + (size_t)i * rows;
-        for (int r = 0; r < rows; r++) y_i[r] += bias[r];
-    }
-}
+#include "linear_fma.h"
 
 /* Dequantises rows [r0, r0 + count) of w into panel (count, cols). */
 static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *panel) {
@@ -25,20 +20,7 @@ static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *pa
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    // x is (n, cols), W is (rows, cols), y is (n, rows)
-    if (w->type == SDFED_TYPE_F32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, x, w->cols, w->data, w->cols,
-                    0.0f, y, w->rows);
-    } else {
-        int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_blas, w->cols);
-        for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
-            int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
-            dequantise_panel(w, r0, count, scratch);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, count, w->cols, 1.0f, x, w->cols, scratch, w->cols,
-                        0.0f, y + r0, w->rows);
-        }
-    }
-    add_bias(y, bias, n, w->rows);
+    sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -63,4 +45,9 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
                 a, lda, b, ldb, beta, c, ldc);
 }
 
-const sdfed_kernels sdfed_kernels_blas = {"blas", (size_t)1 << 20, linear, linear_backward, gemm};
+const sdfed_kernels sdfed_kernels_blas = {.name = "blas",
+                                          .panel_floats = (size_t)1 << 20,
+                                          .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
+                                          .linear = linear,
+                                          .linear_backward = linear_backward,
+                                          .gemm = gemm};

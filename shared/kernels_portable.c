@@ -69,4 +69,5 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 }
 
 /* one row at a time */
-const sdfed_kernels sdfed_kernels_portable = {"portable", 0, linear, linear_backward, gemm};
+const sdfed_kernels sdfed_kernels_portable = {
+    .name = "portable", .linear = linear, .reentrant_backward = 1, .linear_backward = linear_backward, .gemm = gemm};

@@ -180,5 +180,10 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     }
 }
 
-const sdfed_kernels sdfed_kernels_simd128 = {"simd128", SDFED_SIMD128_PANEL_FLOATS, linear, linear_backward, gemm};
+const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
+                                             .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
+                                             .linear = linear,
+                                             .reentrant_backward = 1,
+                                             .linear_backward = linear_backward,
+                                             .gemm = gemm};
 #endif

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Runs every test of every build (run `make builds` first; `make test` does
-# both): ctest in each build tree, the browser tests, then bounded fuzzing
-# runs of the GGUF reader and the protocol codec. Prints one summary line
-# per suite and a final total.
+# both): ctest in each build tree, the native BLAS-dependent tests again
+# under each OpenBLAS core type this CPU can run, the browser tests, then
+# bounded fuzzing runs of the GGUF reader and the protocol codec. Prints one
+# summary line per suite with the time it took, and a final total.
 set -u
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 total_passed=0 total_failed=0
 summary=()
+started=$SECONDS
+part_start=$SECONDS
+took() { echo "$((SECONDS - part_start)) s"; }
 
 # ctest prints "N% tests passed, M tests failed out of T"
-run_ctest() {
+run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
   local name=$1 dir=$2 log
+  shift 2
   log=$(mktemp)
-  echo "=== $name: ctest in $dir"
-  ctest --test-dir "$dir" --output-on-failure -j 2 2>&1 | tee "$log"
+  echo "=== $name: ctest in $dir $*"
+  part_start=$SECONDS
+  ctest --test-dir "$dir" --output-on-failure -j 2 "$@" 2>&1 | tee "$log"
   local line total failed
   line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
   if [ -z "$line" ]; then
@@ -24,25 +30,44 @@ run_ctest() {
     failed=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")
   fi
   rm -f "$log"
-  summary+=("$name: $((total - failed)) passed, $failed failed")
+  summary+=("$name: $((total - failed)) passed, $failed failed ($(took))")
   total_passed=$((total_passed + total - failed))
   total_failed=$((total_failed + failed))
 }
 
-run_ctest native build
-run_ctest clang build/targets/clang
-run_ctest asan build/targets/asan
+# (aggregator_parity is part 1 of the aggregator test, which runs whole here)
+run_ctest native build -E '^aggregator_parity$'
+run_ctest clang build/targets/clang -E '^aggregator_parity$'
+run_ctest asan build/targets/asan -E '^aggregator_parity$'
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
 
+# OpenBLAS picks its kernels by CPU: run the tests that go through it (ctest
+# label blas) under each core type's kernels this CPU can execute, so that a
+# path only another vendor's CPU takes is tested on every machine
+cpu_has() { for flag in "$@"; do grep -qw "$flag" /proc/cpuinfo || return 1; done; }
+for core in Haswell SkylakeX Zen; do
+  case $core in
+    SkylakeX) needs="avx512f avx512cd avx512bw avx512dq avx512vl" ;;
+    *) needs="avx2 fma" ;;
+  esac
+  if cpu_has $needs; then
+    rm -rf build/sim-test # its feature cache must come from this core type
+    OPENBLAS_CORETYPE=$core run_ctest "native, OpenBLAS $core" build -L blas
+  else
+    summary+=("native, OpenBLAS $core: not run, this CPU lacks one of: $needs")
+  fi
+done
+
 # the browser: the wasm client against the native one, the page in Chromium
 echo "=== browser"
+part_start=$SECONDS
 browser_log=$(mktemp)
 bash tests/browser/run.sh build build/targets/emscripten 2>&1 | tee "$browser_log"
 line=$(grep -E '^browser: [0-9]+ passed, [0-9]+ failed' "$browser_log" | tail -n 1)
 rm -f "$browser_log"
 if [ -n "$line" ]; then
-  summary+=("$line")
+  summary+=("$line ($(took))")
   total_passed=$((total_passed + $(sed -E 's/browser: ([0-9]+) passed.*/\1/' <<<"$line")))
   total_failed=$((total_failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
 else
@@ -55,13 +80,14 @@ fi
 fuzz() {
   local target=$1 corpus_dir=$2 max_len=$3 work
   echo "=== fuzz: $target, ${FUZZ_SECONDS}s"
+  part_start=$SECONDS
   work=$(mktemp -d)
   if build/targets/fuzz/tests/"$target" -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -print_final_stats=1 \
        "$work" "$corpus_dir" 2>&1 | tail -n 8; [ "${PIPESTATUS[0]}" -eq 0 ]; then
-    summary+=("$target: 1 passed, 0 failed")
+    summary+=("$target: 1 passed, 0 failed ($(took))")
     total_passed=$((total_passed + 1))
   else
-    summary+=("$target: 0 passed, 1 failed")
+    summary+=("$target: 0 passed, 1 failed ($(took))")
     total_failed=$((total_failed + 1))
   fi
   rm -rf "$work"
@@ -71,5 +97,6 @@ fuzz fuzz_protocol tests/fuzz/corpus/protocol 65536
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
+echo "all tests took $((SECONDS - started)) s"
 echo "tests: $total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ] && [ "$total_passed" -gt 0 ]

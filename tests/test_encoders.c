@@ -1,7 +1,7 @@
 /* Properties of the encoders that the reference tensors do not cover:
  * splicing a token's own embedding at a prompt slot changes nothing, the
  * shared-prefix plan gives what encoding each sequence alone gives, images
- * batch independently, and every backend agrees with the portable one on
+ * and prompts give the same bits in any batch, and every backend agrees with the portable one on
  * whole forward passes.   argv[1] = a mini-vit GGUF model */
 #include <math.h>
 #include <stdio.h>
@@ -98,28 +98,95 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
     free(ids), free(together), free(alone), free(vectors), free(spliced);
 }
 
+/* An image's features are the same bits whatever else is in its batch and
+ * wherever the batch starts: N images in one batch against batches of every
+ * size from 1 to max_batch (17 for F32 weights; quantised weights go through
+ * the same f32 arithmetic after conversion, so a few sizes suffice), started
+ * at every offset. */
+#define N_IMAGES 20
 static void test_image_batches(const sdfed_clip_model *m, const sdfed_kernels *k) {
+    int max_batch = m->vision_blocks[0].attn_qkv.type == SDFED_TYPE_F32 ? 17 : 3;
     int S = m->cfg.image_size, E = m->cfg.embed_dim;
     size_t per = (size_t)3 * S * S;
-    float *pixels = malloc(sizeof(float) * 3 * per), *together = malloc(sizeof(float) * 3 * E),
-          *alone = malloc(sizeof(float) * 3 * E);
+    float *pixels = malloc(sizeof(float) * N_IMAGES * per), *together = malloc(sizeof(float) * N_IMAGES * E),
+          *cut = malloc(sizeof(float) * N_IMAGES * E);
     srand(5);
-    for (size_t i = 0; i < 3 * per; i++) pixels[i] = (float)((double)rand() / RAND_MAX * 4.0 - 2.0);
+    for (size_t i = 0; i < N_IMAGES * per; i++) pixels[i] = (float)((double)rand() / RAND_MAX * 4.0 - 2.0);
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    CHECK(sdfed_image_encode(m, k, pixels, 3, together, &arena, &err) == SDFED_OK, "images: %s", err.message);
-    for (int i = 0; i < 3; i++) {
-        sdfed_arena_reset(&arena);
-        sdfed_image_encode(m, k, pixels + i * per, 1, alone + i * E, &arena, &err);
-    }
-    double rel = max_rel(together, alone, (size_t)3 * E);
-    CHECK(rel < 1e-5, "%s: a batch of images equals one at a time (rel %.2e)", k->name, rel);
+    CHECK(sdfed_image_encode(m, k, pixels, N_IMAGES, together, &arena, &err) == SDFED_OK, "images: %s", err.message);
+    int differing = 0, cuts = 0;
+    for (int size = 1; size <= max_batch; size++)
+        for (int offset = 0; offset < size; offset++) {
+            /* images [0, offset) as one batch, then batches of `size` */
+            for (int first = 0; first < N_IMAGES;) {
+                int count = first < offset ? offset : N_IMAGES - first < size ? N_IMAGES - first : size;
+                sdfed_arena_reset(&arena);
+                sdfed_image_encode(m, k, pixels + first * per, count, cut + first * E, &arena, &err);
+                first += count;
+            }
+            cuts++;
+            if (memcmp(cut, together, sizeof(float) * N_IMAGES * E)) differing++;
+        }
+    CHECK(differing == 0, "%s: %d of %d ways of cutting %d images into batches change a feature's bits", k->name,
+          differing, cuts, N_IMAGES);
     pixels[7] = INFINITY;
     CHECK(sdfed_image_encode(m, k, pixels, 3, together, &arena, &err) == SDFED_ERR_NUMERIC, "Inf pixels refused");
     sdfed_arena_free(&arena);
-    free(pixels), free(together), free(alone);
+    free(pixels), free(together), free(cut);
 }
+
+/* A prompt's text features are the same bits whether its batch runs alone
+ * or stacked in one pass with another batch, before or after it. */
+static void test_text_batches(const sdfed_clip_model *m, const sdfed_tokenizer *tok, const sdfed_kernels *k) {
+    int ctx = m->cfg.context_length, E = m->cfg.embed_dim, W = m->cfg.text_width;
+    int32_t *ids = calloc((size_t)N_TEXTS * ctx, sizeof *ids);
+    tokenize_all(tok, ctx, ids);
+    int pos[2] = {1, 2};
+    float *prompt_a = malloc(sizeof(float) * 2 * W), *prompt_b = malloc(sizeof(float) * 2 * W);
+    for (int d = 0; d < 2 * W; d++) prompt_a[d] = 0.02f * sinf((float)d), prompt_b[d] = 0.02f * cosf(0.3f * d);
+    /* the first four texts (the fifth is too short for two slots) */
+    sdfed_text_batch a = {4, ids, ctx, prompt_a, pos, 2}, b = {3, ids + ctx, ctx, prompt_b, pos, 2};
+    float *alone = malloc(sizeof(float) * N_TEXTS * E), *first = malloc(sizeof(float) * N_TEXTS * E),
+          *second = malloc(sizeof(float) * N_TEXTS * E), *other = malloc(sizeof(float) * 3 * E);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    CHECK(sdfed_text_forward(m, k, &a, 1, &alone, NULL, &arena, &err) == SDFED_OK, "text: %s", err.message);
+    sdfed_text_batch ab[2] = {a, b}, ba[2] = {b, a};
+    float *out_ab[2] = {first, other}, *out_ba[2] = {other, second};
+    sdfed_arena_reset(&arena);
+    sdfed_text_forward(m, k, ab, 2, out_ab, NULL, &arena, &err);
+    sdfed_arena_reset(&arena);
+    sdfed_text_forward(m, k, ba, 2, out_ba, NULL, &arena, &err);
+    size_t bytes = sizeof(float) * 4 * E;
+    CHECK(!memcmp(alone, first, bytes) && !memcmp(alone, second, bytes),
+          "%s: a prompt's text features are the same bits alone, stacked first and stacked second", k->name);
+    sdfed_arena_free(&arena);
+    free(ids), free(prompt_a), free(prompt_b), free(alone), free(first), free(second), free(other);
+}
+
+#if defined(SDFED_HAVE_BLAS)
+/* Two kernel sets that promise the same arithmetic give the same image
+ * features, bit for bit, on a batch large enough to be split. */
+static void test_same_bits(const sdfed_clip_model *m, const sdfed_kernels *a, const sdfed_kernels *b) {
+    int S = m->cfg.image_size, E = m->cfg.embed_dim;
+    size_t per = (size_t)3 * S * S;
+    float *pixels = malloc(sizeof(float) * N_IMAGES * per), *fa = malloc(sizeof(float) * N_IMAGES * E),
+          *fb = malloc(sizeof(float) * N_IMAGES * E);
+    for (size_t i = 0; i < N_IMAGES * per; i++) pixels[i] = (float)sin(0.37 * (double)i);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_image_encode(m, a, pixels, N_IMAGES, fa, &arena, NULL);
+    sdfed_arena_reset(&arena);
+    sdfed_image_encode(m, b, pixels, N_IMAGES, fb, &arena, NULL);
+    CHECK(!memcmp(fa, fb, sizeof(float) * N_IMAGES * E), "%s split over %d threads gives the same bits", a->name,
+          sdfed_kernels_thread_count());
+    sdfed_arena_free(&arena);
+    free(pixels), free(fa), free(fb);
+}
+#endif
 
 /* Whole forward passes on every backend against the portable kernels. */
 static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok) {
@@ -165,8 +232,17 @@ int main(int argc, char **argv) {
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
         test_prefix_and_splice(&m, &tok, *k);
         test_image_batches(&m, *k);
+        test_text_batches(&m, &tok, *k);
     }
     test_backends(&m, &tok);
+#if defined(SDFED_HAVE_BLAS)
+    /* natively also the kernels split over the thread pool: the same bits */
+    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);
+    CHECK(sdfed_kernels_thread_count() == 2, "the pool started 2 threads (%d)", sdfed_kernels_thread_count());
+    test_image_batches(&m, split);
+    test_text_batches(&m, &tok, split);
+    test_same_bits(&m, sdfed_kernels_default(), split);
+#endif
     sdfed_tokenizer_free(&tok);
     sdfed_clip_free(&m);
     free(data);

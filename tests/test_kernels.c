@@ -11,6 +11,9 @@
 #include "check.h"
 #include "dtype.h"
 #include "kernels.h"
+#if defined(SDFED_HAVE_BLAS)
+#include "linear_fma.h"
+#endif
 
 static float frand(void) { return (float)((double)rand() / RAND_MAX * 2.0 - 1.0); }
 
@@ -127,6 +130,34 @@ static void test_portable_gemm_exactness(void) {
     free(a), free(b), free(c);
 }
 
+#if defined(SDFED_HAVE_BLAS)
+/* The native linear layer on every instruction set this CPU runs gives, bit
+ * for bit, the in-order FMA chain it promises (linear_fma.h), for shapes
+ * that leave partial tiles and panels in both directions. */
+static void test_linear_fma_exact(int type, int n, int rows, int cols) {
+    float *dense = malloc(sizeof *dense * (size_t)rows * cols);
+    void *data = make_weight(type, rows, cols, dense);
+    sdfed_weight w = {type, rows, cols, data};
+    float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
+    float *want = malloc(sizeof *want * (size_t)n * rows), *got = malloc(sizeof *got * (size_t)n * rows);
+    float *scratch = malloc(sizeof *scratch * SDFED_FMA_SCRATCH_ROWS * (size_t)cols);
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < rows; r++) {
+            float acc = 0.0f;
+            for (int c = 0; c < cols; c++) acc = fmaf(x[(size_t)i * cols + c], dense[(size_t)r * cols + c], acc);
+            want[(size_t)i * rows + r] = acc + bias[r];
+        }
+    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
+        memset(got, 0xff, sizeof *got * (size_t)n * rows);
+        sdfed_linear_fma(isa, got, x, &w, bias, n, scratch);
+        CHECK(!memcmp(got, want, sizeof *got * (size_t)n * rows),
+              "fma linear on %s, %s n=%d rows=%d cols=%d: the FMA chain's bits", sdfed_fma_isa_name(isa),
+              sdfed_type_name(type), n, rows, cols);
+    }
+    free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch);
+}
+#endif
+
 int main(void) {
     srand(4);
     const sdfed_kernels *const *all = sdfed_kernels_all();
@@ -143,6 +174,15 @@ int main(void) {
     CHECK(n_backends >= 1 && all[0] == &sdfed_kernels_portable, "portable backend first");
     CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
     test_portable_gemm_exactness();
+#if defined(SDFED_HAVE_BLAS)
+    printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
+    static const int fma_shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 33, 96}, {25, 48, 128}, {40, 100, 32}};
+    for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
+        test_linear_fma_exact(SDFED_TYPE_F32, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
+        test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
+    }
+    test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
+#endif
 
     static const int shapes[][3] = {{1, 1, 32},
                                     {1, 4, 32},

@@ -15,7 +15,6 @@
 #include "projector.h"
 
 #if defined(SDFED_HAVE_BLAS)
-#include <lapacke.h>
 #endif
 
 /* A portable generator so the fixed case has the same input everywhere. */
@@ -101,12 +100,25 @@ static double projector_distance(const double *a, const float *b, int k, int m) 
 }
 
 #if defined(SDFED_HAVE_BLAS)
-/* LAPACK's singular values and right singular vectors (rows of vt). */
+/* LAPACK's sgesvd as OpenBLAS exports it (Fortran: column-major, arguments
+ * by reference, the lengths of the two job strings last) */
+void sgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, float *a, const int *lda, float *s,
+             float *u, const int *ldu, float *vt, const int *ldvt, float *work, const int *lwork, int *info,
+             size_t jobu_len, size_t jobvt_len);
+
+/* LAPACK's singular values and right singular vectors (rows of vt) of the
+ * row-major A (S, m), S <= m: A's memory is the column-major A^T (m, S),
+ * whose left singular vectors, stored column-major, are vt's rows. */
 static void lapack_svd(const float *A, int S, int m, float *sigma, float *vt) {
-    float *a = malloc(sizeof *a * S * m), *superb = malloc(sizeof *superb * S);
+    float *a = malloc(sizeof *a * S * m), query, unused = 0;
     memcpy(a, A, sizeof *a * S * m);
-    LAPACKE_sgesvd(LAPACK_ROW_MAJOR, 'N', 'S', S, m, a, m, sigma, NULL, S, vt, m, superb);
-    free(a), free(superb);
+    int lwork = -1, info = 0, one = 1;
+    sgesvd_("S", "N", &m, &S, a, &m, sigma, vt, &m, &unused, &one, &query, &lwork, &info, 1, 1);
+    lwork = (int)query;
+    float *work = malloc(sizeof *work * (size_t)lwork);
+    sgesvd_("S", "N", &m, &S, a, &m, sigma, vt, &m, &unused, &one, work, &lwork, &info, 1, 1);
+    CHECK(info == 0, "sgesvd info %d", info);
+    free(a), free(work);
 }
 #endif
 

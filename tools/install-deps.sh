@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang lld-14 llvm-14
-  libopenblas-dev liblapacke-dev
+  libopenblas-dev libopenblas-serial-dev
   libpng-dev libjpeg-dev zlib1g-dev
   libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3 openssl curl
   emscripten node-acorn nodejs chromium

@@ -86,7 +86,13 @@ static void init_once(void) {
     sdfed_arena_init(&W.arena);
 }
 
-void wc_use_kernels(const sdfed_kernels *k) { W.k = k; }
+#if defined(__EMSCRIPTEN_PTHREADS__)
+int wc_set_threads(int n) {
+    init_once();
+    W.k = sdfed_kernels_threaded(sdfed_kernels_default(), n < 1 ? 1 : n);
+    return sdfed_kernels_thread_count();
+}
+#endif
 
 int wc_load_model(uint8_t *bytes, size_t size) {
     init_once();

@@ -75,12 +75,10 @@ WC_EXPORT int wc_class_count(void);
 WC_EXPORT int wc_params_save(void);
 WC_EXPORT int wc_params_load(const uint8_t *bytes, size_t size);
 
-/* The threaded build only (threads.c): n threads in all (the caller's
- * included), at most 16; returns how many run. Threads are never taken
- * back. */
+/* The threaded build only: the kernels split over n threads in all (the
+ * caller's included, at most 16; kernels_threads.c); returns how many run.
+ * Threads are never taken back. */
 WC_EXPORT int wc_set_threads(int n);
-/* The kernels every later call uses (threads.c sets its own). */
-void wc_use_kernels(const sdfed_kernels *k);
 
 WC_EXPORT const uint8_t *wc_out_data(void);
 WC_EXPORT size_t wc_out_size(void);

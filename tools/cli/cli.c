@@ -107,5 +107,11 @@ void cli_model_close(cli_model *m) {
 }
 
 const sdfed_kernels *cli_backend(const char *name) {
-    return name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
+    const sdfed_kernels *k = name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
+#if defined(SDFED_HAVE_BLAS)
+    /* natively, split over the cores this process may use */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (k) k = sdfed_kernels_threaded(k, cores > 1 ? (int)cores : 1);
+#endif
+    return k;
 }

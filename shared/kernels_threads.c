@@ -1,19 +1,20 @@
-/* The threaded browser build's kernels: the SIMD128 kernels with their work
- * split across a pool of pthreads (Web Workers sharing the module's memory,
- * which needs a cross-origin isolated page). The core itself has no threads
- * (DESIGN.md); this file only wraps its kernel interface:
+/* The kernels split across a pool of pthreads: the project's one thread
+ * pool, natively and in the threaded browser build (there the threads are
+ * Web Workers sharing the module's memory). The core never starts a thread
+ * by itself: a host asks for the pool with sdfed_kernels_threaded, and only
+ * builds that have pthreads compile this file.
  *   linear, linear_backward  rows of x (tokens) split between the threads,
- *                            each converting its own weight panels
- *   gemm                     the single-threaded kernel: the core's gemms
- *                            (attention per head, small heads) are far below
- *                            the work worth splitting
- * Each thread computes exactly what the single-threaded kernel computes for
- * its rows, so the results do not depend on the thread count. */
+ *                            each with its own scratch (linear_backward
+ *                            only where the base kernel is reentrant)
+ *   gemm                     the base kernel on the calling thread: the
+ *                            core's gemms (attention per head, small heads)
+ *                            are far below the work worth splitting
+ * Idle threads sleep on a condition variable (they never spin), so that
+ * many processes on few cores do not steal each other's time. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "api.h"
 #include "kernels.h"
 
 #define MAX_THREADS 16
@@ -32,12 +33,14 @@ typedef struct job {
 } job;
 
 static struct {
+    const sdfed_kernels *base;
     int threads; /* 1 + workers */
     pthread_t workers[MAX_THREADS];
     pthread_mutex_t lock;
     pthread_cond_t start, finished;
     unsigned generation;
     int pending;
+    unsigned skipped; /* workers that had no scratch for the current job */
     job current;
     float *scratch[MAX_THREADS];
     size_t scratch_floats[MAX_THREADS];
@@ -46,22 +49,22 @@ static struct {
        .start = PTHREAD_COND_INITIALIZER,
        .finished = PTHREAD_COND_INITIALIZER};
 
-static const sdfed_kernels *simd(void) { return &sdfed_kernels_simd128; }
-
-/* Share t of `parts` of the job's rows. */
+/* Share t of `parts` of the job's rows. Every base kernel computes a row
+ * the same way whatever rows surround it (tested), so the split does not
+ * change the forward pass's bits. */
 static void run_share(const job *j, int t, int parts, float *scratch) {
     int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
     if (r0 >= r1) return;
     int cols = j->w->cols, rows = j->w->rows;
     if (j->backward)
-        simd()->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
+        P.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
     else
-        simd()->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+        P.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
 }
 
-/* A worker's scratch, big enough for the job's weight panels. */
+/* A worker's scratch, big enough for the job's weight. */
 static float *scratch_for(int t, const job *j) {
-    size_t need = sdfed_kernel_scratch_floats(simd(), j->w->cols);
+    size_t need = sdfed_kernel_scratch_floats(P.base, j->w->cols);
     if (need > P.scratch_floats[t]) {
         free(P.scratch[t]);
         P.scratch[t] = malloc(sizeof(float) * need);
@@ -79,8 +82,11 @@ static void *worker(void *arg) {
         seen = P.generation;
         job j = P.current;
         pthread_mutex_unlock(&P.lock);
-        run_share(&j, t, P.threads, scratch_for(t, &j));
+        float *scratch = scratch_for(t, &j);
+        /* without scratch this worker's share runs on the caller's thread */
+        if (scratch) run_share(&j, t, P.threads, scratch);
         pthread_mutex_lock(&P.lock);
+        if (!scratch) P.skipped |= 1u << t;
         if (--P.pending == 0) pthread_cond_signal(&P.finished);
         pthread_mutex_unlock(&P.lock);
     }
@@ -97,13 +103,17 @@ static void run(const job *j, float *scratch) {
     pthread_mutex_lock(&P.lock);
     P.current = *j;
     P.pending = P.threads - 1;
+    P.skipped = 0;
     P.generation++;
     pthread_cond_broadcast(&P.start);
     pthread_mutex_unlock(&P.lock);
     run_share(j, 0, P.threads, scratch);
     pthread_mutex_lock(&P.lock);
     while (P.pending > 0) pthread_cond_wait(&P.finished, &P.lock);
+    unsigned skipped = P.skipped;
     pthread_mutex_unlock(&P.lock);
+    for (int t = 1; t < P.threads; t++)
+        if (skipped & 1u << t) run_share(j, t, P.threads, scratch);
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
@@ -112,23 +122,34 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    if (!P.base->reentrant_backward) {
+        P.base->linear_backward(dx, dy, w, n, scratch);
+        return;
+    }
     job j = {.backward = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    simd()->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static const sdfed_kernels threaded = {"simd128-threads", SDFED_SIMD128_PANEL_FLOATS, linear, linear_backward, gemm};
+static sdfed_kernels threaded = {.linear = linear, .linear_backward = linear_backward, .gemm = gemm};
 
-int wc_set_threads(int n) {
-    if (n < 1 || n > MAX_THREADS) n = n < 1 ? 1 : MAX_THREADS;
-    while (P.threads < n) {
+const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (P.base && P.base != base) return base; /* one pool, for one base */
+    P.base = base;
+    while (P.threads < threads) {
         if (pthread_create(&P.workers[P.threads], NULL, worker, (void *)(intptr_t)P.threads) != 0) break;
         P.threads++;
     }
-    wc_use_kernels(P.threads > 1 ? &threaded : simd());
-    return P.threads;
+    if (P.threads == 1) return base;
+    threaded.name = base->name; /* the same kernels, only split */
+    threaded.panel_floats = base->panel_floats;
+    threaded.min_panel_rows = base->min_panel_rows;
+    return &threaded;
 }
+
+int sdfed_kernels_thread_count(void) { return P.threads; }
