@@ -43,6 +43,7 @@ struct server {
     store *st;
     federation *fed;
     struct lws_context *context;
+    struct lws_vhost *vhost;
     http_site site;
     session **by_id; /* live session of each client id */
     int64_t n_ids;
@@ -430,6 +431,7 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
     info.retry_and_idle_policy = &keepalive;
+    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     if (opt->cert && opt->key) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = opt->cert;
@@ -441,9 +443,16 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
         return sdfed_fail(err, SDFED_ERR_IO, "server: cannot listen on %s:%d (in use, or a bad certificate?)",
                           opt->host ? opt->host : "*", opt->port);
     }
+    s->vhost = lws_get_vhost_by_name(s->context, info.vhost_name);
+    if (!s->vhost) {
+        server_destroy(s);
+        return sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+    }
     *out = s;
     return SDFED_OK;
 }
+
+int server_port(const server *s) { return lws_get_vhost_listen_port(s->vhost); }
 
 void server_attach(server *s, federation *f) {
     s->fed = f;

@@ -15,8 +15,8 @@
 #include "store.h"
 
 typedef struct server_options {
-    const char *host; /* bind address, NULL for all */
-    int port;
+    const char *host;               /* bind address, NULL for all */
+    int port;                       /* 0: one the kernel chooses */
     const char *web_dir, *wasm_dir; /* static files: /, /wasm/ */
     const char *model_path, *model_sha256;
     size_t model_size;
@@ -31,7 +31,10 @@ typedef struct server_options {
 
 typedef struct server server;
 
+/* Listens at once; port 0 takes one the kernel chooses (server_port). */
 int server_create(server **out, const server_options *opt, store *st, sdfed_error *err);
+/* The port it listens on. */
+int server_port(const server *s);
 /* The federation the server feeds; set after server_create because the
  * federation sends through the server. */
 void server_attach(server *s, federation *f);

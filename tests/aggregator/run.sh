@@ -9,11 +9,14 @@
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
 #     task, and the command lines.
+# Every server listens on a port the kernel chooses (--port 0), read from
+# its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR
 set -u
 build=$1 model=$2 work=$3
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
@@ -25,10 +28,6 @@ trap cleanup EXIT
 
 scheme=http ws=ws # https and wss for the TLS server
 
-# a free port for each server
-port=$((20000 + $$ % 20000))
-next_port() { port=$((port + 1)); while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done; }
-
 task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
   /usr/bin/python3 - "$here/../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
 import json, sys
@@ -39,13 +38,22 @@ print(json.dumps(task))
 PY
 }
 
-start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid
-  local name=$1 taskfile=$2 state=$3
+start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid and $port
+  local name=$1 taskfile=$2 state=$3 want=0 tries=1
   shift 3
-  "$aggregator" --task "$taskfile" --port "$port" --host 127.0.0.1 --state "$state" "$@" >>"$work/$name.server.log" 2>&1 &
-  server_pid=$!
-  pids+=("$server_pid")
-  for _ in $(seq 1 100); do status >/dev/null && return 0; sleep 0.1; done
+  # a restart takes the port its clients know again; only a port the test's own
+  # server just held, and a few tries in case it is not free yet
+  [ "${same_port:-}" = 1 ] && want=$port tries=5
+  for try in $(seq 1 $tries); do
+    rm -f "$work/$name.port"
+    "$aggregator" --task "$taskfile" --port "$want" --port-file "$work/$name.port" --host 127.0.0.1 --state "$state" \
+      "$@" >>"$work/$name.server.log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
+    port=$(port_file "$work/$name.port" "$server_pid") && return 0
+    kill -9 "$server_pid" 2>/dev/null
+    [ "$try" -lt "$tries" ] && sleep 0.5
+  done
   bad "$name: the server did not start: $(tail -n 3 "$work/$name.server.log")"
   return 1
 }
@@ -76,7 +84,6 @@ sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed '
 # --- 1. the simulator and the aggregator compute the same bits
 task eq '{"rounds": 5}'
 "$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
-next_port
 start_server eq "$work/eq.json" "$work/eq-state" && start_clients eq 10 && wait_done eq 120
 if [ "$(history "$work/eq-state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
 else bad "the aggregator's history differs from sdfed sim's"; fi
@@ -94,7 +101,6 @@ for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; do
 stop_server
 
 # --- 2. hostile clients first, then the same federation
-next_port
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
   --max-message-bytes 1048576 --rate-limit 50 --max-refusals 20 &&
   node --experimental-websocket --no-warnings "$here/adversary.mjs" "$port" sesame >"$work/adversary.log" 2>&1
@@ -112,7 +118,6 @@ stop_server
 # --- 3. kill -9 while a round is open, restart on the same state
 task crash '{"rounds": 6, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 200}}'
 "$sdfed" sim --task "$work/crash.json" --out "$work/crash-sim" --cache "$cache" >"$work/crash-sim.log" 2>&1
-next_port
 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && start_clients crash 10
 killed=0
 for _ in $(seq 1 3000); do
@@ -126,7 +131,7 @@ done
 [ "$killed" = 1 ] && ok || bad "could not catch round 3 half-reported"
 acked=$(sqlite3 "$work/crash-state/aggregator.sqlite" 'SELECT count(*) FROM updates WHERE round = 3')
 sleep 1
-start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
+same_port=1 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
 grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did not resume"
 [ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
   bad "after kill -9 the history differs from an uninterrupted run"
@@ -140,7 +145,6 @@ honest_accuracy() { # the honest clients' mean accuracy over the last 3 rounds
                                   WHERE c.shard < 8 AND m.round >= 5"
 }
 robust_run() { # robust_run NAME ATTACK RULE: the honest accuracy into $work/NAME.accuracy
-  next_port
   if [ "$2" = yes ]; then client_extra() { [ "$1" -eq 8 ] && echo --attack flip; [ "$1" -eq 9 ] && echo --attack scale:-20; }
   else client_extra() { :; }; fi
   start_server "$1" "$work/robust.json" "$work/$1-state" --aggregate "$3" --trim 0.2 && start_clients "$1" 10 && wait_done "$1" 120
@@ -162,7 +166,6 @@ within "$attacked_mean" "$clean" && bad "the plain mean resisted the attack (the
 
 # --- 5a. asynchronous rounds
 task async '{"rounds": 4}'
-next_port
 start_server async "$work/async.json" "$work/async-state" --mode async --buffer 5 --max-staleness 3 &&
   start_clients async 10 && wait_done async 120
 [ "$(sqlite3 "$work/async-state/aggregator.sqlite" 'SELECT count(*) FROM rounds WHERE closed IS NOT NULL')" = 4 ] &&
@@ -178,7 +181,6 @@ stop_server
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
   -subj /CN=127.0.0.1 >/dev/null 2>&1
 task tls '{"rounds": 2, "clients": 2, "clients_per_round": 2}'
-next_port
 scheme=https ws=wss
 if start_server tls "$work/tls.json" "$work/tls-state" --cert "$work/cert.pem" --key "$work/key.pem"; then
   status | grep -q '"round"' && ok || bad "no /status over https"
@@ -188,8 +190,7 @@ stop_server
 scheme=http ws=ws
 
 # --- 5c. a state folder is refused for another task
-next_port
-"$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
+"$aggregator" --task "$work/tls.json" --port 0 --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
