@@ -207,6 +207,12 @@ static int metrics_text(struct lws *wsi, http_site *site) {
         append(&b, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", federation_refusal_code(i),
                (long long)st.refused[i]);
     append(&b,
+           "# HELP sdfed_store_failing 1 while the store fails (a full disk): from a failed operation to the next "
+           "write that commits.\n# TYPE sdfed_store_failing gauge\nsdfed_store_failing %d\n"
+           "# HELP sdfed_store_failures_total Store operations that failed.\n"
+           "# TYPE sdfed_store_failures_total counter\nsdfed_store_failures_total %lld\n",
+           store_failing(site->st), (long long)store_failures(site->st));
+    append(&b,
            "# HELP sdfed_aggregation_seconds Time spent aggregating.\n# TYPE sdfed_aggregation_seconds summary\n"
            "sdfed_aggregation_seconds_sum %.6f\nsdfed_aggregation_seconds_count %lld\n"
            "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"

@@ -7,7 +7,7 @@
  *   /status         JSON: round, clients, global_prompt_sha256, ...
  *   /task           JSON: the federation as the welcome describes it
  *   /metrics        Prometheus text: clients, rounds, updates accepted and
- *                   refused by reason, aggregation time
+ *                   refused by reason, store failures, aggregation time
  *   /status.html    a page with the accuracy-per-round chart clients report
  *   /demo/shard     a free demo shard of the task's data (demo.h); with
  *                   ?k=K that shard again (a page that kept its number)

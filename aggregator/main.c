@@ -231,6 +231,7 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the store's writes (a store fault), not the server */
     int bound = server_port(srv);
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);

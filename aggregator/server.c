@@ -48,6 +48,7 @@ struct server {
     session **by_id; /* live session of each client id */
     int64_t n_ids;
     lws_sorted_usec_list_t tick;
+    int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
     volatile int stop;
 };
 
@@ -114,6 +115,23 @@ static void start_closing(session *ss, int status) {
     lws_callback_on_writable(ss->wsi);
 }
 
+/* A store fault is logged when it begins, with its error, and when it is
+ * over, with the requests refused meanwhile (not logged one by one). */
+static void on_store_fault(void *ctx, const char *message) {
+    server *s = ctx;
+    char fields[SDFED_ERROR_MESSAGE_MAX + 64];
+    if (message) {
+        s->fault_since_ms = server_now_ms();
+        s->fault_refused = 0;
+        snprintf(fields, sizeof fields, "\"message\": \"%s\"", message);
+        server_log("store_fault", fields);
+    } else {
+        snprintf(fields, sizeof fields, "\"refused\": %lld, \"seconds\": %.1f", (long long)s->fault_refused,
+                 (server_now_ms() - s->fault_since_ms) / 1e3);
+        server_log("store_fault_cleared", fields);
+    }
+}
+
 /* Sends an error; counts the refusal (the one place that does) and closes
  * after too many. */
 static void refuse(session *ss, const char *code, const char *message) {
@@ -134,7 +152,10 @@ static void refuse(session *ss, const char *code, const char *message) {
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client, code,
              ss->refusals + 1);
-    server_log("refused", fields);
+    if (strcmp(code, "server_error") == 0 && store_failing(s->st))
+        s->fault_refused++;
+    else
+        server_log("refused", fields);
     if (++ss->refusals >= s->opt.max_refusals && !ss->closing) {
         start_closing(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         server_log("closed_for_abuse", fields);
@@ -448,6 +469,7 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
         server_destroy(s);
         return sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
     }
+    store_watch_faults(st, on_store_fault, s);
     *out = s;
     return SDFED_OK;
 }
@@ -476,6 +498,7 @@ void server_stop(server *s) {
 void server_destroy(server *s) {
     if (!s) return;
     s->fed = NULL; /* connections closed by the shutdown are not departures */
+    store_watch_faults(s->st, NULL, NULL);
     lws_context_destroy(s->context);
     http_site_free(&s->site);
     free(s->by_id);

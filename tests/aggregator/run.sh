@@ -8,7 +8,8 @@
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
-#     task, and the command lines.
+#     task, the store on a full disk (a fault logged once), and the command
+#     lines.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR
@@ -194,7 +195,26 @@ scheme=http ws=ws
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
-# --- 5d. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
+# --- 5d. the store on a full disk (store_fault.mjs): updates refused with server_error while the server answers,
+# the fault logged once when it begins, with its error, and once when it is over, with the 3 requests refused
+task fault '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
+if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1; then
+  node --experimental-websocket --no-warnings "$here/store_fault.mjs" "$port" "$server_pid" "$work/fault-state" 3 \
+    >"$work/store_fault.log" 2>&1
+  grep -q "^store-fault: [0-9]* passed, 0 failed" "$work/store_fault.log" && ok ||
+    bad "store fault: $(grep -E 'FAIL|store-fault:' "$work/store_fault.log")"
+  log=$work/fault.server.log
+  [ "$(grep -c '"event": "store_fault",' "$log")" = 1 ] &&
+    grep -q '"event": "store_fault", "message": "store: add update: .*disk' "$log" && ok ||
+    bad "the store fault is not logged once with its error: $(grep '"store_fault' "$log")"
+  [ "$(grep -c '"event": "store_fault_cleared", "refused": 3,' "$log")" = 1 ] && ok ||
+    bad "the fault's end is not logged once with the 3 refused requests: $(grep store_fault_cleared "$log")"
+  grep -q '"event": "error"\|"code": "server_error"' "$log" && bad "store errors logged one by one" || ok
+  kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died on a full disk"
+fi
+stop_server
+
+# --- 5e. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
