@@ -14,6 +14,7 @@
 
 #include <libwebsockets.h>
 
+#include "gate.h"
 #include "http.h"
 #include "protocol.h"
 
@@ -44,6 +45,7 @@ struct server {
     federation *fed;
     struct lws_context *context;
     struct lws_vhost *vhost;
+    gate *gate; /* NULL with TLS */
     http_site site;
     session **by_id; /* live session of each client id */
     int64_t n_ids;
@@ -412,12 +414,26 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 
 static void tick(lws_sorted_usec_list_t *sul) {
     server *s = lws_container_of(sul, server, tick);
+    if (s->gate) gate_expire(s->gate, server_now_ms());
     if (s->fed) federation_tick(s->fed, server_now_ms());
     lws_sul_schedule(s->context, 0, &s->tick, tick, 200 * LWS_US_PER_MS);
 }
 
+/* The first protocol also hears lws's listener and the gate's descriptor:
+ * a new connection goes to the gate (TLS ones excepted), which hands it
+ * back to lws once its request line is checked. */
+static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    server *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        return s->gate ? gate_take(s->gate, (int)(intptr_t)in, server_now_ms()) : 0;
+    case LWS_CALLBACK_RAW_RX_FILE: gate_service(s->gate); return 0;
+    default: return http_callback(wsi, reason, user, in, len);
+    }
+}
+
 static const struct lws_protocols protocols[] = {
-    {.name = "http", .callback = http_callback},
+    {.name = "http", .callback = front_callback},
     {.name = SDFED_PROTOCOL,
      .callback = sdfed_callback,
      .per_session_data_size = sizeof(session),
@@ -465,9 +481,11 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
                           opt->host ? opt->host : "*", opt->port);
     }
     s->vhost = lws_get_vhost_by_name(s->context, info.vhost_name);
-    if (!s->vhost) {
+    int rc = s->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&s->gate, s->vhost, opt->header_timeout_s, err);
+    if (rc) {
         server_destroy(s);
-        return sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+        return rc;
     }
     store_watch_faults(st, on_store_fault, s);
     *out = s;
@@ -500,6 +518,7 @@ void server_destroy(server *s) {
     s->fed = NULL; /* connections closed by the shutdown are not departures */
     store_watch_faults(s->st, NULL, NULL);
     lws_context_destroy(s->context);
+    gate_close(s->gate);
     http_site_free(&s->site);
     free(s->by_id);
     free(s);

@@ -4,7 +4,8 @@
  * knows nothing of rounds. Limits are explicit options, checked on input:
  * the largest message, messages per second per connection, refusals before
  * a connection is closed, and lws's header timeout against slow clients.
- * A store fault is logged once when it begins and once when it is over. */
+ * Each plain-HTTP connection's request line is checked first (gate.h). A
+ * store fault is logged once when it begins and once when it is over. */
 #ifndef SDFED_AGGREGATOR_SERVER_H
 #define SDFED_AGGREGATOR_SERVER_H
 

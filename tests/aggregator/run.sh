@@ -8,8 +8,8 @@
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
-#     task, the store on a full disk (a fault logged once), and the command
-#     lines.
+#     task, the store on a full disk (a fault logged once), malformed HTTP
+#     requests (400 with a body), and the command lines.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR
@@ -214,7 +214,47 @@ if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1; th
 fi
 stop_server
 
-# --- 5e. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
+# --- 5e. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
+# request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose
+start_server http "$work/tls.json" "$work/http-state"
+grep -q "\"event\": \"listening\", \"address\": \"127.0.0.1\", \"port\": $port," "$work/http.server.log" && ok ||
+  bad "the listening line does not name port $port: $(grep listening "$work/http.server.log")"
+refused() { # refused ANSWER_FILE STATUS PHRASE WHAT
+  head -n 1 "$1" | grep -q "^HTTP/1.1 $2 " && grep -qi "^content-type: text/plain" "$1" &&
+    sed '1,/^\r$/d' "$1" | grep -qF "$3" && ok || bad "$4: expected $2 saying \"$3\", got: $(head -c 400 "$1" | tr '\r\n' ' ')"
+}
+while IFS='|' read -r target phrase; do
+  curl -s -i --path-as-is --max-time 10 "http://127.0.0.1:$port$target" >"$work/http.answer"
+  refused "$work/http.answer" 400 "$phrase" "GET ${target:0:60}"
+done <<EOF
+/status?x=%00|the query has a percent-encoded control character (%00)
+/%00|the path has a percent-encoded control character (%00)
+/status?x=%zz|the query has a '%' that is not followed by two hex digits
+/%zz/index.html|the path has a '%' that is not followed by two hex digits
+/status?x=%0d%0aSet-Cookie:x|the query has a percent-encoded control character (%0D)
+/../../etc/passwd|the path has a '..' segment
+/wasm/%2e%2e/%2E%2E/etc/passwd|the path has a '..' segment
+/$(printf 'a%.0s' $(seq 1 3000))|the request line is longer than 2048 bytes
+EOF
+answer() { (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf "$1" >&3 && timeout 10 cat <&3) >"$work/http.answer"; }
+while IFS='|' read -r code bytes phrase; do
+  answer "$bytes"
+  refused "$work/http.answer" "$code" "$phrase" "the bytes $bytes"
+done <<'EOF'
+400|GET /st\0atus HTTP/1.1\r\nHost: x\r\n\r\n|a byte that is not printable ASCII (0x00)
+400|GET /status\r\n\r\n|the request line has no HTTP version
+400|GET /status HTTP/2.0\r\n\r\n|the HTTP version is not HTTP/1.0 or HTTP/1.1
+400|garbage\r\n\r\n|the request line does not start with a method
+400|GET status HTTP/1.1\r\n\r\n|the request target is not a path starting with '/'
+405|BREW /status HTTP/1.1\r\nHost: x\r\n\r\n|only GET is served
+EOF
+# a malformed request after a good one from the same client (curl would reuse the connection)
+codes=$(curl -s -o /dev/null -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$port/status" "http://127.0.0.1:$port/status?x=%00")
+[ "$codes" = "200 400 " ] && ok || bad "a good request then a malformed one: $codes"
+status | grep -q '"round": 0' && kill -0 "$server_pid" 2>/dev/null && ok || bad "the server stopped serving after malformed requests"
+stop_server
+
+# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
