@@ -39,6 +39,7 @@ struct federation {
     uint32_t shape[2];
     char sha[65];
     int open, done;
+    int closing; /* the store refused to close the round: tried again every tick */
     int64_t *participants;
     int n_participants, n_reported;
     unsigned char *reported, *dropped;
@@ -213,10 +214,9 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     sdfed_rng before = f->sampler;
     sdfed_rng_choose(&f->sampler, count, want, chosen);
     for (int i = 0; i < want; i++) ids[i] = candidates[chosen[i]].id;
-    sdfed_error err = {0};
-    if (store_start_round(f->st, f->round, ids, want, f->sampler.s, &err)) {
+    if (store_start_round(f->st, f->round, ids, want, f->sampler.s, NULL)) {
+        /* tried again next tick; the store reports its fault (store.h) */
         f->sampler = before;
-        log_event(f, "error", "\"message\": \"%s\"", err.message);
         free(candidates), free(chosen), free(ids), free(reported), free(dropped);
         return;
     }
@@ -237,16 +237,17 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     free(candidates), free(chosen);
 }
 
-/* Aggregates the waiting updates into the next round's parameters. */
+/* Aggregates the waiting updates into the next round's parameters. A
+ * store failure leaves the round as it was, to be closed on the next tick;
+ * the store reports its fault (store.h), so only the aggregation's own
+ * failures are logged here. */
 static int close_round(federation *f, int64_t now_ms) {
     sdfed_error err = {0};
     store_update *u;
     int n;
-    int rc = store_pending_updates(f->st, &u, &n, &err);
-    if (rc || n == 0) {
-        if (rc) log_event(f, "error", "\"message\": \"%s\"", err.message);
-        return rc ? rc : SDFED_ERR_ARG;
-    }
+    int rc = store_pending_updates(f->st, &u, &n, NULL);
+    f->closing = rc != SDFED_OK;
+    if (rc || n == 0) return rc ? rc : SDFED_ERR_ARG;
     const float **rows = malloc(sizeof *rows * (size_t)n);
     double *weights = malloc(sizeof *weights * (size_t)n);
     float *next = malloc(sizeof *next * f->n);
@@ -272,14 +273,15 @@ static int close_round(federation *f, int64_t now_ms) {
         rc = sdfed_aggregate(&f->opt.aggregate, f->k, rows, weights, m, f->n, f->global, &noise, next, &f->arena, &err);
     double aggregation_ms = now_ms_wall() - t0;
     char sha[65];
-    if (rc == SDFED_OK) {
-        sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
-        rc = store_close_round(f->st, f->round, next, f->n, sha, m, aggregation_ms, &err);
-    }
     if (rc) {
         log_event(f, "error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
                   err.message);
     } else {
+        sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
+        rc = store_close_round(f->st, f->round, next, f->n, sha, m, aggregation_ms, NULL);
+        f->closing = rc != SDFED_OK;
+    }
+    if (rc == SDFED_OK) {
         memcpy(f->global, next, sizeof *next * f->n);
         memcpy(f->sha, sha, sizeof sha);
         int64_t closed = f->round++;
@@ -610,6 +612,10 @@ int federation_shard_connected(const federation *f, int shard) {
 }
 
 void federation_tick(federation *f, int64_t now_ms) {
+    if (f->closing) {
+        close_round(f, now_ms);
+        return;
+    }
     if (!f->open) maybe_start_round(f, now_ms);
     if (!f->open || now_ms < f->deadline) return;
     int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;

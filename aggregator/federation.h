@@ -18,7 +18,9 @@
  * Every update is validated (round, membership, duplicates, shape, sample
  * count, norm of its change) and stored before it is acknowledged; after a
  * restart the open round resumes with its chosen clients and stored
- * updates, and a chosen client that comes back is sent the round again. */
+ * updates, and a chosen client that comes back is sent the round again.
+ * A round the store cannot start or close (a full disk) is tried again on
+ * every tick; the store reports the fault itself (store.h). */
 #ifndef SDFED_AGGREGATOR_FEDERATION_H
 #define SDFED_AGGREGATOR_FEDERATION_H
 

@@ -11,28 +11,54 @@
 #include "protocol.h"
 #include "server.h"
 
+/* A plain-HTTP connection carries one request: the next comes on a new
+ * connection, whose request line the gate checks before lws parses it
+ * (gate.h). TLS connections, which the gate does not see, keep lws's
+ * keep-alive (and HTTP/2, where a Connection header is malformed). */
+static int one_request(struct lws *wsi) { return !lws_is_ssl(lws_get_network_wsi(wsi)); }
+
+/* What the callback returns once a response is complete. */
+static int completed(struct lws *wsi) { return one_request(wsi) || lws_http_transaction_completed(wsi) ? -1 : 0; }
+
 /* Headers every response carries: cross-origin isolation (so the page can
- * use threads) and no content sniffing. */
+ * use threads) and no content sniffing; and Connection: close when the
+ * connection closes after it. */
+static const struct {
+    const char *name, *value;
+} common_headers[] = {{"cross-origin-opener-policy:", "same-origin"},
+                      {"cross-origin-embedder-policy:", "require-corp"},
+                      {"cross-origin-resource-policy:", "same-origin"},
+                      {"x-content-type-options:", "nosniff"}};
+
+static int add_header(struct lws *wsi, const char *name, const char *value, unsigned char **p, unsigned char *end) {
+    return lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
+                                       (int)strlen(value), p, end);
+}
+
 static int add_common(struct lws *wsi, unsigned char **p, unsigned char *end) {
-    static const struct {
-        const char *name, *value;
-    } headers[] = {{"cross-origin-opener-policy:", "same-origin"},
-                   {"cross-origin-embedder-policy:", "require-corp"},
-                   {"cross-origin-resource-policy:", "same-origin"},
-                   {"x-content-type-options:", "nosniff"}};
-    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
-        if (lws_add_http_header_by_name(wsi, (const unsigned char *)headers[i].name,
-                                        (const unsigned char *)headers[i].value, (int)strlen(headers[i].value), p, end))
-            return 1;
-    return 0;
+    for (size_t i = 0; i < sizeof common_headers / sizeof common_headers[0]; i++)
+        if (add_header(wsi, common_headers[i].name, common_headers[i].value, p, end)) return 1;
+    return one_request(wsi) && add_header(wsi, "connection:", "close", p, end);
+}
+
+int http_text_response(char *out, size_t cap, int status, const char *text) {
+    const char *reason = status == HTTP_STATUS_METHOD_NOT_ALLOWED ? "Method Not Allowed" : "Bad Request";
+    size_t body = strlen(text) + 1;
+    int n = snprintf(out, cap,
+                     "HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\n"
+                     "cache-control: no-store\r\nconnection: close\r\n",
+                     status, reason, body);
+    for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof common_headers / sizeof common_headers[0]; i++)
+        n += snprintf(out + n, cap - (size_t)n, "%s %s\r\n", common_headers[i].name, common_headers[i].value);
+    if (n >= 0 && (size_t)n < cap) n += snprintf(out + n, cap - (size_t)n, "\r\n%s\n", text);
+    return n >= 0 && (size_t)n < cap ? n : -1;
 }
 
 /* A complete response from memory. */
 static int respond(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache) {
     unsigned char head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
     if (lws_add_http_common_headers(wsi, (unsigned)status, type, len, &p, end) || add_common(wsi, &p, end) ||
-        (cache && lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                              (const unsigned char *)cache, (int)strlen(cache), &p, end)) ||
+        (cache && add_header(wsi, "cache-control:", cache, &p, end)) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return 1;
     if (len) {
@@ -43,7 +69,7 @@ static int respond(struct lws *wsi, int status, const char *type, const char *bo
         free(out);
         if (written < 0) return 1;
     }
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    return completed(wsi);
 }
 
 static int not_found(struct lws *wsi) {
@@ -87,21 +113,18 @@ static int serve_file(struct lws *wsi, const char *file, const char *etag) {
     unsigned char extra[512], *p = extra, *end = extra + sizeof extra;
     if (add_common(wsi, &p, end)) return 1;
     const char *cache = etag ? "public, max-age=31536000, immutable" : "no-cache";
-    if (lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", (const unsigned char *)cache,
-                                    (int)strlen(cache), &p, end))
-        return 1;
+    if (add_header(wsi, "cache-control:", cache, &p, end)) return 1;
     if (etag) {
         char quoted[80], match[96] = "";
         snprintf(quoted, sizeof quoted, "\"%s\"", etag);
         if (lws_hdr_copy(wsi, match, sizeof match, WSI_TOKEN_HTTP_IF_NONE_MATCH) > 0 && strstr(match, etag))
             return respond(wsi, HTTP_STATUS_NOT_MODIFIED, NULL, NULL, 0, cache);
-        if (lws_add_http_header_by_name(wsi, (const unsigned char *)"etag:", (const unsigned char *)quoted,
-                                        (int)strlen(quoted), &p, end))
-            return 1;
+        if (add_header(wsi, "etag:", quoted, &p, end)) return 1;
     }
+    /* 0: the file goes out as the socket takes it, then comes
+     * LWS_CALLBACK_HTTP_FILE_COMPLETION */
     int n = lws_serve_http_file(wsi, file, mime_of(file), (const char *)extra, (int)(p - extra));
-    if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi))) return -1;
-    return 0;
+    return n < 0 ? -1 : n > 0 ? completed(wsi) : 0;
 }
 
 void http_site_free(http_site *site) {
@@ -207,6 +230,12 @@ static int metrics_text(struct lws *wsi, http_site *site) {
         append(&b, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", federation_refusal_code(i),
                (long long)st.refused[i]);
     append(&b,
+           "# HELP sdfed_store_failing 1 while the store fails (a full disk): from a failed operation to the next "
+           "write that commits.\n# TYPE sdfed_store_failing gauge\nsdfed_store_failing %d\n"
+           "# HELP sdfed_store_failures_total Store operations that failed.\n"
+           "# TYPE sdfed_store_failures_total counter\nsdfed_store_failures_total %lld\n",
+           store_failing(site->st), (long long)store_failures(site->st));
+    append(&b,
            "# HELP sdfed_aggregation_seconds Time spent aggregating.\n# TYPE sdfed_aggregation_seconds summary\n"
            "sdfed_aggregation_seconds_sum %.6f\nsdfed_aggregation_seconds_count %lld\n"
            "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
@@ -311,12 +340,15 @@ static int demo_shard(struct lws *wsi, http_site *site) {
 }
 
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    if (reason == LWS_CALLBACK_HTTP_FILE_COMPLETION && one_request(wsi)) return -1;
     if (reason != LWS_CALLBACK_HTTP) return lws_callback_http_dummy(wsi, reason, user, in, len);
     http_site *site = server_site(lws_context_user(lws_get_context(wsi)));
     const char *path = in;
     char file[1024], model_url[128];
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) /* HEAD, POST...: only GET is served */
-        return respond(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "text/plain", "GET only\n", 9, "no-store");
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) { /* HEAD, POST...: over TLS (the gate answers plain HTTP) */
+        static const char body[] = "only GET is served\n";
+        return respond(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "text/plain", body, sizeof body - 1, "no-store");
+    }
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", site->model_sha256);
     if (strcmp(path, "/status") == 0) return status_json(wsi, site);
     if (strcmp(path, "/metrics") == 0) return metrics_text(wsi, site);

@@ -7,14 +7,15 @@
  *   /status         JSON: round, clients, global_prompt_sha256, ...
  *   /task           JSON: the federation as the welcome describes it
  *   /metrics        Prometheus text: clients, rounds, updates accepted and
- *                   refused by reason, aggregation time
+ *                   refused by reason, store failures, aggregation time
  *   /status.html    a page with the accuracy-per-round chart clients report
  *   /demo/shard     a free demo shard of the task's data (demo.h); with
  *                   ?k=K that shard again (a page that kept its number)
  * Every response carries Cross-Origin-Opener-Policy: same-origin and
  * Cross-Origin-Embedder-Policy: require-corp (so the page may use
- * threads), Cross-Origin-Resource-Policy and nosniff. Paths with ".." or
- * other oddities are refused. */
+ * threads), Cross-Origin-Resource-Policy and nosniff; over plain HTTP it
+ * closes its connection. Malformed requests are answered 400 before they
+ * get here (gate.h); file paths with ".." or other oddities are not found. */
 #ifndef SDFED_AGGREGATOR_HTTP_H
 #define SDFED_AGGREGATOR_HTTP_H
 
@@ -43,6 +44,12 @@ typedef struct http_site {
 } http_site;
 
 void http_site_free(http_site *site);
+
+/* A whole response with a one-line text/plain body (text and a line
+ * break) and the headers every response carries, for a socket lws does not
+ * own (the gate's); status 400 or 405. Its length, or -1 when it does not
+ * fit in cap. */
+int http_text_response(char *out, size_t cap, int status, const char *text);
 
 /* The lws callback of the "http" protocol; the site is the vhost's user. */
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);

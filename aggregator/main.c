@@ -2,7 +2,9 @@
  *   sdfed-aggregator --task TASK.json [--port 8080] [--state DIR] [options]
  * One port serves the volunteer page, the browser build, the model (HTTP)
  * and the sdfed.v1 WebSocket protocol. The state folder keeps everything a
- * restart needs (store.h); the same folder is refused for another task. */
+ * restart needs (store.h); the same folder is refused for another task.
+ * With --port 0 the kernel chooses a free port; the "listening" log line
+ * and the --port-file name it once the server is ready for connections. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,8 @@ static void on_signal(int sig) {
 
 static const char usage[] =
     "usage: sdfed-aggregator --task TASK.json [options]\n"
-    "  --port P              listening port (8080)\n"
+    "  --port P              listening port (8080); 0: a free one the kernel chooses\n"
+    "  --port-file F         once listening, write the port to F (removed on a clean stop)\n"
     "  --host ADDRESS        bind address (all)\n"
     "  --state DIR           durable state (state)\n"
     "  --web DIR             the volunteer page (web/)\n"
@@ -45,7 +48,8 @@ static const char usage[] =
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
 
 typedef struct args {
-    const char *task, *port, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *pause, *buffer, *staleness;
+    const char *task, *port, *port_file, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *pause, *buffer,
+        *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *refusals;
     int help;
@@ -71,6 +75,7 @@ int main(int argc, char **argv) {
     a.max_bytes = "4194304", a.rate = "50", a.refusals = "20";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
+                                  {"--port-file", &a.port_file, NULL},
                                   {"--host", &a.host, NULL},
                                   {"--state", &a.state, NULL},
                                   {"--web", &a.web, NULL},
@@ -226,13 +231,24 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    char fields[512];
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the store's writes (a store fault), not the server */
+    int bound = server_port(srv);
+    char number[16];
+    snprintf(number, sizeof number, "%d\n", bound);
+    if (a.port_file && cli_write_file(a.port_file, number, &err)) {
+        cli_error(CLI_FAILED, "aggregator: --port-file %s", err.message);
+        goto done;
+    }
+    char fields[640];
     snprintf(fields, sizeof fields,
-             "\"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", \"model_sha256\": \"%s\"",
-             a.cert ? "https" : "http", a.host ? a.host : "localhost", (int)port, a.task, a.state, model_sha);
+             "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
+             "\"model_sha256\": \"%s\"",
+             a.host ? a.host : "*", bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
+             a.state, model_sha);
     server_log("listening", fields);
     rc = server_run(srv) ? CLI_FAILED : CLI_OK;
     server_log("stopping", "");
+    if (a.port_file) remove(a.port_file);
 done:
     server_destroy(srv);
     federation_close(fed);

@@ -14,6 +14,7 @@
 
 #include <libwebsockets.h>
 
+#include "gate.h"
 #include "http.h"
 #include "protocol.h"
 
@@ -43,10 +44,13 @@ struct server {
     store *st;
     federation *fed;
     struct lws_context *context;
+    struct lws_vhost *vhost;
+    gate *gate; /* NULL with TLS */
     http_site site;
     session **by_id; /* live session of each client id */
     int64_t n_ids;
     lws_sorted_usec_list_t tick;
+    int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
     volatile int stop;
 };
 
@@ -113,6 +117,23 @@ static void start_closing(session *ss, int status) {
     lws_callback_on_writable(ss->wsi);
 }
 
+/* A store fault is logged when it begins, with its error, and when it is
+ * over, with the requests refused meanwhile (not logged one by one). */
+static void on_store_fault(void *ctx, const char *message) {
+    server *s = ctx;
+    char fields[SDFED_ERROR_MESSAGE_MAX + 64];
+    if (message) {
+        s->fault_since_ms = server_now_ms();
+        s->fault_refused = 0;
+        snprintf(fields, sizeof fields, "\"message\": \"%s\"", message);
+        server_log("store_fault", fields);
+    } else {
+        snprintf(fields, sizeof fields, "\"refused\": %lld, \"seconds\": %.1f", (long long)s->fault_refused,
+                 (server_now_ms() - s->fault_since_ms) / 1e3);
+        server_log("store_fault_cleared", fields);
+    }
+}
+
 /* Sends an error; counts the refusal (the one place that does) and closes
  * after too many. */
 static void refuse(session *ss, const char *code, const char *message) {
@@ -133,7 +154,10 @@ static void refuse(session *ss, const char *code, const char *message) {
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client, code,
              ss->refusals + 1);
-    server_log("refused", fields);
+    if (strcmp(code, "server_error") == 0 && store_failing(s->st))
+        s->fault_refused++;
+    else
+        server_log("refused", fields);
     if (++ss->refusals >= s->opt.max_refusals && !ss->closing) {
         start_closing(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         server_log("closed_for_abuse", fields);
@@ -390,12 +414,26 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 
 static void tick(lws_sorted_usec_list_t *sul) {
     server *s = lws_container_of(sul, server, tick);
+    if (s->gate) gate_expire(s->gate, server_now_ms());
     if (s->fed) federation_tick(s->fed, server_now_ms());
     lws_sul_schedule(s->context, 0, &s->tick, tick, 200 * LWS_US_PER_MS);
 }
 
+/* The first protocol also hears lws's listener and the gate's descriptor:
+ * a new connection goes to the gate (TLS ones excepted), which hands it
+ * back to lws once its request line is checked. */
+static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    server *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        return s->gate ? gate_take(s->gate, (int)(intptr_t)in, server_now_ms()) : 0;
+    case LWS_CALLBACK_RAW_RX_FILE: gate_service(s->gate); return 0;
+    default: return http_callback(wsi, reason, user, in, len);
+    }
+}
+
 static const struct lws_protocols protocols[] = {
-    {.name = "http", .callback = http_callback},
+    {.name = "http", .callback = front_callback},
     {.name = SDFED_PROTOCOL,
      .callback = sdfed_callback,
      .per_session_data_size = sizeof(session),
@@ -430,6 +468,7 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
     info.retry_and_idle_policy = &keepalive;
+    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     if (opt->cert && opt->key) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = opt->cert;
@@ -441,9 +480,19 @@ int server_create(server **out, const server_options *opt, store *st, sdfed_erro
         return sdfed_fail(err, SDFED_ERR_IO, "server: cannot listen on %s:%d (in use, or a bad certificate?)",
                           opt->host ? opt->host : "*", opt->port);
     }
+    s->vhost = lws_get_vhost_by_name(s->context, info.vhost_name);
+    int rc = s->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&s->gate, s->vhost, opt->header_timeout_s, err);
+    if (rc) {
+        server_destroy(s);
+        return rc;
+    }
+    store_watch_faults(st, on_store_fault, s);
     *out = s;
     return SDFED_OK;
 }
+
+int server_port(const server *s) { return lws_get_vhost_listen_port(s->vhost); }
 
 void server_attach(server *s, federation *f) {
     s->fed = f;
@@ -467,7 +516,9 @@ void server_stop(server *s) {
 void server_destroy(server *s) {
     if (!s) return;
     s->fed = NULL; /* connections closed by the shutdown are not departures */
+    store_watch_faults(s->st, NULL, NULL);
     lws_context_destroy(s->context);
+    gate_close(s->gate);
     http_site_free(&s->site);
     free(s->by_id);
     free(s);

@@ -3,7 +3,9 @@
  * frames into federation events and federation messages into frames; it
  * knows nothing of rounds. Limits are explicit options, checked on input:
  * the largest message, messages per second per connection, refusals before
- * a connection is closed, and lws's header timeout against slow clients. */
+ * a connection is closed, and lws's header timeout against slow clients.
+ * Each plain-HTTP connection's request line is checked first (gate.h). A
+ * store fault is logged once when it begins and once when it is over. */
 #ifndef SDFED_AGGREGATOR_SERVER_H
 #define SDFED_AGGREGATOR_SERVER_H
 
@@ -15,8 +17,8 @@
 #include "store.h"
 
 typedef struct server_options {
-    const char *host; /* bind address, NULL for all */
-    int port;
+    const char *host;               /* bind address, NULL for all */
+    int port;                       /* 0: one the kernel chooses */
     const char *web_dir, *wasm_dir; /* static files: /, /wasm/ */
     const char *model_path, *model_sha256;
     size_t model_size;
@@ -31,7 +33,10 @@ typedef struct server_options {
 
 typedef struct server server;
 
+/* Listens at once; port 0 takes one the kernel chooses (server_port). */
 int server_create(server **out, const server_options *opt, store *st, sdfed_error *err);
+/* The port it listens on. */
+int server_port(const server *s);
 /* The federation the server feeds; set after server_create because the
  * federation sends through the server. */
 void server_attach(server *s, federation *f);

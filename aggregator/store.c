@@ -11,6 +11,10 @@
 
 struct store {
     sqlite3 *db;
+    store_fault_fn on_fault;
+    void *fault_ctx;
+    int failing;
+    int64_t failures;
 };
 
 static const char schema[] =
@@ -32,9 +36,34 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Every failed operation comes here; the first one begins a fault. */
 static int db_fail(store *s, sdfed_error *err, const char *what) {
-    return sdfed_fail(err, SDFED_ERR_IO, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    sdfed_error e;
+    int rc = sdfed_fail(&e, SDFED_ERR_IO, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    if (err) *err = e;
+    s->failures++;
+    if (!s->failing) {
+        s->failing = 1;
+        if (s->on_fault) s->on_fault(s->fault_ctx, e.message);
+    }
+    return rc;
 }
+
+/* A write reached the disk: a fault, if any, is over. */
+static void committed(store *s) {
+    if (!s->failing) return;
+    s->failing = 0;
+    if (s->on_fault) s->on_fault(s->fault_ctx, NULL);
+}
+
+void store_watch_faults(store *s, store_fault_fn fn, void *ctx) {
+    s->on_fault = fn;
+    s->fault_ctx = ctx;
+}
+
+int store_failing(const store *s) { return s->failing; }
+
+int64_t store_failures(const store *s) { return s->failures; }
 
 int store_open(store **out, const char *dir, sdfed_error *err) {
     *out = NULL;
@@ -71,11 +100,12 @@ static int prepare(store *s, const char *sql, sqlite3_stmt **st, sdfed_error *er
     return SDFED_OK;
 }
 
-/* Runs a prepared statement to completion and finalises it. */
+/* Runs a prepared write to completion and finalises it. */
 static int finish(store *s, sqlite3_stmt *st, sdfed_error *err, const char *what) {
     int step = sqlite3_step(st);
     int rc = step == SQLITE_DONE || step == SQLITE_ROW ? SDFED_OK : db_fail(s, err, what);
     sqlite3_finalize(st);
+    if (rc == SDFED_OK && sqlite3_get_autocommit(s->db)) committed(s); /* no transaction around it: it is on disk */
     return rc;
 }
 
@@ -249,6 +279,10 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
     }
     if (sqlite3_exec(s->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == SDFED_OK)
         rc = db_fail(s, err, "commit");
+    /* a COMMIT that failed (a full disk) may leave the transaction open,
+     * and every later BEGIN would fail with it */
+    if (rc && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == SDFED_OK) committed(s);
     return rc;
 }
 
@@ -271,6 +305,7 @@ int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, c
                                                   (long long)client, (long long)round)
                                      : db_fail(s, err, "add update");
     sqlite3_finalize(st);
+    if (rc == SDFED_OK) committed(s);
     return rc;
 }
 

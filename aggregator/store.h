@@ -29,6 +29,16 @@ typedef struct store store;
 int store_open(store **out, const char *dir, sdfed_error *err);
 void store_close(store *s);
 
+/* Faults: a failed operation (a full disk, an I/O error) begins one, and
+ * the next write that commits ends it. fn hears both ends, once each: the
+ * first failure's message, then NULL when the fault is over (a full disk
+ * fails every write until space is freed; it is reported once). */
+typedef void (*store_fault_fn)(void *ctx, const char *message);
+void store_watch_faults(store *s, store_fault_fn fn, void *ctx);
+/* Whether a fault is going on, and how many operations failed so far. */
+int store_failing(const store *s);
+int64_t store_failures(const store *s);
+
 /* meta values (text); *value is heap (caller frees), NULL when absent */
 int store_get_meta(store *s, const char *key, char **value, sdfed_error *err);
 int store_set_meta(store *s, const char *key, const char *value, sdfed_error *err);

@@ -5,8 +5,10 @@
 # the state in state/<task> survives, and the next `make run` resumes it
 # (delete that folder to start over).
 #   PORT=8080 TASK=tasks/fmnist-pathological.json CLIENTS=4 ROUND_PAUSE=5 bash tools/run.sh
+# (PORT=0: a free port the kernel chooses, printed below.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/port_file.sh
 port=${PORT:-8080}
 task=${TASK:-tasks/fmnist-pathological.json}
 clients=${CLIENTS:-4}
@@ -26,15 +28,12 @@ stop() {
 trap stop INT TERM EXIT
 
 # the aggregator's JSON log lines go to the terminal and to the state folder
-build/sdfed-aggregator --task "$task" --state "$state" --port "$port" --min-clients "$clients" \
-  --round-pause "$pause" 2> >(tee -a "$state/aggregator.log" >&2) &
+rm -f "$state/aggregator.port"
+build/sdfed-aggregator --task "$task" --state "$state" --port "$port" --port-file "$state/aggregator.port" \
+  --min-clients "$clients" --round-pause "$pause" 2> >(tee -a "$state/aggregator.log" >&2) &
 aggregator=$!
 pids+=("$aggregator")
-for _ in $(seq 1 100); do
-  curl -s "http://127.0.0.1:$port/status" >/dev/null && break
-  kill -0 "$aggregator" 2>/dev/null || { tail -n 5 "$state/aggregator.log" >&2; exit 1; }
-  sleep 0.1
-done
+port=$(port_file "$state/aggregator.port" "$aggregator") || { tail -n 5 "$state/aggregator.log" >&2; exit 1; }
 
 for k in $(seq 0 $((clients - 1))); do
   build/sdfed-client --server "ws://127.0.0.1:$port" --client-index "$k" --token-file "$state/client$k.token" \

@@ -5,6 +5,7 @@
 // The server must run with --join-key JOIN_KEY, --max-update-norm 100,
 // --max-message-bytes 1048576, --rate-limit 50, --max-refusals 20.
 import net from 'node:net';
+import { connect } from '../js/connection.mjs';
 import { frame as encodeFrame, UPDATE } from '../js/frame.mjs';
 
 const [port, joinKey] = process.argv.slice(2);
@@ -16,41 +17,6 @@ const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`FA
 // An update frame (docs/protocol.md), optionally with a broken CRC.
 const frame = (round, samples, shape, values, options) => encodeFrame(UPDATE, round, samples, shape, values, options);
 
-// A connection with a queue of received messages.
-function connect() {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, 'sdfed.v1');
-    ws.binaryType = 'arraybuffer';
-    const inbox = [], waiters = [], all = [];
-    let closed = false;
-    ws.onmessage = (e) => {
-      const m = typeof e.data === 'string' ? JSON.parse(e.data) : { type: 'binary', size: e.data.byteLength };
-      all.push(m);
-      const w = waiters.shift();
-      if (w) w(m); else inbox.push(m);
-    };
-    let closeCode = 0;
-    ws.onclose = (e) => { closed = true; closeCode = e.code; while (waiters.length) waiters.shift()(null); };
-    ws.onerror = () => reject(new Error('connection failed'));
-    ws.onopen = () => resolve({
-      send: (d) => ws.send(d),
-      close: () => ws.close(),
-      get closed() { return closed; },
-      get closeCode() { return closeCode; },
-      all, // every message received, in order
-      // the next message that is not a wait/round_start/binary, or null after 3 s or on close
-      next: () => new Promise((res) => {
-        const pick = (m) => (m && ['wait', 'round_start', 'binary', 'heartbeat'].includes(m.type) ? false : true);
-        while (inbox.length) { const m = inbox.shift(); if (pick(m)) return res(m); }
-        if (closed) return res(null);
-        const timer = setTimeout(() => res(null), 3000);
-        const waiter = (m) => { if (m && !pick(m)) { waiters.push(waiter); return; } clearTimeout(timer); res(m); };
-        waiters.push(waiter);
-      }),
-    });
-  });
-}
-
 async function expectError(conn, code, what) {
   const m = await conn.next();
   check(m && m.type === 'error' && m.code === code, `${what}: expected error ${code}, got ${JSON.stringify(m)}`);
@@ -58,7 +24,7 @@ async function expectError(conn, code, what) {
 }
 
 async function joined() {
-  const c = await connect();
+  const c = await connect(url);
   c.send(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', join_key: joinKey, kind: 'adversary' }));
   const m = await c.next();
   check(m && m.type === 'welcome' && m.token, `a hello with the join key is welcome: ${JSON.stringify(m)}`);
@@ -69,7 +35,7 @@ async function joined() {
 const good = () => new Array(rows * width).fill(0.01);
 
 // before hello
-let c = await connect();
+let c = await connect(url);
 c.send('{"type": "hello", "protocol"');
 await expectError(c, 'bad_json', 'malformed JSON');
 c.send(JSON.stringify({ type: 'update', round: 0, samples: 1, shape: [1], data: [0] }));

@@ -8,7 +8,10 @@
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
-#     task, and the command lines.
+#     task, the store on a full disk (a fault logged once), malformed HTTP
+#     requests (400 with a body), and the command lines.
+# Every server listens on a port the kernel chooses (--port 0), read from
+# its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity]
 # With "parity" only part 1 runs (run-all.sh repeats it under each OpenBLAS
 # core type).
@@ -16,6 +19,7 @@ set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
@@ -27,10 +31,6 @@ trap cleanup EXIT
 
 scheme=http ws=ws # https and wss for the TLS server
 
-# a free port for each server
-port=$((20000 + $$ % 20000))
-next_port() { port=$((port + 1)); while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done; }
-
 task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
   /usr/bin/python3 - "$here/../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
 import json, sys
@@ -41,13 +41,22 @@ print(json.dumps(task))
 PY
 }
 
-start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid
-  local name=$1 taskfile=$2 state=$3
+start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid and $port
+  local name=$1 taskfile=$2 state=$3 want=0 tries=1
   shift 3
-  "$aggregator" --task "$taskfile" --port "$port" --host 127.0.0.1 --state "$state" "$@" >>"$work/$name.server.log" 2>&1 &
-  server_pid=$!
-  pids+=("$server_pid")
-  for _ in $(seq 1 100); do status >/dev/null && return 0; sleep 0.1; done
+  # a restart takes the port its clients know again; only a port the test's own
+  # server just held, and a few tries in case it is not free yet
+  [ "${same_port:-}" = 1 ] && want=$port tries=5
+  for try in $(seq 1 $tries); do
+    rm -f "$work/$name.port"
+    "$aggregator" --task "$taskfile" --port "$want" --port-file "$work/$name.port" --host 127.0.0.1 --state "$state" \
+      "$@" >>"$work/$name.server.log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
+    port=$(port_file "$work/$name.port" "$server_pid") && return 0
+    kill -9 "$server_pid" 2>/dev/null
+    [ "$try" -lt "$tries" ] && sleep 0.5
+  done
   bad "$name: the server did not start: $(tail -n 3 "$work/$name.server.log")"
   return 1
 }
@@ -78,7 +87,6 @@ sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed '
 # --- 1. the simulator and the aggregator compute the same bits
 task eq '{"rounds": 5}'
 "$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
-next_port
 start_server eq "$work/eq.json" "$work/eq-state" && start_clients eq 10 && wait_done eq 120
 if [ "$(history "$work/eq-state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
 else bad "the aggregator's history differs from sdfed sim's"; fi
@@ -102,7 +110,6 @@ if [ "$parts" = parity ]; then
 fi
 
 # --- 2. hostile clients first, then the same federation
-next_port
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
   --max-message-bytes 1048576 --rate-limit 50 --max-refusals 20 &&
   node --experimental-websocket --no-warnings "$here/adversary.mjs" "$port" sesame >"$work/adversary.log" 2>&1
@@ -120,7 +127,6 @@ stop_server
 # --- 3. kill -9 while a round is open, restart on the same state
 task crash '{"rounds": 6, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 200}}'
 "$sdfed" sim --task "$work/crash.json" --out "$work/crash-sim" --cache "$cache" >"$work/crash-sim.log" 2>&1
-next_port
 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && start_clients crash 10
 killed=0
 for _ in $(seq 1 3000); do
@@ -134,7 +140,7 @@ done
 [ "$killed" = 1 ] && ok || bad "could not catch round 3 half-reported"
 acked=$(sqlite3 "$work/crash-state/aggregator.sqlite" 'SELECT count(*) FROM updates WHERE round = 3')
 sleep 1
-start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
+same_port=1 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
 grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did not resume"
 [ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
   bad "after kill -9 the history differs from an uninterrupted run"
@@ -148,7 +154,6 @@ honest_accuracy() { # the honest clients' mean accuracy over the last 3 rounds
                                   WHERE c.shard < 8 AND m.round >= 5"
 }
 robust_run() { # robust_run NAME ATTACK RULE: the honest accuracy into $work/NAME.accuracy
-  next_port
   if [ "$2" = yes ]; then client_extra() { [ "$1" -eq 8 ] && echo --attack flip; [ "$1" -eq 9 ] && echo --attack scale:-20; }
   else client_extra() { :; }; fi
   start_server "$1" "$work/robust.json" "$work/$1-state" --aggregate "$3" --trim 0.2 && start_clients "$1" 10 && wait_done "$1" 120
@@ -170,7 +175,6 @@ within "$attacked_mean" "$clean" && bad "the plain mean resisted the attack (the
 
 # --- 5a. asynchronous rounds
 task async '{"rounds": 4}'
-next_port
 start_server async "$work/async.json" "$work/async-state" --mode async --buffer 5 --max-staleness 3 &&
   start_clients async 10 && wait_done async 120
 [ "$(sqlite3 "$work/async-state/aggregator.sqlite" 'SELECT count(*) FROM rounds WHERE closed IS NOT NULL')" = 4 ] &&
@@ -186,7 +190,6 @@ stop_server
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
   -subj /CN=127.0.0.1 >/dev/null 2>&1
 task tls '{"rounds": 2, "clients": 2, "clients_per_round": 2}'
-next_port
 scheme=https ws=wss
 if start_server tls "$work/tls.json" "$work/tls-state" --cert "$work/cert.pem" --key "$work/key.pem"; then
   status | grep -q '"round"' && ok || bad "no /status over https"
@@ -196,12 +199,70 @@ stop_server
 scheme=http ws=ws
 
 # --- 5c. a state folder is refused for another task
-next_port
-"$aggregator" --task "$work/tls.json" --port "$port" --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
+"$aggregator" --task "$work/tls.json" --port 0 --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
-# --- 5d. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
+# --- 5d. the store on a full disk (store_fault.mjs): updates refused with server_error while the server answers,
+# the fault logged once when it begins, with its error, and once when it is over, with the 3 requests refused
+task fault '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
+if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1; then
+  node --experimental-websocket --no-warnings "$here/store_fault.mjs" "$port" "$server_pid" "$work/fault-state" 3 \
+    >"$work/store_fault.log" 2>&1
+  grep -q "^store-fault: [0-9]* passed, 0 failed" "$work/store_fault.log" && ok ||
+    bad "store fault: $(grep -E 'FAIL|store-fault:' "$work/store_fault.log")"
+  log=$work/fault.server.log
+  [ "$(grep -c '"event": "store_fault",' "$log")" = 1 ] &&
+    grep -q '"event": "store_fault", "message": "store: add update: .*disk' "$log" && ok ||
+    bad "the store fault is not logged once with its error: $(grep '"store_fault' "$log")"
+  [ "$(grep -c '"event": "store_fault_cleared", "refused": 3,' "$log")" = 1 ] && ok ||
+    bad "the fault's end is not logged once with the 3 refused requests: $(grep store_fault_cleared "$log")"
+  grep -q '"event": "error"\|"code": "server_error"' "$log" && bad "store errors logged one by one" || ok
+  kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died on a full disk"
+fi
+stop_server
+
+# --- 5e. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
+# request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose
+start_server http "$work/tls.json" "$work/http-state"
+grep -q "\"event\": \"listening\", \"address\": \"127.0.0.1\", \"port\": $port," "$work/http.server.log" && ok ||
+  bad "the listening line does not name port $port: $(grep listening "$work/http.server.log")"
+refused() { # refused ANSWER_FILE STATUS PHRASE WHAT
+  head -n 1 "$1" | grep -q "^HTTP/1.1 $2 " && grep -qi "^content-type: text/plain" "$1" &&
+    sed '1,/^\r$/d' "$1" | grep -qF "$3" && ok || bad "$4: expected $2 saying \"$3\", got: $(head -c 400 "$1" | tr '\r\n' ' ')"
+}
+while IFS='|' read -r target phrase; do
+  curl -s -i --path-as-is --max-time 10 "http://127.0.0.1:$port$target" >"$work/http.answer"
+  refused "$work/http.answer" 400 "$phrase" "GET ${target:0:60}"
+done <<EOF
+/status?x=%00|the query has a percent-encoded control character (%00)
+/%00|the path has a percent-encoded control character (%00)
+/status?x=%zz|the query has a '%' that is not followed by two hex digits
+/%zz/index.html|the path has a '%' that is not followed by two hex digits
+/status?x=%0d%0aSet-Cookie:x|the query has a percent-encoded control character (%0D)
+/../../etc/passwd|the path has a '..' segment
+/wasm/%2e%2e/%2E%2E/etc/passwd|the path has a '..' segment
+/$(printf 'a%.0s' $(seq 1 3000))|the request line is longer than 2048 bytes
+EOF
+answer() { (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf "$1" >&3 && timeout 10 cat <&3) >"$work/http.answer"; }
+while IFS='|' read -r code bytes phrase; do
+  answer "$bytes"
+  refused "$work/http.answer" "$code" "$phrase" "the bytes $bytes"
+done <<'EOF'
+400|GET /st\0atus HTTP/1.1\r\nHost: x\r\n\r\n|a byte that is not printable ASCII (0x00)
+400|GET /status\r\n\r\n|the request line has no HTTP version
+400|GET /status HTTP/2.0\r\n\r\n|the HTTP version is not HTTP/1.0 or HTTP/1.1
+400|garbage\r\n\r\n|the request line does not start with a method
+400|GET status HTTP/1.1\r\n\r\n|the request target is not a path starting with '/'
+405|BREW /status HTTP/1.1\r\nHost: x\r\n\r\n|only GET is served
+EOF
+# a malformed request after a good one from the same client (curl would reuse the connection)
+codes=$(curl -s -o /dev/null -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$port/status" "http://127.0.0.1:$port/status?x=%00")
+[ "$codes" = "200 400 " ] && ok || bad "a good request then a malformed one: $codes"
+status | grep -q '"round": 0' && kill -0 "$server_pid" 2>/dev/null && ok || bad "the server stopped serving after malformed requests"
+stop_server
+
+# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"

@@ -19,10 +19,10 @@
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { listeningPort } from '../js/port_file.mjs';
 import { CLASSES, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -40,12 +40,6 @@ const check = (ok, what) => {
 const children = [];
 const cleanup = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
 process.on('exit', cleanup);
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
 
 function start(name, cmd, args) {
   const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -70,15 +64,27 @@ async function until(what, fn, seconds) {
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 3 });
 writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
 const state = path.join(out, 'state');
-let aggregator;
+// The aggregator listens on a port the kernel chooses; a restart takes that
+// port again (the page reconnects to the address it has), with a few tries
+// in case it is not free yet.
+let aggregator, port = 0, base;
 async function startAggregator(name, stateDir = state) {
-  aggregator = start(name, path.join(build, 'sdfed-aggregator'), ['--task', path.join(out, 'task.json'),
-    '--state', stateDir, '--host', '127.0.0.1', '--port', String(port), '--min-clients', '3', '--deadline', '600',
-    '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
-  await until('the aggregator', async () => (await fetch(`${base}/status`)).ok, 30);
+  const portFile = path.join(out, `${name}.port`);
+  for (let tries = port ? 5 : 1; tries > 0; tries--) {
+    aggregator = start(name, path.join(build, 'sdfed-aggregator'), ['--task', path.join(out, 'task.json'),
+      '--state', stateDir, '--host', '127.0.0.1', '--port', String(port), '--port-file', portFile, '--min-clients', '3',
+      '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm',
+      path.join(emBuild, 'wasm-client')]);
+    const bound = await listeningPort(portFile, aggregator);
+    if (bound) {
+      port = bound;
+      base = `http://127.0.0.1:${port}`;
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the aggregator did not start (${name}.log)`);
 }
 const status = async () => (await fetch(`${base}/status`)).json();
 

@@ -11,10 +11,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { frame, GLOBAL } from '../../tests/js/frame.mjs';
+import { listeningPort } from '../../tests/js/port_file.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -23,22 +23,17 @@ const images = Number(process.argv[6] || 8), steps = Number(process.argv[7] || 5
 const { chromium } = createRequire(path.join(root, 'tests/browser/package.json'))('playwright-core');
 mkdirSync(work, { recursive: true });
 
-const port = await new Promise((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-});
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 Object.assign(task, { model, rounds: 1 });
 writeFileSync(path.join(work, 'task.json'), JSON.stringify(task));
+const portFile = path.join(work, `port-${process.pid}`);
 const aggregator = spawn(path.join(build, 'sdfed-aggregator'), ['--task', path.join(work, 'task.json'), '--state',
-  path.join(work, `state-${process.pid}`), '--host', '127.0.0.1', '--port', String(port), '--web',
+  path.join(work, `state-${process.pid}`), '--host', '127.0.0.1', '--port', '0', '--port-file', portFile, '--web',
   path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')], { stdio: 'ignore' });
 process.on('exit', () => aggregator.kill('SIGKILL'));
+const port = await listeningPort(portFile, aggregator, 60);
+if (!port) throw new Error('the aggregator did not start');
 const base = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  if (await fetch(`${base}/status`).then((r) => r.ok, () => false)) break;
-  if (i > 600) throw new Error('the aggregator did not start');
-  await new Promise((r) => setTimeout(r, 100));
-}
 const description = await (await fetch(`${base}/task`)).json();
 const [rows, width] = description.global_shape;
 const global = Array.from({ length: rows * width }, (_, i) => 0.02 * Math.sin(i + 1));

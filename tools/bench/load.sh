@@ -17,7 +17,7 @@ python=/usr/bin/python3
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-free_port() { local p=$((30000 + RANDOM % 20000)); while (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done; echo $p; }
+. tools/port_file.sh
 
 rows=()
 for n in "${counts[@]}"; do
@@ -33,11 +33,11 @@ for n in "${counts[@]}"; do
  "rounds": 3, "clients_per_round": 0, "method": "sdfed", "seed": 1}
 EOF
     rm -rf "$work/state"
-    port=$(free_port)
-    build/sdfed-aggregator --task "$work/task.json" --state "$work/state" --host 127.0.0.1 --port "$port" \
-      --min-clients "$n" --aggregate "$rule" 2>"$work/server.log" &
+    rm -f "$work/port"
+    build/sdfed-aggregator --task "$work/task.json" --state "$work/state" --host 127.0.0.1 --port 0 \
+      --port-file "$work/port" --min-clients "$n" --aggregate "$rule" 2>"$work/server.log" &
     server=$!
-    for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/status" >/dev/null && break; sleep 0.1; done
+    port=$(port_file "$work/port" "$server") || { echo "load: the aggregator did not start: $(tail -n 3 "$work/server.log")"; exit 1; }
     build/sdfed-load --server "ws://127.0.0.1:$port" --clients "$n" --rounds 3 --timeout 600 | tee "$work/load.log" || true
     peak_kb=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$server/status")
     kill "$server"

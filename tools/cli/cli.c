@@ -64,6 +64,25 @@ int cli_make_dirs(const char *path, sdfed_error *err) {
     return SDFED_OK;
 }
 
+int cli_write_file(const char *path, const char *text, sdfed_error *err) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", tmp, strerror(errno));
+    int written = fputs(text, f) >= 0;
+    if (fclose(f) != 0 || !written) {
+        remove(tmp);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", tmp);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    return SDFED_OK;
+}
+
 const char *cli_resolve_path(const char *path, char *buf, size_t cap) {
     if (path[0] == '/' || access(path, F_OK) == 0) return path;
 #if defined(__linux__)

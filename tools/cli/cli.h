@@ -45,6 +45,10 @@ const char *cli_resolve_path(const char *path, char *buf, size_t cap);
 /* mkdir -p path */
 int cli_make_dirs(const char *path, sdfed_error *err);
 
+/* Writes text to path through a temporary file in the same folder and a
+ * rename: a reader sees no file or the whole text, never part of it. */
+int cli_write_file(const char *path, const char *text, sdfed_error *err);
+
 /* A model file loaded with its tokenizer. */
 typedef struct cli_model {
     file_map file;

@@ -1,0 +1,250 @@
+/* Checks each plain-HTTP connection's request line before lws parses it
+ * (see gate.h). Waiting connections are watched through one epoll
+ * descriptor that lws polls as a raw file. The gate peeks (MSG_PEEK) and
+ * never reads a request it lets through: lws gets the connection with every
+ * byte still in the socket, as if straight from its listener. While a line
+ * is incomplete, SO_RCVLOWAT keeps epoll quiet until more bytes arrive. */
+#include "gate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http.h"
+
+#define MAX_LINE 2048 /* the longest request line, without its line break */
+
+typedef struct waiting {
+    struct waiting *prev, *next; /* oldest first, the order of their deadlines */
+    int fd;
+    int answered; /* refused: what the peer still sends is read and dropped until it closes */
+    int64_t deadline_ms;
+} waiting;
+
+struct gate {
+    struct lws_vhost *vh;
+    int epfd; /* lws's once adopted: it closes it with the context */
+    int64_t timeout_ms;
+    waiting *head, *tail;
+};
+
+/* ---------------------------------------------------------- the check */
+
+static int is_token_char(int c) { return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c)); }
+
+static int say(char *why, size_t cap, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int say(char *why, size_t cap, int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* The request target: a path from '/', then an optional query. Its
+ * escapes are decoded as lws will decode them, and the decoded path's
+ * segments checked, since lws would resolve "." and "..". */
+static int check_target(const char *t, size_t len, char *why, size_t cap) {
+    if (!len || t[0] != '/') return say(why, cap, 400, "the request target is not a path starting with '/'");
+    char path[MAX_LINE + 1];
+    size_t n = 0;
+    int in_query = 0;
+    for (size_t i = 0; i < len; i++) {
+        int c = (unsigned char)t[i];
+        const char *part = in_query ? "query" : "path";
+        if (c <= 0x20 || c >= 0x7f)
+            return say(why, cap, 400, "the request target has a byte that is not printable ASCII (0x%02x)", c);
+        if (c == '#') return say(why, cap, 400, "the request target has a fragment ('#')");
+        if (c == '?' && !in_query) {
+            in_query = 1;
+            continue;
+        }
+        if (c == '%') {
+            if (i + 2 >= len || !isxdigit((unsigned char)t[i + 1]) || !isxdigit((unsigned char)t[i + 2]))
+                return say(why, cap, 400, "the %s has a '%%' that is not followed by two hex digits", part);
+            char hex[3] = {t[i + 1], t[i + 2], '\0'};
+            c = (int)strtol(hex, NULL, 16);
+            i += 2;
+            if (c < 0x20 || c == 0x7f)
+                return say(why, cap, 400, "the %s has a percent-encoded control character (%%%02X)", part, c);
+        }
+        if (!in_query) path[n++] = (char)c;
+    }
+    for (size_t start = 1, end; start <= n; start = end + 1) {
+        const char *slash = memchr(path + start, '/', n - start);
+        end = slash ? (size_t)(slash - path) : n;
+        const char *seg = path + start;
+        if ((end - start == 1 && seg[0] == '.') || (end - start == 2 && seg[0] == '.' && seg[1] == '.'))
+            return say(why, cap, 400, "the path has a '%.*s' segment", (int)(end - start), seg);
+    }
+    return 0;
+}
+
+/* 0 when line (without its line break) is a request lws may have; else
+ * the status to answer with, and why in words. */
+static int check_line(const char *line, size_t len, char *why, size_t cap) {
+    if (len && line[len - 1] == '\r') len--;
+    if (len > MAX_LINE) return say(why, cap, 400, "the request line is longer than %d bytes", MAX_LINE);
+    const char *end = line + len, *sp1 = memchr(line, ' ', len);
+    if (!sp1 || sp1 == line) return say(why, cap, 400, "the request line does not start with a method and a space");
+    for (const char *p = line; p < sp1; p++)
+        if (!is_token_char((unsigned char)*p)) return say(why, cap, 400, "the method is not an HTTP token");
+    const char *target = sp1 + 1, *sp2 = memchr(target, ' ', (size_t)(end - target));
+    if (!sp2) return say(why, cap, 400, "the request line has no HTTP version");
+    const char *version = sp2 + 1;
+    if (end - version != 8 || (memcmp(version, "HTTP/1.1", 8) && memcmp(version, "HTTP/1.0", 8)))
+        return say(why, cap, 400, "the HTTP version is not HTTP/1.0 or HTTP/1.1");
+    int status = check_target(target, (size_t)(sp2 - target), why, cap);
+    if (status) return status;
+    if (sp1 - line != 3 || memcmp(line, "GET", 3)) return say(why, cap, 405, "only GET is served");
+    return 0;
+}
+
+/* ---------------------------------------------------- the connections */
+
+static void forget(gate *g, waiting *w) {
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        g->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        g->tail = w->prev;
+    free(w);
+}
+
+static void drop(gate *g, waiting *w) {
+    close(w->fd); /* which also takes it out of the epoll set */
+    forget(g, w);
+}
+
+static int set_low_water(int fd, int bytes) { return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes); }
+
+/* The request line is fine: lws gets the connection with every byte of
+ * the request still to read. */
+static void hand_over(gate *g, waiting *w) {
+    int fd = w->fd;
+    epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
+    set_low_water(fd, 1);
+    forget(g, w);
+    lws_adopt_socket_vhost(g->vh, fd); /* on failure lws closes fd */
+}
+
+/* Answers and shuts the sending side; what the peer sends meanwhile is
+ * read and dropped until it closes (a socket closed with unread input is
+ * reset, and a reset can make the peer lose the answer). */
+static void refuse(gate *g, waiting *w, int status, const char *why) {
+    char response[1024];
+    int len = http_text_response(response, sizeof response, status, why);
+    if (len > 0 && send(w->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) == len &&
+        shutdown(w->fd, SHUT_WR) == 0 && set_low_water(w->fd, 1) == 0)
+        w->answered = 1;
+    else
+        drop(g, w);
+}
+
+static void drain(gate *g, waiting *w) {
+    char buf[4096];
+    ssize_t n = 1;
+    for (int i = 0; i < 16 && n > 0; i++) n = recv(w->fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) drop(g, w);
+}
+
+static void serve(gate *g, waiting *w, uint32_t events) {
+    if (w->answered) {
+        drain(g, w);
+        return;
+    }
+    char line[MAX_LINE + 2], why[160]; /* room for the line and its CR LF */
+    ssize_t n = recv(w->fd, line, sizeof line, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) {
+        drop(g, w); /* gone before saying anything */
+        return;
+    }
+    const char *eol = memchr(line, '\n', (size_t)n);
+    int status = 400;
+    if (eol)
+        status = check_line(line, (size_t)(eol - line), why, sizeof why);
+    else if (n == (ssize_t)sizeof line)
+        say(why, sizeof why, 400, "the request line is longer than %d bytes", MAX_LINE);
+    else if (events & EPOLLRDHUP)
+        say(why, sizeof why, 400, "the request line ends without a line break");
+    else {
+        /* the rest of the line is on its way: no wake-up before it grows */
+        if (set_low_water(w->fd, (int)n + 1)) drop(g, w);
+        return;
+    }
+    if (status)
+        refuse(g, w, status, why);
+    else
+        hand_over(g, w);
+}
+
+int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, sdfed_error *err) {
+    *out = NULL;
+    gate *g = calloc(1, sizeof *g);
+    if (!g) return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
+    g->vh = vh;
+    g->timeout_ms = 1000 * (int64_t)timeout_s;
+    g->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (g->epfd < 0) {
+        int e = errno;
+        free(g);
+        return sdfed_fail(err, SDFED_ERR_IO, "gate: epoll: %s", strerror(e));
+    }
+    lws_sock_file_fd_type fd = {.filefd = g->epfd};
+    if (!lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, fd, NULL, NULL)) {
+        free(g);
+        return sdfed_fail(err, SDFED_ERR_IO, "gate: lws cannot watch the epoll descriptor");
+    }
+    *out = g;
+    return SDFED_OK;
+}
+
+void gate_close(gate *g) {
+    if (!g) return;
+    while (g->head) drop(g, g->head);
+    free(g);
+}
+
+int gate_take(gate *g, int fd, int64_t now_ms) {
+    waiting *w = calloc(1, sizeof *w);
+    int own = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = w};
+    if (own < 0 || epoll_ctl(g->epfd, EPOLL_CTL_ADD, own, &ev) != 0) {
+        if (own >= 0) close(own);
+        free(w);
+        return 1; /* dropped: no connection reaches lws unchecked */
+    }
+    *w = (waiting){.prev = g->tail, .fd = own, .deadline_ms = now_ms + g->timeout_ms};
+    if (g->tail)
+        g->tail->next = w;
+    else
+        g->head = w;
+    g->tail = w;
+    return 1;
+}
+
+void gate_service(gate *g) {
+    struct epoll_event ev[64];
+    int n = epoll_wait(g->epfd, ev, 64, 0);
+    for (int i = 0; i < n; i++) serve(g, ev[i].data.ptr, ev[i].events);
+}
+
+void gate_expire(gate *g, int64_t now_ms) {
+    while (g->head && g->head->deadline_ms <= now_ms) drop(g, g->head);
+}

@@ -1,0 +1,44 @@
+/* The first look at each plain-HTTP connection, before lws parses it.
+ * lws drops a connection whose request target decodes to a NUL, answers a
+ * bad percent escape with its own HTML 403 and quietly resolves "..", so a
+ * malformed request could not be answered properly once lws has it. The
+ * gate gets every connection lws's listener accepts (server.c), waits
+ * without reading until the request line is in, checks it, and then gives
+ * the connection back to lws untouched, or answers 400 (405 for a method
+ * other than GET) with a one-line text/plain body saying what is wrong, and
+ * closes. A request line must be
+ *     METHOD SP /path[?query] SP HTTP/1.0 or HTTP/1.1
+ * at most 2048 bytes, printable ASCII with no fragment, every '%' followed
+ * by two hex digits that do not encode a control character, and no "." or
+ * ".." path segment, encoded or not. Responses close a plain-HTTP
+ * connection (http.h), so every request is the first on its connection
+ * and passes here. TLS connections are not looked at (lws decrypts them). */
+#ifndef SDFED_AGGREGATOR_GATE_H
+#define SDFED_AGGREGATOR_GATE_H
+
+#include <stdint.h>
+
+#include <libwebsockets.h>
+
+#include "status.h"
+
+typedef struct gate gate;
+
+/* A gate in front of vhost vh; a connection whose request line is not in
+ * after timeout_s is dropped. */
+int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, sdfed_error *err);
+/* Closes the connections still waiting (call after the lws context is
+ * destroyed: lws closes the descriptor it watches for the gate). */
+void gate_close(gate *g);
+
+/* A connection lws's listener accepted (LWS_CALLBACK_FILTER_NETWORK_
+ * CONNECTION): the gate keeps a copy of fd and returns 1, for lws to close
+ * its own and forget the connection. */
+int gate_take(gate *g, int fd, int64_t now_ms);
+/* The gate's descriptor is readable (LWS_CALLBACK_RAW_RX_FILE): the
+ * connections whose bytes came in are served. */
+void gate_service(gate *g);
+/* Drops the connections that waited past their deadline. */
+void gate_expire(gate *g, int64_t now_ms);
+
+#endif

@@ -1,0 +1,36 @@
+// A scripted sdfed.v1 connection for the aggregator's tests (Node 20's
+// WebSocket: node --experimental-websocket): the messages received, in
+// order, and the next one that answers what the script sent.
+export function connect(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'sdfed.v1');
+    ws.binaryType = 'arraybuffer';
+    const inbox = [], waiters = [], all = [];
+    let closed = false;
+    ws.onmessage = (e) => {
+      const m = typeof e.data === 'string' ? JSON.parse(e.data) : { type: 'binary', size: e.data.byteLength };
+      all.push(m);
+      const w = waiters.shift();
+      if (w) w(m); else inbox.push(m);
+    };
+    let closeCode = 0;
+    ws.onclose = (e) => { closed = true; closeCode = e.code; while (waiters.length) waiters.shift()(null); };
+    ws.onerror = () => reject(new Error('connection failed'));
+    ws.onopen = () => resolve({
+      send: (d) => ws.send(d),
+      close: () => ws.close(),
+      get closed() { return closed; },
+      get closeCode() { return closeCode; },
+      all, // every message received, in order
+      // the next message that is not a wait/round_start/binary, or null after 3 s or on close
+      next: () => new Promise((res) => {
+        const pick = (m) => (m && ['wait', 'round_start', 'binary', 'heartbeat'].includes(m.type) ? false : true);
+        while (inbox.length) { const m = inbox.shift(); if (pick(m)) return res(m); }
+        if (closed) return res(null);
+        const timer = setTimeout(() => res(null), 3000);
+        const waiter = (m) => { if (m && !pick(m)) { waiters.push(waiter); return; } clearTimeout(timer); res(m); };
+        waiters.push(waiter);
+      }),
+    });
+  });
+}
