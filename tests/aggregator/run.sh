@@ -67,6 +67,7 @@ start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
     "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" \
       --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
     pids+=("$!")
+    client_pid[k]=$!
   done
 }
 client_extra() { :; }
@@ -127,12 +128,18 @@ stop_server
 # --- 3. kill -9 while a round is open, restart on the same state
 task crash '{"rounds": 6, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 200}}'
 "$sdfed" sim --task "$work/crash.json" --out "$work/crash-sim" --cache "$cache" >"$work/crash-sim.log" 2>&1
-start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && start_clients crash 10
-killed=0
+# Client 9 is stopped (SIGSTOP) in the pause before round 3, after its
+# round-2 update was acknowledged, so round 3 cannot close before the kill
+# however loaded the machine is; it resumes once the server is back.
+start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 --round-pause 3 && start_clients crash 10
+killed=0 stopped=0
 for _ in $(seq 1 3000); do
   s=$(status)
-  if echo "$s" | grep -q '"round": 3,' && echo "$s" | grep -q '"round_open": 1' &&
-     ! echo "$s" | grep -q '"reported": 0,' && ! echo "$s" | grep -q '"reported": 10,'; then
+  if [ "$stopped" = 0 ] && echo "$s" | grep -q '"round": 3,' && echo "$s" | grep -q '"round_open": 0'; then
+    kill -STOP "${client_pid[9]}" && stopped=1
+  fi
+  if [ "$stopped" = 1 ] && echo "$s" | grep -q '"round": 3,' && echo "$s" | grep -q '"round_open": 1' &&
+     ! echo "$s" | grep -q '"reported": 0,'; then
     kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null; killed=1; break
   fi
   sleep 0.01
@@ -140,7 +147,9 @@ done
 [ "$killed" = 1 ] && ok || bad "could not catch round 3 half-reported"
 acked=$(sqlite3 "$work/crash-state/aggregator.sqlite" 'SELECT count(*) FROM updates WHERE round = 3')
 sleep 1
-same_port=1 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120 && wait_done crash 180
+same_port=1 start_server crash "$work/crash.json" "$work/crash-state" --deadline 120
+kill -CONT "${client_pid[9]}"
+wait_done crash 180
 grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did not resume"
 [ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
   bad "after kill -9 the history differs from an uninterrupted run"
