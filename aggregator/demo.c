@@ -51,7 +51,8 @@ int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), voi
     return -1;
 }
 
-static void base64(sdfed_sink *sink, const uint8_t *data, size_t n) {
+/* Writes data as base64; non-zero when a write failed. */
+static int base64(sdfed_sink *sink, const uint8_t *data, size_t n) {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char quad[4];
     for (size_t i = 0; i < n; i += 3) {
@@ -60,26 +61,28 @@ static void base64(sdfed_sink *sink, const uint8_t *data, size_t n) {
         for (int j = 0; j < 4; j++) quad[j] = alphabet[(v >> (18 - 6 * j)) & 63];
         if (i + 1 >= n) quad[2] = '=';
         if (i + 2 >= n) quad[3] = '=';
-        sink->write(sink->ctx, quad, 4);
+        if (sink->write(sink->ctx, quad, 4)) return 1;
     }
+    return 0;
 }
 
-/* "name": {"labels": [...], "pixels": "<base64>"} for the listed images. */
-static void split_json(sdfed_sink *sink, const char *name, const int *ids, int n, const uint8_t *pixels,
-                       const uint8_t *labels, size_t per, int first) {
+/* "name": {"labels": [...], "pixels": "<base64>"} for the listed images;
+ * non-zero when memory ran out (the output is then incomplete). */
+static int split_json(sdfed_sink *sink, const char *name, const int *ids, int n, const uint8_t *pixels,
+                      const uint8_t *labels, size_t per, int first) {
     char item[32];
     int len = snprintf(item, sizeof item, "%s\"%s\": {\"labels\": [", first ? "" : ", ", name);
-    sink->write(sink->ctx, item, (size_t)len);
-    for (int i = 0; i < n; i++) {
+    int failed = sink->write(sink->ctx, item, (size_t)len);
+    for (int i = 0; i < n && !failed; i++) {
         len = snprintf(item, sizeof item, "%s%d", i ? ", " : "", labels[ids[i]]);
-        sink->write(sink->ctx, item, (size_t)len);
+        failed = sink->write(sink->ctx, item, (size_t)len);
     }
-    sink->write(sink->ctx, "], \"pixels\": \"", 14);
-    uint8_t *packed = malloc(per * (size_t)n + 1);
+    failed = failed || sink->write(sink->ctx, "], \"pixels\": \"", 14);
+    uint8_t *packed = failed ? NULL : malloc(per * (size_t)n + 1);
     for (int i = 0; packed && i < n; i++) memcpy(packed + per * i, pixels + per * ids[i], per);
-    if (packed) base64(sink, packed, per * (size_t)n);
+    failed = failed || !packed || base64(sink, packed, per * (size_t)n) || sink->write(sink->ctx, "\"}", 2);
     free(packed);
-    sink->write(sink->ctx, "\"}", 2);
+    return failed;
 }
 
 int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
@@ -90,9 +93,11 @@ int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
     sdfed_sink sink = sdfed_buffer_sink(out);
     char head[128];
     int len = snprintf(head, sizeof head, "{\"shard\": %d, \"width\": %d, \"height\": %d, ", k, f->cols, f->rows);
-    sink.write(sink.ctx, head, (size_t)len);
-    split_json(&sink, "train", s->train, s->n_train, f->train_pixels, f->train_labels, per, 1);
-    split_json(&sink, "test", s->test, s->n_test, f->test_pixels, f->test_labels, per, 0);
-    sink.write(sink.ctx, "}", 1);
-    return out->data ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
+    int failed = sink.write(sink.ctx, head, (size_t)len) ||
+                 split_json(&sink, "train", s->train, s->n_train, f->train_pixels, f->train_labels, per, 1) ||
+                 split_json(&sink, "test", s->test, s->n_test, f->test_pixels, f->test_labels, per, 0) ||
+                 sink.write(sink.ctx, "}", 1);
+    if (!failed) return SDFED_OK;
+    sdfed_buffer_free(out);
+    return sdfed_fail(err, SDFED_ERR_NOMEM, "demo shard %d: out of memory", k);
 }

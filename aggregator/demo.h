@@ -26,7 +26,8 @@ void demo_close(demo *d);
  * says whether a connected client holds shard k. */
 int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), void *ctx);
 int demo_shards(const demo *d);
-/* Shard k as JSON into out. */
+/* Shard k as JSON into out, whole or not at all: when memory runs out, out
+ * is freed and the error says so. */
 int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err);
 
 #endif

@@ -331,10 +331,11 @@ static int demo_shard(struct lws *wsi, http_site *site) {
     }
     sdfed_buffer b = {0};
     sdfed_error err = {0};
-    int rc = demo_shard_json(site->demo, shard, &b, &err)
-                 ? respond(wsi, HTTP_STATUS_INTERNAL_SERVER_ERROR, "text/plain", err.message, strlen(err.message),
-                           "no-store")
-                 : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    /* a shard is sent whole or not at all: out of memory is 503, try later */
+    int rc =
+        demo_shard_json(site->demo, shard, &b, &err)
+            ? respond(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", err.message, strlen(err.message), "no-store")
+            : respond(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
     return rc;
 }

@@ -269,6 +269,27 @@ EOF
 codes=$(curl -s -o /dev/null -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$port/status" "http://127.0.0.1:$port/status?x=%00")
 [ "$codes" = "200 400 " ] && ok || bad "a good request then a malformed one: $codes"
 status | grep -q '"round": 0' && kill -0 "$server_pid" 2>/dev/null && ok || bad "the server stopped serving after malformed requests"
+# a demo shard is sent whole or not at all: with the server's address space
+# capped just above what it uses (prlimit), building the shard runs out of
+# memory and the answer is 503 with nothing partial; uncapped, 200 again.
+# (Not in sanitizer builds, whose allocator reserves memory its own way.)
+shard() { curl -s -o "$work/shard.answer" -w '%{http_code}' "http://127.0.0.1:$port/demo/shard?k=0"; }
+whole_shard() {
+  /usr/bin/python3 -c 'import base64, json, sys
+d = json.load(open(sys.argv[1]))
+for part in ("train", "test"):
+    assert len(base64.b64decode(d[part]["pixels"])) == len(d[part]["labels"]) * d["width"] * d["height"]' "$work/shard.answer"
+}
+[ "$(shard)" = 200 ] && whole_shard && ok || bad "a demo shard is not whole: $(head -c 200 "$work/shard.answer")"
+if ! nm "$aggregator" 2>/dev/null | grep -q __asan_init; then
+  vm_kb=$(awk '/^VmSize/ {print $2}' "/proc/$server_pid/status")
+  prlimit --pid "$server_pid" --as=$(((vm_kb + 512) * 1024)):  # the soft limit only, which can go back up
+  code=$(shard)
+  prlimit --pid "$server_pid" --as=unlimited:
+  [ "$code" = 503 ] && grep -q "out of memory" "$work/shard.answer" && ok ||
+    bad "a shard without memory: $code $(head -c 200 "$work/shard.answer")"
+  [ "$(shard)" = 200 ] && whole_shard && ok || bad "the demo shard after the memory came back: $(head -c 200 "$work/shard.answer")"
+fi
 stop_server
 
 # --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2

@@ -12,6 +12,15 @@ model=$(realpath "$here/../../models/fmnist-tiny-clip.q8_0.gguf")
 cd "$here"
 out=$build/browser-test
 mkdir -p "$out"
+# the second federation's model (the native ctest converts it too; make
+# test-browser alone must not depend on that)
+other_model=$build/test-models/mini-vit.openai.f32.gguf
+if [ ! -s "$other_model" ]; then
+  mkdir -p "$build/test-models"
+  clip=$here/../../../shared/clip
+  "$build/sdfed" convert --in "$clip/mini-vit.openai.safetensors" --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" \
+    --out "$other_model" --type f32 >/dev/null || { echo "browser: 0 passed, 1 failed (converting $other_model)"; exit 1; }
+fi
 if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error || { echo "browser: 0 passed, 1 failed (npm ci)"; exit 1; }
 fi
