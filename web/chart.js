@@ -1,0 +1,27 @@
+// The accuracy chart (#chart, an SVG): the volunteer's accuracy on the
+// held-out images, per round.
+import { $ } from './page.js';
+
+// history: [{round, accuracy}], as kept in IndexedDB
+export function drawChart(history = []) {
+  const W = 640, H = 260, left = 44, top = 14, pw = W - left - 16, ph = H - top - 34;
+  const x = (i) => left + (history.length > 1 ? (pw * i) / (history.length - 1) : pw / 2);
+  const y = (a) => top + ph * (1 - a);
+  let parts = '';
+  for (let p = 0; p <= 100; p += 25)
+    parts += `<line x1="${left}" y1="${y(p / 100)}" x2="${left + pw}" y2="${y(p / 100)}" stroke="#e3e7ee"/>` +
+      `<text x="${left - 6}" y="${y(p / 100) + 4}" text-anchor="end" font-size="11">${p}%</text>`;
+  if (history.length) {
+    const points = history.map((h, i) => `${x(i).toFixed(1)},${y(h.accuracy).toFixed(1)}`).join(' ');
+    parts += `<polyline fill="none" stroke="#0b63c5" stroke-width="2" points="${points}"/>`;
+    parts += history.map((h, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(h.accuracy).toFixed(1)}" r="3" ` +
+      `fill="#0b63c5"><title>round ${h.round + 1}: ${(100 * h.accuracy).toFixed(1)}%</title></circle>`).join('');
+    const last = history[history.length - 1];
+    parts += `<text x="${left + pw}" y="${H - 8}" text-anchor="end" font-size="12">round ${last.round + 1}: ` +
+      `${(100 * last.accuracy).toFixed(1)}%</text>`;
+  } else {
+    parts += `<text x="${left + pw / 2}" y="${top + ph / 2}" text-anchor="middle" fill="#5b6575">` +
+      'no rounds yet</text>';
+  }
+  $('chart').innerHTML = parts;
+}

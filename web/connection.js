@@ -1,0 +1,126 @@
+// The page's one WebSocket to the aggregator (sdfed.v1, docs/protocol.md):
+// joining, hello with the token kept in IndexedDB (a rejoin), the server's
+// messages shown, a round's global prompt handed to training, reconnecting
+// with backoff until the volunteer leaves.
+import { $, page, setStage, showError } from './page.js';
+import * as store from './store.js';
+import { trainRound } from './training.js';
+
+let socket = null;
+let reconnectDelay = 1000;
+let roundWaiting = null; // a round_start whose parameters are to come
+let left = false; // "forget me": never connect again
+
+function showConnection(state, text) {
+  const badge = $('connection');
+  badge.dataset.state = state;
+  badge.textContent = text;
+}
+
+function showTrainingStatus(text) { $('training-status').textContent = text; }
+
+function send(message) { if (socket && socket.readyState === WebSocket.OPEN) socket.send(message); }
+
+export function join() {
+  page.joined = true;
+  $('join').disabled = true;
+  setStage('joined');
+  store.updateState(page.federation, { joined: true }).then((s) => { page.stored = s; });
+  connect();
+}
+
+// For good: the server is told, and the page does not reconnect.
+export function leave() {
+  left = true;
+  if (socket) {
+    send(JSON.stringify({ type: 'leave' }));
+    socket.close();
+  }
+}
+
+function connect() {
+  if (socket || left) return;
+  showConnection('connecting', 'connecting…');
+  const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, 'sdfed.v1');
+  ws.binaryType = 'arraybuffer';
+  socket = ws;
+  ws.onopen = () => {
+    reconnectDelay = 1000;
+    const hello = { type: 'hello', protocol: 'sdfed.v1', kind: 'browser', encoding: 'binary' };
+    if (page.stored.token) hello.token = page.stored.token;
+    if (page.dataset && page.dataset.source === 'demo') hello.shard = page.dataset.shard;
+    ws.send(JSON.stringify(hello));
+  };
+  ws.onmessage = (e) => {
+    const work = typeof e.data === 'string' ? onMessage(JSON.parse(e.data)) : onFrame(e.data);
+    Promise.resolve(work).catch(showError);
+  };
+  ws.onclose = () => {
+    socket = null;
+    roundWaiting = null;
+    if (left || !page.joined) return showConnection('offline', 'not connected');
+    const seconds = Math.round(reconnectDelay / 1000);
+    showConnection('offline', `connection lost; retrying in ${seconds} s`);
+    setTimeout(connect, reconnectDelay);
+    reconnectDelay = Math.min(30000, reconnectDelay * 2);
+  };
+}
+
+async function onMessage(m) {
+  switch (m.type) {
+  case 'welcome':
+    if (m.model.sha256 !== page.description.model.sha256 ||
+        m.classes.join('\n') !== page.description.classes.join('\n')) {
+      page.joined = false; // not this page's federation: stay out of it
+      socket.close();
+      showConnection('offline', 'another federation');
+      throw new Error('the server now runs another federation (another model or classes); reload the page to ' +
+        'see it');
+    }
+    page.stored = await store.updateState(page.federation, { token: m.token });
+    showConnection('online', `connected as volunteer ${m.client_id}`);
+    showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round + 1}).`);
+    break;
+  case 'round_start':
+    roundWaiting = m.round;
+    showTrainingStatus(`Round ${m.round + 1}: receiving the shared prompt…`);
+    break;
+  case 'ack':
+    showTrainingStatus(`Round ${m.round + 1}: the server stored your update. Waiting for the others…`);
+    break;
+  case 'round_end':
+    showTrainingStatus(`Round ${m.round + 1} is over (${m.participants} volunteers). Waiting for the next…`);
+    break;
+  case 'wait':
+    showTrainingStatus(m.reason === 'not_sampled' ?
+      `Round ${m.round + 1} runs without you; you are in line for the next.` :
+      `Waiting for round ${m.round + 1} (${m.reason.replaceAll('_', ' ')}).`);
+    break;
+  case 'done':
+    showTrainingStatus(`The federation finished its ${m.rounds} rounds. Thank you! Your personal prompt stays here ` +
+      'for "try it".');
+    setStage('done');
+    break;
+  case 'error':
+    if (m.code === 'bad_token') { // the server forgot us (a new federation): join afresh
+      page.stored = await store.updateState(page.federation, { token: null });
+      socket.close();
+      break;
+    }
+    if (m.code === 'wrong_round' || m.code === 'not_in_round') {
+      showTrainingStatus('The round closed before your update arrived; you are in line for round ' +
+        `${(m.next_round ?? 0) + 1}.`);
+      break;
+    }
+    throw new Error(`the server refused: ${m.message} (${m.code})`);
+  default: break;
+  }
+}
+
+// The binary frame after a round_start: that round's global parameters.
+async function onFrame(frame) {
+  const round = roundWaiting;
+  if (round === null) return;
+  roundWaiting = null;
+  return trainRound(round, frame, send);
+}

@@ -1,0 +1,77 @@
+// The federation as the aggregator serves it over HTTP: its description
+// (/task) and progress (/status), shown in section 1, its demo shards
+// (/demo/shard), and its model file, downloaded once into IndexedDB and
+// checked against its sha256 on every load.
+import { $, page, showProgress } from './page.js';
+import * as store from './store.js';
+
+async function fetchJson(url) {
+  const r = await fetch(url, { cache: 'no-store' });
+  const body = await r.json().catch(() => null);
+  if (!r.ok) throw new Error(body && body.error ? body.error : `${url}: HTTP ${r.status}`);
+  return body;
+}
+
+async function sha256Hex(bytes) {
+  const digest = await crypto.subtle.digest('SHA-256', bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export async function describe() {
+  const d = await fetchJson('/task');
+  page.description = d;
+  page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
+  $('federation-summary').textContent = `Together the volunteers teach a ${d.task.method} prompt to a CLIP model ` +
+    `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} rounds.`;
+  $('classes').textContent = d.classes.join(', ');
+  $('method').textContent = `${d.task.method} (global prompt ${d.task.global_prompt_length} tokens, shared; ` +
+    'personal prompt kept here)';
+  $('model').textContent = `${(d.model.size / 1e6).toFixed(1)} MB, sha256 ${d.model.sha256.slice(0, 12)}…`;
+}
+
+export async function pollStatus() {
+  try {
+    const s = await fetchJson('/status');
+    $('round').textContent = s.done ? `finished (${s.rounds} rounds)` :
+      `${s.round + 1} of ${s.rounds}${s.round_open ? `, ${s.reported} of ${s.participants} reported` : ''}`;
+    $('volunteers').textContent = String(s.clients);
+  } catch (e) { /* the badge shows the connection; the next poll retries */ }
+  setTimeout(pollStatus, 5000);
+}
+
+// shard: the one this page had (asked for again), or undefined (the server picks)
+export const fetchDemoShard = (shard) => fetchJson(`/demo/shard${shard !== undefined ? `?k=${shard}` : ''}`);
+
+// The model from IndexedDB, or downloaded once; its sha256 checked either way.
+export async function loadModel() {
+  const { url, sha256, size } = page.description.model;
+  let bytes = await store.getModel(sha256);
+  if (bytes && (await sha256Hex(bytes)) !== sha256) bytes = null; // damaged copy: fetch again
+  if (!bytes) {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`the model could not be downloaded (HTTP ${r.status})`);
+    const reader = r.body.getReader(), chunks = [];
+    let got = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      got += value.length;
+      showProgress('model-progress', got, size, `downloading the model: ${(got / 1e6).toFixed(1)} of ` +
+        `${(size / 1e6).toFixed(1)} MB`);
+    }
+    bytes = new Uint8Array(got);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    const actual = await sha256Hex(bytes);
+    if (actual !== sha256)
+      throw new Error(`the model file does not match the federation's hash (expected ${sha256.slice(0, 12)}…, ` +
+        `got ${actual.slice(0, 12)}…); reload the page, and tell the organiser if it happens again`);
+    await store.putModel(sha256, bytes);
+    showProgress('model-progress', size, size, 'model downloaded and verified');
+  }
+  return bytes;
+}

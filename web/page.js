@@ -1,0 +1,34 @@
+// The page's state, and the parts of the page every module shows through:
+// the stage (body's data-stage, which the CSS and the browser test read),
+// the error line and the progress bars.
+
+export const $ = (id) => document.getElementById(id);
+
+export const page = {
+  description: null, // GET /task: task, model, classes, global_shape, mode
+  federation: null, // this federation's id in IndexedDB
+  stored: {}, // its IndexedDB state: token, shard, index, params, history, joined
+  compute: null, // the worker (compute.js), once the model is in it
+  dataset: null, // {source, shard, features, labels, test, embedDim}
+  joined: false,
+};
+
+export function showError(e) {
+  const box = $('error');
+  box.textContent = e ? (e.message || String(e)) : '';
+  box.hidden = !e;
+}
+
+export function setStage(stage) { document.body.dataset.stage = stage; }
+
+export function showProgress(id, done, total, label) {
+  const box = $(id);
+  box.hidden = false;
+  box.firstElementChild.style.width = `${total ? (100 * done) / total : 0}%`;
+  box.lastElementChild.textContent = label;
+}
+
+// For controls the volunteer can use before the worker has the model.
+export function requireModel() {
+  if (!page.compute) throw new Error('the model is still loading; try again in a moment');
+}

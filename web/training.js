@@ -1,0 +1,63 @@
+// This volunteer's prompts in the worker: set up for the federation's task
+// with the client index and the prompts kept in IndexedDB, then trained
+// round by round on the server's global prompt (the update and the accuracy
+// sent back, the prompts and the accuracy per round kept).
+import { drawChart } from './chart.js';
+import { $, page, setStage, showProgress } from './page.js';
+import * as store from './store.js';
+
+// The client's index picks its random stream and, for tasks with varied
+// lengths, its personal prompt's length: the demo shard, or a number drawn once.
+function clientIndex() {
+  if (page.stored.shard !== undefined) return page.stored.shard;
+  return page.stored.index;
+}
+
+export async function setTask() {
+  const d = page.description;
+  await page.compute.call('setTask', { task: d.task, classes: d.classes, index: clientIndex() });
+  if (page.stored.params) {
+    try {
+      await page.compute.call('loadParams', { bytes: page.stored.params });
+    } catch (e) {
+      page.stored = await store.updateState(page.federation, { params: null }); // another task's prompts: start afresh
+    }
+  }
+}
+
+// Another demo shard, or none (the volunteer's own images): another client
+// index, so the prompts start afresh.
+export async function changeShard(shard) {
+  page.stored = await store.updateState(page.federation, { shard, params: null });
+  await setTask();
+}
+
+// The global parameters of a round: train, upload (send), report, keep.
+export async function trainRound(round, frame, send) {
+  setStage('training');
+  const r = await page.compute.call('round', { frame }, (done, total) =>
+    showProgress('round-progress', done, total, `round ${round + 1}: training step ${done} of ${total}`), [frame]);
+  send(r.update.buffer);
+  send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
+    test_samples: page.dataset.test.reduce((a, b) => a + b, 0) }));
+  const params = await page.compute.call('saveParams');
+  const history = (page.stored.history || []).filter((h) => h.round !== round)
+    .concat([{ round, accuracy: r.accuracy }]);
+  page.stored = await store.updateState(page.federation, { params, history });
+  showProgress('round-progress', r.steps, r.steps, `round ${round + 1}: ${r.steps} steps, ` +
+    `${r.stepMs.toFixed(0)} ms per step; your accuracy ${(100 * r.accuracy).toFixed(1)}%`);
+  drawChart(history);
+  setStage(`trained-${history.length}`);
+}
+
+// After a reload, prompts trained in an earlier round: which round, and
+// their accuracy on the held-out images now.
+export async function showRestored() {
+  const history = page.stored.history || [];
+  if (!page.dataset || !page.stored.params || !history.length) return;
+  const accuracy = await page.compute.call('accuracy');
+  $('resume-status').hidden = false;
+  $('resume-status').textContent = `Welcome back: your personal prompt from round ` +
+    `${history[history.length - 1].round + 1} is restored; its accuracy on your held-out images is ` +
+    `${(100 * accuracy).toFixed(1)}%.`;
+}

@@ -1,0 +1,16 @@
+// "Try it": a new image classified with the volunteer's personal prompt,
+// its five likeliest classes shown with their probabilities.
+import { $, page, requireModel } from './page.js';
+
+export async function tryImage(file) {
+  requireModel();
+  const { best, probabilities } = await page.compute.call('predict', { image: { blob: file } });
+  const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);
+  const url = URL.createObjectURL(file);
+  const classes = page.description.classes;
+  $('try-result').innerHTML = `<p><img src="${url}" alt="" style="max-height:96px;vertical-align:middle"> ` +
+    `<strong>${classes[best]}</strong></p><div class="bars">` + order.map((c) =>
+    `<span class="${c === best ? 'best' : ''}">${classes[c]}</span>` +
+    `<div class="bar" style="width:${(100 * probabilities[c]).toFixed(1)}%"></div>` +
+    `<span>${(100 * probabilities[c]).toFixed(1)}%</span>`).join('') + '</div>';
+}
