@@ -27,11 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregate.h"
-#include "clip_model.h"
-#include "prompt.h"
+#include "clip/clip_model.h"
+#include "fed/aggregate.h"
+#include "fed/task.h"
+#include "prompt/prompt.h"
 #include "store.h"
-#include "task.h"
 
 typedef struct federation_options {
     int async;

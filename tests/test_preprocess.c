@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "clip/image_preprocess.h"
 #include "read_file.h"
-#include "image_preprocess.h"
 
 static uint8_t *read_case(const char *dir, const char *name, const char *ext, size_t *size) {
     char path[1024];

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/json.h"
 #include "check.h"
+#include "format/gguf.h"
+#include "format/safetensors.h"
 #include "read_file.h"
-#include "gguf.h"
-#include "json.h"
-#include "safetensors.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 #define CTX SDFED_CLIP_CONTEXT_LENGTH
 #define SOT 49406

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Generates the Unicode and HTML tables of the CLIP tokenizer's text cleaning (shared/text_clean.c).
+"""Generates the Unicode and HTML tables of the CLIP tokenizer's text cleaning (shared/text/text_clean.c).
 
     /usr/bin/python3 tools/gen_unicode_tables.py        (from the repository root)
 
 writes
-    shared/unicode_tables.c   character classes, case properties, lowercase mappings
-    shared/html_entities.c    HTML5 named character references, numeric-reference rules
+    shared/base/unicode_tables.c   character classes, case properties, lowercase mappings
+    shared/text/html_entities.c    HTML5 named character references, numeric-reference rules
 
 The tokenizer reproduces what OpenAI CLIP's simple_tokenizer.py does under
 CPython, so the tables are taken from CPython itself rather than from the
@@ -139,7 +139,7 @@ def gen_unicode_tables():
     cls_ranges = ranges(classes)
     case_ranges = ranges(case)
     out = [header("character tables of the CLIP tokenizer")]
-    out.append('#include "unicode.h"\n')
+    out.append('#include "base/unicode.h"\n')
     out.append("/* str.isspace() (SPACE), categories L* (LETTER) and N* (NUMBER); everything else is OTHER. */")
     out.append("const sdfed_uc_range sdfed_uc_class_ranges[] = {")
     for lo, hi, v in cls_ranges:
@@ -175,7 +175,7 @@ def gen_unicode_tables():
 def gen_html_entities():
     names = sorted(html.entities.html5, key=lambda k: k.encode("ascii"))
     out = [header("HTML5 character references for html.unescape semantics")]
-    out.append('#include "unicode.h"\n')
+    out.append('#include "base/unicode.h"\n')
     out.append("/* html.entities.html5, sorted bytewise by name; names with and without the ';'. */")
     out.append("const sdfed_html_entity sdfed_html_entities[] = {")
     for name in names:
@@ -215,7 +215,7 @@ def gen_html_entities():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared"),
-                    help="directory for the generated .c files (default: shared/)")
+                    help="the core's root folder; the tables go into its base/ and text/ (default: shared/)")
     ap.add_argument("--any-python", action="store_true",
                     help="allow a Python other than 3.11 (the tables then follow its Unicode version)")
     args = ap.parse_args()
@@ -223,10 +223,10 @@ def main():
         sys.exit("gen_unicode_tables: the committed tables come from Python 3.11 (Unicode 14.0.0); "
                  "run with /usr/bin/python3 3.11 or pass --any-python")
     text, counts = gen_unicode_tables()
-    with open(os.path.join(args.out, "unicode_tables.c"), "w", encoding="ascii", newline="\n") as f:
+    with open(os.path.join(args.out, "base", "unicode_tables.c"), "w", encoding="ascii", newline="\n") as f:
         f.write(text)
     text, n_entities = gen_html_entities()
-    with open(os.path.join(args.out, "html_entities.c"), "w", encoding="ascii", newline="\n") as f:
+    with open(os.path.join(args.out, "text", "html_entities.c"), "w", encoding="ascii", newline="\n") as f:
         f.write(text)
     print("gen_unicode_tables: %d class ranges, %d case ranges, %d lowercase runs, %d HTML entities"
           % (counts + (n_entities,)))

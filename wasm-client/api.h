@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h"
+#include "kernels/kernels.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/emscripten.h>

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "idx.h"
-#include "status.h"
+#include "base/status.h"
+#include "data/idx.h"
 
 enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
 

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "base/status.h"
 
 #define SDFED_IMAGE_MAX_FILE_BYTES ((size_t)1 << 30)
 

@@ -6,9 +6,9 @@
 #ifndef SDFED_FED_CLIENT_H
 #define SDFED_FED_CLIENT_H
 
+#include "data/partition.h"
 #include "fed_data.h"
-#include "methods.h"
-#include "partition.h"
+#include "method/methods.h"
 
 /* The task's partition of the data into clients. */
 int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p, sdfed_error *err);
