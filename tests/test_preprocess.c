@@ -1,4 +1,4 @@
-/* Tests of shared/image_preprocess.c: CLIP's resize + centre crop against
+/* Tests of shared/clip/image_preprocess.c: CLIP's resize + centre crop against
  * PIL (bit for bit) and ToTensor + Normalize against torch, on the cases that
  * tests/oracle/image_oracle.py writes into DIR at test time; then the
  * geometry, a few properties and every error path.

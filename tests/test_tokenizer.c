@@ -1,4 +1,4 @@
-/* Tests of the CLIP tokenizer (shared/tokenizer.h).
+/* Tests of the CLIP tokenizer (shared/text/tokenizer.h).
  *
  *   test_tokenizer <bpe_simple_vocab_16e6.txt> <mini-vit.reference.safetensors>
  *

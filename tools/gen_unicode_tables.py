@@ -5,7 +5,9 @@
 
 writes
     shared/base/unicode_tables.c   character classes, case properties, lowercase mappings
+                                   (declared in shared/base/unicode.h)
     shared/text/html_entities.c    HTML5 named character references, numeric-reference rules
+                                   (declared in shared/text/html_entities.h)
 
 The tokenizer reproduces what OpenAI CLIP's simple_tokenizer.py does under
 CPython, so the tables are taken from CPython itself rather than from the
@@ -25,10 +27,10 @@ import unicodedata
 MAX_CP = 0x10FFFF
 SIGMA = 0x3A3
 
-# classes for the pre-tokeniser (must match unicode.h)
+# classes for the pre-tokeniser (must match base/unicode.h)
 OTHER, SPACE, LETTER, NUMBER = 0, 1, 2, 3
 CLASS_NAMES = {SPACE: "SDFED_UC_SPACE", LETTER: "SDFED_UC_LETTER", NUMBER: "SDFED_UC_NUMBER"}
-# case properties for Final_Sigma (must match unicode.h)
+# case properties for Final_Sigma (must match base/unicode.h)
 CASED, CASE_IGNORABLE = 1, 2
 CASE_NAMES = {CASED: "SDFED_UC_CASED", CASE_IGNORABLE: "SDFED_UC_CASE_IGNORABLE"}
 
@@ -155,7 +157,7 @@ def gen_unicode_tables():
     out.append("const int sdfed_uc_case_count = %d;\n" % len(case_ranges))
 
     out.append("/* str.lower() of one character: every stride-th code point in [lo, hi] maps to cp + delta.")
-    out.append(" * U+03A3 is left out (context-dependent, see text_clean.c); multi-character results follow. */")
+    out.append(" * U+03A3 is left out (context-dependent, see text/text_clean.c); multi-character results follow. */")
     out.append("const sdfed_uc_lower_run sdfed_uc_lower_runs[] = {")
     for lo, hi, stride, delta in runs:
         out.append("    {0x%04X, 0x%04X, %d, %d}," % (lo, hi, stride, delta))
@@ -168,14 +170,14 @@ def gen_unicode_tables():
         out.append("    {0x%04X, %d, {%s}}," % (cp, len(m), cps))
     out.append("};")
     out.append("const int sdfed_uc_lower_multi_count = %d;" % len(multi))
-    assert max_expansion <= 3  # SDFED_UC_LOWER_MAX in unicode.h
+    assert max_expansion <= 3  # SDFED_UC_LOWER_MAX in base/unicode.h
     return "\n".join(out) + "\n", (len(cls_ranges), len(case_ranges), len(runs))
 
 
 def gen_html_entities():
     names = sorted(html.entities.html5, key=lambda k: k.encode("ascii"))
     out = [header("HTML5 character references for html.unescape semantics")]
-    out.append('#include "base/unicode.h"\n')
+    out.append('#include "text/html_entities.h"\n')
     out.append("/* html.entities.html5, sorted bytewise by name; names with and without the ';'. */")
     out.append("const sdfed_html_entity sdfed_html_entities[] = {")
     for name in names:

@@ -1,14 +1,13 @@
-/* Unicode and HTML tables for CLIP text cleaning (shared/text_clean.c).
+/* Unicode tables for CLIP text cleaning (text/text_clean.c).
  *
- * The data lives in two generated files, written by tools/gen_unicode_tables.py
- * from CPython 3.11 (Unicode 14.0.0) so that the tokenizer matches what
- * OpenAI's simple_tokenizer.py computes under that Python:
- *   unicode_tables.c  character classes (str.isspace, \p{L}, \p{N}), the
- *                     Cased / Case_Ignorable properties of str.lower()'s
- *                     Final_Sigma rule, and str.lower()'s mappings;
- *   html_entities.c   html.entities.html5 and the numeric-reference rules of
- *                     html.unescape.
- * All range tables are sorted by lo and do not overlap. */
+ * The data lives in the generated file unicode_tables.c, written by
+ * tools/gen_unicode_tables.py from CPython 3.11 (Unicode 14.0.0) so that the
+ * tokenizer matches what OpenAI's simple_tokenizer.py computes under that
+ * Python: character classes (str.isspace, \p{L}, \p{N}), the Cased /
+ * Case_Ignorable properties of str.lower()'s Final_Sigma rule, and
+ * str.lower()'s mappings. The same script writes the HTML tables
+ * (text/html_entities.h). All range tables are sorted by lo and do not
+ * overlap. */
 #ifndef SDFED_UNICODE_H
 #define SDFED_UNICODE_H
 
@@ -45,22 +44,5 @@ extern const sdfed_uc_lower_run sdfed_uc_lower_runs[];
 extern const int sdfed_uc_lower_run_count;
 extern const sdfed_uc_lower_multi sdfed_uc_lower_multis[];
 extern const int sdfed_uc_lower_multi_count;
-
-typedef struct sdfed_html_entity {
-    const char *name; /* ASCII, without the '&'; may end in ';' */
-    uint8_t n;        /* code points in the value (1 or 2) */
-    uint32_t cp[2];
-} sdfed_html_entity;
-
-typedef struct sdfed_html_charref {
-    uint32_t num, cp;
-} sdfed_html_charref;
-
-extern const sdfed_html_entity sdfed_html_entities[]; /* sorted bytewise by name */
-extern const int sdfed_html_entity_count;
-extern const sdfed_html_charref sdfed_html_invalid_charrefs[]; /* sorted by num */
-extern const int sdfed_html_invalid_charref_count;
-extern const sdfed_uc_range sdfed_html_invalid_codepoints[];
-extern const int sdfed_html_invalid_codepoint_count;
 
 #endif

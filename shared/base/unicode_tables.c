@@ -1383,7 +1383,7 @@ const sdfed_uc_range sdfed_uc_case_ranges[] = {
 const int sdfed_uc_case_count = 576;
 
 /* str.lower() of one character: every stride-th code point in [lo, hi] maps to cp + delta.
- * U+03A3 is left out (context-dependent, see text_clean.c); multi-character results follow. */
+ * U+03A3 is left out (context-dependent, see text/text_clean.c); multi-character results follow. */
 const sdfed_uc_lower_run sdfed_uc_lower_runs[] = {
     {0x0041, 0x005A, 1, 32},
     {0x00C0, 0x00D6, 1, 32},

@@ -12,7 +12,7 @@
 #include "base/dtype.h"
 #include "clip/clip_model.h"
 #include "format/gguf.h"
-#include "text/tokenizer.h"
+#include "text/bpe_vocab.h"
 
 #define NAME_MAX_LEN 160
 

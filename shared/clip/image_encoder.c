@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "clip/layers.h"
 #include "clip/transformer.h"
-#include "prompt/losses.h"
 
 /* patches (G*G, 3*P*P) of one image (3, S, S); a patch vector is laid out
  * channel, row, column, matching the convolution kernel. */

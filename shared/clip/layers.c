@@ -1,5 +1,5 @@
-/* LayerNorm, the MLP activation, residuals and attention: forward and
- * backward. */
+/* LayerNorm, L2 normalisation, the MLP activation, residuals and attention:
+ * forward and backward. */
 #include "clip/layers.h"
 
 #include <math.h>
@@ -44,6 +44,32 @@ void sdfed_layernorm_backward(float *dinp, const float *dout, const float *inp, 
             float xhat = (x[c] - mean[i]) * rstd[i];
             dx[c] += rstd[i] * (d[c] * weight[c] - g_mean - xhat * gx_mean);
         }
+    }
+}
+
+void sdfed_l2_normalize_forward(float *out, float *norms, const float *inp, int n, int D) {
+    // inp and out are (n, D), norms is (n)
+    for (int i = 0; i < n; i++) {
+        const float *x = inp + (size_t)i * D;
+        float *o = out + (size_t)i * D;
+        double ss = 0.0;
+        for (int d = 0; d < D; d++) ss += (double)x[d] * x[d];
+        float norm = (float)sqrt(ss);
+        float inv = norm > 0.0f ? 1.0f / norm : 0.0f;
+        for (int d = 0; d < D; d++) o[d] = x[d] * inv;
+        norms[i] = norm;
+    }
+}
+
+void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *out, const float *norms, int n, int D) {
+    for (int i = 0; i < n; i++) {
+        if (norms[i] == 0.0f) continue;
+        const float *o = out + (size_t)i * D, *g = dout + (size_t)i * D;
+        float *dx = dinp + (size_t)i * D;
+        float dot = 0.0f;
+        for (int d = 0; d < D; d++) dot += o[d] * g[d];
+        float inv = 1.0f / norms[i];
+        for (int d = 0; d < D; d++) dx[d] += (g[d] - o[d] * dot) * inv;
     }
 }
 

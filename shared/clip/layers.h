@@ -1,7 +1,7 @@
 /* The element-wise and row-wise layers of a CLIP transformer, llm.c style:
  * a forward and a backward function side by side, plain loops, shapes
  * stated at the top of each. Matrix products go through the kernel
- * interface (kernels.h). The backward passes give gradients with respect
+ * interface (kernels/kernels.h). The backward passes give gradients with respect
  * to the inputs only: CLIP's weights are frozen. */
 #ifndef SDFED_LAYERS_H
 #define SDFED_LAYERS_H
@@ -27,6 +27,12 @@ void sdfed_layernorm_forward(float *out, float *mean, float *rstd, const float *
  * mean and rstd. */
 void sdfed_layernorm_backward(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
                               const float *rstd, int n, int C);
+
+/* out (n, D) = inp / ||inp|| row-wise; norms (n) keeps the norms. A zero row
+ * stays zero. */
+void sdfed_l2_normalize_forward(float *out, float *norms, const float *inp, int n, int D);
+/* dinp (n, D) += (dout - out (out . dout)) / norm row-wise. */
+void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *out, const float *norms, int n, int D);
 
 /* out = act(inp) element-wise, n values; activation is SDFED_ACT_*. */
 void sdfed_activation_forward(float *out, const float *inp, int n, int activation);

@@ -14,7 +14,7 @@
 #include "base/rng.h"
 
 /* The Dirichlet shares are rounded in doubles: no FMA contraction, so they
- * are the same on every target (see rng.c) */
+ * are the same on every target (see base/rng.c) */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)

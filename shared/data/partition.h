@@ -53,7 +53,7 @@
  * `test_short`.
  *
  * Randomness: everything is a function of the inputs and `seed`, through
- * three streams of sdfed_rng (rng.h), the same bits on every target:
+ * three streams of sdfed_rng (base/rng.h), the same bits on every target:
  *   stream 0 (train): IID one shuffle of all positions; PATHOLOGICAL the class
  *     lists shuffled in class order; DIRICHLET the class lists shuffled in
  *     class order, then one Dir(alpha) draw per class (per redraw); DOMAINS

@@ -46,13 +46,13 @@ typedef struct sdfed_task {
     uint64_t seed;
 } sdfed_task;
 
-/* The random streams of a task's seed (rng.h), shared by the simulator,
+/* The random streams of a task's seed (base/rng.h), shared by the simulator,
  * the aggregator and the clients so they all draw the same values:
- * partitions use their own streams 0..2 (partition.h). */
+ * partitions use their own streams 0..2 (data/partition.h). */
 enum {
-    SDFED_STREAM_SERVER = 10,   /* the federation's initial shared parameters */
-    SDFED_STREAM_LENGTHS = 11,  /* local prompt lengths, one draw per client in order */
-    SDFED_STREAM_ROUNDS = 12,   /* the clients chosen for each round */
+    SDFED_STREAM_SERVER = 10,    /* the federation's initial shared parameters */
+    SDFED_STREAM_LENGTHS = 11,   /* local prompt lengths, one draw per client in order */
+    SDFED_STREAM_ROUNDS = 12,    /* the clients chosen for each round */
     SDFED_STREAM_CLIENTS = 1000, /* + c: client c's initialisation and batch order */
     SDFED_STREAM_NOISE = 100000, /* + r: round r's differential-privacy noise */
 };
@@ -77,7 +77,6 @@ sdfed_method_config sdfed_task_method_config(const sdfed_task *t);
 int sdfed_task_local_prompt_length(const sdfed_task *t, int c);
 /* The federation's initial shared parameters (SDFED_STREAM_SERVER). */
 int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
-                             const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena,
-                             sdfed_error *err);
+                             const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err);
 
 #endif

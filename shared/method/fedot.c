@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "clip/layers.h"
 #include "prompt/losses.h"
 
 /* inv (D, D) = (I + A)^-1 by Gauss-Jordan elimination with partial

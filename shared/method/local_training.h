@@ -14,7 +14,7 @@
 
 /* Samples by index into a feature matrix: sample i is row index[i] of
  * features (n_rows, dim), with label labels[index[i]] (a class index, as
- * partition.h keeps them); index NULL means rows 0..n-1. */
+ * data/partition.h keeps them); index NULL means rows 0..n-1. */
 typedef struct sdfed_feature_set {
     const float *features;
     const uint8_t *labels;

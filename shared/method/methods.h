@@ -11,7 +11,7 @@
  *   fedot         global cosine classifier on image features from the zero-shot
  *                 features + local Cayley orthogonal transform (fedot.h); the
  *                 classifier is averaged
- *   sdfed         global + local prompt, refinement, stretch and separation (objective.h)
+ *   sdfed         global + local prompt, refinement, stretch and separation (prompt/objective.h)
  *   sdfed-nofilter, sdfed-nostretch, sdfed-noseparation: its ablations
  *                 (the two CE terms only; without L_str; without L_sep)
  *
@@ -83,8 +83,8 @@ int sdfed_method_step(const sdfed_method_config *cfg, const sdfed_clip_model *m,
 
 /* PromptFolio's objective: CE of exp(logit_scale) img @ ((1 - theta) f(G) +
  * theta f(L))^T, with its gradients when grad_G / grad_L are not NULL. */
-int sdfed_promptfolio_eval(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-                           const float *G, int S_g, const float *L, int S_l, float theta, const sdfed_batch *batch,
+int sdfed_promptfolio_eval(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const float *G,
+                           int S_g, const float *L, int S_l, float theta, const sdfed_batch *batch,
                            sdfed_losses *losses, float *grad_G, float *grad_L, sdfed_arena *arena, sdfed_error *err);
 
 /* feats (C, D): the class features the client predicts with. */

@@ -1,19 +1,14 @@
 /* The pieces of the prompt-learning objectives, each a forward and a
- * backward function: L2 normalisation, cosine logits, cross-entropy, the
- * stretch loss (mean squared distance to a constant target) and the
- * separation loss (a hinge on the distance between two feature sets).
+ * backward function: cosine logits, cross-entropy, the stretch loss (mean
+ * squared distance to a constant target) and the separation loss (a hinge on
+ * the distance between two feature sets). The L2 normalisation of features
+ * is a CLIP layer (clip/layers.h).
  * Losses are computed in double and returned; backward functions add the
  * gradient scaled by `weight` into their outputs. */
 #ifndef SDFED_LOSSES_H
 #define SDFED_LOSSES_H
 
 #include <stdint.h>
-
-/* out (n, D) = inp / ||inp|| row-wise; norms (n) keeps the norms. A zero row
- * stays zero. */
-void sdfed_l2_normalize_forward(float *out, float *norms, const float *inp, int n, int D);
-/* dinp (n, D) += (dout - out (out . dout)) / norm row-wise. */
-void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *out, const float *norms, int n, int D);
 
 /* logits (B, C) = scale * img (B, D) @ f (C, D)^T */
 void sdfed_logits_forward(float *logits, const float *img, const float *f, int B, int C, int D, float scale);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "prompt/losses.h"
+#include "clip/layers.h"
 
 void sdfed_classes_free(sdfed_classes *c) {
     free(c->ids);

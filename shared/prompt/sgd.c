@@ -26,7 +26,8 @@ int sdfed_sgd_apply(const sdfed_sgd *sgd, const sdfed_param *params, int n_param
         if (use_momentum && !p->momentum) return sdfed_fail(err, SDFED_ERR_ARG, "sgd: momentum needs its buffers");
         new_value[t] = sdfed_arena_floats(arena, p->n);
         new_buf[t] = use_momentum ? sdfed_arena_floats(arena, p->n) : NULL;
-        if (!new_value[t] || (use_momentum && !new_buf[t])) return sdfed_fail(err, SDFED_ERR_NOMEM, "sgd: out of memory");
+        if (!new_value[t] || (use_momentum && !new_buf[t]))
+            return sdfed_fail(err, SDFED_ERR_NOMEM, "sgd: out of memory");
         for (size_t i = 0; i < p->n; i++) {
             float g = p->grad[i] + sgd->weight_decay * p->value[i];
             if (use_momentum) g = new_buf[t][i] = sgd->momentum * p->momentum[i] + g;

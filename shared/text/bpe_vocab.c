@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "text/text_clean.h"
-#include "text/tokenizer.h"
 
 /* ---------------------------------------------------------------- layout */
 

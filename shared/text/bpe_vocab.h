@@ -11,6 +11,10 @@
 
 #include "base/status.h"
 
+/* The most tokens (and merges) a vocabulary may hold: the limit of the
+ * tokenizer's tables, checked by the vocabulary builder too. */
+#define SDFED_TOKENIZER_MAX_VOCAB (1 << 24)
+
 /* The special tokens' strings, last in CLIP's vocabulary. */
 #define SDFED_CLIP_SOT_TEXT "<|startoftext|>"
 #define SDFED_CLIP_EOT_TEXT "<|endoftext|>"
@@ -32,7 +36,7 @@ typedef struct sdfed_bpe_vocab {
  * bytes_to_unicode order, the same with "</w>", each merge joined, then
  * "<|startoftext|>" (sot_id) and "<|endoftext|>" (eot_id). vocab_size 49408
  * gives the real CLIP vocabulary. Fails with SDFED_ERR_ARG if vocab_size <
- * 514 or above SDFED_TOKENIZER_MAX_VOCAB (tokenizer.h), SDFED_ERR_FORMAT on a
+ * 514 or above SDFED_TOKENIZER_MAX_VOCAB, SDFED_ERR_FORMAT on a
  * missing header, too few merge lines or a malformed line (named by number). */
 int sdfed_bpe_vocab_from_clip_merges(const char *text, size_t len, int vocab_size, sdfed_bpe_vocab *out,
                                      sdfed_error *err);

@@ -1,13 +1,16 @@
 /* The text cleaning CLIP applies before tokenising (see text_clean.h), on
- * code points and over the generated tables of unicode.h: first the table
- * lookups (character class, case property, lower case of one character),
- * then the cleaning steps (UTF-8 decoding that keeps invalid bytes as raw-byte
- * values, html.unescape, whitespace, str.lower() with Final_Sigma) and last
- * sdfed_clean_text, which applies them in that order. */
+ * code points and over the generated tables of base/unicode.h and
+ * html_entities.h: first the table lookups (character class, case property,
+ * lower case of one character), then the cleaning steps (UTF-8 decoding that
+ * keeps invalid bytes as raw-byte values, html.unescape, whitespace,
+ * str.lower() with Final_Sigma) and last sdfed_clean_text, which applies
+ * them in that order. */
 #include "text/text_clean.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "text/html_entities.h"
 
 /* An input byte that does not start well-formed UTF-8 is kept as RAW | byte:
  * above every code point, so it is of class "other" and lowers to itself. */

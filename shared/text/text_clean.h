@@ -21,7 +21,7 @@
  * SDFED_ERR_NOMEM. */
 int sdfed_clean_text(const char *text, size_t len, uint32_t **out, size_t *n_out, sdfed_error *err);
 
-/* SDFED_UC_OTHER, _SPACE, _LETTER or _NUMBER (unicode.h) of a code point. */
+/* SDFED_UC_OTHER, _SPACE, _LETTER or _NUMBER (base/unicode.h) of a code point. */
 int sdfed_char_class(uint32_t cp);
 
 /* Bytes of the UTF-8 of one code point (or raw byte): 1 to 4. */

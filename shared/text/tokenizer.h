@@ -45,7 +45,7 @@
  * O(n log n) in the word length. Temporary memory is about 8 bytes per
  * input byte for the cleaned text plus about 28 bytes per byte of the
  * longest word, freed before returning. Vocabularies may hold up to
- * SDFED_TOKENIZER_MAX_VOCAB tokens and as many merges.
+ * SDFED_TOKENIZER_MAX_VOCAB (bpe_vocab.h) tokens and as many merges.
  *
  * The tokenizer is built once (hash tables) and read-only afterwards, so one
  * instance may serve concurrent encodes; encode allocates its scratch space
@@ -61,7 +61,6 @@
 #include "text/bpe_vocab.h"
 
 #define SDFED_TOKENIZER_MAX_TEXT (4u << 20)
-#define SDFED_TOKENIZER_MAX_VOCAB (1 << 24)
 #define SDFED_CLIP_CONTEXT_LENGTH 77
 
 typedef struct sdfed_bpe_merge_slot sdfed_bpe_merge_slot; /* private (tokenizer.c) */

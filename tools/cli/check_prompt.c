@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_reference.h"
+#include "clip/layers.h"
 #include "prompt/losses.h"
 #include "prompt/objective.h"
 #include "prompt/projector.h"

@@ -2,7 +2,7 @@
  * so that the two compute the same bits: its method parameters, its own
  * random stream, its partition shard, its local training and its accuracy.
  *
- * Randomness comes from the task seed's streams (task.h). */
+ * Randomness comes from the task seed's streams (fed/task.h). */
 #ifndef SDFED_FED_CLIENT_H
 #define SDFED_FED_CLIENT_H
 
