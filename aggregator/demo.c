@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fed/protocol.h"
 #include "fed_client.h"
 #include "fed_data.h"
-#include "protocol.h"
 
 struct demo {
     fed_data data;

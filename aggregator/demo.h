@@ -10,9 +10,9 @@
 
 #include <stdint.h>
 
-#include "io.h"
-#include "status.h"
-#include "task.h"
+#include "base/io.h"
+#include "base/status.h"
+#include "fed/task.h"
 
 #define DEMO_LEASE_MS (10 * 60 * 1000)
 

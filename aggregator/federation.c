@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "methods.h"
-#include "projector.h"
-#include "protocol.h"
-#include "rng.h"
-#include "sha256.h"
+#include "base/rng.h"
+#include "base/sha256.h"
+#include "fed/protocol.h"
+#include "method/methods.h"
+#include "prompt/projector.h"
 
 static const char *const refusal_codes[] = {
     "bad_json",    "bad_message",  "unknown_type",     "bad_protocol", "bad_join_key",   "bad_token",

@@ -9,7 +9,7 @@
  * closes when every chosen client still in it has reported, or at its
  * deadline when at least min_clients reported (otherwise the deadline is
  * pushed back); the reports, in the chosen order, are aggregated
- * (aggregate.h) into round r + 1's parameters, stored, and announced; the
+ * (fed/aggregate.h) into round r + 1's parameters, stored, and announced; the
  * next round starts after an optional pause (time for volunteers to join).
  * Asynchronous mode: every idle client gets the current version; updates
  * are buffered and every `buffer` of them are averaged with weights
@@ -27,11 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregate.h"
-#include "clip_model.h"
-#include "prompt.h"
+#include "clip/clip_model.h"
+#include "fed/aggregate.h"
+#include "fed/task.h"
+#include "prompt/prompt.h"
 #include "store.h"
-#include "task.h"
 
 typedef struct federation_options {
     int async;

@@ -20,7 +20,7 @@
 
 #include <libwebsockets.h>
 
-#include "status.h"
+#include "base/status.h"
 
 typedef struct gate gate;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "protocol.h"
+#include "fed/protocol.h"
 #include "server.h"
 
 /* A plain-HTTP connection carries one request: the next comes on a new

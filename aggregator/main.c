@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sha256.h"
 #include "cli.h"
-#include "idx.h"
+#include "data/idx.h"
 #include "server.h"
-#include "sha256.h"
 
 static server *running;
 

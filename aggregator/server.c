@@ -14,9 +14,9 @@
 
 #include <libwebsockets.h>
 
+#include "fed/protocol.h"
 #include "gate.h"
 #include "http.h"
-#include "protocol.h"
 
 typedef struct queued {
     struct queued *next;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
 #include "check.h"
+#include "fed/aggregate.h"
 
 enum { N = 5, P = 7 };
 

@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "clip_model.h"
-#include "kernels.h"
-#include "layers.h"
-#include "losses.h"
-#include "transformer.h"
+#include "clip/clip_model.h"
+#include "clip/layers.h"
+#include "clip/transformer.h"
+#include "kernels/kernels.h"
+#include "prompt/losses.h"
 
 static double drand_sym(void) { return (double)rand() / RAND_MAX * 2.0 - 1.0; }
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "check.h"
-#include "dtype.h"
 
 /* f32 -> f16 by the definition: the nearest representable half, ties to
  * even, computed in double over the finite halves. */

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "base/arena.h"
+#include "base/dtype.h"
 #include "check.h"
+#include "clip/clip_model.h"
+#include "clip/image_encoder.h"
+#include "clip/text_encoder.h"
 #include "read_file.h"
-#include "clip_model.h"
-#include "dtype.h"
-#include "image_encoder.h"
-#include "text_encoder.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 static double max_rel(const float *a, const float *b, size_t n) {
     double err = 0, ref = 0;

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "check.h"
-#include "dtype.h"
-#include "gguf.h"
+#include "format/gguf.h"
 
 static float f32_data[3][5];
 static uint16_t f16_data[2 * 7];

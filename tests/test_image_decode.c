@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "read_file.h"
 #include "image_decode.h"
+#include "read_file.h"
 
 static void test_good(const char *dir, const char *file, int want_w, int want_h) {
     char path[1024], rgb_path[1100];

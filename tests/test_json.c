@@ -2,8 +2,8 @@
  * of malformed input. */
 #include <string.h>
 
+#include "base/json.h"
 #include "check.h"
-#include "json.h"
 
 static int parses(const char *text) {
     sdfed_json j;

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "check.h"
-#include "dtype.h"
-#include "kernels.h"
+#include "kernels/kernels.h"
 #if defined(SDFED_HAVE_BLAS)
-#include "linear_fma.h"
+#include "kernels/linear_fma.h"
 #endif
 
 static float frand(void) { return (float)((double)rand() / RAND_MAX * 2.0 - 1.0); }

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "method/fedot.h"
+#include "method/methods_io.h"
 #include "read_file.h"
-#include "fedot.h"
-#include "methods_io.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 enum { B = 8, C = 5 };
 static sdfed_clip_model model;

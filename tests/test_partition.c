@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rng.h"
 #include "check.h"
-#include "idx.h"
-#include "partition.h"
-#include "rng.h"
+#include "data/idx.h"
+#include "data/partition.h"
 
 /* ---- IDX buffers -------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* Tests of shared/image_preprocess.c: CLIP's resize + centre crop against
+/* Tests of shared/clip/image_preprocess.c: CLIP's resize + centre crop against
  * PIL (bit for bit) and ToTensor + Normalize against torch, on the cases that
  * tests/oracle/image_oracle.py writes into DIR at test time; then the
  * geometry, a few properties and every error path.
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "clip/image_preprocess.h"
 #include "read_file.h"
-#include "image_preprocess.h"
 
 static uint8_t *read_case(const char *dir, const char *name, const char *ext, size_t *size) {
     char path[1024];

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "protocol.h"
+#include "fed/protocol.h"
 
 static void test_crc(void) {
     CHECK(sdfed_crc32(0, "123456789", 9) == 0xcbf43926u, "CRC-32 check value");

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sha256.h"
 #include "check.h"
-#include "sha256.h"
 
 int main(void) {
     char hex[65];

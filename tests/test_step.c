@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "method/methods.h"
+#include "prompt/losses.h"
+#include "prompt/projector.h"
 #include "read_file.h"
-#include "methods.h"
-#include "losses.h"
-#include "projector.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 static sdfed_clip_model model;
 static sdfed_classes classes;

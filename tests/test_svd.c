@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "projector.h"
+#include "prompt/projector.h"
 
 #if defined(SDFED_HAVE_BLAS)
 #endif

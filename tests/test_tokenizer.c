@@ -1,4 +1,4 @@
-/* Tests of the CLIP tokenizer (shared/tokenizer.h).
+/* Tests of the CLIP tokenizer (shared/text/tokenizer.h).
  *
  *   test_tokenizer <bpe_simple_vocab_16e6.txt> <mini-vit.reference.safetensors>
  *
@@ -15,12 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/json.h"
 #include "check.h"
+#include "format/gguf.h"
+#include "format/safetensors.h"
 #include "read_file.h"
-#include "gguf.h"
-#include "json.h"
-#include "safetensors.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 #define CTX SDFED_CLIP_CONTEXT_LENGTH
 #define SOT 49406

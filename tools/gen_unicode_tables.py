@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Generates the Unicode and HTML tables of the CLIP tokenizer's text cleaning (shared/text_clean.c).
+"""Generates the Unicode and HTML tables of the CLIP tokenizer's text cleaning (shared/text/text_clean.c).
 
     /usr/bin/python3 tools/gen_unicode_tables.py        (from the repository root)
 
 writes
-    shared/unicode_tables.c   character classes, case properties, lowercase mappings
-    shared/html_entities.c    HTML5 named character references, numeric-reference rules
+    shared/base/unicode_tables.c   character classes, case properties, lowercase mappings
+                                   (declared in shared/base/unicode.h)
+    shared/text/html_entities.c    HTML5 named character references, numeric-reference rules
+                                   (declared in shared/text/html_entities.h)
 
 The tokenizer reproduces what OpenAI CLIP's simple_tokenizer.py does under
 CPython, so the tables are taken from CPython itself rather than from the
@@ -25,10 +27,10 @@ import unicodedata
 MAX_CP = 0x10FFFF
 SIGMA = 0x3A3
 
-# classes for the pre-tokeniser (must match unicode.h)
+# classes for the pre-tokeniser (must match base/unicode.h)
 OTHER, SPACE, LETTER, NUMBER = 0, 1, 2, 3
 CLASS_NAMES = {SPACE: "SDFED_UC_SPACE", LETTER: "SDFED_UC_LETTER", NUMBER: "SDFED_UC_NUMBER"}
-# case properties for Final_Sigma (must match unicode.h)
+# case properties for Final_Sigma (must match base/unicode.h)
 CASED, CASE_IGNORABLE = 1, 2
 CASE_NAMES = {CASED: "SDFED_UC_CASED", CASE_IGNORABLE: "SDFED_UC_CASE_IGNORABLE"}
 
@@ -139,7 +141,7 @@ def gen_unicode_tables():
     cls_ranges = ranges(classes)
     case_ranges = ranges(case)
     out = [header("character tables of the CLIP tokenizer")]
-    out.append('#include "unicode.h"\n')
+    out.append('#include "base/unicode.h"\n')
     out.append("/* str.isspace() (SPACE), categories L* (LETTER) and N* (NUMBER); everything else is OTHER. */")
     out.append("const sdfed_uc_range sdfed_uc_class_ranges[] = {")
     for lo, hi, v in cls_ranges:
@@ -155,7 +157,7 @@ def gen_unicode_tables():
     out.append("const int sdfed_uc_case_count = %d;\n" % len(case_ranges))
 
     out.append("/* str.lower() of one character: every stride-th code point in [lo, hi] maps to cp + delta.")
-    out.append(" * U+03A3 is left out (context-dependent, see text_clean.c); multi-character results follow. */")
+    out.append(" * U+03A3 is left out (context-dependent, see text/text_clean.c); multi-character results follow. */")
     out.append("const sdfed_uc_lower_run sdfed_uc_lower_runs[] = {")
     for lo, hi, stride, delta in runs:
         out.append("    {0x%04X, 0x%04X, %d, %d}," % (lo, hi, stride, delta))
@@ -168,14 +170,14 @@ def gen_unicode_tables():
         out.append("    {0x%04X, %d, {%s}}," % (cp, len(m), cps))
     out.append("};")
     out.append("const int sdfed_uc_lower_multi_count = %d;" % len(multi))
-    assert max_expansion <= 3  # SDFED_UC_LOWER_MAX in unicode.h
+    assert max_expansion <= 3  # SDFED_UC_LOWER_MAX in base/unicode.h
     return "\n".join(out) + "\n", (len(cls_ranges), len(case_ranges), len(runs))
 
 
 def gen_html_entities():
     names = sorted(html.entities.html5, key=lambda k: k.encode("ascii"))
     out = [header("HTML5 character references for html.unescape semantics")]
-    out.append('#include "unicode.h"\n')
+    out.append('#include "text/html_entities.h"\n')
     out.append("/* html.entities.html5, sorted bytewise by name; names with and without the ';'. */")
     out.append("const sdfed_html_entity sdfed_html_entities[] = {")
     for name in names:
@@ -215,7 +217,7 @@ def gen_html_entities():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared"),
-                    help="directory for the generated .c files (default: shared/)")
+                    help="the core's root folder; the tables go into its base/ and text/ (default: shared/)")
     ap.add_argument("--any-python", action="store_true",
                     help="allow a Python other than 3.11 (the tables then follow its Unicode version)")
     args = ap.parse_args()
@@ -223,10 +225,10 @@ def main():
         sys.exit("gen_unicode_tables: the committed tables come from Python 3.11 (Unicode 14.0.0); "
                  "run with /usr/bin/python3 3.11 or pass --any-python")
     text, counts = gen_unicode_tables()
-    with open(os.path.join(args.out, "unicode_tables.c"), "w", encoding="ascii", newline="\n") as f:
+    with open(os.path.join(args.out, "base", "unicode_tables.c"), "w", encoding="ascii", newline="\n") as f:
         f.write(text)
     text, n_entities = gen_html_entities()
-    with open(os.path.join(args.out, "html_entities.c"), "w", encoding="ascii", newline="\n") as f:
+    with open(os.path.join(args.out, "text", "html_entities.c"), "w", encoding="ascii", newline="\n") as f:
         f.write(text)
     print("gen_unicode_tables: %d class ranges, %d case ranges, %d lowercase runs, %d HTML entities"
           % (counts + (n_entities,)))

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image_encoder.h"
-#include "local_training.h"
-#include "losses.h"
-#include "methods_io.h"
-#include "protocol.h"
-#include "task.h"
-#include "tokenizer.h"
+#include "clip/image_encoder.h"
+#include "fed/protocol.h"
+#include "fed/task.h"
+#include "method/local_training.h"
+#include "method/methods_io.h"
+#include "prompt/losses.h"
+#include "text/tokenizer.h"
 
 /* The most classes a client's labels can name (they are bytes). */
 #define WC_MAX_CLASSES 256

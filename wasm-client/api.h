@@ -1,9 +1,9 @@
 /* The core's API for JavaScript: one federation client per module instance
  * (the browser runs one in a Web Worker, worker.js). It wraps shared/ and
  * adds nothing of its own to the maths, so the browser trains exactly as
- * the simulator and the headless client do (local_training.h).
+ * the simulator and the headless client do (method/local_training.h).
  *
- * Calls return 0 or a status code (status.h) with the reason in
+ * Calls return 0 or a status code (base/status.h) with the reason in
  * wc_error(). Buffers passed in are the caller's (JavaScript allocates them
  * in the module's memory with _malloc); results that are bytes (an update
  * frame, saved parameters) land in one output buffer, wc_out_data /
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h"
+#include "kernels/kernels.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/emscripten.h>
@@ -71,12 +71,12 @@ WC_EXPORT int wc_predict(const float *features, float *probabilities);
 WC_EXPORT int wc_class_count(void);
 
 /* The client's parameters (shared and private) as bytes to keep
- * (methods_io.h), and back. */
+ * (method/methods_io.h), and back. */
 WC_EXPORT int wc_params_save(void);
 WC_EXPORT int wc_params_load(const uint8_t *bytes, size_t size);
 
 /* The threaded build only: the kernels split over n threads in all (the
- * caller's included, at most 16; kernels_threads.c); returns how many run.
+ * caller's included, at most 16; kernels/kernels_threads.c); returns how many run.
  * Threads are never taken back. */
 WC_EXPORT int wc_set_threads(int n);
 

@@ -18,12 +18,12 @@
 
 #include <libwebsockets.h>
 
+#include "base/sha256.h"
 #include "cli.h"
+#include "data/idx.h"
+#include "fed/protocol.h"
 #include "fed_client.h"
 #include "fed_data.h"
-#include "idx.h"
-#include "protocol.h"
-#include "sha256.h"
 
 typedef struct outgoing {
     struct outgoing *next;

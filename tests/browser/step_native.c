@@ -16,11 +16,11 @@
 #include <string.h>
 
 #include "api.h"
-#include "methods_io.h"
-#include "protocol.h"
+#include "fed/protocol.h"
+#include "fed/task.h"
+#include "method/methods_io.h"
 #include "read_file.h"
-#include "task.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 static char dir[1024];
 

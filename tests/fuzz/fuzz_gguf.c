@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clip_model.h"
-#include "gguf.h"
-#include "tokenizer.h"
+#include "clip/clip_model.h"
+#include "format/gguf.h"
+#include "text/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

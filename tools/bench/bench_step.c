@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "cli.h"
-#include "image_encoder.h"
-#include "methods.h"
+#include "clip/image_encoder.h"
+#include "method/methods.h"
 
 static double now(void) {
     struct timespec ts;

@@ -19,7 +19,7 @@
 
 #include <libwebsockets.h>
 
-#include "protocol.h"
+#include "fed/protocol.h"
 
 #define MAX_ROUNDS 64
 

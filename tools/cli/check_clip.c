@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "check_reference.h"
-#include "image_encoder.h"
-#include "json.h"
-#include "text_encoder.h"
+#include "clip/image_encoder.h"
+#include "clip/text_encoder.h"
 
 void check_tokenizer(checker *c) {
     sdfed_error err = {0};

@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "check_reference.h"
-#include "losses.h"
-#include "objective.h"
-#include "projector.h"
+#include "clip/layers.h"
+#include "prompt/losses.h"
+#include "prompt/objective.h"
+#include "prompt/projector.h"
 
 /* The reference's classes ("class_names" metadata), tokenised as "<name>.". */
 static int reference_classes(checker *c, sdfed_classes *cls, sdfed_error *err) {

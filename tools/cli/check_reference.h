@@ -28,9 +28,9 @@
 #ifndef SDFED_CLI_CHECK_REFERENCE_H
 #define SDFED_CLI_CHECK_REFERENCE_H
 
-#include "arena.h"
+#include "base/arena.h"
 #include "cli.h"
-#include "safetensors.h"
+#include "format/safetensors.h"
 
 typedef enum { KIND_FEATURES, KIND_LOSS, KIND_GRADIENT, KIND_MODEL_FREE } check_kind;
 

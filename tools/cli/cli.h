@@ -3,12 +3,12 @@
 #ifndef SDFED_CLI_H
 #define SDFED_CLI_H
 
-#include "arena.h"
-#include "clip_model.h"
+#include "base/arena.h"
+#include "base/status.h"
+#include "clip/clip_model.h"
 #include "file_map.h"
-#include "kernels.h"
-#include "status.h"
-#include "tokenizer.h"
+#include "kernels/kernels.h"
+#include "text/tokenizer.h"
 
 /* Exit statuses: 0 success, 1 the work failed, 2 the command line is wrong. */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };

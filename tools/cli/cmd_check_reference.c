@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "check_reference.h"
-#include "dtype.h"
 
 void check_report(checker *c, const char *name, int pass, const char *detail) {
     printf("%-34s %s  %s\n", name, detail, pass ? "PASS" : "FAIL");

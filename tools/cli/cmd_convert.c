@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "cli.h"
-#include "clip_convert.h"
-#include "dtype.h"
+#include "clip/clip_convert.h"
 
 #if !defined(__wasm__)
 #include "dataset_file.h"

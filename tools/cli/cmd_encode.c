@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "image_encoder.h"
-#include "image_preprocess.h"
-#include "text_encoder.h"
+#include "clip/image_encoder.h"
+#include "clip/image_preprocess.h"
+#include "clip/text_encoder.h"
 
 #if !defined(__wasm__)
 #include "image_decode.h"

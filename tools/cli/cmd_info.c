@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/dtype.h"
 #include "cli.h"
-#include "dtype.h"
 
 int cmd_info(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);

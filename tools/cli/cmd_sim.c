@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/sha256.h"
 #include "cli.h"
+#include "data/idx.h"
 #include "fed_data.h"
-#include "idx.h"
 #include "report.h"
-#include "sha256.h"
 #include "sim.h"
 
 /* Task file, then the flags over it. */

@@ -1,15 +1,15 @@
 /* Fashion-MNIST from disk (native builds only: zlib). The four files of
  * http://fashion-mnist (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
  * t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) are read whole into
- * memory, uncompressed, and parsed by shared/idx.h. */
+ * memory, uncompressed, and parsed by shared/data/idx.h. */
 #ifndef SDFED_CLI_DATASET_FILE_H
 #define SDFED_CLI_DATASET_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "idx.h"
-#include "status.h"
+#include "base/status.h"
+#include "data/idx.h"
 
 enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
 

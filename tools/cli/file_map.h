@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "status.h"
+#include "base/status.h"
 
 typedef struct file_map {
     const unsigned char *data;

@@ -14,7 +14,7 @@
 #include <jerror.h>
 #include <png.h>
 
-#include "image_preprocess.h"
+#include "clip/image_preprocess.h"
 
 /* A decoded image being built; owned by the function that declares it, so
  * that it survives a longjmp out of the library. */

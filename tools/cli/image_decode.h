@@ -1,5 +1,5 @@
 /* PNG and JPEG decoding for the native CLI (libpng, libjpeg-turbo), giving
- * the 8-bit pixels that shared/image_preprocess.h takes.
+ * the 8-bit pixels that shared/clip/image_preprocess.h takes.
  *
  * The format is detected from the magic bytes, not the file name. The
  * result is what PIL's `Image.open(path).convert("RGB")` gives (PIL uses the
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "base/status.h"
 
 #define SDFED_IMAGE_MAX_FILE_BYTES ((size_t)1 << 30)
 

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image_encoder.h"
+#include "clip/image_encoder.h"
 
 #define CHUNK 256
 static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '1', '\0'};

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "local_training.h"
+#include "method/local_training.h"
 
 int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p, sdfed_error *err) {
     sdfed_partition_config pc;

@@ -2,13 +2,13 @@
  * so that the two compute the same bits: its method parameters, its own
  * random stream, its partition shard, its local training and its accuracy.
  *
- * Randomness comes from the task seed's streams (task.h). */
+ * Randomness comes from the task seed's streams (fed/task.h). */
 #ifndef SDFED_FED_CLIENT_H
 #define SDFED_FED_CLIENT_H
 
+#include "data/partition.h"
 #include "fed_data.h"
-#include "methods.h"
-#include "partition.h"
+#include "method/methods.h"
 
 /* The task's partition of the data into clients. */
 int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p, sdfed_error *err);

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/idx.h"
 #include "dataset_file.h"
 #include "feature_cache.h"
-#include "idx.h"
 
 /* The federation's slice of Fashion-MNIST's training set. */
 #define POOL_FIRST 30000

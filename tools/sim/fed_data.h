@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "task.h"
+#include "fed/task.h"
 
 typedef struct fed_data {
     int dim, n_classes;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "projector.h"
-#include "protocol.h"
+#include "fed/protocol.h"
+#include "prompt/projector.h"
 
 int report_write_json(const char *path, const sdfed_task *task, const char *model_sha256, const sim_result *r,
                       sdfed_error *err) {

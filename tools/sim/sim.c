@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "aggregate.h"
-#include "sha256.h"
+#include "base/sha256.h"
+#include "fed/aggregate.h"
 
 static double now(void) {
     struct timespec ts;

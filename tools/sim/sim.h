@@ -1,6 +1,6 @@
 /* One federation in one process: the clients of a task (fed_client.h),
  * their local training, the server's aggregate of the shared parameters
- * (aggregate.h: the paper's sample-weighted mean, over the round's clients in
+ * (fed/aggregate.h: the paper's sample-weighted mean, over the round's clients in
  * client order), and every client's accuracy on its own test split after
  * each round. */
 #ifndef SDFED_SIM_H

@@ -1,0 +1,312 @@
+/* Strict recursive-descent JSON reader producing a flat node array. */
+#include "base/json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parser {
+    sdfed_json *j;
+    size_t pos;
+    sdfed_error *err;
+} parser;
+
+static int fail_at(parser *p, const char *what) {
+    return sdfed_fail(p->err, SDFED_ERR_FORMAT, "json: %s at byte %zu", what, p->pos);
+}
+
+static void skip_space(parser *p) {
+    const char *t = p->j->text;
+    while (p->pos < p->j->len && (t[p->pos] == ' ' || t[p->pos] == '\t' || t[p->pos] == '\n' || t[p->pos] == '\r'))
+        p->pos++;
+}
+
+static int new_node(parser *p, int type, int *index) {
+    sdfed_json *j = p->j;
+    if (j->count == j->cap) {
+        int cap = j->cap ? 2 * j->cap : 64;
+        sdfed_json_node *n = realloc(j->nodes, (size_t)cap * sizeof *n);
+        if (!n) return sdfed_fail(p->err, SDFED_ERR_NOMEM, "json: out of memory");
+        j->nodes = n;
+        j->cap = cap;
+    }
+    *index = j->count++;
+    sdfed_json_node *n = &j->nodes[*index];
+    memset(n, 0, sizeof *n);
+    n->type = type;
+    n->start = p->pos;
+    return SDFED_OK;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int parse_string(parser *p) {
+    const char *t = p->j->text;
+    int index, rc;
+    p->pos++; /* opening quote */
+    if ((rc = new_node(p, SDFED_JSON_STRING, &index))) return rc;
+    while (p->pos < p->j->len) {
+        unsigned char c = (unsigned char)t[p->pos];
+        if (c == '"') {
+            p->j->nodes[index].end = p->pos++;
+            p->j->nodes[index].next = p->j->count;
+            return SDFED_OK;
+        }
+        if (c < 0x20) return fail_at(p, "control character in string");
+        if (c == '\\') {
+            if (++p->pos >= p->j->len) break;
+            switch (t[p->pos]) {
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't': break;
+            case 'u':
+                for (int k = 1; k <= 4; k++)
+                    if (p->pos + k >= p->j->len || hex_digit(t[p->pos + k]) < 0) return fail_at(p, "bad \\u escape");
+                p->pos += 4;
+                break;
+            default: return fail_at(p, "bad escape");
+            }
+        }
+        p->pos++;
+    }
+    return fail_at(p, "unterminated string");
+}
+
+static int parse_number(parser *p) {
+    const char *t = p->j->text;
+    size_t n = p->j->len;
+    int index, rc;
+    if ((rc = new_node(p, SDFED_JSON_NUMBER, &index))) return rc;
+    if (p->pos < n && t[p->pos] == '-') p->pos++;
+    if (p->pos >= n || t[p->pos] < '0' || t[p->pos] > '9') return fail_at(p, "bad number");
+    if (t[p->pos] == '0')
+        p->pos++;
+    else
+        while (p->pos < n && t[p->pos] >= '0' && t[p->pos] <= '9') p->pos++;
+    if (p->pos < n && t[p->pos] == '.') {
+        p->pos++;
+        if (p->pos >= n || t[p->pos] < '0' || t[p->pos] > '9') return fail_at(p, "bad number");
+        while (p->pos < n && t[p->pos] >= '0' && t[p->pos] <= '9') p->pos++;
+    }
+    if (p->pos < n && (t[p->pos] == 'e' || t[p->pos] == 'E')) {
+        p->pos++;
+        if (p->pos < n && (t[p->pos] == '+' || t[p->pos] == '-')) p->pos++;
+        if (p->pos >= n || t[p->pos] < '0' || t[p->pos] > '9') return fail_at(p, "bad number");
+        while (p->pos < n && t[p->pos] >= '0' && t[p->pos] <= '9') p->pos++;
+    }
+    p->j->nodes[index].end = p->pos;
+    p->j->nodes[index].next = p->j->count;
+    return SDFED_OK;
+}
+
+static int parse_literal(parser *p, const char *word, int type) {
+    size_t n = strlen(word);
+    int index, rc;
+    if (p->j->len - p->pos < n || memcmp(p->j->text + p->pos, word, n) != 0) return fail_at(p, "unexpected character");
+    if ((rc = new_node(p, type, &index))) return rc;
+    p->pos += n;
+    p->j->nodes[index].end = p->pos;
+    p->j->nodes[index].next = p->j->count;
+    return SDFED_OK;
+}
+
+static int parse_value(parser *p, int depth);
+
+/* Arrays and objects share one loop; objects read a key and a colon first. */
+static int parse_container(parser *p, int depth, int type, char close) {
+    int index, rc;
+    if (depth >= SDFED_JSON_MAX_DEPTH) return fail_at(p, "nesting too deep");
+    if ((rc = new_node(p, type, &index))) return rc;
+    p->pos++;
+    skip_space(p);
+    if (p->pos < p->j->len && p->j->text[p->pos] == close) {
+        p->pos++;
+    } else {
+        for (;;) {
+            skip_space(p);
+            if (type == SDFED_JSON_OBJECT) {
+                if (p->pos >= p->j->len || p->j->text[p->pos] != '"') return fail_at(p, "expected a string key");
+                if ((rc = parse_string(p))) return rc;
+                skip_space(p);
+                if (p->pos >= p->j->len || p->j->text[p->pos] != ':') return fail_at(p, "expected ':'");
+                p->pos++;
+            }
+            if ((rc = parse_value(p, depth + 1))) return rc;
+            p->j->nodes[index].size++;
+            skip_space(p);
+            if (p->pos >= p->j->len) return fail_at(p, "unterminated container");
+            char c = p->j->text[p->pos++];
+            if (c == close) break;
+            if (c != ',') return fail_at(p, "expected ',' or a closing bracket");
+        }
+    }
+    p->j->nodes[index].end = p->pos;
+    p->j->nodes[index].next = p->j->count;
+    return SDFED_OK;
+}
+
+static int parse_value(parser *p, int depth) {
+    skip_space(p);
+    if (p->pos >= p->j->len) return fail_at(p, "unexpected end of input");
+    switch (p->j->text[p->pos]) {
+    case '{': return parse_container(p, depth, SDFED_JSON_OBJECT, '}');
+    case '[': return parse_container(p, depth, SDFED_JSON_ARRAY, ']');
+    case '"': return parse_string(p);
+    case 't': return parse_literal(p, "true", SDFED_JSON_TRUE);
+    case 'f': return parse_literal(p, "false", SDFED_JSON_FALSE);
+    case 'n': return parse_literal(p, "null", SDFED_JSON_NULL);
+    default: return parse_number(p);
+    }
+}
+
+int sdfed_json_parse(sdfed_json *j, const char *text, size_t len, sdfed_error *err) {
+    memset(j, 0, sizeof *j);
+    j->text = text;
+    j->len = len;
+    parser p = {j, 0, err};
+    int rc = parse_value(&p, 0);
+    if (rc == SDFED_OK) {
+        skip_space(&p);
+        if (p.pos != len) rc = fail_at(&p, "trailing characters after the value");
+    }
+    if (rc) sdfed_json_free(j);
+    return rc;
+}
+
+void sdfed_json_free(sdfed_json *j) {
+    free(j->nodes);
+    j->nodes = NULL;
+    j->count = j->cap = 0;
+}
+
+int sdfed_json_get(const sdfed_json *j, int obj, const char *key) {
+    if (obj < 0 || obj >= j->count || j->nodes[obj].type != SDFED_JSON_OBJECT) return -1;
+    int k = obj + 1;
+    for (int i = 0; i < j->nodes[obj].size; i++) {
+        int v = j->nodes[k].next;
+        if (sdfed_json_string_eq(j, k, key)) return v;
+        k = j->nodes[v].next;
+    }
+    return -1;
+}
+
+int sdfed_json_at(const sdfed_json *j, int arr, int i) {
+    if (arr < 0 || arr >= j->count || j->nodes[arr].type != SDFED_JSON_ARRAY || i < 0 || i >= j->nodes[arr].size)
+        return -1;
+    int k = arr + 1;
+    while (i-- > 0) k = j->nodes[k].next;
+    return k;
+}
+
+static size_t put_utf8(char *out, unsigned cp) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+static unsigned read_hex4(const char *s) {
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) v = v << 4 | (unsigned)hex_digit(s[k]);
+    return v;
+}
+
+long sdfed_json_string(const sdfed_json *j, int node, char *out, size_t cap) {
+    if (node < 0 || node >= j->count || j->nodes[node].type != SDFED_JSON_STRING || cap == 0) return -1;
+    const char *s = j->text + j->nodes[node].start, *end = j->text + j->nodes[node].end;
+    size_t n = 0;
+    while (s < end) {
+        char tmp[4];
+        size_t k = 1;
+        if (*s != '\\') {
+            tmp[0] = *s++;
+        } else {
+            char e = s[1];
+            s += 2;
+            switch (e) {
+            case 'b': tmp[0] = '\b'; break;
+            case 'f': tmp[0] = '\f'; break;
+            case 'n': tmp[0] = '\n'; break;
+            case 'r': tmp[0] = '\r'; break;
+            case 't': tmp[0] = '\t'; break;
+            case 'u': {
+                unsigned cp = read_hex4(s);
+                s += 4;
+                /* a high surrogate followed by a low one encodes one code point;
+                 * lone surrogates become U+FFFD */
+                if (cp >= 0xd800 && cp < 0xdc00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u') {
+                    unsigned lo = read_hex4(s + 2);
+                    if (lo >= 0xdc00 && lo < 0xe000) {
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                        s += 6;
+                    }
+                }
+                if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
+                k = put_utf8(tmp, cp);
+                break;
+            }
+            default: tmp[0] = e; break; /* '"', '\\', '/' */
+            }
+        }
+        if (n + k >= cap) return -1;
+        memcpy(out + n, tmp, k);
+        n += k;
+    }
+    out[n] = '\0';
+    return (long)n;
+}
+
+char *sdfed_json_string_dup(const sdfed_json *j, int node) {
+    if (node < 0 || node >= j->count || j->nodes[node].type != SDFED_JSON_STRING) return NULL;
+    /* decoding never makes a string longer than its escaped form */
+    size_t cap = j->nodes[node].end - j->nodes[node].start + 1;
+    char *out = malloc(cap);
+    if (out && sdfed_json_string(j, node, out, cap) < 0) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+int sdfed_json_string_eq(const sdfed_json *j, int node, const char *s) {
+    char *decoded = sdfed_json_string_dup(j, node);
+    int eq = decoded && strcmp(decoded, s) == 0;
+    free(decoded);
+    return eq;
+}
+
+int sdfed_json_number(const sdfed_json *j, int node, double *out) {
+    if (node < 0 || node >= j->count || j->nodes[node].type != SDFED_JSON_NUMBER) return -1;
+    char buf[64];
+    size_t n = j->nodes[node].end - j->nodes[node].start;
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, j->text + j->nodes[node].start, n);
+    buf[n] = '\0';
+    *out = strtod(buf, NULL);
+    return 0;
+}

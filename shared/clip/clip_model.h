@@ -1,0 +1,79 @@
+/* A CLIP model loaded from a GGUF file: the configuration and typed views
+ * of every weight, pointing into the caller's file buffer (no copies; Q8_0
+ * and F16 matrices stay quantised and are consumed in place by the kernels).
+ *
+ * Tensor names in the file (W = width, E = embed dim, V = vocabulary,
+ * L = context length, P = patch size, G = patches per side; shapes listed
+ * outermost first):
+ *   logit_scale                          [1]
+ *   text.token_embd.weight               [V, W]
+ *   text.pos_embd                        [L, W]
+ *   {text,vision}.blk.N.ln1.{weight,bias}        [W]
+ *   {text,vision}.blk.N.attn_qkv.{weight,bias}   [3W, W], [3W]  (q, k, v rows)
+ *   {text,vision}.blk.N.attn_out.{weight,bias}   [W, W], [W]
+ *   {text,vision}.blk.N.ln2.{weight,bias}        [W]
+ *   {text,vision}.blk.N.mlp_fc.{weight,bias}     [4W, W], [4W]
+ *   {text,vision}.blk.N.mlp_proj.{weight,bias}   [W, 4W], [W]
+ *   text.ln_final.{weight,bias}          [W]
+ *   text.proj.weight                     [E, W]   (feature = proj @ x)
+ *   vision.patch_embd.weight             [W, 3*P*P] (conv kernel, c-major)
+ *   vision.class_embd                    [W]
+ *   vision.pos_embd                      [G*G + 1, W]
+ *   vision.ln_pre.{weight,bias}, vision.ln_post.{weight,bias}  [W]
+ *   vision.proj.weight                   [E, W]
+ * Matrices may be F32, F16 or Q8_0; vectors and embeddings added to
+ * activations (biases, norms, positional and class embeddings) are F32. */
+#ifndef SDFED_CLIP_MODEL_H
+#define SDFED_CLIP_MODEL_H
+
+#include "base/status.h"
+#include "format/gguf.h"
+#include "kernels/kernels.h"
+
+enum { SDFED_ACT_QUICK_GELU, SDFED_ACT_GELU };
+
+typedef struct sdfed_clip_config {
+    int embed_dim;
+    int vocab_size, context_length;
+    int text_width, text_layers, text_heads;
+    int vision_width, vision_layers, vision_heads;
+    int patch_size, image_size;
+    int activation; /* SDFED_ACT_* */
+    float layer_norm_eps;
+    float image_mean[3], image_std[3];
+} sdfed_clip_config;
+
+typedef struct sdfed_clip_block {
+    const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    sdfed_weight attn_qkv, attn_out, mlp_fc, mlp_proj;
+    const float *attn_qkv_b, *attn_out_b, *mlp_fc_b, *mlp_proj_b;
+} sdfed_clip_block;
+
+typedef struct sdfed_clip_model {
+    sdfed_clip_config cfg;
+    sdfed_gguf file;
+    float logit_scale;
+    /* text tower */
+    sdfed_weight token_embd;
+    const float *text_pos;
+    sdfed_clip_block *text_blocks;
+    const float *ln_final_w, *ln_final_b;
+    sdfed_weight text_proj;
+    /* image tower */
+    sdfed_weight patch_embd;
+    const float *class_embd, *vision_pos;
+    const float *ln_pre_w, *ln_pre_b, *ln_post_w, *ln_post_b;
+    sdfed_clip_block *vision_blocks;
+    sdfed_weight vision_proj;
+    int weight_type; /* the type of the large matrices (for display) */
+} sdfed_clip_model;
+
+/* Loads a model from a GGUF file held in memory (the buffer must outlive the
+ * model and be 4-byte aligned, which mmap and malloc give). */
+int sdfed_clip_load(sdfed_clip_model *m, const void *data, size_t size, sdfed_error *err);
+void sdfed_clip_free(sdfed_clip_model *m);
+
+const char *sdfed_activation_name(int activation);
+int sdfed_activation_from_name(const char *name); /* -1 if unknown */
+
+#endif

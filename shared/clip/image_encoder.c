@@ -1,0 +1,96 @@
+/* Image tower forward. */
+#include "clip/image_encoder.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "clip/layers.h"
+#include "clip/transformer.h"
+
+/* patches (G*G, 3*P*P) of one image (3, S, S); a patch vector is laid out
+ * channel, row, column, matching the convolution kernel. */
+static void patchify(float *patches, const float *img, int S, int P) {
+    int G = S / P;
+    for (int py = 0; py < G; py++)
+        for (int px = 0; px < G; px++) {
+            float *dst = patches + ((size_t)py * G + px) * 3 * P * P;
+            for (int c = 0; c < 3; c++)
+                for (int ky = 0; ky < P; ky++) {
+                    const float *src = img + ((size_t)c * S + (size_t)py * P + ky) * S + (size_t)px * P;
+                    memcpy(dst + ((size_t)c * P + ky) * P, src, sizeof(float) * (size_t)P);
+                }
+        }
+}
+
+int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const float *pixels, int n, float *features,
+                       sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->cfg;
+    int S = c->image_size, P = c->patch_size, G = S / P, W = c->vision_width;
+    int T = G * G + 1; /* tokens per image */
+    int patch_len = 3 * P * P;
+    if (n < 1 || !pixels) return sdfed_fail(err, SDFED_ERR_ARG, "image: no images given");
+    size_t n_pixels = (size_t)n * 3 * S * S;
+    for (size_t i = 0; i < n_pixels; i++)
+        if (!isfinite(pixels[i])) return sdfed_fail(err, SDFED_ERR_NUMERIC, "image: pixel values hold NaN or Inf");
+
+    int N = n * T;
+    float *patches = sdfed_arena_floats(arena, (size_t)n * G * G * patch_len);
+    float *emb = sdfed_arena_floats(arena, (size_t)n * G * G * W);
+    float *x = sdfed_arena_floats(arena, (size_t)N * W);
+    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, patch_len > W ? patch_len : W));
+    sdfed_attn_span *spans = sdfed_arena_alloc(arena, sizeof *spans * (size_t)n);
+    if (!patches || !emb || !x || !scratch || !spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
+
+    for (int i = 0; i < n; i++) patchify(patches + (size_t)i * G * G * patch_len, pixels + (size_t)i * 3 * S * S, S, P);
+    k->linear(emb, patches, &m->patch_embd, NULL, n * G * G, scratch);
+    for (int i = 0; i < n; i++) {
+        float *x_i = x + (size_t)i * T * W;
+        for (int t = 0; t < T; t++) {
+            const float *src = t == 0 ? m->class_embd : emb + ((size_t)i * G * G + t - 1) * W;
+            const float *pe = m->vision_pos + (size_t)t * W;
+            for (int ch = 0; ch < W; ch++) x_i[(size_t)t * W + ch] = src[ch] + pe[ch];
+        }
+        spans[i] = (sdfed_attn_span){i * T, T, 0, 0};
+    }
+    sdfed_layernorm_forward(x, NULL, NULL, x, m->ln_pre_w, m->ln_pre_b, N, W, c->layer_norm_eps);
+
+    sdfed_transformer t = {m->vision_blocks,
+                           c->vision_layers,
+                           W,
+                           c->vision_heads,
+                           c->activation,
+                           0,
+                           c->layer_norm_eps,
+                           spans,
+                           n,
+                           N,
+                           NULL,
+                           NULL};
+    int rc = sdfed_transformer_forward(k, &t, x, 0, arena, err);
+    if (rc) return rc;
+
+    float *cls = sdfed_arena_floats(arena, (size_t)n * W);
+    if (!cls) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
+    for (int i = 0; i < n; i++)
+        sdfed_layernorm_forward(cls + (size_t)i * W, NULL, NULL, x + (size_t)i * T * W, m->ln_post_w, m->ln_post_b, 1,
+                                W, c->layer_norm_eps);
+    k->linear(features, cls, &m->vision_proj, NULL, n, scratch);
+    return SDFED_OK;
+}
+
+int sdfed_image_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_image *images, int n,
+                         float *features, sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->cfg;
+    size_t per = (size_t)3 * c->image_size * c->image_size;
+    float *pixels = sdfed_arena_floats(arena, (size_t)n * per),
+          *raw = sdfed_arena_floats(arena, (size_t)n * c->embed_dim);
+    float *norms = sdfed_arena_floats(arena, (size_t)n);
+    if (!pixels || !raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image features: out of memory");
+    for (int i = 0; i < n; i++) {
+        int rc = sdfed_image_preprocess(&images[i], c->image_size, c->image_mean, c->image_std, pixels + i * per, err);
+        if (rc) return sdfed_fail_context(err, rc, "image %d", i);
+    }
+    int rc = sdfed_image_encode(m, k, pixels, n, raw, arena, err);
+    if (rc == SDFED_OK) sdfed_l2_normalize_forward(features, norms, raw, n, c->embed_dim);
+    return rc;
+}

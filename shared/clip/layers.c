@@ -1,0 +1,204 @@
+/* LayerNorm, L2 normalisation, the MLP activation, residuals and attention:
+ * forward and backward. */
+#include "clip/layers.h"
+
+#include <math.h>
+
+#include "clip/clip_model.h"
+
+void sdfed_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                             const float *bias, int n, int C, float eps) {
+    // inp and out are (n, C), weight and bias are (C), mean and rstd are (n)
+    for (int i = 0; i < n; i++) {
+        const float *x = inp + (size_t)i * C;
+        float *o = out + (size_t)i * C;
+        float m = 0.0f;
+        for (int c = 0; c < C; c++) m += x[c];
+        m /= (float)C;
+        float v = 0.0f;
+        for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
+        v /= (float)C;
+        float s = 1.0f / sqrtf(v + eps);
+        for (int c = 0; c < C; c++) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+        if (mean) mean[i] = m;
+        if (rstd) rstd[i] = s;
+    }
+}
+
+void sdfed_layernorm_backward(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
+                              const float *rstd, int n, int C) {
+    // with xhat = (x - mean) * rstd and g = dout * weight:
+    // dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+    for (int i = 0; i < n; i++) {
+        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        float *dx = dinp + (size_t)i * C;
+        float g_mean = 0.0f, gx_mean = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float g = d[c] * weight[c];
+            g_mean += g;
+            gx_mean += g * (x[c] - mean[i]) * rstd[i];
+        }
+        g_mean /= (float)C;
+        gx_mean /= (float)C;
+        for (int c = 0; c < C; c++) {
+            float xhat = (x[c] - mean[i]) * rstd[i];
+            dx[c] += rstd[i] * (d[c] * weight[c] - g_mean - xhat * gx_mean);
+        }
+    }
+}
+
+void sdfed_l2_normalize_forward(float *out, float *norms, const float *inp, int n, int D) {
+    // inp and out are (n, D), norms is (n)
+    for (int i = 0; i < n; i++) {
+        const float *x = inp + (size_t)i * D;
+        float *o = out + (size_t)i * D;
+        double ss = 0.0;
+        for (int d = 0; d < D; d++) ss += (double)x[d] * x[d];
+        float norm = (float)sqrt(ss);
+        float inv = norm > 0.0f ? 1.0f / norm : 0.0f;
+        for (int d = 0; d < D; d++) o[d] = x[d] * inv;
+        norms[i] = norm;
+    }
+}
+
+void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *out, const float *norms, int n, int D) {
+    for (int i = 0; i < n; i++) {
+        if (norms[i] == 0.0f) continue;
+        const float *o = out + (size_t)i * D, *g = dout + (size_t)i * D;
+        float *dx = dinp + (size_t)i * D;
+        float dot = 0.0f;
+        for (int d = 0; d < D; d++) dot += o[d] * g[d];
+        float inv = 1.0f / norms[i];
+        for (int d = 0; d < D; d++) dx[d] += (g[d] - o[d] * dot) * inv;
+    }
+}
+
+void sdfed_activation_forward(float *out, const float *inp, int n, int activation) {
+    if (activation == SDFED_ACT_GELU) {
+        for (int i = 0; i < n; i++) out[i] = 0.5f * inp[i] * (1.0f + erff(inp[i] * 0.70710678118654752f));
+    } else {
+        /* QuickGELU: x * sigmoid(1.702 x) */
+        for (int i = 0; i < n; i++) out[i] = inp[i] / (1.0f + expf(-1.702f * inp[i]));
+    }
+}
+
+void sdfed_activation_backward(float *dinp, const float *dout, const float *inp, int n, int activation) {
+    if (activation == SDFED_ACT_GELU) {
+        // d/dx [x Phi(x)] = Phi(x) + x phi(x)
+        for (int i = 0; i < n; i++) {
+            float x = inp[i];
+            float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+            float pdf = 0.3989422804014327f * expf(-0.5f * x * x);
+            dinp[i] = dout[i] * (cdf + x * pdf);
+        }
+    } else {
+        // d/dx [x s(ax)] = s(ax) + a x s(ax) (1 - s(ax)), a = 1.702
+        for (int i = 0; i < n; i++) {
+            float x = inp[i];
+            float s = 1.0f / (1.0f + expf(-1.702f * x));
+            dinp[i] = dout[i] * (s + 1.702f * x * s * (1.0f - s));
+        }
+    }
+}
+
+void sdfed_residual_add(float *out, const float *inp, int n) {
+    for (int i = 0; i < n; i++) out[i] += inp[i];
+}
+
+size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, int n_spans, int heads) {
+    size_t total = 0;
+    for (int s = 0; s < n_spans; s++) {
+        att_offset[s] = total;
+        total += (size_t)heads * spans[s].nq * (spans[s].nc + spans[s].nq);
+    }
+    return total;
+}
+
+/* Softmax of each row of S (nq, ld) over its first nc + visible columns,
+ * where a causal row i sees its own span's columns up to i. */
+static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
+    for (int i = 0; i < nq; i++) {
+        float *row = S + (size_t)i * ld;
+        int visible = causal ? nc + i + 1 : ld;
+        float maxv = -INFINITY;
+        for (int j = 0; j < visible; j++) maxv = row[j] > maxv ? row[j] : maxv;
+        float sum = 0.0f;
+        for (int j = 0; j < visible; j++) {
+            row[j] = expf(row[j] - maxv);
+            sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j < visible; j++) row[j] *= inv;
+        for (int j = visible; j < ld; j++) row[j] = 0.0f;
+    }
+}
+
+void sdfed_attention_forward(const sdfed_kernels *k, float *out, float *att, const float *qkv,
+                             const sdfed_attn_span *spans, const size_t *att_offset, int n_spans, int C, int heads,
+                             int causal) {
+    // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v
+    int hd = C / heads;
+    float scale = 1.0f / sqrtf((float)hd);
+    int ld_qkv = 3 * C;
+    for (int s = 0; s < n_spans; s++) {
+        const sdfed_attn_span *sp = &spans[s];
+        int ld = sp->nc + sp->nq;
+        for (int h = 0; h < heads; h++) {
+            const float *q = qkv + (size_t)sp->q0 * ld_qkv + h * hd;
+            const float *k_own = q + C, *v_own = q + 2 * C;
+            const float *k_ctx = qkv + (size_t)sp->c0 * ld_qkv + C + h * hd;
+            const float *v_ctx = k_ctx + C;
+            float *S = att + att_offset[s] + (size_t)h * sp->nq * ld;
+            float *o = out + (size_t)sp->q0 * C + h * hd;
+            if (sp->nc > 0) k->gemm(0, 1, sp->nq, sp->nc, hd, scale, q, ld_qkv, k_ctx, ld_qkv, 0.0f, S, ld);
+            k->gemm(0, 1, sp->nq, sp->nq, hd, scale, q, ld_qkv, k_own, ld_qkv, 0.0f, S + sp->nc, ld);
+            masked_softmax(S, sp->nq, sp->nc, ld, causal);
+            if (sp->nc > 0) k->gemm(0, 0, sp->nq, hd, sp->nc, 1.0f, S, ld, v_ctx, ld_qkv, 0.0f, o, C);
+            k->gemm(0, 0, sp->nq, hd, sp->nq, 1.0f, S + sp->nc, ld, v_own, ld_qkv, sp->nc > 0 ? 1.0f : 0.0f, o, C);
+        }
+    }
+}
+
+void sdfed_attention_backward(const sdfed_kernels *k, float *dqkv, const float *dout, const float *qkv,
+                              const float *att, const sdfed_attn_span *spans, const size_t *att_offset, int n_spans,
+                              int C, int heads, float *scratch) {
+    // per span and head, with o = P v and P = softmax(S), S = scale q k^T:
+    // dP = do v^T, dv += P^T do, dS = P * (dP - rowsum(dP * P)), dq = scale dS k, dk += scale dS^T q
+    int hd = C / heads;
+    float scale = 1.0f / sqrtf((float)hd);
+    int ld_qkv = 3 * C;
+    for (int s = 0; s < n_spans; s++) {
+        const sdfed_attn_span *sp = &spans[s];
+        int ld = sp->nc + sp->nq;
+        for (int h = 0; h < heads; h++) {
+            size_t own = (size_t)sp->q0 * ld_qkv + h * hd, ctx = (size_t)sp->c0 * ld_qkv + h * hd;
+            const float *q = qkv + own, *k_own = q + C, *v_own = q + 2 * C;
+            const float *k_ctx = qkv + ctx + C, *v_ctx = k_ctx + C;
+            float *dq = dqkv + own, *dk_own = dq + C, *dv_own = dq + 2 * C;
+            float *dk_ctx = dqkv + ctx + C, *dv_ctx = dk_ctx + C;
+            const float *P = att + att_offset[s] + (size_t)h * sp->nq * ld;
+            const float *dO = dout + (size_t)sp->q0 * C + h * hd;
+            float *dS = scratch;
+            if (sp->nc > 0) {
+                k->gemm(0, 1, sp->nq, sp->nc, hd, 1.0f, dO, C, v_ctx, ld_qkv, 0.0f, dS, ld);
+                k->gemm(1, 0, sp->nc, hd, sp->nq, 1.0f, P, ld, dO, C, 1.0f, dv_ctx, ld_qkv);
+            }
+            k->gemm(0, 1, sp->nq, sp->nq, hd, 1.0f, dO, C, v_own, ld_qkv, 0.0f, dS + sp->nc, ld);
+            k->gemm(1, 0, sp->nq, hd, sp->nq, 1.0f, P + sp->nc, ld, dO, C, 1.0f, dv_own, ld_qkv);
+            for (int i = 0; i < sp->nq; i++) {
+                const float *p_i = P + (size_t)i * ld;
+                float *ds_i = dS + (size_t)i * ld;
+                float dot = 0.0f;
+                for (int j = 0; j < ld; j++) dot += p_i[j] * ds_i[j];
+                /* masked entries have p = 0, so their gradient is 0 */
+                for (int j = 0; j < ld; j++) ds_i[j] = p_i[j] * (ds_i[j] - dot) * scale;
+            }
+            if (sp->nc > 0) {
+                k->gemm(0, 0, sp->nq, hd, sp->nc, 1.0f, dS, ld, k_ctx, ld_qkv, 1.0f, dq, ld_qkv);
+                k->gemm(1, 0, sp->nc, hd, sp->nq, 1.0f, dS, ld, q, ld_qkv, 1.0f, dk_ctx, ld_qkv);
+            }
+            k->gemm(0, 0, sp->nq, hd, sp->nq, 1.0f, dS + sp->nc, ld, k_own, ld_qkv, 1.0f, dq, ld_qkv);
+            k->gemm(1, 0, sp->nq, hd, sp->nq, 1.0f, dS + sp->nc, ld, q, ld_qkv, 1.0f, dk_own, ld_qkv);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/* Server-side aggregation of clients' shared parameters (the global prompt,
+ * or FedOT's classifier), one function for the aggregator and the
+ * simulator so that both compute the same bits.
+ *
+ *   mean          sum_i w_i u_i / sum_i w_i, w_i the clients' sample counts
+ *                 (the paper's rule); one matrix product through the kernels
+ *   median        coordinate-wise median
+ *   trimmed_mean  coordinate-wise mean after dropping the floor(trim * n)
+ *                 smallest and largest values
+ * Optional, before combining: clip each client's change u_i - previous to
+ * an L2 norm of at most clip_norm. Optional, after: Gaussian noise of
+ * standard deviation noise_multiplier * clip_norm / n on every coordinate
+ * (central differential privacy: clip + noise; needs clip_norm > 0).
+ * Updates are taken in the order given; callers pass them sorted by client
+ * so that the result does not depend on arrival order. */
+#ifndef SDFED_AGGREGATE_H
+#define SDFED_AGGREGATE_H
+
+#include <stddef.h>
+
+#include "base/arena.h"
+#include "base/rng.h"
+#include "base/status.h"
+#include "kernels/kernels.h"
+
+enum { SDFED_AGGREGATE_MEAN, SDFED_AGGREGATE_MEDIAN, SDFED_AGGREGATE_TRIMMED_MEAN };
+
+typedef struct sdfed_aggregate_config {
+    int rule;                /* SDFED_AGGREGATE_* */
+    double trim;             /* trimmed mean: fraction cut at each end, [0, 0.5) */
+    double clip_norm;        /* 0: no clipping */
+    double noise_multiplier; /* 0: no noise */
+} sdfed_aggregate_config;
+
+const char *sdfed_aggregate_rule_name(int rule);
+int sdfed_aggregate_rule_from_name(const char *name); /* -1 if unknown */
+
+/* out (P) = the aggregate of n updates (P floats each); weights (n) are the
+ * sample counts (used by mean only, all > 0); previous (P) is the current
+ * global (needed for clipping); rng draws the noise (needed for noise). */
+int sdfed_aggregate(const sdfed_aggregate_config *cfg, const sdfed_kernels *k, const float *const *updates,
+                    const double *weights, int n, size_t P, const float *previous, sdfed_rng *rng, float *out,
+                    sdfed_arena *arena, sdfed_error *err);
+
+#endif

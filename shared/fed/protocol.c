@@ -1,0 +1,448 @@
+/* sdfed.v1: frames, CRC-32, message parsing and building. */
+#include "fed/protocol.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+
+/* CRC-32 (reflected polynomial 0xEDB88320) half a byte at a time */
+static const uint32_t crc_nibble[16] = {0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+                                        0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+                                        0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c};
+
+uint32_t sdfed_crc32(uint32_t crc, const void *data, size_t n) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) {
+        crc = crc_nibble[(crc ^ p[i]) & 15] ^ (crc >> 4);
+        crc = crc_nibble[(crc ^ (p[i] >> 4)) & 15] ^ (crc >> 4);
+    }
+    return ~crc;
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+size_t sdfed_frame_size(int n_dims, const uint32_t *shape) {
+    size_t n = 1;
+    for (int d = 0; d < n_dims; d++) n *= shape[d];
+    return 16 + 4 * (size_t)n_dims + 4 * n + 4;
+}
+
+int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, const uint32_t *shape,
+                       const float *values, sdfed_buffer *out, sdfed_error *err) {
+    if ((kind != SDFED_FRAME_GLOBAL && kind != SDFED_FRAME_UPDATE) || n_dims < 1 || n_dims > SDFED_FRAME_MAX_DIMS)
+        return sdfed_fail(err, SDFED_ERR_ARG, "frame: bad kind or dimensions");
+    size_t size = sdfed_frame_size(n_dims, shape), n = (size - 20 - 4 * (size_t)n_dims) / 4;
+    unsigned char *p = malloc(size);
+    if (!p) return sdfed_fail(err, SDFED_ERR_NOMEM, "frame: out of memory");
+    memcpy(p, SDFED_FRAME_MAGIC, 4);
+    p[4] = SDFED_FRAME_VERSION, p[5] = (unsigned char)kind, p[6] = 0, p[7] = (unsigned char)n_dims;
+    put32(p + 8, round);
+    put32(p + 12, samples);
+    for (int d = 0; d < n_dims; d++) put32(p + 16 + 4 * d, shape[d]);
+    unsigned char *data = p + 16 + 4 * n_dims;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &values[i], 4);
+        put32(data + 4 * i, u);
+    }
+    put32(p + size - 4, sdfed_crc32(0, p, size - 4));
+    sdfed_sink sink = sdfed_buffer_sink(out);
+    int failed = sink.write(sink.ctx, p, size);
+    free(p);
+    return failed ? sdfed_fail(err, SDFED_ERR_NOMEM, "frame: out of memory") : SDFED_OK;
+}
+
+#define BAD(c, ...) (*code = (c), sdfed_fail(err, SDFED_ERR_FORMAT, __VA_ARGS__))
+
+int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, const char **code,
+                       sdfed_error *err) {
+    const unsigned char *p = buf;
+    memset(f, 0, sizeof *f);
+    if (len < 20 || memcmp(p, SDFED_FRAME_MAGIC, 4) != 0) return BAD("bad_frame", "frame: not an sdfed frame");
+    if (p[4] != SDFED_FRAME_VERSION)
+        return BAD("bad_frame", "frame: version %d (expected %d)", p[4], SDFED_FRAME_VERSION);
+    if (p[5] != SDFED_FRAME_GLOBAL && p[5] != SDFED_FRAME_UPDATE)
+        return BAD("bad_frame", "frame: unknown kind %d", p[5]);
+    if (p[6] != 0) return BAD("bad_frame", "frame: dtype %d is not f32", p[6]);
+    if (p[7] < 1 || p[7] > SDFED_FRAME_MAX_DIMS) return BAD("bad_frame", "frame: %d dimensions", p[7]);
+    f->kind = p[5];
+    f->n_dims = p[7];
+    f->round = get32(p + 8);
+    f->samples = get32(p + 12);
+    if (len < 20 + 4 * (size_t)f->n_dims) return BAD("bad_frame", "frame: truncated header");
+    size_t n = 1;
+    for (int d = 0; d < f->n_dims; d++) {
+        f->shape[d] = get32(p + 16 + 4 * d);
+        if (f->shape[d] == 0 || n > max_values / f->shape[d])
+            return BAD(f->shape[d] ? "too_large" : "bad_frame", "frame: shape holds more than %zu values or a zero",
+                       max_values);
+        n *= f->shape[d];
+    }
+    if (len != sdfed_frame_size(f->n_dims, f->shape))
+        return BAD("bad_frame", "frame: %zu bytes, its header says %zu", len, sdfed_frame_size(f->n_dims, f->shape));
+    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4)) return BAD("bad_crc", "frame: CRC-32 mismatch");
+    f->n_values = n;
+    f->data = p + 16 + 4 * f->n_dims;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = get32(f->data + 4 * i);
+        if ((u & 0x7f800000u) == 0x7f800000u) return BAD("not_finite", "frame: value %zu is NaN or Inf", i);
+    }
+    return SDFED_OK;
+}
+
+void sdfed_frame_values(const sdfed_frame *f, float *out) {
+    for (size_t i = 0; i < f->n_values; i++) {
+        uint32_t u = get32(f->data + 4 * i);
+        memcpy(&out[i], &u, 4);
+    }
+}
+
+/* ------------------------------------------------------------- messages */
+
+static const char *const type_names[] = {"hello",       "update", "metrics",   "heartbeat", "leave", "welcome",
+                                         "round_start", "ack",    "round_end", "wait",      "done",  "error"};
+
+const char *sdfed_message_type_name(int type) {
+    return type >= 0 && type < (int)(sizeof type_names / sizeof type_names[0]) ? type_names[type] : NULL;
+}
+
+void sdfed_message_free(sdfed_message *m) {
+    free(m->values);
+    free(m->task_json);
+    m->values = NULL;
+    m->task_json = NULL;
+}
+
+typedef struct reader {
+    const sdfed_json *j;
+    int obj;
+    const char **code;
+    sdfed_error *err;
+} reader;
+
+/* Optional integer field in [lo, hi]; absent leaves *out alone. */
+static int get_int(reader *r, const char *key, int64_t lo, int64_t hi, int required, int64_t *out) {
+    int node = sdfed_json_get(r->j, r->obj, key);
+    double v;
+    if (node < 0) {
+        if (!required) return SDFED_OK;
+        *r->code = "bad_message";
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' is missing", key);
+    }
+    if (sdfed_json_number(r->j, node, &v) || v != floor(v) || v < (double)lo || v > (double)hi) {
+        *r->code = "bad_message";
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be an integer in %lld..%lld", key,
+                          (long long)lo, (long long)hi);
+    }
+    *out = (int64_t)v;
+    return SDFED_OK;
+}
+
+static int get_real(reader *r, const char *key, double *out) {
+    int node = sdfed_json_get(r->j, r->obj, key);
+    if (node < 0) return SDFED_OK;
+    if (sdfed_json_number(r->j, node, out) || !isfinite(*out)) {
+        *r->code = "bad_message";
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a finite number", key);
+    }
+    return SDFED_OK;
+}
+
+static int get_text(reader *r, const char *key, char *out, size_t cap) {
+    int node = sdfed_json_get(r->j, r->obj, key);
+    if (node < 0) return SDFED_OK;
+    if (sdfed_json_string(r->j, node, out, cap) < 0) {
+        *r->code = "bad_message";
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a string of at most %zu bytes", key,
+                          cap - 1);
+    }
+    return SDFED_OK;
+}
+
+/* Optional inline tensor: "shape" [..] and "data" [..]. */
+static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
+    int shape = sdfed_json_get(r->j, r->obj, "shape"), data = sdfed_json_get(r->j, r->obj, "data");
+    if (shape < 0 && data < 0) return SDFED_OK;
+    const sdfed_json *j = r->j;
+    *r->code = "bad_shape";
+    if (shape < 0 || data < 0 || j->nodes[shape].type != SDFED_JSON_ARRAY || j->nodes[data].type != SDFED_JSON_ARRAY ||
+        j->nodes[shape].size < 1 || j->nodes[shape].size > SDFED_FRAME_MAX_DIMS)
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: a tensor needs 'shape' (1..4 sizes) and 'data' arrays");
+    size_t n = 1;
+    m->n_dims = j->nodes[shape].size;
+    for (int d = 0; d < m->n_dims; d++) {
+        double v;
+        if (sdfed_json_number(j, sdfed_json_at(j, shape, d), &v) || v != floor(v) || v < 1 || v > 1e9 ||
+            n > max_values / (size_t)v) {
+            *r->code = "too_large";
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'shape' is not positive sizes of at most %zu values",
+                              max_values);
+        }
+        m->shape[d] = (uint32_t)v;
+        n *= (size_t)v;
+    }
+    if ((size_t)j->nodes[data].size != n)
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'data' holds %d values, 'shape' says %zu",
+                          j->nodes[data].size, n);
+    m->values = malloc(sizeof *m->values * n);
+    if (!m->values) return sdfed_fail(r->err, SDFED_ERR_NOMEM, "message: out of memory");
+    m->n_values = n;
+    int node = data + 1;
+    for (size_t i = 0; i < n; i++, node = j->nodes[node].next) {
+        double v;
+        if (sdfed_json_number(j, node, &v) || !isfinite((float)v)) {
+            *r->code = "not_finite";
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: data value %zu is not a finite number", i);
+        }
+        m->values[i] = (float)v;
+    }
+    return SDFED_OK;
+}
+
+int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, const char **code,
+                        sdfed_error *err) {
+    memset(m, 0, sizeof *m);
+    m->shard = -1;
+    m->binary = 1;
+    m->round = m->next_round = -1;
+    sdfed_json j;
+    if (sdfed_json_parse(&j, text, len, err)) {
+        *code = "bad_json";
+        return SDFED_ERR_FORMAT;
+    }
+    reader r = {&j, 0, code, err};
+    char type[32] = "", encoding[16] = "";
+    int rc = SDFED_OK;
+    int type_node = sdfed_json_get(&j, 0, "type");
+    if (j.nodes[0].type != SDFED_JSON_OBJECT || sdfed_json_string(&j, type_node, type, sizeof type) < 0) {
+        *code = "bad_message";
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: not an object with a string 'type'");
+    }
+    m->type = -1;
+    for (int t = 0; rc == SDFED_OK && t < (int)(sizeof type_names / sizeof type_names[0]); t++)
+        if (strcmp(type, type_names[t]) == 0) m->type = t;
+    if (rc == SDFED_OK && m->type < 0) {
+        *code = "unknown_type";
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: unknown type '%.31s'", type);
+    }
+    int64_t shard = -1, samples = 0;
+    char protocol[32] = "";
+    const int64_t big = (int64_t)1 << 53;
+    switch (rc ? -1 : m->type) {
+    case SDFED_MSG_HELLO:
+        if ((rc = get_text(&r, "protocol", protocol, sizeof protocol)) ||
+            (rc = get_text(&r, "token", m->token, sizeof m->token)) ||
+            (rc = get_text(&r, "join_key", m->join_key, sizeof m->join_key)) ||
+            (rc = get_text(&r, "kind", m->kind, sizeof m->kind)) ||
+            (rc = get_text(&r, "encoding", encoding, sizeof encoding)) ||
+            (rc = get_int(&r, "shard", 0, 1 << 20, 0, &shard)))
+            break;
+        if (strcmp(protocol, SDFED_PROTOCOL) != 0) {
+            *code = "bad_protocol";
+            rc = sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "message: protocol '%s' (this server speaks %s)", protocol,
+                            SDFED_PROTOCOL);
+        } else if (encoding[0] && strcmp(encoding, "binary") && strcmp(encoding, "json")) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'encoding' must be \"binary\" or \"json\"");
+        }
+        m->binary = strcmp(encoding, "json") != 0;
+        m->shard = (int)shard;
+        break;
+    case SDFED_MSG_UPDATE:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_int(&r, "samples", 0, big, 1, &samples)))
+            break;
+        m->samples = samples;
+        rc = get_tensor(&r, max_values, m);
+        if (rc == SDFED_OK && !m->values) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: a JSON update needs 'shape' and 'data'");
+        }
+        break;
+    case SDFED_MSG_METRICS:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_real(&r, "accuracy", &m->accuracy)) ||
+            (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)))
+            break;
+        if (m->accuracy < 0 || m->accuracy > 1) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'accuracy' must be in [0, 1]");
+        }
+        break;
+    case SDFED_MSG_WELCOME: {
+        int task = sdfed_json_get(&j, 0, "task");
+        if ((rc = get_int(&r, "client_id", 0, big, 1, &m->client_id)) ||
+            (rc = get_int(&r, "round", 0, big, 0, &m->round)) ||
+            (rc = get_text(&r, "token", m->token, sizeof m->token)) ||
+            (rc = get_text(&r, "mode", m->mode, sizeof m->mode)))
+            break;
+        if (task < 0 || j.nodes[task].type != SDFED_JSON_OBJECT) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'task' object");
+            break;
+        }
+        size_t n = j.nodes[task].end - j.nodes[task].start;
+        if (!(m->task_json = malloc(n + 1))) {
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "message: out of memory");
+            break;
+        }
+        memcpy(m->task_json, text + j.nodes[task].start, n);
+        m->task_json[n] = '\0';
+        reader model = {&j, sdfed_json_get(&j, 0, "model"), code, err};
+        if (model.obj < 0 || j.nodes[model.obj].type != SDFED_JSON_OBJECT) {
+            *code = "bad_message";
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'model' object");
+        } else if ((rc = get_text(&model, "url", m->model_url, sizeof m->model_url)) == SDFED_OK &&
+                   (rc = get_text(&model, "sha256", m->model_sha256, sizeof m->model_sha256)) == SDFED_OK) {
+            rc = get_int(&model, "size", 0, big, 0, &m->model_size);
+        }
+        break;
+    }
+    case SDFED_MSG_ROUND_START:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) ||
+            (rc = get_int(&r, "deadline_ms", 0, big, 0, &m->deadline_ms)) ||
+            (rc = get_text(&r, "global_sha256", m->global_sha256, sizeof m->global_sha256)))
+            break;
+        rc = get_tensor(&r, max_values, m);
+        break;
+    case SDFED_MSG_ACK: rc = get_int(&r, "round", 0, big, 1, &m->round); break;
+    case SDFED_MSG_ROUND_END:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) ||
+            (rc = get_int(&r, "next_round", 0, big, 0, &m->next_round)) ||
+            (rc = get_int(&r, "participants", 0, big, 0, &m->participants)))
+            break;
+        rc = get_text(&r, "global_sha256", m->global_sha256, sizeof m->global_sha256);
+        break;
+    case SDFED_MSG_WAIT:
+        if ((rc = get_int(&r, "round", 0, big, 0, &m->round))) break;
+        rc = get_text(&r, "reason", m->reason, sizeof m->reason);
+        break;
+    case SDFED_MSG_DONE: rc = get_int(&r, "rounds", 0, big, 0, &m->rounds); break;
+    case SDFED_MSG_ERROR:
+        if ((rc = get_text(&r, "code", m->code, sizeof m->code)) ||
+            (rc = get_text(&r, "message", m->message, sizeof m->message)) ||
+            (rc = get_int(&r, "round", 0, big, 0, &m->round)))
+            break;
+        rc = get_int(&r, "next_round", 0, big, 0, &m->next_round);
+        break;
+    default: break; /* heartbeat, leave: no fields */
+    }
+    sdfed_json_free(&j);
+    if (rc) sdfed_message_free(m);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- writer */
+
+static void emit(sdfed_json_writer *w, const char *s, size_t n) {
+    sdfed_sink sink = sdfed_buffer_sink(w->out);
+    if (sink.write(sink.ctx, s, n)) w->failed = 1;
+}
+
+static void emit_str(sdfed_json_writer *w, const char *s) { emit(w, s, strlen(s)); }
+
+static void emit_quoted(sdfed_json_writer *w, const char *s) {
+    emit(w, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\', esc[1] = (char)c;
+            emit(w, esc, 2);
+        } else if (c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            emit(w, esc, 6);
+        } else {
+            emit(w, (const char *)&c, 1);
+        }
+    }
+    emit(w, "\"", 1);
+}
+
+static void key(sdfed_json_writer *w, const char *k) {
+    emit_str(w, w->fields++ ? ", " : "");
+    emit_quoted(w, k);
+    emit(w, ": ", 2);
+}
+
+void sdfed_jw_begin(sdfed_json_writer *w, sdfed_buffer *out, const char *type) {
+    w->out = out;
+    w->fields = 0;
+    w->failed = 0;
+    emit(w, "{", 1);
+    if (type) sdfed_jw_string(w, "type", type);
+}
+
+void sdfed_jw_string(sdfed_json_writer *w, const char *k, const char *value) {
+    key(w, k);
+    emit_quoted(w, value);
+}
+
+void sdfed_jw_int(sdfed_json_writer *w, const char *k, int64_t value) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)value);
+    key(w, k);
+    emit_str(w, buf);
+}
+
+void sdfed_jw_double(sdfed_json_writer *w, const char *k, double value) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.9g", isfinite(value) ? value : 0.0);
+    key(w, k);
+    emit_str(w, buf);
+}
+
+void sdfed_jw_raw(sdfed_json_writer *w, const char *k, const char *json, size_t len) {
+    if (k) {
+        key(w, k);
+    } else if (len) { /* members of an object, spliced in */
+        emit_str(w, w->fields++ ? ", " : "");
+    }
+    emit(w, json, len);
+}
+
+void sdfed_jw_floats(sdfed_json_writer *w, const char *k, const float *values, size_t n) {
+    key(w, k);
+    emit(w, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        char buf[24];
+        /* 9 significant digits round-trip every float */
+        int len = snprintf(buf, sizeof buf, "%s%.9g", i ? "," : "", values[i]);
+        emit(w, buf, (size_t)len);
+    }
+    emit(w, "]", 1);
+}
+
+void sdfed_jw_strings(sdfed_json_writer *w, const char *k, const char *const *values, int n) {
+    key(w, k);
+    emit(w, "[", 1);
+    for (int i = 0; i < n; i++) {
+        if (i) emit(w, ", ", 2);
+        emit_quoted(w, values[i]);
+    }
+    emit(w, "]", 1);
+}
+
+void sdfed_jw_shape(sdfed_json_writer *w, const char *k, int n_dims, const uint32_t *shape) {
+    key(w, k);
+    emit(w, "[", 1);
+    for (int d = 0; d < n_dims; d++) {
+        char buf[16];
+        int len = snprintf(buf, sizeof buf, "%s%u", d ? ", " : "", shape[d]);
+        emit(w, buf, (size_t)len);
+    }
+    emit(w, "]", 1);
+}
+
+int sdfed_jw_end(sdfed_json_writer *w, sdfed_error *err) {
+    emit(w, "}", 1);
+    return w->failed ? sdfed_fail(err, SDFED_ERR_NOMEM, "json writer: out of memory") : SDFED_OK;
+}

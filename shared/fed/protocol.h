@@ -1,0 +1,112 @@
+/* The sdfed.v1 wire protocol (docs/protocol.md): binary tensor frames with a
+ * CRC-32, and the JSON control messages, parsed into one struct and written
+ * by small builders. Every decoder validates what it reads and names the
+ * protocol error code to send back (PROTO_* strings below). */
+#ifndef SDFED_PROTOCOL_H
+#define SDFED_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/io.h"
+#include "base/status.h"
+
+#define SDFED_PROTOCOL "sdfed.v1"
+#define SDFED_FRAME_MAGIC "SDFT"
+#define SDFED_FRAME_VERSION 1
+#define SDFED_FRAME_MAX_DIMS 4
+
+enum { SDFED_FRAME_GLOBAL = 1, SDFED_FRAME_UPDATE = 2 };
+
+uint32_t sdfed_crc32(uint32_t crc, const void *data, size_t n);
+
+/* A decoded frame; data points into the caller's buffer (unaligned: read it
+ * with sdfed_frame_values). */
+typedef struct sdfed_frame {
+    int kind;
+    uint32_t round, samples;
+    int n_dims;
+    uint32_t shape[SDFED_FRAME_MAX_DIMS];
+    size_t n_values;
+    const unsigned char *data;
+} sdfed_frame;
+
+/* Bytes of a frame with this shape. */
+size_t sdfed_frame_size(int n_dims, const uint32_t *shape);
+int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, const uint32_t *shape,
+                       const float *values, sdfed_buffer *out, sdfed_error *err);
+/* Checks magic, version, kind, dtype, dims, size (at most max_values
+ * values), CRC and finiteness. *code receives the protocol error code. */
+int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, const char **code,
+                       sdfed_error *err);
+void sdfed_frame_values(const sdfed_frame *f, float *out);
+
+/* JSON messages, both directions. */
+enum {
+    SDFED_MSG_HELLO,
+    SDFED_MSG_UPDATE,
+    SDFED_MSG_METRICS,
+    SDFED_MSG_HEARTBEAT,
+    SDFED_MSG_LEAVE,
+    SDFED_MSG_WELCOME,
+    SDFED_MSG_ROUND_START,
+    SDFED_MSG_ACK,
+    SDFED_MSG_ROUND_END,
+    SDFED_MSG_WAIT,
+    SDFED_MSG_DONE,
+    SDFED_MSG_ERROR,
+};
+
+#define SDFED_MSG_TEXT 128
+
+typedef struct sdfed_message {
+    int type;
+    /* hello */
+    char token[SDFED_MSG_TEXT], join_key[SDFED_MSG_TEXT], kind[32];
+    int binary; /* encoding: 1 binary (default), 0 json */
+    int shard;  /* -1: none */
+    /* update, round_start, ack, round_end, wait, metrics, error */
+    int64_t round, next_round;
+    int64_t samples, participants, client_id, rounds, deadline_ms;
+    int n_dims;
+    uint32_t shape[SDFED_FRAME_MAX_DIMS];
+    float *values; /* update / round_start in JSON: heap (caller frees), n_values */
+    size_t n_values;
+    double accuracy, loss;
+    int64_t test_samples;
+    char code[48], message[SDFED_MSG_TEXT * 2], reason[48], mode[16], global_sha256[65];
+    /* welcome: the task object's JSON text (heap, caller frees; the
+     * task-file format) and the model's url, hash and size */
+    char *task_json;
+    char model_url[SDFED_MSG_TEXT], model_sha256[65];
+    int64_t model_size;
+} sdfed_message;
+
+/* Parses one JSON message; max_values bounds inline tensors. *code
+ * receives the protocol error code on failure. */
+int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, const char **code,
+                        sdfed_error *err);
+void sdfed_message_free(sdfed_message *m);
+const char *sdfed_message_type_name(int type);
+
+/* A JSON object builder writing into a buffer: begin, fields, end. */
+typedef struct sdfed_json_writer {
+    sdfed_buffer *out;
+    int fields; /* in the current object */
+    int failed;
+} sdfed_json_writer;
+
+void sdfed_jw_begin(sdfed_json_writer *w, sdfed_buffer *out, const char *type);
+void sdfed_jw_string(sdfed_json_writer *w, const char *key, const char *value);
+void sdfed_jw_int(sdfed_json_writer *w, const char *key, int64_t value);
+void sdfed_jw_double(sdfed_json_writer *w, const char *key, double value);
+/* Raw JSON (an object or array already serialised); with key NULL, raw
+ * members ("a": 1, "b": 2) spliced into the object. */
+void sdfed_jw_raw(sdfed_json_writer *w, const char *key, const char *json, size_t len);
+void sdfed_jw_floats(sdfed_json_writer *w, const char *key, const float *values, size_t n);
+void sdfed_jw_strings(sdfed_json_writer *w, const char *key, const char *const *values, int n);
+void sdfed_jw_shape(sdfed_json_writer *w, const char *key, int n_dims, const uint32_t *shape);
+/* Closes the object; returns SDFED_OK unless memory ran out. */
+int sdfed_jw_end(sdfed_json_writer *w, sdfed_error *err);
+
+#endif

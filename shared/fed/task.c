@@ -1,0 +1,289 @@
+/* Task files: defaults, parsing with key-naming errors, validation. */
+#include "fed/task.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "fed/protocol.h"
+#include "method/methods.h"
+#include "prompt/projector.h"
+
+static const char *const partition_kinds[] = {"iid", "pathological", "dirichlet", "domains"};
+
+const char *sdfed_partition_kind_name(int kind) {
+    return kind >= 0 && kind < (int)(sizeof partition_kinds / sizeof partition_kinds[0]) ? partition_kinds[kind] : NULL;
+}
+
+void sdfed_task_defaults(sdfed_task *t) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->model, sizeof t->model, "models/fmnist-tiny-clip.q8_0.gguf");
+    snprintf(t->dataset, sizeof t->dataset, "fashion-mnist");
+    t->clients = 10;
+    t->partition.kind = SDFED_PARTITION_PATHOLOGICAL;
+    t->partition.classes_per_client = 2;
+    t->partition.alpha = 0.3;
+    t->partition.clients_per_domain = 2;
+    t->rounds = 50;
+    t->local_epochs = 1;
+    t->batch_size = 16;
+    t->lr = 0.01f;
+    t->global_prompt_length = 8;
+    t->local_prompt_min = t->local_prompt_max = 16;
+    t->method = SDFED_METHOD_SDFED;
+    t->projector = -1;
+    t->lambda = t->gamma = NAN;
+    t->theta = 0.2f;
+    t->seed = 1;
+}
+
+typedef struct reader {
+    const sdfed_json *j;
+    sdfed_error *err;
+} reader;
+
+static int bad(reader *r, const char *key, const char *want) {
+    return sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: key '%s' must be %s", key, want);
+}
+
+static int read_int(reader *r, int node, const char *key, int lo, int hi, int *out) {
+    double v = 0.0;
+    if (sdfed_json_number(r->j, node, &v) || v != floor(v) || v < lo || v > hi) {
+        char want[64];
+        snprintf(want, sizeof want, "an integer in %d..%d", lo, hi);
+        return bad(r, key, want);
+    }
+    *out = (int)v;
+    return SDFED_OK;
+}
+
+static int read_real(reader *r, int node, const char *key, double lo, double hi, double *out) {
+    double v = 0.0;
+    if (sdfed_json_number(r->j, node, &v) || !(v >= lo && v <= hi)) {
+        char want[64];
+        snprintf(want, sizeof want, "a number in [%g, %g]", lo, hi);
+        return bad(r, key, want);
+    }
+    *out = v;
+    return SDFED_OK;
+}
+
+static int read_float(reader *r, int node, const char *key, double lo, double hi, float *out) {
+    double v = 0.0;
+    int rc = read_real(r, node, key, lo, hi, &v);
+    if (rc == SDFED_OK) *out = (float)v;
+    return rc;
+}
+
+static int read_string(reader *r, int node, const char *key, char *out, size_t cap) {
+    if (sdfed_json_string(r->j, node, out, cap) < 1) return bad(r, key, "a non-empty string");
+    return SDFED_OK;
+}
+
+/* Reads a name and maps it with lookup; want lists the accepted names. */
+static int read_name(reader *r, int node, const char *key, int (*lookup)(const char *), const char *want, int *out) {
+    char name[64];
+    if (sdfed_json_string(r->j, node, name, sizeof name) < 1 || (*out = lookup(name)) < 0) return bad(r, key, want);
+    return SDFED_OK;
+}
+
+static int kind_from_name(const char *name) {
+    for (int i = 0; i < (int)(sizeof partition_kinds / sizeof partition_kinds[0]); i++)
+        if (strcmp(name, partition_kinds[i]) == 0) return i;
+    return -1;
+}
+
+static int read_partition(reader *r, int obj, sdfed_task *t) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "partition", "an object");
+    int rc = SDFED_OK, key = obj + 1;
+    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next;
+        char name[48], full[64];
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "partition.%s", name);
+        if (strcmp(name, "kind") == 0)
+            rc = read_name(r, value, full, kind_from_name,
+                           "one of \"iid\", \"pathological\", \"dirichlet\", \"domains\"", &t->partition.kind);
+        else if (strcmp(name, "classes_per_client") == 0)
+            rc = read_int(r, value, full, 1, 1000, &t->partition.classes_per_client);
+        else if (strcmp(name, "alpha") == 0) {
+            rc = read_real(r, value, full, 1e-3, 1e6, &t->partition.alpha);
+        } else if (strcmp(name, "shots") == 0)
+            rc = read_int(r, value, full, 0, 1000000, &t->partition.shots);
+        else if (strcmp(name, "test_per_client") == 0)
+            rc = read_int(r, value, full, 0, 1000000, &t->partition.test_per_client);
+        else if (strcmp(name, "clients_per_domain") == 0)
+            rc = read_int(r, value, full, 1, 1000, &t->partition.clients_per_domain);
+        else
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        key = r->j->nodes[value].next;
+    }
+    return rc;
+}
+
+static int read_prompt_range(reader *r, int node, sdfed_task *t) {
+    const char *key = "local_prompt_length";
+    if (r->j->nodes[node].type == SDFED_JSON_NUMBER) {
+        int rc = read_int(r, node, key, 1, 1024, &t->local_prompt_min);
+        t->local_prompt_max = t->local_prompt_min;
+        return rc;
+    }
+    if (r->j->nodes[node].type != SDFED_JSON_ARRAY || r->j->nodes[node].size != 2)
+        return bad(r, key, "an integer or [min, max]");
+    int rc = read_int(r, sdfed_json_at(r->j, node, 0), key, 1, 1024, &t->local_prompt_min);
+    if (rc == SDFED_OK) rc = read_int(r, sdfed_json_at(r->j, node, 1), key, 1, 1024, &t->local_prompt_max);
+    if (rc == SDFED_OK && t->local_prompt_max < t->local_prompt_min) return bad(r, key, "[min, max] with min <= max");
+    return rc;
+}
+
+static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
+    double seed;
+    if (strcmp(name, "model") == 0) return read_string(r, value, name, t->model, sizeof t->model);
+    if (strcmp(name, "dataset") == 0) {
+        int rc = read_string(r, value, name, t->dataset, sizeof t->dataset);
+        if (rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0) return bad(r, name, "\"fashion-mnist\"");
+        return rc;
+    }
+    if (strcmp(name, "clients") == 0) return read_int(r, value, name, 1, 100000, &t->clients);
+    if (strcmp(name, "partition") == 0) return read_partition(r, value, t);
+    if (strcmp(name, "rounds") == 0) return read_int(r, value, name, 1, 1000000, &t->rounds);
+    if (strcmp(name, "clients_per_round") == 0) return read_int(r, value, name, 0, 100000, &t->clients_per_round);
+    if (strcmp(name, "local_epochs") == 0) return read_int(r, value, name, 1, 1000, &t->local_epochs);
+    if (strcmp(name, "batch_size") == 0) return read_int(r, value, name, 1, 4096, &t->batch_size);
+    if (strcmp(name, "lr") == 0) return read_float(r, value, name, 1e-9, 1e3, &t->lr);
+    if (strcmp(name, "momentum") == 0) return read_float(r, value, name, 0.0, 0.999, &t->momentum);
+    if (strcmp(name, "weight_decay") == 0) return read_float(r, value, name, 0.0, 1.0, &t->weight_decay);
+    if (strcmp(name, "global_prompt_length") == 0) return read_int(r, value, name, 1, 1024, &t->global_prompt_length);
+    if (strcmp(name, "local_prompt_length") == 0) return read_prompt_range(r, value, t);
+    if (strcmp(name, "method") == 0) {
+        char list[400] = "one of";
+        for (int i = 0; i < SDFED_METHOD_COUNT; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s \"%s\"", i ? "," : "", sdfed_method_name(i));
+        return read_name(r, value, name, sdfed_method_from_name, list, &t->method);
+    }
+    if (strcmp(name, "projector") == 0)
+        return read_name(r, value, name, sdfed_projector_from_name, "one of \"complement\", \"paper\", \"rowspace\"",
+                         &t->projector);
+    if (strcmp(name, "lambda") == 0) return read_float(r, value, name, 0.0, 1.0, &t->lambda);
+    if (strcmp(name, "gamma") == 0) return read_float(r, value, name, 0.0, 100.0, &t->gamma);
+    if (strcmp(name, "theta") == 0) return read_float(r, value, name, 0.0, 1.0, &t->theta);
+    if (strcmp(name, "seed") == 0) {
+        int rc = read_real(r, value, name, 0, 9007199254740991.0, &seed);
+        if (rc == SDFED_OK && seed != floor(seed)) return bad(r, name, "a non-negative integer");
+        if (rc == SDFED_OK) t->seed = (uint64_t)seed;
+        return rc;
+    }
+    return sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", name);
+}
+
+int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *err) {
+    sdfed_task parsed;
+    sdfed_task_defaults(&parsed);
+    sdfed_json j;
+    int rc = sdfed_json_parse(&j, json, len, err);
+    if (rc) return sdfed_fail_context(err, rc, "task");
+    reader r = {&j, err};
+    if (j.nodes[0].type != SDFED_JSON_OBJECT)
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: the file is not a JSON object");
+    int key = 1;
+    for (int i = 0; rc == SDFED_OK && i < j.nodes[0].size; i++) {
+        int value = j.nodes[key].next;
+        char name[64];
+        if (sdfed_json_string(&j, key, name, sizeof name) < 0)
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: a key is too long");
+        else
+            rc = read_key(&r, name, value, &parsed);
+        key = j.nodes[value].next;
+    }
+    sdfed_json_free(&j);
+    if (rc == SDFED_OK)
+        *t = parsed;
+    else
+        sdfed_task_defaults(t);
+    return rc;
+}
+
+int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_method_config m = sdfed_task_method_config(t);
+    sdfed_buffer part = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &part, NULL);
+    sdfed_jw_string(&w, "kind", sdfed_partition_kind_name(t->partition.kind));
+    sdfed_jw_int(&w, "classes_per_client", t->partition.classes_per_client);
+    sdfed_jw_double(&w, "alpha", t->partition.alpha);
+    sdfed_jw_int(&w, "shots", t->partition.shots);
+    sdfed_jw_int(&w, "test_per_client", t->partition.test_per_client);
+    sdfed_jw_int(&w, "clients_per_domain", t->partition.clients_per_domain);
+    int rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, out, NULL);
+    sdfed_jw_string(&w, "model", model_override ? model_override : t->model);
+    sdfed_jw_string(&w, "dataset", t->dataset);
+    sdfed_jw_int(&w, "clients", t->clients);
+    sdfed_jw_raw(&w, "partition", (const char *)part.data, part.size);
+    sdfed_jw_int(&w, "rounds", t->rounds);
+    sdfed_jw_int(&w, "clients_per_round", t->clients_per_round);
+    sdfed_jw_int(&w, "local_epochs", t->local_epochs);
+    sdfed_jw_int(&w, "batch_size", t->batch_size);
+    sdfed_jw_double(&w, "lr", t->lr);
+    sdfed_jw_double(&w, "momentum", t->momentum);
+    sdfed_jw_double(&w, "weight_decay", t->weight_decay);
+    sdfed_jw_int(&w, "global_prompt_length", t->global_prompt_length);
+    if (t->local_prompt_min == t->local_prompt_max) {
+        sdfed_jw_int(&w, "local_prompt_length", t->local_prompt_min);
+    } else {
+        uint32_t range[2] = {(uint32_t)t->local_prompt_min, (uint32_t)t->local_prompt_max};
+        sdfed_jw_shape(&w, "local_prompt_length", 2, range);
+    }
+    sdfed_jw_string(&w, "method", sdfed_method_name(t->method));
+    sdfed_jw_string(&w, "projector", sdfed_projector_name(m.objective.projector));
+    sdfed_jw_double(&w, "lambda", m.objective.lambda);
+    sdfed_jw_double(&w, "gamma", m.objective.gamma);
+    sdfed_jw_double(&w, "theta", t->theta);
+    sdfed_jw_int(&w, "seed", (int64_t)t->seed);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&part);
+    return rc;
+}
+
+sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
+    sdfed_method_config c = sdfed_method_defaults(t->method);
+    c.global_len = t->global_prompt_length;
+    c.local_len = t->local_prompt_max;
+    c.theta = t->theta;
+    c.sgd = (sdfed_sgd){t->lr, t->momentum, t->weight_decay};
+    if (t->projector >= 0) c.objective.projector = t->projector;
+    if (!isnan(t->lambda)) c.objective.lambda = t->lambda;
+    if (!isnan(t->gamma)) c.objective.gamma = t->gamma;
+    return c;
+}
+
+int sdfed_task_local_prompt_length(const sdfed_task *t, int c) {
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, t->seed, SDFED_STREAM_LENGTHS);
+    uint64_t span = (uint64_t)(t->local_prompt_max - t->local_prompt_min + 1);
+    int len = t->local_prompt_min;
+    for (int i = 0; i <= c; i++) len = t->local_prompt_min + (int)sdfed_rng_below(&rng, span);
+    return len;
+}
+
+int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
+                             const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err) {
+    sdfed_method_config cfg = sdfed_task_method_config(t);
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, t->seed, SDFED_STREAM_SERVER);
+    return sdfed_method_params_init(out, &cfg, m, k, cls, &rng, arena, err);
+}
+
+int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
+    if (t->clients_per_round > t->clients)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'clients_per_round' (%d) exceeds 'clients' (%d)",
+                          t->clients_per_round, t->clients);
+    if (t->partition.kind == SDFED_PARTITION_DOMAINS && t->clients != 4 * t->partition.clients_per_domain)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'clients' (%d) must be 4 domains x partition.clients_per_domain (%d)", t->clients,
+                          t->partition.clients_per_domain);
+    if (t->partition.kind == SDFED_PARTITION_PATHOLOGICAL && t->partition.classes_per_client > 10)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the 10 classes");
+    return SDFED_OK;
+}

@@ -1,0 +1,38 @@
+/* Backend registry: which kernel sets this build has and which is default. */
+#include "kernels/kernels.h"
+
+#include <string.h>
+
+static const sdfed_kernels *const all_backends[] = {
+    &sdfed_kernels_portable,
+#if defined(__wasm_simd128__)
+    &sdfed_kernels_simd128,
+#endif
+#if defined(SDFED_HAVE_BLAS)
+    &sdfed_kernels_blas,
+#endif
+    NULL,
+};
+
+const sdfed_kernels *const *sdfed_kernels_all(void) { return all_backends; }
+
+int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
+    size_t rows = k->panel_floats / (size_t)cols, least = k->min_panel_rows > 1 ? (size_t)k->min_panel_rows : 1;
+    return rows < least ? (int)least : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
+}
+
+size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
+    return (size_t)sdfed_kernel_panel_rows(k, cols) * (size_t)cols;
+}
+
+const sdfed_kernels *sdfed_kernels_default(void) {
+    /* the last one listed is the most specialised */
+    size_t n = sizeof all_backends / sizeof all_backends[0] - 1;
+    return all_backends[n - 1];
+}
+
+const sdfed_kernels *sdfed_kernels_by_name(const char *name) {
+    for (const sdfed_kernels *const *k = all_backends; *k; k++)
+        if (strcmp((*k)->name, name) == 0) return *k;
+    return NULL;
+}

@@ -1,0 +1,53 @@
+/* Native kernels. The forward linear layer is the project's own FMA kernel
+ * (linear_fma.h), so that a row's outputs do not depend on its batch; the
+ * backward pass and gemm are OpenBLAS's. For linear_backward F32 weights go
+ * straight to sgemm; F16 and Q8_0 weights are dequantised a panel of rows at
+ * a time (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP
+ * matrix) into the caller's scratch and multiplied panel by panel, so that
+ * sgemm gets wide products while no dequantised copy of the model exists. */
+#include <cblas.h>
+
+#include "base/dtype.h"
+#include "kernels/kernels.h"
+#include "kernels/linear_fma.h"
+
+/* Dequantises rows [r0, r0 + count) of w into panel (count, cols). */
+static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *panel) {
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)w->cols);
+    for (int r = 0; r < count; r++)
+        sdfed_row_to_f32(w->type, panel + (size_t)r * w->cols, (const char *)w->data + (size_t)(r0 + r) * row_bytes,
+                         w->cols);
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    if (w->type == SDFED_TYPE_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols,
+                    1.0f, dx, w->cols);
+        return;
+    }
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_blas, w->cols);
+    for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
+        int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
+        dequantise_panel(w, r0, count, scratch);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch,
+                    w->cols, 1.0f, dx, w->cols);
+    }
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+                a, lda, b, ldb, beta, c, ldc);
+}
+
+const sdfed_kernels sdfed_kernels_blas = {.name = "blas",
+                                          .panel_floats = (size_t)1 << 20,
+                                          .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
+                                          .linear = linear,
+                                          .linear_backward = linear_backward,
+                                          .gemm = gemm};

@@ -1,0 +1,73 @@
+/* Portable kernels: the reference implementation, plain loops in an order
+ * that keeps the innermost access contiguous. Weights of any type are
+ * converted one row at a time. */
+#include <string.h>
+
+#include "base/dtype.h"
+#include "kernels/kernels.h"
+
+/* Converts row r of w into f32 (for F32 weights returns the row in place). */
+static const float *weight_row(const sdfed_weight *w, int r, float *buf) {
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)w->cols);
+    const void *src = (const char *)w->data + (size_t)r * row_bytes;
+    if (w->type == SDFED_TYPE_F32) return src;
+    sdfed_row_to_f32(w->type, buf, src, w->cols);
+    return buf;
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    // x is (n, cols), W is (rows, cols), y is (n, rows)
+    for (int r = 0; r < w->rows; r++) {
+        const float *w_r = weight_row(w, r, scratch);
+        float b = bias ? bias[r] : 0.0f;
+        for (int i = 0; i < n; i++) {
+            const float *x_i = x + (size_t)i * w->cols;
+            float sum = 0.0f;
+            for (int c = 0; c < w->cols; c++) sum += x_i[c] * w_r[c];
+            y[(size_t)i * w->rows + r] = sum + b;
+        }
+    }
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    for (int r = 0; r < w->rows; r++) {
+        const float *w_r = weight_row(w, r, scratch);
+        for (int i = 0; i < n; i++) {
+            float g = dy[(size_t)i * w->rows + r];
+            float *dx_i = dx + (size_t)i * w->cols;
+            for (int c = 0; c < w->cols; c++) dx_i[c] += g * w_r[c];
+        }
+    }
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    for (int i = 0; i < m; i++) {
+        float *c_i = c + (size_t)i * ldc;
+        if (beta == 0.0f)
+            memset(c_i, 0, sizeof(float) * (size_t)n);
+        else if (beta != 1.0f)
+            for (int j = 0; j < n; j++) c_i[j] *= beta;
+        if (!trans_b) {
+            /* C_i += alpha * sum_p op(A)[i][p] * B[p]: contiguous rows of B */
+            for (int p = 0; p < k; p++) {
+                float a_ip = alpha * (trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p]);
+                const float *b_p = b + (size_t)p * ldb;
+                for (int j = 0; j < n; j++) c_i[j] += a_ip * b_p[j];
+            }
+        } else {
+            /* C[i][j] += alpha * dot(op(A)[i], B[j]) */
+            for (int j = 0; j < n; j++) {
+                const float *b_j = b + (size_t)j * ldb;
+                float sum = 0.0f;
+                for (int p = 0; p < k; p++) sum += (trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p]) * b_j[p];
+                c_i[j] += alpha * sum;
+            }
+        }
+    }
+}
+
+/* one row at a time */
+const sdfed_kernels sdfed_kernels_portable = {
+    .name = "portable", .linear = linear, .reentrant_backward = 1, .linear_backward = linear_backward, .gemm = gemm};

@@ -1,0 +1,189 @@
+/* WebAssembly SIMD128 kernels. Same contract as the portable ones; weights
+ * that are not F32 are dequantised a panel of rows at a time into scratch
+ * (Q8_0 with vector int8 -> f32 conversion), then multiplied by an f32
+ * micro-kernel that computes 2 tokens x 4 output rows per pass so every
+ * loaded vector is used several times. Compiled only with -msimd128. */
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+
+#include "base/dtype.h"
+#include "kernels/kernels.h"
+
+static inline float hsum(v128_t v) {
+    return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) +
+           wasm_f32x4_extract_lane(v, 3);
+}
+
+static inline v128_t madd(v128_t acc, v128_t a, v128_t b) { return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b)); }
+
+static float dot(const float *a, const float *b, int n) {
+    v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
+    int c = 0;
+    for (; c + 8 <= n; c += 8) {
+        acc0 = madd(acc0, wasm_v128_load(a + c), wasm_v128_load(b + c));
+        acc1 = madd(acc1, wasm_v128_load(a + c + 4), wasm_v128_load(b + c + 4));
+    }
+    for (; c + 4 <= n; c += 4) acc0 = madd(acc0, wasm_v128_load(a + c), wasm_v128_load(b + c));
+    float sum = hsum(wasm_f32x4_add(acc0, acc1));
+    for (; c < n; c++) sum += a[c] * b[c];
+    return sum;
+}
+
+/* y += alpha * x */
+static void axpy(float *y, float alpha, const float *x, int n) {
+    v128_t va = wasm_f32x4_splat(alpha);
+    int c = 0;
+    for (; c + 4 <= n; c += 4) wasm_v128_store(y + c, madd(wasm_v128_load(y + c), va, wasm_v128_load(x + c)));
+    for (; c < n; c++) y[c] += alpha * x[c];
+}
+
+static void dequantise_q8_0_row(float *dst, const sdfed_block_q8_0 *blk, int cols) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        v128_t d = wasm_f32x4_splat(sdfed_f16_to_f32(blk[b].d));
+        for (int h = 0; h < 2; h++) {
+            v128_t q8 = wasm_v128_load(blk[b].qs + 16 * h);
+            v128_t q16[2] = {wasm_i16x8_extend_low_i8x16(q8), wasm_i16x8_extend_high_i8x16(q8)};
+            for (int g = 0; g < 2; g++) {
+                float *out = dst + b * SDFED_Q8_0_BLOCK + 16 * h + 8 * g;
+                wasm_v128_store(out, wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(q16[g]))));
+                wasm_v128_store(out + 4,
+                                wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(q16[g]))));
+            }
+        }
+    }
+}
+
+/* Returns rows [r0, r0 + count) of w as f32, converting into panel if needed. */
+static const float *weight_panel(const sdfed_weight *w, int r0, int count, float *panel) {
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)w->cols);
+    const char *src = (const char *)w->data + (size_t)r0 * row_bytes;
+    if (w->type == SDFED_TYPE_F32) return (const float *)src;
+    for (int r = 0; r < count; r++) {
+        float *dst = panel + (size_t)r * w->cols;
+        if (w->type == SDFED_TYPE_Q8_0)
+            dequantise_q8_0_row(dst, (const sdfed_block_q8_0 *)(src + r * row_bytes), w->cols);
+        else
+            sdfed_row_to_f32(w->type, dst, src + r * row_bytes, w->cols);
+    }
+    return panel;
+}
+
+/* y[i][r] = dot(x_i, W_r) for 2 tokens x 4 rows, the inner loop over cols. */
+static void dot_2x4(const float *x0, const float *x1, const float *w, int cols, float out[2][4]) {
+    v128_t acc[2][4];
+    for (int t = 0; t < 2; t++)
+        for (int r = 0; r < 4; r++) acc[t][r] = wasm_f32x4_splat(0.0f);
+    int c = 0;
+    for (; c + 4 <= cols; c += 4) {
+        v128_t a0 = wasm_v128_load(x0 + c), a1 = wasm_v128_load(x1 + c);
+        for (int r = 0; r < 4; r++) {
+            v128_t wr = wasm_v128_load(w + (size_t)r * cols + c);
+            acc[0][r] = madd(acc[0][r], a0, wr);
+            acc[1][r] = madd(acc[1][r], a1, wr);
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        out[0][r] = hsum(acc[0][r]);
+        out[1][r] = hsum(acc[1][r]);
+        for (int cc = c; cc < cols; cc++) {
+            out[0][r] += x0[cc] * w[(size_t)r * cols + cc];
+            out[1][r] += x1[cc] * w[(size_t)r * cols + cc];
+        }
+    }
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    // x is (n, cols), W is (rows, cols), y is (n, rows)
+    int cols = w->cols, rows = w->rows;
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
+    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
+        const float *panel = weight_panel(w, r0, count, scratch);
+        for (int i = 0; i < n; i += 2) {
+            const float *x0 = x + (size_t)i * cols;
+            const float *x1 = i + 1 < n ? x0 + cols : x0; /* odd n: the last token twice */
+            int r = 0;
+            for (; r + 4 <= count; r += 4) {
+                float out[2][4];
+                dot_2x4(x0, x1, panel + (size_t)r * cols, cols, out);
+                for (int k = 0; k < 4; k++) {
+                    float b = bias ? bias[r0 + r + k] : 0.0f;
+                    y[(size_t)i * rows + r0 + r + k] = out[0][k] + b;
+                    if (i + 1 < n) y[(size_t)(i + 1) * rows + r0 + r + k] = out[1][k] + b;
+                }
+            }
+            for (; r < count; r++) {
+                const float *w_r = panel + (size_t)r * cols;
+                float b = bias ? bias[r0 + r] : 0.0f;
+                y[(size_t)i * rows + r0 + r] = dot(x0, w_r, cols) + b;
+                if (i + 1 < n) y[(size_t)(i + 1) * rows + r0 + r] = dot(x1, w_r, cols) + b;
+            }
+        }
+    }
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    int cols = w->cols, rows = w->rows;
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
+    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
+        const float *panel = weight_panel(w, r0, count, scratch);
+        for (int i = 0; i < n; i++) {
+            const float *g = dy + (size_t)i * rows + r0;
+            float *dx_i = dx + (size_t)i * cols;
+            int r = 0;
+            for (; r + 4 <= count; r += 4) {
+                const float *w0 = panel + (size_t)r * cols;
+                v128_t g0 = wasm_f32x4_splat(g[r]), g1 = wasm_f32x4_splat(g[r + 1]);
+                v128_t g2 = wasm_f32x4_splat(g[r + 2]), g3 = wasm_f32x4_splat(g[r + 3]);
+                int c = 0;
+                for (; c + 4 <= cols; c += 4) {
+                    v128_t acc = wasm_v128_load(dx_i + c);
+                    acc = madd(acc, g0, wasm_v128_load(w0 + c));
+                    acc = madd(acc, g1, wasm_v128_load(w0 + cols + c));
+                    acc = madd(acc, g2, wasm_v128_load(w0 + 2 * cols + c));
+                    acc = madd(acc, g3, wasm_v128_load(w0 + 3 * cols + c));
+                    wasm_v128_store(dx_i + c, acc);
+                }
+                for (; c < cols; c++)
+                    dx_i[c] += g[r] * w0[c] + g[r + 1] * w0[cols + c] + g[r + 2] * w0[2 * cols + c] +
+                               g[r + 3] * w0[3 * cols + c];
+            }
+            for (; r < count; r++) axpy(dx_i, g[r], panel + (size_t)r * cols, cols);
+        }
+    }
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    if (trans_a && trans_b) {
+        sdfed_kernels_portable.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    for (int i = 0; i < m; i++) {
+        float *c_i = c + (size_t)i * ldc;
+        if (beta == 0.0f) {
+            for (int j = 0; j < n; j++) c_i[j] = 0.0f;
+        } else if (beta != 1.0f) {
+            for (int j = 0; j < n; j++) c_i[j] *= beta;
+        }
+        if (!trans_b) {
+            for (int p = 0; p < k; p++) {
+                float a_ip = alpha * (trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p]);
+                axpy(c_i, a_ip, b + (size_t)p * ldb, n);
+            }
+        } else {
+            const float *a_i = a + (size_t)i * lda;
+            for (int j = 0; j < n; j++) c_i[j] += alpha * dot(a_i, b + (size_t)j * ldb, k);
+        }
+    }
+}
+
+const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
+                                             .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
+                                             .linear = linear,
+                                             .reentrant_backward = 1,
+                                             .linear_backward = linear_backward,
+                                             .gemm = gemm};
+#endif

@@ -1,0 +1,155 @@
+/* The kernels split across a pool of pthreads: the project's one thread
+ * pool, natively and in the threaded browser build (there the threads are
+ * Web Workers sharing the module's memory). The core never starts a thread
+ * by itself: a host asks for the pool with sdfed_kernels_threaded, and only
+ * builds that have pthreads compile this file.
+ *   linear, linear_backward  rows of x (tokens) split between the threads,
+ *                            each with its own scratch (linear_backward
+ *                            only where the base kernel is reentrant)
+ *   gemm                     the base kernel on the calling thread: the
+ *                            core's gemms (attention per head, small heads)
+ *                            are far below the work worth splitting
+ * Idle threads sleep on a condition variable (they never spin), so that
+ * many processes on few cores do not steal each other's time. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "kernels/kernels.h"
+
+#define MAX_THREADS 16
+/* below this many multiply-adds per thread a call is not worth splitting:
+ * waking the pool costs more than it saves */
+#define MIN_WORK_PER_THREAD (1 << 20)
+
+typedef struct job {
+    int backward; /* linear_backward, else linear */
+    float *y;
+    const float *x;
+    const sdfed_weight *w;
+    const float *bias;
+    int rows;            /* rows to split: tokens */
+    double work_per_row; /* multiply-adds a row costs */
+} job;
+
+static struct {
+    const sdfed_kernels *base;
+    int threads; /* 1 + workers */
+    pthread_t workers[MAX_THREADS];
+    pthread_mutex_t lock;
+    pthread_cond_t start, finished;
+    unsigned generation;
+    int pending;
+    unsigned skipped; /* workers that had no scratch for the current job */
+    job current;
+    float *scratch[MAX_THREADS];
+    size_t scratch_floats[MAX_THREADS];
+} P = {.threads = 1,
+       .lock = PTHREAD_MUTEX_INITIALIZER,
+       .start = PTHREAD_COND_INITIALIZER,
+       .finished = PTHREAD_COND_INITIALIZER};
+
+/* Share t of `parts` of the job's rows. Every base kernel computes a row
+ * the same way whatever rows surround it (tested), so the split does not
+ * change the forward pass's bits. */
+static void run_share(const job *j, int t, int parts, float *scratch) {
+    int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
+    if (r0 >= r1) return;
+    int cols = j->w->cols, rows = j->w->rows;
+    if (j->backward)
+        P.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
+    else
+        P.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+}
+
+/* A worker's scratch, big enough for the job's weight. */
+static float *scratch_for(int t, const job *j) {
+    size_t need = sdfed_kernel_scratch_floats(P.base, j->w->cols);
+    if (need > P.scratch_floats[t]) {
+        free(P.scratch[t]);
+        P.scratch[t] = malloc(sizeof(float) * need);
+        P.scratch_floats[t] = P.scratch[t] ? need : 0;
+    }
+    return P.scratch[t];
+}
+
+static void *worker(void *arg) {
+    int t = (int)(intptr_t)arg;
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&P.lock);
+        while (P.generation == seen) pthread_cond_wait(&P.start, &P.lock);
+        seen = P.generation;
+        job j = P.current;
+        pthread_mutex_unlock(&P.lock);
+        float *scratch = scratch_for(t, &j);
+        /* without scratch this worker's share runs on the caller's thread */
+        if (scratch) run_share(&j, t, P.threads, scratch);
+        pthread_mutex_lock(&P.lock);
+        if (!scratch) P.skipped |= 1u << t;
+        if (--P.pending == 0) pthread_cond_signal(&P.finished);
+        pthread_mutex_unlock(&P.lock);
+    }
+    return NULL;
+}
+
+/* Runs a job on every thread (the caller's is thread 0), or alone when it
+ * is too small to share. */
+static void run(const job *j, float *scratch) {
+    if (P.threads == 1 || j->rows < P.threads || j->rows * j->work_per_row < (double)MIN_WORK_PER_THREAD * P.threads) {
+        run_share(j, 0, 1, scratch);
+        return;
+    }
+    pthread_mutex_lock(&P.lock);
+    P.current = *j;
+    P.pending = P.threads - 1;
+    P.skipped = 0;
+    P.generation++;
+    pthread_cond_broadcast(&P.start);
+    pthread_mutex_unlock(&P.lock);
+    run_share(j, 0, P.threads, scratch);
+    pthread_mutex_lock(&P.lock);
+    while (P.pending > 0) pthread_cond_wait(&P.finished, &P.lock);
+    unsigned skipped = P.skipped;
+    pthread_mutex_unlock(&P.lock);
+    for (int t = 1; t < P.threads; t++)
+        if (skipped & 1u << t) run_share(j, t, P.threads, scratch);
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    job j = {.y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    run(&j, scratch);
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    if (!P.base->reentrant_backward) {
+        P.base->linear_backward(dx, dy, w, n, scratch);
+        return;
+    }
+    job j = {.backward = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    run(&j, scratch);
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static sdfed_kernels threaded = {.linear = linear, .linear_backward = linear_backward, .gemm = gemm};
+
+const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (P.base && P.base != base) return base; /* one pool, for one base */
+    P.base = base;
+    while (P.threads < threads) {
+        if (pthread_create(&P.workers[P.threads], NULL, worker, (void *)(intptr_t)P.threads) != 0) break;
+        P.threads++;
+    }
+    if (P.threads == 1) return base;
+    threaded.name = base->name; /* the same kernels, only split */
+    threaded.panel_floats = base->panel_floats;
+    threaded.min_panel_rows = base->min_panel_rows;
+    return &threaded;
+}
+
+int sdfed_kernels_thread_count(void) { return P.threads; }

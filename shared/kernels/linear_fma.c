@@ -1,0 +1,171 @@
+/* The batch-independent native linear layer (see linear_fma.h): packed
+ * weight panels, one register-tile kernel per instruction set, all of them
+ * computing each output as the same in-order FMA chain. */
+#include "kernels/linear_fma.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/dtype.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_X86_TILES 1
+#endif
+
+/* output rows of W interleaved in one packed panel: panel[c * NR + j] = W[r0 + j][c] */
+#define NR 16
+/* the most rows a tile has, and the most panels it spans: 2 */
+#define MAX_TILE_ROWS 12
+
+/* A register tile: MR rows of x (stride cols) times `panels` consecutive
+ * packed panels (cols * NR floats each) into out (MR, panels * NR). */
+typedef void tile_fn(int cols, const float *x, const float *panel, float *out);
+
+typedef struct tile_kernel {
+    int mr, panels;
+    tile_fn *run;
+} tile_kernel;
+
+#define PORTABLE_MR 4
+_Static_assert(PORTABLE_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
+
+static void tile_portable(int cols, const float *x, const float *panel, float *out) {
+    float acc[PORTABLE_MR][NR] = {{0}};
+    for (int c = 0; c < cols; c++) {
+        const float *p_c = panel + (size_t)c * NR;
+        for (int i = 0; i < PORTABLE_MR; i++) {
+            float a = x[(size_t)i * cols + c];
+            for (int j = 0; j < NR; j++) acc[i][j] = fmaf(a, p_c[j], acc[i][j]);
+        }
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+#if HAVE_X86_TILES
+#define AVX2_MR 6
+#define AVX512_MR 12
+_Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
+
+__attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float *x, const float *panel, float *out) {
+    // one panel: each row's 16 outputs in two 8-lane registers
+    __m256 acc[AVX2_MR][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < AVX2_MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int c = 0; c < cols; c++) {
+        __m256 b0 = _mm256_loadu_ps(panel + (size_t)c * NR), b1 = _mm256_loadu_ps(panel + (size_t)c * NR + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < AVX2_MR; i++) {
+            __m256 a = _mm256_broadcast_ss(x + (size_t)i * cols + c);
+            acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < AVX2_MR; i++) {
+        _mm256_storeu_ps(out + i * NR, acc[i][0]);
+        _mm256_storeu_ps(out + i * NR + 8, acc[i][1]);
+    }
+}
+
+__attribute__((target("avx512f"))) static void tile_avx512(int cols, const float *x, const float *panel, float *out) {
+    // two panels: each row's 32 outputs in two 16-lane registers
+    const float *panel1 = panel + (size_t)cols * NR;
+    __m512 acc[AVX512_MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < AVX512_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int c = 0; c < cols; c++) {
+        __m512 b0 = _mm512_loadu_ps(panel + (size_t)c * NR), b1 = _mm512_loadu_ps(panel1 + (size_t)c * NR);
+#pragma GCC unroll 12
+        for (int i = 0; i < AVX512_MR; i++) {
+            __m512 a = _mm512_set1_ps(x[(size_t)i * cols + c]);
+            acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < AVX512_MR; i++) {
+        _mm512_storeu_ps(out + i * 2 * NR, acc[i][0]);
+        _mm512_storeu_ps(out + i * 2 * NR + NR, acc[i][1]);
+    }
+}
+#endif
+
+static const tile_kernel kernels[SDFED_FMA_ISA_COUNT] = {
+    [SDFED_FMA_PORTABLE] = {PORTABLE_MR, 1, tile_portable},
+#if HAVE_X86_TILES
+    [SDFED_FMA_AVX2] = {AVX2_MR, 1, tile_avx2},
+    [SDFED_FMA_AVX512] = {AVX512_MR, 2, tile_avx512},
+#endif
+};
+
+static const char *const isa_names[SDFED_FMA_ISA_COUNT] = {
+    [SDFED_FMA_PORTABLE] = "portable",
+    [SDFED_FMA_AVX2] = "avx2",
+    [SDFED_FMA_AVX512] = "avx512",
+};
+
+/* the scratch: two panels, one converted weight row, a padded x tile */
+_Static_assert(2 * NR + 1 + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
+
+int sdfed_fma_isa_best(void) {
+#if HAVE_X86_TILES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return SDFED_FMA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SDFED_FMA_AVX2;
+#endif
+    return SDFED_FMA_PORTABLE;
+}
+
+const char *sdfed_fma_isa_name(int isa) { return isa >= 0 && isa < SDFED_FMA_ISA_COUNT ? isa_names[isa] : NULL; }
+
+/* Packs rows [r0, r0 + count) of w (count <= NR) into panel (cols, NR),
+ * zero-filling the missing rows; row is a cols-float buffer for conversion. */
+static void pack_panel(const sdfed_weight *w, int r0, int count, float *panel, float *row) {
+    int cols = w->cols;
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)cols);
+    for (int j = 0; j < NR; j++) {
+        if (j >= count) {
+            for (int c = 0; c < cols; c++) panel[(size_t)c * NR + j] = 0.0f;
+            continue;
+        }
+        const void *src = (const char *)w->data + (size_t)(r0 + j) * row_bytes;
+        const float *w_j = src;
+        if (w->type != SDFED_TYPE_F32) {
+            sdfed_row_to_f32(w->type, row, src, cols);
+            w_j = row;
+        }
+        for (int c = 0; c < cols; c++) panel[(size_t)c * NR + j] = w_j[c];
+    }
+}
+
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                      float *scratch) {
+    // x is (n, cols), W is (rows, cols), y is (n, rows)
+    const tile_kernel *tk = &kernels[isa];
+    int cols = w->cols, rows = w->rows, mr = tk->mr, width = tk->panels * NR;
+    float *panels = scratch, *row = panels + (size_t)width * cols, *x_pad = row + cols;
+    for (int r0 = 0; r0 < rows; r0 += width) {
+        int nc = rows - r0 < width ? rows - r0 : width;
+        for (int p = 0; p < tk->panels; p++) {
+            int first = p * NR, count = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
+            pack_panel(w, r0 + first, count, panels + (size_t)p * cols * NR, row);
+        }
+        for (int i0 = 0; i0 < n; i0 += mr) {
+            int nr = n - i0 < mr ? n - i0 : mr;
+            const float *x_tile = x + (size_t)i0 * cols;
+            if (nr < mr) { /* the last rows, padded with zero rows */
+                memcpy(x_pad, x_tile, sizeof(float) * (size_t)nr * cols);
+                memset(x_pad + (size_t)nr * cols, 0, sizeof(float) * (size_t)(mr - nr) * cols);
+                x_tile = x_pad;
+            }
+            float out[MAX_TILE_ROWS * 2 * NR];
+            tk->run(cols, x_tile, panels, out);
+            for (int i = 0; i < nr; i++) {
+                float *y_i = y + (size_t)(i0 + i) * rows + r0;
+                const float *out_i = out + (size_t)i * width;
+                for (int j = 0; j < nc; j++) y_i[j] = bias ? out_i[j] + bias[r0 + j] : out_i[j];
+            }
+        }
+    }
+}

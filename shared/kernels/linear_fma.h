@@ -1,0 +1,41 @@
+/* The native linear layer whose outputs do not depend on the batch:
+ * y (n, rows) = x (n, cols) @ W^T + bias, where every output is one fused
+ * multiply-add chain over the inputs in order,
+ *     acc = 0; for c in 0..cols-1: acc = fma(x[i][c], W[r][c], acc); y = acc + bias[r]
+ * so y[i] depends on x[i] alone: not on the other rows of the batch, where
+ * the batch starts, the tile a row lands in, or the CPU (AVX-512, AVX2 and
+ * scalar fmaf round each step the same way). BLAS libraries give no such
+ * promise (their kernels and thread splits change with the shape and the
+ * CPU), which made an image's features depend on its neighbours.
+ *
+ * Weights of any type are converted into packed panels (NR output rows
+ * interleaved along cols), then multiplied by register tiles of MR x NR
+ * outputs; the instruction set is chosen at run time. */
+#ifndef SDFED_LINEAR_FMA_H
+#define SDFED_LINEAR_FMA_H
+
+#include <stddef.h>
+
+#include "kernels/kernels.h"
+
+enum {
+    SDFED_FMA_PORTABLE, /* C with fmaf: any host */
+    SDFED_FMA_AVX2,     /* x86-64 with AVX2 and FMA */
+    SDFED_FMA_AVX512,   /* x86-64 with AVX-512F */
+    SDFED_FMA_ISA_COUNT
+};
+
+/* The best instruction set this CPU runs (each one below it runs too). */
+int sdfed_fma_isa_best(void);
+const char *sdfed_fma_isa_name(int isa);
+
+/* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
+#define SDFED_FMA_SCRATCH_ROWS 48
+
+/* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
+ * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats. Same bits for
+ * every isa. */
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                      float *scratch);
+
+#endif
