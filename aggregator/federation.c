@@ -1,6 +1,7 @@
 /* Rounds, validation, aggregation and resumption (see federation.h). */
 #include "federation.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,12 +14,6 @@
 #include "fed/protocol.h"
 #include "method/methods.h"
 #include "prompt/projector.h"
-
-static const char *const refusal_codes[] = {
-    "bad_json",    "bad_message",  "unknown_type",     "bad_protocol", "bad_join_key",   "bad_token",
-    "bad_frame",   "bad_crc",      "bad_shape",        "not_finite",   "norm_too_large", "bad_samples",
-    "wrong_round", "not_in_round", "duplicate_update", "too_large",    "rate_limited",   "server_error",
-    NULL};
 
 typedef struct peer {
     int64_t id;
@@ -54,7 +49,7 @@ struct federation {
     peer *peers;
     int n_peers, cap_peers;
     int buffered; /* async: updates waiting */
-    int64_t updates_accepted, rounds_closed, metrics_stored, refused[32];
+    int64_t updates_accepted, rounds_closed, metrics_stored, refused[SDFED_CODE_COUNT];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
 };
@@ -65,13 +60,12 @@ static double now_ms_wall(void) {
     return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
 }
 
-const char *federation_refusal_code(int i) {
-    return i >= 0 && i < (int)(sizeof refusal_codes / sizeof refusal_codes[0]) ? refusal_codes[i] : NULL;
-}
+/* one counter per protocol error code, here and in the status */
+static_assert(sizeof ((struct federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
+static_assert(sizeof ((federation_status *)0)->refused == sizeof ((struct federation *)0)->refused, "status copies all");
 
-void federation_count_refusal(federation *f, const char *code) {
-    for (int i = 0; refusal_codes[i]; i++)
-        if (strcmp(code, refusal_codes[i]) == 0) f->refused[i]++;
+void federation_count_refusal(federation *f, sdfed_code code) {
+    if (code >= 0 && code < SDFED_CODE_COUNT) f->refused[code]++;
 }
 
 static void log_event(federation *f, const char *event, const char *fmt, ...)
@@ -525,23 +519,23 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
 
-const char *federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
-                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
+sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
+                             const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
     /* the update itself first, then where it belongs */
     if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
-        return REFUSE("bad_shape", "the update must be %u x %u", f->shape[0], f->shape[1]);
+        return REFUSE(SDFED_CODE_BAD_SHAPE, "the update must be %u x %u", f->shape[0], f->shape[1]);
     if (samples < 1 || samples > f->opt.max_samples)
-        return REFUSE("bad_samples", "sample count %lld is outside 1..%lld", (long long)samples,
+        return REFUSE(SDFED_CODE_BAD_SAMPLES, "sample count %lld is outside 1..%lld", (long long)samples,
                       (long long)f->opt.max_samples);
     if (f->opt.max_update_norm > 0) {
         double norm = 0.0;
         for (size_t j = 0; j < f->n; j++)
             norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
         if (sqrt(norm) > f->opt.max_update_norm)
-            return REFUSE("norm_too_large", "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
+            return REFUSE(SDFED_CODE_NORM_TOO_LARGE, "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
                           f->opt.max_update_norm);
     }
-    if (f->done) return REFUSE("wrong_round", "the federation has finished its %d rounds", f->task.rounds);
+    if (f->done) return REFUSE(SDFED_CODE_WRONG_ROUND, "the federation has finished its %d rounds", f->task.rounds);
     int idx = -1;
     peer *p = find_peer(f, client);
     if (f->opt.async) {
@@ -550,28 +544,28 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
                 p->assigned = f->round;
                 send_round(f, p);
             }
-            return REFUSE("wrong_round", "version %lld is not within %d of the current %lld", (long long)round,
+            return REFUSE(SDFED_CODE_WRONG_ROUND, "version %lld is not within %d of the current %lld", (long long)round,
                           f->opt.max_staleness, (long long)f->round);
         }
         if (!p || p->assigned != round)
             return p && p->assigned < 0
-                       ? REFUSE("duplicate_update", "version %lld already has this client's update", (long long)round)
-                       : REFUSE("wrong_round", "this client was given version %lld, not %lld",
+                       ? REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "version %lld already has this client's update", (long long)round)
+                       : REFUSE(SDFED_CODE_WRONG_ROUND, "this client was given version %lld, not %lld",
                                 (long long)(p ? p->assigned : f->round), (long long)round);
     } else {
         if (!f->open || round != f->round)
-            return REFUSE("wrong_round", "round %lld is not open; the %s round is %lld", (long long)round,
+            return REFUSE(SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld", (long long)round,
                           f->open ? "current" : "next", (long long)f->round);
         if ((idx = participant_index(f, client)) < 0)
-            return REFUSE("not_in_round", "client %lld was not chosen for round %lld", (long long)client,
+            return REFUSE(SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld", (long long)client,
                           (long long)round);
         if (f->reported[idx])
-            return REFUSE("duplicate_update", "round %lld already has this client's update", (long long)round);
+            return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
     sdfed_error err = {0};
     int stored = store_add_update(f->st, round, client, samples, values, f->n, &err);
     if (stored)
-        return REFUSE(stored == SDFED_ERR_ARG ? "duplicate_update" : "server_error", "not stored: %s", err.message);
+        return REFUSE(stored == SDFED_ERR_ARG ? SDFED_CODE_DUPLICATE_UPDATE : SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
     f->updates_accepted++;
     send_simple(f, client, "ack", "round", round, NULL, NULL);
     log_event(f, "update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
@@ -589,18 +583,18 @@ const char *federation_update(federation *f, int64_t client, int64_t round, int6
         f->n_reported++;
         check_complete(f, now_ms);
     }
-    return NULL;
+    return SDFED_CODE_NONE;
 }
 
-const char *federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                               int64_t test_samples, char *message, size_t cap) {
+sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
+                              int64_t test_samples, char *message, size_t cap) {
     sdfed_error err = {0};
     if (round > f->round + 1)
-        return REFUSE("wrong_round", "metrics for round %lld, ahead of %lld", (long long)round, (long long)f->round);
+        return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round, (long long)f->round);
     if (store_add_metrics(f->st, round, client, accuracy, loss, test_samples, &err))
-        return REFUSE("server_error", "not stored: %s", err.message);
+        return REFUSE(SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
     f->metrics_stored++;
-    return NULL;
+    return SDFED_CODE_NONE;
 }
 
 const char *federation_description(const federation *f) { return f->task_json; }

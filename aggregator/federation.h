@@ -29,6 +29,7 @@
 
 #include "clip/clip_model.h"
 #include "fed/aggregate.h"
+#include "fed/errors.h"
 #include "fed/task.h"
 #include "prompt/prompt.h"
 #include "store.h"
@@ -72,12 +73,12 @@ void federation_close(federation *f);
 void federation_join(federation *f, int64_t client, const char *token, int shard, int binary, int64_t now_ms);
 void federation_leave(federation *f, int64_t client, int64_t now_ms);
 
-/* An update; NULL when accepted (acknowledged), else the protocol error
- * code, with the reason in message. */
-const char *federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
-                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
-const char *federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                               int64_t test_samples, char *message, size_t cap);
+/* An update; SDFED_CODE_NONE when accepted (acknowledged), else the
+ * protocol error code, with the reason in message. */
+sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
+                             const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
+sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
+                              int64_t test_samples, char *message, size_t cap);
 
 /* The federation's description as the welcome gives it: JSON members
  * (no braces) "task", "model", "classes", "global_shape". */
@@ -95,13 +96,11 @@ typedef struct federation_status {
     char global_sha256[65];
     int64_t updates_accepted, rounds_closed, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;
-    int64_t refused[32]; /* by protocol error code, see federation_refusal_code */
+    int64_t refused[SDFED_CODE_COUNT]; /* by protocol error code (fed/errors.h) */
 } federation_status;
 
 void federation_get_status(const federation *f, federation_status *s);
-/* The refusal codes counted in federation_status.refused, NULL past the end. */
-const char *federation_refusal_code(int i);
 /* Counts a refusal under its code (the server counts every one it sends). */
-void federation_count_refusal(federation *f, const char *code);
+void federation_count_refusal(federation *f, sdfed_code code);
 
 #endif

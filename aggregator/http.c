@@ -226,9 +226,8 @@ static int metrics_text(struct lws *wsi, http_site *site) {
            (long long)st.updates_accepted);
     append(&b, "# HELP sdfed_updates_refused_total Messages refused, by reason.\n"
                "# TYPE sdfed_updates_refused_total counter\n");
-    for (int i = 0; federation_refusal_code(i); i++)
-        append(&b, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", federation_refusal_code(i),
-               (long long)st.refused[i]);
+    for (int i = 0; i < SDFED_CODE_COUNT; i++)
+        append(&b, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", sdfed_code_name(i), (long long)st.refused[i]);
     append(&b,
            "# HELP sdfed_store_failing 1 while the store fails (a full disk): from a failed operation to the next "
            "write that commits.\n# TYPE sdfed_store_failing gauge\nsdfed_store_failing %d\n"

@@ -136,15 +136,15 @@ static void on_store_fault(void *ctx, const char *message) {
 
 /* Sends an error; counts the refusal (the one place that does) and closes
  * after too many. */
-static void refuse(session *ss, const char *code, const char *message) {
+static void refuse(session *ss, sdfed_code code, const char *message) {
     server *s = ss->srv;
     federation_count_refusal(s->fed, code);
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
-    sdfed_jw_string(&w, "code", code);
+    sdfed_jw_string(&w, "code", sdfed_code_name(code));
     sdfed_jw_string(&w, "message", message);
-    if (strcmp(code, "wrong_round") == 0) {
+    if (code == SDFED_CODE_WRONG_ROUND) {
         federation_status st;
         federation_get_status(s->fed, &st);
         sdfed_jw_int(&w, "next_round", st.round);
@@ -152,9 +152,9 @@ static void refuse(session *ss, const char *code, const char *message) {
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) enqueue(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
     char fields[320];
-    snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client, code,
-             ss->refusals + 1);
-    if (strcmp(code, "server_error") == 0 && store_failing(s->st))
+    snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
+             sdfed_code_name(code), ss->refusals + 1);
+    if (code == SDFED_CODE_SERVER_ERROR && store_failing(s->st))
         s->fault_refused++;
     else
         server_log("refused", fields);
@@ -191,11 +191,11 @@ static int same_secret(const char *a, const char *b) {
 static void handle_hello(session *ss, const sdfed_message *m) {
     server *s = ss->srv;
     if (ss->client >= 0) {
-        refuse(ss, "bad_message", "hello was already said");
+        refuse(ss, SDFED_CODE_BAD_MESSAGE, "hello was already said");
         return;
     }
     if (s->opt.join_key && !same_secret(m->join_key, s->opt.join_key)) {
-        refuse(ss, "bad_join_key", "this federation needs its join key");
+        refuse(ss, SDFED_CODE_BAD_JOIN_KEY, "this federation needs its join key");
         return;
     }
     sdfed_error err = {0};
@@ -205,7 +205,7 @@ static void handle_hello(session *ss, const sdfed_message *m) {
     if (m->token[0]) {
         int stored_shard;
         if (store_find_client(s->st, m->token, &id, &stored_shard, &err) || id < 0) {
-            refuse(ss, "bad_token", err.message[0] ? err.message : "this server never issued that token");
+            refuse(ss, SDFED_CODE_BAD_TOKEN, err.message[0] ? err.message : "this server never issued that token");
             return;
         }
         snprintf(token, sizeof token, "%s", m->token);
@@ -213,7 +213,7 @@ static void handle_hello(session *ss, const sdfed_message *m) {
     } else {
         random_token(token);
         if (store_add_client(s->st, token, shard, m->kind[0] ? m->kind : "browser", &id, &err)) {
-            refuse(ss, "server_error", err.message);
+            refuse(ss, SDFED_CODE_SERVER_ERROR, err.message);
             return;
         }
     }
@@ -222,7 +222,7 @@ static void handle_hello(session *ss, const sdfed_message *m) {
         while (cap <= id) cap *= 2;
         session **grown = realloc(s->by_id, sizeof *grown * (size_t)cap);
         if (!grown) {
-            refuse(ss, "server_error", "out of memory");
+            refuse(ss, SDFED_CODE_SERVER_ERROR, "out of memory");
             return;
         }
         memset(grown + s->n_ids, 0, sizeof *grown * (size_t)(cap - s->n_ids));
@@ -243,22 +243,22 @@ static void handle_hello(session *ss, const sdfed_message *m) {
 static void handle_update(session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
                           const float *values) {
     char message[256];
-    const char *code = federation_update(ss->srv->fed, ss->client, round, samples, n_dims, shape, values,
+    sdfed_code code = federation_update(ss->srv->fed, ss->client, round, samples, n_dims, shape, values,
                                          server_now_ms(), message, sizeof message);
-    if (code) refuse(ss, code, message);
+    if (code != SDFED_CODE_NONE) refuse(ss, code, message);
 }
 
 static void handle_text(session *ss, const char *text, size_t len) {
     server *s = ss->srv;
     sdfed_message m;
-    const char *code = "bad_message";
+    sdfed_code code = SDFED_CODE_BAD_MESSAGE;
     sdfed_error err = {0};
     if (sdfed_message_parse(text, len, s->opt.max_message_bytes / 4, &m, &code, &err)) {
         refuse(ss, code, err.message);
         return;
     }
     if (ss->client < 0 && m.type != SDFED_MSG_HELLO) {
-        refuse(ss, "bad_message", "say hello first");
+        refuse(ss, SDFED_CODE_BAD_MESSAGE, "say hello first");
     } else {
         char message[256];
         switch (m.type) {
@@ -266,12 +266,12 @@ static void handle_text(session *ss, const char *text, size_t len) {
         case SDFED_MSG_UPDATE: handle_update(ss, m.round, m.samples, m.n_dims, m.shape, m.values); break;
         case SDFED_MSG_METRICS:
             if ((code = federation_metrics(s->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, message,
-                                           sizeof message)))
+                                           sizeof message)) != SDFED_CODE_NONE)
                 refuse(ss, code, message);
             break;
         case SDFED_MSG_HEARTBEAT: enqueue(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
         case SDFED_MSG_LEAVE: start_closing(ss, LWS_CLOSE_STATUS_NORMAL); break;
-        default: refuse(ss, "bad_message", "clients do not send that message"); break;
+        default: refuse(ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message"); break;
         }
     }
     sdfed_message_free(&m);
@@ -280,10 +280,10 @@ static void handle_text(session *ss, const char *text, size_t len) {
 static void handle_binary(session *ss, const unsigned char *data, size_t len) {
     server *s = ss->srv;
     sdfed_frame f;
-    const char *code = "bad_frame";
+    sdfed_code code = SDFED_CODE_BAD_FRAME;
     sdfed_error err = {0};
     if (ss->client < 0) {
-        refuse(ss, "bad_message", "say hello first");
+        refuse(ss, SDFED_CODE_BAD_MESSAGE, "say hello first");
         return;
     }
     if (sdfed_frame_decode(data, len, s->opt.max_message_bytes / 4, &f, &code, &err)) {
@@ -291,12 +291,12 @@ static void handle_binary(session *ss, const unsigned char *data, size_t len) {
         return;
     }
     if (f.kind != SDFED_FRAME_UPDATE) {
-        refuse(ss, "bad_frame", "clients send update frames");
+        refuse(ss, SDFED_CODE_BAD_FRAME, "clients send update frames");
         return;
     }
     float *values = malloc(sizeof *values * f.n_values);
     if (!values) {
-        refuse(ss, "server_error", "out of memory");
+        refuse(ss, SDFED_CODE_SERVER_ERROR, "out of memory");
         return;
     }
     sdfed_frame_values(&f, values);
@@ -357,10 +357,10 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         if (ss->rx_overflow) {
             char message[96];
             snprintf(message, sizeof message, "messages are limited to %zu bytes", s->opt.max_message_bytes);
-            refuse(ss, "too_large", message);
+            refuse(ss, SDFED_CODE_TOO_LARGE, message);
             start_closing(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         } else if (!rate_ok(ss)) {
-            refuse(ss, "rate_limited", "too many messages per second");
+            refuse(ss, SDFED_CODE_RATE_LIMITED, "too many messages per second");
         } else if (ss->rx_binary) {
             handle_binary(ss, ss->rx, ss->rx_len);
         } else {

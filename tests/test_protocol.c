@@ -8,6 +8,25 @@
 #include "check.h"
 #include "fed/protocol.h"
 
+/* a code's wire name, "(none)" for none */
+static const char *code_name(sdfed_code code) {
+    const char *name = sdfed_code_name(code);
+    return name ? name : "(none)";
+}
+
+/* the table of error codes: every code named and explained, each name once,
+ * and name -> code -> name the identity */
+static void test_codes(void) {
+    for (int c = 0; c < SDFED_CODE_COUNT; c++) {
+        CHECK(sdfed_codes[c].name && sdfed_codes[c].name[0] && sdfed_codes[c].meaning && sdfed_codes[c].meaning[0],
+              "code %d has a name and a meaning", c);
+        CHECK(sdfed_code_from_name(sdfed_codes[c].name) == (sdfed_code)c, "code %d found by its name", c);
+    }
+    CHECK(sdfed_code_from_name("no_such_code") == SDFED_CODE_NONE, "an unknown name is no code");
+    CHECK(sdfed_code_name(SDFED_CODE_NONE) == NULL && sdfed_code_name(SDFED_CODE_COUNT) == NULL, "no name past the table");
+    CHECK(!strcmp(code_name(SDFED_CODE_WRONG_ROUND), "wrong_round"), "the wire name of wrong_round");
+}
+
 static void test_crc(void) {
     CHECK(sdfed_crc32(0, "123456789", 9) == 0xcbf43926u, "CRC-32 check value");
     CHECK(sdfed_crc32(sdfed_crc32(0, "1234", 4), "56789", 5) == 0xcbf43926u, "CRC-32 in pieces");
@@ -21,7 +40,7 @@ static void test_frames(void) {
     v[7] = 1e-40f; /* subnormal */
     sdfed_buffer buf = {0};
     sdfed_error err = {0};
-    const char *code = "";
+    sdfed_code code = SDFED_CODE_NONE;
     CHECK(sdfed_frame_encode(SDFED_FRAME_UPDATE, 7, 32, 2, shape, v, &buf, &err) == SDFED_OK, "encode");
     CHECK(buf.size == sdfed_frame_size(2, shape) && buf.size == 16 + 8 + 60 + 4, "frame size %zu", buf.size);
     sdfed_frame f;
@@ -42,40 +61,40 @@ static void test_frames(void) {
     CHECK(all_caught, "every flipped byte is caught");
     buf.data[30] ^= 1;
     sdfed_frame_decode(buf.data, buf.size, 1000, &f, &code, &err);
-    CHECK(!strcmp(code, "bad_crc"), "a flipped data bit is a CRC error (%s)", code);
+    CHECK(!strcmp(code_name(code), "bad_crc"), "a flipped data bit is a CRC error (%s)", code_name(code));
     buf.data[30] ^= 1;
-    CHECK(sdfed_frame_decode(buf.data, buf.size - 1, 1000, &f, &code, &err) && !strcmp(code, "bad_frame"),
+    CHECK(sdfed_frame_decode(buf.data, buf.size - 1, 1000, &f, &code, &err) && !strcmp(code_name(code), "bad_frame"),
           "a truncated frame is bad_frame");
-    CHECK(sdfed_frame_decode(buf.data, buf.size, 10, &f, &code, &err) && !strcmp(code, "too_large"),
+    CHECK(sdfed_frame_decode(buf.data, buf.size, 10, &f, &code, &err) && !strcmp(code_name(code), "too_large"),
           "a frame above the value limit is too_large");
-    CHECK(sdfed_frame_decode("garbage!garbage!garbage!", 24, 1000, &f, &code, &err) && !strcmp(code, "bad_frame"),
+    CHECK(sdfed_frame_decode("garbage!garbage!garbage!", 24, 1000, &f, &code, &err) && !strcmp(code_name(code), "bad_frame"),
           "garbage is bad_frame");
     sdfed_buffer_free(&buf);
 
     /* a NaN is refused even with a correct CRC */
     v[3] = NAN;
     sdfed_frame_encode(SDFED_FRAME_UPDATE, 7, 32, 2, shape, v, &buf, &err);
-    CHECK(sdfed_frame_decode(buf.data, buf.size, 1000, &f, &code, &err) && !strcmp(code, "not_finite"),
+    CHECK(sdfed_frame_decode(buf.data, buf.size, 1000, &f, &code, &err) && !strcmp(code_name(code), "not_finite"),
           "NaN is not_finite");
     sdfed_buffer_free(&buf);
 }
 
-static int parse(const char *text, sdfed_message *m, const char **code) {
+static int parse(const char *text, sdfed_message *m, sdfed_code *code) {
     sdfed_error err = {0};
-    *code = "";
+    *code = SDFED_CODE_NONE;
     return sdfed_message_parse(text, strlen(text), 100, m, code, &err);
 }
 
 static void test_messages(void) {
     sdfed_message m;
-    const char *code;
+    sdfed_code code;
     CHECK(parse("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"token\": \"ab\", \"shard\": 3, \"encoding\": "
                 "\"json\"}",
                 &m, &code) == SDFED_OK &&
               m.type == SDFED_MSG_HELLO && m.shard == 3 && !m.binary && !strcmp(m.token, "ab"),
           "hello");
-    CHECK(parse("{\"type\": \"hello\", \"protocol\": \"sdfed.v0\"}", &m, &code) && !strcmp(code, "bad_protocol"),
-          "another protocol version: %s", code);
+    CHECK(parse("{\"type\": \"hello\", \"protocol\": \"sdfed.v0\"}", &m, &code) && !strcmp(code_name(code), "bad_protocol"),
+          "another protocol version: %s", code_name(code));
     CHECK(
         parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [2, 2], \"data\": [1, 2.5, -3, 1e-3]}",
               &m, &code) == SDFED_OK &&
@@ -84,23 +103,23 @@ static void test_messages(void) {
     sdfed_message_free(&m);
     CHECK(parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [2, 2], \"data\": [1, 2]}", &m,
                 &code) &&
-              !strcmp(code, "bad_shape"),
-          "data not matching the shape: %s", code);
+              !strcmp(code_name(code), "bad_shape"),
+          "data not matching the shape: %s", code_name(code));
     CHECK(parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [1], \"data\": [1e39]}", &m, &code) &&
-              !strcmp(code, "not_finite"),
-          "a value that overflows a float: %s", code);
+              !strcmp(code_name(code), "not_finite"),
+          "a value that overflows a float: %s", code_name(code));
     CHECK(
         parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [11, 11], \"data\": []}", &m, &code) &&
-            !strcmp(code, "too_large"),
-        "more values than the limit: %s", code);
-    CHECK(parse("{\"type\": \"update\", \"round\": -1, \"samples\": 16}", &m, &code) && !strcmp(code, "bad_message"),
-          "a negative round: %s", code);
-    CHECK(parse("{\"type\": \"update\", \"round\": \"4\", \"samples\": 16}", &m, &code) && !strcmp(code, "bad_message"),
+            !strcmp(code_name(code), "too_large"),
+        "more values than the limit: %s", code_name(code));
+    CHECK(parse("{\"type\": \"update\", \"round\": -1, \"samples\": 16}", &m, &code) && !strcmp(code_name(code), "bad_message"),
+          "a negative round: %s", code_name(code));
+    CHECK(parse("{\"type\": \"update\", \"round\": \"4\", \"samples\": 16}", &m, &code) && !strcmp(code_name(code), "bad_message"),
           "a string round");
-    CHECK(parse("{\"type\": \"fly\"}", &m, &code) && !strcmp(code, "unknown_type"), "unknown type");
-    CHECK(parse("[1, 2]", &m, &code) && !strcmp(code, "bad_message"), "not an object");
-    CHECK(parse("{\"type\": ", &m, &code) && !strcmp(code, "bad_json"), "not JSON");
-    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) && !strcmp(code, "bad_message"),
+    CHECK(parse("{\"type\": \"fly\"}", &m, &code) && !strcmp(code_name(code), "unknown_type"), "unknown type");
+    CHECK(parse("[1, 2]", &m, &code) && !strcmp(code_name(code), "bad_message"), "not an object");
+    CHECK(parse("{\"type\": ", &m, &code) && !strcmp(code_name(code), "bad_json"), "not JSON");
+    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) && !strcmp(code_name(code), "bad_message"),
           "accuracy above 1");
     CHECK(
         parse(
@@ -123,7 +142,7 @@ static void test_writer(void) {
     sdfed_jw_string(&w, "note", "quote \" backslash \\ newline \n");
     CHECK(sdfed_jw_end(&w, NULL) == SDFED_OK, "writer");
     sdfed_message m;
-    const char *code;
+    sdfed_code code;
     sdfed_error err = {0};
     CHECK(sdfed_message_parse((const char *)buf.data, buf.size, 100, &m, &code, &err) == SDFED_OK, "reparse: %s",
           err.message);
@@ -135,6 +154,7 @@ static void test_writer(void) {
 }
 
 int main(void) {
+    test_codes();
     test_crc();
     test_frames();
     test_messages();

@@ -171,7 +171,7 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
     if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
     if (W.train.n == 0) return fail(SDFED_ERR_ARG, "add training images first");
     sdfed_frame f;
-    const char *code;
+    sdfed_code code;
     size_t n = (size_t)wc_method_global_size();
     int rc = sdfed_frame_decode(frame, size, n, &f, &code, &W.err);
     if (rc) return rc;

@@ -2,6 +2,7 @@
 // joining, hello with the token kept in IndexedDB (a rejoin), the server's
 // messages shown, a round's global prompt handed to training, reconnecting
 // with backoff until the volunteer leaves.
+import { BAD_TOKEN, NOT_IN_ROUND, WRONG_ROUND } from './errors.js';
 import { $, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { trainRound } from './training.js';
@@ -102,12 +103,12 @@ async function onMessage(m) {
     setStage('done');
     break;
   case 'error':
-    if (m.code === 'bad_token') { // the server forgot us (a new federation): join afresh
+    if (m.code === BAD_TOKEN) { // the server forgot us (a new federation): join afresh
       page.stored = await store.updateState(page.federation, { token: null });
       socket.close();
       break;
     }
-    if (m.code === 'wrong_round' || m.code === 'not_in_round') {
+    if (m.code === WRONG_ROUND || m.code === NOT_IN_ROUND) {
       showTrainingStatus('The round closed before your update arrived; you are in line for round ' +
         `${(m.next_round ?? 0) + 1}.`);
       break;

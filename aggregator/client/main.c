@@ -274,10 +274,10 @@ static void save_token(client *c) {
 
 static void handle_text(client *c, const char *text, size_t len) {
     sdfed_message m;
-    const char *code;
+    sdfed_code code;
     sdfed_error err = {0};
     if (sdfed_message_parse(text, len, 1 << 24, &m, &code, &err)) {
-        fail(c, "the server sent a bad message (%s): %s", code, err.message);
+        fail(c, "the server sent a bad message (%s): %s", sdfed_code_name(code), err.message);
         return;
     }
     switch (m.type) {
@@ -302,7 +302,8 @@ static void handle_text(client *c, const char *text, size_t len) {
     case SDFED_MSG_ERROR:
         say(c, "the server refused: %s (%s)", m.code, m.message);
         /* refusals that no retry can mend end the client */
-        if (!strcmp(m.code, "bad_join_key") || !strcmp(m.code, "bad_token") || !strcmp(m.code, "bad_protocol"))
+        sdfed_code refusal = sdfed_code_from_name(m.code);
+        if (refusal == SDFED_CODE_BAD_JOIN_KEY || refusal == SDFED_CODE_BAD_TOKEN || refusal == SDFED_CODE_BAD_PROTOCOL)
             fail(c, "the server refused to let this client in: %s", m.message);
         break;
     default: break; /* ack, wait, heartbeat */
@@ -312,7 +313,7 @@ static void handle_text(client *c, const char *text, size_t len) {
 
 static void handle_binary(client *c, const unsigned char *data, size_t len) {
     sdfed_frame f;
-    const char *code;
+    sdfed_code code;
     sdfed_error err = {0};
     if (sdfed_frame_decode(data, len, (size_t)1 << 24, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {
         fail(c, "the server sent a bad frame: %s", err.message);

@@ -64,38 +64,38 @@ int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, c
 
 #define BAD(c, ...) (*code = (c), sdfed_fail(err, SDFED_ERR_FORMAT, __VA_ARGS__))
 
-int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, const char **code,
+int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, sdfed_code *code,
                        sdfed_error *err) {
     const unsigned char *p = buf;
     memset(f, 0, sizeof *f);
-    if (len < 20 || memcmp(p, SDFED_FRAME_MAGIC, 4) != 0) return BAD("bad_frame", "frame: not an sdfed frame");
+    if (len < 20 || memcmp(p, SDFED_FRAME_MAGIC, 4) != 0) return BAD(SDFED_CODE_BAD_FRAME, "frame: not an sdfed frame");
     if (p[4] != SDFED_FRAME_VERSION)
-        return BAD("bad_frame", "frame: version %d (expected %d)", p[4], SDFED_FRAME_VERSION);
+        return BAD(SDFED_CODE_BAD_FRAME, "frame: version %d (expected %d)", p[4], SDFED_FRAME_VERSION);
     if (p[5] != SDFED_FRAME_GLOBAL && p[5] != SDFED_FRAME_UPDATE)
-        return BAD("bad_frame", "frame: unknown kind %d", p[5]);
-    if (p[6] != 0) return BAD("bad_frame", "frame: dtype %d is not f32", p[6]);
-    if (p[7] < 1 || p[7] > SDFED_FRAME_MAX_DIMS) return BAD("bad_frame", "frame: %d dimensions", p[7]);
+        return BAD(SDFED_CODE_BAD_FRAME, "frame: unknown kind %d", p[5]);
+    if (p[6] != 0) return BAD(SDFED_CODE_BAD_FRAME, "frame: dtype %d is not f32", p[6]);
+    if (p[7] < 1 || p[7] > SDFED_FRAME_MAX_DIMS) return BAD(SDFED_CODE_BAD_FRAME, "frame: %d dimensions", p[7]);
     f->kind = p[5];
     f->n_dims = p[7];
     f->round = get32(p + 8);
     f->samples = get32(p + 12);
-    if (len < 20 + 4 * (size_t)f->n_dims) return BAD("bad_frame", "frame: truncated header");
+    if (len < 20 + 4 * (size_t)f->n_dims) return BAD(SDFED_CODE_BAD_FRAME, "frame: truncated header");
     size_t n = 1;
     for (int d = 0; d < f->n_dims; d++) {
         f->shape[d] = get32(p + 16 + 4 * d);
         if (f->shape[d] == 0 || n > max_values / f->shape[d])
-            return BAD(f->shape[d] ? "too_large" : "bad_frame", "frame: shape holds more than %zu values or a zero",
+            return BAD(f->shape[d] ? SDFED_CODE_TOO_LARGE : SDFED_CODE_BAD_FRAME, "frame: shape holds more than %zu values or a zero",
                        max_values);
         n *= f->shape[d];
     }
     if (len != sdfed_frame_size(f->n_dims, f->shape))
-        return BAD("bad_frame", "frame: %zu bytes, its header says %zu", len, sdfed_frame_size(f->n_dims, f->shape));
-    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4)) return BAD("bad_crc", "frame: CRC-32 mismatch");
+        return BAD(SDFED_CODE_BAD_FRAME, "frame: %zu bytes, its header says %zu", len, sdfed_frame_size(f->n_dims, f->shape));
+    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4)) return BAD(SDFED_CODE_BAD_CRC, "frame: CRC-32 mismatch");
     f->n_values = n;
     f->data = p + 16 + 4 * f->n_dims;
     for (size_t i = 0; i < n; i++) {
         uint32_t u = get32(f->data + 4 * i);
-        if ((u & 0x7f800000u) == 0x7f800000u) return BAD("not_finite", "frame: value %zu is NaN or Inf", i);
+        if ((u & 0x7f800000u) == 0x7f800000u) return BAD(SDFED_CODE_NOT_FINITE, "frame: value %zu is NaN or Inf", i);
     }
     return SDFED_OK;
 }
@@ -126,7 +126,7 @@ void sdfed_message_free(sdfed_message *m) {
 typedef struct reader {
     const sdfed_json *j;
     int obj;
-    const char **code;
+    sdfed_code *code;
     sdfed_error *err;
 } reader;
 
@@ -136,11 +136,11 @@ static int get_int(reader *r, const char *key, int64_t lo, int64_t hi, int requi
     double v;
     if (node < 0) {
         if (!required) return SDFED_OK;
-        *r->code = "bad_message";
+        *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' is missing", key);
     }
     if (sdfed_json_number(r->j, node, &v) || v != floor(v) || v < (double)lo || v > (double)hi) {
-        *r->code = "bad_message";
+        *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be an integer in %lld..%lld", key,
                           (long long)lo, (long long)hi);
     }
@@ -152,7 +152,7 @@ static int get_real(reader *r, const char *key, double *out) {
     int node = sdfed_json_get(r->j, r->obj, key);
     if (node < 0) return SDFED_OK;
     if (sdfed_json_number(r->j, node, out) || !isfinite(*out)) {
-        *r->code = "bad_message";
+        *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a finite number", key);
     }
     return SDFED_OK;
@@ -162,7 +162,7 @@ static int get_text(reader *r, const char *key, char *out, size_t cap) {
     int node = sdfed_json_get(r->j, r->obj, key);
     if (node < 0) return SDFED_OK;
     if (sdfed_json_string(r->j, node, out, cap) < 0) {
-        *r->code = "bad_message";
+        *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a string of at most %zu bytes", key,
                           cap - 1);
     }
@@ -174,7 +174,7 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     int shape = sdfed_json_get(r->j, r->obj, "shape"), data = sdfed_json_get(r->j, r->obj, "data");
     if (shape < 0 && data < 0) return SDFED_OK;
     const sdfed_json *j = r->j;
-    *r->code = "bad_shape";
+    *r->code = SDFED_CODE_BAD_SHAPE;
     if (shape < 0 || data < 0 || j->nodes[shape].type != SDFED_JSON_ARRAY || j->nodes[data].type != SDFED_JSON_ARRAY ||
         j->nodes[shape].size < 1 || j->nodes[shape].size > SDFED_FRAME_MAX_DIMS)
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: a tensor needs 'shape' (1..4 sizes) and 'data' arrays");
@@ -184,7 +184,7 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
         double v;
         if (sdfed_json_number(j, sdfed_json_at(j, shape, d), &v) || v != floor(v) || v < 1 || v > 1e9 ||
             n > max_values / (size_t)v) {
-            *r->code = "too_large";
+            *r->code = SDFED_CODE_TOO_LARGE;
             return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'shape' is not positive sizes of at most %zu values",
                               max_values);
         }
@@ -201,7 +201,7 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     for (size_t i = 0; i < n; i++, node = j->nodes[node].next) {
         double v;
         if (sdfed_json_number(j, node, &v) || !isfinite((float)v)) {
-            *r->code = "not_finite";
+            *r->code = SDFED_CODE_NOT_FINITE;
             return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: data value %zu is not a finite number", i);
         }
         m->values[i] = (float)v;
@@ -209,7 +209,7 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     return SDFED_OK;
 }
 
-int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, const char **code,
+int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, sdfed_code *code,
                         sdfed_error *err) {
     memset(m, 0, sizeof *m);
     m->shard = -1;
@@ -217,7 +217,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     m->round = m->next_round = -1;
     sdfed_json j;
     if (sdfed_json_parse(&j, text, len, err)) {
-        *code = "bad_json";
+        *code = SDFED_CODE_BAD_JSON;
         return SDFED_ERR_FORMAT;
     }
     reader r = {&j, 0, code, err};
@@ -225,14 +225,14 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     int rc = SDFED_OK;
     int type_node = sdfed_json_get(&j, 0, "type");
     if (j.nodes[0].type != SDFED_JSON_OBJECT || sdfed_json_string(&j, type_node, type, sizeof type) < 0) {
-        *code = "bad_message";
+        *code = SDFED_CODE_BAD_MESSAGE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: not an object with a string 'type'");
     }
     m->type = -1;
     for (int t = 0; rc == SDFED_OK && t < (int)(sizeof type_names / sizeof type_names[0]); t++)
         if (strcmp(type, type_names[t]) == 0) m->type = t;
     if (rc == SDFED_OK && m->type < 0) {
-        *code = "unknown_type";
+        *code = SDFED_CODE_UNKNOWN_TYPE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: unknown type '%.31s'", type);
     }
     int64_t shard = -1, samples = 0;
@@ -248,11 +248,11 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
             (rc = get_int(&r, "shard", 0, 1 << 20, 0, &shard)))
             break;
         if (strcmp(protocol, SDFED_PROTOCOL) != 0) {
-            *code = "bad_protocol";
+            *code = SDFED_CODE_BAD_PROTOCOL;
             rc = sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "message: protocol '%s' (this server speaks %s)", protocol,
                             SDFED_PROTOCOL);
         } else if (encoding[0] && strcmp(encoding, "binary") && strcmp(encoding, "json")) {
-            *code = "bad_message";
+            *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'encoding' must be \"binary\" or \"json\"");
         }
         m->binary = strcmp(encoding, "json") != 0;
@@ -264,7 +264,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         m->samples = samples;
         rc = get_tensor(&r, max_values, m);
         if (rc == SDFED_OK && !m->values) {
-            *code = "bad_message";
+            *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: a JSON update needs 'shape' and 'data'");
         }
         break;
@@ -273,7 +273,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
             (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)))
             break;
         if (m->accuracy < 0 || m->accuracy > 1) {
-            *code = "bad_message";
+            *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'accuracy' must be in [0, 1]");
         }
         break;
@@ -285,7 +285,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
             (rc = get_text(&r, "mode", m->mode, sizeof m->mode)))
             break;
         if (task < 0 || j.nodes[task].type != SDFED_JSON_OBJECT) {
-            *code = "bad_message";
+            *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'task' object");
             break;
         }
@@ -298,7 +298,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         m->task_json[n] = '\0';
         reader model = {&j, sdfed_json_get(&j, 0, "model"), code, err};
         if (model.obj < 0 || j.nodes[model.obj].type != SDFED_JSON_OBJECT) {
-            *code = "bad_message";
+            *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'model' object");
         } else if ((rc = get_text(&model, "url", m->model_url, sizeof m->model_url)) == SDFED_OK &&
                    (rc = get_text(&model, "sha256", m->model_sha256, sizeof m->model_sha256)) == SDFED_OK) {

@@ -1,7 +1,7 @@
 /* The sdfed.v1 wire protocol (docs/protocol.md): binary tensor frames with a
  * CRC-32, and the JSON control messages, parsed into one struct and written
  * by small builders. Every decoder validates what it reads and names the
- * protocol error code to send back (PROTO_* strings below). */
+ * protocol error code to send back (fed/errors.h). */
 #ifndef SDFED_PROTOCOL_H
 #define SDFED_PROTOCOL_H
 
@@ -10,6 +10,7 @@
 
 #include "base/io.h"
 #include "base/status.h"
+#include "fed/errors.h"
 
 #define SDFED_PROTOCOL "sdfed.v1"
 #define SDFED_FRAME_MAGIC "SDFT"
@@ -37,7 +38,7 @@ int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, c
                        const float *values, sdfed_buffer *out, sdfed_error *err);
 /* Checks magic, version, kind, dtype, dims, size (at most max_values
  * values), CRC and finiteness. *code receives the protocol error code. */
-int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, const char **code,
+int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, sdfed_code *code,
                        sdfed_error *err);
 void sdfed_frame_values(const sdfed_frame *f, float *out);
 
@@ -84,7 +85,7 @@ typedef struct sdfed_message {
 
 /* Parses one JSON message; max_values bounds inline tensors. *code
  * receives the protocol error code on failure. */
-int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, const char **code,
+int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, sdfed_code *code,
                         sdfed_error *err);
 void sdfed_message_free(sdfed_message *m);
 const char *sdfed_message_type_name(int type);

@@ -10,21 +10,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sdfed_error err = {0};
-    const char *code = NULL;
+    sdfed_code code = SDFED_CODE_NONE;
     sdfed_frame f;
     if (sdfed_frame_decode(data, size, 1 << 16, &f, &code, &err) == SDFED_OK) {
         float *v = malloc(sizeof *v * (f.n_values + 1));
         if (v) sdfed_frame_values(&f, v);
         free(v);
-    } else if (!code || !err.message[0]) {
+    } else if (!sdfed_code_name(code) || !err.message[0]) {
         abort();
     }
     sdfed_message m;
     err.message[0] = '\0';
-    code = NULL;
+    code = SDFED_CODE_NONE;
     if (sdfed_message_parse((const char *)data, size, 1 << 16, &m, &code, &err) == SDFED_OK)
         sdfed_message_free(&m);
-    else if (!code)
+    else if (!sdfed_code_name(code))
         abort();
     return 0;
 }

@@ -109,14 +109,14 @@ static void on_params(conn *c, const sdfed_frame *f) {
 static void on_message(conn *c) {
     if (c->rx_binary) {
         sdfed_frame f;
-        const char *code;
+        sdfed_code code;
         if (sdfed_frame_decode(c->rx, c->rx_len, (size_t)1 << 24, &f, &code, NULL) == SDFED_OK &&
             f.kind == SDFED_FRAME_GLOBAL)
             on_params(c, &f);
         return;
     }
     sdfed_message m;
-    const char *code;
+    sdfed_code code;
     if (sdfed_message_parse((const char *)c->rx, c->rx_len, (size_t)1 << 24, &m, &code, NULL)) return;
     if (m.type == SDFED_MSG_WELCOME && !c->welcomed) {
         c->welcomed = 1;

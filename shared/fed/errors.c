@@ -1,0 +1,39 @@
+/* The table of the protocol's error codes (see errors.h). */
+#include "fed/errors.h"
+
+#include <assert.h>
+#include <string.h>
+
+const sdfed_code_info sdfed_codes[] = {
+    [SDFED_CODE_BAD_JSON] = {.name = "bad_json", .meaning = "a text frame that is not JSON"},
+    [SDFED_CODE_BAD_MESSAGE] = {.name = "bad_message",
+                                .meaning = "a JSON message with missing or ill-typed fields, or out of order"},
+    [SDFED_CODE_UNKNOWN_TYPE] = {.name = "unknown_type", .meaning = "a `type` the server does not know"},
+    [SDFED_CODE_BAD_PROTOCOL] = {.name = "bad_protocol", .meaning = "`hello` for another protocol version"},
+    [SDFED_CODE_BAD_JOIN_KEY] = {.name = "bad_join_key", .meaning = "the join key is missing or wrong"},
+    [SDFED_CODE_BAD_TOKEN] = {.name = "bad_token", .meaning = "a rejoin token the server never issued"},
+    [SDFED_CODE_BAD_FRAME] = {.name = "bad_frame", .meaning = "a binary frame whose header or size is wrong"},
+    [SDFED_CODE_BAD_CRC] = {.name = "bad_crc", .meaning = "a binary frame whose CRC-32 does not match"},
+    [SDFED_CODE_BAD_SHAPE] = {.name = "bad_shape", .meaning = "an update whose shape is not the global parameters'"},
+    [SDFED_CODE_NOT_FINITE] = {.name = "not_finite", .meaning = "NaN or Inf in an update"},
+    [SDFED_CODE_NORM_TOO_LARGE] = {.name = "norm_too_large",
+                                   .meaning = "an update whose change exceeds the server's norm bound"},
+    [SDFED_CODE_BAD_SAMPLES] = {.name = "bad_samples", .meaning = "a sample count of 0 or above the server's bound"},
+    [SDFED_CODE_WRONG_ROUND] = {.name = "wrong_round",
+                                .meaning = "an update for a round that is not open (late or stale)"},
+    [SDFED_CODE_NOT_IN_ROUND] = {.name = "not_in_round", .meaning = "an update from a client not sampled for the round"},
+    [SDFED_CODE_DUPLICATE_UPDATE] = {.name = "duplicate_update", .meaning = "a second update for the same round"},
+    [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
+    [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "too many messages per second"},
+    [SDFED_CODE_SERVER_ERROR] = {.name = "server_error",
+                                 .meaning = "the server could not store the update; resend it"},
+};
+static_assert(sizeof sdfed_codes / sizeof sdfed_codes[0] == SDFED_CODE_COUNT, "one entry per sdfed_code");
+
+const char *sdfed_code_name(int code) { return code >= 0 && code < SDFED_CODE_COUNT ? sdfed_codes[code].name : NULL; }
+
+sdfed_code sdfed_code_from_name(const char *name) {
+    for (int c = 0; c < SDFED_CODE_COUNT; c++)
+        if (name && strcmp(name, sdfed_codes[c].name) == 0) return (sdfed_code)c;
+    return SDFED_CODE_NONE;
+}

@@ -1,0 +1,161 @@
+/* The protocol's error codes for the page and the docs, from their one table
+ * (shared/fed/errors.c): web/errors.js whole, and in docs/protocol.md the
+ * lines between the two marker comments.
+ *   sdfed-errors check web/errors.js docs/protocol.md   exit 1 if either differs
+ *   sdfed-errors write web/errors.js docs/protocol.md   rewrites them */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/io.h"
+#include "fed/errors.h"
+
+#define DOC_BEGIN                                                                                                      \
+    "<!-- error codes: written from shared/fed/errors.c by `build/sdfed-errors write web/errors.js "                  \
+    "docs/protocol.md`; the ctest error_codes checks them -->\n"
+#define DOC_END "<!-- end of error codes -->\n"
+
+static void put(sdfed_buffer *b, const char *s) {
+    sdfed_sink sink = sdfed_buffer_sink(b);
+    if (sink.write(sink.ctx, s, strlen(s))) {
+        fprintf(stderr, "sdfed-errors: out of memory\n");
+        exit(2);
+    }
+}
+
+static void put_js_string(sdfed_buffer *b, const char *s) {
+    put(b, "'");
+    for (; *s; s++) {
+        char c[3] = {*s, 0, 0};
+        if (*s == '\'' || *s == '\\') c[0] = '\\', c[1] = *s;
+        put(b, c);
+    }
+    put(b, "'");
+}
+
+static void upper(char *out, size_t cap, const char *s) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < cap; i++) out[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+    out[i] = '\0';
+}
+
+static void write_js(sdfed_buffer *b) {
+    char line[256];
+    put(b, "// The sdfed.v1 protocol's error codes (docs/protocol.md), written from their\n"
+           "// one table, shared/fed/errors.c, by `build/sdfed-errors write web/errors.js\n"
+           "// docs/protocol.md`; the ctest error_codes fails when this file differs.\n\n"
+           "// name (on the wire), number and meaning of each, in number order\n"
+           "export const ERROR_CODES = Object.freeze([\n");
+    for (int c = 0; c < SDFED_CODE_COUNT; c++) {
+        put(b, "  Object.freeze({ name: ");
+        put_js_string(b, sdfed_codes[c].name);
+        snprintf(line, sizeof line, ", number: %d, meaning: ", c);
+        put(b, line);
+        put_js_string(b, sdfed_codes[c].meaning);
+        put(b, " }),\n");
+    }
+    put(b, "]);\n\n// each code's name, to compare an error message's `code` with\n");
+    for (int c = 0; c < SDFED_CODE_COUNT; c++) {
+        char name[64];
+        upper(name, sizeof name, sdfed_codes[c].name);
+        snprintf(line, sizeof line, "export const %s = '%s';\n", name, sdfed_codes[c].name);
+        put(b, line);
+    }
+}
+
+static void write_doc_list(sdfed_buffer *b) {
+    char line[512];
+    put(b, DOC_BEGIN "| code | number | meaning |\n|---|---|---|\n");
+    for (int c = 0; c < SDFED_CODE_COUNT; c++) {
+        snprintf(line, sizeof line, "| `%s` | %d | %s |\n", sdfed_codes[c].name, c, sdfed_codes[c].meaning);
+        put(b, line);
+    }
+    put(b, DOC_END);
+}
+
+static char *read_all(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    sdfed_buffer b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        sdfed_sink sink = sdfed_buffer_sink(&b);
+        if (sink.write(sink.ctx, chunk, n)) break;
+    }
+    fclose(f);
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    sink.write(sink.ctx, "", 1); /* a terminating NUL */
+    *size = b.size - 1;
+    return (char *)b.data;
+}
+
+static int write_all(const char *path, const void *data, size_t size) {
+    FILE *f = fopen(path, "wb");
+    int failed = !f || fwrite(data, 1, size, f) != size;
+    if (f && fclose(f)) failed = 1;
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    int write = argc == 4 && !strcmp(argv[1], "write");
+    if (argc != 4 || (!write && strcmp(argv[1], "check"))) {
+        fprintf(stderr, "usage: sdfed-errors check|write web/errors.js docs/protocol.md\n");
+        return 2;
+    }
+    const char *js_path = argv[2], *doc_path = argv[3];
+    sdfed_buffer js = {0}, list = {0}, doc = {0};
+    write_js(&js);
+    write_doc_list(&list);
+
+    size_t old_js_size = 0, doc_size = 0;
+    char *old_js = read_all(js_path, &old_js_size), *old_doc = read_all(doc_path, &doc_size);
+    if (!old_doc) {
+        fprintf(stderr, "sdfed-errors: cannot read %s\n", doc_path);
+        return 2;
+    }
+    char *begin = strstr(old_doc, DOC_BEGIN), *end = begin ? strstr(begin, DOC_END) : NULL;
+    if (!end) {
+        fprintf(stderr, "sdfed-errors: %s has no list of error codes between the markers\n  %s  %s", doc_path,
+                DOC_BEGIN, DOC_END);
+        return 2;
+    }
+    end += strlen(DOC_END);
+    sdfed_sink sink = sdfed_buffer_sink(&doc);
+    if (sink.write(sink.ctx, old_doc, (size_t)(begin - old_doc)) || sink.write(sink.ctx, list.data, list.size) ||
+        sink.write(sink.ctx, end, strlen(end))) {
+        fprintf(stderr, "sdfed-errors: out of memory\n");
+        return 2;
+    }
+
+    int js_same = old_js && old_js_size == js.size && !memcmp(old_js, js.data, js.size);
+    int doc_same = doc_size == doc.size && !memcmp(old_doc, doc.data, doc.size);
+    int rc = 0;
+    if (write) {
+        if (!js_same && write_all(js_path, js.data, js.size)) {
+            fprintf(stderr, "sdfed-errors: cannot write %s\n", js_path);
+            rc = 2;
+        }
+        if (!doc_same && write_all(doc_path, doc.data, doc.size)) {
+            fprintf(stderr, "sdfed-errors: cannot write %s\n", doc_path);
+            rc = 2;
+        }
+    } else {
+        if (!js_same) fprintf(stderr, "sdfed-errors: %s is not the table's (shared/fed/errors.c)\n", js_path);
+        if (!doc_same)
+            fprintf(stderr, "sdfed-errors: the list of error codes in %s is not the table's (shared/fed/errors.c)\n",
+                    doc_path);
+        if (!js_same || !doc_same) {
+            fprintf(stderr, "sdfed-errors: run `build/sdfed-errors write %s %s`\n", js_path, doc_path);
+            rc = 1;
+        } else {
+            printf("sdfed-errors: %s and %s list the %d codes of the table\n", js_path, doc_path, SDFED_CODE_COUNT);
+        }
+    }
+    free(old_js);
+    free(old_doc);
+    sdfed_buffer_free(&js);
+    sdfed_buffer_free(&list);
+    sdfed_buffer_free(&doc);
+    return rc;
+}
