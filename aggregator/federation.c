@@ -61,8 +61,8 @@ static double now_ms_wall(void) {
 }
 
 /* one counter per protocol error code, here and in the status */
-static_assert(sizeof ((struct federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
-static_assert(sizeof ((federation_status *)0)->refused == sizeof ((struct federation *)0)->refused, "status copies all");
+static_assert(sizeof((struct federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
+static_assert(sizeof((federation_status *)0)->refused == sizeof((struct federation *)0)->refused, "status copies all");
 
 void federation_count_refusal(federation *f, sdfed_code code) {
     if (code >= 0 && code < SDFED_CODE_COUNT) f->refused[code]++;
@@ -532,8 +532,8 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         for (size_t j = 0; j < f->n; j++)
             norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
         if (sqrt(norm) > f->opt.max_update_norm)
-            return REFUSE(SDFED_CODE_NORM_TOO_LARGE, "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
-                          f->opt.max_update_norm);
+            return REFUSE(SDFED_CODE_NORM_TOO_LARGE, "the update changes the parameters by %.3g, above %.3g",
+                          sqrt(norm), f->opt.max_update_norm);
     }
     if (f->done) return REFUSE(SDFED_CODE_WRONG_ROUND, "the federation has finished its %d rounds", f->task.rounds);
     int idx = -1;
@@ -548,10 +548,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
                           f->opt.max_staleness, (long long)f->round);
         }
         if (!p || p->assigned != round)
-            return p && p->assigned < 0
-                       ? REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "version %lld already has this client's update", (long long)round)
-                       : REFUSE(SDFED_CODE_WRONG_ROUND, "this client was given version %lld, not %lld",
-                                (long long)(p ? p->assigned : f->round), (long long)round);
+            return p && p->assigned < 0 ? REFUSE(SDFED_CODE_DUPLICATE_UPDATE,
+                                                 "version %lld already has this client's update", (long long)round)
+                                        : REFUSE(SDFED_CODE_WRONG_ROUND, "this client was given version %lld, not %lld",
+                                                 (long long)(p ? p->assigned : f->round), (long long)round);
     } else {
         if (!f->open || round != f->round)
             return REFUSE(SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld", (long long)round,
@@ -565,7 +565,8 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
     sdfed_error err = {0};
     int stored = store_add_update(f->st, round, client, samples, values, f->n, &err);
     if (stored)
-        return REFUSE(stored == SDFED_ERR_ARG ? SDFED_CODE_DUPLICATE_UPDATE : SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+        return REFUSE(stored == SDFED_ERR_ARG ? SDFED_CODE_DUPLICATE_UPDATE : SDFED_CODE_SERVER_ERROR, "not stored: %s",
+                      err.message);
     f->updates_accepted++;
     send_simple(f, client, "ack", "round", round, NULL, NULL);
     log_event(f, "update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
@@ -590,7 +591,8 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
                               int64_t test_samples, char *message, size_t cap) {
     sdfed_error err = {0};
     if (round > f->round + 1)
-        return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round, (long long)f->round);
+        return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round,
+                      (long long)f->round);
     if (store_add_metrics(f->st, round, client, accuracy, loss, test_samples, &err))
         return REFUSE(SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
     f->metrics_stored++;

@@ -244,7 +244,7 @@ static void handle_update(session *ss, int64_t round, int64_t samples, int n_dim
                           const float *values) {
     char message[256];
     sdfed_code code = federation_update(ss->srv->fed, ss->client, round, samples, n_dims, shape, values,
-                                         server_now_ms(), message, sizeof message);
+                                        server_now_ms(), message, sizeof message);
     if (code != SDFED_CODE_NONE) refuse(ss, code, message);
 }
 

@@ -23,7 +23,8 @@ static void test_codes(void) {
         CHECK(sdfed_code_from_name(sdfed_codes[c].name) == (sdfed_code)c, "code %d found by its name", c);
     }
     CHECK(sdfed_code_from_name("no_such_code") == SDFED_CODE_NONE, "an unknown name is no code");
-    CHECK(sdfed_code_name(SDFED_CODE_NONE) == NULL && sdfed_code_name(SDFED_CODE_COUNT) == NULL, "no name past the table");
+    CHECK(sdfed_code_name(SDFED_CODE_NONE) == NULL && sdfed_code_name(SDFED_CODE_COUNT) == NULL,
+          "no name past the table");
     CHECK(!strcmp(code_name(SDFED_CODE_WRONG_ROUND), "wrong_round"), "the wire name of wrong_round");
 }
 
@@ -67,7 +68,8 @@ static void test_frames(void) {
           "a truncated frame is bad_frame");
     CHECK(sdfed_frame_decode(buf.data, buf.size, 10, &f, &code, &err) && !strcmp(code_name(code), "too_large"),
           "a frame above the value limit is too_large");
-    CHECK(sdfed_frame_decode("garbage!garbage!garbage!", 24, 1000, &f, &code, &err) && !strcmp(code_name(code), "bad_frame"),
+    CHECK(sdfed_frame_decode("garbage!garbage!garbage!", 24, 1000, &f, &code, &err) &&
+              !strcmp(code_name(code), "bad_frame"),
           "garbage is bad_frame");
     sdfed_buffer_free(&buf);
 
@@ -93,7 +95,8 @@ static void test_messages(void) {
                 &m, &code) == SDFED_OK &&
               m.type == SDFED_MSG_HELLO && m.shard == 3 && !m.binary && !strcmp(m.token, "ab"),
           "hello");
-    CHECK(parse("{\"type\": \"hello\", \"protocol\": \"sdfed.v0\"}", &m, &code) && !strcmp(code_name(code), "bad_protocol"),
+    CHECK(parse("{\"type\": \"hello\", \"protocol\": \"sdfed.v0\"}", &m, &code) &&
+              !strcmp(code_name(code), "bad_protocol"),
           "another protocol version: %s", code_name(code));
     CHECK(
         parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [2, 2], \"data\": [1, 2.5, -3, 1e-3]}",
@@ -112,14 +115,17 @@ static void test_messages(void) {
         parse("{\"type\": \"update\", \"round\": 4, \"samples\": 16, \"shape\": [11, 11], \"data\": []}", &m, &code) &&
             !strcmp(code_name(code), "too_large"),
         "more values than the limit: %s", code_name(code));
-    CHECK(parse("{\"type\": \"update\", \"round\": -1, \"samples\": 16}", &m, &code) && !strcmp(code_name(code), "bad_message"),
+    CHECK(parse("{\"type\": \"update\", \"round\": -1, \"samples\": 16}", &m, &code) &&
+              !strcmp(code_name(code), "bad_message"),
           "a negative round: %s", code_name(code));
-    CHECK(parse("{\"type\": \"update\", \"round\": \"4\", \"samples\": 16}", &m, &code) && !strcmp(code_name(code), "bad_message"),
+    CHECK(parse("{\"type\": \"update\", \"round\": \"4\", \"samples\": 16}", &m, &code) &&
+              !strcmp(code_name(code), "bad_message"),
           "a string round");
     CHECK(parse("{\"type\": \"fly\"}", &m, &code) && !strcmp(code_name(code), "unknown_type"), "unknown type");
     CHECK(parse("[1, 2]", &m, &code) && !strcmp(code_name(code), "bad_message"), "not an object");
     CHECK(parse("{\"type\": ", &m, &code) && !strcmp(code_name(code), "bad_json"), "not JSON");
-    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) && !strcmp(code_name(code), "bad_message"),
+    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) &&
+              !strcmp(code_name(code), "bad_message"),
           "accuracy above 1");
     CHECK(
         parse(

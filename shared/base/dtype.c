@@ -4,21 +4,19 @@
 #include <math.h>
 #include <string.h>
 
-const char *sdfed_type_name(int type) {
-    switch (type) {
-    case SDFED_TYPE_F32: return "f32";
-    case SDFED_TYPE_F16: return "f16";
-    case SDFED_TYPE_Q8_0: return "q8_0";
-    }
-    return NULL;
-}
+#include "base/names.h"
 
-int sdfed_type_from_name(const char *name) {
-    if (strcmp(name, "f32") == 0) return SDFED_TYPE_F32;
-    if (strcmp(name, "f16") == 0) return SDFED_TYPE_F16;
-    if (strcmp(name, "q8_0") == 0) return SDFED_TYPE_Q8_0;
-    return -1;
-}
+/* GGML's type numbers: not an index */
+static const sdfed_name type_names[] = {
+    {.name = "f32", .value = SDFED_TYPE_F32},
+    {.name = "f16", .value = SDFED_TYPE_F16},
+    {.name = "q8_0", .value = SDFED_TYPE_Q8_0},
+};
+enum { N_TYPE_NAMES = sizeof type_names / sizeof type_names[0] };
+
+const char *sdfed_type_name(int type) { return sdfed_name_of(type_names, N_TYPE_NAMES, type); }
+
+int sdfed_type_from_name(const char *name) { return sdfed_name_value(type_names, N_TYPE_NAMES, name); }
 
 int sdfed_type_block_size(int type) {
     switch (type) {

@@ -371,6 +371,8 @@ int sdfed_clip_convert(const sdfed_safetensors *st, const sdfed_convert_options 
                        sdfed_convert_report *report, sdfed_error *err) {
     if (!sdfed_type_name(opt->weight_type))
         return sdfed_fail(err, SDFED_ERR_ARG, "convert: weight type %d is not f32, f16 or q8_0", opt->weight_type);
+    if (!sdfed_activation_name(opt->activation))
+        return sdfed_fail(err, SDFED_ERR_ARG, "convert: activation %d is not quick_gelu or gelu", opt->activation);
     arch a;
     int rc = infer_arch(st, &a, err);
     if (rc) return rc;

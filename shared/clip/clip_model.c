@@ -2,20 +2,26 @@
  * shape-check every tensor the encoders use. */
 #include "clip/clip_model.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/names.h"
 
-const char *sdfed_activation_name(int activation) { return activation == SDFED_ACT_GELU ? "gelu" : "quick_gelu"; }
+static const sdfed_name activation_names[] = {
+    [SDFED_ACT_QUICK_GELU] = {.name = "quick_gelu", .value = SDFED_ACT_QUICK_GELU},
+    [SDFED_ACT_GELU] = {.name = "gelu", .value = SDFED_ACT_GELU},
+};
+static_assert(sizeof activation_names / sizeof activation_names[0] == SDFED_ACT_COUNT, "a name per activation");
 
-int sdfed_activation_from_name(const char *name) {
-    if (strcmp(name, "quick_gelu") == 0) return SDFED_ACT_QUICK_GELU;
-    if (strcmp(name, "gelu") == 0) return SDFED_ACT_GELU;
-    return -1;
+const char *sdfed_activation_name(int activation) {
+    return sdfed_name_of(activation_names, SDFED_ACT_COUNT, activation);
 }
+
+int sdfed_activation_from_name(const char *name) { return sdfed_name_value(activation_names, SDFED_ACT_COUNT, name); }
 
 static int get_int(const sdfed_gguf *g, const char *key, int lo, int hi, int *out, sdfed_error *err) {
     uint32_t v;

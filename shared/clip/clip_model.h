@@ -30,7 +30,7 @@
 #include "format/gguf.h"
 #include "kernels/kernels.h"
 
-enum { SDFED_ACT_QUICK_GELU, SDFED_ACT_GELU };
+enum { SDFED_ACT_QUICK_GELU, SDFED_ACT_GELU, SDFED_ACT_COUNT };
 
 typedef struct sdfed_clip_config {
     int embed_dim;

@@ -1,20 +1,25 @@
 /* Aggregation rules, clipping and central-DP noise. */
 #include "fed/aggregate.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const rule_names[] = {"mean", "median", "trimmed_mean"};
+const sdfed_name sdfed_aggregate_rule_names[] = {
+    [SDFED_AGGREGATE_MEAN] = {.name = "mean", .value = SDFED_AGGREGATE_MEAN},
+    [SDFED_AGGREGATE_MEDIAN] = {.name = "median", .value = SDFED_AGGREGATE_MEDIAN},
+    [SDFED_AGGREGATE_TRIMMED_MEAN] = {.name = "trimmed_mean", .value = SDFED_AGGREGATE_TRIMMED_MEAN},
+};
+static_assert(sizeof sdfed_aggregate_rule_names / sizeof sdfed_aggregate_rule_names[0] == SDFED_AGGREGATE_RULE_COUNT,
+              "a name per rule");
 
 const char *sdfed_aggregate_rule_name(int rule) {
-    return rule >= 0 && rule < (int)(sizeof rule_names / sizeof rule_names[0]) ? rule_names[rule] : NULL;
+    return sdfed_name_of(sdfed_aggregate_rule_names, SDFED_AGGREGATE_RULE_COUNT, rule);
 }
 
 int sdfed_aggregate_rule_from_name(const char *name) {
-    for (int i = 0; i < (int)(sizeof rule_names / sizeof rule_names[0]); i++)
-        if (strcmp(name, rule_names[i]) == 0) return i;
-    return -1;
+    return sdfed_name_value(sdfed_aggregate_rule_names, SDFED_AGGREGATE_RULE_COUNT, name);
 }
 
 static int compare_float(const void *a, const void *b) {

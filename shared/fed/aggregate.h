@@ -19,11 +19,12 @@
 #include <stddef.h>
 
 #include "base/arena.h"
+#include "base/names.h"
 #include "base/rng.h"
 #include "base/status.h"
 #include "kernels/kernels.h"
 
-enum { SDFED_AGGREGATE_MEAN, SDFED_AGGREGATE_MEDIAN, SDFED_AGGREGATE_TRIMMED_MEAN };
+enum { SDFED_AGGREGATE_MEAN, SDFED_AGGREGATE_MEDIAN, SDFED_AGGREGATE_TRIMMED_MEAN, SDFED_AGGREGATE_RULE_COUNT };
 
 typedef struct sdfed_aggregate_config {
     int rule;                /* SDFED_AGGREGATE_* */
@@ -32,6 +33,8 @@ typedef struct sdfed_aggregate_config {
     double noise_multiplier; /* 0: no noise */
 } sdfed_aggregate_config;
 
+/* The rules' names, indexed by SDFED_AGGREGATE_*. */
+extern const sdfed_name sdfed_aggregate_rule_names[SDFED_AGGREGATE_RULE_COUNT];
 const char *sdfed_aggregate_rule_name(int rule);
 int sdfed_aggregate_rule_from_name(const char *name); /* -1 if unknown */
 

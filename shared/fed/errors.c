@@ -21,12 +21,12 @@ const sdfed_code_info sdfed_codes[] = {
     [SDFED_CODE_BAD_SAMPLES] = {.name = "bad_samples", .meaning = "a sample count of 0 or above the server's bound"},
     [SDFED_CODE_WRONG_ROUND] = {.name = "wrong_round",
                                 .meaning = "an update for a round that is not open (late or stale)"},
-    [SDFED_CODE_NOT_IN_ROUND] = {.name = "not_in_round", .meaning = "an update from a client not sampled for the round"},
+    [SDFED_CODE_NOT_IN_ROUND] = {.name = "not_in_round",
+                                 .meaning = "an update from a client not sampled for the round"},
     [SDFED_CODE_DUPLICATE_UPDATE] = {.name = "duplicate_update", .meaning = "a second update for the same round"},
     [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
     [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "too many messages per second"},
-    [SDFED_CODE_SERVER_ERROR] = {.name = "server_error",
-                                 .meaning = "the server could not store the update; resend it"},
+    [SDFED_CODE_SERVER_ERROR] = {.name = "server_error", .meaning = "the server could not store the update; resend it"},
 };
 static_assert(sizeof sdfed_codes / sizeof sdfed_codes[0] == SDFED_CODE_COUNT, "one entry per sdfed_code");
 

@@ -1,12 +1,14 @@
 /* sdfed.v1: frames, CRC-32, message parsing and building. */
 #include "fed/protocol.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "base/names.h"
 
 /* CRC-32 (reflected polynomial 0xEDB88320) half a byte at a time */
 static const uint32_t crc_nibble[16] = {0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
@@ -84,12 +86,13 @@ int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_fra
     for (int d = 0; d < f->n_dims; d++) {
         f->shape[d] = get32(p + 16 + 4 * d);
         if (f->shape[d] == 0 || n > max_values / f->shape[d])
-            return BAD(f->shape[d] ? SDFED_CODE_TOO_LARGE : SDFED_CODE_BAD_FRAME, "frame: shape holds more than %zu values or a zero",
-                       max_values);
+            return BAD(f->shape[d] ? SDFED_CODE_TOO_LARGE : SDFED_CODE_BAD_FRAME,
+                       "frame: shape holds more than %zu values or a zero", max_values);
         n *= f->shape[d];
     }
     if (len != sdfed_frame_size(f->n_dims, f->shape))
-        return BAD(SDFED_CODE_BAD_FRAME, "frame: %zu bytes, its header says %zu", len, sdfed_frame_size(f->n_dims, f->shape));
+        return BAD(SDFED_CODE_BAD_FRAME, "frame: %zu bytes, its header says %zu", len,
+                   sdfed_frame_size(f->n_dims, f->shape));
     if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4)) return BAD(SDFED_CODE_BAD_CRC, "frame: CRC-32 mismatch");
     f->n_values = n;
     f->data = p + 16 + 4 * f->n_dims;
@@ -109,12 +112,23 @@ void sdfed_frame_values(const sdfed_frame *f, float *out) {
 
 /* ------------------------------------------------------------- messages */
 
-static const char *const type_names[] = {"hello",       "update", "metrics",   "heartbeat", "leave", "welcome",
-                                         "round_start", "ack",    "round_end", "wait",      "done",  "error"};
+static const sdfed_name type_names[] = {
+    [SDFED_MSG_HELLO] = {.name = "hello", .value = SDFED_MSG_HELLO},
+    [SDFED_MSG_UPDATE] = {.name = "update", .value = SDFED_MSG_UPDATE},
+    [SDFED_MSG_METRICS] = {.name = "metrics", .value = SDFED_MSG_METRICS},
+    [SDFED_MSG_HEARTBEAT] = {.name = "heartbeat", .value = SDFED_MSG_HEARTBEAT},
+    [SDFED_MSG_LEAVE] = {.name = "leave", .value = SDFED_MSG_LEAVE},
+    [SDFED_MSG_WELCOME] = {.name = "welcome", .value = SDFED_MSG_WELCOME},
+    [SDFED_MSG_ROUND_START] = {.name = "round_start", .value = SDFED_MSG_ROUND_START},
+    [SDFED_MSG_ACK] = {.name = "ack", .value = SDFED_MSG_ACK},
+    [SDFED_MSG_ROUND_END] = {.name = "round_end", .value = SDFED_MSG_ROUND_END},
+    [SDFED_MSG_WAIT] = {.name = "wait", .value = SDFED_MSG_WAIT},
+    [SDFED_MSG_DONE] = {.name = "done", .value = SDFED_MSG_DONE},
+    [SDFED_MSG_ERROR] = {.name = "error", .value = SDFED_MSG_ERROR},
+};
+static_assert(sizeof type_names / sizeof type_names[0] == SDFED_MSG_COUNT, "a name per message type");
 
-const char *sdfed_message_type_name(int type) {
-    return type >= 0 && type < (int)(sizeof type_names / sizeof type_names[0]) ? type_names[type] : NULL;
-}
+const char *sdfed_message_type_name(int type) { return sdfed_name_of(type_names, SDFED_MSG_COUNT, type); }
 
 void sdfed_message_free(sdfed_message *m) {
     free(m->values);
@@ -228,9 +242,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         *code = SDFED_CODE_BAD_MESSAGE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: not an object with a string 'type'");
     }
-    m->type = -1;
-    for (int t = 0; rc == SDFED_OK && t < (int)(sizeof type_names / sizeof type_names[0]); t++)
-        if (strcmp(type, type_names[t]) == 0) m->type = t;
+    m->type = rc == SDFED_OK ? sdfed_name_value(type_names, SDFED_MSG_COUNT, type) : -1;
     if (rc == SDFED_OK && m->type < 0) {
         *code = SDFED_CODE_UNKNOWN_TYPE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: unknown type '%.31s'", type);

@@ -56,6 +56,7 @@ enum {
     SDFED_MSG_WAIT,
     SDFED_MSG_DONE,
     SDFED_MSG_ERROR,
+    SDFED_MSG_COUNT
 };
 
 #define SDFED_MSG_TEXT 128

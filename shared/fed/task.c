@@ -1,19 +1,28 @@
 /* Task files: defaults, parsing with key-naming errors, validation. */
 #include "fed/task.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "base/names.h"
 #include "fed/protocol.h"
 #include "method/methods.h"
 #include "prompt/projector.h"
 
-static const char *const partition_kinds[] = {"iid", "pathological", "dirichlet", "domains"};
+static const sdfed_name partition_kinds[] = {
+    [SDFED_PARTITION_IID] = {.name = "iid", .value = SDFED_PARTITION_IID},
+    [SDFED_PARTITION_PATHOLOGICAL] = {.name = "pathological", .value = SDFED_PARTITION_PATHOLOGICAL},
+    [SDFED_PARTITION_DIRICHLET] = {.name = "dirichlet", .value = SDFED_PARTITION_DIRICHLET},
+    [SDFED_PARTITION_DOMAINS] = {.name = "domains", .value = SDFED_PARTITION_DOMAINS},
+};
+static_assert(sizeof partition_kinds / sizeof partition_kinds[0] == SDFED_PARTITION_KIND_COUNT,
+              "a name per partition kind");
 
 const char *sdfed_partition_kind_name(int kind) {
-    return kind >= 0 && kind < (int)(sizeof partition_kinds / sizeof partition_kinds[0]) ? partition_kinds[kind] : NULL;
+    return sdfed_name_of(partition_kinds, SDFED_PARTITION_KIND_COUNT, kind);
 }
 
 void sdfed_task_defaults(sdfed_task *t) {
@@ -81,17 +90,12 @@ static int read_string(reader *r, int node, const char *key, char *out, size_t c
     return SDFED_OK;
 }
 
-/* Reads a name and maps it with lookup; want lists the accepted names. */
-static int read_name(reader *r, int node, const char *key, int (*lookup)(const char *), const char *want, int *out) {
-    char name[64];
-    if (sdfed_json_string(r->j, node, name, sizeof name) < 1 || (*out = lookup(name)) < 0) return bad(r, key, want);
+/* Reads a name of the table's n; a wrong one is refused with the list. */
+static int read_name(reader *r, int node, const char *key, const sdfed_name *table, int n, int *out) {
+    char name[64], want[400];
+    if (sdfed_json_string(r->j, node, name, sizeof name) < 1 || (*out = sdfed_name_value(table, n, name)) < 0)
+        return bad(r, key, sdfed_name_list(table, n, want, sizeof want));
     return SDFED_OK;
-}
-
-static int kind_from_name(const char *name) {
-    for (int i = 0; i < (int)(sizeof partition_kinds / sizeof partition_kinds[0]); i++)
-        if (strcmp(name, partition_kinds[i]) == 0) return i;
-    return -1;
 }
 
 static int read_partition(reader *r, int obj, sdfed_task *t) {
@@ -103,8 +107,7 @@ static int read_partition(reader *r, int obj, sdfed_task *t) {
         if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
         snprintf(full, sizeof full, "partition.%s", name);
         if (strcmp(name, "kind") == 0)
-            rc = read_name(r, value, full, kind_from_name,
-                           "one of \"iid\", \"pathological\", \"dirichlet\", \"domains\"", &t->partition.kind);
+            rc = read_name(r, value, full, partition_kinds, SDFED_PARTITION_KIND_COUNT, &t->partition.kind);
         else if (strcmp(name, "classes_per_client") == 0)
             rc = read_int(r, value, full, 1, 1000, &t->partition.classes_per_client);
         else if (strcmp(name, "alpha") == 0) {
@@ -156,15 +159,10 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "weight_decay") == 0) return read_float(r, value, name, 0.0, 1.0, &t->weight_decay);
     if (strcmp(name, "global_prompt_length") == 0) return read_int(r, value, name, 1, 1024, &t->global_prompt_length);
     if (strcmp(name, "local_prompt_length") == 0) return read_prompt_range(r, value, t);
-    if (strcmp(name, "method") == 0) {
-        char list[400] = "one of";
-        for (int i = 0; i < SDFED_METHOD_COUNT; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s \"%s\"", i ? "," : "", sdfed_method_name(i));
-        return read_name(r, value, name, sdfed_method_from_name, list, &t->method);
-    }
+    if (strcmp(name, "method") == 0)
+        return read_name(r, value, name, sdfed_method_names, SDFED_METHOD_COUNT, &t->method);
     if (strcmp(name, "projector") == 0)
-        return read_name(r, value, name, sdfed_projector_from_name, "one of \"complement\", \"paper\", \"rowspace\"",
-                         &t->projector);
+        return read_name(r, value, name, sdfed_projector_names, SDFED_PROJECTOR_COUNT, &t->projector);
     if (strcmp(name, "lambda") == 0) return read_float(r, value, name, 0.0, 1.0, &t->lambda);
     if (strcmp(name, "gamma") == 0) return read_float(r, value, name, 0.0, 100.0, &t->gamma);
     if (strcmp(name, "theta") == 0) return read_float(r, value, name, 0.0, 1.0, &t->theta);

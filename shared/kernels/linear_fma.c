@@ -3,10 +3,12 @@
  * computing each output as the same in-order FMA chain. */
 #include "kernels/linear_fma.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/names.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -99,11 +101,12 @@ static const tile_kernel kernels[SDFED_FMA_ISA_COUNT] = {
 #endif
 };
 
-static const char *const isa_names[SDFED_FMA_ISA_COUNT] = {
-    [SDFED_FMA_PORTABLE] = "portable",
-    [SDFED_FMA_AVX2] = "avx2",
-    [SDFED_FMA_AVX512] = "avx512",
+static const sdfed_name isa_names[] = {
+    [SDFED_FMA_PORTABLE] = {.name = "portable", .value = SDFED_FMA_PORTABLE},
+    [SDFED_FMA_AVX2] = {.name = "avx2", .value = SDFED_FMA_AVX2},
+    [SDFED_FMA_AVX512] = {.name = "avx512", .value = SDFED_FMA_AVX512},
 };
+static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a name per instruction set");
 
 /* the scratch: two panels, one converted weight row, a padded x tile */
 _Static_assert(2 * NR + 1 + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
@@ -117,7 +120,7 @@ int sdfed_fma_isa_best(void) {
     return SDFED_FMA_PORTABLE;
 }
 
-const char *sdfed_fma_isa_name(int isa) { return isa >= 0 && isa < SDFED_FMA_ISA_COUNT ? isa_names[isa] : NULL; }
+const char *sdfed_fma_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_FMA_ISA_COUNT, isa); }
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel (cols, NR),
  * zero-filling the missing rows; row is a cols-float buffer for conversion. */

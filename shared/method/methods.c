@@ -2,6 +2,7 @@
  * and the class features of each. */
 #include "method/methods.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,18 +11,23 @@
 #include "prompt/losses.h"
 #include "prompt/projector.h"
 
-static const char *const names[SDFED_METHOD_COUNT] = {
-    "zeroshot", "coop",  "promptfl",       "promptfolio",     "fedpha",
-    "fedot",    "sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation",
+const sdfed_name sdfed_method_names[] = {
+    [SDFED_METHOD_ZEROSHOT] = {.name = "zeroshot", .value = SDFED_METHOD_ZEROSHOT},
+    [SDFED_METHOD_COOP] = {.name = "coop", .value = SDFED_METHOD_COOP},
+    [SDFED_METHOD_PROMPTFL] = {.name = "promptfl", .value = SDFED_METHOD_PROMPTFL},
+    [SDFED_METHOD_PROMPTFOLIO] = {.name = "promptfolio", .value = SDFED_METHOD_PROMPTFOLIO},
+    [SDFED_METHOD_FEDPHA] = {.name = "fedpha", .value = SDFED_METHOD_FEDPHA},
+    [SDFED_METHOD_FEDOT] = {.name = "fedot", .value = SDFED_METHOD_FEDOT},
+    [SDFED_METHOD_SDFED] = {.name = "sdfed", .value = SDFED_METHOD_SDFED},
+    [SDFED_METHOD_SDFED_NOFILTER] = {.name = "sdfed-nofilter", .value = SDFED_METHOD_SDFED_NOFILTER},
+    [SDFED_METHOD_SDFED_NOSTRETCH] = {.name = "sdfed-nostretch", .value = SDFED_METHOD_SDFED_NOSTRETCH},
+    [SDFED_METHOD_SDFED_NOSEPARATION] = {.name = "sdfed-noseparation", .value = SDFED_METHOD_SDFED_NOSEPARATION},
 };
+static_assert(sizeof sdfed_method_names / sizeof sdfed_method_names[0] == SDFED_METHOD_COUNT, "a name per method");
 
-const char *sdfed_method_name(int method) { return method >= 0 && method < SDFED_METHOD_COUNT ? names[method] : NULL; }
+const char *sdfed_method_name(int method) { return sdfed_name_of(sdfed_method_names, SDFED_METHOD_COUNT, method); }
 
-int sdfed_method_from_name(const char *name) {
-    for (int i = 0; i < SDFED_METHOD_COUNT; i++)
-        if (strcmp(name, names[i]) == 0) return i;
-    return -1;
-}
+int sdfed_method_from_name(const char *name) { return sdfed_name_value(sdfed_method_names, SDFED_METHOD_COUNT, name); }
 
 sdfed_method_config sdfed_method_defaults(int method) {
     sdfed_method_config c;

@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "base/names.h"
 #include "base/rng.h"
 #include "prompt/objective.h"
 #include "prompt/sgd.h"
@@ -41,6 +42,8 @@ enum {
     SDFED_METHOD_COUNT
 };
 
+/* The methods' names, indexed by SDFED_METHOD_*. */
+extern const sdfed_name sdfed_method_names[SDFED_METHOD_COUNT];
 const char *sdfed_method_name(int method);
 int sdfed_method_from_name(const char *name); /* -1 if unknown */
 

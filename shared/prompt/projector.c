@@ -2,22 +2,22 @@
  * deterministic completion of the right singular vectors to R^m. */
 #include "prompt/projector.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
-const char *sdfed_projector_name(int mode) {
-    switch (mode) {
-    case SDFED_PROJECTOR_COMPLEMENT: return "complement";
-    case SDFED_PROJECTOR_PAPER: return "paper";
-    case SDFED_PROJECTOR_ROWSPACE: return "rowspace";
-    }
-    return NULL;
-}
+const sdfed_name sdfed_projector_names[] = {
+    [SDFED_PROJECTOR_COMPLEMENT] = {.name = "complement", .value = SDFED_PROJECTOR_COMPLEMENT},
+    [SDFED_PROJECTOR_PAPER] = {.name = "paper", .value = SDFED_PROJECTOR_PAPER},
+    [SDFED_PROJECTOR_ROWSPACE] = {.name = "rowspace", .value = SDFED_PROJECTOR_ROWSPACE},
+};
+static_assert(sizeof sdfed_projector_names / sizeof sdfed_projector_names[0] == SDFED_PROJECTOR_COUNT,
+              "a name per projector mode");
+
+const char *sdfed_projector_name(int mode) { return sdfed_name_of(sdfed_projector_names, SDFED_PROJECTOR_COUNT, mode); }
 
 int sdfed_projector_from_name(const char *name) {
-    for (int mode = SDFED_PROJECTOR_COMPLEMENT; mode <= SDFED_PROJECTOR_ROWSPACE; mode++)
-        if (strcmp(name, sdfed_projector_name(mode)) == 0) return mode;
-    return -1;
+    return sdfed_name_value(sdfed_projector_names, SDFED_PROJECTOR_COUNT, name);
 }
 
 /* Completes the k orthonormal rows of v (k, m) to a basis of R^m: out

@@ -23,11 +23,12 @@
 #define SDFED_PROJECTOR_H
 
 #include "base/arena.h"
+#include "base/names.h"
 #include "base/status.h"
 #include "kernels/kernels.h"
 #include "prompt/svd.h"
 
-enum { SDFED_PROJECTOR_COMPLEMENT, SDFED_PROJECTOR_PAPER, SDFED_PROJECTOR_ROWSPACE };
+enum { SDFED_PROJECTOR_COMPLEMENT, SDFED_PROJECTOR_PAPER, SDFED_PROJECTOR_ROWSPACE, SDFED_PROJECTOR_COUNT };
 
 typedef struct sdfed_projector {
     int m;
@@ -37,6 +38,8 @@ typedef struct sdfed_projector {
     sdfed_svd svd; /* of G_s */
 } sdfed_projector;
 
+/* The modes' names, indexed by SDFED_PROJECTOR_*. */
+extern const sdfed_name sdfed_projector_names[SDFED_PROJECTOR_COUNT];
 const char *sdfed_projector_name(int mode);
 int sdfed_projector_from_name(const char *name); /* -1 if unknown */
 

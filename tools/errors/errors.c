@@ -11,7 +11,7 @@
 #include "fed/errors.h"
 
 #define DOC_BEGIN                                                                                                      \
-    "<!-- error codes: written from shared/fed/errors.c by `build/sdfed-errors write web/errors.js "                  \
+    "<!-- error codes: written from shared/fed/errors.c by `build/sdfed-errors write web/errors.js "                   \
     "docs/protocol.md`; the ctest error_codes checks them -->\n"
 #define DOC_END "<!-- end of error codes -->\n"
 
