@@ -12,9 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
 #include "clip/image_encoder.h"
 #include "method/methods.h"
+#include "native/args.h"
+#include "native/model.h"
 
 static double now(void) {
     struct timespec ts;
@@ -88,13 +89,13 @@ int main(int argc, char **argv) {
     }
     int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
     int n_images = atoi(images_s);
-    const sdfed_kernels *k = cli_backend(backend);
+    const sdfed_kernels *k = native_backend(backend);
     char *names[1024];
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
     if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || n_images < 0 || read_names(classes_path, names, C) != C)
         return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
-    if (cli_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
@@ -143,6 +144,6 @@ int main(int argc, char **argv) {
     printf("\n");
     sdfed_arena_free(&arena);
     sdfed_classes_free(&cls);
-    cli_model_close(&m);
+    native_model_close(&m);
     return 0;
 }
