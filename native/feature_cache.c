@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clip/image_encoder.h"
+#include "native/clock.h"
 #include "native/paths.h"
 
 #define CHUNK 256
@@ -31,12 +32,6 @@ const char *feature_cache_default_dir(void) {
     else
         snprintf(dir, sizeof dir, "%s/.cache/sdfed", home && home[0] ? home : ".");
     return dir;
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Encodes images [first, first + n) of src into out (n, D), unit length. */
@@ -88,7 +83,7 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
     sdfed_image images[CHUNK];
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    double t0 = now(), last = 0;
+    double t0 = native_clock_seconds(native_clock_monotonic_ns()), last = 0;
     int resumed = (int)h.done;
     while (rc == SDFED_OK && (int)h.done < src->n) {
         int n = src->n - (int)h.done < CHUNK ? src->n - (int)h.done : CHUNK;
@@ -107,7 +102,7 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
             rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
             break;
         }
-        double t = now() - t0;
+        double t = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         if (t - last > 0.5 || (int)h.done == src->n) {
             last = t;
             fprintf(stderr, "\rencoding %s: %u/%d images (%.0f%%), %.0f images/s", src->name, h.done, src->n,

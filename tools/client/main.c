@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -22,6 +21,7 @@
 #include "data/idx.h"
 #include "fed/protocol.h"
 #include "native/args.h"
+#include "native/clock.h"
 #include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/model.h"
@@ -74,12 +74,6 @@ static volatile sig_atomic_t interrupted, busy;
 static void on_signal(int sig) {
     if (busy) _exit(128 + sig);
     interrupted = 1;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void say(const client *c, const char *fmt, ...)
@@ -337,8 +331,8 @@ static void connect_now(lws_sorted_usec_list_t *sul);
 
 static void reconnect_later(client *c) {
     if (interrupted) return;
-    if (c->disconnected_at == 0) c->disconnected_at = now_s();
-    if (now_s() - c->disconnected_at > c->give_up_s) {
+    if (c->disconnected_at == 0) c->disconnected_at = native_clock_seconds(native_clock_monotonic_ns());
+    if (native_clock_seconds(native_clock_monotonic_ns()) - c->disconnected_at > c->give_up_s) {
         fail(c, "no connection to %s:%d for %.0f s; giving up", c->address, c->port, c->give_up_s);
         return;
     }
