@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "fed/protocol.h"
-#include "fed_client.h"
-#include "fed_data.h"
+#include "native/fed_client.h"
+#include "native/fed_data.h"
 
 struct demo {
     fed_data data;

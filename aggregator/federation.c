@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/protocol.h"
 #include "method/methods.h"
+#include "native/clock.h"
 #include "prompt/projector.h"
 
 typedef struct peer {
@@ -53,12 +53,6 @@ struct federation {
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
 };
-
-static double now_ms_wall(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
 
 /* one counter per protocol error code, here and in the status */
 static_assert(sizeof((struct federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
@@ -259,13 +253,13 @@ static int close_round(federation *f, int64_t now_ms) {
             weights[m++] = (double)u[i].samples / sqrt(1.0 + (double)(f->round - u[i].round));
         }
     }
-    double t0 = now_ms_wall();
+    int64_t t0 = native_clock_monotonic_ns();
     sdfed_rng noise;
     sdfed_rng_seed_stream(&noise, f->task.seed, SDFED_STREAM_NOISE + (uint64_t)f->round);
     sdfed_arena_reset(&f->arena);
     if (rc == SDFED_OK)
         rc = sdfed_aggregate(&f->opt.aggregate, f->k, rows, weights, m, f->n, f->global, &noise, next, &f->arena, &err);
-    double aggregation_ms = now_ms_wall() - t0;
+    double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     char sha[65];
     if (rc) {
         log_event(f, "error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "fed/protocol.h"
+#include "native/svg_chart.h"
 #include "server.h"
 
 /* A plain-HTTP connection carries one request: the next comes on a new
@@ -269,21 +270,19 @@ static int status_page(struct lws *wsi, http_site *site) {
            "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>global prompt sha256</td><td><code>%s</code>"
            "</td></tr></table>",
            (long long)st.updates_accepted, st.global_sha256);
-    const double W = 640, H = 300, left = 50, top = 20, pw = W - 70, ph = H - 50;
-    append(&b, "<h2>Accuracy the clients report</h2><svg width=\"%g\" height=\"%g\" font-size=\"11\">", W, H);
-    for (int p = 0; p <= 100; p += 20)
-        append(&b,
-               "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%g\" y=\"%.1f\" "
-               "text-anchor=\"end\">%d%%</text>",
-               left, top + ph * (1 - p / 100.0), left + pw, top + ph * (1 - p / 100.0), left - 4,
-               top + ph * (1 - p / 100.0) + 4, p);
-    append(&b, "<polyline fill=\"none\" stroke=\"#08519c\" stroke-width=\"2\" points=\"");
-    for (int i = 0; i < n; i++)
-        append(&b, "%.1f,%.1f ", left + (n > 1 ? pw * i / (n - 1) : pw / 2), top + ph * (1 - accuracy[i]));
-    append(&b, "\"/><text x=\"%g\" y=\"%g\">round (%d reported)</text></svg>", left + pw / 2 - 40, H - 8, n);
+    char x_label[64];
+    snprintf(x_label, sizeof x_label, "round (%d reported)", n);
+    svg_chart chart = {.width = 640, .height = 300, .left = 50, .right = 20, .top = 20, .bottom = 30,
+                       .font_size = 11, .standalone = 0, .x_label = x_label, .n = n, .line = accuracy};
+    append(&b, "<h2>Accuracy the clients report</h2>");
+    sdfed_error chart_err;
+    int failed = svg_chart_write(&b, &chart, &chart_err);
     append(&b, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
                "<a href=\"/\">volunteer page</a></p></body></html>");
-    int rc = respond(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size, "no-store");
+    int rc = failed ? respond(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", chart_err.message,
+                                     strlen(chart_err.message), "no-store")
+                    : respond(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
+                              "no-store");
     sdfed_buffer_free(&b);
     return rc;
 }

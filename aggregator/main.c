@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "base/sha256.h"
-#include "cli.h"
 #include "data/idx.h"
+#include "native/args.h"
+#include "native/model.h"
+#include "native/paths.h"
 #include "server.h"
 
 static server *running;
@@ -127,7 +129,7 @@ int main(int argc, char **argv) {
     /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
     int rc = CLI_FAILED;
-    cli_model model = {0};
+    native_model model = {0};
     sdfed_classes cls = {0};
     store *st = NULL;
     server *srv = NULL;
@@ -135,7 +137,7 @@ int main(int argc, char **argv) {
     demo *shards = NULL;
     char resolved[4096];
     file_map task_file;
-    if (file_map_open(&task_file, cli_resolve_path(a.task, resolved, sizeof resolved), &err))
+    if (file_map_open(&task_file, native_resolve_path(a.task, resolved, sizeof resolved), &err))
         return cli_error(CLI_FAILED, "aggregator: %s", err.message);
     sdfed_task task;
     int parsed = sdfed_task_parse(&task, (const char *)task_file.data, task_file.size, &err);
@@ -146,13 +148,13 @@ int main(int argc, char **argv) {
     if (parsed) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
     double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients;
     if (a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) return CLI_USAGE;
-    if (cli_model_open(&model, task.model, &err)) {
+    if (native_model_open(&model, task.model, &err)) {
         cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
         goto done;
     }
     char model_sha[65], model_path[4096];
     sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
-    snprintf(model_path, sizeof model_path, "%s", cli_resolve_path(task.model, resolved, sizeof resolved));
+    snprintf(model_path, sizeof model_path, "%s", native_resolve_path(task.model, resolved, sizeof resolved));
     if (sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
                            SDFED_FMNIST_CLASSES, &err)) {
         cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
@@ -176,9 +178,9 @@ int main(int argc, char **argv) {
     }
 
     char web[4096], wasm[4096], model_url[128];
-    snprintf(web, sizeof web, "%s", cli_resolve_path(a.web ? a.web : "web", resolved, sizeof resolved));
+    snprintf(web, sizeof web, "%s", native_resolve_path(a.web ? a.web : "web", resolved, sizeof resolved));
     snprintf(wasm, sizeof wasm, "%s",
-             cli_resolve_path(a.wasm ? a.wasm : "build/targets/emscripten/wasm-client", resolved, sizeof resolved));
+             native_resolve_path(a.wasm ? a.wasm : "build/targets/emscripten/wasm-client", resolved, sizeof resolved));
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
@@ -235,7 +237,7 @@ int main(int argc, char **argv) {
     int bound = server_port(srv);
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);
-    if (a.port_file && cli_write_file(a.port_file, number, &err)) {
+    if (a.port_file && native_write_file(a.port_file, number, &err)) {
         cli_error(CLI_FAILED, "aggregator: --port-file %s", err.message);
         goto done;
     }
@@ -255,6 +257,6 @@ done:
     demo_close(shards);
     store_close(st);
     sdfed_classes_free(&cls);
-    cli_model_close(&model);
+    native_model_close(&model);
     return rc;
 }

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -17,6 +16,7 @@
 #include "fed/protocol.h"
 #include "gate.h"
 #include "http.h"
+#include "native/clock.h"
 
 typedef struct queued {
     struct queued *next;
@@ -54,16 +54,11 @@ struct server {
     volatile int stop;
 };
 
-int64_t server_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+int64_t server_now_ms(void) { return native_clock_ms(native_clock_monotonic_ns()); }
 
 void server_log(const char *event, const char *fields) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    fprintf(stderr, "{\"ts\": %lld.%03ld, \"event\": \"%s\"%s%s}\n", (long long)ts.tv_sec, ts.tv_nsec / 1000000, event,
+    int64_t ms = native_clock_ms(native_clock_wall_ns());
+    fprintf(stderr, "{\"ts\": %lld.%03d, \"event\": \"%s\"%s%s}\n", (long long)(ms / 1000), (int)(ms % 1000), event,
             fields && fields[0] ? ", " : "", fields ? fields : "");
     fflush(stderr);
 }

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
-#include <time.h>
+
+#include "native/clock.h"
 
 struct store {
     sqlite3 *db;
@@ -29,12 +30,6 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS updates_pending ON updates (round, client) WHERE merged IS NULL;"
     "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
     "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));";
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Every failed operation comes here; the first one begins a fault. */
 static int db_fail(store *s, sdfed_error *err, const char *what) {
@@ -146,7 +141,7 @@ int store_add_client(store *s, const char *token, int shard, const char *kind, i
     else
         sqlite3_bind_null(st, 2);
     sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, now());
+    sqlite3_bind_double(st, 4, native_clock_seconds(native_clock_wall_ns()));
     rc = finish(s, st, err, "add client");
     if (rc == SDFED_OK) *id = sqlite3_last_insert_rowid(s->db);
     return rc;
@@ -248,7 +243,7 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
     if (rc) return rc;
     sqlite3_bind_blob(st, 1, participants, (int)(sizeof *participants * (size_t)n), SQLITE_STATIC);
     sqlite3_bind_blob(st, 2, rng, (int)(4 * sizeof *rng), SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, now());
+    sqlite3_bind_double(st, 3, native_clock_seconds(native_clock_wall_ns()));
     sqlite3_bind_int64(st, 4, round);
     return finish(s, st, err, "start round");
 }
@@ -259,7 +254,7 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
     sqlite3_stmt *st;
     int rc = prepare(s, "UPDATE rounds SET closed = ?, n_updates = ?, aggregation_ms = ? WHERE round = ?", &st, err);
     if (rc == SDFED_OK) {
-        sqlite3_bind_double(st, 1, now());
+        sqlite3_bind_double(st, 1, native_clock_seconds(native_clock_wall_ns()));
         sqlite3_bind_int(st, 2, n_updates);
         sqlite3_bind_double(st, 3, aggregation_ms);
         sqlite3_bind_int64(st, 4, round);
@@ -296,7 +291,7 @@ int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, c
     sqlite3_bind_int64(st, 2, client);
     sqlite3_bind_int64(st, 3, samples);
     sqlite3_bind_blob(st, 4, values, (int)(n * sizeof(float)), SQLITE_STATIC);
-    sqlite3_bind_double(st, 5, now());
+    sqlite3_bind_double(st, 5, native_clock_seconds(native_clock_wall_ns()));
     int step = sqlite3_step(st);
     rc = step == SQLITE_DONE         ? SDFED_OK
          : step == SQLITE_CONSTRAINT ? sdfed_fail(err, SDFED_ERR_ARG,
@@ -368,7 +363,7 @@ int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, 
     sqlite3_bind_double(st, 3, accuracy);
     sqlite3_bind_double(st, 4, loss);
     sqlite3_bind_int64(st, 5, test_samples);
-    sqlite3_bind_double(st, 6, now());
+    sqlite3_bind_double(st, 6, native_clock_seconds(native_clock_wall_ns()));
     return finish(s, st, err, "metrics");
 }
 

@@ -1,4 +1,4 @@
-/* Tests of tools/cli/image_decode.c (native only): the PNG and JPEG files
+/* Tests of native/image_decode.c (native only): the PNG and JPEG files
  * that tests/oracle/image_oracle.py writes into DIR with PIL decode to PIL's
  * `convert("RGB")` pixels; broken, truncated, empty, foreign and missing
  * files fail with a message naming the file; every prefix and a few hundred
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "image_decode.h"
+#include "native/image_decode.h"
 #include "read_file.h"
 
 static void test_good(const char *dir, const char *file, int want_w, int want_h) {

@@ -2,7 +2,7 @@
  * constant, the same in the native, Emscripten and WASI builds), IDX
  * parsing, the image domains and the partitioners, on synthetic labelled
  * sets. Built with SDFED_TEST_FMNIST (native only) it instead loads the real
- * Fashion-MNIST through tools/cli/dataset_file.c: test_fmnist DIR TMPDIR. */
+ * Fashion-MNIST through native/dataset_file.c: test_fmnist DIR TMPDIR. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -863,7 +863,8 @@ int main(void) {
 #else /* SDFED_TEST_FMNIST */
 #include <zlib.h>
 
-#include "dataset_file.h"
+#include "native/dataset_file.h"
+#include "native/gzip.h"
 
 static void write_gz(const char *path, const uint8_t *data, size_t n) {
     gzFile g = gzopen(path, "wb");

@@ -12,15 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
 #include "clip/image_encoder.h"
 #include "method/methods.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "native/args.h"
+#include "native/clock.h"
+#include "native/model.h"
 
 static int compare_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -62,14 +58,14 @@ static double images_per_second(const sdfed_clip_model *m, const sdfed_kernels *
     sdfed_error err = {0};
     double t0 = 0;
     for (int i = -1; i < n; i++) {
-        if (i == 0) t0 = now();
+        if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
         sdfed_arena_reset(arena);
         if (sdfed_image_features(m, k, &img, 1, features, arena, &err)) {
             fprintf(stderr, "bench_step: %s\n", err.message);
             exit(CLI_FAILED);
         }
     }
-    double rate = n / (now() - t0);
+    double rate = n / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     free(rgb), free(features);
     return rate;
 }
@@ -88,13 +84,13 @@ int main(int argc, char **argv) {
     }
     int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
     int n_images = atoi(images_s);
-    const sdfed_kernels *k = cli_backend(backend);
+    const sdfed_kernels *k = native_backend(backend);
     char *names[1024];
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
     if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || n_images < 0 || read_names(classes_path, names, C) != C)
         return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
-    if (cli_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
@@ -123,11 +119,11 @@ int main(int argc, char **argv) {
         sdfed_profile prof = {0};
         sdfed_losses losses;
         sdfed_arena_reset(&arena);
-        double t0 = now();
+        double t0 = native_clock_seconds(native_clock_monotonic_ns());
         if (sdfed_method_step(&cfg, &m.clip, k, &cls, &p, &batch, &losses, &prof, &arena, &err))
             return cli_error(CLI_FAILED, "bench_step: %s", err.message);
         if (s < 0) continue;
-        t_total[s] = now() - t0;
+        t_total[s] = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         t_phase[0][s] = prof.svd, t_phase[1][s] = prof.projection, t_phase[2][s] = prof.forward;
         t_phase[3][s] = prof.backward;
     }
@@ -143,6 +139,6 @@ int main(int argc, char **argv) {
     printf("\n");
     sdfed_arena_free(&arena);
     sdfed_classes_free(&cls);
-    cli_model_close(&m);
+    native_model_close(&m);
     return 0;
 }

@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libwebsockets.h>
 
 #include "fed/protocol.h"
+#include "native/clock.h"
 
 #define MAX_ROUNDS 64
 
@@ -51,12 +51,6 @@ static struct {
     round_times round[MAX_ROUNDS];
     int rounds_seen;
 } L;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void queue_out(conn *c, const void *data, size_t len, int binary) {
     free(c->out);
@@ -90,7 +84,7 @@ static void start_next(void) {
 static void on_params(conn *c, const sdfed_frame *f) {
     if (f->round >= MAX_ROUNDS) return;
     round_times *r = &L.round[f->round];
-    double t = now_s();
+    double t = native_clock_seconds(native_clock_monotonic_ns());
     if (r->n_params++ == 0) r->first_params = t;
     r->last_params = t;
     if ((int)f->round + 1 > L.rounds_seen) L.rounds_seen = (int)f->round + 1;
@@ -120,10 +114,10 @@ static void on_message(conn *c) {
     if (sdfed_message_parse((const char *)c->rx, c->rx_len, (size_t)1 << 24, &m, &code, NULL)) return;
     if (m.type == SDFED_MSG_WELCOME && !c->welcomed) {
         c->welcomed = 1;
-        if (++L.welcomed == L.n) L.t_welcomed = now_s();
+        if (++L.welcomed == L.n) L.t_welcomed = native_clock_seconds(native_clock_monotonic_ns());
     } else if (m.type == SDFED_MSG_ROUND_END && m.round >= 0 && m.round < MAX_ROUNDS) {
         round_times *r = &L.round[m.round];
-        if (r->n_end++ == 0) r->first_end = now_s();
+        if (r->n_end++ == 0) r->first_end = native_clock_seconds(native_clock_monotonic_ns());
     } else if (m.type == SDFED_MSG_ERROR) {
         fprintf(stderr, "load: client %d refused: %s (%s)\n", c->index, m.code, m.message);
     }
@@ -188,7 +182,7 @@ static int all_rounds_ended(void) {
 /* Every 100 ms (also what wakes lws_service): done after holding every
  * connection for a second past the last round, or at the timeout. */
 static void check(lws_sorted_usec_list_t *sul) {
-    double t = now_s();
+    double t = native_clock_seconds(native_clock_monotonic_ns());
     if (!L.t_held && L.welcomed > 0 && L.welcomed + L.failed >= L.n && all_rounds_ended()) L.t_held = t;
     if ((L.t_held && t - L.t_held > 1.0) || t - L.t_start > L.timeout) L.finished = 1;
     lws_sul_schedule(L.context, 0, sul, check, 100 * LWS_US_PER_MS);
@@ -240,7 +234,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "load: cannot create the lws context (file descriptor limit?)\n");
         return 1;
     }
-    L.t_start = now_s();
+    L.t_start = native_clock_seconds(native_clock_monotonic_ns());
     start_next();
     lws_sul_schedule(L.context, 0, &L.check, check, 100 * LWS_US_PER_MS);
     while (!L.finished && lws_service(L.context, 0) >= 0)

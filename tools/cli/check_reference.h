@@ -35,7 +35,7 @@
 typedef enum { KIND_FEATURES, KIND_LOSS, KIND_GRADIENT, KIND_MODEL_FREE } check_kind;
 
 typedef struct checker {
-    cli_model *m;
+    native_model *m;
     const sdfed_kernels *k;
     sdfed_safetensors ref;
     sdfed_arena arena;

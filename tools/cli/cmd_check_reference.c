@@ -109,20 +109,20 @@ int cmd_check_reference(int argc, char **argv) {
     if (status) return status;
     if (!model || !reference) return cli_error(CLI_USAGE, "check-reference: --model and --reference are required");
     checker c = {0};
-    c.k = cli_backend(backend);
+    c.k = native_backend(backend);
     if (!c.k) return cli_error(CLI_USAGE, "check-reference: backend '%s' is not in this build", backend);
 
-    cli_model m;
+    native_model m;
     file_map ref_file;
     sdfed_error err = {0};
-    if (cli_model_open(&m, model, &err)) return cli_error(CLI_FAILED, "check-reference: %s", err.message);
+    if (native_model_open(&m, model, &err)) return cli_error(CLI_FAILED, "check-reference: %s", err.message);
     int rc = file_map_open(&ref_file, reference, &err);
     if (rc == SDFED_OK && (rc = sdfed_safetensors_open(&c.ref, ref_file.data, ref_file.size, &err))) {
         sdfed_fail_context(&err, rc, "%s", reference);
         file_map_close(&ref_file);
     }
     if (rc) {
-        cli_model_close(&m);
+        native_model_close(&m);
         return cli_error(CLI_FAILED, "check-reference: %s", err.message);
     }
     c.m = &m;
@@ -141,6 +141,6 @@ int cmd_check_reference(int argc, char **argv) {
     sdfed_arena_free(&c.arena);
     sdfed_safetensors_close(&c.ref);
     file_map_close(&ref_file);
-    cli_model_close(&m);
+    native_model_close(&m);
     return c.failed == 0 && c.passed > 0 ? CLI_OK : CLI_FAILED;
 }

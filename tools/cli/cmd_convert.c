@@ -11,7 +11,7 @@
 #include "clip/clip_convert.h"
 
 #if !defined(__wasm__)
-#include "dataset_file.h"
+#include "native/gzip.h"
 #endif
 
 /* Reads the vocabulary text: natively through zlib, which uncompresses gzip

@@ -11,7 +11,7 @@
 #include "clip/text_encoder.h"
 
 #if !defined(__wasm__)
-#include "image_decode.h"
+#include "native/image_decode.h"
 #endif
 
 /* Images encoded per call: bounds the activation memory. */
@@ -43,7 +43,7 @@ static int parse_encode(const char *name, int argc, char **argv, encode_args *a)
     if (!a->inputs) return cli_error(CLI_FAILED, "%s: out of memory", name);
     int status = cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
     if (status == CLI_OK && a->n_inputs == 0) status = cli_error(CLI_USAGE, "%s: give at least one input", name);
-    if (status == CLI_OK && !cli_backend(a->backend))
+    if (status == CLI_OK && !native_backend(a->backend))
         status = cli_error(CLI_USAGE, "%s: backend '%s' is not in this build (see 'sdfed help')", name, a->backend);
     if (status) free(a->inputs);
     return status;
@@ -53,9 +53,9 @@ int cmd_encode_text(int argc, char **argv) {
     encode_args a;
     int status = parse_encode("encode-text", argc, argv, &a);
     if (status) return status;
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
-    if (cli_model_open(&m, a.model, &err)) {
+    if (native_model_open(&m, a.model, &err)) {
         free(a.inputs);
         return cli_error(CLI_FAILED, "encode-text: %s", err.message);
     }
@@ -71,7 +71,7 @@ int cmd_encode_text(int argc, char **argv) {
     }
     if (rc == SDFED_OK) {
         sdfed_text_batch batch = {a.n_inputs, ids, ctx, NULL, NULL, 0};
-        rc = sdfed_text_encode(&m.clip, cli_backend(a.backend), &batch, features, &arena, &err);
+        rc = sdfed_text_encode(&m.clip, native_backend(a.backend), &batch, features, &arena, &err);
     }
     if (rc == SDFED_OK)
         print_features(features, a.n_inputs, dim, a.normalize);
@@ -81,7 +81,7 @@ int cmd_encode_text(int argc, char **argv) {
     free(ids);
     free(features);
     free(a.inputs);
-    cli_model_close(&m);
+    native_model_close(&m);
     return status;
 }
 
@@ -107,9 +107,9 @@ int cmd_encode_image(int argc, char **argv) {
     encode_args a;
     int status = parse_encode("encode-image", argc, argv, &a);
     if (status) return status;
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
-    if (cli_model_open(&m, a.model, &err)) {
+    if (native_model_open(&m, a.model, &err)) {
         free(a.inputs);
         return cli_error(CLI_FAILED, "encode-image: %s", err.message);
     }
@@ -124,7 +124,7 @@ int cmd_encode_image(int argc, char **argv) {
         int n = a.n_inputs - first < IMAGE_BATCH ? a.n_inputs - first : IMAGE_BATCH;
         for (int i = 0; i < n && rc == SDFED_OK; i++)
             rc = load_image(a.inputs[first + i], c, pixels + i * image_floats, &err);
-        if (rc == SDFED_OK) rc = sdfed_image_encode(&m.clip, cli_backend(a.backend), pixels, n, features, &arena, &err);
+        if (rc == SDFED_OK) rc = sdfed_image_encode(&m.clip, native_backend(a.backend), pixels, n, features, &arena, &err);
         if (rc == SDFED_OK) print_features(features, n, c->embed_dim, a.normalize);
         sdfed_arena_reset(&arena);
     }
@@ -133,7 +133,7 @@ int cmd_encode_image(int argc, char **argv) {
     free(pixels);
     free(features);
     free(a.inputs);
-    cli_model_close(&m);
+    native_model_close(&m);
     return status;
 }
 #endif

@@ -9,13 +9,13 @@
 int cmd_info(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, NULL, 0, &pos, &n_pos) : CLI_FAILED;
-    const char *path = n_pos == 1 ? pos[0] : CLI_DEFAULT_MODEL;
+    const char *path = n_pos == 1 ? pos[0] : NATIVE_DEFAULT_MODEL;
     free(pos);
     if (status) return status;
     if (n_pos > 1) return cli_error(CLI_USAGE, "info: give one model file (or none for the default model)");
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
-    if (cli_model_open(&m, path, &err)) return cli_error(CLI_FAILED, "info: %s", err.message);
+    if (native_model_open(&m, path, &err)) return cli_error(CLI_FAILED, "info: %s", err.message);
     const sdfed_clip_config *c = &m.clip.cfg;
     const sdfed_gguf *g = &m.clip.file;
     uint64_t counts[16] = {0}, params = 0;
@@ -42,6 +42,6 @@ int cmd_info(int argc, char **argv) {
             sep = ", ";
         }
     printf("), parameters %.3f M, matrices %s\n", (double)params / 1e6, sdfed_type_name(m.clip.weight_type));
-    cli_model_close(&m);
+    native_model_close(&m);
     return CLI_OK;
 }

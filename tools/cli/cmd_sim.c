@@ -16,7 +16,7 @@
 #include "base/sha256.h"
 #include "cli.h"
 #include "data/idx.h"
-#include "fed_data.h"
+#include "native/fed_data.h"
 #include "report.h"
 #include "sim.h"
 
@@ -25,7 +25,7 @@ static int read_task(const char *path, const char *method, const char *seed, con
                      sdfed_error *err) {
     file_map f;
     char resolved[4096];
-    int rc = file_map_open(&f, cli_resolve_path(path, resolved, sizeof resolved), err);
+    int rc = file_map_open(&f, native_resolve_path(path, resolved, sizeof resolved), err);
     if (rc) return rc;
     rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
     file_map_close(&f);
@@ -54,14 +54,14 @@ int cmd_sim(int argc, char **argv) {
     int status = cli_parse(argc, argv, options, 8, NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
-    const sdfed_kernels *k = cli_backend(backend);
+    const sdfed_kernels *k = native_backend(backend);
     if (!k) return cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
 
     sdfed_task task;
     sdfed_error err = {0};
     if (read_task(task_path, method, seed, rounds, &task, &err)) return cli_error(CLI_FAILED, "sim: %s", err.message);
-    cli_model m;
-    if (cli_model_open(&m, task.model, &err)) return cli_error(CLI_FAILED, "sim: model: %s", err.message);
+    native_model m;
+    if (native_model_open(&m, task.model, &err)) return cli_error(CLI_FAILED, "sim: model: %s", err.message);
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
     sdfed_classes cls;
@@ -77,7 +77,7 @@ int cmd_sim(int argc, char **argv) {
         rc = sim_run(&task, &m.clip, k, &cls, &data, &result, stdout, &err);
     }
     char path[1200];
-    if (rc == SDFED_OK) rc = cli_make_dirs(out_dir, &err);
+    if (rc == SDFED_OK) rc = native_make_dirs(out_dir, &err);
     if (rc == SDFED_OK) {
         snprintf(path, sizeof path, "%s/results.json", out_dir);
         rc = report_write_json(path, &task, sha, &result, &err);
@@ -93,6 +93,6 @@ int cmd_sim(int argc, char **argv) {
     sim_result_free(&result);
     fed_data_free(&data);
     sdfed_classes_free(&cls);
-    cli_model_close(&m);
+    native_model_close(&m);
     return status;
 }

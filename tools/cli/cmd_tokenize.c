@@ -13,9 +13,9 @@ int cmd_tokenize(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 2, &pos, &n_pos) : CLI_FAILED;
     if (status == CLI_OK && n_pos == 0) status = cli_error(CLI_USAGE, "tokenize: give at least one text");
-    cli_model m;
+    native_model m;
     sdfed_error err = {0};
-    if (status == CLI_OK && cli_model_open(&m, model, &err))
+    if (status == CLI_OK && native_model_open(&m, model, &err))
         status = cli_error(CLI_FAILED, "tokenize: %s", err.message);
     if (status) {
         free(pos);
@@ -42,6 +42,6 @@ int cmd_tokenize(int argc, char **argv) {
     }
     free(ids);
     free(pos);
-    cli_model_close(&m);
+    native_model_close(&m);
     return status;
 }

@@ -34,7 +34,7 @@ static void usage(FILE *out) {
     fprintf(out, "\nkernel backends in this build:");
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) fprintf(out, " %s", (*k)->name);
     fprintf(out, " (default %s)\n", sdfed_kernels_default()->name);
-    fprintf(out, "default model: %s\n", CLI_DEFAULT_MODEL);
+    fprintf(out, "default model: %s\n", NATIVE_DEFAULT_MODEL);
 }
 
 int main(int argc, char **argv) {

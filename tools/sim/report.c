@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fed/protocol.h"
+#include "native/paths.h"
+#include "native/svg_chart.h"
 #include "prompt/projector.h"
 
 int report_write_json(const char *path, const sdfed_task *task, const char *model_sha256, const sim_result *r,
@@ -43,46 +46,35 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
 }
 
 int report_write_svg(const char *path, const sdfed_task *task, const sim_result *r, sdfed_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-    const double W = 640, H = 400, left = 60, right = 20, top = 40, bottom = 50;
-    double pw = W - left - right, ph = H - top - bottom;
     int n = r->n_rounds;
-#define X(i) (left + (n > 1 ? pw * (i) / (n - 1) : pw / 2))
-#define Y(a) (top + ph * (1.0 - (a)))
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
-            "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            W, H);
-    fprintf(f, "<text x=\"%g\" y=\"22\" font-size=\"14\">%s on %s, %d clients (seed %llu): final %.2f%%</text>\n", left,
-            sdfed_method_name(task->method), sdfed_partition_kind_name(task->partition.kind), task->clients,
-            (unsigned long long)task->seed, 100 * r->final_accuracy);
-    for (int p = 0; p <= 100; p += 20) {
-        fprintf(f, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#ddd\"/>", left, Y(p / 100.0), W - right,
-                Y(p / 100.0));
-        fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%d%%</text>\n", left - 6, Y(p / 100.0) + 4, p);
-    }
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">round (1..%d)</text>\n", left + pw / 2, H - 12, n);
-    /* the band from the worst to the best client, then the mean */
-    fprintf(f, "<polygon fill=\"#9ecae1\" fill-opacity=\"0.5\" points=\"");
+    double *values = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
+    if (!values) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    double *mean = values, *low = values + n, *high = values + 2 * n;
     for (int i = 0; i < n; i++) {
-        double hi = 0;
-        for (int c = 0; c < r->n_clients; c++) hi = fmax(hi, r->rounds[i].client_accuracy[c]);
-        fprintf(f, "%.1f,%.1f ", X(i), Y(hi));
+        mean[i] = r->rounds[i].accuracy;
+        low[i] = 1;
+        high[i] = 0;
+        for (int c = 0; c < r->n_clients; c++) {
+            low[i] = fmin(low[i], r->rounds[i].client_accuracy[c]);
+            high[i] = fmax(high[i], r->rounds[i].client_accuracy[c]);
+        }
     }
-    for (int i = n - 1; i >= 0; i--) {
-        double lo = 1;
-        for (int c = 0; c < r->n_clients; c++) lo = fmin(lo, r->rounds[i].client_accuracy[c]);
-        fprintf(f, "%.1f,%.1f ", X(i), Y(lo));
-    }
-    fprintf(f, "\"/>\n<polyline fill=\"none\" stroke=\"#08519c\" stroke-width=\"2\" points=\"");
-    for (int i = 0; i < n; i++) fprintf(f, "%.1f,%.1f ", X(i), Y(r->rounds[i].accuracy));
-    fprintf(f,
-            "\"/>\n<text x=\"%g\" y=\"%g\" fill=\"#08519c\">mean client accuracy; band: worst to best client</text>\n",
-            left + 8, top + 14);
-    fprintf(f, "</svg>\n");
-#undef X
-#undef Y
-    if (fclose(f) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);
-    return SDFED_OK;
+    char title[256], x_label[64];
+    snprintf(title, sizeof title, "%s on %s, %d clients (seed %llu): final %.2f%%", sdfed_method_name(task->method),
+             sdfed_partition_kind_name(task->partition.kind), task->clients, (unsigned long long)task->seed,
+             100 * r->final_accuracy);
+    snprintf(x_label, sizeof x_label, "round (1..%d)", n);
+    svg_chart chart = {.width = 640, .height = 400, .left = 60, .right = 20, .top = 40, .bottom = 50,
+                       .font_size = 12, .standalone = 1, .title = title, .x_label = x_label,
+                       .legend = "mean client accuracy; band: worst to best client", .n = n, .line = mean,
+                       .band_low = low, .band_high = high};
+    sdfed_buffer b = {0};
+    int rc = svg_chart_write(&b, &chart, err);
+    unsigned char nul = 0;
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    if (rc == SDFED_OK && sink.write(sink.ctx, &nul, 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    if (rc == SDFED_OK) rc = native_write_file(path, (const char *)b.data, err);
+    sdfed_buffer_free(&b);
+    free(values);
+    return rc;
 }

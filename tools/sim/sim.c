@@ -4,16 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/sha256.h"
 #include "fed/aggregate.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "native/clock.h"
 
 void sim_result_free(sim_result *r) {
     for (int i = 0; r->rounds && i < r->n_rounds; i++) free(r->rounds[i].client_accuracy);
@@ -73,7 +67,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     sdfed_rng_seed_stream(&rounds_rng, task->seed, SDFED_STREAM_ROUNDS);
     for (int r = 0; r < task->rounds && rc == SDFED_OK; r++) {
         sim_round *round = &out->rounds[r];
-        double t0 = now();
+        double t0 = native_clock_seconds(native_clock_monotonic_ns());
         if (!(round->client_accuracy = calloc((size_t)K, sizeof(double)))) {
             rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
             break;
@@ -112,7 +106,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         round->ce_local = losses.ce_local / steps, round->ce_global = losses.ce_global / steps;
         round->stretch = losses.stretch / steps, round->separation = losses.separation / steps;
         round->total = losses.total / steps;
-        round->seconds = now() - t0;
+        round->seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         if (log && rc == SDFED_OK) log_round(log, task, r, round, K);
     }
     if (rc == SDFED_OK) {

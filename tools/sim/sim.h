@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "fed_client.h"
+#include "native/fed_client.h"
 
 typedef struct sim_round {
     double accuracy;                                        /* mean over clients of local test accuracy */

@@ -1,7 +1,7 @@
 /* Whole files as read-only memory: mmap natively (no copy of tensor data),
  * a heap copy in the wasm builds. */
-#ifndef SDFED_CLI_FILE_MAP_H
-#define SDFED_CLI_FILE_MAP_H
+#ifndef SDFED_NATIVE_FILE_MAP_H
+#define SDFED_NATIVE_FILE_MAP_H
 
 #include <stddef.h>
 

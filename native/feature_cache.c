@@ -1,5 +1,5 @@
 /* The on-disk image-feature cache (see feature_cache.h). */
-#include "feature_cache.h"
+#include "native/feature_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "clip/image_encoder.h"
+#include "native/clock.h"
+#include "native/paths.h"
 
 #define CHUNK 256
 static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '1', '\0'};
@@ -32,14 +34,8 @@ const char *feature_cache_default_dir(void) {
     return dir;
 }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Encodes images [first, first + n) of src into out (n, D), unit length. */
-static int encode_chunk(const cli_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
+static int encode_chunk(const native_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
                         float *out, sdfed_image *images, sdfed_arena *arena, sdfed_error *err) {
     for (int i = 0; i < n; i++)
         images[i] = (sdfed_image){src->pixels + (size_t)(first + i) * src->rows * src->cols, src->cols, src->rows, 1,
@@ -47,13 +43,13 @@ static int encode_chunk(const cli_model *m, const sdfed_kernels *k, const featur
     return sdfed_image_features(&m->clip, k, images, n, out, arena, err);
 }
 
-int feature_cache_load(const char *cache_dir, const cli_model *m, const char *model_sha256, const sdfed_kernels *k,
+int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
                        const feature_source *src, float *out, sdfed_error *err) {
     int D = m->clip.cfg.embed_dim;
     char dir[1024], path[1200];
     snprintf(dir, sizeof dir, "%s/%s", cache_dir, model_sha256);
     snprintf(path, sizeof path, "%s/%s.features", dir, src->name);
-    int rc = cli_make_dirs(dir, err);
+    int rc = native_make_dirs(dir, err);
     if (rc) return rc;
 
     /* one writer at a time (parallel runs of a comparison share the cache):
@@ -87,7 +83,7 @@ int feature_cache_load(const char *cache_dir, const cli_model *m, const char *mo
     sdfed_image images[CHUNK];
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    double t0 = now(), last = 0;
+    double t0 = native_clock_seconds(native_clock_monotonic_ns()), last = 0;
     int resumed = (int)h.done;
     while (rc == SDFED_OK && (int)h.done < src->n) {
         int n = src->n - (int)h.done < CHUNK ? src->n - (int)h.done : CHUNK;
@@ -106,7 +102,7 @@ int feature_cache_load(const char *cache_dir, const cli_model *m, const char *mo
             rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
             break;
         }
-        double t = now() - t0;
+        double t = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         if (t - last > 0.5 || (int)h.done == src->n) {
             last = t;
             fprintf(stderr, "\rencoding %s: %u/%d images (%.0f%%), %.0f images/s", src->name, h.done, src->n,

@@ -1,4 +1,4 @@
-/* PNG and JPEG decoding for the native CLI (libpng, libjpeg-turbo), giving
+/* PNG and JPEG decoding for native programs (libpng, libjpeg-turbo), giving
  * the 8-bit pixels that shared/clip/image_preprocess.h takes.
  *
  * The format is detected from the magic bytes, not the file name. The
@@ -28,8 +28,8 @@
  * not PNG/JPEG, corrupt, truncated) returns a status code with one message
  * naming the file; the libraries' own messages become part of that message
  * and nothing is printed to stderr. */
-#ifndef SDFED_CLI_IMAGE_DECODE_H
-#define SDFED_CLI_IMAGE_DECODE_H
+#ifndef SDFED_NATIVE_IMAGE_DECODE_H
+#define SDFED_NATIVE_IMAGE_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 /* Loading the federation's data (see fed_data.h). */
-#include "fed_data.h"
+#include "native/fed_data.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/idx.h"
-#include "dataset_file.h"
-#include "feature_cache.h"
+#include "native/dataset_file.h"
+#include "native/feature_cache.h"
 
 /* The federation's slice of Fashion-MNIST's training set. */
 #define POOL_FIRST 30000
@@ -69,7 +69,7 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     return rc;
 }
 
-int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
+int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
     int rc = fed_data_load_images(task, data_dir, out, err);
     if (rc) return rc;

@@ -3,12 +3,12 @@
  * chunks with its header's count updated after each chunk is on disk, so an
  * interrupted run resumes where it stopped; a file that does not match
  * (size, dimension, count) is recomputed. Progress goes to stderr. */
-#ifndef SDFED_SIM_FEATURE_CACHE_H
-#define SDFED_SIM_FEATURE_CACHE_H
+#ifndef SDFED_NATIVE_FEATURE_CACHE_H
+#define SDFED_NATIVE_FEATURE_CACHE_H
 
 #include <stdint.h>
 
-#include "cli.h"
+#include "native/model.h"
 
 /* The images to encode: n grey images of rows x cols, image i at
  * pixels + i * rows * cols (already transformed into its domain). */
@@ -23,7 +23,7 @@ typedef struct feature_source {
 const char *feature_cache_default_dir(void);
 
 /* out (n, embed_dim): unit-length image features of every image. */
-int feature_cache_load(const char *cache_dir, const cli_model *m, const char *model_sha256, const sdfed_kernels *k,
+int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
                        const feature_source *src, float *out, sdfed_error *err);
 
 #endif

@@ -3,11 +3,11 @@
  * random stream, its partition shard, its local training and its accuracy.
  *
  * Randomness comes from the task seed's streams (fed/task.h). */
-#ifndef SDFED_FED_CLIENT_H
-#define SDFED_FED_CLIENT_H
+#ifndef SDFED_NATIVE_FED_CLIENT_H
+#define SDFED_NATIVE_FED_CLIENT_H
 
 #include "data/partition.h"
-#include "fed_data.h"
+#include "native/fed_data.h"
 #include "method/methods.h"
 
 /* The task's partition of the data into clients. */

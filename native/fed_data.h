@@ -4,12 +4,12 @@
  * the default model), each image turned into one of the four derived
  * domains when the task has domains, and every image's unit-length feature
  * under the model, from the feature cache. */
-#ifndef SDFED_FED_DATA_H
-#define SDFED_FED_DATA_H
+#ifndef SDFED_NATIVE_FED_DATA_H
+#define SDFED_NATIVE_FED_DATA_H
 
 #include <stdint.h>
 
-#include "cli.h"
+#include "native/model.h"
 #include "fed/task.h"
 
 typedef struct fed_data {
@@ -28,7 +28,7 @@ typedef struct fed_data {
 int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err);
 /* The images and their features (cache_dir: the feature cache, NULL for
  * feature_cache_default_dir()). */
-int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const cli_model *m,
+int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
 void fed_data_free(fed_data *d);
 

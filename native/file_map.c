@@ -1,5 +1,5 @@
-/* Read-only file mapping for the CLI. */
-#include "file_map.h"
+/* Read-only file mapping: mmap natively, a heap copy in the wasm builds (see file_map.h). */
+#include "native/file_map.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Federated clients: initialisation, local training, evaluation. */
-#include "fed_client.h"
+#include "native/fed_client.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
-/* Fashion-MNIST from disk (native builds only: zlib). The four files of
+/* Fashion-MNIST from disk (native builds only: gzip through zlib). The four files of
  * http://fashion-mnist (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
  * t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) are read whole into
  * memory, uncompressed, and parsed by shared/data/idx.h. */
-#ifndef SDFED_CLI_DATASET_FILE_H
-#define SDFED_CLI_DATASET_FILE_H
+#ifndef SDFED_NATIVE_DATASET_FILE_H
+#define SDFED_NATIVE_DATASET_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,9 +25,5 @@ enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
  * unreadable file, SDFED_ERR_FORMAT for corrupt gzip data or a bad IDX file
  * (the message names the file), SDFED_ERR_ARG for a bad split. */
 int sdfed_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err);
-
-/* The whole content of a gzip file (or a plain one: zlib passes it through)
- * in a malloc'd buffer of *size bytes, at most max. */
-int sdfed_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err);
 
 #endif

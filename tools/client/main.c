@@ -2,7 +2,7 @@
  *   sdfed-client --server ws://HOST:PORT [--client-index K] [options]
  * It takes the task from the server's welcome, trains on shard K of the
  * task's partition of Fashion-MNIST exactly as `sdfed sim` trains client K
- * (tools/sim/fed_client.h), uploads the shared parameters after each round
+ * (native/fed_client.h), uploads the shared parameters after each round
  * and reports its accuracy. After a disconnect it reconnects with its token;
  * an update it already computed for a round is sent again, never retrained,
  * so a server crash cannot change what it contributes. Used by the tests,
@@ -13,17 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
 
 #include "base/sha256.h"
-#include "cli.h"
 #include "data/idx.h"
 #include "fed/protocol.h"
-#include "fed_client.h"
-#include "fed_data.h"
+#include "native/args.h"
+#include "native/clock.h"
+#include "native/fed_client.h"
+#include "native/fed_data.h"
+#include "native/model.h"
 
 typedef struct outgoing {
     struct outgoing *next;
@@ -53,7 +54,7 @@ typedef struct client {
     /* federation */
     int ready, finished, failed;
     sdfed_task task;
-    cli_model model;
+    native_model model;
     sdfed_classes cls;
     fed_data data;
     sdfed_partition part;
@@ -73,12 +74,6 @@ static volatile sig_atomic_t interrupted, busy;
 static void on_signal(int sig) {
     if (busy) _exit(128 + sig);
     interrupted = 1;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void say(const client *c, const char *fmt, ...)
@@ -160,7 +155,7 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "--client-index %d is not a shard of this task (0..%d)", c->index, c->task.clients - 1);
         return -1;
     }
-    if (cli_model_open(&c->model, c->model_path, &err)) {
+    if (native_model_open(&c->model, c->model_path, &err)) {
         fail(c, "model: %s", err.message);
         return -1;
     }
@@ -337,8 +332,8 @@ static void connect_now(lws_sorted_usec_list_t *sul);
 
 static void reconnect_later(client *c) {
     if (interrupted) return;
-    if (c->disconnected_at == 0) c->disconnected_at = now_s();
-    if (now_s() - c->disconnected_at > c->give_up_s) {
+    if (c->disconnected_at == 0) c->disconnected_at = native_clock_seconds(native_clock_monotonic_ns());
+    if (native_clock_seconds(native_clock_monotonic_ns()) - c->disconnected_at > c->give_up_s) {
         fail(c, "no connection to %s:%d for %.0f s; giving up", c->address, c->port, c->give_up_s);
         return;
     }
@@ -453,7 +448,7 @@ static int parse_server(client *c, const char *url) {
 static const char usage[] =
     "usage: sdfed-client --server ws://HOST:PORT [options]\n"
     "  --client-index K      train on shard K of the task's partition (0)\n"
-    "  --model M             the model file (" CLI_DEFAULT_MODEL ")\n"
+    "  --model M             the model file (" NATIVE_DEFAULT_MODEL ")\n"
     "  --data DIR            Fashion-MNIST folder (Debian's dataset-fashion-mnist)\n"
     "  --cache DIR           image-feature cache ($SDFED_CACHE, else ~/.cache/sdfed)\n"
     "  --backend NAME        kernels (the fastest in this build)\n"
@@ -468,7 +463,7 @@ int main(int argc, char **argv) {
     static client c;
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary";
     int quiet = 0, help = 0;
-    c.model_path = CLI_DEFAULT_MODEL;
+    c.model_path = NATIVE_DEFAULT_MODEL;
     cli_help_hint = "see --help";
     const cli_option options[] = {{"--server", &server, NULL},
                                   {"--client-index", &index, NULL},
@@ -497,7 +492,7 @@ int main(int argc, char **argv) {
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
     c.give_up_s = atof(give_up);
-    c.k = cli_backend(backend);
+    c.k = native_backend(backend);
     c.cached_round = c.waiting_round = -1;
     if (!c.k) return cli_error(CLI_USAGE, "client: backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
@@ -533,7 +528,7 @@ int main(int argc, char **argv) {
         sdfed_partition_free(&c.part);
         fed_data_free(&c.data);
         sdfed_classes_free(&c.cls);
-        cli_model_close(&c.model);
+        native_model_close(&c.model);
     }
     sdfed_arena_free(&c.arena);
     return c.failed ? CLI_FAILED : CLI_OK;

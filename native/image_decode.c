@@ -1,8 +1,8 @@
-/* PNG/JPEG decoding for the CLI: reads a file, recognises the format by its
+/* PNG/JPEG decoding on the host: reads a file, recognises the format by its
  * magic bytes and decodes it with libpng or libjpeg into packed 8-bit grey
  * or RGB rows, reporting every library error as a status and a message.
  * See image_decode.h for what matches PIL and what does not. */
-#include "image_decode.h"
+#include "native/image_decode.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -1,0 +1,48 @@
+/* Command-line option parsing and error printing (see args.h). */
+#include "native/args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int cli_error(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sdfed: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+const char *cli_help_hint = "see 'sdfed help'";
+
+int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
+    if (n_positional) *n_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            if (!positional && i + 1 < argc)
+                return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", argv[i + 1], cli_help_hint);
+            while (++i < argc) (*positional)[(*n_positional)++] = argv[i];
+            break;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            if (!positional) return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", arg, cli_help_hint);
+            (*positional)[(*n_positional)++] = argv[i];
+            continue;
+        }
+        const cli_option *o = NULL;
+        for (int k = 0; k < n_options && !o; k++)
+            if (strcmp(options[k].name, arg) == 0) o = &options[k];
+        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (%s)", arg, cli_help_hint);
+        if (o->flag) {
+            *o->flag = 1;
+        } else {
+            if (i + 1 >= argc) return cli_error(CLI_USAGE, "option '%s' needs a value", arg);
+            *o->value = argv[++i];
+        }
+    }
+    return CLI_OK;
+}
+

@@ -1,0 +1,30 @@
+/* The command-line conventions every native program shares: exit
+ * statuses, options parsed from argv, one-line error messages. */
+#ifndef SDFED_NATIVE_ARGS_H
+#define SDFED_NATIVE_ARGS_H
+
+/* Exit statuses: 0 success, 1 the work failed, 2 the command line is wrong. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+typedef struct cli_option {
+    const char *name;   /* "--model" */
+    const char **value; /* receives the argument; NULL for flags */
+    int *flag;          /* set to 1 when a flag is present */
+} cli_option;
+
+/* Parses argv (after the subcommand) into options and positional arguments
+ * (*positional has room for argc of them). Prints one error line and returns
+ * CLI_USAGE on an unknown option, a missing value, or any positional argument
+ * when positional is NULL (a command that takes none). */
+int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional);
+/* Where the unknown-option error points the user ("see 'sdfed help'"). */
+extern const char *cli_help_hint;
+
+/* Prints "sdfed: <message>" to stderr and returns status. */
+int cli_error(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif
