@@ -11,6 +11,7 @@
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/protocol.h"
+#include "fed/round.h"
 #include "method/methods.h"
 #include "native/clock.h"
 #include "prompt/projector.h"
@@ -34,10 +35,8 @@ struct federation {
     uint32_t shape[2];
     char sha[65];
     int open, done;
-    int closing; /* the store refused to close the round: tried again every tick */
-    int64_t *participants;
-    int n_participants, n_reported;
-    unsigned char *reported, *dropped;
+    int closing;         /* the store refused to close the round: tried again every tick */
+    sdfed_round current; /* sync: the open round's clients (fed/round.h) */
     int64_t deadline;
     int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
@@ -158,21 +157,6 @@ static void broadcast_round_end(federation *f, int64_t closed, int participants)
 
 /* -------------------------------------------------------------- rounds */
 
-static int participant_index(const federation *f, int64_t client) {
-    for (int i = 0; i < f->n_participants; i++)
-        if (f->participants[i] == client) return i;
-    return -1;
-}
-
-static void free_participants(federation *f) {
-    free(f->participants);
-    free(f->reported);
-    free(f->dropped);
-    f->participants = NULL;
-    f->reported = f->dropped = NULL;
-    f->n_participants = f->n_reported = 0;
-}
-
 static int compare_peers(const void *a, const void *b) {
     const peer *x = a, *y = b;
     int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
@@ -184,45 +168,43 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0 ||
         now_ms < f->next_start)
         return;
-    /* the connected clients by shard, then id; a partial shuffle picks the
-     * round's clients, kept in that order */
-    peer *candidates = malloc(sizeof *candidates * (size_t)f->n_peers);
-    int *chosen = malloc(sizeof *chosen * (size_t)f->n_peers);
-    int64_t *ids = malloc(sizeof *ids * (size_t)f->n_peers);
-    unsigned char *reported = calloc((size_t)f->n_peers, 1), *dropped = calloc((size_t)f->n_peers, 1);
-    if (!candidates || !chosen || !ids || !reported || !dropped) {
-        free(candidates), free(chosen), free(ids), free(reported), free(dropped);
+    /* the round engine chooses among the connected clients by shard, then id */
+    int count = f->n_peers;
+    peer *sorted = malloc(sizeof *sorted * (size_t)count);
+    int64_t *candidates = malloc(sizeof *candidates * (size_t)count);
+    sdfed_round next = {0};
+    sdfed_rng before = f->sampler;
+    int rc = sorted && candidates ? SDFED_OK : SDFED_ERR_NOMEM;
+    if (rc == SDFED_OK) {
+        memcpy(sorted, f->peers, sizeof *sorted * (size_t)count);
+        qsort(sorted, (size_t)count, sizeof *sorted, compare_peers);
+        for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
+        rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, &f->sampler, NULL);
+    }
+    free(sorted), free(candidates);
+    if (rc) {
+        f->sampler = before;
         log_event(f, "error", "\"message\": \"out of memory starting a round\"");
         return;
     }
-    memcpy(candidates, f->peers, sizeof *candidates * (size_t)f->n_peers);
-    qsort(candidates, (size_t)f->n_peers, sizeof *candidates, compare_peers);
-    int count = f->n_peers, want = f->task.clients_per_round > 0 ? f->task.clients_per_round : count;
-    if (want > count) want = count;
-    sdfed_rng before = f->sampler;
-    sdfed_rng_choose(&f->sampler, count, want, chosen);
-    for (int i = 0; i < want; i++) ids[i] = candidates[chosen[i]].id;
-    if (store_start_round(f->st, f->round, ids, want, f->sampler.s, NULL)) {
+    if (store_start_round(f->st, f->round, next.clients, next.n_clients, f->sampler.s, NULL)) {
         /* tried again next tick; the store reports its fault (store.h) */
         f->sampler = before;
-        free(candidates), free(chosen), free(ids), free(reported), free(dropped);
+        sdfed_round_free(&next);
         return;
     }
-    free_participants(f);
-    f->participants = ids;
-    f->n_participants = want;
-    f->reported = reported, f->dropped = dropped;
+    sdfed_round_free(&f->current);
+    f->current = next;
     f->open = 1;
     f->deadline = now_ms + f->opt.deadline_ms;
-    log_event(f, "round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round, want,
-              count);
+    log_event(f, "round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
+              next.n_clients, count);
     for (int i = 0; i < f->n_peers; i++) {
-        if (participant_index(f, f->peers[i].id) >= 0)
+        if (sdfed_round_index(&f->current, f->peers[i].id) >= 0)
             send_round(f, &f->peers[i]);
         else
             send_simple(f, f->peers[i].id, "wait", "round", f->round, "reason", "not_sampled");
     }
-    free(candidates), free(chosen);
 }
 
 /* Aggregates the waiting updates into the next round's parameters. A
@@ -236,29 +218,20 @@ static int close_round(federation *f, int64_t now_ms) {
     int rc = store_pending_updates(f->st, &u, &n, NULL);
     f->closing = rc != SDFED_OK;
     if (rc || n == 0) return rc ? rc : SDFED_ERR_ARG;
-    const float **rows = malloc(sizeof *rows * (size_t)n);
-    double *weights = malloc(sizeof *weights * (size_t)n);
+    sdfed_round_update *updates = malloc(sizeof *updates * (size_t)n);
     float *next = malloc(sizeof *next * f->n);
-    if (!rows || !weights || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
-    /* sync: in the order the round's clients were chosen (shard order), as
-     * the simulator trains them; async: by base version, then client */
-    int m = 0;
-    if (rc == SDFED_OK && !f->opt.async) {
-        for (int p = 0; p < f->n_participants; p++)
-            for (int i = 0; i < n; i++)
-                if (u[i].client == f->participants[p]) rows[m] = u[i].values, weights[m++] = (double)u[i].samples;
-    } else if (rc == SDFED_OK) {
-        for (int i = 0; i < n; i++) {
-            rows[m] = u[i].values;
-            weights[m++] = (double)u[i].samples / sqrt(1.0 + (double)(f->round - u[i].round));
-        }
-    }
+    if (!updates || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    /* sync: in the order the round's clients were chosen, as the simulator
+     * trains them; async: as the store gives them, by base version, then client */
+    int m = n;
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        updates[i] = (sdfed_round_update){u[i].client, u[i].round, u[i].samples, u[i].values};
+    if (rc == SDFED_OK && !f->opt.async) sdfed_round_order(&f->current, updates, n);
     int64_t t0 = native_clock_monotonic_ns();
-    sdfed_rng noise;
-    sdfed_rng_seed_stream(&noise, f->task.seed, SDFED_STREAM_NOISE + (uint64_t)f->round);
     sdfed_arena_reset(&f->arena);
     if (rc == SDFED_OK)
-        rc = sdfed_aggregate(&f->opt.aggregate, f->k, rows, weights, m, f->n, f->global, &noise, next, &f->arena, &err);
+        rc = sdfed_round_combine(&f->opt.aggregate, f->k, f->task.seed, f->round, updates, m, f->global, f->n, next,
+                                 &f->arena, &err);
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     char sha[65];
     if (rc) {
@@ -284,7 +257,7 @@ static int close_round(federation *f, int64_t now_ms) {
                   "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
                   (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
                   f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
-        free_participants(f);
+        sdfed_round_free(&f->current);
         f->next_start = now_ms + f->opt.round_pause_ms;
         broadcast_round_end(f, closed, m);
         if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
@@ -295,18 +268,14 @@ static int close_round(federation *f, int64_t now_ms) {
                 }
         maybe_start_round(f, now_ms);
     }
-    free(rows), free(weights), free(next);
+    free(updates), free(next);
     store_updates_free(u, n);
     return rc;
 }
 
-/* Closes the sync round when every chosen client still in it reported. */
+/* Closes the sync round when the engine says it may. */
 static void check_complete(federation *f, int64_t now_ms) {
-    if (!f->open) return;
-    int outstanding = 0;
-    for (int i = 0; i < f->n_participants; i++) outstanding += !f->reported[i] && !f->dropped[i];
-    int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;
-    if (outstanding == 0 && f->n_reported >= needed && f->n_reported > 0) close_round(f, now_ms);
+    if (f->open && sdfed_round_check(&f->current, f->opt.min_clients, 0) == SDFED_ROUND_CLOSE) close_round(f, now_ms);
 }
 
 /* ----------------------------------------------------------- public api */
@@ -355,7 +324,7 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
                           sdfed_method_name(f->task.method));
     f->shape[0] = (uint32_t)rows, f->shape[1] = (uint32_t)width;
     f->n = (size_t)rows * width;
-    sdfed_rng_seed_stream(&f->sampler, f->task.seed, SDFED_STREAM_ROUNDS);
+    sdfed_round_sampler(&f->sampler, f->task.seed);
     store_round r;
     int found, rc = store_latest_round(f->st, &r, &found, err);
     if (rc) return rc;
@@ -384,15 +353,10 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     if (r.started && !r.closed) {
         /* resume the open round: its clients, sampler and stored updates */
         memcpy(f->sampler.s, r.rng, sizeof r.rng);
-        f->participants = r.participants, f->n_participants = r.n_participants;
-        r.participants = NULL;
-        f->reported = calloc((size_t)f->n_participants + 1, 1);
-        f->dropped = calloc((size_t)f->n_participants + 1, 1);
-        if (!f->reported || !f->dropped) {
+        if ((rc = sdfed_round_resume(&f->current, r.round, r.participants, r.n_participants, err))) {
             store_round_free(&r);
-            return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+            return rc;
         }
-        for (int i = 0; i < f->n_participants; i++) f->dropped[i] = 1; /* until they reconnect */
         f->open = !f->opt.async;
     } else if (r.round > 0) {
         store_round previous = {0};
@@ -405,10 +369,7 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     store_update *u;
     int n;
     if ((rc = store_pending_updates(f->st, &u, &n, err))) return rc;
-    for (int i = 0; i < n; i++) {
-        int p = participant_index(f, u[i].client);
-        if (p >= 0 && !f->reported[p]) f->reported[p] = 1, f->n_reported++;
-    }
+    for (int i = 0; i < n; i++) sdfed_round_report(&f->current, u[i].client);
     f->buffered = n;
     store_updates_free(u, n);
     f->done = f->round >= f->task.rounds;
@@ -435,7 +396,7 @@ int federation_open(federation **out, const sdfed_task *task, const federation_m
               "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
               "\"reported\": %d, \"global_sha256\": \"%s\"",
               (long long)f->round, f->task.rounds, f->opt.async ? "async" : "sync",
-              f->round > 0 || f->open ? "true" : "false", f->open, f->n_reported, f->sha);
+              f->round > 0 || f->open ? "true" : "false", f->open, f->current.n_reported, f->sha);
     *out = f;
     return SDFED_OK;
 }
@@ -445,7 +406,7 @@ void federation_close(federation *f) {
     free(f->task_json);
     free(f->global);
     free_round_messages(f);
-    free_participants(f);
+    sdfed_round_free(&f->current);
     free(f->peers);
     sdfed_arena_free(&f->arena);
     free(f);
@@ -486,9 +447,9 @@ void federation_join(federation *f, int64_t client, const char *token, int shard
         p->assigned = f->round;
         send_round(f, p);
     } else if (f->open) {
-        int i = participant_index(f, client);
-        if (i >= 0 && !f->reported[i]) {
-            f->dropped[i] = 0; /* back in its round */
+        int i = sdfed_round_index(&f->current, client);
+        if (i >= 0 && !f->current.reported[i]) {
+            sdfed_round_back(&f->current, client);
             send_round(f, p);
         } else {
             send_simple(f, client, "wait", "round", f->round, "reason", i >= 0 ? "reported" : "round_in_progress");
@@ -504,11 +465,7 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     if (!p) return;
     *p = f->peers[--f->n_peers];
     log_event(f, "leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
-    int i = participant_index(f, client);
-    if (f->open && i >= 0 && !f->reported[i]) {
-        f->dropped[i] = 1;
-        check_complete(f, now_ms);
-    }
+    if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_complete(f, now_ms);
 }
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
@@ -550,10 +507,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         if (!f->open || round != f->round)
             return REFUSE(SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld", (long long)round,
                           f->open ? "current" : "next", (long long)f->round);
-        if ((idx = participant_index(f, client)) < 0)
+        if ((idx = sdfed_round_index(&f->current, client)) < 0)
             return REFUSE(SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld", (long long)client,
                           (long long)round);
-        if (f->reported[idx])
+        if (f->current.reported[idx])
             return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
     sdfed_error err = {0};
@@ -574,8 +531,7 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
             send_round(f, p);
         }
     } else {
-        f->reported[idx] = 1;
-        f->n_reported++;
+        sdfed_round_report(&f->current, client);
         check_complete(f, now_ms);
     }
     return SDFED_CODE_NONE;
@@ -608,22 +564,22 @@ void federation_tick(federation *f, int64_t now_ms) {
     }
     if (!f->open) maybe_start_round(f, now_ms);
     if (!f->open || now_ms < f->deadline) return;
-    int needed = f->opt.min_clients < f->n_participants ? f->opt.min_clients : f->n_participants;
-    if (f->n_reported >= needed && f->n_reported > 0) {
-        log_event(f, "deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, f->n_reported,
-                  f->n_participants);
+    const sdfed_round *r = &f->current;
+    if (sdfed_round_check(r, f->opt.min_clients, 1) == SDFED_ROUND_CLOSE) {
+        log_event(f, "deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, r->n_reported,
+                  r->n_clients);
         close_round(f, now_ms);
     } else {
         f->deadline = now_ms + f->opt.deadline_ms;
         log_event(f, "deadline_extended", "\"round\": %lld, \"reported\": %d, \"needed\": %d", (long long)f->round,
-                  f->n_reported, needed);
+                  r->n_reported, f->opt.min_clients < r->n_clients ? f->opt.min_clients : r->n_clients);
     }
 }
 
 void federation_get_status(const federation *f, federation_status *s) {
     memset(s, 0, sizeof *s);
     s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
-    s->participants = f->n_participants, s->reported = f->n_reported;
+    s->participants = f->current.n_clients, s->reported = f->current.n_reported;
     s->open = f->open, s->done = f->done, s->async = f->opt.async;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;

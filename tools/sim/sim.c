@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/sha256.h"
-#include "fed/aggregate.h"
+#include "fed/round.h"
 #include "native/clock.h"
 
 void sim_result_free(sim_result *r) {
@@ -40,15 +40,15 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     out->client_train = calloc((size_t)K, sizeof(int));
     out->client_test = calloc((size_t)K, sizeof(int));
     out->client_local_len = calloc((size_t)K, sizeof(int));
-    int *chosen = malloc(sizeof(int) * (size_t)K);
-    const float **uploads = malloc(sizeof *uploads * (size_t)K);
-    double *samples = malloc(sizeof *samples * (size_t)K);
+    int64_t *candidates = malloc(sizeof *candidates * (size_t)K);
+    sdfed_round_update *uploads = malloc(sizeof *uploads * (size_t)K);
+    sdfed_round round_clients = {0};
     sdfed_method_params server = {0};
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     out->n_clients = K;
-    if (!clients || !out->rounds || !out->client_train || !out->client_test || !out->client_local_len || !chosen ||
-        !uploads || !samples)
+    if (!clients || !out->rounds || !out->client_train || !out->client_test || !out->client_local_len || !candidates ||
+        !uploads)
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
 
     /* the server's initial shared parameters; every client starts from them */
@@ -63,8 +63,11 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         out->client_local_len[c] = clients[c].cfg.local_len;
     }
 
-    sdfed_rng rounds_rng;
-    sdfed_rng_seed_stream(&rounds_rng, task->seed, SDFED_STREAM_ROUNDS);
+    /* the round engine (fed/round.h) chooses among the clients in index
+     * order and combines their uploads, as the aggregator does */
+    for (int c = 0; c < K && candidates; c++) candidates[c] = c;
+    sdfed_rng sampler;
+    sdfed_round_sampler(&sampler, task->seed);
     for (int r = 0; r < task->rounds && rc == SDFED_OK; r++) {
         sim_round *round = &out->rounds[r];
         double t0 = native_clock_seconds(native_clock_monotonic_ns());
@@ -73,27 +76,28 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             break;
         }
         out->n_rounds = r + 1;
-        /* this round's clients: a seeded partial shuffle, trained in client
-         * order (the order the aggregator sorts the updates in) */
-        int n_chosen = trains ? (task->clients_per_round > 0 ? task->clients_per_round : K) : 0;
-        sdfed_rng_choose(&rounds_rng, K, n_chosen, chosen);
+        /* this round's clients, trained in the engine's order */
+        rc = sdfed_round_choose(&round_clients, r, candidates, trains ? K : 0, task->clients_per_round, &sampler, err);
         sdfed_losses losses = {0};
-        for (int i = 0; i < n_chosen && rc == SDFED_OK; i++) {
-            fed_client *cl = &clients[chosen[i]];
+        for (int i = 0; i < round_clients.n_clients && rc == SDFED_OK; i++) {
+            int c = (int)round_clients.clients[i];
+            fed_client *cl = &clients[c];
             if (cl->split->n_train == 0) continue;
             rc = fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
-            if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r + 1, chosen[i]);
-            uploads[round->participants] = cl->params.global;
-            samples[round->participants++] = cl->split->n_train;
+            if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r + 1, c);
+            uploads[round->participants++] = (sdfed_round_update){c, r, cl->split->n_train, cl->params.global};
         }
         if (rc) break;
         /* the server's sample-weighted mean, broadcast to every client */
         if (shared && round->participants > 0) {
             sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
             sdfed_arena_reset(&arena);
-            rc = sdfed_aggregate(&mean, k, uploads, samples, round->participants, shared, NULL, NULL, server.global,
-                                 &arena, err);
+            float *next = sdfed_arena_alloc(&arena, sizeof *next * shared);
+            rc = next ? sdfed_round_combine(&mean, k, task->seed, r, uploads, round->participants, server.global,
+                                            shared, next, &arena, err)
+                      : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
             if (rc) break;
+            memcpy(server.global, next, sizeof(float) * shared);
             for (int c = 0; c < K; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         }
         if (shared) sdfed_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256);
@@ -116,7 +120,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     }
     for (int c = 0; clients && c < K; c++) fed_client_free(&clients[c]);
     sdfed_method_params_free(&server);
-    free(clients), free(chosen), free(uploads), free(samples);
+    sdfed_round_free(&round_clients);
+    free(clients), free(candidates), free(uploads);
     sdfed_arena_free(&arena);
     sdfed_partition_free(&part);
     if (rc) sim_result_free(out);

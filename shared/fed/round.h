@@ -1,0 +1,90 @@
+/* The round engine: one round of a federation as both `sdfed sim` and the
+ * aggregator decide it, so that their bit-for-bit parity holds by
+ * construction rather than by two copies kept in step.
+ *
+ *   choosing   a round's clients are a seeded partial shuffle
+ *              (sdfed_rng_choose) of the candidates, which the caller lists
+ *              in its fixed order (the simulator: client index; the
+ *              aggregator: shard, then client id); clients_per_round of
+ *              them, all when 0; the chosen keep that order, and it is the
+ *              order their updates are combined in
+ *   closing    a round may close when every chosen client still in it has
+ *              reported and at least min(min_clients, chosen) did; at its
+ *              deadline it closes with that many reports, else it waits
+ *              another deadline
+ *   combining  the updates, in the round's order (sync) or as given
+ *              (async: by base version, then client), weighted by
+ *              samples / sqrt(1 + staleness), staleness = round - base
+ *              (0 in a synchronous round, so the weight is the sample
+ *              count exactly), through the rule, clipping and noise of
+ *              fed/aggregate.h; the noise is drawn from the task seed's
+ *              stream SDFED_STREAM_NOISE + round, so a round closed again
+ *              after a restart draws the same noise.
+ * The engine holds no sockets, store or clock: callers pass events in and
+ * act on its verdicts. */
+#ifndef SDFED_FED_ROUND_H
+#define SDFED_FED_ROUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/rng.h"
+#include "base/status.h"
+#include "fed/aggregate.h"
+#include "kernels/kernels.h"
+
+typedef struct sdfed_round {
+    int64_t number;
+    int64_t *clients; /* the chosen, in combining order */
+    unsigned char *reported, *gone;
+    int n_clients, n_reported;
+} sdfed_round;
+
+/* The sampler every federation with this seed chooses its rounds with. */
+void sdfed_round_sampler(sdfed_rng *sampler, uint64_t seed);
+
+/* Chooses round `number`'s clients among n candidates (in the caller's
+ * fixed order); the sampler advances. r is replaced. */
+int sdfed_round_choose(sdfed_round *r, int64_t number, const int64_t *candidates, int n, int clients_per_round,
+                       sdfed_rng *sampler, sdfed_error *err);
+/* A round whose clients are known (resumed after a restart): each counts
+ * as gone until it comes back (sdfed_round_back). r is replaced. */
+int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, int n, sdfed_error *err);
+void sdfed_round_free(sdfed_round *r);
+
+/* The client's place in the round, -1 when it was not chosen. */
+int sdfed_round_index(const sdfed_round *r, int64_t client);
+/* Events; each returns the client's place, -1 when it was not chosen.
+ * A report counts once; a client that reported is never gone. */
+int sdfed_round_report(sdfed_round *r, int64_t client);
+int sdfed_round_leave(sdfed_round *r, int64_t client);
+int sdfed_round_back(sdfed_round *r, int64_t client);
+
+typedef enum sdfed_round_verdict {
+    SDFED_ROUND_WAIT,   /* reports are still due */
+    SDFED_ROUND_CLOSE,  /* combine the reports and start the next round */
+    SDFED_ROUND_EXTEND, /* the deadline passed with too few reports: another deadline */
+} sdfed_round_verdict;
+
+/* What to do now, given whether the deadline has passed. */
+sdfed_round_verdict sdfed_round_check(const sdfed_round *r, int min_clients, int deadline_passed);
+
+typedef struct sdfed_round_update {
+    int64_t client;
+    int64_t base; /* the round (version) it was trained from */
+    int64_t samples;
+    const float *values;
+} sdfed_round_update;
+
+/* Orders a synchronous round's updates as its clients were chosen (updates
+ * from clients not chosen go last, in their given order). */
+void sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n);
+
+/* next (P) = round `number`'s combination of n updates of P values each;
+ * global (P) is the current global parameters. */
+int sdfed_round_combine(const sdfed_aggregate_config *cfg, const sdfed_kernels *k, uint64_t seed, int64_t number,
+                        const sdfed_round_update *u, int n, const float *global, size_t P, float *next,
+                        sdfed_arena *arena, sdfed_error *err);
+
+#endif

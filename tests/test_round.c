@@ -1,0 +1,144 @@
+/* The round engine (fed/round.h): who is chosen, when a round may close,
+ * the order and weights its updates are combined with, and the noise
+ * stream, checked against the sampler and the aggregation rules directly.
+ * Every backend. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fed/round.h"
+#include "fed/task.h"
+
+static void test_choosing(void) {
+    const int64_t candidates[6] = {40, 7, 13, 2, 99, 5}; /* the caller's order */
+    sdfed_rng sampler, same;
+    sdfed_round_sampler(&sampler, 42);
+    sdfed_round_sampler(&same, 42);
+    sdfed_round r = {0};
+    sdfed_error err = {0};
+    CHECK(sdfed_round_choose(&r, 3, candidates, 6, 4, &sampler, &err) == SDFED_OK, "%s", err.message);
+    int chosen[6];
+    sdfed_rng_choose(&same, 6, 4, chosen);
+    int same_clients = r.n_clients == 4 && r.number == 3 && r.n_reported == 0;
+    for (int i = 0; i < 4 && same_clients; i++) same_clients = r.clients[i] == candidates[chosen[i]];
+    CHECK(same_clients, "the chosen are the sampler's partial shuffle of the candidates, in their order");
+    CHECK(memcmp(&sampler, &same, sizeof sampler) == 0, "choosing advances the sampler as sdfed_rng_choose does");
+    CHECK(sdfed_round_choose(&r, 4, candidates, 6, 0, &sampler, &err) == SDFED_OK && r.n_clients == 6 &&
+              r.clients[0] == 40 && r.clients[5] == 5,
+          "clients_per_round 0: every candidate, in order");
+    CHECK(sdfed_round_choose(&r, 5, candidates, 3, 10, &sampler, &err) == SDFED_OK && r.n_clients == 3,
+          "more wanted than connected: all of them");
+    CHECK(sdfed_round_index(&r, 13) == 2 && sdfed_round_index(&r, 99) == -1, "places in the round");
+    sdfed_round_free(&r);
+}
+
+static void test_closing(void) {
+    const int64_t ids[3] = {10, 11, 12};
+    sdfed_rng sampler;
+    sdfed_round_sampler(&sampler, 1);
+    sdfed_round r = {0};
+    sdfed_round_choose(&r, 0, ids, 3, 0, &sampler, NULL);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "nobody reported: wait");
+    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_EXTEND, "deadline, no reports: another deadline");
+    CHECK(sdfed_round_report(&r, 11) == 1 && sdfed_round_report(&r, 11) == 1 && r.n_reported == 1,
+          "a report counts once");
+    CHECK(sdfed_round_report(&r, 77) == -1 && r.n_reported == 1, "a client not chosen does not count");
+    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_EXTEND, "deadline with 1 of the 2 reports needed");
+    CHECK(sdfed_round_check(&r, 1, 1) == SDFED_ROUND_CLOSE, "deadline with the 1 report needed: close");
+    CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_WAIT, "before the deadline, the others are still due");
+    sdfed_round_leave(&r, 12);
+    sdfed_round_report(&r, 10);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_CLOSE, "everyone still in reported, enough of them: close");
+    CHECK(sdfed_round_leave(&r, 10) == 0 && !r.gone[0], "a client that reported never counts as gone");
+    sdfed_round_back(&r, 12);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "a client back in its round is due again");
+    sdfed_round_leave(&r, 12);
+    CHECK(sdfed_round_check(&r, 3, 0) == SDFED_ROUND_WAIT, "all in reported, but fewer than min_clients: wait");
+    CHECK(sdfed_round_check(&r, 3, 1) == SDFED_ROUND_EXTEND, "and at the deadline: another deadline");
+
+    sdfed_error err = {0};
+    CHECK(sdfed_round_resume(&r, 8, ids, 3, &err) == SDFED_OK && r.number == 8 && r.n_reported == 0, "resume: %s",
+          err.message);
+    CHECK(r.gone[0] && r.gone[1] && r.gone[2], "a resumed round's clients are gone until they come back");
+    CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_WAIT, "a resumed round with no reports waits");
+    sdfed_round_report(&r, 12);
+    CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_CLOSE, "a stored report and nobody else back: close");
+    sdfed_round_free(&r);
+}
+
+static void test_order(void) {
+    const int64_t ids[3] = {30, 10, 20};
+    sdfed_round r = {0};
+    sdfed_round_resume(&r, 0, ids, 3, NULL);
+    static const float v = 0;
+    sdfed_round_update u[5] = {{20, 0, 1, &v}, {99, 0, 2, &v}, {10, 0, 3, &v}, {98, 0, 4, &v}, {30, 0, 5, &v}};
+    sdfed_round_order(&r, u, 5);
+    CHECK(u[0].client == 30 && u[1].client == 10 && u[2].client == 20, "the round's order");
+    CHECK(u[3].client == 99 && u[4].client == 98, "clients not chosen last, as given");
+    sdfed_round_free(&r);
+}
+
+enum { N = 4, P = 5 };
+
+static void test_combining(const sdfed_kernels *k) {
+    static const float values[N][P] = {{1, 2, 3, 4, 5}, {-1, 0.5f, 2, 8, 1}, {3, 3, 3, 3, 3}, {0.25f, -4, 1, 0, 2}};
+    const float global[P] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+    const float *rows[N] = {values[0], values[1], values[2], values[3]};
+    sdfed_round_update sync[N], async[N];
+    const int64_t samples[N] = {10, 30, 7, 53}, base[N] = {9, 7, 9, 4};
+    for (int i = 0; i < N; i++) {
+        sync[i] = (sdfed_round_update){i, 9, samples[i], values[i]};
+        async[i] = (sdfed_round_update){i, base[i], samples[i], values[i]};
+    }
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    float got[P], want[P];
+    sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+
+    /* a synchronous round: weights are the sample counts exactly */
+    double w[N];
+    for (int i = 0; i < N; i++) w[i] = (double)samples[i];
+    CHECK(sdfed_round_combine(&mean, k, 5, 9, sync, N, global, P, got, &arena, &err) == SDFED_OK, "%s", err.message);
+    sdfed_aggregate(&mean, k, rows, w, N, P, global, NULL, want, &arena, &err);
+    CHECK(memcmp(got, want, sizeof got) == 0, "%s: a sync round is the sample-weighted mean, bit for bit", k->name);
+
+    /* asynchronous: samples / sqrt(1 + staleness) */
+    for (int i = 0; i < N; i++) w[i] = (double)samples[i] / sqrt(1.0 + (double)(9 - base[i]));
+    sdfed_round_combine(&mean, k, 5, 9, async, N, global, P, got, &arena, &err);
+    sdfed_aggregate(&mean, k, rows, w, N, P, global, NULL, want, &arena, &err);
+    CHECK(memcmp(got, want, sizeof got) == 0, "%s: stale updates weigh samples / sqrt(1 + staleness)", k->name);
+    double total = 0;
+    for (int i = 0; i < N; i++) total += w[i];
+    int close = 1;
+    for (int j = 0; j < P; j++) {
+        double s = 0;
+        for (int i = 0; i < N; i++) s += w[i] * values[i][j];
+        close &= fabs(got[j] - s / total) <= 1e-5 * (1 + fabs(s / total));
+    }
+    CHECK(close, "%s: the staleness-weighted mean in double precision", k->name);
+
+    /* the noise is round r's stream of the task seed */
+    sdfed_aggregate_config dp = {SDFED_AGGREGATE_MEAN, 0, 1.0, 0.5};
+    sdfed_rng noise;
+    sdfed_rng_seed_stream(&noise, 5, SDFED_STREAM_NOISE + 9);
+    for (int i = 0; i < N; i++) w[i] = (double)samples[i];
+    sdfed_round_combine(&dp, k, 5, 9, sync, N, global, P, got, &arena, &err);
+    sdfed_aggregate(&dp, k, rows, w, N, P, global, &noise, want, &arena, &err);
+    CHECK(memcmp(got, want, sizeof got) == 0, "%s: noise from the stream SDFED_STREAM_NOISE + round", k->name);
+    for (int i = 0; i < N; i++) sync[i].base = 10;
+    sdfed_round_combine(&dp, k, 5, 10, sync, N, global, P, want, &arena, &err);
+    CHECK(memcmp(got, want, sizeof got) != 0, "%s: another round draws other noise", k->name);
+    CHECK(sdfed_round_combine(&mean, k, 5, 9, sync, 0, global, P, got, &arena, &err) == SDFED_ERR_ARG,
+          "no updates: refused");
+    sdfed_arena_free(&arena);
+}
+
+int main(void) {
+    test_choosing();
+    test_closing();
+    test_order();
+    for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) test_combining(*k);
+    return check_report("test_round");
+}
