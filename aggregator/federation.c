@@ -10,26 +10,23 @@
 
 #include "base/rng.h"
 #include "base/sha256.h"
-#include "fed/protocol.h"
 #include "fed/round.h"
 #include "method/methods.h"
 #include "native/clock.h"
-#include "prompt/projector.h"
+#include "native/log.h"
 
 typedef struct peer {
     int64_t id;
-    int shard, binary;
+    int shard;
     int64_t assigned; /* async: the version it is training on, -1 idle (it reported) */
 } peer;
 
 struct federation {
     sdfed_task task;
     federation_options opt;
-    federation_net net;
     store *st;
     const sdfed_kernels *k;
-    char *task_json; /* the welcome's fields describing the federation */
-    int64_t round;   /* sync: the current or next round; async: the version */
+    int64_t round; /* sync: the current or next round; async: the version */
     float *global;
     size_t n;
     uint32_t shape[2];
@@ -40,11 +37,8 @@ struct federation {
     int64_t deadline;
     int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
-    /* the current round's round_start, built once for every peer: the text
-     * for binary peers with its GLOBAL frame, and the text with the values
-     * for JSON peers; round_cached is the round they describe (-1 none) */
-    sdfed_buffer round_text[2], round_frame;
-    int64_t round_cached;
+    federation_message *outbox;
+    int n_outbox, cap_outbox;
     peer *peers;
     int n_peers, cap_peers;
     int buffered; /* async: updates waiting */
@@ -61,39 +55,39 @@ void federation_count_refusal(federation *f, sdfed_code code) {
     if (code >= 0 && code < SDFED_CODE_COUNT) f->refused[code]++;
 }
 
-static void log_event(federation *f, const char *event, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void log_event(federation *f, const char *event, const char *fmt, ...) {
-    char fields[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(fields, sizeof fields, fmt, ap);
-    va_end(ap);
-    if (f->net.log) f->net.log(f->net.ctx, event, fields);
-}
-
 /* ------------------------------------------------------------- messages */
 
-static void send_buffer(federation *f, int64_t client, sdfed_buffer *b) {
-    f->net.send_text(f->net.ctx, client, (const char *)b->data, b->size);
-    sdfed_buffer_free(b);
+static void emit(federation *f, federation_message m) {
+    if (f->n_outbox == f->cap_outbox) {
+        int cap = f->cap_outbox ? 2 * f->cap_outbox : 64;
+        federation_message *grown = realloc(f->outbox, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"",
+                        (long long)m.client);
+            return;
+        }
+        f->outbox = grown, f->cap_outbox = cap;
+    }
+    f->outbox[f->n_outbox++] = m;
 }
 
-static void send_simple(federation *f, int64_t client, const char *type, const char *k1, int64_t v1, const char *k2,
-                        const char *v2) {
-    sdfed_buffer b = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &b, type);
-    if (k1) sdfed_jw_int(&w, k1, v1);
-    if (k2) sdfed_jw_string(&w, k2, v2);
-    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
-        send_buffer(f, client, &b);
-    else
-        sdfed_buffer_free(&b);
+const federation_message *federation_outbox(const federation *f, int *n) {
+    *n = f->n_outbox;
+    return f->outbox;
+}
+
+void federation_outbox_clear(federation *f) { f->n_outbox = 0; }
+
+static void send_round(federation *f, const peer *p) {
+    emit(f, (federation_message){.type = FEDERATION_ROUND_START, .client = p->id, .round = f->round});
+}
+
+static void send_wait(federation *f, int64_t client, const char *reason) {
+    emit(f, (federation_message){.type = FEDERATION_WAIT, .client = client, .round = f->round, .reason = reason});
+}
+
+static void send_done(federation *f, int64_t client) {
+    emit(f, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = f->task.rounds});
 }
 
 static peer *find_peer(federation *f, int64_t client) {
@@ -102,57 +96,15 @@ static peer *find_peer(federation *f, int64_t client) {
     return NULL;
 }
 
-static void free_round_messages(federation *f) {
-    for (int i = 0; i < 3; i++) sdfed_buffer_free(i < 2 ? &f->round_text[i] : &f->round_frame);
-    f->round_cached = -1;
-}
-
-static int build_round_messages(federation *f) {
-    free_round_messages(f);
-    for (int with_values = 0; with_values < 2; with_values++) {
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, &f->round_text[with_values], "round_start");
-        sdfed_jw_int(&w, "round", f->round);
-        if (!f->opt.async) sdfed_jw_int(&w, "deadline_ms", f->opt.deadline_ms);
-        sdfed_jw_string(&w, "global_sha256", f->sha);
-        if (with_values) {
-            sdfed_jw_shape(&w, "shape", 2, f->shape);
-            sdfed_jw_floats(&w, "data", f->global, f->n);
-        }
-        if (sdfed_jw_end(&w, NULL)) return -1;
-    }
-    if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)f->round, 0, 2, f->shape, f->global, &f->round_frame, NULL))
-        return -1;
-    f->round_cached = f->round;
-    return 0;
-}
-
-/* round_start with the global parameters, as the client asked to get them */
-static void send_round(federation *f, const peer *p) {
-    if (f->round_cached != f->round && build_round_messages(f)) {
-        free_round_messages(f);
-        log_event(f, "error", "\"message\": \"out of memory building round %lld\"", (long long)f->round);
-        return;
-    }
-    const sdfed_buffer *text = &f->round_text[!p->binary];
-    f->net.send_text(f->net.ctx, p->id, (const char *)text->data, text->size);
-    if (p->binary) f->net.send_binary(f->net.ctx, p->id, f->round_frame.data, f->round_frame.size);
-}
-
 static void broadcast_round_end(federation *f, int64_t closed, int participants) {
-    sdfed_buffer b = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &b, "round_end");
-    sdfed_jw_int(&w, "round", closed);
-    sdfed_jw_int(&w, "next_round", f->round);
-    sdfed_jw_int(&w, "participants", participants);
-    sdfed_jw_string(&w, "global_sha256", f->sha);
-    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
-        for (int i = 0; i < f->n_peers; i++) f->net.send_text(f->net.ctx, f->peers[i].id, (const char *)b.data, b.size);
-    sdfed_buffer_free(&b);
-    if (f->done)
-        for (int i = 0; i < f->n_peers; i++)
-            send_simple(f, f->peers[i].id, "done", "rounds", f->task.rounds, NULL, NULL);
+    federation_message m = {.type = FEDERATION_ROUND_END,
+                            .client = FEDERATION_EVERYONE,
+                            .round = closed,
+                            .next_round = f->round,
+                            .participants = participants};
+    memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
+    emit(f, m);
+    if (f->done) send_done(f, FEDERATION_EVERYONE);
 }
 
 /* -------------------------------------------------------------- rounds */
@@ -184,7 +136,7 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     free(sorted), free(candidates);
     if (rc) {
         f->sampler = before;
-        log_event(f, "error", "\"message\": \"out of memory starting a round\"");
+        native_logf("error", "\"message\": \"out of memory starting a round\"");
         return;
     }
     if (store_start_round(f->st, f->round, next.clients, next.n_clients, f->sampler.s, NULL)) {
@@ -197,13 +149,13 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     f->current = next;
     f->open = 1;
     f->deadline = now_ms + f->opt.deadline_ms;
-    log_event(f, "round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
-              next.n_clients, count);
+    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
+                next.n_clients, count);
     for (int i = 0; i < f->n_peers; i++) {
         if (sdfed_round_index(&f->current, f->peers[i].id) >= 0)
             send_round(f, &f->peers[i]);
         else
-            send_simple(f, f->peers[i].id, "wait", "round", f->round, "reason", "not_sampled");
+            send_wait(f, f->peers[i].id, "not_sampled");
     }
 }
 
@@ -235,8 +187,8 @@ static int close_round(federation *f, int64_t now_ms) {
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     char sha[65];
     if (rc) {
-        log_event(f, "error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
-                  err.message);
+        native_logf("error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
+                    err.message);
     } else {
         sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
         rc = store_close_round(f->st, f->round, next, f->n, sha, m, aggregation_ms, NULL);
@@ -252,11 +204,11 @@ static int close_round(federation *f, int64_t now_ms) {
         f->open = 0;
         f->buffered = 0;
         f->done = f->round >= f->task.rounds;
-        log_event(f, "round_end",
-                  "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
-                  "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
-                  (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
-                  f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
+        native_logf("round_end",
+                    "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
+                    "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
+                    (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
+                    f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
         sdfed_round_free(&f->current);
         f->next_start = now_ms + f->opt.round_pause_ms;
         broadcast_round_end(f, closed, m);
@@ -279,39 +231,6 @@ static void check_complete(federation *f, int64_t now_ms) {
 }
 
 /* ----------------------------------------------------------- public api */
-
-/* The welcome's description of the federation: the task as it runs (in
- * the task-file format, the model given by its URL), the model's hash and
- * size, the class names and the shape of the shared parameters. */
-static int build_welcome_fields(federation *f, const federation_model *model, const char *const *class_names, int C,
-                                sdfed_error *err) {
-    sdfed_buffer task = {0}, model_json = {0}, b = {0};
-    int rc = sdfed_task_write(&f->task, model->url, &task, err);
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &model_json, NULL);
-    sdfed_jw_string(&w, "url", model->url);
-    sdfed_jw_string(&w, "sha256", model->sha256);
-    sdfed_jw_int(&w, "size", (int64_t)model->size);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    /* fields without the object's braces, to go into the welcome */
-    sdfed_jw_begin(&w, &b, NULL);
-    sdfed_jw_raw(&w, "task", (const char *)task.data, task.size);
-    sdfed_jw_raw(&w, "model", (const char *)model_json.data, model_json.size);
-    sdfed_jw_strings(&w, "classes", class_names, C);
-    sdfed_jw_shape(&w, "global_shape", 2, f->shape);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    if (rc == SDFED_OK) {
-        f->task_json = malloc(b.size);
-        if (!f->task_json)
-            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
-        else {
-            memcpy(f->task_json, b.data + 1, b.size - 2);
-            f->task_json[b.size - 2] = '\0';
-        }
-    }
-    sdfed_buffer_free(&task), sdfed_buffer_free(&model_json), sdfed_buffer_free(&b);
-    return rc;
-}
 
 /* The state the store holds, or a new federation from the task's initial
  * shared parameters. */
@@ -376,73 +295,58 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     return SDFED_OK;
 }
 
-int federation_open(federation **out, const sdfed_task *task, const federation_model *model, const sdfed_clip_model *m,
-                    const sdfed_kernels *k, const sdfed_classes *cls, const char *const *class_names, store *st,
-                    const federation_options *opt, const federation_net *net, int64_t now_ms, sdfed_error *err) {
+int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                    const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
+                    sdfed_error *err) {
     *out = NULL;
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
-    f->round_cached = -1;
-    f->task = *task, f->opt = *opt, f->net = *net, f->st = st, f->k = k;
+    f->task = *task, f->opt = *opt, f->st = st, f->k = k;
     sdfed_arena_init(&f->arena);
     int rc = load_state(f, m, cls, err);
-    if (rc == SDFED_OK) rc = build_welcome_fields(f, model, class_names, cls->n_classes, err);
     if (rc) {
         federation_close(f);
         return rc;
     }
     if (f->open) f->deadline = now_ms + f->opt.deadline_ms;
-    log_event(f, "federation",
-              "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
-              "\"reported\": %d, \"global_sha256\": \"%s\"",
-              (long long)f->round, f->task.rounds, f->opt.async ? "async" : "sync",
-              f->round > 0 || f->open ? "true" : "false", f->open, f->current.n_reported, f->sha);
+    native_logf("federation",
+                "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
+                "\"reported\": %d, \"global_sha256\": \"%s\"",
+                (long long)f->round, f->task.rounds, f->opt.async ? "async" : "sync",
+                f->round > 0 || f->open ? "true" : "false", f->open, f->current.n_reported, f->sha);
     *out = f;
     return SDFED_OK;
 }
 
 void federation_close(federation *f) {
     if (!f) return;
-    free(f->task_json);
     free(f->global);
-    free_round_messages(f);
+    free(f->outbox);
     sdfed_round_free(&f->current);
     free(f->peers);
     sdfed_arena_free(&f->arena);
     free(f);
 }
 
-void federation_join(federation *f, int64_t client, const char *token, int shard, int binary, int64_t now_ms) {
+void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     peer *p = find_peer(f, client);
     if (!p) {
         if (f->n_peers == f->cap_peers) {
             int cap = f->cap_peers ? 2 * f->cap_peers : 64;
             peer *grown = realloc(f->peers, sizeof *grown * (size_t)cap);
             if (!grown) {
-                log_event(f, "error", "\"message\": \"out of memory adding a client\"");
+                native_logf("error", "\"message\": \"out of memory adding a client\"");
                 return;
             }
             f->peers = grown, f->cap_peers = cap;
         }
         p = &f->peers[f->n_peers++];
     }
-    *p = (peer){client, shard, binary, -1};
-    sdfed_buffer b = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &b, "welcome");
-    sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
-    sdfed_jw_int(&w, "client_id", client);
-    sdfed_jw_string(&w, "token", token);
-    sdfed_jw_string(&w, "mode", f->opt.async ? "async" : "sync");
-    sdfed_jw_int(&w, "round", f->round);
-    sdfed_jw_raw(&w, NULL, f->task_json, strlen(f->task_json));
-    if (sdfed_jw_end(&w, NULL) == SDFED_OK)
-        send_buffer(f, client, &b);
-    else
-        sdfed_buffer_free(&b);
-    log_event(f, "join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
+    *p = (peer){client, shard, -1};
+    emit(f, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
+    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
     if (f->done) {
-        send_simple(f, client, "done", "rounds", f->task.rounds, NULL, NULL);
+        send_done(f, client);
     } else if (f->opt.async) {
         p->assigned = f->round;
         send_round(f, p);
@@ -452,11 +356,11 @@ void federation_join(federation *f, int64_t client, const char *token, int shard
             sdfed_round_back(&f->current, client);
             send_round(f, p);
         } else {
-            send_simple(f, client, "wait", "round", f->round, "reason", i >= 0 ? "reported" : "round_in_progress");
+            send_wait(f, client, i >= 0 ? "reported" : "round_in_progress");
         }
     } else {
         maybe_start_round(f, now_ms);
-        if (!f->open) send_simple(f, client, "wait", "round", f->round, "reason", "too_few_clients");
+        if (!f->open) send_wait(f, client, "too_few_clients");
     }
 }
 
@@ -464,7 +368,7 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     peer *p = find_peer(f, client);
     if (!p) return;
     *p = f->peers[--f->n_peers];
-    log_event(f, "leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
+    native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
     if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_complete(f, now_ms);
 }
 
@@ -519,9 +423,9 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         return REFUSE(stored == SDFED_ERR_ARG ? SDFED_CODE_DUPLICATE_UPDATE : SDFED_CODE_SERVER_ERROR, "not stored: %s",
                       err.message);
     f->updates_accepted++;
-    send_simple(f, client, "ack", "round", round, NULL, NULL);
-    log_event(f, "update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
-              (long long)samples);
+    emit(f, (federation_message){.type = FEDERATION_ACK, .client = client, .round = round});
+    native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
+                (long long)samples);
     if (f->opt.async) {
         p->assigned = -1;
         if (++f->buffered >= f->opt.buffer) close_round(f, now_ms);
@@ -549,7 +453,9 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
     return SDFED_CODE_NONE;
 }
 
-const char *federation_description(const federation *f) { return f->task_json; }
+federation_global federation_get_global(const federation *f) {
+    return (federation_global){f->global, f->n, {f->shape[0], f->shape[1]}, f->sha, f->round};
+}
 
 int federation_shard_connected(const federation *f, int shard) {
     for (int i = 0; i < f->n_peers; i++)
@@ -566,13 +472,13 @@ void federation_tick(federation *f, int64_t now_ms) {
     if (!f->open || now_ms < f->deadline) return;
     const sdfed_round *r = &f->current;
     if (sdfed_round_check(r, f->opt.min_clients, 1) == SDFED_ROUND_CLOSE) {
-        log_event(f, "deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, r->n_reported,
-                  r->n_clients);
+        native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, r->n_reported,
+                    r->n_clients);
         close_round(f, now_ms);
     } else {
         f->deadline = now_ms + f->opt.deadline_ms;
-        log_event(f, "deadline_extended", "\"round\": %lld, \"reported\": %d, \"needed\": %d", (long long)f->round,
-                  r->n_reported, f->opt.min_clients < r->n_clients ? f->opt.min_clients : r->n_clients);
+        native_logf("deadline_extended", "\"round\": %lld, \"reported\": %d, \"needed\": %d", (long long)f->round,
+                    r->n_reported, f->opt.min_clients < r->n_clients ? f->opt.min_clients : r->n_clients);
     }
 }
 
@@ -580,7 +486,7 @@ void federation_get_status(const federation *f, federation_status *s) {
     memset(s, 0, sizeof *s);
     s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
     s->participants = f->current.n_clients, s->reported = f->current.n_reported;
-    s->open = f->open, s->done = f->done, s->async = f->opt.async;
+    s->open = f->open, s->done = f->done, s->async = f->opt.async, s->deadline_ms = f->opt.deadline_ms;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;
     s->metrics_stored = f->metrics_stored;

@@ -1,19 +1,20 @@
-/* The rounds of a federation, independent of sockets (Redis-style: the
- * network layer calls in with events and the federation answers through
- * the send functions it was given).
+/* The federation's decisions, independent of sockets and of the wire
+ * format: rounds, who takes part, what is accepted. The network layer
+ * (handlers.h) calls in with events; the federation answers with messages
+ * left in its outbox (what to send to whom, not how it is written), which
+ * the caller takes after every call.
  *
  * Synchronous rounds (docs/protocol.md): round r starts when at least
- * min_clients are connected; clients_per_round of them (all when 0) are
- * chosen by a seeded partial shuffle of the connected clients sorted by
- * shard then id, and get round_start with the global parameters. A round
- * closes when every chosen client still in it has reported, or at its
- * deadline when at least min_clients reported (otherwise the deadline is
- * pushed back); the reports, in the chosen order, are aggregated
- * (fed/aggregate.h) into round r + 1's parameters, stored, and announced; the
- * next round starts after an optional pause (time for volunteers to join).
+ * min_clients are connected; the round engine (fed/round.h) chooses its
+ * clients among the connected ones sorted by shard then id, and they get
+ * round_start. A round closes when every chosen client still in it has
+ * reported, or at its deadline when at least min_clients reported
+ * (otherwise the deadline is pushed back); the reports are combined by the
+ * engine into round r + 1's parameters, stored, and announced; the next
+ * round starts after an optional pause (time for volunteers to join).
  * Asynchronous mode: every idle client gets the current version; updates
- * are buffered and every `buffer` of them are averaged with weights
- * samples * (1 + staleness)^-0.5 into the next version.
+ * are buffered and every `buffer` of them are combined (weighted by the
+ * engine for staleness) into the next version.
  *
  * Every update is validated (round, membership, duplicates, shape, sample
  * count, norm of its change) and stored before it is acknowledged; after a
@@ -46,53 +47,70 @@ typedef struct federation_options {
     int64_t max_samples;    /* largest accepted sample count */
 } federation_options;
 
-/* What the federation needs from the network layer. */
-typedef struct federation_net {
-    void (*send_text)(void *ctx, int64_t client, const char *text, size_t len);
-    void (*send_binary)(void *ctx, int64_t client, const void *data, size_t len);
-    /* one structured log line: an event name and JSON fields (no braces) */
-    void (*log)(void *ctx, const char *event, const char *fields);
-    void *ctx;
-} federation_net;
+/* A message for the network layer to write (docs/protocol.md). */
+typedef enum federation_message_type {
+    FEDERATION_WELCOME,     /* round: the current round */
+    FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters */
+    FEDERATION_WAIT,        /* round, reason */
+    FEDERATION_ACK,         /* round: the update's */
+    FEDERATION_ROUND_END,   /* round: closed, next_round, participants, global_sha256 of the new parameters */
+    FEDERATION_DONE,        /* rounds */
+} federation_message_type;
 
-/* The model's description for clients (the welcome's task.model). */
-typedef struct federation_model {
-    const char *url, *sha256;
-    size_t size;
-} federation_model;
+#define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
+
+typedef struct federation_message {
+    federation_message_type type;
+    int64_t client; /* or FEDERATION_EVERYONE */
+    int64_t round, next_round, participants, rounds;
+    const char *reason; /* wait: a constant string */
+    char global_sha256[65];
+} federation_message;
 
 typedef struct federation federation;
 
-int federation_open(federation **out, const sdfed_task *task, const federation_model *model, const sdfed_clip_model *m,
-                    const sdfed_kernels *k, const sdfed_classes *cls, const char *const *class_names, store *st,
-                    const federation_options *opt, const federation_net *net, int64_t now_ms, sdfed_error *err);
+int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                    const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
+                    sdfed_error *err);
 void federation_close(federation *f);
 
-/* A client said hello (its identity checked by the caller): it gets the
- * welcome (with token) and, when the time comes, rounds. */
-void federation_join(federation *f, int64_t client, const char *token, int shard, int binary, int64_t now_ms);
+/* Events. A client said hello (its identity checked by the caller): it is
+ * welcomed and, when the time comes, given rounds. */
+void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
 void federation_leave(federation *f, int64_t client, int64_t now_ms);
-
-/* An update; SDFED_CODE_NONE when accepted (acknowledged), else the
- * protocol error code, with the reason in message. */
+/* An update; SDFED_CODE_NONE when accepted (an ack is in the outbox), else
+ * the protocol error code, with the reason in message. */
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, char *message, size_t cap);
+/* Deadlines, pauses and store retries. */
+void federation_tick(federation *f, int64_t now_ms);
 
-/* The federation's description as the welcome gives it: JSON members
- * (no braces) "task", "model", "classes", "global_shape". */
-const char *federation_description(const federation *f);
+/* The messages the calls so far produced, in order; valid until the next
+ * call. federation_outbox_clear empties it. */
+const federation_message *federation_outbox(const federation *f, int *n);
+void federation_outbox_clear(federation *f);
+
+/* The current global parameters (a row-major shape[0] x shape[1] matrix)
+ * and their SHA-256 (of the raw little-endian floats). */
+typedef struct federation_global {
+    const float *values;
+    size_t n;
+    uint32_t shape[2];
+    const char *sha256;
+    int64_t round;
+} federation_global;
+
+federation_global federation_get_global(const federation *f);
 
 /* Whether a connected client holds shard k. */
 int federation_shard_connected(const federation *f, int shard);
 
-/* Deadlines. */
-void federation_tick(federation *f, int64_t now_ms);
-
 typedef struct federation_status {
     int64_t round, rounds, connected, participants, reported;
     int open, done, async;
+    int64_t deadline_ms; /* sync: a round's whole deadline */
     char global_sha256[65];
     int64_t updates_accepted, rounds_closed, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;
@@ -100,7 +118,7 @@ typedef struct federation_status {
 } federation_status;
 
 void federation_get_status(const federation *f, federation_status *s);
-/* Counts a refusal under its code (the server counts every one it sends). */
+/* Counts a refusal under its code (the network layer counts every one it sends). */
 void federation_count_refusal(federation *f, sdfed_code code);
 
 #endif

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "response.h"
 
 #define MAX_LINE 2048 /* the longest request line, without its line break */
 
@@ -148,7 +148,7 @@ static void hand_over(gate *g, waiting *w) {
  * reset, and a reset can make the peer lose the answer). */
 static void refuse(gate *g, waiting *w, int status, const char *why) {
     char response[1024];
-    int len = http_text_response(response, sizeof response, status, why);
+    int len = response_text_bytes(response, sizeof response, status, why);
     if (len > 0 && send(w->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) == len &&
         shutdown(w->fd, SHUT_WR) == 0 && set_low_water(w->fd, 1) == 0)
         w->answered = 1;

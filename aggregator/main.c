@@ -14,14 +14,18 @@
 #include "data/idx.h"
 #include "native/args.h"
 #include "native/model.h"
+#include "native/clock.h"
+#include "native/log.h"
 #include "native/paths.h"
-#include "server.h"
+#include "description.h"
+#include "handlers.h"
+#include "loop.h"
 
-static server *running;
+static loop *running;
 
 static void on_signal(int sig) {
     (void)sig;
-    if (running) server_stop(running);
+    if (running) loop_stop(running);
 }
 
 static const char usage[] =
@@ -132,7 +136,10 @@ int main(int argc, char **argv) {
     native_model model = {0};
     sdfed_classes cls = {0};
     store *st = NULL;
-    server *srv = NULL;
+    loop *server = NULL;
+    handlers *h = NULL;
+    http_site site = {0};
+    char *description = NULL;
     federation *fed = NULL;
     demo *shards = NULL;
     char resolved[4096];
@@ -184,30 +191,7 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
-    if (demo_open(&shards, &task, &err)) {
-        char fields[600];
-        snprintf(fields, sizeof fields, "\"message\": \"no demo shards: %s\"", err.message);
-        server_log("warning", fields);
-    }
-    server_options so = {.host = a.host,
-                         .port = (int)port,
-                         .web_dir = web,
-                         .wasm_dir = wasm,
-                         .model_path = model_path,
-                         .model_sha256 = model_sha,
-                         .model_size = model.file.size,
-                         .join_key = a.join_key,
-                         .cert = a.cert,
-                         .key = a.key,
-                         .max_message_bytes = (size_t)max_bytes,
-                         .max_messages_per_second = (int)rate,
-                         .max_refusals = (int)refusals,
-                         .header_timeout_s = 5,
-                         .demo = shards};
-    if (server_create(&srv, &so, st, &err)) {
-        cli_error(CLI_FAILED, "aggregator: %s", err.message);
-        goto done;
-    }
+    if (demo_open(&shards, &task, &err)) native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
                              .deadline_ms = (int64_t)(deadline * 1000),
@@ -217,16 +201,39 @@ int main(int argc, char **argv) {
                              .aggregate = {rule, trim, clip, noise},
                              .max_update_norm = max_norm,
                              .max_samples = (int64_t)max_samples};
-    federation_model fm = {model_url, model_sha, model.file.size};
-    federation_net net = server_net(srv);
-    if (federation_open(&fed, &task, &fm, &model.clip, sdfed_kernels_default(), &cls, sdfed_fmnist_class_names, st, &fo,
-                        &net, server_now_ms(), &err)) {
+    description_model dm = {model_url, model_sha, model.file.size};
+    if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
+                        native_clock_ms(native_clock_monotonic_ns()), &err) ||
+        description_write(&task, &dm, sdfed_fmnist_class_names, cls.n_classes, federation_get_global(fed).shape,
+                          &description, &err)) {
         cli_error(CLI_FAILED, "aggregator: %s", err.message);
         goto done;
     }
-    server_attach(srv, fed);
+    handlers_options ho = {.join_key = a.join_key,
+                           .description = description,
+                           .max_message_bytes = (size_t)max_bytes,
+                           .max_messages_per_second = (int)rate,
+                           .max_refusals = (int)refusals};
+    site = (http_site){.web_dir = web,
+                       .wasm_dir = wasm,
+                       .model_path = model_path,
+                       .model_sha256 = model_sha,
+                       .description = description,
+                       .fed = fed,
+                       .demo = shards,
+                       .status = {.fed = fed, .st = st, .model_sha256 = model_sha}};
+    loop_options lo = {.host = a.host,
+                       .port = (int)port,
+                       .cert = a.cert,
+                       .key = a.key,
+                       .max_message_bytes = (size_t)max_bytes,
+                       .header_timeout_s = 5};
+    if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
+        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        goto done;
+    }
 
-    running = srv;
+    running = server;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -234,25 +241,26 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the store's writes (a store fault), not the server */
-    int bound = server_port(srv);
+    int bound = loop_port(server);
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);
     if (a.port_file && native_write_file(a.port_file, number, &err)) {
         cli_error(CLI_FAILED, "aggregator: --port-file %s", err.message);
         goto done;
     }
-    char fields[640];
-    snprintf(fields, sizeof fields,
-             "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
-             "\"model_sha256\": \"%s\"",
-             a.host ? a.host : "*", bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
-             a.state, model_sha);
-    server_log("listening", fields);
-    rc = server_run(srv) ? CLI_FAILED : CLI_OK;
-    server_log("stopping", "");
+    native_logf("listening",
+                "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
+                "\"model_sha256\": \"%s\"",
+                a.host ? a.host : "*", bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
+                a.state, model_sha);
+    rc = loop_run(server) ? CLI_FAILED : CLI_OK;
+    native_log("stopping", "");
     if (a.port_file) remove(a.port_file);
 done:
-    server_destroy(srv);
+    loop_destroy(server);
+    handlers_destroy(h);
+    status_board_free(&site.status);
+    free(description);
     federation_close(fed);
     demo_close(shards);
     store_close(st);

@@ -1,6 +1,7 @@
 /* The growable memory sink. */
 #include "base/io.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,4 +32,22 @@ sdfed_sink sdfed_buffer_sink(sdfed_buffer *buf) {
 void sdfed_buffer_free(sdfed_buffer *buf) {
     free(buf->data);
     memset(buf, 0, sizeof *buf);
+}
+
+int sdfed_sink_printf(sdfed_sink sink, const char *format, ...) {
+    char small[512], *text = small;
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(small, sizeof small, format, ap);
+    va_end(ap);
+    if (n < 0) return 1;
+    if ((size_t)n >= sizeof small) {
+        if (!(text = malloc((size_t)n + 1))) return 1;
+        va_start(ap, format);
+        vsnprintf(text, (size_t)n + 1, format, ap);
+        va_end(ap);
+    }
+    int rc = sink.write(sink.ctx, text, (size_t)n);
+    if (text != small) free(text);
+    return rc;
 }

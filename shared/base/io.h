@@ -4,6 +4,7 @@
 #ifndef SDFED_IO_H
 #define SDFED_IO_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct sdfed_sink {
@@ -19,6 +20,13 @@ typedef struct sdfed_buffer {
 } sdfed_buffer;
 
 sdfed_sink sdfed_buffer_sink(sdfed_buffer *buf);
+
+/* Formatted text into a sink, of any length; 0 on success. */
+int sdfed_sink_printf(sdfed_sink sink, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 void sdfed_buffer_free(sdfed_buffer *buf);
 
 #endif

@@ -1,0 +1,25 @@
+/* The federation as a client sees it before its first round: the task as
+ * it runs (in the task-file format, the model given by its URL), the
+ * model's URL, hash and size, the class names and the shape of the global
+ * parameters. Written once at start; the welcome message and /task carry
+ * it. */
+#ifndef SDFED_AGGREGATOR_DESCRIPTION_H
+#define SDFED_AGGREGATOR_DESCRIPTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "fed/task.h"
+
+typedef struct description_model {
+    const char *url, *sha256;
+    size_t size;
+} description_model;
+
+/* *out (heap): JSON members without the object's braces, "task", "model",
+ * "classes", "global_shape", to be spliced into a message. */
+int description_write(const sdfed_task *task, const description_model *model, const char *const *class_names,
+                      int n_classes, const uint32_t global_shape[2], char **out, sdfed_error *err);
+
+#endif

@@ -1,0 +1,373 @@
+/* Client messages in, federation answers out (see handlers.h). */
+#include "handlers.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fed/protocol.h"
+#include "native/clock.h"
+#include "native/log.h"
+
+struct handlers {
+    handlers_options opt;
+    federation *fed;
+    store *st;
+    int async;
+    int64_t deadline_ms;
+    session **by_id; /* the live session of each client id */
+    int64_t n_ids;
+    /* the round_start of round_cached, written once for every client: the
+     * text for binary clients with its GLOBAL frame, and the text with the
+     * values for JSON clients (-1: none yet) */
+    sdfed_buffer round_text[2], round_frame;
+    int64_t round_cached;
+    int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
+};
+
+static session *session_of(handlers *h, int64_t client) {
+    return client >= 0 && client < h->n_ids ? h->by_id[client] : NULL;
+}
+
+static void send_to(session *ss, const void *data, size_t len, int binary) {
+    if (session_send(ss, data, len, binary))
+        native_logf("error", "\"client\": %lld, \"message\": \"out of memory queueing a message\"",
+                    (long long)ss->client);
+}
+
+/* --------------------------------------------------- the federation's answers */
+
+static void free_round_messages(handlers *h) {
+    for (int i = 0; i < 3; i++) sdfed_buffer_free(i < 2 ? &h->round_text[i] : &h->round_frame);
+    h->round_cached = -1;
+}
+
+static int write_round_messages(handlers *h) {
+    free_round_messages(h);
+    federation_global g = federation_get_global(h->fed);
+    for (int with_values = 0; with_values < 2; with_values++) {
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &h->round_text[with_values], "round_start");
+        sdfed_jw_int(&w, "round", g.round);
+        if (!h->async) sdfed_jw_int(&w, "deadline_ms", h->deadline_ms);
+        sdfed_jw_string(&w, "global_sha256", g.sha256);
+        if (with_values) {
+            sdfed_jw_shape(&w, "shape", 2, g.shape);
+            sdfed_jw_floats(&w, "data", g.values, g.n);
+        }
+        if (sdfed_jw_end(&w, NULL)) return -1;
+    }
+    if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)g.round, 0, 2, g.shape, g.values, &h->round_frame, NULL))
+        return -1;
+    h->round_cached = g.round;
+    return 0;
+}
+
+/* round_start with the current global parameters, as the client asked to get them */
+static void send_round(handlers *h, session *ss, int64_t round) {
+    if (h->round_cached != round && write_round_messages(h)) {
+        free_round_messages(h);
+        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)round);
+        return;
+    }
+    const sdfed_buffer *text = &h->round_text[!ss->binary];
+    send_to(ss, text->data, text->size, 0);
+    if (ss->binary) send_to(ss, h->round_frame.data, h->round_frame.size, 1);
+}
+
+/* The JSON of a message that is the same for every client it goes to. */
+static int write_message(handlers *h, const federation_message *m, const session *ss, sdfed_buffer *b) {
+    static const char *const names[] = {
+        [FEDERATION_WELCOME] = "welcome",     [FEDERATION_WAIT] = "wait", [FEDERATION_ACK] = "ack",
+        [FEDERATION_ROUND_END] = "round_end", [FEDERATION_DONE] = "done",
+    };
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, b, names[m->type]);
+    switch (m->type) {
+    case FEDERATION_WELCOME:
+        sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
+        sdfed_jw_int(&w, "client_id", m->client);
+        sdfed_jw_string(&w, "token", ss->token);
+        sdfed_jw_string(&w, "mode", h->async ? "async" : "sync");
+        sdfed_jw_int(&w, "round", m->round);
+        sdfed_jw_raw(&w, NULL, h->opt.description, strlen(h->opt.description));
+        break;
+    case FEDERATION_WAIT:
+        sdfed_jw_int(&w, "round", m->round);
+        sdfed_jw_string(&w, "reason", m->reason);
+        break;
+    case FEDERATION_ACK: sdfed_jw_int(&w, "round", m->round); break;
+    case FEDERATION_ROUND_END:
+        sdfed_jw_int(&w, "round", m->round);
+        sdfed_jw_int(&w, "next_round", m->next_round);
+        sdfed_jw_int(&w, "participants", m->participants);
+        sdfed_jw_string(&w, "global_sha256", m->global_sha256);
+        break;
+    case FEDERATION_DONE: sdfed_jw_int(&w, "rounds", m->rounds); break;
+    case FEDERATION_ROUND_START: break; /* send_round */
+    }
+    return sdfed_jw_end(&w, NULL);
+}
+
+/* Writes what the federation's last calls left in its outbox. */
+static void deliver(handlers *h) {
+    int n;
+    const federation_message *out = federation_outbox(h->fed, &n);
+    for (int i = 0; i < n; i++) {
+        const federation_message *m = &out[i];
+        session *one = session_of(h, m->client);
+        if (m->client != FEDERATION_EVERYONE && !one) continue; /* gone meanwhile */
+        if (m->type == FEDERATION_ROUND_START) {
+            send_round(h, one, m->round);
+            continue;
+        }
+        sdfed_buffer b = {0};
+        if (write_message(h, m, one, &b)) {
+            native_logf("error", "\"message\": \"out of memory writing a message\"");
+        } else if (one) {
+            send_to(one, b.data, b.size, 0);
+        } else {
+            for (int64_t id = 0; id < h->n_ids; id++)
+                if (h->by_id[id]) send_to(h->by_id[id], b.data, b.size, 0);
+        }
+        sdfed_buffer_free(&b);
+    }
+    federation_outbox_clear(h->fed);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+/* A store fault is logged when it begins, with its error, and when it is
+ * over, with the requests refused meanwhile (not logged one by one). */
+static void on_store_fault(void *ctx, const char *message) {
+    handlers *h = ctx;
+    int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    if (message) {
+        h->fault_since_ms = now;
+        h->fault_refused = 0;
+        native_logf("store_fault", "\"message\": \"%s\"", message);
+    } else {
+        native_logf("store_fault_cleared", "\"refused\": %lld, \"seconds\": %.1f", (long long)h->fault_refused,
+                    (now - h->fault_since_ms) / 1e3);
+    }
+}
+
+/* Sends an error; counts the refusal (the one place that does) and closes
+ * after too many. */
+static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+    federation_count_refusal(h->fed, code);
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "error");
+    sdfed_jw_string(&w, "code", sdfed_code_name(code));
+    sdfed_jw_string(&w, "message", message);
+    if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
+    if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
+    sdfed_buffer_free(&b);
+    char fields[320];
+    snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
+             sdfed_code_name(code), ss->refusals + 1);
+    if (code == SDFED_CODE_SERVER_ERROR && store_failing(h->st))
+        h->fault_refused++;
+    else
+        native_log("refused", fields);
+    if (++ss->refusals >= h->opt.max_refusals && !ss->closing) {
+        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
+        native_log("closed_for_abuse", fields);
+    }
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void random_token(char hex[33]) {
+    unsigned char bytes[16];
+    int fd = open("/dev/urandom", O_RDONLY);
+    size_t got = 0;
+    while (fd >= 0 && got < sizeof bytes) {
+        ssize_t n = read(fd, bytes + got, sizeof bytes - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    if (fd >= 0) close(fd);
+    for (size_t i = got; i < sizeof bytes; i++) bytes[i] = (unsigned char)rand(); /* never reached on Linux */
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+}
+
+/* Equal strings, in time independent of where they differ. */
+static int same_secret(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned diff = (unsigned)(na ^ nb);
+    for (size_t i = 0; i < na && i < nb; i++) diff |= (unsigned)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_ms) {
+    if (ss->client >= 0) {
+        refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
+        return;
+    }
+    if (h->opt.join_key && !same_secret(m->join_key, h->opt.join_key)) {
+        refuse(h, ss, SDFED_CODE_BAD_JOIN_KEY, "this federation needs its join key", now_ms);
+        return;
+    }
+    sdfed_error err = {0};
+    int64_t id = -1;
+    int shard = m->shard;
+    if (m->token[0]) {
+        int stored_shard;
+        if (store_find_client(h->st, m->token, &id, &stored_shard, &err) || id < 0) {
+            refuse(h, ss, SDFED_CODE_BAD_TOKEN, err.message[0] ? err.message : "this server never issued that token",
+                   now_ms);
+            return;
+        }
+        snprintf(ss->token, sizeof ss->token, "%s", m->token);
+        if (shard < 0) shard = stored_shard;
+    } else {
+        random_token(ss->token);
+        if (store_add_client(h->st, ss->token, shard, m->kind[0] ? m->kind : "browser", &id, &err)) {
+            refuse(h, ss, SDFED_CODE_SERVER_ERROR, err.message, now_ms);
+            return;
+        }
+    }
+    if (id >= h->n_ids) {
+        int64_t cap = h->n_ids ? h->n_ids : 1024;
+        while (cap <= id) cap *= 2;
+        session **grown = realloc(h->by_id, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
+            return;
+        }
+        memset(grown + h->n_ids, 0, sizeof *grown * (size_t)(cap - h->n_ids));
+        h->by_id = grown, h->n_ids = cap;
+    }
+    session *old = h->by_id[id];
+    if (old && old != ss) {
+        /* the same client from a new connection: the old one goes */
+        federation_leave(h->fed, id, now_ms);
+        old->client = -1;
+        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, now_ms);
+    }
+    h->by_id[id] = ss;
+    ss->client = id;
+    ss->binary = m->binary;
+    federation_join(h->fed, id, shard, now_ms);
+}
+
+static void update(handlers *h, session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
+                   const float *values, int64_t now_ms) {
+    char message[256];
+    sdfed_code code =
+        federation_update(h->fed, ss->client, round, samples, n_dims, shape, values, now_ms, message, sizeof message);
+    if (code != SDFED_CODE_NONE) refuse(h, ss, code, message, now_ms);
+}
+
+static void text_message(handlers *h, session *ss, const char *text, size_t len, int64_t now_ms) {
+    sdfed_message m;
+    sdfed_code code = SDFED_CODE_BAD_MESSAGE;
+    sdfed_error err = {0};
+    if (sdfed_message_parse(text, len, h->opt.max_message_bytes / 4, &m, &code, &err)) {
+        refuse(h, ss, code, err.message, now_ms);
+        return;
+    }
+    if (ss->client < 0 && m.type != SDFED_MSG_HELLO) {
+        refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "say hello first", now_ms);
+    } else {
+        char message[256];
+        switch (m.type) {
+        case SDFED_MSG_HELLO: hello(h, ss, &m, now_ms); break;
+        case SDFED_MSG_UPDATE: update(h, ss, m.round, m.samples, m.n_dims, m.shape, m.values, now_ms); break;
+        case SDFED_MSG_METRICS:
+            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, message,
+                                           sizeof message)) != SDFED_CODE_NONE)
+                refuse(h, ss, code, message, now_ms);
+            break;
+        case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
+        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, now_ms); break;
+        default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
+        }
+    }
+    sdfed_message_free(&m);
+}
+
+static void binary_message(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
+    sdfed_frame f;
+    sdfed_code code = SDFED_CODE_BAD_FRAME;
+    sdfed_error err = {0};
+    if (ss->client < 0) {
+        refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "say hello first", now_ms);
+        return;
+    }
+    if (sdfed_frame_decode(data, len, h->opt.max_message_bytes / 4, &f, &code, &err)) {
+        refuse(h, ss, code, err.message, now_ms);
+        return;
+    }
+    if (f.kind != SDFED_FRAME_UPDATE) {
+        refuse(h, ss, SDFED_CODE_BAD_FRAME, "clients send update frames", now_ms);
+        return;
+    }
+    float *values = malloc(sizeof *values * f.n_values);
+    if (!values) {
+        refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
+        return;
+    }
+    sdfed_frame_values(&f, values);
+    update(h, ss, f.round, f.samples, f.n_dims, f.shape, values, now_ms);
+    free(values);
+}
+
+/* ----------------------------------------------------------- public api */
+
+void handlers_message(handlers *h, session *ss, int64_t now_ms) {
+    if (ss->rx_overflow) {
+        char message[96];
+        snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
+        refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
+        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, now_ms);
+    } else if (!session_rate_ok(ss, h->opt.max_messages_per_second, now_ms)) {
+        refuse(h, ss, SDFED_CODE_RATE_LIMITED, "too many messages per second", now_ms);
+    } else if (ss->rx_binary) {
+        binary_message(h, ss, ss->rx, ss->rx_len, now_ms);
+    } else {
+        text_message(h, ss, (const char *)ss->rx, ss->rx_len, now_ms);
+    }
+    deliver(h);
+}
+
+void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
+    if (session_of(h, ss->client) != ss) return;
+    h->by_id[ss->client] = NULL;
+    if (!h->fed) return; /* shutting down: not a departure */
+    federation_leave(h->fed, ss->client, now_ms);
+    deliver(h);
+}
+
+void handlers_tick(handlers *h, int64_t now_ms) {
+    if (!h->fed) return;
+    federation_tick(h->fed, now_ms);
+    deliver(h);
+}
+
+void handlers_detach(handlers *h) { h->fed = NULL; }
+
+int handlers_create(handlers **out, const handlers_options *opt, federation *f, store *st, sdfed_error *err) {
+    *out = NULL;
+    handlers *h = calloc(1, sizeof *h);
+    if (!h) return sdfed_fail(err, SDFED_ERR_NOMEM, "handlers: out of memory");
+    federation_status s;
+    federation_get_status(f, &s);
+    *h =
+        (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .deadline_ms = s.deadline_ms, .round_cached = -1};
+    store_watch_faults(st, on_store_fault, h);
+    *out = h;
+    return SDFED_OK;
+}
+
+void handlers_destroy(handlers *h) {
+    if (!h) return;
+    store_watch_faults(h->st, NULL, NULL);
+    free_round_messages(h);
+    free(h->by_id);
+    free(h);
+}

@@ -1,0 +1,41 @@
+/* What connected clients say and what they are told: a decoded sdfed.v1
+ * message or frame becomes a federation call, and the federation's answer
+ * (its outbox, federation.h) and the refusals become messages, written
+ * with the protocol codec (fed/protocol.h) into the sessions' queues. The
+ * one place where clients are identified (tokens, the join key), where
+ * refusals are counted and abusive connections closed, and where a store
+ * fault is logged: once when it begins, with its error, and once when it
+ * is over, with the requests refused meanwhile. */
+#ifndef SDFED_AGGREGATOR_HANDLERS_H
+#define SDFED_AGGREGATOR_HANDLERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "federation.h"
+#include "session.h"
+#include "store.h"
+
+typedef struct handlers_options {
+    const char *join_key;    /* NULL: none */
+    const char *description; /* the welcome's description (description.h) */
+    size_t max_message_bytes;
+    int max_messages_per_second;
+    int max_refusals; /* before the connection is closed */
+} handlers_options;
+
+typedef struct handlers handlers;
+
+int handlers_create(handlers **out, const handlers_options *opt, federation *f, store *st, sdfed_error *err);
+void handlers_destroy(handlers *h);
+
+/* A session's message is complete (session_receive returned 1). */
+void handlers_message(handlers *h, session *ss, int64_t now_ms);
+/* A session's connection is gone (before session_free). */
+void handlers_gone(handlers *h, session *ss, int64_t now_ms);
+/* Deadlines; called every 200 ms. */
+void handlers_tick(handlers *h, int64_t now_ms);
+/* From now on, connections that close are not departures (shutting down). */
+void handlers_detach(handlers *h);
+
+#endif

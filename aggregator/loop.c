@@ -1,0 +1,137 @@
+/* The lws context and its callbacks (see loop.h). */
+#include "loop.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libwebsockets.h>
+
+#include "fed/protocol.h"
+#include "gate.h"
+#include "native/clock.h"
+#include "session.h"
+
+struct loop {
+    loop_options opt;
+    struct lws_context *context;
+    struct lws_vhost *vhost;
+    gate *gate; /* NULL with TLS */
+    http_site *site;
+    handlers *handlers;
+    lws_sorted_usec_list_t tick;
+    volatile int stop;
+};
+
+static int64_t now_ms(void) { return native_clock_ms(native_clock_monotonic_ns()); }
+
+static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    session *ss = user;
+    loop *l = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi); break;
+    case LWS_CALLBACK_RECEIVE:
+        if (session_receive(ss, in, len, l->opt.max_message_bytes, now_ms()))
+            handlers_message(l->handlers, ss, now_ms());
+        break;
+    case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
+    case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
+    case LWS_CALLBACK_CLOSED:
+        handlers_gone(l->handlers, ss, now_ms());
+        session_free(ss);
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static void tick(lws_sorted_usec_list_t *sul) {
+    loop *l = lws_container_of(sul, loop, tick);
+    if (l->gate) gate_expire(l->gate, now_ms());
+    handlers_tick(l->handlers, now_ms());
+    lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
+}
+
+/* The first protocol also hears lws's listener and the gate's descriptor:
+ * a new connection goes to the gate (TLS ones excepted), which hands it
+ * back to lws once its request line is checked. */
+static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    loop *l = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return l->gate ? gate_take(l->gate, (int)(intptr_t)in, now_ms()) : 0;
+    case LWS_CALLBACK_RAW_RX_FILE: gate_service(l->gate); return 0;
+    default: return http_serve(l->site, wsi, reason, user, in, len);
+    }
+}
+
+static const struct lws_protocols protocols[] = {
+    {.name = "http", .callback = front_callback},
+    {.name = SDFED_PROTOCOL,
+     .callback = sdfed_callback,
+     .per_session_data_size = sizeof(session),
+     .rx_buffer_size = 65536},
+    {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
+};
+
+/* WebSocket keepalive: a PING after 30 s of silence, hang up after 60 s. */
+static const lws_retry_bo_t keepalive = {.secs_since_valid_ping = 30, .secs_since_valid_hangup = 60};
+
+int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err) {
+    *out = NULL;
+    loop *l = calloc(1, sizeof *l);
+    if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
+    l->opt = *opt, l->site = site, l->handlers = h;
+    lws_set_log_level(LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = opt->port;
+    info.iface = opt->host;
+    info.protocols = protocols;
+    info.user = l;
+    info.vhost_name = "sdfed";
+    info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
+    info.timeout_secs = (unsigned)opt->header_timeout_s;
+    info.retry_and_idle_policy = &keepalive;
+    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    if (opt->cert && opt->key) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = opt->cert;
+        info.ssl_private_key_filepath = opt->key;
+    }
+    l->context = lws_create_context(&info);
+    if (!l->context) {
+        free(l);
+        return sdfed_fail(err, SDFED_ERR_IO, "server: cannot listen on %s:%d (in use, or a bad certificate?)",
+                          opt->host ? opt->host : "*", opt->port);
+    }
+    l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
+    int rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&l->gate, l->vhost, opt->header_timeout_s, err);
+    if (rc) {
+        loop_destroy(l);
+        return rc;
+    }
+    lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
+    *out = l;
+    return SDFED_OK;
+}
+
+int loop_port(const loop *l) { return lws_get_vhost_listen_port(l->vhost); }
+
+int loop_run(loop *l) {
+    while (!l->stop)
+        if (lws_service(l->context, 0) < 0) return SDFED_ERR_IO;
+    return SDFED_OK;
+}
+
+void loop_stop(loop *l) {
+    l->stop = 1;
+    if (l->context) lws_cancel_service(l->context);
+}
+
+void loop_destroy(loop *l) {
+    if (!l) return;
+    handlers_detach(l->handlers); /* connections closed by the shutdown are not departures */
+    lws_context_destroy(l->context);
+    gate_close(l->gate);
+    free(l);
+}

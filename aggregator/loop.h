@@ -1,0 +1,36 @@
+/* The aggregator's event loop on libwebsockets: one port serving HTTP
+ * (http.h) and the sdfed.v1 WebSocket protocol, whose connections are
+ * sessions (session.h) and whose messages go to the handlers (handlers.h).
+ * It owns the lws context and its callbacks, nothing else. Limits are
+ * explicit options, checked on input (handlers.h), plus lws's header
+ * timeout against slow clients; each plain-HTTP connection's request line
+ * is checked first (gate.h). */
+#ifndef SDFED_AGGREGATOR_LOOP_H
+#define SDFED_AGGREGATOR_LOOP_H
+
+#include <stddef.h>
+
+#include "handlers.h"
+#include "http.h"
+
+typedef struct loop_options {
+    const char *host;       /* bind address, NULL for all */
+    int port;               /* 0: one the kernel chooses */
+    const char *cert, *key; /* TLS when both set */
+    size_t max_message_bytes;
+    int header_timeout_s;
+} loop_options;
+
+typedef struct loop loop;
+
+/* Listens at once; port 0 takes one the kernel chooses (loop_port). The
+ * site and the handlers are the caller's and outlive the loop. */
+int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err);
+/* The port it listens on. */
+int loop_port(const loop *l);
+/* Serves until loop_stop (from a signal handler) is called. */
+int loop_run(loop *l);
+void loop_stop(loop *l);
+void loop_destroy(loop *l);
+
+#endif

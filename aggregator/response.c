@@ -1,0 +1,111 @@
+/* HTTP responses with the headers every one carries (see response.h). */
+#include "response.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A plain-HTTP connection carries one request: the next comes on a new
+ * connection, whose request line the gate checks before lws parses it
+ * (gate.h). TLS connections, which the gate does not see, keep lws's
+ * keep-alive (and HTTP/2, where a Connection header is malformed). */
+int response_closes(struct lws *wsi) { return !lws_is_ssl(lws_get_network_wsi(wsi)); }
+
+/* What the callback returns once a response is complete. */
+static int completed(struct lws *wsi) { return response_closes(wsi) || lws_http_transaction_completed(wsi) ? -1 : 0; }
+
+/* Headers every response carries: cross-origin isolation (so the page can
+ * use threads) and no content sniffing; and Connection: close when the
+ * connection closes after it. */
+static const struct {
+    const char *name, *value;
+} common_headers[] = {{"cross-origin-opener-policy:", "same-origin"},
+                      {"cross-origin-embedder-policy:", "require-corp"},
+                      {"cross-origin-resource-policy:", "same-origin"},
+                      {"x-content-type-options:", "nosniff"}};
+
+static int add_header(struct lws *wsi, const char *name, const char *value, unsigned char **p, unsigned char *end) {
+    return lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
+                                       (int)strlen(value), p, end);
+}
+
+static int add_common(struct lws *wsi, unsigned char **p, unsigned char *end) {
+    for (size_t i = 0; i < sizeof common_headers / sizeof common_headers[0]; i++)
+        if (add_header(wsi, common_headers[i].name, common_headers[i].value, p, end)) return 1;
+    return response_closes(wsi) && add_header(wsi, "connection:", "close", p, end);
+}
+
+int response_text_bytes(char *out, size_t cap, int status, const char *text) {
+    const char *reason = status == HTTP_STATUS_METHOD_NOT_ALLOWED ? "Method Not Allowed" : "Bad Request";
+    size_t body = strlen(text) + 1;
+    int n = snprintf(out, cap,
+                     "HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\n"
+                     "cache-control: no-store\r\nconnection: close\r\n",
+                     status, reason, body);
+    for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof common_headers / sizeof common_headers[0]; i++)
+        n += snprintf(out + n, cap - (size_t)n, "%s %s\r\n", common_headers[i].name, common_headers[i].value);
+    if (n >= 0 && (size_t)n < cap) n += snprintf(out + n, cap - (size_t)n, "\r\n%s\n", text);
+    return n >= 0 && (size_t)n < cap ? n : -1;
+}
+
+int response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache) {
+    unsigned char head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
+    if (lws_add_http_common_headers(wsi, (unsigned)status, type, len, &p, end) || add_common(wsi, &p, end) ||
+        (cache && add_header(wsi, "cache-control:", cache, &p, end)) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return 1;
+    if (len) {
+        unsigned char *out = malloc(LWS_PRE + len);
+        if (!out) return 1;
+        memcpy(out + LWS_PRE, body, len);
+        int written = lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+        free(out);
+        if (written < 0) return 1;
+    }
+    return completed(wsi);
+}
+
+int response_not_found(struct lws *wsi) {
+    static const char body[] = "not found\n";
+    return response_send(wsi, HTTP_STATUS_NOT_FOUND, "text/plain", body, sizeof body - 1, "no-store");
+}
+
+static const char *mime_of(const char *path) {
+    static const struct {
+        const char *ext, *mime;
+    } types[] = {{".html", "text/html; charset=utf-8"},
+                 {".js", "text/javascript"},
+                 {".mjs", "text/javascript"},
+                 {".wasm", "application/wasm"},
+                 {".css", "text/css"},
+                 {".json", "application/json"},
+                 {".svg", "image/svg+xml"},
+                 {".png", "image/png"},
+                 {".gguf", "application/octet-stream"},
+                 {".ico", "image/x-icon"}};
+    const char *dot = strrchr(path, '.');
+    for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(dot, types[i].ext) == 0) return types[i].mime;
+    return "application/octet-stream";
+}
+
+int response_file(struct lws *wsi, const char *file, const char *etag) {
+    struct stat st;
+    if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return response_not_found(wsi);
+    unsigned char extra[512], *p = extra, *end = extra + sizeof extra;
+    if (add_common(wsi, &p, end)) return 1;
+    const char *cache = etag ? "public, max-age=31536000, immutable" : "no-cache";
+    if (add_header(wsi, "cache-control:", cache, &p, end)) return 1;
+    if (etag) {
+        char quoted[80], match[96] = "";
+        snprintf(quoted, sizeof quoted, "\"%s\"", etag);
+        if (lws_hdr_copy(wsi, match, sizeof match, WSI_TOKEN_HTTP_IF_NONE_MATCH) > 0 && strstr(match, etag))
+            return response_send(wsi, HTTP_STATUS_NOT_MODIFIED, NULL, NULL, 0, cache);
+        if (add_header(wsi, "etag:", quoted, &p, end)) return 1;
+    }
+    /* 0: the file goes out as the socket takes it, then comes
+     * LWS_CALLBACK_HTTP_FILE_COMPLETION */
+    int n = lws_serve_http_file(wsi, file, mime_of(file), (const char *)extra, (int)(p - extra));
+    return n < 0 ? -1 : n > 0 ? completed(wsi) : 0;
+}

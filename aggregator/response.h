@@ -1,0 +1,32 @@
+/* HTTP responses of the aggregator, on lws or (for the gate) as raw bytes.
+ * Every response carries Cross-Origin-Opener-Policy: same-origin and
+ * Cross-Origin-Embedder-Policy: require-corp (so the page may use
+ * threads), Cross-Origin-Resource-Policy and nosniff. A plain-HTTP
+ * connection carries one request and says Connection: close: the next
+ * comes on a new connection, whose request line the gate checks before lws
+ * parses it (gate.h); TLS connections keep lws's keep-alive. */
+#ifndef SDFED_AGGREGATOR_RESPONSE_H
+#define SDFED_AGGREGATOR_RESPONSE_H
+
+#include <stddef.h>
+
+#include <libwebsockets.h>
+
+/* A whole response from memory; cache is the Cache-Control value or NULL.
+ * Returns what the lws HTTP callback returns. */
+int response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache);
+/* 404 with a one-line text body. */
+int response_not_found(struct lws *wsi);
+/* A file, streamed by lws; with an etag (the content's hash) it is cached
+ * for a year and If-None-Match is answered 304. */
+int response_file(struct lws *wsi, const char *file, const char *etag);
+/* Whether the connection closes after its response (plain HTTP). */
+int response_closes(struct lws *wsi);
+
+/* A whole response with a one-line text/plain body (text and a line
+ * break) and the headers every response carries, for a socket lws does not
+ * own (the gate's); status 400 or 405. Its length, or -1 when it does not
+ * fit in cap. */
+int response_text_bytes(char *out, size_t cap, int status, const char *text);
+
+#endif

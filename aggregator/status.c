@@ -1,0 +1,190 @@
+/* /status, /status.html and /metrics (see status.h). */
+#include "status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fed/protocol.h"
+#include "native/clock.h"
+#include "native/svg_chart.h"
+#include "response.h"
+
+/* a page that cannot be built whole is not sent in part */
+static int out_of_memory(struct lws *wsi) {
+    static const char body[] = "out of memory; try again later\n";
+    return response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", body, sizeof body - 1, "no-store");
+}
+
+void status_board_free(status_board *site) {
+    free(site->history.rounds), free(site->history.clients), free(site->history.accuracy);
+    memset(&site->history, 0, sizeof site->history);
+}
+
+static void update_history(status_board *site, const federation_status *st) {
+    int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    if (site->history.valid &&
+        (st->metrics_stored == site->history.metrics_seen || now - site->history.read_at_ms < 1000))
+        return;
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n;
+    if (store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL)) return; /* keep the last one */
+    status_board_free(site);
+    site->history.rounds = rounds, site->history.clients = clients, site->history.accuracy = accuracy;
+    site->history.n = n, site->history.valid = 1;
+    site->history.metrics_seen = st->metrics_stored, site->history.read_at_ms = now;
+}
+
+static int status_json(struct lws *wsi, status_board *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    int64_t registered = 0;
+    store_count_clients(site->st, &registered, NULL);
+    update_history(site, &st);
+    const int64_t *rounds = site->history.rounds, *clients = site->history.clients;
+    const double *accuracy = site->history.accuracy;
+    int n = site->history.n;
+    sdfed_buffer b = {0}, history = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&history);
+    int failed = sdfed_sink_printf(sink, "[");
+    for (int i = 0; i < n; i++)
+        failed |= sdfed_sink_printf(sink, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}", i ? ", " : "",
+                                    (long long)rounds[i], accuracy[i], (long long)clients[i]);
+    failed |= sdfed_sink_printf(sink, "]");
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_int(&w, "round", st.round);
+    sdfed_jw_int(&w, "rounds", st.rounds);
+    sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
+    sdfed_jw_int(&w, "clients", st.connected);
+    sdfed_jw_int(&w, "clients_registered", registered);
+    sdfed_jw_int(&w, "round_open", st.open);
+    sdfed_jw_int(&w, "participants", st.participants);
+    sdfed_jw_int(&w, "reported", st.reported);
+    sdfed_jw_int(&w, "done", st.done);
+    sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
+    sdfed_jw_int(&w, "updates_accepted", st.updates_accepted);
+    sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
+    sdfed_jw_string(&w, "model_sha256", site->model_sha256);
+    sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
+    int rc = sdfed_jw_end(&w, NULL) || failed
+                 ? out_of_memory(wsi)
+                 : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    sdfed_buffer_free(&history);
+    return rc;
+}
+
+static int metrics_text(struct lws *wsi, status_board *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    sdfed_buffer b = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    int failed = 0;
+    failed |= sdfed_sink_printf(
+        sink, "# HELP sdfed_clients Clients connected now.\n# TYPE sdfed_clients gauge\nsdfed_clients %lld\n",
+        (long long)st.connected);
+    failed |=
+        sdfed_sink_printf(sink,
+                          "# HELP sdfed_round The current round (sync) or version (async).\n# TYPE sdfed_round gauge\n"
+                          "sdfed_round %lld\n",
+                          (long long)st.round);
+    failed |= sdfed_sink_printf(sink,
+                                "# HELP sdfed_rounds_closed_total Rounds aggregated by this process.\n"
+                                "# TYPE sdfed_rounds_closed_total counter\nsdfed_rounds_closed_total %lld\n",
+                                (long long)st.rounds_closed);
+    failed |= sdfed_sink_printf(sink,
+                                "# HELP sdfed_updates_accepted_total Updates stored and acknowledged.\n"
+                                "# TYPE sdfed_updates_accepted_total counter\nsdfed_updates_accepted_total %lld\n",
+                                (long long)st.updates_accepted);
+    failed |= sdfed_sink_printf(sink, "# HELP sdfed_updates_refused_total Messages refused, by reason.\n"
+                                      "# TYPE sdfed_updates_refused_total counter\n");
+    for (int i = 0; i < SDFED_CODE_COUNT; i++)
+        sdfed_sink_printf(sink, "sdfed_updates_refused_total{reason=\"%s\"} %lld\n", sdfed_code_name(i),
+                          (long long)st.refused[i]);
+    failed |= sdfed_sink_printf(
+        sink,
+        "# HELP sdfed_store_failing 1 while the store fails (a full disk): from a failed operation to the next "
+        "write that commits.\n# TYPE sdfed_store_failing gauge\nsdfed_store_failing %d\n"
+        "# HELP sdfed_store_failures_total Store operations that failed.\n"
+        "# TYPE sdfed_store_failures_total counter\nsdfed_store_failures_total %lld\n",
+        store_failing(site->st), (long long)store_failures(site->st));
+    failed |= sdfed_sink_printf(
+        sink,
+        "# HELP sdfed_aggregation_seconds Time spent aggregating.\n# TYPE sdfed_aggregation_seconds summary\n"
+        "sdfed_aggregation_seconds_sum %.6f\nsdfed_aggregation_seconds_count %lld\n"
+        "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
+        "# TYPE sdfed_aggregation_last_seconds gauge\nsdfed_aggregation_last_seconds %.6f\n",
+        st.total_aggregation_ms / 1e3, (long long)st.rounds_closed, st.last_aggregation_ms / 1e3);
+    int rc = failed ? out_of_memory(wsi)
+                    : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
+                                    "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
+/* The status page: the round, the clients and the accuracy they report per
+ * round as an SVG chart; it reloads every 5 s. */
+static int status_page(struct lws *wsi, status_board *site) {
+    federation_status st;
+    federation_get_status(site->fed, &st);
+    update_history(site, &st);
+    const double *accuracy = site->history.accuracy;
+    int n = site->history.n;
+    sdfed_buffer b = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    int failed = 0;
+    failed |= sdfed_sink_printf(
+        sink, "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
+              "<title>sdfed aggregator</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
+              "td{padding:2px 12px}</style></head><body><h1>sdfed aggregator</h1><table>");
+    failed |= sdfed_sink_printf(sink, "<tr><td>round</td><td>%lld of %lld%s</td></tr>", (long long)st.round,
+                                (long long)st.rounds,
+                                st.done   ? " (done)"
+                                : st.open ? " (open)"
+                                          : "");
+    failed |=
+        sdfed_sink_printf(sink, "<tr><td>mode</td><td>%s</td></tr><tr><td>clients connected</td><td>%lld</td></tr>",
+                          st.async ? "asynchronous" : "synchronous", (long long)st.connected);
+    failed |= sdfed_sink_printf(sink, "<tr><td>this round</td><td>%lld of %lld chosen clients reported</td></tr>",
+                                (long long)st.reported, (long long)st.participants);
+    failed |= sdfed_sink_printf(
+        sink,
+        "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>global prompt sha256</td><td><code>%s</code>"
+        "</td></tr></table>",
+        (long long)st.updates_accepted, st.global_sha256);
+    char x_label[64];
+    snprintf(x_label, sizeof x_label, "round (%d reported)", n);
+    svg_chart chart = {.width = 640,
+                       .height = 300,
+                       .left = 50,
+                       .right = 20,
+                       .top = 20,
+                       .bottom = 30,
+                       .font_size = 11,
+                       .standalone = 0,
+                       .x_label = x_label,
+                       .n = n,
+                       .line = accuracy};
+    failed |= sdfed_sink_printf(sink, "<h2>Accuracy the clients report</h2>");
+    sdfed_error chart_err;
+    failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
+    failed |= sdfed_sink_printf(
+        sink, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
+              "<a href=\"/\">volunteer page</a></p></body></html>");
+    int rc = failed ? out_of_memory(wsi)
+                    : response_send(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
+                                    "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
+int status_serve(status_board *b, struct lws *wsi, const char *path, int *answered) {
+    *answered = 1;
+    if (strcmp(path, "/status") == 0) return status_json(wsi, b);
+    if (strcmp(path, "/metrics") == 0) return metrics_text(wsi, b);
+    if (strcmp(path, "/status.html") == 0) return status_page(wsi, b);
+    *answered = 0;
+    return 0;
+}

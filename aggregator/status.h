@@ -1,0 +1,37 @@
+/* The federation's state for people and monitors:
+ *   /status       JSON: round, clients, global_prompt_sha256, accuracy per round, ...
+ *   /status.html  a page with the accuracy-per-round chart clients report
+ *                 (it reloads every 5 s; 503 when the chart cannot be built)
+ *   /metrics      Prometheus text: clients, rounds, updates accepted and
+ *                 refused by reason, store failures, aggregation time
+ * The accuracy history is read from the store again only when new metrics
+ * came in, and at most once a second (every open page polls /status). */
+#ifndef SDFED_AGGREGATOR_STATUS_H
+#define SDFED_AGGREGATOR_STATUS_H
+
+#include <stdint.h>
+
+#include <libwebsockets.h>
+
+#include "federation.h"
+#include "store.h"
+
+typedef struct status_board {
+    federation *fed;
+    store *st;
+    const char *model_sha256;
+    struct {
+        int64_t *rounds, *clients;
+        double *accuracy;
+        int n, valid;
+        int64_t metrics_seen, read_at_ms;
+    } history;
+} status_board;
+
+void status_board_free(status_board *b);
+
+/* Answers path when it is one of the status routes; 0 when it is not
+ * (*answered stays 0), else what the lws HTTP callback returns. */
+int status_serve(status_board *b, struct lws *wsi, const char *path, int *answered);
+
+#endif

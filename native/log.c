@@ -1,0 +1,23 @@
+/* Structured log lines (see log.h). */
+#include "native/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "native/clock.h"
+
+void native_log(const char *event, const char *fields) {
+    int64_t ms = native_clock_ms(native_clock_wall_ns());
+    fprintf(stderr, "{\"ts\": %lld.%03d, \"event\": \"%s\"%s%s}\n", (long long)(ms / 1000), (int)(ms % 1000), event,
+            fields && fields[0] ? ", " : "", fields ? fields : "");
+    fflush(stderr);
+}
+
+void native_logf(const char *event, const char *fields_format, ...) {
+    char fields[2048];
+    va_list ap;
+    va_start(ap, fields_format);
+    vsnprintf(fields, sizeof fields, fields_format, ap);
+    va_end(ap);
+    native_log(event, fields);
+}
