@@ -1,0 +1,348 @@
+/* The aggregator's decisions without sockets (aggregator/federation.h):
+ * events go in, the outbox is read. Round start and who is told to wait,
+ * late, early, duplicate and malformed updates, a chosen client leaving,
+ * the deadline, resuming after a restart, and the asynchronous buffer
+ * with stale updates; each closed round's parameters are compared with
+ * the round engine's combination of the same updates, bit for bit.
+ *   test_federation MODEL.gguf STATE_DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "data/idx.h"
+#include "federation.h"
+#include "fed/round.h"
+#include "native/model.h"
+
+static native_model model;
+static sdfed_classes cls;
+static const char *state_root;
+static int n_states;
+
+static sdfed_task task_of(int clients_per_round, int rounds) {
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"model\": \"m.gguf\", \"dataset\": \"fashion-mnist\", \"clients\": 4, \"partition\": {\"kind\": "
+             "\"iid\"}, \"rounds\": %d, \"clients_per_round\": %d, \"method\": \"promptfl\", "
+             "\"global_prompt_length\": 4, \"seed\": 7}",
+             rounds, clients_per_round);
+    sdfed_task t;
+    sdfed_error err = {0};
+    int rc = sdfed_task_parse(&t, json, strlen(json), &err);
+    CHECK(rc == SDFED_OK, "task: %s", err.message);
+    return t;
+}
+
+static store *new_store(char *dir, size_t cap) {
+    snprintf(dir, cap, "%s/state-%ld-%d", state_root, (long)getpid(), n_states++);
+    store *st = NULL;
+    sdfed_error err = {0};
+    CHECK(store_open(&st, dir, &err) == SDFED_OK, "store %s: %s", dir, err.message);
+    return st;
+}
+
+static federation *open_federation(const sdfed_task *t, store *st, const federation_options *opt, int64_t now) {
+    federation *f = NULL;
+    sdfed_error err = {0};
+    CHECK(federation_open(&f, t, &model.clip, sdfed_kernels_default(), &cls, st, opt, now, &err) == SDFED_OK,
+          "federation_open: %s", err.message);
+    return f;
+}
+
+/* how many outbox messages of a type went to a client (or to everyone) */
+static int count(const federation *f, federation_message_type type, int64_t client) {
+    int n, k = 0;
+    const federation_message *m = federation_outbox(f, &n);
+    for (int i = 0; i < n; i++) k += m[i].type == type && m[i].client == client;
+    return k;
+}
+
+static const federation_message *find(const federation *f, federation_message_type type, int64_t client) {
+    int n;
+    const federation_message *m = federation_outbox(f, &n);
+    for (int i = 0; i < n; i++)
+        if (m[i].type == type && m[i].client == client) return &m[i];
+    return NULL;
+}
+
+/* an update: the current global parameters plus a client's own offset */
+static float *update_of(const federation *f, float offset) {
+    federation_global g = federation_get_global(f);
+    float *u = malloc(sizeof *u * g.n);
+    for (size_t j = 0; j < g.n; j++) u[j] = g.values[j] + offset * (float)((j % 7) + 1) * 1e-3f;
+    return u;
+}
+
+static sdfed_code send_update(federation *f, int64_t client, int64_t round, int64_t samples, const float *u,
+                              int64_t now) {
+    federation_global g = federation_get_global(f);
+    char message[256];
+    return federation_update(f, client, round, samples, 2, g.shape, u, now, message, sizeof message);
+}
+
+/* the round engine's combination of the given updates over `before` */
+static int same_as_engine(const federation *f, const sdfed_task *t, const federation_options *opt, int64_t round,
+                          const float *before, const sdfed_round_update *u, int n) {
+    federation_global g = federation_get_global(f);
+    float *want = malloc(sizeof *want * g.n);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    int rc = sdfed_round_combine(&opt->aggregate, sdfed_kernels_default(), t->seed, round, u, n, before, g.n, want,
+                                 &arena, NULL);
+    int same = rc == SDFED_OK && memcmp(want, g.values, sizeof *want * g.n) == 0;
+    sdfed_arena_free(&arena);
+    free(want);
+    return same;
+}
+
+static float *copy_global(const federation *f) {
+    federation_global g = federation_get_global(f);
+    float *c = malloc(sizeof *c * g.n);
+    memcpy(c, g.values, sizeof *c * g.n);
+    return c;
+}
+
+static void test_sync_rounds(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 3);
+    /* rounds start with 3 connected and choose 2 of them */
+    federation_options opt = {.min_clients = 3, .deadline_ms = 1000, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_status s;
+
+    /* one client: welcomed, told to wait for more */
+    federation_join(f, 1, 0, 0);
+    const federation_message *w = find(f, FEDERATION_WAIT, 1);
+    CHECK(count(f, FEDERATION_WELCOME, 1) == 1 && w && !strcmp(w->reason, "too_few_clients") && w->round == 0,
+          "a lone client is welcomed and waits for too_few_clients");
+    federation_outbox_clear(f);
+    /* three clients: round 0 starts with two of them, the third waits */
+    federation_join(f, 2, 1, 10);
+    federation_join(f, 3, 2, 20);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 0 && s.participants == 2 && s.connected == 3, "round 0 opens with 2 of 3 clients");
+    int started =
+        count(f, FEDERATION_ROUND_START, 1) + count(f, FEDERATION_ROUND_START, 2) + count(f, FEDERATION_ROUND_START, 3);
+    CHECK(started == 2, "round_start goes to the two chosen (%d)", started);
+    int64_t chosen[2], other = -1, k = 0;
+    for (int64_t c = 1; c <= 3; c++) {
+        if (find(f, FEDERATION_ROUND_START, c))
+            chosen[k++] = c;
+        else
+            other = c;
+    }
+    w = find(f, FEDERATION_WAIT, other);
+    CHECK(w && !strcmp(w->reason, "not_sampled"), "the client not chosen waits: not_sampled");
+    federation_outbox_clear(f);
+
+    /* refusals change nothing */
+    float *u0 = update_of(f, 1), *u1 = update_of(f, -2);
+    CHECK(send_update(f, chosen[0], 1, 10, u0, 30) == SDFED_CODE_WRONG_ROUND, "an update for a later round");
+    CHECK(send_update(f, other, 0, 10, u0, 30) == SDFED_CODE_NOT_IN_ROUND, "an update from a client not chosen");
+    CHECK(send_update(f, chosen[0], 0, 0, u0, 30) == SDFED_CODE_BAD_SAMPLES, "zero samples");
+    char message[256];
+    uint32_t wrong[2] = {federation_get_global(f).shape[0] + 1, federation_get_global(f).shape[1]};
+    CHECK(federation_update(f, chosen[0], 0, 10, 2, wrong, u0, 30, message, sizeof message) == SDFED_CODE_BAD_SHAPE,
+          "a wrong shape");
+    federation_get_status(f, &s);
+    CHECK(s.updates_accepted == 0 && s.reported == 0, "refused updates are not counted");
+    federation_outbox_clear(f);
+
+    /* the first report is acknowledged; a second copy is a duplicate */
+    float *before = copy_global(f);
+    CHECK(send_update(f, chosen[1], 0, 30, u1, 40) == SDFED_CODE_NONE && find(f, FEDERATION_ACK, chosen[1]),
+          "an update from a chosen client is acknowledged");
+    CHECK(send_update(f, chosen[1], 0, 30, u1, 41) == SDFED_CODE_DUPLICATE_UPDATE, "a second update");
+    federation_get_status(f, &s);
+    CHECK(s.open && s.reported == 1, "the round waits for its other client");
+    federation_tick(f, 999);
+    federation_get_status(f, &s);
+    CHECK(s.open, "no close before the deadline");
+    federation_outbox_clear(f);
+    /* the other chosen client reports: the round closes in the engine's order */
+    CHECK(send_update(f, chosen[0], 0, 10, u0, 50) == SDFED_CODE_NONE, "the second report");
+    federation_get_status(f, &s);
+    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 1 && s.rounds_closed == 1 && end && end->round == 0 && end->next_round == 1 &&
+              end->participants == 2 && !strcmp(end->global_sha256, s.global_sha256),
+          "round 0 closes when its clients reported; round_end to everyone");
+    sdfed_round_update ordered[2] = {{chosen[0], 0, 10, u0}, {chosen[1], 0, 30, u1}};
+    CHECK(same_as_engine(f, &t, &opt, 0, before, ordered, 2),
+          "the new global is the round engine's combination, in the chosen order");
+    /* round 1 starts at once (no pause); a late update for round 0 is refused */
+    CHECK(s.open && s.round == 1, "round 1 starts at once");
+    CHECK(send_update(f, chosen[0], 0, 10, u0, 60) == SDFED_CODE_WRONG_ROUND, "a late update for round 0");
+    federation_outbox_clear(f);
+    free(u0), free(u1), free(before);
+    federation_close(f);
+    store_close(st);
+}
+
+static void test_dropout_and_deadline(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 5);
+    federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0); /* min_clients 1: round 0 starts with client 1 alone */
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 1, "round 0 starts with the one client");
+    float *u = update_of(f, 3);
+    CHECK(send_update(f, 1, 0, 5, u, 10) == SDFED_CODE_NONE, "its report");
+    federation_get_status(f, &s);
+    CHECK(s.round == 1 && s.open && s.participants == 1, "and round 1 begins");
+    federation_join(f, 2, 1, 20);
+    federation_outbox_clear(f);
+    const int64_t now = 20;
+    /* both in the next round: client 2 reports, client 1 stays silent */
+    free(u);
+    u = update_of(f, 1);
+    CHECK(send_update(f, 1, 1, 5, u, now) == SDFED_CODE_NONE, "client 1 reports round 1");
+    federation_get_status(f, &s);
+    CHECK(s.round == 2 && s.open && s.participants == 2, "round 2 takes both clients");
+    federation_outbox_clear(f);
+    free(u);
+    u = update_of(f, 2);
+    CHECK(send_update(f, 2, 2, 7, u, now + 1) == SDFED_CODE_NONE, "client 2 reports round 2");
+    federation_tick(f, now + 500);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 2 && s.reported == 1, "client 1 is still due before the deadline");
+    /* client 1 leaves: everyone still in has reported, one report is enough */
+    float *before = copy_global(f);
+    federation_leave(f, 1, now + 600);
+    federation_get_status(f, &s);
+    CHECK(s.round == 3 && s.connected == 1, "a chosen client leaving closes the round when the rest reported");
+    sdfed_round_update one = {2, 2, 7, u};
+    CHECK(same_as_engine(f, &t, &opt, 2, before, &one, 1), "the round's parameters are its one report's combination");
+    free(before);
+
+    /* the deadline: client 3 joins; min_clients 1; round 3 has clients 2, 3 */
+    federation_join(f, 3, 2, now + 700);
+    federation_get_status(f, &s);
+    int64_t opened = now + 600; /* round 3 opened when round 2 closed */
+    CHECK(s.open && s.round == 3 && s.participants == 1, "round 3 started with client 2 alone (%lld)",
+          (long long)s.participants);
+    federation_outbox_clear(f);
+    federation_tick(f, opened + 999);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 3, "no report before the deadline: still open");
+    federation_tick(f, opened + 1000);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 3, "no report at the deadline: the deadline moves on");
+    free(u);
+    u = update_of(f, 4);
+    CHECK(send_update(f, 2, 3, 9, u, opened + 1100) == SDFED_CODE_NONE, "client 2 reports late");
+    federation_get_status(f, &s);
+    CHECK(s.round == 4, "the round closes on its only report");
+    free(u);
+    federation_close(f);
+    store_close(st);
+}
+
+static void test_resume(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 3);
+    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0);
+    federation_join(f, 2, 1, 0);
+    float *u = update_of(f, 1);
+    CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE, "a report before the restart");
+    federation_status before;
+    federation_get_status(f, &before);
+    federation_close(f);
+    store_close(st);
+
+    sdfed_error err = {0};
+    CHECK(store_open(&st, dir, &err) == SDFED_OK, "reopen: %s", err.message);
+    f = open_federation(&t, st, &opt, 100);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 0 && s.participants == 2 && s.reported == 1 &&
+              !strcmp(s.global_sha256, before.global_sha256),
+          "the open round resumes with its clients and its stored report");
+    federation_join(f, 1, 0, 110);
+    const federation_message *w = find(f, FEDERATION_WAIT, 1);
+    CHECK(w && !strcmp(w->reason, "reported"), "a client that reported waits");
+    federation_join(f, 2, 1, 120);
+    CHECK(find(f, FEDERATION_ROUND_START, 2) != NULL, "a chosen client that comes back gets its round again");
+    free(u);
+    u = update_of(f, -1);
+    CHECK(send_update(f, 2, 0, 5, u, 130) == SDFED_CODE_NONE, "its report after the restart");
+    federation_get_status(f, &s);
+    CHECK(s.round == 1, "the resumed round closes");
+    free(u);
+    federation_close(f);
+    store_close(st);
+}
+
+static void test_async(void) {
+    char dir[512];
+    sdfed_task t = task_of(0, 10);
+    federation_options opt = {.async = 1, .buffer = 2, .max_staleness = 1, .min_clients = 1, .max_samples = 100};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c, 0);
+    CHECK(count(f, FEDERATION_ROUND_START, 1) && count(f, FEDERATION_ROUND_START, 2) &&
+              count(f, FEDERATION_ROUND_START, 3),
+          "async: every client gets version 0 at once");
+    federation_outbox_clear(f);
+    float *v0 = copy_global(f), *a = update_of(f, 1), *b = update_of(f, 2), *c = update_of(f, 3);
+    CHECK(send_update(f, 1, 0, 10, a, 1) == SDFED_CODE_NONE, "client 1 on version 0");
+    CHECK(send_update(f, 1, 0, 10, a, 1) == SDFED_CODE_DUPLICATE_UPDATE, "client 1 again");
+    CHECK(send_update(f, 2, 0, 101, b, 1) == SDFED_CODE_BAD_SAMPLES, "more samples than allowed");
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.round == 0, "one update in a buffer of 2: no new version");
+    CHECK(send_update(f, 2, 0, 20, b, 2) == SDFED_CODE_NONE, "client 2 fills the buffer");
+    federation_get_status(f, &s);
+    CHECK(s.round == 1 && find(f, FEDERATION_ROUND_START, 1) && find(f, FEDERATION_ROUND_START, 2),
+          "version 1; the idle clients get it");
+    sdfed_round_update first[2] = {{1, 0, 10, a}, {2, 0, 20, b}};
+    CHECK(same_as_engine(f, &t, &opt, 0, v0, first, 2), "version 1 is the engine's combination");
+    float *v1 = copy_global(f);
+    /* client 3 still trains on version 0: stale by 1, accepted and down-weighted */
+    federation_outbox_clear(f);
+    CHECK(send_update(f, 3, 0, 30, c, 3) == SDFED_CODE_NONE, "a stale update within max_staleness");
+    CHECK(find(f, FEDERATION_ROUND_START, 3) != NULL, "its client gets the newer version at once");
+    free(a);
+    a = update_of(f, 5);
+    CHECK(send_update(f, 1, 1, 10, a, 4) == SDFED_CODE_NONE, "client 1 on version 1");
+    federation_get_status(f, &s);
+    sdfed_round_update second[2] = {{3, 0, 30, c}, {1, 1, 10, a}};
+    CHECK(s.round == 2 && same_as_engine(f, &t, &opt, 1, v1, second, 2),
+          "version 2 weighs the stale update by samples / sqrt(2), in base-version order");
+    CHECK(send_update(f, 2, 0, 20, b, 5) == SDFED_CODE_WRONG_ROUND, "an update 2 versions old is refused");
+    free(v0), free(v1), free(a), free(b), free(c);
+    federation_close(f);
+    store_close(st);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_federation MODEL.gguf STATE_DIR\n");
+        return 2;
+    }
+    state_root = argv[2];
+    mkdir(state_root, 0755);
+    sdfed_error err = {0};
+    if (native_model_open(&model, argv[1], &err) ||
+        sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
+                           SDFED_FMNIST_CLASSES, &err)) {
+        fprintf(stderr, "test_federation: %s\n", err.message);
+        return 1;
+    }
+    test_sync_rounds();
+    test_dropout_and_deadline();
+    test_resume();
+    test_async();
+    sdfed_classes_free(&cls);
+    native_model_close(&model);
+    return check_report("test_federation");
+}
