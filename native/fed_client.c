@@ -33,10 +33,7 @@ int fed_client_init(fed_client *c, const sdfed_task *task, int index, const sdfe
     memset(c, 0, sizeof *c);
     c->index = index;
     c->split = split;
-    c->cfg = sdfed_task_method_config(task);
-    c->cfg.local_len = sdfed_task_local_prompt_length(task, index);
-    sdfed_rng_seed_stream(&c->rng, task->seed, SDFED_STREAM_CLIENTS + (uint64_t)index);
-    return sdfed_method_params_init(&c->params, &c->cfg, m, k, cls, &c->rng, arena, err);
+    return sdfed_task_client_params(task, index, m, k, cls, &c->cfg, &c->rng, &c->params, arena, err);
 }
 
 void fed_client_free(fed_client *c) { sdfed_method_params_free(&c->params); }

@@ -122,11 +122,8 @@ int wc_set_task(const char *task_json, const char *classes_json, int index) {
     rc = sdfed_classes_init_json(&W.cls, &W.tokenizer, W.model.cfg.context_length, classes_json, strlen(classes_json),
                                  WC_MAX_CLASSES, &W.err);
     if (rc) return sdfed_fail_context(&W.err, rc, "classes");
-    W.cfg = sdfed_task_method_config(&W.task);
-    W.cfg.local_len = sdfed_task_local_prompt_length(&W.task, index);
-    sdfed_rng_seed_stream(&W.rng, W.task.seed, SDFED_STREAM_CLIENTS + (uint64_t)index);
     sdfed_arena_reset(&W.arena);
-    rc = sdfed_method_params_init(&W.params, &W.cfg, &W.model, W.k, &W.cls, &W.rng, &W.arena, &W.err);
+    rc = sdfed_task_client_params(&W.task, index, &W.model, W.k, &W.cls, &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
     if (rc) {
         sdfed_classes_free(&W.cls);
         return rc;

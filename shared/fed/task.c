@@ -273,6 +273,15 @@ int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, con
     return sdfed_method_params_init(out, &cfg, m, k, cls, &rng, arena, err);
 }
 
+int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model *m, const sdfed_kernels *k,
+                             const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
+                             sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err) {
+    *cfg = sdfed_task_method_config(t);
+    cfg->local_len = sdfed_task_local_prompt_length(t, c);
+    sdfed_rng_seed_stream(rng, t->seed, SDFED_STREAM_CLIENTS + (uint64_t)c);
+    return sdfed_method_params_init(out, cfg, m, k, cls, rng, arena, err);
+}
+
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
     if (t->clients_per_round > t->clients)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'clients_per_round' (%d) exceeds 'clients' (%d)",

@@ -78,5 +78,12 @@ int sdfed_task_local_prompt_length(const sdfed_task *t, int c);
 /* The federation's initial shared parameters (SDFED_STREAM_SERVER). */
 int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
                              const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err);
+/* Client c's starting point, the same in the browser, the headless client
+ * and the simulator: its method settings (with its own local prompt
+ * length), its random stream (SDFED_STREAM_CLIENTS + c) and its initial
+ * parameters drawn from it. */
+int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model *m, const sdfed_kernels *k,
+                             const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
+                             sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err);
 
 #endif
