@@ -1,6 +1,8 @@
 /* The lws context and its callbacks (see loop.h). */
 #include "loop.h"
 
+#include <arpa/inet.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,8 +77,23 @@ static const struct lws_protocols protocols[] = {
 /* WebSocket keepalive: a PING after 30 s of silence, hang up after 60 s. */
 static const lws_retry_bo_t keepalive = {.secs_since_valid_ping = 30, .secs_since_valid_hangup = 60};
 
+/* lws binds an IPv4 address only on an IPv4 socket: on its default IPv6
+ * one it would listen on every address. */
+static int is_ipv4(const char *host) {
+    unsigned char address[sizeof(struct in_addr)];
+    return host && inet_pton(AF_INET, host, address) == 1;
+}
+
+int loop_check_host(const char *host, sdfed_error *err) {
+    unsigned char address[sizeof(struct in6_addr)];
+    if (!host || is_ipv4(host) || inet_pton(AF_INET6, host, address) == 1 || if_nametoindex(host) > 0) return SDFED_OK;
+    return sdfed_fail(err, SDFED_ERR_ARG, "--host %s is neither an IP address nor a network interface", host);
+}
+
 int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err) {
     *out = NULL;
+    int rc = loop_check_host(opt->host, err);
+    if (rc) return rc;
     loop *l = calloc(1, sizeof *l);
     if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     l->opt = *opt, l->site = site, l->handlers = h;
@@ -91,7 +108,8 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
     info.retry_and_idle_policy = &keepalive;
-    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    info.options =
+        LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
     if (opt->cert && opt->key) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = opt->cert;
@@ -104,7 +122,7 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
                           opt->host ? opt->host : "*", opt->port);
     }
     l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
-    int rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
+    rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
     if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&l->gate, l->vhost, opt->header_timeout_s, err);
     if (rc) {
         loop_destroy(l);

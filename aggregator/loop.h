@@ -14,7 +14,7 @@
 #include "http.h"
 
 typedef struct loop_options {
-    const char *host;       /* bind address, NULL for all */
+    const char *host;       /* bind address (loop_check_host), NULL for all */
     int port;               /* 0: one the kernel chooses */
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
@@ -22,6 +22,10 @@ typedef struct loop_options {
 } loop_options;
 
 typedef struct loop loop;
+
+/* Whether a bind address is an IPv4 or IPv6 address or a network
+ * interface's name (NULL: every address); checked before anything starts. */
+int loop_check_host(const char *host, sdfed_error *err);
 
 /* Listens at once; port 0 takes one the kernel chooses (loop_port). The
  * site and the handlers are the caller's and outlive the loop. */

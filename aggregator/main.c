@@ -32,7 +32,7 @@ static const char usage[] =
     "usage: sdfed-aggregator --task TASK.json [options]\n"
     "  --port P              listening port (8080); 0: a free one the kernel chooses\n"
     "  --port-file F         once listening, write the port to F (removed on a clean stop)\n"
-    "  --host ADDRESS        bind address (all)\n"
+    "  --host ADDRESS        bind address: an IPv4 or IPv6 address or an interface name (all)\n"
     "  --state DIR           durable state (state)\n"
     "  --web DIR             the volunteer page (web/)\n"
     "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
@@ -129,6 +129,8 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "aggregator: --mode must be sync or async");
     if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
+    sdfed_error host_err = {0};
+    if (loop_check_host(a.host, &host_err)) return cli_error(CLI_USAGE, "aggregator: %s", host_err.message);
 
     /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
