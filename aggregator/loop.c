@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,23 +79,30 @@ static const struct lws_protocols protocols[] = {
 /* WebSocket keepalive: a PING after 30 s of silence, hang up after 60 s. */
 static const lws_retry_bo_t keepalive = {.secs_since_valid_ping = 30, .secs_since_valid_hangup = 60};
 
-/* lws binds an IPv4 address only on an IPv4 socket: on its default IPv6
- * one it would listen on every address. */
 static int is_ipv4(const char *host) {
     unsigned char address[sizeof(struct in_addr)];
     return host && inet_pton(AF_INET, host, address) == 1;
 }
 
-int loop_check_host(const char *host, sdfed_error *err) {
-    unsigned char address[sizeof(struct in6_addr)];
-    if (!host || is_ipv4(host) || inet_pton(AF_INET6, host, address) == 1 || if_nametoindex(host) > 0) return SDFED_OK;
-    return sdfed_fail(err, SDFED_ERR_ARG, "--host %s is neither an IP address nor a network interface", host);
+int loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err) {
+    unsigned char bytes[sizeof(struct in6_addr)];
+    if (!host) return snprintf(address, cap, "*") < (int)cap ? SDFED_OK : SDFED_ERR_ARG;
+    if (is_ipv4(host) || inet_pton(AF_INET6, host, bytes) == 1 || if_nametoindex(host) > 0)
+        return snprintf(address, cap, "%s", host) < (int)cap ? SDFED_OK
+                                                             : sdfed_fail(err, SDFED_ERR_ARG, "--host: too long");
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &found);
+    if (rc)
+        return sdfed_fail(err, SDFED_ERR_ARG, "--host %s is not an address, an interface or a name that resolves (%s)",
+                          host, gai_strerror(rc));
+    rc = getnameinfo(found->ai_addr, found->ai_addrlen, address, (socklen_t)cap, NULL, 0, NI_NUMERICHOST);
+    freeaddrinfo(found);
+    return rc ? sdfed_fail(err, SDFED_ERR_ARG, "--host %s: %s", host, gai_strerror(rc)) : SDFED_OK;
 }
 
 int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err) {
     *out = NULL;
-    int rc = loop_check_host(opt->host, err);
-    if (rc) return rc;
+    int rc;
     loop *l = calloc(1, sizeof *l);
     if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     l->opt = *opt, l->site = site, l->handlers = h;

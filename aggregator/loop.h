@@ -14,7 +14,7 @@
 #include "http.h"
 
 typedef struct loop_options {
-    const char *host;       /* bind address (loop_check_host), NULL for all */
+    const char *host;       /* bind address (loop_resolve_host), NULL for all */
     int port;               /* 0: one the kernel chooses */
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
@@ -23,9 +23,10 @@ typedef struct loop_options {
 
 typedef struct loop loop;
 
-/* Whether a bind address is an IPv4 or IPv6 address or a network
- * interface's name (NULL: every address); checked before anything starts. */
-int loop_check_host(const char *host, sdfed_error *err);
+/* The address to bind for --host: an IPv4 or IPv6 address or a network
+ * interface's name as given, a host name resolved to its first address,
+ * "*" for NULL (every address); an error for anything else. */
+int loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err);
 
 /* Listens at once; port 0 takes one the kernel chooses (loop_port). The
  * site and the handlers are the caller's and outlive the loop. */

@@ -32,7 +32,7 @@ static const char usage[] =
     "usage: sdfed-aggregator --task TASK.json [options]\n"
     "  --port P              listening port (8080); 0: a free one the kernel chooses\n"
     "  --port-file F         once listening, write the port to F (removed on a clean stop)\n"
-    "  --host ADDRESS        bind address: an IPv4 or IPv6 address or an interface name (all)\n"
+    "  --host ADDRESS        bind address: IPv4, IPv6, an interface or a name that resolves (all)\n"
     "  --state DIR           durable state (state)\n"
     "  --web DIR             the volunteer page (web/)\n"
     "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
@@ -130,7 +130,9 @@ int main(int argc, char **argv) {
     if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
     sdfed_error host_err = {0};
-    if (loop_check_host(a.host, &host_err)) return cli_error(CLI_USAGE, "aggregator: %s", host_err.message);
+    char bind_address[256];
+    if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
+        return cli_error(CLI_USAGE, "aggregator: %s", host_err.message);
 
     /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
@@ -224,7 +226,7 @@ int main(int argc, char **argv) {
                        .fed = fed,
                        .demo = shards,
                        .status = {.fed = fed, .st = st, .model_sha256 = model_sha}};
-    loop_options lo = {.host = a.host,
+    loop_options lo = {.host = a.host ? bind_address : NULL,
                        .port = (int)port,
                        .cert = a.cert,
                        .key = a.key,
@@ -253,8 +255,8 @@ int main(int argc, char **argv) {
     native_logf("listening",
                 "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
                 "\"model_sha256\": \"%s\"",
-                a.host ? a.host : "*", bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
-                a.state, model_sha);
+                bind_address, bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task, a.state,
+                model_sha);
     rc = loop_run(server) ? CLI_FAILED : CLI_OK;
     native_log("stopping", "");
     if (a.port_file) remove(a.port_file);
