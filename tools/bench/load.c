@@ -16,22 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libwebsockets.h>
-
 #include "fed/protocol.h"
 #include "native/clock.h"
+#include "native/ws_client.h"
 
 #define MAX_ROUNDS 64
+/* the longest message the server sends that a client reads */
+#define MAX_MESSAGE_BYTES ((size_t)1 << 24)
 
 typedef struct conn {
-    struct lws *wsi;
-    int index, welcomed, closed;
-    unsigned char *rx;
-    size_t rx_len, rx_cap;
-    int rx_binary;
-    unsigned char *out; /* LWS_PRE headroom, then one message */
-    size_t out_len;
-    int out_binary;
+    ws_conn ws;
+    int index, welcomed;
 } conn;
 
 typedef struct round_times {
@@ -40,9 +35,8 @@ typedef struct round_times {
 } round_times;
 
 static struct {
-    char address[256], path[256];
-    int port, n, ramp, rounds;
-    struct lws_context *context;
+    int n, ramp, rounds;
+    ws_client ws;
     conn *conns;
     int started, established, welcomed, failed, closed;
     double t_start, t_welcomed, t_held, timeout;
@@ -52,31 +46,18 @@ static struct {
     int rounds_seen;
 } L;
 
-static void queue_out(conn *c, const void *data, size_t len, int binary) {
-    free(c->out);
-    c->out = malloc(LWS_PRE + len);
-    if (!c->out) return;
-    memcpy(c->out + LWS_PRE, data, len);
-    c->out_len = len, c->out_binary = binary;
-    lws_callback_on_writable(c->wsi);
+static void send_message(conn *c, const void *data, size_t len, int binary) {
+    sdfed_error err = {0};
+    if (ws_conn_send(&c->ws, data, len, binary, &err))
+        fprintf(stderr, "load: client %d cannot send: %s\n", c->index, err.message);
 }
 
 static void start_next(void) {
     while (L.started < L.n && L.started - L.established - L.failed < L.ramp) {
         conn *c = &L.conns[L.started];
         c->index = L.started++;
-        struct lws_client_connect_info ci;
-        memset(&ci, 0, sizeof ci);
-        ci.context = L.context;
-        ci.address = L.address;
-        ci.port = L.port;
-        ci.path = L.path;
-        ci.host = L.address;
-        ci.origin = L.address;
-        ci.protocol = SDFED_PROTOCOL;
-        ci.userdata = c;
-        ci.pwsi = &c->wsi;
-        if (!lws_client_connect_via_info(&ci)) L.failed++;
+        ws_conn_init(&c->ws, &L.ws, c);
+        ws_conn_connect(&c->ws, 0);
     }
 }
 
@@ -95,23 +76,25 @@ static void on_params(conn *c, const sdfed_frame *f) {
     sdfed_buffer frame = {0};
     if (sdfed_frame_encode(SDFED_FRAME_UPDATE, f->round, 1 + (uint32_t)(c->index % 16), f->n_dims, f->shape, values,
                            &frame, NULL) == SDFED_OK)
-        queue_out(c, frame.data, frame.size, 1);
+        send_message(c, frame.data, frame.size, 1);
     sdfed_buffer_free(&frame);
     free(values);
 }
 
-static void on_message(conn *c) {
-    if (c->rx_binary) {
+static int on_message(ws_conn *ws, ws_rx rx) {
+    conn *c = ws->user;
+    if (rx != WS_RX_MESSAGE) return -1;
+    if (ws->in.binary) {
         sdfed_frame f;
         sdfed_code code;
-        if (sdfed_frame_decode(c->rx, c->rx_len, (size_t)1 << 24, &f, &code, NULL) == SDFED_OK &&
+        if (sdfed_frame_decode(ws->in.data, ws->in.len, MAX_MESSAGE_BYTES, &f, &code, NULL) == SDFED_OK &&
             f.kind == SDFED_FRAME_GLOBAL)
             on_params(c, &f);
-        return;
+        return 0;
     }
     sdfed_message m;
     sdfed_code code;
-    if (sdfed_message_parse((const char *)c->rx, c->rx_len, (size_t)1 << 24, &m, &code, NULL)) return;
+    if (sdfed_message_parse((const char *)ws->in.data, ws->in.len, MAX_MESSAGE_BYTES, &m, &code, NULL)) return 0;
     if (m.type == SDFED_MSG_WELCOME && !c->welcomed) {
         c->welcomed = 1;
         if (++L.welcomed == L.n) L.t_welcomed = native_clock_seconds(native_clock_monotonic_ns());
@@ -122,56 +105,27 @@ static void on_message(conn *c) {
         fprintf(stderr, "load: client %d refused: %s (%s)\n", c->index, m.code, m.message);
     }
     sdfed_message_free(&m);
-}
-
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
-    conn *c = user;
-    switch (reason) {
-    case LWS_CALLBACK_CLIENT_ESTABLISHED: {
-        L.established++;
-        static const char hello[] = "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"load\"}";
-        queue_out(c, hello, sizeof hello - 1, 0);
-        start_next();
-        break;
-    }
-    case LWS_CALLBACK_CLIENT_RECEIVE:
-        if (lws_is_first_fragment(wsi)) c->rx_len = 0, c->rx_binary = lws_frame_is_binary(wsi);
-        if (c->rx_len + len > c->rx_cap) {
-            size_t cap = c->rx_cap ? c->rx_cap : 8192;
-            while (cap < c->rx_len + len) cap *= 2;
-            unsigned char *grown = realloc(c->rx, cap);
-            if (!grown) return -1;
-            c->rx = grown, c->rx_cap = cap;
-        }
-        memcpy(c->rx + c->rx_len, in, len);
-        c->rx_len += len;
-        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) on_message(c);
-        break;
-    case LWS_CALLBACK_CLIENT_WRITEABLE:
-        if (!c->out) break;
-        if (lws_write(wsi, c->out + LWS_PRE, c->out_len, c->out_binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) <
-            (int)c->out_len)
-            return -1;
-        free(c->out);
-        c->out = NULL;
-        break;
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        L.failed++;
-        if (L.failed <= 5) fprintf(stderr, "load: a connection failed: %s\n", in ? (const char *)in : "?");
-        start_next();
-        break;
-    case LWS_CALLBACK_CLIENT_CLOSED:
-        if (c && !c->closed) c->closed = 1, L.closed++;
-        break;
-    default: break;
-    }
     return 0;
 }
 
-static const struct lws_protocols protocols[] = {
-    {.name = SDFED_PROTOCOL, .callback = callback, .rx_buffer_size = 65536},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
+static void on_connected(ws_conn *ws) {
+    L.established++;
+    static const char hello[] = "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"load\"}";
+    send_message(ws->user, hello, sizeof hello - 1, 0);
+    start_next();
+}
+
+/* A connection that was open counts as closed, one that never opened as
+ * failed (ws_client reports each end once; no connection is made again). */
+static void on_closed(ws_conn *ws, int was_open, const char *why) {
+    if (was_open) {
+        L.closed++;
+        return;
+    }
+    L.failed++;
+    if (L.failed <= 5) fprintf(stderr, "load: a connection failed: %s\n", why);
+    start_next();
+}
 
 static int all_rounds_ended(void) {
     for (int r = 0; r < L.rounds; r++)
@@ -185,7 +139,7 @@ static void check(lws_sorted_usec_list_t *sul) {
     double t = native_clock_seconds(native_clock_monotonic_ns());
     if (!L.t_held && L.welcomed > 0 && L.welcomed + L.failed >= L.n && all_rounds_ended()) L.t_held = t;
     if ((L.t_held && t - L.t_held > 1.0) || t - L.t_start > L.timeout) L.finished = 1;
-    lws_sul_schedule(L.context, 0, sul, check, 100 * LWS_US_PER_MS);
+    lws_sul_schedule(L.ws.context, 0, sul, check, 100 * LWS_US_PER_MS);
 }
 
 static int usage(void) {
@@ -213,31 +167,22 @@ int main(int argc, char **argv) {
     }
     if (argc % 2 == 0 || !server || L.n <= 0 || L.ramp <= 0 || L.rounds <= 0 || L.rounds > MAX_ROUNDS || L.timeout <= 0)
         return usage();
-    char url[512];
-    const char *scheme, *address, *path;
-    snprintf(url, sizeof url, "%s", server);
-    if (lws_parse_uri(url, &scheme, &address, &L.port, &path) || strcmp(scheme, "ws")) return usage();
-    snprintf(L.address, sizeof L.address, "%s", address);
-    snprintf(L.path, sizeof L.path, "/%s", path[0] ? path : "ws");
+    ws_url url;
+    if (ws_url_parse(&url, server, NULL)) return usage();
     L.conns = calloc((size_t)L.n, sizeof *L.conns);
     if (!L.conns) return 1;
     signal(SIGPIPE, SIG_IGN);
 
-    lws_set_log_level(LLL_ERR, NULL);
-    struct lws_context_creation_info info;
-    memset(&info, 0, sizeof info);
-    info.port = CONTEXT_PORT_NO_LISTEN;
-    info.protocols = protocols;
-    info.fd_limit_per_thread = (unsigned)L.n + 64;
-    L.context = lws_create_context(&info);
-    if (!L.context) {
+    const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
+    if (ws_client_start(&L.ws, &url, L.n, MAX_MESSAGE_BYTES, &on, NULL)) {
         fprintf(stderr, "load: cannot create the lws context (file descriptor limit?)\n");
+        free(L.conns);
         return 1;
     }
     L.t_start = native_clock_seconds(native_clock_monotonic_ns());
     start_next();
-    lws_sul_schedule(L.context, 0, &L.check, check, 100 * LWS_US_PER_MS);
-    while (!L.finished && lws_service(L.context, 0) >= 0)
+    lws_sul_schedule(L.ws.context, 0, &L.check, check, 100 * LWS_US_PER_MS);
+    while (!L.finished && ws_client_service(&L.ws) >= 0)
         ;
     int timed_out = !L.t_held;
 
@@ -250,8 +195,8 @@ int main(int argc, char **argv) {
                t->n_end ? 1e3 * (t->first_end - t->first_params) : -1.0);
     }
     printf("held=%d of %d%s\n", L.established - L.closed, L.n, timed_out ? " (timed out)" : "");
-    lws_context_destroy(L.context);
-    for (int i = 0; i < L.n; i++) free(L.conns[i].rx), free(L.conns[i].out);
+    ws_client_stop(&L.ws);
+    for (int i = 0; i < L.started; i++) ws_conn_free(&L.conns[i].ws);
     free(L.conns);
     return timed_out || L.welcomed < L.n ? 1 : 0;
 }

@@ -15,8 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libwebsockets.h>
-
 #include "base/sha256.h"
 #include "data/idx.h"
 #include "fed/protocol.h"
@@ -25,31 +23,22 @@
 #include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/model.h"
+#include "native/ws_client.h"
 
-typedef struct outgoing {
-    struct outgoing *next;
-    size_t len;
-    int binary;
-    unsigned char *data; /* LWS_PRE headroom */
-} outgoing;
+/* the longest message the server sends that this client reads */
+#define MAX_MESSAGE_BYTES ((size_t)1 << 24)
 
 typedef struct client {
     /* options */
-    char address[256], path[256];
-    int port, tls, index, json, quiet;
+    int index, json, quiet;
     const char *model_path, *cache, *data_dir, *token_file, *join_key;
     const char *attack; /* NULL, "flip" or "scale:F" */
     double give_up_s;
     /* connection */
-    struct lws_context *context;
-    struct lws *wsi;
-    lws_sorted_usec_list_t retry;
+    ws_client ws;
+    ws_conn conn;
     double disconnected_at;
     int attempts;
-    unsigned char *rx;
-    size_t rx_len, rx_cap;
-    int rx_binary;
-    outgoing *head, *tail;
     char token[SDFED_MSG_TEXT];
     /* federation */
     int ready, finished, failed;
@@ -109,36 +98,13 @@ static void fail(client *c, const char *fmt, ...) {
 }
 
 static void send_message(client *c, const void *data, size_t len, int binary) {
-    outgoing *o = malloc(sizeof *o);
-    unsigned char *buf = o ? malloc(LWS_PRE + len) : NULL;
-    if (!o || !buf) {
-        free(o);
-        fail(c, "out of memory");
-        return;
-    }
-    memcpy(buf + LWS_PRE, data, len);
-    *o = (outgoing){NULL, len, binary, buf};
-    if (c->tail)
-        c->tail->next = o;
-    else
-        c->head = o;
-    c->tail = o;
-    if (c->wsi) lws_callback_on_writable(c->wsi);
+    sdfed_error err = {0};
+    if (ws_conn_send(&c->conn, data, len, binary, &err)) fail(c, "%s", err.message);
 }
 
 static void send_writer(client *c, sdfed_json_writer *w, sdfed_buffer *b) {
     if (sdfed_jw_end(w, NULL) == SDFED_OK) send_message(c, b->data, b->size, 0);
     sdfed_buffer_free(b);
-}
-
-static void drop_queue(client *c) {
-    while (c->head) {
-        outgoing *o = c->head;
-        c->head = o->next;
-        free(o->data);
-        free(o);
-    }
-    c->tail = NULL;
 }
 
 /* ------------------------------------------------------------ federation */
@@ -271,7 +237,7 @@ static void handle_text(client *c, const char *text, size_t len) {
     sdfed_message m;
     sdfed_code code;
     sdfed_error err = {0};
-    if (sdfed_message_parse(text, len, 1 << 24, &m, &code, &err)) {
+    if (sdfed_message_parse(text, len, MAX_MESSAGE_BYTES, &m, &code, &err)) {
         fail(c, "the server sent a bad message (%s): %s", sdfed_code_name(code), err.message);
         return;
     }
@@ -310,7 +276,7 @@ static void handle_binary(client *c, const unsigned char *data, size_t len) {
     sdfed_frame f;
     sdfed_code code;
     sdfed_error err = {0};
-    if (sdfed_frame_decode(data, len, (size_t)1 << 24, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {
+    if (sdfed_frame_decode(data, len, MAX_MESSAGE_BYTES, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {
         fail(c, "the server sent a bad frame: %s", err.message);
         return;
     }
@@ -328,121 +294,60 @@ static void handle_binary(client *c, const unsigned char *data, size_t len) {
 
 /* ------------------------------------------------------------ connection */
 
-static void connect_now(lws_sorted_usec_list_t *sul);
-
 static void reconnect_later(client *c) {
     if (interrupted) return;
     if (c->disconnected_at == 0) c->disconnected_at = native_clock_seconds(native_clock_monotonic_ns());
     if (native_clock_seconds(native_clock_monotonic_ns()) - c->disconnected_at > c->give_up_s) {
-        fail(c, "no connection to %s:%d for %.0f s; giving up", c->address, c->port, c->give_up_s);
+        fail(c, "no connection to %s:%d for %.0f s; giving up", c->ws.server.address, c->ws.server.port, c->give_up_s);
         return;
     }
     int attempt = c->attempts < 6 ? c->attempts : 6;
-    lws_sul_schedule(c->context, 0, &c->retry, connect_now, (lws_usec_t)(100000 << attempt));
+    ws_conn_connect(&c->conn, (int64_t)100000 << attempt);
     c->attempts++;
 }
 
-static void connect_now(lws_sorted_usec_list_t *sul) {
-    client *c = lws_container_of(sul, client, retry);
-    struct lws_client_connect_info ci;
-    memset(&ci, 0, sizeof ci);
-    ci.context = c->context;
-    ci.address = c->address;
-    ci.port = c->port;
-    ci.path = c->path;
-    ci.host = c->address;
-    ci.origin = c->address;
-    ci.protocol = SDFED_PROTOCOL;
-    ci.ssl_connection = c->tls ? LCCSCF_USE_SSL | LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK : 0;
-    ci.pwsi = &c->wsi;
-    if (!lws_client_connect_via_info(&ci)) reconnect_later(c);
+static void on_connected(ws_conn *conn) {
+    client *c = conn->user;
+    c->attempts = 0;
+    c->disconnected_at = 0;
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, "hello");
+    sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
+    if (c->token[0]) sdfed_jw_string(&w, "token", c->token);
+    if (c->join_key) sdfed_jw_string(&w, "join_key", c->join_key);
+    sdfed_jw_string(&w, "kind", "headless");
+    sdfed_jw_string(&w, "encoding", c->json ? "json" : "binary");
+    if (c->index >= 0) sdfed_jw_int(&w, "shard", c->index);
+    send_writer(c, &w, &b);
 }
 
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
-    client *c = lws_context_user(lws_get_context(wsi));
-    switch (reason) {
-    case LWS_CALLBACK_CLIENT_ESTABLISHED: {
-        c->attempts = 0;
-        c->disconnected_at = 0;
-        sdfed_buffer b = {0};
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, &b, "hello");
-        sdfed_jw_string(&w, "protocol", SDFED_PROTOCOL);
-        if (c->token[0]) sdfed_jw_string(&w, "token", c->token);
-        if (c->join_key) sdfed_jw_string(&w, "join_key", c->join_key);
-        sdfed_jw_string(&w, "kind", "headless");
-        sdfed_jw_string(&w, "encoding", c->json ? "json" : "binary");
-        if (c->index >= 0) sdfed_jw_int(&w, "shard", c->index);
-        send_writer(c, &w, &b);
-        break;
-    }
-    case LWS_CALLBACK_CLIENT_RECEIVE:
-        if (lws_is_first_fragment(wsi)) c->rx_len = 0, c->rx_binary = lws_frame_is_binary(wsi);
-        if (c->rx_len + len > c->rx_cap) {
-            size_t cap = c->rx_cap ? c->rx_cap : 65536;
-            while (cap < c->rx_len + len) cap *= 2;
-            unsigned char *grown = realloc(c->rx, cap);
-            if (!grown) {
-                fail(c, "out of memory");
-                return -1;
-            }
-            c->rx = grown, c->rx_cap = cap;
-        }
-        memcpy(c->rx + c->rx_len, in, len);
-        c->rx_len += len;
-        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
-            if (c->rx_binary)
-                handle_binary(c, c->rx, c->rx_len);
-            else
-                handle_text(c, (const char *)c->rx, c->rx_len);
-        }
-        break;
-    case LWS_CALLBACK_CLIENT_WRITEABLE: {
-        outgoing *o = c->head;
-        if (!o) break;
-        if (lws_write(wsi, o->data + LWS_PRE, o->len, o->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)o->len)
-            return -1;
-        c->head = o->next;
-        if (!c->head) c->tail = NULL;
-        free(o->data);
-        free(o);
-        if (c->head) lws_callback_on_writable(wsi);
-        break;
-    }
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-    case LWS_CALLBACK_CLIENT_CLOSED:
-        c->wsi = NULL;
-        /* what was queued was for the old connection; the cached update
-         * goes again if the round is resent */
-        drop_queue(c);
-        if (!c->finished && !interrupted) {
-            if (reason == LWS_CALLBACK_CLIENT_CLOSED) say(c, "disconnected; reconnecting");
-            reconnect_later(c);
-        }
-        break;
-    default: break;
-    }
-    (void)user;
-    return 0;
-}
-
-static const struct lws_protocols protocols[] = {
-    {.name = SDFED_PROTOCOL, .callback = callback, .rx_buffer_size = 65536},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-static int parse_server(client *c, const char *url) {
-    char buf[512];
-    const char *scheme, *address, *path;
-    int port;
-    snprintf(buf, sizeof buf, "%s", url);
-    if (lws_parse_uri(buf, &scheme, &address, &port, &path) || (strcmp(scheme, "ws") && strcmp(scheme, "wss")))
+static int on_message(ws_conn *conn, ws_rx rx) {
+    client *c = conn->user;
+    if (rx == WS_RX_TOO_LARGE) {
+        fail(c, "the server sent a message over %zu bytes", MAX_MESSAGE_BYTES);
         return -1;
-    c->tls = strcmp(scheme, "wss") == 0;
-    c->port = port;
-    snprintf(c->address, sizeof c->address, "%s", address);
-    snprintf(c->path, sizeof c->path, "/%s", path[0] ? path : "ws");
+    }
+    if (rx == WS_RX_NO_MEMORY) {
+        fail(c, "out of memory");
+        return -1;
+    }
+    if (conn->in.binary)
+        handle_binary(c, conn->in.data, conn->in.len);
+    else
+        handle_text(c, (const char *)conn->in.data, conn->in.len);
     return 0;
+}
+
+static void on_closed(ws_conn *conn, int was_open, const char *why) {
+    client *c = conn->user;
+    /* what was queued was for the old connection; the cached update goes
+     * again if the round is resent */
+    ws_send_queue_clear(&conn->out);
+    if (!c->finished && !interrupted) {
+        if (was_open) say(c, "disconnected; reconnecting");
+        reconnect_later(c);
+    }
 }
 
 static const char usage[] =
@@ -485,7 +390,9 @@ int main(int argc, char **argv) {
         return CLI_OK;
     }
     if (!server) return cli_error(CLI_USAGE, "client: --server is required (see --help)");
-    if (parse_server(&c, server)) return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
+    ws_url url;
+    if (ws_url_parse(&url, server, NULL))
+        return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
     if (strcmp(encoding, "json") && strcmp(encoding, "binary"))
         return cli_error(CLI_USAGE, "client: --encoding must be binary or json");
@@ -504,24 +411,19 @@ int main(int argc, char **argv) {
             fclose(f);
         }
     }
+    const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
+    sdfed_error err = {0};
+    if (ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err))
+        return cli_error(CLI_FAILED, "client: %s", err.message);
     sdfed_arena_init(&c.arena);
-    lws_set_log_level(LLL_ERR, NULL);
-    struct lws_context_creation_info info;
-    memset(&info, 0, sizeof info);
-    info.port = CONTEXT_PORT_NO_LISTEN;
-    info.protocols = protocols;
-    info.user = &c;
-    if (c.tls) info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-    c.context = lws_create_context(&info);
-    if (!c.context) return cli_error(CLI_FAILED, "client: cannot create the libwebsockets context");
+    ws_conn_init(&c.conn, &c.ws, &c);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    lws_sul_schedule(c.context, 0, &c.retry, connect_now, 1);
-    while (!interrupted && lws_service(c.context, 0) >= 0) {
+    ws_conn_connect(&c.conn, 0);
+    while (!interrupted && ws_client_service(&c.ws) >= 0) {
     }
-    lws_context_destroy(c.context);
-    drop_queue(&c);
-    free(c.rx);
+    ws_client_stop(&c.ws);
+    ws_conn_free(&c.conn);
     free(c.cached);
     if (c.ready) {
         fed_client_free(&c.fc);

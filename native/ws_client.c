@@ -1,0 +1,131 @@
+/* sdfed.v1 client connections on libwebsockets (see ws_client.h). */
+#include "native/ws_client.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fed/protocol.h"
+
+int ws_url_parse(ws_url *u, const char *url, sdfed_error *err) {
+    char buf[512];
+    const char *scheme, *address, *path;
+    int port;
+    if (strlen(url) >= sizeof buf) return sdfed_fail(err, SDFED_ERR_ARG, "the URL %.40s... is too long", url);
+    snprintf(buf, sizeof buf, "%s", url);
+    if (lws_parse_uri(buf, &scheme, &address, &port, &path) || (strcmp(scheme, "ws") && strcmp(scheme, "wss")))
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s is not a ws:// or wss:// URL", url);
+    u->tls = strcmp(scheme, "wss") == 0;
+    u->port = port;
+    snprintf(u->address, sizeof u->address, "%s", address);
+    snprintf(u->path, sizeof u->path, "/%s", path[0] ? path : "ws");
+    return SDFED_OK;
+}
+
+/* The connection is over (closed, or never made): tell the program. */
+static void ended(ws_conn *conn, const char *why) {
+    int was_open = conn->state == WS_CONN_OPEN;
+    conn->state = WS_CONN_IDLE;
+    conn->wsi = NULL;
+    if (!conn->client->stopping) conn->client->on.closed(conn, was_open, why);
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    ws_conn *conn = user;
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        conn->state = WS_CONN_OPEN;
+        conn->wsi = wsi;
+        conn->client->on.connected(conn);
+        if (conn->out.count) lws_callback_on_writable(wsi);
+        break;
+    case LWS_CALLBACK_CLIENT_RECEIVE: {
+        ws_rx rx = ws_reassembly_add(&conn->in, ws_fragment_of(wsi, in, len));
+        if (rx != WS_RX_MORE && conn->client->on.message(conn, rx)) return -1;
+        break;
+    }
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        if (ws_send_queue_write_next(&conn->out, wsi)) return -1;
+        if (conn->out.count) lws_callback_on_writable(wsi);
+        break;
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        /* lws may report the end of a connection more than once */
+        if (conn && conn->state != WS_CONN_IDLE)
+            ended(conn, in ? (const char *)in : reason == LWS_CALLBACK_CLIENT_CLOSED ? "closed" : "connection error");
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+    {.name = SDFED_PROTOCOL, .callback = callback, .rx_buffer_size = 65536},
+    {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
+};
+
+int ws_client_start(ws_client *c, const ws_url *server, int max_connections, size_t max_message_bytes,
+                    const ws_client_handlers *on, sdfed_error *err) {
+    *c = (ws_client){.server = *server, .on = *on, .max_message_bytes = max_message_bytes};
+    lws_set_log_level(LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = CONTEXT_PORT_NO_LISTEN;
+    info.protocols = protocols;
+    info.fd_limit_per_thread = (unsigned)max_connections + 64;
+    if (server->tls) info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    c->context = lws_create_context(&info);
+    if (!c->context) return sdfed_fail(err, SDFED_ERR_IO, "cannot create the libwebsockets context");
+    return SDFED_OK;
+}
+
+int ws_client_service(ws_client *c) { return lws_service(c->context, 0); }
+
+void ws_client_stop(ws_client *c) {
+    c->stopping = 1;
+    if (c->context) lws_context_destroy(c->context);
+    c->context = NULL;
+}
+
+void ws_conn_init(ws_conn *conn, ws_client *client, void *user) {
+    *conn = (ws_conn){.client = client, .user = user};
+    ws_reassembly_init(&conn->in, client->max_message_bytes);
+}
+
+static void connect_now(lws_sorted_usec_list_t *sul) {
+    ws_conn *conn = lws_container_of(sul, ws_conn, connect_timer);
+    const ws_url *u = &conn->client->server;
+    struct lws_client_connect_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.context = conn->client->context;
+    ci.address = u->address;
+    ci.port = u->port;
+    ci.path = u->path;
+    ci.host = u->address;
+    ci.origin = u->address;
+    ci.protocol = SDFED_PROTOCOL;
+    ci.ssl_connection = u->tls ? LCCSCF_USE_SSL | LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK : 0;
+    ci.userdata = conn;
+    ci.pwsi = &conn->wsi;
+    conn->state = WS_CONN_CONNECTING;
+    /* a connection lws gives up on at once may or may not have said so
+     * through CONNECTION_ERROR already */
+    if (!lws_client_connect_via_info(&ci) && conn->state == WS_CONN_CONNECTING)
+        ended(conn, "the connection could not be started");
+}
+
+void ws_conn_connect(ws_conn *conn, int64_t delay_us) {
+    assert(conn->state == WS_CONN_IDLE);
+    lws_sul_schedule(conn->client->context, 0, &conn->connect_timer, connect_now, (lws_usec_t)delay_us);
+}
+
+int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err) {
+    int status = ws_send_queue_push(&conn->out, data, len, binary, err);
+    if (status == SDFED_OK && conn->state == WS_CONN_OPEN) lws_callback_on_writable(conn->wsi);
+    return status;
+}
+
+void ws_conn_free(ws_conn *conn) {
+    ws_send_queue_clear(&conn->out);
+    ws_reassembly_free(&conn->in);
+}

@@ -1,0 +1,78 @@
+/* The client side of sdfed.v1 for native programs: connections from this
+ * process to one server (ws:// or wss://) in one lws context, each with its
+ * send queue (native/ws_send_queue.h) and its incoming message
+ * (native/ws_reassembly.h). The program hears through its handlers that a
+ * connection opened, that a message arrived, that a connection failed or
+ * closed; when to connect (again) is the program's choice. */
+#ifndef SDFED_NATIVE_WS_CLIENT_H
+#define SDFED_NATIVE_WS_CLIENT_H
+
+#include <stdint.h>
+
+#include <libwebsockets.h>
+
+#include "base/status.h"
+#include "native/ws_reassembly.h"
+#include "native/ws_send_queue.h"
+
+typedef struct ws_url {
+    char address[256], path[256]; /* path starts with '/' */
+    int port, tls;
+} ws_url;
+
+typedef struct ws_conn ws_conn;
+
+typedef struct ws_client_handlers {
+    /* the handshake is done: say hello with ws_conn_send */
+    void (*connected)(ws_conn *conn);
+    /* a message ended: rx is WS_RX_MESSAGE (conn->in.data, .len, .binary)
+     * or says why it was discarded; returns 0, or -1 to close the connection */
+    int (*message)(ws_conn *conn, ws_rx rx);
+    /* the connection could not be made (was_open 0, why from lws) or it
+     * closed (was_open 1). What is queued stays for the next connection;
+     * ws_send_queue_clear(&conn->out) if it was for this one. */
+    void (*closed)(ws_conn *conn, int was_open, const char *why);
+} ws_client_handlers;
+
+typedef struct ws_client {
+    ws_url server;
+    ws_client_handlers on;
+    size_t max_message_bytes;
+    struct lws_context *context; /* for the program's own timers (lws_sul_schedule) */
+    int stopping;                /* no handler is called while the context is destroyed */
+} ws_client;
+
+typedef enum ws_conn_state { WS_CONN_IDLE, WS_CONN_CONNECTING, WS_CONN_OPEN } ws_conn_state;
+
+struct ws_conn {
+    ws_client *client;
+    void *user; /* the program's */
+    struct lws *wsi;
+    ws_conn_state state;
+    ws_send_queue out;
+    ws_reassembly in;
+    lws_sorted_usec_list_t connect_timer;
+};
+
+/* ws://HOST[:PORT][/PATH] or wss://...; the path is /ws when none is given. */
+int ws_url_parse(ws_url *u, const char *url, sdfed_error *err);
+
+/* A context for up to max_connections connections to server, lws logging
+ * errors only. */
+int ws_client_start(ws_client *c, const ws_url *server, int max_connections, size_t max_message_bytes,
+                    const ws_client_handlers *on, sdfed_error *err);
+/* Waits for and handles the next events; < 0 once the context is unusable. */
+int ws_client_service(ws_client *c);
+/* Closes every connection (no handler is called) and the context. */
+void ws_client_stop(ws_client *c);
+
+void ws_conn_init(ws_conn *conn, ws_client *client, void *user);
+/* Connects after delay_us microseconds (the connection must be idle); a
+ * failure is reported to the closed handler. */
+void ws_conn_connect(ws_conn *conn, int64_t delay_us);
+/* Queues a message, written as soon as the connection is open and writable. */
+int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
+/* Frees the queue and the message buffer (after ws_client_stop). */
+void ws_conn_free(ws_conn *conn);
+
+#endif

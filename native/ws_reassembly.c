@@ -1,0 +1,54 @@
+/* Incoming WebSocket messages from their fragments (see ws_reassembly.h). */
+#include "native/ws_reassembly.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ws_fragment ws_fragment_of(struct lws *wsi, const void *in, size_t len) {
+    return (ws_fragment){.data = in,
+                         .len = len,
+                         .first = lws_is_first_fragment(wsi),
+                         .last = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi),
+                         .binary = lws_frame_is_binary(wsi)};
+}
+
+void ws_reassembly_init(ws_reassembly *r, size_t max_bytes) { *r = (ws_reassembly){.max_bytes = max_bytes}; }
+
+/* Room for need bytes (need <= max_bytes); 0, or -1 when memory is short. */
+static int reserve(ws_reassembly *r, size_t need) {
+    if (need <= r->cap) return 0;
+    size_t cap = r->cap ? r->cap : 4096;
+    while (cap < need) cap = cap <= r->max_bytes / 2 ? cap * 2 : r->max_bytes;
+    unsigned char *grown = realloc(r->data, cap);
+    if (!grown) return -1;
+    r->data = grown;
+    r->cap = cap;
+    return 0;
+}
+
+ws_rx ws_reassembly_add(ws_reassembly *r, ws_fragment f) {
+    if (f.first) {
+        r->len = 0;
+        r->binary = f.binary;
+        r->discarding = WS_RX_MORE;
+    }
+    if (r->discarding == WS_RX_MORE) {
+        if (f.len > r->max_bytes - r->len)
+            r->discarding = WS_RX_TOO_LARGE;
+        else if (reserve(r, r->len + f.len))
+            r->discarding = WS_RX_NO_MEMORY;
+        else if (f.len) {
+            memcpy(r->data + r->len, f.data, f.len);
+            r->len += f.len;
+        }
+    }
+    if (!f.last) return WS_RX_MORE;
+    if (r->discarding == WS_RX_MORE) return WS_RX_MESSAGE;
+    r->len = 0;
+    return r->discarding;
+}
+
+void ws_reassembly_free(ws_reassembly *r) {
+    free(r->data);
+    *r = (ws_reassembly){.max_bytes = r->max_bytes};
+}
