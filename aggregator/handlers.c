@@ -32,9 +32,9 @@ static session *session_of(handlers *h, int64_t client) {
 }
 
 static void send_to(session *ss, const void *data, size_t len, int binary) {
-    if (session_send(ss, data, len, binary))
-        native_logf("error", "\"client\": %lld, \"message\": \"out of memory queueing a message\"",
-                    (long long)ss->client);
+    sdfed_error err = {0};
+    if (session_send(ss, data, len, binary, &err))
+        native_logf("error", "\"client\": %lld, \"message\": \"%s\"", (long long)ss->client, err.message);
 }
 
 /* --------------------------------------------------- the federation's answers */
@@ -319,18 +319,19 @@ static void binary_message(handlers *h, session *ss, const unsigned char *data, 
 
 /* ----------------------------------------------------------- public api */
 
-void handlers_message(handlers *h, session *ss, int64_t now_ms) {
-    if (ss->rx_overflow) {
+void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
+    if (rx == WS_RX_MORE) return;
+    if (rx != WS_RX_MESSAGE) {
         char message[96];
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
         session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, now_ms);
     } else if (!session_rate_ok(ss, h->opt.max_messages_per_second, now_ms)) {
         refuse(h, ss, SDFED_CODE_RATE_LIMITED, "too many messages per second", now_ms);
-    } else if (ss->rx_binary) {
-        binary_message(h, ss, ss->rx, ss->rx_len, now_ms);
+    } else if (ss->in.binary) {
+        binary_message(h, ss, ss->in.data, ss->in.len, now_ms);
     } else {
-        text_message(h, ss, (const char *)ss->rx, ss->rx_len, now_ms);
+        text_message(h, ss, (const char *)ss->in.data, ss->in.len, now_ms);
     }
     deliver(h);
 }

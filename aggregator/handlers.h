@@ -29,8 +29,9 @@ typedef struct handlers handlers;
 int handlers_create(handlers **out, const handlers_options *opt, federation *f, store *st, sdfed_error *err);
 void handlers_destroy(handlers *h);
 
-/* A session's message is complete (session_receive returned 1). */
-void handlers_message(handlers *h, session *ss, int64_t now_ms);
+/* What session_receive said: a whole message in ss->in, or one that could
+ * not be kept (refused as too large, and the connection closed). */
+void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms);
 /* A session's connection is gone (before session_free). */
 void handlers_gone(handlers *h, session *ss, int64_t now_ms);
 /* Deadlines; called every 200 ms. */

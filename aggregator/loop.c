@@ -32,10 +32,9 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     session *ss = user;
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi); break;
+    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi, l->opt.max_message_bytes); break;
     case LWS_CALLBACK_RECEIVE:
-        if (session_receive(ss, in, len, l->opt.max_message_bytes, now_ms()))
-            handlers_message(l->handlers, ss, now_ms());
+        handlers_message(l->handlers, ss, session_receive(ss, in, len, now_ms()), now_ms());
         break;
     case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
