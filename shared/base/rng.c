@@ -13,7 +13,7 @@
  * a * b + c fused into one FMA by the compiler (which GCC in GNU mode and
  * clang do on FMA hardware unless told not to; an explicit
  * -ffp-contract=fast or -ffast-math still overrides this, and the hash in
- * tests/test_partition.c then fails). */
+ * tests/unit/test_partition.c then fails). */
 #if FLT_EVAL_METHOD < 0 || FLT_EVAL_METHOD == 2 || FLT_EVAL_METHOD > 64
 #error "rng.c needs double arithmetic in double precision (SSE2 or wasm, not x87) for identical bits on every target"
 #endif

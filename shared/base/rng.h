@@ -21,7 +21,7 @@
  * sdfed_rng_exp below, which are themselves made of those operations.
  * rng.c also requires FLT_EVAL_METHOD == 0 (no x87 excess precision) and
  * turns off FMA contraction, so each expression rounds the same everywhere.
- * tests/test_partition.c hashes a fixed-seed sequence of every sampler and
+ * tests/unit/test_partition.c hashes a fixed-seed sequence of every sampler and
  * compares it with a constant in the native, Emscripten and WASI builds. */
 #ifndef SDFED_RNG_H
 #define SDFED_RNG_H

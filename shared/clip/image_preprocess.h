@@ -14,7 +14,7 @@
  *
  *   EXACTNESS: the uint8 image from sdfed_image_resize_crop equals PIL 9.4's
  *   resize + torchvision's centre crop bit for bit (max difference 0) on every
- *   case of tests/test_preprocess.c (up- and downscaling, odd sizes, 1x1,
+ *   case of tests/oracle/test_preprocess.c (up- and downscaling, odd sizes, 1x1,
  *   grey/RGB/RGBA, row padding), and the floats of sdfed_image_preprocess equal
  *   torch's ToTensor + Normalize bit for bit (tested to 1e-6, measured 0);
  *   measured so natively (gcc, clang) and on wasm32 (WASI, Emscripten). The

@@ -22,7 +22,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { listeningPort } from '../js/port_file.mjs';
+import { listeningPort } from '../lib/port_file.mjs';
 import { CLASSES, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

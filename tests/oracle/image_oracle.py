@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Expected outputs for the image tests, computed with PIL, numpy and torch.
 
-    image_oracle.py preprocess OUTDIR   -> cases for tests/test_preprocess.c
-    image_oracle.py decode OUTDIR       -> fixtures for tests/test_image_decode.c
+    image_oracle.py preprocess OUTDIR   -> cases for tests/oracle/test_preprocess.c
+    image_oracle.py decode OUTDIR       -> fixtures for tests/oracle/test_image_decode.c
 
 Run by ctest as a fixture before the C tests, so nothing generated is
 committed. Needs /usr/bin/python3 with numpy, PIL (9.4) and torch; torchvision

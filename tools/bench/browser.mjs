@@ -13,8 +13,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { frame, GLOBAL } from '../../tests/js/frame.mjs';
-import { listeningPort } from '../../tests/js/port_file.mjs';
+import { frame, GLOBAL } from '../../tests/lib/frame.mjs';
+import { listeningPort } from '../../tests/lib/port_file.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');

@@ -14,7 +14,7 @@
 // The server runs with --min-clients 1 a task of 3 rounds and 2 clients per round.
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { connect } from '../js/connection.mjs';
+import { connect } from '../../lib/connection.mjs';
 
 const [port, pid, state, refusals] = process.argv.slice(2);
 let passed = 0, failed = 0;

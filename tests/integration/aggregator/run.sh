@@ -19,7 +19,7 @@ set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../../tools/port_file.sh"
+. "$here/../../../tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
@@ -32,7 +32,7 @@ trap cleanup EXIT
 scheme=http ws=ws # https and wss for the TLS server
 
 task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
-  /usr/bin/python3 - "$here/../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
+  /usr/bin/python3 - "$here/../../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
 import json, sys
 task = json.load(open(sys.argv[1]))
 task["model"] = sys.argv[2]

@@ -5,8 +5,8 @@
 // The server must run with --join-key JOIN_KEY, --max-update-norm 100,
 // --max-message-bytes 1048576, --rate-limit 50, --max-refusals 20.
 import net from 'node:net';
-import { connect } from '../js/connection.mjs';
-import { frame as encodeFrame, UPDATE } from '../js/frame.mjs';
+import { connect } from '../../lib/connection.mjs';
+import { frame as encodeFrame, UPDATE } from '../../lib/frame.mjs';
 
 const [port, joinKey] = process.argv.slice(2);
 let rows = 0, width = 0; // the global prompt's shape, from the welcome
