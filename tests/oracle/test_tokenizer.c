@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/json.h"
 #include "check.h"
@@ -25,13 +24,6 @@
 #define CTX SDFED_CLIP_CONTEXT_LENGTH
 #define SOT 49406
 #define EOT 49407
-
-/* wall-clock seconds (process clocks do not exist under WASI) */
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* encode with the heap merge loop forced on and off; the two must agree */
 static int encode_both(sdfed_tokenizer *t, const char *text, size_t len, int32_t *ids, int cap, int *n,
@@ -376,7 +368,7 @@ static void test_bad_inputs(const char *vocab_text, size_t vocab_len) {
     CHECK(sdfed_tokenizer_encode(&t, "a", 1, NULL, 0, &n, &err) == SDFED_ERR_ARG, "encode on a failed init");
 }
 
-/* Hostile and bulk inputs: a 1 MB word, a huge number run, the limits, speed. */
+/* Hostile and bulk inputs: a 1 MB word, a huge number run, the limits. */
 static void test_limits(sdfed_tokenizer *t) {
     sdfed_error err = {0};
     size_t big = 1u << 20;
@@ -384,11 +376,8 @@ static void test_limits(sdfed_tokenizer *t) {
     int32_t ids[CTX];
     int n = 0;
     memset(text, 'a', big);
-    double c0 = now();
     int rc = sdfed_tokenize(t, text, big, CTX, ids, &n, &err);
-    double secs = (now() - c0);
     CHECK(rc == SDFED_OK && n == CTX && ids[0] == SOT && ids[CTX - 1] == EOT, "1 MB of 'a': %d %s", rc, err.message);
-    printf("1 MiB one-letter word: %.3f s\n", secs);
     int total = 0;
     rc = sdfed_tokenizer_encode(t, text, big, NULL, 0, &total, &err);
     CHECK(rc == SDFED_OK && total > 1000, "count a 1 MB word: %d ids", total);
@@ -422,16 +411,13 @@ static void test_limits(sdfed_tokenizer *t) {
                                   "coat",        "sandal",     "shirt",       "sneaker",
                                   "bag",         "ankle boot", "king protea", "bird-of-paradise flower"};
     int nn = (int)(sizeof names / sizeof names[0]);
-    c0 = now();
     int ok = 1;
     for (int i = 0; i < 1000; i++) {
         char name[64];
         int len = snprintf(name, sizeof name, "a photo of a %s %d.", names[i % nn], i);
         ok = ok && sdfed_tokenize(t, name, (size_t)len, CTX, ids, &n, &err) == SDFED_OK;
     }
-    secs = (now() - c0);
-    CHECK(ok && secs < 2.0, "1000 class names: %.3f s", secs);
-    printf("1000 class names: %.1f ms\n", secs * 1000);
+    CHECK(ok, "1000 class names: %s", err.message);
 }
 
 int main(int argc, char **argv) {
@@ -449,12 +435,10 @@ int main(int argc, char **argv) {
     sdfed_bpe_vocab v;
     sdfed_tokenizer t;
     sdfed_safetensors st;
-    double c0 = now();
     int rc = sdfed_bpe_vocab_from_clip_merges(vocab_text, vocab_len, 49408, &v, &err);
     CHECK(rc == SDFED_OK, "vocab: %s", err.message);
     if (rc == SDFED_OK) rc = sdfed_tokenizer_init_vocab(&t, &v, &err);
     CHECK(rc == SDFED_OK, "init: %s", err.message);
-    printf("vocabulary + init: %.1f ms\n", (now() - c0) * 1000);
     int st_rc = sdfed_safetensors_open(&st, st_data, st_len, &err);
     CHECK(st_rc == SDFED_OK, "reference: %s", err.message);
     if (rc == SDFED_OK && st_rc == SDFED_OK) {
