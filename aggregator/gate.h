@@ -2,7 +2,7 @@
  * lws drops a connection whose request target decodes to a NUL, answers a
  * bad percent escape with its own HTML 403 and quietly resolves "..", so a
  * malformed request could not be answered properly once lws has it. The
- * gate gets every connection lws's listener accepts (server.c), waits
+ * gate gets every connection lws's listener accepts (loop.c), waits
  * without reading until the request line is in, checks it, and then gives
  * the connection back to lws untouched, or answers 400 (405 for a method
  * other than GET) with a one-line text/plain body saying what is wrong, and

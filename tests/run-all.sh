@@ -60,6 +60,7 @@ for core in Haswell SkylakeX Zen; do
     summary+=("native, OpenBLAS $core: not run, this CPU lacks one of: $needs")
   fi
 done
+rm -rf build/sim-test # a later plain ctest makes its cache with the CPU's own kernels
 
 # the browser: the wasm client against the native one, the page in Chromium
 echo "=== browser"
