@@ -11,7 +11,7 @@
  * at most 2048 bytes, printable ASCII with no fragment, every '%' followed
  * by two hex digits that do not encode a control character, and no "." or
  * ".." path segment, encoded or not. Responses close a plain-HTTP
- * connection (http.h), so every request is the first on its connection
+ * connection (response.h), so every request is the first on its connection
  * and passes here. TLS connections are not looked at (lws decrypts them). */
 #ifndef SDFED_AGGREGATOR_GATE_H
 #define SDFED_AGGREGATOR_GATE_H
