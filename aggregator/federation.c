@@ -32,8 +32,8 @@ struct federation {
     uint32_t shape[2];
     char sha[65];
     int open, done;
-    int closing;         /* the store refused to close the round: tried again every tick */
-    sdfed_round current; /* sync: the open round's clients (fed/round.h) */
+    sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
+    sdfed_round current;         /* sync: the open round's clients (fed/round.h) */
     int64_t deadline;
     int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
@@ -42,7 +42,7 @@ struct federation {
     peer *peers;
     int n_peers, cap_peers;
     int buffered; /* async: updates waiting */
-    int64_t updates_accepted, rounds_closed, metrics_stored, refused[SDFED_CODE_COUNT];
+    int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
 };
@@ -96,17 +96,6 @@ static peer *find_peer(federation *f, int64_t client) {
     return NULL;
 }
 
-static void broadcast_round_end(federation *f, int64_t closed, int participants) {
-    federation_message m = {.type = FEDERATION_ROUND_END,
-                            .client = FEDERATION_EVERYONE,
-                            .round = closed,
-                            .next_round = f->round,
-                            .participants = participants};
-    memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
-    emit(f, m);
-    if (f->done) send_done(f, FEDERATION_EVERYONE);
-}
-
 /* -------------------------------------------------------------- rounds */
 
 static int compare_peers(const void *a, const void *b) {
@@ -131,7 +120,8 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
         memcpy(sorted, f->peers, sizeof *sorted * (size_t)count);
         qsort(sorted, (size_t)count, sizeof *sorted, compare_peers);
         for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
-        rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, &f->sampler, NULL);
+        rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
+                                &f->sampler, NULL);
     }
     free(sorted), free(candidates);
     if (rc) {
@@ -159,30 +149,56 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     }
 }
 
-/* Aggregates the waiting updates into the next round's parameters. A
- * store failure leaves the round as it was, to be closed on the next tick;
- * the store reports its fault (store.h), so only the aggregation's own
+/* What follows a round's end, closed or abandoned: the next round number
+ * (or version), the announcement, and the next round. */
+static void next_round(federation *f, int64_t now_ms, int reports, int abandoned) {
+    int64_t ended = f->round++;
+    f->open = 0;
+    f->buffered = 0;
+    f->done = f->round >= f->task.rounds;
+    f->pending = SDFED_ROUND_WAIT;
+    sdfed_round_free(&f->current);
+    f->next_start = now_ms + f->opt.round_pause_ms;
+    federation_message m = {.type = FEDERATION_ROUND_END,
+                            .client = FEDERATION_EVERYONE,
+                            .round = ended,
+                            .next_round = f->round,
+                            .participants = reports,
+                            .abandoned = abandoned};
+    memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
+    emit(f, m);
+    if (f->done) send_done(f, FEDERATION_EVERYONE);
+    if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
+        for (int i = 0; i < f->n_peers; i++)
+            if (f->peers[i].assigned < 0) {
+                f->peers[i].assigned = f->round;
+                send_round(f, &f->peers[i]);
+            }
+    maybe_start_round(f, now_ms);
+}
+
+/* Combines the waiting updates into the next round's parameters. A store
+ * failure leaves the round as it was, to be ended on the next tick; the
+ * store reports its fault (store.h), so only the aggregation's own
  * failures are logged here. */
 static int close_round(federation *f, int64_t now_ms) {
     sdfed_error err = {0};
     store_update *u;
     int n;
     int rc = store_pending_updates(f->st, &u, &n, NULL);
-    f->closing = rc != SDFED_OK;
     if (rc || n == 0) return rc ? rc : SDFED_ERR_ARG;
     sdfed_round_update *updates = malloc(sizeof *updates * (size_t)n);
     float *next = malloc(sizeof *next * f->n);
     if (!updates || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
     /* sync: in the order the round's clients were chosen, as the simulator
      * trains them; async: as the store gives them, by base version, then client */
-    int m = n;
     for (int i = 0; i < n && rc == SDFED_OK; i++)
         updates[i] = (sdfed_round_update){u[i].client, u[i].round, u[i].samples, u[i].values};
     if (rc == SDFED_OK && !f->opt.async) sdfed_round_order(&f->current, updates, n);
     int64_t t0 = native_clock_monotonic_ns();
     sdfed_arena_reset(&f->arena);
     if (rc == SDFED_OK)
-        rc = sdfed_round_combine(&f->opt.aggregate, f->k, f->task.seed, f->round, updates, m, f->global, f->n, next,
+        rc = sdfed_round_combine(&f->opt.aggregate, f->k, f->task.seed, f->round, updates, n, f->global, f->n, next,
                                  &f->arena, &err);
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     char sha[65];
@@ -191,43 +207,47 @@ static int close_round(federation *f, int64_t now_ms) {
                     err.message);
     } else {
         sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
-        rc = store_close_round(f->st, f->round, next, f->n, sha, m, aggregation_ms, NULL);
-        f->closing = rc != SDFED_OK;
+        rc = store_close_round(f->st, f->round, next, f->n, sha, n, 0, aggregation_ms, NULL);
     }
     if (rc == SDFED_OK) {
         memcpy(f->global, next, sizeof *next * f->n);
         memcpy(f->sha, sha, sizeof sha);
-        int64_t closed = f->round++;
         f->rounds_closed++;
         f->last_aggregation_ms = aggregation_ms;
         f->total_aggregation_ms += aggregation_ms;
-        f->open = 0;
-        f->buffered = 0;
-        f->done = f->round >= f->task.rounds;
         native_logf("round_end",
                     "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
                     "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
-                    (long long)closed, m, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
-                    f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, f->sha);
-        sdfed_round_free(&f->current);
-        f->next_start = now_ms + f->opt.round_pause_ms;
-        broadcast_round_end(f, closed, m);
-        if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
-            for (int i = 0; i < f->n_peers; i++)
-                if (f->peers[i].assigned < 0) {
-                    f->peers[i].assigned = f->round;
-                    send_round(f, &f->peers[i]);
-                }
-        maybe_start_round(f, now_ms);
+                    (long long)f->round, n, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
+                    f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
+        next_round(f, now_ms, n, 0);
     }
     free(updates), free(next);
     store_updates_free(u, n);
     return rc;
 }
 
-/* Closes the sync round when the engine says it may. */
-static void check_complete(federation *f, int64_t now_ms) {
-    if (f->open && sdfed_round_check(&f->current, f->opt.min_clients, 0) == SDFED_ROUND_CLOSE) close_round(f, now_ms);
+/* Abandons the round: the parameters stay, its reports are set aside. */
+static int abandon_round(federation *f, int64_t now_ms) {
+    int rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, f->current.n_reported, 1, 0, NULL);
+    if (rc) return rc;
+    f->rounds_abandoned++;
+    native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
+                (long long)f->round, f->current.n_reported, sdfed_round_still_in(&f->current), f->current.n_clients);
+    next_round(f, now_ms, f->current.n_reported, 1);
+    return SDFED_OK;
+}
+
+/* Acts on a verdict; one the store cannot record is tried again every tick. */
+static void act(federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
+    if (verdict == SDFED_ROUND_WAIT) return;
+    int rc = verdict == SDFED_ROUND_CLOSE ? close_round(f, now_ms) : abandon_round(f, now_ms);
+    if (rc) f->pending = verdict;
+}
+
+/* Ends the sync round when the engine says so. */
+static void check_round(federation *f, int64_t now_ms) {
+    if (f->open) act(f, sdfed_round_check(&f->current, f->opt.min_clients, 0), now_ms);
 }
 
 /* ----------------------------------------------------------- public api */
@@ -272,7 +292,8 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     if (r.started && !r.closed) {
         /* resume the open round: its clients, sampler and stored updates */
         memcpy(f->sampler.s, r.rng, sizeof r.rng);
-        if ((rc = sdfed_round_resume(&f->current, r.round, r.participants, r.n_participants, err))) {
+        if ((rc = sdfed_round_resume(&f->current, r.round, r.participants, r.n_participants, f->task.clients_per_round,
+                                     err))) {
             store_round_free(&r);
             return rc;
         }
@@ -351,13 +372,13 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         p->assigned = f->round;
         send_round(f, p);
     } else if (f->open) {
+        /* a client that left its round is out of it for good; after a
+         * restart the open round's clients are due until they come back */
         int i = sdfed_round_index(&f->current, client);
-        if (i >= 0 && !f->current.reported[i]) {
-            sdfed_round_back(&f->current, client);
+        if (sdfed_round_due(&f->current, client))
             send_round(f, p);
-        } else {
-            send_wait(f, client, i >= 0 ? "reported" : "round_in_progress");
-        }
+        else
+            send_wait(f, client, i >= 0 && f->current.reported[i] ? "reported" : "round_in_progress");
     } else {
         maybe_start_round(f, now_ms);
         if (!f->open) send_wait(f, client, "too_few_clients");
@@ -369,7 +390,7 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     if (!p) return;
     *p = f->peers[--f->n_peers];
     native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
-    if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_complete(f, now_ms);
+    if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_round(f, now_ms);
 }
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
@@ -428,7 +449,7 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
                 (long long)samples);
     if (f->opt.async) {
         p->assigned = -1;
-        if (++f->buffered >= f->opt.buffer) close_round(f, now_ms);
+        if (++f->buffered >= f->opt.buffer) act(f, SDFED_ROUND_CLOSE, now_ms);
         /* a version newer than the one it trained on is waiting: at once */
         if (!f->done && (p = find_peer(f, client)) && p->assigned < 0 && round < f->round) {
             p->assigned = f->round;
@@ -436,7 +457,7 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         }
     } else {
         sdfed_round_report(&f->current, client);
-        check_complete(f, now_ms);
+        check_round(f, now_ms);
     }
     return SDFED_CODE_NONE;
 }
@@ -464,31 +485,26 @@ int federation_shard_connected(const federation *f, int shard) {
 }
 
 void federation_tick(federation *f, int64_t now_ms) {
-    if (f->closing) {
-        close_round(f, now_ms);
+    if (f->pending != SDFED_ROUND_WAIT) {
+        act(f, f->pending, now_ms);
         return;
     }
     if (!f->open) maybe_start_round(f, now_ms);
     if (!f->open || now_ms < f->deadline) return;
     const sdfed_round *r = &f->current;
-    if (sdfed_round_check(r, f->opt.min_clients, 1) == SDFED_ROUND_CLOSE) {
-        native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"of\": %d", (long long)f->round, r->n_reported,
-                    r->n_clients);
-        close_round(f, now_ms);
-    } else {
-        f->deadline = now_ms + f->opt.deadline_ms;
-        native_logf("deadline_extended", "\"round\": %lld, \"reported\": %d, \"needed\": %d", (long long)f->round,
-                    r->n_reported, f->opt.min_clients < r->n_clients ? f->opt.min_clients : r->n_clients);
-    }
+    native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
+                r->n_reported, sdfed_round_still_in(r), r->n_clients);
+    act(f, sdfed_round_check(r, f->opt.min_clients, 1), now_ms);
 }
 
 void federation_get_status(const federation *f, federation_status *s) {
     memset(s, 0, sizeof *s);
     s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
-    s->participants = f->current.n_clients, s->reported = f->current.n_reported;
+    s->participants = sdfed_round_still_in(&f->current), s->reported = f->current.n_reported;
     s->open = f->open, s->done = f->done, s->async = f->opt.async, s->deadline_ms = f->opt.deadline_ms;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;
+    s->rounds_abandoned = f->rounds_abandoned;
     s->metrics_stored = f->metrics_stored;
     s->last_aggregation_ms = f->last_aggregation_ms, s->total_aggregation_ms = f->total_aggregation_ms;
     memcpy(s->refused, f->refused, sizeof s->refused);

@@ -7,11 +7,15 @@
  * Synchronous rounds (docs/protocol.md): round r starts when at least
  * min_clients are connected; the round engine (fed/round.h) chooses its
  * clients among the connected ones sorted by shard then id, and they get
- * round_start. A round closes when every chosen client still in it has
- * reported, or at its deadline when at least min_clients reported
- * (otherwise the deadline is pushed back); the reports are combined by the
- * engine into round r + 1's parameters, stored, and announced; the next
- * round starts after an optional pause (time for volunteers to join).
+ * round_start. A client that disconnects leaves its round for good. The
+ * engine decides when the round ends: it closes when its target reported,
+ * or every chosen client still in it reported and at least min_clients
+ * did, or at its deadline with min_clients reports; it is abandoned (the
+ * parameters stay) as soon as min_clients reports cannot be reached, or at
+ * the deadline without them. Reports are combined by the engine into round
+ * r + 1's parameters, stored, and announced; an abandoned round is stored
+ * and announced as such; the next round, from the clients connected then,
+ * starts after an optional pause (time for volunteers to join).
  * Asynchronous mode: every idle client gets the current version; updates
  * are buffered and every `buffer` of them are combined (weighted by the
  * engine for staleness) into the next version.
@@ -37,7 +41,8 @@
 
 typedef struct federation_options {
     int async;
-    int min_clients;        /* sync: clients needed to start, and reports needed at the deadline */
+    int min_clients;        /* sync: clients needed to start, and reports a round needs (its quorum) */
+    double over_select;     /* sync: choose ceil(over_select x clients_per_round), close when that many reported */
     int64_t deadline_ms;    /* sync: a round's deadline */
     int64_t round_pause_ms; /* sync: the least time from one round's end to the next's start */
     int buffer;             /* async: updates per new version */
@@ -53,7 +58,8 @@ typedef enum federation_message_type {
     FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters */
     FEDERATION_WAIT,        /* round, reason */
     FEDERATION_ACK,         /* round: the update's */
-    FEDERATION_ROUND_END,   /* round: closed, next_round, participants, global_sha256 of the new parameters */
+    FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
+                               parameters now, abandoned */
     FEDERATION_DONE,        /* rounds */
 } federation_message_type;
 
@@ -63,6 +69,7 @@ typedef struct federation_message {
     federation_message_type type;
     int64_t client; /* or FEDERATION_EVERYONE */
     int64_t round, next_round, participants, rounds;
+    int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
 } federation_message;
@@ -112,7 +119,7 @@ typedef struct federation_status {
     int open, done, async;
     int64_t deadline_ms; /* sync: a round's whole deadline */
     char global_sha256[65];
-    int64_t updates_accepted, rounds_closed, metrics_stored;
+    int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;
     int64_t refused[SDFED_CODE_COUNT]; /* by protocol error code (fed/errors.h) */
 } federation_status;

@@ -104,6 +104,7 @@ static int write_message(handlers *h, const federation_message *m, const session
         sdfed_jw_int(&w, "next_round", m->next_round);
         sdfed_jw_int(&w, "participants", m->participants);
         sdfed_jw_string(&w, "global_sha256", m->global_sha256);
+        if (m->abandoned) sdfed_jw_raw(&w, "abandoned", "true", 4);
         break;
     case FEDERATION_DONE: sdfed_jw_int(&w, "rounds", m->rounds); break;
     case FEDERATION_ROUND_START: break; /* send_round */

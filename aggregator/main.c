@@ -37,8 +37,10 @@ static const char usage[] =
     "  --web DIR             the volunteer page (web/)\n"
     "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
     "  --mode sync|async     rounds (sync)\n"
-    "  --min-clients N       sync: clients to start a round and reports needed at the deadline\n"
-    "                        (the task's clients_per_round, else its clients)\n"
+    "  --min-clients N       sync: clients to start a round and reports a round needs, else it is\n"
+    "                        abandoned (the task's min_clients, else clients_per_round, else clients)\n"
+    "  --over-select F       sync: choose F x clients_per_round clients, close when clients_per_round\n"
+    "                        reported (1: no over-selection)\n"
     "  --deadline S          sync: seconds a round waits for its clients (300)\n"
     "  --round-pause S       sync: seconds between one round's end and the next's start (0)\n"
     "  --buffer K            async: updates per new version (10)\n"
@@ -54,8 +56,8 @@ static const char usage[] =
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
 
 typedef struct args {
-    const char *task, *port, *port_file, *host, *state, *web, *wasm, *mode, *min_clients, *deadline, *pause, *buffer,
-        *staleness;
+    const char *task, *port, *port_file, *host, *state, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
+        *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *refusals;
     int help;
@@ -88,6 +90,7 @@ int main(int argc, char **argv) {
                                   {"--wasm", &a.wasm, NULL},
                                   {"--mode", &a.mode, NULL},
                                   {"--min-clients", &a.min_clients, NULL},
+                                  {"--over-select", &a.over_select, NULL},
                                   {"--deadline", &a.deadline, NULL},
                                   {"--round-pause", &a.pause, NULL},
                                   {"--buffer", &a.buffer, NULL},
@@ -157,8 +160,13 @@ int main(int argc, char **argv) {
     sdfed_sha256_hex(task_file.data, task_file.size, task_sha);
     file_map_close(&task_file);
     if (parsed) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
-    double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients;
-    if (a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) return CLI_USAGE;
+    double min_clients = task.min_clients > 0         ? task.min_clients
+                         : task.clients_per_round > 0 ? task.clients_per_round
+                                                      : task.clients,
+           over_select = 1;
+    if ((a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
+        (a.over_select && number(a.over_select, "--over-select", 1, 100, &over_select)))
+        return CLI_USAGE;
     if (native_model_open(&model, task.model, &err)) {
         cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
         goto done;
@@ -198,6 +206,7 @@ int main(int argc, char **argv) {
     if (demo_open(&shards, &task, &err)) native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
+                             .over_select = over_select,
                              .deadline_ms = (int64_t)(deadline * 1000),
                              .round_pause_ms = (int64_t)(pause * 1000),
                              .buffer = (int)buffer,

@@ -66,6 +66,7 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
     sdfed_jw_int(&w, "updates_accepted", st.updates_accepted);
     sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
+    sdfed_jw_int(&w, "rounds_abandoned", st.rounds_abandoned);
     sdfed_jw_string(&w, "model_sha256", site->model_sha256);
     sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
     int rc = sdfed_jw_end(&w, NULL) || failed
@@ -94,6 +95,10 @@ static int metrics_text(struct lws *wsi, status_board *site) {
                                 "# HELP sdfed_rounds_closed_total Rounds aggregated by this process.\n"
                                 "# TYPE sdfed_rounds_closed_total counter\nsdfed_rounds_closed_total %lld\n",
                                 (long long)st.rounds_closed);
+    failed |= sdfed_sink_printf(sink,
+                                "# HELP sdfed_rounds_abandoned_total Rounds this process abandoned (too few reports).\n"
+                                "# TYPE sdfed_rounds_abandoned_total counter\nsdfed_rounds_abandoned_total %lld\n",
+                                (long long)st.rounds_abandoned);
     failed |= sdfed_sink_printf(sink,
                                 "# HELP sdfed_updates_accepted_total Updates stored and acknowledged.\n"
                                 "# TYPE sdfed_updates_accepted_total counter\nsdfed_updates_accepted_total %lld\n",
@@ -147,8 +152,11 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |=
         sdfed_sink_printf(sink, "<tr><td>mode</td><td>%s</td></tr><tr><td>clients connected</td><td>%lld</td></tr>",
                           st.async ? "asynchronous" : "synchronous", (long long)st.connected);
-    failed |= sdfed_sink_printf(sink, "<tr><td>this round</td><td>%lld of %lld chosen clients reported</td></tr>",
-                                (long long)st.reported, (long long)st.participants);
+    failed |= sdfed_sink_printf(
+        sink, "<tr><td>this round</td><td>%lld of the %lld chosen clients still in reported</td></tr>",
+        (long long)st.reported, (long long)st.participants);
+    failed |=
+        sdfed_sink_printf(sink, "<tr><td>rounds abandoned</td><td>%lld</td></tr>", (long long)st.rounds_abandoned);
     failed |= sdfed_sink_printf(
         sink,
         "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>global prompt sha256</td><td><code>%s</code>"

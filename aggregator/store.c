@@ -23,7 +23,8 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER,"
     "  kind TEXT, created REAL NOT NULL);"
     "CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, global BLOB NOT NULL, sha256 TEXT NOT NULL,"
-    "  rng BLOB, participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL);"
+    "  rng BLOB, participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL,"
+    "  abandoned INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS updates (round INTEGER NOT NULL, client INTEGER NOT NULL, samples INTEGER NOT NULL,"
     "  data BLOB NOT NULL, received REAL NOT NULL, merged INTEGER, PRIMARY KEY (round, client));"
     /* the open round's updates, found without scanning every past round's */
@@ -76,6 +77,13 @@ int store_open(store **out, const char *dir, sdfed_error *err) {
         rc = db_fail(s, err, "pragmas");
     if (rc == SDFED_OK) sqlite3_busy_timeout(s->db, 5000);
     if (rc == SDFED_OK && sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(s, err, "schema");
+    /* a state folder from before abandoned rounds gets their column */
+    sqlite3_stmt *probe;
+    if (rc == SDFED_OK && sqlite3_prepare_v2(s->db, "SELECT abandoned FROM rounds", -1, &probe, NULL) == SQLITE_OK)
+        sqlite3_finalize(probe);
+    else if (rc == SDFED_OK && sqlite3_exec(s->db, "ALTER TABLE rounds ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0",
+                                            NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_fail(s, err, "schema (abandoned rounds)");
     if (rc) {
         store_close(s);
         return rc;
@@ -249,15 +257,17 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
 }
 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
-                      double aggregation_ms, sdfed_error *err) {
+                      int abandoned, double aggregation_ms, sdfed_error *err) {
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(s, err, "begin");
     sqlite3_stmt *st;
-    int rc = prepare(s, "UPDATE rounds SET closed = ?, n_updates = ?, aggregation_ms = ? WHERE round = ?", &st, err);
+    int rc = prepare(
+        s, "UPDATE rounds SET closed = ?, n_updates = ?, aggregation_ms = ?, abandoned = ? WHERE round = ?", &st, err);
     if (rc == SDFED_OK) {
         sqlite3_bind_double(st, 1, native_clock_seconds(native_clock_wall_ns()));
         sqlite3_bind_int(st, 2, n_updates);
         sqlite3_bind_double(st, 3, aggregation_ms);
-        sqlite3_bind_int64(st, 4, round);
+        sqlite3_bind_int(st, 4, abandoned);
+        sqlite3_bind_int64(st, 5, round);
         rc = finish(s, st, err, "close round");
     }
     if (rc == SDFED_OK &&

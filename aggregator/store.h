@@ -7,10 +7,12 @@
  *
  *   meta     (key, value)                      task JSON, model sha256, mode
  *   clients  (id, token, shard, kind, ...)     one row per client ever seen
- *   rounds   (round, global, sha256, rng, participants, started, closed, ...)
+ *   rounds   (round, global, sha256, rng, participants, started, closed, abandoned, ...)
  *            row r holds the parameters round r starts from; participants
  *            (client ids) and the sampler state once it started; closed
- *            once it was aggregated into row r + 1
+ *            once it was aggregated into row r + 1, or abandoned (row
+ *            r + 1 then holds the same parameters, and its updates were
+ *            set aside)
  *   updates  (round, client, samples, data, merged)
  *            accepted updates (round: the version they were computed
  *            from); merged is the round they were aggregated into, NULL
@@ -70,10 +72,11 @@ int store_add_first_round(store *s, const float *global, size_t n, const char *s
 /* Marks round r started with its participants and sampler state. */
 int store_start_round(store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
                       sdfed_error *err);
-/* Closes round r, marks every waiting update merged into r + 1 and adds
- * row r + 1 with the new parameters, atomically. */
+/* Closes round r, marks every waiting update merged into r + 1 (set aside
+ * when the round is abandoned) and adds row r + 1 with the new parameters,
+ * atomically. */
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
-                      double aggregation_ms, sdfed_error *err);
+                      int abandoned, double aggregation_ms, sdfed_error *err);
 
 /* Stores an update (durably: acknowledge it only after this returns 0);
  * SDFED_ERR_ARG when (round, client) already has one. */

@@ -34,12 +34,15 @@ static int round_alloc(sdfed_round *r, int64_t number, int n, sdfed_error *err) 
 }
 
 int sdfed_round_choose(sdfed_round *r, int64_t number, const int64_t *candidates, int n, int clients_per_round,
-                       sdfed_rng *sampler, sdfed_error *err) {
-    int want = clients_per_round > 0 && clients_per_round < n ? clients_per_round : n;
+                       double over_select, sdfed_rng *sampler, sdfed_error *err) {
+    int target = clients_per_round > 0 && clients_per_round < n ? clients_per_round : n;
+    double over = ceil((over_select > 1.0 ? over_select : 1.0) * target);
+    int want = over < n ? (int)over : n;
     int *chosen = malloc(sizeof *chosen * (size_t)(n > 0 ? n : 1));
     if (!chosen) return sdfed_fail(err, SDFED_ERR_NOMEM, "round %lld: out of memory", (long long)number);
     int rc = round_alloc(r, number, want, err);
     if (rc == SDFED_OK) {
+        r->target = target;
         sdfed_rng_choose(sampler, n, want, chosen);
         for (int i = 0; i < want; i++) r->clients[i] = candidates[chosen[i]];
     }
@@ -47,11 +50,11 @@ int sdfed_round_choose(sdfed_round *r, int64_t number, const int64_t *candidates
     return rc;
 }
 
-int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, int n, sdfed_error *err) {
+int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, int n, int target, sdfed_error *err) {
     int rc = round_alloc(r, number, n, err);
     if (rc) return rc;
     memcpy(r->clients, clients, sizeof *clients * (size_t)n);
-    memset(r->gone, 1, (size_t)n);
+    r->target = target > 0 && target < n ? target : n;
     return SDFED_OK;
 }
 
@@ -61,31 +64,41 @@ int sdfed_round_index(const sdfed_round *r, int64_t client) {
     return -1;
 }
 
+int sdfed_round_due(const sdfed_round *r, int64_t client) {
+    int i = sdfed_round_index(r, client);
+    return i >= 0 && !r->reported[i] && !r->gone[i];
+}
+
 int sdfed_round_report(sdfed_round *r, int64_t client) {
     int i = sdfed_round_index(r, client);
-    if (i >= 0 && !r->reported[i]) r->reported[i] = 1, r->gone[i] = 0, r->n_reported++;
+    if (i >= 0 && !r->reported[i] && !r->gone[i]) r->reported[i] = 1, r->n_reported++;
     return i;
 }
 
 int sdfed_round_leave(sdfed_round *r, int64_t client) {
     int i = sdfed_round_index(r, client);
-    if (i >= 0 && !r->reported[i]) r->gone[i] = 1;
+    if (i >= 0 && !r->reported[i] && !r->gone[i]) r->gone[i] = 1, r->n_gone++;
     return i;
 }
 
-int sdfed_round_back(sdfed_round *r, int64_t client) {
-    int i = sdfed_round_index(r, client);
-    if (i >= 0) r->gone[i] = 0;
-    return i;
-}
+int sdfed_round_still_in(const sdfed_round *r) { return r->n_clients - r->n_gone; }
 
 sdfed_round_verdict sdfed_round_check(const sdfed_round *r, int min_clients, int deadline_passed) {
-    int needed = min_clients < r->n_clients ? min_clients : r->n_clients;
-    int enough = r->n_reported >= needed && r->n_reported > 0;
-    if (deadline_passed) return enough ? SDFED_ROUND_CLOSE : SDFED_ROUND_EXTEND;
-    for (int i = 0; i < r->n_clients; i++)
-        if (!r->reported[i] && !r->gone[i]) return SDFED_ROUND_WAIT;
-    return enough ? SDFED_ROUND_CLOSE : SDFED_ROUND_WAIT;
+    int quorum = min_clients < r->n_clients ? min_clients : r->n_clients;
+    if (quorum < 1) quorum = 1;
+    int due = r->n_clients - r->n_reported - r->n_gone;
+    if (r->n_reported >= r->target && r->n_reported >= quorum) return SDFED_ROUND_CLOSE;
+    if (r->n_reported + due < quorum) return SDFED_ROUND_ABANDON;
+    if (due == 0 || deadline_passed) return r->n_reported >= quorum ? SDFED_ROUND_CLOSE : SDFED_ROUND_ABANDON;
+    return SDFED_ROUND_WAIT;
+}
+
+int sdfed_round_drops_out(uint64_t seed, int64_t number, int64_t client, double p) {
+    if (!(p > 0)) return 0;
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, seed ^ sdfed_rng_mix64((uint64_t)client),
+                          SDFED_STREAM_DROPOUT + ((uint64_t)number << 20));
+    return sdfed_rng_uniform(&rng) < p;
 }
 
 void sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n) {

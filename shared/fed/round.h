@@ -5,13 +5,24 @@
  *   choosing   a round's clients are a seeded partial shuffle
  *              (sdfed_rng_choose) of the candidates, which the caller lists
  *              in its fixed order (the simulator: client index; the
- *              aggregator: shard, then client id); clients_per_round of
- *              them, all when 0; the chosen keep that order, and it is the
- *              order their updates are combined in
- *   closing    a round may close when every chosen client still in it has
- *              reported and at least min(min_clients, chosen) did; at its
- *              deadline it closes with that many reports, else it waits
- *              another deadline
+ *              aggregator: shard, then client id); its target is
+ *              clients_per_round of them (all when 0), and with
+ *              over-selection F >= 1, ceil(F x target) are chosen (at most
+ *              all); the chosen keep that order, and it is the order their
+ *              updates are combined in
+ *   closing    (Bonawitz et al. 2019) each chosen client is due until it
+ *              reports or leaves; a client that leaves (disconnects,
+ *              drops out) is out of the round for good. With the quorum
+ *              q = min(min_clients, chosen): the round closes as soon as
+ *              the target has reported, or when nobody is due any more and
+ *              at least q reported; it is abandoned (the global parameters
+ *              stay, the next round starts) as soon as the reports plus
+ *              the clients still due cannot reach q, and at its deadline
+ *              unless q reported (then it closes)
+ *   dropping   the simulator's model of volunteers leaving: a chosen client
+ *   out        drops out of round r with the task's probability, drawn
+ *              from the seed's stream SDFED_STREAM_DROPOUT for (r, client);
+ *              the headless client draws the same for its shard and leaves
  *   combining  the updates, in the round's order (sync) or as given
  *              (async: by base version, then client), weighted by
  *              samples / sqrt(1 + staleness), staleness = round - base
@@ -38,37 +49,47 @@ typedef struct sdfed_round {
     int64_t number;
     int64_t *clients; /* the chosen, in combining order */
     unsigned char *reported, *gone;
-    int n_clients, n_reported;
+    int n_clients, n_reported, n_gone;
+    int target; /* reports that close the round at once */
 } sdfed_round;
 
 /* The sampler every federation with this seed chooses its rounds with. */
 void sdfed_round_sampler(sdfed_rng *sampler, uint64_t seed);
 
 /* Chooses round `number`'s clients among n candidates (in the caller's
- * fixed order); the sampler advances. r is replaced. */
+ * fixed order); over_select >= 1 (1: none). The sampler advances. r is
+ * replaced. */
 int sdfed_round_choose(sdfed_round *r, int64_t number, const int64_t *candidates, int n, int clients_per_round,
-                       sdfed_rng *sampler, sdfed_error *err);
-/* A round whose clients are known (resumed after a restart): each counts
- * as gone until it comes back (sdfed_round_back). r is replaced. */
-int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, int n, sdfed_error *err);
+                       double over_select, sdfed_rng *sampler, sdfed_error *err);
+/* A round whose clients are known (resumed after a restart): each is due
+ * until it comes back and reports, or the deadline. r is replaced. */
+int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, int n, int target, sdfed_error *err);
 void sdfed_round_free(sdfed_round *r);
 
 /* The client's place in the round, -1 when it was not chosen. */
 int sdfed_round_index(const sdfed_round *r, int64_t client);
-/* Events; each returns the client's place, -1 when it was not chosen.
- * A report counts once; a client that reported is never gone. */
+/* Whether the client is still due (chosen, not reported, not gone). */
+int sdfed_round_due(const sdfed_round *r, int64_t client);
+/* Events; each returns the client's place, -1 when it was not chosen. A
+ * report counts once and only from a client still due; a client that
+ * reported is never gone. */
 int sdfed_round_report(sdfed_round *r, int64_t client);
 int sdfed_round_leave(sdfed_round *r, int64_t client);
-int sdfed_round_back(sdfed_round *r, int64_t client);
+/* The chosen clients still in the round (reported or due). */
+int sdfed_round_still_in(const sdfed_round *r);
 
 typedef enum sdfed_round_verdict {
-    SDFED_ROUND_WAIT,   /* reports are still due */
-    SDFED_ROUND_CLOSE,  /* combine the reports and start the next round */
-    SDFED_ROUND_EXTEND, /* the deadline passed with too few reports: another deadline */
+    SDFED_ROUND_WAIT,    /* reports are still due */
+    SDFED_ROUND_CLOSE,   /* combine the reports and start the next round */
+    SDFED_ROUND_ABANDON, /* the quorum cannot be reached: keep the parameters, start the next round */
 } sdfed_round_verdict;
 
 /* What to do now, given whether the deadline has passed. */
 sdfed_round_verdict sdfed_round_check(const sdfed_round *r, int min_clients, int deadline_passed);
+
+/* Whether client `client` (the simulator's index, the headless client's
+ * shard) drops out of round `number` with probability p. */
+int sdfed_round_drops_out(uint64_t seed, int64_t number, int64_t client, double p);
 
 typedef struct sdfed_round_update {
     int64_t client;

@@ -152,6 +152,8 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "partition") == 0) return read_partition(r, value, t);
     if (strcmp(name, "rounds") == 0) return read_int(r, value, name, 1, 1000000, &t->rounds);
     if (strcmp(name, "clients_per_round") == 0) return read_int(r, value, name, 0, 100000, &t->clients_per_round);
+    if (strcmp(name, "min_clients") == 0) return read_int(r, value, name, 0, 100000, &t->min_clients);
+    if (strcmp(name, "dropout") == 0) return read_real(r, value, name, 0.0, 0.99, &t->dropout);
     if (strcmp(name, "local_epochs") == 0) return read_int(r, value, name, 1, 1000, &t->local_epochs);
     if (strcmp(name, "batch_size") == 0) return read_int(r, value, name, 1, 4096, &t->batch_size);
     if (strcmp(name, "lr") == 0) return read_float(r, value, name, 1e-9, 1e3, &t->lr);
@@ -221,6 +223,8 @@ int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buff
     sdfed_jw_raw(&w, "partition", (const char *)part.data, part.size);
     sdfed_jw_int(&w, "rounds", t->rounds);
     sdfed_jw_int(&w, "clients_per_round", t->clients_per_round);
+    sdfed_jw_int(&w, "min_clients", t->min_clients);
+    sdfed_jw_double(&w, "dropout", t->dropout);
     sdfed_jw_int(&w, "local_epochs", t->local_epochs);
     sdfed_jw_int(&w, "batch_size", t->batch_size);
     sdfed_jw_double(&w, "lr", t->lr);
@@ -283,6 +287,9 @@ int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model 
 }
 
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
+    if (t->min_clients > t->clients)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'min_clients' (%d) exceeds 'clients' (%d)", t->min_clients,
+                          t->clients);
     if (t->clients_per_round > t->clients)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'clients_per_round' (%d) exceeds 'clients' (%d)",
                           t->clients_per_round, t->clients);

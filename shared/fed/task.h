@@ -38,6 +38,8 @@ typedef struct sdfed_task {
         int shots, test_per_client, clients_per_domain;
     } partition;
     int rounds, clients_per_round, local_epochs, batch_size;
+    int min_clients; /* reports a round needs (0: the aggregator's --min-clients default, the simulator's 1) */
+    double dropout;  /* the chance a chosen client vanishes before reporting (fed/round.h) */
     float lr, momentum, weight_decay;
     int global_prompt_length, local_prompt_min, local_prompt_max;
     int method;
@@ -53,6 +55,7 @@ enum {
     SDFED_STREAM_SERVER = 10,    /* the federation's initial shared parameters */
     SDFED_STREAM_LENGTHS = 11,   /* local prompt lengths, one draw per client in order */
     SDFED_STREAM_ROUNDS = 12,    /* the clients chosen for each round */
+    SDFED_STREAM_DROPOUT = 13,   /* whether a chosen client drops out of a round */
     SDFED_STREAM_CLIENTS = 1000, /* + c: client c's initialisation and batch order */
     SDFED_STREAM_NOISE = 100000, /* + r: round r's differential-privacy noise */
 };

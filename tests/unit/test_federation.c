@@ -105,6 +105,13 @@ static float *copy_global(const federation *f) {
     return c;
 }
 
+/* the client was sent round_start */
+static void w_in_round(const federation *f, int64_t client, const char *what) {
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && find(f, FEDERATION_ROUND_START, client) != NULL, "%s", what);
+}
+
 static void test_sync_rounds(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
@@ -184,7 +191,7 @@ static void test_sync_rounds(void) {
 
 static void test_dropout_and_deadline(void) {
     char dir[512];
-    sdfed_task t = task_of(2, 5);
+    sdfed_task t = task_of(2, 8);
     federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .max_samples = 1000000};
     store *st = new_store(dir, sizeof dir);
     federation *f = open_federation(&t, st, &opt, 0);
@@ -231,14 +238,32 @@ static void test_dropout_and_deadline(void) {
     federation_tick(f, opened + 999);
     federation_get_status(f, &s);
     CHECK(s.open && s.round == 3, "no report before the deadline: still open");
+    char sha_before[65];
+    snprintf(sha_before, sizeof sha_before, "%s", federation_get_global(f).sha256);
     federation_tick(f, opened + 1000);
     federation_get_status(f, &s);
-    CHECK(s.open && s.round == 3, "no report at the deadline: the deadline moves on");
+    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 4 && s.rounds_abandoned == 1 && end && end->abandoned && end->round == 3 && end->next_round == 4 &&
+              end->participants == 0 && !strcmp(end->global_sha256, sha_before) && !strcmp(s.global_sha256, sha_before),
+          "no report at the deadline: round 3 is abandoned, the parameters stay");
+    CHECK(s.open && s.participants == 2 && find(f, FEDERATION_ROUND_START, 3),
+          "round 4 starts at once with the client that joined meanwhile");
     free(u);
     u = update_of(f, 4);
-    CHECK(send_update(f, 2, 3, 9, u, opened + 1100) == SDFED_CODE_NONE, "client 2 reports late");
+    CHECK(send_update(f, 2, 3, 9, u, opened + 1100) == SDFED_CODE_WRONG_ROUND, "a late report for round 3 is refused");
+    federation_outbox_clear(f);
+
+    /* both chosen for round 4 leave: the quorum of 1 is out of reach at once */
+    federation_leave(f, 2, opened + 1200);
     federation_get_status(f, &s);
-    CHECK(s.round == 4, "the round closes on its only report");
+    CHECK(s.open && s.round == 4 && s.participants == 1, "one of two left: participants drops to 1");
+    federation_leave(f, 3, opened + 1300);
+    federation_get_status(f, &s);
+    end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 5 && !s.open && s.rounds_abandoned == 2 && end && end->abandoned,
+          "everyone left round 4: abandoned at once, no round until a client comes");
+    federation_join(f, 3, 2, opened + 1400);
+    w_in_round(f, 3, "round 5 starts with a client that comes back");
     free(u);
     federation_close(f);
     store_close(st);

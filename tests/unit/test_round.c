@@ -1,7 +1,7 @@
-/* The round engine (fed/round.h): who is chosen, when a round may close,
- * the order and weights its updates are combined with, and the noise
- * stream, checked against the sampler and the aggregation rules directly.
- * Every backend. */
+/* The round engine (fed/round.h): who is chosen (with over-selection),
+ * when a round closes or is abandoned, the dropout draw, the order and
+ * weights its updates are combined with, and the noise stream, checked against the sampler and the aggregation rules
+ * directly. Every backend. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +17,25 @@ static void test_choosing(void) {
     sdfed_round_sampler(&same, 42);
     sdfed_round r = {0};
     sdfed_error err = {0};
-    CHECK(sdfed_round_choose(&r, 3, candidates, 6, 4, &sampler, &err) == SDFED_OK, "%s", err.message);
+    CHECK(sdfed_round_choose(&r, 3, candidates, 6, 4, 1.0, &sampler, &err) == SDFED_OK, "%s", err.message);
     int chosen[6];
     sdfed_rng_choose(&same, 6, 4, chosen);
-    int same_clients = r.n_clients == 4 && r.number == 3 && r.n_reported == 0;
+    int same_clients = r.n_clients == 4 && r.target == 4 && r.number == 3 && r.n_reported == 0;
     for (int i = 0; i < 4 && same_clients; i++) same_clients = r.clients[i] == candidates[chosen[i]];
     CHECK(same_clients, "the chosen are the sampler's partial shuffle of the candidates, in their order");
     CHECK(memcmp(&sampler, &same, sizeof sampler) == 0, "choosing advances the sampler as sdfed_rng_choose does");
-    CHECK(sdfed_round_choose(&r, 4, candidates, 6, 0, &sampler, &err) == SDFED_OK && r.n_clients == 6 &&
+    CHECK(sdfed_round_choose(&r, 4, candidates, 6, 0, 1.0, &sampler, &err) == SDFED_OK && r.n_clients == 6 &&
               r.clients[0] == 40 && r.clients[5] == 5,
           "clients_per_round 0: every candidate, in order");
-    CHECK(sdfed_round_choose(&r, 5, candidates, 3, 10, &sampler, &err) == SDFED_OK && r.n_clients == 3,
+    CHECK(sdfed_round_choose(&r, 5, candidates, 3, 10, 1.0, &sampler, &err) == SDFED_OK && r.n_clients == 3,
           "more wanted than connected: all of them");
     CHECK(sdfed_round_index(&r, 13) == 2 && sdfed_round_index(&r, 99) == -1, "places in the round");
+    CHECK(sdfed_round_choose(&r, 6, candidates, 6, 2, 1.5, &sampler, &err) == SDFED_OK && r.n_clients == 3 &&
+              r.target == 2,
+          "over-selection 1.5 of a target of 2: 3 chosen");
+    CHECK(sdfed_round_choose(&r, 7, candidates, 6, 4, 2.0, &sampler, &err) == SDFED_OK && r.n_clients == 6 &&
+              r.target == 4,
+          "over-selection beyond the candidates: all of them");
     sdfed_round_free(&r);
 }
 
@@ -38,39 +44,71 @@ static void test_closing(void) {
     sdfed_rng sampler;
     sdfed_round_sampler(&sampler, 1);
     sdfed_round r = {0};
-    sdfed_round_choose(&r, 0, ids, 3, 0, &sampler, NULL);
+    sdfed_round_choose(&r, 0, ids, 3, 0, 1.0, &sampler, NULL);
     CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "nobody reported: wait");
-    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_EXTEND, "deadline, no reports: another deadline");
+    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_ABANDON, "deadline, no reports: abandoned");
     CHECK(sdfed_round_report(&r, 11) == 1 && sdfed_round_report(&r, 11) == 1 && r.n_reported == 1,
           "a report counts once");
     CHECK(sdfed_round_report(&r, 77) == -1 && r.n_reported == 1, "a client not chosen does not count");
-    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_EXTEND, "deadline with 1 of the 2 reports needed");
+    CHECK(sdfed_round_check(&r, 2, 1) == SDFED_ROUND_ABANDON, "deadline with 1 of the 2 reports needed: abandoned");
     CHECK(sdfed_round_check(&r, 1, 1) == SDFED_ROUND_CLOSE, "deadline with the 1 report needed: close");
     CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_WAIT, "before the deadline, the others are still due");
-    sdfed_round_leave(&r, 12);
+    CHECK(sdfed_round_leave(&r, 12) == 2 && r.n_gone == 1 && sdfed_round_still_in(&r) == 2,
+          "a client that leaves is out: 2 still in");
+    CHECK(!sdfed_round_due(&r, 12) && sdfed_round_report(&r, 12) == 2 && r.n_reported == 1,
+          "a client that left is not due, and its report does not count");
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "1 reported, 1 due, 2 needed: wait");
     sdfed_round_report(&r, 10);
     CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_CLOSE, "everyone still in reported, enough of them: close");
-    CHECK(sdfed_round_leave(&r, 10) == 0 && !r.gone[0], "a client that reported never counts as gone");
-    sdfed_round_back(&r, 12);
-    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "a client back in its round is due again");
-    sdfed_round_leave(&r, 12);
-    CHECK(sdfed_round_check(&r, 3, 0) == SDFED_ROUND_WAIT, "all in reported, but fewer than min_clients: wait");
-    CHECK(sdfed_round_check(&r, 3, 1) == SDFED_ROUND_EXTEND, "and at the deadline: another deadline");
+    CHECK(sdfed_round_leave(&r, 10) == 0 && !r.gone[0] && r.n_gone == 1, "a client that reported never leaves");
+    CHECK(sdfed_round_check(&r, 3, 0) == SDFED_ROUND_ABANDON, "2 reports can never make 3: abandoned at once");
+
+    /* the quorum out of reach before any deadline */
+    sdfed_round_choose(&r, 1, ids, 3, 0, 1.0, &sampler, NULL);
+    sdfed_round_leave(&r, 10);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "one of 3 left, 2 can still report: wait");
+    sdfed_round_leave(&r, 11);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_ABANDON, "two of 3 left, 2 needed: abandoned at once");
+
+    /* over-selection: the target's reports close the round */
+    const int64_t more[5] = {1, 2, 3, 4, 5};
+    sdfed_round_choose(&r, 2, more, 5, 2, 2.0, &sampler, NULL);
+    sdfed_round_report(&r, r.clients[3]);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_WAIT, "over-selected: 1 of the target of 2");
+    sdfed_round_report(&r, r.clients[0]);
+    CHECK(sdfed_round_check(&r, 2, 0) == SDFED_ROUND_CLOSE, "over-selected: the target reported, 2 still due: close");
 
     sdfed_error err = {0};
-    CHECK(sdfed_round_resume(&r, 8, ids, 3, &err) == SDFED_OK && r.number == 8 && r.n_reported == 0, "resume: %s",
-          err.message);
-    CHECK(r.gone[0] && r.gone[1] && r.gone[2], "a resumed round's clients are gone until they come back");
+    CHECK(sdfed_round_resume(&r, 8, ids, 3, 0, &err) == SDFED_OK && r.number == 8 && r.n_reported == 0 && r.target == 3,
+          "resume: %s", err.message);
+    CHECK(sdfed_round_due(&r, 10) && sdfed_round_due(&r, 11) && sdfed_round_due(&r, 12),
+          "a resumed round's clients are due until they come back or the deadline");
     CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_WAIT, "a resumed round with no reports waits");
     sdfed_round_report(&r, 12);
-    CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_CLOSE, "a stored report and nobody else back: close");
+    CHECK(sdfed_round_check(&r, 1, 0) == SDFED_ROUND_WAIT, "a stored report; the others may still come back");
+    CHECK(sdfed_round_check(&r, 1, 1) == SDFED_ROUND_CLOSE, "at the deadline the stored report closes it");
     sdfed_round_free(&r);
+}
+
+/* the dropout draw: seeded per round and client, at the given rate */
+static void test_dropping_out(void) {
+    int drops = 0, again = 0, n = 20000;
+    for (int c = 0; c < n; c++) {
+        drops += sdfed_round_drops_out(7, 3, c, 0.25);
+        again += sdfed_round_drops_out(7, 3, c, 0.25) == sdfed_round_drops_out(7, 3, c, 0.25);
+    }
+    CHECK(again == n, "the same draw for the same seed, round and client");
+    CHECK(drops > 0.23 * n && drops < 0.27 * n, "a quarter drop out (%d of %d)", drops, n);
+    int differ = 0;
+    for (int c = 0; c < 200; c++) differ += sdfed_round_drops_out(7, 3, c, 0.5) != sdfed_round_drops_out(7, 4, c, 0.5);
+    CHECK(differ > 50 && differ < 150, "other rounds draw anew (%d of 200 differ)", differ);
+    CHECK(!sdfed_round_drops_out(7, 3, 1, 0.0), "no dropout at 0");
 }
 
 static void test_order(void) {
     const int64_t ids[3] = {30, 10, 20};
     sdfed_round r = {0};
-    sdfed_round_resume(&r, 0, ids, 3, NULL);
+    sdfed_round_resume(&r, 0, ids, 3, 0, NULL);
     static const float v = 0;
     sdfed_round_update u[5] = {{20, 0, 1, &v}, {99, 0, 2, &v}, {10, 0, 3, &v}, {98, 0, 4, &v}, {30, 0, 5, &v}};
     sdfed_round_order(&r, u, 5);
@@ -139,6 +177,7 @@ int main(void) {
     test_choosing();
     test_closing();
     test_order();
+    test_dropping_out();
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) test_combining(*k);
     return check_report("test_round");
 }

@@ -18,6 +18,7 @@
 #include "base/sha256.h"
 #include "data/idx.h"
 #include "fed/protocol.h"
+#include "fed/round.h"
 #include "native/args.h"
 #include "native/clock.h"
 #include "native/fed_client.h"
@@ -51,6 +52,7 @@ typedef struct client {
     const sdfed_kernels *k;
     sdfed_arena arena;
     int64_t waiting_round; /* a round_start whose parameters are to come */
+    int vanishing;         /* dropping out of the round: close the connection */
     int64_t cached_round;  /* the round the cached update answers */
     float *cached;
     int64_t rounds_done;
@@ -186,6 +188,12 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
     if (c->cached_round == round) {
         say(c, "round %lld: sending the update computed before the disconnect", (long long)round);
         send_update(c, round);
+        return;
+    }
+    /* the task's model of volunteers leaving, drawn as the simulator draws it */
+    if (sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
+        say(c, "round %lld: dropping out (the task's dropout %g): disconnecting", (long long)round, c->task.dropout);
+        c->vanishing = 1;
         return;
     }
     memcpy(p->global, global, sizeof(float) * shared);
@@ -336,6 +344,10 @@ static int on_message(ws_conn *conn, ws_rx rx) {
         handle_binary(c, conn->in.data, conn->in.len);
     else
         handle_text(c, (const char *)conn->in.data, conn->in.len);
+    if (c->vanishing) { /* closed now; it comes back like a volunteer who reloads the page */
+        c->vanishing = 0;
+        return -1;
+    }
     return 0;
 }
 

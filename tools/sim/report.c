@@ -33,12 +33,12 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
         const sim_round *rd = &r->rounds[i];
         fprintf(f, "    {\"round\": %d, \"accuracy\": %.6f, \"client_accuracy\": [", i + 1, rd->accuracy);
         for (int c = 0; c < r->n_clients; c++) fprintf(f, "%s%.6f", c ? ", " : "", rd->client_accuracy[c]);
-        fprintf(
-            f,
-            "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
-            "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"seconds\": %.4f, \"global_sha256\": \"%s\"}%s\n",
-            rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
-            rd->seconds, rd->global_sha256, i + 1 < r->n_rounds ? "," : "");
+        fprintf(f,
+                "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
+                "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"abandoned\": %s, \"seconds\": %.4f, "
+                "\"global_sha256\": \"%s\"}%s\n",
+                rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
+                rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256, i + 1 < r->n_rounds ? "," : "");
     }
     fprintf(f, "  ],\n  \"final_accuracy\": %.6f\n}\n", r->final_accuracy);
     if (fclose(f) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);
@@ -64,15 +64,27 @@ int report_write_svg(const char *path, const sdfed_task *task, const sim_result 
              sdfed_partition_kind_name(task->partition.kind), task->clients, (unsigned long long)task->seed,
              100 * r->final_accuracy);
     snprintf(x_label, sizeof x_label, "round (1..%d)", n);
-    svg_chart chart = {.width = 640, .height = 400, .left = 60, .right = 20, .top = 40, .bottom = 50,
-                       .font_size = 12, .standalone = 1, .title = title, .x_label = x_label,
-                       .legend = "mean client accuracy; band: worst to best client", .n = n, .line = mean,
-                       .band_low = low, .band_high = high};
+    svg_chart chart = {.width = 640,
+                       .height = 400,
+                       .left = 60,
+                       .right = 20,
+                       .top = 40,
+                       .bottom = 50,
+                       .font_size = 12,
+                       .standalone = 1,
+                       .title = title,
+                       .x_label = x_label,
+                       .legend = "mean client accuracy; band: worst to best client",
+                       .n = n,
+                       .line = mean,
+                       .band_low = low,
+                       .band_high = high};
     sdfed_buffer b = {0};
     int rc = svg_chart_write(&b, &chart, err);
     unsigned char nul = 0;
     sdfed_sink sink = sdfed_buffer_sink(&b);
-    if (rc == SDFED_OK && sink.write(sink.ctx, &nul, 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    if (rc == SDFED_OK && sink.write(sink.ctx, &nul, 1))
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
     if (rc == SDFED_OK) rc = native_write_file(path, (const char *)b.data, err);
     sdfed_buffer_free(&b);
     free(values);

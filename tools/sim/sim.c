@@ -21,9 +21,9 @@ void sim_result_free(sim_result *r) {
 static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round *round, int K) {
     double lo = 1, hi = 0;
     for (int c = 0; c < K; c++) lo = fmin(lo, round->client_accuracy[c]), hi = fmax(hi, round->client_accuracy[c]);
-    fprintf(log, "round %d/%d: accuracy %.2f%% (clients %.1f..%.1f%%), loss %.4f, %d clients, %d steps, %.2f s\n",
+    fprintf(log, "round %d/%d: accuracy %.2f%% (clients %.1f..%.1f%%), loss %.4f, %d clients, %d steps, %.2f s%s\n",
             r + 1, task->rounds, 100 * round->accuracy, 100 * lo, 100 * hi, round->total, round->participants,
-            round->steps, round->seconds);
+            round->steps, round->seconds, round->abandoned ? " (abandoned: too few reports)" : "");
     fflush(log);
 }
 
@@ -76,20 +76,29 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             break;
         }
         out->n_rounds = r + 1;
-        /* this round's clients, trained in the engine's order */
-        rc = sdfed_round_choose(&round_clients, r, candidates, trains ? K : 0, task->clients_per_round, &sampler, err);
+        /* this round's clients, trained in the engine's order; a client
+         * that drops out (or has nothing to train on) leaves the round */
+        rc = sdfed_round_choose(&round_clients, r, candidates, trains ? K : 0, task->clients_per_round, 1.0, &sampler,
+                                err);
         sdfed_losses losses = {0};
         for (int i = 0; i < round_clients.n_clients && rc == SDFED_OK; i++) {
             int c = (int)round_clients.clients[i];
             fed_client *cl = &clients[c];
-            if (cl->split->n_train == 0) continue;
+            if (cl->split->n_train == 0 || sdfed_round_drops_out(task->seed, r, c, task->dropout)) {
+                sdfed_round_leave(&round_clients, c);
+                continue;
+            }
             rc = fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
             if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r + 1, c);
+            sdfed_round_report(&round_clients, c);
             uploads[round->participants++] = (sdfed_round_update){c, r, cl->split->n_train, cl->params.global};
         }
         if (rc) break;
-        /* the server's sample-weighted mean, broadcast to every client */
-        if (shared && round->participants > 0) {
+        /* the round closes (the server's sample-weighted mean, broadcast to
+         * every client) or is abandoned, as the aggregator decides it */
+        round->abandoned = trains && sdfed_round_check(&round_clients, task->min_clients > 0 ? task->min_clients : 1,
+                                                       1) == SDFED_ROUND_ABANDON;
+        if (shared && round->participants > 0 && !round->abandoned) {
             sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
             sdfed_arena_reset(&arena);
             float *next = sdfed_arena_alloc(&arena, sizeof *next * shared);
@@ -98,8 +107,10 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                       : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
             if (rc) break;
             memcpy(server.global, next, sizeof(float) * shared);
-            for (int c = 0; c < K; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         }
+        /* every client starts the next round from the server's parameters,
+         * also after an abandoned round */
+        for (int c = 0; c < K && shared; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         if (shared) sdfed_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256);
         for (int c = 0; c < K && rc == SDFED_OK; c++) {
             sdfed_arena_reset(&arena);

@@ -1,8 +1,9 @@
 /* One federation in one process: the clients of a task (fed_client.h),
- * their local training, the server's aggregate of the shared parameters
- * (fed/aggregate.h: the paper's sample-weighted mean, over the round's clients in
- * client order), and every client's accuracy on its own test split after
- * each round. */
+ * their local training, the round engine's decisions (fed/round.h: who is
+ * chosen, who drops out with the task's dropout, whether the round closes
+ * with the paper's sample-weighted mean over its clients in client order,
+ * or is abandoned with fewer than the task's min_clients reports), and
+ * every client's accuracy on its own test split after each round. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
@@ -15,6 +16,7 @@ typedef struct sim_round {
     double *client_accuracy;                                /* (n_clients) */
     double ce_local, ce_global, stretch, separation, total; /* mean over the round's steps */
     int steps, participants;
+    int abandoned; /* too few reports (the task's dropout, min_clients): the parameters stayed */
     double seconds;
     char global_sha256[65]; /* of the shared parameters after the round ("" without any) */
 } sim_round;

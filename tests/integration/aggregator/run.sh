@@ -103,6 +103,26 @@ for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; do
 [ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
   bad "/status shows the accuracy of $(rounds_shown) rounds, the store has $want"
 stop_server
+
+# --- 1b. the same with volunteers dropping out (the task's dropout): a chosen
+# client that draws it disconnects (and comes back), the round cannot reach
+# its quorum (min_clients 10 makes it all 5 chosen) and is abandoned; the
+# simulator draws the same dropouts, so both abandon the same rounds
+task drop '{"rounds": 5, "clients_per_round": 5, "min_clients": 10, "dropout": 0.15}'
+"$sdfed" sim --task "$work/drop.json" --out "$work/drop-sim" --cache "$cache" >"$work/drop-sim.log" 2>&1 ||
+  bad "sim with dropouts: $(tail -n 2 "$work/drop-sim.log")"
+sim_abandoned=$(grep -o '"abandoned": [a-z]*' "$work/drop-sim/results.json" | sed 's/.*: //' | tr '\n' ' ')
+case $sim_abandoned in *true*false* | *false*true*) ok ;; *) bad "the dropout task should abandon some rounds and close others: $sim_abandoned" ;; esac
+start_server drop "$work/drop.json" "$work/drop-state" && start_clients drop 10 && wait_done drop 120
+[ "$(history "$work/drop-state")" = "$(sim_history "$work/drop-sim")" ] && ok ||
+  bad "with dropouts the aggregator's history differs from sdfed sim's"
+stored_abandoned=$(sqlite3 "$work/drop-state/aggregator.sqlite" \
+  "SELECT CASE abandoned WHEN 1 THEN 'true' ELSE 'false' END FROM rounds WHERE round < 5 ORDER BY round" | tr '\n' ' ')
+[ "$stored_abandoned" = "$sim_abandoned" ] && ok ||
+  bad "abandoned rounds: the store says $stored_abandoned, the simulator $sim_abandoned"
+status | grep -q '"rounds_abandoned": '"$(grep -o true <<<"$sim_abandoned" | wc -l)" && ok ||
+  bad "/status does not count the abandoned rounds: $(status)"
+stop_server
 summary() { echo "aggregator: $passed passed, $failed failed"; }
 if [ "$parts" = parity ]; then
   summary
