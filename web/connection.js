@@ -90,7 +90,10 @@ async function onMessage(m) {
     showTrainingStatus(`Round ${m.round + 1}: the server stored your update. Waiting for the others…`);
     break;
   case 'round_end':
-    showTrainingStatus(`Round ${m.round + 1} is over (${m.participants} volunteers). Waiting for the next…`);
+    showTrainingStatus(m.abandoned ?
+      `Round ${m.round + 1} was abandoned: too few volunteers reported, so the shared prompt stays as it was. ` +
+      'Waiting for the next…' :
+      `Round ${m.round + 1} is over (${m.participants} volunteers). Waiting for the next…`);
     break;
   case 'wait':
     showTrainingStatus(m.reason === 'not_sampled' ?

@@ -9,7 +9,11 @@
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
 #     task, the store on a full disk (a fault logged once), malformed HTTP
-#     requests (400 with a body), and the command lines.
+#     requests (400 with a body), and the command lines;
+#  6. liveness: volunteers vanish (closing, kill -9, silence) and rounds are
+#     abandoned, then go on with newcomers; seeded churn in which rounds keep
+#     closing and every acknowledged update is stored; --host binds only
+#     the address given.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity]
@@ -104,7 +108,14 @@ for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; do
   bad "/status shows the accuracy of $(rounds_shown) rounds, the store has $want"
 stop_server
 
-# --- 1b. the same with volunteers dropping out (the task's dropout): a chosen
+summary() { echo "aggregator: $passed passed, $failed failed"; }
+if [ "$parts" = parity ]; then
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+# --- 1b. part 1 with volunteers dropping out (the task's dropout): a chosen
 # client that draws it disconnects (and comes back), the round cannot reach
 # its quorum (min_clients 10 makes it all 5 chosen) and is abandoned; the
 # simulator draws the same dropouts, so both abandon the same rounds
@@ -123,12 +134,6 @@ stored_abandoned=$(sqlite3 "$work/drop-state/aggregator.sqlite" \
 status | grep -q '"rounds_abandoned": '"$(grep -o true <<<"$sim_abandoned" | wc -l)" && ok ||
   bad "/status does not count the abandoned rounds: $(status)"
 stop_server
-summary() { echo "aggregator: $passed passed, $failed failed"; }
-if [ "$parts" = parity ]; then
-  summary
-  [ "$failed" -eq 0 ]
-  exit
-fi
 
 # --- 2. hostile clients first, then the same federation
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
@@ -323,6 +328,58 @@ for prog in "$aggregator" "$client"; do
   [ $? -eq 2 ] && grep -q "unexpected argument 'stray' (see --help)" "$work/help.err" && ok ||
     bad "$(basename "$prog") with a stray argument: $(cat "$work/help.err")"
 done
+
+# --- 6a. volunteers vanish and the federation goes on (min_clients 2, deadline 3 s): A (headless)
+# and X, Y (silent.mjs: they never report) join; the round they are in is abandoned at its deadline
+# with A's report alone; in the next one Y closes its connection as it starts and X is killed (-9),
+# so the round is abandoned as soon as its quorum is out of reach; B, who joins meanwhile, is in
+# the next round with A, and it closes
+wait_for() { # wait_for WHAT SECONDS COMMAND...: polls until the command succeeds
+  local what=$1 seconds=$2
+  shift 2
+  for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
+  bad "timed out after $seconds s waiting for $what"
+  return 1
+}
+task live '{"rounds": 3, "clients": 3, "clients_per_round": 3}'
+start_server live "$work/live.json" "$work/live-state" --min-clients 2 --deadline 3
+start_clients live 1
+node --experimental-websocket --no-warnings "$here/silent.mjs" "$port" >"$work/live.x.log" 2>&1 &
+x_pid=$!
+pids+=("$x_pid")
+node --experimental-websocket --no-warnings "$here/silent.mjs" "$port" 1 >"$work/live.y.log" 2>&1 &
+pids+=("$!")
+wait_for "round 1 to start" 30 grep -q "round_start 1" "$work/live.x.log" &&
+  "$client" --server "ws://127.0.0.1:$port" --client-index 1 --model "$model" --cache "$cache" \
+    >"$work/live.b.log" 2>&1 &
+pids+=("$!")
+wait_for "B to be welcomed" 30 grep -q "shard of" "$work/live.b.log" && kill -9 "$x_pid"
+wait_done live 60
+[ "$(sqlite3 "$work/live-state/aggregator.sqlite" 'SELECT abandoned FROM rounds WHERE round < 3 ORDER BY round' | tr '\n' ' ')" = "1 1 0 " ] &&
+  ok || bad "rounds 0 and 1 should be abandoned and round 2 closed: $(sqlite3 "$work/live-state/aggregator.sqlite" 'SELECT round, abandoned, n_updates FROM rounds')"
+[ "$(sqlite3 "$work/live-state/aggregator.sqlite" 'SELECT n_updates FROM rounds WHERE round = 2')" = 2 ] && ok ||
+  bad "round 2 should combine A's and B's updates"
+grep -q '"event": "round_abandoned", "round": 0' "$work/live.server.log" &&
+  grep -q '"event": "deadline", "round": 0' "$work/live.server.log" && ok || bad "round 0 was not abandoned at its deadline"
+grep -q "closed" "$work/live.y.log" && ok || bad "Y did not close its connection"
+status | grep -q '"rounds_abandoned": 2' && ok || bad "/status does not count 2 abandoned rounds: $(status)"
+stop_server
+
+# --- 6b. churn: clients join and leave at random (seeded) for 8 s; rounds keep closing and every
+# acknowledged update is in the store. The server binds 127.0.0.1 only: 127.0.0.2 is refused.
+task churn '{"rounds": 100000, "clients_per_round": 3}'
+start_server churn "$work/churn.json" "$work/churn-state" --min-clients 2 --deadline 2
+curl -s --max-time 5 -o /dev/null "http://127.0.0.2:$port/status"
+[ $? = 7 ] && ok || bad "bound to 127.0.0.1, the server answered on 127.0.0.2"
+grep -q '"event": "listening", "address": "127.0.0.1"' "$work/churn.server.log" && ok ||
+  bad "the listening line does not name the address bound"
+node --experimental-websocket --no-warnings "$here/churn.mjs" "$port" 8 7 "$work/churn.acked" >"$work/churn.log" 2>&1 ||
+  bad "churn: $(grep -v '^churn: [0-9]* passed' "$work/churn.log" | tail -n 3)"
+grep '^churn: [0-9]* joins' "$work/churn.log"
+stop_server
+missing=$(sqlite3 "$work/churn-state/aggregator.sqlite" "SELECT round || ' ' || client FROM updates" | sort |
+  comm -23 <(sort "$work/churn.acked") -)
+[ -s "$work/churn.acked" ] && [ -z "$missing" ] && ok || bad "acknowledged updates missing from the store: $missing"
 
 # sanitizer builds: no process reported a memory error or a leak
 cleanup
