@@ -155,10 +155,9 @@ static void on_store_fault(void *ctx, const char *message) {
     }
 }
 
-/* Sends an error; counts the refusal (the one place that does) and closes
- * after too many. */
-static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
-    federation_count_refusal(h->fed, code);
+/* An error message: its code, what went wrong, and for wrong_round the round
+ * the server takes updates for next. */
+static void send_error(handlers *h, session *ss, sdfed_code code, const char *message) {
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
@@ -167,6 +166,13 @@ static void refuse(handlers *h, session *ss, sdfed_code code, const char *messag
     if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
+}
+
+/* Sends an error; counts the refusal (the one place that does) and, after
+ * too many, says so in a last error and closes. */
+static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+    federation_count_refusal(h->fed, code);
+    send_error(h, ss, code, message);
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
              sdfed_code_name(code), ss->refusals + 1);
@@ -175,6 +181,9 @@ static void refuse(handlers *h, session *ss, sdfed_code code, const char *messag
     else
         native_log("refused", fields);
     if (++ss->refusals >= h->opt.max_refusals && !ss->closing) {
+        char last[96];
+        snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
+        send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last);
         session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
         native_log("closed_for_abuse", fields);
     }

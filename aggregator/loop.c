@@ -13,6 +13,7 @@
 #include "fed/protocol.h"
 #include "gate.h"
 #include "native/clock.h"
+#include "response.h"
 #include "session.h"
 
 struct loop {
@@ -54,13 +55,42 @@ static void tick(lws_sorted_usec_list_t *sul) {
     lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
 }
 
+/* Whether a WebSocket upgrade offers sdfed.v1 among its subprotocols
+ * (Sec-WebSocket-Protocol, a comma-separated list). */
+static int offers_sdfed(struct lws *wsi) {
+    char list[256];
+    if (lws_hdr_copy(wsi, list, sizeof list, WSI_TOKEN_PROTOCOL) <= 0) return 0;
+    for (char *name = list; *name;) {
+        name += strspn(name, " \t,");
+        size_t n = strcspn(name, " \t,");
+        if (n == strlen(SDFED_PROTOCOL) && strncmp(name, SDFED_PROTOCOL, n) == 0) return 1;
+        name += n;
+    }
+    return 0;
+}
+
+/* An upgrade without sdfed.v1 is answered 400 with a line saying so, then
+ * hung up (lws would bind it to the first protocol, or drop it silently). */
+static int confirm_upgrade(struct lws *wsi) {
+    if (offers_sdfed(wsi)) return 0;
+    char response[LWS_PRE + 1024];
+    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, HTTP_STATUS_BAD_REQUEST,
+                                "this WebSocket speaks only the " SDFED_PROTOCOL
+                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
+    if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
+    return -1;
+}
+
 /* The first protocol also hears lws's listener and the gate's descriptor:
  * a new connection goes to the gate (TLS ones excepted), which hands it
- * back to lws once its request line is checked. */
+ * back to lws once its request line is checked; and WebSocket upgrades,
+ * refused unless they offer sdfed.v1. */
 static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return l->gate ? gate_take(l->gate, (int)(intptr_t)in, now_ms()) : 0;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(wsi);
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return -1; /* a client that listed "http" before sdfed.v1 */
     case LWS_CALLBACK_RAW_RX_FILE: gate_service(l->gate); return 0;
     default: return http_serve(l->site, wsi, reason, user, in, len);
     }

@@ -24,9 +24,10 @@ int response_file(struct lws *wsi, const char *file, const char *etag);
 int response_closes(struct lws *wsi);
 
 /* A whole response with a one-line text/plain body (text and a line
- * break) and the headers every response carries, for a socket lws does not
- * own (the gate's); status 400 or 405. Its length, or -1 when it does not
- * fit in cap. */
+ * break) and the headers every response carries, as raw bytes: for a
+ * socket lws does not own (the gate's), and for a WebSocket upgrade refused
+ * before lws answers it; status 400 or 405. Its length, or -1 when it does
+ * not fit in cap. */
 int response_text_bytes(char *out, size_t cap, int status, const char *text);
 
 #endif

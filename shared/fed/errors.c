@@ -5,7 +5,8 @@
 #include <string.h>
 
 const sdfed_code_info sdfed_codes[] = {
-    [SDFED_CODE_BAD_JSON] = {.name = "bad_json", .meaning = "a text frame that is not JSON"},
+    [SDFED_CODE_BAD_JSON] = {.name = "bad_json",
+                             .meaning = "a text frame that is not JSON (`NaN` and `Infinity` are not JSON)"},
     [SDFED_CODE_BAD_MESSAGE] = {.name = "bad_message",
                                 .meaning = "a JSON message with missing or ill-typed fields, or out of order"},
     [SDFED_CODE_UNKNOWN_TYPE] = {.name = "unknown_type", .meaning = "a `type` the server does not know"},
@@ -15,7 +16,9 @@ const sdfed_code_info sdfed_codes[] = {
     [SDFED_CODE_BAD_FRAME] = {.name = "bad_frame", .meaning = "a binary frame whose header or size is wrong"},
     [SDFED_CODE_BAD_CRC] = {.name = "bad_crc", .meaning = "a binary frame whose CRC-32 does not match"},
     [SDFED_CODE_BAD_SHAPE] = {.name = "bad_shape", .meaning = "an update whose shape is not the global parameters'"},
-    [SDFED_CODE_NOT_FINITE] = {.name = "not_finite", .meaning = "NaN or Inf in an update"},
+    [SDFED_CODE_NOT_FINITE] = {.name = "not_finite",
+                               .meaning =
+                                   "NaN or Inf in an update, or a JSON value beyond float range (`1e39`, `1e999`)"},
     [SDFED_CODE_NORM_TOO_LARGE] = {.name = "norm_too_large",
                                    .meaning = "an update whose change exceeds the server's norm bound"},
     [SDFED_CODE_BAD_SAMPLES] = {.name = "bad_samples", .meaning = "a sample count of 0 or above the server's bound"},
@@ -27,6 +30,9 @@ const sdfed_code_info sdfed_codes[] = {
     [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
     [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "too many messages per second"},
     [SDFED_CODE_SERVER_ERROR] = {.name = "server_error", .meaning = "the server could not store the update; resend it"},
+    [SDFED_CODE_TOO_MANY_REFUSALS] = {.name = "too_many_refusals",
+                                      .meaning =
+                                          "the last message on a connection refused too often; it closes (1008)"},
 };
 static_assert(sizeof sdfed_codes / sizeof sdfed_codes[0] == SDFED_CODE_COUNT, "one entry per sdfed_code");
 

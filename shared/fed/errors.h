@@ -27,6 +27,7 @@ typedef enum sdfed_code {
     SDFED_CODE_TOO_LARGE,
     SDFED_CODE_RATE_LIMITED,
     SDFED_CODE_SERVER_ERROR,
+    SDFED_CODE_TOO_MANY_REFUSALS,
     SDFED_CODE_COUNT
 } sdfed_code;
 

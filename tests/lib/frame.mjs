@@ -1,6 +1,6 @@
-// sdfed.v1 binary frames for the JavaScript test and benchmark drivers
-// (docs/protocol.md): "SDFT", version 1, kind, dtype f32, dims, round,
-// samples, shape, the values, and a CRC-32 of everything before it.
+// sdfed.v1 binary frames for the JavaScript test and benchmark drivers, made
+// and read (docs/protocol.md): "SDFT", version 1, kind, dtype f32, dims,
+// round, samples, shape, the values, and a CRC-32 of everything before it.
 export const GLOBAL = 1, UPDATE = 2;
 
 export function crc32(bytes) {
@@ -23,4 +23,20 @@ export function frame(kind, round, samples, shape, values, { badCrc = false } = 
   values.forEach((v, i) => view.setFloat32(16 + 4 * shape.length + 4 * i, v, true));
   view.setUint32(size - 4, (crc32(bytes.subarray(0, size - 4)) ^ (badCrc ? 1 : 0)) >>> 0, true);
   return buf;
+}
+
+// A frame's fields from an ArrayBuffer: { kind, round, samples, shape, values
+// (Float32Array), bytes (the values' raw bytes) }; throws when the magic,
+// version, dtype, size or CRC-32 is wrong.
+export function decode(buf) {
+  const view = new DataView(buf), bytes = new Uint8Array(buf), dims = bytes[7];
+  if (buf.byteLength < 20 || String.fromCharCode(...bytes.subarray(0, 4)) !== 'SDFT' || bytes[4] !== 1 || bytes[6] !== 0)
+    throw new Error('not an SDFT version 1 f32 frame');
+  const shape = Array.from({ length: dims }, (_, i) => view.getUint32(16 + 4 * i, true));
+  const n = shape.reduce((a, b) => a * b, 1), start = 16 + 4 * dims;
+  if (buf.byteLength !== start + 4 * n + 4) throw new Error(`a frame of ${buf.byteLength} bytes, its header says ${start + 4 * n + 4}`);
+  if (view.getUint32(buf.byteLength - 4, true) !== crc32(bytes.subarray(0, buf.byteLength - 4))) throw new Error('CRC-32 mismatch');
+  const values = Float32Array.from({ length: n }, (_, i) => view.getFloat32(start + 4 * i, true));
+  return { kind: bytes[5], round: view.getUint32(8, true), samples: view.getUint32(12, true), shape, values,
+    bytes: bytes.slice(start, start + 4 * n) };
 }
