@@ -122,7 +122,8 @@ async function play(block) {
       if (direction === '>') {
         clients[name] ??= await connect(`ws://127.0.0.1:${server.port}/ws`);
         const bytes = rest.match(/^bytes (\d+)$/);
-        if (bytes) clients[name].send(new Uint8Array(Number(bytes[1])).buffer);
+        if (rest === 'close') clients[name].close();
+        else if (bytes) clients[name].send(new Uint8Array(Number(bytes[1])).buffer);
         else if (rest.startsWith('frame ')) clients[name].send(frameToSend(JSON.parse(substitute(rest.slice(6), bound))));
         else clients[name].send(substitute(rest, bound));
         continue;
@@ -158,6 +159,7 @@ async function play(block) {
     }
     // nothing the block does not show: a heartbeat's answer is each client's next message
     for (const [name, c] of Object.entries(clients)) {
+      if (c.closed) continue;
       c.send('{"type": "heartbeat"}');
       const got = await c.receive();
       check(got && got.type === 'heartbeat', `${doc}:${block.line}: ${name} got more than the exchange shows: ${JSON.stringify(got).slice(0, 300)}`);
