@@ -17,6 +17,7 @@
 #include "native/clock.h"
 #include "native/log.h"
 #include "native/paths.h"
+#include "native/task_file.h"
 #include "description.h"
 #include "handlers.h"
 #include "loop.h"
@@ -150,16 +151,9 @@ int main(int argc, char **argv) {
     federation *fed = NULL;
     demo *shards = NULL;
     char resolved[4096];
-    file_map task_file;
-    if (file_map_open(&task_file, native_resolve_path(a.task, resolved, sizeof resolved), &err))
-        return cli_error(CLI_FAILED, "aggregator: %s", err.message);
     sdfed_task task;
-    int parsed = sdfed_task_parse(&task, (const char *)task_file.data, task_file.size, &err);
-    if (parsed == SDFED_OK) parsed = sdfed_task_validate(&task, &err);
     char task_sha[65];
-    sdfed_sha256_hex(task_file.data, task_file.size, task_sha);
-    file_map_close(&task_file);
-    if (parsed) return cli_error(CLI_FAILED, "aggregator: %s: %s", a.task, err.message);
+    if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
     double min_clients = task.min_clients > 0         ? task.min_clients
                          : task.clients_per_round > 0 ? task.clients_per_round
                                                       : task.clients,

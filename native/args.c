@@ -45,4 +45,3 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
     }
     return CLI_OK;
 }
-

@@ -11,11 +11,14 @@
 #include "native/model.h"
 
 /* The images to encode: n grey images of rows x cols, image i at
- * pixels + i * rows * cols (already transformed into its domain). */
+ * pixels + i * rows * cols (already transformed into its domain); or, with
+ * paths, n image files (native/image_decode.h), decoded as they are
+ * encoded. */
 typedef struct feature_source {
     const char *name; /* file name stem, e.g. "fashion-mnist-train-30000-59999" */
     int n, rows, cols;
     const uint8_t *pixels;
+    char *const *paths; /* or NULL */
 } feature_source;
 
 /* The default cache folder: $SDFED_CACHE, else $XDG_CACHE_HOME/sdfed, else

@@ -8,6 +8,7 @@
 #include "data/idx.h"
 #include "native/dataset_file.h"
 #include "native/feature_cache.h"
+#include "native/image_folder.h"
 
 /* The federation's slice of Fashion-MNIST's training set. */
 #define POOL_FIRST 30000
@@ -18,6 +19,8 @@
 typedef struct storage {
     sdfed_dataset train, test;
     uint8_t *domain_pixels[2];
+    image_folder folder[2], all; /* a folder dataset: train and test; all when test is held out of it */
+    int held_out;
 } storage;
 
 /* Gives each of n images a domain and its transformed pixels. */
@@ -34,11 +37,38 @@ static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64
     return rc;
 }
 
+/* A folder dataset: its two splits, the test classes matched to the train ones. */
+static int load_folders(const sdfed_task *task, storage *s, fed_data *out, sdfed_error *err) {
+    int rc;
+    if (task->test_fraction > 0) {
+        s->held_out = 1;
+        rc = image_folder_scan(task->data_train, NULL, 0, &s->all, err);
+        if (rc == SDFED_OK) rc = image_folder_hold_out(&s->all, task->test_fraction, &s->folder[0], &s->folder[1], err);
+    } else {
+        rc = image_folder_scan(task->data_train, NULL, 0, &s->folder[0], err);
+        if (rc == SDFED_OK)
+            rc = image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
+                                   s->folder[0].n_classes, &s->folder[1], err);
+    }
+    if (rc) return sdfed_fail_context(err, rc, "dataset");
+    out->n_classes = s->folder[0].n_classes;
+    out->class_names = (const char *const *)s->folder[0].class_names;
+    out->n_train = s->folder[0].n, out->n_test = s->folder[1].n;
+    out->train_labels = s->folder[0].labels, out->test_labels = s->folder[1].labels;
+    out->skipped = s->held_out ? s->all.skipped : s->folder[0].skipped + s->folder[1].skipped;
+    return SDFED_OK;
+}
+
 int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     storage *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     out->storage = s;
+    if (strcmp(task->dataset, "folder") == 0) {
+        int rc = load_folders(task, s, out, err);
+        if (rc) fed_data_free(out);
+        return rc;
+    }
     int rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TRAIN, &s->train, err);
     if (rc == SDFED_OK)
         rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TEST, &s->test, err);
@@ -51,6 +81,7 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     out->rows = s->train.rows, out->cols = s->train.cols;
     size_t per = (size_t)out->rows * out->cols;
     out->n_classes = SDFED_FMNIST_CLASSES;
+    out->class_names = sdfed_fmnist_class_names;
     out->n_train = s->train.n - POOL_FIRST;
     out->n_test = s->test.n;
     out->train_labels = s->train.labels + POOL_FIRST;
@@ -78,12 +109,20 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
     int n[2] = {out->n_train, out->n_test};
     const uint8_t *pixels[2] = {out->train_pixels, out->test_pixels};
     float **features[2] = {&out->train_features, &out->test_features};
+    storage *s = out->storage;
+    int folder = strcmp(task->dataset, "folder") == 0;
     for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999", domains ? "-domains" : "");
-        *features[i] = malloc(sizeof(float) * (size_t)n[i] * out->dim);
+        char name[128], digest[65];
+        if (folder) { /* named by what is in it */
+            rc = image_folder_digest(&s->folder[i], digest, err);
+            snprintf(name, sizeof name, "folder-%s-%.32s", i ? "test" : "train", digest);
+        } else {
+            snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999",
+                     domains ? "-domains" : "");
+        }
+        *features[i] = malloc(sizeof(float) * ((size_t)n[i] * out->dim + 1));
         if (!*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        feature_source src = {name, n[i], out->rows, out->cols, pixels[i]};
+        feature_source src = {name, n[i], out->rows, out->cols, pixels[i], folder ? s->folder[i].paths : NULL};
         if (rc == SDFED_OK)
             rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
                                     *features[i], err);
@@ -99,6 +138,12 @@ void fed_data_free(fed_data *d) {
         sdfed_dataset_free(&s->test);
         free(s->domain_pixels[0]);
         free(s->domain_pixels[1]);
+        if (s->held_out) {
+            image_folder_free_split(&s->folder[0]), image_folder_free_split(&s->folder[1]);
+            image_folder_free(&s->all);
+        } else {
+            image_folder_free(&s->folder[0]), image_folder_free(&s->folder[1]);
+        }
         free(s);
     }
     free(d->train_features);

@@ -1,9 +1,12 @@
 /* The federation's data as the simulator and the headless client see it:
- * Fashion-MNIST's training images 30000..59999 as the pool clients train
- * on, its test set as the pool they are tested on (images 0..29999 trained
- * the default model), each image turned into one of the four derived
- * domains when the task has domains, and every image's unit-length feature
- * under the model, from the feature cache. */
+ * for "fashion-mnist", its training images 30000..59999 as the pool clients
+ * train on, its test set as the pool they are tested on (images 0..29999
+ * trained the default model), each image turned into one of the four
+ * derived domains when the task has domains; for a folder dataset
+ * (native/image_folder.h), its train and test folders, or one folder and
+ * its held-out test images. Every image's unit-length feature under the
+ * model comes from the feature cache (a folder's cache is named by its
+ * content digest, so a changed folder is encoded again). */
 #ifndef SDFED_NATIVE_FED_DATA_H
 #define SDFED_NATIVE_FED_DATA_H
 
@@ -14,9 +17,11 @@
 
 typedef struct fed_data {
     int dim, n_classes;
+    const char *const *class_names; /* (n_classes): Fashion-MNIST's, or the folders' */
     int n_train, n_test;
+    int skipped;                               /* a folder dataset's files that are not images */
     int rows, cols;                            /* of every image */
-    const uint8_t *train_pixels, *test_pixels; /* (n, rows, cols) grey, in their domains */
+    const uint8_t *train_pixels, *test_pixels; /* (n, rows, cols) grey, in their domains; NULL for folders */
     float *train_features, *test_features;     /* (n, dim); NULL from fed_data_load_images */
     const uint8_t *train_labels, *test_labels;
     uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */

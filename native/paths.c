@@ -58,4 +58,3 @@ const char *native_resolve_path(const char *path, char *buf, size_t cap) {
     (void)cap;
     return path;
 }
-

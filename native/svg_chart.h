@@ -8,16 +8,16 @@
 #include "base/status.h"
 
 typedef struct svg_chart {
-    double width, height;                   /* of the whole picture */
-    double left, right, top, bottom;        /* margins around the plot */
-    int font_size;                          /* of the labels; the title is 14 */
-    int standalone;                         /* 1: a file (xmlns, white background, sans-serif); 0: inline in HTML */
-    const char *title;                      /* above the plot, or NULL (text, escaped by the caller) */
-    const char *x_label;                    /* under the plot, or NULL */
-    const char *legend;                     /* inside the plot's top left, in the line's colour, or NULL */
-    int n;                                  /* points */
-    const double *line;                     /* (n) values in 0..1 */
-    const double *band_low, *band_high;     /* (n) each, or both NULL */
+    double width, height;               /* of the whole picture */
+    double left, right, top, bottom;    /* margins around the plot */
+    int font_size;                      /* of the labels; the title is 14 */
+    int standalone;                     /* 1: a file (xmlns, white background, sans-serif); 0: inline in HTML */
+    const char *title;                  /* above the plot, or NULL (text, escaped by the caller) */
+    const char *x_label;                /* under the plot, or NULL */
+    const char *legend;                 /* inside the plot's top left, in the line's colour, or NULL */
+    int n;                              /* points */
+    const double *line;                 /* (n) values in 0..1 */
+    const double *band_low, *band_high; /* (n) each, or both NULL */
 } svg_chart;
 
 /* Appends the chart to b; SDFED_ERR_NOMEM (b may then hold part of it, which

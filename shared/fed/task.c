@@ -125,6 +125,46 @@ static int read_partition(reader *r, int obj, sdfed_task *t) {
     return rc;
 }
 
+/* "fashion-mnist", {"train": DIR, "test": DIR} or {"folder": DIR, "test_fraction": F} */
+static int read_dataset(reader *r, int node, sdfed_task *t) {
+    static const char *const want = "\"fashion-mnist\", {\"train\": DIR, \"test\": DIR} or {\"folder\": DIR, "
+                                    "\"test_fraction\": F}";
+    if (r->j->nodes[node].type == SDFED_JSON_STRING) {
+        int rc = read_string(r, node, "dataset", t->dataset, sizeof t->dataset);
+        return rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0 ? bad(r, "dataset", want) : rc;
+    }
+    if (r->j->nodes[node].type != SDFED_JSON_OBJECT) return bad(r, "dataset", want);
+    snprintf(t->dataset, sizeof t->dataset, "folder");
+    t->data_train[0] = t->data_test[0] = '\0';
+    t->test_fraction = 0;
+    int rc = SDFED_OK, key = node + 1, folder = 0;
+    for (int i = 0; i < r->j->nodes[node].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next;
+        char name[48], full[64];
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "dataset.%s", name);
+        if (strcmp(name, "train") == 0 || strcmp(name, "folder") == 0) {
+            folder |= name[0] == 'f' ? 1 : 2;
+            rc = read_string(r, value, full, t->data_train, sizeof t->data_train);
+        } else if (strcmp(name, "test") == 0) {
+            folder |= 2;
+            rc = read_string(r, value, full, t->data_test, sizeof t->data_test);
+        } else if (strcmp(name, "test_fraction") == 0) {
+            folder |= 1;
+            rc = read_real(r, value, full, 0.0, 1.0, &t->test_fraction);
+            if (rc == SDFED_OK && !(t->test_fraction > 0 && t->test_fraction < 1))
+                rc = bad(r, full, "a number between 0 and 1 (exclusive)");
+        } else {
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        }
+        key = r->j->nodes[value].next;
+    }
+    if (rc == SDFED_OK && !(folder == 2 && t->data_train[0] && t->data_test[0]) &&
+        !(folder == 1 && t->data_train[0] && t->test_fraction > 0))
+        rc = bad(r, "dataset", want);
+    return rc;
+}
+
 static int read_prompt_range(reader *r, int node, sdfed_task *t) {
     const char *key = "local_prompt_length";
     if (r->j->nodes[node].type == SDFED_JSON_NUMBER) {
@@ -143,11 +183,7 @@ static int read_prompt_range(reader *r, int node, sdfed_task *t) {
 static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     double seed;
     if (strcmp(name, "model") == 0) return read_string(r, value, name, t->model, sizeof t->model);
-    if (strcmp(name, "dataset") == 0) {
-        int rc = read_string(r, value, name, t->dataset, sizeof t->dataset);
-        if (rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0) return bad(r, name, "\"fashion-mnist\"");
-        return rc;
-    }
+    if (strcmp(name, "dataset") == 0) return read_dataset(r, value, t);
     if (strcmp(name, "clients") == 0) return read_int(r, value, name, 1, 100000, &t->clients);
     if (strcmp(name, "partition") == 0) return read_partition(r, value, t);
     if (strcmp(name, "rounds") == 0) return read_int(r, value, name, 1, 1000000, &t->rounds);
@@ -218,7 +254,21 @@ int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buff
     int rc = sdfed_jw_end(&w, err);
     sdfed_jw_begin(&w, out, NULL);
     sdfed_jw_string(&w, "model", model_override ? model_override : t->model);
-    sdfed_jw_string(&w, "dataset", t->dataset);
+    if (strcmp(t->dataset, "folder") == 0) {
+        sdfed_buffer data = {0};
+        sdfed_json_writer d;
+        sdfed_jw_begin(&d, &data, NULL);
+        sdfed_jw_string(&d, t->test_fraction > 0 ? "folder" : "train", t->data_train);
+        if (t->test_fraction > 0)
+            sdfed_jw_double(&d, "test_fraction", t->test_fraction);
+        else
+            sdfed_jw_string(&d, "test", t->data_test);
+        if (rc == SDFED_OK) rc = sdfed_jw_end(&d, err);
+        sdfed_jw_raw(&w, "dataset", (const char *)data.data, data.size);
+        sdfed_buffer_free(&data);
+    } else {
+        sdfed_jw_string(&w, "dataset", t->dataset);
+    }
     sdfed_jw_int(&w, "clients", t->clients);
     sdfed_jw_raw(&w, "partition", (const char *)part.data, part.size);
     sdfed_jw_int(&w, "rounds", t->rounds);
@@ -297,7 +347,12 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: key 'clients' (%d) must be 4 domains x partition.clients_per_domain (%d)", t->clients,
                           t->partition.clients_per_domain);
-    if (t->partition.kind == SDFED_PARTITION_PATHOLOGICAL && t->partition.classes_per_client > 10)
+    if (t->partition.kind == SDFED_PARTITION_DOMAINS && strcmp(t->dataset, "fashion-mnist") != 0)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: partition.kind 'domains' is derived from Fashion-MNIST's images; a folder dataset "
+                          "takes 'pathological', 'dirichlet' or 'iid'");
+    if (strcmp(t->dataset, "fashion-mnist") == 0 && t->partition.kind == SDFED_PARTITION_PATHOLOGICAL &&
+        t->partition.classes_per_client > 10)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the 10 classes");
     return SDFED_OK;
 }

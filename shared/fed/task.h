@@ -3,7 +3,10 @@
  * unknown key or a value of the wrong type or range is an error naming the
  * key. Keys:
  *   model                  path of the GGUF model     ("models/fmnist-tiny-clip.q8_0.gguf")
- *   dataset                "fashion-mnist"
+ *   dataset                "fashion-mnist", or a folder dataset in the ImageFolder
+ *                          layout (one sub-folder per class): {"train": DIR,
+ *                          "test": DIR}, or {"folder": DIR, "test_fraction": 0.2}
+ *                          (paths relative to the task file: native/task_file.h)
  *   clients                number of clients          (10)
  *   partition              {"kind": "pathological"|"dirichlet"|"iid"|"domains",
  *                           "classes_per_client": 2, "alpha": 0.3, "shots": 0 (all),
@@ -29,7 +32,11 @@
 
 typedef struct sdfed_task {
     char model[1024];
-    char dataset[64];
+    char dataset[64]; /* "fashion-mnist" or "folder" */
+    /* a folder dataset: train and test folders, or one folder (train) and
+     * the fraction of each class held out for testing */
+    char data_train[1024], data_test[1024];
+    double test_fraction;
     int clients;
     struct {
         int kind; /* SDFED_PARTITION_* */

@@ -15,21 +15,16 @@
 
 #include "base/sha256.h"
 #include "cli.h"
-#include "data/idx.h"
 #include "native/fed_data.h"
+#include "native/task_file.h"
 #include "report.h"
 #include "sim.h"
 
 /* Task file, then the flags over it. */
 static int read_task(const char *path, const char *method, const char *seed, const char *rounds, sdfed_task *task,
                      sdfed_error *err) {
-    file_map f;
-    char resolved[4096];
-    int rc = file_map_open(&f, native_resolve_path(path, resolved, sizeof resolved), err);
+    int rc = native_task_read(path, task, NULL, err);
     if (rc) return rc;
-    rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
-    file_map_close(&f);
-    if (rc) return sdfed_fail_context(err, rc, "%s", path);
     if (method && (task->method = sdfed_method_from_name(method)) < 0)
         return sdfed_fail(err, SDFED_ERR_ARG, "--method '%s' is not a method (see 'sdfed help')", method);
     char *end;
@@ -64,16 +59,19 @@ int cmd_sim(int argc, char **argv) {
     if (native_model_open(&m, task.model, &err)) return cli_error(CLI_FAILED, "sim: model: %s", err.message);
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
-    sdfed_classes cls;
+    sdfed_classes cls = {0};
     fed_data data = {0};
     sim_result result = {0};
-    int rc = sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, sdfed_fmnist_class_names,
-                                SDFED_FMNIST_CLASSES, &err);
-    if (rc == SDFED_OK) rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
+    int rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
+    if (rc == SDFED_OK)
+        rc = sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, data.class_names, data.n_classes, &err);
     if (rc == SDFED_OK) {
         printf("sim: %s on %s (%s), %d clients, %d rounds, seed %llu, model %s\n", sdfed_method_name(task.method),
                task.dataset, sdfed_partition_kind_name(task.partition.kind), task.clients, task.rounds,
                (unsigned long long)task.seed, task.model);
+        printf("sim: %d classes, %d training and %d test images", data.n_classes, data.n_train, data.n_test);
+        if (data.skipped) printf(", %d files skipped (not PNG or JPEG)", data.skipped);
+        printf("\n");
         rc = sim_run(&task, &m.clip, k, &cls, &data, &result, stdout, &err);
     }
     char path[1200];

@@ -1,0 +1,50 @@
+/* Task files on the host (see task_file.h). */
+#include "native/task_file.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "native/file_map.h"
+#include "native/paths.h"
+
+/* path made relative to dir when it is relative; 0 when it does not fit */
+static int under(const char *dir, const char *path, char *out, size_t cap) {
+    if (path[0] == '/') return snprintf(out, cap, "%s", path) < (int)cap;
+    return snprintf(out, cap, "%s/%s", dir, path) < (int)cap;
+}
+
+int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_error *err) {
+    char resolved[4096], dir[4096], joined[4096];
+    char found[4096];
+    snprintf(resolved, sizeof resolved, "%s", native_resolve_path(path, found, sizeof found));
+    file_map f;
+    int rc = file_map_open(&f, resolved, err);
+    if (rc) return rc;
+    rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
+    if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
+    file_map_close(&f);
+    if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);
+    if (rc) return sdfed_fail_context(err, rc, "%s", path);
+    /* the task file's folder */
+    snprintf(dir, sizeof dir, "%s", resolved);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    char *folders[2] = {task->data_train, task->data_test};
+    for (int i = 0; i < 2; i++) {
+        if (!folders[i][0]) continue;
+        if (!under(dir, folders[i], joined, sizeof joined) || strlen(joined) >= sizeof task->data_train)
+            return sdfed_fail(err, SDFED_ERR_ARG, "%s: the dataset's path is too long", path);
+        memcpy(folders[i], joined, strlen(joined) + 1);
+    }
+    if (task->model[0] != '/' && under(dir, task->model, joined, sizeof joined) && access(joined, R_OK) == 0 &&
+        strlen(joined) < sizeof task->model)
+        memcpy(task->model, joined, strlen(joined) + 1);
+    return SDFED_OK;
+}

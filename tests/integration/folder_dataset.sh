@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Folder datasets (ImageFolder: one sub-folder per class) in `sdfed sim`:
+#  1. Fashion-MNIST written out as grey PNGs (tools/fmnist_to_folder.py)
+#     gives the same features, bit for bit, as the IDX files: the two
+#     feature-cache files are equal byte for byte;
+#  2. a small colour dataset of JPEGs and PNGs of mixed sizes, with one test
+#     image in three held out of one folder (test_fraction), classes from
+#     the folder names, a file that is not an image skipped and counted;
+#  3. bad datasets, each refused with an error naming the folder or the
+#     class, before anything is computed.
+#   folder_dataset.sh BUILD_DIR WORK_DIR
+set -u
+build=$1 work=$2
+sdfed=$build/sdfed
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+model="$root/models/fmnist-tiny-clip.q8_0.gguf"
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+task() { # task FILE JSON_OVERRIDES: the pathological task, 2 rounds, keys replaced
+  /usr/bin/python3 - "$root/tasks/fmnist-pathological.json" "$model" "$2" >"$1" <<'PY'
+import json, sys
+task = json.load(open(sys.argv[1]))
+task.update({"model": sys.argv[2], "rounds": 2})
+task.update(json.loads(sys.argv[3]))
+print(json.dumps(task))
+PY
+}
+
+# --- 1. Fashion-MNIST as PNGs: the same features as the IDX files
+/usr/bin/python3 "$root/tools/fmnist_to_folder.py" --out "$work/fmnist" 2>"$work/export.log" ||
+  bad "export: $(tail -n 2 "$work/export.log")"
+task "$work/idx.json" '{}'
+task "$work/fmnist/task.json" '{"dataset": {"train": "train", "test": "test"}}'
+"$sdfed" sim --task "$work/idx.json" --out "$work/idx-sim" --cache "$work/cache" >"$work/idx.log" 2>&1 ||
+  bad "sim on the IDX files: $(tail -n 2 "$work/idx.log")"
+"$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim" --cache "$work/cache" >"$work/folder.log" 2>&1 ||
+  bad "sim on the folder: $(tail -n 2 "$work/folder.log")"
+grep -q "sim: 10 classes, 30000 training and 10000 test images" "$work/folder.log" && ok ||
+  bad "the folder's images were not all found: $(grep '^sim:' "$work/folder.log")"
+for split in train test; do
+  idx=$(ls "$work"/cache/*/fashion-mnist-$split*.features 2>/dev/null)
+  folder=$(ls "$work"/cache/*/folder-$split-*.features 2>/dev/null)
+  [ -n "$idx" ] && [ -n "$folder" ] && cmp -s "$idx" "$folder" && ok ||
+    bad "$split: the folder's features differ from the IDX files' ($idx, $folder)"
+done
+# a second run reads the cache (the folder's content digest names it)
+"$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim2" --cache "$work/cache" >"$work/folder2.log" 2>&1
+! grep -q "encoding" "$work/folder2.log" && ok || bad "the second run encoded the folder again"
+
+# --- 2. a small colour dataset: JPEG and PNG, mixed sizes, test images held out
+/usr/bin/python3 - "$work/small" <<'PY'
+import os, sys
+from PIL import Image
+out = sys.argv[1]
+for c, (name, colour) in enumerate([("red_panda", (200, 60, 20)), ("Sea-lion", (40, 90, 200)), ("zebra", (230, 230, 230))]):
+    os.makedirs(os.path.join(out, name))
+    for i in range(6):
+        size = (40 + 13 * i, 30 + 7 * c)
+        img = Image.new("RGB", size, tuple((v + 9 * i) % 256 for v in colour))
+        img.save(os.path.join(out, name, f"{c}{i}.jpg" if i % 2 else f"{c}{i}.png"))
+open(os.path.join(out, "zebra", "notes.txt"), "w").write("not an image\n")
+PY
+task "$work/small/task.json" '{"dataset": {"folder": ".", "test_fraction": 0.34}, "clients": 3, "clients_per_round": 3,
+  "partition": {"kind": "pathological", "classes_per_client": 2}, "method": "coop"}'
+"$sdfed" sim --task "$work/small/task.json" --out "$work/small-sim" --cache "$work/cache" >"$work/small.log" 2>&1 &&
+  grep -q "sim: 3 classes, 12 training and 6 test images, 1 files skipped" "$work/small.log" && ok ||
+  bad "the small folder: $(grep '^sim:\|sdfed:' "$work/small.log")"
+
+# --- 3. bad datasets: an error naming what is wrong
+expect_error() { # expect_error WHAT TASK_FILE PATTERN
+  if "$sdfed" sim --task "$2" --out "$work/bad-sim" --cache "$work/cache" >"$work/bad.log" 2>&1; then
+    bad "$1: accepted"
+  elif grep -q "$3" "$work/bad.log"; then ok
+  else bad "$1: the error does not say '$3': $(cat "$work/bad.log")"; fi
+}
+task "$work/missing.json" '{"dataset": {"train": "nowhere/train", "test": "nowhere/test"}}'
+expect_error "a missing folder" "$work/missing.json" "nowhere/train: No such file or directory"
+mkdir -p "$work/empty/train/cat" "$work/empty/train/dog" "$work/empty/test/cat" "$work/empty/test/dog"
+cp "$work/small/zebra/20.png" "$work/empty/train/cat/" && cp "$work/small/zebra/20.png" "$work/empty/test/cat/" &&
+  cp "$work/small/zebra/20.png" "$work/empty/test/dog/"
+task "$work/empty/task.json" '{"dataset": {"train": "train", "test": "test"}}'
+expect_error "a class without images" "$work/empty/task.json" "class 'dog' has no images"
+mkdir -p "$work/extra/train/cat" "$work/extra/test/cat" "$work/extra/test/bird"
+cp "$work/small/zebra/20.png" "$work/extra/train/cat/" && cp "$work/small/zebra/20.png" "$work/extra/test/cat/" &&
+  cp "$work/small/zebra/20.png" "$work/extra/test/bird/"
+task "$work/extra/task.json" '{"dataset": {"train": "train", "test": "test"}}'
+expect_error "a test folder without its class" "$work/extra/task.json" "folders without a class: 'bird'"
+task "$work/both.json" '{"dataset": {"train": "a", "folder": "b"}}'
+expect_error "a dataset with both forms" "$work/both.json" "key 'dataset' must be"
+task "$work/domains.json" '{"dataset": {"folder": "x", "test_fraction": 0.2}, "partition": {"kind": "domains"}, "clients": 8, "clients_per_round": 8}'
+expect_error "domains on a folder" "$work/domains.json" "partition.kind 'domains'"
+
+echo "folder-dataset: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
