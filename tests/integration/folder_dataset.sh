@@ -7,7 +7,8 @@
 #     image in three held out of one folder (test_fraction), classes from
 #     the folder names, a file that is not an image skipped and counted;
 #  3. bad datasets, each refused with an error naming the folder or the
-#     class, before anything is computed.
+#     class, before anything is computed;
+# and `sdfed task init` / `sdfed task check` on the Fashion-MNIST folder.
 #   folder_dataset.sh BUILD_DIR WORK_DIR
 set -u
 build=$1 work=$2
@@ -50,6 +51,15 @@ done
 # a second run reads the cache (the folder's content digest names it)
 "$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim2" --cache "$work/cache" >"$work/folder2.log" 2>&1
 ! grep -q "encoding" "$work/folder2.log" && ok || bad "the second run encoded the folder again"
+
+# sdfed task init writes a task for the folder, sdfed task check reads it back: classes, clients, zero-shot
+"$sdfed" task init "$work/fmnist" --clients 5 --out "$work/init.json" >"$work/init.log" 2>&1 &&
+  grep -q "T-shirt top  *[0-9]* training,  *1000 test images" "$work/init.log" && ok ||
+  bad "task init: $(tail -n 3 "$work/init.log")"
+"$sdfed" task check "$work/init.json" --cache "$work/cache" >"$work/check.log" 2>&1 &&
+  [ "$(grep -c '^client ' "$work/check.log")" = 5 ] &&
+  grep -q "zero-shot accuracy on the 10000 test images: [0-9.]*%" "$work/check.log" && ok ||
+  bad "task check: $(tail -n 3 "$work/check.log")"
 
 # --- 2. a small colour dataset: JPEG and PNG, mixed sizes, test images held out
 /usr/bin/python3 - "$work/small" <<'PY'

@@ -14,5 +14,6 @@ int cmd_encode_text(int argc, char **argv);
 int cmd_encode_image(int argc, char **argv);
 int cmd_check_reference(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 
 #endif
