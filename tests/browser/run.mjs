@@ -236,7 +236,7 @@ try {
   for (const singleThreaded of [false, true]) {
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame) }, classes: CLASSES, modelUrl, singleThreaded });
+      frame: Array.from(inputs.frame) }, modelUrl, singleThreaded });
     const variant = wasm.threaded ? 'threaded' : 'single-threaded';
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     try {
@@ -302,12 +302,12 @@ process.exit(failed ? 1 : exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
-async function wasmStep({ inputs: inp, classes, modelUrl, singleThreaded }) {
+async function wasmStep({ inputs: inp, modelUrl, singleThreaded }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl)).arrayBuffer();
   const info = await call('init', { model, singleThreaded });
-  await call('setTask', { task: inp.task, classes, index: inp.index });
+  await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
   for (let i = 0; i < inp.n; i++)
     images.push({ rgba: rgba.slice(i * per, (i + 1) * per), width: inp.width, height: inp.height });
