@@ -203,7 +203,8 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
-    if (task.demo && demo_open(&shards, &task, &err)) native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
+    if (task.demo && demo_open(&shards, &task, &err))
+        native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
                              .over_select = over_select,

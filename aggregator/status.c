@@ -135,7 +135,11 @@ static int metrics_text(struct lws *wsi, status_board *site) {
 static int html_text(sdfed_sink sink, const char *text) {
     int failed = 0;
     for (const char *p = text; *p && !failed; p++) {
-        const char *entity = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '"' ? "&quot;" : NULL;
+        const char *entity = *p == '&'   ? "&amp;"
+                             : *p == '<' ? "&lt;"
+                             : *p == '>' ? "&gt;"
+                             : *p == '"' ? "&quot;"
+                                         : NULL;
         failed = entity ? sdfed_sink_printf(sink, "%s", entity) : sink.write(sink.ctx, p, 1);
     }
     return failed;

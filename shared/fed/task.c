@@ -102,12 +102,18 @@ int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *
     }
     free(sorted);
     if (rc) {
-        for (int i = 0; i < n && nm && tx; i++) free(nm[i]), free(tx[i]);
-        free(nm), free(tx);
+        for (int i = 0; i < n; i++) {
+            if (nm) free(nm[i]);
+            if (tx) free(tx[i]);
+        }
+        free(nm);
+        free(tx);
         return rc;
     }
     free_classes(t);
-    t->class_names = nm, t->class_texts = tx, t->n_classes = n;
+    t->class_names = nm;
+    t->class_texts = tx;
+    t->n_classes = n;
     return SDFED_OK;
 }
 
@@ -291,8 +297,12 @@ static int read_classes(reader *r, int node, sdfed_task *t) {
         rc = read_class(r, e, i, &names[i], &texts[i]);
     if (rc == SDFED_OK)
         rc = sdfed_task_set_classes(t, (const char *const *)names, (const char *const *)texts, n, r->err);
-    for (int i = 0; i < n && names && texts; i++) free(names[i]), free(texts[i]);
-    free(names), free(texts);
+    for (int i = 0; i < n; i++) {
+        if (names) free(names[i]);
+        if (texts) free(texts[i]);
+    }
+    free(names);
+    free(texts);
     return rc;
 }
 

@@ -70,8 +70,8 @@ int sdfed_classes_from_ids(sdfed_classes *c, int32_t sot, int32_t eot, int conte
 
 /* ids[first[i] ..] = the tokens of sentence i, back to back; each must fit
  * between SOT and EOT. what names the sentences in errors. */
-static int encode_all(const sdfed_tokenizer *tok, int context_length, const char *const *sentences, int n, const char *what,
-                      int32_t **ids_out, int **first_out, sdfed_error *err) {
+static int encode_all(const sdfed_tokenizer *tok, int context_length, const char *const *sentences, int n,
+                      const char *what, int32_t **ids_out, int **first_out, sdfed_error *err) {
     int cap = context_length - 2;
     int32_t *ids = malloc(sizeof *ids * ((size_t)n * cap + 1));
     int *first = malloc(sizeof *first * (size_t)(n + 1));
@@ -84,7 +84,8 @@ static int encode_all(const sdfed_tokenizer *tok, int context_length, const char
         first[i + 1] = first[i] + len;
     }
     if (rc) {
-        free(ids), free(first);
+        free(ids);
+        free(first);
         return rc;
     }
     *ids_out = ids;
@@ -113,7 +114,8 @@ int sdfed_classes_build(sdfed_classes *c, const sdfed_tokenizer *tok, int contex
     if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no classes given");
     if (!slot || strstr(slot + 2, "{}"))
         return sdfed_fail(err, SDFED_ERR_ARG, "classes: the template '%s' must hold exactly one {}", template_text);
-    if (context_length < 4) return sdfed_fail(err, SDFED_ERR_ARG, "classes: a context of %d is too short", context_length);
+    if (context_length < 4)
+        return sdfed_fail(err, SDFED_ERR_ARG, "classes: a context of %d is too short", context_length);
     /* "<text>." after the learned prompt (CoOp), and the filled template */
     char **sentences = calloc((size_t)n * 2, sizeof *sentences);
     int rc = sentences ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
@@ -128,7 +130,8 @@ int sdfed_classes_build(sdfed_classes *c, const sdfed_tokenizer *tok, int contex
     }
     int32_t *ids = NULL;
     int *first = NULL;
-    if (rc == SDFED_OK) rc = encode_all(tok, context_length, (const char *const *)sentences, n, "class", &ids, &first, err);
+    if (rc == SDFED_OK)
+        rc = encode_all(tok, context_length, (const char *const *)sentences, n, "class", &ids, &first, err);
     if (rc == SDFED_OK) {
         const int32_t **rows = malloc(sizeof *rows * (size_t)n);
         int *lens = malloc(sizeof *lens * (size_t)n);
@@ -137,13 +140,16 @@ int sdfed_classes_build(sdfed_classes *c, const sdfed_tokenizer *tok, int contex
             rows[i] = ids + first[i];
             lens[i] = first[i + 1] - first[i];
         }
-        if (rc == SDFED_OK) rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, rows, lens, n, err);
-        free(rows), free(lens);
+        if (rc == SDFED_OK)
+            rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, rows, lens, n, err);
+        free(rows);
+        free(lens);
     }
-    free(ids), free(first);
+    free(ids);
+    free(first);
     if (rc == SDFED_OK)
-        rc = encode_all(tok, context_length, (const char *const *)sentences + n, n, "zero-shot prompt", &c->zeroshot_ids,
-                        &c->zeroshot_first, err);
+        rc = encode_all(tok, context_length, (const char *const *)sentences + n, n, "zero-shot prompt",
+                        &c->zeroshot_ids, &c->zeroshot_first, err);
     if (rc == SDFED_OK && text->prompt_init && text->prompt_init[0]) {
         int *first_init = NULL;
         rc = encode_all(tok, context_length, &text->prompt_init, 1, "prompt_init", &c->init_ids, &first_init, err);

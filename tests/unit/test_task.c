@@ -56,8 +56,7 @@ static void check_round_trip(const sdfed_task *t, const char *what) {
         CHECK(same_classes(t, &back), "%s: the same classes", what);
         CHECK(!strcmp(sdfed_task_name(t), sdfed_task_name(&back)) &&
                   !strcmp(sdfed_task_description(t), sdfed_task_description(&back)) &&
-                  !strcmp(sdfed_task_template(t), sdfed_task_template(&back)) &&
-                  !t->prompt_init == !back.prompt_init &&
+                  !strcmp(sdfed_task_template(t), sdfed_task_template(&back)) && !t->prompt_init == !back.prompt_init &&
                   (!t->prompt_init || !strcmp(t->prompt_init, back.prompt_init)) && t->demo == back.demo,
               "%s: the same name, description, template, prompt_init and demo", what);
         free(second);
@@ -97,8 +96,8 @@ static void test_every_key(void) {
         " \"template\": \"a grey photo of the {}, a garment.\", \"prompt_init\": \"a photo of a\", \"demo\": false}";
     sdfed_task t;
     sdfed_error err = {0};
-    CHECK(parse(&t, json, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK,
-          "a task with every key: %s", err.message);
+    CHECK(parse(&t, json, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK, "a task with every key: %s",
+          err.message);
     CHECK(!strcmp(sdfed_task_name(&t), "Clothes \"2024\"") &&
               !strcmp(sdfed_task_description(&t), "Ten kinds of clothing <b>\xc3\xa9t\xc3\xa9</b>"),
           "name and description decoded");
@@ -200,8 +199,9 @@ static void test_many_classes(void) {
     sdfed_sink sink = sdfed_buffer_sink(&b);
     sdfed_sink_printf(sink, "{\"dataset\": \"fashion-mnist\", \"name\": \"many\", \"classes\": [");
     for (int i = 0; i < N; i++)
-        sdfed_sink_printf(sink, "%s{\"name\": \"class number %05d with a rather long name to fill the heap\","
-                                " \"text\": \"text %d\"}",
+        sdfed_sink_printf(sink,
+                          "%s{\"name\": \"class number %05d with a rather long name to fill the heap\","
+                          " \"text\": \"text %d\"}",
                           i ? ", " : "", i, i);
     sdfed_sink_printf(sink, "]}");
     sdfed_task t;

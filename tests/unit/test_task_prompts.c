@@ -64,8 +64,8 @@ static void test_zeroshot(const sdfed_kernels *k) {
     sdfed_task t;
     sdfed_classes cls;
     /* the default template: "a photo of a" then "<name>.", as before */
-    CHECK(parse(&t, "{}") == SDFED_OK && sdfed_task_classes(&t, &tok, L, &cls, &err) == SDFED_OK,
-          "default classes: %s", err.message);
+    CHECK(parse(&t, "{}") == SDFED_OK && sdfed_task_classes(&t, &tok, L, &cls, &err) == SDFED_OK, "default classes: %s",
+          err.message);
     int32_t *a = malloc(sizeof *a * (size_t)L), *b = malloc(sizeof *b * (size_t)L);
     int same = 1;
     for (int c = 0; c < cls.n_classes; c++) {
@@ -84,11 +84,12 @@ static void test_zeroshot(const sdfed_kernels *k) {
     sdfed_task_free(&t);
 
     /* a custom template and class texts */
-    const char *json = "{\"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"tee\"}, \"Trouser\", \"Pullover\","
-                       " \"Dress\", \"Coat\", \"Sandal\", \"Shirt\", {\"name\": \"Sneaker\", \"text\": \"running shoe\"},"
-                       " \"Bag\", \"Ankle boot\"], \"template\": \"{}: a blurry grey picture, 28 pixels wide\"}";
-    CHECK(parse(&t, json) == SDFED_OK && sdfed_task_classes(&t, &tok, L, &cls, &err) == SDFED_OK,
-          "custom classes: %s", err.message);
+    const char *json =
+        "{\"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"tee\"}, \"Trouser\", \"Pullover\","
+        " \"Dress\", \"Coat\", \"Sandal\", \"Shirt\", {\"name\": \"Sneaker\", \"text\": \"running shoe\"},"
+        " \"Bag\", \"Ankle boot\"], \"template\": \"{}: a blurry grey picture, 28 pixels wide\"}";
+    CHECK(parse(&t, json) == SDFED_OK && sdfed_task_classes(&t, &tok, L, &cls, &err) == SDFED_OK, "custom classes: %s",
+          err.message);
     int C = cls.n_classes;
     float *got = malloc(sizeof(float) * (size_t)C * D), *want = malloc(sizeof(float) * (size_t)C * D);
     float *raw = malloc(sizeof(float) * (size_t)C * D), *norms = malloc(sizeof(float) * (size_t)C);
@@ -132,7 +133,13 @@ static void test_zeroshot(const sdfed_kernels *k) {
           "a template without {} is refused: %s", err.message);
     free(long_text);
     sdfed_arena_free(&arena);
-    free(got), free(want), free(raw), free(norms), free(rows), free(a), free(b);
+    free(got);
+    free(want);
+    free(raw);
+    free(norms);
+    free(rows);
+    free(a);
+    free(b);
     sdfed_classes_free(&cls);
     sdfed_task_free(&t);
 }
@@ -194,8 +201,10 @@ static void test_prompt_init(const sdfed_kernels *k) {
                           rows_are(with.local, without.local, with.local_rows, ids, n),
                       "%s %s (%s, %d tokens): the first rows are the token embeddings, the rest the same random draws",
                       methods[m], server ? "server" : "client", k->name, n);
-                sdfed_method_params_free(&with), sdfed_method_params_free(&without);
-                sdfed_classes_free(&cls_with), sdfed_classes_free(&cls_without);
+                sdfed_method_params_free(&with);
+                sdfed_method_params_free(&without);
+                sdfed_classes_free(&cls_with);
+                sdfed_classes_free(&cls_without);
             }
     }
     /* FedOT's parameters are no prompts: prompt_init changes nothing */
@@ -208,8 +217,10 @@ static void test_prompt_init(const sdfed_kernels *k) {
               !memcmp(with.local, without.local, sizeof(float) * (size_t)with.local_rows * with.width),
           "FedOT ignores prompt_init");
     if (rc == SDFED_OK) {
-        sdfed_method_params_free(&with), sdfed_method_params_free(&without);
-        sdfed_classes_free(&cls_with), sdfed_classes_free(&cls_without);
+        sdfed_method_params_free(&with);
+        sdfed_method_params_free(&without);
+        sdfed_classes_free(&cls_with);
+        sdfed_classes_free(&cls_without);
     }
 }
 
