@@ -6,8 +6,8 @@
 
 #include "fed/protocol.h"
 
-int description_write(const sdfed_task *task, const description_model *model, const char *const *class_names,
-                      int n_classes, const uint32_t global_shape[2], char **out, sdfed_error *err) {
+int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
+                      char **out, sdfed_error *err) {
     *out = NULL;
     sdfed_buffer task_json = {0}, model_json = {0}, b = {0};
     int rc = sdfed_task_write(task, model->url, &task_json, err);
@@ -20,7 +20,12 @@ int description_write(const sdfed_task *task, const description_model *model, co
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_raw(&w, "task", (const char *)task_json.data, task_json.size);
     sdfed_jw_raw(&w, "model", (const char *)model_json.data, model_json.size);
-    sdfed_jw_strings(&w, "classes", class_names, n_classes);
+    int n_classes = sdfed_task_class_count(task);
+    const char **class_names = malloc(sizeof *class_names * (size_t)(n_classes + 1));
+    if (!class_names && rc == SDFED_OK) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "description: out of memory");
+    for (int i = 0; class_names && i < n_classes; i++) class_names[i] = sdfed_task_class_name(task, i);
+    if (class_names) sdfed_jw_strings(&w, "classes", class_names, n_classes);
+    free(class_names);
     sdfed_jw_shape(&w, "global_shape", 2, global_shape);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     if (rc == SDFED_OK) {

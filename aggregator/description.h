@@ -1,8 +1,9 @@
 /* The federation as a client sees it before its first round: the task as
- * it runs (in the task-file format, the model given by its URL), the
- * model's URL, hash and size, the class names and the shape of the global
- * parameters. Written once at start; the welcome message and /task carry
- * it. */
+ * it runs (in the task-file format, the model given by its URL; its name,
+ * description, classes, template and prompt_init with it), the model's
+ * URL, hash and size, the class names (the task's, for pages that only
+ * show them) and the shape of the global parameters. Written once at
+ * start; the welcome message and /task carry it. */
 #ifndef SDFED_AGGREGATOR_DESCRIPTION_H
 #define SDFED_AGGREGATOR_DESCRIPTION_H
 
@@ -19,7 +20,7 @@ typedef struct description_model {
 
 /* *out (heap): JSON members without the object's braces, "task", "model",
  * "classes", "global_shape", to be spliced into a message. */
-int description_write(const sdfed_task *task, const description_model *model, const char *const *class_names,
-                      int n_classes, const uint32_t global_shape[2], char **out, sdfed_error *err);
+int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
+                      char **out, sdfed_error *err);
 
 #endif

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/sha256.h"
-#include "data/idx.h"
 #include "native/args.h"
+#include "native/fed_data.h"
 #include "native/model.h"
 #include "native/clock.h"
 #include "native/log.h"
@@ -159,8 +159,10 @@ int main(int argc, char **argv) {
                                                       : task.clients,
            over_select = 1;
     if ((a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
-        (a.over_select && number(a.over_select, "--over-select", 1, 100, &over_select)))
+        (a.over_select && number(a.over_select, "--over-select", 1, 100, &over_select))) {
+        sdfed_task_free(&task);
         return CLI_USAGE;
+    }
     if (native_model_open(&model, task.model, &err)) {
         cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
         goto done;
@@ -168,8 +170,12 @@ int main(int argc, char **argv) {
     char model_sha[65], model_path[4096];
     sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
     snprintf(model_path, sizeof model_path, "%s", native_resolve_path(task.model, resolved, sizeof resolved));
-    if (sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
-                           SDFED_FMNIST_CLASSES, &err)) {
+    /* a folder dataset's classes are its folders' unless the task names them */
+    fed_data folders = {0};
+    int scanned = strcmp(task.dataset, "folder") == 0 ? fed_data_load_images(&task, NULL, &folders, &err) : SDFED_OK;
+    if (scanned == SDFED_OK) scanned = fed_data_task_classes(&task, &folders, &err);
+    fed_data_free(&folders);
+    if (scanned || sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
         cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
         goto done;
     }
@@ -197,7 +203,8 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
-    if (demo_open(&shards, &task, &err)) native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
+    if (task.demo && demo_open(&shards, &task, &err))
+        native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
                              .over_select = over_select,
@@ -211,8 +218,7 @@ int main(int argc, char **argv) {
     description_model dm = {model_url, model_sha, model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
-        description_write(&task, &dm, sdfed_fmnist_class_names, cls.n_classes, federation_get_global(fed).shape,
-                          &description, &err)) {
+        description_write(&task, &dm, federation_get_global(fed).shape, &description, &err)) {
         cli_error(CLI_FAILED, "aggregator: %s", err.message);
         goto done;
     }
@@ -228,7 +234,11 @@ int main(int argc, char **argv) {
                        .description = description,
                        .fed = fed,
                        .demo = shards,
-                       .status = {.fed = fed, .st = st, .model_sha256 = model_sha}};
+                       .status = {.fed = fed,
+                                  .st = st,
+                                  .model_sha256 = model_sha,
+                                  .name = sdfed_task_name(&task),
+                                  .description = sdfed_task_description(&task)}};
     loop_options lo = {.host = a.host ? bind_address : NULL,
                        .port = (int)port,
                        .cert = a.cert,
@@ -273,5 +283,6 @@ done:
     store_close(st);
     sdfed_classes_free(&cls);
     native_model_close(&model);
+    sdfed_task_free(&task);
     return rc;
 }

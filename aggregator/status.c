@@ -54,6 +54,8 @@ static int status_json(struct lws *wsi, status_board *site) {
     failed |= sdfed_sink_printf(sink, "]");
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "name", site->name ? site->name : "");
+    sdfed_jw_string(&w, "description", site->description ? site->description : "");
     sdfed_jw_int(&w, "round", st.round);
     sdfed_jw_int(&w, "rounds", st.rounds);
     sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
@@ -129,6 +131,20 @@ static int metrics_text(struct lws *wsi, status_board *site) {
     return rc;
 }
 
+/* Text as HTML (&, <, >, " escaped); non-zero when a write failed. */
+static int html_text(sdfed_sink sink, const char *text) {
+    int failed = 0;
+    for (const char *p = text; *p && !failed; p++) {
+        const char *entity = *p == '&'   ? "&amp;"
+                             : *p == '<' ? "&lt;"
+                             : *p == '>' ? "&gt;"
+                             : *p == '"' ? "&quot;"
+                                         : NULL;
+        failed = entity ? sdfed_sink_printf(sink, "%s", entity) : sink.write(sink.ctx, p, 1);
+    }
+    return failed;
+}
+
 /* The status page: the round, the clients and the accuracy they report per
  * round as an SVG chart; it reloads every 5 s. */
 static int status_page(struct lws *wsi, status_board *site) {
@@ -140,10 +156,22 @@ static int status_page(struct lws *wsi, status_board *site) {
     sdfed_buffer b = {0};
     sdfed_sink sink = sdfed_buffer_sink(&b);
     int failed = 0;
+    /* the task's name as the title (else "sdfed aggregator"), its description under it */
+    const char *name = site->name && site->name[0] ? site->name : "sdfed aggregator";
     failed |= sdfed_sink_printf(
         sink, "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
-              "<title>sdfed aggregator</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
-              "td{padding:2px 12px}</style></head><body><h1>sdfed aggregator</h1><table>");
+              "<title>");
+    failed |= html_text(sink, name);
+    failed |= sdfed_sink_printf(sink, "</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
+                                      "td{padding:2px 12px}</style></head><body><h1>");
+    failed |= html_text(sink, name);
+    failed |= sdfed_sink_printf(sink, "</h1>");
+    if (site->description && site->description[0]) {
+        failed |= sdfed_sink_printf(sink, "<p class=\"description\">");
+        failed |= html_text(sink, site->description);
+        failed |= sdfed_sink_printf(sink, "</p>");
+    }
+    failed |= sdfed_sink_printf(sink, "<table>");
     failed |= sdfed_sink_printf(sink, "<tr><td>round</td><td>%lld of %lld%s</td></tr>", (long long)st.round,
                                 (long long)st.rounds,
                                 st.done   ? " (done)"

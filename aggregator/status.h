@@ -1,6 +1,8 @@
 /* The federation's state for people and monitors:
- *   /status       JSON: round, clients, global_prompt_sha256, accuracy per round, ...
- *   /status.html  a page with the accuracy-per-round chart clients report
+ *   /status       JSON: the task's name and description, round, clients,
+ *                 global_prompt_sha256, accuracy per round, ...
+ *   /status.html  a page with the task's name and description and the
+ *                 accuracy-per-round chart clients report
  *                 (it reloads every 5 s; 503 when the chart cannot be built)
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason, store failures, aggregation time
@@ -20,6 +22,7 @@ typedef struct status_board {
     federation *fed;
     store *st;
     const char *model_sha256;
+    const char *name, *description; /* the task's, shown on both (NULL: "") */
     struct {
         int64_t *rounds, *clients;
         double *accuracy;

@@ -39,13 +39,15 @@ static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64
 
 /* A folder dataset: its two splits, the test classes matched to the train ones. */
 static int load_folders(const sdfed_task *task, storage *s, fed_data *out, sdfed_error *err) {
+    /* the task's classes, when it names them, else the folders' */
+    const char *const *task_classes = task->n_classes > 0 ? (const char *const *)task->class_names : NULL;
     int rc;
     if (task->test_fraction > 0) {
         s->held_out = 1;
-        rc = image_folder_scan(task->data_train, NULL, 0, &s->all, err);
+        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, &s->all, err);
         if (rc == SDFED_OK) rc = image_folder_hold_out(&s->all, task->test_fraction, &s->folder[0], &s->folder[1], err);
     } else {
-        rc = image_folder_scan(task->data_train, NULL, 0, &s->folder[0], err);
+        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, &s->folder[0], err);
         if (rc == SDFED_OK)
             rc = image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
                                    s->folder[0].n_classes, &s->folder[1], err);
@@ -129,6 +131,11 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
     }
     if (rc) fed_data_free(out);
     return rc;
+}
+
+int fed_data_task_classes(sdfed_task *task, const fed_data *d, sdfed_error *err) {
+    if (task->n_classes > 0 || strcmp(task->dataset, "folder") != 0) return SDFED_OK;
+    return sdfed_task_set_classes(task, d->class_names, NULL, d->n_classes, err);
 }
 
 void fed_data_free(fed_data *d) {

@@ -35,6 +35,9 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
  * feature_cache_default_dir()). */
 int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
+/* A folder dataset's task that names no classes takes the folders' names
+ * (sdfed_task_set_classes); other tasks stay as they are. */
+int fed_data_task_classes(sdfed_task *task, const fed_data *d, sdfed_error *err);
 void fed_data_free(fed_data *d);
 
 #endif

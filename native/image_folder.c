@@ -227,13 +227,12 @@ int image_folder_digest(const image_folder *f, char hex[65], sdfed_error *err) {
         file_map m;
         int rc = file_map_open(&m, f->paths[i], err);
         if (rc) return rc;
-        unsigned char one[33];
+        unsigned char one[32];
         sdfed_sha256 h;
         sdfed_sha256_init(&h);
         sdfed_sha256_update(&h, m.data, m.size);
         sdfed_sha256_final(&h, one);
         file_map_close(&m);
-        one[32] = f->labels[i];
         sdfed_sha256_update(&all, one, sizeof one);
     }
     unsigned char digest[32];

@@ -16,8 +16,9 @@
  *   held out image_folder_hold_out splits one folder: in each class, of its
  *            images in order, image i goes to the test split when
  *            floor((i + 1) f) > floor(i f), evenly spread, no seed.
- *   content  image_folder_digest hashes every file's bytes and label, in
- *            order, so that a feature cache knows when a folder changed. */
+ *   content  image_folder_digest hashes every file's bytes, in order (not
+ *            the labels: features do not depend on them), so that a feature
+ *            cache knows when a folder changed. */
 #ifndef SDFED_NATIVE_IMAGE_FOLDER_H
 #define SDFED_NATIVE_IMAGE_FOLDER_H
 
@@ -40,7 +41,7 @@ int image_folder_scan(const char *dir, const char *const *classes, int n_classes
 /* train and test from all (which keeps its storage; free all only). */
 int image_folder_hold_out(const image_folder *all, double fraction, image_folder *train, image_folder *test,
                           sdfed_error *err);
-/* hex: SHA-256 over every file's SHA-256 and label, in order. */
+/* hex: SHA-256 over every file's SHA-256, in order. */
 int image_folder_digest(const image_folder *f, char hex[65], sdfed_error *err);
 void image_folder_free(image_folder *f);
 /* For a split from image_folder_hold_out: its arrays only. */

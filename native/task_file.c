@@ -16,6 +16,7 @@ static int under(const char *dir, const char *path, char *out, size_t cap) {
 }
 
 int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_error *err) {
+    sdfed_task_defaults(task);
     char resolved[4096], dir[4096], joined[4096];
     char found[4096];
     snprintf(resolved, sizeof resolved, "%s", native_resolve_path(path, found, sizeof found));
@@ -26,7 +27,10 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
     file_map_close(&f);
     if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);
-    if (rc) return sdfed_fail_context(err, rc, "%s", path);
+    if (rc) {
+        sdfed_task_free(task);
+        return sdfed_fail_context(err, rc, "%s", path);
+    }
     /* the task file's folder */
     snprintf(dir, sizeof dir, "%s", resolved);
     char *slash = strrchr(dir, '/');
@@ -39,8 +43,10 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     char *folders[2] = {task->data_train, task->data_test};
     for (int i = 0; i < 2; i++) {
         if (!folders[i][0]) continue;
-        if (!under(dir, folders[i], joined, sizeof joined) || strlen(joined) >= sizeof task->data_train)
+        if (!under(dir, folders[i], joined, sizeof joined) || strlen(joined) >= sizeof task->data_train) {
+            sdfed_task_free(task);
             return sdfed_fail(err, SDFED_ERR_ARG, "%s: the dataset's path is too long", path);
+        }
         memcpy(folders[i], joined, strlen(joined) + 1);
     }
     if (task->model[0] != '/' && under(dir, task->model, joined, sizeof joined) && access(joined, R_OK) == 0 &&

@@ -9,7 +9,9 @@
 #include "base/status.h"
 #include "fed/task.h"
 
-/* Errors name the file. sha256 (may be NULL) receives the file's hash. */
+/* Errors name the file, and leave the task at its defaults, owning nothing
+ * (else the caller frees it: sdfed_task_free). sha256 (may be NULL)
+ * receives the file's hash. */
 int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_error *err);
 
 #endif

@@ -57,6 +57,7 @@ static void drop_task(void) {
     if (W.have_task) {
         sdfed_method_params_free(&W.params);
         sdfed_classes_free(&W.cls);
+        sdfed_task_free(&W.task);
     }
     W.have_task = 0;
     for (int which = 0; which < 2; which++) {
@@ -112,20 +113,25 @@ int wc_load_model(uint8_t *bytes, size_t size) {
 int wc_image_size(void) { return W.have_model ? W.model.cfg.image_size : 0; }
 int wc_embed_dim(void) { return W.have_model ? W.model.cfg.embed_dim : 0; }
 
-int wc_set_task(const char *task_json, const char *classes_json, int index) {
+int wc_set_task(const char *task_json, int index) {
     if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
     if (index < 0) return fail(SDFED_ERR_ARG, "the client index must be >= 0");
     drop_task();
     int rc = sdfed_task_parse(&W.task, task_json, strlen(task_json), &W.err);
     if (rc == SDFED_OK) rc = sdfed_task_validate(&W.task, &W.err);
-    if (rc) return sdfed_fail_context(&W.err, rc, "the federation's task");
-    rc = sdfed_classes_init_json(&W.cls, &W.tokenizer, W.model.cfg.context_length, classes_json, strlen(classes_json),
-                                 WC_MAX_CLASSES, &W.err);
-    if (rc) return sdfed_fail_context(&W.err, rc, "classes");
+    if (rc == SDFED_OK && sdfed_task_class_count(&W.task) > WC_MAX_CLASSES)
+        rc = sdfed_fail(&W.err, SDFED_ERR_UNSUPPORTED, "key 'classes': %d classes, a browser client holds at most %d",
+                        sdfed_task_class_count(&W.task), WC_MAX_CLASSES);
+    if (rc == SDFED_OK) rc = sdfed_task_classes(&W.task, &W.tokenizer, W.model.cfg.context_length, &W.cls, &W.err);
+    if (rc) {
+        sdfed_task_free(&W.task);
+        return sdfed_fail_context(&W.err, rc, "the federation's task");
+    }
     sdfed_arena_reset(&W.arena);
     rc = sdfed_task_client_params(&W.task, index, &W.model, W.k, &W.cls, &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
     if (rc) {
         sdfed_classes_free(&W.cls);
+        sdfed_task_free(&W.task);
         return rc;
     }
     W.have_task = 1;

@@ -36,11 +36,12 @@ WC_EXPORT int wc_load_model(uint8_t *bytes, size_t size);
 WC_EXPORT int wc_image_size(void);
 WC_EXPORT int wc_embed_dim(void);
 
-/* The federation's task (the welcome's task object as JSON), its class
- * names (a JSON array of strings) and this client's index (its shard, or
- * any number that picks its local prompt length and random stream). Fresh
- * parameters are drawn as the simulator draws client `index`'s. */
-WC_EXPORT int wc_set_task(const char *task_json, const char *classes_json, int index);
+/* The federation's task (the welcome's task object as JSON: its classes,
+ * template and prompt_init are the prompts' text) and this client's index
+ * (its shard, or any number that picks its local prompt length and random
+ * stream). Fresh parameters are drawn as the simulator draws client
+ * `index`'s. */
+WC_EXPORT int wc_set_task(const char *task_json, int index);
 WC_EXPORT int wc_method_global_size(void); /* floats uploaded each round */
 
 /* Unit-length features (embed_dim floats) of an RGBA image. */

@@ -103,8 +103,9 @@ function showGroups() {
     const row = document.createElement('div');
     row.className = 'group';
     const select = document.createElement('select');
-    select.innerHTML = '<option value="-1">choose the class…</option>' +
-      page.description.classes.map((c, i) => `<option value="${i}">${c}</option>`).join('');
+    // the task's class names as text, never markup
+    select.append(new Option('choose the class…', '-1'),
+      ...page.description.classes.map((c, i) => new Option(c, String(i))));
     select.value = String(files[0].label ?? classOfFolder(folder));
     select.onchange = () => files.forEach((f) => { f.label = Number(select.value); });
     files.forEach((f) => { f.label = Number(select.value); });

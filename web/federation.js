@@ -21,6 +21,20 @@ export async function describe() {
   const d = await fetchJson('/task');
   page.description = d;
   page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
+  // the task's own name and description (text, never markup)
+  if (d.task.name) {
+    document.title = `${d.task.name} · sdfed`;
+    $('federation-name').textContent = d.task.name;
+    $('federation-name').hidden = false;
+  }
+  if (d.task.description) {
+    $('federation-description').textContent = d.task.description;
+    $('federation-description').hidden = false;
+  }
+  $('folder-example').textContent = `${d.classes[0]}/`;
+  const images = d.task.dataset === 'fashion-mnist' ? 'Fashion-MNIST' : 'the federation\'s images';
+  $('demo').textContent = `Use a demo share of ${images}`;
+  $('demo').hidden = $('demo-hint').hidden = d.task.demo === false;
   $('federation-summary').textContent = `Together the volunteers teach a ${d.task.method} prompt to a CLIP model ` +
     `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} rounds.`;
   $('classes').textContent = d.classes.join(', ');

@@ -36,9 +36,9 @@ function sdfedApi(M, memory = null) {
     loadModel(bytes) { check(M._wc_load_model(copyIn(bytes), bytes.byteLength), 'the model'); },
     imageSize: () => M._wc_image_size(),
     embedDim: () => M._wc_embed_dim(),
-    setTask(task, classNames, index) {
-      withString(JSON.stringify(task), (t) => withString(JSON.stringify(classNames), (c) =>
-        check(M._wc_set_task(t, c, index), 'the task')));
+    // the welcome's task (its classes, template and prompt_init included)
+    setTask(task, index) {
+      withString(JSON.stringify(task), (t) => check(M._wc_set_task(t, index), 'the task'));
     },
     globalSize: () => M._wc_method_global_size(),
     classCount: () => M._wc_class_count(),

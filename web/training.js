@@ -15,7 +15,7 @@ function clientIndex() {
 
 export async function setTask() {
   const d = page.description;
-  await page.compute.call('setTask', { task: d.task, classes: d.classes, index: clientIndex() });
+  await page.compute.call('setTask', { task: d.task, index: clientIndex() });
   if (page.stored.params) {
     try {
       await page.compute.call('loadParams', { bytes: page.stored.params });

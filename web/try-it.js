@@ -7,7 +7,9 @@ export async function tryImage(file) {
   const { best, probabilities } = await page.compute.call('predict', { image: { blob: file } });
   const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);
   const url = URL.createObjectURL(file);
-  const classes = page.description.classes;
+  // the task's class names as text, never markup
+  const escape = (s) => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]);
+  const classes = page.description.classes.map(escape);
   $('try-result').innerHTML = `<p><img src="${url}" alt="" style="max-height:96px;vertical-align:middle"> ` +
     `<strong>${classes[best]}</strong></p><div class="bars">` + order.map((c) =>
     `<span class="${c === best ? 'best' : ''}">${classes[c]}</span>` +

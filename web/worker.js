@@ -55,8 +55,8 @@ const ops = {
     api.loadModel(new Uint8Array(model));
     return { threaded, imageSize: api.imageSize(), embedDim: api.embedDim() };
   },
-  setTask({ task, classes, index }) {
-    api.setTask(task, classes, index);
+  setTask({ task, index }) {
+    api.setTask(task, index);
     return { globalSize: api.globalSize(), classCount: api.classCount() };
   },
   // images: [{rgba, width, height} | {blob}] -> Float32Array (n * embedDim)

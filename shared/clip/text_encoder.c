@@ -96,15 +96,19 @@ static int row_of(const sdfed_text_plan *p, int s, int pos) {
     return pos < p->prefix ? p->base + pos : p->first[s] + pos - p->prefix;
 }
 
+void sdfed_text_token_embedding(const sdfed_clip_model *m, int32_t id, float *out) {
+    int W = m->cfg.text_width;
+    size_t row_bytes = sdfed_type_row_bytes(m->token_embd.type, (uint64_t)W);
+    sdfed_row_to_f32(m->token_embd.type, out, (const char *)m->token_embd.data + (size_t)id * row_bytes, W);
+}
+
 /* x row = token (or spliced) embedding at `pos` + positional embedding. */
 static void embed_row(const sdfed_clip_model *m, const sdfed_text_batch *b, int32_t id, int pos, float *x) {
     int W = m->cfg.text_width, j = splice_at(b, pos);
-    if (j >= 0) {
+    if (j >= 0)
         memcpy(x, b->splice + (size_t)j * W, sizeof(float) * (size_t)W);
-    } else {
-        size_t row_bytes = sdfed_type_row_bytes(m->token_embd.type, (uint64_t)W);
-        sdfed_row_to_f32(m->token_embd.type, x, (const char *)m->token_embd.data + (size_t)id * row_bytes, W);
-    }
+    else
+        sdfed_text_token_embedding(m, id, x);
     const float *pe = m->text_pos + (size_t)pos * W;
     for (int c = 0; c < W; c++) x[c] += pe[c];
 }

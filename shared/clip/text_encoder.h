@@ -55,6 +55,11 @@ typedef struct sdfed_text_pass {
  * CLIP's argmax does. */
 int sdfed_text_eot(const int32_t *ids, int n);
 
+/* out (W) = the token embedding row of id (dequantised from the model's
+ * F32, F16 or Q8_0 rows), without the positional embedding; id must be
+ * < vocab_size. */
+void sdfed_text_token_embedding(const sdfed_clip_model *m, int32_t id, float *out);
+
 /* features (n_seqs, embed_dim) = unnormalised text features at each EOT. */
 int sdfed_text_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_text_batch *batch, float *features,
                       sdfed_arena *arena, sdfed_error *err);

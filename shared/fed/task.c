@@ -4,10 +4,12 @@
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
 #include "base/names.h"
+#include "data/idx.h"
 #include "fed/protocol.h"
 #include "method/methods.h"
 #include "prompt/projector.h"
@@ -45,6 +47,109 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->lambda = t->gamma = NAN;
     t->theta = 0.2f;
     t->seed = 1;
+    t->demo = 1;
+}
+
+static void free_classes(sdfed_task *t) {
+    for (int i = 0; i < t->n_classes; i++) {
+        free(t->class_names[i]);
+        free(t->class_texts[i]);
+    }
+    free(t->class_names);
+    free(t->class_texts);
+    t->class_names = t->class_texts = NULL;
+    t->n_classes = 0;
+}
+
+void sdfed_task_free(sdfed_task *t) {
+    free(t->name);
+    free(t->description);
+    free(t->template_text);
+    free(t->prompt_init);
+    free_classes(t);
+    sdfed_task_defaults(t);
+}
+
+static char *dup_text(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The most classes a task may list. */
+#define MAX_CLASSES 100000
+
+int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *const *texts, int n, sdfed_error *err) {
+    if (n < 1 || n > MAX_CLASSES)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'classes' must list 1..%d classes", MAX_CLASSES);
+    char **nm = calloc((size_t)n, sizeof *nm), **tx = calloc((size_t)n, sizeof *tx);
+    char **sorted = malloc(sizeof *sorted * (size_t)n);
+    int rc = nm && tx && sorted ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory");
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        nm[i] = dup_text(names[i]);
+        tx[i] = dup_text(texts && texts[i] ? texts[i] : names[i]);
+        if (!nm[i] || !tx[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory");
+        sorted[i] = nm[i];
+    }
+    if (rc == SDFED_OK) {
+        qsort(sorted, (size_t)n, sizeof *sorted, compare_names);
+        for (int i = 1; i < n && rc == SDFED_OK; i++)
+            if (strcmp(sorted[i - 1], sorted[i]) == 0)
+                rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'classes' names the class '%s' twice", sorted[i]);
+    }
+    free(sorted);
+    if (rc) {
+        for (int i = 0; i < n; i++) {
+            if (nm) free(nm[i]);
+            if (tx) free(tx[i]);
+        }
+        free(nm);
+        free(tx);
+        return rc;
+    }
+    free_classes(t);
+    t->class_names = nm;
+    t->class_texts = tx;
+    t->n_classes = n;
+    return SDFED_OK;
+}
+
+int sdfed_task_class_count(const sdfed_task *t) {
+    if (t->n_classes > 0) return t->n_classes;
+    return strcmp(t->dataset, "fashion-mnist") == 0 ? SDFED_FMNIST_CLASSES : 0;
+}
+
+const char *sdfed_task_class_name(const sdfed_task *t, int i) {
+    assert(i >= 0 && i < sdfed_task_class_count(t));
+    return t->n_classes > 0 ? t->class_names[i] : sdfed_fmnist_class_names[i];
+}
+
+const char *sdfed_task_class_text(const sdfed_task *t, int i) {
+    assert(i >= 0 && i < sdfed_task_class_count(t));
+    return t->n_classes > 0 ? t->class_texts[i] : sdfed_fmnist_class_names[i];
+}
+
+const char *sdfed_task_name(const sdfed_task *t) { return t->name ? t->name : ""; }
+const char *sdfed_task_description(const sdfed_task *t) { return t->description ? t->description : ""; }
+const char *sdfed_task_template(const sdfed_task *t) {
+    return t->template_text ? t->template_text : SDFED_TEMPLATE_DEFAULT;
+}
+
+int sdfed_task_classes(const sdfed_task *t, const sdfed_tokenizer *tok, int context_length, sdfed_classes *out,
+                       sdfed_error *err) {
+    int n = sdfed_task_class_count(t);
+    if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "task: the classes of dataset '%s' are not known", t->dataset);
+    sdfed_class_text text = {
+        .texts = t->n_classes > 0 ? (const char *const *)t->class_texts : sdfed_fmnist_class_names,
+        .n = n,
+        .template_text = sdfed_task_template(t),
+        .prompt_init = t->prompt_init,
+    };
+    int rc = sdfed_classes_build(out, tok, context_length, &text, err);
+    return rc ? sdfed_fail_context(err, rc, "task") : SDFED_OK;
 }
 
 typedef struct reader {
@@ -180,6 +285,75 @@ static int read_prompt_range(reader *r, int node, sdfed_task *t) {
     return rc;
 }
 
+/* A string of at most max bytes (empty allowed when min_len is 0) into a
+ * new heap copy at *out, replacing what was there. */
+static int read_text(reader *r, int node, const char *key, size_t min_len, size_t max, char **out) {
+    char *s = sdfed_json_string_dup(r->j, node);
+    if (!s || strlen(s) < min_len || strlen(s) > max) {
+        free(s);
+        char want[64];
+        snprintf(want, sizeof want, "a %sstring of at most %zu bytes", min_len ? "non-empty " : "", max);
+        return bad(r, key, want);
+    }
+    free(*out);
+    *out = s;
+    return SDFED_OK;
+}
+
+/* One entry of "classes": "name", or {"name": ..., "text": ...}. */
+static int read_class(reader *r, int node, int i, char **name, char **text) {
+    char key[48], full[96];
+    snprintf(key, sizeof key, "classes[%d]", i);
+    if (r->j->nodes[node].type == SDFED_JSON_STRING) return read_text(r, node, key, 1, 1024, name);
+    if (r->j->nodes[node].type != SDFED_JSON_OBJECT)
+        return bad(r, key, "a name, or an object {\"name\": ..., \"text\": ...}");
+    int rc = SDFED_OK, member = node + 1;
+    for (int m = 0; m < r->j->nodes[node].size && rc == SDFED_OK; m++) {
+        int value = r->j->nodes[member].next;
+        char field[48];
+        if (sdfed_json_string(r->j, member, field, sizeof field) < 0) field[0] = '\0';
+        snprintf(full, sizeof full, "%s.%s", key, field);
+        if (strcmp(field, "name") == 0)
+            rc = read_text(r, value, full, 1, 1024, name);
+        else if (strcmp(field, "text") == 0)
+            rc = read_text(r, value, full, 1, 1024, text);
+        else
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        member = r->j->nodes[value].next;
+    }
+    if (rc == SDFED_OK && !*name) {
+        snprintf(full, sizeof full, "%s.name", key);
+        rc = bad(r, full, "a non-empty string");
+    }
+    return rc;
+}
+
+static int read_classes(reader *r, int node, sdfed_task *t) {
+    int n = r->j->nodes[node].type == SDFED_JSON_ARRAY ? r->j->nodes[node].size : 0;
+    if (n < 1) return bad(r, "classes", "a non-empty list of names or {\"name\": ..., \"text\": ...} objects");
+    char **names = calloc((size_t)n, sizeof *names), **texts = calloc((size_t)n, sizeof *texts);
+    int rc = names && texts ? SDFED_OK : sdfed_fail(r->err, SDFED_ERR_NOMEM, "task: out of memory");
+    for (int i = 0, e = node + 1; i < n && rc == SDFED_OK; i++, e = r->j->nodes[e].next)
+        rc = read_class(r, e, i, &names[i], &texts[i]);
+    if (rc == SDFED_OK)
+        rc = sdfed_task_set_classes(t, (const char *const *)names, (const char *const *)texts, n, r->err);
+    for (int i = 0; i < n; i++) {
+        if (names) free(names[i]);
+        if (texts) free(texts[i]);
+    }
+    free(names);
+    free(texts);
+    return rc;
+}
+
+static int read_template(reader *r, int node, sdfed_task *t) {
+    int rc = read_text(r, node, "template", 1, 1024, &t->template_text);
+    const char *slot = rc == SDFED_OK ? strstr(t->template_text, "{}") : NULL;
+    if (rc == SDFED_OK && (!slot || strstr(slot + 2, "{}")))
+        rc = bad(r, "template", "a string with exactly one {} for the class");
+    return rc;
+}
+
 static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     double seed;
     if (strcmp(name, "model") == 0) return read_string(r, value, name, t->model, sizeof t->model);
@@ -204,6 +378,17 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "lambda") == 0) return read_float(r, value, name, 0.0, 1.0, &t->lambda);
     if (strcmp(name, "gamma") == 0) return read_float(r, value, name, 0.0, 100.0, &t->gamma);
     if (strcmp(name, "theta") == 0) return read_float(r, value, name, 0.0, 1.0, &t->theta);
+    if (strcmp(name, "name") == 0) return read_text(r, value, name, 0, 256, &t->name);
+    if (strcmp(name, "description") == 0) return read_text(r, value, name, 0, 16384, &t->description);
+    if (strcmp(name, "classes") == 0) return read_classes(r, value, t);
+    if (strcmp(name, "template") == 0) return read_template(r, value, t);
+    if (strcmp(name, "prompt_init") == 0) return read_text(r, value, name, 1, 1024, &t->prompt_init);
+    if (strcmp(name, "demo") == 0) {
+        int type = r->j->nodes[value].type;
+        if (type != SDFED_JSON_TRUE && type != SDFED_JSON_FALSE) return bad(r, name, "true or false");
+        t->demo = type == SDFED_JSON_TRUE;
+        return SDFED_OK;
+    }
     if (strcmp(name, "seed") == 0) {
         int rc = read_real(r, value, name, 0, 9007199254740991.0, &seed);
         if (rc == SDFED_OK && seed != floor(seed)) return bad(r, name, "a non-negative integer");
@@ -218,7 +403,10 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
     sdfed_task_defaults(&parsed);
     sdfed_json j;
     int rc = sdfed_json_parse(&j, json, len, err);
-    if (rc) return sdfed_fail_context(err, rc, "task");
+    if (rc) {
+        sdfed_task_defaults(t);
+        return sdfed_fail_context(err, rc, "task");
+    }
     reader r = {&j, err};
     if (j.nodes[0].type != SDFED_JSON_OBJECT)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: the file is not a JSON object");
@@ -233,11 +421,29 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
         key = j.nodes[value].next;
     }
     sdfed_json_free(&j);
-    if (rc == SDFED_OK)
+    if (rc == SDFED_OK) {
         *t = parsed;
-    else
+    } else {
+        sdfed_task_free(&parsed);
         sdfed_task_defaults(t);
+    }
     return rc;
+}
+
+/* [{"name": ..., "text": ...}, ...]: every class, its text explicit */
+static int write_classes(const sdfed_task *t, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_sink sink = sdfed_buffer_sink(out);
+    int n = sdfed_task_class_count(t), rc = sink.write(sink.ctx, "[", 1) ? SDFED_ERR_NOMEM : SDFED_OK;
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        if (i && sink.write(sink.ctx, ", ", 2)) rc = SDFED_ERR_NOMEM;
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, out, NULL);
+        sdfed_jw_string(&w, "name", sdfed_task_class_name(t, i));
+        sdfed_jw_string(&w, "text", sdfed_task_class_text(t, i));
+        if (rc == SDFED_OK) rc = sdfed_jw_end(&w, NULL);
+    }
+    if (rc == SDFED_OK && sink.write(sink.ctx, "]", 1)) rc = SDFED_ERR_NOMEM;
+    return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
 int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err) {
@@ -252,6 +458,8 @@ int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buff
     sdfed_jw_int(&w, "test_per_client", t->partition.test_per_client);
     sdfed_jw_int(&w, "clients_per_domain", t->partition.clients_per_domain);
     int rc = sdfed_jw_end(&w, err);
+    sdfed_buffer classes = {0};
+    if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
     sdfed_jw_begin(&w, out, NULL);
     sdfed_jw_string(&w, "model", model_override ? model_override : t->model);
     if (strcmp(t->dataset, "folder") == 0) {
@@ -293,8 +501,15 @@ int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buff
     sdfed_jw_double(&w, "gamma", m.objective.gamma);
     sdfed_jw_double(&w, "theta", t->theta);
     sdfed_jw_int(&w, "seed", (int64_t)t->seed);
+    sdfed_jw_string(&w, "name", sdfed_task_name(t));
+    sdfed_jw_string(&w, "description", sdfed_task_description(t));
+    sdfed_jw_raw(&w, "classes", (const char *)classes.data, classes.size);
+    sdfed_jw_string(&w, "template", sdfed_task_template(t));
+    if (t->prompt_init) sdfed_jw_string(&w, "prompt_init", t->prompt_init);
+    sdfed_jw_raw(&w, "demo", t->demo ? "true" : "false", t->demo ? 4 : 5);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     sdfed_buffer_free(&part);
+    sdfed_buffer_free(&classes);
     return rc;
 }
 
@@ -351,8 +566,16 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: partition.kind 'domains' is derived from Fashion-MNIST's images; a folder dataset "
                           "takes 'pathological', 'dirichlet' or 'iid'");
-    if (strcmp(t->dataset, "fashion-mnist") == 0 && t->partition.kind == SDFED_PARTITION_PATHOLOGICAL &&
-        t->partition.classes_per_client > 10)
-        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the 10 classes");
+    if (strcmp(t->dataset, "fashion-mnist") == 0 && t->n_classes > 0 && t->n_classes != SDFED_FMNIST_CLASSES)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'classes' lists %d classes; fashion-mnist's %d are needed, in label order (%s, "
+                          "%s, ..., %s)",
+                          t->n_classes, SDFED_FMNIST_CLASSES, sdfed_fmnist_class_names[0], sdfed_fmnist_class_names[1],
+                          sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
+    int n_classes = sdfed_task_class_count(t);
+    if (t->partition.kind == SDFED_PARTITION_PATHOLOGICAL && n_classes > 0 &&
+        t->partition.classes_per_client > n_classes)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the %d classes",
+                          n_classes);
     return SDFED_OK;
 }

@@ -17,8 +17,29 @@
  *   global_prompt_length (8), local_prompt_length (16, or [min, max] drawn per client)
  *   method ("sdfed"), projector ("complement"), lambda (0.6), gamma (0.8), theta (0.2)
  *   seed (1)
+ *   name, description      what the page and the status page show ("", "")
+ *   classes                the classes in label order: each a string (its
+ *                          name, which is also its text) or {"name": "T-shirt/top",
+ *                          "text": "t-shirt"} when prompts say something else;
+ *                          names unique (default: the dataset's, for
+ *                          fashion-mnist sdfed_fmnist_class_names; a list for
+ *                          fashion-mnist has its 10 classes)
+ *   template               the zero-shot prompt, one {} for the class text
+ *                          ("a photo of a {}."): zero-shot and FedOT's classifier
+ *   prompt_init            words whose token embeddings start every learned
+ *                          prompt (the first min(T, tokens) rows of a prompt of T
+ *                          rows; the rest random as without); none by default
+ *   demo                   whether the server offers demo shards (true: when it
+ *                          has the dataset)
  * lambda, gamma and projector default to each method's own values when the
- * task does not set them (FedPHA: rowspace, 0.2, 1.0). */
+ * task does not set them (FedPHA: rowspace, 0.2, 1.0).
+ *
+ * The task's text (name, description, template, prompt_init, classes) is
+ * variable-size and lives on the heap, owned by the task: sdfed_task_free
+ * releases it. The struct itself stays small (no text arrays: the wasm
+ * stack is small and tasks are locals in several places) and is copied by
+ * value; a copy borrows the text of the task it was copied from, which must
+ * outlive it and is the only one freed. */
 #ifndef SDFED_TASK_H
 #define SDFED_TASK_H
 
@@ -29,6 +50,7 @@
 #include "base/status.h"
 #include "data/partition.h"
 #include "method/methods.h"
+#include "prompt/prompt.h"
 
 typedef struct sdfed_task {
     char model[1024];
@@ -53,6 +75,13 @@ typedef struct sdfed_task {
     int projector;              /* -1: the method's own */
     float lambda, gamma, theta; /* NAN: the method's own */
     uint64_t seed;
+    /* heap text, owned (see above); NULL: the default */
+    char *name, *description;
+    char *template_text; /* NULL: SDFED_TEMPLATE_DEFAULT */
+    char *prompt_init;   /* NULL: random prompts */
+    int n_classes;       /* 0: the dataset's classes */
+    char **class_names, **class_texts;
+    int demo; /* 1: offer demo shards when the server has the dataset */
 } sdfed_task;
 
 /* The random streams of a task's seed (base/rng.h), shared by the simulator,
@@ -71,13 +100,33 @@ const char *sdfed_partition_kind_name(int kind);
 
 void sdfed_task_defaults(sdfed_task *t);
 /* Parses a task over the defaults; on error the task is left at its
- * defaults and err names the key. */
+ * defaults and err names the key. t's previous text is not freed. */
 int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *err);
+/* Frees the task's text; the task is left at its defaults. */
+void sdfed_task_free(sdfed_task *t);
+/* Sets the task's classes (copies of names and texts; texts NULL: the
+ * names), replacing any it had: for a dataset whose default classes are
+ * known only once it is read. Duplicate names are an error naming 'classes'. */
+int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *const *texts, int n, sdfed_error *err);
+
+/* The task's classes: the "classes" key, else the dataset's (0 when a
+ * dataset's classes are not known yet). */
+int sdfed_task_class_count(const sdfed_task *t);
+const char *sdfed_task_class_name(const sdfed_task *t, int i);
+const char *sdfed_task_class_text(const sdfed_task *t, int i);
+const char *sdfed_task_name(const sdfed_task *t);        /* "" when not set */
+const char *sdfed_task_description(const sdfed_task *t); /* "" when not set */
+const char *sdfed_task_template(const sdfed_task *t);
+/* The classes as prompts see them: each class's text, the template and
+ * prompt_init, tokenised by tok (prompt/prompt.h). */
+int sdfed_task_classes(const sdfed_task *t, const sdfed_tokenizer *tok, int context_length, sdfed_classes *out,
+                       sdfed_error *err);
 /* Cross-key checks (clients_per_round <= clients, ...), after overrides. */
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err);
 
 /* The task in the task-file format, every key explicit (the method's own
- * projector, lambda and gamma written out), readable by sdfed_task_parse;
+ * projector, lambda and gamma written out, the classes as {"name", "text"}
+ * objects; prompt_init only when set), readable by sdfed_task_parse;
  * model_override (if not NULL) replaces the model path. */
 int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clip/text_encoder.h"
 #include "method/fedot.h"
 #include "prompt/losses.h"
 #include "prompt/projector.h"
@@ -86,6 +87,16 @@ void sdfed_method_params_free(sdfed_method_params *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* CoOp's context initialisation: rows 0 .. min(T, n) - 1 of a prompt P
+ * (T, W) become the token embeddings of the classes' prompt_init tokens
+ * (dequantised, without positional embeddings); the other rows keep their
+ * random draws. Every row was drawn first, so the random stream (which
+ * also orders the client's batches) is the same with or without. */
+static void init_from_tokens(const sdfed_clip_model *m, const sdfed_classes *cls, float *P, int T) {
+    int W = m->cfg.text_width;
+    for (int t = 0; t < T && t < cls->init_len; t++) sdfed_text_token_embedding(m, cls->init_ids[t], P + (size_t)t * W);
+}
+
 int sdfed_method_params_init(sdfed_method_params *p, const sdfed_method_config *cfg, const sdfed_clip_model *m,
                              const sdfed_kernels *k, const sdfed_classes *cls, sdfed_rng *rng, sdfed_arena *arena,
                              sdfed_error *err) {
@@ -113,6 +124,8 @@ int sdfed_method_params_init(sdfed_method_params *p, const sdfed_method_config *
     }
     for (size_t i = 0; i < ng; i++) p->global[i] = (float)(cfg->init_std * sdfed_rng_normal(rng));
     for (size_t i = 0; i < nl; i++) p->local[i] = (float)(cfg->init_std * sdfed_rng_normal(rng));
+    init_from_tokens(m, cls, p->global, p->global_rows);
+    init_from_tokens(m, cls, p->local, p->local_rows);
     return SDFED_OK;
 }
 

@@ -72,8 +72,12 @@ typedef struct sdfed_method_params {
 void sdfed_method_shapes(const sdfed_method_config *cfg, const sdfed_clip_model *m, int n_classes, int *width,
                          int *global_rows, int *local_rows);
 
-/* Allocates and initialises: prompts from rng, FedOT's classifier from the
- * zero-shot features and its transform at zero. */
+/* Allocates and initialises: prompts from rng, N(0, init_std^2) for every
+ * row, then, when the classes carry prompt_init tokens (n of them), rows
+ * 0 .. min(T, n) - 1 of each prompt of T rows replaced by those tokens'
+ * embeddings (CoOp's context initialisation; the rng draws the same values
+ * either way); FedOT's classifier from the zero-shot features and its
+ * transform at zero. */
 int sdfed_method_params_init(sdfed_method_params *p, const sdfed_method_config *cfg, const sdfed_clip_model *m,
                              const sdfed_kernels *k, const sdfed_classes *cls, sdfed_rng *rng, sdfed_arena *arena,
                              sdfed_error *err);

@@ -11,7 +11,9 @@
 void sdfed_classes_free(sdfed_classes *c) {
     free(c->ids);
     free(c->first);
-    free(c->template_ids);
+    free(c->zeroshot_ids);
+    free(c->zeroshot_first);
+    free(c->init_ids);
     memset(c, 0, sizeof *c);
 }
 
@@ -66,42 +68,104 @@ int sdfed_classes_from_ids(sdfed_classes *c, int32_t sot, int32_t eot, int conte
     return SDFED_OK;
 }
 
+/* ids[first[i] ..] = the tokens of sentence i, back to back; each must fit
+ * between SOT and EOT. what names the sentences in errors. */
+static int encode_all(const sdfed_tokenizer *tok, int context_length, const char *const *sentences, int n,
+                      const char *what, int32_t **ids_out, int **first_out, sdfed_error *err) {
+    int cap = context_length - 2;
+    int32_t *ids = malloc(sizeof *ids * ((size_t)n * cap + 1));
+    int *first = malloc(sizeof *first * (size_t)(n + 1));
+    int rc = ids && first ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    if (rc == SDFED_OK) first[0] = 0;
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        int len = 0;
+        rc = sdfed_tokenizer_encode(tok, sentences[i], strlen(sentences[i]), ids + first[i], cap, &len, err);
+        if (rc) sdfed_fail_context(err, rc, "%s '%s' (at most %d tokens fit the context)", what, sentences[i], cap);
+        first[i + 1] = first[i] + len;
+    }
+    if (rc) {
+        free(ids);
+        free(first);
+        return rc;
+    }
+    *ids_out = ids;
+    *first_out = first;
+    return SDFED_OK;
+}
+
+/* The template with its one {} replaced by text (heap), or NULL. */
+static char *fill_template(const char *template_text, const char *text) {
+    const char *slot = strstr(template_text, "{}");
+    size_t before = (size_t)(slot - template_text), len = strlen(text), after = strlen(slot + 2);
+    char *s = malloc(before + len + after + 1);
+    if (!s) return NULL;
+    memcpy(s, template_text, before);
+    memcpy(s + before, text, len);
+    memcpy(s + before + len, slot + 2, after + 1);
+    return s;
+}
+
+int sdfed_classes_build(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const sdfed_class_text *text,
+                        sdfed_error *err) {
+    memset(c, 0, sizeof *c);
+    int n = text->n;
+    const char *template_text = text->template_text ? text->template_text : SDFED_TEMPLATE_DEFAULT;
+    const char *slot = strstr(template_text, "{}");
+    if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no classes given");
+    if (!slot || strstr(slot + 2, "{}"))
+        return sdfed_fail(err, SDFED_ERR_ARG, "classes: the template '%s' must hold exactly one {}", template_text);
+    if (context_length < 4)
+        return sdfed_fail(err, SDFED_ERR_ARG, "classes: a context of %d is too short", context_length);
+    /* "<text>." after the learned prompt (CoOp), and the filled template */
+    char **sentences = calloc((size_t)n * 2, sizeof *sentences);
+    int rc = sentences ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        size_t len = strlen(text->texts[i]);
+        if ((sentences[i] = malloc(len + 2))) {
+            memcpy(sentences[i], text->texts[i], len);
+            memcpy(sentences[i] + len, ".", 2);
+        }
+        sentences[n + i] = fill_template(template_text, text->texts[i]);
+        if (!sentences[i] || !sentences[n + i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+    }
+    int32_t *ids = NULL;
+    int *first = NULL;
+    if (rc == SDFED_OK)
+        rc = encode_all(tok, context_length, (const char *const *)sentences, n, "class", &ids, &first, err);
+    if (rc == SDFED_OK) {
+        const int32_t **rows = malloc(sizeof *rows * (size_t)n);
+        int *lens = malloc(sizeof *lens * (size_t)n);
+        rc = rows && lens ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
+        for (int i = 0; i < n && rc == SDFED_OK; i++) {
+            rows[i] = ids + first[i];
+            lens[i] = first[i + 1] - first[i];
+        }
+        if (rc == SDFED_OK)
+            rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, rows, lens, n, err);
+        free(rows);
+        free(lens);
+    }
+    free(ids);
+    free(first);
+    if (rc == SDFED_OK)
+        rc = encode_all(tok, context_length, (const char *const *)sentences + n, n, "zero-shot prompt",
+                        &c->zeroshot_ids, &c->zeroshot_first, err);
+    if (rc == SDFED_OK && text->prompt_init && text->prompt_init[0]) {
+        int *first_init = NULL;
+        rc = encode_all(tok, context_length, &text->prompt_init, 1, "prompt_init", &c->init_ids, &first_init, err);
+        if (rc == SDFED_OK) c->init_len = first_init[1];
+        free(first_init);
+    }
+    for (int i = 0; sentences && i < 2 * n; i++) free(sentences[i]);
+    free(sentences);
+    if (rc) sdfed_classes_free(c);
+    return rc;
+}
+
 int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *const *names,
                        int n_names, sdfed_error *err) {
-    memset(c, 0, sizeof *c);
-    if (n_names < 1) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no classes given");
-    int32_t **ids = calloc((size_t)n_names, sizeof *ids);
-    int *lens = calloc((size_t)n_names, sizeof *lens);
-    int rc = ids && lens ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
-    for (int i = 0; i < n_names && rc == SDFED_OK; i++) {
-        size_t len = strlen(names[i]);
-        char *text = malloc(len + 2);
-        ids[i] = malloc(sizeof **ids * (size_t)context_length);
-        if (!text || !ids[i]) {
-            free(text);
-            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
-            break;
-        }
-        memcpy(text, names[i], len);
-        memcpy(text + len, ".", 2);
-        rc = sdfed_tokenizer_encode(tok, text, len + 1, ids[i], context_length, &lens[i], err);
-        if (rc) sdfed_fail_context(err, rc, "class '%s'", names[i]);
-        free(text);
-    }
-    if (rc == SDFED_OK)
-        rc = sdfed_classes_from_ids(c, tok->sot_id, tok->eot_id, context_length, (const int32_t *const *)ids, lens,
-                                    n_names, err);
-    static const char template_text[] = "a photo of a";
-    if (rc == SDFED_OK && !(c->template_ids = malloc(sizeof *c->template_ids * (size_t)context_length)))
-        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
-    if (rc == SDFED_OK)
-        rc = sdfed_tokenizer_encode(tok, template_text, sizeof template_text - 1, c->template_ids, context_length,
-                                    &c->template_len, err);
-    if (rc) sdfed_classes_free(c);
-    for (int i = 0; ids && i < n_names; i++) free(ids[i]);
-    free(ids);
-    free(lens);
-    return rc;
+    sdfed_class_text text = {.texts = names, .n = n_names};
+    return sdfed_classes_build(c, tok, context_length, &text, err);
 }
 
 int sdfed_classes_max_prompt(const sdfed_classes *c) {
@@ -113,20 +177,20 @@ int sdfed_classes_max_prompt(const sdfed_classes *c) {
 
 int sdfed_classes_zeroshot(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, float *feats,
                            sdfed_arena *arena, sdfed_error *err) {
-    int C = cls->n_classes, L = cls->context_length, D = m->cfg.embed_dim, t = cls->template_len;
-    if (t == 0) return sdfed_fail(err, SDFED_ERR_ARG, "classes: no zero-shot template (classes built from ids)");
-    if (t > sdfed_classes_max_prompt(cls)) return sdfed_fail(err, SDFED_ERR_ARG, "classes: template too long");
+    int C = cls->n_classes, L = cls->context_length, D = m->cfg.embed_dim;
+    if (!cls->zeroshot_ids)
+        return sdfed_fail(err, SDFED_ERR_ARG, "classes: no zero-shot template (classes built from ids)");
     int32_t *ids = sdfed_arena_alloc(arena, sizeof *ids * (size_t)C * L);
     float *raw = sdfed_arena_floats(arena, (size_t)C * D), *norms = sdfed_arena_floats(arena, (size_t)C);
     if (!ids || !raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "classes: out of memory");
     memset(ids, 0, sizeof *ids * (size_t)C * L);
     for (int c = 0; c < C; c++) {
+        /* [SOT] tokens of the filled template [EOT]; encode_all kept it within L */
         int32_t *row = ids + (size_t)c * L;
-        int n = cls->first[c + 1] - cls->first[c];
+        int n = cls->zeroshot_first[c + 1] - cls->zeroshot_first[c];
         row[0] = cls->sot;
-        memcpy(row + 1, cls->template_ids, sizeof *row * (size_t)t);
-        memcpy(row + 1 + t, cls->ids + cls->first[c], sizeof *row * (size_t)n);
-        row[1 + t + n] = cls->eot;
+        memcpy(row + 1, cls->zeroshot_ids + cls->zeroshot_first[c], sizeof *row * (size_t)n);
+        row[1 + n] = cls->eot;
     }
     sdfed_text_batch batch = {C, ids, L, NULL, NULL, 0};
     int rc = sdfed_text_encode(m, k, &batch, raw, arena, err);

@@ -1,5 +1,5 @@
 /* Learned prompts in the CoOp layout: for a prompt P (T x W) and class c the
- * text tower reads [SOT] P_1..P_T [tokens of "<class name>."] [EOT], and
+ * text tower reads [SOT] P_1..P_T [tokens of "<class text>."] [EOT], and
  * f(P) is the L2-normalised feature of every class (C x D). The classes are
  * tokenised once; f(P) and its gradient with respect to P are computed with
  * the shared prefix [SOT, P_1..P_T] run once for all classes. */
@@ -13,21 +13,43 @@
 #include "clip/text_encoder.h"
 #include "text/tokenizer.h"
 
+/* The zero-shot template when a task gives none: "a photo of a <text>." */
+#define SDFED_TEMPLATE_DEFAULT "a photo of a {}."
+
 typedef struct sdfed_classes {
     int n_classes;
     int32_t sot, eot;
-    int32_t *ids; /* the BPE ids of every "<name>." back to back */
+    int32_t *ids; /* the BPE ids of every "<text>." back to back */
     int *first;   /* (n_classes + 1): class c owns ids[first[c] .. first[c + 1]) */
     int context_length;
-    int32_t *template_ids; /* "a photo of a", the zero-shot prompt before each name */
-    int template_len;      /* 0 when the classes came from ids alone */
+    /* the zero-shot prompts: the template with {} replaced by each class's
+     * text, tokenised as one sentence (without SOT/EOT), back to back;
+     * NULL when the classes came from ids alone */
+    int32_t *zeroshot_ids;
+    int *zeroshot_first; /* (n_classes + 1) */
+    /* the prompt initialisation's tokens (NULL, 0: random prompts) */
+    int32_t *init_ids;
+    int init_len;
 } sdfed_classes;
 
-/* Tokenises "<name>." for each class name, and the zero-shot template. */
+/* What the classes put into prompts. */
+typedef struct sdfed_class_text {
+    const char *const *texts; /* (n) each class's text, tokenised as "<text>." after the learned prompt */
+    int n;
+    const char *template_text; /* one "{}" for the class: the zero-shot prompt (NULL: SDFED_TEMPLATE_DEFAULT) */
+    const char *prompt_init;   /* words whose token embeddings start the learned prompts (NULL or "": none) */
+} sdfed_class_text;
+
+/* Tokenises "<text>." for each class, the zero-shot prompts and the
+ * prompt initialisation; errors name the class, the template or the
+ * prompt_init that does not tokenise or fit the context. */
+int sdfed_classes_build(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const sdfed_class_text *text,
+                        sdfed_error *err);
+/* The same with the default template and no prompt initialisation. */
 int sdfed_classes_init(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *const *names,
                        int n_names, sdfed_error *err);
-/* The same from a JSON array of 1..max_names strings (the protocol's
- * "classes", a reference file's class_names). */
+/* The same from a JSON array of 1..max_names strings (a reference file's
+ * class_names). */
 int sdfed_classes_init_json(sdfed_classes *c, const sdfed_tokenizer *tok, int context_length, const char *json,
                             size_t len, int max_names, sdfed_error *err);
 /* The same from ready ids (name tokens without SOT/EOT), e.g. a reference. */
@@ -38,8 +60,8 @@ void sdfed_classes_free(sdfed_classes *c);
 /* Longest prompt that fits every class in the context. */
 int sdfed_classes_max_prompt(const sdfed_classes *c);
 
-/* feats (C, D) = L2-normalised features of the hand-written prompts
- * "a photo of a <name>." (CLIP's zero-shot classifier). */
+/* feats (C, D) = L2-normalised features of the zero-shot prompts (the
+ * template filled with each class's text: CLIP's zero-shot classifier). */
 int sdfed_classes_zeroshot(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, float *feats,
                            sdfed_arena *arena, sdfed_error *err);
 

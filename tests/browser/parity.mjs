@@ -31,10 +31,13 @@ export function fmnistImages(first, n) {
 export function makeInputs(dir, model, stepNative) {
   mkdirSync(dir, { recursive: true });
   const task = JSON.parse(readFileSync(path.join(here, '../../tasks/fmnist-pathological.json'), 'utf8'));
+  // the prompts' own text: class texts that differ from the names, a
+  // template and a prompt initialisation, read by the wasm from the task
+  Object.assign(task, { classes: CLASSES.map((name, i) => (i % 2 ? name : { name, text: name.toLowerCase() })),
+    template: 'a grey picture of a {}, a kind of clothing.', prompt_init: 'a photo of a' });
   const images = fmnistImages(100, 32);
   copyFileSync(model, path.join(dir, 'model.gguf'));
   writeFileSync(path.join(dir, 'task.json'), JSON.stringify(task));
-  writeFileSync(path.join(dir, 'classes.json'), JSON.stringify(CLASSES));
   writeFileSync(path.join(dir, 'index'), '3');
   writeFileSync(path.join(dir, 'images.rgba'), images.rgba);
   writeFileSync(path.join(dir, 'images.shape'), `${images.n} ${images.width} ${images.height}`);
@@ -48,7 +51,7 @@ export function makeInputs(dir, model, stepNative) {
 export function wasmSide(api, modelBytes, inputs) {
   const { task, images, index, frame } = inputs;
   api.loadModel(modelBytes);
-  api.setTask(task, CLASSES, index);
+  api.setTask(task, index);
   const D = api.embedDim(), per = images.width * images.height * 4;
   const features = new Float32Array(images.n * D);
   for (let i = 0; i < images.n; i++)

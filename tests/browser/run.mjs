@@ -1,5 +1,6 @@
 // The volunteer page in Debian's Chromium (playwright-core) against a real
-// aggregator on loopback, with 2 headless clients:
+// aggregator on loopback, with 2 headless clients, on a task with its own
+// name, description, class names and texts, template and prompt_init:
 //   1. the page loads, takes a demo shard, extracts features, joins;
 //   2. it trains 2 rounds and shows its accuracy; the aggregator is then
 //      stopped and restarted on its state, and the page reconnects by itself
@@ -62,7 +63,14 @@ async function until(what, fn, seconds) {
 }
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
-Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 3 });
+// the task's own text: a name and a description (shown as text, never
+// markup), a renamed class, class texts for the prompts, a template and a
+// prompt initialisation (the page's accuracy must still be the simulator's)
+const NAMES = CLASSES.map((c) => (c === 'T-shirt/top' ? 'Tee' : c));
+Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 3, name: 'Clothes & shoes',
+  description: 'Ten <kinds> of clothing, one renamed',
+  classes: NAMES.map((name, i) => (i % 3 ? name : { name, text: CLASSES[i].toLowerCase() })),
+  template: 'a grey photo of a {}.', prompt_init: 'a photo of a' });
 writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
 const state = path.join(out, 'state');
 // The aggregator listens on a port the kernel chooses; a restart takes that
@@ -131,7 +139,13 @@ try {
   // 1. load, demo shard, features, join
   await page.goto(`${base}/`);
   await waitStage('empty', (s) => s === 'empty', 60);
-  check((await text('classes')).includes('Ankle boot'), 'the page shows the task\'s classes');
+  const shown = await text('classes');
+  check(shown.includes('Ankle boot') && shown.includes('Tee') && !shown.includes('T-shirt'),
+    `the page shows the task's class names: ${shown}`);
+  check(await page.title() === 'Clothes & shoes · sdfed' && await text('federation-name') === 'Clothes & shoes' &&
+    await text('federation-description') === 'Ten <kinds> of clothing, one renamed' &&
+    await page.evaluate(() => !document.querySelector('kinds')),
+    `the page shows the task's name and description as text: ${await page.title()}`);
   check(await page.evaluate(() => crossOriginIsolated), 'the page is cross-origin isolated (COOP/COEP)');
   await shot('01-loaded');
   await page.click('#demo');
@@ -198,7 +212,7 @@ try {
   const img = fmnistImages(7, 1); // a test image the shard may not hold
   await page.setInputFiles('#try-file', { name: 'item.bmp', mimeType: 'image/bmp', buffer: bmp(img.rgba, 28, 28) });
   const guess = await until('a prediction', async () => (await text('try-result')).trim(), 30);
-  check(CLASSES.some((c) => guess.includes(c)), `"try it" names a class: ${guess.split('\n')[0]}`);
+  check(NAMES.some((c) => guess.includes(c)), `"try it" names a class of the task: ${guess.split('\n')[0]}`);
   await shot('07-try-it');
 
   const other = await context.newPage();
@@ -236,7 +250,7 @@ try {
   for (const singleThreaded of [false, true]) {
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame) }, classes: CLASSES, modelUrl, singleThreaded });
+      frame: Array.from(inputs.frame) }, modelUrl, singleThreaded });
     const variant = wasm.threaded ? 'threaded' : 'single-threaded';
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     try {
@@ -302,12 +316,12 @@ process.exit(failed ? 1 : exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
-async function wasmStep({ inputs: inp, classes, modelUrl, singleThreaded }) {
+async function wasmStep({ inputs: inp, modelUrl, singleThreaded }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl)).arrayBuffer();
   const info = await call('init', { model, singleThreaded });
-  await call('setTask', { task: inp.task, classes, index: inp.index });
+  await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
   for (let i = 0; i < inp.n; i++)
     images.push({ rgba: rgba.slice(i * per, (i + 1) * per), width: inp.width, height: inp.height });

@@ -1,7 +1,7 @@
 /* The native side of the browser test's parity check: the same client API
  * (wasm-client/api.c) built natively, on the inputs the browser got.
  *   step_native DIR
- * DIR holds model.gguf, task.json, classes.json, index (a number),
+ * DIR holds model.gguf, task.json (its classes the prompts' text), index (a number),
  * images.rgba (n images of width x height RGBA), images.shape ("n width
  * height"), labels.u8 (n). It writes global.frame (the federation's initial
  * parameters, the round the browser trains from) and, natively, encodes the
@@ -63,14 +63,14 @@ static sdfed_arena arena;
 
 /* The aggregator's round-0 parameters for the task, as a global frame. */
 static unsigned char *server_frame(const unsigned char *model, size_t model_size, const char *task_json,
-                                   size_t task_size, const char *classes_json, size_t *frame_size) {
+                                   size_t task_size, size_t *frame_size) {
     sdfed_error err = {0};
     sdfed_tokenizer tok;
     sdfed_method_params p;
     sdfed_arena_init(&arena);
     if (sdfed_task_parse(&task, task_json, task_size, &err) || sdfed_clip_load(&m, model, model_size, &err) ||
         sdfed_tokenizer_init_gguf(&tok, &m.file, &err) ||
-        sdfed_classes_init_json(&cls, &tok, m.cfg.context_length, classes_json, strlen(classes_json), INT_MAX, &err) ||
+        sdfed_task_classes(&task, &tok, m.cfg.context_length, &cls, &err) ||
         sdfed_task_server_params(&task, &m, sdfed_kernels_default(), &cls, &p, &arena, &err))
         fprintf(stderr, "step_native: %s\n", err.message), exit(2);
     uint32_t shape[2] = {(uint32_t)p.global_rows, (uint32_t)p.width};
@@ -128,13 +128,12 @@ int main(int argc, char **argv) {
     memcpy(model_copy, model, size_model);
     check(wc_load_model(model_copy, size_model), "model");
     char *task_json = (char *)slurp("task.json", &task_size, 1);
-    char *classes = (char *)slurp("classes.json", &size, 1);
     char *index = (char *)slurp("index", &size, 1);
-    check(wc_set_task(task_json, classes, atoi(index)), "task");
+    check(wc_set_task(task_json, atoi(index)), "task");
 
     /* the federation's initial parameters, as the aggregator makes them */
     size_t frame_size;
-    unsigned char *frame = server_frame(model, size_model, task_json, task_size, classes, &frame_size);
+    unsigned char *frame = server_frame(model, size_model, task_json, task_size, &frame_size);
     spill("global.frame", frame, frame_size);
 
     /* the client's part: features, then one round from that frame */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Folder datasets (ImageFolder: one sub-folder per class) in `sdfed sim`:
 #  1. Fashion-MNIST written out as grey PNGs (tools/fmnist_to_folder.py)
-#     gives the same features, bit for bit, as the IDX files: the two
-#     feature-cache files are equal byte for byte;
+#     gives the same features, bit for bit, as the IDX files (the two
+#     feature-cache files are equal byte for byte) and, with its classes
+#     named in label order, the same `sdfed sim` global-prompt history;
 #  2. a small colour dataset of JPEGs and PNGs of mixed sizes, with one test
 #     image in three held out of one folder (test_fraction), classes from
 #     the folder names, a file that is not an image skipped and counted;
@@ -35,7 +36,10 @@ PY
 /usr/bin/python3 "$root/tools/fmnist_to_folder.py" --out "$work/fmnist" 2>"$work/export.log" ||
   bad "export: $(tail -n 2 "$work/export.log")"
 task "$work/idx.json" '{}'
-task "$work/fmnist/task.json" '{"dataset": {"train": "train", "test": "test"}}'
+# the classes named as Fashion-MNIST names them, in its label order: the folders
+# ("T-shirt_top", "Ankle_boot") match them, so the partition and the prompts are the same
+task "$work/fmnist/task.json" '{"dataset": {"train": "train", "test": "test"}, "classes": ["T-shirt/top", "Trouser",
+  "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]}'
 "$sdfed" sim --task "$work/idx.json" --out "$work/idx-sim" --cache "$work/cache" >"$work/idx.log" 2>&1 ||
   bad "sim on the IDX files: $(tail -n 2 "$work/idx.log")"
 "$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim" --cache "$work/cache" >"$work/folder.log" 2>&1 ||
@@ -48,6 +52,9 @@ for split in train test; do
   [ -n "$idx" ] && [ -n "$folder" ] && cmp -s "$idx" "$folder" && ok ||
     bad "$split: the folder's features differ from the IDX files' ($idx, $folder)"
 done
+sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json"; }
+[ -n "$(sim_history "$work/idx-sim")" ] && [ "$(sim_history "$work/idx-sim")" = "$(sim_history "$work/folder-sim")" ] &&
+  ok || bad "the folder's sim history differs from the IDX files'"
 # a second run reads the cache (the folder's content digest names it)
 "$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim2" --cache "$work/cache" >"$work/folder2.log" 2>&1
 ! grep -q "encoding" "$work/folder2.log" && ok || bad "the second run encoded the folder again"

@@ -86,6 +86,12 @@ expect 1 "key 'partition.kind' must be one of" '{"partition": {"kind": "random"}
 expect 1 "key 'method' must be one of" '{"method": "fedavg"}'
 expect 1 "key 'local_prompt_length' must be \[min, max\] with min <= max" '{"local_prompt_length": [64, 4]}'
 expect 1 "key 'clients_per_round' (20) exceeds 'clients' (10)" '{"clients": 10, "clients_per_round": 20}'
+expect 1 "key 'classes' names the class 'Bag' twice" '{"classes": ["Bag", "Coat", {"name": "Bag", "text": "purse"}]}'
+expect 1 "unknown key 'classes\[0\].label'" '{"classes": [{"name": "Bag", "label": "bag"}]}'
+expect 1 "key 'classes' lists 3 classes; fashion-mnist's 10 are needed" '{"classes": ["Bag", "Coat", "Dress"]}'
+expect 1 "key 'template' must be a string with exactly one {}" '{"template": "a photo of a"}'
+expect 1 "key 'prompt_init' must be" '{"prompt_init": 4}'
+expect 1 "key 'demo' must be true or false" '{"demo": "no"}'
 expect 1 "json" '{"rounds": 3,'
 expect 1 "model: .*no-such-model.gguf" '{"model": "no-such-model.gguf"}'
 expect 1 "method 'fedavg' is not a method" "{\"model\": \"$model\"}" --method fedavg

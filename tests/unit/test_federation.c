@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/idx.h"
 #include "federation.h"
 #include "fed/round.h"
 #include "native/model.h"
@@ -357,9 +356,10 @@ int main(int argc, char **argv) {
     state_root = argv[2];
     mkdir(state_root, 0755);
     sdfed_error err = {0};
+    sdfed_task defaults; /* the tasks here are Fashion-MNIST's, with its classes */
+    sdfed_task_defaults(&defaults);
     if (native_model_open(&model, argv[1], &err) ||
-        sdfed_classes_init(&cls, &model.tokenizer, model.clip.cfg.context_length, sdfed_fmnist_class_names,
-                           SDFED_FMNIST_CLASSES, &err)) {
+        sdfed_task_classes(&defaults, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
         fprintf(stderr, "test_federation: %s\n", err.message);
         return 1;
     }

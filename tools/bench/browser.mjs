@@ -49,7 +49,7 @@ try {
       const compute = (await import('/compute.js')).startCompute();
       const call = (op, args) => compute.call(op, args);
       const info = await call('init', { model: await (await fetch(modelUrl)).arrayBuffer(), singleThreaded: single });
-      await call('setTask', { task: t, classes, index: 0 });
+      await call('setTask', { task: t, index: 0 });
       const S = info.imageSize, pictures = [];
       for (let i = 0; i <= n; i++) {
         const rgba = new Uint8ClampedArray(S * S * 4).map((_, j) => (j % 4 === 3 ? 255 : (i * 31 + j * 7) & 255));

@@ -54,17 +54,23 @@ int cmd_sim(int argc, char **argv) {
 
     sdfed_task task;
     sdfed_error err = {0};
-    if (read_task(task_path, method, seed, rounds, &task, &err)) return cli_error(CLI_FAILED, "sim: %s", err.message);
+    if (read_task(task_path, method, seed, rounds, &task, &err)) {
+        sdfed_task_free(&task);
+        return cli_error(CLI_FAILED, "sim: %s", err.message);
+    }
     native_model m;
-    if (native_model_open(&m, task.model, &err)) return cli_error(CLI_FAILED, "sim: model: %s", err.message);
+    if (native_model_open(&m, task.model, &err)) {
+        sdfed_task_free(&task);
+        return cli_error(CLI_FAILED, "sim: model: %s", err.message);
+    }
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
     sdfed_classes cls = {0};
     fed_data data = {0};
     sim_result result = {0};
     int rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
-    if (rc == SDFED_OK)
-        rc = sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, data.class_names, data.n_classes, &err);
+    if (rc == SDFED_OK) rc = fed_data_task_classes(&task, &data, &err);
+    if (rc == SDFED_OK) rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
     if (rc == SDFED_OK) {
         printf("sim: %s on %s (%s), %d clients, %d rounds, seed %llu, model %s\n", sdfed_method_name(task.method),
                task.dataset, sdfed_partition_kind_name(task.partition.kind), task.clients, task.rounds,
@@ -92,5 +98,6 @@ int cmd_sim(int argc, char **argv) {
     fed_data_free(&data);
     sdfed_classes_free(&cls);
     native_model_close(&m);
+    sdfed_task_free(&task);
     return status;
 }

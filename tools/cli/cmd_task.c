@@ -87,7 +87,9 @@ static int task_init(int argc, char **argv) {
     else
         sdfed_jw_double(&w, "test_fraction", 0.2);
     int rc = sdfed_jw_end(&w, &err);
+    const char *name = strrchr(dir, '/');
     sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
     sdfed_jw_string(&w, "model", NATIVE_DEFAULT_MODEL);
     sdfed_jw_raw(&w, "dataset", (const char *)dataset.data, dataset.size);
     sdfed_jw_int(&w, "clients", n_clients);
@@ -155,6 +157,7 @@ static int task_check(int argc, char **argv) {
     const char *path = rest[0];
     const sdfed_kernels *k = native_backend(backend);
     sdfed_task task;
+    sdfed_task_defaults(&task);
     sdfed_error err = {0};
     native_model m = {0};
     fed_data d = {0};
@@ -175,9 +178,14 @@ static int task_check(int argc, char **argv) {
         rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &d, &err);
     }
     if (rc == SDFED_OK) {
-        print_classes(d.class_names, d.n_classes, d.train_labels, d.n_train, d.test_labels, d.n_test);
         if (d.skipped) printf("%d files skipped (not PNG or JPEG)\n", d.skipped);
-        rc = sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, d.class_names, d.n_classes, &err);
+        rc = fed_data_task_classes(&task, &d, &err);
+        const char **names = rc == SDFED_OK ? malloc(sizeof *names * (size_t)d.n_classes) : NULL;
+        if (rc == SDFED_OK && !names) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+        for (int c = 0; names && c < d.n_classes; c++) names[c] = sdfed_task_class_name(&task, c);
+        if (names) print_classes(names, d.n_classes, d.train_labels, d.n_train, d.test_labels, d.n_test);
+        free(names);
+        if (rc == SDFED_OK) rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
     }
     if (rc == SDFED_OK) rc = fed_partition(&task, &d, &part, &err);
     for (int i = 0; rc == SDFED_OK && i < part.n_clients; i++) {
@@ -195,6 +203,7 @@ static int task_check(int argc, char **argv) {
     if (rc == SDFED_OK) printf("zero-shot accuracy on the %d test images: %.2f%%\n", d.n_test, 100 * accuracy);
     sdfed_partition_free(&part);
     sdfed_classes_free(&cls);
+    sdfed_task_free(&task);
     fed_data_free(&d);
     if (m.file.data) native_model_close(&m);
     free(rest);

@@ -1,6 +1,7 @@
 /* sdfed-client: a headless federation client (native, libwebsockets).
  *   sdfed-client --server ws://HOST:PORT [--client-index K] [options]
- * It takes the task from the server's welcome, trains on shard K of the
+ * It takes the task from the server's welcome (its classes, template and
+ * prompt_init too), trains on shard K of the
  * task's partition of Fashion-MNIST exactly as `sdfed sim` trains client K
  * (native/fed_client.h), uploads the shared parameters after each round
  * and reports its accuracy. After a disconnect it reconnects with its token;
@@ -16,7 +17,6 @@
 #include <unistd.h>
 
 #include "base/sha256.h"
-#include "data/idx.h"
 #include "fed/protocol.h"
 #include "fed/round.h"
 #include "native/args.h"
@@ -133,8 +133,7 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, sha, m->model_sha256);
         return -1;
     }
-    if (sdfed_classes_init(&c->cls, &c->model.tokenizer, c->model.clip.cfg.context_length, sdfed_fmnist_class_names,
-                           SDFED_FMNIST_CLASSES, &err) ||
+    if (sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, &err) ||
         fed_data_load(&c->task, c->data_dir, c->cache, &c->model, sha, c->k, &c->data, &err) ||
         fed_partition(&c->task, &c->data, &c->part, &err) ||
         fed_client_init(&c->fc, &c->task, c->index, &c->part.clients[c->index], &c->model.clip, c->k, &c->cls,
@@ -444,6 +443,7 @@ int main(int argc, char **argv) {
         sdfed_classes_free(&c.cls);
         native_model_close(&c.model);
     }
+    sdfed_task_free(&c.task);
     sdfed_arena_free(&c.arena);
     return c.failed ? CLI_FAILED : CLI_OK;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The aggregator on loopback with real headless clients:
 #  1. 10 clients, 5 rounds: every round's global parameters equal, bit for
-#     bit, what `sdfed sim` computes for the same task and seed;
+#     bit, what `sdfed sim` computes for the same task and seed; the same
+#     with dropouts, and with a task's own classes, template and prompt_init;
 #  2. hostile inputs (adversary.mjs) are refused with their codes before the
 #     federation, which then still ends on the simulator's parameters;
 #  3. kill -9 mid-round and a restart: the run ends on the same history;
@@ -133,6 +134,43 @@ stored_abandoned=$(sqlite3 "$work/drop-state/aggregator.sqlite" \
   bad "abandoned rounds: the store says $stored_abandoned, the simulator $sim_abandoned"
 status | grep -q '"rounds_abandoned": '"$(grep -o true <<<"$sim_abandoned" | wc -l)" && ok ||
   bad "/status does not count the abandoned rounds: $(status)"
+stop_server
+
+# --- 1c. a task with its own text: renamed classes (names shown, texts put
+# into prompts), its own template and prompt_init, a name and description:
+# the simulator runs it, and the aggregator with 3 headless clients gives
+# its bits; the server shows the task's name and classes; the text changes
+# the federation (another history than the same task without it)
+task named '{"clients": 3, "clients_per_round": 3, "rounds": 3,
+  "name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed",
+  "classes": [{"name": "Tee", "text": "t-shirt"}, {"name": "Trousers", "text": "pair of trousers"}, "Pullover",
+              "Dress", "Coat", {"name": "Sandal", "text": "summer sandal"}, "Shirt", "Sneaker", "Bag",
+              {"name": "Boot", "text": "ankle boot"}],
+  "template": "a grey photo of a {}, a piece of clothing.", "prompt_init": "a photo of a"}'
+task plain '{"clients": 3, "clients_per_round": 3, "rounds": 3}'
+for t in named plain; do
+  "$sdfed" sim --task "$work/$t.json" --out "$work/$t-sim" --cache "$cache" >"$work/$t-sim.log" 2>&1 ||
+    bad "sim of the $t task: $(tail -n 2 "$work/$t-sim.log")"
+done
+[ -n "$(sim_history "$work/named-sim")" ] && [ "$(sim_history "$work/named-sim")" != "$(sim_history "$work/plain-sim")" ] &&
+  ok || bad "the task's classes, template and prompt_init change nothing in the simulator"
+start_server named "$work/named.json" "$work/named-state" && start_clients named 3 && wait_done named 120
+[ "$(history "$work/named-state")" = "$(sim_history "$work/named-sim")" ] && ok ||
+  bad "with the task's own text the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/task" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = ["Tee", "Trousers", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Boot"]
+assert d["classes"] == names, d["classes"]
+t = d["task"]
+assert t["name"] == "Clothes & shoes" and t["description"] == "Ten <kinds> of clothing, renamed", t
+assert [c["name"] for c in t["classes"]] == names and t["classes"][0]["text"] == "t-shirt", t["classes"]
+assert t["template"] == "a grey photo of a {}, a piece of clothing." and t["prompt_init"] == "a photo of a", t
+' && ok || bad "/task does not carry the task's name, classes, template and prompt_init"
+status | grep -q '"name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed"' && ok ||
+  bad "/status does not show the task's name and description: $(status)"
+curl -s "http://127.0.0.1:$port/status.html" | grep -q '<h1>Clothes &amp; shoes</h1><p class="description">Ten &lt;kinds&gt; of clothing, renamed</p>' &&
+  ok || bad "the status page does not show the task's name and description, escaped"
 stop_server
 
 # --- 2. hostile clients first, then the same federation

@@ -1,0 +1,224 @@
+/* Task files' own text (fed/task.h): name, description, classes, template,
+ * prompt_init, demo.
+ *  - the defaults: Fashion-MNIST's ten classes, the default template;
+ *  - a task with every key parses, and sdfed_task_write's output parses
+ *    back to the same task and is written again byte for byte (as the
+ *    welcome carries it to the clients, the browser's wasm included);
+ *  - every bad value is an error naming its key, and a task that fails
+ *    halfway is left at its defaults (nothing leaks: the sanitizer build);
+ *  - 5000 classes with long names parse and round-trip: the classes live
+ *    on the heap, not in the task (the wasm stack is small). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data/idx.h"
+#include "fed/task.h"
+
+static int parse(sdfed_task *t, const char *json, sdfed_error *err) {
+    return sdfed_task_parse(t, json, strlen(json), err);
+}
+
+/* json written by sdfed_task_write (NUL-terminated, heap), or NULL */
+static char *write_task(const sdfed_task *t) {
+    sdfed_buffer b = {0};
+    sdfed_error err = {0};
+    if (sdfed_task_write(t, NULL, &b, &err) != SDFED_OK) {
+        sdfed_buffer_free(&b);
+        return NULL;
+    }
+    char *s = malloc(b.size + 1);
+    memcpy(s, b.data, b.size);
+    s[b.size] = '\0';
+    sdfed_buffer_free(&b);
+    return s;
+}
+
+static int same_classes(const sdfed_task *a, const sdfed_task *b) {
+    if (sdfed_task_class_count(a) != sdfed_task_class_count(b)) return 0;
+    for (int i = 0; i < sdfed_task_class_count(a); i++)
+        if (strcmp(sdfed_task_class_name(a, i), sdfed_task_class_name(b, i)) ||
+            strcmp(sdfed_task_class_text(a, i), sdfed_task_class_text(b, i)))
+            return 0;
+    return 1;
+}
+
+/* t written, parsed back and written again: the same text, the same task */
+static void check_round_trip(const sdfed_task *t, const char *what) {
+    char *first = write_task(t);
+    sdfed_task back;
+    sdfed_error err = {0};
+    int rc = first ? parse(&back, first, &err) : SDFED_ERR_NOMEM;
+    CHECK(rc == SDFED_OK, "%s: the written task parses: %s", what, err.message);
+    if (rc == SDFED_OK) {
+        char *second = write_task(&back);
+        CHECK(second && strcmp(first, second) == 0, "%s: written again byte for byte", what);
+        CHECK(same_classes(t, &back), "%s: the same classes", what);
+        CHECK(!strcmp(sdfed_task_name(t), sdfed_task_name(&back)) &&
+                  !strcmp(sdfed_task_description(t), sdfed_task_description(&back)) &&
+                  !strcmp(sdfed_task_template(t), sdfed_task_template(&back)) && !t->prompt_init == !back.prompt_init &&
+                  (!t->prompt_init || !strcmp(t->prompt_init, back.prompt_init)) && t->demo == back.demo,
+              "%s: the same name, description, template, prompt_init and demo", what);
+        free(second);
+    }
+    sdfed_task_free(&back);
+    free(first);
+}
+
+static void test_defaults(void) {
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(parse(&t, "{}", &err) == SDFED_OK, "{} parses: %s", err.message);
+    CHECK(sdfed_task_class_count(&t) == SDFED_FMNIST_CLASSES, "the default classes are Fashion-MNIST's");
+    int same = 1;
+    for (int i = 0; i < SDFED_FMNIST_CLASSES; i++)
+        same &= !strcmp(sdfed_task_class_name(&t, i), sdfed_fmnist_class_names[i]) &&
+                !strcmp(sdfed_task_class_text(&t, i), sdfed_fmnist_class_names[i]);
+    CHECK(same, "names and texts are sdfed_fmnist_class_names, in label order");
+    CHECK(!strcmp(sdfed_task_template(&t), "a photo of a {}."), "the default template");
+    CHECK(!strcmp(sdfed_task_name(&t), "") && !strcmp(sdfed_task_description(&t), ""), "no name, no description");
+    CHECK(t.prompt_init == NULL && t.demo == 1, "no prompt_init; demo shards on");
+    char *json = write_task(&t);
+    CHECK(json && strstr(json, "\"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"T-shirt/top\"}, ") &&
+              strstr(json, "\"template\": \"a photo of a {}.\"") && strstr(json, "\"demo\": true") &&
+              !strstr(json, "prompt_init"),
+          "the defaults are written out (no prompt_init): %s", json ? json : "(none)");
+    free(json);
+    check_round_trip(&t, "the default task");
+    sdfed_task_free(&t);
+}
+
+static void test_every_key(void) {
+    const char *json =
+        "{\"name\": \"Clothes \\\"2024\\\"\", \"description\": \"Ten kinds of clothing <b>\\u00e9t\\u00e9</b>\","
+        " \"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"tee\"}, \"Trouser\", \"Pullover\", \"Dress\", \"Coat\","
+        " {\"text\": \"sandal shoe\", \"name\": \"Sandal\"}, \"Shirt\", \"Sneaker\", \"Bag\", \"Ankle boot\"],"
+        " \"template\": \"a grey photo of the {}, a garment.\", \"prompt_init\": \"a photo of a\", \"demo\": false}";
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(parse(&t, json, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK, "a task with every key: %s",
+          err.message);
+    CHECK(!strcmp(sdfed_task_name(&t), "Clothes \"2024\"") &&
+              !strcmp(sdfed_task_description(&t), "Ten kinds of clothing <b>\xc3\xa9t\xc3\xa9</b>"),
+          "name and description decoded");
+    CHECK(sdfed_task_class_count(&t) == 10 && !strcmp(sdfed_task_class_name(&t, 0), "T-shirt/top") &&
+              !strcmp(sdfed_task_class_text(&t, 0), "tee") && !strcmp(sdfed_task_class_text(&t, 1), "Trouser") &&
+              !strcmp(sdfed_task_class_name(&t, 5), "Sandal") && !strcmp(sdfed_task_class_text(&t, 5), "sandal shoe"),
+          "classes: strings are name and text, objects give the text");
+    CHECK(!strcmp(sdfed_task_template(&t), "a grey photo of the {}, a garment.") && t.prompt_init &&
+              !strcmp(t.prompt_init, "a photo of a") && t.demo == 0,
+          "template, prompt_init, demo");
+    check_round_trip(&t, "a task with every key");
+    /* a copy borrows the text; only the original is freed */
+    sdfed_task copy = t;
+    CHECK(!strcmp(sdfed_task_class_text(&copy, 0), "tee"), "a copy reads the same classes");
+    sdfed_task_free(&t);
+    CHECK(sdfed_task_class_count(&t) == 10 && t.n_classes == 0 && t.name == NULL, "freed: back at the defaults");
+}
+
+/* json must fail sdfed_task_parse (or, parsed, sdfed_task_validate) with a
+ * message holding want */
+static void expect_error(const char *json, const char *want) {
+    sdfed_task t;
+    sdfed_error err = {0};
+    int rc = parse(&t, json, &err);
+    if (rc == SDFED_OK) rc = sdfed_task_validate(&t, &err);
+    CHECK(rc != SDFED_OK && strstr(err.message, want), "%s: wanted an error naming %s, got '%s'", json, want,
+          rc ? err.message : "no error");
+    sdfed_task_free(&t);
+}
+
+static void test_errors(void) {
+    expect_error("{\"name\": 3}", "key 'name'");
+    expect_error("{\"description\": [\"x\"]}", "key 'description'");
+    expect_error("{\"classes\": []}", "key 'classes' must be");
+    expect_error("{\"classes\": \"Bag\"}", "key 'classes' must be");
+    expect_error("{\"classes\": [3]}", "key 'classes[0]' must be");
+    expect_error("{\"classes\": [\"Bag\", \"\"]}", "key 'classes[1]' must be");
+    expect_error("{\"classes\": [\"Bag\", {\"name\": \"Coat\", \"txt\": \"coat\"}]}", "unknown key 'classes[1].txt'");
+    expect_error("{\"classes\": [{\"text\": \"bag\"}]}", "key 'classes[0].name' must be");
+    expect_error("{\"classes\": [{\"name\": \"Bag\", \"text\": \"\"}]}", "key 'classes[0].text' must be");
+    expect_error("{\"classes\": [{\"name\": 1}]}", "key 'classes[0].name' must be");
+    expect_error("{\"classes\": [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\", \"a\"]}",
+                 "key 'classes' names the class 'a' twice");
+    expect_error("{\"classes\": [\"Bag\", {\"name\": \"Bag\", \"text\": \"purse\"}]}",
+                 "key 'classes' names the class 'Bag' twice");
+    /* Fashion-MNIST's labels are its ten classes */
+    expect_error("{\"classes\": [\"Bag\", \"Coat\", \"Dress\"]}", "key 'classes' lists 3 classes");
+    expect_error("{\"classes\": [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\", \"j\"],"
+                 " \"partition\": {\"kind\": \"pathological\", \"classes_per_client\": 11}}",
+                 "key 'partition.classes_per_client' exceeds the 10 classes");
+    expect_error("{\"template\": \"a photo of a\"}", "key 'template' must be");
+    expect_error("{\"template\": \"{} or {}\"}", "key 'template' must be");
+    expect_error("{\"template\": \"\"}", "key 'template' must be");
+    expect_error("{\"template\": 1}", "key 'template' must be");
+    expect_error("{\"prompt_init\": \"\"}", "key 'prompt_init' must be");
+    expect_error("{\"prompt_init\": [\"a\"]}", "key 'prompt_init' must be");
+    expect_error("{\"demo\": \"yes\"}", "key 'demo' must be true or false");
+    expect_error("{\"demo\": 1}", "key 'demo' must be true or false");
+    /* a failure after text was read: the task is left at its defaults */
+    sdfed_task t;
+    sdfed_error err = {0};
+    const char *late = "{\"name\": \"n\", \"classes\": [\"a\"], \"template\": \"x {}\", \"prompt_init\": \"w\","
+                       " \"description\": \"d\", \"rounds\": \"ten\"}";
+    CHECK(parse(&t, late, &err) != SDFED_OK && strstr(err.message, "key 'rounds'") && t.name == NULL &&
+              t.n_classes == 0 && t.template_text == NULL && t.prompt_init == NULL && t.description == NULL,
+          "a late error leaves the defaults: %s", err.message);
+    /* JSON that does not parse: the task is at its defaults too */
+    memset(&t, 0xff, sizeof t);
+    CHECK(parse(&t, "{\"rounds\": 3,", &err) != SDFED_OK && t.name == NULL && t.n_classes == 0 && t.rounds == 50,
+          "bad JSON leaves the defaults: %s", err.message);
+    /* a key given twice: the last one holds, the first freed */
+    CHECK(parse(&t, "{\"name\": \"a\", \"name\": \"b\", \"classes\": [\"x\"], \"classes\": [\"y\", \"z\"]}", &err) ==
+                  SDFED_OK &&
+              !strcmp(sdfed_task_name(&t), "b") && sdfed_task_class_count(&t) == 2,
+          "a repeated key: the last one");
+    sdfed_task_free(&t);
+}
+
+static void test_set_classes(void) {
+    sdfed_task t;
+    sdfed_task_defaults(&t);
+    snprintf(t.dataset, sizeof t.dataset, "folder");
+    CHECK(sdfed_task_class_count(&t) == 0, "a dataset whose classes are not known yet has none");
+    const char *names[3] = {"daisy", "rose", "sun flower"}, *texts[3] = {NULL, "red rose", NULL};
+    sdfed_error err = {0};
+    CHECK(sdfed_task_set_classes(&t, names, texts, 3, &err) == SDFED_OK && sdfed_task_class_count(&t) == 3 &&
+              !strcmp(sdfed_task_class_text(&t, 0), "daisy") && !strcmp(sdfed_task_class_text(&t, 1), "red rose"),
+          "set: texts default to the names: %s", err.message);
+    const char *twice[2] = {"rose", "rose"};
+    CHECK(sdfed_task_set_classes(&t, twice, NULL, 2, &err) != SDFED_OK && strstr(err.message, "'classes'") &&
+              sdfed_task_class_count(&t) == 3,
+          "duplicates refused, the classes kept: %s", err.message);
+    sdfed_task_free(&t);
+}
+
+static void test_many_classes(void) {
+    enum { N = 5000 };
+    sdfed_buffer b = {0};
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    sdfed_sink_printf(sink, "{\"dataset\": \"fashion-mnist\", \"name\": \"many\", \"classes\": [");
+    for (int i = 0; i < N; i++)
+        sdfed_sink_printf(sink,
+                          "%s{\"name\": \"class number %05d with a rather long name to fill the heap\","
+                          " \"text\": \"text %d\"}",
+                          i ? ", " : "", i, i);
+    sdfed_sink_printf(sink, "]}");
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(sdfed_task_parse(&t, (const char *)b.data, b.size, &err) == SDFED_OK && sdfed_task_class_count(&t) == N &&
+              !strcmp(sdfed_task_class_text(&t, N - 1), "text 4999"),
+          "%d classes (%zu bytes) parse: %s", N, b.size, err.message);
+    check_round_trip(&t, "5000 classes");
+    sdfed_task_free(&t);
+    sdfed_buffer_free(&b);
+}
+
+int main(void) {
+    test_defaults();
+    test_every_key();
+    test_errors();
+    test_set_classes();
+    test_many_classes();
+    return check_report("test_task");
+}
