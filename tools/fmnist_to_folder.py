@@ -7,6 +7,10 @@ training images 30000..59999 and the whole test set. Class folders are the
 class names with "/" and " " written as "_" ("T-shirt_top", "Ankle_boot").
 
   /usr/bin/python3 tools/fmnist_to_folder.py --out DIR [--data /usr/share/datasets/fashion-mnist]
+      [--classes "Trouser,Bag,..."] [--per-class N]
+
+--classes keeps only those classes, --per-class the first N images of each
+class in each split: a small dataset for tests.
 """
 import argparse
 import gzip
@@ -26,27 +30,44 @@ def read_idx(path, dims):
     return np.frombuffer(data, dtype=np.uint8, offset=8 + 4 * (dims - 1))
 
 
-def write_split(out, images, labels, first, name):
-    for c in CLASSES:
-        os.makedirs(os.path.join(out, name, c.replace("/", "_").replace(" ", "_")), exist_ok=True)
-    n = len(labels)
+def folder_of(c):
+    return CLASSES[c].replace("/", "_").replace(" ", "_")
+
+
+def write_split(out, images, labels, first, name, keep, per_class):
+    for c in keep:
+        os.makedirs(os.path.join(out, name, folder_of(c)), exist_ok=True)
+    n, written, count = len(labels), 0, {c: 0 for c in keep}
     for i in range(first, n):
-        folder = CLASSES[labels[i]].replace("/", "_").replace(" ", "_")
-        Image.fromarray(images[i], mode="L").save(os.path.join(out, name, folder, f"{i:05d}.png"))
-        if (i - first) % 5000 == 0 or i == n - 1:
-            print(f"\r{name}: {i - first + 1}/{n - first} images", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+        c = int(labels[i])
+        if c not in count or (per_class and count[c] >= per_class):
+            continue
+        count[c] += 1
+        Image.fromarray(images[i], mode="L").save(os.path.join(out, name, folder_of(c), f"{i:05d}.png"))
+        written += 1
+        if written % 5000 == 0:
+            print(f"\r{name}: {written} images", end="", file=sys.stderr, flush=True)
+    print(f"\r{name}: {written} images", file=sys.stderr)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--classes", help="comma-separated class names to keep (all)")
+    p.add_argument("--per-class", type=int, default=0, help="the first N images of each class per split (all)")
     a = p.parse_args()
+    keep = list(range(len(CLASSES)))
+    if a.classes:
+        names = [c.strip() for c in a.classes.split(",")]
+        unknown = [c for c in names if c not in CLASSES]
+        if unknown:
+            sys.exit(f"fmnist_to_folder: not Fashion-MNIST classes: {', '.join(unknown)} (they are: {', '.join(CLASSES)})")
+        keep = [CLASSES.index(c) for c in names]
     for split, prefix, first in (("train", "train", POOL_FIRST), ("test", "t10k", 0)):
         images = read_idx(os.path.join(a.data, f"{prefix}-images-idx3-ubyte.gz"), 3).reshape(-1, 28, 28)
         labels = read_idx(os.path.join(a.data, f"{prefix}-labels-idx1-ubyte.gz"), 1)
-        write_split(a.out, images, labels, first, split)
+        write_split(a.out, images, labels, first, split, keep, a.per_class)
 
 
 if __name__ == "__main__":

@@ -173,6 +173,25 @@ curl -s "http://127.0.0.1:$port/status.html" | grep -q '<h1>Clothes &amp; shoes<
   ok || bad "the status page does not show the task's name and description, escaped"
 stop_server
 
+# --- 1d. a folder dataset: four Fashion-MNIST classes written as PNGs (tools/fmnist_to_folder.py), named
+# by the task with their own texts, template and prompt_init: the aggregator with 3 headless clients gives
+# the simulator's bits, and the server names the four classes
+/usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/four" --classes "Trouser,Bag,Sandal,Ankle boot" \
+  --per-class 120 2>"$work/four-export.log" || bad "export: $(tail -n 2 "$work/four-export.log")"
+task four '{"dataset": {"train": "'"$work"'/four/train", "test": "'"$work"'/four/test"}, "clients": 3,
+  "clients_per_round": 3, "rounds": 3, "partition": {"kind": "pathological", "classes_per_client": 2},
+  "classes": [{"name": "Trouser", "text": "pair of trousers"}, "Bag", {"name": "Sandal", "text": "summer sandal"},
+              {"name": "Ankle boot", "text": "boot"}],
+  "template": "a grey photo of a {}.", "prompt_init": "a photo of a"}'
+"$sdfed" sim --task "$work/four.json" --out "$work/four-sim" --cache "$cache" >"$work/four-sim.log" 2>&1 ||
+  bad "sim of the folder task: $(tail -n 2 "$work/four-sim.log")"
+start_server four "$work/four.json" "$work/four-state" && start_clients four 3 && wait_done four 120
+[ -n "$(sim_history "$work/four-sim")" ] && [ "$(history "$work/four-state")" = "$(sim_history "$work/four-sim")" ] &&
+  ok || bad "on the folder dataset the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
+  bad "/task does not name the folder task's four classes"
+stop_server
+
 # --- 2. hostile clients first, then the same federation
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
   --max-message-bytes 1048576 --rate-limit 50 --max-refusals 20 &&
