@@ -106,6 +106,11 @@ cp "$work/small/zebra/20.png" "$work/extra/train/cat/" && cp "$work/small/zebra/
   cp "$work/small/zebra/20.png" "$work/extra/test/bird/"
 task "$work/extra/task.json" '{"dataset": {"train": "train", "test": "test"}}'
 expect_error "a test folder without its class" "$work/extra/task.json" "folders without a class: 'bird'"
+task "$work/extra/named.json" '{"dataset": {"train": "train", "test": "test"}, "classes": ["cat", "fish"]}'
+expect_error "a class without its folder" "$work/extra/named.json" "classes without a folder: 'fish'"
+echo "not a model" >"$work/model.gguf"
+task "$work/badmodel.json" '{"model": "model.gguf"}'
+expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf"
 task "$work/both.json" '{"dataset": {"train": "a", "folder": "b"}}'
 expect_error "a dataset with both forms" "$work/both.json" "key 'dataset' must be"
 task "$work/domains.json" '{"dataset": {"folder": "x", "test_fraction": 0.2}, "partition": {"kind": "domains"}, "clients": 8, "clients_per_round": 8}'
