@@ -6,13 +6,15 @@
 #     named in label order, the same `sdfed sim` global-prompt history;
 #  2. a small colour dataset of JPEGs and PNGs of mixed sizes, with one test
 #     image in three held out of one folder (test_fraction), classes from
-#     the folder names, a file that is not an image skipped and counted;
+#     the folder names, a file that is not an image skipped and counted,
+#     with the tiny default model and with another CLIP (the reference
+#     mini-vit: 64x64 colour images in 16x16 patches, other widths and depths);
 #  3. bad datasets, each refused with an error naming the folder or the
 #     class, before anything is computed;
 # and `sdfed task init` / `sdfed task check` on the Fashion-MNIST folder.
-#   folder_dataset.sh BUILD_DIR WORK_DIR
+#   folder_dataset.sh BUILD_DIR WORK_DIR OTHER_MODEL.gguf
 set -u
-build=$1 work=$2
+build=$1 work=$2 other_model=$3
 sdfed=$build/sdfed
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -83,9 +85,17 @@ open(os.path.join(out, "zebra", "notes.txt"), "w").write("not an image\n")
 PY
 task "$work/small/task.json" '{"dataset": {"folder": ".", "test_fraction": 0.34}, "clients": 3, "clients_per_round": 3,
   "partition": {"kind": "pathological", "classes_per_client": 2}, "method": "coop"}'
-"$sdfed" sim --task "$work/small/task.json" --out "$work/small-sim" --cache "$work/cache" >"$work/small.log" 2>&1 &&
-  grep -q "sim: 3 classes, 12 training and 6 test images, 1 files skipped" "$work/small.log" && ok ||
-  bad "the small folder: $(grep '^sim:\|sdfed:' "$work/small.log")"
+for m in "$model" "$other_model"; do
+  /usr/bin/python3 - "$work/small/task.json" "$m" >"$work/small/task-model.json" <<'PY'
+import json, sys
+task = json.load(open(sys.argv[1]))
+task["model"] = sys.argv[2]
+print(json.dumps(task))
+PY
+  "$sdfed" sim --task "$work/small/task-model.json" --out "$work/small-sim" --cache "$work/cache" >"$work/small.log" 2>&1 &&
+    grep -q "sim: 3 classes, 12 training and 6 test images, 1 files skipped" "$work/small.log" &&
+    grep -q "final accuracy" "$work/small.log" && ok || bad "the small folder with $m: $(grep '^sim:\|sdfed:' "$work/small.log")"
+done
 
 # --- 3. bad datasets: an error naming what is wrong
 expect_error() { # expect_error WHAT TASK_FILE PATTERN
