@@ -80,14 +80,14 @@ export async function takeDemoShard() {
   }
 }
 
-const normalise = (s) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+// The rule the server's folder datasets follow (native/image_folder.h): a
+// folder means the class whose name equals it ignoring case and treating
+// '_', '-', '/' and space alike.
+const normalise = (s) => s.toLowerCase().replace(/[_\-/ ]/g, ' ');
 
 // The task's class a folder name means, or -1.
 function classOfFolder(folder) {
-  const n = normalise(folder), classes = page.description.classes.map(normalise);
-  let c = classes.indexOf(n);
-  if (c < 0) c = classes.findIndex((k) => k && (k.startsWith(n) || n.startsWith(k)) && n.length >= 3);
-  return c;
+  return page.description.classes.map(normalise).indexOf(normalise(folder));
 }
 
 // Files grouped by folder, each group with its class picker.
@@ -110,6 +110,12 @@ function showGroups() {
     select.onchange = () => files.forEach((f) => { f.label = Number(select.value); });
     files.forEach((f) => { f.label = Number(select.value); });
     row.append(`${folder || 'loose files'}: ${files.length} image${files.length > 1 ? 's' : ''} → `, select);
+    if (folder && select.value === '-1') {
+      const note = document.createElement('span');
+      note.className = 'muted skipped';
+      note.textContent = ` "${folder}" is none of this federation's classes: skipped unless you pick one`;
+      row.append(note);
+    }
     box.append(row);
   }
   if (groups.size) {
@@ -124,6 +130,7 @@ async function useFiles() {
   requireModel();
   const chosen = pendingFiles.filter((f) => f.label >= 0);
   if (!chosen.length) throw new Error('pick a class for at least one group of images');
+  const skipped = [...new Set(pendingFiles.filter((f) => f.label < 0).map((f) => f.folder || 'loose files'))];
   const seen = new Map(), test = [];
   for (const f of chosen) {
     const k = (seen.get(f.label) || 0) + 1;
@@ -135,6 +142,8 @@ async function useFiles() {
   pendingFiles = [];
   await encodeAndKeep(chosen.map((f) => ({ blob: f.file })), Uint8Array.from(chosen.map((f) => f.label)),
     Uint8Array.from(test), { source: 'files' });
+  if (skipped.length)
+    $('data-summary').textContent += ` Skipped (none of this federation's classes): ${skipped.join(', ')}.`;
 }
 
 // list: [{file, path}], picked or dropped; images only, grouped by their folder

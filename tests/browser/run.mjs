@@ -270,23 +270,28 @@ try {
   // its own images: a folder with a sub-folder per class, named as the classes
   const folder = path.join(out, 'my-images');
   const pool = fmnistImages(0, 400);
-  for (const name of ['Sneaker', 'bag']) { // folder names need not match the case
-    const c = CLASSES.findIndex((k) => k.toLowerCase() === name.toLowerCase());
+  // folder names need not match the case; "kangaroo" is none of the task's classes
+  for (const name of ['Sneaker', 'bag', 'kangaroo']) {
+    const c = Math.max(0, CLASSES.findIndex((k) => k.toLowerCase() === name.toLowerCase()));
     mkdirSync(path.join(folder, name), { recursive: true });
     for (let i = 0, written = 0; i < pool.n && written < 12; i++)
       if (pool.labels[i] === c)
         writeFileSync(path.join(folder, name, `${written++}.bmp`), bmp(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
   }
   await again.setInputFiles('#folder', folder);
-  const groups = await until('the class pickers', async () => (await again.locator('#groups select').count()) === 2 &&
+  const groups = await until('the class pickers', async () => (await again.locator('#groups select').count()) === 3 &&
     again.locator('#groups select').evaluateAll((all) => all.map((s) => s.selectedOptions[0].text)), 30);
-  check(groups.includes('Sneaker') && groups.includes('Bag'),
+  check(groups.includes('Sneaker') && groups.includes('Bag') && groups.includes('choose the class…'),
     `a dropped folder's sub-folders are matched to the task's classes: ${groups.join(', ')}`);
+  const skippedNote = await again.locator('#groups .skipped').innerText();
+  check(/"kangaroo" is none of this federation's classes/.test(skippedNote),
+    `a sub-folder that is none of the classes is named as skipped: ${skippedNote}`);
   await again.screenshot({ path: path.join(shots, '10-own-images.png'), fullPage: true });
   await again.click('#groups button');
   await until('the second page\'s features', async () => (await againStage()) === 'ready', 120);
   const own = await again.locator('#data-summary').innerText();
-  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own), `the volunteer's own images are ready: ${own}`);
+  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /Skipped .*: kangaroo/.test(own),
+    `the volunteer's own images are ready, the other folder skipped: ${own}`);
   await again.click('#join');
   aggregator.kill('SIGTERM');
   await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
