@@ -38,19 +38,20 @@ static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64
 }
 
 /* A folder dataset: its two splits, the test classes matched to the train ones. */
-static int load_folders(const sdfed_task *task, storage *s, fed_data *out, sdfed_error *err) {
+static int load_folders(const sdfed_task *task, const char *own, storage *s, fed_data *out, sdfed_error *err) {
     /* the task's classes, when it names them, else the folders' */
     const char *const *task_classes = task->n_classes > 0 ? (const char *const *)task->class_names : NULL;
     int rc;
-    if (task->test_fraction > 0) {
+    if (task->test_fraction > 0 || own) {
         s->held_out = 1;
-        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, &s->all, err);
-        if (rc == SDFED_OK) rc = image_folder_hold_out(&s->all, task->test_fraction, &s->folder[0], &s->folder[1], err);
+        rc = image_folder_scan(own ? own : task->data_train, task_classes, task->n_classes, own != NULL, &s->all, err);
+        if (rc == SDFED_OK)
+            rc = image_folder_hold_out(&s->all, own ? 0.2 : task->test_fraction, &s->folder[0], &s->folder[1], err);
     } else {
-        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, &s->folder[0], err);
+        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, 0, &s->folder[0], err);
         if (rc == SDFED_OK)
             rc = image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
-                                   s->folder[0].n_classes, &s->folder[1], err);
+                                   s->folder[0].n_classes, 0, &s->folder[1], err);
     }
     if (rc) return sdfed_fail_context(err, rc, "dataset");
     out->n_classes = s->folder[0].n_classes;
@@ -67,7 +68,7 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     out->storage = s;
     if (strcmp(task->dataset, "folder") == 0) {
-        int rc = load_folders(task, s, out, err);
+        int rc = load_folders(task, data_dir, s, out, err);
         if (rc) fed_data_free(out);
         return rc;
     }

@@ -28,8 +28,11 @@ typedef struct fed_data {
     void *storage;                         /* what fed_data_free releases */
 } fed_data;
 
-/* The images and labels only (data_dir: Debian's Fashion-MNIST folder, NULL
- * for the default). */
+/* The images and labels only. data_dir: for "fashion-mnist", Debian's
+ * folder (NULL for the default); for a folder task, NULL for the task's
+ * folders, or a volunteer's own ImageFolder (its folders matched to the
+ * task's classes, any of them missing, none extra; a fifth of each class
+ * held out). */
 int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err);
 /* The images and their features (cache_dir: the feature cache, NULL for
  * feature_cache_default_dir()). */

@@ -83,7 +83,7 @@ static int is_image_name(const char *name) {
 /* folder_of[c]: the folder of class c; an error names every class without
  * a folder and every folder without a class. */
 static int match_classes(const char *dir, char **folders, int n_folders, const char *const *classes, int n_classes,
-                         int *folder_of, sdfed_error *err) {
+                         int some_classes, int *folder_of, sdfed_error *err) {
     char missing[1024] = "", extra[1024] = "", a[256], b[256];
     int *used = calloc((size_t)n_folders + 1, sizeof *used);
     if (!used) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
@@ -94,7 +94,7 @@ static int match_classes(const char *dir, char **folders, int n_folders, const c
             match_key(folders[f], b, sizeof b);
             if (!strcmp(a, b) && !used[f]) folder_of[c] = f, used[f] = 1;
         }
-        if (folder_of[c] < 0)
+        if (folder_of[c] < 0 && !some_classes)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s'%s'", missing[0] ? ", " : "",
                      classes[c]);
     }
@@ -108,7 +108,8 @@ static int match_classes(const char *dir, char **folders, int n_folders, const c
         extra[0] ? (missing[0] ? "; folders without a class: " : " folders without a class: ") : "", extra);
 }
 
-int image_folder_scan(const char *dir, const char *const *classes, int n_classes, image_folder *out, sdfed_error *err) {
+int image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes, image_folder *out,
+                      sdfed_error *err) {
     memset(out, 0, sizeof *out);
     char **folders = NULL;
     int n_folders = 0, rc = list(dir, 1, &folders, &n_folders, err);
@@ -121,7 +122,8 @@ int image_folder_scan(const char *dir, const char *const *classes, int n_classes
     out->class_names = rc == SDFED_OK ? calloc((size_t)C, sizeof *out->class_names) : NULL;
     if (rc == SDFED_OK && (!folder_of || !out->class_names))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
-    if (rc == SDFED_OK && classes) rc = match_classes(dir, folders, n_folders, classes, n_classes, folder_of, err);
+    if (rc == SDFED_OK && classes)
+        rc = match_classes(dir, folders, n_folders, classes, n_classes, some_classes, folder_of, err);
     for (int c = 0; c < C && rc == SDFED_OK; c++) {
         if (!classes) folder_of[c] = c;
         out->class_names[c] = strdup(classes ? classes[c] : folders[c]);
@@ -133,6 +135,7 @@ int image_folder_scan(const char *dir, const char *const *classes, int n_classes
     entry *all = NULL;
     int n = 0, cap = 0;
     for (int c = 0; c < C && rc == SDFED_OK; c++) {
+        if (folder_of[c] < 0) continue; /* a class the volunteer has no images of */
         char folder[4096];
         snprintf(folder, sizeof folder, "%s/%s", dir, folders[folder_of[c]]);
         char **files = NULL;

@@ -36,8 +36,11 @@ typedef struct image_folder {
     int skipped;        /* files that are not images */
 } image_folder;
 
-/* classes: NULL for the folder names, else n_classes names to match. */
-int image_folder_scan(const char *dir, const char *const *classes, int n_classes, image_folder *out, sdfed_error *err);
+/* classes: NULL for the folder names, else n_classes names to match; with
+ * some_classes, a class may have no folder (a volunteer's own images), but
+ * a folder without a class is still an error. */
+int image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes, image_folder *out,
+                      sdfed_error *err);
 /* train and test from all (which keeps its storage; free all only). */
 int image_folder_hold_out(const image_folder *all, double fraction, image_folder *train, image_folder *test,
                           sdfed_error *err);

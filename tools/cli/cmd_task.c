@@ -70,11 +70,11 @@ static int task_init(int argc, char **argv) {
     image_folder f = {0}, t = {0};
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(test, sizeof test, "%s/test", dir);
-    int split = image_folder_scan(train, NULL, 0, &f, &err) == SDFED_OK &&
-                image_folder_scan(test, (const char *const *)f.class_names, f.n_classes, &t, &err) == SDFED_OK;
+    int split = image_folder_scan(train, NULL, 0, 0, &f, &err) == SDFED_OK &&
+                image_folder_scan(test, (const char *const *)f.class_names, f.n_classes, 0, &t, &err) == SDFED_OK;
     if (!split) {
         image_folder_free(&f), image_folder_free(&t);
-        if (image_folder_scan(dir, NULL, 0, &f, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
+        if (image_folder_scan(dir, NULL, 0, 0, &f, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
     }
     print_classes((const char *const *)f.class_names, f.n_classes, f.labels, f.n, split ? t.labels : NULL, t.n);
     if (f.skipped + t.skipped) printf("%d files skipped (not PNG or JPEG)\n", f.skipped + t.skipped);

@@ -1,8 +1,9 @@
 /* sdfed-client: a headless federation client (native, libwebsockets).
  *   sdfed-client --server ws://HOST:PORT [--client-index K] [options]
  * It takes the task from the server's welcome (its classes, template and
- * prompt_init too), trains on shard K of the
- * task's partition of Fashion-MNIST exactly as `sdfed sim` trains client K
+ * prompt_init too), trains on shard K of the task's partition of its
+ * dataset (or, for a folder task with --data DIR, on its own ImageFolder,
+ * a fifth of each class held out) exactly as `sdfed sim` trains client K
  * (native/fed_client.h), uploads the shared parameters after each round
  * and reports its accuracy. After a disconnect it reconnects with its token;
  * an update it already computed for a round is sent again, never retrained,
@@ -48,6 +49,8 @@ typedef struct client {
     sdfed_classes cls;
     fed_data data;
     sdfed_partition part;
+    sdfed_client_split own; /* --data with a folder task: every image of its own */
+    int *own_ids;
     fed_client fc;
     const sdfed_kernels *k;
     sdfed_arena arena;
@@ -111,6 +114,18 @@ static void send_writer(client *c, sdfed_json_writer *w, sdfed_buffer *b) {
 
 /* ------------------------------------------------------------ federation */
 
+/* With its own images the client trains on all of them and tests on the
+ * held-out ones. */
+static int all_images(client *c, sdfed_error *err) {
+    int n = c->data.n_train + c->data.n_test;
+    if (!(c->own_ids = malloc(sizeof *c->own_ids * (size_t)(n + 1))))
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < c->data.n_train; i++) c->own_ids[i] = i;
+    for (int i = 0; i < c->data.n_test; i++) c->own_ids[c->data.n_train + i] = i;
+    c->own = (sdfed_client_split){-1, c->data.n_train, c->data.n_test, c->own_ids, c->own_ids + c->data.n_train};
+    return SDFED_OK;
+}
+
 /* The first welcome: the task, the model (checked against the server's
  * hash), the data and this client's shard. */
 static int prepare(client *c, const sdfed_message *m) {
@@ -133,11 +148,14 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, sha, m->model_sha256);
         return -1;
     }
+    /* a folder task with --data: the volunteer's own ImageFolder, its folders
+     * matched to the task's classes, a fifth of each class held out */
+    int own = c->data_dir && strcmp(c->task.dataset, "folder") == 0;
     if (sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, &err) ||
         fed_data_load(&c->task, c->data_dir, c->cache, &c->model, sha, c->k, &c->data, &err) ||
-        fed_partition(&c->task, &c->data, &c->part, &err) ||
-        fed_client_init(&c->fc, &c->task, c->index, &c->part.clients[c->index], &c->model.clip, c->k, &c->cls,
-                        &c->arena, &err)) {
+        (own ? all_images(c, &err) : fed_partition(&c->task, &c->data, &c->part, &err)) ||
+        fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip, c->k,
+                        &c->cls, &c->arena, &err)) {
         fail(c, "%s", err.message);
         return -1;
     }
@@ -365,7 +383,8 @@ static const char usage[] =
     "usage: sdfed-client --server ws://HOST:PORT [options]\n"
     "  --client-index K      train on shard K of the task's partition (0)\n"
     "  --model M             the model file (" NATIVE_DEFAULT_MODEL ")\n"
-    "  --data DIR            Fashion-MNIST folder (Debian's dataset-fashion-mnist)\n"
+    "  --data DIR            a folder task: the volunteer's own ImageFolder (its folders named as the task's\n"
+    "                        classes), trained on instead of shard K; else Fashion-MNIST's folder\n"
     "  --cache DIR           image-feature cache ($SDFED_CACHE, else ~/.cache/sdfed)\n"
     "  --backend NAME        kernels (the fastest in this build)\n"
     "  --token-file F        keep the rejoin token in F, so a restart resumes as the same client\n"
@@ -439,6 +458,7 @@ int main(int argc, char **argv) {
     if (c.ready) {
         fed_client_free(&c.fc);
         sdfed_partition_free(&c.part);
+        free(c.own_ids);
         fed_data_free(&c.data);
         sdfed_classes_free(&c.cls);
         native_model_close(&c.model);

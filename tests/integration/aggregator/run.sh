@@ -191,6 +191,25 @@ start_server four "$work/four.json" "$work/four-state" && start_clients four 3 &
 curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
   bad "/task does not name the folder task's four classes"
 stop_server
+# a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
+# federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name
+mkdir -p "$work/own/trouser" "$work/own/BAG" "$work/own-bad/Bag" "$work/own-bad/kangaroo"
+for f in $(ls "$work/four/train/Trouser" | head -n 15); do cp "$work/four/train/Trouser/$f" "$work/own/trouser/"; done
+for f in $(ls "$work/four/train/Bag" | head -n 15); do
+  cp "$work/four/train/Bag/$f" "$work/own/BAG/" && cp "$work/four/train/Bag/$f" "$work/own-bad/Bag/"
+done
+cp "$work/own/trouser/"* "$work/own-bad/kangaroo/"
+start_server own "$work/four.json" "$work/own-state" --min-clients 1
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own-bad" \
+  >"$work/own-bad.log" 2>&1 && bad "a client whose own folder is none of the classes was let in" ||
+  { grep -q "folders without a class: 'kangaroo'" "$work/own-bad.log" && ok ||
+    bad "the refusal does not name the folder: $(tail -n 2 "$work/own-bad.log")"; }
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own" \
+  >"$work/own.client.log" 2>&1 &
+pids+=("$!")
+wait_done own 120 && grep -q "shard of 24 training and 6 test images" "$work/own.client.log" && ok ||
+  bad "the client on its own images: $(tail -n 3 "$work/own.client.log")"
+stop_server
 
 # --- 2. hostile clients first, then the same federation
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
