@@ -194,7 +194,7 @@ static int close_round(federation *f, int64_t now_ms) {
      * trains them; async: as the store gives them, by base version, then client */
     for (int i = 0; i < n && rc == SDFED_OK; i++)
         updates[i] = (sdfed_round_update){u[i].client, u[i].round, u[i].samples, u[i].values};
-    if (rc == SDFED_OK && !f->opt.async) sdfed_round_order(&f->current, updates, n);
+    if (rc == SDFED_OK && !f->opt.async) rc = sdfed_round_order(&f->current, updates, n, &err);
     int64_t t0 = native_clock_monotonic_ns();
     sdfed_arena_reset(&f->arena);
     if (rc == SDFED_OK)

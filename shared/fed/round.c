@@ -11,7 +11,24 @@ void sdfed_round_sampler(sdfed_rng *sampler, uint64_t seed) {
     sdfed_rng_seed_stream(sampler, seed, SDFED_STREAM_ROUNDS);
 }
 
+struct sdfed_round_place {
+    int64_t client;
+    int place;
+};
+
+static int compare_places(const void *a, const void *b) {
+    const sdfed_round_place *x = a, *y = b;
+    return x->client < y->client ? -1 : x->client > y->client;
+}
+
+/* the lookup from client to place, once the clients are in */
+static void index_clients(sdfed_round *r) {
+    for (int i = 0; i < r->n_clients; i++) r->lookup[i] = (sdfed_round_place){r->clients[i], i};
+    qsort(r->lookup, (size_t)r->n_clients, sizeof *r->lookup, compare_places);
+}
+
 void sdfed_round_free(sdfed_round *r) {
+    free(r->lookup);
     free(r->clients);
     free(r->reported);
     free(r->gone);
@@ -25,7 +42,8 @@ static int round_alloc(sdfed_round *r, int64_t number, int n, sdfed_error *err) 
     r->clients = malloc(sizeof *r->clients * (size_t)(n > 0 ? n : 1));
     r->reported = calloc((size_t)n + 1, 1);
     r->gone = calloc((size_t)n + 1, 1);
-    if (!r->clients || !r->reported || !r->gone) {
+    r->lookup = malloc(sizeof *r->lookup * (size_t)(n > 0 ? n : 1));
+    if (!r->clients || !r->reported || !r->gone || !r->lookup) {
         sdfed_round_free(r);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "round %lld: out of memory", (long long)number);
     }
@@ -45,6 +63,7 @@ int sdfed_round_choose(sdfed_round *r, int64_t number, const int64_t *candidates
         r->target = target;
         sdfed_rng_choose(sampler, n, want, chosen);
         for (int i = 0; i < want; i++) r->clients[i] = candidates[chosen[i]];
+        index_clients(r);
     }
     free(chosen);
     return rc;
@@ -54,14 +73,16 @@ int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, i
     int rc = round_alloc(r, number, n, err);
     if (rc) return rc;
     memcpy(r->clients, clients, sizeof *clients * (size_t)n);
+    index_clients(r);
     r->target = target > 0 && target < n ? target : n;
     return SDFED_OK;
 }
 
 int sdfed_round_index(const sdfed_round *r, int64_t client) {
-    for (int i = 0; i < r->n_clients; i++)
-        if (r->clients[i] == client) return i;
-    return -1;
+    sdfed_round_place key = {client, 0};
+    const sdfed_round_place *found =
+        r->n_clients ? bsearch(&key, r->lookup, (size_t)r->n_clients, sizeof key, compare_places) : NULL;
+    return found ? found->place : -1;
 }
 
 int sdfed_round_due(const sdfed_round *r, int64_t client) {
@@ -101,19 +122,32 @@ int sdfed_round_drops_out(uint64_t seed, int64_t number, int64_t client, double 
     return sdfed_rng_uniform(&rng) < p;
 }
 
-void sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n) {
-    /* insertion sort by place in the round, stable; rounds are small */
-    for (int i = 1; i < n; i++) {
-        sdfed_round_update x = u[i];
-        int place = sdfed_round_index(r, x.client), j = i;
-        unsigned key = place < 0 ? (unsigned)r->n_clients : (unsigned)place;
-        while (j > 0) {
-            int prev = sdfed_round_index(r, u[j - 1].client);
-            if ((prev < 0 ? (unsigned)r->n_clients : (unsigned)prev) <= key) break;
-            u[j] = u[j - 1], j--;
-        }
-        u[j] = x;
+/* an update's place in the order: its client's place, then where it was */
+typedef struct ordered {
+    int key, given;
+} ordered;
+
+static int compare_ordered(const void *a, const void *b) {
+    const ordered *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : x->given - y->given;
+}
+
+int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_error *err) {
+    ordered *o = malloc(sizeof *o * (size_t)(n > 0 ? n : 1));
+    sdfed_round_update *copy = malloc(sizeof *copy * (size_t)(n > 0 ? n : 1));
+    if (!o || !copy) {
+        free(o), free(copy);
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "round %lld: out of memory", (long long)r->number);
     }
+    for (int i = 0; i < n; i++) {
+        int place = sdfed_round_index(r, u[i].client);
+        o[i] = (ordered){place < 0 ? r->n_clients : place, i};
+    }
+    qsort(o, (size_t)n, sizeof *o, compare_ordered);
+    memcpy(copy, u, sizeof *u * (size_t)n);
+    for (int i = 0; i < n; i++) u[i] = copy[o[i].given];
+    free(o), free(copy);
+    return SDFED_OK;
 }
 
 int sdfed_round_combine(const sdfed_aggregate_config *cfg, const sdfed_kernels *k, uint64_t seed, int64_t number,

@@ -45,12 +45,15 @@
 #include "fed/aggregate.h"
 #include "kernels/kernels.h"
 
+typedef struct sdfed_round_place sdfed_round_place;
+
 typedef struct sdfed_round {
     int64_t number;
     int64_t *clients; /* the chosen, in combining order */
     unsigned char *reported, *gone;
     int n_clients, n_reported, n_gone;
-    int target; /* reports that close the round at once */
+    int target;                /* reports that close the round at once */
+    sdfed_round_place *lookup; /* each client's place, sorted by client: found in log n */
 } sdfed_round;
 
 /* The sampler every federation with this seed chooses its rounds with. */
@@ -99,8 +102,8 @@ typedef struct sdfed_round_update {
 } sdfed_round_update;
 
 /* Orders a synchronous round's updates as its clients were chosen (updates
- * from clients not chosen go last, in their given order). */
-void sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n);
+ * from clients not chosen go last, in their given order); n log n. */
+int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_error *err);
 
 /* next (P) = round `number`'s combination of n updates of P values each;
  * global (P) is the current global parameters. */

@@ -111,7 +111,7 @@ static void test_order(void) {
     sdfed_round_resume(&r, 0, ids, 3, 0, NULL);
     static const float v = 0;
     sdfed_round_update u[5] = {{20, 0, 1, &v}, {99, 0, 2, &v}, {10, 0, 3, &v}, {98, 0, 4, &v}, {30, 0, 5, &v}};
-    sdfed_round_order(&r, u, 5);
+    CHECK(sdfed_round_order(&r, u, 5, NULL) == SDFED_OK, "ordering");
     CHECK(u[0].client == 30 && u[1].client == 10 && u[2].client == 20, "the round's order");
     CHECK(u[3].client == 99 && u[4].client == 98, "clients not chosen last, as given");
     sdfed_round_free(&r);
