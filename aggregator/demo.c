@@ -8,6 +8,7 @@
 #include "fed/protocol.h"
 #include "native/fed_client.h"
 #include "native/fed_data.h"
+#include "native/file_map.h"
 
 struct demo {
     fed_data data;
@@ -17,7 +18,6 @@ struct demo {
 
 int demo_open(demo **out, const sdfed_task *task, sdfed_error *err) {
     *out = NULL;
-    if (strcmp(task->dataset, "fashion-mnist") != 0) return SDFED_OK;
     demo *d = calloc(1, sizeof *d);
     if (!d) return sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     int rc = fed_data_load_images(task, NULL, &d->data, err);
@@ -66,38 +66,65 @@ static int base64(sdfed_sink *sink, const uint8_t *data, size_t n) {
     return 0;
 }
 
-/* "name": {"labels": [...], "pixels": "<base64>"} for the listed images;
- * non-zero when memory ran out (the output is then incomplete). */
-static int split_json(sdfed_sink *sink, const char *name, const int *ids, int n, const uint8_t *pixels,
-                      const uint8_t *labels, size_t per, int first) {
-    char item[32];
-    int len = snprintf(item, sizeof item, "%s\"%s\": {\"labels\": [", first ? "" : ", ", name);
-    int failed = sink->write(sink->ctx, item, (size_t)len);
-    for (int i = 0; i < n && !failed; i++) {
-        len = snprintf(item, sizeof item, "%s%d", i ? ", " : "", labels[ids[i]]);
-        failed = sink->write(sink->ctx, item, (size_t)len);
-    }
-    failed = failed || sink->write(sink->ctx, "], \"pixels\": \"", 14);
-    uint8_t *packed = failed ? NULL : malloc(per * (size_t)n + 1);
+/* The images' labels: "labels": [...] */
+static int labels_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *labels) {
+    int failed = sink->write(sink->ctx, "\"labels\": [", 11);
+    for (int i = 0; i < n && !failed; i++) failed = sdfed_sink_printf(*sink, "%s%d", i ? ", " : "", labels[ids[i]]);
+    return failed || sink->write(sink->ctx, "]", 1);
+}
+
+/* "pixels": "<base64>": the listed images' grey pixels, one after another;
+ * non-zero when memory ran out. */
+static int pixels_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *pixels, size_t per) {
+    uint8_t *packed = malloc(per * (size_t)n + 1);
     for (int i = 0; packed && i < n; i++) memcpy(packed + per * i, pixels + per * ids[i], per);
-    failed = failed || !packed || base64(sink, packed, per * (size_t)n) || sink->write(sink->ctx, "\"}", 2);
+    int failed = !packed || sink->write(sink->ctx, ", \"pixels\": \"", 13) || base64(sink, packed, per * (size_t)n) ||
+                 sink->write(sink->ctx, "\"", 1);
     free(packed);
     return failed;
+}
+
+/* "files": ["<base64>", ...]: the listed images' files as they are on disk */
+static int files_json(sdfed_sink *sink, const int *ids, int n, const char *const *paths, sdfed_error *err) {
+    if (sink->write(sink->ctx, ", \"files\": [", 12)) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        file_map f;
+        int rc = file_map_open(&f, paths[ids[i]], err);
+        if (rc) return rc;
+        int failed = sink->write(sink->ctx, i ? ", \"" : "\"", i ? 3 : 1) || base64(sink, f.data, f.size) ||
+                     sink->write(sink->ctx, "\"", 1);
+        file_map_close(&f);
+        if (failed) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    }
+    return sink->write(sink->ctx, "]", 1) ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
+}
+
+/* "name": {"labels": [...], "pixels" | "files": ...} for the listed images */
+static int split_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
+    if (sdfed_sink_printf(*sink, "%s\"%s\": {", test ? ", " : "", test ? "test" : "train") ||
+        labels_json(sink, ids, n, test ? f->test_labels : f->train_labels))
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    int rc = f->train_paths ? files_json(sink, ids, n, test ? f->test_paths : f->train_paths, err)
+             : pixels_json(sink, ids, n, test ? f->test_pixels : f->train_pixels, (size_t)f->rows * f->cols)
+                 ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory")
+                 : SDFED_OK;
+    if (rc == SDFED_OK && sink->write(sink->ctx, "}", 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    return rc;
 }
 
 int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
     if (!d || k < 0 || k >= d->part.n_clients) return sdfed_fail(err, SDFED_ERR_ARG, "no demo shard %d", k);
     const sdfed_client_split *s = &d->part.clients[k];
     const fed_data *f = &d->data;
-    size_t per = (size_t)f->rows * f->cols;
     sdfed_sink sink = sdfed_buffer_sink(out);
-    char head[128];
-    int len = snprintf(head, sizeof head, "{\"shard\": %d, \"width\": %d, \"height\": %d, ", k, f->cols, f->rows);
-    int failed = sink.write(sink.ctx, head, (size_t)len) ||
-                 split_json(&sink, "train", s->train, s->n_train, f->train_pixels, f->train_labels, per, 1) ||
-                 split_json(&sink, "test", s->test, s->n_test, f->test_pixels, f->test_labels, per, 0) ||
-                 sink.write(sink.ctx, "}", 1);
-    if (!failed) return SDFED_OK;
+    int failed = f->train_paths /* files: each image has its own size */
+                     ? sdfed_sink_printf(sink, "{\"shard\": %d, ", k)
+                     : sdfed_sink_printf(sink, "{\"shard\": %d, \"width\": %d, \"height\": %d, ", k, f->cols, f->rows);
+    int rc = failed ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
+    if (rc == SDFED_OK) rc = split_json(&sink, f, 0, s->train, s->n_train, err);
+    if (rc == SDFED_OK) rc = split_json(&sink, f, 1, s->test, s->n_test, err);
+    if (rc == SDFED_OK && sink.write(sink.ctx, "}", 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    if (rc == SDFED_OK) return SDFED_OK;
     sdfed_buffer_free(out);
-    return sdfed_fail(err, SDFED_ERR_NOMEM, "demo shard %d: out of memory", k);
+    return sdfed_fail_context(err, rc, "demo shard %d", k);
 }

@@ -1,10 +1,14 @@
 /* Demo shards for volunteers without their own images: the task's
- * partition of Fashion-MNIST, as `sdfed sim` and the headless clients make
- * it, handed out one shard per browser (GET /demo/shard). A shard is free
- * when no connected client holds it and it was not handed out in the last
- * DEMO_LEASE_MS; a page that kept its shard asks for it again by number.
- * A shard travels as JSON: its number, the image size, and its training and
- * test images (grey pixels, base64) with their labels. */
+ * partition of its dataset (Fashion-MNIST or a folder dataset), as `sdfed
+ * sim` and the headless clients make it, handed out one shard per browser
+ * (GET /demo/shard). A shard is free when no connected client holds it and
+ * it was not handed out in the last DEMO_LEASE_MS; a page that kept its
+ * shard asks for it again by number. A shard travels as JSON: its number
+ * and its training and test images with their labels; Fashion-MNIST's as
+ * grey pixels ("width", "height", "pixels": base64 of them all), a folder
+ * dataset's as its image files as they are ("files": base64 of each, read
+ * when the shard is asked for), which the page decodes as it decodes a
+ * volunteer's own files. */
 #ifndef SDFED_AGGREGATOR_DEMO_H
 #define SDFED_AGGREGATOR_DEMO_H
 
@@ -26,8 +30,8 @@ void demo_close(demo *d);
  * says whether a connected client holds shard k. */
 int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), void *ctx);
 int demo_shards(const demo *d);
-/* Shard k as JSON into out, whole or not at all: when memory runs out, out
- * is freed and the error says so. */
+/* Shard k as JSON into out, whole or not at all: when memory runs out or
+ * an image file cannot be read, out is freed and the error says so. */
 int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err);
 
 #endif

@@ -7,7 +7,7 @@
 #include "fed/protocol.h"
 
 int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
-                      char **out, sdfed_error *err) {
+                      int demo_shards, char **out, sdfed_error *err) {
     *out = NULL;
     sdfed_buffer task_json = {0}, model_json = {0}, b = {0};
     int rc = sdfed_task_write(task, model->url, &task_json, err);
@@ -27,6 +27,7 @@ int description_write(const sdfed_task *task, const description_model *model, co
     if (class_names) sdfed_jw_strings(&w, "classes", class_names, n_classes);
     free(class_names);
     sdfed_jw_shape(&w, "global_shape", 2, global_shape);
+    sdfed_jw_int(&w, "demo_shards", demo_shards);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     if (rc == SDFED_OK) {
         /* the members without the object's braces */

@@ -2,8 +2,10 @@
  * it runs (in the task-file format, the model given by its URL; its name,
  * description, classes, template and prompt_init with it), the model's
  * URL, hash and size, the class names (the task's, for pages that only
- * show them) and the shape of the global parameters. Written once at
- * start; the welcome message and /task carry it. */
+ * show them), the shape of the global parameters and the number of demo
+ * shards the server offers (0: none, whatever the task's "demo" says, e.g.
+ * when its dataset is missing here). Written once at start; the welcome
+ * message and /task carry it. */
 #ifndef SDFED_AGGREGATOR_DESCRIPTION_H
 #define SDFED_AGGREGATOR_DESCRIPTION_H
 
@@ -19,8 +21,8 @@ typedef struct description_model {
 } description_model;
 
 /* *out (heap): JSON members without the object's braces, "task", "model",
- * "classes", "global_shape", to be spliced into a message. */
+ * "classes", "global_shape", "demo_shards", to be spliced into a message. */
 int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
-                      char **out, sdfed_error *err);
+                      int demo_shards, char **out, sdfed_error *err);
 
 #endif

@@ -33,8 +33,11 @@ static session *session_of(handlers *h, int64_t client) {
 
 static void send_to(session *ss, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
-    if (session_send(ss, data, len, binary, &err))
-        native_logf("error", "\"client\": %lld, \"message\": \"%s\"", (long long)ss->client, err.message);
+    if (session_send(ss, data, len, binary, &err)) {
+        char client[48];
+        snprintf(client, sizeof client, "\"client\": %lld", (long long)ss->client);
+        native_log_message("error", client, err.message);
+    }
 }
 
 /* --------------------------------------------------- the federation's answers */
@@ -148,7 +151,7 @@ static void on_store_fault(void *ctx, const char *message) {
     if (message) {
         h->fault_since_ms = now;
         h->fault_refused = 0;
-        native_logf("store_fault", "\"message\": \"%s\"", message);
+        native_log_message("store_fault", "", message);
     } else {
         native_logf("store_fault_cleared", "\"refused\": %lld, \"seconds\": %.1f", (long long)h->fault_refused,
                     (now - h->fault_since_ms) / 1e3);

@@ -7,6 +7,7 @@
 
 #include "fed/protocol.h"
 #include "native/clock.h"
+#include "native/log.h"
 #include "response.h"
 
 /* A URL path that names a file below a folder: no "..", no hidden files,
@@ -61,11 +62,19 @@ static int demo_shard(struct lws *wsi, http_site *site) {
     }
     sdfed_buffer b = {0};
     sdfed_error err = {0};
-    /* a shard is sent whole or not at all: out of memory is 503, try later */
-    int rc = demo_shard_json(site->demo, shard, &b, &err)
-                 ? response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", err.message, strlen(err.message),
-                                 "no-store")
-                 : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    /* a shard is sent whole or not at all: out of memory or an unreadable
+     * file is 503, named in the host's log (not to visitors: it has paths) */
+    int rc;
+    int failed = demo_shard_json(site->demo, shard, &b, &err);
+    if (failed) {
+        native_log_message("warning", "", err.message);
+        char body[160];
+        int len = snprintf(body, sizeof body, "{\"error\": \"demo shard %d cannot be sent now (%s); try again later\"}",
+                           shard, failed == SDFED_ERR_NOMEM ? "out of memory" : "one of its images cannot be read");
+        rc = response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "application/json", body, (size_t)len, "no-store");
+    } else {
+        rc = response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+    }
     sdfed_buffer_free(&b);
     return rc;
 }

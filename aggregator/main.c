@@ -203,8 +203,7 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
-    if (task.demo && demo_open(&shards, &task, &err))
-        native_logf("warning", "\"message\": \"no demo shards: %s\"", err.message);
+    if (task.demo && demo_open(&shards, &task, &err)) native_log_message("warning", "", err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
                              .over_select = over_select,
@@ -218,7 +217,7 @@ int main(int argc, char **argv) {
     description_model dm = {model_url, model_sha, model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
-        description_write(&task, &dm, federation_get_global(fed).shape, &description, &err)) {
+        description_write(&task, &dm, federation_get_global(fed).shape, demo_shards(shards), &description, &err)) {
         cli_error(CLI_FAILED, "aggregator: %s", err.message);
         goto done;
     }

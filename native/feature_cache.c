@@ -119,8 +119,9 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
         double t = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         if (t - last > 0.5 || (int)h.done == src->n) {
             last = t;
-            fprintf(stderr, "\rencoding %s: %u/%d images (%.0f%%), %.0f images/s", src->name, h.done, src->n,
-                    100.0 * h.done / src->n, (h.done - resumed) / (t > 0 ? t : 1e-9));
+            double rate = (h.done - resumed) / (t > 0 ? t : 1e-9), left = (src->n - (int)h.done) / rate;
+            fprintf(stderr, "\rencoding %s: %u/%d images (%.0f%%), %.1f images/s, %d:%02d left ", src->name, h.done,
+                    src->n, 100.0 * h.done / src->n, rate, (int)(left / 60), (int)left % 60);
             fflush(stderr);
         }
     }

@@ -58,6 +58,8 @@ static int load_folders(const sdfed_task *task, const char *own, storage *s, fed
     out->class_names = (const char *const *)s->folder[0].class_names;
     out->n_train = s->folder[0].n, out->n_test = s->folder[1].n;
     out->train_labels = s->folder[0].labels, out->test_labels = s->folder[1].labels;
+    out->train_paths = (const char *const *)s->folder[0].paths,
+    out->test_paths = (const char *const *)s->folder[1].paths;
     out->skipped = s->held_out ? s->all.skipped : s->folder[0].skipped + s->folder[1].skipped;
     return SDFED_OK;
 }

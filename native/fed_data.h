@@ -19,10 +19,11 @@ typedef struct fed_data {
     int dim, n_classes;
     const char *const *class_names; /* (n_classes): Fashion-MNIST's, or the folders' */
     int n_train, n_test;
-    int skipped;                               /* a folder dataset's files that are not images */
-    int rows, cols;                            /* of every image */
-    const uint8_t *train_pixels, *test_pixels; /* (n, rows, cols) grey, in their domains; NULL for folders */
-    float *train_features, *test_features;     /* (n, dim); NULL from fed_data_load_images */
+    int skipped;                                        /* a folder dataset's files that are not images */
+    int rows, cols;                                     /* of every image */
+    const uint8_t *train_pixels, *test_pixels;          /* (n, rows, cols) grey, in their domains; NULL for folders */
+    const char *const *train_paths, *const *test_paths; /* (n) a folder dataset's image files; NULL otherwise */
+    float *train_features, *test_features;              /* (n, dim); NULL from fed_data_load_images */
     const uint8_t *train_labels, *test_labels;
     uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
     void *storage;                         /* what fed_data_free releases */

@@ -13,5 +13,8 @@ void native_logf(const char *event, const char *fields_format, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* fields (or "") and then "message": MESSAGE, escaped as a JSON string
+ * (a message may hold quotes, paths, anything). */
+void native_log_message(const char *event, const char *fields, const char *message);
 
 #endif

@@ -51,6 +51,22 @@ async function encodeAndKeep(images, labels, test, extra) {
   await useDataset(dataset);
 }
 
+// A demo shard's images: Fashion-MNIST's grey pixels, or a folder dataset's
+// files, decoded as the volunteer's own files are.
+function shardImages(shard, split) {
+  if (split.files) return split.files.map((b64) => ({ blob: new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))]) }));
+  const pixels = Uint8Array.from(atob(split.pixels), (c) => c.charCodeAt(0)), per = shard.width * shard.height;
+  return split.labels.map((_, i) => {
+    const rgba = new Uint8ClampedArray(per * 4);
+    for (let p = 0; p < per; p++) {
+      const v = pixels[i * per + p];
+      rgba[4 * p] = rgba[4 * p + 1] = rgba[4 * p + 2] = v;
+      rgba[4 * p + 3] = 255;
+    }
+    return { rgba, width: shard.width, height: shard.height };
+  });
+}
+
 export async function takeDemoShard() {
   $('demo').disabled = true;
   try {
@@ -59,19 +75,9 @@ export async function takeDemoShard() {
     if (shard.shard !== page.stored.shard) await changeShard(shard.shard);
     const images = [], labels = [], test = [];
     for (const [split, flag] of [[shard.train, 0], [shard.test, 1]]) {
-      const pixels = Uint8Array.from(atob(split.pixels), (c) => c.charCodeAt(0));
-      const per = shard.width * shard.height;
-      split.labels.forEach((label, i) => {
-        const rgba = new Uint8ClampedArray(per * 4);
-        for (let p = 0; p < per; p++) {
-          const v = pixels[i * per + p];
-          rgba[4 * p] = rgba[4 * p + 1] = rgba[4 * p + 2] = v;
-          rgba[4 * p + 3] = 255;
-        }
-        images.push({ rgba, width: shard.width, height: shard.height });
-        labels.push(label);
-        test.push(flag);
-      });
+      images.push(...shardImages(shard, split));
+      labels.push(...split.labels);
+      test.push(...split.labels.map(() => flag));
     }
     await encodeAndKeep(images, Uint8Array.from(labels), Uint8Array.from(test),
       { source: 'demo', shard: shard.shard });

@@ -34,7 +34,7 @@ export async function describe() {
   $('folder-example').textContent = `${d.classes[0]}/`;
   const images = d.task.dataset === 'fashion-mnist' ? 'Fashion-MNIST' : 'the federation\'s images';
   $('demo').textContent = `Use a demo share of ${images}`;
-  $('demo').hidden = $('demo-hint').hidden = d.task.demo === false;
+  $('demo').hidden = $('demo-hint').hidden = !d.demo_shards;
   $('federation-summary').textContent = `Together the volunteers teach a ${d.task.method} prompt to a CLIP model ` +
     `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} rounds.`;
   $('classes').textContent = d.classes.join(', ');

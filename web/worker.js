@@ -36,10 +36,13 @@ async function loadModule(singleThreaded) {
 }
 
 // Pixels of one image: {rgba, width, height} as they came, or a Blob (a
-// file the volunteer added) decoded here.
+// file the volunteer added, or a demo shard's file) decoded here as the
+// native decoder does (native/image_decode.h): no colour management, no
+// EXIF rotation, colours not premultiplied by alpha.
 async function pixelsOf(image) {
   if (image.rgba) return image;
-  const bitmap = await createImageBitmap(image.blob);
+  const bitmap = await createImageBitmap(image.blob,
+    { colorSpaceConversion: 'none', imageOrientation: 'none', premultiplyAlpha: 'none' });
   const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
   const context = canvas.getContext('2d');
   context.drawImage(bitmap, 0, 0);

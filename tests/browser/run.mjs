@@ -18,12 +18,11 @@
 //      federation, which the page reports as such and does not join.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { listeningPort } from '../lib/port_file.mjs';
+import { harness, launchChromium, watchPage } from './harness.mjs';
 import { CLASSES, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -32,35 +31,8 @@ const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resol
 const shots = path.join(out, 'screenshots');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(shots, { recursive: true });
-
-let passed = 0, failed = 0;
-const check = (ok, what) => {
-  if (ok) passed++; else failed++;
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
-};
-const children = [];
-const cleanup = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
-process.on('exit', cleanup);
-
-function start(name, cmd, args) {
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = [];
-  child.stdout.on('data', (d) => log.push(d));
-  child.stderr.on('data', (d) => log.push(d));
-  child.on('exit', () => writeFileSync(path.join(out, `${name}.log`), Buffer.concat(log)));
-  children.push(child);
-  return child;
-}
-
-async function until(what, fn, seconds) {
-  const end = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const h = harness(out, root, build);
+const { check, start, until } = h;
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 // the task's own text: a name and a description (shown as text, never
@@ -74,57 +46,32 @@ Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 3, name: 
 writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
 const state = path.join(out, 'state');
 // The aggregator listens on a port the kernel chooses; a restart takes that
-// port again (the page reconnects to the address it has), with a few tries
-// in case it is not free yet.
-let aggregator, port = 0, base;
-async function startAggregator(name, stateDir = state) {
-  const portFile = path.join(out, `${name}.port`);
-  for (let tries = port ? 5 : 1; tries > 0; tries--) {
-    aggregator = start(name, path.join(build, 'sdfed-aggregator'), ['--task', path.join(out, 'task.json'),
-      '--state', stateDir, '--host', '127.0.0.1', '--port', String(port), '--port-file', portFile, '--min-clients', '3',
-      '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm',
-      path.join(emBuild, 'wasm-client')]);
-    const bound = await listeningPort(portFile, aggregator);
-    if (bound) {
-      port = bound;
-      base = `http://127.0.0.1:${port}`;
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the aggregator did not start (${name}.log)`);
-}
-const status = async () => (await fetch(`${base}/status`)).json();
+// port again (the page reconnects to the address it has).
+const startAggregator = (name, stateDir = state) => h.startAggregator(name, ['--task', path.join(out, 'task.json'),
+  '--state', stateDir, '--min-clients', '3', '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
+const status = h.status;
 
 await startAggregator('aggregator');
 for (const k of [0, 1])
-  start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${port}`, '--client-index',
+  start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
     String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
 await until('2 headless clients', async () => (await status()).clients === 2, 120);
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 let exitCode = 1;
-let consoleLines = [];
-const consoleTail = () => `browser console (last lines):\n  ${consoleLines.slice(-15).join('\n  ')}`;
+let watch = { lines: [], tail: () => '' };
 try {
   const context = await browser.newContext();
   const page = await context.newPage();
-  consoleLines = [];
-  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-  page.on('dialog', (d) => d.accept());
+  watch = watchPage(page);
+  const { stage, text } = watch;
   const sent = [];
   page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(f.payload)));
   let modelDownloads = 0;
   page.on('request', (r) => { if (r.url().includes('/model/')) modelDownloads++; });
-  const stage = () => page.evaluate(() => document.body.dataset.stage || '');
   const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
   const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
-  const text = (id) => page.locator(`#${id}`).innerText();
   const storedState = () => page.evaluate(() => new Promise((resolve, reject) => {
     const r = indexedDB.open('sdfed');
     r.onerror = () => reject(r.error);
@@ -137,7 +84,7 @@ try {
   }));
 
   // 1. load, demo shard, features, join
-  await page.goto(`${base}/`);
+  await page.goto(`${h.base}/`);
   await waitStage('empty', (s) => s === 'empty', 60);
   const shown = await text('classes');
   check(shown.includes('Ankle boot') && shown.includes('Tee') && !shown.includes('T-shirt'),
@@ -161,8 +108,7 @@ try {
   check(/your accuracy \d+\.\d%/.test(progressText), `the page shows its accuracy: ${progressText}`);
   check((await page.locator('#chart circle').count()) >= 2, 'the chart has a point per trained round');
   await shot('03-trained');
-  aggregator.kill('SIGTERM');
-  await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
+  await h.stopAggregator();
   await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
   await shot('04-server-gone');
   await startAggregator('aggregator-restarted');
@@ -199,7 +145,7 @@ try {
   // 4. what the page sent: hello, metrics, and update frames of the global shape only
   const binary = sent.filter((p) => typeof p !== 'string');
   const texts = sent.filter((p) => typeof p === 'string').map((p) => JSON.parse(p));
-  const [rows, width] = (await (await fetch(`${base}/task`)).json()).global_shape;
+  const [rows, width] = (await (await fetch(`${h.base}/task`)).json()).global_shape;
   const frameBytes = 16 + 8 + 4 * rows * width + 4;
   check(binary.length >= 3 && binary.every((b) => b.length === frameBytes && b.toString('latin1', 0, 4) === 'SDFT' &&
     b[5] === 2 && b.readUInt32LE(16) === rows && b.readUInt32LE(20) === width),
@@ -222,7 +168,7 @@ try {
     body[body.length - 1] ^= 0xff;
     await route.fulfill({ response: r, body });
   });
-  await other.goto(`${base}/`);
+  await other.goto(`${h.base}/`);
   // the first page stored a good copy: drop it so this page must download
   await other.evaluate(() => new Promise((resolve) => {
     const r = indexedDB.open('sdfed');
@@ -246,7 +192,7 @@ try {
   // 6. parity: the page's worker (threaded, then single-threaded) against the native build
   const parityDir = path.join(out, 'parity');
   const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'));
-  const modelUrl = (await (await fetch(`${base}/task`)).json()).model.url;
+  const modelUrl = (await (await fetch(`${h.base}/task`)).json()).model.url;
   for (const singleThreaded of [false, true]) {
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
@@ -265,7 +211,7 @@ try {
   const second = await browser.newContext();
   const again = await second.newPage();
   const againStage = () => again.evaluate(() => document.body.dataset.stage);
-  await again.goto(`${base}/`);
+  await again.goto(`${h.base}/`);
   await until('the second page', async () => (await againStage()) === 'empty', 60);
   // its own images: a folder with a sub-folder per class, named as the classes
   const folder = path.join(out, 'my-images');
@@ -293,8 +239,7 @@ try {
   check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /Skipped .*: kangaroo/.test(own),
     `the volunteer's own images are ready, the other folder skipped: ${own}`);
   await again.click('#join');
-  aggregator.kill('SIGTERM');
-  await until('the aggregator to stop', async () => aggregator.exitCode !== null, 30);
+  await h.stopAggregator();
   const otherTask = { ...task, model: path.join(build, 'test-models/mini-vit.openai.f32.gguf') };
   writeFileSync(path.join(out, 'task.json'), JSON.stringify(otherTask));
   await startAggregator('aggregator-other-task', path.join(out, 'state-other'));
@@ -306,18 +251,16 @@ try {
   await again.screenshot({ path: path.join(shots, '11-other-federation.png'), fullPage: true });
   await second.close();
 
-  writeFileSync(path.join(out, 'console.log'), consoleLines.join('\n'));
-  exitCode = failed ? 1 : 0;
+  writeFileSync(path.join(out, 'console.log'), watch.lines.join('\n'));
+  exitCode = h.failed ? 1 : 0;
 } catch (e) {
-  failed++;
-  console.log(`FAIL: ${e.message}`);
-  console.log(consoleTail());
+  check(false, e.message);
+  console.log(watch.tail());
 } finally {
   await browser.close();
-  cleanup();
+  h.cleanup();
 }
-console.log(`chromium: ${passed} passed, ${failed} failed (screenshots in ${shots})`);
-process.exit(failed ? 1 : exitCode);
+process.exit(h.summary('chromium', shots) || exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.

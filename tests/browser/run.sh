@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The browser tests (make test-browser; part of make test): the wasm client
 # against the native one under Node, then the volunteer page in Debian's
-# Chromium (run.mjs). Installs playwright-core from the npm registry into
+# Chromium (run.mjs) and a host's own federation on another CLIP
+# (host_federation.mjs). Installs playwright-core from the npm registry into
 # tests/browser/node_modules the first time (package-lock.json pins it).
 # Prints one summary line: "browser: N passed, M failed".
 #   tests/browser/run.sh [BUILD_DIR] [EMSCRIPTEN_BUILD_DIR]
@@ -12,8 +13,8 @@ model=$(realpath "$here/../../models/fmnist-tiny-clip.q8_0.gguf")
 cd "$here"
 out=$build/browser-test
 mkdir -p "$out"
-# the second federation's model (the native ctest converts it too; make
-# test-browser alone must not depend on that)
+# another CLIP, for the second federation and a host's own (the native
+# ctest converts it too; make test-browser alone must not depend on that)
 other_model=$build/test-models/mini-vit.openai.f32.gguf
 if [ ! -s "$other_model" ]; then
   mkdir -p "$build/test-models"
@@ -27,14 +28,19 @@ fi
 passed=0 failed=0
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-echo "== the volunteer page in Chromium"
-node run.mjs "$build" "$em" "$model" "$out/chromium" 2>&1 | tee "$out/chromium.log"
-line=$(grep -E '^chromium: [0-9]+ passed, [0-9]+ failed' "$out/chromium.log" | tail -n 1)
-if [ -n "$line" ]; then
-  passed=$((passed + $(sed -E 's/chromium: ([0-9]+) passed.*/\1/' <<<"$line")))
-  failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
-else
-  failed=$((failed + 1))
-fi
+chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts
+  echo "== $1"
+  node "$2" "$build" "$em" "$3" "$out/$2" 2>&1 | tee "$out/$2.log"
+  local line
+  line=$(grep -E '^chromium[^:]*: [0-9]+ passed, [0-9]+ failed' "$out/$2.log" | tail -n 1)
+  if [ -n "$line" ]; then
+    passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
+    failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+  else
+    failed=$((failed + 1))
+  fi
+}
+chromium "the volunteer page in Chromium" run.mjs "$model"
+chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

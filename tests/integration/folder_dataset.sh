@@ -11,7 +11,8 @@
 #     mini-vit: 64x64 colour images in 16x16 patches, other widths and depths);
 #  3. bad datasets, each refused with an error naming the folder or the
 #     class, before anything is computed;
-# and `sdfed task init` / `sdfed task check` on the Fashion-MNIST folder.
+# and `sdfed task init` / `sdfed task check` on the Fashion-MNIST folder and,
+# with the other CLIP, on the small one.
 #   folder_dataset.sh BUILD_DIR WORK_DIR OTHER_MODEL.gguf
 set -u
 build=$1 work=$2 other_model=$3
@@ -97,6 +98,14 @@ PY
     grep -q "final accuracy" "$work/small.log" && ok || bad "the small folder with $m: $(grep '^sim:\|sdfed:' "$work/small.log")"
 done
 
+# task init on the small folder with the other CLIP: too few images a client for a Dirichlet split, so iid;
+# task check then names the model's own shape
+"$sdfed" task init "$work/small" --clients 3 --model "$other_model" --out "$work/small-init.json" >"$work/small-init.log" 2>&1 &&
+  grep -q "partition: iid, about 5 training images a client" "$work/small-init.log" &&
+  "$sdfed" task check "$work/small-init.json" --cache "$work/cache" >"$work/small-check.log" 2>&1 &&
+  grep -q "images 64x64 in 16x16 patches" "$work/small-check.log" && [ "$(grep -c '^client ' "$work/small-check.log")" = 3 ] &&
+  ok || bad "task init and check with another CLIP: $(tail -n 3 "$work/small-init.log" "$work/small-check.log")"
+
 # --- 3. bad datasets: an error naming what is wrong
 expect_error() { # expect_error WHAT TASK_FILE PATTERN
   if "$sdfed" sim --task "$2" --out "$work/bad-sim" --cache "$work/cache" >"$work/bad.log" 2>&1; then
@@ -121,6 +130,9 @@ expect_error "a class without its folder" "$work/extra/named.json" "classes with
 echo "not a model" >"$work/model.gguf"
 task "$work/badmodel.json" '{"model": "model.gguf"}'
 expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf"
+"$sdfed" task init "$work/small" --model "$work/model.gguf" --out "$work/never.json" >"$work/bad.log" 2>&1 ||
+  { grep -q "model.gguf: gguf: not a GGUF file" "$work/bad.log" && [ ! -e "$work/never.json" ] && ok ||
+    bad "task init with a model that is not a CLIP GGUF: $(cat "$work/bad.log")"; }
 task "$work/both.json" '{"dataset": {"train": "a", "folder": "b"}}'
 expect_error "a dataset with both forms" "$work/both.json" "key 'dataset' must be"
 task "$work/domains.json" '{"dataset": {"folder": "x", "test_fraction": 0.2}, "partition": {"kind": "domains"}, "clients": 8, "clients_per_round": 8}'

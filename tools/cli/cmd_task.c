@@ -1,11 +1,13 @@
 /* sdfed task: what a host runs before opening a federation.
- *   sdfed task init DIR [--clients N] [--out TASK.json]
+ *   sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json]
  *       a task for the ImageFolder DIR (DIR/train and DIR/test when both
  *       hold the classes, else DIR with a fifth of each class held out for
  *       testing): its classes and images per class are printed, the task
- *       is written to TASK.json (task.json) with the default model, a
- *       Dirichlet partition over N clients (10) and every client in every
- *       round
+ *       is written to TASK.json (task.json) with the model (the default
+ *       one unless given), every client in every round, and a Dirichlet
+ *       partition over N clients (10) when they have at least
+ *       INIT_DIRICHLET_MIN training images each on average (else an iid one,
+ *       which always works; the line printed says which and why)
  *   sdfed task check TASK.json [--cache DIR] [--data DIR] [--backend NAME]
  *       validates the task and prints its classes with their images, each
  *       client's class histogram under the partition, the model's facts
@@ -41,11 +43,22 @@ static void print_classes(const char *const *names, int C, const uint8_t *train,
     }
 }
 
+/* path made absolute (from the current folder) into out[PATH_MAX]; 0 when too long */
+static int absolute(const char *path, char out[PATH_MAX]) {
+    char cwd[PATH_MAX];
+    return path[0] == '/' ? snprintf(out, PATH_MAX, "%s", path) < PATH_MAX
+                          : getcwd(cwd, sizeof cwd) && snprintf(out, PATH_MAX, "%s/%s", cwd, path) < PATH_MAX;
+}
+
+/* A Dirichlet split (alpha 0.5) leaves some clients with few images: below
+ * this average the partition's min_train (16) is out of reach too often. */
+#define INIT_DIRICHLET_MIN 128
+
 static int task_init(int argc, char **argv) {
-    const char *clients = "10", *out = "task.json";
-    const cli_option options[] = {{"--clients", &clients, NULL}, {"--out", &out, NULL}};
+    const char *clients = "10", *out = "task.json", *model = NULL;
+    const cli_option options[] = {{"--clients", &clients, NULL}, {"--out", &out, NULL}, {"--model", &model, NULL}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 2, &rest, &n_rest) : CLI_FAILED;
+    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 3, &rest, &n_rest) : CLI_FAILED;
     if (status) {
         free(rest);
         return status;
@@ -55,10 +68,8 @@ static int task_init(int argc, char **argv) {
         return cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task --help')");
     }
     /* the folder as an absolute path, so that the task file may live anywhere */
-    char dir[PATH_MAX], cwd[PATH_MAX], train[PATH_MAX + 8], test[PATH_MAX + 8];
-    int fits = rest[0][0] == '/'
-                   ? snprintf(dir, sizeof dir, "%s", rest[0]) < (int)sizeof dir
-                   : getcwd(cwd, sizeof cwd) && snprintf(dir, sizeof dir, "%s/%s", cwd, rest[0]) < (int)sizeof dir;
+    char dir[PATH_MAX], train[PATH_MAX + 8], test[PATH_MAX + 8];
+    int fits = absolute(rest[0], dir);
     free(rest);
     if (!fits) return cli_error(CLI_FAILED, "task init: the folder's path is too long");
     for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
@@ -66,7 +77,14 @@ static int task_init(int argc, char **argv) {
     long n_clients = strtol(clients, &end, 10);
     if (*end || n_clients < 1 || n_clients > 100000)
         return cli_error(CLI_USAGE, "task init: --clients must be an integer in 1..100000");
+    /* the model as an absolute path too, checked to be a CLIP GGUF */
+    char model_path[PATH_MAX], resolved[PATH_MAX];
     sdfed_error err = {0};
+    native_model m = {0};
+    if (model && !absolute(native_resolve_path(model, resolved, sizeof resolved), model_path))
+        return cli_error(CLI_FAILED, "task init: the model's path is too long");
+    if (model && native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
+    if (model) native_model_close(&m);
     image_folder f = {0}, t = {0};
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(test, sizeof test, "%s/test", dir);
@@ -90,11 +108,20 @@ static int task_init(int argc, char **argv) {
     const char *name = strrchr(dir, '/');
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
-    sdfed_jw_string(&w, "model", NATIVE_DEFAULT_MODEL);
+    sdfed_jw_string(&w, "model", model ? model_path : NATIVE_DEFAULT_MODEL);
     sdfed_jw_raw(&w, "dataset", (const char *)dataset.data, dataset.size);
     sdfed_jw_int(&w, "clients", n_clients);
-    static const char partition[] = "{\"kind\": \"dirichlet\", \"alpha\": 0.5}";
-    sdfed_jw_raw(&w, "partition", partition, sizeof partition - 1);
+    int n_train = split ? f.n : f.n - f.n / 5, dirichlet = n_train >= INIT_DIRICHLET_MIN * n_clients;
+    static const char partition_dirichlet[] = "{\"kind\": \"dirichlet\", \"alpha\": 0.5}",
+                      partition_iid[] = "{\"kind\": \"iid\"}";
+    sdfed_jw_raw(&w, "partition", dirichlet ? partition_dirichlet : partition_iid,
+                 dirichlet ? sizeof partition_dirichlet - 1 : sizeof partition_iid - 1);
+    printf("partition: %s, about %d training images a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid",
+           n_train / (int)n_clients);
+    if (dirichlet)
+        printf("\n");
+    else
+        printf(" (a Dirichlet split needs about %d a client or more)\n", INIT_DIRICHLET_MIN);
     sdfed_jw_int(&w, "rounds", 50);
     sdfed_jw_string(&w, "method", "sdfed");
     sdfed_jw_int(&w, "seed", 1);

@@ -26,7 +26,8 @@ static const struct {
      "sim --task TASK.json [--method M] [--seed S] [--rounds N] [--out DIR] [--cache DIR] [--data DIR] [--backend "
      "NAME]"},
     {"task", cmd_task,
-     "task init DIR [--clients N] [--out TASK.json]  |  task check TASK.json [--cache DIR] [--data DIR] [--backend "
+     "task init DIR [--clients N] [--model M.gguf] [--out TASK.json]  |  task check TASK.json [--cache DIR] [--data "
+     "DIR] [--backend "
      "NAME]"},
 #endif
 };

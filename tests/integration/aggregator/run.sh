@@ -2,7 +2,8 @@
 # The aggregator on loopback with real headless clients:
 #  1. 10 clients, 5 rounds: every round's global parameters equal, bit for
 #     bit, what `sdfed sim` computes for the same task and seed; the same
-#     with dropouts, and with a task's own classes, template and prompt_init;
+#     with dropouts, with a task's own classes, template and prompt_init,
+#     on a folder dataset, and on colour JPEGs and PNGs with another CLIP;
 #  2. hostile inputs (adversary.mjs) are refused with their codes before the
 #     federation, which then still ends on the simulator's parameters;
 #  3. kill -9 mid-round and a restart: the run ends on the same history;
@@ -22,6 +23,7 @@
 # core type).
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
+other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
@@ -190,6 +192,31 @@ start_server four "$work/four.json" "$work/four-state" && start_clients four 3 &
   ok || bad "on the folder dataset the aggregator's history differs from sdfed sim's"
 curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
   bad "/task does not name the folder task's four classes"
+stop_server
+# --- 1e. another CLIP (the reference mini-vit: 64x64 colour input, 16x16 patches, other widths and depths)
+# on the four classes written as a host's own folder looks (colour JPEGs and PNGs of mixed sizes): the
+# aggregator with 3 headless clients gives the simulator's bits; its demo shards are the folder's files
+/usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/mixed" --classes "Trouser,Bag,Sandal,Ankle boot" \
+  --per-class 60 --mixed 2>"$work/mixed-export.log" || bad "export: $(tail -n 2 "$work/mixed-export.log")"
+sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"$other_model\"|" "$work/four.json" >"$work/mixed.json"
+"$sdfed" sim --task "$work/mixed.json" --out "$work/mixed-sim" --cache "$cache" >"$work/mixed-sim.log" 2>&1 ||
+  bad "sim of the mixed folder with mini-vit: $(tail -n 2 "$work/mixed-sim.log")"
+tiny_model=$model model=$other_model
+start_server mixed "$work/mixed.json" "$work/mixed-state" && start_clients mixed 3 && wait_done mixed 180
+model=$tiny_model
+[ -n "$(sim_history "$work/mixed-sim")" ] && [ "$(history "$work/mixed-state")" = "$(sim_history "$work/mixed-sim")" ] &&
+  ok || bad "with mini-vit on colour JPEGs and PNGs the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/demo/shard?k=1" | /usr/bin/python3 -c '
+import base64, glob, hashlib, json, sys
+shard = json.load(sys.stdin)
+on_disk = {hashlib.sha256(open(f, "rb").read()).hexdigest() for f in glob.glob(sys.argv[1] + "/*/*/*")}
+for split in ("train", "test"):
+    s = shard[split]
+    assert len(s["files"]) == len(s["labels"]) > 0, (split, len(s["files"]), len(s["labels"]))
+    assert all(hashlib.sha256(base64.b64decode(f)).hexdigest() in on_disk for f in s["files"]), split
+assert shard["shard"] == 1 and "pixels" not in shard["train"], shard.keys()
+' "$work/mixed" && ok || bad "the folder task's demo shard is not the folder's files"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"demo_shards": 3' && ok || bad "/task does not offer the 3 demo shards"
 stop_server
 # a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
 # federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name

@@ -1,0 +1,90 @@
+// What the Chromium tests share: counting checks, child processes whose
+// output goes to OUT/NAME.log and which die with the test, waiting for a
+// condition with a bound, an aggregator on a port the kernel chooses (a
+// restart takes that port again), and Debian's Chromium.
+//   const h = harness(OUT, ROOT, BUILD_DIR); h.check(ok, what); ... h.summary('chromium')
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { listeningPort } from '../lib/port_file.mjs';
+
+export function harness(out, root, build) {
+  const h = { build, passed: 0, failed: 0, children: [], port: 0, base: null, aggregator: null };
+  h.check = (ok, what) => {
+    if (ok) h.passed++; else h.failed++;
+    console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
+  };
+  h.cleanup = () => h.children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+  process.on('exit', h.cleanup);
+
+  h.start = (name, cmd, args) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const log = [];
+    child.stdout.on('data', (d) => log.push(d));
+    child.stderr.on('data', (d) => log.push(d));
+    child.on('exit', () => writeFileSync(path.join(out, `${name}.log`), Buffer.concat(log)));
+    h.children.push(child);
+    return child;
+  };
+
+  h.until = async (what, fn, seconds) => {
+    const end = Date.now() + seconds * 1000;
+    for (;;) {
+      const v = await fn().catch(() => null);
+      if (v) return v;
+      if (Date.now() > end) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  // sdfed-aggregator NAME's log; args: its flags after the port's; sets
+  // h.aggregator, h.port and h.base
+  h.startAggregator = async (name, args) => {
+    const portFile = path.join(out, `${name}.port`);
+    for (let tries = h.port ? 5 : 1; tries > 0; tries--) {
+      h.aggregator = h.start(name, path.join(h.build, 'sdfed-aggregator'), ['--host', '127.0.0.1', '--port',
+        String(h.port), '--port-file', portFile, ...args]);
+      const bound = await listeningPort(portFile, h.aggregator);
+      if (bound) {
+        h.port = bound;
+        h.base = `http://127.0.0.1:${h.port}`;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`the aggregator did not start (${name}.log)`);
+  };
+  h.stopAggregator = async () => {
+    h.aggregator.kill('SIGTERM');
+    await h.until('the aggregator to stop', async () => h.aggregator.exitCode !== null, 30);
+  };
+  h.status = async () => (await fetch(`${h.base}/status`)).json();
+
+  h.summary = (name, shots) => {
+    console.log(`${name}: ${h.passed} passed, ${h.failed} failed${shots ? ` (screenshots in ${shots})` : ''}`);
+    return h.failed ? 1 : 0;
+  };
+  return h;
+}
+
+export const launchChromium = () => chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+
+// A page's console kept for the failure report, its dialogs accepted, and
+// the stage it shows (document.body.dataset.stage).
+export function watchPage(page) {
+  const lines = [];
+  page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => d.accept());
+  return {
+    lines,
+    tail: () => `browser console (last lines):\n  ${lines.slice(-15).join('\n  ')}`,
+    stage: () => page.evaluate(() => document.body.dataset.stage || ''),
+    text: (id) => page.locator(`#${id}`).innerText(),
+  };
+}

@@ -1,0 +1,166 @@
+// A host's own federation in the page, on another CLIP: four Fashion-MNIST
+// classes written as a host's folder looks (colour JPEGs and PNGs of mixed
+// sizes, tools/fmnist_to_folder.py --mixed), the folders renamed and named
+// by the task with texts of their own, a template and prompt_init; the
+// model is the reference mini-vit (64x64 colour input, 16x16 patches, other
+// widths and depths than the default). Against a real aggregator with 2
+// headless clients on loopback, in Debian's Chromium:
+//   1. the page shows the task's four class names and offers a demo share
+//      of the host's images; the share arrives as the folder's files, which
+//      the page decodes and encodes as the native build does (features
+//      within 1e-4 of `sdfed encode-image`'s);
+//   2. it trains the 3 rounds; its accuracy per round is what `sdfed sim`
+//      computes for the same shard;
+//   3. "try it" names one of the four classes for a JPEG of the folder;
+//   4. a second volunteer drops a folder: its sub-folder named as a class
+//      (in another case) is matched, "pick by hand" lists the four classes,
+//      and the sub-folder that is none of them is skipped by name.
+//   node host_federation.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { harness, launchChromium, watchPage } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
+const shots = path.join(out, 'screenshots');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(shots, { recursive: true });
+const h = harness(out, root, build);
+const { check, start, until } = h;
+
+// the host's folder: train/ and test/, one sub-folder per class, renamed
+const data = path.join(out, 'data');
+const exported = spawnSync('/usr/bin/python3', [path.join(root, 'tools/fmnist_to_folder.py'), '--out', data,
+  '--classes', 'Trouser,Bag,Sandal,Ankle boot', '--per-class', '30', '--mixed'], { encoding: 'utf8' });
+if (exported.status !== 0) throw new Error(`fmnist_to_folder.py: ${exported.stderr}`);
+const NAMES = ['Trousers', 'Handbags', 'Sandals', 'Ankle boots'];
+for (const split of ['train', 'test'])
+  for (const [from, to] of [['Trouser', 'Trousers'], ['Bag', 'Handbags'], ['Sandal', 'Sandals'], ['Ankle_boot', 'Ankle_boots']])
+    renameSync(path.join(data, split, from), path.join(data, split, to));
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model, dataset: { train: 'train', test: 'test' }, clients: 3, clients_per_round: 3, rounds: 3,
+  partition: { kind: 'pathological', classes_per_client: 2 }, name: 'My four kinds',
+  classes: ['Trousers', { name: 'Handbags', text: 'bag' }, { name: 'Sandals', text: 'summer sandal' }, 'Ankle boots'],
+  template: 'a colour photo of a {}.', prompt_init: 'a photo of a' });
+const taskFile = path.join(data, 'task.json');
+writeFileSync(taskFile, JSON.stringify(task));
+
+await h.startAggregator('aggregator', ['--task', taskFile, '--state', path.join(out, 'state'), '--min-clients', '3',
+  '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+for (const k of [0, 1])
+  start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
+    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
+await until('2 headless clients', async () => (await h.status()).clients === 2, 120);
+
+const browser = await launchChromium();
+let watch = { lines: [], tail: () => '' };
+try {
+  const page = await (await browser.newContext()).newPage();
+  watch = watchPage(page);
+  const { stage, text } = watch;
+  const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
+  const shot = (p, name) => p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+  // 1. the task's classes, a demo share of the host's files
+  await page.goto(`${h.base}/`);
+  await waitStage('empty', (s) => s === 'empty', 60);
+  const shown = await text('classes');
+  check(shown === NAMES.join(', '), `the page shows the task's four classes: ${shown}`);
+  const offer = await page.locator('#demo').innerText();
+  check(await page.locator('#demo').isVisible() && /demo share of the federation's images/.test(offer),
+    `the page offers a demo share of the host's images: ${offer}`);
+  await shot(page, '01-loaded');
+  await page.click('#demo');
+  await waitStage('ready', (s) => s === 'ready', 180);
+  const summary = await text('data-summary');
+  check(/\d+ images ready .*demo share 2/.test(summary) && NAMES.some((n) => summary.includes(n)),
+    `the demo share's files are decoded and encoded: ${summary}`);
+  // the page decoded and encoded the share's files as the native build does
+  const shard = await (await fetch(`${h.base}/demo/shard?k=2`)).json();
+  const files = [...shard.train.files, ...shard.test.files].map((b64, i) => {
+    const file = path.join(out, 'shard-2', `${String(i).padStart(4, '0')}`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, Buffer.from(b64, 'base64'));
+    return file;
+  });
+  const encoded = spawnSync(path.join(build, 'sdfed'), ['encode-image', '--model', model, '--normalize', ...files],
+    { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const native = encoded.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const stored = await page.evaluate(() => new Promise((resolve, reject) => {
+    const r = indexedDB.open('sdfed');
+    r.onerror = () => reject(r.error);
+    r.onsuccess = () => {
+      const all = r.result.transaction('datasets').objectStore('datasets').getAll();
+      all.onsuccess = () => resolve({ features: Array.from(all.result[0].features), dim: all.result[0].embedDim });
+    };
+  }));
+  let worst = Infinity;
+  if (native.length === files.length && stored.features.length === files.length * stored.dim) {
+    worst = 0;
+    native.forEach((row, i) => row.forEach((v, j) => {
+      worst = Math.max(worst, Math.abs(v - stored.features[i * stored.dim + j]));
+    }));
+  }
+  check(worst <= 1e-4, `the page's features of the ${files.length} files equal the native ones (largest difference ` +
+    `${worst.toExponential(2)}, at most 1e-4)`);
+  await shot(page, '02-features');
+
+  // 2. three rounds, the simulator's accuracy for the same shard
+  await page.click('#join');
+  await until('the federation to finish', async () => (await h.status()).done === 1, 600);
+  await waitStage('3 trained rounds', (s) => /^trained-3/.test(s) || s === 'done', 60);
+  const history = await page.evaluate(() => new Promise((resolve, reject) => {
+    const r = indexedDB.open('sdfed');
+    r.onerror = () => reject(r.error);
+    r.onsuccess = () => {
+      const all = r.result.transaction('state').objectStore('state').getAll();
+      all.onsuccess = () => resolve(all.result[0].history);
+    };
+  }));
+  const sim = spawnSync(path.join(build, 'sdfed'), ['sim', '--task', taskFile, '--out', path.join(out, 'sim'),
+    '--cache', path.join(out, 'cache')]);
+  const simRounds = sim.status === 0 ? JSON.parse(readFileSync(path.join(out, 'sim/results.json'))).rounds : [];
+  const pairs = history.map((r) => [r.accuracy, simRounds[r.round] ? simRounds[r.round].client_accuracy[2] : NaN]);
+  check(pairs.length === 3 && pairs.every(([a, b]) => Math.abs(a - b) <= 0.01),
+    `the page's accuracy per round equals sdfed sim's client 2 (within 1 point): ` +
+    pairs.map(([a, b]) => `${(100 * a).toFixed(2)}% / ${(100 * b).toFixed(2)}%`).join(', '));
+  await shot(page, '03-trained');
+
+  // 3. try it on one of the host's JPEGs
+  const bags = path.join(data, 'test/Handbags');
+  const jpeg = readdirSync(bags).find((f) => f.endsWith('.jpg'));
+  await page.setInputFiles('#try-file', path.join(bags, jpeg));
+  const guess = await until('a prediction', async () => (await text('try-result')).trim(), 30);
+  check(NAMES.some((c) => guess.includes(c)), `"try it" names one of the four classes: ${guess.split('\n')[0]}`);
+  await shot(page, '04-try-it');
+
+  // 4. a second volunteer's folder: "handbags" is a class, "kangaroo" is not
+  const again = await (await browser.newContext()).newPage();
+  await again.goto(`${h.base}/`);
+  await until('the second page', async () => (await again.evaluate(() => document.body.dataset.stage)) === 'empty', 60);
+  const own = path.join(out, 'my-images');
+  cpSync(path.join(data, 'train/Handbags'), path.join(own, 'handbags'), { recursive: true });
+  cpSync(path.join(data, 'train/Sandals'), path.join(own, 'kangaroo'), { recursive: true });
+  await again.setInputFiles('#folder', own);
+  const pickers = again.locator('#groups select');
+  const chosen = await until('the class pickers', async () => (await pickers.count()) === 2 &&
+    pickers.evaluateAll((all) => all.map((s) => s.selectedOptions[0].text)), 30);
+  check(chosen.includes('Handbags') && chosen.includes('choose the class…'),
+    `the dropped sub-folders are matched to the task's classes: ${chosen.join(', ')}`);
+  const choices = await pickers.first().evaluate((s) => [...s.options].map((o) => o.text));
+  check(JSON.stringify(choices.slice(1)) === JSON.stringify(NAMES), `"pick by hand" lists the four classes: ${choices}`);
+  const note = await again.locator('#groups .skipped').innerText();
+  check(/"kangaroo" is none of this federation's classes/.test(note), `the other sub-folder is skipped by name: ${note}`);
+  await shot(again, '05-own-folder');
+  writeFileSync(path.join(out, 'console.log'), watch.lines.join('\n'));
+} catch (e) {
+  check(false, e.message);
+  console.log(watch.tail());
+} finally {
+  await browser.close();
+  h.cleanup();
+}
+process.exit(h.summary('chromium, a host\'s federation', shots));
