@@ -1,6 +1,9 @@
 // What the page keeps in this browser (IndexedDB database "sdfed"); none of
 // it is ever uploaded:
-//   models    model files by sha256 (downloaded once, checked on every load)
+//   models    model files by sha256 (downloaded once, checked on every load),
+//             in parts of MODEL_PART bytes (a real CLIP is far above the
+//             largest value Chromium stores, 128 MiB): sha256 -> {size,
+//             parts}, `${sha256}/${i}` -> part i
 //   datasets  the volunteer's image features and labels, per federation
 //   state     per federation: the client token, the demo shard or client
 //             index, the saved prompts (global + private local), the
@@ -34,10 +37,7 @@ async function get(store, key) {
   return request(d.transaction(store).objectStore(store).get(key));
 }
 
-async function put(store, key, value) {
-  const d = await db();
-  const t = d.transaction(store, 'readwrite');
-  t.objectStore(store).put(value, key);
+function committed(t) {
   return new Promise((resolve, reject) => {
     t.oncomplete = () => resolve();
     t.onerror = () => reject(t.error);
@@ -45,8 +45,38 @@ async function put(store, key, value) {
   });
 }
 
-export const getModel = (sha256) => get('models', sha256);
-export const putModel = (sha256, bytes) => put('models', sha256, bytes);
+async function put(store, key, value) {
+  const d = await db();
+  const t = d.transaction(store, 'readwrite');
+  t.objectStore(store).put(value, key);
+  return committed(t);
+}
+
+const MODEL_PART = 8 << 20;
+
+// The stored model's bytes, or undefined (none, or a part missing)
+export async function getModel(sha256) {
+  const head = await get('models', sha256);
+  if (!head || !head.parts) return undefined;
+  const bytes = new Uint8Array(head.size);
+  for (let i = 0; i < head.parts; i++) {
+    const part = await get('models', `${sha256}/${i}`);
+    if (!part) return undefined;
+    bytes.set(part, i * MODEL_PART);
+  }
+  return bytes;
+}
+
+// Every part and then the head, in one transaction: all or nothing
+export async function putModel(sha256, bytes) {
+  const d = await db();
+  const t = d.transaction('models', 'readwrite'), models = t.objectStore('models');
+  const parts = Math.ceil(bytes.length / MODEL_PART);
+  for (let i = 0; i < parts; i++)
+    models.put(bytes.slice(i * MODEL_PART, (i + 1) * MODEL_PART), `${sha256}/${i}`);
+  models.put({ size: bytes.length, parts }, sha256);
+  return committed(t);
+}
 export const getDataset = (federation) => get('datasets', federation);
 export const putDataset = (federation, dataset) => put('datasets', federation, dataset);
 export const getState = async (federation) => (await get('state', federation)) || {};

@@ -11,7 +11,8 @@
 //      within 1e-4 of `sdfed encode-image`'s);
 //   2. it trains the 3 rounds; its accuracy per round is what `sdfed sim`
 //      computes for the same shard;
-//   3. "try it" names one of the four classes for a JPEG of the folder;
+//   3. "try it" names one of the four classes for a JPEG of the folder; a
+//      reload reads the model (30 MB, kept in parts) back from IndexedDB;
 //   4. a second volunteer drops a folder: its sub-folder named as a class
 //      (in another case) is matched, "pick by hand" lists the four classes,
 //      and the sub-folder that is none of them is skipped by name.
@@ -61,6 +62,8 @@ try {
   const page = await (await browser.newContext()).newPage();
   watch = watchPage(page);
   const { stage, text } = watch;
+  let modelDownloads = 0;
+  page.on('request', (r) => { if (r.url().includes('/model/')) modelDownloads++; });
   const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
   const shot = (p, name) => p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
@@ -136,6 +139,12 @@ try {
   const guess = await until('a prediction', async () => (await text('try-result')).trim(), 30);
   check(NAMES.some((c) => guess.includes(c)), `"try it" names one of the four classes: ${guess.split('\n')[0]}`);
   await shot(page, '04-try-it');
+  // a reload reads the model (30 MB: stored in parts) back from IndexedDB
+  await page.reload();
+  await waitStage('the resumed page', (s) => ['joined', 'done'].includes(s) || s.startsWith('trained'), 60);
+  const again1 = await page.locator('#try-file').isEnabled();
+  check(modelDownloads === 1 && again1 && !(await page.locator('#error').innerText()).trim(),
+    `after a reload the model comes from IndexedDB, in parts (downloads: ${modelDownloads})`);
 
   // 4. a second volunteer's folder: "handbags" is a class, "kangaroo" is not
   const again = await (await browser.newContext()).newPage();

@@ -127,6 +127,11 @@ task "$work/extra/task.json" '{"dataset": {"train": "train", "test": "test"}}'
 expect_error "a test folder without its class" "$work/extra/task.json" "folders without a class: 'bird'"
 task "$work/extra/named.json" '{"dataset": {"train": "train", "test": "test"}, "classes": ["cat", "fish"]}'
 expect_error "a class without its folder" "$work/extra/named.json" "classes without a folder: 'fish'"
+mkdir -p "$work/corrupt/train/cat" "$work/corrupt/test/cat"
+cp "$work/small/zebra/20.png" "$work/corrupt/train/cat/" && cp "$work/small/zebra/20.png" "$work/corrupt/test/cat/"
+head -c 100 "$work/small/zebra/21.jpg" >"$work/corrupt/train/cat/cut.jpg" # a JPEG cut short
+task "$work/corrupt/task.json" '{"dataset": {"train": "train", "test": "test"}}'
+expect_error "an image that cannot be decoded" "$work/corrupt/task.json" "cut.jpg"
 echo "not a model" >"$work/model.gguf"
 task "$work/badmodel.json" '{"model": "model.gguf"}'
 expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf"
