@@ -2,8 +2,9 @@
 # make bench: benchmarks, never tests. Times one SDFed local step (batch 16,
 # S_s 8, S_l 16, C = 10 and 100) in the C core and in PyTorch (CPU, fp32,
 # 2 threads) on the same weights and shapes in this same run, and prints the
-# ratio; then the aggregator under load (load.sh) and the browser client in
-# Chromium next to native (browser.mjs). Models (tools/bench/models.sh): the reference mini-vit,
+# ratio; then the aggregator under load (load.sh), the browser client in
+# Chromium next to native (browser.mjs) and a host's folder of images through
+# the feature cache (folder.sh). Models (tools/bench/models.sh): the reference mini-vit,
 # and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
 # with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
 # it is the peer for both).
@@ -79,3 +80,5 @@ echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm
 echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
+echo
+bash tools/bench/folder.sh
