@@ -3,8 +3,9 @@
 # S_s 8, S_l 16, C = 10 and 100) in the C core and in PyTorch (CPU, fp32,
 # 2 threads) on the same weights and shapes in this same run, and prints the
 # ratio; then the aggregator under load (load.sh), the browser client in
-# Chromium next to native (browser.mjs) and a host's folder of images through
-# the feature cache (folder.sh). Models (tools/bench/models.sh): the reference mini-vit,
+# Chromium next to native (browser.mjs), a host's folder of images through
+# the feature cache (folder.sh) and what each model size costs a volunteer
+# (volunteer.sh). Models (tools/bench/models.sh): the reference mini-vit,
 # and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
 # with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
 # it is the peer for both).
@@ -72,7 +73,7 @@ for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$(bench_model v
     variant=$(sed -E 's/chromium ([a-z-]+):.*/\1/' <<<"$line")
     img=$(echo "$line" | field images_per_s) step=$(echo "$line" | field step_ms)
     browser_rows+=("| $name | $variant | $img | $step | $native_img | $native_step | $(awk -v a="$native_img" -v b="$img" 'BEGIN { printf "%.1fx", a / b }') | $(awk -v a="$step" -v b="$native_step" 'BEGIN { printf "%.1fx", a / b }') |")
-  done < <(grep '^chromium' "$out/browser-$name.log")
+  done < <(grep '^chromium.*images_per_s' "$out/browser-$name.log")
 done
 echo
 echo "The browser: image features per second (one image at a time, the model's input size) and one SDFed step"
@@ -82,3 +83,5 @@ echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
 echo
 bash tools/bench/folder.sh
+echo
+bash tools/bench/volunteer.sh
