@@ -1,15 +1,22 @@
 // make bench, the browser figures: in Debian's Chromium (playwright-core,
 // installed by tests/browser/run.sh), the page's worker (web/worker.js)
-// loads a model, extracts the features of random images of the model's
-// input size one at a time, and trains SDFed rounds of one step (16
-// samples, batch 16, C = the task's classes) from a global frame; threaded
-// and single-threaded builds. The page comes from a real aggregator on
-// loopback whose task names the model (so it serves it, cross-origin
-// isolated). Prints one line per build:
-//   chromium <build>: images_per_s=... step_ms=... (medians)
+// loads a model (fetched once and handed over, as the page does), extracts
+// the features of random images of the model's input size one at a time,
+// and trains SDFed rounds of one step (16 samples, batch 16, C = the task's
+// classes) from a global frame; threaded and single-threaded builds, each in
+// a browser of its own. Then the page itself (index.html) in a fresh
+// browser, until its model is downloaded, checked, stored and loaded. The
+// page comes from a real aggregator on loopback whose task names the model
+// (so it serves it, cross-origin isolated). Memory is the peak resident
+// memory (VmHWM in /proc) of the renderer process that holds the page:
+// Chromium runs a page's dedicated workers, the wasm threads among them, in
+// its renderer; idle is that process's resident memory before the model.
+// Prints one line per build and one for the page:
+//   chromium <build>: images_per_s=... step_ms=... peak_rss_mib=... idle_rss_mib=... (medians)
+//   chromium page: ready_s=... peak_rss_mib=...     (or error="the page's message" for ready_s)
 //   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS]
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,46 +46,111 @@ const [rows, width] = description.global_shape;
 const global = Array.from({ length: rows * width }, (_, i) => 0.02 * Math.sin(i + 1));
 const globalFrame = Array.from(new Uint8Array(frame(GLOBAL, 0, 0, [rows, width], global)));
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu',
-  '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-try {
-  const page = await browser.newPage();
-  await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
-  for (const singleThreaded of [true, false]) {
-    const r = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g, single }) => {
-      const compute = (await import('/compute.js')).startCompute();
-      const call = (op, args) => compute.call(op, args);
-      const info = await call('init', { model: await (await fetch(modelUrl)).arrayBuffer(), singleThreaded: single });
-      await call('setTask', { task: t, index: 0 });
-      const S = info.imageSize, pictures = [];
-      for (let i = 0; i <= n; i++) {
-        const rgba = new Uint8ClampedArray(S * S * 4).map((_, j) => (j % 4 === 3 ? 255 : (i * 31 + j * 7) & 255));
-        pictures.push({ rgba, width: S, height: S });
-      }
-      await call('encode', { images: pictures.slice(0, 1) }); // warm-up
-      const { seconds } = await call('encode', { images: pictures.slice(1) });
-      const D = info.embedDim, B = 16, features = new Float32Array(B * D), labels = new Uint8Array(B);
-      for (let b = 0; b < B; b++) {
-        let norm = 0;
-        for (let d = 0; d < D; d++) norm += (features[b * D + d] = Math.sin(7 * b + d)) ** 2;
-        for (let d = 0; d < D; d++) features[b * D + d] /= Math.sqrt(norm);
-        labels[b] = b % classes.length;
-      }
-      await call('setSamples', { which: 0, features, labels });
-      const times = [];
-      for (let i = 0; i <= s; i++) {
-        const round = await call('round', { frame: Uint8Array.from(g).buffer });
-        if (i > 0) times.push(round.stepMs); // the first round warms up
-      }
-      compute.stop();
-      times.sort((a, b) => a - b);
-      return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
-    }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,
-      globalFrame, single: singleThreaded });
-    console.log(`chromium ${r.threaded ? 'threaded' : 'single-threaded'}: images_per_s=${r.imagesPerS.toFixed(3)} ` +
-      `step_ms=${r.stepMs.toFixed(3)}`);
+// Chromium's renderer processes, this process's descendants: {pid: {hwm, rss}} in KiB
+function renderers() {
+  const parent = new Map(), found = {};
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (name) state ppid ..."
+      parent.set(pid, stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      // it ended meanwhile
+    }
   }
+  const mine = (pid) => {
+    for (let p = parent.get(pid); p && p !== '0'; p = parent.get(p)) if (p === String(process.pid)) return true;
+    return false;
+  };
+  for (const pid of parent.keys()) {
+    try {
+      if (!mine(pid) || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kib = (field) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))[1]);
+      found[pid] = { hwm: kib('VmHWM'), rss: kib('VmRSS') };
+    } catch {
+      // it ended meanwhile
+    }
+  }
+  return found;
+}
+
+// The page's renderer (the one that grew most: it holds the model) after a
+// run, and its resident memory before: {peak, idle} in MiB
+function pageMemory(before) {
+  const after = Object.entries(renderers());
+  if (!after.length) throw new Error('no Chromium renderer process found under this one');
+  const [pid, { hwm }] = after.reduce((a, b) => (b[1].hwm > a[1].hwm ? b : a));
+  return { peak: hwm / 1024, idle: (before[pid] ? before[pid].rss : 0) / 1024 };
+}
+
+// fn(page) in a fresh browser (so that its processes' peaks are this run's)
+async function inBrowser(fn) {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox',
+    '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'] });
+  try {
+    return await fn(await browser.newPage());
+  } finally {
+    await browser.close();
+  }
+}
+
+try {
+  for (const singleThreaded of [true, false]) {
+    const [r, memory] = await inBrowser(async (page) => {
+      await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
+      const idle = renderers();
+      const result = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g,
+        single }) => {
+        const compute = (await import('/compute.js')).startCompute();
+        const call = (op, args, transfer) => compute.call(op, args, null, transfer);
+        const model = await (await fetch(modelUrl)).arrayBuffer();
+        const info = await call('init', { model, singleThreaded: single }, [model]);
+        await call('setTask', { task: t, index: 0 });
+        const S = info.imageSize, pictures = [];
+        for (let i = 0; i <= n; i++) {
+          const rgba = new Uint8ClampedArray(S * S * 4).map((_, j) => (j % 4 === 3 ? 255 : (i * 31 + j * 7) & 255));
+          pictures.push({ rgba, width: S, height: S });
+        }
+        await call('encode', { images: pictures.slice(0, 1) }); // warm-up
+        const { seconds } = await call('encode', { images: pictures.slice(1) });
+        const D = info.embedDim, B = 16, features = new Float32Array(B * D), labels = new Uint8Array(B);
+        for (let b = 0; b < B; b++) {
+          let norm = 0;
+          for (let d = 0; d < D; d++) norm += (features[b * D + d] = Math.sin(7 * b + d)) ** 2;
+          for (let d = 0; d < D; d++) features[b * D + d] /= Math.sqrt(norm);
+          labels[b] = b % classes.length;
+        }
+        await call('setSamples', { which: 0, features, labels });
+        const times = [];
+        for (let i = 0; i <= s; i++) {
+          const round = await call('round', { frame: Uint8Array.from(g).buffer });
+          if (i > 0) times.push(round.stepMs); // the first round warms up
+        }
+        compute.stop();
+        times.sort((a, b) => a - b);
+        return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
+      }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,
+        globalFrame, single: singleThreaded });
+      return [result, pageMemory(idle)];
+    });
+    console.log(`chromium ${r.threaded ? 'threaded' : 'single-threaded'}: images_per_s=${r.imagesPerS.toFixed(3)} ` +
+      `step_ms=${r.stepMs.toFixed(3)} peak_rss_mib=${memory.peak.toFixed(1)} idle_rss_mib=${memory.idle.toFixed(1)}`);
+  }
+  // the page as a volunteer opens it: it downloads the model, checks its
+  // sha256, stores it (IndexedDB) and loads it into its worker; or it shows
+  // an error, printed instead of the time (its memory is up to the error)
+  const [ready, memory] = await inBrowser(async (page) => {
+    const started = Date.now();
+    await page.goto(`${base}/`);
+    await page.waitForFunction(() => document.getElementById('model').textContent.includes('WebAssembly') ||
+      !document.getElementById('error').hidden, null, { timeout: 600e3, polling: 100 });
+    const seconds = (Date.now() - started) / 1e3;
+    const error = await page.evaluate(() => !document.getElementById('error').hidden &&
+      document.getElementById('error').textContent);
+    return [error ? `error=${JSON.stringify(error)}` : `ready_s=${seconds.toFixed(3)}`, pageMemory({})];
+  });
+  console.log(`chromium page: ${ready} peak_rss_mib=${memory.peak.toFixed(1)}`);
 } finally {
-  await browser.close();
   aggregator.kill('SIGTERM');
 }

@@ -16,7 +16,7 @@ mkdir -p "$work"
 python=/usr/bin/python3
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
+. tools/bench/figures.sh
 . tools/port_file.sh
 
 rows=()

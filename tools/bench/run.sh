@@ -2,34 +2,32 @@
 # make bench: benchmarks, never tests. Times one SDFed local step (batch 16,
 # S_s 8, S_l 16, C = 10 and 100) in the C core and in PyTorch (CPU, fp32,
 # 2 threads) on the same weights and shapes in this same run, and prints the
-# ratio; then the aggregator under load (load.sh) and the browser client in
-# Chromium next to native (browser.mjs). Models: the reference mini-vit, and a ViT-B/16-shaped text tower
-# (width 512, 12 layers, vocabulary 49408) with random weights; each in F32
-# and Q8_0 (PyTorch runs the F32 weights: it is the peer for both).
+# ratio; then the aggregator under load (load.sh), the browser client in
+# Chromium next to native (browser.mjs), a host's folder of images through
+# the feature cache (folder.sh) and what each model size costs a volunteer
+# (volunteer.sh). Models (tools/bench/models.sh): the reference mini-vit,
+# and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
+# with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
+# it is the peer for both).
 #   tools/bench/run.sh [STEPS]      (medians over STEPS timed steps, default 5)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 steps=${1:-5}
-clip=../shared/clip
 out=build/bench
 mkdir -p "$out"
 python=/usr/bin/python3
 
-# the ViT-B/16-shaped text tower (the image tower is kept tiny: not timed)
-if [ ! -f "$out/vitb16-text.safetensors" ]; then
-  echo "making a random ViT-B/16-shaped text tower..."
-  "$python" tools/make_random_clip.py "$out/vitb16-text.safetensors" --embed-dim 512 --text-width 512 \
-    --text-layers 12 --vision-width 64 --vision-layers 1 --patch-size 16 --image-size 32
-fi
-declare -A source=([mini-vit]="$clip/mini-vit.openai.safetensors" [vitb16-text]="$out/vitb16-text.safetensors")
+. tools/bench/models.sh
+. tools/bench/figures.sh
+
+# the ViT-B/16-shaped text tower keeps its image tower tiny: it is not timed
+declare -A source=()
 for model in mini-vit vitb16-text; do
+  source[$model]=$(bench_source "$model")
   for type in f32 q8_0; do
-    [ -f "$out/$model.$type.gguf" ] || build/sdfed convert --in "${source[$model]}" \
-      --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" --out "$out/$model.$type.gguf" --type "$type" >/dev/null
+    bench_model "$model" "$type" >/dev/null
   done
 done
-
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -n 1; }
 
 rows=()
 for model in mini-vit vitb16-text; do
@@ -62,15 +60,8 @@ bash tools/bench/load.sh
 echo
 [ -d tests/browser/node_modules/playwright-core ] ||
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
-if [ ! -f "$out/vitb16.q8_0.gguf" ]; then
-  echo "making a random ViT-B/16-shaped CLIP (both towers)..."
-  "$python" tools/make_random_clip.py "$out/vitb16.safetensors" --embed-dim 512 --text-width 512 --text-layers 12 \
-    --vision-width 768 --vision-layers 12 --patch-size 16 --image-size 224
-  build/sdfed convert --in "$out/vitb16.safetensors" --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" \
-    --out "$out/vitb16.q8_0.gguf" --type q8_0 >/dev/null
-fi
 browser_rows=()
-for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$out/vitb16.q8_0.gguf:4"; do
+for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$(bench_model vitb16 q8_0):4"; do
   IFS=: read -r name file images <<<"$spec"
   echo "== $name in Chromium and natively"
   native=$(build/bench_step --model "$file" --classes tools/bench/classes.txt --n-classes 10 --steps "$steps" \
@@ -82,7 +73,7 @@ for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$out/vitb16.q8_
     variant=$(sed -E 's/chromium ([a-z-]+):.*/\1/' <<<"$line")
     img=$(echo "$line" | field images_per_s) step=$(echo "$line" | field step_ms)
     browser_rows+=("| $name | $variant | $img | $step | $native_img | $native_step | $(awk -v a="$native_img" -v b="$img" 'BEGIN { printf "%.1fx", a / b }') | $(awk -v a="$step" -v b="$native_step" 'BEGIN { printf "%.1fx", a / b }') |")
-  done < <(grep '^chromium' "$out/browser-$name.log")
+  done < <(grep '^chromium.*images_per_s' "$out/browser-$name.log")
 done
 echo
 echo "The browser: image features per second (one image at a time, the model's input size) and one SDFed step"
@@ -90,3 +81,7 @@ echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm
 echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
+echo
+bash tools/bench/folder.sh
+echo
+bash tools/bench/volunteer.sh
