@@ -23,7 +23,7 @@ out=build/bench
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 # images encoded per run (the warm-up one aside) and SDFed steps timed
-declare -A images=([tiny]=200 [vitb32]=12 [vitb16]=6)
+declare -A images=([tiny]=200 [vitb32]=20 [vitb16]=10)
 steps=3
 # the figures of runs of a build: one log line each, one figure a line
 figure() { grep "^chromium $1:" | field "$2" | median; }
