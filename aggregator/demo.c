@@ -99,15 +99,46 @@ static int files_json(sdfed_sink *sink, const int *ids, int n, const char *const
     return sink->write(sink->ctx, "]", 1) ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
 }
 
-/* "name": {"labels": [...], "pixels" | "files": ...} for the listed images */
+/* "images": [{"width", "height", "channels", "pixels": "<base64>"}, ...]:
+ * the listed images decoded and turned into their domains */
+static int images_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
+    if (sink->write(sink->ctx, ", \"images\": [", 13)) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        sdfed_image image;
+        uint8_t *owned;
+        int rc = fed_data_image(f, test, ids[i], &image, &owned, err);
+        if (rc) return rc;
+        int failed = sdfed_sink_printf(*sink, "%s{\"width\": %d, \"height\": %d, \"channels\": %d, \"pixels\": \"",
+                                       i ? ", " : "", image.width, image.height, image.channels) ||
+                     base64(sink, image.pixels, (size_t)image.width * image.height * image.channels) ||
+                     sink->write(sink->ctx, "\"}", 2);
+        free(owned);
+        if (failed) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    }
+    return sink->write(sink->ctx, "]", 1) ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
+}
+
+/* ", "domains": [...]": the listed images' domains */
+static int domains_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *domains) {
+    int failed = sink->write(sink->ctx, ", \"domains\": [", 14);
+    for (int i = 0; i < n && !failed; i++) failed = sdfed_sink_printf(*sink, "%s%d", i ? ", " : "", domains[ids[i]]);
+    return failed || sink->write(sink->ctx, "]", 1);
+}
+
+/* "name": {"labels": [...], "pixels" | "files" | "images": ..., "domains"} for the listed images */
 static int split_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
     if (sdfed_sink_printf(*sink, "%s\"%s\": {", test ? ", " : "", test ? "test" : "train") ||
         labels_json(sink, ids, n, test ? f->test_labels : f->train_labels))
         return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
-    int rc = f->train_paths ? files_json(sink, ids, n, test ? f->test_paths : f->train_paths, err)
-             : pixels_json(sink, ids, n, test ? f->test_pixels : f->train_pixels, (size_t)f->rows * f->cols)
-                 ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory")
-                 : SDFED_OK;
+    const uint8_t *domains = test ? f->test_domains : f->train_domains;
+    int rc = !f->train_paths
+                 ? pixels_json(sink, ids, n, test ? f->test_pixels : f->train_pixels, (size_t)f->rows * f->cols)
+                       ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory")
+                       : SDFED_OK
+             : domains ? images_json(sink, f, test, ids, n, err)
+                       : files_json(sink, ids, n, test ? f->test_paths : f->train_paths, err);
+    if (rc == SDFED_OK && domains && domains_json(sink, ids, n, domains))
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     if (rc == SDFED_OK && sink->write(sink->ctx, "}", 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     return rc;
 }

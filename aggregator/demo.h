@@ -8,7 +8,8 @@
  * grey pixels ("width", "height", "pixels": base64 of them all), a folder
  * dataset's as its image files as they are ("files": base64 of each, read
  * when the shard is asked for), which the page decodes as it decodes a
- * volunteer's own files. */
+ * volunteer's own files; a folder dataset in derived domains as each
+ * image's pixels in its domain ("images"), with "domains" listing them. */
 #ifndef SDFED_AGGREGATOR_DEMO_H
 #define SDFED_AGGREGATOR_DEMO_H
 

@@ -12,7 +12,6 @@
 
 #include "clip/image_encoder.h"
 #include "native/clock.h"
-#include "native/image_decode.h"
 #include "native/paths.h"
 
 #define CHUNK 256
@@ -36,23 +35,13 @@ const char *feature_cache_default_dir(void) {
 }
 
 /* Encodes images [first, first + n) of src into out (n, D), unit length;
- * decoded[] holds the pixels of files while they are encoded. */
+ * owned[] holds what src allocated for them while they are encoded. */
 static int encode_chunk(const native_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
-                        float *out, sdfed_image *images, uint8_t **decoded, sdfed_arena *arena, sdfed_error *err) {
+                        float *out, sdfed_image *images, uint8_t **owned, sdfed_arena *arena, sdfed_error *err) {
     int rc = SDFED_OK;
-    for (int i = 0; i < n && rc == SDFED_OK; i++) {
-        if (!src->paths) {
-            images[i] = (sdfed_image){src->pixels + (size_t)(first + i) * src->rows * src->cols, src->cols, src->rows,
-                                      1, (size_t)src->cols};
-            continue;
-        }
-        int width, height, channels;
-        rc = sdfed_image_decode_file(src->paths[first + i], &decoded[i], &width, &height, &channels, err);
-        if (rc == SDFED_OK)
-            images[i] = (sdfed_image){decoded[i], width, height, channels, (size_t)width * (size_t)channels};
-    }
+    for (int i = 0; i < n && rc == SDFED_OK; i++) rc = src->image(src->ctx, first + i, &images[i], &owned[i], err);
     if (rc == SDFED_OK) rc = sdfed_image_features(&m->clip, k, images, n, out, arena, err);
-    for (int i = 0; src->paths && i < n; i++) free(decoded[i]), decoded[i] = NULL;
+    for (int i = 0; i < n; i++) free(owned[i]), owned[i] = NULL;
     return rc;
 }
 
@@ -94,7 +83,7 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
         return SDFED_OK;
     }
     sdfed_image images[CHUNK];
-    uint8_t *decoded[CHUNK] = {0};
+    uint8_t *owned[CHUNK] = {0};
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     double t0 = native_clock_seconds(native_clock_monotonic_ns()), last = 0;
@@ -103,7 +92,7 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
         int n = src->n - (int)h.done < CHUNK ? src->n - (int)h.done : CHUNK;
         float *chunk = out + (size_t)h.done * D;
         sdfed_arena_reset(&arena);
-        rc = encode_chunk(m, k, src, (int)h.done, n, chunk, images, decoded, &arena, err);
+        rc = encode_chunk(m, k, src, (int)h.done, n, chunk, images, owned, &arena, err);
         if (rc) break;
         /* the data first, then the count that makes it visible */
         if (fseek(f, (long)(sizeof h + sizeof(float) * (size_t)D * h.done), SEEK_SET) ||

@@ -8,17 +8,17 @@
 
 #include <stdint.h>
 
+#include "clip/image_preprocess.h"
 #include "native/model.h"
 
-/* The images to encode: n grey images of rows x cols, image i at
- * pixels + i * rows * cols (already transformed into its domain); or, with
- * paths, n image files (native/image_decode.h), decoded as they are
- * encoded. */
+/* The images to encode: n of them; image(ctx, i, ...) gives image i in
+ * *out and, in *owned (freed with free() once it is encoded), what it
+ * allocated for it, or NULL. */
 typedef struct feature_source {
     const char *name; /* file name stem, e.g. "fashion-mnist-train-30000-59999" */
-    int n, rows, cols;
-    const uint8_t *pixels;
-    char *const *paths; /* or NULL */
+    int n;
+    int (*image)(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err);
+    const void *ctx;
 } feature_source;
 
 /* The default cache folder: $SDFED_CACHE, else $XDG_CACHE_HOME/sdfed, else

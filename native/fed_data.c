@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/domain.h"
 #include "data/idx.h"
 #include "native/dataset_file.h"
 #include "native/feature_cache.h"
+#include "native/image_decode.h"
 #include "native/image_folder.h"
 
 /* The federation's slice of Fashion-MNIST's training set. */
@@ -23,18 +25,10 @@ typedef struct storage {
     int held_out;
 } storage;
 
-/* Gives each of n images a domain and its transformed pixels. */
-static int make_domains(int n, const uint8_t *pixels, int rows, int cols, uint64_t stream, uint8_t **domains,
-                        uint8_t **out, sdfed_error *err) {
-    size_t per = (size_t)rows * cols;
-    *domains = malloc((size_t)n);
-    *out = malloc(per * (size_t)n);
-    if (!*domains || !*out) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-    int rc = sdfed_domain_assign(n, SDFED_DOMAINS, DOMAIN_SEED + stream, *domains, err);
-    for (int i = 0; i < n && rc == SDFED_OK; i++)
-        rc = sdfed_domain_apply((*domains)[i], pixels + per * i, rows, cols, DOMAIN_SEED + stream, (uint64_t)i,
-                                *out + per * i, err);
-    return rc;
+/* Gives each of n images a domain (stream: 0 train, 1 test). */
+static int assign_domains(int n, int stream, uint8_t **domains, sdfed_error *err) {
+    if (!(*domains = malloc((size_t)n + 1))) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    return sdfed_domain_assign(n, SDFED_DOMAINS, DOMAIN_SEED + (uint64_t)stream, *domains, err);
 }
 
 /* A folder dataset: its two splits, the test classes matched to the train ones. */
@@ -71,6 +65,10 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     out->storage = s;
     if (strcmp(task->dataset, "folder") == 0) {
         int rc = load_folders(task, data_dir, s, out, err);
+        /* a volunteer's own images stay as they are */
+        if (rc == SDFED_OK && task->partition.kind == SDFED_PARTITION_DOMAINS && !data_dir)
+            if ((rc = assign_domains(out->n_train, 0, &out->train_domains, err)) == SDFED_OK)
+                rc = assign_domains(out->n_test, 1, &out->test_domains, err);
         if (rc) fed_data_free(out);
         return rc;
     }
@@ -93,41 +91,92 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     out->test_labels = s->test.labels;
     out->train_pixels = s->train.pixels + per * POOL_FIRST;
     out->test_pixels = s->test.pixels;
-    if (task->partition.kind == SDFED_PARTITION_DOMAINS) {
-        rc = make_domains(out->n_train, out->train_pixels, out->rows, out->cols, 0, &out->train_domains,
-                          &s->domain_pixels[0], err);
-        if (rc == SDFED_OK)
-            rc = make_domains(out->n_test, out->test_pixels, out->rows, out->cols, 1, &out->test_domains,
-                              &s->domain_pixels[1], err);
-        out->train_pixels = s->domain_pixels[0], out->test_pixels = s->domain_pixels[1];
-    }
+    if (task->partition.kind == SDFED_PARTITION_DOMAINS) /* every image in its domain, once */
+        for (int split = 0; split < 2 && rc == SDFED_OK; split++) {
+            int n = split ? out->n_test : out->n_train;
+            const uint8_t **pixels = split ? &out->test_pixels : &out->train_pixels;
+            uint8_t **domains = split ? &out->test_domains : &out->train_domains;
+            if (!(s->domain_pixels[split] = malloc(per * (size_t)n + 1))) {
+                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+                break;
+            }
+            rc = assign_domains(n, split, domains, err);
+            for (int i = 0; i < n && rc == SDFED_OK; i++)
+                rc = sdfed_domain_apply((*domains)[i], *pixels + per * i, out->rows, out->cols, 1,
+                                        DOMAIN_SEED + (uint64_t)split, (uint64_t)i, s->domain_pixels[split] + per * i,
+                                        err);
+            *pixels = s->domain_pixels[split];
+        }
     if (rc) fed_data_free(out);
     return rc;
+}
+
+int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+    *owned = NULL;
+    const char *const *paths = test ? d->test_paths : d->train_paths;
+    if (!paths) { /* Fashion-MNIST's pixels, already in their domains */
+        const uint8_t *pixels = test ? d->test_pixels : d->train_pixels;
+        *out = (sdfed_image){pixels + (size_t)i * d->rows * d->cols, d->cols, d->rows, 1, (size_t)d->cols};
+        return SDFED_OK;
+    }
+    uint8_t *decoded;
+    int width, height, channels;
+    int rc = sdfed_image_decode_file(paths[i], &decoded, &width, &height, &channels, err);
+    if (rc) return rc;
+    const uint8_t *domains = test ? d->test_domains : d->train_domains;
+    if (domains) {
+        uint8_t *original = decoded;
+        decoded = malloc((size_t)width * height * channels);
+        rc = decoded ? sdfed_domain_apply(domains[i], original, height, width, channels, DOMAIN_SEED + (uint64_t)test,
+                                          (uint64_t)i, decoded, err)
+                     : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        free(original);
+        if (rc) {
+            free(decoded);
+            return rc;
+        }
+        if (domains[i] == SDFED_DOMAIN_ROTATED) {
+            int rotated_width = height;
+            height = width, width = rotated_width;
+        }
+    }
+    *owned = decoded;
+    *out = (sdfed_image){decoded, width, height, channels, (size_t)width * channels};
+    return SDFED_OK;
+}
+
+/* The feature cache's view of a split: its images as the model sees them. */
+typedef struct split_images {
+    const fed_data *data;
+    int test;
+} split_images;
+
+static int split_image(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+    const split_images *split = ctx;
+    return fed_data_image(split->data, split->test, i, out, owned, err);
 }
 
 int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
     int rc = fed_data_load_images(task, data_dir, out, err);
     if (rc) return rc;
-    int domains = task->partition.kind == SDFED_PARTITION_DOMAINS;
+    const char *domains = out->train_domains ? "-domains" : "";
     out->dim = m->clip.cfg.embed_dim;
     int n[2] = {out->n_train, out->n_test};
-    const uint8_t *pixels[2] = {out->train_pixels, out->test_pixels};
     float **features[2] = {&out->train_features, &out->test_features};
     storage *s = out->storage;
-    int folder = strcmp(task->dataset, "folder") == 0;
     for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
         char name[128], digest[65];
-        if (folder) { /* named by what is in it */
+        if (out->train_paths) { /* named by what is in it */
             rc = image_folder_digest(&s->folder[i], digest, err);
-            snprintf(name, sizeof name, "folder-%s-%.32s", i ? "test" : "train", digest);
+            snprintf(name, sizeof name, "folder-%s-%.32s%s", i ? "test" : "train", digest, domains);
         } else {
-            snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999",
-                     domains ? "-domains" : "");
+            snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999", domains);
         }
         *features[i] = malloc(sizeof(float) * ((size_t)n[i] * out->dim + 1));
         if (!*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        feature_source src = {name, n[i], out->rows, out->cols, pixels[i], folder ? s->folder[i].paths : NULL};
+        split_images split = {out, i};
+        feature_source src = {name, n[i], split_image, &split};
         if (rc == SDFED_OK)
             rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
                                     *features[i], err);

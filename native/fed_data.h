@@ -4,7 +4,8 @@
  * trained the default model), each image turned into one of the four
  * derived domains when the task has domains; for a folder dataset
  * (native/image_folder.h), its train and test folders, or one folder and
- * its held-out test images. Every image's unit-length feature under the
+ * its held-out test images, each image seen in its domain when the task has
+ * domains (not a volunteer's own images). Every image's unit-length feature under the
  * model comes from the feature cache (a folder's cache is named by its
  * content digest, so a changed folder is encoded again). */
 #ifndef SDFED_NATIVE_FED_DATA_H
@@ -12,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "clip/image_preprocess.h"
 #include "native/model.h"
 #include "fed/task.h"
 
@@ -39,6 +41,10 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
  * feature_cache_default_dir()). */
 int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
+/* Image i of the training (test 0) or the test split (test 1) as the model
+ * sees it, in its domain: *owned (free()) holds what was decoded for it, or
+ * NULL when its pixels are the data's own. */
+int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err);
 /* A folder dataset's task that names no classes takes the folders' names
  * (sdfed_task_set_classes); other tasks stay as they are. */
 int fed_data_task_classes(sdfed_task *task, const fed_data *d, sdfed_error *err);

@@ -51,20 +51,25 @@ async function encodeAndKeep(images, labels, test, extra) {
   await useDataset(dataset);
 }
 
-// A demo shard's images: Fashion-MNIST's grey pixels, or a folder dataset's
-// files, decoded as the volunteer's own files are.
+// A demo shard's images: Fashion-MNIST's grey pixels, a folder dataset's
+// files (decoded as the volunteer's own files are), or, when the task sees
+// images in derived domains, each image's pixels in its domain.
 function shardImages(shard, split) {
-  if (split.files) return split.files.map((b64) => ({ blob: new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))]) }));
-  const pixels = Uint8Array.from(atob(split.pixels), (c) => c.charCodeAt(0)), per = shard.width * shard.height;
-  return split.labels.map((_, i) => {
-    const rgba = new Uint8ClampedArray(per * 4);
-    for (let p = 0; p < per; p++) {
-      const v = pixels[i * per + p];
-      rgba[4 * p] = rgba[4 * p + 1] = rgba[4 * p + 2] = v;
-      rgba[4 * p + 3] = 255;
-    }
-    return { rgba, width: shard.width, height: shard.height };
-  });
+  const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  if (split.files) return split.files.map((b64) => ({ blob: new Blob([bytes(b64)]) }));
+  if (split.images) return split.images.map((im) => rgbaImage(bytes(im.pixels), 0, im.width, im.height, im.channels));
+  const pixels = bytes(split.pixels), per = shard.width * shard.height;
+  return split.labels.map((_, i) => rgbaImage(pixels, i * per, shard.width, shard.height, 1));
+}
+
+// An image of grey (1 channel) or RGB (3) pixels from offset on, as RGBA.
+function rgbaImage(pixels, offset, width, height, channels) {
+  const n = width * height, rgba = new Uint8ClampedArray(n * 4);
+  for (let p = 0; p < n; p++) {
+    for (let c = 0; c < 3; c++) rgba[4 * p + c] = pixels[offset + p * channels + (channels === 1 ? 0 : c)];
+    rgba[4 * p + 3] = 255;
+  }
+  return { rgba, width, height };
 }
 
 export async function takeDemoShard() {

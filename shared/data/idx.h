@@ -1,6 +1,5 @@
-/* IDX files (the MNIST / Fashion-MNIST format) parsed from memory, the
- * labelled image set they make, and the four image "domains" of the
- * multi-domain setting.
+/* IDX files (the MNIST / Fashion-MNIST format) parsed from memory and the
+ * labelled image set they make.
  *
  * IDX: a big-endian header, then the data. Only unsigned-byte files are
  * read here:
@@ -51,38 +50,5 @@ int sdfed_idx_dataset(const uint8_t *images, size_t images_size, const uint8_t *
 
 /* Frees owned_images and owned_labels (free()) and zeroes *ds. */
 void sdfed_dataset_free(sdfed_dataset *ds);
-
-/* ---- domains -------------------------------------------------------------
- * The multi-domain setting sees every image through one of four fixed
- * transforms (v is a pixel, 0..255):
- *   0 ORIGINAL      v
- *   1 INVERTED      255 - v
- *   2 ROTATED       rotated 90 degrees clockwise: out (cols, rows) with
- *                   out[r][c] = in[rows - 1 - c][r]; the caller's rows and
- *                   cols swap (28 x 28 stays 28 x 28)
- *   3 LOW_CONTRAST  clamp(64 + v / 2 + e, 0, 255), v / 2 rounded down, e an
- *                   integer uniform in [-16, 16]: e = below(33) - 16 drawn
- *                   pixel by pixel in row-major order from
- *                   sdfed_rng_seed_stream(seed, image_index). The result
- *                   lies in 48..207, so the clamp never acts on 8-bit input.
- * Each transform is a pure function of (pixels, seed, image_index). */
-enum {
-    SDFED_DOMAIN_ORIGINAL = 0,
-    SDFED_DOMAIN_INVERTED = 1,
-    SDFED_DOMAIN_ROTATED = 2,
-    SDFED_DOMAIN_LOW_CONTRAST = 3,
-    SDFED_DOMAINS = 4
-};
-extern const char *const sdfed_domain_names[SDFED_DOMAINS];
-
-/* in (rows, cols) -> out (rows, cols), or (cols, rows) for ROTATED; in and
- * out must not overlap. */
-int sdfed_domain_apply(int domain, const uint8_t *in, int rows, int cols, uint64_t seed, uint64_t image_index,
-                       uint8_t *out, sdfed_error *err);
-
-/* A domain id for each of n samples, balanced: the positions 0..n-1 are
- * shuffled with sdfed_rng_seed(seed) and the i-th of the shuffled order gets
- * domain i % n_domains (so domain sizes differ by at most one). */
-int sdfed_domain_assign(int n, int n_domains, uint64_t seed, uint8_t *domain, sdfed_error *err);
 
 #endif

@@ -562,10 +562,6 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: key 'clients' (%d) must be 4 domains x partition.clients_per_domain (%d)", t->clients,
                           t->partition.clients_per_domain);
-    if (t->partition.kind == SDFED_PARTITION_DOMAINS && strcmp(t->dataset, "fashion-mnist") != 0)
-        return sdfed_fail(err, SDFED_ERR_FORMAT,
-                          "task: partition.kind 'domains' is derived from Fashion-MNIST's images; a folder dataset "
-                          "takes 'pathological', 'dirichlet' or 'iid'");
     if (strcmp(t->dataset, "fashion-mnist") == 0 && t->n_classes > 0 && t->n_classes != SDFED_FMNIST_CLASSES)
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: key 'classes' lists %d classes; fashion-mnist's %d are needed, in label order (%s, "

@@ -15,7 +15,10 @@
 //      reload reads the model (30 MB, kept in parts) back from IndexedDB;
 //   4. a second volunteer drops a folder: its sub-folder named as a class
 //      (in another case) is matched, "pick by hand" lists the four classes,
-//      and the sub-folder that is none of them is skipped by name.
+//      and the sub-folder that is none of them is skipped by name;
+//   5. the same folder seen in derived domains (another server): a demo
+//      share arrives as pixels in their domains, and the page's features of
+//      them equal the native build's.
 //   node host_federation.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,6 +59,29 @@ for (const k of [0, 1])
     String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
 await until('2 headless clients', async () => (await h.status()).clients === 2, 120);
 
+// The largest difference between the features a page keeps of its images
+// and `sdfed encode-image`'s of the same images as files (Infinity when
+// their counts differ).
+async function largestDifference(page, files) {
+  const encoded = spawnSync(path.join(build, 'sdfed'), ['encode-image', '--model', model, '--normalize', ...files],
+    { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const native = encoded.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const stored = await page.evaluate(() => new Promise((resolve, reject) => {
+    const r = indexedDB.open('sdfed');
+    r.onerror = () => reject(r.error);
+    r.onsuccess = () => {
+      const all = r.result.transaction('datasets').objectStore('datasets').getAll();
+      all.onsuccess = () => resolve({ features: Array.from(all.result[0].features), dim: all.result[0].embedDim });
+    };
+  }));
+  if (native.length !== files.length || stored.features.length !== files.length * stored.dim) return Infinity;
+  let worst = 0;
+  native.forEach((row, i) => row.forEach((v, j) => {
+    worst = Math.max(worst, Math.abs(v - stored.features[i * stored.dim + j]));
+  }));
+  return worst;
+}
+
 const browser = await launchChromium();
 let watch = { lines: [], tail: () => '' };
 try {
@@ -89,24 +115,7 @@ try {
     writeFileSync(file, Buffer.from(b64, 'base64'));
     return file;
   });
-  const encoded = spawnSync(path.join(build, 'sdfed'), ['encode-image', '--model', model, '--normalize', ...files],
-    { encoding: 'utf8', maxBuffer: 1 << 26 });
-  const native = encoded.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
-  const stored = await page.evaluate(() => new Promise((resolve, reject) => {
-    const r = indexedDB.open('sdfed');
-    r.onerror = () => reject(r.error);
-    r.onsuccess = () => {
-      const all = r.result.transaction('datasets').objectStore('datasets').getAll();
-      all.onsuccess = () => resolve({ features: Array.from(all.result[0].features), dim: all.result[0].embedDim });
-    };
-  }));
-  let worst = Infinity;
-  if (native.length === files.length && stored.features.length === files.length * stored.dim) {
-    worst = 0;
-    native.forEach((row, i) => row.forEach((v, j) => {
-      worst = Math.max(worst, Math.abs(v - stored.features[i * stored.dim + j]));
-    }));
-  }
+  const worst = await largestDifference(page, files);
   check(worst <= 1e-4, `the page's features of the ${files.length} files equal the native ones (largest difference ` +
     `${worst.toExponential(2)}, at most 1e-4)`);
   await shot(page, '02-features');
@@ -164,6 +173,44 @@ try {
   const note = await again.locator('#groups .skipped').innerText();
   check(/"kangaroo" is none of this federation's classes/.test(note), `the other sub-folder is skipped by name: ${note}`);
   await shot(again, '05-own-folder');
+
+  // 5. a federation that sees its images in derived domains: a demo share arrives as pixels in their
+  // domains (shares 0 and 1 taken first, so the page's is share 2, its images rotated), which the page
+  // encodes as the native build encodes the same pixels written as PNGs
+  await h.stopAggregator();
+  const domainsTask = path.join(data, 'domains.json');
+  writeFileSync(domainsTask, JSON.stringify({ ...task, clients: 4, clients_per_round: 4,
+    partition: { kind: 'domains', clients_per_domain: 1 } }));
+  h.port = 0; // a server of its own: another origin, another IndexedDB
+  await h.startAggregator('aggregator-domains', ['--task', domainsTask, '--state', path.join(out, 'state-domains'),
+    '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+  for (const k of [0, 1]) check((await (await fetch(`${h.base}/demo/shard`)).json()).shard === k, `demo share ${k} taken`);
+  const third = await (await browser.newContext()).newPage();
+  await third.goto(`${h.base}/`);
+  await until('the domains page', async () => (await third.evaluate(() => document.body.dataset.stage)) === 'empty', 60);
+  await third.click('#demo');
+  await until('the domains share', async () => (await third.evaluate(() => document.body.dataset.stage)) === 'ready', 180);
+  const rotated = await (await fetch(`${h.base}/demo/shard?k=2`)).json();
+  const images = [...rotated.train.images, ...rotated.test.images];
+  const pngs = path.join(out, 'domains-shard-2');
+  mkdirSync(pngs, { recursive: true });
+  const written = spawnSync('/usr/bin/python3', ['-c', `
+import base64, json, os, sys
+import numpy as np
+from PIL import Image
+for i, im in enumerate(json.load(sys.stdin)):
+    shape = (im["height"], im["width"]) + ((im["channels"],) if im["channels"] > 1 else ())
+    pixels = np.frombuffer(base64.b64decode(im["pixels"]), np.uint8).reshape(shape)
+    Image.fromarray(pixels).save(os.path.join(sys.argv[1], "%04d.png" % i))
+`, pngs], { input: JSON.stringify(images), encoding: 'utf8' });
+  const pngFiles = readdirSync(pngs).sort().map((f) => path.join(pngs, f));
+  const summary3 = await third.locator('#data-summary').innerText();
+  check(written.status === 0 && rotated.train.domains.every((d) => d === 2) && /demo share 2/.test(summary3),
+    `the page took share 2, its images rotated: ${summary3} ${written.stderr || ''}`);
+  const worstRotated = await largestDifference(third, pngFiles);
+  check(worstRotated <= 1e-4, `the page's features of the share's ${images.length} rotated images equal the native ` +
+    `ones (largest difference ${worstRotated.toExponential(2)}, at most 1e-4)`);
+  await shot(third, '06-domains');
   writeFileSync(path.join(out, 'console.log'), watch.lines.join('\n'));
 } catch (e) {
   check(false, e.message);

@@ -140,8 +140,6 @@ expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf
     bad "task init with a model that is not a CLIP GGUF: $(cat "$work/bad.log")"; }
 task "$work/both.json" '{"dataset": {"train": "a", "folder": "b"}}'
 expect_error "a dataset with both forms" "$work/both.json" "key 'dataset' must be"
-task "$work/domains.json" '{"dataset": {"folder": "x", "test_fraction": 0.2}, "partition": {"kind": "domains"}, "clients": 8, "clients_per_round": 8}'
-expect_error "domains on a folder" "$work/domains.json" "partition.kind 'domains'"
 
 echo "folder-dataset: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

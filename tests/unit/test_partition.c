@@ -10,6 +10,7 @@
 
 #include "base/rng.h"
 #include "check.h"
+#include "data/domain.h"
 #include "data/idx.h"
 #include "data/partition.h"
 
@@ -336,30 +337,32 @@ static void test_domains(void) {
     const uint8_t in[6] = {0, 10, 20, 200, 255, 1};
     uint8_t out[6];
     sdfed_error err = {0};
-    CHECK(sdfed_domain_apply(SDFED_DOMAIN_ORIGINAL, in, 2, 3, 1, 0, out, &err) == SDFED_OK && !memcmp(out, in, 6),
+    CHECK(sdfed_domain_apply(SDFED_DOMAIN_ORIGINAL, in, 2, 3, 1, 1, 0, out, &err) == SDFED_OK && !memcmp(out, in, 6),
           "original");
     const uint8_t inverted[6] = {255, 245, 235, 55, 0, 254};
-    CHECK(sdfed_domain_apply(SDFED_DOMAIN_INVERTED, in, 2, 3, 1, 0, out, &err) == SDFED_OK && !memcmp(out, inverted, 6),
+    CHECK(sdfed_domain_apply(SDFED_DOMAIN_INVERTED, in, 2, 3, 1, 1, 0, out, &err) == SDFED_OK &&
+              !memcmp(out, inverted, 6),
           "inverted");
     /* rows  0 10 20      rotated clockwise (3 x 2):  200   0
      *     200 255 1                                  255  10
      *                                                  1  20 */
     const uint8_t rotated[6] = {200, 0, 255, 10, 1, 20};
-    CHECK(sdfed_domain_apply(SDFED_DOMAIN_ROTATED, in, 2, 3, 1, 0, out, &err) == SDFED_OK && !memcmp(out, rotated, 6),
+    CHECK(sdfed_domain_apply(SDFED_DOMAIN_ROTATED, in, 2, 3, 1, 1, 0, out, &err) == SDFED_OK &&
+              !memcmp(out, rotated, 6),
           "rotated: %d %d %d %d %d %d", out[0], out[1], out[2], out[3], out[4], out[5]);
     /* four clockwise rotations of a square are the identity */
     uint8_t sq[16], r1[16], r2[16];
     for (int i = 0; i < 16; i++) sq[i] = (uint8_t)(i * 13);
-    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, sq, 4, 4, 0, 0, r1, NULL);
-    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r1, 4, 4, 0, 0, r2, NULL);
-    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r2, 4, 4, 0, 0, r1, NULL);
-    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r1, 4, 4, 0, 0, r2, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, sq, 4, 4, 1, 0, 0, r1, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r1, 4, 4, 1, 0, 0, r2, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r2, 4, 4, 1, 0, 0, r1, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, r1, 4, 4, 1, 0, 0, r2, NULL);
     CHECK(!memcmp(r2, sq, 16), "four rotations");
-    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, sq, 4, 4, 0, 0, r1, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_ROTATED, sq, 4, 4, 1, 0, 0, r1, NULL);
     CHECK(r1[3] == sq[0] && r1[15] == sq[3] && r1[0] == sq[12], "one rotation moves the corners clockwise");
 
     /* low contrast: 64 + v/2 + e, e = below(33) - 16 from stream (seed, index) */
-    CHECK(sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 7, 3, out, &err) == SDFED_OK, "low contrast");
+    CHECK(sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 1, 7, 3, out, &err) == SDFED_OK, "low contrast");
     sdfed_rng r;
     sdfed_rng_seed_stream(&r, 7, 3);
     int exact = 1;
@@ -370,13 +373,13 @@ static void test_domains(void) {
     CHECK(!memcmp(out, low, 6), "low contrast values %d %d %d %d %d %d", out[0], out[1], out[2], out[3], out[4],
           out[5]);
     uint8_t again[6], other[6];
-    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 7, 3, again, NULL);
-    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 7, 4, other, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 1, 7, 3, again, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, in, 2, 3, 1, 7, 4, other, NULL);
     CHECK(!memcmp(out, again, 6) && memcmp(out, other, 6), "noise: a function of the image index");
     uint8_t big_in[784], big_out[784];
     int lo = 255, hi = 0, noise_lo = 99, noise_hi = -99;
     for (int i = 0; i < 784; i++) big_in[i] = (uint8_t)(i % 2 ? 255 : 0);
-    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, big_in, 28, 28, 1, 12345, big_out, NULL);
+    sdfed_domain_apply(SDFED_DOMAIN_LOW_CONTRAST, big_in, 28, 28, 1, 1, 12345, big_out, NULL);
     for (int i = 0; i < 784; i++) {
         int e = big_out[i] - 64 - big_in[i] / 2;
         if (big_out[i] < lo) lo = big_out[i];
@@ -386,9 +389,29 @@ static void test_domains(void) {
     }
     CHECK(lo >= 48 && hi <= 207 && noise_lo == -16 && noise_hi == 16, "range %d..%d, noise %d..%d", lo, hi, noise_lo,
           noise_hi);
-    CHECK(sdfed_domain_apply(4, in, 2, 3, 1, 0, out, &err) == SDFED_ERR_ARG && strstr(err.message, "unknown domain"),
+    /* colour: every sample as grey bytes would be, the rotation moving whole pixels */
+    uint8_t rgb[2 * 3 * 3], rgb_out[18], plane[6], plane_out[6], grey_out[18];
+    for (int i = 0; i < 18; i++) rgb[i] = (uint8_t)(i * 29 + 7);
+    for (int d = 0; d < SDFED_DOMAINS; d++) {
+        CHECK(sdfed_domain_apply(d, rgb, 2, 3, 3, 7, 3, rgb_out, &err) == SDFED_OK, "colour %d: %s", d, err.message);
+        if (d != SDFED_DOMAIN_ROTATED) {
+            sdfed_domain_apply(d, rgb, 1, 18, 1, 7, 3, grey_out, NULL);
+            CHECK(!memcmp(rgb_out, grey_out, 18), "colour %s: the bytes' grey transform", sdfed_domain_names[d]);
+            continue;
+        }
+        for (int c = 0; c < 3; c++) {
+            for (int i = 0; i < 6; i++) plane[i] = rgb[3 * i + c];
+            sdfed_domain_apply(d, plane, 2, 3, 1, 7, 3, plane_out, NULL);
+            int same = 1;
+            for (int i = 0; i < 6; i++) same &= rgb_out[3 * i + c] == plane_out[i];
+            CHECK(same, "colour rotated: channel %d rotates as a grey image", c);
+        }
+    }
+    CHECK(sdfed_domain_apply(0, rgb, 2, 3, 5, 0, 0, rgb_out, &err) == SDFED_ERR_ARG && strstr(err.message, "channels"),
+          "5 channels: %s", err.message);
+    CHECK(sdfed_domain_apply(4, in, 2, 3, 1, 1, 0, out, &err) == SDFED_ERR_ARG && strstr(err.message, "unknown domain"),
           "domain 4: %s", err.message);
-    CHECK(sdfed_domain_apply(0, in, 0, 3, 1, 0, out, &err) == SDFED_ERR_ARG, "0 rows");
+    CHECK(sdfed_domain_apply(0, in, 0, 3, 1, 1, 0, out, &err) == SDFED_ERR_ARG, "0 rows");
 
     /* assignment: balanced, reproducible */
     uint8_t dom[103], dom2[103];

@@ -3,7 +3,8 @@
 #  1. 10 clients, 5 rounds: every round's global parameters equal, bit for
 #     bit, what `sdfed sim` computes for the same task and seed; the same
 #     with dropouts, with a task's own classes, template and prompt_init,
-#     on a folder dataset, and on colour JPEGs and PNGs with another CLIP;
+#     on a folder dataset, and on colour JPEGs and PNGs with another CLIP,
+#     also in derived domains;
 #  2. hostile inputs (adversary.mjs) are refused with their codes before the
 #     federation, which then still ends on the simulator's parameters;
 #  3. kill -9 mid-round and a restart: the run ends on the same history;
@@ -217,6 +218,46 @@ for split in ("train", "test"):
 assert shard["shard"] == 1 and "pixels" not in shard["train"], shard.keys()
 ' "$work/mixed" && ok || bad "the folder task's demo shard is not the folder's files"
 curl -s "http://127.0.0.1:$port/task" | grep -q '"demo_shards": 3' && ok || bad "/task does not offer the 3 demo shards"
+stop_server
+# --- 1f. derived domains on that folder: each image seen inverted, rotated, with low contrast or as it is, one
+# client a domain: the aggregator with 4 headless clients gives the simulator's bits; a demo shard carries its
+# images decoded and in their domains (each one checked against the transform of a file of the folder)
+/usr/bin/python3 - "$work/mixed.json" >"$work/domains.json" <<'PY'
+import json, sys
+task = json.load(open(sys.argv[1]))
+task.update({"clients": 4, "clients_per_round": 4, "partition": {"kind": "domains", "clients_per_domain": 1}})
+print(json.dumps(task))
+PY
+"$sdfed" sim --task "$work/domains.json" --out "$work/domains-sim" --cache "$cache" >"$work/domains-sim.log" 2>&1 ||
+  bad "sim of the folder in domains: $(tail -n 2 "$work/domains-sim.log")"
+ls "$cache"/*/folder-train-*-domains.features >/dev/null 2>&1 && ok || bad "no feature cache of the folder in domains"
+model=$other_model
+start_server domains "$work/domains.json" "$work/domains-state" && start_clients domains 4 && wait_done domains 180
+model=$tiny_model
+[ -n "$(sim_history "$work/domains-sim")" ] && [ "$(history "$work/domains-state")" = "$(sim_history "$work/domains-sim")" ] &&
+  ok || bad "on the folder in domains the aggregator's history differs from sdfed sim's"
+/usr/bin/python3 -c '
+import base64, glob, json, sys, urllib.request
+import numpy as np
+from PIL import Image
+files = [np.asarray(Image.open(f)) for f in glob.glob(sys.argv[1] + "/*/*/*")]
+def transforms(a):  # the domains a file can be seen in, but low contrast, whose noise is drawn
+    return [a, 255 - a, np.rot90(a, -1)]
+seen = {(d, x.shape, x.tobytes()) for a in files for d, x in enumerate(transforms(a))}
+for k in range(4):  # client k is the one of domain k
+    shard = json.load(urllib.request.urlopen("http://127.0.0.1:%s/demo/shard?k=%d" % (sys.argv[2], k)))
+    assert shard["shard"] == k and "files" not in shard["train"], shard.keys()
+    for split in ("train", "test"):
+        s = shard[split]
+        assert len(s["images"]) == len(s["labels"]) == len(s["domains"]) > 0 and set(s["domains"]) == {k}, (k, split)
+        for image in s["images"]:
+            shape = (image["height"], image["width"]) + ((image["channels"],) if image["channels"] > 1 else ())
+            x = np.frombuffer(base64.b64decode(image["pixels"]), np.uint8).reshape(shape)
+            if k < 3:
+                assert (k, x.shape, x.tobytes()) in seen, (split, k, x.shape)
+            else:  # 64 + v / 2 + e, e in -16..16, for one of the files
+                assert any(a.shape == x.shape and np.all(np.abs(x.astype(int) - 64 - a // 2) <= 16) for a in files), shape
+' "$work/mixed" "$port" >"$work/domains-shard.log" 2>&1 && ok || bad "the demo shards of the folder in domains: $(tail -n 3 "$work/domains-shard.log")"
 stop_server
 # a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
 # federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name
