@@ -27,6 +27,10 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
     file_map_close(&f);
     if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);
+    if (rc == SDFED_OK && strcmp(task->dataset, "folder") == 0 && !task->data_train[0])
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT,
+                        "task: key 'dataset': \"folder\" names no folders; a host's task names them: "
+                        "{\"train\": DIR, \"test\": DIR} or {\"folder\": DIR, \"test_fraction\": F}");
     if (rc) {
         sdfed_task_free(task);
         return sdfed_fail_context(err, rc, "%s", path);

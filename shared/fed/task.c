@@ -230,13 +230,17 @@ static int read_partition(reader *r, int obj, sdfed_task *t) {
     return rc;
 }
 
-/* "fashion-mnist", {"train": DIR, "test": DIR} or {"folder": DIR, "test_fraction": F} */
+/* "fashion-mnist", {"train": DIR, "test": DIR}, {"folder": DIR, "test_fraction": F}, or "folder" (the
+ * host's folders, unnamed) */
 static int read_dataset(reader *r, int node, sdfed_task *t) {
     static const char *const want = "\"fashion-mnist\", {\"train\": DIR, \"test\": DIR} or {\"folder\": DIR, "
                                     "\"test_fraction\": F}";
     if (r->j->nodes[node].type == SDFED_JSON_STRING) {
+        t->data_train[0] = t->data_test[0] = '\0';
         int rc = read_string(r, node, "dataset", t->dataset, sizeof t->dataset);
-        return rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0 ? bad(r, "dataset", want) : rc;
+        return rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0 && strcmp(t->dataset, "folder") != 0
+                   ? bad(r, "dataset", want)
+                   : rc;
     }
     if (r->j->nodes[node].type != SDFED_JSON_OBJECT) return bad(r, "dataset", want);
     snprintf(t->dataset, sizeof t->dataset, "folder");
@@ -446,7 +450,7 @@ static int write_classes(const sdfed_task *t, sdfed_buffer *out, sdfed_error *er
     return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
-int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err) {
+int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err) {
     sdfed_method_config m = sdfed_task_method_config(t);
     sdfed_buffer part = {0};
     sdfed_json_writer w;
@@ -461,8 +465,8 @@ int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buff
     sdfed_buffer classes = {0};
     if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
     sdfed_jw_begin(&w, out, NULL);
-    sdfed_jw_string(&w, "model", model_override ? model_override : t->model);
-    if (strcmp(t->dataset, "folder") == 0) {
+    sdfed_jw_string(&w, "model", model_url ? model_url : t->model);
+    if (strcmp(t->dataset, "folder") == 0 && !model_url) {
         sdfed_buffer data = {0};
         sdfed_json_writer d;
         sdfed_jw_begin(&d, &data, NULL);

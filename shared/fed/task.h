@@ -6,7 +6,10 @@
  *   dataset                "fashion-mnist", or a folder dataset in the ImageFolder
  *                          layout (one sub-folder per class): {"train": DIR,
  *                          "test": DIR}, or {"folder": DIR, "test_fraction": 0.2}
- *                          (paths relative to the task file: native/task_file.h)
+ *                          (paths relative to the task file: native/task_file.h);
+ *                          "folder" alone is a folder dataset whose folders are
+ *                          the host's, as clients are told of it (a host's
+ *                          task file must name its folders)
  *   clients                number of clients          (10)
  *   partition              {"kind": "pathological"|"dirichlet"|"iid"|"domains",
  *                           "classes_per_client": 2, "alpha": 0.3, "shots": 0 (all),
@@ -126,9 +129,11 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err);
 
 /* The task in the task-file format, every key explicit (the method's own
  * projector, lambda and gamma written out, the classes as {"name", "text"}
- * objects; prompt_init only when set), readable by sdfed_task_parse;
- * model_override (if not NULL) replaces the model path. */
-int sdfed_task_write(const sdfed_task *t, const char *model_override, sdfed_buffer *out, sdfed_error *err);
+ * objects; prompt_init only when set), readable by sdfed_task_parse.
+ * model_url NULL: the task as its host has it; else the task as clients are
+ * told of it: the model's URL for its path, and a folder dataset as "folder"
+ * (the host's folders, which name paths on the host, left out). */
+int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err);
 
 /* The method's settings for a task: its defaults, then the task's keys. */
 sdfed_method_config sdfed_task_method_config(const sdfed_task *t);

@@ -56,7 +56,8 @@ await h.startAggregator('aggregator', ['--task', taskFile, '--state', path.join(
   '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
 for (const k of [0, 1])
   start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
-    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
+    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`),
+    '--host-task', taskFile]);
 await until('2 headless clients', async () => (await h.status()).clients === 2, 120);
 
 // The largest difference between the features a page keeps of its images

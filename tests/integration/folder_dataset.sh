@@ -115,6 +115,8 @@ expect_error() { # expect_error WHAT TASK_FILE PATTERN
 }
 task "$work/missing.json" '{"dataset": {"train": "nowhere/train", "test": "nowhere/test"}}'
 expect_error "a missing folder" "$work/missing.json" "nowhere/train: No such file or directory"
+task "$work/unnamed.json" '{"dataset": "folder"}'
+expect_error "a folder task naming no folders" "$work/unnamed.json" "unnamed.json: task: key 'dataset': \"folder\" names no folders"
 mkdir -p "$work/empty/train/cat" "$work/empty/train/dog" "$work/empty/test/cat" "$work/empty/test/dog"
 cp "$work/small/zebra/20.png" "$work/empty/train/cat/" && cp "$work/small/zebra/20.png" "$work/empty/test/cat/" &&
   cp "$work/small/zebra/20.png" "$work/empty/test/dog/"

@@ -20,10 +20,10 @@ static int parse(sdfed_task *t, const char *json, sdfed_error *err) {
 }
 
 /* json written by sdfed_task_write (NUL-terminated, heap), or NULL */
-static char *write_task(const sdfed_task *t) {
+static char *write_task(const sdfed_task *t, const char *model_url) {
     sdfed_buffer b = {0};
     sdfed_error err = {0};
-    if (sdfed_task_write(t, NULL, &b, &err) != SDFED_OK) {
+    if (sdfed_task_write(t, model_url, &b, &err) != SDFED_OK) {
         sdfed_buffer_free(&b);
         return NULL;
     }
@@ -45,13 +45,13 @@ static int same_classes(const sdfed_task *a, const sdfed_task *b) {
 
 /* t written, parsed back and written again: the same text, the same task */
 static void check_round_trip(const sdfed_task *t, const char *what) {
-    char *first = write_task(t);
+    char *first = write_task(t, NULL);
     sdfed_task back;
     sdfed_error err = {0};
     int rc = first ? parse(&back, first, &err) : SDFED_ERR_NOMEM;
     CHECK(rc == SDFED_OK, "%s: the written task parses: %s", what, err.message);
     if (rc == SDFED_OK) {
-        char *second = write_task(&back);
+        char *second = write_task(&back, NULL);
         CHECK(second && strcmp(first, second) == 0, "%s: written again byte for byte", what);
         CHECK(same_classes(t, &back), "%s: the same classes", what);
         CHECK(!strcmp(sdfed_task_name(t), sdfed_task_name(&back)) &&
@@ -78,7 +78,7 @@ static void test_defaults(void) {
     CHECK(!strcmp(sdfed_task_template(&t), "a photo of a {}."), "the default template");
     CHECK(!strcmp(sdfed_task_name(&t), "") && !strcmp(sdfed_task_description(&t), ""), "no name, no description");
     CHECK(t.prompt_init == NULL && t.demo == 1, "no prompt_init; demo shards on");
-    char *json = write_task(&t);
+    char *json = write_task(&t, NULL);
     CHECK(json && strstr(json, "\"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"T-shirt/top\"}, ") &&
               strstr(json, "\"template\": \"a photo of a {}.\"") && strstr(json, "\"demo\": true") &&
               !strstr(json, "prompt_init"),
@@ -214,11 +214,35 @@ static void test_many_classes(void) {
     sdfed_buffer_free(&b);
 }
 
+/* A folder task as clients are told of it: "folder", the host's paths left
+ * out; read back, it names no folders */
+static void test_client_form(void) {
+    sdfed_task t, back;
+    sdfed_error err = {0};
+    CHECK(parse(&t,
+                "{\"dataset\": {\"train\": \"/srv/host/train\", \"test\": \"/srv/host/test\"}, "
+                "\"classes\": [\"cat\", \"dog\"]}",
+                &err) == SDFED_OK,
+          "a folder task: %s", err.message);
+    char *json = write_task(&t, "/model/x.gguf");
+    CHECK(json && strstr(json, "\"dataset\": \"folder\"") && !strstr(json, "/srv/host") &&
+              strstr(json, "\"model\": \"/model/x.gguf\""),
+          "the clients' form: the model's URL, \"folder\", no host path: %s", json);
+    CHECK(parse(&back, json, &err) == SDFED_OK && !strcmp(back.dataset, "folder") && !back.data_train[0] &&
+              !back.data_test[0],
+          "read back: a folder task naming no folders: %s", err.message);
+    free(json);
+    sdfed_task_free(&back);
+    sdfed_task_free(&t);
+    expect_error("{\"dataset\": \"folders\"}", "key 'dataset'");
+}
+
 int main(void) {
     test_defaults();
     test_every_key();
     test_errors();
     test_set_classes();
     test_many_classes();
+    test_client_form();
     return check_report("test_task");
 }

@@ -2,8 +2,10 @@
  *   sdfed-client --server ws://HOST:PORT [--client-index K] [options]
  * It takes the task from the server's welcome (its classes, template and
  * prompt_init too), trains on shard K of the task's partition of its
- * dataset (or, for a folder task with --data DIR, on its own ImageFolder,
- * a fifth of each class held out) exactly as `sdfed sim` trains client K
+ * dataset (for a folder task, whose folders the server does not send, those
+ * the host's task file names, --host-task on the host's machine; or with
+ * --data DIR its own ImageFolder, a fifth of each class held out) exactly
+ * as `sdfed sim` trains client K
  * (native/fed_client.h), uploads the shared parameters after each round
  * and reports its accuracy. After a disconnect it reconnects with its token;
  * an update it already computed for a round is sent again, never retrained,
@@ -25,6 +27,7 @@
 #include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/model.h"
+#include "native/task_file.h"
 #include "native/ws_client.h"
 
 /* the longest message the server sends that this client reads */
@@ -33,7 +36,7 @@
 typedef struct client {
     /* options */
     int index, json, quiet;
-    const char *model_path, *cache, *data_dir, *token_file, *join_key;
+    const char *model_path, *cache, *data_dir, *host_task, *token_file, *join_key;
     const char *attack; /* NULL, "flip" or "scale:F" */
     double give_up_s;
     /* connection */
@@ -126,6 +129,43 @@ static int all_images(client *c, sdfed_error *err) {
     return SDFED_OK;
 }
 
+/* --host-task on the host's machine: the host's task file names the
+ * folders of the server's folder task (the welcome leaves them out), and
+ * this client trains on its shard of them, as sdfed sim's client does. The
+ * file must be the server's task. */
+static int host_folders(client *c, sdfed_error *err) {
+    if (!c->host_task)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "this federation's images are its host's: give --data DIR, your own ImageFolder (or, on "
+                          "the host's machine, --host-task TASK.json)");
+    sdfed_task host;
+    int rc = native_task_read(c->host_task, &host, NULL, err);
+    if (rc) return rc;
+    /* the server's classes are the folders' when the file names none */
+    int n = sdfed_task_class_count(&c->task);
+    const char **names = malloc(sizeof *names * (size_t)(2 * n + 1));
+    for (int i = 0; names && i < n; i++)
+        names[i] = sdfed_task_class_name(&c->task, i), names[n + i] = sdfed_task_class_text(&c->task, i);
+    if (!names)
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    else if (sdfed_task_class_count(&host) == 0)
+        rc = sdfed_task_set_classes(&host, names, names + n, n, err);
+    free(names);
+    sdfed_buffer mine = {0}, theirs = {0};
+    if (rc == SDFED_OK) rc = sdfed_task_write(&host, c->task.model, &mine, err);
+    if (rc == SDFED_OK) rc = sdfed_task_write(&c->task, c->task.model, &theirs, err);
+    if (rc == SDFED_OK && (mine.size != theirs.size || memcmp(mine.data, theirs.data, mine.size) != 0))
+        rc = sdfed_fail(err, SDFED_ERR_ARG, "--host-task %s is not the server's task", c->host_task);
+    if (rc == SDFED_OK) {
+        memcpy(c->task.data_train, host.data_train, sizeof host.data_train);
+        memcpy(c->task.data_test, host.data_test, sizeof host.data_test);
+        c->task.test_fraction = host.test_fraction;
+    }
+    sdfed_buffer_free(&mine), sdfed_buffer_free(&theirs);
+    sdfed_task_free(&host);
+    return rc;
+}
+
 /* The first welcome: the task, the model (checked against the server's
  * hash), the data and this client's shard. */
 static int prepare(client *c, const sdfed_message *m) {
@@ -150,8 +190,9 @@ static int prepare(client *c, const sdfed_message *m) {
     }
     /* a folder task with --data: the volunteer's own ImageFolder, its folders
      * matched to the task's classes, a fifth of each class held out */
-    int own = c->data_dir && strcmp(c->task.dataset, "folder") == 0;
-    if (sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, &err) ||
+    int folder = strcmp(c->task.dataset, "folder") == 0, own = folder && c->data_dir;
+    if ((folder && !own && host_folders(c, &err)) ||
+        sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, &err) ||
         fed_data_load(&c->task, c->data_dir, c->cache, &c->model, sha, c->k, &c->data, &err) ||
         (own ? all_images(c, &err) : fed_partition(&c->task, &c->data, &c->part, &err)) ||
         fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip, c->k,
@@ -385,6 +426,8 @@ static const char usage[] =
     "  --model M             the model file (" NATIVE_DEFAULT_MODEL ")\n"
     "  --data DIR            a folder task: the volunteer's own ImageFolder (its folders named as the task's\n"
     "                        classes), trained on instead of shard K; else Fashion-MNIST's folder\n"
+    "  --host-task TASK.json a folder task, on the host's machine: train on shard K of the folders the\n"
+    "                        host's task file names (the server does not send them)\n"
     "  --cache DIR           image-feature cache ($SDFED_CACHE, else ~/.cache/sdfed)\n"
     "  --backend NAME        kernels (the fastest in this build)\n"
     "  --token-file F        keep the rejoin token in F, so a restart resumes as the same client\n"
@@ -400,19 +443,13 @@ int main(int argc, char **argv) {
     int quiet = 0, help = 0;
     c.model_path = NATIVE_DEFAULT_MODEL;
     cli_help_hint = "see --help";
-    const cli_option options[] = {{"--server", &server, NULL},
-                                  {"--client-index", &index, NULL},
-                                  {"--model", &c.model_path, NULL},
-                                  {"--cache", &c.cache, NULL},
-                                  {"--data", &c.data_dir, NULL},
-                                  {"--backend", &backend, NULL},
-                                  {"--token-file", &c.token_file, NULL},
-                                  {"--attack", &c.attack, NULL},
-                                  {"--give-up", &give_up, NULL},
-                                  {"--encoding", &encoding, NULL},
-                                  {"--join-key", &c.join_key, NULL},
-                                  {"--quiet", NULL, &quiet},
-                                  {"--help", NULL, &help}};
+    const cli_option options[] = {{"--server", &server, NULL},      {"--client-index", &index, NULL},
+                                  {"--model", &c.model_path, NULL}, {"--cache", &c.cache, NULL},
+                                  {"--data", &c.data_dir, NULL},    {"--host-task", &c.host_task, NULL},
+                                  {"--backend", &backend, NULL},    {"--token-file", &c.token_file, NULL},
+                                  {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
+                                  {"--encoding", &encoding, NULL},  {"--join-key", &c.join_key, NULL},
+                                  {"--quiet", NULL, &quiet},        {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {

@@ -188,11 +188,23 @@ task four '{"dataset": {"train": "'"$work"'/four/train", "test": "'"$work"'/four
   "template": "a grey photo of a {}.", "prompt_init": "a photo of a"}'
 "$sdfed" sim --task "$work/four.json" --out "$work/four-sim" --cache "$cache" >"$work/four-sim.log" 2>&1 ||
   bad "sim of the folder task: $(tail -n 2 "$work/four-sim.log")"
+client_extra() { echo --host-task "$work/four.json"; }
 start_server four "$work/four.json" "$work/four-state" && start_clients four 3 && wait_done four 120
 [ -n "$(sim_history "$work/four-sim")" ] && [ "$(history "$work/four-state")" = "$(sim_history "$work/four-sim")" ] &&
   ok || bad "on the folder dataset the aggregator's history differs from sdfed sim's"
 curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
   bad "/task does not name the folder task's four classes"
+# the host's folders are not sent: a client needs its own images, or on the host's machine the host's task file
+curl -s "http://127.0.0.1:$port/task" | grep -q '"dataset": "folder"' && ! curl -s "http://127.0.0.1:$port/task" | grep -q "$work" &&
+  ok || bad "/task gives the host's paths: $(curl -s "http://127.0.0.1:$port/task" | grep -o '"dataset": [^,]*')"
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
+  >"$work/four-nodata.log" 2>&1 && bad "a client without images joined the folder task" ||
+  { grep -q "this federation's images are its host's: give --data DIR" "$work/four-nodata.log" && ok ||
+    bad "a client without images: $(tail -n 2 "$work/four-nodata.log")"; }
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
+  --host-task "$work/named.json" >"$work/four-othertask.log" 2>&1 && bad "a client with another task file joined" ||
+  { grep -q "host-task .*named.json is not the server's task" "$work/four-othertask.log" && ok ||
+    bad "a client with another task file: $(tail -n 2 "$work/four-othertask.log")"; }
 stop_server
 # --- 1e. another CLIP (the reference mini-vit: 64x64 colour input, 16x16 patches, other widths and depths)
 # on the four classes written as a host's own folder looks (colour JPEGs and PNGs of mixed sizes): the
@@ -203,6 +215,7 @@ sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"$
 "$sdfed" sim --task "$work/mixed.json" --out "$work/mixed-sim" --cache "$cache" >"$work/mixed-sim.log" 2>&1 ||
   bad "sim of the mixed folder with mini-vit: $(tail -n 2 "$work/mixed-sim.log")"
 tiny_model=$model model=$other_model
+client_extra() { echo --host-task "$work/mixed.json"; }
 start_server mixed "$work/mixed.json" "$work/mixed-state" && start_clients mixed 3 && wait_done mixed 180
 model=$tiny_model
 [ -n "$(sim_history "$work/mixed-sim")" ] && [ "$(history "$work/mixed-state")" = "$(sim_history "$work/mixed-sim")" ] &&
@@ -232,7 +245,9 @@ PY
   bad "sim of the folder in domains: $(tail -n 2 "$work/domains-sim.log")"
 ls "$cache"/*/folder-train-*-domains.features >/dev/null 2>&1 && ok || bad "no feature cache of the folder in domains"
 model=$other_model
+client_extra() { echo --host-task "$work/domains.json"; }
 start_server domains "$work/domains.json" "$work/domains-state" && start_clients domains 4 && wait_done domains 180
+client_extra() { :; }
 model=$tiny_model
 [ -n "$(sim_history "$work/domains-sim")" ] && [ "$(history "$work/domains-state")" = "$(sim_history "$work/domains-sim")" ] &&
   ok || bad "on the folder in domains the aggregator's history differs from sdfed sim's"
