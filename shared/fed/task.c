@@ -44,6 +44,7 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->local_prompt_min = t->local_prompt_max = 16;
     t->method = SDFED_METHOD_SDFED;
     t->projector = -1;
+    t->stretch = -1;
     t->lambda = t->gamma = NAN;
     t->theta = 0.2f;
     t->seed = 1;
@@ -379,6 +380,8 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
         return read_name(r, value, name, sdfed_method_names, SDFED_METHOD_COUNT, &t->method);
     if (strcmp(name, "projector") == 0)
         return read_name(r, value, name, sdfed_projector_names, SDFED_PROJECTOR_COUNT, &t->projector);
+    if (strcmp(name, "stretch") == 0)
+        return read_name(r, value, name, sdfed_stretch_names, SDFED_STRETCH_COUNT, &t->stretch);
     if (strcmp(name, "lambda") == 0) return read_float(r, value, name, 0.0, 1.0, &t->lambda);
     if (strcmp(name, "gamma") == 0) return read_float(r, value, name, 0.0, 100.0, &t->gamma);
     if (strcmp(name, "theta") == 0) return read_float(r, value, name, 0.0, 1.0, &t->theta);
@@ -501,6 +504,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     }
     sdfed_jw_string(&w, "method", sdfed_method_name(t->method));
     sdfed_jw_string(&w, "projector", sdfed_projector_name(m.objective.projector));
+    sdfed_jw_string(&w, "stretch", sdfed_stretch_name(m.objective.stretch));
     sdfed_jw_double(&w, "lambda", m.objective.lambda);
     sdfed_jw_double(&w, "gamma", m.objective.gamma);
     sdfed_jw_double(&w, "theta", t->theta);
@@ -524,6 +528,7 @@ sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
     c.theta = t->theta;
     c.sgd = (sdfed_sgd){t->lr, t->momentum, t->weight_decay};
     if (t->projector >= 0) c.objective.projector = t->projector;
+    if (t->stretch >= 0) c.objective.stretch = t->stretch;
     if (!isnan(t->lambda)) c.objective.lambda = t->lambda;
     if (!isnan(t->gamma)) c.objective.gamma = t->gamma;
     return c;

@@ -18,7 +18,8 @@
  *   rounds (50), clients_per_round (0 = all), local_epochs (1), batch_size (16)
  *   lr (0.01), momentum (0), weight_decay (0)
  *   global_prompt_length (8), local_prompt_length (16, or [min, max] drawn per client)
- *   method ("sdfed"), projector ("complement"), lambda (0.6), gamma (0.8), theta (0.2)
+ *   method ("sdfed"), projector ("complement"), stretch ("mean" or "sum": the
+ *   reading of L_str, prompt/objective.h), lambda (0.6), gamma (0.8), theta (0.2)
  *   seed (1)
  *   name, description      what the page and the status page show ("", "")
  *   classes                the classes in label order: each a string (its
@@ -76,6 +77,7 @@ typedef struct sdfed_task {
     int global_prompt_length, local_prompt_min, local_prompt_max;
     int method;
     int projector;              /* -1: the method's own */
+    int stretch;                /* -1: the method's own (SDFED_STRETCH_*) */
     float lambda, gamma, theta; /* NAN: the method's own */
     uint64_t seed;
     /* heap text, owned (see above); NULL: the default */

@@ -62,14 +62,14 @@ void sdfed_cross_entropy_backward(float *d_logits, const float *probs, const int
             d_logits[(size_t)b * C + c] = w * (probs[(size_t)b * C + c] - (c == labels[b] ? 1.0f : 0.0f));
 }
 
-double sdfed_stretch_forward(const float *a, const float *target, int n) {
-    double sum = 0.0;
-    for (int i = 0; i < n; i++) sum += ((double)a[i] - target[i]) * ((double)a[i] - target[i]);
-    return sum / n;
+double sdfed_stretch_forward(const float *a, const float *target, int n, int sum) {
+    double total = 0.0;
+    for (int i = 0; i < n; i++) total += ((double)a[i] - target[i]) * ((double)a[i] - target[i]);
+    return sum ? total : total / n;
 }
 
-void sdfed_stretch_backward(float *d_a, const float *a, const float *target, int n, float weight) {
-    float w = 2.0f * weight / (float)n;
+void sdfed_stretch_backward(float *d_a, const float *a, const float *target, int n, int sum, float weight) {
+    float w = sum ? 2.0f * weight : 2.0f * weight / (float)n;
     for (int i = 0; i < n; i++) d_a[i] += w * (a[i] - target[i]);
 }
 

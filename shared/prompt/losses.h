@@ -1,6 +1,6 @@
 /* The pieces of the prompt-learning objectives, each a forward and a
- * backward function: cosine logits, cross-entropy, the stretch loss (mean
- * squared distance to a constant target) and the separation loss (a hinge on
+ * backward function: cosine logits, cross-entropy, the stretch loss (summed
+ * or mean squared distance to a constant target) and the separation loss (a hinge on
  * the distance between two feature sets). The L2 normalisation of features
  * is a CLIP layer (clip/layers.h).
  * Losses are computed in double and returned; backward functions add the
@@ -26,10 +26,11 @@ double sdfed_cross_entropy_forward(float *probs, const float *logits, const int3
 void sdfed_cross_entropy_backward(float *d_logits, const float *probs, const int32_t *labels, int B, int C,
                                   float weight);
 
-/* mean over n values of (a - target)^2, target held constant */
-double sdfed_stretch_forward(const float *a, const float *target, int n);
-/* d_a (n) += weight * 2 (a - target) / n */
-void sdfed_stretch_backward(float *d_a, const float *a, const float *target, int n, float weight);
+/* the sum (sum != 0) or the mean over n values of (a - target)^2, target
+ * held constant */
+double sdfed_stretch_forward(const float *a, const float *target, int n, int sum);
+/* d_a (n) += weight * 2 (a - target), divided by n for the mean */
+void sdfed_stretch_backward(float *d_a, const float *a, const float *target, int n, int sum, float weight);
 
 /* mean over the C rows of relu(gamma - ||a_k - b_k||); dist (C) keeps the
  * distances. */

@@ -2,6 +2,7 @@
  * the backward pass to both prompts. */
 #include "prompt/objective.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -9,8 +10,17 @@
 #include "prompt/losses.h"
 #include "prompt/projector.h"
 
+const sdfed_name sdfed_stretch_names[] = {
+    [SDFED_STRETCH_MEAN] = {.name = "mean", .value = SDFED_STRETCH_MEAN},
+    [SDFED_STRETCH_SUM] = {.name = "sum", .value = SDFED_STRETCH_SUM},
+};
+static_assert(sizeof sdfed_stretch_names / sizeof sdfed_stretch_names[0] == SDFED_STRETCH_COUNT,
+              "a name per stretch reading");
+
+const char *sdfed_stretch_name(int stretch) { return sdfed_name_of(sdfed_stretch_names, SDFED_STRETCH_COUNT, stretch); }
+
 sdfed_objective_config sdfed_objective_defaults(void) {
-    sdfed_objective_config c = {SDFED_TERMS_ALL, SDFED_PROJECTOR_COMPLEMENT, 0.6f, 0.8f};
+    sdfed_objective_config c = {SDFED_TERMS_ALL, SDFED_PROJECTOR_COMPLEMENT, 0.6f, 0.8f, SDFED_STRETCH_MEAN};
     return c;
 }
 
@@ -125,8 +135,9 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     if (t & SDFED_TERM_CE_GLOBAL)
         losses->ce_global = cross_entropy(f_global, d_global, batch, C, D, scale, NULL, logits, probs);
     if (t & SDFED_TERM_STRETCH) {
-        losses->stretch = sdfed_stretch_forward(f_local, f_refined, C * D);
-        if (d_local) sdfed_stretch_backward(d_local, f_local, f_refined, C * D, 1.0f);
+        int sum = cfg->stretch == SDFED_STRETCH_SUM;
+        losses->stretch = sdfed_stretch_forward(f_local, f_refined, C * D, sum);
+        if (d_local) sdfed_stretch_backward(d_local, f_local, f_refined, C * D, sum, 1.0f);
     }
     if (t & SDFED_TERM_SEPARATION) {
         losses->separation = sdfed_separation_forward(dist, f_local, f_global, C, D, cfg->gamma);

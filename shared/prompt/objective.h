@@ -2,7 +2,7 @@
  * as ../shared/DESIGN.md states it), with its gradients:
  *
  *   L = CE(f(G_c)) + CE(f(G_s)) + L_str + L_sep
- *   L_str = mean over C x D of (f(G_c) - f(G~_c))^2,  G~_c = G_c R (constant)
+ *   L_str = mean (or sum) over C x D of (f(G_c) - f(G~_c))^2,  G~_c = G_c R (constant)
  *   L_sep = mean over classes k of relu(gamma - ||f(G_c)_k - f(G_s)_k||)
  *
  * f(P) = L2-normalised text features of prompt P per class (prompt.h); CE is
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/names.h"
 #include "clip/clip_model.h"
 #include "prompt/prompt.h"
 
@@ -27,14 +28,23 @@ enum {
     SDFED_TERMS_ALL = 15,
 };
 
+/* The two readings of L_str: the paper's Eq. 12 is a squared norm, a sum
+ * over the C x D entries; its text calls it an MSE, the mean, which is C x D
+ * times smaller. */
+enum { SDFED_STRETCH_MEAN, SDFED_STRETCH_SUM, SDFED_STRETCH_COUNT };
+extern const sdfed_name sdfed_stretch_names[SDFED_STRETCH_COUNT]; /* "mean", "sum" */
+const char *sdfed_stretch_name(int stretch);
+
 typedef struct sdfed_objective_config {
     unsigned terms; /* SDFED_TERM_* bits */
     int projector;  /* SDFED_PROJECTOR_* */
     float lambda;   /* projector size, default 0.6 */
     float gamma;    /* separation margin, default 0.8 */
+    int stretch;    /* SDFED_STRETCH_*, default mean */
 } sdfed_objective_config;
 
-/* DESIGN.md's defaults: all terms, complement projector, lambda 0.6, gamma 0.8. */
+/* The defaults: all terms, complement projector, lambda 0.6, gamma 0.8, the
+ * mean stretch. */
 sdfed_objective_config sdfed_objective_defaults(void);
 
 /* A batch of cached image features (unit length) and their labels. */

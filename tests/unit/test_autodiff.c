@@ -394,10 +394,17 @@ static double separation_loss(const double *ab, void *p) {
 static void test_stretch_and_separation(void) {
     enum { C = 6, D = 8 };
     float *a = randf(C * D, 0.5), *target = randf(C * D, 0.5), da[C * D] = {0};
-    sdfed_stretch_backward(da, a, target, C * D, 1.0f);
+    sdfed_stretch_backward(da, a, target, C * D, 0, 1.0f);
     loss_ctx ctx = {C * D, D, 0, C, NULL, NULL, target, NULL, NULL, 0};
     double *g = numeric_grad(stretch_loss, &ctx, a, C * D);
     CHECK(max_rel(da, g, C * D) < 1e-4, "stretch backward");
+    /* the sum reading: C x D times the mean, and so its gradient */
+    float da_sum[C * D] = {0};
+    sdfed_stretch_backward(da_sum, a, target, C * D, 1, 1.0f);
+    for (int i = 0; i < C * D; i++) g[i] *= C * D;
+    double mean = sdfed_stretch_forward(a, target, C * D, 0), sum = sdfed_stretch_forward(a, target, C * D, 1);
+    CHECK(fabs(sum - C * D * mean) <= 1e-12 * sum && max_rel(da_sum, g, C * D) < 1e-4, "stretch, summed: %g vs %g x %d",
+          sum, mean, C * D);
     free(g);
 
     /* gamma between the distances so some classes are inside the hinge;

@@ -44,6 +44,7 @@ typedef struct fixed_target {
     const sdfed_kernels *k;
     const float *target; /* (C, D) */
     float gamma;
+    int stretch; /* SDFED_STRETCH_* */
 } fixed_target;
 
 static double objective_fixed(const fixed_target *ft, const float *Gs, const float *Gc) {
@@ -58,13 +59,13 @@ static double objective_fixed(const fixed_target *ft, const float *Gs, const flo
     L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
     sdfed_logits_forward(logits, image, fs, B, C, D, scale);
     L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
-    L += sdfed_stretch_forward(fc, ft->target, C * D);
+    L += sdfed_stretch_forward(fc, ft->target, C * D, ft->stretch == SDFED_STRETCH_SUM);
     L += sdfed_separation_forward(dist, fc, fs, C, D, ft->gamma);
     sdfed_arena_free(&arena);
     return L;
 }
 
-static void test_gradient(const sdfed_kernels *k, int projector) {
+static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
@@ -72,6 +73,7 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
     float *gs = malloc(sizeof *gs * S_S * W), *gc = malloc(sizeof *gc * S_L * W);
     sdfed_objective_config cfg = sdfed_objective_defaults();
     cfg.projector = projector;
+    cfg.stretch = stretch;
     cfg.lambda = projector == SDFED_PROJECTOR_ROWSPACE ? 0.4f : 0.6f;
     sdfed_batch batch = {image, labels, B};
     sdfed_losses losses;
@@ -97,7 +99,7 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
     sdfed_projector_apply(&R, k, Gc, S_L, refined, &arena, &err);
     sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){refined}, (int[]){S_L},
                           (float *const[]){target}, NULL, &arena, NULL);
-    fixed_target ft = {k, target, cfg.gamma};
+    fixed_target ft = {k, target, cfg.gamma, stretch};
     double L0 = objective_fixed(&ft, Gs, Gc);
     CHECK(fabs(L0 - losses.total) < 1e-5 * losses.total, "%s: the fixed-target objective is the core's (%g vs %g)",
           k->name, L0, losses.total);
@@ -117,8 +119,8 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
         L[side] = objective_fixed(&ft, Gs2, Gc2);
     }
     double numeric = (L[0] - L[1]) / (2 * h);
-    CHECK(fabs(numeric - norm) < 2e-3 * norm, "%s %s: derivative along the gradient %.6f, |grad| %.6f", k->name,
-          sdfed_projector_name(projector), numeric, norm);
+    CHECK(fabs(numeric - norm) < 2e-3 * norm, "%s %s, %s stretch: derivative along the gradient %.6f, |grad| %.6f",
+          k->name, sdfed_projector_name(projector), sdfed_stretch_name(stretch), numeric, norm);
 
     /* the 6 largest coordinates of each prompt's gradient */
     for (int which = 0; which < 2; which++) {
@@ -143,8 +145,8 @@ static void test_gradient(const sdfed_kernels *k, int projector) {
                         g[best], num);
             }
         }
-        CHECK(worst_ok, "%s %s: largest coordinates of grad %s match central differences", k->name,
-              sdfed_projector_name(projector), which ? "G_c" : "G_s");
+        CHECK(worst_ok, "%s %s, %s stretch: largest coordinates of grad %s match central differences", k->name,
+              sdfed_projector_name(projector), sdfed_stretch_name(stretch), which ? "G_c" : "G_s");
     }
     sdfed_arena_free(&arena);
     free(Gs), free(Gc), free(gs), free(gc), free(refined), free(Gs2), free(Gc2);
@@ -307,9 +309,10 @@ int main(int argc, char **argv) {
         for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
     }
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
-        test_gradient(*k, SDFED_PROJECTOR_COMPLEMENT);
-        test_gradient(*k, SDFED_PROJECTOR_PAPER);
-        test_gradient(*k, SDFED_PROJECTOR_ROWSPACE);
+        test_gradient(*k, SDFED_PROJECTOR_COMPLEMENT, SDFED_STRETCH_MEAN);
+        test_gradient(*k, SDFED_PROJECTOR_PAPER, SDFED_STRETCH_MEAN);
+        test_gradient(*k, SDFED_PROJECTOR_ROWSPACE, SDFED_STRETCH_MEAN);
+        test_gradient(*k, SDFED_PROJECTOR_COMPLEMENT, SDFED_STRETCH_SUM);
         test_sgd(*k);
         test_refusals(*k);
         test_predict(*k);

@@ -130,6 +130,7 @@ static void expect_error(const char *json, const char *want) {
 
 static void test_errors(void) {
     expect_error("{\"name\": 3}", "key 'name'");
+    expect_error("{\"stretch\": \"median\"}", "key 'stretch'");
     expect_error("{\"description\": [\"x\"]}", "key 'description'");
     expect_error("{\"classes\": []}", "key 'classes' must be");
     expect_error("{\"classes\": \"Bag\"}", "key 'classes' must be");
@@ -214,6 +215,23 @@ static void test_many_classes(void) {
     sdfed_buffer_free(&b);
 }
 
+/* The stretch reading: the method's own (mean) unless the task says, and
+ * written out */
+static void test_stretch(void) {
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(parse(&t, "{}", &err) == SDFED_OK && sdfed_task_method_config(&t).objective.stretch == SDFED_STRETCH_MEAN,
+          "stretch: the mean by default");
+    char *json = write_task(&t, NULL);
+    CHECK(json && strstr(json, "\"stretch\": \"mean\""), "the default written out: %s", json);
+    free(json);
+    CHECK(parse(&t, "{\"stretch\": \"sum\"}", &err) == SDFED_OK &&
+              sdfed_task_method_config(&t).objective.stretch == SDFED_STRETCH_SUM,
+          "stretch: sum: %s", err.message);
+    check_round_trip(&t, "stretch sum");
+    sdfed_task_free(&t);
+}
+
 /* A folder task as clients are told of it: "folder", the host's paths left
  * out; read back, it names no folders */
 static void test_client_form(void) {
@@ -244,5 +262,6 @@ int main(void) {
     test_set_classes();
     test_many_classes();
     test_client_form();
+    test_stretch();
     return check_report("test_task");
 }
