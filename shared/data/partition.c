@@ -491,3 +491,46 @@ void sdfed_partition_free(sdfed_partition *p) {
     free(p->ids);
     memset(p, 0, sizeof *p);
 }
+
+int sdfed_partition_hold_out(sdfed_partition *p, const sdfed_samples *train, int every, uint64_t seed,
+                             sdfed_error *err) {
+    if (every < 2) return sdfed_fail(err, SDFED_ERR_ARG, "hold out: one in %d is not a split", every);
+    if (train->id) return sdfed_fail(err, SDFED_ERR_ARG, "hold out: the samples must be positions, not ids");
+    int longest = 0;
+    for (int c = 0; c < p->n_clients; c++) longest = p->clients[c].n_train > longest ? p->clients[c].n_train : longest;
+    int *of_class = malloc(sizeof *of_class * (size_t)(longest + 1)),
+        *held = malloc(sizeof *held * (size_t)(longest + 1));
+    char *out = malloc((size_t)longest + 1);
+    if (!of_class || !held || !out) {
+        free(of_class), free(held), free(out);
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "hold out: out of memory");
+    }
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, seed, 3);
+    for (int c = 0; c < p->n_clients; c++) {
+        sdfed_client_split *s = &p->clients[c];
+        memset(out, 0, (size_t)s->n_train);
+        for (int label = 0; label < 256; label++) {
+            int n = 0;
+            for (int i = 0; i < s->n_train; i++)
+                if (train->label[s->train[i]] == label) of_class[n++] = i;
+            if (n < every) continue;
+            sdfed_rng_shuffle(&rng, of_class, (size_t)n);
+            for (int i = 0; i < n / every; i++) out[of_class[i]] = 1;
+        }
+        /* the kept ids first, then the held-out ones, both ascending */
+        int kept = 0, n_held = 0;
+        for (int i = 0; i < s->n_train; i++) {
+            if (out[i])
+                held[n_held++] = s->train[i];
+            else
+                s->train[kept++] = s->train[i];
+        }
+        memcpy(s->train + kept, held, sizeof *held * (size_t)n_held);
+        s->n_train = kept;
+        s->test = s->train + kept;
+        s->n_test = n_held;
+    }
+    free(of_class), free(held), free(out);
+    return SDFED_OK;
+}

@@ -126,4 +126,15 @@ int sdfed_partition_make(const sdfed_partition_config *cfg, const sdfed_samples 
                          sdfed_partition *out, sdfed_error *err);
 void sdfed_partition_free(sdfed_partition *p);
 
+/* A validation split, for choosing hyperparameters without the test split:
+ * of the n_c training samples of each class c of every client, n_c / every
+ * (rounded down) are held out and become the client's test set in place of
+ * its test pool (their ids are then training ids). Which ones: the class's
+ * samples in ascending order shuffled by stream 3 of seed (clients in
+ * order, classes ascending), the first n_c / every. The lists stay in
+ * ascending order, in the partition's storage. train must be the samples
+ * the partition was made of, without ids (positions). */
+int sdfed_partition_hold_out(sdfed_partition *p, const sdfed_samples *train, int every, uint64_t seed,
+                             sdfed_error *err);
+
 #endif

@@ -2,6 +2,8 @@
 # sdfed sim with the default tiny model on Fashion-MNIST:
 #  - a 3-client, 3-round federation: SDFed beats zero-shot on the same split;
 #  - the same seed gives the same rounds, another seed a different split;
+#  - --validation tests every client on a fifth of its training images held
+#    out, --lr overrides the task's;
 #  - the feature cache resumes from a file cut short and ends identical;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
@@ -47,6 +49,21 @@ print(int(strip(a) == strip(b) and a["clients"] == b["clients"]), int(a["clients
 PY
 )
 [ "$same" = "1 1" ] && ok || bad "reproducibility: same seed equal / other seed different = $same"
+
+# --validation: each client (2 classes of 16 shots) trains on 13 of each and is tested on the 3 held out, never
+# on the test split; --lr changes the run
+run validation --method sdfed --validation || bad "validation run: $(tail -n 1 "$work/runs/validation.log")"
+run lr --method sdfed --lr 0.05 || bad "--lr run: $(tail -n 1 "$work/runs/lr.log")"
+checked=$("$python" - "$work/runs" <<'PY'
+import json, sys
+load = lambda n: json.load(open(f"{sys.argv[1]}/{n}/results.json"))
+v, a, lr = load("validation"), load("sdfed"), load("lr")
+held = all(c["train"] == 26 and c["test"] == 6 for c in v["clients"])
+print(int(held), int(abs(lr["task"]["lr"] - 0.05) < 1e-6 and lr["rounds"] != a["rounds"]))
+PY
+)
+[ "$checked" = "1 1" ] && grep -q "sim: validation: each client tested on a fifth of its training images" \
+  "$work/runs/validation.log" && ok || bad "--validation (held out 6 of 32, 26 trained) / --lr (changes the run): $checked"
 
 # resume: cut the cached train features to half their count, run, compare
 file=$(ls "$cache"/*/fashion-mnist-train-30000-59999.features)
@@ -96,6 +113,7 @@ expect 1 "json" '{"rounds": 3,'
 expect 1 "model: .*no-such-model.gguf" '{"model": "no-such-model.gguf"}'
 expect 1 "method 'fedavg' is not a method" "{\"model\": \"$model\"}" --method fedavg
 expect 2 "unknown option '--round'" '{}' --round 3
+expect 1 "\-\-lr must be a number" "{\"model\": \"$model\"}" --lr -1
 expect 2 "option '--task' needs a value" '{}' --task
 
 echo "sim_test: $passed passed, $failed failed"

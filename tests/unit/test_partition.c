@@ -813,6 +813,61 @@ static void test_dirichlet_and_domains(void) {
     free_set(&train), free_set(&pool);
 }
 
+/* The validation split: per client and class, one in five held out as its
+ * test set; kept and held out are the client's training set, both ascending */
+static void test_hold_out(void) {
+    synthetic t = make_set(3000, 4, 0, 41);
+    sdfed_samples positions = {t.s.n, NULL, t.label, NULL};
+    sdfed_partition_config cfg = {
+        .method = SDFED_PARTITION_DIRICHLET, .n_clients = 6, .n_classes = 4, .alpha = 0.5, .seed = 9};
+    sdfed_partition p, again;
+    sdfed_error err = {0};
+    int rc = sdfed_partition_make(&cfg, &positions, NULL, &p, &err);
+    if (rc == SDFED_OK) rc = sdfed_partition_make(&cfg, &positions, NULL, &again, &err);
+    CHECK(rc == SDFED_OK, "partition: %s", err.message);
+    if (rc) return;
+    int before[6][4] = {{0}}, *was[6];
+    for (int c = 0; c < 6; c++) {
+        was[c] = malloc(sizeof(int) * (size_t)(p.clients[c].n_train + 1));
+        memcpy(was[c], p.clients[c].train, sizeof(int) * (size_t)p.clients[c].n_train);
+        for (int i = 0; i < p.clients[c].n_train; i++) before[c][t.label[p.clients[c].train[i]]]++;
+    }
+    int n_was[6];
+    for (int c = 0; c < 6; c++) n_was[c] = p.clients[c].n_train;
+    CHECK(sdfed_partition_hold_out(&p, &positions, 5, 9, &err) == SDFED_OK, "hold out: %s", err.message);
+    sdfed_partition_hold_out(&again, &positions, 5, 9, NULL);
+    int ok = 1, same = 1;
+    for (int c = 0; c < 6; c++) {
+        const sdfed_client_split *s = &p.clients[c];
+        int held[4] = {0}, kept[4] = {0};
+        for (int i = 0; i < s->n_test; i++) held[t.label[s->test[i]]]++;
+        for (int i = 0; i < s->n_train; i++) kept[t.label[s->train[i]]]++;
+        for (int l = 0; l < 4; l++) ok &= held[l] == before[c][l] / 5 && kept[l] + held[l] == before[c][l];
+        /* ascending, and together the training set it had */
+        for (int i = 1; i < s->n_train; i++) ok &= s->train[i - 1] < s->train[i];
+        for (int i = 1; i < s->n_test; i++) ok &= s->test[i - 1] < s->test[i];
+        int a = 0, b = 0;
+        for (int i = 0; i < n_was[c]; i++) {
+            if (a < s->n_train && s->train[a] == was[c][i])
+                a++;
+            else if (b < s->n_test && s->test[b] == was[c][i])
+                b++;
+            else
+                ok = 0;
+        }
+        same &= s->n_test == again.clients[c].n_test &&
+                !memcmp(s->test, again.clients[c].test, sizeof(int) * (size_t)s->n_test);
+        free(was[c]);
+    }
+    CHECK(ok, "one in five of each class held out, the rest kept, both ascending");
+    CHECK(same, "the same validation split again from the same seed");
+    CHECK(sdfed_partition_hold_out(&p, &positions, 1, 9, &err) == SDFED_ERR_ARG, "every 1 is refused");
+    CHECK(sdfed_partition_hold_out(&p, &t.s, 5, 9, &err) == SDFED_ERR_ARG && strstr(err.message, "positions"),
+          "samples with ids are refused: %s", err.message);
+    sdfed_partition_free(&p), sdfed_partition_free(&again);
+    free_set(&t);
+}
+
 static void test_partition_errors(void) {
     synthetic train = make_set(100, 10, 0, 9);
     sdfed_partition p;
@@ -880,6 +935,7 @@ int main(void) {
     test_iid_and_pathological();
     test_dirichlet_and_domains();
     test_partition_errors();
+    test_hold_out();
     return check_report("test_partition");
 }
 

@@ -1,7 +1,9 @@
 /* sdfed sim: a whole federation in one process (tools/sim/sim.h).
- *   sdfed sim --task TASK.json [--method M] [--seed S] [--rounds N] [--out DIR]
- *             [--cache DIR] [--data DIR] [--backend NAME]
- * The flags override the task's keys. Fashion-MNIST's training images
+ *   sdfed sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR]
+ *             [--cache DIR] [--data DIR] [--backend NAME] [--validation]
+ * The flags override the task's keys; --validation tests every client on a
+ * fifth of its training images held out (sim.h) instead of its test split,
+ * for choosing hyperparameters. Fashion-MNIST's training images
  * 30000..59999 are the clients' training pool and its test set their test
  * pool (images 0..29999 trained the default model; see fed_data.h). The
  * run prints a line
@@ -21,8 +23,8 @@
 #include "sim.h"
 
 /* Task file, then the flags over it. */
-static int read_task(const char *path, const char *method, const char *seed, const char *rounds, sdfed_task *task,
-                     sdfed_error *err) {
+static int read_task(const char *path, const char *method, const char *seed, const char *rounds, const char *lr,
+                     sdfed_task *task, sdfed_error *err) {
     int rc = native_task_read(path, task, NULL, err);
     if (rc) return rc;
     if (method && (task->method = sdfed_method_from_name(method)) < 0)
@@ -37,16 +39,25 @@ static int read_task(const char *path, const char *method, const char *seed, con
         if (*end || v < 1 || v > 1000000) return sdfed_fail(err, SDFED_ERR_ARG, "--rounds must be a positive integer");
         task->rounds = (int)v;
     }
+    if (lr) {
+        double v = strtod(lr, &end);
+        if (*end || !*lr || !(v > 0 && v <= 1000))
+            return sdfed_fail(err, SDFED_ERR_ARG, "--lr must be a number in (0, 1000]");
+        task->lr = (float)v;
+    }
     return sdfed_task_validate(task, err);
 }
 
 int cmd_sim(int argc, char **argv) {
     const char *task_path = NULL, *method = NULL, *seed = NULL, *rounds = NULL, *out_dir = "sim-out", *cache = NULL;
-    const char *data_dir = NULL, *backend = NULL;
-    const cli_option options[] = {{"--task", &task_path, NULL}, {"--method", &method, NULL},  {"--seed", &seed, NULL},
-                                  {"--rounds", &rounds, NULL},  {"--out", &out_dir, NULL},    {"--cache", &cache, NULL},
-                                  {"--data", &data_dir, NULL},  {"--backend", &backend, NULL}};
-    int status = cli_parse(argc, argv, options, 8, NULL, NULL);
+    const char *data_dir = NULL, *backend = NULL, *lr = NULL;
+    int validation = 0;
+    const cli_option options[] = {{"--task", &task_path, NULL},  {"--method", &method, NULL},
+                                  {"--seed", &seed, NULL},       {"--rounds", &rounds, NULL},
+                                  {"--lr", &lr, NULL},           {"--out", &out_dir, NULL},
+                                  {"--cache", &cache, NULL},     {"--data", &data_dir, NULL},
+                                  {"--backend", &backend, NULL}, {"--validation", NULL, &validation}};
+    int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
     const sdfed_kernels *k = native_backend(backend);
@@ -54,7 +65,7 @@ int cmd_sim(int argc, char **argv) {
 
     sdfed_task task;
     sdfed_error err = {0};
-    if (read_task(task_path, method, seed, rounds, &task, &err)) {
+    if (read_task(task_path, method, seed, rounds, lr, &task, &err)) {
         sdfed_task_free(&task);
         return cli_error(CLI_FAILED, "sim: %s", err.message);
     }
@@ -78,7 +89,8 @@ int cmd_sim(int argc, char **argv) {
         printf("sim: %d classes, %d training and %d test images", data.n_classes, data.n_train, data.n_test);
         if (data.skipped) printf(", %d files skipped (not PNG or JPEG)", data.skipped);
         printf("\n");
-        rc = sim_run(&task, &m.clip, k, &cls, &data, &result, stdout, &err);
+        if (validation) printf("sim: validation: each client tested on a fifth of its training images held out\n");
+        rc = sim_run(&task, &m.clip, k, &cls, &data, validation, &result, stdout, &err);
     }
     char path[1200];
     if (rc == SDFED_OK) rc = native_make_dirs(out_dir, &err);

@@ -23,8 +23,8 @@ static const struct {
      "check-reference --model MODEL.gguf --reference REFERENCE.safetensors [--backend NAME]"},
 #if !defined(__wasm__) /* the simulator reads datasets and caches from disk natively */
     {"sim", cmd_sim,
-     "sim --task TASK.json [--method M] [--seed S] [--rounds N] [--out DIR] [--cache DIR] [--data DIR] [--backend "
-     "NAME]"},
+     "sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR] [--cache DIR] [--data DIR] "
+     "[--backend NAME] [--validation]"},
     {"task", cmd_task,
      "task init DIR [--clients N] [--model M.gguf] [--out TASK.json]  |  task check TASK.json [--cache DIR] [--data "
      "DIR] [--backend "

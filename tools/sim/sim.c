@@ -28,12 +28,24 @@ static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round 
 }
 
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-            const fed_data *d, sim_result *out, FILE *log, sdfed_error *err) {
+            const fed_data *d, int validation, sim_result *out, FILE *log, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     int rc = sdfed_task_validate(task, err);
     if (rc) return rc;
     sdfed_partition part;
     if ((rc = fed_partition(task, d, &part, err))) return sdfed_fail_context(err, rc, "partition");
+    /* validation: clients are tested on images held out of their training sets */
+    fed_data held_out = *d;
+    if (validation) {
+        sdfed_samples train = {d->n_train, NULL, d->train_labels, d->train_domains};
+        if ((rc = sdfed_partition_hold_out(&part, &train, SIM_VALIDATION_EVERY, task->seed, err))) {
+            sdfed_partition_free(&part);
+            return rc;
+        }
+        held_out.n_test = d->n_train;
+        held_out.test_features = d->train_features, held_out.test_labels = d->train_labels;
+        d = &held_out;
+    }
     int K = task->clients, trains = task->method != SDFED_METHOD_ZEROSHOT;
     fed_client *clients = calloc((size_t)K, sizeof *clients);
     out->rounds = calloc((size_t)task->rounds, sizeof *out->rounds);

@@ -3,7 +3,8 @@
  * chosen, who drops out with the task's dropout, whether the round closes
  * with the paper's sample-weighted mean over its clients in client order,
  * or is abandoned with fewer than the task's min_clients reports), and
- * every client's accuracy on its own test split after each round. */
+ * every client's accuracy on its own test split (or validation split) after
+ * each round. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
@@ -28,9 +29,14 @@ typedef struct sim_result {
     double final_accuracy;                              /* mean of the last min(10, rounds) rounds' accuracy */
 } sim_result;
 
+/* With validation, one in SIM_VALIDATION_EVERY of each client's training
+ * images of each class is held out (sdfed_partition_hold_out) and is what
+ * the client is tested on: the test split is never seen. */
+#define SIM_VALIDATION_EVERY 5
+
 /* Runs the task; `log` (may be NULL) receives one line per round. */
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-            const fed_data *data, sim_result *out, FILE *log, sdfed_error *err);
+            const fed_data *data, int validation, sim_result *out, FILE *log, sdfed_error *err);
 void sim_result_free(sim_result *r);
 
 #endif
