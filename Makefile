@@ -65,12 +65,15 @@ run: deps build web
 bench: deps build web
 	bash tools/bench/run.sh
 
-# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation]
+# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|"coop sdfed"] [LRS=0.003,0.01]
+# (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by default)
 TASK ?= tasks/fmnist-pathological.json
 SEEDS ?= 5
-METHODS ?= zeroshot,coop,promptfl,promptfolio,fedpha,fedot,sdfed
+METHODS ?= zeroshot coop promptfl promptfolio fedpha fedot sdfed
+LRS ?= $(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1)
+, := ,
 compare: deps build
-	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods $(METHODS)
+	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))
 
 clean:
 	rm -rf build

@@ -1,47 +1,131 @@
 #!/usr/bin/python3
 """Runs every method of a setting over several seeds with `sdfed sim` and
 writes the comparison: a markdown table of the final accuracy (mean ± std
-over seeds, the form of the papers' tables) and a chart of every method's
-mean accuracy over rounds.
+over seeds, the form of the papers' tables, and the mean over seeds of the
+worst tenth of the clients, which is what personalisation is for) and a
+chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
-                   [--methods zeroshot,coop,...] [--jobs 2] [--out DIR]
+                   [--methods "zeroshot coop ..." | ablation | lambda | gamma]
+                  [--lrs 0.001,0.003,...]
+                   [--jobs 2] [--out DIR]
 
-Runs go two at a time by default (this machine has 2 cores), each with one
-OpenBLAS thread. The first run fills the feature cache before the others
-start. Outputs in DIR (default build/compare/<task name>): one folder per
-run (results.json, accuracy.svg), table.md, accuracy.svg.
+With --lrs each method's learning rate is chosen first: one run per rate
+(seed 1, `sdfed sim --validation`: every client tested on a fifth of its
+training images held out, never on the test split), the rate with the best
+final validation accuracy kept (ties: the smaller), then the seeds run with
+it on the test split. Runs go two at a time by default (this machine has 2
+cores), each with one OpenBLAS thread; the first run fills the feature
+cache before the others start. A run whose results.json is already in DIR
+is not run again, so an interrupted comparison resumes. Outputs in DIR
+(default build/compare/<task name>[-ablation|-lambda|-gamma]): one folder
+per run (results.json, accuracy.svg), table.md, accuracy.svg, and for a
+sweep sweep.svg (the final accuracy against the swept value).
 """
 import argparse
 import concurrent.futures
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 
 METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "sdfed"]
-ABLATIONS = ["sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation"]
+# a method, or a method with task keys set: "sdfed:stretch=sum,lambda=0.4" (values as JSON, else strings)
+ABLATIONS = ["sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation", "sdfed:projector=paper",
+             "sdfed:projector=rowspace", "sdfed:stretch=sum"]
+SWEEPS = {"lambda": [f"sdfed:lambda={v}" for v in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)],
+          "gamma": [f"sdfed:gamma={v}" for v in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2)]}
 COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#08519c", "#3182bd", "#6baed6",
            "#c6dbef"]
 
 
-def run(sdfed, task, method, seed, out, env):
-    folder = os.path.join(out, f"{method}-seed{seed}")
-    cmd = [sdfed, "sim", "--task", task, "--method", method, "--seed", str(seed), "--out", folder]
+NO_LR = ["zeroshot"]  # methods that train nothing
+
+
+def variant_task(task, variant, out):
+    """The task file a variant runs: the task itself, or for "method:key=value,..." a copy with those keys set (its
+    paths made absolute) in out/tasks/."""
+    if ":" not in variant:
+        return task
+    with open(task) as f:
+        t = json.load(f)
+    here = os.path.dirname(os.path.abspath(task))
+    near = lambda p: p if os.path.isabs(p) or not os.path.exists(os.path.join(here, p)) else os.path.join(here, p)
+    t["model"] = os.path.abspath(near(t.get("model", "models/fmnist-tiny-clip.q8_0.gguf")))
+    if isinstance(t.get("dataset"), dict):
+        t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
+    for setting in variant.split(":", 1)[1].split(","):
+        key, value = setting.split("=", 1)
+        try:
+            t[key] = json.loads(value)
+        except json.JSONDecodeError:
+            t[key] = value
+    os.makedirs(os.path.join(out, "tasks"), exist_ok=True)
+    path = os.path.join(out, "tasks", variant.replace(":", "-").replace(",", "-") + ".json")
+    with open(path, "w") as f:
+        json.dump(t, f)
+    return path
+
+
+def run(sdfed, task, job, out, env):
+    """job: (variant, seed, lr or None, validation); returns (job, results, seconds)."""
+    variant, seed, lr, validation = job
+    method = variant.split(":")[0]
+    task = variant_task(task, variant, out)
+    name = f"{variant.replace(':', '-').replace(',', '-')}-seed{seed}" + (f"-lr{lr:g}" if lr is not None else "") + \
+        ("-validation" if validation else "")
+    folder = os.path.join(out, name)
     started = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    with open(os.path.join(out, f"{method}-seed{seed}.log"), "w") as log:
-        log.write(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr.strip()}")
+    if not os.path.exists(os.path.join(folder, "results.json")):  # else a finished run of an earlier call
+        cmd = [sdfed, "sim", "--task", task, "--method", method, "--seed", str(seed), "--out", folder + ".part"]
+        cmd += (["--lr", f"{lr:g}"] if lr is not None else []) + (["--validation"] if validation else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        with open(os.path.join(out, f"{name}.log"), "w") as log:
+            log.write(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr.strip()}")
+        if os.path.exists(folder):
+            shutil.rmtree(folder)
+        os.rename(folder + ".part", folder)
     with open(os.path.join(folder, "results.json")) as f:
-        return method, seed, json.load(f), time.time() - started
+        return job, json.load(f), time.time() - started
 
 
-def chart(path, title, curves):
-    """curves: [(name, [accuracy per round])], accuracies in [0, 1]."""
+def run_all(sdfed, task, jobs, out, env, workers, what):
+    """Runs the jobs (the first alone: it fills the feature cache), printing progress; {job: results}."""
+    results = {}
+    job, res, secs = run(sdfed, task, jobs[0], out, env)
+    results[job] = res
+    print(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run, sdfed, task, j, out, env) for j in jobs[1:]]
+        for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
+            job, res, secs = fut.result()
+            results[job] = res
+            print(f"{what} [{done}/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)",
+                  flush=True)
+    return results
+
+
+def describe(job):
+    method, seed, lr, validation = job
+    return f"{method} seed {seed}" + (f" lr {lr:g}" if lr is not None else "") + (" (validation)" if validation else "")
+
+
+def worst_decile(res):
+    """Mean final accuracy of the worst tenth of the clients (at least one): each client's accuracy averaged over
+    the rounds the final accuracy averages (the last min(10, rounds))."""
+    last = res["rounds"][-min(10, len(res["rounds"])):]
+    per_client = sorted(statistics.mean(r["client_accuracy"][c] for r in last) for c in range(len(res["clients"])))
+    return statistics.mean(per_client[:max(1, len(per_client) // 10)])
+
+
+def chart(path, title, curves, xlabel=None, xticks=None):
+    """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 1..n unless xticks names
+    them (xlabel: what they are)."""
     W, H, left, right, top, bottom = 720, 440, 60, 170, 40, 50
     pw, ph = W - left - right, H - top - bottom
     n = max(len(c) for _, c in curves)
@@ -53,7 +137,9 @@ def chart(path, title, curves):
     for p in range(0, 101, 20):
         parts.append(f'<line x1="{left}" y1="{y(p / 100):.1f}" x2="{W - right}" y2="{y(p / 100):.1f}" stroke="#ddd"/>'
                      f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p}%</text>')
-    parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">round (1..{n})</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">{xlabel or f"round (1..{n})"}</text>')
+    for i, tick in enumerate(xticks or []):
+        parts.append(f'<text x="{x(i):.1f}" y="{H - bottom + 16}" text-anchor="middle">{tick}</text>')
     for i, (name, acc) in enumerate(curves):
         colour = COLOURS[i % len(COLOURS)]
         points = " ".join(f"{x(r):.1f},{y(a):.1f}" for r, a in enumerate(acc))
@@ -70,46 +156,59 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", required=True)
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated, or 'ablation'")
+    ap.add_argument("--methods", default=" ".join(METHODS),
+                    help="space-separated methods or variants (sdfed:stretch=sum), or 'ablation', 'lambda', 'gamma'")
+    ap.add_argument("--lrs", help="comma-separated learning rates to choose each method's from (validation)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
     ap.add_argument("--sdfed", default="build/sdfed")
     a = ap.parse_args()
-    methods = ABLATIONS if a.methods == "ablation" else a.methods.split(",")
+    named = dict(SWEEPS, ablation=ABLATIONS)
+    methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
-    out = a.out or os.path.join("build", "compare", name + ("-ablation" if a.methods == "ablation" else ""))
+    out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    jobs = [(m, s) for m in methods for s in range(1, a.seeds + 1)]
     started = time.time()
-    results = {}
-    # the first run alone: it fills the feature cache the others read
-    first = run(a.sdfed, a.task, *jobs[0], out, env)
-    results[jobs[0]] = first
-    print(f"[1/{len(jobs)}] {jobs[0][0]} seed {jobs[0][1]}: {100 * first[2]['final_accuracy']:.2f}%", flush=True)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = {pool.submit(run, a.sdfed, a.task, m, s, out, env): (m, s) for m, s in jobs[1:]}
-        for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
-            m, s, res, secs = fut.result()
-            results[(m, s)] = (m, s, res, secs)
-            print(f"[{done}/{len(jobs)}] {m} seed {s}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
+    chosen = {m: None for m in methods}  # None: the task's lr
+    n_runs = 0
+    if a.lrs:
+        lrs = sorted(float(v) for v in a.lrs.split(","))
+        sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
+        found = run_all(a.sdfed, a.task, sweep, out, env, a.jobs, "choosing lr")
+        n_runs += len(sweep)
+        for m in methods:
+            if m.split(":")[0] not in NO_LR:  # the best validation accuracy; max keeps the first, the smaller rate, of equals
+                chosen[m] = max(lrs, key=lambda lr: found[(m, 1, lr, True)]["final_accuracy"])
+    jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
+    results = run_all(a.sdfed, a.task, jobs, out, env, a.jobs, "testing")
+    n_runs += len(jobs)
     elapsed = time.time() - started
 
-    lines = [f"| method | final accuracy (mean ± std over {a.seeds} seeds) | per seed |", "|---|---|---|"]
+    lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} seeds) | "
+             f"worst tenth of clients | per seed |", "|---|---|---|---|" + ("---|" if a.lrs else "")]
     curves = []
     for m in methods:
-        finals = [100 * results[(m, s)][2]["final_accuracy"] for s in range(1, a.seeds + 1)]
+        runs = [results[(m, s, chosen[m], False)] for s in range(1, a.seeds + 1)]
+        finals = [100 * r["final_accuracy"] for r in runs]
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
-        lines.append(f"| {m} | {statistics.mean(finals):.2f} ± {std:.2f} | "
+        lr = (f" {chosen[m]:g} |" if chosen[m] is not None else " – |") if a.lrs else ""
+        lines.append(f"| {m} |{lr} {statistics.mean(finals):.2f} ± {std:.2f} | "
+                     f"{100 * statistics.mean(worst_decile(r) for r in runs):.2f} | "
                      + ", ".join(f"{v:.2f}" for v in finals) + " |")
-        rounds = [[r["accuracy"] for r in results[(m, s)][2]["rounds"]] for s in range(1, a.seeds + 1)]
+        rounds = [[r["accuracy"] for r in res["rounds"]] for res in runs]
         curves.append((m, [statistics.mean(col) for col in zip(*rounds)]))
     table = "\n".join(lines)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table + "\n")
     chart(os.path.join(out, "accuracy.svg"), f"{name}: mean accuracy over {a.seeds} seeds", curves)
+    if a.methods in SWEEPS:  # the final accuracy against the swept value
+        finals = [statistics.mean(results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1))
+                  for m in methods]
+        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {a.methods}",
+              [("sdfed", finals)], xlabel=a.methods, xticks=[m.split("=")[1] for m in methods])
     print(table)
-    print(f"{len(jobs)} runs in {elapsed / 60:.1f} min; outputs in {out}")
+    print(f"{n_runs} runs in {elapsed / 60:.1f} min; outputs in {out}")
 
 
 if __name__ == "__main__":
