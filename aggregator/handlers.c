@@ -172,18 +172,20 @@ static void send_error(handlers *h, session *ss, sdfed_code code, const char *me
 }
 
 /* Sends an error; counts the refusal (the one place that does) and, after
- * too many, says so in a last error and closes. */
+ * too many of the client's own making, says so in a last error and closes
+ * (server_error is the server's fault: the client is asked to resend). */
 static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
     federation_count_refusal(h->fed, code);
     send_error(h, ss, code, message);
+    int own = code != SDFED_CODE_SERVER_ERROR;
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
-             sdfed_code_name(code), ss->refusals + 1);
+             sdfed_code_name(code), ss->refusals + own);
     if (code == SDFED_CODE_SERVER_ERROR && store_failing(h->st))
         h->fault_refused++;
     else
         native_log("refused", fields);
-    if (++ss->refusals >= h->opt.max_refusals && !ss->closing) {
+    if (own && ++ss->refusals >= h->opt.max_refusals && !ss->closing) {
         char last[96];
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
         send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last);

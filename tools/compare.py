@@ -13,8 +13,9 @@ chart of every method's mean accuracy over rounds.
 With --lrs each method's learning rate is chosen first: one run per rate
 (seed 1, `sdfed sim --validation`: every client tested on a fifth of its
 training images held out, never on the test split), the rate with the best
-final validation accuracy kept (ties: the smaller), then the seeds run with
-it on the test split. Runs go two at a time by default (this machine has 2
+final validation accuracy kept (of equals, the one nearest the task's own
+rate: a rate replaces it only on evidence), then the seeds run with it on
+the test split. Runs go two at a time by default (this machine has 2
 cores), each with one OpenBLAS thread; the first run fills the feature
 cache before the others start. A run whose results.json is already in DIR
 is not run again, so an interrupted comparison resumes. Outputs in DIR
@@ -25,6 +26,7 @@ sweep sweep.svg (the final accuracy against the swept value).
 import argparse
 import concurrent.futures
 import json
+import math
 import os
 import shutil
 import statistics
@@ -177,9 +179,12 @@ def main():
         sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
         found = run_all(a.sdfed, a.task, sweep, out, env, a.jobs, "choosing lr")
         n_runs += len(sweep)
-        for m in methods:
-            if m.split(":")[0] not in NO_LR:  # the best validation accuracy; max keeps the first, the smaller rate, of equals
-                chosen[m] = max(lrs, key=lambda lr: found[(m, 1, lr, True)]["final_accuracy"])
+        with open(a.task) as f:
+            task_lr = json.load(f).get("lr", 0.01)
+        for m in methods:  # the best validation accuracy; of equals, the rate nearest the task's
+            if m.split(":")[0] not in NO_LR:
+                chosen[m] = max(lrs, key=lambda lr: (found[(m, 1, lr, True)]["final_accuracy"],
+                                                     -abs(math.log(lr / task_lr))))
     jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
     results = run_all(a.sdfed, a.task, jobs, out, env, a.jobs, "testing")
     n_runs += len(jobs)
