@@ -119,7 +119,7 @@ static int preprocess_all(const sdfed_clip_model *m, const sdfed_image *images, 
     size_t per = (size_t)3 * c->image_size * c->image_size;
     if (n < 1 || !images) return sdfed_fail(err, SDFED_ERR_ARG, "image: no images given");
     *pixels = sdfed_arena_floats(arena, (size_t)n * per);
-    if (!*pixels) return sdfed_fail(err, SDFED_ERR_NOMEM, "image features: out of memory");
+    if (!*pixels) return sdfed_fail(err, SDFED_ERR_NOMEM, "image preprocessing: out of memory");
     for (int i = 0; i < n; i++) {
         int rc = sdfed_image_preprocess(&images[i], c->image_size, c->image_mean, c->image_std, *pixels + i * per, err);
         if (rc) return sdfed_fail_context(err, rc, "image %d", i);
