@@ -22,11 +22,15 @@ static void patchify(float *patches, const float *img, int S, int P) {
         }
 }
 
-int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const float *pixels, int n, float *features,
-                       sdfed_arena *arena, sdfed_error *err) {
+/* The vision transformer's output tokens before ln_post: *hidden (n * T, W)
+ * in the arena, T = sdfed_image_token_count tokens per image, the class
+ * token first. *scratch receives the linear kernels' scratch for weights of
+ * up to max(3 P P, W) inputs. */
+static int encode_hidden(const sdfed_clip_model *m, const sdfed_kernels *k, const float *pixels, int n, float **hidden,
+                         float **scratch, sdfed_arena *arena, sdfed_error *err) {
     const sdfed_clip_config *c = &m->cfg;
     int S = c->image_size, P = c->patch_size, G = S / P, W = c->vision_width;
-    int T = G * G + 1; /* tokens per image */
+    int T = sdfed_image_token_count(c);
     int patch_len = 3 * P * P;
     if (n < 1 || !pixels) return sdfed_fail(err, SDFED_ERR_ARG, "image: no images given");
     size_t n_pixels = (size_t)n * 3 * S * S;
@@ -37,12 +41,12 @@ int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const 
     float *patches = sdfed_arena_floats(arena, (size_t)n * G * G * patch_len);
     float *emb = sdfed_arena_floats(arena, (size_t)n * G * G * W);
     float *x = sdfed_arena_floats(arena, (size_t)N * W);
-    float *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, patch_len > W ? patch_len : W));
+    *scratch = sdfed_arena_floats(arena, sdfed_kernel_scratch_floats(k, patch_len > W ? patch_len : W));
     sdfed_attn_span *spans = sdfed_arena_alloc(arena, sizeof *spans * (size_t)n);
-    if (!patches || !emb || !x || !scratch || !spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
+    if (!patches || !emb || !x || !*scratch || !spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
 
     for (int i = 0; i < n; i++) patchify(patches + (size_t)i * G * G * patch_len, pixels + (size_t)i * 3 * S * S, S, P);
-    k->linear(emb, patches, &m->patch_embd, NULL, n * G * G, scratch);
+    k->linear(emb, patches, &m->patch_embd, NULL, n * G * G, *scratch);
     for (int i = 0; i < n; i++) {
         float *x_i = x + (size_t)i * T * W;
         for (int t = 0; t < T; t++) {
@@ -66,31 +70,89 @@ int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const 
                            N,
                            NULL,
                            NULL};
-    int rc = sdfed_transformer_forward(k, &t, x, 0, arena, err);
-    if (rc) return rc;
+    *hidden = x;
+    return sdfed_transformer_forward(k, &t, x, 0, arena, err);
+}
 
-    float *cls = sdfed_arena_floats(arena, (size_t)n * W);
-    if (!cls) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
-    for (int i = 0; i < n; i++)
-        sdfed_layernorm_forward(cls + (size_t)i * W, NULL, NULL, x + (size_t)i * T * W, m->ln_post_w, m->ln_post_b, 1,
-                                W, c->layer_norm_eps);
-    k->linear(features, cls, &m->vision_proj, NULL, n, scratch);
+/* out (rows, embed_dim) = ln_post(hidden row r * stride for each r) @ proj:
+ * stride T takes each image's class token, stride 1 every token. Each row's
+ * arithmetic is the same whichever rows are projected with it. */
+static int project_tokens(const sdfed_clip_model *m, const sdfed_kernels *k, float *out, const float *hidden, int rows,
+                          int stride, float *scratch, sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->cfg;
+    int W = c->vision_width;
+    float *normed = sdfed_arena_floats(arena, (size_t)rows * W);
+    if (!normed) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
+    for (int r = 0; r < rows; r++)
+        sdfed_layernorm_forward(normed + (size_t)r * W, NULL, NULL, hidden + (size_t)r * stride * W, m->ln_post_w,
+                                m->ln_post_b, 1, W, c->layer_norm_eps);
+    k->linear(out, normed, &m->vision_proj, NULL, rows, scratch);
+    return SDFED_OK;
+}
+
+int sdfed_image_token_count(const sdfed_clip_config *c) {
+    int G = c->image_size / c->patch_size;
+    return G * G + 1;
+}
+
+int sdfed_image_encode(const sdfed_clip_model *m, const sdfed_kernels *k, const float *pixels, int n, float *features,
+                       sdfed_arena *arena, sdfed_error *err) {
+    float *hidden, *scratch;
+    int rc = encode_hidden(m, k, pixels, n, &hidden, &scratch, arena, err);
+    if (rc) return rc;
+    return project_tokens(m, k, features, hidden, n, sdfed_image_token_count(&m->cfg), scratch, arena, err);
+}
+
+int sdfed_image_encode_tokens(const sdfed_clip_model *m, const sdfed_kernels *k, const float *pixels, int n,
+                              float *tokens, sdfed_arena *arena, sdfed_error *err) {
+    float *hidden, *scratch;
+    int rc = encode_hidden(m, k, pixels, n, &hidden, &scratch, arena, err);
+    if (rc) return rc;
+    return project_tokens(m, k, tokens, hidden, n * sdfed_image_token_count(&m->cfg), 1, scratch, arena, err);
+}
+
+/* pixels (n, 3, S, S) in the arena: the n images preprocessed as CLIP does,
+ * with the model's mean and std. */
+static int preprocess_all(const sdfed_clip_model *m, const sdfed_image *images, int n, float **pixels,
+                          sdfed_arena *arena, sdfed_error *err) {
+    const sdfed_clip_config *c = &m->cfg;
+    size_t per = (size_t)3 * c->image_size * c->image_size;
+    if (n < 1 || !images) return sdfed_fail(err, SDFED_ERR_ARG, "image: no images given");
+    *pixels = sdfed_arena_floats(arena, (size_t)n * per);
+    if (!*pixels) return sdfed_fail(err, SDFED_ERR_NOMEM, "image preprocessing: out of memory");
+    for (int i = 0; i < n; i++) {
+        int rc = sdfed_image_preprocess(&images[i], c->image_size, c->image_mean, c->image_std, *pixels + i * per, err);
+        if (rc) return sdfed_fail_context(err, rc, "image %d", i);
+    }
     return SDFED_OK;
 }
 
 int sdfed_image_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_image *images, int n,
                          float *features, sdfed_arena *arena, sdfed_error *err) {
-    const sdfed_clip_config *c = &m->cfg;
-    size_t per = (size_t)3 * c->image_size * c->image_size;
-    float *pixels = sdfed_arena_floats(arena, (size_t)n * per),
-          *raw = sdfed_arena_floats(arena, (size_t)n * c->embed_dim);
-    float *norms = sdfed_arena_floats(arena, (size_t)n);
-    if (!pixels || !raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image features: out of memory");
-    for (int i = 0; i < n; i++) {
-        int rc = sdfed_image_preprocess(&images[i], c->image_size, c->image_mean, c->image_std, pixels + i * per, err);
-        if (rc) return sdfed_fail_context(err, rc, "image %d", i);
-    }
-    int rc = sdfed_image_encode(m, k, pixels, n, raw, arena, err);
-    if (rc == SDFED_OK) sdfed_l2_normalize_forward(features, norms, raw, n, c->embed_dim);
+    int E = m->cfg.embed_dim;
+    float *pixels;
+    int rc = preprocess_all(m, images, n, &pixels, arena, err);
+    if (rc) return rc;
+    float *raw = sdfed_arena_floats(arena, (size_t)n * E), *norms = sdfed_arena_floats(arena, (size_t)n);
+    if (!raw || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image features: out of memory");
+    rc = sdfed_image_encode(m, k, pixels, n, raw, arena, err);
+    if (rc == SDFED_OK) sdfed_l2_normalize_forward(features, norms, raw, n, E);
     return rc;
+}
+
+int sdfed_image_patch_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_image *images, int n,
+                               float *patches, sdfed_arena *arena, sdfed_error *err) {
+    int E = m->cfg.embed_dim, T = sdfed_image_token_count(&m->cfg);
+    float *pixels;
+    int rc = preprocess_all(m, images, n, &pixels, arena, err);
+    if (rc) return rc;
+    float *tokens = sdfed_arena_floats(arena, (size_t)n * T * E), *norms = sdfed_arena_floats(arena, (size_t)T);
+    if (!tokens || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image patch features: out of memory");
+    rc = sdfed_image_encode_tokens(m, k, pixels, n, tokens, arena, err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        const float *patch_tokens = tokens + ((size_t)i * T + 1) * E; /* past the class token */
+        sdfed_l2_normalize_forward(patches + (size_t)i * (T - 1) * E, norms, patch_tokens, T - 1, E);
+    }
+    return SDFED_OK;
 }
