@@ -56,30 +56,34 @@ export async function pollStatus() {
 // shard: the one this page had (asked for again), or undefined (the server picks)
 export const fetchDemoShard = (shard) => fetchJson(`/demo/shard${shard !== undefined ? `?k=${shard}` : ''}`);
 
+// The model file, read straight into one buffer of the size the
+// federation gives (no chunks kept, no joined copy)
+async function download(url, size) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`the model could not be downloaded (HTTP ${r.status})`);
+  const reader = r.body.getReader(), bytes = new Uint8Array(size);
+  for (let got = 0; ;) {
+    const { done, value } = await reader.read();
+    if (done && got === size) return bytes;
+    if (done || got + value.length > size) {
+      await reader.cancel();
+      throw new Error(`the downloaded model is not the federation's ${size} bytes; reload the page, and tell the ` +
+        'organiser if it happens again');
+    }
+    bytes.set(value, got);
+    got += value.length;
+    showProgress('model-progress', got, size, `downloading the model: ${(got / 1e6).toFixed(1)} of ` +
+      `${(size / 1e6).toFixed(1)} MB`);
+  }
+}
+
 // The model from IndexedDB, or downloaded once; its sha256 checked either way.
 export async function loadModel() {
   const { url, sha256, size } = page.description.model;
   let bytes = await store.getModel(sha256);
   if (bytes && (await sha256Hex(bytes)) !== sha256) bytes = null; // damaged copy: fetch again
   if (!bytes) {
-    const r = await fetch(url);
-    if (!r.ok) throw new Error(`the model could not be downloaded (HTTP ${r.status})`);
-    const reader = r.body.getReader(), chunks = [];
-    let got = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      got += value.length;
-      showProgress('model-progress', got, size, `downloading the model: ${(got / 1e6).toFixed(1)} of ` +
-        `${(size / 1e6).toFixed(1)} MB`);
-    }
-    bytes = new Uint8Array(got);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.length;
-    }
+    bytes = await download(url, size);
     const actual = await sha256Hex(bytes);
     if (actual !== sha256)
       throw new Error(`the model file does not match the federation's hash (expected ${sha256.slice(0, 12)}…, ` +

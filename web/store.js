@@ -72,8 +72,13 @@ export async function putModel(sha256, bytes) {
   const d = await db();
   const t = d.transaction('models', 'readwrite'), models = t.objectStore('models');
   const parts = Math.ceil(bytes.length / MODEL_PART);
-  for (let i = 0; i < parts; i++)
-    models.put(bytes.slice(i * MODEL_PART, (i + 1) * MODEL_PART), `${sha256}/${i}`);
+  for (let i = 0; i < parts; i++) {
+    const part = bytes.slice(i * MODEL_PART, (i + 1) * MODEL_PART); // a view would store the whole buffer
+    models.put(part, `${sha256}/${i}`);
+    // put() made its own copy: detaching frees this one now, not at a later garbage collection
+    // (where the browser has ArrayBuffer.transfer)
+    part.buffer.transfer?.(0);
+  }
   models.put({ size: bytes.length, parts }, sha256);
   return committed(t);
 }
