@@ -66,10 +66,11 @@ static int base64(sdfed_sink *sink, const uint8_t *data, size_t n) {
     return 0;
 }
 
-/* The images' labels: "labels": [...] */
-static int labels_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *labels) {
-    int failed = sink->write(sink->ctx, "\"labels\": [", 11);
-    for (int i = 0; i < n && !failed; i++) failed = sdfed_sink_printf(*sink, "%s%d", i ? ", " : "", labels[ids[i]]);
+/* key and a list of the listed images' values (their labels, their
+ * domains): "labels": [...]; non-zero when a write failed */
+static int values_json(sdfed_sink *sink, const char *key, const int *ids, int n, const uint8_t *values) {
+    int failed = sdfed_sink_printf(*sink, "%s [", key);
+    for (int i = 0; i < n && !failed; i++) failed = sdfed_sink_printf(*sink, "%s%d", i ? ", " : "", values[ids[i]]);
     return failed || sink->write(sink->ctx, "]", 1);
 }
 
@@ -118,26 +119,22 @@ static int images_json(sdfed_sink *sink, const fed_data *f, int test, const int 
     return sink->write(sink->ctx, "]", 1) ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
 }
 
-/* ", "domains": [...]": the listed images' domains */
-static int domains_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *domains) {
-    int failed = sink->write(sink->ctx, ", \"domains\": [", 14);
-    for (int i = 0; i < n && !failed; i++) failed = sdfed_sink_printf(*sink, "%s%d", i ? ", " : "", domains[ids[i]]);
-    return failed || sink->write(sink->ctx, "]", 1);
-}
-
 /* "name": {"labels": [...], "pixels" | "files" | "images": ..., "domains"} for the listed images */
 static int split_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
     if (sdfed_sink_printf(*sink, "%s\"%s\": {", test ? ", " : "", test ? "test" : "train") ||
-        labels_json(sink, ids, n, test ? f->test_labels : f->train_labels))
+        values_json(sink, "\"labels\":", ids, n, test ? f->test_labels : f->train_labels))
         return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     const uint8_t *domains = test ? f->test_domains : f->train_domains;
-    int rc = !f->train_paths
-                 ? pixels_json(sink, ids, n, test ? f->test_pixels : f->train_pixels, (size_t)f->rows * f->cols)
-                       ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory")
-                       : SDFED_OK
-             : domains ? images_json(sink, f, test, ids, n, err)
-                       : files_json(sink, ids, n, test ? f->test_paths : f->train_paths, err);
-    if (rc == SDFED_OK && domains && domains_json(sink, ids, n, domains))
+    int rc = SDFED_OK;
+    if (!f->train_paths) { /* Fashion-MNIST: grey pixels, already in their domains */
+        if (pixels_json(sink, ids, n, test ? f->test_pixels : f->train_pixels, (size_t)f->rows * f->cols))
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    } else if (domains) { /* a folder seen in domains: each image's pixels in its domain */
+        rc = images_json(sink, f, test, ids, n, err);
+    } else { /* a folder: its files as they are */
+        rc = files_json(sink, ids, n, test ? f->test_paths : f->train_paths, err);
+    }
+    if (rc == SDFED_OK && domains && values_json(sink, ", \"domains\":", ids, n, domains))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     if (rc == SDFED_OK && sink->write(sink->ctx, "}", 1)) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     return rc;

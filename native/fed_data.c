@@ -33,8 +33,6 @@ static int assign_domains(int n, int stream, uint8_t **domains, sdfed_error *err
 
 /* A folder dataset: its two splits, the test classes matched to the train ones. */
 static int load_folders(const sdfed_task *task, const char *own, storage *s, fed_data *out, sdfed_error *err) {
-    if (!own && !task->data_train[0])
-        return sdfed_fail(err, SDFED_ERR_ARG, "dataset: the task's folders are its host's and not named here");
     /* the task's classes, when it names them, else the folders' */
     const char *const *task_classes = task->n_classes > 0 ? (const char *const *)task->class_names : NULL;
     int rc;
