@@ -69,7 +69,7 @@ bench: deps build web
 # (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by default)
 TASK ?= tasks/fmnist-pathological.json
 SEEDS ?= 5
-METHODS ?= zeroshot coop promptfl promptfolio fedpha fedot sdfed
+METHODS ?= zeroshot coop promptfl promptfolio fedpha fedot fedotp sdfed
 LRS ?= $(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1)
 , := ,
 compare: deps build

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clip/image_encoder.h"
+#include "method/methods.h"
 #include "native/clock.h"
 #include "native/paths.h"
 
@@ -34,20 +34,20 @@ const char *feature_cache_default_dir(void) {
     return dir;
 }
 
-/* Encodes images [first, first + n) of src into out (n, D), unit length;
+/* Encodes images [first, first + n) of src into out (n, D) as its method reads them;
  * owned[] holds what src allocated for them while they are encoded. */
 static int encode_chunk(const native_model *m, const sdfed_kernels *k, const feature_source *src, int first, int n,
                         float *out, sdfed_image *images, uint8_t **owned, sdfed_arena *arena, sdfed_error *err) {
     int rc = SDFED_OK;
     for (int i = 0; i < n && rc == SDFED_OK; i++) rc = src->image(src->ctx, first + i, &images[i], &owned[i], err);
-    if (rc == SDFED_OK) rc = sdfed_image_features(&m->clip, k, images, n, out, arena, err);
+    if (rc == SDFED_OK) rc = sdfed_method_image_features(src->method, &m->clip, k, images, n, out, arena, err);
     for (int i = 0; i < n; i++) free(owned[i]), owned[i] = NULL;
     return rc;
 }
 
 int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
                        const feature_source *src, float *out, sdfed_error *err) {
-    int D = m->clip.cfg.embed_dim;
+    int D = sdfed_method_feature_size(src->method, &m->clip.cfg);
     char dir[1024], path[1200];
     snprintf(dir, sizeof dir, "%s/%s", cache_dir, model_sha256);
     snprintf(path, sizeof path, "%s/%s.features", dir, src->name);

@@ -1,5 +1,6 @@
 /* Image features of a dataset under a model, computed once and kept on
- * disk: <cache>/<model sha256>/<name>.features. The file is written in
+ * disk: <cache>/<model sha256>/<name>.features (pooled features, or the
+ * patch features of a method that reads them: method/methods.h). The file is written in
  * chunks with its header's count updated after each chunk is on disk, so an
  * interrupted run resumes where it stopped; a file that does not match
  * (size, dimension, count) is recomputed. Progress goes to stderr. */
@@ -16,6 +17,7 @@
  * allocated for it, or NULL. */
 typedef struct feature_source {
     const char *name; /* file name stem, e.g. "fashion-mnist-train-30000-59999" */
+    int method;       /* whose features: SDFED_METHOD_* (method/methods.h: pooled, or fedotp's patches) */
     int n;
     int (*image)(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err);
     const void *ctx;
@@ -25,7 +27,8 @@ typedef struct feature_source {
  * ~/.cache/sdfed. */
 const char *feature_cache_default_dir(void);
 
-/* out (n, embed_dim): unit-length image features of every image. */
+/* out (n, sdfed_method_feature_size): every image's features as the
+ * source's method reads them (unit-length rows). */
 int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
                        const feature_source *src, float *out, sdfed_error *err);
 

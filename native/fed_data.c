@@ -161,7 +161,8 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
     int rc = fed_data_load_images(task, data_dir, out, err);
     if (rc) return rc;
     const char *domains = out->train_domains ? "-domains" : "";
-    out->dim = m->clip.cfg.embed_dim;
+    const char *kind = sdfed_method_reads_patches(task->method) ? "-patches" : "";
+    out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
     int n[2] = {out->n_train, out->n_test};
     float **features[2] = {&out->train_features, &out->test_features};
     storage *s = out->storage;
@@ -169,14 +170,14 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
         char name[128], digest[65];
         if (out->train_paths) { /* named by what is in it */
             rc = image_folder_digest(&s->folder[i], digest, err);
-            snprintf(name, sizeof name, "folder-%s-%.32s%s", i ? "test" : "train", digest, domains);
+            snprintf(name, sizeof name, "folder-%s-%.32s%s%s", i ? "test" : "train", digest, domains, kind);
         } else {
-            snprintf(name, sizeof name, "fashion-mnist-%s%s", i ? "test" : "train-30000-59999", domains);
+            snprintf(name, sizeof name, "fashion-mnist-%s%s%s", i ? "test" : "train-30000-59999", domains, kind);
         }
         *features[i] = malloc(sizeof(float) * ((size_t)n[i] * out->dim + 1));
         if (!*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
         split_images split = {out, i};
-        feature_source src = {name, n[i], split_image, &split};
+        feature_source src = {name, task->method, n[i], split_image, &split};
         if (rc == SDFED_OK)
             rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
                                     *features[i], err);

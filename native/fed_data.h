@@ -5,8 +5,9 @@
  * derived domains when the task has domains; for a folder dataset
  * (native/image_folder.h), its train and test folders, or one folder and
  * its held-out test images, each image seen in its domain when the task has
- * domains (not a volunteer's own images). Every image's unit-length feature under the
- * model comes from the feature cache (a folder's cache is named by its
+ * domains (not a volunteer's own images). Every image's features under the
+ * model, as the task's method reads them (the pooled feature, or fedotp's
+ * patch features: method/methods.h), come from the feature cache (a folder's cache is named by its
  * content digest, so a changed folder is encoded again). */
 #ifndef SDFED_NATIVE_FED_DATA_H
 #define SDFED_NATIVE_FED_DATA_H

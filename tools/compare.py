@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "sdfed"]
+METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "fedotp", "sdfed"]
 # a method, or a method with task keys set: "sdfed:stretch=sum,lambda=0.4" (values as JSON, else strings)
 ABLATIONS = ["sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation", "sdfed:projector=paper",
              "sdfed:projector=rowspace", "sdfed:stretch=sum"]

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clip/image_encoder.h"
 #include "fed/protocol.h"
 #include "fed/task.h"
 #include "method/local_training.h"
@@ -141,18 +140,24 @@ int wc_set_task(const char *task_json, int index) {
 int wc_method_global_size(void) { return W.have_task ? W.params.global_rows * W.params.width : 0; }
 int wc_class_count(void) { return W.have_task ? W.cls.n_classes : 0; }
 
+/* The method whose features images are encoded for: the task's, or (no
+ * task yet) one that reads the pooled feature. */
+static int feature_method(void) { return W.have_task ? W.cfg.method : SDFED_METHOD_ZEROSHOT; }
+
+int wc_feature_size(void) { return W.have_model ? sdfed_method_feature_size(feature_method(), &W.model.cfg) : 0; }
+
 int wc_encode_image(const uint8_t *rgba, int width, int height, float *features) {
     if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
     sdfed_image img = {rgba, width, height, 4, (size_t)width * 4};
     sdfed_arena_reset(&W.arena);
-    return sdfed_image_features(&W.model, W.k, &img, 1, features, &W.arena, &W.err);
+    return sdfed_method_image_features(feature_method(), &W.model, W.k, &img, 1, features, &W.arena, &W.err);
 }
 
 int wc_set_samples(int which, const float *features, const uint8_t *labels, int n) {
     if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
     if (W.in_round) return fail(SDFED_ERR_ARG, "samples cannot change during a round");
     if ((which != 0 && which != 1) || n < 0) return fail(SDFED_ERR_ARG, "samples: which is 0 or 1, n >= 0");
-    size_t D = (size_t)W.model.cfg.embed_dim;
+    size_t D = (size_t)wc_feature_size();
     for (int i = 0; i < n; i++)
         if (labels[i] >= W.cls.n_classes) return fail(SDFED_ERR_ARG, "samples: a label names no class of the task");
     for (size_t i = 0; i < (size_t)n * D; i++)
@@ -184,7 +189,7 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
     if (W.in_round) sdfed_local_round_end(&W.round);
     W.in_round = 0;
     sdfed_frame_values(&f, W.params.global);
-    W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, W.model.cfg.embed_dim, NULL, W.train.n};
+    W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, wc_feature_size(), NULL, W.train.n};
     rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, &W.err);
     if (rc) return rc;
     W.in_round = 1;
@@ -217,7 +222,7 @@ int wc_round_update(void) {
 
 double wc_accuracy(void) {
     if (!W.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
-    sdfed_feature_set test = {W.test.features, W.test.labels, W.model.cfg.embed_dim, NULL, W.test.n};
+    sdfed_feature_set test = {W.test.features, W.test.labels, wc_feature_size(), NULL, W.test.n};
     double accuracy;
     sdfed_arena_reset(&W.arena);
     int rc = sdfed_local_accuracy(&W.cfg, &W.model, W.k, &W.cls, &W.params, &test, &accuracy, &W.arena, &W.err);
@@ -226,17 +231,15 @@ double wc_accuracy(void) {
 
 int wc_predict(const float *features, float *probabilities) {
     if (!W.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
-    int C = W.cls.n_classes, D = W.model.cfg.embed_dim;
+    int C = W.cls.n_classes;
     sdfed_arena_reset(&W.arena);
-    float *feats = sdfed_arena_floats(&W.arena, (size_t)C * D);
-    if (!feats) return -fail(SDFED_ERR_NOMEM, "predict: out of memory");
-    int rc = sdfed_method_class_features(&W.cfg, &W.model, W.k, &W.cls, &W.params, feats, &W.arena, &W.err);
-    if (rc) return -rc;
-    /* what training and accuracy use: softmax(exp(logit_scale) * cosine) */
-    float *logits = sdfed_arena_floats(&W.arena, (size_t)C);
-    if (!logits) return -fail(SDFED_ERR_NOMEM, "predict: out of memory");
-    sdfed_logits_forward(logits, features, feats, 1, C, D, expf(W.model.logit_scale));
-    return sdfed_softmax_forward(probabilities, logits, C, NULL);
+    sdfed_classifier clf;
+    int rc = sdfed_method_classifier(&W.cfg, &W.model, W.k, &W.cls, &W.params, &clf, &W.arena, &W.err);
+    /* what training and accuracy use: the softmax of the method's logits */
+    float *logits = rc ? NULL : sdfed_arena_floats(&W.arena, (size_t)C);
+    if (rc == SDFED_OK && !logits) rc = fail(SDFED_ERR_NOMEM, "predict: out of memory");
+    if (rc == SDFED_OK) rc = sdfed_classifier_logits(&clf, features, 1, logits, &W.arena, &W.err);
+    return rc ? -rc : sdfed_softmax_forward(probabilities, logits, C, NULL);
 }
 
 int wc_params_save(void) {

@@ -44,11 +44,15 @@ WC_EXPORT int wc_embed_dim(void);
 WC_EXPORT int wc_set_task(const char *task_json, int index);
 WC_EXPORT int wc_method_global_size(void); /* floats uploaded each round */
 
-/* Unit-length features (embed_dim floats) of an RGBA image. */
+/* Floats per image the task's method reads (method/methods.h): embed_dim
+ * (CLIP's pooled feature; also before a task is set), or fedotp's patch
+ * features. */
+WC_EXPORT int wc_feature_size(void);
+/* The features (wc_feature_size floats) of an RGBA image. */
 WC_EXPORT int wc_encode_image(const uint8_t *rgba, int width, int height, float *features);
 
 /* The client's samples: which 0 training, 1 held-out test; features
- * (n, embed_dim) and labels (n, class indices) are copied. */
+ * (n, wc_feature_size) and labels (n, class indices) are copied. */
 WC_EXPORT int wc_set_samples(int which, const float *features, const uint8_t *labels, int n);
 
 /* A round: the server's global frame (binary sdfed.v1 frame) starts it. */

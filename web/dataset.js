@@ -20,7 +20,8 @@ function summary(dataset, trained, heldOut) {
 
 // Hands the features to the worker: training and held-out sets.
 export async function useDataset(dataset) {
-  const D = dataset.embedDim, pick = (flag) => {
+  // floats per image: the method's features (pooled, or patches for fedotp)
+  const D = dataset.features.length / Math.max(1, dataset.labels.length), pick = (flag) => {
     const rows = [];
     dataset.test.forEach((t, i) => { if (t === flag) rows.push(i); });
     const features = new Float32Array(rows.length * D), labels = new Uint8Array(rows.length);
@@ -46,7 +47,7 @@ async function encodeAndKeep(images, labels, test, extra) {
     showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
   showProgress('encode-progress', images.length, images.length,
     `features of ${images.length} images extracted in ${seconds.toFixed(1)} s`);
-  const dataset = { ...extra, features, labels, test, embedDim: features.length / Math.max(1, labels.length) };
+  const dataset = { ...extra, features, labels, test };
   await store.putDataset(page.federation, dataset);
   await useDataset(dataset);
 }

@@ -9,7 +9,7 @@ export const page = {
   federation: null, // this federation's id in IndexedDB
   stored: {}, // its IndexedDB state: token, shard, index, params, history, joined
   compute: null, // the worker (compute.js), once the model is in it
-  dataset: null, // {source, shard, features, labels, test, embedDim}
+  dataset: null, // {source, shard, features, labels, test}
   joined: false,
 };
 

@@ -42,15 +42,17 @@ function sdfedApi(M, memory = null) {
     },
     globalSize: () => M._wc_method_global_size(),
     classCount: () => M._wc_class_count(),
-    // RGBA pixels (Uint8ClampedArray of ImageData) -> Float32Array of embedDim
+    // floats per image the task's method reads (embedDim, or fedotp's patch features)
+    featureSize: () => M._wc_feature_size(),
+    // RGBA pixels (Uint8ClampedArray of ImageData) -> Float32Array of featureSize
     encodeImage(rgba, width, height) {
-      const D = M._wc_embed_dim();
+      const D = M._wc_feature_size();
       return withBytes(rgba, (p) => withFloats(D, (f, read) => {
         check(M._wc_encode_image(p, width, height, f), 'encoding an image');
         return read();
       }));
     },
-    // which: 0 training, 1 test; features (n * embedDim) Float32Array, labels Uint8Array
+    // which: 0 training, 1 test; features (n * featureSize) Float32Array, labels Uint8Array
     setSamples(which, features, labels) {
       withBytes(features, (f) => withBytes(labels, (l) =>
         check(M._wc_set_samples(which, f, l, labels.length), 'the samples')));

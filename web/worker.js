@@ -62,9 +62,9 @@ const ops = {
     api.setTask(task, index);
     return { globalSize: api.globalSize(), classCount: api.classCount() };
   },
-  // images: [{rgba, width, height} | {blob}] -> Float32Array (n * embedDim)
+  // images: [{rgba, width, height} | {blob}] -> Float32Array (n * featureSize)
   async encode({ images }, progress) {
-    const D = api.embedDim(), features = new Float32Array(images.length * D);
+    const D = api.featureSize(), features = new Float32Array(images.length * D);
     const started = performance.now();
     for (let i = 0; i < images.length; i++) {
       const p = await pixelsOf(images[i]);

@@ -47,6 +47,7 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->stretch = -1;
     t->lambda = t->gamma = NAN;
     t->theta = 0.2f;
+    t->transport = sdfed_transport_defaults();
     t->seed = 1;
     t->demo = 1;
 }
@@ -231,6 +232,35 @@ static int read_partition(reader *r, int obj, sdfed_task *t) {
     return rc;
 }
 
+/* {"kind": "partial"|"balanced", "epsilon", "mass", "iterations", "threshold"}: FedOTP's transport */
+static int read_transport(reader *r, int obj, sdfed_task *t) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "transport", "an object");
+    int rc = SDFED_OK, key = obj + 1, mass_given = 0;
+    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next, kind;
+        char name[48], full[64];
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "transport.%s", name);
+        if (strcmp(name, "kind") == 0) {
+            rc = read_name(r, value, full, sdfed_transport_kind_names, SDFED_TRANSPORT_KINDS, &kind);
+            if (rc == SDFED_OK) t->transport.kind = (sdfed_transport_kind)kind;
+        } else if (strcmp(name, "epsilon") == 0)
+            rc = read_real(r, value, full, 1e-4, 100.0, &t->transport.epsilon);
+        else if (strcmp(name, "mass") == 0) {
+            rc = read_real(r, value, full, 1e-3, 1.0, &t->transport.mass);
+            mass_given = 1;
+        } else if (strcmp(name, "iterations") == 0)
+            rc = read_int(r, value, full, 1, 100000, &t->transport.max_iterations);
+        else if (strcmp(name, "threshold") == 0)
+            rc = read_real(r, value, full, 0.0, 1e6, &t->transport.threshold);
+        else
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        key = r->j->nodes[value].next;
+    }
+    if (t->transport.kind == SDFED_TRANSPORT_BALANCED && !mass_given) t->transport.mass = 1.0; /* all of it */
+    return rc;
+}
+
 /* "fashion-mnist", {"train": DIR, "test": DIR}, {"folder": DIR, "test_fraction": F}, or "folder" (the
  * host's folders, unnamed) */
 static int read_dataset(reader *r, int node, sdfed_task *t) {
@@ -385,6 +415,7 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "lambda") == 0) return read_float(r, value, name, 0.0, 1.0, &t->lambda);
     if (strcmp(name, "gamma") == 0) return read_float(r, value, name, 0.0, 100.0, &t->gamma);
     if (strcmp(name, "theta") == 0) return read_float(r, value, name, 0.0, 1.0, &t->theta);
+    if (strcmp(name, "transport") == 0) return read_transport(r, value, t);
     if (strcmp(name, "name") == 0) return read_text(r, value, name, 0, 256, &t->name);
     if (strcmp(name, "description") == 0) return read_text(r, value, name, 0, 16384, &t->description);
     if (strcmp(name, "classes") == 0) return read_classes(r, value, t);
@@ -465,6 +496,14 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_int(&w, "test_per_client", t->partition.test_per_client);
     sdfed_jw_int(&w, "clients_per_domain", t->partition.clients_per_domain);
     int rc = sdfed_jw_end(&w, err);
+    sdfed_buffer transport = {0};
+    sdfed_jw_begin(&w, &transport, NULL);
+    sdfed_jw_string(&w, "kind", sdfed_transport_kind_name(t->transport.kind));
+    sdfed_jw_double(&w, "epsilon", t->transport.epsilon);
+    sdfed_jw_double(&w, "mass", t->transport.mass);
+    sdfed_jw_int(&w, "iterations", t->transport.max_iterations);
+    sdfed_jw_double(&w, "threshold", t->transport.threshold);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     sdfed_buffer classes = {0};
     if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
     sdfed_jw_begin(&w, out, NULL);
@@ -508,6 +547,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_double(&w, "lambda", m.objective.lambda);
     sdfed_jw_double(&w, "gamma", m.objective.gamma);
     sdfed_jw_double(&w, "theta", t->theta);
+    sdfed_jw_raw(&w, "transport", (const char *)transport.data, transport.size);
     sdfed_jw_int(&w, "seed", (int64_t)t->seed);
     sdfed_jw_string(&w, "name", sdfed_task_name(t));
     sdfed_jw_string(&w, "description", sdfed_task_description(t));
@@ -517,6 +557,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_raw(&w, "demo", t->demo ? "true" : "false", t->demo ? 4 : 5);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     sdfed_buffer_free(&part);
+    sdfed_buffer_free(&transport);
     sdfed_buffer_free(&classes);
     return rc;
 }
@@ -526,6 +567,7 @@ sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
     c.global_len = t->global_prompt_length;
     c.local_len = t->local_prompt_max;
     c.theta = t->theta;
+    c.transport = t->transport;
     c.sgd = (sdfed_sgd){t->lr, t->momentum, t->weight_decay};
     if (t->projector >= 0) c.objective.projector = t->projector;
     if (t->stretch >= 0) c.objective.stretch = t->stretch;
@@ -577,6 +619,9 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
                           "%s, ..., %s)",
                           t->n_classes, SDFED_FMNIST_CLASSES, sdfed_fmnist_class_names[0], sdfed_fmnist_class_names[1],
                           sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
+    if (t->transport.kind == SDFED_TRANSPORT_BALANCED && t->transport.mass != 1.0)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'transport.mass' must be 1 for balanced transport (got %g)",
+                          t->transport.mass);
     int n_classes = sdfed_task_class_count(t);
     if (t->partition.kind == SDFED_PARTITION_PATHOLOGICAL && n_classes > 0 &&
         t->partition.classes_per_client > n_classes)

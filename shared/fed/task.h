@@ -20,6 +20,10 @@
  *   global_prompt_length (8), local_prompt_length (16, or [min, max] drawn per client)
  *   method ("sdfed"), projector ("complement"), stretch ("mean" or "sum": the
  *   reading of L_str, prompt/objective.h), lambda (0.6), gamma (0.8), theta (0.2)
+ *   transport              fedotp's matching of prompts to patches
+ *                          (prompt/transport.h): {"kind": "partial"|"balanced",
+ *                          "epsilon": 0.1, "mass": 0.8 (1 for balanced),
+ *                          "iterations": 100, "threshold": 0.001}
  *   seed (1)
  *   name, description      what the page and the status page show ("", "")
  *   classes                the classes in label order: each a string (its
@@ -79,6 +83,7 @@ typedef struct sdfed_task {
     int projector;              /* -1: the method's own */
     int stretch;                /* -1: the method's own (SDFED_STRETCH_*) */
     float lambda, gamma, theta; /* NAN: the method's own */
+    sdfed_transport transport;  /* fedotp's */
     uint64_t seed;
     /* heap text, owned (see above); NULL: the default */
     char *name, *description;

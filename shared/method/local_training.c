@@ -76,22 +76,28 @@ int sdfed_local_train(const sdfed_method_config *cfg, const sdfed_clip_model *m,
     return rc;
 }
 
+/* Test images scored per call: one call's scratch for many rows. */
+enum { ACCURACY_CHUNK = 256 };
+
 int sdfed_local_accuracy(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                          const sdfed_classes *cls, const sdfed_method_params *p, const sdfed_feature_set *test,
                          double *accuracy, sdfed_arena *arena, sdfed_error *err) {
     *accuracy = 0.0;
-    int C = cls->n_classes, D = test->dim;
-    float *feats = sdfed_arena_floats(arena, (size_t)C * D);
-    if (!feats) return sdfed_fail(err, SDFED_ERR_NOMEM, "accuracy: out of memory");
-    int rc = sdfed_method_class_features(cfg, m, k, cls, p, feats, arena, err);
+    sdfed_classifier clf;
+    int rc = sdfed_method_classifier(cfg, m, k, cls, p, &clf, arena, err);
     if (rc || test->n == 0) return rc;
+    size_t dim = (size_t)test->dim;
+    float *rows = sdfed_arena_floats(arena, ACCURACY_CHUNK * dim);
+    int32_t pred[ACCURACY_CHUNK];
+    if (!rows) return sdfed_fail(err, SDFED_ERR_NOMEM, "accuracy: out of memory");
     int right = 0;
-    for (int i = 0; i < test->n; i++) {
-        int row = row_of(test, i);
-        int32_t pred;
-        sdfed_predict(feats, C, D, test->features + (size_t)row * D, 1, &pred);
-        right += pred == test->labels[row];
+    for (int first = 0; first < test->n && rc == SDFED_OK; first += ACCURACY_CHUNK) {
+        int n = test->n - first < ACCURACY_CHUNK ? test->n - first : ACCURACY_CHUNK;
+        for (int i = 0; i < n; i++)
+            memcpy(rows + i * dim, test->features + (size_t)row_of(test, first + i) * dim, sizeof(float) * dim);
+        rc = sdfed_classifier_predict(&clf, rows, n, pred, arena, err);
+        for (int i = 0; rc == SDFED_OK && i < n; i++) right += pred[i] == test->labels[row_of(test, first + i)];
     }
-    *accuracy = (double)right / test->n;
-    return SDFED_OK;
+    *accuracy = rc ? 0.0 : (double)right / test->n;
+    return rc;
 }

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clip/image_encoder.h"
 #include "clip/text_encoder.h"
 #include "method/fedot.h"
+#include "method/fedotp.h"
 #include "prompt/losses.h"
 #include "prompt/projector.h"
 
@@ -19,6 +21,7 @@ const sdfed_name sdfed_method_names[] = {
     [SDFED_METHOD_PROMPTFOLIO] = {.name = "promptfolio", .value = SDFED_METHOD_PROMPTFOLIO},
     [SDFED_METHOD_FEDPHA] = {.name = "fedpha", .value = SDFED_METHOD_FEDPHA},
     [SDFED_METHOD_FEDOT] = {.name = "fedot", .value = SDFED_METHOD_FEDOT},
+    [SDFED_METHOD_FEDOTP] = {.name = "fedotp", .value = SDFED_METHOD_FEDOTP},
     [SDFED_METHOD_SDFED] = {.name = "sdfed", .value = SDFED_METHOD_SDFED},
     [SDFED_METHOD_SDFED_NOFILTER] = {.name = "sdfed-nofilter", .value = SDFED_METHOD_SDFED_NOFILTER},
     [SDFED_METHOD_SDFED_NOSTRETCH] = {.name = "sdfed-nostretch", .value = SDFED_METHOD_SDFED_NOSTRETCH},
@@ -40,6 +43,7 @@ sdfed_method_config sdfed_method_defaults(int method) {
     c.theta = 0.2f;
     c.init_std = 0.02f;
     c.sgd = (sdfed_sgd){0.01f, 0.0f, 0.0f};
+    c.transport = sdfed_transport_defaults();
     switch (method) {
     case SDFED_METHOD_FEDPHA:
         c.objective.projector = SDFED_PROJECTOR_ROWSPACE;
@@ -51,6 +55,19 @@ sdfed_method_config sdfed_method_defaults(int method) {
     case SDFED_METHOD_SDFED_NOSEPARATION: c.objective.terms = SDFED_TERMS_ALL & ~(unsigned)SDFED_TERM_SEPARATION; break;
     }
     return c;
+}
+
+int sdfed_method_reads_patches(int method) { return method == SDFED_METHOD_FEDOTP; }
+
+int sdfed_method_feature_size(int method, const sdfed_clip_config *c) {
+    return sdfed_method_reads_patches(method) ? (sdfed_image_token_count(c) - 1) * c->embed_dim : c->embed_dim;
+}
+
+int sdfed_method_image_features(int method, const sdfed_clip_model *m, const sdfed_kernels *k,
+                                const sdfed_image *images, int n, float *features, sdfed_arena *arena,
+                                sdfed_error *err) {
+    return sdfed_method_reads_patches(method) ? sdfed_image_patch_features(m, k, images, n, features, arena, err)
+                                              : sdfed_image_features(m, k, images, n, features, arena, err);
 }
 
 /* Methods with a global and a local prompt, trained by the SDFed objective. */
@@ -72,7 +89,8 @@ void sdfed_method_shapes(const sdfed_method_config *cfg, const sdfed_clip_model 
         *local_rows = m->cfg.embed_dim;
         break;
     default:
-        if (cfg->method == SDFED_METHOD_PROMPTFOLIO || is_sdfed_family(cfg->method)) {
+        if (cfg->method == SDFED_METHOD_PROMPTFOLIO || cfg->method == SDFED_METHOD_FEDOTP ||
+            is_sdfed_family(cfg->method)) {
             *global_rows = cfg->global_len;
             *local_rows = cfg->local_len;
         }
@@ -203,6 +221,10 @@ int sdfed_method_step(const sdfed_method_config *cfg, const sdfed_clip_model *m,
         rc = sdfed_fedot_eval(p->global, p->local, cls->n_classes, p->width, expf(m->logit_scale), batch, losses,
                               grad_g, grad_l, arena, err);
         break;
+    case SDFED_METHOD_FEDOTP:
+        rc = sdfed_fedotp_eval(m, k, cls, &cfg->transport, p->global, p->global_rows, p->local, p->local_rows, batch,
+                               losses, grad_g, grad_l, arena, err);
+        break;
     default:
         rc = sdfed_objective_eval(m, k, cls, p->global, p->global_rows, p->local, p->local_rows, batch, &cfg->objective,
                                   losses, grad_g, grad_l, profile, arena, err);
@@ -212,9 +234,10 @@ int sdfed_method_step(const sdfed_method_config *cfg, const sdfed_clip_model *m,
     return sdfed_sgd_apply(&cfg->sgd, both, 2, arena, err);
 }
 
-int sdfed_method_class_features(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
-                                const sdfed_classes *cls, const sdfed_method_params *p, float *feats,
-                                sdfed_arena *arena, sdfed_error *err) {
+/* feats (C, D): the class features of a method that predicts with them. */
+static int class_features(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
+                          const sdfed_classes *cls, const sdfed_method_params *p, float *feats, sdfed_arena *arena,
+                          sdfed_error *err) {
     int C = cls->n_classes, D = m->cfg.embed_dim;
     switch (cfg->method) {
     case SDFED_METHOD_ZEROSHOT: return sdfed_classes_zeroshot(m, k, cls, feats, arena, err);
@@ -237,4 +260,49 @@ int sdfed_method_class_features(const sdfed_method_config *cfg, const sdfed_clip
         return sdfed_prompt_features(m, k, cls, 1, (const float *const *)&p->local, &p->local_rows, &feats, NULL, arena,
                                      err);
     }
+}
+
+int sdfed_method_classifier(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
+                            const sdfed_classes *cls, const sdfed_method_params *p, sdfed_classifier *out,
+                            sdfed_arena *arena, sdfed_error *err) {
+    int C = cls->n_classes, D = m->cfg.embed_dim, patches = sdfed_method_reads_patches(cfg->method);
+    *out = (sdfed_classifier){cfg,
+                              C,
+                              D,
+                              patches ? sdfed_image_token_count(&m->cfg) - 1 : 0,
+                              expf(m->logit_scale),
+                              sdfed_arena_floats(arena, (size_t)C * D * (patches ? SDFED_FEDOTP_PROMPTS : 1))};
+    if (!out->feats) return sdfed_fail(err, SDFED_ERR_NOMEM, "method: out of memory");
+    if (patches)
+        return sdfed_fedotp_class_prompts(m, k, cls, p->global, p->global_rows, p->local, p->local_rows, out->feats,
+                                          arena, err);
+    return class_features(cfg, m, k, cls, p, out->feats, arena, err);
+}
+
+int sdfed_classifier_logits(const sdfed_classifier *c, const float *features, int n, float *logits, sdfed_arena *arena,
+                            sdfed_error *err) {
+    if (c->patches)
+        return sdfed_fedotp_logits(&c->cfg->transport, c->feats, c->n_classes, c->dim, features, n, c->patches,
+                                   c->scale, logits, NULL, arena, err);
+    sdfed_logits_forward(logits, features, c->feats, n, c->n_classes, c->dim, c->scale);
+    return SDFED_OK;
+}
+
+int sdfed_classifier_predict(const sdfed_classifier *c, const float *features, int n, int32_t *pred, sdfed_arena *arena,
+                             sdfed_error *err) {
+    int C = c->n_classes;
+    if (!c->patches) {
+        sdfed_predict(c->feats, C, c->dim, features, n, pred);
+        return SDFED_OK;
+    }
+    float *logits = sdfed_arena_floats(arena, (size_t)n * C);
+    if (!logits) return sdfed_fail(err, SDFED_ERR_NOMEM, "method: out of memory");
+    int rc = sdfed_classifier_logits(c, features, n, logits, arena, err);
+    for (int i = 0; rc == SDFED_OK && i < n; i++) {
+        const float *row = logits + (size_t)i * C;
+        pred[i] = 0;
+        for (int k = 1; k < C; k++)
+            if (row[k] > row[pred[i]]) pred[i] = k;
+    }
+    return rc;
 }

@@ -6,7 +6,22 @@
 
 #include "prompt/losses.h"
 
-static int check_config(const sdfed_transport *t, sdfed_error *err) {
+const sdfed_name sdfed_transport_kind_names[] = {
+    [SDFED_TRANSPORT_BALANCED] = {.name = "balanced", .value = SDFED_TRANSPORT_BALANCED},
+    [SDFED_TRANSPORT_PARTIAL] = {.name = "partial", .value = SDFED_TRANSPORT_PARTIAL},
+};
+
+const char *sdfed_transport_kind_name(int kind) {
+    return sdfed_name_of(sdfed_transport_kind_names, SDFED_TRANSPORT_KINDS, kind);
+}
+
+sdfed_transport sdfed_transport_defaults(void) {
+    return (sdfed_transport){SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
+}
+
+size_t sdfed_transport_scratch_size(int M, int N) { return (size_t)M * N + (size_t)M + (size_t)N; }
+
+int sdfed_transport_check(const sdfed_transport *t, sdfed_error *err) {
     if (t->kind != SDFED_TRANSPORT_BALANCED && t->kind != SDFED_TRANSPORT_PARTIAL)
         return sdfed_fail(err, SDFED_ERR_ARG, "transport: unknown kind %d", (int)t->kind);
     if (!(t->epsilon > 0) || !isfinite(t->epsilon))
@@ -52,13 +67,12 @@ static double update_columns(double *v, const double *K, const double *u, int M,
 }
 
 int sdfed_transport_plan(const sdfed_transport *t, const float *sim, int M, int N, float *plan, double *u, double *v,
-                         int *iterations, sdfed_arena *arena, sdfed_error *err) {
-    int rc = check_config(t, err);
+                         int *iterations, double *kernel, sdfed_error *err) {
+    int rc = sdfed_transport_check(t, err);
     if (rc) return rc;
     if (M < 1 || N < 1) return sdfed_fail(err, SDFED_ERR_ARG, "transport: empty problem (%d x %d)", M, N);
     size_t MN = (size_t)M * N;
-    double *K = sdfed_arena_alloc(arena, sizeof *K * MN);
-    if (!K) return sdfed_fail(err, SDFED_ERR_NOMEM, "transport: out of memory");
+    double *K = kernel;
     for (size_t i = 0; i < MN; i++) {
         if (!isfinite(sim[i])) return sdfed_fail(err, SDFED_ERR_NUMERIC, "transport: similarities hold NaN or Inf");
         K[i] = exp(-(1.0 - (double)sim[i]) / t->epsilon);
@@ -89,12 +103,11 @@ int sdfed_transport_plan(const sdfed_transport *t, const float *sim, int M, int 
 }
 
 int sdfed_transport_score_forward(const sdfed_transport *t, double *score, float *sim, float *plan,
-                                  const float *patches, const float *prompts, int M, int N, int D, sdfed_arena *arena,
+                                  const float *patches, const float *prompts, int M, int N, int D, double *scratch,
                                   sdfed_error *err) {
-    double *u = sdfed_arena_alloc(arena, sizeof *u * (size_t)M), *v = sdfed_arena_alloc(arena, sizeof *v * (size_t)N);
-    if (!u || !v) return sdfed_fail(err, SDFED_ERR_NOMEM, "transport: out of memory");
+    double *u = scratch + (size_t)M * N, *v = u + M;
     sdfed_logits_forward(sim, patches, prompts, M, N, D, 1.0f);
-    int rc = sdfed_transport_plan(t, sim, M, N, plan, u, v, NULL, arena, err);
+    int rc = sdfed_transport_plan(t, sim, M, N, plan, u, v, NULL, scratch, err);
     if (rc) return rc;
     double sum = 0;
     for (size_t i = 0; i < (size_t)M * N; i++) sum += (double)plan[i] * sim[i];

@@ -33,7 +33,9 @@
 #ifndef SDFED_TRANSPORT_H
 #define SDFED_TRANSPORT_H
 
-#include "base/arena.h"
+#include <stddef.h>
+
+#include "base/names.h"
 #include "base/status.h"
 
 typedef enum sdfed_transport_kind {
@@ -52,20 +54,36 @@ typedef struct sdfed_transport {
     double threshold;          /* --thresh, default 1e-3; >= 0 */
 } sdfed_transport;
 
+/* The names of the kinds, by sdfed_transport_kind: "balanced", "partial". */
+extern const sdfed_name sdfed_transport_kind_names[SDFED_TRANSPORT_KINDS];
+const char *sdfed_transport_kind_name(int kind);
+
+/* FedOTP's defaults as its scripts run it: partial, epsilon 0.1, mass 0.8,
+ * 100 iterations, threshold 1e-3. */
+sdfed_transport sdfed_transport_defaults(void);
+/* Whether a configuration is one sdfed_transport_plan accepts; the error
+ * names the setting. */
+int sdfed_transport_check(const sdfed_transport *t, sdfed_error *err);
+
+/* Doubles of scratch one problem of M x N needs (its kernel and scalings). */
+size_t sdfed_transport_scratch_size(int M, int N);
+
 /* plan (M, N) of one problem from its similarities sim (M, N); u (M) and
- * v (N) receive the scalings, plan = diag(u) K diag(v); *iterations (if not
- * NULL) the iterations run. Refuses a bad configuration or non-finite
+ * v (N) receive the scalings, plan = diag(u) K diag(v), kernel (M x N
+ * doubles) the caller's scratch; *iterations (if not NULL) the iterations
+ * run. Allocates nothing. Refuses a bad configuration or non-finite
  * similarities (SDFED_ERR_ARG, SDFED_ERR_NUMERIC), and an epsilon so small
  * that the kernel or the scalings leave the range of double
  * (SDFED_ERR_NUMERIC). */
 int sdfed_transport_plan(const sdfed_transport *t, const float *sim, int M, int N, float *plan, double *u, double *v,
-                         int *iterations, sdfed_arena *arena, sdfed_error *err);
+                         int *iterations, double *kernel, sdfed_error *err);
 
 /* The score of one image and one class: sim (M, N) = patches (M, D) @
  * prompts (N, D)^T (unit rows: cosine similarities), plan (M, N) from sim,
- * *score = sum plan * sim. sim and plan are kept for the backward pass. */
+ * *score = sum plan * sim. sim and plan are kept for the backward pass;
+ * scratch holds sdfed_transport_scratch_size(M, N) doubles. */
 int sdfed_transport_score_forward(const sdfed_transport *t, double *score, float *sim, float *plan,
-                                  const float *patches, const float *prompts, int M, int N, int D, sdfed_arena *arena,
+                                  const float *patches, const float *prompts, int M, int N, int D, double *scratch,
                                   sdfed_error *err);
 /* d_prompts (N, D) += weight * plan^T @ patches: the gradient of the score
  * with the plan held constant (FedOTP's no_grad). */

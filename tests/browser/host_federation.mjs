@@ -72,7 +72,10 @@ async function largestDifference(page, files) {
     r.onerror = () => reject(r.error);
     r.onsuccess = () => {
       const all = r.result.transaction('datasets').objectStore('datasets').getAll();
-      all.onsuccess = () => resolve({ features: Array.from(all.result[0].features), dim: all.result[0].embedDim });
+      all.onsuccess = () => {
+        const d = all.result[0];
+        resolve({ features: Array.from(d.features), dim: d.features.length / d.labels.length });
+      };
     };
   }));
   if (native.length !== files.length || stored.features.length !== files.length * stored.dim) return Infinity;

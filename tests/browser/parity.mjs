@@ -1,6 +1,6 @@
 // The wasm-vs-native parity check's inputs and its wasm half (see
 // step_native.c): 32 Fashion-MNIST test images as RGBA, their labels, the
-// default task and model. Used by the browser test (the wasm half runs in
+// default task (with SDFed, or FedOTP, which reads patch features) and model. Used by the browser test (the wasm half runs in
 // the page's worker) and, under Node, by `node parity.mjs` as a quick check:
 //   node parity.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR
 import { execFileSync } from 'node:child_process';
@@ -27,14 +27,17 @@ export function fmnistImages(first, n) {
   return { rgba, labels: Uint8Array.from(labels.subarray(first, first + n)), n, width: 28, height: 28 };
 }
 
+// The methods the parity check runs: one that reads pooled features, one patches.
+export const PARITY_METHODS = ['sdfed', 'fedotp'];
+
 // DIR with the inputs; the native side then writes DIR/global.frame
-export function makeInputs(dir, model, stepNative) {
+export function makeInputs(dir, model, stepNative, method) {
   mkdirSync(dir, { recursive: true });
   const task = JSON.parse(readFileSync(path.join(here, '../../tasks/fmnist-pathological.json'), 'utf8'));
   // the prompts' own text: class texts that differ from the names, a
   // template and a prompt initialisation, read by the wasm from the task
   Object.assign(task, { classes: CLASSES.map((name, i) => (i % 2 ? name : { name, text: name.toLowerCase() })),
-    template: 'a grey picture of a {}, a kind of clothing.', prompt_init: 'a photo of a' });
+    template: 'a grey picture of a {}, a kind of clothing.', prompt_init: 'a photo of a', method });
   const images = fmnistImages(100, 32);
   copyFileSync(model, path.join(dir, 'model.gguf'));
   writeFileSync(path.join(dir, 'task.json'), JSON.stringify(task));
@@ -52,7 +55,7 @@ export function wasmSide(api, modelBytes, inputs) {
   const { task, images, index, frame } = inputs;
   api.loadModel(modelBytes);
   api.setTask(task, index);
-  const D = api.embedDim(), per = images.width * images.height * 4;
+  const D = api.featureSize(), per = images.width * images.height * 4;
   const features = new Float32Array(images.n * D);
   for (let i = 0; i < images.n; i++)
     features.set(api.encodeImage(images.rgba.subarray(i * per, (i + 1) * per), images.width, images.height), i * D);
@@ -74,21 +77,21 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const stepNative = path.join(build, 'tests/step_native');
   const require = createRequire(import.meta.url);
   const { sdfedApi } = require(path.join(here, '../../web/sdfed-api.js'));
-  const inputs = makeInputs(work, model, stepNative);
   let failed = false;
-  for (const variant of ['sdfed-wasm', 'sdfed-wasm-threads']) {
+  for (const method of PARITY_METHODS) for (const variant of ['sdfed-wasm', 'sdfed-wasm-threads']) {
+    const dir = path.join(work, method), inputs = makeInputs(dir, model, stepNative, method);
     const wasm = path.resolve(emBuild, 'wasm-client', variant);
     const createSdfed = require(`${wasm}.js`);
     const threaded = variant.endsWith('threads');
     const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
     // Node's fetch() cannot read a file path: hand the module its bytes
     const module = await createSdfed({ wasmBinary: readFileSync(`${wasm}.wasm`), ...(threaded ? { wasmMemory: memory } : {}) });
-    if (threaded) console.log(`${variant}: ${module._wc_set_threads(2)} threads`);
+    console.log(`${method}, ${variant}${threaded ? `: ${module._wc_set_threads(2)} threads` : ''}`);
     try {
-      process.stdout.write(compare(work, stepNative, wasmSide(sdfedApi(module, memory), readFileSync(model), inputs)));
+      process.stdout.write(compare(dir, stepNative, wasmSide(sdfedApi(module, memory), readFileSync(model), inputs)));
     } catch (e) {
       process.stdout.write(e.stdout || '');
-      console.error(`parity (${variant}): ${e.message}`);
+      console.error(`parity (${method}, ${variant}): ${e.message}`);
       failed = true;
     }
   }

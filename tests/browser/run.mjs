@@ -23,7 +23,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, watchPage } from './harness.mjs';
-import { CLASSES, compare, fmnistImages, makeInputs } from './parity.mjs';
+import { CLASSES, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -190,10 +190,10 @@ try {
   await shot('09-forgotten');
 
   // 6. parity: the page's worker (threaded, then single-threaded) against the native build
-  const parityDir = path.join(out, 'parity');
-  const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'));
   const modelUrl = (await (await fetch(`${h.base}/task`)).json()).model.url;
-  for (const singleThreaded of [false, true]) {
+  for (const method of PARITY_METHODS) for (const singleThreaded of [false, true]) {
+    const parityDir = path.join(out, 'parity', method);
+    const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), method);
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
       frame: Array.from(inputs.frame) }, modelUrl, singleThreaded });
@@ -202,9 +202,9 @@ try {
     try {
       const report = compare(parityDir, path.join(build, 'tests/step_native'),
         { features: Float32Array.from(wasm.features), params: Uint8Array.from(wasm.params) });
-      check(true, `in Chromium (${variant} wasm) the step equals the native one:\n${report.trim()}`);
+      check(true, `in Chromium (${variant} wasm, ${method}) the step equals the native one:\n${report.trim()}`);
     } catch (e) {
-      check(false, `the ${variant} wasm step in Chromium differs from the native one:\n${e.stdout || e.message}`);
+      check(false, `the ${variant} wasm step (${method}) in Chromium differs from the native one:\n${e.stdout || e.message}`);
     }
   }
   // 7. the server comes back running another federation (another model): a clear message

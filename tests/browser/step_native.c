@@ -81,28 +81,33 @@ static unsigned char *server_frame(const unsigned char *model, size_t model_size
     return frame.data; /* the process ends soon: the rest is left to the OS */
 }
 
-/* "Try it": wc_predict's probabilities for each image against CLIP's
- * definition, softmax over classes of exp(logit_scale) * cosine, computed
- * here from the class features of the trained parameters; returns 0 if they
- * agree. */
+/* "Try it": wc_predict's probabilities for each image against their
+ * definition, the softmax over classes of the logits: exp(logit_scale) *
+ * cosine, computed here from the class features of the trained parameters
+ * (for fedotp, its transport scores from method/methods.h); returns 0 if
+ * they agree. */
 static int check_predict(const sdfed_method_params *trained, int client, const float *features, int n) {
     sdfed_error err = {0};
     sdfed_method_config cfg = sdfed_task_method_config(&task);
     cfg.local_len = sdfed_task_local_prompt_length(&task, client);
-    int C = cls.n_classes, D = m.cfg.embed_dim;
-    float *class_features = malloc(sizeof(float) * (size_t)C * D), *got = malloc(sizeof(float) * (size_t)C);
+    int C = cls.n_classes, D = m.cfg.embed_dim, size = wc_feature_size();
+    sdfed_classifier clf;
+    float *got = malloc(sizeof(float) * (size_t)C), *logits = malloc(sizeof(float) * (size_t)C);
     double *want = malloc(sizeof(double) * (size_t)C), worst = 0.0;
-    if (!class_features || !got || !want ||
-        sdfed_method_class_features(&cfg, &m, sdfed_kernels_default(), &cls, trained, class_features, &arena, &err))
+    if (!got || !logits || !want ||
+        sdfed_method_classifier(&cfg, &m, sdfed_kernels_default(), &cls, trained, &clf, &arena, &err))
         fprintf(stderr, "step_native: class features: %s\n", err.message), exit(2);
+    const float *class_features = clf.feats;
     for (int i = 0; i < n; i++) {
-        const float *x = features + (size_t)i * D;
+        const float *x = features + (size_t)i * size;
         int best = wc_predict(x, got);
+        if (clf.patches && sdfed_classifier_logits(&clf, x, 1, logits, &arena, &err))
+            fprintf(stderr, "step_native: transport scores: %s\n", err.message), exit(2);
         double total = 0.0;
         for (int c = 0; c < C; c++) {
             double cosine = 0.0;
-            for (int d = 0; d < D; d++) cosine += (double)x[d] * class_features[(size_t)c * D + d];
-            total += want[c] = exp(exp(m.logit_scale) * cosine);
+            for (int d = 0; d < D && !clf.patches; d++) cosine += (double)x[d] * class_features[(size_t)c * D + d];
+            total += want[c] = exp(clf.patches ? logits[c] : exp(m.logit_scale) * cosine);
         }
         double top = 0.0;
         for (int c = 0; c < C; c++) {
@@ -112,9 +117,9 @@ static int check_predict(const sdfed_method_params *trained, int client, const f
         if (best < 0 || want[best] / total < top - 1e-5) worst = INFINITY; /* not the most likely class */
     }
     int ok = worst <= 1e-5;
-    printf("try it: %d predictions vs softmax(exp(logit_scale) * cosine), max difference %.3g %s\n", n, worst,
-           ok ? "ok" : "FAIL");
-    free(class_features), free(got), free(want);
+    printf("try it: %d predictions vs the softmax of the %s, max difference %.3g %s\n", n,
+           clf.patches ? "transport logits" : "exp(logit_scale) * cosine", worst, ok ? "ok" : "FAIL");
+    free(got), free(logits), free(want);
     return !ok;
 }
 
@@ -144,7 +149,7 @@ int main(int argc, char **argv) {
     unsigned char *images = slurp("images.rgba", &size, 1);
     unsigned char *labels = slurp("labels.u8", &size, 1);
     if (size != (size_t)n) fprintf(stderr, "step_native: %d labels needed\n", n), exit(2);
-    int D = wc_embed_dim();
+    int D = wc_feature_size();
     float *features = malloc(sizeof *features * (size_t)n * D);
     for (int i = 0; i < n; i++)
         check(wc_encode_image(images + (size_t)i * w * h * 4, w, h, features + (size_t)i * D), "encode");

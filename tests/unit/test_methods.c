@@ -3,6 +3,9 @@
  *    a few steps) and gives finite class features;
  *  - FedOT's and PromptFolio's gradients against central differences
  *    (along the gradient, as in test_step.c), FedOT's Q orthogonal;
+ *  - FedOTP's loss against the cross-entropy of transport scores taken
+ *    here, and its gradients against central differences of that loss with
+ *    every plan held at its value (FedOTP's no_grad);
  *  - saving and reloading a client's parameters gives the same bits and the
  *    same predictions; damaged files are refused. */
 #include <math.h>
@@ -11,7 +14,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "clip/image_encoder.h"
 #include "method/fedot.h"
+#include "method/fedotp.h"
 #include "method/methods_io.h"
 #include "read_file.h"
 #include "text/tokenizer.h"
@@ -19,16 +24,22 @@
 enum { B = 8, C = 5 };
 static sdfed_clip_model model;
 static sdfed_classes classes;
-static int D;
-static float image[B * 64];
+static int D, M;            /* embed_dim, patches per image */
+static float image[B * 64]; /* pooled features */
+static float *patches;      /* (B, M, D) unit rows: what fedotp reads */
 static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
+
+/* the batch a method reads */
+static sdfed_batch batch_for(int method) {
+    return (sdfed_batch){sdfed_method_reads_patches(method) ? patches : image, labels, B};
+}
 
 static double loss_of(const sdfed_method_config *cfg, const sdfed_method_params *p, const sdfed_kernels *k) {
     /* the loss at p, without changing it: evaluate on a copy with lr -> 0 */
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l = {0};
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = batch_for(cfg->method);
     size_t ng = (size_t)p->global_rows * p->width, nl = (size_t)p->local_rows * p->width;
     sdfed_method_params copy = *p;
     copy.global = malloc(sizeof(float) * (ng + 1)), copy.local = malloc(sizeof(float) * (nl + 1));
@@ -56,20 +67,23 @@ static void test_training(const sdfed_kernels *k) {
         CHECK(sdfed_method_params_init(&p, &cfg, &model, k, &classes, &rng, &arena, &err) == SDFED_OK, "%s init: %s",
               name, err.message);
         CHECK(sdfed_method_from_name(name) == method, "%s: name round trip", name);
-        float *feats = malloc(sizeof(float) * C * D);
-        CHECK(sdfed_method_class_features(&cfg, &model, k, &classes, &p, feats, &arena, &err) == SDFED_OK,
-              "%s class features: %s", name, err.message);
-        int finite = 1;
-        for (int i = 0; i < C * D; i++) finite &= isfinite(feats[i]);
+        sdfed_classifier clf;
+        CHECK(sdfed_method_classifier(&cfg, &model, k, &classes, &p, &clf, &arena, &err) == SDFED_OK,
+              "%s classifier: %s", name, err.message);
+        int finite = 1, per_class = clf.patches ? SDFED_FEDOTP_PROMPTS * D : D;
+        for (int i = 0; i < C * per_class; i++) finite &= isfinite(clf.feats[i]);
         CHECK(finite, "%s: class features are finite", name);
+        CHECK(clf.patches == (method == SDFED_METHOD_FEDOTP ? M : 0) &&
+                  sdfed_method_feature_size(method, &model.cfg) == (clf.patches ? M * D : D),
+              "%s reads %s", name, clf.patches ? "patch features" : "the pooled feature");
         if (method == SDFED_METHOD_ZEROSHOT) {
-            sdfed_batch batch = {image, labels, B};
+            sdfed_batch batch = batch_for(method);
             sdfed_losses l;
             CHECK(sdfed_method_step(&cfg, &model, k, &classes, &p, &batch, &l, NULL, &arena, &err) == SDFED_ERR_ARG,
                   "zeroshot refuses to train");
         } else {
             double before = loss_of(&cfg, &p, k);
-            sdfed_batch batch = {image, labels, B};
+            sdfed_batch batch = batch_for(method);
             for (int s = 0; s < 10; s++) {
                 sdfed_losses l;
                 sdfed_arena_reset(&arena);
@@ -79,7 +93,6 @@ static void test_training(const sdfed_kernels *k) {
             CHECK(after < before, "%s (%s): 10 steps lower the loss on their batch (%.4f -> %.4f) %s", name, k->name,
                   before, after, err.message);
         }
-        free(feats);
         sdfed_method_params_free(&p);
         sdfed_arena_free(&arena);
     }
@@ -201,6 +214,93 @@ static void test_promptfolio(const sdfed_kernels *k) {
     sdfed_arena_free(&arena);
 }
 
+typedef struct fedotp_ctx {
+    const sdfed_kernels *k;
+    int which; /* 0: G varies, 1: L varies */
+    const float *G, *L;
+    int S_g, S_l;
+    const float *plans; /* (B, C, M, 2) held constant */
+} fedotp_ctx;
+
+/* FedOTP's loss computed here: mean over the batch of the cross-entropy of
+ * logit_bc = exp(logit_scale) sum_mn T_bcmn x_bm . y_cn, in double, with the
+ * given plans */
+static double fedotp_frozen_loss(const float *x, void *p) {
+    fedotp_ctx *c = p;
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * D);
+    sdfed_fedotp_class_prompts(&model, c->k, &classes, c->which ? c->G : x, c->S_g, c->which ? x : c->L, c->S_l, y,
+                               &arena, NULL);
+    double loss = 0, scale = exp(model.logit_scale);
+    for (int b = 0; b < B; b++) {
+        double logit[C], top = -INFINITY, sum = 0;
+        for (int k = 0; k < C; k++) {
+            double s = 0;
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < SDFED_FEDOTP_PROMPTS; n++) {
+                    double dot = 0;
+                    for (int d = 0; d < D; d++)
+                        dot += (double)patches[((size_t)b * M + m) * D + d] *
+                               y[((size_t)k * SDFED_FEDOTP_PROMPTS + n) * D + d];
+                    s += c->plans[(((size_t)b * C + k) * M + m) * SDFED_FEDOTP_PROMPTS + n] * dot;
+                }
+            logit[k] = scale * s;
+            top = fmax(top, logit[k]);
+        }
+        for (int k = 0; k < C; k++) sum += exp(logit[k] - top);
+        loss += top + log(sum) - logit[labels[b]];
+    }
+    free(y);
+    sdfed_arena_free(&arena);
+    return loss / B;
+}
+
+static void test_fedotp(const sdfed_kernels *k) {
+    int W = model.cfg.text_width, S_g = 4, S_l = 6;
+    sdfed_rng rng;
+    sdfed_rng_seed(&rng, 12);
+    float *G = malloc(sizeof(float) * S_g * W), *L = malloc(sizeof(float) * S_l * W);
+    float *gG = malloc(sizeof(float) * S_g * W), *gL = malloc(sizeof(float) * S_l * W);
+    for (int i = 0; i < S_g * W; i++) G[i] = (float)(0.5 * sdfed_rng_normal(&rng));
+    for (int i = 0; i < S_l * W; i++) L[i] = (float)(0.5 * sdfed_rng_normal(&rng));
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_losses l;
+    sdfed_batch batch = {patches, labels, B};
+    sdfed_error err = {0};
+    sdfed_transport t = sdfed_transport_defaults();
+    CHECK(sdfed_fedotp_eval(&model, k, &classes, &t, G, S_g, L, S_l, &batch, &l, gG, gL, &arena, &err) == SDFED_OK,
+          "fedotp: %s", err.message);
+    /* the plans at this point, every one from the transport of its cosines */
+    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * D), *logits = malloc(sizeof(float) * B * C);
+    float *plans = malloc(sizeof(float) * B * C * M * SDFED_FEDOTP_PROMPTS);
+    sdfed_fedotp_class_prompts(&model, k, &classes, G, S_g, L, S_l, y, &arena, &err);
+    CHECK(sdfed_fedotp_logits(&t, y, C, D, patches, B, M, expf(model.logit_scale), logits, plans, &arena, &err) ==
+              SDFED_OK,
+          "fedotp logits: %s", err.message);
+    fedotp_ctx cg = {k, 0, G, L, S_g, S_l, plans}, cl = {k, 1, G, L, S_g, S_l, plans};
+    double here = fedotp_frozen_loss(G, &cg);
+    CHECK(fabs(here - l.total) < 1e-5 * fabs(here), "%s fedotp: the loss %.7f is the CE of transport scores %.7f",
+          k->name, l.total, here);
+    /* the partial plan moves mass 0.8: each column sums to 0.4 */
+    double worst = 0;
+    for (int p = 0; p < B * C; p++)
+        for (int n = 0; n < SDFED_FEDOTP_PROMPTS; n++) {
+            double col = 0;
+            for (int m = 0; m < M; m++) col += plans[((size_t)p * M + m) * SDFED_FEDOTP_PROMPTS + n];
+            worst = fmax(worst, fabs(col - t.mass / SDFED_FEDOTP_PROMPTS));
+        }
+    CHECK(worst < 1e-5, "%s fedotp: every plan gives each prompt mass/2 (worst %.2e)", k->name, worst);
+    char what[64];
+    snprintf(what, sizeof what, "%s fedotp global (plans held)", k->name);
+    check_directional(what, fedotp_frozen_loss, &cg, G, gG, (size_t)S_g * W, 1e-2);
+    snprintf(what, sizeof what, "%s fedotp local (plans held)", k->name);
+    check_directional(what, fedotp_frozen_loss, &cl, L, gL, (size_t)S_l * W, 1e-2);
+    free(G), free(L), free(gG), free(gL), free(y), free(logits), free(plans);
+    sdfed_arena_free(&arena);
+}
+
 static void test_save_load(const sdfed_kernels *k) {
     sdfed_method_config cfg = sdfed_method_defaults(SDFED_METHOD_SDFED);
     cfg.sgd.momentum = 0.9f;
@@ -226,13 +326,13 @@ static void test_save_load(const sdfed_kernels *k) {
               !memcmp(q.global_momentum, p.global_momentum, ng * 4) &&
               !memcmp(q.local_momentum, p.local_momentum, nl * 4),
           "a reloaded client has the same bits");
-    float fp[C * 64], fq[C * 64];
+    sdfed_classifier fp, fq;
     int32_t pp[B], pq[B];
-    sdfed_method_class_features(&cfg, &model, k, &classes, &p, fp, &arena, &err);
-    sdfed_method_class_features(&cfg, &model, k, &classes, &q, fq, &arena, &err);
-    sdfed_predict(fp, C, D, image, B, pp);
-    sdfed_predict(fq, C, D, image, B, pq);
-    CHECK(!memcmp(fp, fq, sizeof(float) * C * D) && !memcmp(pp, pq, sizeof pp), "and the same predictions");
+    sdfed_method_classifier(&cfg, &model, k, &classes, &p, &fp, &arena, &err);
+    sdfed_method_classifier(&cfg, &model, k, &classes, &q, &fq, &arena, &err);
+    sdfed_classifier_predict(&fp, image, B, pp, &arena, &err);
+    sdfed_classifier_predict(&fq, image, B, pq, &arena, &err);
+    CHECK(!memcmp(fp.feats, fq.feats, sizeof(float) * C * D) && !memcmp(pp, pq, sizeof pp), "and the same predictions");
     /* damaged files are refused, never half-loaded */
     sdfed_method_params_free(&q);
     buf.data[buf.size / 2] ^= 0xff;
@@ -281,6 +381,13 @@ int main(int argc, char **argv) {
         for (int d = 0; d < D; d++) n += pow(image[b * D + d] = (float)sdfed_rng_normal(&rng), 2);
         for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
     }
+    M = sdfed_image_token_count(&model.cfg) - 1;
+    patches = malloc(sizeof(float) * B * M * D);
+    for (int r = 0; r < B * M; r++) {
+        double n = 0;
+        for (int d = 0; d < D; d++) n += pow(patches[r * D + d] = (float)sdfed_rng_normal(&rng), 2);
+        for (int d = 0; d < D; d++) patches[r * D + d] /= (float)sqrt(n);
+    }
     sdfed_method_config fedpha = sdfed_method_defaults(SDFED_METHOD_FEDPHA);
     CHECK(fedpha.objective.lambda == 0.2f && fedpha.objective.gamma == 1.0f && fedpha.objective.projector == 2,
           "FedPHA's constants");
@@ -288,8 +395,10 @@ int main(int argc, char **argv) {
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
         test_training(*k);
         test_promptfolio(*k);
+        test_fedotp(*k);
         test_save_load(*k);
     }
+    free(patches);
     sdfed_classes_free(&classes);
     sdfed_tokenizer_free(&tok);
     sdfed_clip_free(&model);

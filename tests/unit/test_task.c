@@ -232,6 +232,45 @@ static void test_stretch(void) {
     sdfed_task_free(&t);
 }
 
+/* FedOTP's transport: its scripts' defaults, every setting read and written
+ * back, balanced moving all the mass unless told otherwise (and refused
+ * with less), bad values refused naming the setting */
+static void test_transport(void) {
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(parse(&t, "{\"method\": \"fedotp\"}", &err) == SDFED_OK, "fedotp: %s", err.message);
+    sdfed_method_config c = sdfed_task_method_config(&t);
+    CHECK(c.method == SDFED_METHOD_FEDOTP && c.transport.kind == SDFED_TRANSPORT_PARTIAL &&
+              c.transport.epsilon == 0.1 && c.transport.mass == 0.8 && c.transport.max_iterations == 100 &&
+              c.transport.threshold == 1e-3,
+          "fedotp's transport by default: partial, epsilon 0.1, mass 0.8, 100 iterations, threshold 1e-3");
+    char *json = write_task(&t, NULL);
+    CHECK(json && strstr(json, "\"transport\": {\"kind\": \"partial\", \"epsilon\": 0.1, \"mass\": 0.8, "
+                               "\"iterations\": 100, \"threshold\": 0.001}"),
+          "the transport written out: %s", json);
+    free(json);
+    sdfed_task_free(&t);
+    CHECK(parse(&t,
+                "{\"method\": \"fedotp\", \"transport\": {\"kind\": \"balanced\", \"epsilon\": 0.01, "
+                "\"iterations\": 30, \"threshold\": 0}}",
+                &err) == SDFED_OK &&
+              sdfed_task_validate(&t, &err) == SDFED_OK,
+          "balanced: %s", err.message);
+    c = sdfed_task_method_config(&t);
+    CHECK(c.transport.kind == SDFED_TRANSPORT_BALANCED && c.transport.mass == 1.0 && c.transport.epsilon == 0.01 &&
+              c.transport.max_iterations == 30 && c.transport.threshold == 0.0,
+          "balanced moves mass 1; epsilon, iterations and threshold as given");
+    check_round_trip(&t, "balanced transport");
+    sdfed_task_free(&t);
+    expect_error("{\"transport\": {\"kind\": \"balanced\", \"mass\": 0.5}}", "key 'transport.mass' must be 1");
+    expect_error("{\"transport\": {\"kind\": \"unbalanced\"}}", "key 'transport.kind'");
+    expect_error("{\"transport\": {\"epsilon\": 0}}", "key 'transport.epsilon'");
+    expect_error("{\"transport\": {\"mass\": 1.5}}", "key 'transport.mass'");
+    expect_error("{\"transport\": {\"iterations\": 0}}", "key 'transport.iterations'");
+    expect_error("{\"transport\": {\"eps\": 0.1}}", "unknown key 'transport.eps'");
+    expect_error("{\"transport\": 0.1}", "key 'transport'");
+}
+
 /* A folder task as clients are told of it: "folder", the host's paths left
  * out; read back, it names no folders */
 static void test_client_form(void) {
@@ -263,5 +302,6 @@ int main(void) {
     test_many_classes();
     test_client_form();
     test_stretch();
+    test_transport();
     return check_report("test_task");
 }

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arena.h"
 #include "base/rng.h"
 #include "check.h"
 #include "clip/layers.h"
 #include "prompt/transport.h"
+
+/* every problem's kernel and scalings (the largest problem here is 196 x 2) */
+static double scratch[4096];
 
 /* rows (n, D) of unit length, random directions */
 static void unit_rows(float *x, int n, int D, sdfed_rng *r) {
@@ -60,7 +62,7 @@ static double max_abs_diff(const float *p, const double *q, int n) {
  * 1/2) the plan is [[x, 1/2 - x], [1/2 - x, x]], and T = diag(u) K diag(v)
  * means T11 T22 / (T12 T21) = q = K11 K22 / (K12 K21), so
  * x^2 = q (1/2 - x)^2, x = sqrt(q) / (2 (1 + sqrt(q))). */
-static void test_balanced_2x2(sdfed_arena *arena) {
+static void test_balanced_2x2(void) {
     const float sims[2][4] = {{0.9f, 0.2f, -0.3f, 0.6f}, {0.31f, 0.3f, 0.28f, 0.33f}};
     const double epsilons[2] = {0.1, 0.5};
     for (int c = 0; c < 2; c++)
@@ -76,8 +78,7 @@ static void test_balanced_2x2(sdfed_arena *arena) {
             double u[2], v[2];
             int iterations = 0;
             sdfed_error err = {0};
-            sdfed_arena_reset(arena);
-            CHECK(sdfed_transport_plan(&t, sim, 2, 2, plan, u, v, &iterations, arena, &err) == SDFED_OK, "2x2: %s",
+            CHECK(sdfed_transport_plan(&t, sim, 2, 2, plan, u, v, &iterations, scratch, &err) == SDFED_OK, "2x2: %s",
                   err.message);
             CHECK(iterations == 200000, "threshold 0 runs every iteration (%d)", iterations);
             double e_plan = max_abs_diff(plan, want, 4), row_err, col_err;
@@ -108,7 +109,7 @@ static void reference_plan(double *P, const float *sim, int M, int N, double eps
 
 /* Patches x prompts of FedOTP's shapes (ViT-B/16: 196 patches; 2 prompts)
  * and a small odd one, real cosines of random unit vectors. */
-static void test_balanced_reference(sdfed_arena *arena) {
+static void test_balanced_reference(void) {
     const int shapes[3][3] = {{7, 3, 16}, {196, 2, 64}, {49, 4, 32}};
     const double epsilons[2] = {0.1, 0.01};
     sdfed_rng r;
@@ -128,8 +129,7 @@ static void test_balanced_reference(sdfed_arena *arena) {
             sdfed_transport t = {SDFED_TRANSPORT_BALANCED, eps, 1.0, 20000, 1e-15};
             sdfed_error err = {0};
             int iterations;
-            sdfed_arena_reset(arena);
-            CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, &iterations, arena, &err) == SDFED_OK, "%s",
+            CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, &iterations, scratch, &err) == SDFED_OK, "%s",
                   err.message);
             double row_err, col_err;
             marginal_errors(plan, M, N, 1.0 / M, 1.0 / N, &row_err, &col_err);
@@ -142,8 +142,7 @@ static void test_balanced_reference(sdfed_arena *arena) {
             /* FedOTP's settings: columns exact after every iteration, stops
              * early on the row scalings' mean change */
             sdfed_transport fedotp = {SDFED_TRANSPORT_BALANCED, eps, 1.0, 100, 1e-3};
-            sdfed_arena_reset(arena);
-            sdfed_transport_plan(&fedotp, sim, M, N, plan, u, v, &iterations, arena, &err);
+            sdfed_transport_plan(&fedotp, sim, M, N, plan, u, v, &iterations, scratch, &err);
             marginal_errors(plan, M, N, 1.0 / M, 1.0 / N, &row_err, &col_err);
             CHECK(col_err < 1e-6 && iterations >= 1 && iterations <= 100,
                   "%dx%d eps %g, FedOTP's 100 iterations / 1e-3: columns met (%.2e) in %d iterations", M, N, eps,
@@ -162,7 +161,7 @@ static void test_balanced_reference(sdfed_arena *arena) {
  * and v = b / (K^T u) hold, T^T 1 = b, T 1 <= a, the total mass is `mass`,
  * and some patches are left partly unused; with mass 1 it is the balanced
  * plan. */
-static void test_partial(sdfed_arena *arena) {
+static void test_partial(void) {
     const int M = 49, N = 4, D = 32;
     sdfed_rng r;
     sdfed_rng_seed(&r, 8);
@@ -177,8 +176,7 @@ static void test_partial(sdfed_arena *arena) {
         for (int g = 0; g < 2; g++) {
             double eps = epsilons[e], mass = masses[g], a = 1.0 / M, b = mass / N;
             sdfed_transport t = {SDFED_TRANSPORT_PARTIAL, eps, mass, 5000, 1e-15};
-            sdfed_arena_reset(arena);
-            CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, NULL, arena, &err) == SDFED_OK, "%s", err.message);
+            CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, NULL, scratch, &err) == SDFED_OK, "%s", err.message);
             double worst_u = 0, worst_v = 0, over = 0, total = 0;
             int unused = 0, full = 0;
             for (int m = 0; m < M; m++) {
@@ -212,9 +210,8 @@ static void test_partial(sdfed_arena *arena) {
     /* mass 1: nothing can be left unused, the balanced optimum */
     sdfed_transport partial = {SDFED_TRANSPORT_PARTIAL, 0.1, 1.0, 20000, 1e-15};
     sdfed_transport full = {SDFED_TRANSPORT_BALANCED, 0.1, 1.0, 20000, 1e-15};
-    sdfed_arena_reset(arena);
-    sdfed_transport_plan(&partial, sim, M, N, plan, u, v, NULL, arena, &err);
-    sdfed_transport_plan(&full, sim, M, N, balanced, u_b, v_b, NULL, arena, &err);
+    sdfed_transport_plan(&partial, sim, M, N, plan, u, v, NULL, scratch, &err);
+    sdfed_transport_plan(&full, sim, M, N, balanced, u_b, v_b, NULL, scratch, &err);
     double diff = 0;
     for (int i = 0; i < M * N; i++) diff = fmax(diff, fabs((double)plan[i] - balanced[i]));
     CHECK(diff < 1e-7, "partial transport of mass 1 is the balanced plan (max |diff| %.2e)", diff);
@@ -223,7 +220,7 @@ static void test_partial(sdfed_arena *arena) {
 /* FedOTP's loop: with threshold t it stops at the first iteration whose mean
  * change of the watched scaling is below t; a tighter threshold runs longer;
  * the same inputs give the same bits. */
-static void test_stopping(sdfed_arena *arena) {
+static void test_stopping(void) {
     const int M = 196, N = 2, D = 64;
     sdfed_rng r;
     sdfed_rng_seed(&r, 9);
@@ -237,18 +234,17 @@ static void test_stopping(sdfed_arena *arena) {
         double mass = kind == SDFED_TRANSPORT_PARTIAL ? 0.8 : 1.0;
         sdfed_transport loose = {kind, 0.1, mass, 100, 1e-3}, tight = {kind, 0.1, mass, 100000, 1e-12};
         int n_loose, n_tight, n_before;
-        sdfed_arena_reset(arena);
-        sdfed_transport_plan(&loose, sim, M, N, plan, u, v, &n_loose, arena, &err);
-        sdfed_transport_plan(&loose, sim, M, N, again, u, v, NULL, arena, &err);
+        sdfed_transport_plan(&loose, sim, M, N, plan, u, v, &n_loose, scratch, &err);
+        sdfed_transport_plan(&loose, sim, M, N, again, u, v, NULL, scratch, &err);
         CHECK(!memcmp(plan, again, sizeof plan), "kind %d: the same inputs give the same bits", kind);
-        sdfed_transport_plan(&tight, sim, M, N, plan, u, v, &n_tight, arena, &err);
+        sdfed_transport_plan(&tight, sim, M, N, plan, u, v, &n_tight, scratch, &err);
         CHECK(n_loose < 100 && n_tight > n_loose && n_tight < 100000,
               "kind %d: FedOTP's threshold stops early (%d iterations), 1e-12 later (%d)", kind, n_loose, n_tight);
         /* one iteration fewer than the loose run took: the change was still
          * above the threshold then (the run did not stop early) */
         sdfed_transport shorter = {kind, 0.01, mass, n_loose - 1, 1e-3};
         if (n_loose > 1) {
-            sdfed_transport_plan(&shorter, sim, M, N, plan, u, v, &n_before, arena, &err);
+            sdfed_transport_plan(&shorter, sim, M, N, plan, u, v, &n_before, scratch, &err);
             CHECK(n_before == n_loose - 1, "kind %d: no earlier stop (%d)", kind, n_before);
         }
     }
@@ -258,7 +254,7 @@ static void test_stopping(sdfed_arena *arena) {
 /* s = sum T * sim: the forward against the definition, and the gradient
  * with the plan held constant against central differences of
  * s(y) = sum_mn T_mn x_m . y_n / ||y_n|| in unnormalised prompt features y. */
-static void test_score(sdfed_arena *arena) {
+static void test_score(void) {
     const int M = 16, N = 3, D = 24;
     sdfed_rng r;
     sdfed_rng_seed(&r, 10);
@@ -269,8 +265,7 @@ static void test_score(sdfed_arena *arena) {
     sdfed_transport t = {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
     sdfed_error err = {0};
     double score;
-    sdfed_arena_reset(arena);
-    CHECK(sdfed_transport_score_forward(&t, &score, sim, plan, x, y, M, N, D, arena, &err) == SDFED_OK, "%s",
+    CHECK(sdfed_transport_score_forward(&t, &score, sim, plan, x, y, M, N, D, scratch, &err) == SDFED_OK, "%s",
           err.message);
     double direct = 0, worst_sim = 0;
     for (int m = 0; m < M; m++)
@@ -311,7 +306,7 @@ static void test_score(sdfed_arena *arena) {
     CHECK(worst / scale < 1e-4, "d score / d prompt features by central differences (rel %.2e)", worst / scale);
 }
 
-static void test_refusals(sdfed_arena *arena) {
+static void test_refusals(void) {
     float sim[4] = {0.1f, 0.2f, 0.3f, 0.4f}, plan[4];
     double u[2], v[2];
     sdfed_error err = {0};
@@ -322,33 +317,29 @@ static void test_refusals(sdfed_arena *arena) {
         {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, -1.0},  {SDFED_TRANSPORT_KINDS, 0.1, 0.8, 100, 1e-3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        sdfed_arena_reset(arena);
-        CHECK(sdfed_transport_plan(&bad[i], sim, 2, 2, plan, u, v, NULL, arena, &err) == SDFED_ERR_ARG &&
+        CHECK(sdfed_transport_plan(&bad[i], sim, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_ARG &&
                   strstr(err.message, "transport"),
               "configuration %zu refused: %s", i, err.message);
     }
     sdfed_transport good = {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
-    CHECK(sdfed_transport_plan(&good, sim, 0, 2, plan, u, v, NULL, arena, &err) == SDFED_ERR_ARG, "empty problem");
+    CHECK(sdfed_transport_plan(&good, sim, 0, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_ARG, "empty problem");
     sim[2] = NAN;
-    CHECK(sdfed_transport_plan(&good, sim, 2, 2, plan, u, v, NULL, arena, &err) == SDFED_ERR_NUMERIC,
+    CHECK(sdfed_transport_plan(&good, sim, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_NUMERIC,
           "NaN similarities refused");
     /* costs of 2 with epsilon 1e-4: the kernel underflows to 0 in double */
     float opposite[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
     sdfed_transport tiny = {SDFED_TRANSPORT_PARTIAL, 1e-4, 0.8, 100, 1e-3};
-    CHECK(sdfed_transport_plan(&tiny, opposite, 2, 2, plan, u, v, NULL, arena, &err) == SDFED_ERR_NUMERIC &&
+    CHECK(sdfed_transport_plan(&tiny, opposite, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_NUMERIC &&
               strstr(err.message, "epsilon"),
           "an epsilon too small for the costs: %s", err.message);
 }
 
 int main(void) {
-    sdfed_arena arena;
-    sdfed_arena_init(&arena);
-    test_balanced_2x2(&arena);
-    test_balanced_reference(&arena);
-    test_partial(&arena);
-    test_stopping(&arena);
-    test_score(&arena);
-    test_refusals(&arena);
-    sdfed_arena_free(&arena);
+    test_balanced_2x2();
+    test_balanced_reference();
+    test_partial();
+    test_stopping();
+    test_score();
+    test_refusals();
     return check_report("test_transport");
 }

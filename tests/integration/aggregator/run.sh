@@ -274,6 +274,26 @@ for k in range(4):  # client k is the one of domain k
                 assert any(a.shape == x.shape and np.all(np.abs(x.astype(int) - 64 - a // 2) <= 16) for a in files), shape
 ' "$work/mixed" "$port" >"$work/domains-shard.log" 2>&1 && ok || bad "the demo shards of the folder in domains: $(tail -n 3 "$work/domains-shard.log")"
 stop_server
+# --- 1g. FedOTP on the four classes: prompts matched to each image's patch features by optimal transport;
+# the patch features are cached apart from the pooled ones; the aggregator with 3 headless clients gives the
+# simulator's bits
+/usr/bin/python3 - "$work/four.json" >"$work/fedotp.json" <<'PY'
+import json, sys
+task = json.load(open(sys.argv[1]))
+task.update({"method": "fedotp", "transport": {"kind": "partial", "epsilon": 0.1, "mass": 0.8}})
+print(json.dumps(task))
+PY
+"$sdfed" sim --task "$work/fedotp.json" --out "$work/fedotp-sim" --cache "$cache" >"$work/fedotp-sim.log" 2>&1 ||
+  bad "sim of fedotp: $(tail -n 2 "$work/fedotp-sim.log")"
+ls "$cache"/*/folder-train-*-patches.features >/dev/null 2>&1 && ok || bad "no patch-feature cache for fedotp"
+client_extra() { echo --host-task "$work/fedotp.json"; }
+start_server fedotp "$work/fedotp.json" "$work/fedotp-state" && start_clients fedotp 3 && wait_done fedotp 120
+client_extra() { :; }
+[ -n "$(sim_history "$work/fedotp-sim")" ] && [ "$(history "$work/fedotp-state")" = "$(sim_history "$work/fedotp-sim")" ] &&
+  [ "$(sim_history "$work/fedotp-sim")" != "$(sim_history "$work/four-sim")" ] &&
+  ok || bad "with fedotp the aggregator's history differs from sdfed sim's (or equals sdfed's)"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"method": "fedotp"' && ok || bad "/task does not say fedotp"
+stop_server
 # a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
 # federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name
 mkdir -p "$work/own/trouser" "$work/own/BAG" "$work/own-bad/Bag" "$work/own-bad/kangaroo"
