@@ -15,7 +15,9 @@ With --lrs each method's learning rate is chosen first: one run per rate
 training images held out, never on the test split), the rate with the best
 final validation accuracy kept (of equals, the one nearest the task's own
 rate: a rate replaces it only on evidence), then the seeds run with it on
-the test split. Runs go two at a time by default (this machine has 2
+the test split; the chosen rates are kept in DIR/lrs.json. An ablation or
+a sweep without --lrs runs at the rate chosen for sdfed by the comparison
+of the same task, when it has run (else at the task's). Runs go two at a time by default (this machine has 2
 cores), each with one OpenBLAS thread; the first run fills the feature
 cache before the others start. A run whose results.json is already in DIR
 is not run again, so an interrupted comparison resumes. Outputs in DIR
@@ -38,8 +40,15 @@ METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "fe
 # a method, or a method with task keys set: "sdfed:stretch=sum,lambda=0.4" (values as JSON, else strings)
 ABLATIONS = ["sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation", "sdfed:projector=paper",
              "sdfed:projector=rowspace", "sdfed:stretch=sum"]
-SWEEPS = {"lambda": [f"sdfed:lambda={v}" for v in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)],
-          "gamma": [f"sdfed:gamma={v}" for v in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2)]}
+# a sweep: the key, its values, and one series per variant prefix (each a line of sweep.svg)
+SWEEPS = {"lambda": ("lambda", (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+                     {"complement": "sdfed:", "paper": "sdfed:projector=paper,", "rowspace": "sdfed:projector=rowspace,"}),
+          "gamma": ("gamma", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2), {"sdfed": "sdfed:"})}
+
+
+def sweep_variants(name):
+    key, values, series = SWEEPS[name]
+    return [f"{prefix}{key}={v}" for prefix in series.values() for v in values]
 COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#08519c", "#3182bd", "#6baed6",
            "#c6dbef"]
 
@@ -165,7 +174,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--sdfed", default="build/sdfed")
     a = ap.parse_args()
-    named = dict(SWEEPS, ablation=ABLATIONS)
+    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS)
     methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
@@ -173,18 +182,26 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     started = time.time()
     chosen = {m: None for m in methods}  # None: the task's lr
+    with open(a.task) as f:
+        task_lr = json.load(f).get("lr", 0.01)
+    main_lrs = os.path.join("build", "compare", name, "lrs.json")
+    if a.methods in named and not a.lrs and os.path.exists(main_lrs):  # sdfed's variants at sdfed's chosen rate
+        with open(main_lrs) as f:
+            lr = json.load(f).get("sdfed")
+        chosen = {m: lr if lr is not None and lr != task_lr else None for m in methods}
+        print(f"at sdfed's chosen lr {lr:g} ({main_lrs})" if lr is not None else "at the task's lr")
     n_runs = 0
     if a.lrs:
         lrs = sorted(float(v) for v in a.lrs.split(","))
         sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
         found = run_all(a.sdfed, a.task, sweep, out, env, a.jobs, "choosing lr")
         n_runs += len(sweep)
-        with open(a.task) as f:
-            task_lr = json.load(f).get("lr", 0.01)
         for m in methods:  # the best validation accuracy; of equals, the rate nearest the task's
             if m.split(":")[0] not in NO_LR:
                 chosen[m] = max(lrs, key=lambda lr: (found[(m, 1, lr, True)]["final_accuracy"],
                                                      -abs(math.log(lr / task_lr))))
+        with open(os.path.join(out, "lrs.json"), "w") as f:
+            json.dump(chosen, f, indent=1)
     jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
     results = run_all(a.sdfed, a.task, jobs, out, env, a.jobs, "testing")
     n_runs += len(jobs)
@@ -207,11 +224,13 @@ def main():
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table + "\n")
     chart(os.path.join(out, "accuracy.svg"), f"{name}: mean accuracy over {a.seeds} seeds", curves)
-    if a.methods in SWEEPS:  # the final accuracy against the swept value
-        finals = [statistics.mean(results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1))
-                  for m in methods]
-        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {a.methods}",
-              [("sdfed", finals)], xlabel=a.methods, xticks=[m.split("=")[1] for m in methods])
+    if a.methods in SWEEPS:  # the final accuracy against the swept value, a line per series
+        key, values, series = SWEEPS[a.methods]
+        final = lambda m: statistics.mean(results[(m, s, chosen[m], False)]["final_accuracy"]
+                                          for s in range(1, a.seeds + 1))
+        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {key}",
+              [(label, [final(f"{prefix}{key}={v}") for v in values]) for label, prefix in series.items()],
+              xlabel=key, xticks=[str(v) for v in values])
     print(table)
     print(f"{n_runs} runs in {elapsed / 60:.1f} min; outputs in {out}")
 
