@@ -12,7 +12,7 @@ CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
 .PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run bench \
-        compare clean
+        compare compare-paper clean
 
 all: build
 
@@ -74,6 +74,22 @@ LRS ?= $(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1)
 , := ,
 compare: deps build
 	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))
+
+# make compare-paper [MODEL=OTHER.gguf] [SEEDS=5]: the whole paper protocol in one command: every setting
+# (tasks/paper-*.json) with each method's lr chosen on validation, SDFed's ablation in each, and the lambda
+# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model)
+PAPER_SETTINGS := pathological hetero domains dirichlet
+compare-paper: deps build
+	for t in $(PAPER_SETTINGS); do \
+	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --lrs 0.001,0.003,0.01,0.03,0.1 \
+	    $(if $(MODEL),--model $(MODEL)) && \
+	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --methods ablation \
+	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	done
+	for s in lambda gamma; do \
+	  /usr/bin/python3 tools/compare.py --task tasks/paper-pathological.json --seeds $(SEEDS) --methods $$s \
+	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -7,7 +7,7 @@ chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
                    [--methods "zeroshot coop ..." | ablation | lambda | gamma]
-                  [--lrs 0.001,0.003,...]
+                   [--lrs 0.001,0.003,...] [--model OTHER.gguf]
                    [--jobs 2] [--out DIR]
 
 With --lrs each method's learning rate is chosen first: one run per rate
@@ -17,13 +17,15 @@ final validation accuracy kept (of equals, the one nearest the task's own
 rate: a rate replaces it only on evidence), then the seeds run with it on
 the test split; the chosen rates are kept in DIR/lrs.json. An ablation or
 a sweep without --lrs runs at the rate chosen for sdfed by the comparison
-of the same task, when it has run (else at the task's). Runs go two at a time by default (this machine has 2
-cores), each with one OpenBLAS thread; the first run fills the feature
-cache before the others start. A run whose results.json is already in DIR
-is not run again, so an interrupted comparison resumes. Outputs in DIR
-(default build/compare/<task name>[-ablation|-lambda|-gamma]): one folder
-per run (results.json, accuracy.svg), table.md, accuracy.svg, and for a
-sweep sweep.svg (the final accuracy against the swept value).
+of the same task, when it has run (else at the task's). --model runs the
+task with another CLIP (a converted ViT-B/16, say). Runs go two at a time
+by default (this machine has 2 cores), each with one OpenBLAS thread; the
+first run fills the feature cache before the others start. A run whose
+results.json is already in DIR is not run again, so an interrupted
+comparison resumes. Outputs in DIR (default build/compare/<task
+name>[-<model>][-ablation|-lambda|-gamma]): one folder per run
+(results.json, accuracy.svg), table.md, accuracy.svg, and for a sweep
+sweep.svg (the final accuracy against the swept value, a line per series).
 """
 import argparse
 import concurrent.futures
@@ -49,6 +51,8 @@ SWEEPS = {"lambda": ("lambda", (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
 def sweep_variants(name):
     key, values, series = SWEEPS[name]
     return [f"{prefix}{key}={v}" for prefix in series.values() for v in values]
+
+
 COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#08519c", "#3182bd", "#6baed6",
            "#c6dbef"]
 
@@ -56,11 +60,8 @@ COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#0
 NO_LR = ["zeroshot"]  # methods that train nothing
 
 
-def variant_task(task, variant, out):
-    """The task file a variant runs: the task itself, or for "method:key=value,..." a copy with those keys set (its
-    paths made absolute) in out/tasks/."""
-    if ":" not in variant:
-        return task
+def derived_task(task, settings, path):
+    """Writes to path a copy of the task file with the keys of settings set (its paths made absolute); returns path."""
     with open(task) as f:
         t = json.load(f)
     here = os.path.dirname(os.path.abspath(task))
@@ -68,17 +69,27 @@ def variant_task(task, variant, out):
     t["model"] = os.path.abspath(near(t.get("model", "models/fmnist-tiny-clip.q8_0.gguf")))
     if isinstance(t.get("dataset"), dict):
         t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
-    for setting in variant.split(":", 1)[1].split(","):
-        key, value = setting.split("=", 1)
-        try:
-            t[key] = json.loads(value)
-        except json.JSONDecodeError:
-            t[key] = value
-    os.makedirs(os.path.join(out, "tasks"), exist_ok=True)
-    path = os.path.join(out, "tasks", variant.replace(":", "-").replace(",", "-") + ".json")
+    t.update(settings)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(t, f)
     return path
+
+
+def variant_task(task, variant, out):
+    """The task file a variant runs: the task itself, or for "method:key=value,..." a copy with those keys set in
+    out/tasks/ (values as JSON, else strings)."""
+    if ":" not in variant:
+        return task
+    settings = {}
+    for setting in variant.split(":", 1)[1].split(","):
+        key, value = setting.split("=", 1)
+        try:
+            settings[key] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[key] = value
+    name = variant.replace(":", "-").replace(",", "-") + ".json"
+    return derived_task(task, settings, os.path.join(out, "tasks", name))
 
 
 def run(sdfed, task, job, out, env):
@@ -172,11 +183,16 @@ def main():
     ap.add_argument("--lrs", help="comma-separated learning rates to choose each method's from (validation)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
+    ap.add_argument("--model", help="another CLIP GGUF to run the task with (outputs named after it)")
     ap.add_argument("--sdfed", default="build/sdfed")
     a = ap.parse_args()
     named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS)
     methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
+    if a.model:  # the task with that model, as a task file of its own
+        name += "-" + os.path.splitext(os.path.basename(a.model))[0]
+        a.task = derived_task(a.task, {"model": os.path.abspath(a.model)},
+                              os.path.join("build", "compare", "tasks", name + ".json"))
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
