@@ -1,8 +1,9 @@
 /* sdfed-aggregator: the federation's server.
- *   sdfed-aggregator --task TASK.json [--port 8080] [--state DIR] [options]
+ *   sdfed-aggregator --task TASK.json [--port 8080] [--state DIR | --db URI] [options]
  * One port serves the volunteer page, the browser build, the model (HTTP)
- * and the sdfed.v1 WebSocket protocol. The state folder keeps everything a
- * restart needs (store.h); the same folder is refused for another task.
+ * and the sdfed.v1 WebSocket protocol. The state folder, or the PostgreSQL
+ * database, keeps everything a restart needs (store.h); either is refused
+ * for another task.
  * With --port 0 the kernel chooses a free port; the "listening" log line
  * and the --port-file name it once the server is ready for connections. */
 #include <signal.h>
@@ -34,7 +35,9 @@ static const char usage[] =
     "  --port P              listening port (8080); 0: a free one the kernel chooses\n"
     "  --port-file F         once listening, write the port to F (removed on a clean stop)\n"
     "  --host ADDRESS        bind address: IPv4, IPv6, an interface or a name that resolves (all)\n"
-    "  --state DIR           durable state (state)\n"
+    "  --state DIR           durable state in a folder, SQLite (state)\n"
+    "  --db URI              durable state in PostgreSQL instead: postgresql://USER:PASSWORD@HOST/DATABASE\n"
+    "                        (libpq's URI; ?host=/socket/dir for a Unix socket); one aggregator per database\n"
     "  --web DIR             the volunteer page (web/)\n"
     "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
     "  --mode sync|async     rounds (sync)\n"
@@ -57,7 +60,7 @@ static const char usage[] =
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
 
 typedef struct args {
-    const char *task, *port, *port_file, *host, *state, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
+    const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *refusals;
@@ -78,8 +81,7 @@ static int number(const char *text, const char *name, double lo, double hi, doub
 int main(int argc, char **argv) {
     cli_help_hint = "see --help";
     args a = {0};
-    a.port = "8080", a.state = "state", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10",
-    a.staleness = "10";
+    a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.refusals = "20";
     const cli_option options[] = {{"--task", &a.task, NULL},
@@ -87,6 +89,7 @@ int main(int argc, char **argv) {
                                   {"--port-file", &a.port_file, NULL},
                                   {"--host", &a.host, NULL},
                                   {"--state", &a.state, NULL},
+                                  {"--db", &a.db, NULL},
                                   {"--web", &a.web, NULL},
                                   {"--wasm", &a.wasm, NULL},
                                   {"--mode", &a.mode, NULL},
@@ -133,6 +136,12 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "aggregator: --mode must be sync or async");
     if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
+    if (a.db && a.state) return cli_error(CLI_USAGE, "aggregator: --state and --db both name the state; give one");
+    if (a.state && store_is_database(a.state))
+        return cli_error(CLI_USAGE, "aggregator: --state takes a folder; a PostgreSQL URI goes to --db");
+    if (a.db && !store_is_database(a.db))
+        return cli_error(CLI_USAGE, "aggregator: --db must be a postgresql:// or postgres:// URI");
+    const char *where = a.db ? a.db : a.state ? a.state : "state";
     sdfed_error host_err = {0};
     char bind_address[256];
     if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
@@ -180,14 +189,18 @@ int main(int argc, char **argv) {
         goto done;
     }
 
-    /* the state folder: this task's, or new */
+    /* the state folder or database: this task's, or new */
     char *stored_task = NULL;
-    int stored = store_open(&st, a.state, &err);
+    int stored = store_open(&st, where, &err);
+    if (stored == SDFED_ERR_ARG) { /* a URI libpq cannot read */
+        rc = cli_error(CLI_USAGE, "aggregator: --db: %s", err.message);
+        goto done;
+    }
     if (stored == SDFED_OK) stored = store_get_meta(st, "task_sha256", &stored_task, &err);
     if (stored == SDFED_OK && stored_task && strcmp(stored_task, task_sha) != 0)
-        stored = sdfed_fail(&err, SDFED_ERR_ARG,
-                            "the state in %s belongs to another task (sha256 %.12s...); use another --state", a.state,
-                            stored_task);
+        stored =
+            sdfed_fail(&err, SDFED_ERR_ARG, "the state in %s belongs to another task (sha256 %.12s...); use another %s",
+                       store_name(st), stored_task, a.db ? "--db" : "--state");
     else if (stored == SDFED_OK && !stored_task)
         stored = store_set_meta(st, "task_sha256", task_sha, &err);
     free(stored_task);
@@ -267,8 +280,8 @@ int main(int argc, char **argv) {
     native_logf("listening",
                 "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
                 "\"model_sha256\": \"%s\"",
-                bind_address, bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task, a.state,
-                model_sha);
+                bind_address, bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
+                store_name(st), model_sha);
     rc = loop_run(server) ? CLI_FAILED : CLI_OK;
     native_log("stopping", "");
     if (a.port_file) remove(a.port_file);

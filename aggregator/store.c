@@ -1,41 +1,28 @@
-/* The aggregator's SQLite state (see store.h). */
-#include "store.h"
+/* The store's queries over either back end (see store.h): the back end is
+ * chosen by where the store is opened, and every query, row and fault is
+ * handled here once, through the back end's statement runner
+ * (store_backend.h). */
+#include "store_backend.h"
 
-#include <errno.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sqlite3.h>
 
 #include "native/clock.h"
 
-struct store {
-    sqlite3 *db;
-    store_fault_fn on_fault;
-    void *fault_ctx;
-    int failing;
-    int64_t failures;
-};
+/* Parameters go in, and blobs come back, as the host's bytes: little-endian
+ * float32 and int64 on every host the aggregator builds for, so both back
+ * ends hold the same bits as the wire does. */
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the store's blobs are little-endian");
 
-static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER,"
-    "  kind TEXT, created REAL NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, global BLOB NOT NULL, sha256 TEXT NOT NULL,"
-    "  rng BLOB, participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL,"
-    "  abandoned INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE IF NOT EXISTS updates (round INTEGER NOT NULL, client INTEGER NOT NULL, samples INTEGER NOT NULL,"
-    "  data BLOB NOT NULL, received REAL NOT NULL, merged INTEGER, PRIMARY KEY (round, client));"
-    /* the open round's updates, found without scanning every past round's */
-    "CREATE INDEX IF NOT EXISTS updates_pending ON updates (round, client) WHERE merged IS NULL;"
-    "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
-    "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));";
+int store_is_database(const char *where) {
+    return strncmp(where, "postgresql://", 13) == 0 || strncmp(where, "postgres://", 11) == 0;
+}
 
-/* Every failed operation comes here; the first one begins a fault. */
-static int db_fail(store *s, sdfed_error *err, const char *what) {
+int store_fail(store *s, sdfed_error *err, const char *what, const char *reason) {
     sdfed_error e;
-    int rc = sdfed_fail(&e, SDFED_ERR_IO, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    int rc = sdfed_fail(&e, SDFED_ERR_IO, "store: %s: %s", what, reason);
     if (err) *err = e;
     s->failures++;
     if (!s->failing) {
@@ -45,7 +32,7 @@ static int db_fail(store *s, sdfed_error *err, const char *what) {
     return rc;
 }
 
-/* A write reached the disk: a fault, if any, is over. */
+/* A write committed: a fault, if any, is over. */
 static void committed(store *s) {
     if (!s->failing) return;
     s->failing = 0;
@@ -61,29 +48,14 @@ int store_failing(const store *s) { return s->failing; }
 
 int64_t store_failures(const store *s) { return s->failures; }
 
-int store_open(store **out, const char *dir, sdfed_error *err) {
+const char *store_name(const store *s) { return s->name; }
+
+int store_open(store **out, const char *where, sdfed_error *err) {
     *out = NULL;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", dir, strerror(errno));
-    char path[4096];
-    snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);
     store *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-    int rc = SDFED_OK;
-    if (sqlite3_open(path, &s->db) != SQLITE_OK) rc = db_fail(s, err, path);
-    /* WAL with full synchronisation: a commit is on disk when it returns */
-    if (rc == SDFED_OK &&
-        sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", NULL, NULL,
-                     NULL) != SQLITE_OK)
-        rc = db_fail(s, err, "pragmas");
-    if (rc == SDFED_OK) sqlite3_busy_timeout(s->db, 5000);
-    if (rc == SDFED_OK && sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(s, err, "schema");
-    /* a state folder from before abandoned rounds gets their column */
-    sqlite3_stmt *probe;
-    if (rc == SDFED_OK && sqlite3_prepare_v2(s->db, "SELECT abandoned FROM rounds", -1, &probe, NULL) == SQLITE_OK)
-        sqlite3_finalize(probe);
-    else if (rc == SDFED_OK && sqlite3_exec(s->db, "ALTER TABLE rounds ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0",
-                                            NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_fail(s, err, "schema (abandoned rounds)");
+    s->backend = store_is_database(where) ? &store_postgres : &store_sqlite;
+    int rc = s->backend->open(s, where, err);
     if (rc) {
         store_close(s);
         return rc;
@@ -94,91 +66,102 @@ int store_open(store **out, const char *dir, sdfed_error *err) {
 
 void store_close(store *s) {
     if (!s) return;
-    sqlite3_close(s->db);
+    s->backend->close(s);
+    free(s->name);
     free(s);
 }
 
-static int prepare(store *s, const char *sql, sqlite3_stmt **st, sdfed_error *err) {
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) return db_fail(s, err, "prepare");
-    return SDFED_OK;
+static store_value integer(int64_t v) { return (store_value){.type = STORE_INT, .integer = v}; }
+static store_value real(double v) { return (store_value){.type = STORE_REAL, .real = v}; }
+static store_value text(const char *v) { return (store_value){.type = STORE_TEXT, .text = v}; }
+static store_value blob(const void *v, size_t bytes) {
+    return (store_value){.type = STORE_BLOB, .blob = v, .bytes = bytes};
+}
+static store_value now(void) { return real(native_clock_seconds(native_clock_wall_ns())); }
+
+/* A column as a number, whichever numeric type the back end gave it. */
+static int64_t as_integer(const store_value *v) {
+    return v->type == STORE_INT ? v->integer : v->type == STORE_REAL ? (int64_t)v->real : 0;
+}
+static double as_real(const store_value *v) {
+    return v->type == STORE_REAL ? v->real : v->type == STORE_INT ? (double)v->integer : 0;
 }
 
-/* Runs a prepared write to completion and finalises it. */
-static int finish(store *s, sqlite3_stmt *st, sdfed_error *err, const char *what) {
-    int step = sqlite3_step(st);
-    int rc = step == SQLITE_DONE || step == SQLITE_ROW ? SDFED_OK : db_fail(s, err, what);
-    sqlite3_finalize(st);
-    if (rc == SDFED_OK && sqlite3_get_autocommit(s->db)) committed(s); /* no transaction around it: it is on disk */
+static int query(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
+                 const char *what, sdfed_error *err) {
+    return s->backend->exec(s, sql, params, n, row, ctx, what, err);
+}
+
+/* A write (rows, if any, to row); outside a transaction it has committed
+ * when this returns 0. */
+static int write_statement(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
+                           const char *what, sdfed_error *err) {
+    int rc = s->backend->exec(s, sql, params, n, row, ctx, what, err);
+    if (rc == SDFED_OK && !s->in_transaction) committed(s);
     return rc;
+}
+
+static int no_memory(sdfed_error *err) { return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory"); }
+
+static int row_text(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    char **value = ctx;
+    free(*value);
+    *value = strdup(c[0].type == STORE_TEXT ? c[0].text : "");
+    return *value ? SDFED_OK : no_memory(err);
+}
+
+static int row_integer(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    *(int64_t *)ctx = as_integer(&c[0]);
+    return SDFED_OK;
 }
 
 int store_get_meta(store *s, const char *key, char **value, sdfed_error *err) {
     *value = NULL;
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT value FROM meta WHERE key = ?", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
-        *value = strdup(v ? v : "");
-        if (!*value) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-    } else if (step != SQLITE_DONE) {
-        rc = db_fail(s, err, "meta");
+    store_value p[] = {text(key)};
+    int rc = query(s, "SELECT value FROM meta WHERE key = $1", p, 1, row_text, value, "meta", err);
+    if (rc) {
+        free(*value);
+        *value = NULL;
     }
-    sqlite3_finalize(st);
     return rc;
 }
 
 int store_set_meta(store *s, const char *key, const char *value, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
-    return finish(s, st, err, "meta");
+    store_value p[] = {text(key), text(value)};
+    return write_statement(
+        s, "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", p, 2,
+        NULL, NULL, "meta", err);
 }
 
 int store_add_client(store *s, const char *token, int shard, const char *kind, int64_t *id, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "INSERT INTO clients (token, shard, kind, created) VALUES (?, ?, ?, ?)", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
-    if (shard >= 0)
-        sqlite3_bind_int(st, 2, shard);
-    else
-        sqlite3_bind_null(st, 2);
-    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, native_clock_seconds(native_clock_wall_ns()));
-    rc = finish(s, st, err, "add client");
-    if (rc == SDFED_OK) *id = sqlite3_last_insert_rowid(s->db);
-    return rc;
+    store_value p[] = {text(token), shard >= 0 ? integer(shard) : (store_value){.type = STORE_NULL}, text(kind), now()};
+    *id = -1;
+    return write_statement(s, "INSERT INTO clients (token, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id",
+                           p, 4, row_integer, id, "add client", err);
+}
+
+typedef struct found_client {
+    int64_t *id;
+    int *shard;
+} found_client;
+
+static int row_client(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    found_client *f = ctx;
+    *f->id = as_integer(&c[0]);
+    *f->shard = c[1].type == STORE_NULL ? -1 : (int)as_integer(&c[1]);
+    return SDFED_OK;
 }
 
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err) {
     *id = -1;
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT id, shard FROM clients WHERE token = ?", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        *shard = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
-    } else if (step != SQLITE_DONE) {
-        rc = db_fail(s, err, "find client");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    store_value p[] = {text(token)};
+    found_client f = {id, shard};
+    return query(s, "SELECT id, shard FROM clients WHERE token = $1", p, 1, row_client, &f, "find client", err);
 }
 
 int store_count_clients(store *s, int64_t *n, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT count(*) FROM clients", &st, err);
-    if (rc) return rc;
-    *n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    return SDFED_OK;
+    *n = 0;
+    return query(s, "SELECT count(*) FROM clients", NULL, 0, row_integer, n, "count clients", err);
 }
 
 void store_round_free(store_round *r) {
@@ -187,130 +170,108 @@ void store_round_free(store_round *r) {
     memset(r, 0, sizeof *r);
 }
 
-static int read_round(store *s, sqlite3_stmt *st, store_round *r, int *found, sdfed_error *err) {
+typedef struct found_round {
+    store_round *r;
+    int *found;
+} found_round;
+
+/* a copy of a blob column (one byte more, so that an empty one is not NULL) */
+static void *copy_blob(const store_value *v, size_t *bytes) {
+    *bytes = v->type == STORE_BLOB ? v->bytes : 0;
+    void *copy = malloc(*bytes + 1);
+    if (copy && *bytes) memcpy(copy, v->blob, *bytes);
+    return copy;
+}
+
+static int row_round(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    found_round *f = ctx;
+    store_round *r = f->r;
+    *f->found = 1;
+    r->round = as_integer(&c[0]);
+    size_t global_bytes, participant_bytes;
+    r->global = copy_blob(&c[1], &global_bytes);
+    r->participants = copy_blob(&c[4], &participant_bytes);
+    if (!r->global || !r->participants) return no_memory(err);
+    r->n_values = global_bytes / sizeof(float);
+    r->n_participants = (int)(participant_bytes / sizeof(int64_t));
+    snprintf(r->sha256, sizeof r->sha256, "%s", c[2].type == STORE_TEXT ? c[2].text : "");
+    if (c[3].type == STORE_BLOB && c[3].bytes == sizeof r->rng) memcpy(r->rng, c[3].blob, sizeof r->rng);
+    r->started = c[5].type != STORE_NULL;
+    r->closed = c[6].type != STORE_NULL;
+    return SDFED_OK;
+}
+
+static int read_round(store *s, const char *sql, const store_value *params, int n, store_round *r, int *found,
+                      sdfed_error *err) {
     memset(r, 0, sizeof *r);
     *found = 0;
-    int step = sqlite3_step(st), rc = SDFED_OK;
-    if (step == SQLITE_ROW) {
-        *found = 1;
-        r->round = sqlite3_column_int64(st, 0);
-        int bytes = sqlite3_column_bytes(st, 1);
-        r->n_values = (size_t)bytes / sizeof(float);
-        r->global = malloc((size_t)bytes + 1);
-        const char *sha = (const char *)sqlite3_column_text(st, 2);
-        snprintf(r->sha256, sizeof r->sha256, "%s", sha ? sha : "");
-        r->started = sqlite3_column_type(st, 5) != SQLITE_NULL;
-        r->closed = sqlite3_column_type(st, 6) != SQLITE_NULL;
-        int rng_bytes = sqlite3_column_bytes(st, 3), part_bytes = sqlite3_column_bytes(st, 4);
-        r->n_participants = part_bytes / (int)sizeof(int64_t);
-        r->participants = malloc((size_t)part_bytes + 1);
-        if (!r->global || !r->participants) {
-            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-        } else {
-            memcpy(r->global, sqlite3_column_blob(st, 1), (size_t)bytes);
-            if (rng_bytes == (int)sizeof r->rng) memcpy(r->rng, sqlite3_column_blob(st, 3), sizeof r->rng);
-            if (part_bytes) memcpy(r->participants, sqlite3_column_blob(st, 4), (size_t)part_bytes);
-        }
-    } else if (step != SQLITE_DONE) {
-        rc = db_fail(s, err, "round");
+    found_round f = {r, found};
+    int rc = query(s, sql, params, n, row_round, &f, "round", err);
+    if (rc) {
+        store_round_free(r);
+        *found = 0;
     }
-    sqlite3_finalize(st);
-    if (rc) store_round_free(r);
     return rc;
 }
 
 #define ROUND_COLUMNS "round, global, sha256, rng, participants, started, closed"
 
 int store_latest_round(store *s, store_round *r, int *found, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT " ROUND_COLUMNS " FROM rounds ORDER BY round DESC LIMIT 1", &st, err);
-    return rc ? rc : read_round(s, st, r, found, err);
+    return read_round(s, "SELECT " ROUND_COLUMNS " FROM rounds ORDER BY round DESC LIMIT 1", NULL, 0, r, found, err);
 }
 
 int store_get_round(store *s, int64_t round, store_round *r, int *found, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT " ROUND_COLUMNS " FROM rounds WHERE round = ?", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_int64(st, 1, round);
-    return read_round(s, st, r, found, err);
+    store_value p[] = {integer(round)};
+    return read_round(s, "SELECT " ROUND_COLUMNS " FROM rounds WHERE round = $1", p, 1, r, found, err);
 }
 
 int store_add_first_round(store *s, const float *global, size_t n, const char *sha256, sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "INSERT INTO rounds (round, global, sha256) VALUES (0, ?, ?)", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_blob(st, 1, global, (int)(n * sizeof(float)), SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, sha256, -1, SQLITE_STATIC);
-    return finish(s, st, err, "first round");
+    store_value p[] = {blob(global, n * sizeof *global), text(sha256)};
+    return write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES (0, $1, $2)", p, 2, NULL, NULL,
+                           "first round", err);
 }
 
 int store_start_round(store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
                       sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s, "UPDATE rounds SET participants = ?, rng = ?, started = ? WHERE round = ?", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_blob(st, 1, participants, (int)(sizeof *participants * (size_t)n), SQLITE_STATIC);
-    sqlite3_bind_blob(st, 2, rng, (int)(4 * sizeof *rng), SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, native_clock_seconds(native_clock_wall_ns()));
-    sqlite3_bind_int64(st, 4, round);
-    return finish(s, st, err, "start round");
+    store_value p[] = {blob(participants, sizeof *participants * (size_t)n), blob(rng, 4 * sizeof *rng), now(),
+                       integer(round)};
+    return write_statement(s, "UPDATE rounds SET participants = $1, rng = $2, started = $3 WHERE round = $4", p, 4,
+                           NULL, NULL, "start round", err);
 }
 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
                       int abandoned, double aggregation_ms, sdfed_error *err) {
-    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(s, err, "begin");
-    sqlite3_stmt *st;
-    int rc = prepare(
-        s, "UPDATE rounds SET closed = ?, n_updates = ?, aggregation_ms = ?, abandoned = ? WHERE round = ?", &st, err);
-    if (rc == SDFED_OK) {
-        sqlite3_bind_double(st, 1, native_clock_seconds(native_clock_wall_ns()));
-        sqlite3_bind_int(st, 2, n_updates);
-        sqlite3_bind_double(st, 3, aggregation_ms);
-        sqlite3_bind_int(st, 4, abandoned);
-        sqlite3_bind_int64(st, 5, round);
-        rc = finish(s, st, err, "close round");
-    }
-    if (rc == SDFED_OK &&
-        (rc = prepare(s, "UPDATE updates SET merged = ? WHERE merged IS NULL", &st, err)) == SDFED_OK) {
-        sqlite3_bind_int64(st, 1, round + 1);
-        rc = finish(s, st, err, "merge updates");
-    }
-    if (rc == SDFED_OK &&
-        (rc = prepare(s, "INSERT INTO rounds (round, global, sha256) VALUES (?, ?, ?)", &st, err)) == SDFED_OK) {
-        sqlite3_bind_int64(st, 1, round + 1);
-        sqlite3_bind_blob(st, 2, next_global, (int)(n * sizeof(float)), SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, sha256, -1, SQLITE_STATIC);
-        rc = finish(s, st, err, "next round");
-    }
-    if (sqlite3_exec(s->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == SDFED_OK)
-        rc = db_fail(s, err, "commit");
-    /* a COMMIT that failed (a full disk) may leave the transaction open,
-     * and every later BEGIN would fail with it */
-    if (rc && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err); /* commits nothing yet */
+    if (rc) return rc;
+    s->in_transaction = 1;
+    store_value closing[] = {now(), integer(n_updates), real(aggregation_ms), integer(abandoned), integer(round)};
+    rc = write_statement(
+        s, "UPDATE rounds SET closed = $1, n_updates = $2, aggregation_ms = $3, abandoned = $4 WHERE round = $5",
+        closing, 5, NULL, NULL, "close round", err);
+    store_value merge[] = {integer(round + 1)};
+    if (rc == SDFED_OK)
+        rc = write_statement(s, "UPDATE updates SET merged = $1 WHERE merged IS NULL", merge, 1, NULL, NULL,
+                             "merge updates", err);
+    store_value next[] = {integer(round + 1), blob(next_global, n * sizeof *next_global), text(sha256)};
+    if (rc == SDFED_OK)
+        rc = write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES ($1, $2, $3)", next, 3, NULL, NULL,
+                             "next round", err);
+    if (rc == SDFED_OK) rc = write_statement(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
+    s->in_transaction = 0;
+    if (rc) s->backend->rollback(s);
     if (rc == SDFED_OK) committed(s);
     return rc;
 }
 
 int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
                      sdfed_error *err) {
-    sqlite3_stmt *st;
+    store_value p[] = {integer(round), integer(client), integer(samples), blob(values, n * sizeof *values), now()};
     int rc =
-        prepare(s, "INSERT INTO updates (round, client, samples, data, received) VALUES (?, ?, ?, ?, ?)", &st, err);
-    if (rc) return rc;
-    sqlite3_bind_int64(st, 1, round);
-    sqlite3_bind_int64(st, 2, client);
-    sqlite3_bind_int64(st, 3, samples);
-    sqlite3_bind_blob(st, 4, values, (int)(n * sizeof(float)), SQLITE_STATIC);
-    sqlite3_bind_double(st, 5, native_clock_seconds(native_clock_wall_ns()));
-    int step = sqlite3_step(st);
-    rc = step == SQLITE_DONE         ? SDFED_OK
-         : step == SQLITE_CONSTRAINT ? sdfed_fail(err, SDFED_ERR_ARG,
-                                                  "client %lld's update for round %lld is "
-                                                  "already stored",
-                                                  (long long)client, (long long)round)
-                                     : db_fail(s, err, "add update");
-    sqlite3_finalize(st);
-    if (rc == SDFED_OK) committed(s);
+        write_statement(s, "INSERT INTO updates (round, client, samples, data, received) VALUES ($1, $2, $3, $4, $5)",
+                        p, 5, NULL, NULL, "add update", err);
+    if (rc == SDFED_ERR_ARG)
+        return sdfed_fail(err, SDFED_ERR_ARG, "client %lld's update for round %lld is already stored",
+                          (long long)client, (long long)round);
     return rc;
 }
 
@@ -319,88 +280,94 @@ void store_updates_free(store_update *u, int n) {
     free(u);
 }
 
+typedef struct update_list {
+    store_update *rows;
+    int n, cap;
+} update_list;
+
+static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    update_list *l = ctx;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        store_update *grown = realloc(l->rows, sizeof *grown * (size_t)cap);
+        if (!grown) return no_memory(err);
+        l->rows = grown;
+        l->cap = cap;
+    }
+    store_update *u = &l->rows[l->n];
+    size_t bytes;
+    if (!(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
+    u->round = as_integer(&c[0]);
+    u->client = as_integer(&c[1]);
+    u->samples = as_integer(&c[2]);
+    u->n_values = bytes / sizeof(float);
+    l->n++;
+    return SDFED_OK;
+}
+
 int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err) {
-    *updates = NULL;
-    *n = 0;
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT round, client, samples, data FROM updates WHERE merged IS NULL ORDER BY round, client",
-                     &st, err);
-    if (rc) return rc;
-    int cap = 0, step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            store_update *grown = realloc(*updates, sizeof *grown * (size_t)cap);
-            if (!grown) {
-                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-                break;
-            }
-            *updates = grown;
-        }
-        store_update *u = &(*updates)[*n];
-        int bytes = sqlite3_column_bytes(st, 3);
-        u->round = sqlite3_column_int64(st, 0);
-        u->client = sqlite3_column_int64(st, 1);
-        u->samples = sqlite3_column_int64(st, 2);
-        u->n_values = (size_t)bytes / sizeof(float);
-        if (!(u->values = malloc((size_t)bytes + 1))) {
-            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-            break;
-        }
-        memcpy(u->values, sqlite3_column_blob(st, 3), (size_t)bytes);
-        (*n)++;
-    }
-    if (rc == SDFED_OK && step != SQLITE_DONE) rc = db_fail(s, err, "updates");
-    sqlite3_finalize(st);
+    update_list l = {0};
+    int rc = query(s, "SELECT round, client, samples, data FROM updates WHERE merged IS NULL ORDER BY round, client",
+                   NULL, 0, row_update, &l, "updates", err);
     if (rc) {
-        store_updates_free(*updates, *n);
-        *updates = NULL;
-        *n = 0;
+        store_updates_free(l.rows, l.n);
+        l = (update_list){0};
     }
+    *updates = l.rows;
+    *n = l.n;
     return rc;
 }
 
 int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                       sdfed_error *err) {
-    sqlite3_stmt *st;
-    int rc = prepare(s,
-                     "INSERT OR REPLACE INTO metrics (round, client, accuracy, loss, test_samples, received) "
-                     "VALUES (?, ?, ?, ?, ?, ?)",
-                     &st, err);
-    if (rc) return rc;
-    sqlite3_bind_int64(st, 1, round);
-    sqlite3_bind_int64(st, 2, client);
-    sqlite3_bind_double(st, 3, accuracy);
-    sqlite3_bind_double(st, 4, loss);
-    sqlite3_bind_int64(st, 5, test_samples);
-    sqlite3_bind_double(st, 6, native_clock_seconds(native_clock_wall_ns()));
-    return finish(s, st, err, "metrics");
+    store_value p[] = {integer(round), integer(client), real(accuracy), real(loss), integer(test_samples), now()};
+    return write_statement(s,
+                           "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) "
+                           "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (round, client) DO UPDATE SET accuracy = "
+                           "excluded.accuracy, loss = excluded.loss, test_samples = excluded.test_samples, received = "
+                           "excluded.received",
+                           p, 6, NULL, NULL, "metrics", err);
+}
+
+typedef struct history {
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n, cap;
+} history;
+
+static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    history *h = ctx;
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        int64_t *r = realloc(h->rounds, sizeof *r * (size_t)cap);
+        if (r) h->rounds = r;
+        int64_t *k = realloc(h->clients, sizeof *k * (size_t)cap);
+        if (k) h->clients = k;
+        double *a = realloc(h->accuracy, sizeof *a * (size_t)cap);
+        if (a) h->accuracy = a;
+        if (!r || !k || !a) return no_memory(err);
+        h->cap = cap;
+    }
+    h->rounds[h->n] = as_integer(&c[0]);
+    h->accuracy[h->n] = as_real(&c[1]);
+    h->clients[h->n] = as_integer(&c[2]);
+    h->n++;
+    return SDFED_OK;
 }
 
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err) {
-    *rounds = NULL, *accuracy = NULL, *clients = NULL, *n = 0;
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT round, avg(accuracy), count(*) FROM metrics GROUP BY round ORDER BY round", &st, err);
-    if (rc) return rc;
-    int cap = 0, step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            int64_t *r = realloc(*rounds, sizeof *r * (size_t)cap), *c = realloc(*clients, sizeof *c * (size_t)cap);
-            double *a = realloc(*accuracy, sizeof *a * (size_t)cap);
-            if (r) *rounds = r;
-            if (c) *clients = c;
-            if (a) *accuracy = a;
-            if (!r || !c || !a) {
-                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-                break;
-            }
-        }
-        (*rounds)[*n] = sqlite3_column_int64(st, 0);
-        (*accuracy)[*n] = sqlite3_column_double(st, 1);
-        (*clients)[*n] = sqlite3_column_int64(st, 2);
-        (*n)++;
+    history h = {0};
+    int rc = query(s, "SELECT round, avg(accuracy), count(*) FROM metrics GROUP BY round ORDER BY round", NULL, 0,
+                   row_history, &h, "accuracy history", err);
+    if (rc) {
+        free(h.rounds);
+        free(h.clients);
+        free(h.accuracy);
+        h = (history){0};
     }
-    sqlite3_finalize(st);
+    *rounds = h.rounds;
+    *accuracy = h.accuracy;
+    *clients = h.clients;
+    *n = h.n;
     return rc;
 }

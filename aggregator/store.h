@@ -1,11 +1,16 @@
-/* The aggregator's durable state, one SQLite database (WAL, synchronous
- * FULL) in the state folder: the task it serves, client tokens, the global
- * parameters every round starts from, the updates accepted for the open
- * round, and the metrics clients report. Nothing is acknowledged to a
- * client before the statement that stores it has committed, so after
- * kill -9 and a restart the server resumes with every acknowledged update.
+/* The aggregator's durable state, behind one interface with two back ends
+ * (store_backend.h): a state folder holds it in one SQLite database
+ * (store_sqlite.c: aggregator.sqlite, WAL, synchronous FULL), and a
+ * postgresql:// or postgres:// URI names a PostgreSQL database
+ * (store_postgres.c, libpq) that holds the same tables. It keeps the task
+ * it serves, client tokens, the global parameters every round starts from,
+ * the updates accepted for the open round, and the metrics clients report.
+ * Nothing is acknowledged to a client before the statement that stores it
+ * has committed, so after kill -9 and a restart the server resumes with
+ * every acknowledged update. Floats are stored as their little-endian
+ * float32 bytes (a BLOB, a bytea): both back ends hold the same bits.
  *
- *   meta     (key, value)                      task JSON, model sha256, mode
+ *   meta     (key, value)                      task sha256
  *   clients  (id, token, shard, kind, ...)     one row per client ever seen
  *   rounds   (round, global, sha256, rng, participants, started, closed, abandoned, ...)
  *            row r holds the parameters round r starts from; participants
@@ -28,8 +33,16 @@
 
 typedef struct store store;
 
-int store_open(store **out, const char *dir, sdfed_error *err);
+/* Opens the store at `where`: a PostgreSQL URI (store_is_database), else a
+ * state folder (made if missing). An unreadable URI is SDFED_ERR_ARG; a
+ * server that cannot be reached or refuses the login is SDFED_ERR_IO with
+ * libpq's reason, the message naming the URI without its password. */
+int store_open(store **out, const char *where, sdfed_error *err);
 void store_close(store *s);
+/* Whether `where` is a postgresql:// or postgres:// URI. */
+int store_is_database(const char *where);
+/* The state folder, or the URI without its password, for messages. */
+const char *store_name(const store *s);
 
 /* Faults: a failed operation (a full disk, an I/O error) begins one, and
  * the next write that commits ends it. fn hears both ends, once each: the

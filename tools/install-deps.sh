@@ -8,6 +8,7 @@ packages=(
   libopenblas-dev libopenblas-serial-dev
   libpng-dev libjpeg-dev zlib1g-dev
   libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3 openssl curl
+  libpq-dev postgresql-15 # the store's PostgreSQL back end; its tests start a server of their own
   emscripten node-acorn nodejs chromium
   wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
   binaryen

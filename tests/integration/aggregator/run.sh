@@ -19,22 +19,29 @@
 #     the address given.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
-#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity]
+#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity|postgres]
 # With "parity" only part 1 runs (run-all.sh repeats it under each OpenBLAS
-# core type).
+# core type). With "postgres" only part 1's first federation runs, with its
+# state in PostgreSQL (--db, a server of the script's own on a Unix socket:
+# tests/lib/postgres.sh), then a database of another task and --db's
+# command-line errors (ctest aggregator_postgres).
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
+. "$here/../../lib/postgres.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  postgres_stop
+}
 trap cleanup EXIT
 
 scheme=http ws=ws # https and wss for the TLS server
@@ -49,7 +56,10 @@ print(json.dumps(task))
 PY
 }
 
-start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid and $port
+is_database() { case $1 in postgres*://*) return 0 ;; *) return 1 ;; esac; }
+state_option() { if is_database "$1"; then echo --db; else echo --state; fi; }
+
+start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid and $port (STATE: a folder or a URI)
   local name=$1 taskfile=$2 state=$3 want=0 tries=1
   shift 3
   # a restart takes the port its clients know again; only a port the test's own
@@ -57,7 +67,7 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid a
   [ "${same_port:-}" = 1 ] && want=$port tries=5
   for try in $(seq 1 $tries); do
     rm -f "$work/$name.port"
-    "$aggregator" --task "$taskfile" --port "$want" --port-file "$work/$name.port" --host 127.0.0.1 --state "$state" \
+    "$aggregator" --task "$taskfile" --port "$want" --port-file "$work/$name.port" --host 127.0.0.1 "$(state_option "$state")" "$state" \
       "$@" >>"$work/$name.server.log" 2>&1 &
     server_pid=$!
     pids+=("$server_pid")
@@ -88,31 +98,63 @@ wait_done() { # wait_done NAME SECONDS
   return 1
 }
 
+store_query() { # store_query STATE SQL: one query on a state folder's SQLite or a --db URI's PostgreSQL
+  if is_database "$1"; then "$postgres_bin/psql" -X -q -At "$1" -c "$2"; else sqlite3 "$1/aggregator.sqlite" "$2"; fi
+}
 history() { # the global parameters' hash of every round from the state
-  sqlite3 "$1/aggregator.sqlite" "SELECT sha256 FROM rounds WHERE round > 0 ORDER BY round"
+  store_query "$1" "SELECT sha256 FROM rounds WHERE round > 0 ORDER BY round"
 }
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed 's/.*: "\(.*\)"/\1/'; }
 
 # --- 1. the simulator and the aggregator compute the same bits
 task eq '{"rounds": 5}'
 "$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
-start_server eq "$work/eq.json" "$work/eq-state" && start_clients eq 10 && wait_done eq 120
-if [ "$(history "$work/eq-state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
-else bad "the aggregator's history differs from sdfed sim's"; fi
-[ "$(sqlite3 "$work/eq-state/aggregator.sqlite" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "not 50 updates stored"
-status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
-  ok || bad "/status does not show the final global's hash"
-curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "no chart on the status page"
-# /status's accuracy per round: every round the clients reported, as stored
-# (the server reads it again at most once a second)
-want=$(sqlite3 "$work/eq-state/aggregator.sqlite" 'SELECT count(DISTINCT round) FROM metrics')
-rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
-for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
-[ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
-  bad "/status shows the accuracy of $(rounds_shown) rounds, the store has $want"
-stop_server
-
+same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, with this state (a folder or a URI)
+  local name=$1 state=$2
+  start_server "$name" "$work/eq.json" "$state" && start_clients "$name" 10 && wait_done "$name" 120
+  if [ "$(history "$state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
+  else bad "$name: the aggregator's history differs from sdfed sim's"; fi
+  [ "$(store_query "$state" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "$name: not 50 updates stored"
+  status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
+    ok || bad "$name: /status does not show the final global's hash"
+  curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "$name: no chart on the status page"
+  # /status's accuracy per round: every round the clients reported, as stored
+  # (the server reads it again at most once a second)
+  local want
+  want=$(store_query "$state" 'SELECT count(DISTINCT round) FROM metrics')
+  rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
+  for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
+  [ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
+    bad "$name: /status shows the accuracy of $(rounds_shown) rounds, the store has $want"
+  stop_server
+}
 summary() { echo "aggregator: $passed passed, $failed failed"; }
+
+if [ "$parts" = postgres ]; then
+  postgres_start && postgres_createdb eq && postgres_createdb other || { bad "no PostgreSQL server"; summary; exit 1; }
+  db=$(postgres_uri eq)
+  same_as_sim eq-pg "$db"
+  # a database of another task is refused, as a state folder is
+  task other '{"rounds": 2}'
+  "$aggregator" --task "$work/other.json" --port 0 --host 127.0.0.1 --db "$db" >"$work/other-pg.log" 2>&1 &&
+    bad "the database of another task was accepted" || ok
+  grep -q "belongs to another task .*use another --db" "$work/other-pg.log" && ok ||
+    bad "no clear message for another task's database: $(cat "$work/other-pg.log")"
+  # --db's command-line errors: status 2; a server that refuses the login is one line naming the URI, not the password
+  "$aggregator" --task "$work/other.json" --db "$db" --state "$work/other-state" 2>"$work/db-args.log"
+  [ $? -eq 2 ] && grep -q "give one" "$work/db-args.log" && ok || bad "--db with --state: $(cat "$work/db-args.log")"
+  "$aggregator" --task "$work/other.json" --db "$work/other-state" 2>"$work/db-args.log"
+  [ $? -eq 2 ] && grep -q "postgresql://" "$work/db-args.log" && ok || bad "--db with a folder: $(cat "$work/db-args.log")"
+  "$aggregator" --task "$work/other.json" --port 0 --db "${db/$postgres_password/not-the-password}" 2>"$work/db-login.log"
+  [ $? -eq 1 ] && [ "$(wc -l <"$work/db-login.log")" = 1 ] && grep -q "postgresql://sdfed@/eq?host=.*password authentication failed" \
+    "$work/db-login.log" && ! grep -q "not-the-password" "$work/db-login.log" && ok ||
+    bad "a refused login: $(cat "$work/db-login.log")"
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+same_as_sim eq "$work/eq-state"
 if [ "$parts" = parity ]; then
   summary
   [ "$failed" -eq 0 ]

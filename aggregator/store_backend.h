@@ -1,0 +1,60 @@
+/* What a store back end provides to store.c (the store's own files only):
+ * a connection that runs one SQL statement with typed parameters and hands
+ * each result row to a callback. store.c holds every query and the logic
+ * around them; a back end holds its connection, its schema and the
+ * statements that begin and abandon a write transaction.
+ * Parameters are written $1, $2, ... in every back end's SQL. */
+#ifndef SDFED_AGGREGATOR_STORE_BACKEND_H
+#define SDFED_AGGREGATOR_STORE_BACKEND_H
+
+#include "store.h"
+
+typedef enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT, STORE_BLOB } store_type;
+
+/* A parameter or a result column; a result's text and blob point into the
+ * back end's row, valid during the row callback only. */
+typedef struct store_value {
+    store_type type;
+    int64_t integer;
+    double real;
+    const char *text;
+    const void *blob;
+    size_t bytes; /* the blob's */
+} store_value;
+
+/* One result row; a non-zero return stops the statement with that status. */
+typedef int (*store_row_fn)(void *ctx, const store_value *columns, int n, sdfed_error *err);
+
+typedef struct store_backend {
+    /* Connects to `where` (folder or URI) and makes the schema; sets
+     * s->connection and s->name. On failure store.c calls close. */
+    int (*open)(store *s, const char *where, sdfed_error *err);
+    void (*close)(store *s);
+    /* Runs sql with params (row may be NULL for a statement without rows).
+     * SDFED_ERR_ARG when a uniqueness constraint refuses the write (no
+     * fault); any other failure goes through store_fail with `what`. */
+    int (*exec)(store *s, const char *sql, const store_value *params, int n_params, store_row_fn row, void *ctx,
+                const char *what, sdfed_error *err);
+    const char *begin; /* the statement that begins a write transaction */
+    /* Ends a failed transaction if it is still open, without reporting. */
+    void (*rollback)(store *s);
+} store_backend;
+
+extern const store_backend store_sqlite, store_postgres;
+
+struct store {
+    const store_backend *backend;
+    void *connection; /* the back end's */
+    char *name;       /* the folder, or the URI without its password (heap) */
+    int in_transaction;
+    store_fault_fn on_fault;
+    void *fault_ctx;
+    int failing;
+    int64_t failures;
+};
+
+/* A failed operation: "store: <what>: <reason>" into err; the first failure
+ * begins a fault (store.h). Returns SDFED_ERR_IO. */
+int store_fail(store *s, sdfed_error *err, const char *what, const char *reason);
+
+#endif

@@ -1,0 +1,118 @@
+/* The store's SQLite back end: aggregator.sqlite in the state folder (WAL,
+ * synchronous FULL: a commit is on disk when it returns). */
+#include "store_backend.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER,"
+    "  kind TEXT, created REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, global BLOB NOT NULL, sha256 TEXT NOT NULL,"
+    "  rng BLOB, participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL,"
+    "  abandoned INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS updates (round INTEGER NOT NULL, client INTEGER NOT NULL, samples INTEGER NOT NULL,"
+    "  data BLOB NOT NULL, received REAL NOT NULL, merged INTEGER, PRIMARY KEY (round, client));"
+    /* the open round's updates, found without scanning every past round's */
+    "CREATE INDEX IF NOT EXISTS updates_pending ON updates (round, client) WHERE merged IS NULL;"
+    "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
+    "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));";
+
+static int fail(store *s, sdfed_error *err, const char *what) {
+    return store_fail(s, err, what, sqlite3_errmsg(s->connection));
+}
+
+static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", dir, strerror(errno));
+    if (!(s->name = strdup(dir))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);
+    sqlite3 *db = NULL;
+    int opened = sqlite3_open(path, &db);
+    s->connection = db;
+    if (opened != SQLITE_OK) return fail(s, err, path);
+    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", NULL, NULL,
+                     NULL) != SQLITE_OK)
+        return fail(s, err, "pragmas");
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) return fail(s, err, "schema");
+    /* a state folder from before abandoned rounds gets their column */
+    sqlite3_stmt *probe;
+    if (sqlite3_prepare_v2(db, "SELECT abandoned FROM rounds", -1, &probe, NULL) == SQLITE_OK) {
+        sqlite3_finalize(probe);
+        return SDFED_OK;
+    }
+    if (sqlite3_exec(db, "ALTER TABLE rounds ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL) !=
+        SQLITE_OK)
+        return fail(s, err, "schema (abandoned rounds)");
+    return SDFED_OK;
+}
+
+static void sqlite_close(store *s) { sqlite3_close(s->connection); }
+
+/* parameter k is named $k+1 in the SQL */
+static void bind(sqlite3_stmt *st, int k, const store_value *v) {
+    char name[16];
+    snprintf(name, sizeof name, "$%d", k + 1);
+    int i = sqlite3_bind_parameter_index(st, name);
+    switch (v->type) {
+    case STORE_NULL: sqlite3_bind_null(st, i); break;
+    case STORE_INT: sqlite3_bind_int64(st, i, v->integer); break;
+    case STORE_REAL: sqlite3_bind_double(st, i, v->real); break;
+    case STORE_TEXT: sqlite3_bind_text(st, i, v->text, -1, SQLITE_STATIC); break;
+    case STORE_BLOB: sqlite3_bind_blob64(st, i, v->blob, v->bytes, SQLITE_STATIC); break;
+    }
+}
+
+static store_value column(sqlite3_stmt *st, int c) {
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER: return (store_value){.type = STORE_INT, .integer = sqlite3_column_int64(st, c)};
+    case SQLITE_FLOAT: return (store_value){.type = STORE_REAL, .real = sqlite3_column_double(st, c)};
+    case SQLITE_TEXT: return (store_value){.type = STORE_TEXT, .text = (const char *)sqlite3_column_text(st, c)};
+    case SQLITE_BLOB: {
+        const void *data = sqlite3_column_blob(st, c);
+        return (store_value){.type = STORE_BLOB, .blob = data, .bytes = (size_t)sqlite3_column_bytes(st, c)};
+    }
+    default: return (store_value){.type = STORE_NULL};
+    }
+}
+
+enum { MAX_COLUMNS = 8 };
+
+static int sqlite_exec(store *s, const char *sql, const store_value *params, int n_params, store_row_fn row, void *ctx,
+                       const char *what, sdfed_error *err) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->connection, sql, -1, &st, NULL) != SQLITE_OK) return fail(s, err, what);
+    for (int k = 0; k < n_params; k++) bind(st, k, &params[k]);
+    int n = sqlite3_column_count(st), step = SQLITE_DONE, rc = SDFED_OK;
+    assert(n <= MAX_COLUMNS);
+    while (rc == SDFED_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_value columns[MAX_COLUMNS];
+        for (int c = 0; c < n; c++) columns[c] = column(st, c);
+        if (row) rc = row(ctx, columns, n, err);
+    }
+    if (rc == SDFED_OK && step == SQLITE_CONSTRAINT)
+        rc = sdfed_fail(err, SDFED_ERR_ARG, "store: %s: %s", what, sqlite3_errmsg(s->connection));
+    else if (rc == SDFED_OK && step != SQLITE_DONE)
+        rc = fail(s, err, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* a COMMIT that failed (a full disk) may leave the transaction open, and
+ * every later BEGIN would fail with it */
+static void sqlite_rollback(store *s) {
+    if (!sqlite3_get_autocommit(s->connection)) sqlite3_exec(s->connection, "ROLLBACK", NULL, NULL, NULL);
+}
+
+const store_backend store_sqlite = {.open = sqlite_open,
+                                    .close = sqlite_close,
+                                    .exec = sqlite_exec,
+                                    .begin = "BEGIN IMMEDIATE",
+                                    .rollback = sqlite_rollback};

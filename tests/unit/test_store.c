@@ -1,0 +1,349 @@
+/* The aggregator's store (aggregator/store.h), the same checks on both back
+ * ends: a SQLite state folder and a PostgreSQL database. Opening, closing
+ * and opening again keeps everything; meta; clients and tokens; round rows
+ * (the first, started with participants and sampler state, closed with and
+ * without abandonment, the next row added atomically); updates (added, a
+ * duplicate refused, pending ones in order, merged by a close); metrics and
+ * the accuracy history; every float read back bit for bit. PostgreSQL only:
+ * errors that name the URI without its password (bad password, missing
+ * database, no server, an unreadable URI), and a server stopped and started
+ * again under an open store (one fault, reported once, cleared by the next
+ * write). tests/unit/test_store.sh starts the server and runs this.
+ *   test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND
+ * (user sdfed; the database store_test exists and is empty) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "store.h"
+
+enum { N_VALUES = 70 };
+
+/* floats of every kind, as bit patterns: signed zeros, subnormals, NaNs
+ * with payloads, infinities, extremes, then arbitrary bits */
+static void values_of(uint32_t seed, float *out) {
+    static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x7fc00001u,
+                                       0xffa00000u, 0x7f800000u, 0xff800000u, 0x7f7fffffu, 0x3f800000u};
+    uint32_t x = seed;
+    for (int i = 0; i < N_VALUES; i++) {
+        x = x * 1664525u + 1013904223u;
+        uint32_t bits = i < (int)(sizeof special / sizeof *special) ? special[i] : x;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
+
+static int same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
+
+typedef struct faults {
+    int begun, cleared;
+    char first[512];
+} faults;
+
+static void on_fault(void *ctx, const char *message) {
+    faults *f = ctx;
+    if (message) {
+        f->begun++;
+        snprintf(f->first, sizeof f->first, "%s", message);
+    } else {
+        f->cleared++;
+    }
+}
+
+static store *open_store(const char *where, const char *label) {
+    store *s = NULL;
+    sdfed_error err = {0};
+    CHECK(store_open(&s, where, &err) == SDFED_OK, "%s: open: %s", label, err.message);
+    return s;
+}
+
+static void check_round(store *s, const char *label, int64_t round, const float *global, const char *sha, int started,
+                        int closed) {
+    store_round r;
+    int found;
+    sdfed_error err = {0};
+    CHECK(store_get_round(s, round, &r, &found, &err) == SDFED_OK && found, "%s: round %lld: %s", label,
+          (long long)round, err.message);
+    if (!found) return;
+    CHECK(r.round == round && r.n_values == N_VALUES && same_bits(r.global, global, N_VALUES),
+          "%s: round %lld's parameters are not the bits stored", label, (long long)round);
+    CHECK(strcmp(r.sha256, sha) == 0, "%s: round %lld's sha256 %s", label, (long long)round, r.sha256);
+    CHECK(r.started == started && r.closed == closed, "%s: round %lld started %d closed %d, not %d %d", label,
+          (long long)round, r.started, r.closed, started, closed);
+    store_round_free(&r);
+}
+
+/* the pending updates are exactly want[] (round, client, samples, values seed), in that order */
+typedef struct want_update {
+    int64_t round, client, samples;
+    uint32_t seed;
+} want_update;
+
+static void check_pending(store *s, const char *label, const want_update *want, int n_want) {
+    store_update *u;
+    int n;
+    sdfed_error err = {0};
+    CHECK(store_pending_updates(s, &u, &n, &err) == SDFED_OK, "%s: pending: %s", label, err.message);
+    CHECK(n == n_want, "%s: %d updates pending, not %d", label, n, n_want);
+    for (int i = 0; i < n && i < n_want; i++) {
+        float values[N_VALUES];
+        values_of(want[i].seed, values);
+        CHECK(u[i].round == want[i].round && u[i].client == want[i].client && u[i].samples == want[i].samples,
+              "%s: pending %d is (%lld, %lld, %lld), not (%lld, %lld, %lld)", label, i, (long long)u[i].round,
+              (long long)u[i].client, (long long)u[i].samples, (long long)want[i].round, (long long)want[i].client,
+              (long long)want[i].samples);
+        CHECK(u[i].n_values == N_VALUES && same_bits(u[i].values, values, N_VALUES),
+              "%s: pending %d's values are not the bits stored", label, i);
+    }
+    store_updates_free(u, n);
+}
+
+static void add_update(store *s, const char *label, const want_update *w) {
+    float values[N_VALUES];
+    values_of(w->seed, values);
+    sdfed_error err = {0};
+    CHECK(store_add_update(s, w->round, w->client, w->samples, values, N_VALUES, &err) == SDFED_OK,
+          "%s: update (%lld, %lld): %s", label, (long long)w->round, (long long)w->client, err.message);
+}
+
+static void check_history(store *s, const char *label) {
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n;
+    sdfed_error err = {0};
+    CHECK(store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK, "%s: history: %s", label,
+          err.message);
+    CHECK(n == 2, "%s: %d rounds in the history, not 2", label, n);
+    if (n == 2) {
+        CHECK(rounds[0] == 0 && clients[0] == 2 && accuracy[0] == (0.25 + 0.75) / 2, "%s: round 0: %lld %lld %.17g",
+              label, (long long)rounds[0], (long long)clients[0], accuracy[0]);
+        CHECK(rounds[1] == 1 && clients[1] == 1 && accuracy[1] == 0.125, "%s: round 1: %lld %lld %.17g", label,
+              (long long)rounds[1], (long long)clients[1], accuracy[1]);
+    }
+    free(rounds);
+    free(clients);
+    free(accuracy);
+}
+
+static const char sha0[] = "0000000000000000000000000000000000000000000000000000000000000000",
+                  sha1[] = "1111111111111111111111111111111111111111111111111111111111111111",
+                  sha2[] = "2222222222222222222222222222222222222222222222222222222222222222";
+
+/* what the first session leaves, checked again after reopening */
+static void check_kept(store *s, const char *label, int64_t ids[3]) {
+    sdfed_error err = {0};
+    char *value = NULL;
+    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
+          "%s: meta task_sha256 is %s", label, value ? value : "(absent)");
+    free(value);
+    int64_t n, id;
+    int shard;
+    CHECK(store_count_clients(s, &n, &err) == SDFED_OK && n == 3, "%s: %lld clients", label, (long long)n);
+    CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
+          "%s: token-b is client %lld, shard %d", label, (long long)id, shard);
+    CHECK(store_find_client(s, "token-c", &id, &shard, &err) == SDFED_OK && id == ids[2] && shard == 7,
+          "%s: token-c is client %lld, shard %d", label, (long long)id, shard);
+    float g0[N_VALUES], g1[N_VALUES];
+    values_of(100, g0);
+    values_of(101, g1);
+    check_round(s, label, 0, g0, sha0, 1, 1);
+    check_round(s, label, 1, g1, sha1, 1, 1);
+    check_round(s, label, 2, g1, sha2, 0, 0); /* round 1 was abandoned: the same parameters */
+    store_round r;
+    int found;
+    CHECK(store_latest_round(s, &r, &found, &err) == SDFED_OK && found && r.round == 2, "%s: the latest round", label);
+    store_round_free(&r);
+    store_round started;
+    CHECK(store_get_round(s, 0, &started, &found, &err) == SDFED_OK && found && started.n_participants == 3 &&
+              started.participants[0] == ids[2] && started.participants[1] == ids[0] &&
+              started.participants[2] == ((int64_t)1 << 40) && started.rng[0] == 0xffffffffffffffffu &&
+              started.rng[1] == 1 && started.rng[2] == 0x8000000000000000u && started.rng[3] == 0x0123456789abcdefu,
+          "%s: round 0's participants and sampler state", label);
+    store_round_free(&started);
+    const want_update pending[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
+    check_pending(s, label, pending, 3);
+    check_history(s, label);
+}
+
+static void run_suite(const char *where, const char *label) {
+    store *s = open_store(where, label);
+    if (!s) return;
+    faults f = {0};
+    store_watch_faults(s, on_fault, &f);
+    sdfed_error err = {0};
+
+    /* a new store is empty */
+    store_round r;
+    int found = 1;
+    CHECK(store_latest_round(s, &r, &found, &err) == SDFED_OK && !found, "%s: a new store has a round", label);
+    char *value = (char *)"x";
+    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value == NULL, "%s: a new store has meta",
+          label);
+
+    /* meta */
+    CHECK(store_set_meta(s, "task_sha256", "first", &err) == SDFED_OK, "%s: set meta: %s", label, err.message);
+    CHECK(store_set_meta(s, "task_sha256", "second", &err) == SDFED_OK, "%s: replace meta: %s", label, err.message);
+    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
+          "%s: meta is %s", label, value ? value : "(absent)");
+    free(value);
+
+    /* clients and tokens */
+    int64_t ids[3], id;
+    int shard = 0;
+    CHECK(store_add_client(s, "token-a", 0, "headless", &ids[0], &err) == SDFED_OK, "%s: client a: %s", label,
+          err.message);
+    CHECK(store_add_client(s, "token-b", -1, "browser", &ids[1], &err) == SDFED_OK, "%s: client b: %s", label,
+          err.message);
+    CHECK(store_add_client(s, "token-c", 7, "browser", &ids[2], &err) == SDFED_OK, "%s: client c: %s", label,
+          err.message);
+    CHECK(ids[0] >= 1 && ids[1] > ids[0] && ids[2] > ids[1], "%s: client ids %lld %lld %lld", label, (long long)ids[0],
+          (long long)ids[1], (long long)ids[2]);
+    CHECK(store_add_client(s, "token-a", 1, "browser", &id, &err) != SDFED_OK, "%s: a token given twice", label);
+    CHECK(store_find_client(s, "token-a", &id, &shard, &err) == SDFED_OK && id == ids[0] && shard == 0,
+          "%s: token-a is client %lld, shard %d", label, (long long)id, shard);
+    CHECK(store_find_client(s, "token-z", &id, &shard, &err) == SDFED_OK && id == -1, "%s: an unknown token", label);
+
+    /* round 0 from nothing, started with its participants and sampler state */
+    float g0[N_VALUES], g1[N_VALUES];
+    values_of(100, g0);
+    values_of(101, g1);
+    CHECK(store_add_first_round(s, g0, N_VALUES, sha0, &err) == SDFED_OK, "%s: first round: %s", label, err.message);
+    check_round(s, label, 0, g0, sha0, 0, 0);
+    const int64_t participants[] = {ids[2], ids[0], (int64_t)1 << 40};
+    const uint64_t rng[4] = {0xffffffffffffffffu, 1, 0x8000000000000000u, 0x0123456789abcdefu};
+    CHECK(store_start_round(s, 0, participants, 3, rng, &err) == SDFED_OK, "%s: start: %s", label, err.message);
+    check_round(s, label, 0, g0, sha0, 1, 0);
+
+    /* updates: pending by round then client, whatever the order they came in */
+    const want_update round0[] = {{0, ids[0], 10, 1}, {0, ids[1], 20, 2}, {0, ids[2], 30, 3}};
+    add_update(s, label, &round0[2]);
+    add_update(s, label, &round0[0]);
+    add_update(s, label, &round0[1]);
+    float other[N_VALUES];
+    values_of(99, other);
+    CHECK(store_add_update(s, 0, ids[1], 5, other, N_VALUES, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "already stored"),
+          "%s: a duplicate update: %s", label, err.message);
+    check_pending(s, label, round0, 3);
+
+    /* round 0 closed: its updates merged, row 1 added */
+    CHECK(store_close_round(s, 0, g1, N_VALUES, sha1, 3, 0, 1.5, &err) == SDFED_OK, "%s: close: %s", label,
+          err.message);
+    check_round(s, label, 0, g0, sha0, 1, 1);
+    check_round(s, label, 1, g1, sha1, 0, 0);
+    check_pending(s, label, NULL, 0);
+
+    /* round 1 abandoned: row 2 holds the same parameters, its updates set aside */
+    CHECK(store_start_round(s, 1, participants, 2, rng, &err) == SDFED_OK, "%s: start 1: %s", label, err.message);
+    const want_update round1 = {1, ids[0], 11, 4};
+    add_update(s, label, &round1);
+    CHECK(store_close_round(s, 1, g1, N_VALUES, sha2, 1, 1, 0, &err) == SDFED_OK, "%s: abandon: %s", label,
+          err.message);
+    check_round(s, label, 1, g1, sha1, 1, 1);
+    check_round(s, label, 2, g1, sha2, 0, 0);
+    check_pending(s, label, NULL, 0);
+
+    /* a close that cannot add its next row (row 2 is there) changes nothing: atomic */
+    const want_update later[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
+    add_update(s, label, &later[2]);
+    add_update(s, label, &later[0]);
+    add_update(s, label, &later[1]);
+    CHECK(store_close_round(s, 1, g0, N_VALUES, sha0, 3, 0, 0, &err) != SDFED_OK, "%s: row 2 added twice", label);
+    check_pending(s, label, later, 3);
+    check_round(s, label, 2, g1, sha2, 0, 0);
+
+    /* metrics (a second report replaces the first) and the accuracy history */
+    CHECK(store_add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(store_add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(store_add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(store_add_metrics(s, 1, ids[2], 0.125, 2.0, 10, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    check_history(s, label);
+
+    /* nothing above was a fault (a duplicate is the caller's, not the store's) */
+    CHECK(f.begun == 0 && store_failures(s) == 0 && !store_failing(s), "%s: faults reported: %d (%s)", label, f.begun,
+          f.first);
+    check_kept(s, label, ids);
+    store_close(s);
+
+    /* opened again: everything kept */
+    s = open_store(where, label);
+    if (!s) return;
+    check_kept(s, label, ids);
+    store_close(s);
+}
+
+/* a store that cannot open: SDFED_ERR_IO (or want), one line naming the
+ * URI without its password and saying why */
+static void check_refused(const char *uri, int want, const char *names, const char *reason, const char *password) {
+    store *s = NULL;
+    sdfed_error err = {0};
+    int rc = store_open(&s, uri, &err);
+    CHECK(rc == want && s == NULL, "%s: open gave %d, not %d", uri, rc, want);
+    CHECK(strstr(err.message, names) && strstr(err.message, reason), "%s: the message does not say '%s' and '%s': %s",
+          uri, names, reason, err.message);
+    CHECK(!strstr(err.message, password) && !strchr(err.message, '\n'), "%s: the message: %s", uri, err.message);
+    store_close(s);
+}
+
+/* the server stopped under an open store: writes fail, the fault is
+ * reported once; started again, the next write reconnects and ends it */
+static void check_server_restart(const char *uri, const char *pause, const char *resume) {
+    store *s = open_store(uri, "postgres restart");
+    if (!s) return;
+    faults f = {0};
+    store_watch_faults(s, on_fault, &f);
+    sdfed_error err = {0};
+    CHECK(system(pause) == 0, "could not stop the server: %s", pause);
+    CHECK(store_set_meta(s, "k", "1", &err) == SDFED_ERR_IO && store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO,
+          "writes to a stopped server did not fail");
+    CHECK(f.begun == 1 && f.cleared == 0 && store_failing(s) && store_failures(s) == 2,
+          "a stopped server: %d faults begun, %d cleared, %lld failures", f.begun, f.cleared,
+          (long long)store_failures(s));
+    CHECK(strstr(f.first, "store: meta: ") != NULL, "the fault's message: %s", f.first);
+    CHECK(system(resume) == 0, "could not start the server again: %s", resume);
+    CHECK(store_set_meta(s, "k", "3", &err) == SDFED_OK, "no write after the server came back: %s", err.message);
+    CHECK(f.begun == 1 && f.cleared == 1 && !store_failing(s), "the fault did not end: %d begun, %d cleared", f.begun,
+          f.cleared);
+    char *value = NULL;
+    CHECK(store_get_meta(s, "k", &value, &err) == SDFED_OK && value && strcmp(value, "3") == 0, "k is %s",
+          value ? value : "(absent)");
+    free(value);
+    store_close(s);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND\n");
+        return 2;
+    }
+    const char *work = argv[1], *socket_dir = argv[2], *password = argv[3];
+    char folder[4096], uri[4096], shown[4096], other[4096];
+    snprintf(folder, sizeof folder, "%s/state", work);
+    snprintf(uri, sizeof uri, "postgresql://sdfed:%s@/store_test?host=%s", password, socket_dir);
+    snprintf(shown, sizeof shown, "postgresql://sdfed@/store_test?host=%s", socket_dir);
+    CHECK(!store_is_database(folder) && store_is_database(uri) && store_is_database("postgres://h/d"),
+          "folders and URIs told apart");
+    run_suite(folder, "sqlite");
+    run_suite(uri, "postgres");
+
+    store *s = open_store(uri, "postgres name");
+    if (s) CHECK(strcmp(store_name(s), shown) == 0, "the store's name: %s", store_name(s));
+    store_close(s);
+    /* what cannot open, and why, without the password (in the user part or in the query) */
+    snprintf(other, sizeof other, "postgresql://sdfed:hunter2-wrong@/store_test?host=%s", socket_dir);
+    check_refused(other, SDFED_ERR_IO, shown, "password authentication failed", "hunter2-wrong");
+    snprintf(other, sizeof other, "postgres:///store_test?host=%s&user=sdfed&password=hunter2-wrong", socket_dir);
+    snprintf(shown, sizeof shown, "postgres:///store_test?host=%s&user=sdfed", socket_dir);
+    check_refused(other, SDFED_ERR_IO, shown, "password authentication failed", "hunter2-wrong");
+    snprintf(other, sizeof other, "postgresql://sdfed:%s@/no_such_db?host=%s", password, socket_dir);
+    snprintf(shown, sizeof shown, "postgresql://sdfed@/no_such_db?host=%s", socket_dir);
+    check_refused(other, SDFED_ERR_IO, shown, "database \"no_such_db\" does not exist", password);
+    snprintf(other, sizeof other, "postgresql://sdfed:%s@/store_test?host=%s/no-server", password, work);
+    snprintf(shown, sizeof shown, "postgresql://sdfed@/store_test?host=%s/no-server", work);
+    check_refused(other, SDFED_ERR_IO, shown, "No such file or directory", password);
+    snprintf(other, sizeof other, "postgresql://sdfed:%s@/store_test?no_such_option=1", password);
+    check_refused(other, SDFED_ERR_ARG, "postgresql://sdfed@/store_test?no_such_option=1", "no_such_option", password);
+
+    check_server_restart(uri, argv[4], argv[5]);
+    return check_report("test_store");
+}
