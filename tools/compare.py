@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Runs every method of a setting over several seeds with `sdfed sim` and
 writes the comparison: a markdown table of the final accuracy (mean ± std
-over seeds, the form of the papers' tables, and the mean over seeds of the
-worst tenth of the clients, which is what personalisation is for) and a
-chart of every method's mean accuracy over rounds.
+over seeds, the form of the papers' tables; the mean over seeds of the
+worst tenth of the clients, which is what personalisation is for; how much
+the curve still rose over the last third of the rounds, which shows whether
+it flattened; and, when sdfed is among the methods, each one's difference
+from sdfed seed by seed, which removes the spread the seeds' partitions
+share) and a chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
                    [--methods "zeroshot coop ..." | ablation | lambda | gamma]
@@ -145,6 +148,28 @@ def worst_decile(res):
     return statistics.mean(per_client[:max(1, len(per_client) // 10)])
 
 
+def mean_std(values):
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.2f}"
+
+
+def signed(value):
+    """+0.12, -0.12, and +0.00 for what rounds to zero (never -0.00)."""
+    return f"{round(value, 2) + 0.0:+.2f}"
+
+
+def window_accuracy(res, end):
+    """Mean accuracy of the min(10, rounds) rounds that end at round `end`: the final accuracy's window."""
+    rounds = res["rounds"][max(0, end - min(10, len(res["rounds"]))):end]
+    return statistics.mean(r["accuracy"] for r in rounds)
+
+
+def rise_over_last_third(res):
+    """How much the curve still rose in the last third of the rounds: the final accuracy less the same window's
+    accuracy two thirds of the way (near 0 when the curve has flattened)."""
+    n = len(res["rounds"])
+    return window_accuracy(res, n) - window_accuracy(res, max(1, 2 * n // 3))
+
+
 def chart(path, title, curves, xlabel=None, xticks=None):
     """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 1..n unless xticks names
     them (xlabel: what they are)."""
@@ -223,17 +248,25 @@ def main():
     n_runs += len(jobs)
     elapsed = time.time() - started
 
+    finals = {m: [100 * results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
+              for m in methods}
+    paired = "sdfed" in methods and len(methods) > 1 and a.seeds > 1  # variants against sdfed, seed by seed
     lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} seeds) | "
-             f"worst tenth of clients | per seed |", "|---|---|---|---|" + ("---|" if a.lrs else "")]
+             f"worst tenth of clients | rise over the last third |{' against sdfed, seed by seed |' if paired else ''} "
+             f"per seed |", "|---|---|---|---|---|" + ("---|" if a.lrs else "") + ("---|" if paired else "")]
     curves = []
     for m in methods:
         runs = [results[(m, s, chosen[m], False)] for s in range(1, a.seeds + 1)]
-        finals = [100 * r["final_accuracy"] for r in runs]
-        std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         lr = (f" {chosen[m]:g} |" if chosen[m] is not None else " – |") if a.lrs else ""
-        lines.append(f"| {m} |{lr} {statistics.mean(finals):.2f} ± {std:.2f} | "
+        versus = ""
+        if paired:
+            diffs = [v - b for v, b in zip(finals[m], finals["sdfed"])]
+            versus = (f" {signed(statistics.mean(diffs))} ± {statistics.stdev(diffs):.2f} "
+                      f"({sum(d < 0 for d in diffs)} of {len(diffs)} lower) |" if m != "sdfed" else " – |")
+        lines.append(f"| {m} |{lr} {mean_std(finals[m])} | "
                      f"{100 * statistics.mean(worst_decile(r) for r in runs):.2f} | "
-                     + ", ".join(f"{v:.2f}" for v in finals) + " |")
+                     f"{signed(100 * statistics.mean(rise_over_last_third(r) for r in runs))} |{versus} "
+                     + ", ".join(f"{v:.2f}" for v in finals[m]) + " |")
         rounds = [[r["accuracy"] for r in res["rounds"]] for res in runs]
         curves.append((m, [statistics.mean(col) for col in zip(*rounds)]))
     table = "\n".join(lines)
