@@ -109,7 +109,7 @@ WIDEST_VECTORS static void add_rows(float *acc, size_t len, const float *const *
  * zero, each product and each sum rounded to float:
  *     out[j] = ((0 + w_0 rows_0[j]) + w_1 rows_1[j]) + ... + w_{n-1} rows_{n-1}[j]
  * A block of out stays in L1 while the updates pass over it, eight at a
- * time (the same order for each element), in vectors of four elements. */
+ * time (the same order for each element), in vectors of eight elements. */
 static void weighted_sum(const float *const *rows, const float *w, int n, size_t P, float *out) {
     enum { ROWS_AT_ONCE = 8 };
     for (size_t j0 = 0; j0 < P; j0 += MEAN_BLOCK) {
