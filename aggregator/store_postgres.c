@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <libpq-fe.h>
 
 /* the built-in types the store's columns and parameters use (pg_type) */
@@ -141,7 +142,9 @@ static int postgres_open(store *s, const char *uri, sdfed_error *err) {
     /* a session whose process died is noticed within a second even while it
      * waits for a lock, so its transaction ends and its locks go */
     const char *keywords[] = {"connect_timeout", "application_name", "options", "dbname", NULL};
-    const char *values[] = {"10", "sdfed-aggregator", "-c client_connection_check_interval=1000", uri, NULL};
+    char application[64]; /* which process a session is, for pg_stat_activity */
+    snprintf(application, sizeof application, "sdfed-aggregator %d", (int)getpid());
+    const char *values[] = {"10", application, "-c client_connection_check_interval=1000", uri, NULL};
     PGconn *conn = PQconnectdbParams(keywords, values, 1);
     s->connection = conn;
     if (!conn) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: %s: out of memory", s->name);

@@ -320,6 +320,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         else
             c->waiting_round = m.round;
         break;
+    case SDFED_MSG_ACK: say(c, "the update for round %lld was acknowledged", (long long)m.round); break;
     case SDFED_MSG_ROUND_END: c->rounds_done = m.round + 1; break;
     case SDFED_MSG_DONE:
         say(c, "the federation finished its %lld rounds", (long long)m.rounds);
@@ -333,7 +334,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         if (refusal == SDFED_CODE_BAD_JOIN_KEY || refusal == SDFED_CODE_BAD_TOKEN || refusal == SDFED_CODE_BAD_PROTOCOL)
             fail(c, "the server refused to let this client in: %s", m.message);
         break;
-    default: break; /* ack, wait, heartbeat */
+    default: break; /* wait, heartbeat */
     }
     sdfed_message_free(&m);
 }
