@@ -49,6 +49,10 @@ struct federation {
     sdfed_arena arena;
     cluster *cl;       /* cluster mode: this node's leases and role; NULL in a single process */
     int64_t next_sync; /* cluster: when the round is read again without a notification */
+    struct departed {
+        int64_t client, round; /* round -1: not a departure from a round */
+    } * leaving;               /* cluster: connections closed whose presence the store did not remove yet */
+    int n_leaving, cap_leaving;
 };
 
 /* one counter per protocol error code, here and in the status */
@@ -488,6 +492,7 @@ void federation_close(federation *f) {
     free(f->outbox);
     sdfed_round_free(&f->current);
     free(f->peers);
+    free(f->leaving);
     sdfed_arena_free(&f->arena);
     free(f);
 }
@@ -533,19 +538,34 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     }
 }
 
+/* Cluster: a closed connection's presence row goes, with its departure
+ * from the round, only if this node still held the client (it may have
+ * reconnected to another node already); a removal the store refused (the
+ * database is away) is tried again on every tick, so that a client gone
+ * meanwhile does not count as connected. */
+static void remove_presence(federation *f, int64_t client, int64_t round) {
+    int removed;
+    if (store_presence_remove(f->st, client, cluster_node(f->cl), round, &removed, NULL) == SDFED_OK) {
+        if (removed && round == f->round && f->open) sdfed_round_leave(&f->current, client);
+        return;
+    }
+    if (f->n_leaving == f->cap_leaving) {
+        int cap = f->cap_leaving ? 2 * f->cap_leaving : 16;
+        struct departed *grown = realloc(f->leaving, sizeof *grown * (size_t)cap);
+        if (!grown) return;
+        f->leaving = grown, f->cap_leaving = cap;
+    }
+    f->leaving[f->n_leaving++] = (struct departed){client, round};
+}
+
 void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     peer *p = find_peer(f, client);
     if (!p) return;
     *p = f->peers[--f->n_peers];
     native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
     if (f->cl) {
-        /* a departure only if this node still held the client (it may have
-         * reconnected to another node already) */
-        int due = f->open && sdfed_round_due(&f->current, client), removed;
-        if (store_presence_remove(f->st, client, cluster_node(f->cl), due ? f->round : -1, &removed, NULL) ==
-                SDFED_OK &&
-            removed && due)
-            sdfed_round_leave(&f->current, client);
+        int due = f->open && sdfed_round_due(&f->current, client);
+        remove_presence(f, client, due ? f->round : -1);
         return;
     }
     if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_round(f, now_ms);
@@ -656,6 +676,10 @@ static void cluster_tick_round(federation *f, int64_t now_ms) {
         sync_round(f, now_ms);
         f->next_sync = now_ms + f->opt.poll_ms;
     }
+    int n = f->n_leaving;
+    f->n_leaving = 0;
+    for (int i = 0; i < n; i++) /* a client back here meanwhile keeps its row */
+        if (!find_peer(f, f->leaving[i].client)) remove_presence(f, f->leaving[i].client, f->leaving[i].round);
     for (int i = 0; i < f->n_peers; i++)
         if (!f->peers[i].present)
             f->peers[i].present =

@@ -301,6 +301,7 @@ int main(int argc, char **argv) {
                        .demo = shards,
                        .status = {.fed = fed,
                                   .st = st,
+                                  .cl = cl,
                                   .model_sha256 = model_sha,
                                   .name = sdfed_task_name(&task),
                                   .description = sdfed_task_description(&task)}};

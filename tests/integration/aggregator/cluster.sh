@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # The cluster mode on loopback (ctest aggregator_cluster): a PostgreSQL
 # server of the test's own (tests/lib/postgres.sh), 3 sdfed-aggregator
-# nodes on it, HAProxy in front (tests/lib/haproxy.sh), 30 headless clients
-# through HAProxy, 5 rounds of 10 clients. In round 0 the test holds locks
-# on the database, so that what it kills is caught where it means to, not
-# by timing:
-#  - a SHARE lock on updates: the round's updates reach the nodes and wait
-#    to be stored, unacknowledged (a node waits for its store: one waits
-#    per node); a front-end (not the coordinator) with an update waiting is
-#    killed -9, and its clients reconnect through HAProxy to the other
-#    nodes and send their updates again;
-#  - a SHARE lock on rounds, taken before the first is released: the
-#    coordinator has read the round's updates and aggregated them, and
-#    waits to write the close; it is killed -9 there, and another node
-#    takes over once its lease expires and closes the round itself.
+# nodes on it, HAProxy in front (tools/haproxy.sh), 30 headless clients
+# through HAProxy, 5 rounds of 10 clients. The test holds round 1's row,
+# inserted in a transaction it keeps open, so that round 0 cannot close
+# until it lets go, and what it kills is caught where it means to, not by
+# timing:
+#  - with round 0 open, a front-end (not the coordinator) that holds some
+#    of its chosen clients is killed -9; they reconnect through HAProxy to
+#    the other nodes and report there;
+#  - the coordinator, once it has read the round's updates and aggregated
+#    them, waits to insert round 1's row; it is killed -9 there (its close
+#    is rolled back), and another node takes over once its lease expires
+#    and closes the round itself.
 # Then: the global parameters of every round equal `sdfed sim`'s for the
 # same task, bit for bit; every update a client saw acknowledged is in the
 # database; each round started once and closed once (the decisions table's
@@ -26,7 +25,7 @@ sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
 . "$here/../../lib/postgres.sh"
-. "$here/../../lib/haproxy.sh"
+. "$here/../../../tools/haproxy.sh"
 # the feature cache (the same for the simulator and the clients) is kept from run to run
 mkdir -p "$work" && find "$work" -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +
 passed=0 failed=0
@@ -71,7 +70,7 @@ sql() { postgres_psql cluster -c "$1"; }
 # 3 nodes, each on a port the kernel chooses
 for k in 1 2 3; do
   "$aggregator" --task "$work/task.json" --db "$db" --port 0 --port-file "$work/node$k.port" --host 127.0.0.1 \
-    --node-lease 3 --poll 0.5 >"$work/node$k.log" 2>&1 &
+    --node-lease 8 --poll 0.5 >"$work/node$k.log" 2>&1 &
   node_pid[k]=$!
   pids+=("$!")
 done
@@ -81,60 +80,71 @@ done
 haproxy_start "$work" 127.0.0.1 0 "127.0.0.1:${node_port[1]}" "127.0.0.1:${node_port[2]}" "127.0.0.1:${node_port[3]}" ||
   give_up "HAProxy did not start"
 pids+=("$haproxy_pid")
-status() { curl -s --max-time 5 "http://127.0.0.1:$haproxy_port/status"; }
+node_status() { curl -s --max-time 5 "http://127.0.0.1:${node_port[$1]}/status"; }
+# /status of each node: the whole federation's nodes, and its own role; one coordinator
+one_coordinator() {
+  local roles=""
+  for k in 1 2 3; do roles+=$(node_status "$k" | grep -o '"nodes": 3,\|"role": "[a-z-]*"' | tr -d '\n'); done
+  [ "$(grep -o '"nodes": 3,' <<<"$roles" | wc -l)" = 3 ] && [ "$(grep -o '"role": "coordinator"' <<<"$roles" | wc -l)" = 1 ] &&
+    [ "$(grep -o '"role": "front-end"' <<<"$roles" | wc -l)" = 2 ]
+}
+wait_for "one coordinator and two front-ends in the nodes' /status" 60 one_coordinator && ok
 
-# lock LOCK_NAME TABLE: a session holding a SHARE lock on TABLE (reads and row locks go on,
-# writes wait) until unlock LOCK_NAME
-declare -A lock_fd
-lock() {
-  mkfifo "$work/$1.fifo"
-  "$postgres_bin/psql" -X -q -At "$db" <"$work/$1.fifo" >"$work/$1.lock.log" 2>&1 &
+# hold SQL: a session that runs SQL in a transaction it keeps open until release
+hold() {
+  mkfifo "$work/hold.fifo"
+  "$postgres_bin/psql" -X -q -At "$db" <"$work/hold.fifo" >"$work/hold.log" 2>&1 &
   pids+=("$!")
-  exec {fd}>"$work/$1.fifo"
-  lock_fd[$1]=$fd
-  echo "BEGIN; LOCK TABLE $2 IN SHARE MODE; SELECT 'held';" >&"$fd"
-  wait_for "the lock on $2" 30 grep -q held "$work/$1.lock.log"
+  exec {hold_fd}>"$work/hold.fifo"
+  echo "BEGIN; $1; SELECT 'held';" >&"$hold_fd"
+  wait_for "the held transaction" 30 grep -q held "$work/hold.log"
 }
-unlock() { echo "COMMIT;" >&"${lock_fd[$1]}"; exec {lock_fd[$1]}>&-; }
-waiting() { # waiting SQL_PREFIX: "application_name count" of sessions waiting for a lock in such a statement
-  sql "SELECT application_name, count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '$1%'
-       GROUP BY application_name"
+release() { echo "ROLLBACK;" >&"$hold_fd"; exec {hold_fd}>&-; }
+waiting() { # waiting SQL_PREFIX: the aggregator pids whose session waits for a lock in such a statement
+  sql "SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '$1%'" |
+    sed -n 's/^sdfed-aggregator \([0-9]*\)$/\1/p'
 }
-waiting_count() { waiting "$1" | awk -F'|' '{ n += $2 } END { print n + 0 }'; }
+coordinator() { sql "SELECT n.pid FROM coordinator c JOIN nodes n ON n.id = c.node"; }
 
-lock updates updates || give_up "no lock on updates"
+# round 1's row, inserted and not committed: round 0's close waits on its key (after the
+# coordinator read the round's updates and aggregated them), and nothing else does
+hold "INSERT INTO rounds (round, global, sha256) VALUES (1, '', 'held by the test')" || give_up "no held row"
 for k in $(seq 0 29); do
   "$client" --server "ws://127.0.0.1:$haproxy_port" --client-index "$k" --model "$model" --cache "$work/cache" \
     --token-file "$work/token$k" --give-up 120 >"$work/client$k.log" 2>&1 &
   pids+=("$!")
 done
 
-# round 0's updates wait to be stored; the coordinator, and a front-end with an update waiting
-coordinator_pid=
-front_end_waiting() {
-  coordinator_pid=$(sql "SELECT n.pid FROM coordinator c JOIN nodes n ON n.id = c.node")
-  victim_pid=$(waiting 'INSERT INTO updates' | sed 's/^sdfed-aggregator //' | grep -v "^$coordinator_pid|" | head -n 1 | cut -d'|' -f1)
-  [ -n "$victim_pid" ]
-}
-wait_for "a front-end to hold one of round 0's updates, unstored" 120 front_end_waiting || { summary; exit 1; }
-victim_node=$(sql "SELECT id FROM nodes WHERE pid = $victim_pid")
+# round 0 is open and cannot close: kill a front-end that holds some of its chosen clients
+started() { [ "$(sql "SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL")" = 1 ]; }
+wait_for "round 0 to start" 120 started || { summary; exit 1; }
+chosen=$(sql "SELECT encode(participants, 'hex') FROM rounds WHERE round = 0" | fold -w 16 |
+  sed 's/\(..\)\(..\)\(..\)\(..\)\(..\)\(..\)\(..\)\(..\)/\8\7\6\5\4\3\2\1/' | while read -r h; do echo $((16#$h)); done | paste -sd,)
+coordinator_pid=$(coordinator)
+victim=$(sql "SELECT n.pid, n.id FROM presence p JOIN nodes n ON n.id = p.node WHERE p.client IN ($chosen) AND n.pid <> $coordinator_pid
+              GROUP BY n.pid, n.id ORDER BY count(*) DESC LIMIT 1")
+victim_pid=${victim%%|*} victim_node=${victim#*|}
+[ -n "$victim_pid" ] || give_up "no front-end holds a client chosen for round 0 (chosen: $chosen)"
 victim_shards=$(sql "SELECT c.shard FROM presence p JOIN clients c ON c.id = p.client WHERE p.node = $victim_node")
-echo "round 0: coordinator pid $coordinator_pid; killing front-end pid $victim_pid with $(sql "SELECT count(*) FROM presence WHERE node = $victim_node") clients and an update waiting"
-lock rounds rounds || give_up "no lock on rounds"
+echo "round 0 (clients $chosen): coordinator pid $coordinator_pid; killing front-end pid $victim_pid with $(wc -w <<<"$victim_shards") clients, $(sql "SELECT count(*) FROM presence WHERE node = $victim_node AND client IN ($chosen)") of them chosen"
 kill -9 "$victim_pid" && wait "$victim_pid" 2>/dev/null
-unlock updates
 # its clients come back through HAProxy; the round's updates are stored, and the coordinator's close waits
-wait_for "the coordinator to aggregate round 0 and wait to write it" 120 \
-  sh -c "$(declare -f sql postgres_psql postgres_uri waiting); postgres_bin=$postgres_bin postgres_user=$postgres_user \
-    postgres_password=$postgres_password postgres_dir=$postgres_dir; waiting 'UPDATE rounds SET closed' | grep -q '^sdfed-aggregator $coordinator_pid|'" ||
-  { summary; exit 1; }
+closing() { closing_pid=$(waiting 'INSERT INTO rounds' | head -n 1); [ -n "$closing_pid" ]; }
+wait_for "the coordinator to aggregate round 0 and wait to write it" 120 closing || { summary; exit 1; }
+[ "$closing_pid" = "$coordinator_pid" ] || echo "round 0: the coordinator is now pid $closing_pid (a lease ran out meanwhile)"
+coordinator_pid=$closing_pid
 [ "$(sql "SELECT count(*) FROM updates WHERE round = 0")" = 10 ] && ok || bad "round 0 does not hold 10 updates before its close"
 kill -9 "$coordinator_pid" && wait "$coordinator_pid" 2>/dev/null
-unlock rounds
+release
 echo "round 0: killed the coordinator (pid $coordinator_pid) while it aggregated"
 
-wait_for "the federation's 5 rounds" 180 sh -c "curl -s --max-time 5 http://127.0.0.1:$haproxy_port/status | grep -q '\"done\": 1'" ||
-  { summary; exit 1; }
+wait_for "the federation's 5 rounds" 180 sh -c "curl -s --max-time 5 http://127.0.0.1:$haproxy_port/status | grep -q '\"done\": 1'" || {
+  echo "rounds: $(sql "SELECT round, started IS NOT NULL, closed IS NOT NULL FROM rounds ORDER BY round" | tr '\n' ' ')"
+  echo "clients present: $(sql "SELECT count(*) FROM presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()")"
+  echo "clients not finished: $(grep -L "the federation finished" "$work"/client*.log | tr '\n' ' ')"
+  summary
+  exit 1
+}
 
 # the same bits as the simulator
 history=$(sql "SELECT sha256 FROM rounds WHERE round > 0 ORDER BY round")
@@ -169,6 +179,14 @@ takeover=$(sql "SELECT (SELECT epoch FROM decisions WHERE round = 0 AND kind = '
 for k in $victim_shards; do grep -q "disconnected; reconnecting" "$work/client$k.log" || bad "client $k of the killed front-end did not reconnect"; done
 [ -n "$victim_shards" ] && [ "$(sql "SELECT count(*) FROM presence WHERE node = $victim_node")" = 0 ] && ok ||
   bad "clients of the killed front-end did not reconnect to the other nodes: $(sql "SELECT client FROM presence WHERE node = $victim_node")"
+# the node left standing took over: its /status and /metrics say so, with the federation's counts
+for k in 1 2 3; do [ "${node_pid[k]}" != "$victim_pid" ] && [ "${node_pid[k]}" != "$coordinator_pid" ] && survivor=$k; done
+epoch=$(sql "SELECT epoch FROM coordinator")
+node_status "$survivor" | grep -q "\"updates_accepted\": $(sql "SELECT count(*) FROM updates"), \"rounds_closed\": 5, .*\"nodes\": 1, .*\"coordinator_epoch\": $epoch, \"node\": {\"id\": [0-9]*, \"role\": \"coordinator\", \"epoch\": $epoch," &&
+  ok || bad "the surviving node's /status: $(node_status "$survivor" | cut -c1-900)"
+metrics=$(curl -s --max-time 5 "http://127.0.0.1:${node_port[$survivor]}/metrics")
+grep -q '^sdfed_node_coordinator{node="[0-9]*"} 1$' <<<"$metrics" && grep -q '^sdfed_cluster_rounds_closed 5$' <<<"$metrics" &&
+  grep -q "^sdfed_cluster_epoch $epoch\$" <<<"$metrics" && ok || bad "the surviving node's /metrics: $(grep -E 'node_|cluster_' <<<"$metrics")"
 # every client saw the end
 [ "$(grep -l "the federation finished its 5 rounds" "$work"/client*.log | wc -l)" = 30 ] && ok ||
   bad "not every client finished: $(grep -L "the federation finished" "$work"/client*.log | head -n 3)"

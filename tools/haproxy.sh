@@ -1,4 +1,4 @@
-# HAProxy (Debian's haproxy) in front of a cluster's nodes, for tests and
+# HAProxy (Debian's haproxy) in front of a cluster's nodes, for the tests and
 # `make run-cluster`; source it. HAProxy cannot bind port 0 and say which
 # port it got, and choosing a "free" port first races with every other
 # process. So the listening socket is made before HAProxy starts: a tiny
@@ -11,7 +11,7 @@
 #   haproxy_stop
 # Clients get the nodes round-robin; a node that refuses connections is
 # retried on another (redispatch), and health checks (GET /status every
-# 500 ms) take a dead node out. WebSocket connections last as long as their
+# second, 2 s to answer, 3 failures in a row) take a dead node out. WebSocket connections last as long as their
 # client keeps them (tunnel timeout one hour; clients ping every 30 s).
 haproxy_pid= haproxy_port=
 
@@ -25,6 +25,7 @@ defaults
   timeout client 120s
   timeout server 120s
   timeout tunnel 1h
+  timeout check 2s
   retries 3
   option redispatch
 frontend sdfed
@@ -33,7 +34,7 @@ frontend sdfed
 backend nodes
   balance roundrobin
   option httpchk GET /status
-  default-server inter 500ms fall 2 rise 1
+  default-server inter 1s fall 3 rise 1
 CFG
   local k=0
   for node in "$@"; do
