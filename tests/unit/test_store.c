@@ -401,7 +401,8 @@ static void check_cluster(const char *uri) {
     check_round(a, "cluster", 0, g0, sha0, 1, 0);
 
     /* round 0 closed once, by b */
-    store_update *pending;
+    store_update *pending = NULL;
+    n = 0;
     CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_OK &&
               store_pending_updates(b, &pending, &n, &err) == SDFED_OK && n == 2 &&
               store_close_round(b, 0, g1, N_VALUES, sha1, n, 0, 0, &err) == SDFED_OK &&
