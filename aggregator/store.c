@@ -480,8 +480,9 @@ int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epo
     *epoch = 0;
     return write_statement(s,
                            "UPDATE coordinator SET node = $1, epoch = epoch + 1, lease_until = now() + $2 * interval "
-                           "'1 second' WHERE id = 1 AND lease_until < now() AND EXISTS (SELECT 1 FROM nodes WHERE id = "
-                           "$1 AND lease_until > now()) RETURNING epoch",
+                           "'1 second' WHERE id = (SELECT id FROM coordinator WHERE id = 1 AND lease_until < now() FOR "
+                           "UPDATE SKIP LOCKED) AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND lease_until > now()) "
+                           "RETURNING epoch",
                            p, 2, row_integer, epoch, "claim the coordinator", err);
 }
 

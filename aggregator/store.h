@@ -40,7 +40,8 @@
  * raising its epoch; its decisions (store_begin_decision) run in one
  * transaction that first share-locks that row at its epoch, so a node
  * whose epoch was superseded has its writes refused in that transaction,
- * and a claim waits for a decision under way to end. A round row is
+ * and a claim skips the row while a decision holds it (it never waits on
+ * one: a node stays responsive while the coordinator's decision does). A round row is
  * locked for its decision and its decision row is inserted once
  * (decisions' primary key): a round starts once and closes once; a
  * trigger refuses any change to a closed round's row. Updates are
