@@ -2,17 +2,18 @@
 # The cluster mode on loopback (ctest aggregator_cluster): a PostgreSQL
 # server of the test's own (tests/lib/postgres.sh), 3 sdfed-aggregator
 # nodes on it, HAProxy in front (tools/haproxy.sh), 30 headless clients
-# through HAProxy, 5 rounds of 10 clients. The test holds round 1's row,
-# inserted in a transaction it keeps open, so that round 0 cannot close
-# until it lets go, and what it kills is caught where it means to, not by
-# timing:
+# through HAProxy, 5 rounds of 10 clients. The test holds round 0's close
+# decision row, inserted in a transaction it keeps open, so that round 0
+# cannot close until it lets go, and what it kills is caught where it means
+# to, not by timing:
 #  - with round 0 open, a front-end (not the coordinator) that holds some
 #    of its chosen clients is killed -9; they reconnect through HAProxy to
 #    the other nodes and report there;
-#  - the coordinator, once it has read the round's updates and aggregated
-#    them, waits to insert round 1's row; it is killed -9 there (its close
-#    is rolled back), and another node takes over once its lease expires
-#    and closes the round itself.
+#  - the coordinator, once every report is in, begins the close: it has
+#    passed its fence and locked the round's row, and waits to record its
+#    decision; it is killed -9 there (its close is rolled back), and
+#    another node takes over once its lease expires and closes the round
+#    itself.
 # Then: the global parameters of every round equal `sdfed sim`'s for the
 # same task, bit for bit; every update a client saw acknowledged is in the
 # database; each round started once and closed once (the decisions table's
@@ -106,9 +107,9 @@ waiting() { # waiting SQL_PREFIX: the aggregator pids whose session waits for a 
 }
 coordinator() { sql "SELECT n.pid FROM coordinator c JOIN nodes n ON n.id = c.node"; }
 
-# round 1's row, inserted and not committed: round 0's close waits on its key (after the
-# coordinator read the round's updates and aggregated them), and nothing else does
-hold "INSERT INTO rounds (round, global, sha256) VALUES (1, '', 'held by the test')" || give_up "no held row"
+# round 0's close decision, inserted and not committed: the coordinator's close waits on its key
+# (inside its transaction, the round's row locked), and nothing else does
+hold "INSERT INTO decisions (round, kind, epoch, node) VALUES (0, 'close', 0, 0)" || give_up "no held row"
 for k in $(seq 0 29); do
   "$client" --server "ws://127.0.0.1:$haproxy_port" --client-index "$k" --model "$model" --cache "$work/cache" \
     --token-file "$work/token$k" --give-up 120 >"$work/client$k.log" 2>&1 &
@@ -129,14 +130,14 @@ victim_shards=$(sql "SELECT c.shard FROM presence p JOIN clients c ON c.id = p.c
 echo "round 0 (clients $chosen): coordinator pid $coordinator_pid; killing front-end pid $victim_pid with $(wc -w <<<"$victim_shards") clients, $(sql "SELECT count(*) FROM presence WHERE node = $victim_node AND client IN ($chosen)") of them chosen"
 kill -9 "$victim_pid" && wait "$victim_pid" 2>/dev/null
 # its clients come back through HAProxy; the round's updates are stored, and the coordinator's close waits
-closing() { closing_pid=$(waiting 'INSERT INTO rounds' | head -n 1); [ -n "$closing_pid" ]; }
-wait_for "the coordinator to aggregate round 0 and wait to write it" 120 closing || { summary; exit 1; }
+closing() { closing_pid=$(waiting 'INSERT INTO decisions' | head -n 1); [ -n "$closing_pid" ]; }
+wait_for "the coordinator to begin closing round 0" 120 closing || { summary; exit 1; }
 [ "$closing_pid" = "$coordinator_pid" ] || echo "round 0: the coordinator is now pid $closing_pid (a lease ran out meanwhile)"
 coordinator_pid=$closing_pid
 [ "$(sql "SELECT count(*) FROM updates WHERE round = 0")" = 10 ] && ok || bad "round 0 does not hold 10 updates before its close"
 kill -9 "$coordinator_pid" && wait "$coordinator_pid" 2>/dev/null
 release
-echo "round 0: killed the coordinator (pid $coordinator_pid) while it aggregated"
+echo "round 0: killed the coordinator (pid $coordinator_pid) while it closed the round"
 
 wait_for "the federation's 5 rounds" 180 sh -c "curl -s --max-time 5 http://127.0.0.1:$haproxy_port/status | grep -q '\"done\": 1'" || {
   echo "rounds: $(sql "SELECT round, started IS NOT NULL, closed IS NOT NULL FROM rounds ORDER BY round" | tr '\n' ' ')"
