@@ -2,10 +2,11 @@
 # The cluster mode on loopback (ctest aggregator_cluster): a PostgreSQL
 # server of the test's own (tests/lib/postgres.sh), 3 sdfed-aggregator
 # nodes on it, HAProxy in front (tools/haproxy.sh), 30 headless clients
-# through HAProxy, 5 rounds of 10 clients. The test holds round 0's close
-# decision row, inserted in a transaction it keeps open, so that round 0
-# cannot close until it lets go, and what it kills is caught where it means
-# to, not by timing:
+# through HAProxy, 5 rounds of 10 clients. The test holds round 0's start
+# decision row, inserted in a transaction it keeps open, until every client
+# has loaded its data, and its close decision row, so that round 0 cannot
+# close until it lets go: what it kills is caught where it means to, not by
+# timing:
 #  - with round 0 open, a front-end (not the coordinator) that holds some
 #    of its chosen clients is killed -9; they reconnect through HAProxy to
 #    the other nodes and report there;
@@ -91,16 +92,18 @@ one_coordinator() {
 }
 wait_for "one coordinator and two front-ends in the nodes' /status" 60 one_coordinator && ok
 
-# hold SQL: a session that runs SQL in a transaction it keeps open until release
+# hold NAME SQL: a session that runs SQL in a transaction it keeps open until release NAME
+declare -A hold_fd
 hold() {
-  mkfifo "$work/hold.fifo"
-  "$postgres_bin/psql" -X -q -At "$db" <"$work/hold.fifo" >"$work/hold.log" 2>&1 &
+  mkfifo "$work/$1.fifo"
+  "$postgres_bin/psql" -X -q -At "$db" <"$work/$1.fifo" >"$work/$1.log" 2>&1 &
   pids+=("$!")
-  exec {hold_fd}>"$work/hold.fifo"
-  echo "BEGIN; $1; SELECT 'held';" >&"$hold_fd"
-  wait_for "the held transaction" 30 grep -q held "$work/hold.log"
+  exec {fd}>"$work/$1.fifo"
+  hold_fd[$1]=$fd
+  echo "BEGIN; $2; SELECT 'held';" >&"$fd"
+  wait_for "the held transaction $1" 30 grep -q held "$work/$1.log"
 }
-release() { echo "ROLLBACK;" >&"$hold_fd"; exec {hold_fd}>&-; }
+release() { echo "ROLLBACK;" >&"${hold_fd[$1]}"; exec {hold_fd[$1]}>&-; }
 waiting() { # waiting SQL_PREFIX: the aggregator pids whose session waits for a lock in such a statement
   sql "SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '$1%'" |
     sed -n 's/^sdfed-aggregator \([0-9]*\)$/\1/p'
@@ -109,12 +112,18 @@ coordinator() { sql "SELECT n.pid FROM coordinator c JOIN nodes n ON n.id = c.no
 
 # round 0's close decision, inserted and not committed: the coordinator's close waits on its key
 # (inside its transaction, the round's row locked), and nothing else does
-hold "INSERT INTO decisions (round, kind, epoch, node) VALUES (0, 'close', 0, 0)" || give_up "no held row"
+hold close "INSERT INTO decisions (round, kind, epoch, node) VALUES (0, 'close', 0, 0)" || give_up "no held row"
+# and round 0's start waits until every client has its data ready (a client busy loading for
+# over a minute misses the server's keepalive and is hung up, which would make it leave)
+hold start "INSERT INTO decisions (round, kind, epoch, node) VALUES (0, 'start', 0, 0)" || give_up "no held row"
 for k in $(seq 0 29); do
   "$client" --server "ws://127.0.0.1:$haproxy_port" --client-index "$k" --model "$model" --cache "$work/cache" \
     --token-file "$work/token$k" --give-up 120 >"$work/client$k.log" 2>&1 &
   pids+=("$!")
 done
+ready() { [ "$(grep -l "shard of" "$work"/client*.log | wc -l)" = 30 ]; }
+wait_for "the 30 clients to load their data" 300 ready || { summary; exit 1; }
+release start
 
 # round 0 is open and cannot close: kill a front-end that holds some of its chosen clients
 started() { [ "$(sql "SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL")" = 1 ]; }
@@ -136,7 +145,7 @@ wait_for "the coordinator to begin closing round 0" 120 closing || { summary; ex
 coordinator_pid=$closing_pid
 [ "$(sql "SELECT count(*) FROM updates WHERE round = 0")" = 10 ] && ok || bad "round 0 does not hold 10 updates before its close"
 kill -9 "$coordinator_pid" && wait "$coordinator_pid" 2>/dev/null
-release
+release close
 echo "round 0: killed the coordinator (pid $coordinator_pid) while it closed the round"
 
 wait_for "the federation's 5 rounds" 180 sh -c "curl -s --max-time 5 http://127.0.0.1:$haproxy_port/status | grep -q '\"done\": 1'" || {
