@@ -186,7 +186,7 @@ takeover=$(sql "SELECT (SELECT epoch FROM decisions WHERE round = 0 AND kind = '
   ok || bad "--verify: $(cat "$work/verify.log")"
 # the killed front-end's clients came back through HAProxy: to other nodes, since their rows moved
 # there (and went when they left at the end)
-for k in $victim_shards; do grep -q "disconnected; reconnecting" "$work/client$k.log" || bad "client $k of the killed front-end did not reconnect"; done
+for k in $victim_shards; do grep -A1 ": disconnected$" "$work/client$k.log" | grep -q "connecting again in" || bad "client $k of the killed front-end did not reconnect"; done
 [ -n "$victim_shards" ] && [ "$(sql "SELECT count(*) FROM presence WHERE node = $victim_node")" = 0 ] && ok ||
   bad "clients of the killed front-end did not reconnect to the other nodes: $(sql "SELECT client FROM presence WHERE node = $victim_node")"
 # the node left standing took over: its /status and /metrics say so, with the federation's counts
