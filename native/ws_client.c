@@ -125,6 +125,10 @@ int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_
     return status;
 }
 
+void ws_conn_close(ws_conn *conn) {
+    if (conn->state == WS_CONN_OPEN) lws_set_timeout(conn->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+}
+
 void ws_conn_free(ws_conn *conn) {
     ws_send_queue_clear(&conn->out);
     ws_reassembly_free(&conn->in);

@@ -72,6 +72,9 @@ void ws_conn_init(ws_conn *conn, ws_client *client, void *user);
 void ws_conn_connect(ws_conn *conn, int64_t delay_us);
 /* Queues a message, written as soon as the connection is open and writable. */
 int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
+/* Closes an open connection from outside the handlers; the closed handler
+ * hears of it as of any close. */
+void ws_conn_close(ws_conn *conn);
 /* Frees the queue and the message buffer (after ws_client_stop). */
 void ws_conn_free(ws_conn *conn);
 

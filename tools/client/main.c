@@ -12,10 +12,16 @@
  * --jitter-seed, the server's retry_after as a floor); an update it already
  * computed for a round is sent again, never retrained, so a server crash
  * cannot change what it contributes; one the server could not store
- * (server_error) is resent after the same kind of wait. Used by the tests,
+ * (server_error) is resent after the same kind of wait. Loading the data and
+ * training run on a thread of their own while the event loop keeps
+ * answering the server (its keepalive hangs up a client silent for a
+ * minute; a loaded machine can take longer than that); what the server says
+ * meanwhile is handled, in order, once the work is done. Used by the tests,
  * the load tests and `make run`. */
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +43,8 @@
 /* the longest message the server sends that this client reads */
 #define MAX_MESSAGE_BYTES ((size_t)1 << 24)
 
-typedef struct client {
+typedef struct client client;
+struct client {
     /* options */
     int index, json, quiet;
     const char *model_path, *cache, *data_dir, *host_task, *token_file, *join_key;
@@ -67,7 +74,22 @@ typedef struct client {
     int64_t cached_round;  /* the round the cached update answers */
     float *cached;
     int64_t rounds_done;
-} client;
+    char model_sha256[65];
+    /* the work on its own thread ("work" below) and what it leaves */
+    pthread_t worker;
+    int working;          /* from work_start until work_finish */
+    atomic_int work_done; /* set by the thread as it ends */
+    void (*work_body)(client *c);
+    void (*work_end)(client *c);
+    int work_rc;
+    sdfed_error work_err;
+    ws_send_queue held;     /* the server's messages that came while working */
+    int64_t train_round;    /* a round's training: its round, */
+    float *train_before;    /* its global parameters as they came (for --attack), */
+    sdfed_losses train_sum; /* and its results */
+    int train_steps;
+    double train_accuracy;
+};
 
 /* Ctrl-C ends the event loop; in the middle of a long computation (loading
  * the data, a round's training) it ends the process at once: the feature
@@ -118,6 +140,34 @@ static void send_message(client *c, const void *data, size_t len, int binary) {
 static void send_writer(client *c, sdfed_json_writer *w, sdfed_buffer *b) {
     if (sdfed_jw_end(w, NULL) == SDFED_OK) send_message(c, b->data, b->size, 0);
     sdfed_buffer_free(b);
+}
+
+/* ------------------------------------------------------------ work */
+
+/* On the worker thread: the work's body, then a word to the event loop. */
+static void *work_thread(void *arg) {
+    client *c = arg;
+    busy = 1;
+    c->work_body(c);
+    busy = 0;
+    atomic_store(&c->work_done, 1);
+    lws_cancel_service(c->ws.context);
+    return NULL;
+}
+
+/* body runs on a thread of its own (it may touch the model, the data, the
+ * prompts and the arena; nothing else does until it ends), then end on the
+ * event loop (work_finish). */
+static void work_start(client *c, void (*body)(client *), void (*end)(client *)) {
+    c->work_body = body, c->work_end = end;
+    c->work_rc = 0;
+    c->work_err = (sdfed_error){0};
+    atomic_store(&c->work_done, 0);
+    c->working = 1;
+    if (pthread_create(&c->worker, NULL, work_thread, c)) {
+        c->working = 0;
+        fail(c, "cannot start a thread for the work");
+    }
 }
 
 /* ------------------------------------------------------------ federation */
@@ -171,8 +221,33 @@ static int host_folders(client *c, sdfed_error *err) {
     return rc;
 }
 
-/* The first welcome: the task, the model (checked against the server's
- * hash), the data and this client's shard. */
+/* On the worker: the data and this client's shard (the task and model
+ * read). */
+static void prepare_body(client *c) {
+    sdfed_error *err = &c->work_err;
+    /* a folder task with --data: the volunteer's own ImageFolder, its folders
+     * matched to the task's classes, a fifth of each class held out */
+    int folder = strcmp(c->task.dataset, "folder") == 0, own = folder && c->data_dir;
+    c->work_rc = (folder && !own && host_folders(c, err)) ||
+                 sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
+                 fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
+                 (own ? all_images(c, err) : fed_partition(&c->task, &c->data, &c->part, err)) ||
+                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip,
+                                 c->k, &c->cls, &c->arena, err);
+}
+
+static void prepare_end(client *c) {
+    if (c->work_rc) {
+        fail(c, "%s", c->work_err.message);
+        return;
+    }
+    c->ready = 1;
+    say(c, "%s, shard of %d training and %d test images, local prompt %d", sdfed_method_name(c->task.method),
+        c->fc.split->n_train, c->fc.split->n_test, c->fc.cfg.local_len);
+}
+
+/* The first welcome: the task and the model (checked against the server's
+ * hash) here, then the data and this client's shard as work. */
 static int prepare(client *c, const sdfed_message *m) {
     sdfed_error err = {0};
     if (sdfed_task_parse(&c->task, m->task_json, strlen(m->task_json), &err)) {
@@ -187,27 +262,13 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "model: %s", err.message);
         return -1;
     }
-    char sha[65];
-    sdfed_sha256_hex(c->model.file.data, c->model.file.size, sha);
-    if (strcmp(sha, m->model_sha256) != 0) {
-        fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, sha, m->model_sha256);
+    sdfed_sha256_hex(c->model.file.data, c->model.file.size, c->model_sha256);
+    if (strcmp(c->model_sha256, m->model_sha256) != 0) {
+        fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, c->model_sha256,
+             m->model_sha256);
         return -1;
     }
-    /* a folder task with --data: the volunteer's own ImageFolder, its folders
-     * matched to the task's classes, a fifth of each class held out */
-    int folder = strcmp(c->task.dataset, "folder") == 0, own = folder && c->data_dir;
-    if ((folder && !own && host_folders(c, &err)) ||
-        sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, &err) ||
-        fed_data_load(&c->task, c->data_dir, c->cache, &c->model, sha, c->k, &c->data, &err) ||
-        (own ? all_images(c, &err) : fed_partition(&c->task, &c->data, &c->part, &err)) ||
-        fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip, c->k,
-                        &c->cls, &c->arena, &err)) {
-        fail(c, "%s", err.message);
-        return -1;
-    }
-    c->ready = 1;
-    say(c, "%s, shard of %d training and %d test images, local prompt %d", sdfed_method_name(c->task.method),
-        c->fc.split->n_train, c->fc.split->n_test, c->fc.cfg.local_len);
+    work_start(c, prepare_body, prepare_end);
     return 0;
 }
 
@@ -240,7 +301,62 @@ static void send_update(client *c, int64_t round) {
     }
 }
 
-/* The round's parameters arrived: train (once per round), upload, report. */
+/* On the worker: a round's training, then the accuracy on the test split. */
+static void train_body(client *c) {
+    c->train_sum = (sdfed_losses){0};
+    c->train_steps = 0;
+    c->train_accuracy = 0;
+    c->work_rc = fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &c->train_sum,
+                                  &c->train_steps, &c->arena, &c->work_err);
+    if (c->work_rc) return;
+    sdfed_arena_reset(&c->arena);
+    sdfed_error ignored = {0}; /* an accuracy it cannot compute is reported as 0 */
+    fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena, &ignored);
+}
+
+/* The round trained: keep the update, upload it and report, if the
+ * connection is still the round's (else the server sends the round again
+ * on rejoining and the kept update goes then). */
+static void train_end(client *c) {
+    int64_t round = c->train_round;
+    sdfed_method_params *p = &c->fc.params;
+    size_t shared = (size_t)p->global_rows * p->width;
+    float *before = c->train_before;
+    c->train_before = NULL;
+    if (c->work_rc) {
+        fail(c, "round %lld: %s", (long long)round, c->work_err.message);
+        free(before);
+        return;
+    }
+    free(c->cached);
+    if (!(c->cached = malloc(sizeof(float) * shared))) {
+        fail(c, "out of memory");
+        free(before);
+        return;
+    }
+    memcpy(c->cached, p->global, sizeof(float) * shared);
+    apply_attack(c, c->cached, before, shared);
+    free(before);
+    c->cached_round = round;
+    int steps = c->train_steps;
+    double loss = steps ? c->train_sum.total / steps : 0.0;
+    if (c->conn.state == WS_CONN_OPEN) {
+        send_update(c, round);
+        sdfed_buffer b = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &b, "metrics");
+        sdfed_jw_int(&w, "round", round);
+        sdfed_jw_double(&w, "accuracy", c->train_accuracy);
+        sdfed_jw_double(&w, "loss", loss);
+        sdfed_jw_int(&w, "test_samples", c->fc.split->n_test);
+        send_writer(c, &w, &b);
+    }
+    say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
+        c->attack ? " (attacking)" : "");
+}
+
+/* The round's parameters arrived: train (once per round) as work, then
+ * upload and report. */
 static void run_round(client *c, int64_t round, const float *global, size_t n) {
     sdfed_method_params *p = &c->fc.params;
     size_t shared = (size_t)p->global_rows * p->width;
@@ -259,40 +375,14 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
         c->vanishing = 1;
         return;
     }
-    memcpy(p->global, global, sizeof(float) * shared);
-    sdfed_losses sum = {0};
-    int steps = 0;
-    sdfed_error err = {0};
-    busy = 1;
-    int trained =
-        fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &sum, &steps, &c->arena, &err);
-    busy = 0;
-    if (trained) {
-        fail(c, "round %lld: %s", (long long)round, err.message);
-        return;
-    }
-    free(c->cached);
-    if (!(c->cached = malloc(sizeof(float) * shared))) {
+    if (!(c->train_before = malloc(sizeof(float) * shared))) {
         fail(c, "out of memory");
         return;
     }
-    memcpy(c->cached, p->global, sizeof(float) * shared);
-    apply_attack(c, c->cached, global, shared);
-    c->cached_round = round;
-    send_update(c, round);
-    double accuracy = 0;
-    sdfed_arena_reset(&c->arena);
-    fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &accuracy, &c->arena, &err);
-    sdfed_buffer b = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &b, "metrics");
-    sdfed_jw_int(&w, "round", round);
-    sdfed_jw_double(&w, "accuracy", accuracy);
-    sdfed_jw_double(&w, "loss", steps ? sum.total / steps : 0.0);
-    sdfed_jw_int(&w, "test_samples", c->fc.split->n_test);
-    send_writer(c, &w, &b);
-    say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps,
-        steps ? sum.total / steps : 0.0, 100 * accuracy, c->attack ? " (attacking)" : "");
+    memcpy(c->train_before, global, sizeof(float) * shared);
+    memcpy(p->global, global, sizeof(float) * shared);
+    c->train_round = round;
+    work_start(c, train_body, train_end);
 }
 
 /* The cached update goes again after the schedule's next delay, if its
@@ -332,7 +422,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         sdfed_backoff_reset(&c->backoff); /* a session that succeeded */
         snprintf(c->token, sizeof c->token, "%s", m.token);
         save_token(c);
-        if (!c->ready && !interrupted) busy = 1, prepare(c, &m), busy = 0;
+        if (!c->ready && !c->working && !interrupted) prepare(c, &m);
         break;
     case SDFED_MSG_ROUND_START:
         if (!c->ready) break;
@@ -413,6 +503,31 @@ static void on_connected(ws_conn *conn) {
     send_writer(c, &w, &b);
 }
 
+static void handle_message(client *c, const unsigned char *data, size_t len, int binary) {
+    if (binary)
+        handle_binary(c, data, len);
+    else
+        handle_text(c, (const char *)data, len);
+}
+
+/* The work is done: its end, then what the server said meanwhile, in
+ * order, until a message starts new work. */
+static void work_finish(client *c) {
+    pthread_join(c->worker, NULL);
+    c->working = 0;
+    c->work_end(c);
+    const ws_outgoing *m;
+    while (!c->working && !interrupted && (m = ws_send_queue_peek(&c->held))) {
+        handle_message(c, m->payload, m->len, m->binary);
+        ws_send_queue_pop(&c->held);
+        if (c->vanishing) { /* as in on_message; what is left was for that connection */
+            c->vanishing = 0;
+            ws_send_queue_clear(&c->held);
+            ws_conn_close(&c->conn);
+        }
+    }
+}
+
 static int on_message(ws_conn *conn, ws_rx rx) {
     client *c = conn->user;
     if (rx == WS_RX_TOO_LARGE) {
@@ -423,10 +538,13 @@ static int on_message(ws_conn *conn, ws_rx rx) {
         fail(c, "out of memory");
         return -1;
     }
-    if (conn->in.binary)
-        handle_binary(c, conn->in.data, conn->in.len);
-    else
-        handle_text(c, (const char *)conn->in.data, conn->in.len);
+    if (c->working) { /* handled when the work is done */
+        sdfed_error err = {0};
+        if (ws_send_queue_push(&c->held, conn->in.data, conn->in.len, conn->in.binary, &err))
+            fail(c, "%s", err.message);
+        return 0;
+    }
+    handle_message(c, conn->in.data, conn->in.len, conn->in.binary);
     if (c->vanishing) { /* closed now; it comes back like a volunteer who reloads the page */
         c->vanishing = 0;
         return -1;
@@ -436,9 +554,10 @@ static int on_message(ws_conn *conn, ws_rx rx) {
 
 static void on_closed(ws_conn *conn, int was_open, const char *why) {
     client *c = conn->user;
-    /* what was queued was for the old connection; the cached update goes
-     * again if the round is resent */
+    /* what was queued, either way, was for the old connection; the cached
+     * update goes again if the round is resent */
     ws_send_queue_clear(&conn->out);
+    ws_send_queue_clear(&c->held);
     if (!c->finished && !interrupted) {
         if (was_open) say(c, "disconnected");
         reconnect_later(c);
@@ -519,9 +638,12 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     ws_conn_connect(&c.conn, 0);
-    while (!interrupted && ws_client_service(&c.ws) >= 0) {
-    }
+    while (!interrupted && ws_client_service(&c.ws) >= 0)
+        if (c.working && atomic_load(&c.work_done)) work_finish(&c);
+    if (c.working) pthread_join(c.worker, NULL);
     ws_client_stop(&c.ws);
+    ws_send_queue_clear(&c.held);
+    free(c.train_before);
     ws_conn_free(&c.conn);
     free(c.cached);
     if (c.ready) {

@@ -619,6 +619,14 @@ missing=$(sqlite3 "$work/churn-state/aggregator.sqlite" "SELECT round || ' ' || 
   comm -23 <(sort "$work/churn.acked") -)
 [ -s "$work/churn.acked" ] && [ -z "$missing" ] && ok || bad "acknowledged updates missing from the store: $missing"
 
+# --- 6c. a client busy loading its data still answers the server (it loads on a thread of its own): its
+# feature files locked, a proxy's PING right after the welcome gets its PONG before the load can end
+task busy '{"rounds": 1, "clients": 1, "clients_per_round": 1}'
+start_server busy "$work/busy.json" "$work/busy-state"
+node --no-warnings "$here/busy_client.mjs" "$port" "$client" "$model" "$cache" "$work" >"$work/busy.log" 2>&1 && ok ||
+  bad "busy client: $(grep -v '^busy_client: [0-9]* passed' "$work/busy.log" | tail -n 3)"
+stop_server
+
 # sanitizer builds: no process reported a memory error or a leak
 cleanup
 sleep 1
