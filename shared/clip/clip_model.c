@@ -163,6 +163,7 @@ static int load_tensors(sdfed_clip_model *m, sdfed_error *err) {
         return rc;
     m->logit_scale = scale[0];
     m->weight_type = m->text_proj.type;
+    m->int8_images = 1;
     m->text_blocks = calloc((size_t)c->text_layers, sizeof *m->text_blocks);
     m->vision_blocks = calloc((size_t)c->vision_layers, sizeof *m->vision_blocks);
     if (!m->text_blocks || !m->vision_blocks) return sdfed_fail(err, SDFED_ERR_NOMEM, "model: out of memory");

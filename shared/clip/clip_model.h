@@ -66,6 +66,12 @@ typedef struct sdfed_clip_model {
     sdfed_clip_block *vision_blocks;
     sdfed_weight vision_proj;
     int weight_type; /* the type of the large matrices (for display) */
+    /* The image tower's linears run the kernels' linear_int8: Q8_0 matrices
+     * meet activations quantised to Q8_0 in integer products (image
+     * features are never differentiated). 0 keeps them on linear (f32
+     * activations, the weights dequantised), as the text tower always is.
+     * sdfed_clip_load sets 1. */
+    int int8_images;
 } sdfed_clip_model;
 
 /* Loads a model from a GGUF file held in memory (the buffer must outlive the
