@@ -4,10 +4,11 @@
  * micro-kernel that computes 2 tokens x 4 output rows per pass so every
  * loaded vector is used several times. linear_int8 (Q8_0 x Q8_0) widens
  * the quants to int16 and multiplies pairs of them with i32x4.dot_i16x8_s:
- * x quantised a chunk of tokens at a time, weight panels of 8 rows packed
+ * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 8 rows packed
  * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
  * x 8 rows. Compiled only with -msimd128. */
 #if defined(__wasm_simd128__)
+#include <math.h>
 #include <stdint.h>
 #include <wasm_simd128.h>
 
@@ -136,13 +137,13 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
 #define INT8_QS_BYTES (INT8_PAIRS * INT8_NR * 2 * 2)
 #define INT8_BLOCK_BYTES (INT8_QS_BYTES + INT8_NR * 4)
 #define INT8_MR 2
-/* tokens quantised at once, a multiple of INT8_MR */
-#define INT8_CHUNK 80
-/* the scratch: a chunk's scales, one panel, a quantised row, a chunk's
- * int16 quants */
-#define INT8_SCRATCH_ROWS 48
+/* tokens quantised at once, a multiple of INT8_MR: a ViT-B/16 image's 197
+ * at once, so that its weights are packed once */
+#define INT8_CHUNK 200
+/* the scratch: a chunk's scales, one panel, a chunk's int16 quants */
+#define INT8_SCRATCH_ROWS 111
 _Static_assert(INT8_CHUNK % INT8_MR == 0, "tiles fit the chunk");
-_Static_assert(INT8_CHUNK * 4 / SDFED_Q8_0_BLOCK + INT8_BLOCK_BYTES / SDFED_Q8_0_BLOCK + 1 + 2 * INT8_CHUNK <=
+_Static_assert(INT8_CHUNK * 4 / SDFED_Q8_0_BLOCK + INT8_BLOCK_BYTES / SDFED_Q8_0_BLOCK + 2 * INT8_CHUNK <=
                    INT8_SCRATCH_ROWS * 4,
                "scratch too small for a chunk and a panel");
 
@@ -195,22 +196,24 @@ static void tile_int8(int blocks, const int16_t *xq, const float *xd, const unsi
     }
 }
 
-/* Quantises `count` rows of x as int16 quants (rows up to `padded` zero)
- * through the int8 row `row`. */
-static void quantise_int8_chunk(const float *x, int count, int padded, int cols, signed char *row, int16_t *xq,
-                                float *xd) {
-    int blocks = cols / SDFED_Q8_0_BLOCK;
-    for (int i = 0; i < count; i++) {
-        sdfed_q8_0_activations(x + (size_t)i * cols, cols, row, xd + (size_t)i * blocks);
-        int16_t *q_i = xq + (size_t)i * cols;
-        for (int c = 0; c < cols; c += 16) {
-            v128_t q8 = wasm_v128_load(row + c);
-            wasm_v128_store(q_i + c, wasm_i16x8_extend_low_i8x16(q8));
-            wasm_v128_store(q_i + c + 8, wasm_i16x8_extend_high_i8x16(q8));
+/* One row of x as int16 quants and block scales, by
+ * sdfed_q8_0_activations's rule (f32x4.nearest rounds to nearest even). */
+static void quantise_int8_row(const float *x, int cols, int16_t *q, float *d) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        v128_t v[8], m = wasm_f32x4_splat(0.0f);
+        for (int k = 0; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
+        float amax = fmaxf(fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
+                           fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+        float d_b = amax / 127.0f, inverse = d_b != 0.0f ? 1.0f / d_b : 0.0f;
+        d[b] = d_b;
+        v128_t id = wasm_f32x4_splat(inverse);
+        for (int k = 0; k < 8; k += 2) {
+            v128_t i0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], id)));
+            v128_t i1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], id)));
+            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 4 * k, wasm_i16x8_narrow_i32x4(i0, i1));
         }
     }
-    memset(xq + (size_t)count * cols, 0, sizeof *xq * (size_t)(padded - count) * cols);
-    memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
 }
 
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
@@ -222,11 +225,13 @@ static void linear_int8(float *y, const float *x, const sdfed_weight *w, const f
     int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK;
     float *xd = scratch;
     unsigned char *panel = (unsigned char *)(xd + (size_t)INT8_CHUNK * blocks);
-    signed char *row = (signed char *)panel + (size_t)blocks * INT8_BLOCK_BYTES;
-    int16_t *xq = (int16_t *)(row + cols); /* cols is a multiple of 32: aligned as the scratch is */
+    int16_t *xq = (int16_t *)(panel + (size_t)blocks * INT8_BLOCK_BYTES);
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK, padded = (count + INT8_MR - 1) / INT8_MR * INT8_MR;
-        quantise_int8_chunk(x + (size_t)t0 * cols, count, padded, cols, row, xq, xd);
+        for (int i = 0; i < count; i++)
+            quantise_int8_row(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
+        memset(xq + (size_t)count * cols, 0, sizeof *xq * (size_t)(padded - count) * cols);
+        memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
         for (int r0 = 0; r0 < rows; r0 += INT8_NR) {
             int nc = rows - r0 < INT8_NR ? rows - r0 : INT8_NR;
             pack_int8_panel(w, r0, nc, panel);

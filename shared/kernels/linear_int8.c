@@ -27,8 +27,9 @@
 /* the most panels a tile spans, the most tokens it has */
 #define MAX_PANELS 2
 #define MAX_TILE_ROWS 6
-/* tokens quantised at once: a multiple of every tile's rows */
-#define CHUNK 120
+/* tokens quantised at once, a multiple of every tile's rows: a ViT-B/16
+ * image's 197 tokens in one chunk, so its weights are packed once */
+#define CHUNK 264
 
 /* the scratch: a chunk's scales, MAX_PANELS panels, a chunk's quants */
 _Static_assert(CHUNK * 4 / SDFED_Q8_0_BLOCK + MAX_PANELS * PANEL_BLOCK_BYTES / SDFED_Q8_0_BLOCK + CHUNK <=
@@ -39,12 +40,19 @@ _Static_assert(CHUNK * 4 / SDFED_Q8_0_BLOCK + MAX_PANELS * PANEL_BLOCK_BYTES / S
  * stride blocks scales) times `panels` consecutive packed panels into out
  * (MR, panels * NR). */
 typedef void tile_fn(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out);
+/* One row of x as quants (+ 128 where the tile wants them unsigned) and
+ * block scales, by sdfed_q8_0_activations's rule. */
+typedef void quantise_fn(const float *x, int cols, unsigned char *q, float *d);
 
 typedef struct tile_kernel {
     int mr, panels;
-    int offset; /* x's quants stored as q + 128 (unsigned) */
     tile_fn *run;
+    quantise_fn *quantise;
 } tile_kernel;
+
+static void quantise_portable(const float *x, int cols, unsigned char *q, float *d) {
+    sdfed_q8_0_activations(x, cols, (signed char *)q, d);
+}
 
 #define PORTABLE_MR 4
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS && CHUNK % PORTABLE_MR == 0, "tiles fit the chunk and the output");
@@ -80,6 +88,49 @@ static inline int32_t load_group(const unsigned char *p) {
     int32_t v;
     memcpy(&v, p, 4);
     return v;
+}
+
+/* a block's scale by the rule (kernels_portable.c), from its max |x| */
+static inline float block_scale(float amax, float *inverse) {
+    float d = amax / 127.0f;
+    *inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    return d;
+}
+
+__attribute__((target("avx2"))) static void quantise_avx2(const float *x, int cols, unsigned char *q, float *d) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[k] = _mm256_loadu_ps(x_b + 8 * k)));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        float inverse;
+        d[b] = block_scale(_mm_cvtss_f32(h), &inverse);
+        __m256 id = _mm256_set1_ps(inverse);
+        __m256i i[4];
+        for (int k = 0; k < 4; k++) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], id)); /* to nearest even */
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+        _mm256_storeu_si256((__m256i *)(q + (size_t)b * SDFED_Q8_0_BLOCK), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+}
+
+__attribute__((target("avx512f"))) static void quantise_avx512(const float *x, int cols, unsigned char *q, float *d) {
+    const __m128i offset = _mm_set1_epi8((char)0x80);
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        __m512 v0 = _mm512_loadu_ps(x_b), v1 = _mm512_loadu_ps(x_b + 16);
+        float inverse;
+        d[b] = block_scale(_mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1))), &inverse);
+        __m512 id = _mm512_set1_ps(inverse);
+        /* to nearest even, then + 128 for vpdpbusd's unsigned operand */
+        __m128i q0 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v0, id)));
+        __m128i q1 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v1, id)));
+        _mm_storeu_si128((__m128i *)(q + (size_t)b * SDFED_Q8_0_BLOCK), _mm_xor_si128(q0, offset));
+        _mm_storeu_si128((__m128i *)(q + (size_t)b * SDFED_Q8_0_BLOCK + 16), _mm_xor_si128(q1, offset));
+    }
 }
 
 __attribute__((target("avx2"))) static void tile_avx2(int blocks, const unsigned char *xq, const float *xd,
@@ -158,10 +209,10 @@ tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned c
 #endif
 
 static const tile_kernel kernels[SDFED_INT8_ISA_COUNT] = {
-    [SDFED_INT8_PORTABLE] = {PORTABLE_MR, 1, 0, tile_portable},
+    [SDFED_INT8_PORTABLE] = {PORTABLE_MR, 1, tile_portable, quantise_portable},
 #if HAVE_X86_TILES
-    [SDFED_INT8_AVX2] = {AVX2_MR, 1, 0, tile_avx2},
-    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, 2, 1, tile_vnni},
+    [SDFED_INT8_AVX2] = {AVX2_MR, 1, tile_avx2, quantise_avx2},
+    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, 2, tile_vnni, quantise_avx512},
 #endif
 };
 
@@ -204,17 +255,18 @@ static void pack_panel(const sdfed_weight *w, int r0, int count, unsigned char *
     }
 }
 
-/* Quantises `count` rows of x into the chunk (rows padded with zeros up to
- * `padded`), as q + 128 when the tile wants unsigned quants. */
-static void quantise_chunk(const float *x, int count, int padded, int cols, int offset, unsigned char *xq, float *xd) {
+/* Quantises `count` rows of x into the chunk, rows padded with zeros (in
+ * the tile's representation) up to `padded`. */
+static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int padded, int cols, unsigned char *xq,
+                           float *xd) {
     int blocks = cols / SDFED_Q8_0_BLOCK;
-    for (int i = 0; i < count; i++) {
-        unsigned char *q_i = xq + (size_t)i * cols;
-        sdfed_q8_0_activations(x + (size_t)i * cols, cols, (signed char *)q_i, xd + (size_t)i * blocks);
-        if (offset)
-            for (int c = 0; c < cols; c++) q_i[c] ^= 0x80;
-    }
-    memset(xq + (size_t)count * cols, offset ? 0x80 : 0, (size_t)(padded - count) * cols);
+    for (int i = 0; i < count; i++)
+        tk->quantise(x + (size_t)i * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
+    /* a zero row quantises to zero quants (+ 128 where unsigned) */
+    unsigned char zero[SDFED_Q8_0_BLOCK];
+    float zero_row[SDFED_Q8_0_BLOCK] = {0}, d;
+    tk->quantise(zero_row, SDFED_Q8_0_BLOCK, zero, &d);
+    memset(xq + (size_t)count * cols, zero[0], (size_t)(padded - count) * cols);
     memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
 }
 
@@ -229,7 +281,7 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
     unsigned char *xq = panels + (size_t)MAX_PANELS * blocks * PANEL_BLOCK_BYTES;
     for (int t0 = 0; t0 < n; t0 += CHUNK) {
         int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
-        quantise_chunk(x + (size_t)t0 * cols, count, padded, cols, tk->offset, xq, xd);
+        quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
         for (int r0 = 0; r0 < rows; r0 += width) {
             int nc = rows - r0 < width ? rows - r0 : width;
             for (int p = 0; p < tk->panels; p++) {

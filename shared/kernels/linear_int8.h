@@ -5,7 +5,7 @@
  * every instruction set.
  *
  * Blocked for registers and cache: the rows of x are quantised a chunk of
- * tokens at a time (at most SDFED_INT8_CHUNK rows, in L2), the weight rows
+ * tokens at a time (up to 264: a ViT-B image's tokens at once), the weight rows
  * are packed a panel of 16 rows at a time (4-byte groups of 16 rows
  * interleaved, then the 16 block scales and 16 offset corrections), and a
  * register tile of MR tokens x 16 or 32 rows runs over the panel. The
@@ -31,7 +31,7 @@ int sdfed_int8_isa_best(void);
 const char *sdfed_int8_isa_name(int isa);
 
 /* Scratch rows of `cols` floats that sdfed_linear_int8 needs. */
-#define SDFED_INT8_SCRATCH_ROWS 48
+#define SDFED_INT8_SCRATCH_ROWS 85
 
 /* The Q8_0 x Q8_0 linear layer on instruction set isa (<= the best),
  * w->type must be Q8_0; scratch of SDFED_INT8_SCRATCH_ROWS * w->cols

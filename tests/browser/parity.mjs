@@ -4,7 +4,7 @@
 // the page's worker) and, under Node, by `node parity.mjs` as a quick check:
 //   node parity.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -50,6 +50,8 @@ export function makeInputs(dir, model, stepNative, method, int8Images) {
   writeFileSync(path.join(dir, 'images.shape'), `${images.n} ${images.width} ${images.height}`);
   writeFileSync(path.join(dir, 'labels.u8'), images.labels);
   writeFileSync(path.join(dir, 'int8_images'), int8Images ? '1' : '0');
+  // a previous run's wasm results (another arithmetic, maybe) are not this one's
+  for (const stale of ['wasm.features.f32', 'wasm.params']) rmSync(path.join(dir, stale), { force: true });
   execFileSync(stepNative, [dir]);
   return { task, images, index: 3, int8Images, frame: readFileSync(path.join(dir, 'global.frame')) };
 }
