@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Runs every method of a setting over several seeds with `sdfed sim` and
 writes the comparison: a markdown table of the final accuracy (mean ± std
-over seeds, the form of the papers' tables, and the mean over seeds of the
-worst tenth of the clients, which is what personalisation is for) and a
-chart of every method's mean accuracy over rounds.
+over seeds, the form of the papers' tables; the mean over seeds of the
+worst tenth of the clients, which is what personalisation is for; how much
+the curve still rose over the last third of the rounds, which shows whether
+it flattened; and, when sdfed is among the methods, each one's difference
+from sdfed seed by seed, which removes the spread the seeds' partitions
+share) and a chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
                    [--methods "zeroshot coop ..." | ablation | lambda | gamma]
@@ -145,25 +148,65 @@ def worst_decile(res):
     return statistics.mean(per_client[:max(1, len(per_client) // 10)])
 
 
-def chart(path, title, curves, xlabel=None, xticks=None):
+def mean_std(values):
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.2f}"
+
+
+def signed(value):
+    """+0.12, -0.12, and +0.00 for what rounds to zero (never -0.00)."""
+    return f"{round(value, 2) + 0.0:+.2f}"
+
+
+def window_accuracy(res, end):
+    """Mean accuracy of the min(10, rounds) rounds that end at round `end`: the final accuracy's window."""
+    rounds = res["rounds"][max(0, end - min(10, len(res["rounds"]))):end]
+    return statistics.mean(r["accuracy"] for r in rounds)
+
+
+def rise_over_last_third(res):
+    """How much the curve still rose in the last third of the rounds: the final accuracy less the same window's
+    accuracy two thirds of the way (near 0 when the curve has flattened)."""
+    n = len(res["rounds"])
+    return window_accuracy(res, n) - window_accuracy(res, max(1, 2 * n // 3))
+
+
+def accuracy_axis(curves, spreads):
+    """The accuracy axis (low, high, step, in points) that holds every curve and its spread with a few gridlines:
+    a close view for a sweep whose points differ by tenths."""
+    values = [100 * (a + sign * d) for (_, c), sd in zip(curves, spreads) for a, d in zip(c, sd) for sign in (-1, 1)]
+    spread = max(max(values) - min(values), 0.1)
+    step = next(s for s in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20) if spread / s <= 6)
+    low = max(0.0, math.floor(min(values) / step - 1) * step)
+    return low, min(100.0, max(low + step, math.ceil(max(values) / step + 1) * step)), step
+
+
+def chart(path, title, curves, xlabel=None, xticks=None, spreads=None):
     """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 1..n unless xticks names
-    them (xlabel: what they are)."""
+    them (xlabel: what they are). With spreads (per curve, the std over seeds per point) each curve is drawn in a
+    band of ± its spread and the accuracy axis is a close view (accuracy_axis); else it is 0..100%."""
     W, H, left, right, top, bottom = 720, 440, 60, 170, 40, 50
     pw, ph = W - left - right, H - top - bottom
     n = max(len(c) for _, c in curves)
+    low, high, step = accuracy_axis(curves, spreads) if spreads else (0.0, 100.0, 20)
     x = lambda i: left + (pw * i / (n - 1) if n > 1 else pw / 2)
-    y = lambda a: top + ph * (1 - a)
+    y = lambda a: top + ph * (1 - (100 * a - low) / (high - low))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" '
              f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
              f'<text x="{left}" y="22" font-size="14">{title}</text>']
-    for p in range(0, 101, 20):
+    for i in range(round((high - low) / step) + 1):
+        p = low + i * step
         parts.append(f'<line x1="{left}" y1="{y(p / 100):.1f}" x2="{W - right}" y2="{y(p / 100):.1f}" stroke="#ddd"/>'
-                     f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p}%</text>')
+                     f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p:g}%</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">{xlabel or f"round (1..{n})"}</text>')
     for i, tick in enumerate(xticks or []):
         parts.append(f'<text x="{x(i):.1f}" y="{H - bottom + 16}" text-anchor="middle">{tick}</text>')
     for i, (name, acc) in enumerate(curves):
         colour = COLOURS[i % len(COLOURS)]
+        if spreads:
+            band = [(r, a + spreads[i][r]) for r, a in enumerate(acc)] + \
+                   [(r, a - spreads[i][r]) for r, a in reversed(list(enumerate(acc)))]
+            parts.append(f'<polygon fill="{colour}" fill-opacity="0.15" stroke="none" points="'
+                         + " ".join(f"{x(r):.1f},{y(a):.1f}" for r, a in band) + '"/>')
         points = " ".join(f"{x(r):.1f},{y(a):.1f}" for r, a in enumerate(acc))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}"/>')
         parts.append(f'<line x1="{W - right + 12}" y1="{top + 18 * i + 6}" x2="{W - right + 32}" '
@@ -223,17 +266,25 @@ def main():
     n_runs += len(jobs)
     elapsed = time.time() - started
 
+    finals = {m: [100 * results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
+              for m in methods}
+    paired = "sdfed" in methods and len(methods) > 1 and a.seeds > 1  # variants against sdfed, seed by seed
     lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} seeds) | "
-             f"worst tenth of clients | per seed |", "|---|---|---|---|" + ("---|" if a.lrs else "")]
+             f"worst tenth of clients | rise over the last third |{' against sdfed, seed by seed |' if paired else ''} "
+             f"per seed |", "|---|---|---|---|---|" + ("---|" if a.lrs else "") + ("---|" if paired else "")]
     curves = []
     for m in methods:
         runs = [results[(m, s, chosen[m], False)] for s in range(1, a.seeds + 1)]
-        finals = [100 * r["final_accuracy"] for r in runs]
-        std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         lr = (f" {chosen[m]:g} |" if chosen[m] is not None else " – |") if a.lrs else ""
-        lines.append(f"| {m} |{lr} {statistics.mean(finals):.2f} ± {std:.2f} | "
+        versus = ""
+        if paired:
+            diffs = [v - b for v, b in zip(finals[m], finals["sdfed"])]
+            versus = (f" {signed(statistics.mean(diffs))} ± {statistics.stdev(diffs):.2f} "
+                      f"({sum(d < 0 for d in diffs)} of {len(diffs)} lower) |" if m != "sdfed" else " – |")
+        lines.append(f"| {m} |{lr} {mean_std(finals[m])} | "
                      f"{100 * statistics.mean(worst_decile(r) for r in runs):.2f} | "
-                     + ", ".join(f"{v:.2f}" for v in finals) + " |")
+                     f"{signed(100 * statistics.mean(rise_over_last_third(r) for r in runs))} |{versus} "
+                     + ", ".join(f"{v:.2f}" for v in finals[m]) + " |")
         rounds = [[r["accuracy"] for r in res["rounds"]] for res in runs]
         curves.append((m, [statistics.mean(col) for col in zip(*rounds)]))
     table = "\n".join(lines)
@@ -242,11 +293,13 @@ def main():
     chart(os.path.join(out, "accuracy.svg"), f"{name}: mean accuracy over {a.seeds} seeds", curves)
     if a.methods in SWEEPS:  # the final accuracy against the swept value, a line per series
         key, values, series = SWEEPS[a.methods]
-        final = lambda m: statistics.mean(results[(m, s, chosen[m], False)]["final_accuracy"]
-                                          for s in range(1, a.seeds + 1))
-        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {key}",
-              [(label, [final(f"{prefix}{key}={v}") for v in values]) for label, prefix in series.items()],
-              xlabel=key, xticks=[str(v) for v in values])
+        finals_of = lambda m: [results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
+        spread = lambda m: statistics.stdev(finals_of(m)) if a.seeds > 1 else 0.0
+        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {key} (± std over seeds)",
+              [(label, [statistics.mean(finals_of(f"{prefix}{key}={v}")) for v in values])
+               for label, prefix in series.items()],
+              xlabel=key, xticks=[str(v) for v in values],
+              spreads=[[spread(f"{prefix}{key}={v}") for v in values] for prefix in series.values()])
     print(table)
     print(f"{n_runs} runs in {elapsed / 60:.1f} min; outputs in {out}")
 

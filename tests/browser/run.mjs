@@ -4,8 +4,8 @@
 //   1. the page loads, takes a demo shard, extracts features, joins;
 //   2. it trains 2 rounds and shows its accuracy; the aggregator is then
 //      stopped and restarted on its state, and the page reconnects by itself
-//      and trains the last round; its accuracy per round is what `sdfed sim`
-//      computes for the same shard;
+//      (waiting within web/backoff.js's windows) and trains the last round;
+//      its accuracy per round is what `sdfed sim` computes for the same shard;
 //   3. a reload keeps the personal prompt (the same bytes in IndexedDB, the
 //      same accuracy restored);
 //   4. every WebSocket frame the page sent carries the global prompt only;
@@ -111,6 +111,11 @@ try {
   await shot('03-trained');
   await h.stopAggregator();
   await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
+  // it waits as web/backoff.js says: within its try's window, 1 s for the first after a welcome
+  const waitMs = Number(await page.locator('#connection').getAttribute('data-retry-ms'));
+  const tries = Number(await page.locator('#connection').getAttribute('data-tries'));
+  check(tries >= 1 && waitMs >= 0 && waitMs < Math.min(30000, 1000 * 2 ** (tries - 1)),
+    `the page waits ${waitMs} ms before try ${tries}, within the backoff window`);
   await shot('04-server-gone');
   await startAggregator('aggregator-restarted');
   await until('the federation to finish', async () => (await status()).done === 1, 300);
