@@ -1,6 +1,7 @@
 # sdfed front door.
 #   make test    install the Debian packages, build every target, run every test
 #   make run     install, build, and run the main job (see README.md)
+#   make run-cluster  the same federation on NODES=3 aggregator nodes, PostgreSQL and HAProxy (docs/cluster.md)
 #   make build   native build only (build/sdfed), packages assumed present
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
@@ -11,7 +12,7 @@ JOBS ?= 2
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run bench \
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
         compare compare-paper clean
 
 all: build
@@ -61,6 +62,11 @@ test-browser: deps build web
 
 run: deps build web
 	bash tools/run.sh
+
+# NODES=3 PORT=8080 CLIENTS=4 TASK=...: state/cluster-<task>/ holds PostgreSQL's data and the logs
+NODES ?= 3
+run-cluster: deps build web
+	NODES=$(NODES) bash tools/run-cluster.sh
 
 bench: deps build web
 	bash tools/bench/run.sh

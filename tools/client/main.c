@@ -341,6 +341,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         else
             c->waiting_round = m.round;
         break;
+    case SDFED_MSG_ACK: say(c, "the update for round %lld was acknowledged", (long long)m.round); break;
     case SDFED_MSG_ROUND_END: c->rounds_done = m.round + 1; break;
     case SDFED_MSG_DONE:
         say(c, "the federation finished its %lld rounds", (long long)m.rounds);
@@ -357,7 +358,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         if (refusal == SDFED_CODE_SERVER_ERROR) resend_later(c);
         break;
     case SDFED_MSG_WAIT: sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms); break;
-    default: break; /* ack, heartbeat */
+    default: break; /* heartbeat */
     }
     sdfed_message_free(&m);
 }
