@@ -190,6 +190,17 @@ int sdfed_clip_load(sdfed_clip_model *m, const void *data, size_t size, sdfed_er
     return rc;
 }
 
+int sdfed_clip_int8_image_features(const sdfed_clip_model *m) {
+    if (!m->int8_images) return 0;
+    int q8 = m->patch_embd.type == SDFED_TYPE_Q8_0 || m->vision_proj.type == SDFED_TYPE_Q8_0;
+    for (int i = 0; i < m->cfg.vision_layers && !q8; i++) {
+        const sdfed_clip_block *b = &m->vision_blocks[i];
+        q8 = b->attn_qkv.type == SDFED_TYPE_Q8_0 || b->attn_out.type == SDFED_TYPE_Q8_0 ||
+             b->mlp_fc.type == SDFED_TYPE_Q8_0 || b->mlp_proj.type == SDFED_TYPE_Q8_0;
+    }
+    return q8;
+}
+
 void sdfed_clip_free(sdfed_clip_model *m) {
     sdfed_gguf_close(&m->file);
     free(m->text_blocks);

@@ -74,6 +74,12 @@ typedef struct sdfed_clip_model {
     int int8_images;
 } sdfed_clip_model;
 
+/* 1 when image features come from integer products: int8_images is on and
+ * a matrix of the image tower is Q8_0 (the features then differ from the
+ * f32 activations' ones in their last digits; a feature cache keeps the two
+ * apart). */
+int sdfed_clip_int8_image_features(const sdfed_clip_model *m);
+
 /* Loads a model from a GGUF file held in memory (the buffer must outlive the
  * model and be 4-byte aligned, which mmap and malloc give). */
 int sdfed_clip_load(sdfed_clip_model *m, const void *data, size_t size, sdfed_error *err);

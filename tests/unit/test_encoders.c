@@ -263,6 +263,11 @@ static void test_int8_accuracy(sdfed_clip_model *q8, const sdfed_clip_model *f32
               "accuracy run %d: %s", run, err.message);
     }
     q8->int8_images = 1;
+    CHECK(sdfed_clip_int8_image_features(q8) && !sdfed_clip_int8_image_features(f32),
+          "integer image features: the Q8_0 model's, not the F32 model's");
+    q8->int8_images = 0;
+    CHECK(!sdfed_clip_int8_image_features(q8), "no integer image features with int8_images off");
+    q8->int8_images = 1;
     double int8 = worst_one_minus_cosine(img[INT8], img[F32], N_ACC_IMAGES, E);
     double old = worst_one_minus_cosine(img[OLD], img[F32], N_ACC_IMAGES, E);
     printf("image features, 1 - cosine against the F32 model, worst of %d: integer path %.2e, Q8_0 weights on f32 "
