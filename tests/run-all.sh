@@ -6,7 +6,7 @@
 # summary line per suite with the time it took, and a final total.
 set -u
 cd "$(dirname "$0")/.."
-FUZZ_SECONDS=${FUZZ_SECONDS:-45}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 total_passed=0 total_failed=0
 summary=()
 started=$SECONDS
