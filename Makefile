@@ -83,18 +83,20 @@ compare: deps build
 
 # make compare-paper [MODEL=OTHER.gguf] [SEEDS=5]: the whole paper protocol in one command: every setting
 # (tasks/paper-*.json) with each method's lr chosen on validation, SDFed's ablation in each, and the lambda
-# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model)
+# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model). Its image
+# features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path)
 PAPER_SETTINGS := pathological hetero domains dirichlet
+PAPER_IMAGES := --f32-images
 compare-paper: deps build
 	for t in $(PAPER_SETTINGS); do \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --lrs 0.001,0.003,0.01,0.03,0.1 \
-	    $(if $(MODEL),--model $(MODEL)) && \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) && \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --methods ablation \
-	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
 	done
 	for s in lambda gamma; do \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-pathological.json --seeds $(SEEDS) --methods $$s \
-	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
 	done
 
 clean:
