@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "group_commit.h"
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/round.h"
@@ -53,6 +54,7 @@ struct federation {
         int64_t client, round; /* round -1: not a departure from a round */
     } * leaving;               /* cluster: connections closed whose presence the store did not remove yet */
     int n_leaving, cap_leaving;
+    group_commit batch; /* accepted updates waiting for their transaction */
 };
 
 /* one counter per protocol error code, here and in the status */
@@ -96,6 +98,16 @@ static void send_wait(federation *f, int64_t client, const char *reason) {
 
 static void send_done(federation *f, int64_t client) {
     emit(f, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = f->task.rounds});
+}
+
+/* An accepted update that was not stored after all, refused with code. */
+static void send_refusal(federation *f, int64_t client, sdfed_code code, const char *format, ...) {
+    federation_message m = {.type = FEDERATION_REFUSAL, .client = client, .round = f->round, .code = code};
+    va_list args;
+    va_start(args, format);
+    vsnprintf(m.text, sizeof m.text, format, args);
+    va_end(args);
+    emit(f, m);
 }
 
 static peer *find_peer(federation *f, int64_t client) {
@@ -470,6 +482,7 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     f->task = *task, f->opt = *opt, f->st = st, f->k = k, f->cl = opt->cluster;
     sdfed_arena_init(&f->arena);
+    group_commit_init(&f->batch, opt->batch_updates, opt->batch_wait_ms);
     int rc = load_state(f, m, cls, err);
     if (rc == SDFED_OK && f->cl) sync_round(f, now_ms); /* the open round's departures */
     if (rc) {
@@ -493,6 +506,7 @@ void federation_close(federation *f) {
     sdfed_round_free(&f->current);
     free(f->peers);
     free(f->leaving);
+    group_commit_free(&f->batch);
     sdfed_arena_free(&f->arena);
     free(f);
 }
@@ -558,9 +572,12 @@ static void remove_presence(federation *f, int64_t client, int64_t round) {
     f->leaving[f->n_leaving++] = (struct departed){client, round};
 }
 
+static void write_batch(federation *f, int64_t now_ms);
+
 void federation_leave(federation *f, int64_t client, int64_t now_ms) {
+    if (!find_peer(f, client)) return;
+    write_batch(f, now_ms); /* what came before the leave counts first */
     peer *p = find_peer(f, client);
-    if (!p) return;
     *p = f->peers[--f->n_peers];
     native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
     if (f->cl) {
@@ -572,6 +589,8 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
 }
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
+
+static int batch_must_go(const federation *f, int64_t now_ms);
 
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
@@ -618,31 +637,84 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         if (f->current.reported[idx])
             return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
-    sdfed_error err = {0};
-    int stored = f->cl ? store_add_round_update(f->st, round, client, samples, values, f->n, &err)
-                       : store_add_update(f->st, round, client, samples, values, f->n, &err);
-    if (stored)
-        return REFUSE(stored == SDFED_ERR_ARG         ? SDFED_CODE_DUPLICATE_UPDATE
-                      : stored == SDFED_ERR_NOT_FOUND ? SDFED_CODE_WRONG_ROUND
-                                                      : SDFED_CODE_SERVER_ERROR,
-                      "not stored: %s", err.message);
-    f->updates_accepted++;
-    emit(f, (federation_message){.type = FEDERATION_ACK, .client = client, .round = round});
-    native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
-                (long long)samples);
-    if (f->opt.async) {
-        p->assigned = -1;
-        if (++f->buffered >= f->opt.buffer) act(f, SDFED_ROUND_CLOSE, now_ms);
-        /* a version newer than the one it trained on is waiting: at once */
-        if (!f->done && (p = find_peer(f, client)) && p->assigned < 0 && round < f->round) {
-            p->assigned = f->round;
-            send_round(f, p);
-        }
-    } else {
-        sdfed_round_report(&f->current, client);
-        check_round(f, now_ms);
-    }
+    if (group_commit_holds(&f->batch, round, client))
+        return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
+    if (group_commit_add(&f->batch, round, client, samples, values, f->n, now_ms))
+        return REFUSE(SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
+    if (batch_must_go(f, now_ms)) write_batch(f, now_ms);
     return SDFED_CODE_NONE;
+}
+
+/* Whether the waiting updates are written now: their batch is due, or
+ * storing them could end the round (a single process's: its target or
+ * every client still in it; async: a version's buffer), which is only
+ * ever decided on stored updates. */
+static int batch_must_go(const federation *f, int64_t now_ms) {
+    int n = f->batch.n;
+    if (group_commit_due_in_ms(&f->batch, now_ms) == 0) return 1;
+    if (f->opt.async) return f->buffered + n >= f->opt.buffer;
+    int reports = f->current.n_reported + n;
+    return !f->cl && (reports >= f->current.target || reports >= sdfed_round_still_in(&f->current));
+}
+
+/* An update stored: acknowledged, and counted. */
+static void stored(federation *f, const store_new_update *u) {
+    f->updates_accepted++;
+    emit(f, (federation_message){.type = FEDERATION_ACK, .client = u->client, .round = u->round});
+    native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)u->client,
+                (long long)u->round, (long long)u->samples);
+    if (!f->opt.async) {
+        if (u->round == f->round) sdfed_round_report(&f->current, u->client);
+        return;
+    }
+    peer *p = find_peer(f, u->client);
+    if (p && p->assigned == u->round) p->assigned = -1;
+    f->buffered++;
+}
+
+/* Writes the waiting updates in one transaction, then answers each: an
+ * ack once stored, a refusal when not (all of them, server_error, when
+ * the transaction did not commit); then the round is judged on them. */
+static void write_batch(federation *f, int64_t now_ms) {
+    group_commit *g = &f->batch;
+    if (g->n == 0) return;
+    sdfed_error err = {0};
+    int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
+    for (int i = 0; i < g->n; i++) {
+        const store_new_update *u = &g->waiting[i];
+        if (rc)
+            send_refusal(f, u->client, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+        else if (g->outcome[i] == STORE_DUPLICATE)
+            send_refusal(f, u->client, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
+                         (long long)u->round);
+        else if (g->outcome[i] == STORE_NOT_OPEN)
+            send_refusal(f, u->client, SDFED_CODE_WRONG_ROUND,
+                         "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
+                         (long long)u->client);
+        else
+            stored(f, u);
+    }
+    if (rc == SDFED_OK && f->opt.async) {
+        if (f->buffered >= f->opt.buffer) act(f, SDFED_ROUND_CLOSE, now_ms);
+        /* a version newer than the one it trained on is waiting: at once */
+        for (int i = 0; i < g->n && !f->done; i++) {
+            peer *p = find_peer(f, g->waiting[i].client);
+            if (g->outcome[i] == STORE_STORED && p && p->assigned < 0 && g->waiting[i].round < f->round) {
+                p->assigned = f->round;
+                send_round(f, p);
+            }
+        }
+    }
+    group_commit_clear(g);
+    if (rc == SDFED_OK && !f->opt.async) check_round(f, now_ms);
+}
+
+void federation_flush(federation *f, int64_t now_ms) {
+    if (f->batch.n && batch_must_go(f, now_ms)) write_batch(f, now_ms);
+}
+
+int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
+    return group_commit_due_in_ms(&f->batch, now_ms);
 }
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
@@ -687,6 +759,7 @@ static void cluster_tick_round(federation *f, int64_t now_ms) {
 }
 
 void federation_tick(federation *f, int64_t now_ms) {
+    write_batch(f, now_ms); /* decisions are taken on stored updates */
     if (f->cl) {
         cluster_tick_round(f, now_ms);
         if (!deciding(f)) return;

@@ -21,7 +21,14 @@
  * engine for staleness) into the next version.
  *
  * Every update is validated (round, membership, duplicates, shape, sample
- * count, norm of its change) and stored before it is acknowledged; after a
+ * count, norm of its change) and stored before it is acknowledged: accepted
+ * updates wait for their batch (group commit, group_commit.h), written in
+ * one transaction when batch_updates wait, when the oldest has waited
+ * batch_wait_ms, or at once when storing them could end the round (its
+ * target or every client still in it reported; async: a version's
+ * buffer), and before any other decision; each is acknowledged once the
+ * batch has committed, or refused (server_error, to be resent) when it
+ * has not. The round is judged on stored updates only. After a
  * restart the open round resumes with its chosen clients and stored
  * updates, and a chosen client that comes back is sent the round again.
  * A round the store cannot start or close (a full disk) is tried again on
@@ -71,6 +78,8 @@ typedef struct federation_options {
     int64_t max_samples;     /* largest accepted sample count */
     struct cluster *cluster; /* cluster mode: this node (cluster.h); NULL in a single process */
     int64_t poll_ms;         /* cluster: how often the store is read without a notification */
+    int batch_updates;       /* group commit: updates written in one transaction at most (0 or 1: each alone) */
+    int64_t batch_wait_ms;   /* group commit: the longest an accepted update waits for its batch */
 } federation_options;
 
 /* A message for the network layer to write (docs/protocol.md). */
@@ -82,6 +91,7 @@ typedef enum federation_message_type {
     FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
                                parameters now, abandoned */
     FEDERATION_DONE,        /* rounds */
+    FEDERATION_REFUSAL,     /* code, text: an update accepted but then not stored (its batch) */
 } federation_message_type;
 
 #define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
@@ -93,6 +103,8 @@ typedef struct federation_message {
     int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
+    sdfed_code code; /* refusal */
+    char text[256];  /* refusal: why */
 } federation_message;
 
 typedef struct federation federation;
@@ -106,14 +118,21 @@ void federation_close(federation *f);
  * welcomed and, when the time comes, given rounds. */
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
 void federation_leave(federation *f, int64_t client, int64_t now_ms);
-/* An update; SDFED_CODE_NONE when accepted (an ack is in the outbox), else
- * the protocol error code, with the reason in message. */
+/* An update; SDFED_CODE_NONE when accepted, else the protocol error code,
+ * with the reason in message. An accepted update waits for its batch: its
+ * ack, or its refusal when the batch could not be stored, is in the
+ * outbox once the batch is written (by this call when it made the batch
+ * due, else by federation_flush). */
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, char *message, size_t cap);
-/* Deadlines, pauses and store retries. */
+/* Deadlines, pauses and store retries (the waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);
+/* Writes the waiting updates when their batch is due (group_commit.h);
+ * federation_flush_in_ms says when that is: -1 when nothing waits. */
+void federation_flush(federation *f, int64_t now_ms);
+int64_t federation_flush_in_ms(const federation *f, int64_t now_ms);
 
 /* The messages the calls so far produced, in order; valid until the next
  * call. federation_outbox_clear empties it. */

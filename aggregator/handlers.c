@@ -110,13 +110,16 @@ static int write_message(handlers *h, const federation_message *m, const session
         if (m->abandoned) sdfed_jw_raw(&w, "abandoned", "true", 4);
         break;
     case FEDERATION_DONE: sdfed_jw_int(&w, "rounds", m->rounds); break;
-    case FEDERATION_ROUND_START: break; /* send_round */
+    case FEDERATION_ROUND_START:    /* send_round */
+    case FEDERATION_REFUSAL: break; /* refuse */
     }
     return sdfed_jw_end(&w, NULL);
 }
 
+static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms);
+
 /* Writes what the federation's last calls left in its outbox. */
-static void deliver(handlers *h) {
+static void deliver(handlers *h, int64_t now_ms) {
     int n;
     const federation_message *out = federation_outbox(h->fed, &n);
     for (int i = 0; i < n; i++) {
@@ -125,6 +128,10 @@ static void deliver(handlers *h) {
         if (m->client != FEDERATION_EVERYONE && !one) continue; /* gone meanwhile */
         if (m->type == FEDERATION_ROUND_START) {
             send_round(h, one, m->round);
+            continue;
+        }
+        if (m->type == FEDERATION_REFUSAL) {
+            refuse(h, one, m->code, m->text, now_ms);
             continue;
         }
         sdfed_buffer b = {0};
@@ -362,7 +369,7 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
     } else {
         text_message(h, ss, (const char *)ss->in.data, ss->in.len, now_ms);
     }
-    deliver(h);
+    deliver(h, now_ms);
 }
 
 void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
@@ -370,13 +377,23 @@ void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
     federation_leave(h->fed, ss->client, now_ms);
-    deliver(h);
+    deliver(h, now_ms);
 }
 
 void handlers_tick(handlers *h, int64_t now_ms) {
     if (!h->fed) return;
     federation_tick(h->fed, now_ms);
-    deliver(h);
+    deliver(h, now_ms);
+}
+
+void handlers_flush(handlers *h, int64_t now_ms) {
+    if (!h->fed) return;
+    federation_flush(h->fed, now_ms);
+    deliver(h, now_ms);
+}
+
+int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms) {
+    return h->fed ? federation_flush_in_ms(h->fed, now_ms) : -1;
 }
 
 void handlers_detach(handlers *h) { h->fed = NULL; }

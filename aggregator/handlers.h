@@ -36,6 +36,11 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms);
 void handlers_gone(handlers *h, session *ss, int64_t now_ms);
 /* Deadlines; called every 200 ms. */
 void handlers_tick(handlers *h, int64_t now_ms);
+/* Accepted updates wait for their batch's commit (federation.h): the
+ * batch is written when handlers_flush is called at or after the time
+ * handlers_flush_in_ms says (-1: nothing waits). */
+void handlers_flush(handlers *h, int64_t now_ms);
+int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms);
 /* From now on, connections that close are not departures (shutting down). */
 void handlers_detach(handlers *h);
 

@@ -65,6 +65,8 @@ static const char usage[] =
     "  --noise-multiplier Z  central DP: Gaussian noise Z * C / n (off; needs --clip-norm)\n"
     "  --max-update-norm N   refuse updates that change the parameters by more than N (off)\n"
     "  --max-samples N       refuse larger sample counts (1000000)\n"
+    "  --commit-batch N      group commit: at most N updates stored in one transaction (512; 1: each alone)\n"
+    "  --commit-wait S       group commit: the longest an update waits for its transaction (0.005)\n"
     "  --join-key KEY        clients must present KEY\n"
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
@@ -73,7 +75,7 @@ typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *refusals, *lease, *poll;
+        *refusals, *lease, *poll, *commit_batch, *commit_wait;
     int help, verify;
 } args;
 
@@ -94,6 +96,7 @@ int main(int argc, char **argv) {
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.refusals = "20", a.lease = "10", a.poll = "1";
+    a.commit_batch = "512", a.commit_wait = "0.005";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -123,6 +126,8 @@ int main(int argc, char **argv) {
                                   {"--max-refusals", &a.refusals, NULL},
                                   {"--node-lease", &a.lease, NULL},
                                   {"--poll", &a.poll, NULL},
+                                  {"--commit-batch", &a.commit_batch, NULL},
+                                  {"--commit-wait", &a.commit_wait, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
@@ -133,7 +138,7 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        refusals, lease, poll;
+        refusals, lease, poll, commit_batch, commit_wait;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -142,7 +147,9 @@ int main(int argc, char **argv) {
         number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
         number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
         number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
-        number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll))
+        number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll) ||
+        number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
+        number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait))
         return CLI_USAGE;
     int rule = sdfed_aggregate_rule_from_name(a.rule);
     if (rule < 0) return cli_error(CLI_USAGE, "aggregator: --aggregate must be mean, median or trimmed_mean");
@@ -279,7 +286,9 @@ int main(int argc, char **argv) {
                              .max_update_norm = max_norm,
                              .max_samples = (int64_t)max_samples,
                              .cluster = cl,
-                             .poll_ms = (int64_t)(poll * 1000)};
+                             .poll_ms = (int64_t)(poll * 1000),
+                             .batch_updates = (int)commit_batch,
+                             .batch_wait_ms = (int64_t)(commit_wait * 1000)};
     description_model dm = {model_url, model_sha, model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||

@@ -324,16 +324,50 @@ void store_abort_decision(store *s) {
     s->in_transaction = s->deciding = 0;
 }
 
-int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
-                     sdfed_error *err) {
-    store_value p[] = {integer(round), integer(client), integer(samples), blob(values, n * sizeof *values), now()};
-    int rc =
-        write_statement(s, "INSERT INTO updates (round, client, samples, data, received) VALUES ($1, $2, $3, $4, $5)",
-                        p, 5, NULL, NULL, "add update", err);
-    if (rc == SDFED_ERR_ARG)
-        return sdfed_fail(err, SDFED_ERR_ARG, "client %lld's update for round %lld is already stored",
-                          (long long)client, (long long)round);
-    return rc;
+/* Round $1 is open for client $2: started, not closed, and not left by the client. */
+#define OPEN_FOR_CLIENT                                                                                                \
+    "r.round = $1 AND r.started IS NOT NULL AND r.closed IS NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "    \
+    "d.round = $1 AND d.client = $2)"
+
+/* An update into any round; into an open round (STORE_OPEN_ROUND) only
+ * while its row is started and not closed and its client has not left it,
+ * under a share lock of the row. Either inserts nothing for a (round,
+ * client) that has an update already, and returns a row when it inserted. */
+static const char *const insert_update[] = {
+    [STORE_ANY_ROUND] = "INSERT INTO updates (round, client, samples, data, received) VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING RETURNING round",
+    [STORE_OPEN_ROUND] =
+        "INSERT INTO updates (round, client, samples, data, received) SELECT $1, $2, $3, $4, $5 FROM rounds r "
+        "WHERE " OPEN_FOR_CLIENT " FOR SHARE OF r ON CONFLICT DO NOTHING RETURNING round",
+};
+
+int store_add_updates(store *s, const store_new_update *updates, int n, store_update_rule rule, store_outcome *outcome,
+                      sdfed_error *err) {
+    assert(!s->in_transaction);
+    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
+    if (rc) return rc; /* commits nothing */
+    s->in_transaction = 1;
+    store_value received = now();
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        const store_new_update *u = &updates[i];
+        store_value p[] = {integer(u->round), integer(u->client), integer(u->samples),
+                           blob(u->values, u->n_values * sizeof *u->values), received};
+        int stored = 0, open_for_it = 0;
+        rc = query(s, insert_update[rule], p, 5, row_count, &stored, "add update", err);
+        /* refused: a duplicate if its round is open for it, else the round is not */
+        if (rc == SDFED_OK && !stored && rule == STORE_OPEN_ROUND)
+            rc = query(s, "SELECT 1 FROM rounds r WHERE " OPEN_FOR_CLIENT, p, 2, row_count, &open_for_it, "add update",
+                       err);
+        outcome[i] = stored ? STORE_STORED : open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
+    }
+    if (rc == SDFED_OK) rc = query(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
+    s->in_transaction = 0;
+    if (rc) {
+        s->backend->rollback(s);
+        return rc;
+    }
+    committed(s);
+    return SDFED_OK;
 }
 
 void store_updates_free(store_update *u, int n) {
@@ -600,25 +634,6 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
     }
     *reported = e.reported.ids, *n_reported = e.reported.n;
     *departed = e.departed.ids, *n_departed = e.departed.n;
-    return rc;
-}
-
-int store_add_round_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
-                           sdfed_error *err) {
-    store_value p[] = {integer(round), integer(client), integer(samples), blob(values, n * sizeof *values), now()};
-    int stored = 0;
-    int rc = write_statement(
-        s,
-        "INSERT INTO updates (round, client, samples, data, received) SELECT $1, $2, $3, $4, $5 FROM rounds r WHERE "
-        "r.round = $1 AND r.started IS NOT NULL AND r.closed IS NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "
-        "d.round = $1 AND d.client = $2) FOR SHARE OF r RETURNING round",
-        p, 5, row_count, &stored, "add update", err);
-    if (rc == SDFED_ERR_ARG)
-        return sdfed_fail(err, SDFED_ERR_ARG, "client %lld's update for round %lld is already stored",
-                          (long long)client, (long long)round);
-    if (rc == SDFED_OK && !stored)
-        return sdfed_fail(err, SDFED_ERR_NOT_FOUND, "round %lld is not open for client %lld (closed, or it left)",
-                          (long long)round, (long long)client);
     return rc;
 }
 

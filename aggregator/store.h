@@ -5,7 +5,7 @@
  * (store_postgres.c, libpq) that holds the same tables. It keeps the task
  * it serves, client tokens, the global parameters every round starts from,
  * the updates accepted for the open round, and the metrics clients report.
- * Nothing is acknowledged to a client before the statement that stores it
+ * Nothing is acknowledged to a client before the transaction that stores it
  * has committed, so after kill -9 and a restart the server resumes with
  * every acknowledged update. Floats are stored as their little-endian
  * float32 bytes (a BLOB, a bytea): both back ends hold the same bits.
@@ -135,10 +135,30 @@ int store_begin_decision(store *s, const store_fence *fence, int64_t round, stor
 int store_commit_decision(store *s, sdfed_error *err);
 void store_abort_decision(store *s);
 
-/* Stores an update (durably: acknowledge it only after this returns 0);
- * SDFED_ERR_ARG when (round, client) already has one. */
-int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
-                     sdfed_error *err);
+/* Updates are written in batches (group commit, aggregator/group_commit.h):
+ * many in one transaction, so that one commit (one fsync) stores them all. */
+typedef struct store_new_update {
+    int64_t round, client, samples;
+    const float *values;
+    size_t n_values;
+} store_new_update;
+/* What became of one update of a batch. */
+typedef enum store_outcome {
+    STORE_STORED,    /* in the database */
+    STORE_DUPLICATE, /* (round, client) had one already: nothing stored */
+    STORE_NOT_OPEN,  /* STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
+} store_outcome;
+/* Which rounds take updates: any (a single process, whose federation
+ * checks the round itself), or only one that is started and not closed,
+ * and not from a client that left it, under a share lock of the round's
+ * row held until the batch commits (a cluster's synchronous round, whose
+ * coordinator may close it meanwhile). */
+typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
+/* Stores n updates in one transaction. When it returns 0 the transaction
+ * has committed and outcome[i] says what became of update i; any other
+ * status means that nothing was committed: acknowledge none of them. */
+int store_add_updates(store *s, const store_new_update *updates, int n, store_update_rule rule, store_outcome *outcome,
+                      sdfed_error *err);
 typedef struct store_update {
     int64_t round, client, samples;
     float *values; /* heap */
@@ -183,12 +203,6 @@ int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdf
 /* Round r's reports (its stored updates) and departures (heap). */
 int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
                        int *n_departed, sdfed_error *err);
-/* store_add_update for a cluster's synchronous round: stored only while
- * round r is started and not closed and the client has not left it
- * (else SDFED_ERR_NOT_FOUND), under a share lock of the round's row. */
-int store_add_round_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
-                           sdfed_error *err);
-
 typedef struct store_cluster {
     int64_t nodes_live, clients_present, coordinator_node, coordinator_epoch;
     int64_t rounds_closed, rounds_abandoned, updates;

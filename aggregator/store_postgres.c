@@ -7,6 +7,7 @@
 #include "store_backend.h"
 
 #include <assert.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,11 +246,24 @@ static void set_params(params *p, const store_value *v, int n) {
     }
 }
 
+/* A server that went away while the connection was idle (stopped, and
+ * perhaps started again) left a notice of its shutdown and closed its end:
+ * what is there to read is read, a bounded number of times, and the end of
+ * the connection turns it bad, so that it is opened again before a
+ * statement is sent into it and fails. Notifications read meanwhile wait
+ * in libpq for postgres_notified. */
+static void read_what_is_left(PGconn *conn) {
+    struct pollfd readable = {.fd = PQsocket(conn), .events = POLLIN};
+    for (int i = 0; i < 16 && PQstatus(conn) == CONNECTION_OK && poll(&readable, 1, 0) == 1; i++)
+        if (!PQconsumeInput(conn)) break;
+}
+
 static int postgres_exec(store *s, const char *sql, const store_value *values, int n_params, store_row_fn row,
                          void *ctx, const char *what, sdfed_error *err) {
     PGconn *conn = s->connection;
     /* a connection lost between statements (a server restarted) is opened
      * again; inside a transaction the transaction is lost with it */
+    if (!s->in_transaction) read_what_is_left(conn);
     if (PQstatus(conn) == CONNECTION_BAD && !s->in_transaction) {
         PQreset(conn);
         if (PQstatus(conn) == CONNECTION_OK && s->listening) {

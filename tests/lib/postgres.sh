@@ -42,8 +42,8 @@ postgres_resume() { # starts the server again after postgres_pause
   }
 }
 
-postgres_pause() { # stops the server, keeping its data
-  postgres_as_owner "$postgres_bin/pg_ctl" -D "$postgres_dir/data" -m fast -w stop >/dev/null 2>&1
+postgres_pause() { # stops the server, keeping its data; postgres_pause immediate: as a crash (no session finishes)
+  postgres_as_owner "$postgres_bin/pg_ctl" -D "$postgres_dir/data" -m "${1:-fast}" -w stop >/dev/null 2>&1
 }
 
 postgres_stop() {

@@ -1,13 +1,16 @@
 /* The aggregator's decisions without sockets (aggregator/federation.h):
  * events go in, the outbox is read. Round start and who is told to wait,
  * late, early, duplicate and malformed updates, a chosen client leaving,
- * the deadline, resuming after a restart, and the asynchronous buffer
- * with stale updates; each closed round's parameters are compared with
+ * the deadline, resuming after a restart, the asynchronous buffer
+ * with stale updates, and group commit (updates acknowledged only once
+ * their batch committed, none when it failed); each closed round's parameters are compared with
  * the round engine's combination of the same updates, bit for bit.
  *   test_federation MODEL.gguf STATE_DIR */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -348,6 +351,72 @@ static void test_async(void) {
     store_close(st);
 }
 
+/* Group commit: accepted updates wait for their batch, unacknowledged
+ * and not counted, until it is due (its size, its wait, or when storing
+ * it could end the round); a batch whose commit fails (a full disk: a file
+ * size limit on the SQLite write-ahead log) is refused, every update in it
+ * with server_error, none acknowledged or counted; resent, they are stored
+ * together and acknowledged. */
+static void test_group_commit(void) {
+    char dir[512];
+    sdfed_task t = task_of(3, 2);
+    federation_options opt = {
+        .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_updates = 8, .batch_wait_ms = 5};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
+    federation_outbox_clear(f);
+    float *u[3] = {update_of(f, 1), update_of(f, 2), update_of(f, 3)};
+
+    CHECK(send_update(f, 1, 0, 10, u[0], 10) == SDFED_CODE_NONE, "an update is accepted");
+    federation_get_status(f, &s);
+    CHECK(!find(f, FEDERATION_ACK, 1) && s.reported == 0 && s.updates_accepted == 0,
+          "an update waiting for its batch is neither acknowledged nor counted");
+    CHECK(federation_flush_in_ms(f, 12) == 3, "its batch is due 5 ms after it came, not %lld",
+          (long long)federation_flush_in_ms(f, 12));
+    CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
+    federation_flush(f, 14);
+    CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
+
+    /* the disk fills: the batch's commit fails, nothing is acknowledged */
+    struct rlimit limit, tiny;
+    CHECK(getrlimit(RLIMIT_FSIZE, &limit) == 0, "getrlimit");
+    tiny = (struct rlimit){1, limit.rlim_max};
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &tiny) == 0, "setrlimit");
+    federation_flush(f, 15);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0, "setrlimit");
+    const federation_message *refusal = find(f, FEDERATION_REFUSAL, 1);
+    federation_get_status(f, &s);
+    CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && !find(f, FEDERATION_ACK, 1) && s.reported == 0 &&
+              s.updates_accepted == 0,
+          "a batch that did not commit is refused with server_error, and nothing acknowledged or counted");
+    CHECK(federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
+    federation_outbox_clear(f);
+
+    /* resent with another: stored together once due */
+    CHECK(send_update(f, 1, 0, 10, u[0], 20) == SDFED_CODE_NONE &&
+              send_update(f, 2, 0, 20, u[1], 21) == SDFED_CODE_NONE,
+          "two updates accepted");
+    federation_tick(f, 22); /* a tick writes what waits: decisions are taken on stored updates */
+    federation_get_status(f, &s);
+    CHECK(find(f, FEDERATION_ACK, 1) && find(f, FEDERATION_ACK, 2) && s.reported == 2 && s.updates_accepted == 2 &&
+              s.open,
+          "both acknowledged once their batch is written");
+    federation_outbox_clear(f);
+    /* the last report could end the round: written at once, and the round closes */
+    CHECK(send_update(f, 3, 0, 30, u[2], 30) == SDFED_CODE_NONE, "the last report");
+    federation_get_status(f, &s);
+    CHECK(find(f, FEDERATION_ACK, 3) && find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE) && s.rounds_closed == 1,
+          "an update that can end the round is written at once, and the round closes");
+    for (int i = 0; i < 3; i++) free(u[i]);
+    federation_close(f);
+    store_close(st);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_federation MODEL.gguf STATE_DIR\n");
@@ -367,6 +436,7 @@ int main(int argc, char **argv) {
     test_dropout_and_deadline();
     test_resume();
     test_async();
+    test_group_commit();
     sdfed_classes_free(&cls);
     native_model_close(&model);
     return check_report("test_federation");

@@ -4,7 +4,9 @@
  * (the first, started with participants and sampler state, closed with and
  * without abandonment, the next row added atomically); updates (added, a
  * duplicate refused, pending ones in order, merged by a close); metrics and
- * the accuracy history; every float read back bit for bit. PostgreSQL only:
+ * the accuracy history; group commit (a batch whose commit fails stores
+ * none of its updates, the same batch again stores them together, each
+ * with its outcome); every float read back bit for bit. PostgreSQL only:
  * errors that name the URI without its password (bad password, missing
  * database, no server, an unreadable URI), and a server stopped and started
  * again under an open store (one fault, reported once, cleared by the next
@@ -16,11 +18,15 @@
  * it, presence that counts only while its node's lease holds, and a
  * departure recorded only by the node that held the client.
  * tests/unit/test_store.sh starts the server and runs this.
- *   test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND
- * (user sdfed; the databases store_test and cluster_test exist and are empty) */
+ *   test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND SQL_COMMAND
+ * (user sdfed; the databases store_test and cluster_test exist and are
+ * empty; SQL_COMMAND 'SQL' runs SQL on store_test) */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "store.h"
@@ -105,11 +111,19 @@ static void check_pending(store *s, const char *label, const want_update *want, 
     store_updates_free(u, n);
 }
 
+/* one update in a batch of its own: its outcome, -1 when the batch did not commit */
+static int add_one(store *s, int64_t round, int64_t client, int64_t samples, const float *values,
+                   store_update_rule rule, sdfed_error *err) {
+    store_new_update u = {round, client, samples, values, N_VALUES};
+    store_outcome outcome;
+    return store_add_updates(s, &u, 1, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
+}
+
 static void add_update(store *s, const char *label, const want_update *w) {
     float values[N_VALUES];
     values_of(w->seed, values);
     sdfed_error err = {0};
-    CHECK(store_add_update(s, w->round, w->client, w->samples, values, N_VALUES, &err) == SDFED_OK,
+    CHECK(add_one(s, w->round, w->client, w->samples, values, STORE_ANY_ROUND, &err) == STORE_STORED,
           "%s: update (%lld, %lld): %s", label, (long long)w->round, (long long)w->client, err.message);
 }
 
@@ -172,7 +186,76 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     check_history(s, label);
 }
 
-static void run_suite(const char *where, const char *label) {
+/* Makes commits fail (1) as each back end fails for real, or lets them
+ * through again (0): SQLite past a file size limit (its write-ahead log
+ * cannot grow: a full disk), PostgreSQL by a deferred constraint trigger
+ * that raises disk_full when the transaction commits. */
+typedef void (*break_commits_fn)(int broken);
+
+static struct rlimit file_limit;
+
+static void break_sqlite_commits(int broken) {
+    struct rlimit tiny = {1, file_limit.rlim_max};
+    CHECK(setrlimit(RLIMIT_FSIZE, broken ? &tiny : &file_limit) == 0, "setrlimit: %s", strerror(errno));
+}
+
+static const char *sql_command; /* runs its argument as SQL on store_test */
+
+static void run_sql(const char *sql) {
+    char command[8192];
+    snprintf(command, sizeof command, "%s '%s'", sql_command, sql);
+    CHECK(system(command) == 0, "could not run: %s", sql);
+}
+
+static void break_postgres_commits(int broken) {
+    if (broken)
+        run_sql("CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE disk_full; END $$; "
+                "CREATE CONSTRAINT TRIGGER full_disk AFTER INSERT ON updates DEFERRABLE INITIALLY DEFERRED "
+                "FOR EACH ROW EXECUTE FUNCTION full_disk()");
+    else
+        run_sql("DROP TRIGGER full_disk ON updates; DROP FUNCTION full_disk()");
+}
+
+/* Group commit: a batch whose commit fails stores none of its updates
+ * (none may be acknowledged), and the same batch written again commits
+ * them together, each with its outcome (a duplicate among them stores
+ * nothing and fails nothing). On what check_kept left: `before` pending. */
+static void check_batches(store *s, const char *label, const int64_t ids[3], break_commits_fn break_commits) {
+    faults f = {0};
+    store_watch_faults(s, on_fault, &f);
+    sdfed_error err = {0};
+    const want_update before[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
+    const want_update batch[] = {{2, ids[2], 7, 21}, {3, ids[0], 8, 22}, {2, ids[0], 9, 23}, {3, ids[1], 10, 24}};
+    enum { N_BATCH = sizeof batch / sizeof *batch };
+    float values[N_BATCH][N_VALUES];
+    store_new_update updates[N_BATCH];
+    for (int i = 0; i < N_BATCH; i++) {
+        values_of(batch[i].seed, values[i]);
+        updates[i] = (store_new_update){batch[i].round, batch[i].client, batch[i].samples, values[i], N_VALUES};
+    }
+    store_outcome outcome[N_BATCH];
+    break_commits(1);
+    int rc = store_add_updates(s, updates, N_BATCH, STORE_ANY_ROUND, outcome, &err);
+    break_commits(0);
+    CHECK(rc != SDFED_OK, "%s: a batch whose commit failed was stored", label);
+    CHECK(f.begun == 1 && store_failing(s), "%s: the failed commit was not a fault (%d begun): %s", label, f.begun,
+          err.message);
+    check_pending(s, label, before, 3); /* nothing of the batch */
+    for (int i = 0; i < N_BATCH; i++) outcome[i] = -1;
+    CHECK(store_add_updates(s, updates, N_BATCH, STORE_ANY_ROUND, outcome, &err) == SDFED_OK,
+          "%s: the batch written again: %s", label, err.message);
+    CHECK(outcome[0] == STORE_STORED && outcome[1] == STORE_STORED && outcome[2] == STORE_DUPLICATE &&
+              outcome[3] == STORE_STORED,
+          "%s: the batch's outcomes %d %d %d %d", label, outcome[0], outcome[1], outcome[2], outcome[3]);
+    CHECK(f.cleared == 1 && !store_failing(s), "%s: the commit did not end the fault", label);
+    const want_update after[] = {before[0], before[1], before[2], batch[0], batch[1], batch[3]};
+    check_pending(s, label, after, 6);
+    CHECK(store_add_updates(s, updates, 0, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: an empty batch: %s", label,
+          err.message);
+    store_watch_faults(s, NULL, NULL);
+}
+
+static void run_suite(const char *where, const char *label, break_commits_fn break_commits) {
     store *s = open_store(where, label);
     if (!s) return;
     faults f = {0};
@@ -228,9 +311,8 @@ static void run_suite(const char *where, const char *label) {
     add_update(s, label, &round0[1]);
     float other[N_VALUES];
     values_of(99, other);
-    CHECK(store_add_update(s, 0, ids[1], 5, other, N_VALUES, &err) == SDFED_ERR_ARG &&
-              strstr(err.message, "already stored"),
-          "%s: a duplicate update: %s", label, err.message);
+    CHECK(add_one(s, 0, ids[1], 5, other, STORE_ANY_ROUND, &err) == STORE_DUPLICATE, "%s: a duplicate update: %s",
+          label, err.message);
     check_pending(s, label, round0, 3);
 
     /* round 0 closed: its updates merged, row 1 added */
@@ -276,6 +358,7 @@ static void run_suite(const char *where, const char *label) {
     s = open_store(where, label);
     if (!s) return;
     check_kept(s, label, ids);
+    check_batches(s, label, ids, break_commits);
     store_close(s);
 }
 
@@ -315,6 +398,12 @@ static void check_server_restart(const char *uri, const char *pause, const char 
     CHECK(store_get_meta(s, "k", &value, &err) == SDFED_OK && value && strcmp(value, "3") == 0, "k is %s",
           value ? value : "(absent)");
     free(value);
+    /* stopped and started again while the store was idle: its first
+     * statement reconnects, without failing */
+    CHECK(system(pause) == 0 && system(resume) == 0, "could not restart the server");
+    CHECK(store_set_meta(s, "k", "4", &err) == SDFED_OK, "the first write after a restart: %s", err.message);
+    CHECK(f.begun == 1 && store_failures(s) == 2, "a restart while idle was a fault: %d begun, %lld failures", f.begun,
+          (long long)store_failures(s));
     store_close(s);
 }
 
@@ -369,13 +458,13 @@ static void check_cluster(const char *uri) {
     /* updates while round 0 is open; none from a client that left it */
     float u[N_VALUES];
     values_of(202, u);
-    CHECK(store_add_round_update(b, 0, 12, 5, u, N_VALUES, &err) == SDFED_OK, "an update: %s", err.message);
-    CHECK(store_add_round_update(a, 0, 12, 5, u, N_VALUES, &err) == SDFED_ERR_ARG, "a duplicate update");
+    CHECK(add_one(b, 0, 12, 5, u, STORE_OPEN_ROUND, &err) == STORE_STORED, "an update: %s", err.message);
+    CHECK(add_one(a, 0, 12, 5, u, STORE_OPEN_ROUND, &err) == STORE_DUPLICATE, "a duplicate update");
     CHECK(store_presence_remove(a, 13, fa.node, 0, &removed, &err) == SDFED_OK && removed, "13 leaves: %s",
           err.message);
-    CHECK(store_add_round_update(a, 0, 13, 5, u, N_VALUES, &err) == SDFED_ERR_NOT_FOUND,
+    CHECK(add_one(a, 0, 13, 5, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN,
           "an update from a client that left its round: %s", err.message);
-    CHECK(store_add_round_update(a, 0, 11, 7, u, N_VALUES, &err) == SDFED_OK, "an update: %s", err.message);
+    CHECK(add_one(a, 0, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_STORED, "an update: %s", err.message);
     CHECK(store_round_events(b, 0, &reported, &n_reported, &departed, &n_departed, &err) == SDFED_OK &&
               n_reported == 2 && in_list(reported, 2, 11) && in_list(reported, 2, 12) && n_departed == 1 &&
               departed[0] == 13,
@@ -414,8 +503,8 @@ static void check_cluster(const char *uri) {
     CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_ERR_NOT_FOUND, "round 0 closed twice");
     CHECK(store_close_round(a, 0, g0, N_VALUES, sha2, 0, 1, 0, &err) == SDFED_ERR_ARG && strstr(err.message, "closed"),
           "a closed round's row changed: %s", err.message);
-    CHECK(store_add_round_update(b, 0, 11, 7, u, N_VALUES, &err) == SDFED_ERR_NOT_FOUND,
-          "an update into a closed round");
+    CHECK(add_one(b, 0, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN, "an update into a closed round");
+    CHECK(add_one(b, 1, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN, "an update into a round not started");
     store_cluster c;
     CHECK(store_cluster_status(a, &c, &err) == SDFED_OK && c.nodes_live == 1 && c.clients_present == 1 &&
               c.coordinator_node == fb.node && c.coordinator_epoch == 2 && c.rounds_closed == 1 && c.updates == 2,
@@ -426,8 +515,8 @@ static void check_cluster(const char *uri) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND\n");
+    if (argc != 7) {
+        fprintf(stderr, "usage: test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND SQL_COMMAND\n");
         return 2;
     }
     const char *work = argv[1], *socket_dir = argv[2], *password = argv[3];
@@ -437,8 +526,11 @@ int main(int argc, char **argv) {
     snprintf(shown, sizeof shown, "postgresql://sdfed@/store_test?host=%s", socket_dir);
     CHECK(!store_is_database(folder) && store_is_database(uri) && store_is_database("postgres://h/d"),
           "folders and URIs told apart");
-    run_suite(folder, "sqlite");
-    run_suite(uri, "postgres");
+    CHECK(getrlimit(RLIMIT_FSIZE, &file_limit) == 0, "getrlimit: %s", strerror(errno));
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails (EFBIG) instead */
+    sql_command = argv[6];
+    run_suite(folder, "sqlite", break_sqlite_commits);
+    run_suite(uri, "postgres", break_postgres_commits);
     snprintf(other, sizeof other, "postgresql://sdfed:%s@/cluster_test?host=%s", password, socket_dir);
     check_cluster(other);
 

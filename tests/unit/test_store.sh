@@ -15,7 +15,8 @@ postgres_start || exit 1
 postgres_createdb store_test && postgres_createdb cluster_test || exit 1
 
 server="bash -c '. \"$here/../lib/postgres.sh\" && postgres_dir=$postgres_dir &&"
-"$binary" "$work" "$postgres_dir" "$postgres_password" "$server postgres_pause'" "$server postgres_resume'" || exit 1
+"$binary" "$work" "$postgres_dir" "$postgres_password" "$server postgres_pause'" "$server postgres_resume'" \
+  "$server postgres_psql store_test -c \"\$0\"'" || exit 1
 
 # the same rows, the same bytes: SQLite's BLOBs and PostgreSQL's bytea
 from_sqlite=$(sqlite3 "$work/state/aggregator.sqlite" \

@@ -9,7 +9,10 @@
  *   collection (from the last client holding them to the first round_end:
  *   the server receiving, checking and storing N updates and aggregating),
  *   and the whole round;
- *   held     connections still open at the end.
+ *   held     connections still open at the end;
+ * and each round's times as the monotonic clock read them (first_params_s,
+ * last_params_s, first_end_s), so that several sdfed-load processes, one
+ * per front-end of a cluster, can be combined.
  * Everything stops by itself after --timeout seconds. */
 #include <signal.h>
 #include <stdio.h>
@@ -190,9 +193,11 @@ int main(int argc, char **argv) {
            L.t_welcomed ? L.t_welcomed - L.t_start : -1.0, L.failed);
     for (int r = 0; r < L.rounds_seen && r < L.rounds; r++) {
         round_times *t = &L.round[r];
-        printf("round %d: params to %d clients, broadcast_ms=%.1f collection_ms=%.1f round_ms=%.1f\n", r, t->n_params,
-               1e3 * (t->last_params - t->first_params), t->n_end ? 1e3 * (t->first_end - t->last_params) : -1.0,
-               t->n_end ? 1e3 * (t->first_end - t->first_params) : -1.0);
+        printf("round %d: params to %d clients, broadcast_ms=%.1f collection_ms=%.1f round_ms=%.1f first_params_s=%.6f "
+               "last_params_s=%.6f first_end_s=%.6f\n",
+               r, t->n_params, 1e3 * (t->last_params - t->first_params),
+               t->n_end ? 1e3 * (t->first_end - t->last_params) : -1.0,
+               t->n_end ? 1e3 * (t->first_end - t->first_params) : -1.0, t->first_params, t->last_params, t->first_end);
     }
     printf("held=%d of %d%s\n", L.established - L.closed, L.n, timed_out ? " (timed out)" : "");
     ws_client_stop(&L.ws);

@@ -2,10 +2,11 @@
 # The cluster mode on loopback (ctest aggregator_cluster): a PostgreSQL
 # server of the test's own (tests/lib/postgres.sh), 3 sdfed-aggregator
 # nodes on it, HAProxy in front (tools/haproxy.sh), 30 headless clients
-# through HAProxy, 5 rounds of 10 clients. The test holds round 0's close
-# decision row, inserted in a transaction it keeps open, so that round 0
-# cannot close until it lets go: what it kills is caught where it means to,
-# not by timing:
+# through HAProxy, 5 rounds of 10 clients. The test keeps the coordinator's
+# lease from the nodes until every client has loaded its data, and holds
+# round 0's close decision row, inserted in a transaction it keeps open, so
+# that round 0 cannot close until it lets go: what it kills is caught where
+# it means to, not by timing:
 #  - with round 0 open, a front-end (not the coordinator) that holds some
 #    of its chosen clients is killed -9; they reconnect through HAProxy to
 #    the other nodes and report there;
@@ -13,7 +14,15 @@
 #    passed its fence and locked the round's row, and waits to record its
 #    decision; it is killed -9 there (its close is rolled back), and
 #    another node takes over once its lease expires and closes the round
-#    itself.
+#    itself;
+#  - PostgreSQL is stopped (pg_ctl -m immediate: no session finishes what
+#    it does) while round 2 is open: round 2 starts with the updates table
+#    locked by a transaction of the test, so that its clients' updates wait
+#    inside the node's batch; the stop fails that batch (its updates are
+#    refused with server_error, not acknowledged), the clients resend with
+#    backoff and are refused again while it is down, and nothing of round 2
+#    is acknowledged; started again, the node reconnects by itself and the
+#    round completes.
 # Then: the global parameters of every round equal `sdfed sim`'s for the
 # same task, bit for bit; every update a client saw acknowledged is in the
 # database; each round started once and closed once (the decisions table's
@@ -103,6 +112,7 @@ hold() {
   wait_for "the held transaction $1" 30 grep -q held "$work/$1.log"
 }
 release() { echo "ROLLBACK;" >&"${hold_fd[$1]}"; exec {hold_fd[$1]}>&-; }
+drop() { exec {hold_fd[$1]}>&-; } # a held session the server ended: its psql leaves
 waiting() { # waiting SQL_PREFIX: the aggregator pids whose session waits for a lock in such a statement
   sql "SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '$1%'" |
     sed -n 's/^sdfed-aggregator \([0-9]*\)$/\1/p'
@@ -112,11 +122,23 @@ coordinator() { sql "SELECT n.pid FROM coordinator c JOIN nodes n ON n.id = c.no
 # round 0's close decision, inserted and not committed: the coordinator's close waits on its key
 # (inside its transaction, the round's row locked), and nothing else does
 hold close "INSERT INTO decisions (round, kind, epoch, node) VALUES (0, 'close', 0, 0)" || give_up "no held row"
+# and no round starts until every client has its data ready (a client busy loading for over a
+# minute misses the server's keepalive and is hung up, which would make it leave): the test takes
+# the coordinator's lease meanwhile, and no node can claim a lease that has not expired, so that no
+# node waits on a held row while clients connect (a node waiting there would not welcome its own);
+# the coordinator's decisions are refused at its fence, and it steps down
+sql "UPDATE coordinator SET node = NULL, epoch = epoch + 1, lease_until = 'infinity'" || give_up "no coordinator row"
+# and round 2's start, until the test has locked the updates table (PostgreSQL stopped mid-round, below)
+hold start2 "INSERT INTO decisions (round, kind, epoch, node) VALUES (2, 'start', 0, 0)" || give_up "no held row"
 for k in $(seq 0 29); do
   "$client" --server "ws://127.0.0.1:$haproxy_port" --client-index "$k" --model "$model" --cache "$work/cache" \
     --token-file "$work/token$k" --give-up 120 >"$work/client$k.log" 2>&1 &
   pids+=("$!")
 done
+ready() { [ "$(grep -l "shard of" "$work"/client*.log | wc -l)" = 30 ]; }
+wait_for "the 30 clients to load their data" 300 ready || { summary; exit 1; }
+sql "UPDATE coordinator SET lease_until = '-infinity'" # a node claims it, and starts round 0
+
 # round 0 is open and cannot close: kill a front-end that holds some of its chosen clients
 started() { [ "$(sql "SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL")" = 1 ]; }
 wait_for "round 0 to start" 120 started || { summary; exit 1; }
@@ -139,6 +161,32 @@ coordinator_pid=$closing_pid
 kill -9 "$coordinator_pid" && wait "$coordinator_pid" 2>/dev/null
 release close
 echo "round 0: killed the coordinator (pid $coordinator_pid) while it closed the round"
+for k in 1 2 3; do [ "${node_pid[k]}" != "$victim_pid" ] && [ "${node_pid[k]}" != "$coordinator_pid" ] && survivor=$k; done
+
+# PostgreSQL stopped mid-round: round 2 starts with the updates table locked, so that its updates
+# wait in the node's batch (its insert waits for the lock); then the server stops
+round2_row() { [ "$(sql "SELECT count(*) FROM rounds WHERE round = 2")" = 1 ]; }
+wait_for "round 1 to close" 180 round2_row || { summary; exit 1; }
+hold lock "LOCK TABLE updates IN SHARE MODE" || give_up "the updates table could not be locked"
+release start2
+batch_waits() { [ -n "$(waiting 'INSERT INTO updates')" ]; }
+wait_for "round 2's updates to wait in a batch" 120 batch_waits || { summary; exit 1; }
+t_stop=$(date +%s%N)
+postgres_pause immediate || give_up "pg_ctl stop failed"
+drop lock
+# while it is down: the node's store fails, the batch is refused, and some client resends and is
+# refused again; nothing of round 2 is acknowledged
+fault_seen() { grep -q '"event": "store_fault"' "$work/node$survivor.log"; }
+refused_resend() { # a client resent its update, and the resend was refused too (the store failed)
+  awk 'FNR == 1 { again = 0 } /sending the update again/ { again = 1 }
+       again && /server_error \(not stored: store: (begin|add update|commit)/ { found = 1 } END { exit !found }' "$work"/client*.log
+}
+wait_for "the node's store fault" 30 fault_seen && ok
+wait_for "a client's resent update to be refused while PostgreSQL is down" 60 refused_resend && ok
+[ "$(grep -l "the update for round 2 was acknowledged" "$work"/client*.log | wc -l)" = 0 ] && ok ||
+  bad "round 2 updates acknowledged while PostgreSQL was down: $(grep -l "the update for round 2 was acknowledged" "$work"/client*.log)"
+postgres_resume || give_up "pg_ctl start failed"
+echo "round 2: PostgreSQL was down for $((($(date +%s%N) - t_stop) / 1000000)) ms with the round's updates in flight"
 
 wait_for "the federation's 5 rounds" 180 sh -c "curl -s --max-time 5 http://127.0.0.1:$haproxy_port/status | grep -q '\"done\": 1'" || {
   echo "rounds: $(sql "SELECT round, started IS NOT NULL, closed IS NOT NULL FROM rounds ORDER BY round" | tr '\n' ' ')"
@@ -181,8 +229,12 @@ takeover=$(sql "SELECT (SELECT epoch FROM decisions WHERE round = 0 AND kind = '
 for k in $victim_shards; do grep -A1 ": disconnected$" "$work/client$k.log" | grep -q "connecting again in" || bad "client $k of the killed front-end did not reconnect"; done
 [ -n "$victim_shards" ] && [ "$(sql "SELECT count(*) FROM presence WHERE node = $victim_node")" = 0 ] && ok ||
   bad "clients of the killed front-end did not reconnect to the other nodes: $(sql "SELECT client FROM presence WHERE node = $victim_node")"
+# nothing was acknowledged while the node's store failed (PostgreSQL stopped): no update logged between
+# its store_fault and the store_fault_cleared that ended it, and it did end
+[ "$(grep -c '"event": "store_fault_cleared"' "$work/node$survivor.log")" -ge 1 ] &&
+  [ "$(awk '/"event": "store_fault"/ { down = 1 } /"event": "store_fault_cleared"/ { down = 0 } down && /"event": "update"/' "$work/node$survivor.log" | wc -l)" = 0 ] &&
+  ok || bad "the node acknowledged updates while its store failed, or its fault did not end"
 # the node left standing took over: its /status and /metrics say so, with the federation's counts
-for k in 1 2 3; do [ "${node_pid[k]}" != "$victim_pid" ] && [ "${node_pid[k]}" != "$coordinator_pid" ] && survivor=$k; done
 epoch=$(sql "SELECT epoch FROM coordinator")
 node_status "$survivor" | grep -q "\"updates_accepted\": $(sql "SELECT count(*) FROM updates"), \"rounds_closed\": 5, .*\"nodes\": 1, .*\"coordinator_epoch\": $epoch, \"node\": {\"id\": [0-9]*, \"role\": \"coordinator\", \"epoch\": $epoch," &&
   ok || bad "the surviving node's /status: $(node_status "$survivor" | cut -c1-900)"

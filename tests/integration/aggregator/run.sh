@@ -474,7 +474,8 @@ scheme=http ws=ws
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
 # --- 5d. the store on a full disk (store_fault.mjs): updates refused with server_error while the server answers,
-# the fault logged once when it begins, with its error, and once when it is over, with the 3 requests refused;
+# the fault logged once when it begins, with its error (storing a batch of updates: an insert, or, once SQLite
+# writes its log, the commit), and once when it is over, with the 3 requests refused;
 # they are not the client's doing, so they do not count toward its refusals (--max-refusals 2 would close it)
 task fault '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
 if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --max-refusals 2; then
@@ -484,7 +485,7 @@ if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --m
     bad "store fault: $(grep -E 'FAIL|store-fault:' "$work/store_fault.log")"
   log=$work/fault.server.log
   [ "$(grep -c '"event": "store_fault",' "$log")" = 1 ] &&
-    grep -q '"event": "store_fault", "message": "store: add update: .*disk' "$log" && ok ||
+    grep -q '"event": "store_fault", "message": "store: \(add update\|commit\): .*disk' "$log" && ok ||
     bad "the store fault is not logged once with its error: $(grep '"store_fault' "$log")"
   [ "$(grep -c '"event": "store_fault_cleared", "refused": 3,' "$log")" = 1 ] && ok ||
     bad "the fault's end is not logged once with the 3 refused requests: $(grep store_fault_cleared "$log")"
