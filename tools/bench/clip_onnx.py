@@ -36,6 +36,7 @@ these weights.
 import argparse
 import json
 import math
+import mmap
 import os
 import struct
 import warnings
@@ -50,13 +51,14 @@ GGUF_F32, GGUF_F16, GGUF_Q8_0 = 0, 1, 8
 
 
 class GGUF:
-    """A GGUF v3 file: metadata (self.meta) and tensors as f32 numpy arrays (outermost dimension first)."""
+    """A GGUF v3 file: metadata (self.meta) and, with_tensors, the tensors as f32 numpy arrays (outermost
+    dimension first)."""
 
     SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
-    def __init__(self, path):
+    def __init__(self, path, with_tensors=True):
         with open(path, "rb") as f:
-            self.data = f.read()
+            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         self.pos = 0
         if self.data[:4] != b"GGUF":
             raise SystemExit(f"{path}: not a GGUF file")
@@ -75,7 +77,8 @@ class GGUF:
             infos.append((name, dims, self.read("<I"), self.read("<Q")))
         align = self.meta.get("general.alignment", 32)
         base = (self.pos + align - 1) // align * align
-        self.tensors = {name: self.tensor(base + offset, dims, kind, name) for name, dims, kind, offset in infos}
+        self.tensors = {name: self.tensor(base + offset, dims, kind, name) for name, dims, kind, offset in infos
+                        if with_tensors}
 
     def read(self, fmt):
         (v,) = struct.unpack_from(fmt, self.data, self.pos)

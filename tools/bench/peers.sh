@@ -51,7 +51,7 @@ peer_models() {
   echo "$f32 $q8 $onnx"
 }
 
-value() { sed -nE "s/.*[ :]$1=([^ ]+).*/\1/p" <<<"$2"; }
+value() { sed -nE "s/(^|.*[ :])$1=([^ ]+).*/\2/p" <<<"$2"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # an f32 check: max abs <= 1e-4 or 1 - cos <= 1e-6
 agrees() { awk -v a="$(value max_abs "$1")" -v c="$(value one_minus_cos "$1")" 'BEGIN { exit !(a <= 1e-4 || c <= 1e-6) }'; }

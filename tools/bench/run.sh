@@ -85,3 +85,9 @@ echo
 bash tools/bench/folder.sh
 echo
 bash tools/bench/volunteer.sh
+# image features against ONNX Runtime (native and Chromium) and the kernels
+# against the measured FMA peak; a feature check that fails fails make bench
+echo
+bash tools/bench/peers.sh all
+echo
+bash tools/bench/peak.sh
