@@ -8,13 +8,14 @@ the measured peak (tools/bench/peak.sh):
   q/k/v, output, MLP products (24 T W^2) and attention (4 T^2 W, every token
   sees every token), the projection. T = patches + 1.
 - forward: one SDFed step's text forward, f(G_c), f(G_s) and f(G~_c) for
-  each of C classes, each sequence as long as its prompt plus its class
-  tokens ([SOT] P [name "."] [EOT], computed only up to EOT, as the C core
-  does): per layer 24 L W^2 and causal attention 2 L (L + 1) W, then the
-  projection.
+  C classes, as the C core computes them (shared/clip/text_encoder.h): the
+  prefix [SOT] P (1 + T rows) once per prompt, then each class's own rows
+  (its name's tokens, ".", EOT; nothing after EOT); per layer 24 W^2 per row
+  and causal attention, 4 W per (query, key) pair, then the projection.
 - backward: the gradient with respect to the prompts only (the weights are
-  frozen) through f(G_c) and f(G_s): per layer 24 L W^2 (dx = dy W, once per
-  product) and twice the attention's forward work, and the projection.
+  frozen) through f(G_c) and f(G_s): per layer 24 W^2 per row (dx = dy W,
+  once per product) and twice the attention's forward work, and the
+  projection.
 - step: forward + backward + G_c R (2 S_l W^2); the SVD of G_s is left out.
 
   flops.py --gguf M.gguf --sdfed build/sdfed --classes FILE [--n-classes 10]
@@ -30,10 +31,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clip_onnx import GGUF  # noqa: E402 (the project's one GGUF reader in Python)
 
 
-def text_layer(L, W, backward):
-    linear = 24 * L * W * W
-    attention = 2 * L * (L + 1) * W
-    return linear + (2 * attention if backward else attention)
+def text_prompt(T, class_tokens, W, layers, E, backward):
+    """One prompt of T vectors through the text tower for every class (class_tokens: each class's ids with SOT
+    and EOT)."""
+    prefix = 1 + T
+    rows = prefix + sum(n - 1 for n in class_tokens)
+    pairs = prefix * (prefix + 1) // 2  # (query, key) pairs under the causal mask
+    for n in class_tokens:
+        pairs += sum(i + 1 for i in range(prefix, prefix + n - 1))
+    attention = 4 * W * pairs
+    per_layer = 24 * W * W * rows + (2 * attention if backward else attention)
+    return layers * per_layer + 2 * W * E * len(class_tokens)
 
 
 def main():
@@ -61,7 +69,7 @@ def main():
     Wt, Lt = m["clip.text.width"], m["clip.text.layers"]
 
     def prompt(T_prompt, backward):
-        return sum(Lt * text_layer(n + T_prompt, Wt, backward) + 2 * Wt * E for n in class_tokens)
+        return text_prompt(T_prompt, class_tokens, Wt, Lt, E, backward)
 
     forward = 2 * prompt(a.S_l, False) + prompt(a.S_s, False)
     backward = prompt(a.S_l, True) + prompt(a.S_s, True)

@@ -18,8 +18,9 @@ mkdir -p "$out/peers"
 value() { sed -nE "s/(^|.*[ :])$1=([^ ]+).*/\2/p" <<<"$2"; }
 
 echo "== kernels against the measured peak (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-native_peaks=$(build/bench_peak --repeats 5 | tee /dev/stderr)
-browser_peaks=$(node tools/bench/peak_browser.mjs "$out/peers" 5 | tee /dev/stderr)
+native_peaks=$(build/bench_peak --repeats 5)
+browser_peaks=$(node tools/bench/peak_browser.mjs "$out/peers" 5)
+printf '%s\n%s\n' "$native_peaks" "$browser_peaks"
 # the best instruction set's peak on THREADS threads
 native_peak() { grep -E "^peak native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*gflops=//' | sort -g | tail -n 1; }
 browser_peak() { grep "^peak chromium simd128 $1:" <<<"$browser_peaks" | sed -E 's/.*gflops=//'; }

@@ -40,9 +40,9 @@ symlinkSync(root, path.join(web, 'project'));
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 Object.assign(task, { model: path.join(root, 'models/fmnist-tiny-clip.q8_0.gguf'), rounds: 1 });
 writeFileSync(path.join(work, 'peers-task.json'), JSON.stringify(task));
-const h = harness(work, root, build);
-await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state',
-  path.join(work, `peers-state-${process.pid}`), '--web', web, '--wasm', path.join(emBuild, 'wasm-client')]);
+const h = harness(work, root, build), state = path.join(work, `peers-state-${process.pid}`);
+await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
+  web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
 // sdfed in the page's worker: {features, imagesPerS, threadsUsed}
 async function sdfedRun(page, model, threads) {
@@ -124,4 +124,5 @@ try {
   }
 } finally {
   await h.stopAggregator();
+  rmSync(state, { recursive: true, force: true }); // the federation's store: nothing in it is needed
 }
