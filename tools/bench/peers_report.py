@@ -34,7 +34,7 @@ def read(logs):
 
 
 def chart(path, rows):
-    W, H, left, right, top, bottom = 900, 380, 60, 20, 40, 90
+    W, H, left, right, top, bottom = 960, 470, 60, 110, 40, 160
     lo, hi = 0.1, 10000.0
     n = len(rows)
     pw, ph = W - left - right, H - top - bottom
@@ -74,7 +74,8 @@ def main():
     print("| model | where | weights | threads | sdfed img/s | ONNX Runtime img/s | sdfed / ORT | runs |")
     print("|---|---|---|---|---|---|---|---|")
     for (model, place, weights, threads, peer), (x, y, r, runs) in rows.items():
-        print(f"| {model} | {place} ({peer}) | {weights} | {threads} | {x:.3g} | {y:.3g} | {r:.2f} | {runs} |")
+        rate = lambda v: f"{v:.0f}" if v >= 100 else f"{v:.3g}"  # noqa: E731
+        print(f"| {model} | {place} ({peer}) | {weights} | {threads} | {rate(x)} | {rate(y)} | {r:.2f} | {runs} |")
 
 
 if __name__ == "__main__":
