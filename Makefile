@@ -1,6 +1,7 @@
 # sdfed front door.
 #   make test    install the Debian packages, build every target, run every test
 #   make run     install, build, and run the main job (see README.md)
+#   make run-cluster  the same federation on NODES=3 aggregator nodes, PostgreSQL and HAProxy (docs/cluster.md)
 #   make build   native build only (build/sdfed), packages assumed present
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
@@ -14,7 +15,7 @@ export NODE_PATH ?= /usr/share/nodejs
 
 # make bench's ONNX Runtime peers and FMA peak (tools/bench/peers.sh, peak.sh)
 .PHONY: bench-deps bench-browser bench-peers
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run bench \
+.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
         compare compare-paper clean
 
 all: build
@@ -65,6 +66,11 @@ test-browser: deps build web
 run: deps build web
 	bash tools/run.sh
 
+# NODES=3 PORT=8080 CLIENTS=4 TASK=...: state/cluster-<task>/ holds PostgreSQL's data and the logs
+NODES ?= 3
+run-cluster: deps build web
+	NODES=$(NODES) bash tools/run-cluster.sh
+
 bench: deps bench-deps build web
 	bash tools/bench/run.sh
 
@@ -93,18 +99,20 @@ compare: deps build
 
 # make compare-paper [MODEL=OTHER.gguf] [SEEDS=5]: the whole paper protocol in one command: every setting
 # (tasks/paper-*.json) with each method's lr chosen on validation, SDFed's ablation in each, and the lambda
-# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model)
+# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model). Its image
+# features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path)
 PAPER_SETTINGS := pathological hetero domains dirichlet
+PAPER_IMAGES := --f32-images
 compare-paper: deps build
 	for t in $(PAPER_SETTINGS); do \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --lrs 0.001,0.003,0.01,0.03,0.1 \
-	    $(if $(MODEL),--model $(MODEL)) && \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) && \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --methods ablation \
-	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
 	done
 	for s in lambda gamma; do \
 	  /usr/bin/python3 tools/compare.py --task tasks/paper-pathological.json --seeds $(SEEDS) --methods $$s \
-	    $(if $(MODEL),--model $(MODEL)) || exit 1; \
+	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
 	done
 
 clean:

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/round.h"
@@ -19,6 +20,7 @@ typedef struct peer {
     int64_t id;
     int shard;
     int64_t assigned; /* async: the version it is training on, -1 idle (it reported) */
+    int present;      /* cluster: its presence row is stored (else stored again on a tick) */
 } peer;
 
 struct federation {
@@ -45,6 +47,12 @@ struct federation {
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
+    cluster *cl;       /* cluster mode: this node's leases and role; NULL in a single process */
+    int64_t next_sync; /* cluster: when the round is read again without a notification */
+    struct departed {
+        int64_t client, round; /* round -1: not a departure from a round */
+    } * leaving;               /* cluster: connections closed whose presence the store did not remove yet */
+    int n_leaving, cap_leaving;
 };
 
 /* one counter per protocol error code, here and in the status */
@@ -105,19 +113,67 @@ static int compare_peers(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The coordinator's fence (NULL in a single process), and whether this
+ * process decides rounds: a single process, or the cluster's coordinator. */
+static const store_fence *fence_of(const federation *f) { return f->cl ? cluster_fence(f->cl) : NULL; }
+static int deciding(const federation *f) { return !f->cl || cluster_fence(f->cl); }
+
+/* The open round to this process's clients: round_start to the chosen
+ * ones still due, wait to the others. */
+static void announce_start(federation *f) {
+    for (int i = 0; i < f->n_peers; i++) {
+        if (sdfed_round_due(&f->current, f->peers[i].id))
+            send_round(f, &f->peers[i]);
+        else
+            send_wait(f, f->peers[i].id, "not_sampled");
+    }
+}
+
+/* A decision the store did not record: at the fence, another node
+ * coordinates now; else the round moved on meanwhile (read it again). */
+static void sync_round(federation *f, int64_t now_ms);
+static void refused_decision(federation *f, int rc, const sdfed_error *err, int64_t now_ms) {
+    if (!f->cl) return;
+    if (rc != SDFED_ERR_IO) native_log_message("decision_refused", "", err->message); /* the store reports its faults */
+    if (rc == SDFED_ERR_ARG) cluster_step_down(f->cl);
+    sync_round(f, now_ms);
+}
+
+/* The connected clients, this process's or (cluster) every node's. */
+static int connected_clients(federation *f, peer **out, int *count) {
+    *out = NULL, *count = 0;
+    if (!f->cl) {
+        if (f->n_peers && !(*out = malloc(sizeof **out * (size_t)f->n_peers))) return SDFED_ERR_NOMEM;
+        if (f->n_peers) memcpy(*out, f->peers, sizeof **out * (size_t)f->n_peers);
+        *count = f->n_peers;
+        return SDFED_OK;
+    }
+    int64_t *clients;
+    int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
+    if (rc) return rc;
+    if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
+    for (int i = 0; rc == SDFED_OK && i < n; i++) (*out)[i] = (peer){clients[i], shards[i], -1, 1};
+    *count = rc ? 0 : n;
+    free(clients), free(shards);
+    return rc;
+}
+
 static void maybe_start_round(federation *f, int64_t now_ms) {
-    if (f->opt.async || f->open || f->done || f->n_peers < f->opt.min_clients || f->n_peers == 0 ||
-        now_ms < f->next_start)
-        return;
+    if (f->opt.async || f->open || f->done || !deciding(f) || now_ms < f->next_start) return;
+    if (!f->cl && (f->n_peers < f->opt.min_clients || f->n_peers == 0)) return;
     /* the round engine chooses among the connected clients by shard, then id */
-    int count = f->n_peers;
-    peer *sorted = malloc(sizeof *sorted * (size_t)count);
+    peer *sorted;
+    int count;
+    if (connected_clients(f, &sorted, &count)) return; /* the store reports its fault */
+    if (count < f->opt.min_clients || count == 0) {
+        free(sorted);
+        return;
+    }
     int64_t *candidates = malloc(sizeof *candidates * (size_t)count);
     sdfed_round next = {0};
     sdfed_rng before = f->sampler;
-    int rc = sorted && candidates ? SDFED_OK : SDFED_ERR_NOMEM;
+    int rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
     if (rc == SDFED_OK) {
-        memcpy(sorted, f->peers, sizeof *sorted * (size_t)count);
         qsort(sorted, (size_t)count, sizeof *sorted, compare_peers);
         for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
         rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
@@ -129,30 +185,37 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
         native_logf("error", "\"message\": \"out of memory starting a round\"");
         return;
     }
-    if (store_start_round(f->st, f->round, next.clients, next.n_clients, f->sampler.s, NULL)) {
+    sdfed_error err = {0};
+    rc = store_begin_decision(f->st, fence_of(f), f->round, STORE_START, &err);
+    if (rc == SDFED_OK) rc = store_start_round(f->st, f->round, next.clients, next.n_clients, f->sampler.s, &err);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, &err);
+    if (rc) {
         /* tried again next tick; the store reports its fault (store.h) */
+        store_abort_decision(f->st);
         f->sampler = before;
         sdfed_round_free(&next);
+        refused_decision(f, rc, &err, now_ms);
+        return;
+    }
+    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
+                next.n_clients, count);
+    if (f->cl) { /* announced as every node learns of it */
+        sdfed_round_free(&next);
+        sync_round(f, now_ms);
         return;
     }
     sdfed_round_free(&f->current);
     f->current = next;
     f->open = 1;
     f->deadline = now_ms + f->opt.deadline_ms;
-    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
-                next.n_clients, count);
-    for (int i = 0; i < f->n_peers; i++) {
-        if (sdfed_round_index(&f->current, f->peers[i].id) >= 0)
-            send_round(f, &f->peers[i]);
-        else
-            send_wait(f, f->peers[i].id, "not_sampled");
-    }
+    announce_start(f);
 }
 
-/* What follows a round's end, closed or abandoned: the next round number
- * (or version), the announcement, and the next round. */
-static void next_round(federation *f, int64_t now_ms, int reports, int abandoned) {
-    int64_t ended = f->round++;
+/* A round's end, closed or abandoned, as this process learns of it: the
+ * next round number (or version) `next` and the announcement. */
+static void end_round(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned) {
+    int64_t ended = next - 1;
+    f->round = next;
     f->open = 0;
     f->buffered = 0;
     f->done = f->round >= f->task.rounds;
@@ -168,6 +231,17 @@ static void next_round(federation *f, int64_t now_ms, int reports, int abandoned
     memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
     emit(f, m);
     if (f->done) send_done(f, FEDERATION_EVERYONE);
+}
+
+/* What follows the end of a round this process decided: in a single
+ * process the announcement and the next round; in a cluster every node
+ * (this one too) learns of it from the store. */
+static void next_round(federation *f, int64_t now_ms, int reports, int abandoned) {
+    if (f->cl) {
+        sync_round(f, now_ms);
+        return;
+    }
+    end_round(f, now_ms, f->round + 1, reports, abandoned);
     if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
         for (int i = 0; i < f->n_peers; i++)
             if (f->peers[i].assigned < 0) {
@@ -177,16 +251,27 @@ static void next_round(federation *f, int64_t now_ms, int reports, int abandoned
     maybe_start_round(f, now_ms);
 }
 
-/* Combines the waiting updates into the next round's parameters. A store
- * failure leaves the round as it was, to be ended on the next tick; the
- * store reports its fault (store.h), so only the aggregation's own
- * failures are logged here. */
+/* Combines the waiting updates into the next round's parameters, in the
+ * decision's transaction (a cluster's coordinator: the round's row is
+ * locked, so the updates read are all it will ever have). A store failure
+ * leaves the round as it was, to be ended on the next tick; the store
+ * reports its fault (store.h), so only the aggregation's own failures are
+ * logged here. */
 static int close_round(federation *f, int64_t now_ms) {
     sdfed_error err = {0};
-    store_update *u;
-    int n;
-    int rc = store_pending_updates(f->st, &u, &n, NULL);
-    if (rc || n == 0) return rc ? rc : SDFED_ERR_ARG;
+    store_update *u = NULL;
+    int n = 0;
+    int rc = store_begin_decision(f->st, fence_of(f), f->round, STORE_CLOSE, &err);
+    if (rc) {
+        refused_decision(f, rc, &err, now_ms);
+        return rc;
+    }
+    rc = store_pending_updates(f->st, &u, &n, NULL);
+    if (rc || n == 0) {
+        store_abort_decision(f->st);
+        store_updates_free(u, n);
+        return rc ? rc : SDFED_ERR_ARG;
+    }
     sdfed_round_update *updates = malloc(sizeof *updates * (size_t)n);
     float *next = malloc(sizeof *next * f->n);
     if (!updates || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
@@ -208,7 +293,9 @@ static int close_round(federation *f, int64_t now_ms) {
     } else {
         sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
         rc = store_close_round(f->st, f->round, next, f->n, sha, n, 0, aggregation_ms, NULL);
+        if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
     }
+    if (rc) store_abort_decision(f->st);
     if (rc == SDFED_OK) {
         memcpy(f->global, next, sizeof *next * f->n);
         memcpy(f->sha, sha, sizeof sha);
@@ -229,8 +316,18 @@ static int close_round(federation *f, int64_t now_ms) {
 
 /* Abandons the round: the parameters stay, its reports are set aside. */
 static int abandon_round(federation *f, int64_t now_ms) {
-    int rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, f->current.n_reported, 1, 0, NULL);
-    if (rc) return rc;
+    sdfed_error err = {0};
+    int rc = store_begin_decision(f->st, fence_of(f), f->round, STORE_CLOSE, &err);
+    if (rc) {
+        refused_decision(f, rc, &err, now_ms);
+        return rc;
+    }
+    rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, f->current.n_reported, 1, 0, NULL);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    if (rc) {
+        store_abort_decision(f->st);
+        return rc;
+    }
     f->rounds_abandoned++;
     native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
                 (long long)f->round, f->current.n_reported, sdfed_round_still_in(&f->current), f->current.n_clients);
@@ -238,16 +335,59 @@ static int abandon_round(federation *f, int64_t now_ms) {
     return SDFED_OK;
 }
 
-/* Acts on a verdict; one the store cannot record is tried again every tick. */
+/* Acts on a verdict; one the store cannot record is tried again every
+ * tick (a cluster's coordinator judges the round again instead). */
 static void act(federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
     if (verdict == SDFED_ROUND_WAIT) return;
     int rc = verdict == SDFED_ROUND_CLOSE ? close_round(f, now_ms) : abandon_round(f, now_ms);
-    if (rc) f->pending = verdict;
+    if (rc && !f->cl) f->pending = verdict;
 }
 
 /* Ends the sync round when the engine says so. */
 static void check_round(federation *f, int64_t now_ms) {
-    if (f->open) act(f, sdfed_round_check(&f->current, f->opt.min_clients, 0), now_ms);
+    if (f->open && deciding(f)) act(f, sdfed_round_check(&f->current, f->opt.min_clients, 0), now_ms);
+}
+
+/* Cluster mode: what the store holds now, learnt: rounds that ended (the
+ * next one's parameters, announced), a round that started (announced to
+ * its clients here), and the open round's reports and departures from
+ * every node. */
+static void sync_round(federation *f, int64_t now_ms) {
+    store_round latest;
+    int found;
+    if (store_latest_round(f->st, &latest, &found, NULL) || !found) return; /* the store reports its fault */
+    if (latest.n_values != f->n) {
+        native_logf("error", "\"message\": \"the stored parameters do not fit the task's method\"");
+        store_round_free(&latest);
+        return;
+    }
+    if (latest.round > f->round) {
+        store_round ended = {0};
+        int have = 0;
+        store_get_round(f->st, latest.round - 1, &ended, &have, NULL);
+        memcpy(f->global, latest.global, sizeof *f->global * f->n);
+        memcpy(f->sha, latest.sha256, sizeof f->sha);
+        if (have && ended.started) memcpy(f->sampler.s, ended.rng, sizeof ended.rng);
+        end_round(f, now_ms, latest.round, have ? ended.n_updates : 0, have && ended.abandoned);
+        store_round_free(&ended);
+    }
+    if (latest.round == f->round && latest.started && !latest.closed && !f->open && !f->done &&
+        sdfed_round_resume(&f->current, latest.round, latest.participants, latest.n_participants,
+                           f->task.clients_per_round, NULL) == SDFED_OK) {
+        memcpy(f->sampler.s, latest.rng, sizeof latest.rng);
+        f->open = 1;
+        f->deadline = now_ms + f->opt.deadline_ms;
+        announce_start(f);
+    }
+    store_round_free(&latest);
+    int64_t *reported, *departed;
+    int n_reported, n_departed;
+    if (!f->open ||
+        store_round_events(f->st, f->round, &reported, &n_reported, &departed, &n_departed, NULL) != SDFED_OK)
+        return;
+    for (int i = 0; i < n_reported; i++) sdfed_round_report(&f->current, reported[i]);
+    for (int i = 0; i < n_departed; i++) sdfed_round_leave(&f->current, departed[i]);
+    free(reported), free(departed);
 }
 
 /* ----------------------------------------------------------- public api */
@@ -279,7 +419,13 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
         if (rc) return rc;
         sdfed_sha256_hex(f->global, sizeof *f->global * f->n, f->sha);
         f->round = 0;
-        return store_add_first_round(f->st, f->global, f->n, f->sha, err);
+        rc = store_add_first_round(f->st, f->global, f->n, f->sha, err);
+        if (rc != SDFED_ERR_ARG || !f->cl) return rc;
+        /* another node of the cluster stored round 0 first: its row holds */
+        free(f->global);
+        f->global = NULL;
+        if ((rc = store_latest_round(f->st, &r, &found, err))) return rc;
+        if (!found) return sdfed_fail(err, SDFED_ERR_IO, "federation: round 0 is neither stored nor storable");
     }
     if (r.n_values != f->n) {
         store_round_free(&r);
@@ -322,9 +468,10 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
     *out = NULL;
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
-    f->task = *task, f->opt = *opt, f->st = st, f->k = k;
+    f->task = *task, f->opt = *opt, f->st = st, f->k = k, f->cl = opt->cluster;
     sdfed_arena_init(&f->arena);
     int rc = load_state(f, m, cls, err);
+    if (rc == SDFED_OK && f->cl) sync_round(f, now_ms); /* the open round's departures */
     if (rc) {
         federation_close(f);
         return rc;
@@ -345,6 +492,7 @@ void federation_close(federation *f) {
     free(f->outbox);
     sdfed_round_free(&f->current);
     free(f->peers);
+    free(f->leaving);
     sdfed_arena_free(&f->arena);
     free(f);
 }
@@ -363,7 +511,12 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         }
         p = &f->peers[f->n_peers++];
     }
-    *p = (peer){client, shard, -1};
+    *p = (peer){client, shard, -1, 0};
+    if (f->cl) {
+        if (store_notified(f->st)) sync_round(f, now_ms);
+        p = find_peer(f, client);
+        p->present = store_presence_add(f->st, client, shard, cluster_node(f->cl), NULL) == SDFED_OK;
+    }
     emit(f, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
     native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
     if (f->done) {
@@ -380,9 +533,29 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         else
             send_wait(f, client, i >= 0 && f->current.reported[i] ? "reported" : "round_in_progress");
     } else {
-        maybe_start_round(f, now_ms);
+        if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
         if (!f->open) send_wait(f, client, "too_few_clients");
     }
+}
+
+/* Cluster: a closed connection's presence row goes, with its departure
+ * from the round, only if this node still held the client (it may have
+ * reconnected to another node already); a removal the store refused (the
+ * database is away) is tried again on every tick, so that a client gone
+ * meanwhile does not count as connected. */
+static void remove_presence(federation *f, int64_t client, int64_t round) {
+    int removed;
+    if (store_presence_remove(f->st, client, cluster_node(f->cl), round, &removed, NULL) == SDFED_OK) {
+        if (removed && round == f->round && f->open) sdfed_round_leave(&f->current, client);
+        return;
+    }
+    if (f->n_leaving == f->cap_leaving) {
+        int cap = f->cap_leaving ? 2 * f->cap_leaving : 16;
+        struct departed *grown = realloc(f->leaving, sizeof *grown * (size_t)cap);
+        if (!grown) return;
+        f->leaving = grown, f->cap_leaving = cap;
+    }
+    f->leaving[f->n_leaving++] = (struct departed){client, round};
 }
 
 void federation_leave(federation *f, int64_t client, int64_t now_ms) {
@@ -390,6 +563,11 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     if (!p) return;
     *p = f->peers[--f->n_peers];
     native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
+    if (f->cl) {
+        int due = f->open && sdfed_round_due(&f->current, client);
+        remove_presence(f, client, due ? f->round : -1);
+        return;
+    }
     if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_round(f, now_ms);
 }
 
@@ -397,6 +575,8 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
 
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
+    /* a cluster's node may not have heard of the round yet */
+    if (f->cl && (!f->open || round != f->round)) sync_round(f, now_ms);
     /* the update itself first, then where it belongs */
     if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
         return REFUSE(SDFED_CODE_BAD_SHAPE, "the update must be %u x %u", f->shape[0], f->shape[1]);
@@ -439,10 +619,13 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
             return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
     sdfed_error err = {0};
-    int stored = store_add_update(f->st, round, client, samples, values, f->n, &err);
+    int stored = f->cl ? store_add_round_update(f->st, round, client, samples, values, f->n, &err)
+                       : store_add_update(f->st, round, client, samples, values, f->n, &err);
     if (stored)
-        return REFUSE(stored == SDFED_ERR_ARG ? SDFED_CODE_DUPLICATE_UPDATE : SDFED_CODE_SERVER_ERROR, "not stored: %s",
-                      err.message);
+        return REFUSE(stored == SDFED_ERR_ARG         ? SDFED_CODE_DUPLICATE_UPDATE
+                      : stored == SDFED_ERR_NOT_FOUND ? SDFED_CODE_WRONG_ROUND
+                                                      : SDFED_CODE_SERVER_ERROR,
+                      "not stored: %s", err.message);
     f->updates_accepted++;
     emit(f, (federation_message){.type = FEDERATION_ACK, .client = client, .round = round});
     native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)client, (long long)round,
@@ -484,7 +667,31 @@ int federation_shard_connected(const federation *f, int shard) {
     return 0;
 }
 
+/* Cluster mode: leases, what the store holds now (at once when notified,
+ * else every poll_ms; every tick on the coordinator, which judges the
+ * open round from it), presence rows the store refused before. */
+static void cluster_tick_round(federation *f, int64_t now_ms) {
+    cluster_tick(f->cl, now_ms);
+    if (store_notified(f->st) || deciding(f) || now_ms >= f->next_sync) {
+        sync_round(f, now_ms);
+        f->next_sync = now_ms + f->opt.poll_ms;
+    }
+    int n = f->n_leaving;
+    f->n_leaving = 0;
+    for (int i = 0; i < n; i++) /* a client back here meanwhile keeps its row */
+        if (!find_peer(f, f->leaving[i].client)) remove_presence(f, f->leaving[i].client, f->leaving[i].round);
+    for (int i = 0; i < f->n_peers; i++)
+        if (!f->peers[i].present)
+            f->peers[i].present =
+                store_presence_add(f->st, f->peers[i].id, f->peers[i].shard, cluster_node(f->cl), NULL) == SDFED_OK;
+}
+
 void federation_tick(federation *f, int64_t now_ms) {
+    if (f->cl) {
+        cluster_tick_round(f, now_ms);
+        if (!deciding(f)) return;
+        if (f->open && now_ms < f->deadline) check_round(f, now_ms);
+    }
     if (f->pending != SDFED_ROUND_WAIT) {
         act(f, f->pending, now_ms);
         return;

@@ -25,7 +25,26 @@
  * restart the open round resumes with its chosen clients and stored
  * updates, and a chosen client that comes back is sent the round again.
  * A round the store cannot start or close (a full disk) is tried again on
- * every tick; the store reports the fault itself (store.h). */
+ * every tick; the store reports the fault itself (store.h).
+ *
+ * Cluster mode (options.cluster, a PostgreSQL store; synchronous rounds):
+ * every node runs this with its own clients, and the store is the
+ * federation (store.h). A node stores its clients' presence as they join
+ * and leave (a chosen client whose connection closes leaves its round, as
+ * in a single process; the clients of a node that dies do not: they stay
+ * due and may come back through another node before the round ends), and
+ * stores its clients' updates, each validated against the round in the
+ * store and acknowledged after its insert committed. Only the coordinator
+ * (cluster.h) decides: it chooses a round's clients among every node's
+ * connected ones (sorted by shard, then id, as a single process does),
+ * judges the open round from the reports and departures every node
+ * stored, and closes it in one fenced transaction that reads the round's
+ * updates under its lock and combines them in the round's client order,
+ * so the bits are a single process's. Each node learns of starts and
+ * closes from the store (LISTEN/NOTIFY, or every poll_ms without a
+ * notification) and announces them to its own clients; the deadline a
+ * node keeps is from when it learnt of the start, and is the one it
+ * judges by if it becomes the coordinator. */
 #ifndef SDFED_AGGREGATOR_FEDERATION_H
 #define SDFED_AGGREGATOR_FEDERATION_H
 
@@ -48,8 +67,10 @@ typedef struct federation_options {
     int buffer;             /* async: updates per new version */
     int max_staleness;      /* async: oldest accepted base version, in versions */
     sdfed_aggregate_config aggregate;
-    double max_update_norm; /* 0: no bound on an update's change */
-    int64_t max_samples;    /* largest accepted sample count */
+    double max_update_norm;  /* 0: no bound on an update's change */
+    int64_t max_samples;     /* largest accepted sample count */
+    struct cluster *cluster; /* cluster mode: this node (cluster.h); NULL in a single process */
+    int64_t poll_ms;         /* cluster: how often the store is read without a notification */
 } federation_options;
 
 /* A message for the network layer to write (docs/protocol.md). */

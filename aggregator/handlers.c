@@ -158,15 +158,29 @@ static void on_store_fault(void *ctx, const char *message) {
     }
 }
 
-/* An error message: its code, what went wrong, and for wrong_round the round
- * the server takes updates for next. */
-static void send_error(handlers *h, session *ss, sdfed_code code, const char *message) {
+/* How long a refused client should wait before trying again (ms; 0: no
+ * need): a store fault a second, a rate limit until its window ends, a
+ * connection closed for its refusals five seconds (docs/protocol.md). */
+static int64_t retry_after_ms(const session *ss, sdfed_code code, int64_t now_ms) {
+    switch (code) {
+    case SDFED_CODE_SERVER_ERROR: return 1000;
+    case SDFED_CODE_RATE_LIMITED: return now_ms - ss->window_start < 1000 ? 1000 - (now_ms - ss->window_start) : 1;
+    case SDFED_CODE_TOO_MANY_REFUSALS: return 5000;
+    default: return 0;
+    }
+}
+
+/* An error message: its code, what went wrong, for wrong_round the round the
+ * server takes updates for next, and when to try again if it matters. */
+static void send_error(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
     sdfed_jw_string(&w, "code", sdfed_code_name(code));
     sdfed_jw_string(&w, "message", message);
     if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
+    int64_t retry = retry_after_ms(ss, code, now_ms);
+    if (retry > 0) sdfed_jw_int(&w, "retry_after", retry);
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
 }
@@ -176,7 +190,7 @@ static void send_error(handlers *h, session *ss, sdfed_code code, const char *me
  * (server_error is the server's fault: the client is asked to resend). */
 static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
     federation_count_refusal(h->fed, code);
-    send_error(h, ss, code, message);
+    send_error(h, ss, code, message, now_ms);
     int own = code != SDFED_CODE_SERVER_ERROR;
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
@@ -188,7 +202,7 @@ static void refuse(handlers *h, session *ss, sdfed_code code, const char *messag
     if (own && ++ss->refusals >= h->opt.max_refusals && !ss->closing) {
         char last[96];
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
-        send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last);
+        send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, now_ms);
         session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
         native_log("closed_for_abuse", fields);
     }

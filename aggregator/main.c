@@ -3,7 +3,11 @@
  * One port serves the volunteer page, the browser build, the model (HTTP)
  * and the sdfed.v1 WebSocket protocol. The state folder, or the PostgreSQL
  * database, keeps everything a restart needs (store.h); either is refused
- * for another task.
+ * for another task. With --db the process is one node of a cluster: any
+ * number of them, started with the same task, database and round options,
+ * serve one federation (cluster.h, federation.h, docs/cluster.md).
+ * --verify recomputes every stored round's parameters from its stored
+ * updates and exits (verify.h).
  * With --port 0 the kernel chooses a free port; the "listening" log line
  * and the --port-file name it once the server is ready for connections. */
 #include <signal.h>
@@ -19,9 +23,11 @@
 #include "native/log.h"
 #include "native/paths.h"
 #include "native/task_file.h"
+#include "cluster.h"
 #include "description.h"
 #include "handlers.h"
 #include "loop.h"
+#include "verify.h"
 
 static loop *running;
 
@@ -37,7 +43,11 @@ static const char usage[] =
     "  --host ADDRESS        bind address: IPv4, IPv6, an interface or a name that resolves (all)\n"
     "  --state DIR           durable state in a folder, SQLite (state)\n"
     "  --db URI              durable state in PostgreSQL instead: postgresql://USER:PASSWORD@HOST/DATABASE\n"
-    "                        (libpq's URI; ?host=/socket/dir for a Unix socket); one aggregator per database\n"
+    "                        (libpq's URI; ?host=/socket/dir for a Unix socket); every process with the same\n"
+    "                        --db is a node of one federation (synchronous rounds; docs/cluster.md)\n"
+    "  --node-lease S        cluster: seconds a node's and the coordinator's lease last without renewal (10)\n"
+    "  --poll S              cluster: seconds between reads of the round without a notification (1)\n"
+    "  --verify              recompute every stored round's parameters from its stored updates, then exit\n"
     "  --web DIR             the volunteer page (web/)\n"
     "  --wasm DIR            the browser build (build/targets/emscripten/wasm-client)\n"
     "  --mode sync|async     rounds (sync)\n"
@@ -63,8 +73,8 @@ typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *refusals;
-    int help;
+        *refusals, *lease, *poll;
+    int help, verify;
 } args;
 
 static int number(const char *text, const char *name, double lo, double hi, double *out) {
@@ -83,7 +93,7 @@ int main(int argc, char **argv) {
     args a = {0};
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
-    a.max_bytes = "4194304", a.rate = "50", a.refusals = "20";
+    a.max_bytes = "4194304", a.rate = "50", a.refusals = "20", a.lease = "10", a.poll = "1";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -111,6 +121,9 @@ int main(int argc, char **argv) {
                                   {"--max-message-bytes", &a.max_bytes, NULL},
                                   {"--rate-limit", &a.rate, NULL},
                                   {"--max-refusals", &a.refusals, NULL},
+                                  {"--node-lease", &a.lease, NULL},
+                                  {"--poll", &a.poll, NULL},
+                                  {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
@@ -120,7 +133,7 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        refusals;
+        refusals, lease, poll;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -128,7 +141,8 @@ int main(int argc, char **argv) {
         number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
         number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
         number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
-        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals))
+        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
+        number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll))
         return CLI_USAGE;
     int rule = sdfed_aggregate_rule_from_name(a.rule);
     if (rule < 0) return cli_error(CLI_USAGE, "aggregator: --aggregate must be mean, median or trimmed_mean");
@@ -141,6 +155,10 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "aggregator: --state takes a folder; a PostgreSQL URI goes to --db");
     if (a.db && !store_is_database(a.db))
         return cli_error(CLI_USAGE, "aggregator: --db must be a postgresql:// or postgres:// URI");
+    if (a.db && !strcmp(a.mode, "async"))
+        return cli_error(CLI_USAGE,
+                         "aggregator: --db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
+                         "with --state");
     const char *where = a.db ? a.db : a.state ? a.state : "state";
     sdfed_error host_err = {0};
     char bind_address[256];
@@ -153,6 +171,7 @@ int main(int argc, char **argv) {
     native_model model = {0};
     sdfed_classes cls = {0};
     store *st = NULL;
+    cluster *cl = NULL;
     loop *server = NULL;
     handlers *h = NULL;
     http_site site = {0};
@@ -209,6 +228,38 @@ int main(int argc, char **argv) {
         goto done;
     }
 
+    sdfed_aggregate_config aggregate = {rule, trim, clip, noise};
+    if (a.verify) {
+        int mismatches = 0;
+        if (verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
+                          &err)) {
+            cli_error(CLI_FAILED, "aggregator: --verify: %s", err.message);
+            goto done;
+        }
+        printf("verify: %s\n", mismatches ? "MISMATCH" : "every stored round recomputed");
+        rc = mismatches ? CLI_FAILED : CLI_OK;
+        goto done;
+    }
+    if (a.db) {
+        /* every node decides alike: the first one's round options are the cluster's */
+        char decisions[256], *stored_decisions = NULL;
+        snprintf(decisions, sizeof decisions, "aggregate %s trim %g clip %g noise %g min_clients %g over_select %g",
+                 a.rule, trim, clip, noise, min_clients, over_select);
+        stored = store_get_meta(st, "decisions", &stored_decisions, &err);
+        if (stored == SDFED_OK && stored_decisions && strcmp(stored_decisions, decisions) != 0)
+            stored = sdfed_fail(&err, SDFED_ERR_ARG,
+                                "the cluster in %s decides rounds with '%s'; this node was started with '%s'",
+                                store_name(st), stored_decisions, decisions);
+        else if (stored == SDFED_OK && !stored_decisions)
+            stored = store_set_meta(st, "decisions", decisions, &err);
+        free(stored_decisions);
+        if (stored == SDFED_OK) stored = cluster_open(&cl, st, lease, &err);
+        if (stored) {
+            cli_error(CLI_FAILED, "aggregator: %s", err.message);
+            goto done;
+        }
+    }
+
     char web[4096], wasm[4096], model_url[128];
     snprintf(web, sizeof web, "%s", native_resolve_path(a.web ? a.web : "web", resolved, sizeof resolved));
     snprintf(wasm, sizeof wasm, "%s",
@@ -224,9 +275,11 @@ int main(int argc, char **argv) {
                              .round_pause_ms = (int64_t)(pause * 1000),
                              .buffer = (int)buffer,
                              .max_staleness = (int)staleness,
-                             .aggregate = {rule, trim, clip, noise},
+                             .aggregate = aggregate,
                              .max_update_norm = max_norm,
-                             .max_samples = (int64_t)max_samples};
+                             .max_samples = (int64_t)max_samples,
+                             .cluster = cl,
+                             .poll_ms = (int64_t)(poll * 1000)};
     description_model dm = {model_url, model_sha, model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
@@ -248,6 +301,7 @@ int main(int argc, char **argv) {
                        .demo = shards,
                        .status = {.fed = fed,
                                   .st = st,
+                                  .cl = cl,
                                   .model_sha256 = model_sha,
                                   .name = sdfed_task_name(&task),
                                   .description = sdfed_task_description(&task)}};
@@ -292,6 +346,7 @@ done:
     free(description);
     federation_close(fed);
     demo_close(shards);
+    cluster_close(cl);
     store_close(st);
     sdfed_classes_free(&cls);
     native_model_close(&model);

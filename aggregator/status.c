@@ -23,8 +23,9 @@ void status_board_free(status_board *site) {
 
 static void update_history(status_board *site, const federation_status *st) {
     int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    /* a cluster's metrics come in through every node: read at most once a second */
     if (site->history.valid &&
-        (st->metrics_stored == site->history.metrics_seen || now - site->history.read_at_ms < 1000))
+        ((!site->cl && st->metrics_stored == site->history.metrics_seen) || now - site->history.read_at_ms < 1000))
         return;
     int64_t *rounds, *clients;
     double *accuracy;
@@ -36,9 +37,22 @@ static void update_history(status_board *site, const federation_status *st) {
     site->history.metrics_seen = st->metrics_stored, site->history.read_at_ms = now;
 }
 
+/* Cluster mode: the federation's counts from the store, in place of this
+ * node's; 0 when not in a cluster or the store cannot say (then the
+ * node's own stand). */
+static int cluster_counts(status_board *site, federation_status *st, store_cluster *c) {
+    if (!site->cl || store_cluster_status(site->st, c, NULL) != SDFED_OK) return 0;
+    st->connected = c->clients_present, st->updates_accepted = c->updates;
+    st->rounds_closed = c->rounds_closed, st->rounds_abandoned = c->rounds_abandoned;
+    return 1;
+}
+
 static int status_json(struct lws *wsi, status_board *site) {
-    federation_status st;
+    federation_status st, node;
     federation_get_status(site->fed, &st);
+    node = st;
+    store_cluster c;
+    int in_cluster = cluster_counts(site, &st, &c);
     int64_t registered = 0;
     store_count_clients(site->st, &registered, NULL);
     update_history(site, &st);
@@ -70,6 +84,27 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
     sdfed_jw_int(&w, "rounds_abandoned", st.rounds_abandoned);
     sdfed_jw_string(&w, "model_sha256", site->model_sha256);
+    if (in_cluster) {
+        sdfed_jw_int(&w, "nodes", c.nodes_live);
+        sdfed_jw_int(&w, "coordinator_node", c.coordinator_node);
+        sdfed_jw_int(&w, "coordinator_epoch", c.coordinator_epoch);
+    }
+    if (site->cl) {
+        const store_fence *fence = cluster_fence(site->cl);
+        sdfed_buffer nb = {0};
+        sdfed_json_writer nw;
+        sdfed_jw_begin(&nw, &nb, NULL);
+        sdfed_jw_int(&nw, "id", cluster_node(site->cl));
+        sdfed_jw_string(&nw, "role", fence ? "coordinator" : "front-end");
+        sdfed_jw_int(&nw, "epoch", fence ? fence->epoch : 0);
+        sdfed_jw_int(&nw, "clients", node.connected);
+        sdfed_jw_int(&nw, "updates_accepted", node.updates_accepted);
+        sdfed_jw_int(&nw, "rounds_closed", node.rounds_closed);
+        sdfed_jw_int(&nw, "store_failing", store_failing(site->st));
+        failed |= sdfed_jw_end(&nw, NULL) != SDFED_OK;
+        if (nb.size) sdfed_jw_raw(&w, "node", (const char *)nb.data, nb.size);
+        sdfed_buffer_free(&nb);
+    }
     sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
     int rc = sdfed_jw_end(&w, NULL) || failed
                  ? out_of_memory(wsi)
@@ -85,6 +120,37 @@ static int metrics_text(struct lws *wsi, status_board *site) {
     sdfed_buffer b = {0};
     sdfed_sink sink = sdfed_buffer_sink(&b);
     int failed = 0;
+    if (site->cl) {
+        const store_fence *fence = cluster_fence(site->cl);
+        failed |= sdfed_sink_printf(
+            sink,
+            "# HELP sdfed_node_coordinator 1 while this node is the cluster's coordinator, 0 as a front-end.\n"
+            "# TYPE sdfed_node_coordinator gauge\nsdfed_node_coordinator{node=\"%lld\"} %d\n"
+            "# HELP sdfed_node_epoch The coordinator epoch this node holds (0: none).\n"
+            "# TYPE sdfed_node_epoch gauge\nsdfed_node_epoch{node=\"%lld\"} %lld\n"
+            "# HELP sdfed_node_clients Clients connected to this node.\n"
+            "# TYPE sdfed_node_clients gauge\nsdfed_node_clients{node=\"%lld\"} %lld\n",
+            (long long)cluster_node(site->cl), fence != NULL, (long long)cluster_node(site->cl),
+            (long long)(fence ? fence->epoch : 0), (long long)cluster_node(site->cl), (long long)st.connected);
+        store_cluster c;
+        if (store_cluster_status(site->st, &c, NULL) == SDFED_OK)
+            failed |= sdfed_sink_printf(
+                sink,
+                "# HELP sdfed_cluster_nodes Nodes whose lease holds.\n# TYPE sdfed_cluster_nodes gauge\n"
+                "sdfed_cluster_nodes %lld\n"
+                "# HELP sdfed_cluster_clients Clients connected to any node.\n# TYPE sdfed_cluster_clients gauge\n"
+                "sdfed_cluster_clients %lld\n"
+                "# HELP sdfed_cluster_epoch The coordinator's epoch.\n# TYPE sdfed_cluster_epoch gauge\n"
+                "sdfed_cluster_epoch %lld\n"
+                "# HELP sdfed_cluster_rounds_closed Rounds the federation closed (aggregated).\n"
+                "# TYPE sdfed_cluster_rounds_closed gauge\nsdfed_cluster_rounds_closed %lld\n"
+                "# HELP sdfed_cluster_rounds_abandoned Rounds the federation abandoned.\n"
+                "# TYPE sdfed_cluster_rounds_abandoned gauge\nsdfed_cluster_rounds_abandoned %lld\n"
+                "# HELP sdfed_cluster_updates Updates the federation stored.\n"
+                "# TYPE sdfed_cluster_updates gauge\nsdfed_cluster_updates %lld\n",
+                (long long)c.nodes_live, (long long)c.clients_present, (long long)c.coordinator_epoch,
+                (long long)c.rounds_closed, (long long)c.rounds_abandoned, (long long)c.updates);
+    }
     failed |= sdfed_sink_printf(
         sink, "# HELP sdfed_clients Clients connected now.\n# TYPE sdfed_clients gauge\nsdfed_clients %lld\n",
         (long long)st.connected);

@@ -7,7 +7,13 @@
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason, store failures, aggregation time
  * The accuracy history is read from the store again only when new metrics
- * came in, and at most once a second (every open page polls /status). */
+ * came in, and at most once a second (every open page polls /status).
+ * In cluster mode (cluster.h) the federation's counts (clients connected
+ * to any node, updates, rounds closed and abandoned, live nodes, the
+ * coordinator and its epoch) come from the store, and "node" (/status) and
+ * the sdfed_node_* metrics say what this node does: its id, its role
+ * (coordinator or front-end), its epoch, its own connections, and the
+ * updates it accepted and rounds it closed. */
 #ifndef SDFED_AGGREGATOR_STATUS_H
 #define SDFED_AGGREGATOR_STATUS_H
 
@@ -15,12 +21,14 @@
 
 #include <libwebsockets.h>
 
+#include "cluster.h"
 #include "federation.h"
 #include "store.h"
 
 typedef struct status_board {
     federation *fed;
     store *st;
+    cluster *cl; /* cluster mode: this node; NULL in a single process */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
     struct {

@@ -198,6 +198,8 @@ static int row_round(void *ctx, const store_value *c, int n, sdfed_error *err) {
     if (c[3].type == STORE_BLOB && c[3].bytes == sizeof r->rng) memcpy(r->rng, c[3].blob, sizeof r->rng);
     r->started = c[5].type != STORE_NULL;
     r->closed = c[6].type != STORE_NULL;
+    r->n_updates = (int)as_integer(&c[7]);
+    r->abandoned = (int)as_integer(&c[8]);
     return SDFED_OK;
 }
 
@@ -214,7 +216,7 @@ static int read_round(store *s, const char *sql, const store_value *params, int 
     return rc;
 }
 
-#define ROUND_COLUMNS "round, global, sha256, rng, participants, started, closed"
+#define ROUND_COLUMNS "round, global, sha256, rng, participants, started, closed, n_updates, abandoned"
 
 int store_latest_round(store *s, store_round *r, int *found, sdfed_error *err) {
     return read_round(s, "SELECT " ROUND_COLUMNS " FROM rounds ORDER BY round DESC LIMIT 1", NULL, 0, r, found, err);
@@ -241,8 +243,10 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
                       int abandoned, double aggregation_ms, sdfed_error *err) {
-    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err); /* commits nothing yet */
-    if (rc) return rc;
+    /* inside a decision its transaction holds these statements; else their own */
+    int own = !s->in_transaction, rc = SDFED_OK;
+    if (own && (rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err)))
+        return rc; /* commits nothing yet */
     s->in_transaction = 1;
     store_value closing[] = {now(), integer(n_updates), real(aggregation_ms), integer(abandoned), integer(round)};
     rc = write_statement(
@@ -256,11 +260,68 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
     if (rc == SDFED_OK)
         rc = write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES ($1, $2, $3)", next, 3, NULL, NULL,
                              "next round", err);
+    if (!own) return rc;
     if (rc == SDFED_OK) rc = write_statement(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
     s->in_transaction = 0;
     if (rc) s->backend->rollback(s);
     if (rc == SDFED_OK) committed(s);
     return rc;
+}
+
+/* a statement's rows counted */
+static int row_count(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    ++*(int *)ctx;
+    return SDFED_OK;
+}
+
+int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err) {
+    if (!fence) return SDFED_OK;
+    assert(!s->in_transaction);
+    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
+    if (rc) return rc;
+    s->in_transaction = s->deciding = 1;
+    int held = 0, lockable = 0;
+    store_value f[] = {integer(fence->epoch), integer(fence->node)};
+    rc = query(s, "SELECT epoch FROM coordinator WHERE id = 1 AND epoch = $1 AND node = $2 FOR SHARE", f, 2, row_count,
+               &held, "fence", err);
+    if (rc == SDFED_OK && !held)
+        rc = sdfed_fail(err, SDFED_ERR_ARG,
+                        "store: the coordinator's epoch %lld was superseded; its decision is refused",
+                        (long long)fence->epoch);
+    store_value r[] = {integer(round)};
+    if (rc == SDFED_OK)
+        rc = query(
+            s,
+            what == STORE_START
+                ? "SELECT round FROM rounds WHERE round = $1 AND started IS NULL FOR UPDATE"
+                : "SELECT round FROM rounds WHERE round = $1 AND started IS NOT NULL AND closed IS NULL FOR UPDATE",
+            r, 1, row_count, &lockable, "lock round", err);
+    if (rc == SDFED_OK && !lockable)
+        rc = sdfed_fail(err, SDFED_ERR_NOT_FOUND, "store: round %lld is not %s", (long long)round,
+                        what == STORE_START ? "waiting to start" : "open");
+    store_value d[] = {integer(round), text(what == STORE_START ? "start" : "close"), integer(fence->epoch),
+                       integer(fence->node)};
+    if (rc == SDFED_OK)
+        rc = write_statement(s, "INSERT INTO decisions (round, kind, epoch, node) VALUES ($1, $2, $3, $4)", d, 4, NULL,
+                             NULL, "decision", err);
+    if (rc) store_abort_decision(s);
+    return rc;
+}
+
+int store_commit_decision(store *s, sdfed_error *err) {
+    if (!s->deciding) return SDFED_OK;
+    int rc = query(s, "NOTIFY sdfed_rounds", NULL, 0, NULL, NULL, "notify", err);
+    if (rc == SDFED_OK) rc = write_statement(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
+    s->in_transaction = s->deciding = 0;
+    if (rc) s->backend->rollback(s);
+    if (rc == SDFED_OK) committed(s);
+    return rc;
+}
+
+void store_abort_decision(store *s) {
+    if (!s->deciding) return;
+    s->backend->rollback(s);
+    s->in_transaction = s->deciding = 0;
 }
 
 int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
@@ -305,10 +366,10 @@ static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) 
     return SDFED_OK;
 }
 
-int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err) {
+static int read_updates(store *s, const char *sql, const store_value *p, int n_params, store_update **updates, int *n,
+                        sdfed_error *err) {
     update_list l = {0};
-    int rc = query(s, "SELECT round, client, samples, data FROM updates WHERE merged IS NULL ORDER BY round, client",
-                   NULL, 0, row_update, &l, "updates", err);
+    int rc = query(s, sql, p, n_params, row_update, &l, "updates", err);
     if (rc) {
         store_updates_free(l.rows, l.n);
         l = (update_list){0};
@@ -316,6 +377,18 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
     *updates = l.rows;
     *n = l.n;
     return rc;
+}
+
+int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err) {
+    return read_updates(s,
+                        "SELECT round, client, samples, data FROM updates WHERE merged IS NULL ORDER BY round, client",
+                        NULL, 0, updates, n, err);
+}
+
+int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err) {
+    store_value p[] = {integer(round)};
+    return read_updates(s, "SELECT round, client, samples, data FROM updates WHERE merged = $1 ORDER BY round, client",
+                        p, 1, updates, n, err);
 }
 
 int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
@@ -371,3 +444,207 @@ int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_
     *n = h.n;
     return rc;
 }
+
+/* ------------------------------------------------ cluster mode (PostgreSQL) */
+
+int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err) {
+    store_value p[] = {text(host), integer(pid), real(lease_s)};
+    *node = -1;
+    return write_statement(
+        s,
+        "INSERT INTO nodes (host, pid, lease_until) VALUES ($1, $2, now() + $3 * interval '1 second') "
+        "RETURNING id",
+        p, 3, row_integer, node, "join the cluster", err);
+}
+
+int store_node_renew(store *s, int64_t node, double lease_s, sdfed_error *err) {
+    store_value p[] = {integer(node), real(lease_s)};
+    return write_statement(s, "UPDATE nodes SET lease_until = now() + $2 * interval '1 second' WHERE id = $1", p, 2,
+                           NULL, NULL, "node lease", err);
+}
+
+int store_node_leave(store *s, int64_t node, sdfed_error *err) {
+    store_value p[] = {integer(node)};
+    int rc = write_statement(s, "DELETE FROM presence WHERE node = $1", p, 1, NULL, NULL, "leave the cluster", err);
+    if (rc == SDFED_OK)
+        rc = write_statement(s, "UPDATE nodes SET lease_until = now() WHERE id = $1", p, 1, NULL, NULL,
+                             "leave the cluster", err);
+    if (rc == SDFED_OK)
+        rc = write_statement(s, "UPDATE coordinator SET lease_until = '-infinity' WHERE id = 1 AND node = $1", p, 1,
+                             NULL, NULL, "leave the cluster", err);
+    return rc;
+}
+
+int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err) {
+    store_value p[] = {integer(node), real(lease_s)};
+    *epoch = 0;
+    return write_statement(s,
+                           "UPDATE coordinator SET node = $1, epoch = epoch + 1, lease_until = now() + $2 * interval "
+                           "'1 second' WHERE id = (SELECT id FROM coordinator WHERE id = 1 AND lease_until < now() FOR "
+                           "UPDATE SKIP LOCKED) AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND lease_until > now()) "
+                           "RETURNING epoch",
+                           p, 2, row_integer, epoch, "claim the coordinator", err);
+}
+
+int store_coordinator_renew(store *s, const store_fence *fence, double lease_s, int *held, sdfed_error *err) {
+    store_value p[] = {integer(fence->node), integer(fence->epoch), real(lease_s)};
+    *held = 0;
+    return write_statement(s,
+                           "UPDATE coordinator SET lease_until = now() + $3 * interval '1 second' WHERE id = 1 AND "
+                           "node = $1 AND epoch = $2 RETURNING epoch",
+                           p, 3, row_count, held, "coordinator lease", err);
+}
+
+typedef struct coordinator_row {
+    int64_t *node, *epoch;
+    int *live;
+} coordinator_row;
+
+static int row_coordinator(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    coordinator_row *r = ctx;
+    *r->node = c[0].type == STORE_NULL ? -1 : as_integer(&c[0]);
+    *r->epoch = as_integer(&c[1]);
+    *r->live = (int)as_integer(&c[2]);
+    return SDFED_OK;
+}
+
+int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err) {
+    *node = -1, *epoch = 0, *live = 0;
+    coordinator_row r = {node, epoch, live};
+    return query(s, "SELECT node, epoch, CASE WHEN lease_until > now() THEN 1 ELSE 0 END FROM coordinator WHERE id = 1",
+                 NULL, 0, row_coordinator, &r, "coordinator", err);
+}
+
+int store_presence_add(store *s, int64_t client, int shard, int64_t node, sdfed_error *err) {
+    store_value p[] = {integer(client), integer(node), shard >= 0 ? integer(shard) : (store_value){.type = STORE_NULL}};
+    return write_statement(s,
+                           "INSERT INTO presence (client, node, shard) VALUES ($1, $2, $3) ON CONFLICT (client) DO "
+                           "UPDATE SET node = excluded.node, shard = excluded.shard",
+                           p, 3, NULL, NULL, "presence", err);
+}
+
+int store_presence_remove(store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
+                          sdfed_error *err) {
+    store_value p[] = {integer(client), integer(node), integer(departed_round)};
+    *removed = 0;
+    /* one statement: the departure only if this node still held the client */
+    return write_statement(s,
+                           "WITH gone AS (DELETE FROM presence WHERE client = $1 AND node = $2 RETURNING client), "
+                           "left_round AS (INSERT INTO departures (round, client) SELECT $3, client FROM gone WHERE "
+                           "$3 >= 0 ON CONFLICT DO NOTHING) SELECT client FROM gone",
+                           p, 3, row_count, removed, "presence", err);
+}
+
+typedef struct id_list {
+    int64_t *ids;
+    int *shards;
+    int n, cap;
+} id_list;
+
+static int id_list_add(id_list *l, int64_t id, int shard) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        int64_t *ids = realloc(l->ids, sizeof *ids * (size_t)cap);
+        if (ids) l->ids = ids;
+        int *shards = realloc(l->shards, sizeof *shards * (size_t)cap);
+        if (shards) l->shards = shards;
+        if (!ids || !shards) return -1;
+        l->cap = cap;
+    }
+    l->ids[l->n] = id;
+    l->shards[l->n] = shard;
+    l->n++;
+    return 0;
+}
+
+static int row_present(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    int shard = c[1].type == STORE_NULL ? -1 : (int)as_integer(&c[1]);
+    return id_list_add(ctx, as_integer(&c[0]), shard) ? no_memory(err) : SDFED_OK;
+}
+
+int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdfed_error *err) {
+    id_list l = {0};
+    int rc =
+        query(s, "SELECT p.client, p.shard FROM presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()",
+              NULL, 0, row_present, &l, "present clients", err);
+    if (rc) {
+        free(l.ids), free(l.shards);
+        l = (id_list){0};
+    }
+    *clients = l.ids, *shards = l.shards, *n = l.n;
+    return rc;
+}
+
+typedef struct round_events {
+    id_list reported, departed;
+} round_events;
+
+static int row_event(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    round_events *e = ctx;
+    return id_list_add(as_integer(&c[1]) ? &e->departed : &e->reported, as_integer(&c[0]), 0) ? no_memory(err)
+                                                                                              : SDFED_OK;
+}
+
+int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
+                       int *n_departed, sdfed_error *err) {
+    round_events e = {0};
+    store_value p[] = {integer(round)};
+    int rc = query(s,
+                   "SELECT client, 0 FROM updates WHERE round = $1 UNION ALL SELECT client, 1 FROM departures WHERE "
+                   "round = $1",
+                   p, 1, row_event, &e, "round events", err);
+    free(e.reported.shards), free(e.departed.shards);
+    if (rc) {
+        free(e.reported.ids), free(e.departed.ids);
+        e = (round_events){0};
+    }
+    *reported = e.reported.ids, *n_reported = e.reported.n;
+    *departed = e.departed.ids, *n_departed = e.departed.n;
+    return rc;
+}
+
+int store_add_round_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
+                           sdfed_error *err) {
+    store_value p[] = {integer(round), integer(client), integer(samples), blob(values, n * sizeof *values), now()};
+    int stored = 0;
+    int rc = write_statement(
+        s,
+        "INSERT INTO updates (round, client, samples, data, received) SELECT $1, $2, $3, $4, $5 FROM rounds r WHERE "
+        "r.round = $1 AND r.started IS NOT NULL AND r.closed IS NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "
+        "d.round = $1 AND d.client = $2) FOR SHARE OF r RETURNING round",
+        p, 5, row_count, &stored, "add update", err);
+    if (rc == SDFED_ERR_ARG)
+        return sdfed_fail(err, SDFED_ERR_ARG, "client %lld's update for round %lld is already stored",
+                          (long long)client, (long long)round);
+    if (rc == SDFED_OK && !stored)
+        return sdfed_fail(err, SDFED_ERR_NOT_FOUND, "round %lld is not open for client %lld (closed, or it left)",
+                          (long long)round, (long long)client);
+    return rc;
+}
+
+static int row_cluster(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    store_cluster *k = ctx;
+    int64_t *fields[] = {&k->nodes_live,    &k->clients_present,  &k->coordinator_node, &k->coordinator_epoch,
+                         &k->rounds_closed, &k->rounds_abandoned, &k->updates};
+    for (int i = 0; i < n && i < (int)(sizeof fields / sizeof *fields); i++)
+        *fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
+    return SDFED_OK;
+}
+
+int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
+    memset(c, 0, sizeof *c);
+    return query(s,
+                 "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM presence p JOIN "
+                 "nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN lease_until > now() THEN "
+                 "node END FROM coordinator WHERE id = 1), (SELECT epoch FROM coordinator WHERE id = 1), (SELECT "
+                 "count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT count(*) FROM rounds WHERE "
+                 "abandoned = 1), (SELECT count(*) FROM updates)",
+                 NULL, 0, row_cluster, c, "cluster status", err);
+}
+
+int store_listen(store *s, sdfed_error *err) {
+    if (!s->backend->listen) return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "store: %s has no notifications", s->name);
+    return s->backend->listen(s, "sdfed_rounds", err);
+}
+
+int store_notified(store *s) { return s->backend->notified ? s->backend->notified(s) : 0; }

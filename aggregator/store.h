@@ -22,7 +22,32 @@
  *            accepted updates (round: the version they were computed
  *            from); merged is the round they were aggregated into, NULL
  *            while they wait
- *   metrics  (round, client, accuracy, loss, test_samples) */
+ *   metrics  (round, client, accuracy, loss, test_samples)
+ *
+ * Cluster mode (PostgreSQL only): several aggregator processes, the
+ * nodes, serve one federation from one database; these tables hold what
+ * they share besides the above (docs/cluster.md):
+ *   nodes        (id, host, pid, started, lease_until)   a node's lease, renewed by its heartbeat
+ *   presence     (client, node, shard)                    the node that holds each connected client
+ *   coordinator  (id = 1, node, epoch, lease_until)       the one row of the coordinator's lease
+ *   departures   (round, client)                          a chosen client whose connection closed
+ *   decisions    (round, kind, epoch, node, at)           each round's start and close, once each
+ * Time in leases is the database's clock (now()), never a node's. The
+ * connected clients are the presence rows of nodes whose lease has not
+ * expired: a node that dies stops counting its clients once its lease
+ * runs out, and a client that reconnects elsewhere moves its row. The
+ * coordinator is the node that claimed the expired coordinator row,
+ * raising its epoch; its decisions (store_begin_decision) run in one
+ * transaction that first share-locks that row at its epoch, so a node
+ * whose epoch was superseded has its writes refused in that transaction,
+ * and a claim skips the row while a decision holds it (it never waits on
+ * one: a node stays responsive while the coordinator's decision does). A round row is
+ * locked for its decision and its decision row is inserted once
+ * (decisions' primary key): a round starts once and closes once; a
+ * trigger refuses any change to a closed round's row. Updates are
+ * inserted only while their round row is started and not closed, under
+ * a share lock of that row, so none is acknowledged into a round that
+ * closed without it. Every start and close NOTIFYs sdfed_rounds. */
 #ifndef SDFED_AGGREGATOR_STORE_H
 #define SDFED_AGGREGATOR_STORE_H
 
@@ -73,6 +98,7 @@ typedef struct store_round {
     uint64_t rng[4];       /* the sampler state after choosing (valid when started) */
     int64_t *participants; /* heap, n_participants client ids */
     int n_participants;
+    int n_updates, abandoned; /* once closed */
 } store_round;
 
 /* The latest round row (*found 0 when the database holds no round). */
@@ -91,6 +117,24 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
                       int abandoned, double aggregation_ms, sdfed_error *err);
 
+/* A round's start or close as one transaction. A single process (fence
+ * NULL) decides alone: this begins nothing, and store_start_round and
+ * store_close_round are each atomic. A cluster's coordinator gives its
+ * fence: this begins the transaction, refuses (SDFED_ERR_ARG) unless the
+ * coordinator row is still at the fence's node and epoch, locks round
+ * row r, refuses (SDFED_ERR_NOT_FOUND) unless it is still to be started
+ * (STORE_START) or open (STORE_CLOSE), and records the decision; the
+ * statements that follow (store_pending_updates, store_start_round,
+ * store_close_round) run in it until store_commit_decision (which
+ * notifies the nodes) or store_abort_decision. */
+typedef struct store_fence {
+    int64_t node, epoch;
+} store_fence;
+typedef enum store_decision { STORE_START, STORE_CLOSE } store_decision;
+int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err);
+int store_commit_decision(store *s, sdfed_error *err);
+void store_abort_decision(store *s);
+
 /* Stores an update (durably: acknowledge it only after this returns 0);
  * SDFED_ERR_ARG when (round, client) already has one. */
 int store_add_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
@@ -102,11 +146,60 @@ typedef struct store_update {
 } store_update;
 /* The updates not merged yet, ordered by round then client id. */
 int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err);
+/* The updates merged into round `round`'s parameters (closing round - 1), in the same order. */
+int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
 
 int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                       sdfed_error *err);
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i]. */
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
+
+/* ---- cluster mode (PostgreSQL only; see the top of this file) ---- */
+
+/* This process as a node: a new row with a lease of lease_s seconds;
+ * renewed; and left (its clients' presence removed, its leases ended). */
+int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err);
+int store_node_renew(store *s, int64_t node, double lease_s, sdfed_error *err);
+int store_node_leave(store *s, int64_t node, sdfed_error *err);
+/* Claims the coordinator row if its lease expired (and the node's has
+ * not): *epoch the new epoch, 0 when another node holds it. */
+int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err);
+/* Renews the lease at the fence's epoch; *held 0 when it was superseded. */
+int store_coordinator_renew(store *s, const store_fence *fence, double lease_s, int *held, sdfed_error *err);
+/* The coordinator row: its node (-1 none) and epoch, and whether its lease holds. */
+int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err);
+
+/* A client connected to node. */
+int store_presence_add(store *s, int64_t client, int shard, int64_t node, sdfed_error *err);
+/* A client's connection to node closed: its presence goes if node still
+ * held it (*removed), and then, when departed_round >= 0, it left that
+ * round (a departure). */
+int store_presence_remove(store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
+                          sdfed_error *err);
+/* The connected clients: presence rows of nodes whose lease holds
+ * (heap arrays, *n of each; shard -1 when none). */
+int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdfed_error *err);
+/* Round r's reports (its stored updates) and departures (heap). */
+int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
+                       int *n_departed, sdfed_error *err);
+/* store_add_update for a cluster's synchronous round: stored only while
+ * round r is started and not closed and the client has not left it
+ * (else SDFED_ERR_NOT_FOUND), under a share lock of the round's row. */
+int store_add_round_update(store *s, int64_t round, int64_t client, int64_t samples, const float *values, size_t n,
+                           sdfed_error *err);
+
+typedef struct store_cluster {
+    int64_t nodes_live, clients_present, coordinator_node, coordinator_epoch;
+    int64_t rounds_closed, rounds_abandoned, updates;
+} store_cluster;
+/* The whole federation, for /status and /metrics. */
+int store_cluster_status(store *s, store_cluster *c, sdfed_error *err);
+
+/* LISTEN for the coordinator's notifications (sdfed_rounds); then
+ * store_notified says whether any came (or may have been missed) since
+ * the last call. */
+int store_listen(store *s, sdfed_error *err);
+int store_notified(store *s);
 
 #endif

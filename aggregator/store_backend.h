@@ -38,6 +38,12 @@ typedef struct store_backend {
     const char *begin; /* the statement that begins a write transaction */
     /* Ends a failed transaction if it is still open, without reporting. */
     void (*rollback)(store *s);
+    /* Cluster mode (NULL in a back end without it): LISTEN on channel,
+     * again after every reconnection; notified drains what arrived and
+     * says whether anything did (or the connection was opened again, when
+     * notifications may have been missed). */
+    int (*listen)(store *s, const char *channel, sdfed_error *err);
+    int (*notified)(store *s);
 } store_backend;
 
 extern const store_backend store_sqlite, store_postgres;
@@ -47,6 +53,9 @@ struct store {
     void *connection; /* the back end's */
     char *name;       /* the folder, or the URI without its password (heap) */
     int in_transaction;
+    int deciding;          /* a fenced decision's transaction is open (store_begin_decision) */
+    const char *listening; /* the channel LISTENed on, NULL when none */
+    int missed;            /* reconnected since the last store_notified */
     store_fault_fn on_fault;
     void *fault_ctx;
     int failing;

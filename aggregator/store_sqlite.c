@@ -83,7 +83,7 @@ static store_value column(sqlite3_stmt *st, int c) {
     }
 }
 
-enum { MAX_COLUMNS = 8 };
+enum { MAX_COLUMNS = 10 };
 
 static int sqlite_exec(store *s, const char *sql, const store_value *params, int n_params, store_row_fn row, void *ctx,
                        const char *what, sdfed_error *err) {

@@ -49,7 +49,10 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
                        const feature_source *src, float *out, sdfed_error *err) {
     int D = sdfed_method_feature_size(src->method, &m->clip.cfg);
     char dir[1024], path[1200];
-    snprintf(dir, sizeof dir, "%s/%s", cache_dir, model_sha256);
+    /* integer products give other last digits than f32 activations: a
+     * folder of their own */
+    snprintf(dir, sizeof dir, "%s/%s%s", cache_dir, model_sha256,
+             sdfed_clip_int8_image_features(&m->clip) ? "-int8" : "");
     snprintf(path, sizeof path, "%s/%s.features", dir, src->name);
     int rc = native_make_dirs(dir, err);
     if (rc) return rc;

@@ -1,5 +1,6 @@
 /* Image features of a dataset under a model, computed once and kept on
- * disk: <cache>/<model sha256>/<name>.features (pooled features, or the
+ * disk: <cache>/<model sha256>[-int8]/<name>.features (-int8: features from
+ * integer products, clip_model.h's int8_images; pooled features, or the
  * patch features of a method that reads them: method/methods.h). The file is written in
  * chunks with its header's count updated after each chunk is on disk, so an
  * interrupted run resumes where it stopped; a file that does not match

@@ -11,7 +11,7 @@ share) and a chart of every method's mean accuracy over rounds.
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
                    [--methods "zeroshot coop ..." | ablation | lambda | gamma]
                    [--lrs 0.001,0.003,...] [--model OTHER.gguf]
-                   [--jobs 2] [--out DIR]
+                   [--jobs 2] [--out DIR] [--f32-images]
 
 With --lrs each method's learning rate is chosen first: one run per rate
 (seed 1, `sdfed sim --validation`: every client tested on a fifth of its
@@ -21,7 +21,8 @@ rate: a rate replaces it only on evidence), then the seeds run with it on
 the test split; the chosen rates are kept in DIR/lrs.json. An ablation or
 a sweep without --lrs runs at the rate chosen for sdfed by the comparison
 of the same task, when it has run (else at the task's). --model runs the
-task with another CLIP (a converted ViT-B/16, say). Runs go two at a time
+task with another CLIP (a converted ViT-B/16, say); --f32-images runs sim
+with a Q8_0 image tower on f32 activations (docs/results.md's features). Runs go two at a time
 by default (this machine has 2 cores), each with one OpenBLAS thread; the
 first run fills the feature cache before the others start. A run whose
 results.json is already in DIR is not run again, so an interrupted
@@ -95,8 +96,9 @@ def variant_task(task, variant, out):
     return derived_task(task, settings, os.path.join(out, "tasks", name))
 
 
-def run(sdfed, task, job, out, env):
-    """job: (variant, seed, lr or None, validation); returns (job, results, seconds)."""
+def run(sim, task, job, out, env):
+    """sim: the command's start (sdfed sim [flags]); job: (variant, seed, lr or None, validation); returns
+    (job, results, seconds)."""
     variant, seed, lr, validation = job
     method = variant.split(":")[0]
     task = variant_task(task, variant, out)
@@ -105,7 +107,7 @@ def run(sdfed, task, job, out, env):
     folder = os.path.join(out, name)
     started = time.time()
     if not os.path.exists(os.path.join(folder, "results.json")):  # else a finished run of an earlier call
-        cmd = [sdfed, "sim", "--task", task, "--method", method, "--seed", str(seed), "--out", folder + ".part"]
+        cmd = sim + ["--task", task, "--method", method, "--seed", str(seed), "--out", folder + ".part"]
         cmd += (["--lr", f"{lr:g}"] if lr is not None else []) + (["--validation"] if validation else [])
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         with open(os.path.join(out, f"{name}.log"), "w") as log:
@@ -119,14 +121,14 @@ def run(sdfed, task, job, out, env):
         return job, json.load(f), time.time() - started
 
 
-def run_all(sdfed, task, jobs, out, env, workers, what):
+def run_all(sim, task, jobs, out, env, workers, what):
     """Runs the jobs (the first alone: it fills the feature cache), printing progress; {job: results}."""
     results = {}
-    job, res, secs = run(sdfed, task, jobs[0], out, env)
+    job, res, secs = run(sim, task, jobs[0], out, env)
     results[job] = res
     print(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run, sdfed, task, j, out, env) for j in jobs[1:]]
+        futures = [pool.submit(run, sim, task, j, out, env) for j in jobs[1:]]
         for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
             job, res, secs = fut.result()
             results[job] = res
@@ -170,25 +172,43 @@ def rise_over_last_third(res):
     return window_accuracy(res, n) - window_accuracy(res, max(1, 2 * n // 3))
 
 
-def chart(path, title, curves, xlabel=None, xticks=None):
+def accuracy_axis(curves, spreads):
+    """The accuracy axis (low, high, step, in points) that holds every curve and its spread with a few gridlines:
+    a close view for a sweep whose points differ by tenths."""
+    values = [100 * (a + sign * d) for (_, c), sd in zip(curves, spreads) for a, d in zip(c, sd) for sign in (-1, 1)]
+    spread = max(max(values) - min(values), 0.1)
+    step = next(s for s in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20) if spread / s <= 6)
+    low = max(0.0, math.floor(min(values) / step - 1) * step)
+    return low, min(100.0, max(low + step, math.ceil(max(values) / step + 1) * step)), step
+
+
+def chart(path, title, curves, xlabel=None, xticks=None, spreads=None):
     """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 1..n unless xticks names
-    them (xlabel: what they are)."""
+    them (xlabel: what they are). With spreads (per curve, the std over seeds per point) each curve is drawn in a
+    band of ± its spread and the accuracy axis is a close view (accuracy_axis); else it is 0..100%."""
     W, H, left, right, top, bottom = 720, 440, 60, 170, 40, 50
     pw, ph = W - left - right, H - top - bottom
     n = max(len(c) for _, c in curves)
+    low, high, step = accuracy_axis(curves, spreads) if spreads else (0.0, 100.0, 20)
     x = lambda i: left + (pw * i / (n - 1) if n > 1 else pw / 2)
-    y = lambda a: top + ph * (1 - a)
+    y = lambda a: top + ph * (1 - (100 * a - low) / (high - low))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" '
              f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
              f'<text x="{left}" y="22" font-size="14">{title}</text>']
-    for p in range(0, 101, 20):
+    for i in range(round((high - low) / step) + 1):
+        p = low + i * step
         parts.append(f'<line x1="{left}" y1="{y(p / 100):.1f}" x2="{W - right}" y2="{y(p / 100):.1f}" stroke="#ddd"/>'
-                     f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p}%</text>')
+                     f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p:g}%</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">{xlabel or f"round (1..{n})"}</text>')
     for i, tick in enumerate(xticks or []):
         parts.append(f'<text x="{x(i):.1f}" y="{H - bottom + 16}" text-anchor="middle">{tick}</text>')
     for i, (name, acc) in enumerate(curves):
         colour = COLOURS[i % len(COLOURS)]
+        if spreads:
+            band = [(r, a + spreads[i][r]) for r, a in enumerate(acc)] + \
+                   [(r, a - spreads[i][r]) for r, a in reversed(list(enumerate(acc)))]
+            parts.append(f'<polygon fill="{colour}" fill-opacity="0.15" stroke="none" points="'
+                         + " ".join(f"{x(r):.1f},{y(a):.1f}" for r, a in band) + '"/>')
         points = " ".join(f"{x(r):.1f},{y(a):.1f}" for r, a in enumerate(acc))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}"/>')
         parts.append(f'<line x1="{W - right + 12}" y1="{top + 18 * i + 6}" x2="{W - right + 32}" '
@@ -210,6 +230,8 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--model", help="another CLIP GGUF to run the task with (outputs named after it)")
     ap.add_argument("--sdfed", default="build/sdfed")
+    ap.add_argument("--f32-images", action="store_true",
+                    help="sim --f32-images: a Q8_0 image tower on f32 activations (the features docs/results.md used)")
     a = ap.parse_args()
     named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS)
     methods = named[a.methods] if a.methods in named else a.methods.split()
@@ -221,6 +243,7 @@ def main():
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    sim = [a.sdfed, "sim"] + (["--f32-images"] if a.f32_images else [])
     started = time.time()
     chosen = {m: None for m in methods}  # None: the task's lr
     with open(a.task) as f:
@@ -235,7 +258,7 @@ def main():
     if a.lrs:
         lrs = sorted(float(v) for v in a.lrs.split(","))
         sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
-        found = run_all(a.sdfed, a.task, sweep, out, env, a.jobs, "choosing lr")
+        found = run_all(sim, a.task, sweep, out, env, a.jobs, "choosing lr")
         n_runs += len(sweep)
         for m in methods:  # the best validation accuracy; of equals, the rate nearest the task's
             if m.split(":")[0] not in NO_LR:
@@ -244,7 +267,7 @@ def main():
         with open(os.path.join(out, "lrs.json"), "w") as f:
             json.dump(chosen, f, indent=1)
     jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
-    results = run_all(a.sdfed, a.task, jobs, out, env, a.jobs, "testing")
+    results = run_all(sim, a.task, jobs, out, env, a.jobs, "testing")
     n_runs += len(jobs)
     elapsed = time.time() - started
 
@@ -275,11 +298,13 @@ def main():
     chart(os.path.join(out, "accuracy.svg"), f"{name}: mean accuracy over {a.seeds} seeds", curves)
     if a.methods in SWEEPS:  # the final accuracy against the swept value, a line per series
         key, values, series = SWEEPS[a.methods]
-        final = lambda m: statistics.mean(results[(m, s, chosen[m], False)]["final_accuracy"]
-                                          for s in range(1, a.seeds + 1))
-        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {key}",
-              [(label, [final(f"{prefix}{key}={v}") for v in values]) for label, prefix in series.items()],
-              xlabel=key, xticks=[str(v) for v in values])
+        finals_of = lambda m: [results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
+        spread = lambda m: statistics.stdev(finals_of(m)) if a.seeds > 1 else 0.0
+        chart(os.path.join(out, "sweep.svg"), f"{name}: SDFed's final accuracy against {key} (± std over seeds)",
+              [(label, [statistics.mean(finals_of(f"{prefix}{key}={v}")) for v in values])
+               for label, prefix in series.items()],
+              xlabel=key, xticks=[str(v) for v in values],
+              spreads=[[spread(f"{prefix}{key}={v}") for v in values] for prefix in series.values()])
     print(table)
     print(f"{n_runs} runs in {elapsed / 60:.1f} min; outputs in {out}")
 

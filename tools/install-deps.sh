@@ -10,6 +10,7 @@ packages=(
   libpng-dev libjpeg-dev zlib1g-dev
   libwebsockets-dev libssl-dev libcjson-dev libsqlite3-dev sqlite3 openssl curl
   libpq-dev postgresql-15 # the store's PostgreSQL back end; its tests start a server of their own
+  haproxy # in front of a cluster's nodes (make run-cluster, the cluster test)
   emscripten node-acorn nodejs chromium
   wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
   binaryen

@@ -31,6 +31,7 @@ static struct {
     sdfed_clip_model model;
     sdfed_tokenizer tokenizer;
     int have_model;
+    int int8_images; /* the model's int8_images (clip_model.h), 1 until wc_set_int8_images */
     /* the task and the client's parameters */
     sdfed_task task;
     sdfed_method_config cfg;
@@ -83,6 +84,7 @@ static void init_once(void) {
     if (done) return;
     done = 1;
     if (!W.k) W.k = sdfed_kernels_default();
+    W.int8_images = 1;
     sdfed_arena_init(&W.arena);
 }
 
@@ -105,8 +107,15 @@ int wc_load_model(uint8_t *bytes, size_t size) {
         sdfed_clip_free(&W.model);
         return rc;
     }
+    W.model.int8_images = W.int8_images;
     W.have_model = 1;
     return SDFED_OK;
+}
+
+void wc_set_int8_images(int on) {
+    init_once();
+    W.int8_images = on != 0;
+    if (W.have_model) W.model.int8_images = W.int8_images;
 }
 
 int wc_image_size(void) { return W.have_model ? W.model.cfg.image_size : 0; }

@@ -33,6 +33,11 @@
 /* The model: a GGUF file in a buffer from malloc, which the module now owns
  * (it is freed when another model is loaded). */
 WC_EXPORT int wc_load_model(uint8_t *bytes, size_t size);
+/* on = 0: the image tower on f32 activations (the weights dequantised);
+ * 1 (the default): Q8_0 matrices in integer products with activations
+ * quantised to Q8_0 (clip_model.h's int8_images). For this and later
+ * models. */
+WC_EXPORT void wc_set_int8_images(int on);
 WC_EXPORT int wc_image_size(void);
 WC_EXPORT int wc_embed_dim(void);
 

@@ -1,14 +1,16 @@
 // The page's one WebSocket to the aggregator (sdfed.v1, docs/protocol.md):
 // joining, hello with the token kept in IndexedDB (a rejoin), the server's
 // messages shown, a round's global prompt handed to training, reconnecting
-// with backoff until the volunteer leaves.
+// until the volunteer leaves, after waits with jitter (backoff.js) that
+// respect the server's retry_after.
+import { backoff } from './backoff.js';
 import { BAD_TOKEN, NOT_IN_ROUND, WRONG_ROUND } from './errors.js';
 import { $, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { trainRound } from './training.js';
 
 let socket = null;
-let reconnectDelay = 1000;
+const retry = backoff();
 let roundWaiting = null; // a round_start whose parameters are to come
 let left = false; // "forget me": never connect again
 
@@ -46,7 +48,6 @@ function connect() {
   ws.binaryType = 'arraybuffer';
   socket = ws;
   ws.onopen = () => {
-    reconnectDelay = 1000;
     const hello = { type: 'hello', protocol: 'sdfed.v1', kind: 'browser', encoding: 'binary' };
     if (page.stored.token) hello.token = page.stored.token;
     if (page.dataset && page.dataset.source === 'demo') hello.shard = page.dataset.shard;
@@ -60,10 +61,11 @@ function connect() {
     socket = null;
     roundWaiting = null;
     if (left || !page.joined) return showConnection('offline', 'not connected');
-    const seconds = Math.round(reconnectDelay / 1000);
-    showConnection('offline', `connection lost; retrying in ${seconds} s`);
-    setTimeout(connect, reconnectDelay);
-    reconnectDelay = Math.min(30000, reconnectDelay * 2);
+    const delay = retry.next();
+    showConnection('offline', `connection lost; retrying in ${Math.ceil(delay / 1000)} s`);
+    $('connection').dataset.retryMs = String(delay);
+    $('connection').dataset.tries = String(retry.attempt);
+    setTimeout(connect, delay);
   };
 }
 
@@ -78,6 +80,7 @@ async function onMessage(m) {
       throw new Error('the server now runs another federation (another model or classes); reload the page to ' +
         'see it');
     }
+    retry.reset(); // a session that succeeded
     page.stored = await store.updateState(page.federation, { token: m.token });
     showConnection('online', `connected as volunteer ${m.client_id}`);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round + 1}).`);
@@ -96,6 +99,7 @@ async function onMessage(m) {
       `Round ${m.round + 1} is over (${m.participants} volunteers). Waiting for the next…`);
     break;
   case 'wait':
+    retry.serverAsked(m.retry_after);
     showTrainingStatus(m.reason === 'not_sampled' ?
       `Round ${m.round + 1} runs without you; you are in line for the next.` :
       `Waiting for round ${m.round + 1} (${m.reason.replaceAll('_', ' ')}).`);
@@ -106,6 +110,7 @@ async function onMessage(m) {
     setStage('done');
     break;
   case 'error':
+    retry.serverAsked(m.retry_after);
     if (m.code === BAD_TOKEN) { // the server forgot us (a new federation): join afresh
       page.stored = await store.updateState(page.federation, { token: null });
       socket.close();

@@ -52,9 +52,11 @@ async function pixelsOf(image) {
 }
 
 const ops = {
-  // singleThreaded: the one-thread build even where threads are possible
-  async init({ model, singleThreaded = false }) {
+  // singleThreaded: the one-thread build even where threads are possible;
+  // int8Images false: the image tower on f32 activations (tests, benchmarks)
+  async init({ model, singleThreaded = false, int8Images = true }) {
     api = await loadModule(singleThreaded);
+    api.setInt8Images(int8Images);
     api.loadModel(new Uint8Array(model));
     return { threaded, imageSize: api.imageSize(), embedDim: api.embedDim() };
   },

@@ -163,6 +163,7 @@ static int load_tensors(sdfed_clip_model *m, sdfed_error *err) {
         return rc;
     m->logit_scale = scale[0];
     m->weight_type = m->text_proj.type;
+    m->int8_images = 1;
     m->text_blocks = calloc((size_t)c->text_layers, sizeof *m->text_blocks);
     m->vision_blocks = calloc((size_t)c->vision_layers, sizeof *m->vision_blocks);
     if (!m->text_blocks || !m->vision_blocks) return sdfed_fail(err, SDFED_ERR_NOMEM, "model: out of memory");
@@ -187,6 +188,17 @@ int sdfed_clip_load(sdfed_clip_model *m, const void *data, size_t size, sdfed_er
     if (rc == SDFED_OK) rc = load_tensors(m, err);
     if (rc) sdfed_clip_free(m);
     return rc;
+}
+
+int sdfed_clip_int8_image_features(const sdfed_clip_model *m) {
+    if (!m->int8_images) return 0;
+    int q8 = m->patch_embd.type == SDFED_TYPE_Q8_0 || m->vision_proj.type == SDFED_TYPE_Q8_0;
+    for (int i = 0; i < m->cfg.vision_layers && !q8; i++) {
+        const sdfed_clip_block *b = &m->vision_blocks[i];
+        q8 = b->attn_qkv.type == SDFED_TYPE_Q8_0 || b->attn_out.type == SDFED_TYPE_Q8_0 ||
+             b->mlp_fc.type == SDFED_TYPE_Q8_0 || b->mlp_proj.type == SDFED_TYPE_Q8_0;
+    }
+    return q8;
 }
 
 void sdfed_clip_free(sdfed_clip_model *m) {

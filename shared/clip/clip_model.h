@@ -66,7 +66,19 @@ typedef struct sdfed_clip_model {
     sdfed_clip_block *vision_blocks;
     sdfed_weight vision_proj;
     int weight_type; /* the type of the large matrices (for display) */
+    /* The image tower's linears run the kernels' linear_int8: Q8_0 matrices
+     * meet activations quantised to Q8_0 in integer products (image
+     * features are never differentiated). 0 keeps them on linear (f32
+     * activations, the weights dequantised), as the text tower always is.
+     * sdfed_clip_load sets 1. */
+    int int8_images;
 } sdfed_clip_model;
+
+/* 1 when image features come from integer products: int8_images is on and
+ * a matrix of the image tower is Q8_0 (the features then differ from the
+ * f32 activations' ones in their last digits; a feature cache keeps the two
+ * apart). */
+int sdfed_clip_int8_image_features(const sdfed_clip_model *m);
 
 /* Loads a model from a GGUF file held in memory (the buffer must outlive the
  * model and be 4-byte aligned, which mmap and malloc give). */

@@ -1,4 +1,5 @@
-/* Image tower forward. */
+/* Image tower forward, whose linears are the kernels' linear_int8 unless
+ * the model turns that off (clip_model.h). */
 #include "clip/image_encoder.h"
 
 #include <math.h>
@@ -46,7 +47,7 @@ static int encode_hidden(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     if (!patches || !emb || !x || !*scratch || !spans) return sdfed_fail(err, SDFED_ERR_NOMEM, "image: out of memory");
 
     for (int i = 0; i < n; i++) patchify(patches + (size_t)i * G * G * patch_len, pixels + (size_t)i * 3 * S * S, S, P);
-    k->linear(emb, patches, &m->patch_embd, NULL, n * G * G, *scratch);
+    (m->int8_images ? k->linear_int8 : k->linear)(emb, patches, &m->patch_embd, NULL, n * G * G, *scratch);
     for (int i = 0; i < n; i++) {
         float *x_i = x + (size_t)i * T * W;
         for (int t = 0; t < T; t++) {
@@ -68,6 +69,7 @@ static int encode_hidden(const sdfed_clip_model *m, const sdfed_kernels *k, cons
                            spans,
                            n,
                            N,
+                           m->int8_images,
                            NULL,
                            NULL};
     *hidden = x;
@@ -86,7 +88,7 @@ static int project_tokens(const sdfed_clip_model *m, const sdfed_kernels *k, flo
     for (int r = 0; r < rows; r++)
         sdfed_layernorm_forward(normed + (size_t)r * W, NULL, NULL, hidden + (size_t)r * stride * W, m->ln_post_w,
                                 m->ln_post_b, 1, W, c->layer_norm_eps);
-    k->linear(out, normed, &m->vision_proj, NULL, rows, scratch);
+    (m->int8_images ? k->linear_int8 : k->linear)(out, normed, &m->vision_proj, NULL, rows, scratch);
     return SDFED_OK;
 }
 

@@ -159,6 +159,7 @@ static int forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfe
                                        pass->spans,
                                        pass->n_spans,
                                        N,
+                                       0,
                                        NULL,
                                        NULL};
     if ((rc = sdfed_transformer_forward(k, &pass->blocks, x, keep, arena, err))) return rc;

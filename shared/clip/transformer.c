@@ -37,21 +37,23 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
     if (!ln || !att_out || !proj || !act || !scratch)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "transformer: out of memory for scratch");
 
+    void (*linear)(float *, const float *, const sdfed_weight *, const float *, int, float *) =
+        t->int8 ? k->linear_int8 : k->linear;
     for (int l = 0; l < t->n_layers; l++) {
         const sdfed_clip_block *b = &t->blocks[l];
         sdfed_block_acts *a = &t->acts[keep_activations ? l : 0];
         memcpy(a->inp, x, NC * sizeof *x);
         sdfed_layernorm_forward(ln, a->ln1_mean, a->ln1_rstd, x, b->ln1_w, b->ln1_b, N, C, t->eps);
-        k->linear(a->qkv, ln, &b->attn_qkv, b->attn_qkv_b, N, scratch);
+        linear(a->qkv, ln, &b->attn_qkv, b->attn_qkv_b, N, scratch);
         sdfed_attention_forward(k, att_out, a->att, a->qkv, t->spans, t->att_offset, t->n_spans, C, t->heads,
                                 t->causal);
-        k->linear(proj, att_out, &b->attn_out, b->attn_out_b, N, scratch);
+        linear(proj, att_out, &b->attn_out, b->attn_out_b, N, scratch);
         sdfed_residual_add(x, proj, (int)NC);
         memcpy(a->res, x, NC * sizeof *x);
         sdfed_layernorm_forward(ln, a->ln2_mean, a->ln2_rstd, x, b->ln2_w, b->ln2_b, N, C, t->eps);
-        k->linear(a->fc, ln, &b->mlp_fc, b->mlp_fc_b, N, scratch);
+        linear(a->fc, ln, &b->mlp_fc, b->mlp_fc_b, N, scratch);
         sdfed_activation_forward(act, a->fc, (int)(NC * 4), t->activation);
-        k->linear(proj, act, &b->mlp_proj, b->mlp_proj_b, N, scratch);
+        linear(proj, act, &b->mlp_proj, b->mlp_proj_b, N, scratch);
         sdfed_residual_add(x, proj, (int)NC);
     }
     return SDFED_OK;

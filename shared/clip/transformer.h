@@ -29,6 +29,7 @@ typedef struct sdfed_transformer {
     const sdfed_attn_span *spans;
     int n_spans;
     int N;
+    int int8; /* the linears are the kernels' linear_int8 (a frozen pass), else linear */
     /* filled by sdfed_transformer_forward */
     size_t *att_offset;     /* per span */
     sdfed_block_acts *acts; /* n_layers entries when activations are kept */

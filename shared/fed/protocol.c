@@ -334,14 +334,17 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         rc = get_text(&r, "global_sha256", m->global_sha256, sizeof m->global_sha256);
         break;
     case SDFED_MSG_WAIT:
-        if ((rc = get_int(&r, "round", 0, big, 0, &m->round))) break;
+        if ((rc = get_int(&r, "round", 0, big, 0, &m->round)) ||
+            (rc = get_int(&r, "retry_after", 0, big, 0, &m->retry_after_ms)))
+            break;
         rc = get_text(&r, "reason", m->reason, sizeof m->reason);
         break;
     case SDFED_MSG_DONE: rc = get_int(&r, "rounds", 0, big, 0, &m->rounds); break;
     case SDFED_MSG_ERROR:
         if ((rc = get_text(&r, "code", m->code, sizeof m->code)) ||
             (rc = get_text(&r, "message", m->message, sizeof m->message)) ||
-            (rc = get_int(&r, "round", 0, big, 0, &m->round)))
+            (rc = get_int(&r, "round", 0, big, 0, &m->round)) ||
+            (rc = get_int(&r, "retry_after", 0, big, 0, &m->retry_after_ms)))
             break;
         rc = get_int(&r, "next_round", 0, big, 0, &m->next_round);
         break;

@@ -70,6 +70,7 @@ typedef struct sdfed_message {
     /* update, round_start, ack, round_end, wait, metrics, error */
     int64_t round, next_round;
     int64_t samples, participants, client_id, rounds, deadline_ms;
+    int64_t retry_after_ms; /* error, wait: the server's floor before trying again (0: none) */
     int n_dims;
     uint32_t shape[SDFED_FRAME_MAX_DIMS];
     float *values; /* update / round_start in JSON: heap (caller frees), n_values */

@@ -164,7 +164,7 @@ int sdfed_round_combine(const sdfed_aggregate_config *cfg, const sdfed_kernels *
     }
     sdfed_rng noise;
     sdfed_rng_seed_stream(&noise, seed, SDFED_STREAM_NOISE + (uint64_t)number);
-    if (rc == SDFED_OK) rc = sdfed_aggregate(cfg, k, rows, weights, n, P, global, &noise, next, arena, err);
+    if (rc == SDFED_OK) rc = sdfed_aggregate(cfg, rows, weights, n, P, global, &noise, next, arena, err);
     free(rows), free(weights);
     return rc;
 }

@@ -22,7 +22,9 @@ int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
 }
 
 size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
-    return (size_t)sdfed_kernel_panel_rows(k, cols) * (size_t)cols;
+    int panel_rows = sdfed_kernel_panel_rows(k, cols),
+        rows = panel_rows > k->int8_scratch_rows ? panel_rows : k->int8_scratch_rows;
+    return (size_t)rows * (size_t)cols;
 }
 
 const sdfed_kernels *sdfed_kernels_default(void) {

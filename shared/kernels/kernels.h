@@ -1,10 +1,11 @@
 /* The compute kernels behind one interface, with several backends:
  *   portable  plain C loops; the reference every other backend is tested against
+ *             (linear_int8's definition included)
  *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
  *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
  *             forward, OpenBLAS sgemm for the rest, F16/Q8_0 rows
  *             dequantised a panel at a time into caller scratch (never the
- *             whole matrix)
+ *             whole matrix); Q8_0 x Q8_0 products in integers (linear_int8.h)
  * Callers pick a backend once (sdfed_kernels_default) and pass it down; the
  * layers above never know which one runs. */
 #ifndef SDFED_KERNELS_H
@@ -27,12 +28,25 @@ typedef struct sdfed_kernels {
      * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;
     int min_panel_rows;
+    /* scratch rows of `cols` floats that linear_int8 needs */
+    int int8_scratch_rows;
     /* non-zero when linear_backward may run on several threads at once
      * (the thread pool splits it only then; OpenBLAS's serial build is not
      * reentrant) */
     int reentrant_backward;
     /* y (n, w.rows) = x (n, w.cols) @ W^T + bias; bias may be NULL. */
     void (*linear)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
+    /* The linear layer of a pass no gradient goes through (frozen features),
+     * y (n, w.rows) = x (n, w.cols) @ W^T + bias, where for Q8_0 weights x
+     * is quantised too and the products are integers (ggml's Q8_0 x Q8_0):
+     * each row of x is cut into blocks of 32 with a scale d = max|x| / 127
+     * (f32) and quants q = x / d rounded to nearest even
+     * (sdfed_q8_0_activations); each block pair's integer dot product is
+     * exact in int32; and each output is, blocks b in order,
+     *     acc = 0; acc = acc + (float)dot_b * (d_x,b * d_w,b); y = acc + bias
+     * in f32 (no fused multiply-add): the same bits on every backend and
+     * instruction set. Other weight types: as linear. */
+    void (*linear_int8)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
     void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
     /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:
@@ -52,8 +66,14 @@ extern const sdfed_kernels sdfed_kernels_simd128;
 extern const sdfed_kernels sdfed_kernels_blas;
 #endif
 
+/* Row `x` of `cols` activations (a multiple of 32) as Q8_0 blocks for
+ * linear_int8: q (cols quants) and d (cols / 32 scales), by the rule above.
+ * kernels_portable.c */
+void sdfed_q8_0_activations(const float *x, int cols, signed char *q, float *d);
+
 /* Rows of a weight with `cols` inputs that k converts at once, and the
- * scratch floats its linear kernels need for weights of up to `cols` inputs. */
+ * scratch floats its linear kernels (linear_int8 included) need for weights
+ * of up to `cols` inputs. */
 int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols);
 size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols);
 

@@ -1,5 +1,6 @@
 /* Native kernels. The forward linear layer is the project's own FMA kernel
- * (linear_fma.h), so that a row's outputs do not depend on its batch; the
+ * (linear_fma.h), so that a row's outputs do not depend on its batch, and
+ * the Q8_0 x Q8_0 one its integer kernel (linear_int8.h); the
  * backward pass and gemm are OpenBLAS's. For linear_backward F32 weights go
  * straight to sgemm; F16 and Q8_0 weights are dequantised a panel of rows at
  * a time (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP
@@ -10,6 +11,7 @@
 #include "base/dtype.h"
 #include "kernels/kernels.h"
 #include "kernels/linear_fma.h"
+#include "kernels/linear_int8.h"
 
 /* Dequantises rows [r0, r0 + count) of w into panel (count, cols). */
 static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *panel) {
@@ -21,6 +23,13 @@ static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *pa
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    if (w->type == SDFED_TYPE_Q8_0)
+        sdfed_linear_int8(sdfed_int8_isa_best(), y, x, w, bias, n, scratch);
+    else
+        sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -48,6 +57,8 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 const sdfed_kernels sdfed_kernels_blas = {.name = "blas",
                                           .panel_floats = (size_t)1 << 20,
                                           .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
+                                          .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
                                           .linear = linear,
+                                          .linear_int8 = linear_int8,
                                           .linear_backward = linear_backward,
                                           .gemm = gemm};

@@ -1,6 +1,8 @@
 /* Portable kernels: the reference implementation, plain loops in an order
  * that keeps the innermost access contiguous. Weights of any type are
- * converted one row at a time. */
+ * converted one row at a time; linear_int8 is the definition of the
+ * Q8_0 x Q8_0 product (kernels.h) that the fast paths reproduce bit for bit. */
+#include <math.h>
 #include <string.h>
 
 #include "base/dtype.h"
@@ -25,6 +27,43 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
             float sum = 0.0f;
             for (int c = 0; c < w->cols; c++) sum += x_i[c] * w_r[c];
             y[(size_t)i * w->rows + r] = sum + b;
+        }
+    }
+}
+
+void sdfed_q8_0_activations(const float *x, int cols, signed char *q, float *d) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        float amax = 0.0f;
+        for (int i = 0; i < SDFED_Q8_0_BLOCK; i++) amax = fmaxf(amax, fabsf(x_b[i]));
+        float d_b = amax / 127.0f, id = d_b != 0.0f ? 1.0f / d_b : 0.0f;
+        d[b] = d_b;
+        /* |x id| <= 127 (plus rounding), so the quant fits */
+        for (int i = 0; i < SDFED_Q8_0_BLOCK; i++) q[b * SDFED_Q8_0_BLOCK + i] = (signed char)lrintf(x_b[i] * id);
+    }
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    if (w->type != SDFED_TYPE_Q8_0) {
+        linear(y, x, w, bias, n, scratch);
+        return;
+    }
+    // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows); scratch holds one quantised row of x
+    int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
+    float *d_x = scratch;
+    signed char *q_x = (signed char *)(scratch + blocks);
+    for (int i = 0; i < n; i++) {
+        sdfed_q8_0_activations(x + (size_t)i * cols, cols, q_x, d_x);
+        for (int r = 0; r < w->rows; r++) {
+            const sdfed_block_q8_0 *w_r = (const sdfed_block_q8_0 *)w->data + (size_t)r * blocks;
+            float acc = 0.0f;
+            for (int b = 0; b < blocks; b++) {
+                int32_t dot = 0;
+                for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) dot += q_x[b * SDFED_Q8_0_BLOCK + c] * w_r[b].qs[c];
+                float scale = d_x[b] * sdfed_f16_to_f32(w_r[b].d);
+                acc = acc + (float)dot * scale;
+            }
+            y[(size_t)i * w->rows + r] = bias ? acc + bias[r] : acc;
         }
     }
 }
@@ -69,5 +108,9 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 }
 
 /* one row at a time */
-const sdfed_kernels sdfed_kernels_portable = {
-    .name = "portable", .linear = linear, .reentrant_backward = 1, .linear_backward = linear_backward, .gemm = gemm};
+const sdfed_kernels sdfed_kernels_portable = {.name = "portable",
+                                              .linear = linear,
+                                              .linear_int8 = linear_int8,
+                                              .reentrant_backward = 1,
+                                              .linear_backward = linear_backward,
+                                              .gemm = gemm};

@@ -2,9 +2,17 @@
  * that are not F32 are dequantised a panel of rows at a time into scratch
  * (Q8_0 with vector int8 -> f32 conversion), then multiplied by an f32
  * micro-kernel that computes 2 tokens x 4 output rows per pass so every
- * loaded vector is used several times. Compiled only with -msimd128. */
+ * loaded vector is used several times. linear_int8 (Q8_0 x Q8_0) widens
+ * the quants to int16 and multiplies pairs of them with i32x4.dot_i16x8_s:
+ * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 8 rows packed
+ * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
+ * x 8 rows. Compiled only with -msimd128. */
 #if defined(__wasm_simd128__)
+#include <math.h>
+#include <stdint.h>
 #include <wasm_simd128.h>
+
+#include <string.h>
 
 #include "base/dtype.h"
 #include "kernels/kernels.h"
@@ -122,6 +130,125 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
     }
 }
 
+/* linear_int8's packed weights: NR rows per panel, per block the int16
+ * quants [PAIRS][NR][2], then the NR f32 scales */
+#define INT8_NR 8
+#define INT8_PAIRS (SDFED_Q8_0_BLOCK / 2)
+#define INT8_QS_BYTES (INT8_PAIRS * INT8_NR * 2 * 2)
+#define INT8_BLOCK_BYTES (INT8_QS_BYTES + INT8_NR * 4)
+#define INT8_MR 2
+/* tokens quantised at once, a multiple of INT8_MR: a ViT-B/16 image's 197
+ * at once, so that its weights are packed once */
+#define INT8_CHUNK 200
+/* the scratch: a chunk's scales, one panel, a chunk's int16 quants */
+#define INT8_SCRATCH_ROWS 111
+_Static_assert(INT8_CHUNK % INT8_MR == 0, "tiles fit the chunk");
+_Static_assert(INT8_CHUNK * 4 / SDFED_Q8_0_BLOCK + INT8_BLOCK_BYTES / SDFED_Q8_0_BLOCK + 2 * INT8_CHUNK <=
+                   INT8_SCRATCH_ROWS * 4,
+               "scratch too small for a chunk and a panel");
+
+static void pack_int8_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    int blocks = w->cols / SDFED_Q8_0_BLOCK;
+    memset(panel, 0, (size_t)blocks * INT8_BLOCK_BYTES);
+    for (int j = 0; j < count; j++) {
+        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
+        for (int b = 0; b < blocks; b++) {
+            unsigned char *p_b = panel + (size_t)b * INT8_BLOCK_BYTES;
+            for (int p = 0; p < INT8_PAIRS; p++) {
+                int16_t pair[2] = {w_j[b].qs[2 * p], w_j[b].qs[2 * p + 1]};
+                memcpy(p_b + (p * INT8_NR + j) * 4, pair, 4);
+            }
+            float d = sdfed_f16_to_f32(w_j[b].d);
+            memcpy(p_b + INT8_QS_BYTES + j * 4, &d, 4);
+        }
+    }
+}
+
+/* 2 tokens (xq int16 stride cols, xd stride blocks) x one panel of 8 rows
+ * into out (2, 8): per block the exact int32 sums, then the f32 steps of
+ * the definition (kernels.h) in order. */
+static void tile_int8(int blocks, const int16_t *xq, const float *xd, const unsigned char *panel, float *out) {
+    int cols = blocks * SDFED_Q8_0_BLOCK;
+    v128_t acc[INT8_MR][2];
+    for (int i = 0; i < INT8_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+    for (int b = 0; b < blocks; b++) {
+        const unsigned char *p_b = panel + (size_t)b * INT8_BLOCK_BYTES;
+        const int16_t *x0 = xq + b * SDFED_Q8_0_BLOCK, *x1 = x0 + cols;
+        v128_t s00 = wasm_i32x4_splat(0), s01 = s00, s10 = s00, s11 = s00;
+        for (int p = 0; p < INT8_PAIRS; p++) {
+            v128_t w0 = wasm_v128_load(p_b + p * INT8_NR * 4), w1 = wasm_v128_load(p_b + p * INT8_NR * 4 + 16);
+            v128_t a0 = wasm_v128_load32_splat(x0 + 2 * p), a1 = wasm_v128_load32_splat(x1 + 2 * p);
+            s00 = wasm_i32x4_add(s00, wasm_i32x4_dot_i16x8(a0, w0));
+            s01 = wasm_i32x4_add(s01, wasm_i32x4_dot_i16x8(a0, w1));
+            s10 = wasm_i32x4_add(s10, wasm_i32x4_dot_i16x8(a1, w0));
+            s11 = wasm_i32x4_add(s11, wasm_i32x4_dot_i16x8(a1, w1));
+        }
+        v128_t d0 = wasm_v128_load(p_b + INT8_QS_BYTES), d1 = wasm_v128_load(p_b + INT8_QS_BYTES + 16);
+        v128_t dx0 = wasm_f32x4_splat(xd[b]), dx1 = wasm_f32x4_splat(xd[blocks + b]);
+        acc[0][0] = wasm_f32x4_add(acc[0][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s00), wasm_f32x4_mul(dx0, d0)));
+        acc[0][1] = wasm_f32x4_add(acc[0][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s01), wasm_f32x4_mul(dx0, d1)));
+        acc[1][0] = wasm_f32x4_add(acc[1][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s10), wasm_f32x4_mul(dx1, d0)));
+        acc[1][1] = wasm_f32x4_add(acc[1][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s11), wasm_f32x4_mul(dx1, d1)));
+    }
+    for (int i = 0; i < INT8_MR; i++) {
+        wasm_v128_store(out + i * INT8_NR, acc[i][0]);
+        wasm_v128_store(out + i * INT8_NR + 4, acc[i][1]);
+    }
+}
+
+/* One row of x as int16 quants and block scales, by
+ * sdfed_q8_0_activations's rule (f32x4.nearest rounds to nearest even). */
+static void quantise_int8_row(const float *x, int cols, int16_t *q, float *d) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        v128_t v[8], m = wasm_f32x4_splat(0.0f);
+        for (int k = 0; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
+        float amax = fmaxf(fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
+                           fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+        float d_b = amax / 127.0f, inverse = d_b != 0.0f ? 1.0f / d_b : 0.0f;
+        d[b] = d_b;
+        v128_t id = wasm_f32x4_splat(inverse);
+        for (int k = 0; k < 8; k += 2) {
+            v128_t i0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], id)));
+            v128_t i1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], id)));
+            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 4 * k, wasm_i16x8_narrow_i32x4(i0, i1));
+        }
+    }
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    if (w->type != SDFED_TYPE_Q8_0) {
+        linear(y, x, w, bias, n, scratch);
+        return;
+    }
+    // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
+    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK;
+    float *xd = scratch;
+    unsigned char *panel = (unsigned char *)(xd + (size_t)INT8_CHUNK * blocks);
+    int16_t *xq = (int16_t *)(panel + (size_t)blocks * INT8_BLOCK_BYTES);
+    for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
+        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK, padded = (count + INT8_MR - 1) / INT8_MR * INT8_MR;
+        for (int i = 0; i < count; i++)
+            quantise_int8_row(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
+        memset(xq + (size_t)count * cols, 0, sizeof *xq * (size_t)(padded - count) * cols);
+        memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
+        for (int r0 = 0; r0 < rows; r0 += INT8_NR) {
+            int nc = rows - r0 < INT8_NR ? rows - r0 : INT8_NR;
+            pack_int8_panel(w, r0, nc, panel);
+            for (int i0 = 0; i0 < count; i0 += INT8_MR) {
+                float out[INT8_MR * INT8_NR];
+                tile_int8(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panel, out);
+                int nr = count - i0 < INT8_MR ? count - i0 : INT8_MR;
+                for (int i = 0; i < nr; i++) {
+                    float *y_i = y + (size_t)(t0 + i0 + i) * rows + r0;
+                    for (int j = 0; j < nc; j++)
+                        y_i[j] = bias ? out[i * INT8_NR + j] + bias[r0 + j] : out[i * INT8_NR + j];
+                }
+            }
+        }
+    }
+}
+
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
     // dy is (n, rows), W is (rows, cols), dx is (n, cols)
     int cols = w->cols, rows = w->rows;
@@ -182,7 +309,9 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 
 const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
+                                             .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                              .linear = linear,
+                                             .linear_int8 = linear_int8,
                                              .reentrant_backward = 1,
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};

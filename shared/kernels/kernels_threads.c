@@ -3,8 +3,8 @@
  * Web Workers sharing the module's memory). The core never starts a thread
  * by itself: a host asks for the pool with sdfed_kernels_threaded, and only
  * builds that have pthreads compile this file.
- *   linear, linear_backward  rows of x (tokens) split between the threads,
- *                            each with its own scratch (linear_backward
+ *   linear, linear_int8,     rows of x (tokens) split between the threads,
+ *   linear_backward          each with its own scratch (linear_backward
  *                            only where the base kernel is reentrant)
  *   gemm                     the base kernel on the calling thread: the
  *                            core's gemms (attention per head, small heads)
@@ -22,8 +22,11 @@
  * waking the pool costs more than it saves */
 #define MIN_WORK_PER_THREAD (1 << 20)
 
+/* the kernel a job runs */
+enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD };
+
 typedef struct job {
-    int backward; /* linear_backward, else linear */
+    int kind; /* JOB_* */
     float *y;
     const float *x;
     const sdfed_weight *w;
@@ -56,10 +59,17 @@ static void run_share(const job *j, int t, int parts, float *scratch) {
     int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
     if (r0 >= r1) return;
     int cols = j->w->cols, rows = j->w->rows;
-    if (j->backward)
-        P.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
-    else
+    switch (j->kind) {
+    case JOB_LINEAR:
         P.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+        break;
+    case JOB_LINEAR_INT8:
+        P.base->linear_int8(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+        break;
+    case JOB_BACKWARD:
+        P.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
+        break;
+    }
 }
 
 /* A worker's scratch, big enough for the job's weight. */
@@ -117,7 +127,19 @@ static void run(const job *j, float *scratch) {
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    job j = {.y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    job j = {
+        .kind = JOB_LINEAR, .y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    run(&j, scratch);
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    job j = {.kind = JOB_LINEAR_INT8,
+             .y = y,
+             .x = x,
+             .w = w,
+             .bias = bias,
+             .rows = n,
+             .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
@@ -126,7 +148,7 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
         P.base->linear_backward(dx, dy, w, n, scratch);
         return;
     }
-    job j = {.backward = 1, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    job j = {.kind = JOB_BACKWARD, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
@@ -135,7 +157,8 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static sdfed_kernels threaded = {.linear = linear, .linear_backward = linear_backward, .gemm = gemm};
+static sdfed_kernels threaded = {
+    .linear = linear, .linear_int8 = linear_int8, .linear_backward = linear_backward, .gemm = gemm};
 
 const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -149,6 +172,7 @@ const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threa
     threaded.name = base->name; /* the same kernels, only split */
     threaded.panel_floats = base->panel_floats;
     threaded.min_panel_rows = base->min_panel_rows;
+    threaded.int8_scratch_rows = base->int8_scratch_rows;
     return &threaded;
 }
 

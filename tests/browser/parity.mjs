@@ -4,7 +4,7 @@
 // the page's worker) and, under Node, by `node parity.mjs` as a quick check:
 //   node parity.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -30,8 +30,12 @@ export function fmnistImages(first, n) {
 // The methods the parity check runs: one that reads pooled features, one patches.
 export const PARITY_METHODS = ['sdfed', 'fedotp'];
 
+// The image tower's two arithmetics the parity check runs (step_native.c):
+// f32 activations, and Q8_0 in integer products (the default).
+export const PARITY_INT8 = [false, true];
+
 // DIR with the inputs; the native side then writes DIR/global.frame
-export function makeInputs(dir, model, stepNative, method) {
+export function makeInputs(dir, model, stepNative, method, int8Images) {
   mkdirSync(dir, { recursive: true });
   const task = JSON.parse(readFileSync(path.join(here, '../../tasks/fmnist-pathological.json'), 'utf8'));
   // the prompts' own text: class texts that differ from the names, a
@@ -45,14 +49,18 @@ export function makeInputs(dir, model, stepNative, method) {
   writeFileSync(path.join(dir, 'images.rgba'), images.rgba);
   writeFileSync(path.join(dir, 'images.shape'), `${images.n} ${images.width} ${images.height}`);
   writeFileSync(path.join(dir, 'labels.u8'), images.labels);
+  writeFileSync(path.join(dir, 'int8_images'), int8Images ? '1' : '0');
+  // a previous run's wasm results (another arithmetic, maybe) are not this one's
+  for (const stale of ['wasm.features.f32', 'wasm.params']) rmSync(path.join(dir, stale), { force: true });
   execFileSync(stepNative, [dir]);
-  return { task, images, index: 3, frame: readFileSync(path.join(dir, 'global.frame')) };
+  return { task, images, index: 3, int8Images, frame: readFileSync(path.join(dir, 'global.frame')) };
 }
 
 // The wasm half on an API object (web/sdfed-api.js): features and the
 // parameters after one round from the frame.
 export function wasmSide(api, modelBytes, inputs) {
-  const { task, images, index, frame } = inputs;
+  const { task, images, index, int8Images, frame } = inputs;
+  api.setInt8Images(int8Images);
   api.loadModel(modelBytes);
   api.setTask(task, index);
   const D = api.featureSize(), per = images.width * images.height * 4;
@@ -78,20 +86,20 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const require = createRequire(import.meta.url);
   const { sdfedApi } = require(path.join(here, '../../web/sdfed-api.js'));
   let failed = false;
-  for (const method of PARITY_METHODS) for (const variant of ['sdfed-wasm', 'sdfed-wasm-threads']) {
-    const dir = path.join(work, method), inputs = makeInputs(dir, model, stepNative, method);
+  for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const variant of ['sdfed-wasm', 'sdfed-wasm-threads']) {
+    const dir = path.join(work, method), inputs = makeInputs(dir, model, stepNative, method, int8);
     const wasm = path.resolve(emBuild, 'wasm-client', variant);
     const createSdfed = require(`${wasm}.js`);
     const threaded = variant.endsWith('threads');
     const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
     // Node's fetch() cannot read a file path: hand the module its bytes
     const module = await createSdfed({ wasmBinary: readFileSync(`${wasm}.wasm`), ...(threaded ? { wasmMemory: memory } : {}) });
-    console.log(`${method}, ${variant}${threaded ? `: ${module._wc_set_threads(2)} threads` : ''}`);
+    console.log(`${method}, ${int8 ? 'integer' : 'f32'} image tower, ${variant}${threaded ? `: ${module._wc_set_threads(2)} threads` : ''}`);
     try {
       process.stdout.write(compare(dir, stepNative, wasmSide(sdfedApi(module, memory), readFileSync(model), inputs)));
     } catch (e) {
       process.stdout.write(e.stdout || '');
-      console.error(`parity (${method}, ${variant}): ${e.message}`);
+      console.error(`parity (${method}, ${int8 ? 'integer' : 'f32'} image tower, ${variant}): ${e.message}`);
       failed = true;
     }
   }

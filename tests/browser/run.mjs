@@ -4,15 +4,16 @@
 //   1. the page loads, takes a demo shard, extracts features, joins;
 //   2. it trains 2 rounds and shows its accuracy; the aggregator is then
 //      stopped and restarted on its state, and the page reconnects by itself
-//      and trains the last round; its accuracy per round is what `sdfed sim`
-//      computes for the same shard;
+//      (waiting within web/backoff.js's windows) and trains the last round;
+//      its accuracy per round is what `sdfed sim` computes for the same shard;
 //   3. a reload keeps the personal prompt (the same bytes in IndexedDB, the
 //      same accuracy restored);
 //   4. every WebSocket frame the page sent carries the global prompt only;
 //   5. "try it" classifies an image; a model with a wrong hash is refused
 //      with a clear message; "forget me" empties the storage;
 //   6. in the page's worker, the wasm gives the native step's results
-//      (parity.mjs, step_native.c) within 1e-4;
+//      (parity.mjs, step_native.c) within 1e-4, with the image tower on f32
+//      activations and (features only, 1 - cosine) on the integer path;
 //   7. a second volunteer adds a folder of her own images (classes from the
 //      sub-folder names); the server then comes back running another
 //      federation, which the page reports as such and does not join.
@@ -23,7 +24,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, watchPage } from './harness.mjs';
-import { CLASSES, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
+import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -110,6 +111,11 @@ try {
   await shot('03-trained');
   await h.stopAggregator();
   await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
+  // it waits as web/backoff.js says: within its try's window, 1 s for the first after a welcome
+  const waitMs = Number(await page.locator('#connection').getAttribute('data-retry-ms'));
+  const tries = Number(await page.locator('#connection').getAttribute('data-tries'));
+  check(tries >= 1 && waitMs >= 0 && waitMs < Math.min(30000, 1000 * 2 ** (tries - 1)),
+    `the page waits ${waitMs} ms before try ${tries}, within the backoff window`);
   await shot('04-server-gone');
   await startAggregator('aggregator-restarted');
   await until('the federation to finish', async () => (await status()).done === 1, 300);
@@ -191,13 +197,13 @@ try {
 
   // 6. parity: the page's worker (threaded, then single-threaded) against the native build
   const modelUrl = (await (await fetch(`${h.base}/task`)).json()).model.url;
-  for (const method of PARITY_METHODS) for (const singleThreaded of [false, true]) {
+  for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const singleThreaded of [false, true]) {
     const parityDir = path.join(out, 'parity', method);
-    const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), method);
+    const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), method, int8);
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame) }, modelUrl, singleThreaded });
-    const variant = wasm.threaded ? 'threaded' : 'single-threaded';
+      frame: Array.from(inputs.frame), int8Images: int8 }, modelUrl, singleThreaded });
+    const variant = `${wasm.threaded ? 'threaded' : 'single-threaded'}, ${int8 ? 'integer' : 'f32'} image tower`;
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     try {
       const report = compare(parityDir, path.join(build, 'tests/step_native'),
@@ -268,7 +274,7 @@ async function wasmStep({ inputs: inp, modelUrl, singleThreaded }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl)).arrayBuffer();
-  const info = await call('init', { model, singleThreaded });
+  const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images });
   await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
   for (let i = 0; i < inp.n; i++)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The browser tests (make test-browser; part of make test): the wasm client
-# against the native one under Node, then the volunteer page in Debian's
+# against the native one under Node (and the page's reconnection schedule,
+# backoff.mjs), then the volunteer page in Debian's
 # Chromium (run.mjs) and a host's own federation on another CLIP
 # (host_federation.mjs). Installs playwright-core from the npm registry into
 # tests/browser/node_modules the first time (package-lock.json pins it).
@@ -26,6 +27,8 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
   npm ci --no-audit --no-fund --loglevel=error || { echo "browser: 0 passed, 1 failed (npm ci)"; exit 1; }
 fi
 passed=0 failed=0
+echo "== the page's reconnection schedule (web/backoff.js) under Node"
+if node backoff.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts

@@ -3,12 +3,21 @@
  *   step_native DIR
  * DIR holds model.gguf, task.json (its classes the prompts' text), index (a number),
  * images.rgba (n images of width x height RGBA), images.shape ("n width
- * height"), labels.u8 (n). It writes global.frame (the federation's initial
+ * height"), labels.u8 (n), int8_images ("0": the image tower on f32
+ * activations; "1": Q8_0 matrices in integer products, wc_set_int8_images).
+ * It writes global.frame (the federation's initial
  * parameters, the round the browser trains from) and, natively, encodes the
  * images and trains that round on them. When DIR also holds what the wasm
  * computed from the same inputs (wasm.features.f32, wasm.params), it
- * compares: features and updated parameters must agree within 1e-4 of the
- * largest value (relative), else the exit status is 1. */
+ * compares, else the exit status is 1: on f32 activations, features and
+ * updated parameters must agree within 1e-4 of the largest value
+ * (relative). On the integer path the two builds' f32 steps between the
+ * linears (OpenBLAS's attention, expf) differ in the last bits, and a
+ * quant that lands on the other side of a rounding boundary moves the rest
+ * of the tower by a quantisation step: each image's features must be within
+ * 1 - cosine <= 1e-4 of the native ones (the path's accuracy bound against
+ * F32, test_encoders), and the parameters trained on them are printed, not
+ * compared. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +62,21 @@ static double relative(const float *a, const float *b, size_t n) {
         if (fabs(b[i]) > scale) scale = fabs(b[i]);
     }
     return scale > 0 ? diff / scale : diff;
+}
+
+/* The worst 1 - cosine between rows of a and b (n rows of dim). */
+static double one_minus_cosine(const float *a, const float *b, int n, int dim) {
+    double worst = 0;
+    for (int r = 0; r < n; r++) {
+        double dot = 0, na = 0, nb = 0;
+        for (int c = 0; c < dim; c++) {
+            double x = a[(size_t)r * dim + c], y = b[(size_t)r * dim + c];
+            dot += x * y, na += x * x, nb += y * y;
+        }
+        double d = 1 - dot / sqrt(na * nb);
+        if (!(d <= worst)) worst = d; /* NaN counts as the largest */
+    }
+    return worst;
 }
 
 /* The task, model and classes as the aggregator loads them, apart from the API's. */
@@ -131,6 +155,9 @@ int main(int argc, char **argv) {
     unsigned char *model = slurp("model.gguf", &size_model, 1);
     unsigned char *model_copy = malloc(size_model); /* the API owns and frees what it is given */
     memcpy(model_copy, model, size_model);
+    char *int8 = (char *)slurp("int8_images", &size, 1);
+    int int8_images = atoi(int8);
+    wc_set_int8_images(int8_images);
     check(wc_load_model(model_copy, size_model), "model");
     char *task_json = (char *)slurp("task.json", &task_size, 1);
     char *index = (char *)slurp("index", &size, 1);
@@ -178,10 +205,20 @@ int main(int argc, char **argv) {
                      relative(theirs.global, mine.global, (size_t)mine.global_rows * mine.width),
                      relative(theirs.local, mine.local, (size_t)mine.local_rows * mine.width)};
     const char *names[3] = {"image features", "global prompt", "local prompt"};
-    for (int i = 0; i < 3; i++) {
-        int ok = rel[i] <= 1e-4;
-        printf("%s: wasm vs native, max difference / max value %.3g %s\n", names[i], rel[i], ok ? "ok" : "FAIL");
+    if (int8_images) {
+        double worst = one_minus_cosine(wasm_features, features, n, D);
+        int ok = worst <= 1e-4;
+        printf("image features (integer path): wasm vs native, worst 1 - cosine of %d images %.3g %s\n", n, worst,
+               ok ? "ok" : "FAIL");
         failed |= !ok;
+    }
+    for (int i = int8_images ? 1 : 0; i < 3; i++) {
+        int ok = rel[i] <= 1e-4;
+        printf("%s: wasm vs native, max difference / max value %.3g %s\n", names[i], rel[i],
+               int8_images ? "(not compared)"
+               : ok        ? "ok"
+                           : "FAIL");
+        if (!int8_images) failed |= !ok;
     }
     return failed;
 }

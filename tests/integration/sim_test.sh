@@ -4,7 +4,9 @@
 #  - the same seed gives the same rounds, another seed a different split;
 #  - --validation tests every client on a fifth of its training images held
 #    out, --lr overrides the task's;
-#  - the feature cache resumes from a file cut short and ends identical;
+#  - the feature cache keeps the Q8_0 tower's integer features and its f32
+#    activations' (--f32-images) apart, and resumes from a file cut short and
+#    ends identical;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -65,8 +67,18 @@ PY
 [ "$checked" = "1 1" ] && grep -q "sim: validation: each client tested on a fifth of its training images" \
   "$work/runs/validation.log" && ok || bad "--validation (held out 6 of 32, 26 trained) / --lr (changes the run): $checked"
 
+# the Q8_0 model's image features come from integer products: a folder of
+# their own beside the model's hash, apart from f32 activations' features
+sha=$(sha256sum "$model" | cut -d' ' -f1)
+file="$cache/$sha-int8/fashion-mnist-train-30000-59999.features"
+[ -f "$file" ] && ok || bad "no $file (the cache holds: $(ls "$cache"))"
+# --f32-images: the tower on f32 activations, into the hash's own folder
+run f32 --method zeroshot --f32-images || bad "--f32-images run: $(tail -n 1 "$work/runs/f32.log")"
+f32_file="$cache/$sha/fashion-mnist-train-30000-59999.features"
+[ -f "$f32_file" ] && ! cmp -s "$f32_file" "$file" && ok ||
+  bad "--f32-images: no features of its own in $f32_file, or the integer path's"
+
 # resume: cut the cached train features to half their count, run, compare
-file=$(ls "$cache"/*/fashion-mnist-train-30000-59999.features)
 cp "$file" "$work/full.features"
 "$python" - "$file" <<'PY'
 import struct, sys

@@ -280,7 +280,7 @@ static void test_stack(const sdfed_kernels *k, int activation) {
     sdfed_clip_block blocks[LAYERS];
     for (int l = 0; l < LAYERS; l++) random_block(&blocks[l], C);
     sdfed_attn_span spans[3] = {{0, 4, 0, 0}, {4, 3, 0, 4}, {7, 2, 0, 4}};
-    sdfed_transformer t = {blocks, LAYERS, C, 2, activation, 1, 1e-5f, spans, 3, N, NULL, NULL};
+    sdfed_transformer t = {blocks, LAYERS, C, 2, activation, 1, 1e-5f, spans, 3, N, 0, NULL, NULL};
     float *x = randf((size_t)N * C, 1.0), *wout = randf((size_t)N * C, 1.0), *y = malloc(sizeof *y * N * C);
     memcpy(y, x, sizeof *x * N * C);
     sdfed_arena arena;

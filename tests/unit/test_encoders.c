@@ -2,7 +2,10 @@
  * splicing a token's own embedding at a prompt slot changes nothing, the
  * shared-prefix plan gives what encoding each sequence alone gives, images
  * and prompts give the same bits in any batch, and every backend agrees with the portable one on
- * whole forward passes.   argv[1] = a mini-vit GGUF model */
+ * whole forward passes. With Q8_0 weights and the F32 model beside them, the accuracy of
+ * the integer path: image features within 1 - cosine <= 1e-4 of the F32
+ * model's.
+ *   argv[1] = a mini-vit GGUF model, argv[2] (Q8_0 only) = the same model in F32 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,9 +103,9 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
 
 /* An image's features are the same bits whatever else is in its batch and
  * wherever the batch starts: N images in one batch against batches of every
- * size from 1 to max_batch (17 for F32 weights; quantised weights go through
- * the same f32 arithmetic after conversion, so a few sizes suffice), started
- * at every offset. */
+ * size from 1 to max_batch (17 for F32 weights; for Q8_0 weights a few sizes
+ * suffice: test_kernels checks the integer linear across its tile and chunk
+ * boundaries against the row-by-row definition), started at every offset. */
 #define N_IMAGES 20
 static void test_image_batches(const sdfed_clip_model *m, const sdfed_kernels *k) {
     int max_batch = m->vision_blocks[0].attn_qkv.type == SDFED_TYPE_F32 ? 17 : 3;
@@ -214,6 +217,71 @@ static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok)
     free(ids), free(pixels);
 }
 
+/* 1 - cosine between rows of a and b, the worst of n rows of dim values. */
+static double worst_one_minus_cosine(const float *a, const float *b, int n, int dim) {
+    double worst = 0.0;
+    for (int r = 0; r < n; r++) {
+        double dot = 0, na = 0, nb = 0;
+        for (int c = 0; c < dim; c++) {
+            double x = a[(size_t)r * dim + c], y = b[(size_t)r * dim + c];
+            dot += x * y, na += x * x, nb += y * y;
+        }
+        worst = fmax(worst, 1.0 - dot / sqrt(na * nb));
+    }
+    return worst;
+}
+
+/* The Q8_0 model's image features on the integer path against the F32
+ * model's, on the default backend, for images of smooth patterns; the Q8_0
+ * weights on f32 activations are measured beside it, the two Q8_0 paths
+ * must differ (the integer one ran), and the text tower, which stays on f32
+ * activations, gives the same bits either way. */
+#define N_ACC_IMAGES 8
+static void test_int8_accuracy(sdfed_clip_model *q8, const sdfed_clip_model *f32, const sdfed_tokenizer *tok) {
+    const sdfed_kernels *k = sdfed_kernels_default();
+    int ctx = q8->cfg.context_length, E = q8->cfg.embed_dim, S = q8->cfg.image_size;
+    size_t per = (size_t)3 * S * S;
+    int32_t *ids = calloc((size_t)N_TEXTS * ctx, sizeof *ids);
+    tokenize_all(tok, ctx, ids);
+    float *pixels = malloc(sizeof(float) * N_ACC_IMAGES * per);
+    for (int i = 0; i < N_ACC_IMAGES; i++)
+        for (size_t p = 0; p < per; p++) /* smooth images of different frequencies, in CLIP's normalised range */
+            pixels[i * per + p] = (float)(1.5 * sin(0.003 * (double)(i + 1) * (double)p + i));
+    enum { F32, INT8, OLD, N_RUNS };
+    float *img[N_RUNS], *txt[N_RUNS];
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    sdfed_error err = {0};
+    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    for (int run = 0; run < N_RUNS; run++) {
+        img[run] = malloc(sizeof(float) * N_ACC_IMAGES * E), txt[run] = malloc(sizeof(float) * N_TEXTS * E);
+        const sdfed_clip_model *m = run == F32 ? f32 : q8;
+        q8->int8_images = run == INT8;
+        sdfed_arena_reset(&arena);
+        CHECK(sdfed_image_encode(m, k, pixels, N_ACC_IMAGES, img[run], &arena, &err) == SDFED_OK &&
+                  sdfed_text_encode(m, k, &batch, txt[run], &arena, &err) == SDFED_OK,
+              "accuracy run %d: %s", run, err.message);
+    }
+    q8->int8_images = 1;
+    CHECK(sdfed_clip_int8_image_features(q8) && !sdfed_clip_int8_image_features(f32),
+          "integer image features: the Q8_0 model's, not the F32 model's");
+    q8->int8_images = 0;
+    CHECK(!sdfed_clip_int8_image_features(q8), "no integer image features with int8_images off");
+    q8->int8_images = 1;
+    double int8 = worst_one_minus_cosine(img[INT8], img[F32], N_ACC_IMAGES, E);
+    double old = worst_one_minus_cosine(img[OLD], img[F32], N_ACC_IMAGES, E);
+    printf("image features, 1 - cosine against the F32 model, worst of %d: integer path %.2e, Q8_0 weights on f32 "
+           "activations %.2e; texts (f32 activations) %.2e\n",
+           N_ACC_IMAGES, int8, old, worst_one_minus_cosine(txt[OLD], txt[F32], N_TEXTS, E));
+    CHECK(int8 <= 1e-4, "the integer path's image features within 1 - cosine <= 1e-4 of F32 (%.2e)", int8);
+    CHECK(memcmp(img[INT8], img[OLD], sizeof(float) * N_ACC_IMAGES * E),
+          "the integer path ran (its image features differ from the f32-activation path's)");
+    CHECK(!memcmp(txt[INT8], txt[OLD], sizeof(float) * N_TEXTS * E), "the text tower stays on f32 activations");
+    for (int run = 0; run < N_RUNS; run++) free(img[run]), free(txt[run]);
+    sdfed_arena_free(&arena);
+    free(ids), free(pixels);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_encoders MODEL.gguf\n");
@@ -243,6 +311,19 @@ int main(int argc, char **argv) {
     test_text_batches(&m, &tok, split);
     test_same_bits(&m, sdfed_kernels_default(), split);
 #endif
+    if (m.weight_type == SDFED_TYPE_Q8_0) {
+        size_t f32_size;
+        unsigned char *f32_data = argc > 2 ? read_file(argv[2], &f32_size) : NULL;
+        sdfed_clip_model f32;
+        CHECK(f32_data && sdfed_clip_load(&f32, f32_data, f32_size, &err) == SDFED_OK &&
+                  f32.weight_type == SDFED_TYPE_F32,
+              "the F32 model %s beside the Q8_0 one: %s", argc > 2 ? argv[2] : "(not given)", err.message);
+        if (f32_data && f32.weight_type == SDFED_TYPE_F32) {
+            test_int8_accuracy(&m, &f32, &tok);
+            sdfed_clip_free(&f32);
+        }
+        free(f32_data);
+    }
     sdfed_tokenizer_free(&tok);
     sdfed_clip_free(&m);
     free(data);

@@ -2,7 +2,11 @@
  * shapes including odd sizes, for F32, F16 and Q8_0 weights. Results may
  * differ only by float rounding: the bound used is the classic one for a
  * sum of k products, |got - want| <= 2 k eps sum |a_i b_i| (plus a tiny
- * absolute term), computed per output element. */
+ * absolute term), computed per output element. The Q8_0 x Q8_0 linear
+ * (linear_int8) gives the portable definition's bits on every backend and,
+ * natively, on every instruction set this CPU runs (the others are named as
+ * skipped); the definition itself is checked against the f32 product with
+ * the dequantised weights, within the bound its rounding of x allows. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@
 #include "kernels/kernels.h"
 #if defined(SDFED_HAVE_BLAS)
 #include "kernels/linear_fma.h"
+#include "kernels/linear_int8.h"
 #endif
 
 static float frand(void) { return (float)((double)rand() / RAND_MAX * 2.0 - 1.0); }
@@ -86,6 +91,121 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     free(dense), free(data), free(x), free(bias), free(y), free(y_ref), free(bound), free(scratch), free(dy), free(dx);
     free(dx_ref);
 }
+
+/* The activation rule: d = max|x| / 127, |q| <= 127, x within half a step
+ * of d q, and an all-zero block gives zeros. */
+static void test_q8_0_activations(void) {
+    enum { COLS = 4 * SDFED_Q8_0_BLOCK };
+    float x[COLS];
+    signed char q[COLS];
+    float d[COLS / SDFED_Q8_0_BLOCK];
+    for (int c = 0; c < COLS; c++) x[c] = c < SDFED_Q8_0_BLOCK ? 0.0f : frand() * (float)(c % 7 + 1);
+    x[40] = -9.0f; /* a block whose largest value is negative */
+    sdfed_q8_0_activations(x, COLS, q, d);
+    int ok = d[0] == 0.0f;
+    for (int c = 0; c < COLS; c++) {
+        const float *x_b = x + c / SDFED_Q8_0_BLOCK * SDFED_Q8_0_BLOCK;
+        float amax = 0.0f;
+        for (int i = 0; i < SDFED_Q8_0_BLOCK; i++) amax = fmaxf(amax, fabsf(x_b[i]));
+        float d_b = d[c / SDFED_Q8_0_BLOCK];
+        ok &= d_b == amax / 127.0f && q[c] >= -127;
+        ok &= fabs((double)x[c] - (double)d_b * q[c]) <= 0.5 * d_b * (1 + 1e-5);
+    }
+    CHECK(ok && q[40] == -127, "q8_0 activations: scale max|x| / 127, quants within half a step");
+}
+
+/* A Q8_0 weight matrix and inputs for linear_int8; dense gets W's values. */
+typedef struct int8_case {
+    int n, rows, cols;
+    float *dense, *x, *bias, *want;
+    void *data;
+    sdfed_weight w;
+} int8_case;
+
+static int8_case int8_case_make(int n, int rows, int cols) {
+    int8_case t = {.n = n, .rows = rows, .cols = cols};
+    t.dense = malloc(sizeof *t.dense * (size_t)rows * cols);
+    t.data = make_weight(SDFED_TYPE_Q8_0, rows, cols, t.dense);
+    t.w = (sdfed_weight){SDFED_TYPE_Q8_0, rows, cols, t.data};
+    t.x = random_floats((size_t)n * cols);
+    for (int c = 0; c < cols; c++) t.x[c] *= 1e-3f * (float)(c % 5); /* small and zero blocks in the first row */
+    t.bias = random_floats((size_t)rows);
+    t.want = malloc(sizeof *t.want * (size_t)n * rows);
+    float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(&sdfed_kernels_portable, cols));
+    sdfed_kernels_portable.linear_int8(t.want, t.x, &t.w, t.bias, n, scratch);
+    free(scratch);
+    return t;
+}
+
+static void int8_case_free(int8_case *t) { free(t->dense), free(t->data), free(t->x), free(t->bias), free(t->want); }
+
+/* The definition against the f32 product with the dequantised weights:
+ * quantising x moves each x_c by at most d_x / 2, so |y8 - y| <= sum_c
+ * |w_c| d_x,b(c) / 2, plus float rounding of both sums. */
+static void test_int8_definition(int n, int rows, int cols) {
+    int8_case t = int8_case_make(n, rows, cols);
+    int blocks = cols / SDFED_Q8_0_BLOCK, ok = 1;
+    signed char *q = malloc((size_t)cols);
+    float *d = malloc(sizeof *d * (size_t)blocks);
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        const float *x_i = t.x + (size_t)i * cols;
+        sdfed_q8_0_activations(x_i, cols, q, d);
+        for (int r = 0; r < rows; r++) {
+            const float *w_r = t.dense + (size_t)r * cols;
+            double exact = t.bias[r], bound = 0.0, mag = fabs(t.bias[r]);
+            for (int c = 0; c < cols; c++) {
+                exact += (double)x_i[c] * w_r[c];
+                bound += 0.5 * d[c / SDFED_Q8_0_BLOCK] * fabs(w_r[c]);
+                mag += fabs((double)x_i[c] * w_r[c]);
+            }
+            bound += 2.0 * (cols + 1) * FLT_EPSILON * (mag + bound) + 1e-30;
+            double ratio = fabs(t.want[(size_t)i * rows + r] - exact) / bound;
+            worst = fmax(worst, ratio);
+            ok &= ratio <= 1.0;
+        }
+    }
+    CHECK(ok, "int8 definition n=%d rows=%d cols=%d: within the quantisation bound of the f32 product (%.2f x bound)",
+          n, rows, cols, worst);
+    free(q), free(d);
+    int8_case_free(&t);
+}
+
+/* linear_int8 of backend k gives the definition's bits. */
+static void test_int8_backend(const sdfed_kernels *k, int n, int rows, int cols) {
+    int8_case t = int8_case_make(n, rows, cols);
+    float *got = malloc(sizeof *got * (size_t)n * rows);
+    float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(k, cols));
+    memset(got, 0xff, sizeof *got * (size_t)n * rows);
+    k->linear_int8(got, t.x, &t.w, t.bias, n, scratch);
+    CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
+          "%s linear_int8 n=%d rows=%d cols=%d: the definition's bits", k->name, n, rows, cols);
+    /* without a bias too */
+    float *no_bias = malloc(sizeof *no_bias * (size_t)n * rows);
+    sdfed_kernels_portable.linear_int8(no_bias, t.x, &t.w, NULL, n, scratch);
+    k->linear_int8(got, t.x, &t.w, NULL, n, scratch);
+    CHECK(!memcmp(got, no_bias, sizeof *got * (size_t)n * rows), "%s linear_int8 without bias n=%d rows=%d cols=%d",
+          k->name, n, rows, cols);
+    free(got), free(scratch), free(no_bias);
+    int8_case_free(&t);
+}
+
+#if defined(SDFED_HAVE_BLAS)
+/* The native integer kernel on every instruction set this CPU runs. */
+static void test_int8_isas(int n, int rows, int cols) {
+    int8_case t = int8_case_make(n, rows, cols);
+    float *got = malloc(sizeof *got * (size_t)n * rows);
+    float *scratch = malloc(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * (size_t)cols);
+    for (int isa = 0; isa <= sdfed_int8_isa_best(); isa++) {
+        memset(got, 0xff, sizeof *got * (size_t)n * rows);
+        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, scratch);
+        CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
+              "int8 linear on %s n=%d rows=%d cols=%d: the definition's bits", sdfed_int8_isa_name(isa), n, rows, cols);
+    }
+    free(got), free(scratch);
+    int8_case_free(&t);
+}
+#endif
 
 static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int kk, float alpha, float beta) {
     /* leading dimensions larger than the rows, to test strides */
@@ -182,7 +302,25 @@ int main(void) {
         test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
     }
     test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
+    int best = sdfed_int8_isa_best();
+    printf("int8 linear: tested on");
+    for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_int8_isa_name(isa));
+    printf(best + 1 < SDFED_INT8_ISA_COUNT ? "; skipped (this CPU lacks them):" : "; none skipped");
+    for (int isa = best + 1; isa < SDFED_INT8_ISA_COUNT; isa++) printf(" %s", sdfed_int8_isa_name(isa));
+    printf("\n");
 #endif
+    test_q8_0_activations();
+    /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
+    static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},  {13, 33, 96},  {25, 48, 128},
+                                         {40, 100, 32}, {7, 31, 160}, {271, 20, 64}, {250, 70, 256}};
+    for (size_t s = 0; s < sizeof int8_shapes / sizeof int8_shapes[0]; s++) {
+        int n = int8_shapes[s][0], rows = int8_shapes[s][1], cols = int8_shapes[s][2];
+        test_int8_definition(n, rows, cols);
+        for (const sdfed_kernels *const *k = all; *k; k++) test_int8_backend(*k, n, rows, cols);
+#if defined(SDFED_HAVE_BLAS)
+        test_int8_isas(n, rows, cols);
+#endif
+    }
 
     static const int shapes[][3] = {{1, 1, 32},
                                     {1, 4, 32},

@@ -131,8 +131,20 @@ static void test_messages(void) {
         parse(
             "{\"type\": \"error\", \"code\": \"wrong_round\", \"message\": \"late\", \"round\": 3, \"next_round\": 4}",
             &m, &code) == SDFED_OK &&
-            m.type == SDFED_MSG_ERROR && !strcmp(m.code, "wrong_round") && m.next_round == 4,
+            m.type == SDFED_MSG_ERROR && !strcmp(m.code, "wrong_round") && m.next_round == 4 && m.retry_after_ms == 0,
         "error");
+    CHECK(parse("{\"type\": \"error\", \"code\": \"server_error\", \"message\": \"disk\", \"retry_after\": 1500}", &m,
+                &code) == SDFED_OK &&
+              m.retry_after_ms == 1500,
+          "an error's retry_after (ms)");
+    CHECK(parse("{\"type\": \"wait\", \"round\": 2, \"reason\": \"too_few_clients\", \"retry_after\": 0}", &m, &code) ==
+                  SDFED_OK &&
+              m.retry_after_ms == 0,
+          "a wait's retry_after");
+    CHECK(parse("{\"type\": \"error\", \"code\": \"rate_limited\", \"message\": \"x\", \"retry_after\": -5}", &m,
+                &code) &&
+              !strcmp(code_name(code), "bad_message"),
+          "a negative retry_after is refused");
 }
 
 static void test_writer(void) {

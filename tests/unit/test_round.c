@@ -139,13 +139,13 @@ static void test_combining(const sdfed_kernels *k) {
     double w[N];
     for (int i = 0; i < N; i++) w[i] = (double)samples[i];
     CHECK(sdfed_round_combine(&mean, k, 5, 9, sync, N, global, P, got, &arena, &err) == SDFED_OK, "%s", err.message);
-    sdfed_aggregate(&mean, k, rows, w, N, P, global, NULL, want, &arena, &err);
+    sdfed_aggregate(&mean, rows, w, N, P, global, NULL, want, &arena, &err);
     CHECK(memcmp(got, want, sizeof got) == 0, "%s: a sync round is the sample-weighted mean, bit for bit", k->name);
 
     /* asynchronous: samples / sqrt(1 + staleness) */
     for (int i = 0; i < N; i++) w[i] = (double)samples[i] / sqrt(1.0 + (double)(9 - base[i]));
     sdfed_round_combine(&mean, k, 5, 9, async, N, global, P, got, &arena, &err);
-    sdfed_aggregate(&mean, k, rows, w, N, P, global, NULL, want, &arena, &err);
+    sdfed_aggregate(&mean, rows, w, N, P, global, NULL, want, &arena, &err);
     CHECK(memcmp(got, want, sizeof got) == 0, "%s: stale updates weigh samples / sqrt(1 + staleness)", k->name);
     double total = 0;
     for (int i = 0; i < N; i++) total += w[i];
@@ -163,7 +163,7 @@ static void test_combining(const sdfed_kernels *k) {
     sdfed_rng_seed_stream(&noise, 5, SDFED_STREAM_NOISE + 9);
     for (int i = 0; i < N; i++) w[i] = (double)samples[i];
     sdfed_round_combine(&dp, k, 5, 9, sync, N, global, P, got, &arena, &err);
-    sdfed_aggregate(&dp, k, rows, w, N, P, global, &noise, want, &arena, &err);
+    sdfed_aggregate(&dp, rows, w, N, P, global, &noise, want, &arena, &err);
     CHECK(memcmp(got, want, sizeof got) == 0, "%s: noise from the stream SDFED_STREAM_NOISE + round", k->name);
     for (int i = 0; i < N; i++) sync[i].base = 10;
     sdfed_round_combine(&dp, k, 5, 10, sync, N, global, P, want, &arena, &err);

@@ -8,9 +8,16 @@
  * errors that name the URI without its password (bad password, missing
  * database, no server, an unreadable URI), and a server stopped and started
  * again under an open store (one fault, reported once, cleared by the next
- * write). tests/unit/test_store.sh starts the server and runs this.
+ * write); and the cluster mode's tables through two connections, two
+ * nodes: the coordinator row claimed once at a time, a superseded epoch's
+ * decisions refused and changing nothing, a round started once and closed
+ * once (a second close refused, by the decision and by the closed row's
+ * trigger), updates refused once their round closed or their client left
+ * it, presence that counts only while its node's lease holds, and a
+ * departure recorded only by the node that held the client.
+ * tests/unit/test_store.sh starts the server and runs this.
  *   test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND
- * (user sdfed; the database store_test exists and is empty) */
+ * (user sdfed; the databases store_test and cluster_test exist and are empty) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +318,113 @@ static void check_server_restart(const char *uri, const char *pause, const char 
     store_close(s);
 }
 
+static int in_list(const int64_t *ids, int n, int64_t id) {
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
+
+static void check_cluster(const char *uri) {
+    store *a = open_store(uri, "cluster a"), *b = open_store(uri, "cluster b");
+    if (!a || !b) {
+        store_close(a), store_close(b);
+        return;
+    }
+    sdfed_error err = {0};
+    store_fence fa = {0}, fb = {0};
+    CHECK(store_node_join(a, "host-a", 1, 30, &fa.node, &err) == SDFED_OK &&
+              store_node_join(b, "host-b", 2, 30, &fb.node, &err) == SDFED_OK && fa.node != fb.node,
+          "two nodes: %s", err.message);
+    /* one coordinator at a time */
+    CHECK(store_coordinator_claim(a, fa.node, 30, &fa.epoch, &err) == SDFED_OK && fa.epoch == 1,
+          "a claims the coordinator: epoch %lld %s", (long long)fa.epoch, err.message);
+    CHECK(store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 0,
+          "b claimed a coordinator row whose lease holds");
+
+    /* round 0 started once */
+    float g0[N_VALUES], g1[N_VALUES];
+    values_of(200, g0), values_of(201, g1);
+    const int64_t chosen[] = {11, 12, 13};
+    const uint64_t rng[4] = {1, 2, 3, 4};
+    CHECK(store_add_first_round(a, g0, N_VALUES, sha0, &err) == SDFED_OK, "first round: %s", err.message);
+    CHECK(store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_OK &&
+              store_start_round(a, 0, chosen, 3, rng, &err) == SDFED_OK && store_commit_decision(a, &err) == SDFED_OK,
+          "a starts round 0: %s", err.message);
+    CHECK(store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_ERR_NOT_FOUND, "round 0 started twice");
+
+    /* presence: a client on each node; only the node that holds a client removes it */
+    CHECK(store_presence_add(a, 11, 0, fa.node, &err) == SDFED_OK &&
+              store_presence_add(b, 12, 1, fb.node, &err) == SDFED_OK &&
+              store_presence_add(a, 13, 2, fa.node, &err) == SDFED_OK,
+          "presence: %s", err.message);
+    int removed = 1;
+    CHECK(store_presence_remove(a, 12, fa.node, 0, &removed, &err) == SDFED_OK && !removed,
+          "a removed b's client (and recorded its departure)");
+    int64_t *clients, *reported, *departed;
+    int *shards, n, n_reported, n_departed;
+    CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 3 && in_list(clients, n, 12),
+          "three clients present: %d", n);
+    free(clients), free(shards);
+
+    /* updates while round 0 is open; none from a client that left it */
+    float u[N_VALUES];
+    values_of(202, u);
+    CHECK(store_add_round_update(b, 0, 12, 5, u, N_VALUES, &err) == SDFED_OK, "an update: %s", err.message);
+    CHECK(store_add_round_update(a, 0, 12, 5, u, N_VALUES, &err) == SDFED_ERR_ARG, "a duplicate update");
+    CHECK(store_presence_remove(a, 13, fa.node, 0, &removed, &err) == SDFED_OK && removed, "13 leaves: %s",
+          err.message);
+    CHECK(store_add_round_update(a, 0, 13, 5, u, N_VALUES, &err) == SDFED_ERR_NOT_FOUND,
+          "an update from a client that left its round: %s", err.message);
+    CHECK(store_add_round_update(a, 0, 11, 7, u, N_VALUES, &err) == SDFED_OK, "an update: %s", err.message);
+    CHECK(store_round_events(b, 0, &reported, &n_reported, &departed, &n_departed, &err) == SDFED_OK &&
+              n_reported == 2 && in_list(reported, 2, 11) && in_list(reported, 2, 12) && n_departed == 1 &&
+              departed[0] == 13,
+          "round 0's events: %d reported, %d departed", n_reported, n_departed);
+    free(reported), free(departed);
+
+    /* a node whose lease ran out: its clients are not counted */
+    CHECK(store_node_renew(a, fa.node, -1, &err) == SDFED_OK, "a's lease: %s", err.message);
+    CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 1 && clients[0] == 12 &&
+              shards[0] == 1,
+          "with a's lease expired, %d clients present", n);
+    free(clients), free(shards);
+
+    /* b takes over once a's coordinator lease is gone; a's decisions are refused and change nothing */
+    CHECK(store_node_leave(a, fa.node, &err) == SDFED_OK, "a leaves: %s", err.message);
+    CHECK(store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 2,
+          "b takes over: epoch %lld", (long long)fb.epoch);
+    CHECK(store_begin_decision(a, &fa, 0, STORE_CLOSE, &err) == SDFED_ERR_ARG && strstr(err.message, "superseded"),
+          "a superseded coordinator closes round 0: %s", err.message);
+    int held = 1;
+    CHECK(store_coordinator_renew(a, &fa, 30, &held, &err) == SDFED_OK && !held, "a renewed a superseded lease");
+    CHECK(store_coordinator_renew(b, &fb, 30, &held, &err) == SDFED_OK && held, "b's lease: %s", err.message);
+    check_round(a, "cluster", 0, g0, sha0, 1, 0);
+
+    /* round 0 closed once, by b */
+    store_update *pending = NULL;
+    n = 0;
+    CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_OK &&
+              store_pending_updates(b, &pending, &n, &err) == SDFED_OK && n == 2 &&
+              store_close_round(b, 0, g1, N_VALUES, sha1, n, 0, 0, &err) == SDFED_OK &&
+              store_commit_decision(b, &err) == SDFED_OK,
+          "b closes round 0: %s", err.message);
+    store_updates_free(pending, n);
+    check_round(a, "cluster", 0, g0, sha0, 1, 1);
+    check_round(a, "cluster", 1, g1, sha1, 0, 0);
+    CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_ERR_NOT_FOUND, "round 0 closed twice");
+    CHECK(store_close_round(a, 0, g0, N_VALUES, sha2, 0, 1, 0, &err) == SDFED_ERR_ARG && strstr(err.message, "closed"),
+          "a closed round's row changed: %s", err.message);
+    CHECK(store_add_round_update(b, 0, 11, 7, u, N_VALUES, &err) == SDFED_ERR_NOT_FOUND,
+          "an update into a closed round");
+    store_cluster c;
+    CHECK(store_cluster_status(a, &c, &err) == SDFED_OK && c.nodes_live == 1 && c.clients_present == 1 &&
+              c.coordinator_node == fb.node && c.coordinator_epoch == 2 && c.rounds_closed == 1 && c.updates == 2,
+          "the cluster's status: %lld nodes, %lld clients, coordinator %lld epoch %lld, %lld closed, %lld updates",
+          (long long)c.nodes_live, (long long)c.clients_present, (long long)c.coordinator_node,
+          (long long)c.coordinator_epoch, (long long)c.rounds_closed, (long long)c.updates);
+    store_close(a), store_close(b);
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND\n");
@@ -325,6 +439,8 @@ int main(int argc, char **argv) {
           "folders and URIs told apart");
     run_suite(folder, "sqlite");
     run_suite(uri, "postgres");
+    snprintf(other, sizeof other, "postgresql://sdfed:%s@/cluster_test?host=%s", password, socket_dir);
+    check_cluster(other);
 
     store *s = open_store(uri, "postgres name");
     if (s) CHECK(strcmp(store_name(s), shown) == 0, "the store's name: %s", store_name(s));

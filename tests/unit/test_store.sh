@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 trap postgres_stop EXIT
 postgres_start || exit 1
-postgres_createdb store_test || exit 1
+postgres_createdb store_test && postgres_createdb cluster_test || exit 1
 
 server="bash -c '. \"$here/../lib/postgres.sh\" && postgres_dir=$postgres_dir &&"
 "$binary" "$work" "$postgres_dir" "$postgres_password" "$server postgres_pause'" "$server postgres_resume'" || exit 1

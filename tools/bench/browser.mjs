@@ -14,7 +14,9 @@
 // Prints one line per build and one for the page:
 //   chromium <build>: images_per_s=... step_ms=... peak_rss_mib=... idle_rss_mib=... (medians)
 //   chromium page: ready_s=... peak_rss_mib=...     (or error="the page's message" for ready_s)
-//   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS]
+// INT8 0 keeps the image tower on f32 activations (default 1: a Q8_0
+// model's integer path, wc_set_int8_images).
+//   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS] [INT8]
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,6 +29,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.resolve(p));
 const images = Number(process.argv[6] || 8), steps = Number(process.argv[7] || 5);
+const int8Images = (process.argv[8] || '1') !== '0';
 const { chromium } = createRequire(path.join(root, 'tests/browser/package.json'))('playwright-core');
 mkdirSync(work, { recursive: true });
 
@@ -101,11 +104,11 @@ try {
       await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
       const idle = renderers();
       const result = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g,
-        single }) => {
+        single, int8 }) => {
         const compute = (await import('/compute.js')).startCompute();
         const call = (op, args, transfer) => compute.call(op, args, null, transfer);
         const model = await (await fetch(modelUrl)).arrayBuffer();
-        const info = await call('init', { model, singleThreaded: single }, [model]);
+        const info = await call('init', { model, singleThreaded: single, int8Images: int8 }, [model]);
         await call('setTask', { task: t, index: 0 });
         const S = info.imageSize, pictures = [];
         for (let i = 0; i <= n; i++) {
@@ -131,7 +134,7 @@ try {
         times.sort((a, b) => a - b);
         return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
       }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,
-        globalFrame, single: singleThreaded });
+        globalFrame, single: singleThreaded, int8: int8Images });
       return [result, pageMemory(idle)];
     });
     console.log(`chromium ${r.threaded ? 'threaded' : 'single-threaded'}: images_per_s=${r.imagesPerS.toFixed(3)} ` +

@@ -2,10 +2,12 @@
 # make bench: benchmarks, never tests. Times one SDFed local step (batch 16,
 # S_s 8, S_l 16, C = 10 and 100) in the C core and in PyTorch (CPU, fp32,
 # 2 threads) on the same weights and shapes in this same run, and prints the
-# ratio; then the aggregator under load (load.sh), the browser client in
-# Chromium next to native (browser.mjs), a host's folder of images through
-# the feature cache (folder.sh) and what each model size costs a volunteer
-# (volunteer.sh). Models (tools/bench/models.sh): the reference mini-vit,
+# ratio; then the aggregator under load (load.sh), the aggregation rules
+# against numpy on the same updates (aggregate.sh), the browser client in
+# Chromium next to native (browser.mjs), image features with F32 weights,
+# Q8_0 on f32 activations and Q8_0 in integers (image_features.sh), a host's
+# folder of images through the feature cache (folder.sh) and what each model
+# size costs a volunteer (volunteer.sh). Models (tools/bench/models.sh): the reference mini-vit,
 # and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
 # with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
 # it is the peer for both).
@@ -54,6 +56,8 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 bash tools/bench/load.sh
+echo
+bash tools/bench/aggregate.sh
 
 # the browser: Chromium (threaded and single-threaded wasm) next to native,
 # for the tiny default model and a ViT-B/16-shaped one (both towers)
@@ -81,6 +85,8 @@ echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm
 echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
+echo
+bash tools/bench/image_features.sh
 echo
 bash tools/bench/folder.sh
 echo

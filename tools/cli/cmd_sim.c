@@ -1,9 +1,11 @@
 /* sdfed sim: a whole federation in one process (tools/sim/sim.h).
  *   sdfed sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR]
- *             [--cache DIR] [--data DIR] [--backend NAME] [--validation]
+ *             [--cache DIR] [--data DIR] [--backend NAME] [--validation] [--f32-images]
  * The flags override the task's keys; --validation tests every client on a
  * fifth of its training images held out (sim.h) instead of its test split,
- * for choosing hyperparameters. Fashion-MNIST's training images
+ * for choosing hyperparameters; --f32-images keeps a Q8_0 image tower on f32
+ * activations (clip_model.h's int8_images off: the features docs/results.md
+ * was made with). Fashion-MNIST's training images
  * 30000..59999 are the clients' training pool and its test set their test
  * pool (images 0..29999 trained the default model; see fed_data.h). The
  * run prints a line
@@ -51,12 +53,18 @@ static int read_task(const char *path, const char *method, const char *seed, con
 int cmd_sim(int argc, char **argv) {
     const char *task_path = NULL, *method = NULL, *seed = NULL, *rounds = NULL, *out_dir = "sim-out", *cache = NULL;
     const char *data_dir = NULL, *backend = NULL, *lr = NULL;
-    int validation = 0;
-    const cli_option options[] = {{"--task", &task_path, NULL},  {"--method", &method, NULL},
-                                  {"--seed", &seed, NULL},       {"--rounds", &rounds, NULL},
-                                  {"--lr", &lr, NULL},           {"--out", &out_dir, NULL},
-                                  {"--cache", &cache, NULL},     {"--data", &data_dir, NULL},
-                                  {"--backend", &backend, NULL}, {"--validation", NULL, &validation}};
+    int validation = 0, f32_images = 0;
+    const cli_option options[] = {{"--task", &task_path, NULL},
+                                  {"--method", &method, NULL},
+                                  {"--seed", &seed, NULL},
+                                  {"--rounds", &rounds, NULL},
+                                  {"--lr", &lr, NULL},
+                                  {"--out", &out_dir, NULL},
+                                  {"--cache", &cache, NULL},
+                                  {"--data", &data_dir, NULL},
+                                  {"--backend", &backend, NULL},
+                                  {"--validation", NULL, &validation},
+                                  {"--f32-images", NULL, &f32_images}};
     int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
@@ -74,6 +82,7 @@ int cmd_sim(int argc, char **argv) {
         sdfed_task_free(&task);
         return cli_error(CLI_FAILED, "sim: model: %s", err.message);
     }
+    if (f32_images) m.clip.int8_images = 0;
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
     sdfed_classes cls = {0};

@@ -7,9 +7,12 @@
  * --data DIR its own ImageFolder, a fifth of each class held out) exactly
  * as `sdfed sim` trains client K
  * (native/fed_client.h), uploads the shared parameters after each round
- * and reports its accuracy. After a disconnect it reconnects with its token;
- * an update it already computed for a round is sent again, never retrained,
- * so a server crash cannot change what it contributes. Used by the tests,
+ * and reports its accuracy. After a disconnect it reconnects with its token,
+ * waiting as fed/backoff.h says (exponential backoff with jitter from
+ * --jitter-seed, the server's retry_after as a floor); an update it already
+ * computed for a round is sent again, never retrained, so a server crash
+ * cannot change what it contributes; one the server could not store
+ * (server_error) is resent after the same kind of wait. Used by the tests,
  * the load tests and `make run`. */
 #include <math.h>
 #include <signal.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/sha256.h"
+#include "fed/backoff.h"
 #include "fed/protocol.h"
 #include "fed/round.h"
 #include "native/args.h"
@@ -43,7 +47,8 @@ typedef struct client {
     ws_client ws;
     ws_conn conn;
     double disconnected_at;
-    int attempts;
+    sdfed_backoff backoff;               /* when to try again */
+    lws_sorted_usec_list_t resend_timer; /* an update the server could not store goes again */
     char token[SDFED_MSG_TEXT];
     /* federation */
     int ready, finished, failed;
@@ -290,6 +295,21 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
         steps ? sum.total / steps : 0.0, 100 * accuracy, c->attack ? " (attacking)" : "");
 }
 
+/* The cached update goes again after the schedule's next delay, if its
+ * round is still the one the client is in then. */
+static void resend_now(lws_sorted_usec_list_t *sul) {
+    client *c = lws_container_of(sul, client, resend_timer);
+    if (c->conn.state != WS_CONN_OPEN || c->cached_round < 0 || c->rounds_done > c->cached_round) return;
+    say(c, "round %lld: sending the update again", (long long)c->cached_round);
+    send_update(c, c->cached_round);
+}
+
+static void resend_later(client *c) {
+    int64_t delay_ms = sdfed_backoff_next_ms(&c->backoff);
+    say(c, "the server could not store the update; sending it again in %lld ms", (long long)delay_ms);
+    lws_sul_schedule(c->ws.context, 0, &c->resend_timer, resend_now, (lws_usec_t)delay_ms * 1000);
+}
+
 static void save_token(client *c) {
     if (!c->token_file) return;
     FILE *f = fopen(c->token_file, "w");
@@ -309,6 +329,7 @@ static void handle_text(client *c, const char *text, size_t len) {
     }
     switch (m.type) {
     case SDFED_MSG_WELCOME:
+        sdfed_backoff_reset(&c->backoff); /* a session that succeeded */
         snprintf(c->token, sizeof c->token, "%s", m.token);
         save_token(c);
         if (!c->ready && !interrupted) busy = 1, prepare(c, &m), busy = 0;
@@ -320,6 +341,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         else
             c->waiting_round = m.round;
         break;
+    case SDFED_MSG_ACK: say(c, "the update for round %lld was acknowledged", (long long)m.round); break;
     case SDFED_MSG_ROUND_END: c->rounds_done = m.round + 1; break;
     case SDFED_MSG_DONE:
         say(c, "the federation finished its %lld rounds", (long long)m.rounds);
@@ -328,12 +350,15 @@ static void handle_text(client *c, const char *text, size_t len) {
         break;
     case SDFED_MSG_ERROR:
         say(c, "the server refused: %s (%s)", m.code, m.message);
+        sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms);
         /* refusals that no retry can mend end the client */
         sdfed_code refusal = sdfed_code_from_name(m.code);
         if (refusal == SDFED_CODE_BAD_JOIN_KEY || refusal == SDFED_CODE_BAD_TOKEN || refusal == SDFED_CODE_BAD_PROTOCOL)
             fail(c, "the server refused to let this client in: %s", m.message);
+        if (refusal == SDFED_CODE_SERVER_ERROR) resend_later(c);
         break;
-    default: break; /* ack, wait, heartbeat */
+    case SDFED_MSG_WAIT: sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms); break;
+    default: break; /* heartbeat */
     }
     sdfed_message_free(&m);
 }
@@ -367,14 +392,14 @@ static void reconnect_later(client *c) {
         fail(c, "no connection to %s:%d for %.0f s; giving up", c->ws.server.address, c->ws.server.port, c->give_up_s);
         return;
     }
-    int attempt = c->attempts < 6 ? c->attempts : 6;
-    ws_conn_connect(&c->conn, (int64_t)100000 << attempt);
-    c->attempts++;
+    int attempt = c->backoff.attempt;
+    int64_t delay_ms = sdfed_backoff_next_ms(&c->backoff);
+    say(c, "connecting again in %lld ms (try %d)", (long long)delay_ms, attempt + 1);
+    ws_conn_connect(&c->conn, delay_ms * 1000);
 }
 
 static void on_connected(ws_conn *conn) {
     client *c = conn->user;
-    c->attempts = 0;
     c->disconnected_at = 0;
     sdfed_buffer b = {0};
     sdfed_json_writer w;
@@ -415,7 +440,7 @@ static void on_closed(ws_conn *conn, int was_open, const char *why) {
      * again if the round is resent */
     ws_send_queue_clear(&conn->out);
     if (!c->finished && !interrupted) {
-        if (was_open) say(c, "disconnected; reconnecting");
+        if (was_open) say(c, "disconnected");
         reconnect_later(c);
     }
 }
@@ -434,12 +459,13 @@ static const char usage[] =
     "  --join-key KEY        the federation's join key\n"
     "  --encoding E          updates as binary frames or json (binary)\n"
     "  --give-up S           stop after S seconds without the server (60)\n"
+    "  --jitter-seed N       seed of the random waits before trying again (the client index)\n"
     "  --attack flip|scale:F send a sign-flipped or scaled update (robustness tests)\n"
     "  --quiet               log errors only\n";
 
 int main(int argc, char **argv) {
     static client c;
-    const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary";
+    const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
     int quiet = 0, help = 0;
     c.model_path = NATIVE_DEFAULT_MODEL;
     cli_help_hint = "see --help";
@@ -449,7 +475,8 @@ int main(int argc, char **argv) {
                                   {"--backend", &backend, NULL},    {"--token-file", &c.token_file, NULL},
                                   {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
                                   {"--encoding", &encoding, NULL},  {"--join-key", &c.join_key, NULL},
-                                  {"--quiet", NULL, &quiet},        {"--help", NULL, &help}};
+                                  {"--jitter-seed", &jitter, NULL}, {"--quiet", NULL, &quiet},
+                                  {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {
@@ -461,6 +488,11 @@ int main(int argc, char **argv) {
     if (ws_url_parse(&url, server, NULL))
         return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
+    char *end = NULL;
+    unsigned long long seed = jitter ? strtoull(jitter, &end, 10) : (unsigned long long)c.index;
+    if (jitter && (!*jitter || *end || *jitter == '-'))
+        return cli_error(CLI_USAGE, "client: --jitter-seed must be a non-negative integer, not '%s'", jitter);
+    sdfed_backoff_init(&c.backoff, seed);
     if (strcmp(encoding, "json") && strcmp(encoding, "binary"))
         return cli_error(CLI_USAGE, "client: --encoding must be binary or json");
     c.json = strcmp(encoding, "json") == 0;

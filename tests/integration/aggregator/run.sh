@@ -400,6 +400,21 @@ grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did
 [ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
   bad "after kill -9 the history differs from an uninterrupted run"
 echo "kill -9 in round 3 with $acked acknowledged updates stored; the run completed on the same history"
+# every client came back to the restarted server (a join each after its second
+# "listening"), having waited as the backoff schedule says: each wait it logged
+# lies in its try's window, min(30 s, 2^(try - 1) s) (no retry_after here)
+rejoined=$(sed -n '/"event": "listening"/h; /"event": "listening"/!H; ${x;p}' "$work/crash.server.log" |
+  sed -n 's/.*"event": "join", "client": \([0-9]*\).*/\1/p' | sort -u | wc -l)
+[ "$rejoined" = 10 ] && ok || bad "after the restart $rejoined of 10 clients came back"
+waits=0 outside=0
+for k in $(seq 0 9); do
+  while read -r ms try; do
+    waits=$((waits + 1))
+    window=$((try <= 5 ? 1000 << (try - 1) : 30000))
+    [ "$ms" -ge 0 ] && [ "$ms" -lt "$window" ] || outside=$((outside + 1))
+  done < <(sed -n 's/.*connecting again in \([0-9]*\) ms (try \([0-9]*\)).*/\1 \2/p' "$work/crash.client$k.log")
+done
+[ "$waits" -ge 10 ] && [ "$outside" = 0 ] && ok || bad "backoff: $waits waits logged, $outside outside their window"
 stop_server
 
 # --- 4. robust aggregation: 2 of 10 clients attack PromptFL's global prompt

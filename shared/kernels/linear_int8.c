@@ -1,0 +1,303 @@
+/* The native Q8_0 x Q8_0 linear layer (see linear_int8.h): activations
+ * quantised a chunk of tokens at a time, weights packed a panel at a time,
+ * one register-tile kernel per instruction set, all of them computing each
+ * output as the portable definition does. */
+#include "kernels/linear_int8.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/dtype.h"
+#include "base/names.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_X86_TILES 1
+#endif
+
+/* weight rows in one packed panel */
+#define NR 16
+/* 4-byte groups in a block of 32 */
+#define GROUPS (SDFED_Q8_0_BLOCK / 4)
+/* a packed block of a panel: quants [GROUPS][NR][4], then NR f32 scales,
+ * then NR int32 corrections -128 sum(w) */
+#define QS_BYTES (GROUPS * NR * 4)
+#define PANEL_BLOCK_BYTES (QS_BYTES + NR * 4 + NR * 4)
+/* the most panels a tile spans, the most tokens it has */
+#define MAX_PANELS 2
+#define MAX_TILE_ROWS 6
+/* tokens quantised at once, a multiple of every tile's rows: a ViT-B/16
+ * image's 197 tokens in one chunk, so its weights are packed once */
+#define CHUNK 264
+
+/* the scratch: a chunk's scales, MAX_PANELS panels, a chunk's quants */
+_Static_assert(CHUNK * 4 / SDFED_Q8_0_BLOCK + MAX_PANELS * PANEL_BLOCK_BYTES / SDFED_Q8_0_BLOCK + CHUNK <=
+                   SDFED_INT8_SCRATCH_ROWS * 4,
+               "scratch too small for a chunk and the panels");
+
+/* A register tile: MR rows of quantised x (xq stride blocks * 32 bytes, xd
+ * stride blocks scales) times `panels` consecutive packed panels into out
+ * (MR, panels * NR). */
+typedef void tile_fn(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out);
+/* One row of x as quants (+ 128 where the tile wants them unsigned) and
+ * block scales, by sdfed_q8_0_activations's rule. */
+typedef void quantise_fn(const float *x, int cols, unsigned char *q, float *d);
+
+typedef struct tile_kernel {
+    int mr, panels;
+    tile_fn *run;
+    quantise_fn *quantise;
+} tile_kernel;
+
+static void quantise_portable(const float *x, int cols, unsigned char *q, float *d) {
+    sdfed_q8_0_activations(x, cols, (signed char *)q, d);
+}
+
+#define PORTABLE_MR 4
+_Static_assert(PORTABLE_MR <= MAX_TILE_ROWS && CHUNK % PORTABLE_MR == 0, "tiles fit the chunk and the output");
+
+static void tile_portable(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel,
+                          float *out) {
+    int cols = blocks * SDFED_Q8_0_BLOCK;
+    float acc[PORTABLE_MR][NR] = {{0}};
+    for (int b = 0; b < blocks; b++) {
+        const unsigned char *p_b = panel + (size_t)b * PANEL_BLOCK_BYTES;
+        float d_w[NR];
+        memcpy(d_w, p_b + QS_BYTES, sizeof d_w);
+        for (int i = 0; i < PORTABLE_MR; i++) {
+            const signed char *x_ib = (const signed char *)xq + (size_t)i * cols + b * SDFED_Q8_0_BLOCK;
+            for (int j = 0; j < NR; j++) {
+                int32_t dot = 0;
+                for (int g = 0; g < GROUPS; g++)
+                    for (int t = 0; t < 4; t++) dot += x_ib[g * 4 + t] * (signed char)p_b[(g * NR + j) * 4 + t];
+                acc[i][j] = acc[i][j] + (float)dot * (xd[(size_t)i * blocks + b] * d_w[j]);
+            }
+        }
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+#if HAVE_X86_TILES
+#define AVX2_MR 4
+#define VNNI_MR 6
+_Static_assert(AVX2_MR <= MAX_TILE_ROWS && VNNI_MR <= MAX_TILE_ROWS && CHUNK % AVX2_MR == 0 && CHUNK % VNNI_MR == 0,
+               "tiles fit the chunk and the output");
+
+static inline int32_t load_group(const unsigned char *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* a block's scale by the rule (kernels_portable.c), from its max |x| */
+static inline float block_scale(float amax, float *inverse) {
+    float d = amax / 127.0f;
+    *inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    return d;
+}
+
+__attribute__((target("avx2"))) static void quantise_avx2(const float *x, int cols, unsigned char *q, float *d) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[k] = _mm256_loadu_ps(x_b + 8 * k)));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        float inverse;
+        d[b] = block_scale(_mm_cvtss_f32(h), &inverse);
+        __m256 id = _mm256_set1_ps(inverse);
+        __m256i i[4];
+        for (int k = 0; k < 4; k++) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], id)); /* to nearest even */
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+        _mm256_storeu_si256((__m256i *)(q + (size_t)b * SDFED_Q8_0_BLOCK), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+}
+
+__attribute__((target("avx512f"))) static void quantise_avx512(const float *x, int cols, unsigned char *q, float *d) {
+    const __m128i offset = _mm_set1_epi8((char)0x80);
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
+        __m512 v0 = _mm512_loadu_ps(x_b), v1 = _mm512_loadu_ps(x_b + 16);
+        float inverse;
+        d[b] = block_scale(_mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1))), &inverse);
+        __m512 id = _mm512_set1_ps(inverse);
+        /* to nearest even, then + 128 for vpdpbusd's unsigned operand */
+        __m128i q0 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v0, id)));
+        __m128i q1 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v1, id)));
+        _mm_storeu_si128((__m128i *)(q + (size_t)b * SDFED_Q8_0_BLOCK), _mm_xor_si128(q0, offset));
+        _mm_storeu_si128((__m128i *)(q + (size_t)b * SDFED_Q8_0_BLOCK + 16), _mm_xor_si128(q1, offset));
+    }
+}
+
+__attribute__((target("avx2"))) static void tile_avx2(int blocks, const unsigned char *xq, const float *xd,
+                                                      const unsigned char *panel, float *out) {
+    // one panel: each token's 16 outputs in two 8-lane registers
+    int cols = blocks * SDFED_Q8_0_BLOCK;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[AVX2_MR][2];
+    for (int i = 0; i < AVX2_MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++) {
+        const unsigned char *p_b = panel + (size_t)b * PANEL_BLOCK_BYTES;
+        __m256i sum[AVX2_MR][2];
+        for (int i = 0; i < AVX2_MR; i++) sum[i][0] = sum[i][1] = _mm256_setzero_si256();
+        for (int g = 0; g < GROUPS; g++) {
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(p_b + g * NR * 4));
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(p_b + g * NR * 4 + 32));
+            __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+#pragma GCC unroll 4
+            for (int i = 0; i < AVX2_MR; i++) {
+                __m256i xb = _mm256_set1_epi32(load_group(xq + (size_t)i * cols + b * SDFED_Q8_0_BLOCK + g * 4));
+                /* |w| (unsigned) times x with w's sign: pairs of at most 2 * 128 * 127, no saturation */
+                __m256i p0 = _mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0));
+                __m256i p1 = _mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1));
+                sum[i][0] = _mm256_add_epi32(sum[i][0], _mm256_madd_epi16(p0, ones));
+                sum[i][1] = _mm256_add_epi32(sum[i][1], _mm256_madd_epi16(p1, ones));
+            }
+        }
+        __m256 d0 = _mm256_loadu_ps((const float *)(p_b + QS_BYTES));
+        __m256 d1 = _mm256_loadu_ps((const float *)(p_b + QS_BYTES + 32));
+        for (int i = 0; i < AVX2_MR; i++) {
+            __m256 d_x = _mm256_set1_ps(xd[(size_t)i * blocks + b]);
+            acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_mul_ps(_mm256_cvtepi32_ps(sum[i][0]), _mm256_mul_ps(d_x, d0)));
+            acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_mul_ps(_mm256_cvtepi32_ps(sum[i][1]), _mm256_mul_ps(d_x, d1)));
+        }
+    }
+    for (int i = 0; i < AVX2_MR; i++) {
+        _mm256_storeu_ps(out + i * NR, acc[i][0]);
+        _mm256_storeu_ps(out + i * NR + 8, acc[i][1]);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out) {
+    // two panels: each token's 32 outputs in two 16-lane registers
+    int cols = blocks * SDFED_Q8_0_BLOCK;
+    const unsigned char *panel1 = panel + (size_t)blocks * PANEL_BLOCK_BYTES;
+    __m512 acc[VNNI_MR][2];
+    for (int i = 0; i < VNNI_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; b++) {
+        const unsigned char *p0 = panel + (size_t)b * PANEL_BLOCK_BYTES, *p1 = panel1 + (size_t)b * PANEL_BLOCK_BYTES;
+        /* sum (x + 128) w starts at -128 sum(w): the exact sum x w */
+        __m512i c0 = _mm512_loadu_si512(p0 + QS_BYTES + NR * 4), c1 = _mm512_loadu_si512(p1 + QS_BYTES + NR * 4);
+        __m512i sum[VNNI_MR][2];
+        for (int i = 0; i < VNNI_MR; i++) sum[i][0] = c0, sum[i][1] = c1;
+        for (int g = 0; g < GROUPS; g++) {
+            __m512i w0 = _mm512_loadu_si512(p0 + g * NR * 4), w1 = _mm512_loadu_si512(p1 + g * NR * 4);
+#pragma GCC unroll 6
+            for (int i = 0; i < VNNI_MR; i++) {
+                __m512i xb = _mm512_set1_epi32(load_group(xq + (size_t)i * cols + b * SDFED_Q8_0_BLOCK + g * 4));
+                sum[i][0] = _mm512_dpbusd_epi32(sum[i][0], xb, w0);
+                sum[i][1] = _mm512_dpbusd_epi32(sum[i][1], xb, w1);
+            }
+        }
+        __m512 d0 = _mm512_loadu_ps(p0 + QS_BYTES), d1 = _mm512_loadu_ps(p1 + QS_BYTES);
+        for (int i = 0; i < VNNI_MR; i++) {
+            __m512 d_x = _mm512_set1_ps(xd[(size_t)i * blocks + b]);
+            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_mul_ps(_mm512_cvtepi32_ps(sum[i][0]), _mm512_mul_ps(d_x, d0)));
+            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_mul_ps(_mm512_cvtepi32_ps(sum[i][1]), _mm512_mul_ps(d_x, d1)));
+        }
+    }
+    for (int i = 0; i < VNNI_MR; i++) {
+        _mm512_storeu_ps(out + i * 2 * NR, acc[i][0]);
+        _mm512_storeu_ps(out + i * 2 * NR + NR, acc[i][1]);
+    }
+}
+#endif
+
+static const tile_kernel kernels[SDFED_INT8_ISA_COUNT] = {
+    [SDFED_INT8_PORTABLE] = {PORTABLE_MR, 1, tile_portable, quantise_portable},
+#if HAVE_X86_TILES
+    [SDFED_INT8_AVX2] = {AVX2_MR, 1, tile_avx2, quantise_avx2},
+    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, 2, tile_vnni, quantise_avx512},
+#endif
+};
+
+static const sdfed_name isa_names[] = {
+    [SDFED_INT8_PORTABLE] = {.name = "portable", .value = SDFED_INT8_PORTABLE},
+    [SDFED_INT8_AVX2] = {.name = "avx2", .value = SDFED_INT8_AVX2},
+    [SDFED_INT8_AVX512VNNI] = {.name = "avx512vnni", .value = SDFED_INT8_AVX512VNNI},
+};
+static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_INT8_ISA_COUNT, "a name per instruction set");
+
+int sdfed_int8_isa_best(void) {
+#if HAVE_X86_TILES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+        return SDFED_INT8_AVX512VNNI;
+    if (__builtin_cpu_supports("avx2")) return SDFED_INT8_AVX2;
+#endif
+    return SDFED_INT8_PORTABLE;
+}
+
+const char *sdfed_int8_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_INT8_ISA_COUNT, isa); }
+
+/* Packs rows [r0, r0 + count) of w (count <= NR) into panel, zero-filling
+ * the missing rows. */
+static void pack_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    int blocks = w->cols / SDFED_Q8_0_BLOCK;
+    memset(panel, 0, (size_t)blocks * PANEL_BLOCK_BYTES);
+    for (int j = 0; j < count; j++) {
+        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
+        for (int b = 0; b < blocks; b++) {
+            unsigned char *p_b = panel + (size_t)b * PANEL_BLOCK_BYTES;
+            int32_t sum = 0;
+            for (int g = 0; g < GROUPS; g++) memcpy(p_b + (g * NR + j) * 4, w_j[b].qs + g * 4, 4);
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) sum += w_j[b].qs[c];
+            float d = sdfed_f16_to_f32(w_j[b].d);
+            int32_t correction = -128 * sum;
+            memcpy(p_b + QS_BYTES + j * 4, &d, 4);
+            memcpy(p_b + QS_BYTES + NR * 4 + j * 4, &correction, 4);
+        }
+    }
+}
+
+/* Quantises `count` rows of x into the chunk, rows padded with zeros (in
+ * the tile's representation) up to `padded`. */
+static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int padded, int cols, unsigned char *xq,
+                           float *xd) {
+    int blocks = cols / SDFED_Q8_0_BLOCK;
+    for (int i = 0; i < count; i++)
+        tk->quantise(x + (size_t)i * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
+    /* a zero row quantises to zero quants (+ 128 where unsigned) */
+    unsigned char zero[SDFED_Q8_0_BLOCK];
+    float zero_row[SDFED_Q8_0_BLOCK] = {0}, d;
+    tk->quantise(zero_row, SDFED_Q8_0_BLOCK, zero, &d);
+    memset(xq + (size_t)count * cols, zero[0], (size_t)(padded - count) * cols);
+    memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
+}
+
+void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                       float *scratch) {
+    // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
+    assert(w->type == SDFED_TYPE_Q8_0);
+    const tile_kernel *tk = &kernels[isa];
+    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
+    float *xd = scratch;
+    unsigned char *panels = (unsigned char *)(xd + (size_t)CHUNK * blocks);
+    unsigned char *xq = panels + (size_t)MAX_PANELS * blocks * PANEL_BLOCK_BYTES;
+    for (int t0 = 0; t0 < n; t0 += CHUNK) {
+        int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
+        quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
+        for (int r0 = 0; r0 < rows; r0 += width) {
+            int nc = rows - r0 < width ? rows - r0 : width;
+            for (int p = 0; p < tk->panels; p++) {
+                int first = p * NR, in_panel = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
+                pack_panel(w, r0 + first, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
+            }
+            for (int i0 = 0; i0 < count; i0 += mr) {
+                float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+                tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panels, out);
+                int nr = count - i0 < mr ? count - i0 : mr;
+                for (int i = 0; i < nr; i++) {
+                    float *y_i = y + (size_t)(t0 + i0 + i) * rows + r0;
+                    const float *out_i = out + (size_t)i * width;
+                    for (int j = 0; j < nc; j++) y_i[j] = bias ? out_i[j] + bias[r0 + j] : out_i[j];
+                }
+            }
+        }
+    }
+}
