@@ -1,14 +1,19 @@
-/* Image features natively on a chosen number of threads, for make bench's
- * comparison with ONNX Runtime (tools/bench/peers.sh): with --check the
+/* make bench's one native timer of image features (tools/bench/peers.sh,
+ * peak.sh, run.sh): on a chosen number of threads, with --check the
  * unit-length features of the given RGB images (N x S x S x 3 bytes, the
  * model's input size), one line of numbers per image; then the images per
- * second of random images, one at a time (after one untimed image), the
- * median of --repeats runs of --images images each:
+ * second of a random image, one at a time (after one untimed image), the
+ * median of --repeats runs of --images images each. --int8-images 0 keeps
+ * a Q8_0 model's image tower on f32 activations (default 1: the integer
+ * path, clip_model.h's int8_images):
  *   bench_features --model M.gguf [--threads 2] [--images 8] [--repeats 3]
- *                  [--check FILE.rgb]
- * The last line is machine-readable: "result images_per_s=... threads=...". */
+ *                  [--int8-images 1] [--check FILE.rgb]
+ * The last line is machine-readable:
+ *   "result images_per_s=... threads=... int8_images=0|1"
+ * (int8_images: whether the features came from integer products). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clip/image_encoder.h"
 #include "native/args.h"
@@ -43,23 +48,24 @@ static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const 
 }
 
 int main(int argc, char **argv) {
-    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *check = NULL;
-    const cli_option options[] = {{"--model", &model_path, NULL},
-                                  {"--threads", &threads_s, NULL},
-                                  {"--images", &images_s, NULL},
-                                  {"--repeats", &repeats_s, NULL},
-                                  {"--check", &check, NULL}};
-    if (cli_parse(argc - 1, argv + 1, options, 5, NULL, NULL) || !model_path) {
+    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL;
+    const cli_option options[] = {{"--model", &model_path, NULL},   {"--threads", &threads_s, NULL},
+                                  {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
+                                  {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL}};
+    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL) || !model_path) {
         fprintf(stderr, "usage: bench_features --model M.gguf [--threads N] [--images N] [--repeats N] "
-                        "[--check FILE.rgb]\n");
+                        "[--int8-images 0|1] [--check FILE.rgb]\n");
         return CLI_USAGE;
     }
     int threads = atoi(threads_s), n_images = atoi(images_s), repeats = atoi(repeats_s);
     if (threads < 1 || n_images < 1 || repeats < 1)
         return cli_error(CLI_USAGE, "bench_features: --threads, --images and --repeats must be at least 1");
+    if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
+        return cli_error(CLI_USAGE, "bench_features: --int8-images must be 0 or 1, not '%s'", int8_s);
     native_model m;
     sdfed_error err = {0};
     if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+    m.clip.int8_images = int8_s[0] == '1';
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
         return cli_error(CLI_FAILED, "bench_features: could not start %d threads", threads);
@@ -97,7 +103,8 @@ int main(int argc, char **argv) {
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
-    printf("result images_per_s=%.4f threads=%d\n", rates[repeats / 2], sdfed_kernels_thread_count());
+    printf("result images_per_s=%.4f threads=%d int8_images=%d\n", rates[repeats / 2], sdfed_kernels_thread_count(),
+           sdfed_clip_int8_image_features(&m.clip));
     free(rates), free(rgb), free(features);
     sdfed_arena_free(&arena);
     native_model_close(&m);

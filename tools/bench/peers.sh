@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
-# make bench's race against ONNX Runtime: image features of the tiny default
-# model and of a ViT-B/16-shaped one (random weights), one image at a time,
-# f32 and Q8_0 (ONNX Runtime: int8 by dynamic quantisation), 1 and 2
-# threads, natively (sdfed's bench_features next to onnxruntime-node) and in
-# Chromium (sdfed's page worker next to onnxruntime-web's wasm SIMD backend),
-# same weights (clip_onnx.py exports them from the GGUF), same inputs, this
-# same run. Before anything is timed each runtime's features of the check
-# images are compared with native sdfed's f32 ones: f32 must agree to 1e-4
-# (max abs) or 1e-6 (1 - cosine), else the line says FAILED and the script
-# fails at the end; for Q8_0 / int8 the 1 - cosine against f32 is printed.
-# Lines for scripts:
+# make bench's image features, sdfed against ONNX Runtime: the tiny default
+# model and a ViT-B/16-shaped one (random weights), one image at a time,
+# f32 and Q8_0 (sdfed: in integer products, clip_model.h's int8_images;
+# ONNX Runtime: int8 by dynamic quantisation), 1 and 2 threads, natively
+# (bench_features next to onnxruntime-node) and in Chromium (the page's
+# worker, sdfed_features.mjs, next to onnxruntime-web's wasm SIMD backend;
+# peers_browser.mjs), same weights (clip_onnx.py exports them from the
+# GGUF), same inputs, this same run. sdfed's Q8_0 is also timed on f32
+# activations (int8_images 0, the path before the integer one; no ONNX
+# Runtime peer): its own line against the integer path. Before anything is
+# timed each runtime's features of the check images are compared with
+# native sdfed's f32 ones: f32 must agree to 1e-4 (max abs) or 1e-6
+# (1 - cosine), Q8_0 / int8 to 1e-2 (1 - cosine), else the line says
+# FAILED and the script fails at the end; the Q8_0 / int8 1 - cosine is
+# printed. Lines for scripts (PLACE: native or chromium):
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y
-#   bench accuracy MODEL WEIGHTS PLACE: 1-cos vs f32 sdfed A, onnxruntime-node B   (q8_0/int8 only)
-#   tools/bench/peers.sh [native|browser|all] [REPEATS]      (after make build web; from make bench)
+#   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
+#   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
+#   tools/bench/peers.sh [native|browser|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
 # Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
 # same weights turned back into f32, so that sdfed's f32 and every ONNX
 # model see exactly the file's values) and vitb16 (tools/bench/models.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 part=${1:-all} repeats=${2:-3}
+models=("${@:3}")
+[ ${#models[@]} -gt 0 ] || models=(tiny vitb16)
 out=build/bench
 mkdir -p "$out/peers"
 . tools/bench/models.sh
 declare -A images=([tiny]=100 [vitb16]=4)
+for model in "${models[@]}"; do
+  [ -n "${images[$model]:-}" ] || { echo "peers.sh: no model '$model' (tiny, vitb16)" >&2; exit 2; }
+done
+case $part in native | browser | all) ;; *) echo "peers.sh: '$part' is not native, browser or all" >&2; exit 2 ;; esac
 check_images=2
 failed=0
 
@@ -58,6 +69,19 @@ agrees() { awk -v a="$(value max_abs "$1")" -v c="$(value one_minus_cos "$1")" '
 # a quantised model still computes the same features: 1 - cos <= 1e-2
 close_enough() { awk -v c="$(value one_minus_cos "$1")" 'BEGIN { exit !(c <= 1e-2) }'; }
 
+# MODEL THREADS PLACE F32_ACTIVATIONS_LINE INT8_LINE: sdfed's Q8_0 on f32
+# activations against its integer path
+activations() {
+  local x y
+  x=$(value images_per_s "$4") y=$(value images_per_s "$5")
+  if [ -z "$x" ] || [ -z "$y" ] || ! close_enough "$4"; then
+    echo "bench q8_0-activations $1 $2 $3: FAILED: features differ from native sdfed f32's or no timing ($4)"
+    failed=1
+  else
+    echo "bench q8_0-activations $1 $2 $3: f32 $x img/s, int8 $y img/s, ratio $(ratio "$y" "$x")"
+  fi
+}
+
 # MODEL WEIGHTS THREADS PEER SDFED_LINE PEER_LINE: the comparison's line
 comparison() {
   local model=$1 weights=$2 threads=$3 peer=$4 ours=$5 theirs=$6 name="$2"
@@ -76,13 +100,24 @@ comparison() {
   echo "bench image-features $model $name $threads: sdfed $x img/s, $peer $y img/s, ratio $(ratio "$x" "$y")"
 }
 
+# GGUF INT8_IMAGES CHECK.rgb: native sdfed's features of the check images, one line each
+check_features() {
+  build/bench_features --model "$1" --int8-images "$2" --check "$3" --images 1 --repeats 1 --threads 1 |
+    grep -v '^result'
+}
+# A B (feature files): "max_abs=... one_minus_cos=..." between them
+feature_distance() { node tools/bench/peers_node.mjs compare "$1" "$2"; }
+# GGUF INT8_IMAGES THREADS IMAGES: native sdfed's timing line
+timed() {
+  build/bench_features --model "$1" --int8-images "$2" --threads "$3" --images "$4" --repeats "$repeats" | tail -n 1
+}
+
 native() {
-  local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" q8_features="$out/peers/$1.q8_0.txt"
+  local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" q8_features="$out/peers/$1.q8_0"
   read -r f32 q8 onnx < <(peer_models "$model")
-  build/bench_features --model "$f32" --check "$onnx/check.rgb" --images 1 --repeats 1 --threads 1 |
-    grep -v '^result' >"$ref"
-  build/bench_features --model "$q8" --check "$onnx/check.rgb" --images 1 --repeats 1 --threads 1 |
-    grep -v '^result' >"$q8_features"
+  check_features "$f32" 1 "$onnx/check.rgb" >"$ref"
+  check_features "$q8" 1 "$onnx/check.rgb" >"$q8_features.int8.txt"
+  check_features "$q8" 0 "$onnx/check.rgb" >"$q8_features.f32-act.txt"
   # the text tower too (not timed): ONNX Runtime's f32 text features against sdfed's
   local texts=("a photo of a dress." "a t-shirt/top on a white background." "an ankle boot")
   build/sdfed tokenize --model "$f32" "${texts[@]}" >"$out/peers/$model.ids.txt"
@@ -97,31 +132,34 @@ native() {
     echo "bench text-features $model f32: FAILED: onnxruntime-node's text features differ from sdfed's ($text)"
     failed=1
   fi
-  local ort_int8=""
+  local ort_int8 q8_line f32_act_line n=${images[$model]}
   for threads in 1 2; do
     for weights in f32 q8_0; do
-      local gguf=$f32 ort=f32 ours theirs
-      [ "$weights" = q8_0 ] && gguf=$q8 ort=int8
-      ours=$(build/bench_features --model "$gguf" --threads "$threads" --images "${images[$model]}" \
-        --repeats "$repeats" | tail -n 1)
-      [ "$weights" = q8_0 ] && ours="$ours $(node tools/bench/peers_node.mjs compare "$q8_features" "$ref")"
-      [ "$weights" = f32 ] && ours="$ours max_abs=0 one_minus_cos=0" # the reference itself
-      theirs=$(node tools/bench/peers_node.mjs run "$onnx" "$ort" "$threads" "${images[$model]}" "$repeats" "$ref")
+      local ours theirs
+      if [ "$weights" = f32 ]; then
+        ours="$(timed "$f32" 1 "$threads" "$n") max_abs=0 one_minus_cos=0" # the reference itself
+        theirs=$(node tools/bench/peers_node.mjs run "$onnx" f32 "$threads" "$n" "$repeats" "$ref")
+      else
+        ours="$(timed "$q8" 1 "$threads" "$n") $(feature_distance "$q8_features.int8.txt" "$ref")"
+        f32_act_line="$(timed "$q8" 0 "$threads" "$n")"
+        f32_act_line+=" $(feature_distance "$q8_features.f32-act.txt" "$ref")"
+        theirs=$(node tools/bench/peers_node.mjs run "$onnx" int8 "$threads" "$n" "$repeats" "$ref")
+        echo "# sdfed on f32 activations: $f32_act_line" >&2
+      fi
       echo "# sdfed: $ours; $theirs" >&2
       comparison "$model" "$weights" "$threads" onnxruntime-node "$ours" "$theirs"
       [ "$weights" = q8_0 ] && ort_int8=$theirs q8_line=$ours
     done
+    activations "$model" "$threads" native "$f32_act_line" "$q8_line"
   done
   echo "bench accuracy $model q8_0/int8 native: 1-cos vs f32 sdfed $(value one_minus_cos "$q8_line")," \
-    "onnxruntime-node $(value one_minus_cos "$ort_int8")"
+    "sdfed-f32-act $(value one_minus_cos "$f32_act_line"), onnxruntime-node $(value one_minus_cos "$ort_int8")"
 }
 
 browser() {
   local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" log="$out/peers/$1.browser.log"
   read -r f32 q8 onnx < <(peer_models "$model")
-  [ -f "$ref" ] && [ "$ref" -nt "$onnx/check.rgb" ] ||
-    build/bench_features --model "$f32" --check "$onnx/check.rgb" --images 1 --repeats 1 --threads 1 |
-    grep -v '^result' >"$ref"
+  [ -f "$ref" ] && [ "$ref" -nt "$onnx/check.rgb" ] || check_features "$f32" 1 "$onnx/check.rgb" >"$ref"
   node tools/bench/peers_browser.mjs build build/targets/emscripten "$out/peers" "$onnx" "$ref" "$f32" "$q8" \
     "${images[$model]}" "$repeats" | tee "$log" | sed 's/^/# /' >&2
   for threads in 1 2; do
@@ -129,14 +167,17 @@ browser() {
       "$(grep "^chromium onnxruntime-web f32 $threads:" "$log" || true)"
     comparison "$model" q8_0 "$threads" onnxruntime-web "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)" \
       "$(grep "^chromium onnxruntime-web int8 $threads:" "$log" || true)"
+    activations "$model" "$threads" chromium "$(grep "^chromium sdfed q8_0-f32-act $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
   done
   echo "bench accuracy $model q8_0/int8 chromium: 1-cos vs f32 sdfed" \
     "$(value one_minus_cos "$(grep "^chromium sdfed q8_0 1:" "$log")")," \
+    "sdfed-f32-act $(value one_minus_cos "$(grep "^chromium sdfed q8_0-f32-act 1:" "$log")")," \
     "onnxruntime-web $(value one_minus_cos "$(grep "^chromium onnxruntime-web int8 1:" "$log")")"
 }
 
 echo "== image features against ONNX Runtime 1.30 ($part; medians of $repeats runs; load: $(cut -d' ' -f1-3 /proc/loadavg))"
-for model in tiny vitb16; do
+for model in "${models[@]}"; do
   [ "$part" = browser ] || native "$model"
   [ "$part" = native ] || browser "$model"
 done

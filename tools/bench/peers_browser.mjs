@@ -10,9 +10,12 @@
 // Each first encodes the check images (WORK/onnx/MODEL/check.rgb, and
 // check.pixels for ONNX Runtime) and compares their features with REFERENCE
 // (native sdfed's f32 features, one line per image), then times
-// one image at a time (ort_features.mjs for ONNX Runtime, the worker's encode
-// op for sdfed, which includes sdfed's preprocessing of the RGBA image).
-// Prints one line per run:
+// one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
+// for sdfed: the worker's encode op, which includes sdfed's preprocessing of
+// the RGBA image). sdfed's Q8_0 runs twice: in integer products (q8_0, the
+// default) and on f32 activations (q8_0-f32-act, wc_set_int8_images(0)).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-f32-act for sdfed; f32,
+// int8 for onnxruntime-web):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
 //   node peers_browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR ONNX_DIR REFERENCE F32.gguf Q8_0.gguf
 //                          IMAGES REPEATS [THREADS...]
@@ -21,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium } from '../../tests/browser/harness.mjs';
 import { compareFeatures } from './ort_features.mjs';
+import { sdfedImageFeatures } from './sdfed_features.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -44,37 +48,12 @@ const h = harness(work, root, build), state = path.join(work, `peers-state-${pro
 await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
-// sdfed in the page's worker: {features, imagesPerS, threadsUsed}
-async function sdfedRun(page, model, threads) {
-  return page.evaluate(async ({ modelUrl, rgbUrl, count, single, n, r }) => {
-    const compute = (await import('/compute.js')).startCompute();
-    const call = (op, args, transfer) => compute.call(op, args, null, transfer);
-    const model = await (await fetch(modelUrl)).arrayBuffer();
-    const info = await call('init', { model, singleThreaded: single }, [model]);
-    const S = info.imageSize, rgb = new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer());
-    const rgba = (i) => {
-      const out = new Uint8ClampedArray(S * S * 4);
-      for (let p = 0; p < S * S; p++) {
-        for (let c = 0; c < 3; c++) out[p * 4 + c] = rgb[(i * S * S + p) * 3 + c];
-        out[p * 4 + 3] = 255;
-      }
-      return { rgba: out, width: S, height: S };
-    };
-    const check = Array.from({ length: count }, (_, i) => rgba(i));
-    const { features } = await call('encode', { images: check });
-    const D = features.length / count;
-    await call('encode', { images: [check[0]] }); // warm-up
-    const rates = [];
-    for (let k = 0; k < r; k++) {
-      const { seconds } = await call('encode', { images: Array.from({ length: n }, () => check[0]) });
-      rates.push(n / seconds);
-    }
-    compute.stop();
-    rates.sort((a, b) => a - b);
-    return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
-      imagesPerS: rates[Math.floor(r / 2)], threadsUsed: info.threaded ? navigator.hardwareConcurrency : 1 };
-  }, { modelUrl: url(model), rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length,
-    single: threads === 1, n: images, r: repeats });
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, threadsUsed}
+async function sdfedRun(page, model, threads, int8) {
+  const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
+    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, images,
+    repeats });
+  return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
 // onnxruntime-web in the page: {features, imagesPerS, threadsUsed}
@@ -99,7 +78,10 @@ async function ortRun(page, weights, threads) {
 try {
   for (const threads of threadCounts) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      for (const runtime of ['sdfed', 'onnxruntime-web']) {
+      // [runtime, the line's weights, sdfed's int8 images]: Q8_0 in integers, and on f32 activations
+      const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
+      if (weights === 'q8_0') runs.splice(1, 0, ['sdfed', 'q8_0-f32-act', false]);
+      for (const [runtime, name, int8] of runs) {
         const browser = await launchChromium();
         try {
           const page = await browser.newPage();
@@ -109,13 +91,14 @@ try {
           await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
           const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
           if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
-          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads) : await ortRun(page, ortWeights, threads);
+          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8) : await ortRun(page, ortWeights,
+            threads);
           const { maxAbs, oneMinusCos } = compareFeatures(r.features, expected);
-          console.log(`chromium ${runtime} ${runtime === 'sdfed' ? weights : ortWeights} ${threads}: ` +
+          console.log(`chromium ${runtime} ${name} ${threads}: ` +
             `images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
             `one_minus_cos=${oneMinusCos.toExponential(2)} threads_used=${r.threadsUsed}`);
         } catch (e) {
-          console.log(`chromium ${runtime} ${weights} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
+          console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
         } finally {
           await browser.close();
         }
