@@ -54,8 +54,8 @@ def chart(path, rows):
     y = lambda v: top + ph * (1 - (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))  # noqa
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" '
              f'font-size="11">', '<rect width="100%" height="100%" fill="white"/>',
-             f'<text x="{left}" y="22" font-size="14">Image features per second, one image at a time '
-             f'(log scale): sdfed (dark), ONNX Runtime (light), sdfed Q8_0 on f32 activations (grey)</text>']
+             f'<text x="{left}" y="22" font-size="14">Images per second, one at a time (log scale): sdfed (dark), '
+             f'ONNX Runtime (light), sdfed Q8_0 on f32 activations (grey)</text>']
     for e in range(-1, 5):
         parts.append(f'<line x1="{left}" y1="{y(10 ** e):.1f}" x2="{W - right}" y2="{y(10 ** e):.1f}" '
                      f'stroke="#ddd"/><text x="{left - 6}" y="{y(10 ** e) + 4:.1f}" text-anchor="end">'
