@@ -5,6 +5,7 @@
 #   make build   native build only (build/sdfed), packages assumed present
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
+#   make bench-browser  the browser part of bench-peers alone: sdfed vs onnxruntime-web in Chromium
 # Builds: build/ (native, gcc, OpenBLAS) and build/targets/<name>/ for the
 # other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
 
@@ -12,6 +13,8 @@ JOBS ?= 2
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
+# make bench's ONNX Runtime peers and FMA peak (tools/bench/peers.sh, peak.sh)
+.PHONY: bench-deps bench-browser bench-peers
 .PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
         compare compare-paper clean
 
@@ -68,8 +71,21 @@ NODES ?= 3
 run-cluster: deps build web
 	NODES=$(NODES) bash tools/run-cluster.sh
 
-bench: deps build web
+bench: deps bench-deps build web
 	bash tools/bench/run.sh
+
+# the peers' extra Debian package (python3-onnx, to export the models); their
+# npm packages (tools/bench/package.json) are installed by peers.sh itself
+bench-deps:
+	bash tools/install-deps.sh --bench
+
+bench-browser: deps bench-deps build web
+	bash tools/bench/peers.sh browser
+
+# the race against ONNX Runtime (native and browser) and the kernels' FLOP/s alone
+bench-peers: deps bench-deps build web
+	bash tools/bench/peers.sh all
+	bash tools/bench/peak.sh
 
 # make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|"coop sdfed"] [LRS=0.003,0.01]
 # (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by default)

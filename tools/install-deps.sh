@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sdfed needs to build, run and test, on Debian 12.
+#   tools/install-deps.sh [--bench]
 # Works as root or through sudo; does nothing when every package is already there.
 set -euo pipefail
 
@@ -16,6 +17,8 @@ packages=(
   python3-torch python3-numpy python3-pil
   dataset-fashion-mnist
 )
+# --bench: also what make bench's ONNX Runtime peers need (tools/bench/clip_onnx.py exports the models)
+[ "${1:-}" = --bench ] && packages+=(python3-onnx)
 
 missing=()
 for p in "${packages[@]}"; do

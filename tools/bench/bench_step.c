@@ -1,22 +1,16 @@
 /* Times one SDFed local step (batch of cached image features, global and
  * local prompt, C classes) on a model, split into SVD, projection, forward
- * and backward, and prints the medians over the timed steps; with --images
- * N also the image features of N random images of the model's input size,
- * one at a time (what a volunteer's images cost); --threads N splits the
- * kernels over N threads (default: the cores), --int8-images 0 keeps a
- * Q8_0 model's image tower on f32 activations (default 1: the integer path,
- * clip_model.h):
+ * and backward, and prints the medians over the timed steps, on every
+ * core (image features are bench_features' to time):
  *   bench_step --model M.gguf --classes FILE [--n-classes C] [--batch 16]
- *              [--global 8] [--local 16] [--steps 5] [--images 0] [--backend NAME]
- *              [--threads N] [--int8-images 1]
- * The last line is machine-readable: "result step_ms=... [images_per_s=...]". */
+ *              [--global 8] [--local 16] [--steps 5] [--backend NAME]
+ * The last line is machine-readable: "result step_ms=... svd_ms=... ...". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "clip/image_encoder.h"
 #include "method/methods.h"
 #include "native/args.h"
 #include "native/clock.h"
@@ -51,59 +45,27 @@ static double gauss(void) {
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-/* Image features of n random RGB images of the model's size, one at a
- * time, after one untimed image. */
-static double images_per_second(const sdfed_clip_model *m, const sdfed_kernels *k, int n, sdfed_arena *arena) {
-    int S = m->cfg.image_size;
-    uint8_t *rgb = malloc((size_t)S * S * 3);
-    float *features = malloc(sizeof *features * (size_t)m->cfg.embed_dim);
-    for (size_t i = 0; i < (size_t)S * S * 3; i++) rgb[i] = (uint8_t)(rand() & 255);
-    sdfed_image img = {rgb, S, S, 3, (size_t)S * 3};
-    sdfed_error err = {0};
-    double t0 = 0;
-    for (int i = -1; i < n; i++) {
-        if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
-        sdfed_arena_reset(arena);
-        if (sdfed_image_features(m, k, &img, 1, features, arena, &err)) {
-            fprintf(stderr, "bench_step: %s\n", err.message);
-            exit(CLI_FAILED);
-        }
-    }
-    double rate = n / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
-    free(rgb), free(features);
-    return rate;
-}
-
 int main(int argc, char **argv) {
-    const char *model_path = NULL, *classes_path = NULL, *backend = NULL, *threads_s = NULL, *int8_s = "1";
-    const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5", *images_s = "0";
-    const cli_option options[] = {
-        {"--model", &model_path, NULL},  {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
-        {"--batch", &batch_s, NULL},     {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
-        {"--steps", &steps_s, NULL},     {"--backend", &backend, NULL},      {"--images", &images_s, NULL},
-        {"--threads", &threads_s, NULL}, {"--int8-images", &int8_s, NULL}};
+    const char *model_path = NULL, *classes_path = NULL, *backend = NULL;
+    const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5";
+    const cli_option options[] = {{"--model", &model_path, NULL},      {"--classes", &classes_path, NULL},
+                                  {"--n-classes", &n_classes_s, NULL}, {"--batch", &batch_s, NULL},
+                                  {"--global", &global_s, NULL},       {"--local", &local_s, NULL},
+                                  {"--steps", &steps_s, NULL},         {"--backend", &backend, NULL}};
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL) || !model_path ||
         !classes_path) {
         fprintf(stderr, "usage: bench_step --model M.gguf --classes FILE [--n-classes C] [--batch B] [--global S] "
-                        "[--local S] [--steps N] [--images N] [--backend NAME] [--threads N] [--int8-images 0|1]\n");
+                        "[--local S] [--steps N] [--backend NAME]\n");
         return CLI_USAGE;
     }
     int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
-    int n_images = atoi(images_s), threads = threads_s ? atoi(threads_s) : 0, int8 = atoi(int8_s);
     const sdfed_kernels *k = native_backend(backend);
-    if (threads_s) { /* the pool of exactly that many threads, not the cores */
-        k = backend ? sdfed_kernels_by_name(backend) : sdfed_kernels_default();
-        if (k && threads >= 1) k = sdfed_kernels_threaded(k, threads);
-    }
     char *names[1024];
     native_model m;
     sdfed_error err = {0};
-    if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || n_images < 0 || (threads_s && threads < 1) ||
-        (int8 != 0 && int8 != 1) || read_names(classes_path, names, C) != C)
-        return cli_error(CLI_USAGE,
-                         "bench_step: bad backend, sizes, --threads, --int8-images or class file (need %d names)", C);
+    if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
+        return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
     if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
-    m.clip.int8_images = int8;
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
@@ -146,10 +108,8 @@ int main(int argc, char **argv) {
     printf("%s, %s kernels, %d threads, C=%d, batch %d, S_s %d, S_l %d: step %.1f ms (svd %.2f, projection %.2f, "
            "forward %.1f, backward %.1f) median of %d\n",
            model_path, k->name, sdfed_kernels_thread_count(), C, B, S_s, S_l, total, svd, proj, fwd, bwd, steps);
-    printf("result step_ms=%.3f svd_ms=%.3f projection_ms=%.3f forward_ms=%.3f backward_ms=%.3f", total, svd, proj, fwd,
-           bwd);
-    if (n_images > 0) printf(" images_per_s=%.3f", images_per_second(&m.clip, k, n_images, &arena));
-    printf("\n");
+    printf("result step_ms=%.3f svd_ms=%.3f projection_ms=%.3f forward_ms=%.3f backward_ms=%.3f\n", total, svd, proj,
+           fwd, bwd);
     sdfed_arena_free(&arena);
     sdfed_classes_free(&cls);
     native_model_close(&m);

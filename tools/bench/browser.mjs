@@ -1,9 +1,10 @@
 // make bench, the browser figures: in Debian's Chromium (playwright-core,
 // installed by tests/browser/run.sh), the page's worker (web/worker.js)
 // loads a model (fetched once and handed over, as the page does), extracts
-// the features of random images of the model's input size one at a time,
-// and trains SDFed rounds of one step (16 samples, batch 16, C = the task's
-// classes) from a global frame; threaded and single-threaded builds, each in
+// the features of an image of the model's input size one at a time
+// (sdfed_features.mjs, make bench's timer of them in Chromium), and trains
+// SDFed rounds of one step (16 samples, batch 16, C = the task's classes)
+// from a global frame; threaded and single-threaded builds, each in
 // a browser of its own. Then the page itself (index.html) in a fresh
 // browser, until its model is downloaded, checked, stored and loaded. The
 // page comes from a real aggregator on loopback whose task names the model
@@ -14,9 +15,7 @@
 // Prints one line per build and one for the page:
 //   chromium <build>: images_per_s=... step_ms=... peak_rss_mib=... idle_rss_mib=... (medians)
 //   chromium page: ready_s=... peak_rss_mib=...     (or error="the page's message" for ready_s)
-// INT8 0 keeps the image tower on f32 activations (default 1: a Q8_0
-// model's integer path, wc_set_int8_images).
-//   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS] [INT8]
+//   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS]
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,12 +23,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { frame, GLOBAL } from '../../tests/lib/frame.mjs';
 import { listeningPort } from '../../tests/lib/port_file.mjs';
+import { sdfedImageFeatures } from './sdfed_features.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.resolve(p));
 const images = Number(process.argv[6] || 8), steps = Number(process.argv[7] || 5);
-const int8Images = (process.argv[8] || '1') !== '0';
 const { chromium } = createRequire(path.join(root, 'tests/browser/package.json'))('playwright-core');
 mkdirSync(work, { recursive: true });
 
@@ -103,21 +102,13 @@ try {
     const [r, memory] = await inBrowser(async (page) => {
       await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
       const idle = renderers();
-      const result = await page.evaluate(async ({ modelUrl, task: t, classes, images: n, steps: s, globalFrame: g,
-        single, int8 }) => {
-        const compute = (await import('/compute.js')).startCompute();
+      const timed = await page.evaluate(sdfedImageFeatures, { modelUrl: description.model.url,
+        single: singleThreaded, images, repeats: 1, keep: true });
+      const stepMs = await page.evaluate(async ({ task: t, classes, steps: s, globalFrame: g, D }) => {
+        const compute = globalThis.sdfedCompute;
         const call = (op, args, transfer) => compute.call(op, args, null, transfer);
-        const model = await (await fetch(modelUrl)).arrayBuffer();
-        const info = await call('init', { model, singleThreaded: single, int8Images: int8 }, [model]);
         await call('setTask', { task: t, index: 0 });
-        const S = info.imageSize, pictures = [];
-        for (let i = 0; i <= n; i++) {
-          const rgba = new Uint8ClampedArray(S * S * 4).map((_, j) => (j % 4 === 3 ? 255 : (i * 31 + j * 7) & 255));
-          pictures.push({ rgba, width: S, height: S });
-        }
-        await call('encode', { images: pictures.slice(0, 1) }); // warm-up
-        const { seconds } = await call('encode', { images: pictures.slice(1) });
-        const D = info.embedDim, B = 16, features = new Float32Array(B * D), labels = new Uint8Array(B);
+        const B = 16, features = new Float32Array(B * D), labels = new Uint8Array(B);
         for (let b = 0; b < B; b++) {
           let norm = 0;
           for (let d = 0; d < D; d++) norm += (features[b * D + d] = Math.sin(7 * b + d)) ** 2;
@@ -132,10 +123,9 @@ try {
         }
         compute.stop();
         times.sort((a, b) => a - b);
-        return { threaded: info.threaded, imagesPerS: n / seconds, stepMs: times[Math.floor(times.length / 2)] };
-      }, { modelUrl: description.model.url, task: description.task, classes: description.classes, images, steps,
-        globalFrame, single: singleThreaded, int8: int8Images });
-      return [result, pageMemory(idle)];
+        return times[Math.floor(times.length / 2)];
+      }, { task: description.task, classes: description.classes, steps, globalFrame, D: timed.embedDim });
+      return [{ threaded: timed.threaded, imagesPerS: timed.imagesPerS, stepMs }, pageMemory(idle)];
     });
     console.log(`chromium ${r.threaded ? 'threaded' : 'single-threaded'}: images_per_s=${r.imagesPerS.toFixed(3)} ` +
       `step_ms=${r.stepMs.toFixed(3)} peak_rss_mib=${memory.peak.toFixed(1)} idle_rss_mib=${memory.idle.toFixed(1)}`);

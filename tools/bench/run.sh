@@ -4,11 +4,13 @@
 # 2 threads) on the same weights and shapes in this same run, and prints the
 # ratio; then the aggregator under load (load.sh), the aggregation rules
 # against numpy on the same updates (aggregate.sh), the browser client in
-# Chromium next to native (browser.mjs), image features with F32 weights,
-# Q8_0 on f32 activations and Q8_0 in integers (image_features.sh), a host's
-# folder of images through the feature cache (folder.sh) and what each model
-# size costs a volunteer (volunteer.sh). Models (tools/bench/models.sh): the reference mini-vit,
-# and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
+# Chromium next to native (browser.mjs; image features timed by
+# bench_features natively), a host's folder of images through the feature
+# cache (folder.sh), what each model size costs a volunteer (volunteer.sh),
+# image features against ONNX Runtime natively and in Chromium, F32 and Q8_0
+# (in integers, and on f32 activations) (peers.sh) and the kernels against
+# the measured FMA peak (peak.sh). Models (tools/bench/models.sh): the
+# reference mini-vit, and a ViT-B/16-shaped text tower (width 512, 12 layers, vocabulary 49408)
 # with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
 # it is the peer for both).
 #   tools/bench/run.sh [STEPS]      (medians over STEPS timed steps, default 5)
@@ -68,9 +70,9 @@ browser_rows=()
 for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$(bench_model vitb16 q8_0):4"; do
   IFS=: read -r name file images <<<"$spec"
   echo "== $name in Chromium and natively"
-  native=$(build/bench_step --model "$file" --classes tools/bench/classes.txt --n-classes 10 --steps "$steps" \
-    --images "$images" | tail -n 1)
-  native_img=$(echo "$native" | field images_per_s) native_step=$(echo "$native" | field step_ms)
+  native_img=$(build/bench_features --model "$file" --threads "$(nproc)" --images "$images" | field images_per_s)
+  native_step=$(build/bench_step --model "$file" --classes tools/bench/classes.txt --n-classes 10 --steps "$steps" |
+    field step_ms)
   node tools/bench/browser.mjs build build/targets/emscripten "$file" "$out/browser" "$images" "$steps" |
     tee "$out/browser-$name.log"
   while read -r line; do
@@ -86,8 +88,13 @@ echo "| model | Chromium build | images/s | step ms | native images/s | native s
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
 echo
-bash tools/bench/image_features.sh
-echo
 bash tools/bench/folder.sh
 echo
 bash tools/bench/volunteer.sh
+# image features against ONNX Runtime (native and Chromium; sdfed's Q8_0 in
+# integers and on f32 activations) and the kernels against the measured FMA
+# peak; a feature check that fails fails make bench
+echo
+bash tools/bench/peers.sh all
+echo
+bash tools/bench/peak.sh

@@ -1,0 +1,112 @@
+/* make bench's one native timer of image features (tools/bench/peers.sh,
+ * peak.sh, run.sh): on a chosen number of threads, with --check the
+ * unit-length features of the given RGB images (N x S x S x 3 bytes, the
+ * model's input size), one line of numbers per image; then the images per
+ * second of a random image, one at a time (after one untimed image), the
+ * median of --repeats runs of --images images each. --int8-images 0 keeps
+ * a Q8_0 model's image tower on f32 activations (default 1: the integer
+ * path, clip_model.h's int8_images):
+ *   bench_features --model M.gguf [--threads 2] [--images 8] [--repeats 3]
+ *                  [--int8-images 1] [--check FILE.rgb]
+ * The last line is machine-readable:
+ *   "result images_per_s=... threads=... int8_images=0|1"
+ * (int8_images: whether the features came from integer products). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clip/image_encoder.h"
+#include "native/args.h"
+#include "native/clock.h"
+#include "native/model.h"
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads the whole file into *data; returns its size, or -1. */
+static long read_file(const char *path, unsigned char **data) {
+    FILE *f = fopen(path, "rb");
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (*data = malloc(size ? (size_t)size : 1)) && fread(*data, 1, (size_t)size, f) != (size_t)size) {
+        free(*data);
+        size = -1;
+    }
+    if (f) fclose(f);
+    return size;
+}
+
+/* Features of image i of an (n, S, S, 3) RGB buffer into features (E). */
+static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const unsigned char *rgb, float *features,
+                       sdfed_arena *arena, sdfed_error *err) {
+    int S = m->cfg.image_size;
+    sdfed_image img = {rgb, S, S, 3, (size_t)S * 3};
+    sdfed_arena_reset(arena);
+    return sdfed_image_features(m, k, &img, 1, features, arena, err);
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL;
+    const cli_option options[] = {{"--model", &model_path, NULL},   {"--threads", &threads_s, NULL},
+                                  {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
+                                  {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL}};
+    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL) || !model_path) {
+        fprintf(stderr, "usage: bench_features --model M.gguf [--threads N] [--images N] [--repeats N] "
+                        "[--int8-images 0|1] [--check FILE.rgb]\n");
+        return CLI_USAGE;
+    }
+    int threads = atoi(threads_s), n_images = atoi(images_s), repeats = atoi(repeats_s);
+    if (threads < 1 || n_images < 1 || repeats < 1)
+        return cli_error(CLI_USAGE, "bench_features: --threads, --images and --repeats must be at least 1");
+    if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
+        return cli_error(CLI_USAGE, "bench_features: --int8-images must be 0 or 1, not '%s'", int8_s);
+    native_model m;
+    sdfed_error err = {0};
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+    m.clip.int8_images = int8_s[0] == '1';
+    const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads);
+    if (threads > 1 && sdfed_kernels_thread_count() != threads)
+        return cli_error(CLI_FAILED, "bench_features: could not start %d threads", threads);
+    int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
+    size_t per_image = (size_t)S * S * 3;
+    float *features = malloc(sizeof *features * (size_t)E);
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+
+    if (check) {
+        unsigned char *rgb = NULL;
+        long size = read_file(check, &rgb);
+        if (size <= 0 || size % (long)per_image != 0)
+            return cli_error(CLI_FAILED, "bench_features: %s: not a whole number of %d x %d RGB images", check, S, S);
+        for (long i = 0; i < size / (long)per_image; i++) {
+            if (features_of(&m.clip, k, rgb + i * per_image, features, &arena, &err))
+                return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+            for (int d = 0; d < E; d++) printf(d ? " %.9g" : "%.9g", features[d]);
+            printf("\n");
+        }
+        free(rgb);
+    }
+
+    unsigned char *rgb = malloc(per_image);
+    srand(1);
+    for (size_t i = 0; i < per_image; i++) rgb[i] = (unsigned char)(rand() & 255);
+    double *rates = malloc(sizeof *rates * (size_t)repeats);
+    for (int r = 0; r < repeats; r++) {
+        double t0 = 0;
+        for (int i = -1; i < n_images; i++) {
+            if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
+            if (features_of(&m.clip, k, rgb, features, &arena, &err))
+                return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+        }
+        rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
+    }
+    qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
+    printf("result images_per_s=%.4f threads=%d int8_images=%d\n", rates[repeats / 2], sdfed_kernels_thread_count(),
+           sdfed_clip_int8_image_features(&m.clip));
+    free(rates), free(rgb), free(features);
+    sdfed_arena_free(&arena);
+    native_model_close(&m);
+    return CLI_OK;
+}

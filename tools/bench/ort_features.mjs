@@ -1,0 +1,62 @@
+// make bench's ONNX Runtime peer, the same code under Node (onnxruntime-node)
+// and in Chromium (onnxruntime-web, loaded by the page from /ort/): runs an
+// image encoder exported by clip_onnx.py on check images (their features,
+// to compare with sdfed's), then times batch-1 runs of the first one the way
+// sdfed's are timed (one untimed image, then `images` images one at a time,
+// the median rate of `repeats` runs). And the comparison of two feature sets.
+//   ortImageFeatures(ort, model, {threads, size, pixels, count, images, repeats})
+//     -> {features: [[...], ...], imagesPerS}
+//   ortTextFeatures(ort, model, {threads, ids (BigInt64Array n x L), n, L}) -> [[...], ...]
+//   compareFeatures(a, b) -> {maxAbs, oneMinusCos} (the worst row of each)
+
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+// one thread for the operators inside a node, none across them (batch 1 is
+// one chain of operators); onnxruntime-web takes its thread count from
+// ort.env.wasm.numThreads, set by the caller before the first session
+const sessionOptions = (threads) => ({ intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
+  graphOptimizationLevel: 'all' });
+
+export async function ortImageFeatures(ort, model, { threads, size, pixels, count, images, repeats }) {
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
+  const per = 3 * size * size;
+  const input = (i) => ({ pixels: new ort.Tensor('float32', pixels.slice(i * per, (i + 1) * per), [1, 3, size, size]) });
+  const features = [];
+  for (let i = 0; i < count; i++) features.push(Array.from((await session.run(input(i))).features.data));
+  const timed = input(0);
+  await session.run(timed); // warm-up
+  const rates = [];
+  for (let r = 0; r < repeats; r++) {
+    const started = performance.now();
+    for (let i = 0; i < images; i++) await session.run(timed);
+    rates.push(images / ((performance.now() - started) / 1e3));
+  }
+  await session.release();
+  return { features, imagesPerS: median(rates) };
+}
+
+export async function ortTextFeatures(ort, model, { threads, ids, n, L }) {
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
+  const out = await session.run({ ids: new ort.Tensor('int64', ids, [n, L]) });
+  await session.release();
+  const E = out.features.dims[1];
+  return Array.from({ length: n }, (_, i) => Array.from(out.features.data.slice(i * E, (i + 1) * E)));
+}
+
+export function compareFeatures(a, b) {
+  if (a.length !== b.length || a.some((row, i) => row.length !== b[i].length))
+    throw new Error(`feature sets of different shapes (${a.length} x ${a[0]?.length}, ${b.length} x ${b[0]?.length})`);
+  let maxAbs = 0, oneMinusCos = 0;
+  a.forEach((x, i) => {
+    const y = b[i];
+    let dot = 0, xx = 0, yy = 0;
+    x.forEach((v, d) => {
+      maxAbs = Math.max(maxAbs, Math.abs(v - y[d]));
+      dot += v * y[d];
+      xx += v * v;
+      yy += y[d] * y[d];
+    });
+    oneMinusCos = Math.max(oneMinusCos, 1 - dot / Math.sqrt(xx * yy));
+  });
+  return { maxAbs, oneMinusCos };
+}

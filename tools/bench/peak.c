@@ -1,0 +1,121 @@
+/* The machine's measured f32 peak, natively: a loop of independent fused
+ * multiply-adds (12 register accumulators, enough to hide the FMA latency on
+ * two pipes) in AVX2 and AVX-512, where the CPU has them, on 1 and 2
+ * threads; the median of --repeats runs of about --ms milliseconds each. The
+ * yardstick for the kernels' FLOP/s (tools/bench/flops.py):
+ *   bench_peak [--repeats 5] [--ms 300]
+ * prints one line per instruction set and thread count:
+ *   peak native ISA THREADS: gflops=... */
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "native/args.h"
+#include "native/clock.h"
+
+#define ACCUMULATORS 12
+
+/* each kernel returns a value that depends on every accumulator, so that
+ * the compiler keeps the loop; a = a * m + c converges to 1 (no overflow,
+ * no subnormals) */
+__attribute__((target("avx2,fma"))) static float fma_avx2(long iterations) {
+    __m256 acc[ACCUMULATORS];
+    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm256_set1_ps((float)i);
+    for (long n = 0; n < iterations; n++) {
+#pragma GCC unroll 12 /* the accumulators stay in registers */
+        for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm256_fmadd_ps(acc[i], m, c);
+    }
+    __m256 sum = acc[0];
+    for (int i = 1; i < ACCUMULATORS; i++) sum = _mm256_add_ps(sum, acc[i]);
+    float lanes[8];
+    _mm256_storeu_ps(lanes, sum);
+    return lanes[0] + lanes[7];
+}
+
+__attribute__((target("avx512f"))) static float fma_avx512(long iterations) {
+    __m512 acc[ACCUMULATORS];
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-6f);
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_set1_ps((float)i);
+    for (long n = 0; n < iterations; n++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_fmadd_ps(acc[i], m, c);
+    }
+    __m512 sum = acc[0];
+    for (int i = 1; i < ACCUMULATORS; i++) sum = _mm512_add_ps(sum, acc[i]);
+    return _mm512_reduce_add_ps(sum);
+}
+
+typedef struct isa {
+    const char *name;
+    int lanes;
+    float (*kernel)(long iterations);
+} isa;
+
+typedef struct run {
+    const isa *isa;
+    long iterations;
+    float result;
+} run;
+
+static void *run_thread(void *arg) {
+    run *r = arg;
+    r->result = r->isa->kernel(r->iterations);
+    return NULL;
+}
+
+/* GFLOP/s of `threads` threads each running `iterations` */
+static double measure(const isa *s, int threads, long iterations) {
+    pthread_t ids[2];
+    run runs[2];
+    double t0 = native_clock_seconds(native_clock_monotonic_ns());
+    for (int t = 0; t < threads; t++) {
+        runs[t] = (run){s, iterations, 0};
+        if (t > 0) pthread_create(&ids[t], NULL, run_thread, &runs[t]);
+    }
+    run_thread(&runs[0]);
+    for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
+    double seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
+    if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n"); /* keeps the result alive */
+    return 2.0 * s->lanes * ACCUMULATORS * (double)iterations * threads / seconds / 1e9;
+}
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    const char *repeats_s = "5", *ms_s = "300";
+    const cli_option options[] = {{"--repeats", &repeats_s, NULL}, {"--ms", &ms_s, NULL}};
+    if (cli_parse(argc - 1, argv + 1, options, 2, NULL, NULL)) {
+        fprintf(stderr, "usage: bench_peak [--repeats N] [--ms MILLISECONDS]\n");
+        return CLI_USAGE;
+    }
+    int repeats = atoi(repeats_s), ms = atoi(ms_s);
+    if (repeats < 1 || repeats > 99 || ms < 1)
+        return cli_error(CLI_USAGE, "bench_peak: --repeats must be 1..99 and --ms at least 1");
+    static const isa isas[] = {{"avx2", 8, fma_avx2}, {"avx512", 16, fma_avx512}};
+    __builtin_cpu_init();
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        const isa *s = &isas[i];
+        int supported = i == 0 ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                               : __builtin_cpu_supports("avx512f");
+        if (!supported) {
+            printf("peak native %s: not on this CPU\n", s->name);
+            continue;
+        }
+        /* iterations for about ms milliseconds on one thread */
+        long iterations = 1 << 16;
+        double gflops = measure(s, 1, iterations);
+        iterations = (long)(gflops * 1e9 * ms / 1e3 / (2.0 * s->lanes * ACCUMULATORS));
+        for (int threads = 1; threads <= 2; threads++) {
+            double rates[99];
+            for (int r = 0; r < repeats; r++) rates[r] = measure(s, threads, iterations);
+            qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
+            printf("peak native %s %d: gflops=%.1f\n", s->name, threads, rates[repeats / 2]);
+        }
+    }
+    return CLI_OK;
+}

@@ -1,0 +1,69 @@
+// make bench, the browser's measured f32 peak: peak_simd128.c (built here
+// by clang for wasm32, no libc) in Debian's headless Chromium, in 1 and 2
+// Web Workers at once (each with its own instance: no shared memory needed);
+// the median of REPEATS runs of about 300 ms. The yardstick for the wasm
+// kernels' FLOP/s (flops.py). Prints:
+//   peak chromium simd128 THREADS: gflops=...
+//   node peak_browser.mjs WORK_DIR [REPEATS]
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from '../../tests/browser/harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const work = path.resolve(process.argv[2]), repeats = Number(process.argv[3] || 5);
+mkdirSync(work, { recursive: true });
+const wasm = path.join(work, 'peak_simd128.wasm');
+execFileSync('clang', ['--target=wasm32', '-O2', '-msimd128', '-nostdlib', '-Wl,--no-entry', '-o', wasm,
+  path.join(here, 'peak_simd128.c')]);
+const bytes = Array.from(readFileSync(wasm));
+
+const browser = await launchChromium();
+try {
+  const page = await browser.newPage();
+  await page.setContent('<!doctype html><title>peak</title>');
+  const results = await page.evaluate(async ({ bytes: b, repeats: r }) => {
+    const source = `onmessage = async ({ data }) => {
+      const { instance } = await WebAssembly.instantiate(new Uint8Array(data.bytes));
+      instance.exports.peak(1000); // compiled and warm
+      postMessage('ready');
+      onmessage = ({ data: iterations }) => {
+        const started = performance.now();
+        instance.exports.peak(iterations);
+        postMessage(performance.now() - started);
+      };
+    };`;
+    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+    const flopsPerIteration = 12 * 4 * 2;
+    const start = async (n) => {
+      const workers = Array.from({ length: n }, () => new Worker(url));
+      await Promise.all(workers.map((w) => new Promise((resolve) => {
+        w.onmessage = resolve;
+        w.postMessage({ bytes: b });
+      })));
+      return workers;
+    };
+    // all workers run `iterations` at once; GFLOP/s over the slowest
+    const once = (workers, iterations) => Promise.all(workers.map((w) => new Promise((resolve) => {
+      w.onmessage = ({ data }) => resolve(data);
+      w.postMessage(iterations);
+    }))).then((ms) => (workers.length * iterations * flopsPerIteration) / (Math.max(...ms) / 1e3) / 1e9);
+    const out = {};
+    for (const n of [1, 2]) {
+      const workers = await start(n);
+      const probe = 1e6;
+      const rate = await once(workers, probe);
+      const iterations = Math.round((rate * 1e9 / n) * 0.3 / flopsPerIteration);
+      const rates = [];
+      for (let k = 0; k < r; k++) rates.push(await once(workers, iterations));
+      workers.forEach((w) => w.terminate());
+      rates.sort((x, y) => x - y);
+      out[n] = rates[Math.floor(r / 2)];
+    }
+    return out;
+  }, { bytes, repeats });
+  for (const n of [1, 2]) console.log(`peak chromium simd128 ${n}: gflops=${results[n].toFixed(1)}`);
+} finally {
+  await browser.close();
+}

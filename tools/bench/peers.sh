@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# make bench's image features, sdfed against ONNX Runtime: the tiny default
+# model and a ViT-B/16-shaped one (random weights), one image at a time,
+# f32 and Q8_0 (sdfed: in integer products, clip_model.h's int8_images;
+# ONNX Runtime: int8 by dynamic quantisation), 1 and 2 threads, natively
+# (bench_features next to onnxruntime-node) and in Chromium (the page's
+# worker, sdfed_features.mjs, next to onnxruntime-web's wasm SIMD backend;
+# peers_browser.mjs), same weights (clip_onnx.py exports them from the
+# GGUF), same inputs, this same run. sdfed's Q8_0 is also timed on f32
+# activations (int8_images 0, the path before the integer one; no ONNX
+# Runtime peer): its own line against the integer path. Before anything is
+# timed each runtime's features of the check images are compared with
+# native sdfed's f32 ones: f32 must agree to 1e-4 (max abs) or 1e-6
+# (1 - cosine), Q8_0 / int8 to 1e-2 (1 - cosine), else the line says
+# FAILED and the script fails at the end; the Q8_0 / int8 1 - cosine is
+# printed. Lines for scripts (PLACE: native or chromium):
+#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y
+#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y
+#   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
+#   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
+#   tools/bench/peers.sh [native|browser|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
+# Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
+# same weights turned back into f32, so that sdfed's f32 and every ONNX
+# model see exactly the file's values) and vitb16 (tools/bench/models.sh).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+part=${1:-all} repeats=${2:-3}
+models=("${@:3}")
+[ ${#models[@]} -gt 0 ] || models=(tiny vitb16)
+out=build/bench
+mkdir -p "$out/peers"
+. tools/bench/models.sh
+declare -A images=([tiny]=100 [vitb16]=4)
+for model in "${models[@]}"; do
+  [ -n "${images[$model]:-}" ] || { echo "peers.sh: no model '$model' (tiny, vitb16)" >&2; exit 2; }
+done
+case $part in native | browser | all) ;; *) echo "peers.sh: '$part' is not native, browser or all" >&2; exit 2 ;; esac
+check_images=2
+failed=0
+
+[ -d tools/bench/node_modules/onnxruntime-node ] ||
+  (cd tools/bench && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error)
+[ -d tests/browser/node_modules/playwright-core ] ||
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+
+# prints "F32.gguf Q8_0.gguf ONNX_DIR" for a model, making what is missing
+peer_models() {
+  local f32 q8 onnx="$out/onnx/$1"
+  if [ "$1" = tiny ]; then
+    q8=models/fmnist-tiny-clip.q8_0.gguf f32=$out/tiny-default.f32.gguf
+    if [ ! -f "$f32" ]; then
+      /usr/bin/python3 tools/bench/clip_onnx.py --gguf "$q8" --out-dir "$onnx" --check-images "$check_images" \
+        --safetensors "$out/tiny-default.f32.safetensors" --merges "$out/tiny-default.merges.txt" >&2
+      build/sdfed convert --in "$out/tiny-default.f32.safetensors" --vocab "$out/tiny-default.merges.txt" \
+        --out "$f32" --type f32 >&2
+    fi
+  else
+    f32=$(bench_model "$1" f32) q8=$(bench_model "$1" q8_0)
+  fi
+  [ -f "$onnx/config.json" ] && [ "$onnx/config.json" -nt "$f32" ] ||
+    /usr/bin/python3 tools/bench/clip_onnx.py --gguf "$f32" --out-dir "$onnx" --check-images "$check_images" >&2
+  echo "$f32 $q8 $onnx"
+}
+
+value() { sed -nE "s/(^|.*[ :])$1=([^ ]+).*/\2/p" <<<"$2"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# an f32 check: max abs <= 1e-4 or 1 - cos <= 1e-6
+agrees() { awk -v a="$(value max_abs "$1")" -v c="$(value one_minus_cos "$1")" 'BEGIN { exit !(a <= 1e-4 || c <= 1e-6) }'; }
+# a quantised model still computes the same features: 1 - cos <= 1e-2
+close_enough() { awk -v c="$(value one_minus_cos "$1")" 'BEGIN { exit !(c <= 1e-2) }'; }
+
+# MODEL THREADS PLACE F32_ACTIVATIONS_LINE INT8_LINE: sdfed's Q8_0 on f32
+# activations against its integer path
+activations() {
+  local x y
+  x=$(value images_per_s "$4") y=$(value images_per_s "$5")
+  if [ -z "$x" ] || [ -z "$y" ] || ! close_enough "$4"; then
+    echo "bench q8_0-activations $1 $2 $3: FAILED: features differ from native sdfed f32's or no timing ($4)"
+    failed=1
+  else
+    echo "bench q8_0-activations $1 $2 $3: f32 $x img/s, int8 $y img/s, ratio $(ratio "$y" "$x")"
+  fi
+}
+
+# MODEL WEIGHTS THREADS PEER SDFED_LINE PEER_LINE: the comparison's line
+comparison() {
+  local model=$1 weights=$2 threads=$3 peer=$4 ours=$5 theirs=$6 name="$2"
+  [ "$weights" = q8_0 ] && name=q8_0/int8
+  for line in "$ours" "$theirs"; do
+    if [ -z "$(value images_per_s "$line")" ] ||
+      { [ "$weights" = f32 ] && ! agrees "$line"; } || { [ "$weights" = q8_0 ] && ! close_enough "$line"; }; then
+      echo "bench image-features $model $name $threads: FAILED: features differ from native sdfed f32's or no" \
+        "timing ($line)"
+      failed=1
+      return
+    fi
+  done
+  local x y
+  x=$(value images_per_s "$ours") y=$(value images_per_s "$theirs")
+  echo "bench image-features $model $name $threads: sdfed $x img/s, $peer $y img/s, ratio $(ratio "$x" "$y")"
+}
+
+# GGUF INT8_IMAGES CHECK.rgb: native sdfed's features of the check images, one line each
+check_features() {
+  build/bench_features --model "$1" --int8-images "$2" --check "$3" --images 1 --repeats 1 --threads 1 |
+    grep -v '^result'
+}
+# A B (feature files): "max_abs=... one_minus_cos=..." between them
+feature_distance() { node tools/bench/peers_node.mjs compare "$1" "$2"; }
+# GGUF INT8_IMAGES THREADS IMAGES: native sdfed's timing line
+timed() {
+  build/bench_features --model "$1" --int8-images "$2" --threads "$3" --images "$4" --repeats "$repeats" | tail -n 1
+}
+
+native() {
+  local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" q8_features="$out/peers/$1.q8_0"
+  read -r f32 q8 onnx < <(peer_models "$model")
+  check_features "$f32" 1 "$onnx/check.rgb" >"$ref"
+  check_features "$q8" 1 "$onnx/check.rgb" >"$q8_features.int8.txt"
+  check_features "$q8" 0 "$onnx/check.rgb" >"$q8_features.f32-act.txt"
+  # the text tower too (not timed): ONNX Runtime's f32 text features against sdfed's
+  local texts=("a photo of a dress." "a t-shirt/top on a white background." "an ankle boot")
+  build/sdfed tokenize --model "$f32" "${texts[@]}" >"$out/peers/$model.ids.txt"
+  build/sdfed encode-text --normalize --model "$f32" "${texts[@]}" >"$out/peers/$model.text.txt"
+  local text
+  text=$(node tools/bench/peers_node.mjs run "$onnx" f32 1 1 1 "$ref" "$out/peers/$model.ids.txt" \
+    "$out/peers/$model.text.txt")
+  if awk -v a="$(value text_max_abs "$text")" -v c="$(value text_one_minus_cos "$text")" \
+    'BEGIN { exit !(a <= 1e-4 || c <= 1e-6) }'; then
+    echo "bench text-features $model f32: onnxruntime-node agrees with sdfed (max abs $(value text_max_abs "$text"))"
+  else
+    echo "bench text-features $model f32: FAILED: onnxruntime-node's text features differ from sdfed's ($text)"
+    failed=1
+  fi
+  local ort_int8 q8_line f32_act_line n=${images[$model]}
+  for threads in 1 2; do
+    for weights in f32 q8_0; do
+      local ours theirs
+      if [ "$weights" = f32 ]; then
+        ours="$(timed "$f32" 1 "$threads" "$n") max_abs=0 one_minus_cos=0" # the reference itself
+        theirs=$(node tools/bench/peers_node.mjs run "$onnx" f32 "$threads" "$n" "$repeats" "$ref")
+      else
+        ours="$(timed "$q8" 1 "$threads" "$n") $(feature_distance "$q8_features.int8.txt" "$ref")"
+        f32_act_line="$(timed "$q8" 0 "$threads" "$n")"
+        f32_act_line+=" $(feature_distance "$q8_features.f32-act.txt" "$ref")"
+        theirs=$(node tools/bench/peers_node.mjs run "$onnx" int8 "$threads" "$n" "$repeats" "$ref")
+        echo "# sdfed on f32 activations: $f32_act_line" >&2
+      fi
+      echo "# sdfed: $ours; $theirs" >&2
+      comparison "$model" "$weights" "$threads" onnxruntime-node "$ours" "$theirs"
+      [ "$weights" = q8_0 ] && ort_int8=$theirs q8_line=$ours
+    done
+    activations "$model" "$threads" native "$f32_act_line" "$q8_line"
+  done
+  echo "bench accuracy $model q8_0/int8 native: 1-cos vs f32 sdfed $(value one_minus_cos "$q8_line")," \
+    "sdfed-f32-act $(value one_minus_cos "$f32_act_line"), onnxruntime-node $(value one_minus_cos "$ort_int8")"
+}
+
+browser() {
+  local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" log="$out/peers/$1.browser.log"
+  read -r f32 q8 onnx < <(peer_models "$model")
+  [ -f "$ref" ] && [ "$ref" -nt "$onnx/check.rgb" ] || check_features "$f32" 1 "$onnx/check.rgb" >"$ref"
+  node tools/bench/peers_browser.mjs build build/targets/emscripten "$out/peers" "$onnx" "$ref" "$f32" "$q8" \
+    "${images[$model]}" "$repeats" | tee "$log" | sed 's/^/# /' >&2
+  for threads in 1 2; do
+    comparison "$model" f32 "$threads" onnxruntime-web "$(grep "^chromium sdfed f32 $threads:" "$log" || true)" \
+      "$(grep "^chromium onnxruntime-web f32 $threads:" "$log" || true)"
+    comparison "$model" q8_0 "$threads" onnxruntime-web "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)" \
+      "$(grep "^chromium onnxruntime-web int8 $threads:" "$log" || true)"
+    activations "$model" "$threads" chromium "$(grep "^chromium sdfed q8_0-f32-act $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
+  done
+  echo "bench accuracy $model q8_0/int8 chromium: 1-cos vs f32 sdfed" \
+    "$(value one_minus_cos "$(grep "^chromium sdfed q8_0 1:" "$log")")," \
+    "sdfed-f32-act $(value one_minus_cos "$(grep "^chromium sdfed q8_0-f32-act 1:" "$log")")," \
+    "onnxruntime-web $(value one_minus_cos "$(grep "^chromium onnxruntime-web int8 1:" "$log")")"
+}
+
+echo "== image features against ONNX Runtime 1.30 ($part; medians of $repeats runs; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+for model in "${models[@]}"; do
+  [ "$part" = browser ] || native "$model"
+  [ "$part" = native ] || browser "$model"
+done
+exit "$failed"

@@ -1,0 +1,111 @@
+// make bench, the browser peer: image features in Debian's headless Chromium
+// (tests/browser/harness.mjs launches it), sdfed's wasm (the page's worker,
+// web/worker.js: the single-threaded build for 1 thread, the threaded one
+// for 2) next to onnxruntime-web's wasm backend (SIMD, ort.env.wasm.numThreads
+// 1 or 2) on the same model, exported by clip_onnx.py from the same weights.
+// One fresh browser per runtime, weights and threads. The pages come from a
+// real aggregator on loopback (cross-origin isolated: COOP/COEP, which the
+// wasm threads of both need) whose web folder holds the page's files and a
+// link to the project, for the models and onnxruntime-web's files.
+// Each first encodes the check images (WORK/onnx/MODEL/check.rgb, and
+// check.pixels for ONNX Runtime) and compares their features with REFERENCE
+// (native sdfed's f32 features, one line per image), then times
+// one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
+// for sdfed: the worker's encode op, which includes sdfed's preprocessing of
+// the RGBA image). sdfed's Q8_0 runs twice: in integer products (q8_0, the
+// default) and on f32 activations (q8_0-f32-act, wc_set_int8_images(0)).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-f32-act for sdfed; f32,
+// int8 for onnxruntime-web):
+//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
+//   node peers_browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR ONNX_DIR REFERENCE F32.gguf Q8_0.gguf
+//                          IMAGES REPEATS [THREADS...]
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { harness, launchChromium } from '../../tests/browser/harness.mjs';
+import { compareFeatures } from './ort_features.mjs';
+import { sdfedImageFeatures } from './sdfed_features.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const [build, emBuild, work, onnxDir, reference, f32Model, q8Model] = process.argv.slice(2, 9).map((p) => path.resolve(p));
+const images = Number(process.argv[9] || 8), repeats = Number(process.argv[10] || 3);
+const threadCounts = process.argv.slice(11).map(Number);
+if (!threadCounts.length) threadCounts.push(1, 2);
+const url = (file) => `/project/${path.relative(root, file)}`;
+const expected = readFileSync(reference, 'utf8').trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+
+// the web folder: the page's files, and the project under /project/
+const web = path.join(work, 'peers-web');
+rmSync(web, { recursive: true, force: true });
+mkdirSync(web, { recursive: true });
+for (const name of readdirSync(path.join(root, 'web'))) symlinkSync(path.join(root, 'web', name), path.join(web, name));
+symlinkSync(root, path.join(web, 'project'));
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model: path.join(root, 'models/fmnist-tiny-clip.q8_0.gguf'), rounds: 1 });
+writeFileSync(path.join(work, 'peers-task.json'), JSON.stringify(task));
+const h = harness(work, root, build), state = path.join(work, `peers-state-${process.pid}`);
+await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
+  web, '--wasm', path.join(emBuild, 'wasm-client')]);
+
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, threadsUsed}
+async function sdfedRun(page, model, threads, int8) {
+  const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
+    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, images,
+    repeats });
+  return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
+}
+
+// onnxruntime-web in the page: {features, imagesPerS, threadsUsed}
+async function ortRun(page, weights, threads) {
+  return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r }) => {
+    const ort = await import(ortUrl);
+    const { ortImageFeatures } = await import(codeUrl);
+    ort.env.wasm.numThreads = t;
+    ort.env.wasm.simd = true;
+    ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
+    const config = await (await fetch(`${dir}/config.json`)).json();
+    const pixels = new Float32Array(await (await fetch(`${dir}/check.pixels`)).arrayBuffer());
+    const model = new Uint8Array(await (await fetch(`${dir}/image.${w}.onnx`)).arrayBuffer());
+    const result = await ortImageFeatures(ort, model, { threads: t, size: config.image_size, pixels, count, images: n,
+      repeats: r });
+    return { ...result, threadsUsed: ort.env.wasm.numThreads };
+  }, { ortUrl: url(path.join(here, 'node_modules/onnxruntime-web/dist/ort.wasm.min.mjs')),
+    codeUrl: url(path.join(here, 'ort_features.mjs')), dir: url(onnxDir), weights, threads, count: expected.length,
+    n: images, r: repeats });
+}
+
+try {
+  for (const threads of threadCounts) {
+    for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
+      // [runtime, the line's weights, sdfed's int8 images]: Q8_0 in integers, and on f32 activations
+      const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
+      if (weights === 'q8_0') runs.splice(1, 0, ['sdfed', 'q8_0-f32-act', false]);
+      for (const [runtime, name, int8] of runs) {
+        const browser = await launchChromium();
+        try {
+          const page = await browser.newPage();
+          const lines = [];
+          page.on('console', (m) => lines.push(m.text()));
+          page.on('pageerror', (e) => lines.push(e.message));
+          await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
+          const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
+          if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
+          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8) : await ortRun(page, ortWeights,
+            threads);
+          const { maxAbs, oneMinusCos } = compareFeatures(r.features, expected);
+          console.log(`chromium ${runtime} ${name} ${threads}: ` +
+            `images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
+            `one_minus_cos=${oneMinusCos.toExponential(2)} threads_used=${r.threadsUsed}`);
+        } catch (e) {
+          console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
+        } finally {
+          await browser.close();
+        }
+      }
+    }
+  }
+} finally {
+  await h.stopAggregator();
+  rmSync(state, { recursive: true, force: true }); // the federation's store: nothing in it is needed
+}

@@ -1,0 +1,45 @@
+// make bench's one timer of sdfed's image features in Chromium (peers_browser.mjs
+// next to onnxruntime-web, browser.mjs for a volunteer's costs): a function
+// for page.evaluate in a page of an aggregator's origin. It starts the
+// page's worker (web/compute.js, web/worker.js), loads the model into it
+// (init: the single-threaded or the threaded build; int8 false keeps a Q8_0
+// image tower on f32 activations), encodes the `count` check images of
+// rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
+// the page does) and returns their features, then times the worker's encode
+// op (which includes sdfed's preprocessing) on the first of them, or on a
+// fixed pattern without rgbUrl: one untimed image, then `images` images
+// one at a time, the median rate of `repeats` runs. With keep the worker
+// stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
+//   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, images, repeats, keep})
+//     -> {features: [[...], ...], imagesPerS, threaded, imageSize, embedDim}
+export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, images, repeats,
+  keep = false }) {
+  const compute = (await import('/compute.js')).startCompute();
+  const call = (op, args, transfer) => compute.call(op, args, null, transfer);
+  const model = await (await fetch(modelUrl)).arrayBuffer();
+  const info = await call('init', { model, singleThreaded: single, int8Images: int8 }, [model]);
+  const S = info.imageSize, D = info.embedDim;
+  const rgb = rgbUrl ? new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer()) : null;
+  const picture = (i) => {
+    const rgba = new Uint8ClampedArray(S * S * 4);
+    for (let p = 0; p < S * S; p++) {
+      for (let c = 0; c < 3; c++) rgba[p * 4 + c] = rgb ? rgb[(i * S * S + p) * 3 + c] : (p * 31 + c * 7) & 255;
+      rgba[p * 4 + 3] = 255;
+    }
+    return { rgba, width: S, height: S };
+  };
+  const check = Array.from({ length: count }, (_, i) => picture(i));
+  const { features } = count ? await call('encode', { images: check }) : { features: new Float32Array(0) };
+  const timed = count ? check[0] : picture(0);
+  await call('encode', { images: [timed] }); // warm-up
+  const rates = [];
+  for (let r = 0; r < repeats; r++) {
+    const { seconds } = await call('encode', { images: Array.from({ length: images }, () => timed) });
+    rates.push(images / seconds);
+  }
+  if (keep) globalThis.sdfedCompute = compute;
+  else compute.stop();
+  rates.sort((a, b) => a - b);
+  return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
+    imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, imageSize: S, embedDim: D };
+}
