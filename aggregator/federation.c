@@ -295,7 +295,7 @@ static int close_round(federation *f, int64_t now_ms) {
     int64_t t0 = native_clock_monotonic_ns();
     sdfed_arena_reset(&f->arena);
     if (rc == SDFED_OK)
-        rc = sdfed_round_combine(&f->opt.aggregate, f->k, f->task.seed, f->round, updates, n, f->global, f->n, next,
+        rc = sdfed_round_combine(&f->opt.aggregate, f->task.seed, f->round, updates, n, f->global, f->n, next,
                                  &f->arena, &err);
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     char sha[65];

@@ -9,8 +9,8 @@
 #include "method/methods.h"
 
 /* Round r's next parameters from its stored updates into next (n values). */
-static int recompute(store *st, const sdfed_task *task, const sdfed_kernels *k, const sdfed_aggregate_config *cfg,
-                     const store_round *r, float *next, int *n_updates, sdfed_arena *arena, sdfed_error *err) {
+static int recompute(store *st, const sdfed_task *task, const sdfed_aggregate_config *cfg, const store_round *r,
+                     float *next, int *n_updates, sdfed_arena *arena, sdfed_error *err) {
     store_update *u;
     int n, rc = store_merged_updates(st, r->round + 1, &u, &n, err);
     if (rc) return rc;
@@ -29,7 +29,7 @@ static int recompute(store *st, const sdfed_task *task, const sdfed_kernels *k, 
     if (rc == SDFED_OK) rc = sdfed_round_order(&order, updates, n, err);
     sdfed_arena_reset(arena);
     if (rc == SDFED_OK)
-        rc = sdfed_round_combine(cfg, k, task->seed, r->round, updates, n, r->global, r->n_values, next, arena, err);
+        rc = sdfed_round_combine(cfg, task->seed, r->round, updates, n, r->global, r->n_values, next, arena, err);
     sdfed_round_free(&order);
     free(updates);
     store_updates_free(u, n);
@@ -65,7 +65,7 @@ int verify_rounds(store *st, const sdfed_task *task, const sdfed_clip_model *m, 
         } else if (r.abandoned) {
             if (next.n_values != n || memcmp(next.global, r.global, n * sizeof(float)) != 0)
                 problem = "abandoned, yet the next round's parameters differ";
-        } else if ((rc = recompute(st, task, k, cfg, &r, computed, &n_updates, &arena, err)) == SDFED_OK) {
+        } else if ((rc = recompute(st, task, cfg, &r, computed, &n_updates, &arena, err)) == SDFED_OK) {
             sdfed_sha256_hex(computed, n * sizeof(float), sha);
             if (n_updates != r.n_updates)
                 problem = "the count of updates merged differs from the round's";

@@ -150,9 +150,8 @@ int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_
     return SDFED_OK;
 }
 
-int sdfed_round_combine(const sdfed_aggregate_config *cfg, const sdfed_kernels *k, uint64_t seed, int64_t number,
-                        const sdfed_round_update *u, int n, const float *global, size_t P, float *next,
-                        sdfed_arena *arena, sdfed_error *err) {
+int sdfed_round_combine(const sdfed_aggregate_config *cfg, uint64_t seed, int64_t number, const sdfed_round_update *u,
+                        int n, const float *global, size_t P, float *next, sdfed_arena *arena, sdfed_error *err) {
     if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "round %lld: no updates to combine", (long long)number);
     const float **rows = malloc(sizeof *rows * (size_t)n);
     double *weights = malloc(sizeof *weights * (size_t)n);

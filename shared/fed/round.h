@@ -43,7 +43,6 @@
 #include "base/rng.h"
 #include "base/status.h"
 #include "fed/aggregate.h"
-#include "kernels/kernels.h"
 
 typedef struct sdfed_round_place sdfed_round_place;
 
@@ -107,8 +106,7 @@ int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_
 
 /* next (P) = round `number`'s combination of n updates of P values each;
  * global (P) is the current global parameters. */
-int sdfed_round_combine(const sdfed_aggregate_config *cfg, const sdfed_kernels *k, uint64_t seed, int64_t number,
-                        const sdfed_round_update *u, int n, const float *global, size_t P, float *next,
-                        sdfed_arena *arena, sdfed_error *err);
+int sdfed_round_combine(const sdfed_aggregate_config *cfg, uint64_t seed, int64_t number, const sdfed_round_update *u,
+                        int n, const float *global, size_t P, float *next, sdfed_arena *arena, sdfed_error *err);
 
 #endif

@@ -92,8 +92,7 @@ static int same_as_engine(const federation *f, const sdfed_task *t, const federa
     float *want = malloc(sizeof *want * g.n);
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    int rc = sdfed_round_combine(&opt->aggregate, sdfed_kernels_default(), t->seed, round, u, n, before, g.n, want,
-                                 &arena, NULL);
+    int rc = sdfed_round_combine(&opt->aggregate, t->seed, round, u, n, before, g.n, want, &arena, NULL);
     int same = rc == SDFED_OK && memcmp(want, g.values, sizeof *want * g.n) == 0;
     sdfed_arena_free(&arena);
     free(want);

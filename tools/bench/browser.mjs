@@ -18,10 +18,10 @@
 //   node browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR [IMAGES] [STEPS]
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { frame, GLOBAL } from '../../tests/lib/frame.mjs';
+import { launchChromium } from '../../tests/browser/harness.mjs';
 import { listeningPort } from '../../tests/lib/port_file.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 
@@ -29,7 +29,6 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.resolve(p));
 const images = Number(process.argv[6] || 8), steps = Number(process.argv[7] || 5);
-const { chromium } = createRequire(path.join(root, 'tests/browser/package.json'))('playwright-core');
 mkdirSync(work, { recursive: true });
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
@@ -87,9 +86,7 @@ function pageMemory(before) {
 
 // fn(page) in a fresh browser (so that its processes' peaks are this run's)
 async function inBrowser(fn) {
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox',
-    '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'] });
+  const browser = await launchChromium();
   try {
     return await fn(await browser.newPage());
   } finally {

@@ -114,8 +114,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
             sdfed_arena_reset(&arena);
             float *next = sdfed_arena_alloc(&arena, sizeof *next * shared);
-            rc = next ? sdfed_round_combine(&mean, k, task->seed, r, uploads, round->participants, server.global,
-                                            shared, next, &arena, err)
+            rc = next ? sdfed_round_combine(&mean, task->seed, r, uploads, round->participants, server.global, shared,
+                                            next, &arena, err)
                       : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
             if (rc) break;
             memcpy(server.global, next, sizeof(float) * shared);
