@@ -28,9 +28,27 @@ static void test_codes(void) {
     CHECK(!strcmp(code_name(SDFED_CODE_WRONG_ROUND), "wrong_round"), "the wire name of wrong_round");
 }
 
+/* CRC-32 one bit at a time, straight from its definition */
+static uint32_t crc32_bitwise(const unsigned char *p, size_t n) {
+    uint32_t crc = ~0u;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int bit = 0; bit < 8; bit++) crc = (crc & 1) ? crc >> 1 ^ 0xedb88320u : crc >> 1;
+    }
+    return ~crc;
+}
+
 static void test_crc(void) {
     CHECK(sdfed_crc32(0, "123456789", 9) == 0xcbf43926u, "CRC-32 check value");
     CHECK(sdfed_crc32(sdfed_crc32(0, "1234", 4), "56789", 5) == 0xcbf43926u, "CRC-32 in pieces");
+    /* every length and alignment around the 8-byte steps, against the bitwise definition */
+    unsigned char bytes[300];
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 131 + (i >> 3) * 7 + 1);
+    int wrong = 0;
+    for (size_t start = 0; start < 8; start++)
+        for (size_t n = 0; start + n <= sizeof bytes; n++)
+            wrong += sdfed_crc32(0, bytes + start, n) != crc32_bitwise(bytes + start, n);
+    CHECK(wrong == 0, "CRC-32 of every length 0..300 at 8 alignments equals the bitwise one (%d differ)", wrong);
 }
 
 static void test_frames(void) {
