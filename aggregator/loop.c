@@ -25,6 +25,7 @@ struct loop {
     handlers *handlers;
     lws_sorted_usec_list_t tick, flush;
     int64_t flush_at_ms; /* when the flush timer is set for, -1 when it is not */
+    int64_t sweep_at_ms; /* when the keepalive sweep is next due */
     volatile int stop;
 };
 
@@ -56,10 +57,15 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     session *ss = user;
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi, l->opt.max_message_bytes); break;
+    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi, l->opt.max_message_bytes, now_ms()); break;
     case LWS_CALLBACK_RECEIVE:
         handlers_message(l->handlers, ss, session_receive(ss, in, len, now_ms()), now_ms());
         schedule_flush(l);
+        break;
+    case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
+    case LWS_CALLBACK_USER: /* the keepalive sweep's visit (sweep), `in` the time */
+        if (ss->wsi && session_sweep(ss, &l->opt.keepalive, *(const int64_t *)in))
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         break;
     case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
@@ -72,8 +78,20 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     return 0;
 }
 
+/* WebSocket keepalive, once a second over every session (session_sweep).
+ * Not lws's validity timers: lws keeps those in one list sorted by time,
+ * so each new connection's walked the whole list, and past 9,000
+ * connections the server did little else. */
+static void sweep(loop *l, int64_t now) {
+    if (now < l->sweep_at_ms) return;
+    l->sweep_at_ms = now + 1000;
+    lws_callback_all_protocol_vhost_args(l->vhost, lws_vhost_name_to_protocol(l->vhost, SDFED_PROTOCOL),
+                                         LWS_CALLBACK_USER, &now, 0);
+}
+
 static void tick(lws_sorted_usec_list_t *sul) {
     loop *l = lws_container_of(sul, loop, tick);
+    sweep(l, now_ms());
     if (l->gate) gate_expire(l->gate, now_ms());
     handlers_tick(l->handlers, now_ms());
     schedule_flush(l);
@@ -130,8 +148,9 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
 };
 
-/* WebSocket keepalive: a PING after 30 s of silence, hang up after 60 s. */
-static const lws_retry_bo_t keepalive = {.secs_since_valid_ping = 30, .secs_since_valid_hangup = 60};
+/* No validity timers from lws (a hang-up time of 0 turns them off): the
+ * keepalive is the sweep's. */
+static const lws_retry_bo_t no_validity_timers = {.secs_since_valid_hangup = 0};
 
 static int is_ipv4(const char *host) {
     unsigned char address[sizeof(struct in_addr)];
@@ -170,7 +189,7 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     info.vhost_name = "sdfed";
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
-    info.retry_and_idle_policy = &keepalive;
+    info.retry_and_idle_policy = &no_validity_timers;
     info.options =
         LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
     if (opt->cert && opt->key) {

@@ -12,6 +12,7 @@
 
 #include "handlers.h"
 #include "http.h"
+#include "session.h"
 
 typedef struct loop_options {
     const char *host;       /* bind address (loop_resolve_host), NULL for all */
@@ -19,6 +20,7 @@ typedef struct loop_options {
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
     int header_timeout_s;
+    session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
 } loop_options;
 
 typedef struct loop loop;

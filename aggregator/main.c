@@ -67,6 +67,8 @@ static const char usage[] =
     "  --max-samples N       refuse larger sample counts (1000000)\n"
     "  --commit-batch N      group commit: at most N updates stored in one transaction (512; 1: each alone)\n"
     "  --commit-wait S       group commit: the longest an update waits for its transaction (0.005)\n"
+    "  --ping-after S        WebSocket keepalive: a PING to a connection silent for S seconds (30)\n"
+    "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
     "  --join-key KEY        clients must present KEY\n"
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
     "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
@@ -75,7 +77,7 @@ typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *refusals, *lease, *poll, *commit_batch, *commit_wait;
+        *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after;
     int help, verify;
 } args;
 
@@ -96,7 +98,7 @@ int main(int argc, char **argv) {
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.refusals = "20", a.lease = "10", a.poll = "1";
-    a.commit_batch = "512", a.commit_wait = "0.005";
+    a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -128,6 +130,8 @@ int main(int argc, char **argv) {
                                   {"--poll", &a.poll, NULL},
                                   {"--commit-batch", &a.commit_batch, NULL},
                                   {"--commit-wait", &a.commit_wait, NULL},
+                                  {"--ping-after", &a.ping_after, NULL},
+                                  {"--hangup-after", &a.hangup_after, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
@@ -138,7 +142,7 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        refusals, lease, poll, commit_batch, commit_wait;
+        refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -149,8 +153,13 @@ int main(int argc, char **argv) {
         number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
         number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll) ||
         number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
-        number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait))
+        number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
+        number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
+        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after))
         return CLI_USAGE;
+    if (hangup_after <= ping_after)
+        return cli_error(CLI_USAGE, "aggregator: --hangup-after (%g s) must be longer than --ping-after (%g s)",
+                         hangup_after, ping_after);
     int rule = sdfed_aggregate_rule_from_name(a.rule);
     if (rule < 0) return cli_error(CLI_USAGE, "aggregator: --aggregate must be mean, median or trimmed_mean");
     if (strcmp(a.mode, "sync") && strcmp(a.mode, "async"))
@@ -319,7 +328,8 @@ int main(int argc, char **argv) {
                        .cert = a.cert,
                        .key = a.key,
                        .max_message_bytes = (size_t)max_bytes,
-                       .header_timeout_s = 5};
+                       .header_timeout_s = 5,
+                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)}};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
         cli_error(CLI_FAILED, "aggregator: %s", err.message);
         goto done;

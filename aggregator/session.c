@@ -7,9 +7,9 @@
 #define QUIET_MS 200
 #define LINGER_MS 2000
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes) {
+void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms) {
     memset(ss, 0, sizeof *ss);
-    ss->wsi = wsi, ss->client = -1, ss->binary = 1;
+    ss->wsi = wsi, ss->client = -1, ss->binary = 1, ss->last_rx = now_ms;
     ws_reassembly_init(&ss->in, max_message_bytes);
 }
 
@@ -17,6 +17,18 @@ ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
     ss->last_rx = now_ms;
     if (ss->closing) return WS_RX_MORE; /* a session on its way out reads nothing more */
     return ws_reassembly_add(&ss->in, ws_fragment_of(ss->wsi, in, len));
+}
+
+void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
+
+int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
+    int64_t silent_ms = now_ms - ss->last_rx;
+    if (silent_ms >= k->hangup_after_ms) return 1;
+    if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx && !ss->closing) {
+        ss->pinged_at = now_ms, ss->ping_due = 1;
+        lws_callback_on_writable(ss->wsi);
+    }
+    return 0;
 }
 
 int session_rate_ok(session *ss, int max_per_second, int64_t now_ms) {
@@ -38,6 +50,14 @@ void session_close_after(session *ss, int status, int64_t now_ms) {
 }
 
 int session_writable(session *ss, int64_t now_ms) {
+    if (ss->ping_due) { /* between two messages: each is written whole */
+        /* not empty: lws does not report an empty PONG (LWS_CALLBACK_RECEIVE_PONG) */
+        unsigned char ping[LWS_PRE + 4] = {[LWS_PRE] = 'p', 'i', 'n', 'g'};
+        ss->ping_due = 0;
+        if (lws_write(ss->wsi, ping + LWS_PRE, 4, LWS_WRITE_PING) < 0) return -1;
+        if (ss->out.count || ss->closing) lws_callback_on_writable(ss->wsi);
+        return 0;
+    }
     if (!ss->out.count && ss->closing) {
         /* Linger while the peer is still sending (up to LINGER_MS): a
          * socket closed with unread input is reset, and a reset makes the

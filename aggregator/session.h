@@ -28,22 +28,35 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
-    int64_t closing_since, last_rx; /* ms, for the lingering close */
+    int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
+    int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
+    int ping_due;                   /* a PING waits for the socket to be writable */
 } session;
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes);
+/* When a silent peer is asked whether it is there, and when it is given up. */
+typedef struct session_keepalive {
+    int64_t ping_after_ms, hangup_after_ms;
+} session_keepalive;
+
+void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms);
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
  * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */
 ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
+/* Input other than a message (a PONG) that shows the peer is there. */
+void session_heard(session *ss, int64_t now_ms);
+/* The keepalive sweep's visit: a PING once the peer has been silent for
+ * ping_after_ms (one per silence), and 1 once it has been silent for
+ * hangup_after_ms (the caller hangs up: the peer or its network is gone). */
+int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms);
 /* At most max_per_second messages in each second. */
 int session_rate_ok(session *ss, int max_per_second, int64_t now_ms);
 /* Queues a message; an error (nothing queued) when memory ran out. */
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
 /* Leaves with a close status once what is queued has been written. */
 void session_close_after(session *ss, int status, int64_t now_ms);
-/* lws says the socket is writable: the next message, or the close; -1 to
- * hang up now. */
+/* lws says the socket is writable: a due PING, the next message, or the
+ * close; -1 to hang up now. */
 int session_writable(session *ss, int64_t now_ms);
 /* The connection is gone: what it held is freed. */
 void session_free(session *ss);

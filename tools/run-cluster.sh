@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/port_file.sh
+. tools/headless_clients.sh
 . tools/haproxy.sh
 nodes=${NODES:-3}
 port=${PORT:-8080}
@@ -78,11 +79,7 @@ done
 haproxy_start "$state" 0.0.0.0 "$port" "${backends[@]}" || exit 1
 pids+=("$haproxy_pid")
 
-for k in $(seq 0 $((clients - 1))); do
-  build/sdfed-client --server "ws://127.0.0.1:$haproxy_port" --client-index "$k" --token-file "$state/client$k.token" \
-    >>"$state/client$k.log" 2>&1 &
-  pids+=("$!")
-done
+start_headless_clients "$haproxy_port" "$clients" "$state"
 
 cat <<MSG
 

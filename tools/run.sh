@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/port_file.sh
+. tools/headless_clients.sh
 port=${PORT:-8080}
 task=${TASK:-tasks/fmnist-pathological.json}
 clients=${CLIENTS:-4}
@@ -35,11 +36,7 @@ aggregator=$!
 pids+=("$aggregator")
 port=$(port_file "$state/aggregator.port" "$aggregator") || { tail -n 5 "$state/aggregator.log" >&2; exit 1; }
 
-for k in $(seq 0 $((clients - 1))); do
-  build/sdfed-client --server "ws://127.0.0.1:$port" --client-index "$k" --token-file "$state/client$k.token" \
-    >>"$state/client$k.log" 2>&1 &
-  pids+=("$!")
-done
+start_headless_clients "$port" "$clients" "$state"
 
 cat <<EOF
 

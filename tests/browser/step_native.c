@@ -28,6 +28,7 @@
 #include "fed/protocol.h"
 #include "fed/task.h"
 #include "method/methods_io.h"
+#include "cosine.h"
 #include "read_file.h"
 #include "text/tokenizer.h"
 
@@ -62,21 +63,6 @@ static double relative(const float *a, const float *b, size_t n) {
         if (fabs(b[i]) > scale) scale = fabs(b[i]);
     }
     return scale > 0 ? diff / scale : diff;
-}
-
-/* The worst 1 - cosine between rows of a and b (n rows of dim). */
-static double one_minus_cosine(const float *a, const float *b, int n, int dim) {
-    double worst = 0;
-    for (int r = 0; r < n; r++) {
-        double dot = 0, na = 0, nb = 0;
-        for (int c = 0; c < dim; c++) {
-            double x = a[(size_t)r * dim + c], y = b[(size_t)r * dim + c];
-            dot += x * y, na += x * x, nb += y * y;
-        }
-        double d = 1 - dot / sqrt(na * nb);
-        if (!(d <= worst)) worst = d; /* NaN counts as the largest */
-    }
-    return worst;
 }
 
 /* The task, model and classes as the aggregator loads them, apart from the API's. */
@@ -206,7 +192,7 @@ int main(int argc, char **argv) {
                      relative(theirs.local, mine.local, (size_t)mine.local_rows * mine.width)};
     const char *names[3] = {"image features", "global prompt", "local prompt"};
     if (int8_images) {
-        double worst = one_minus_cosine(wasm_features, features, n, D);
+        double worst = worst_one_minus_cosine(wasm_features, features, n, D);
         int ok = worst <= 1e-4;
         printf("image features (integer path): wasm vs native, worst 1 - cosine of %d images %.3g %s\n", n, worst,
                ok ? "ok" : "FAIL");

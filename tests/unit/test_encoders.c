@@ -17,6 +17,7 @@
 #include "clip/clip_model.h"
 #include "clip/image_encoder.h"
 #include "clip/text_encoder.h"
+#include "cosine.h"
 #include "read_file.h"
 #include "text/tokenizer.h"
 
@@ -215,20 +216,6 @@ static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok)
     }
     sdfed_arena_free(&arena);
     free(ids), free(pixels);
-}
-
-/* 1 - cosine between rows of a and b, the worst of n rows of dim values. */
-static double worst_one_minus_cosine(const float *a, const float *b, int n, int dim) {
-    double worst = 0.0;
-    for (int r = 0; r < n; r++) {
-        double dot = 0, na = 0, nb = 0;
-        for (int c = 0; c < dim; c++) {
-            double x = a[(size_t)r * dim + c], y = b[(size_t)r * dim + c];
-            dot += x * y, na += x * x, nb += y * y;
-        }
-        worst = fmax(worst, 1.0 - dot / sqrt(na * nb));
-    }
-    return worst;
 }
 
 /* The Q8_0 model's image features on the integer path against the F32

@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 
+import { frames, PING, PONG, TEXT } from '../../lib/raw_websocket.mjs';
+
 const [serverPort, clientBin, model, cache, work] = process.argv.slice(2);
 let passed = 0, failed = 0;
 const ok = () => passed++;
@@ -24,50 +26,19 @@ sys.stdin.read()`, cache], { stdio: ['pipe', 'pipe', 'inherit'] });
 const lockedFiles = Number(await new Promise((resolve) => locker.stdout.once('data', resolve)));
 lockedFiles > 0 ? ok() : bad(`no feature files to lock in ${cache}`);
 
-// WebSocket frames of a byte stream after its HTTP upgrade: calls onFrame(opcode, payload, bytes)
-function frames(onHeaders, onFrame) {
-  let buf = Buffer.alloc(0), upgraded = false;
-  return (chunk) => {
-    buf = Buffer.concat([buf, chunk]);
-    if (!upgraded) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      onHeaders(buf.subarray(0, end + 4));
-      buf = buf.subarray(end + 4);
-      upgraded = true;
-    }
-    for (;;) {
-      if (buf.length < 2) return;
-      const masked = (buf[1] & 0x80) !== 0;
-      let len = buf[1] & 0x7f, at = 2;
-      if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4; }
-      else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10; }
-      const total = at + (masked ? 4 : 0) + len;
-      if (buf.length < total) return;
-      const bytes = buf.subarray(0, total);
-      let payload = Buffer.from(buf.subarray(total - len, total));
-      if (masked) {
-        const mask = buf.subarray(at, at + 4);
-        for (let i = 0; i < len; i++) payload[i] ^= mask[i & 3];
-      }
-      buf = buf.subarray(total);
-      onFrame(bytes[0] & 0x0f, payload, bytes);
-    }
-  };
-}
 const ping = Buffer.from('busy?');
 let pinged = false, ponged = false, loaded = false, pongWhileHeld = false, released = false;
 const proxy = net.createServer((fromClient) => {
   const toServer = net.connect(Number(serverPort), '127.0.0.1');
   fromClient.on('data', frames((h) => toServer.write(h), (opcode, payload, bytes) => {
-    if (opcode === 0xa && payload.equals(ping)) { ponged = true; pongWhileHeld = !released && !loaded; }
+    if (opcode === PONG && payload.equals(ping)) { ponged = true; pongWhileHeld = !released && !loaded; }
     toServer.write(bytes);
   }));
   toServer.on('data', frames((h) => fromClient.write(h), (opcode, payload, bytes) => {
     fromClient.write(bytes);
-    if (!pinged && opcode === 0x1 && payload.toString().includes('"type": "welcome"')) {
+    if (!pinged && opcode === TEXT && payload.toString().includes('"type": "welcome"')) {
       pinged = true;
-      fromClient.write(Buffer.concat([Buffer.from([0x89, ping.length]), ping])); // FIN + PING, unmasked
+      fromClient.write(Buffer.concat([Buffer.from([0x80 | PING, ping.length]), ping])); // a final PING, unmasked
     }
   }));
   const end = () => { fromClient.destroy(); toServer.destroy(); };

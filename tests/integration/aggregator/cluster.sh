@@ -35,6 +35,7 @@ sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
 . "$here/../../lib/postgres.sh"
+. "$here/../../lib/wait_for.sh"
 . "$here/../../../tools/haproxy.sh"
 # the feature cache (the same for the simulator and the clients) is kept from run to run
 mkdir -p "$work" && find "$work" -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +
@@ -50,14 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 give_up() { bad "$*"; summary; exit 1; }
-
-wait_for() { # wait_for WHAT SECONDS COMMAND...: polls until the command succeeds
-  local what=$1 seconds=$2
-  shift 2
-  for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
-  bad "timed out after $seconds s waiting for $what"
-  return 1
-}
 
 # the task: 30 clients, 10 a round, every one connected before a round starts (so the
 # cluster chooses among the same 30 as the simulator)

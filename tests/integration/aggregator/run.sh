@@ -16,7 +16,8 @@
 #  6. liveness: volunteers vanish (closing, kill -9, silence) and rounds are
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
-#     the address given.
+#     the address given; a client busy loading still answers PINGs; the
+#     keepalive hangs up a connection that answers none.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity|postgres]
@@ -32,6 +33,7 @@ sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
 . "$here/../../lib/postgres.sh"
+. "$here/../../lib/wait_for.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
@@ -572,13 +574,6 @@ done
 # with A's report alone; in the next one Y closes its connection as it starts and X is killed (-9),
 # so the round is abandoned as soon as its quorum is out of reach; B, who joins meanwhile, is in
 # the next round with A, and it closes
-wait_for() { # wait_for WHAT SECONDS COMMAND...: polls until the command succeeds
-  local what=$1 seconds=$2
-  shift 2
-  for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
-  bad "timed out after $seconds s waiting for $what"
-  return 1
-}
 task live '{"rounds": 3, "clients": 3, "clients_per_round": 3}'
 start_server live "$work/live.json" "$work/live-state" --min-clients 2 --deadline 3
 start_clients live 1
@@ -627,6 +622,17 @@ start_server busy "$work/busy.json" "$work/busy-state"
 node --no-warnings "$here/busy_client.mjs" "$port" "$client" "$model" "$cache" "$work" >"$work/busy.log" 2>&1 && ok ||
   bad "busy client: $(grep -v '^busy_client: [0-9]* passed' "$work/busy.log" | tail -n 3)"
 stop_server
+
+# --- 6d. keepalive: a volunteer silent at the WebSocket level is pinged and, answering no PING, hung
+# up (and counted gone); one that answers its PINGs stays
+task keepalive '{"rounds": 100, "clients": 2, "clients_per_round": 2}'
+start_server keepalive "$work/keepalive.json" "$work/keepalive-state" --ping-after 1 --hangup-after 3
+node --no-warnings "$here/keepalive.mjs" "$port" >"$work/keepalive.log" 2>&1 && ok ||
+  bad "keepalive: $(grep -v '^keepalive: [0-9]* passed' "$work/keepalive.log" | tail -n 3)"
+stop_server
+"$aggregator" --task "$work/keepalive.json" --ping-after 5 --hangup-after 5 >"$work/keepalive.cli" 2>&1
+[ $? = 2 ] && grep -q "hangup-after (5 s) must be longer than --ping-after (5 s)" "$work/keepalive.cli" && ok ||
+  bad "--hangup-after not longer than --ping-after: $(cat "$work/keepalive.cli")"
 
 # sanitizer builds: no process reported a memory error or a leak
 cleanup
