@@ -482,7 +482,7 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     f->task = *task, f->opt = *opt, f->st = st, f->k = k, f->cl = opt->cluster;
     sdfed_arena_init(&f->arena);
-    group_commit_init(&f->batch, opt->batch_updates, opt->batch_wait_ms);
+    group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms);
     int rc = load_state(f, m, cls, err);
     if (rc == SDFED_OK && f->cl) sync_round(f, now_ms); /* the open round's departures */
     if (rc) {
@@ -645,13 +645,14 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
     return SDFED_CODE_NONE;
 }
 
-/* Whether the waiting updates are written now: their batch is due, or
+/* Whether the waiting rows are written now: their batch is due, or
  * storing them could end the round (a single process's: its target or
  * every client still in it; async: a version's buffer), which is only
  * ever decided on stored updates. */
 static int batch_must_go(const federation *f, int64_t now_ms) {
-    int n = f->batch.n;
+    int n = f->batch.n_updates;
     if (group_commit_due_in_ms(&f->batch, now_ms) == 0) return 1;
+    if (n == 0) return 0; /* metrics alone decide nothing */
     if (f->opt.async) return f->buffered + n >= f->opt.buffer;
     int reports = f->current.n_reported + n;
     return !f->cl && (reports >= f->current.target || reports >= sdfed_round_still_in(&f->current));
@@ -672,16 +673,23 @@ static void stored(federation *f, const store_new_update *u) {
     f->buffered++;
 }
 
-/* Writes the waiting updates in one transaction, then answers each: an
- * ack once stored, a refusal when not (all of them, server_error, when
- * the transaction did not commit); then the round is judged on them. */
+/* Writes the waiting updates and metrics in one transaction, then answers
+ * each update: an ack once stored, a refusal when not (all of them, and
+ * the metrics, server_error, when the transaction did not commit); then
+ * the round is judged on them. */
 static void write_batch(federation *f, int64_t now_ms) {
     group_commit *g = &f->batch;
-    if (g->n == 0) return;
+    if (g->n_updates + g->n_metrics == 0) return;
     sdfed_error err = {0};
     int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
-    for (int i = 0; i < g->n; i++) {
-        const store_new_update *u = &g->waiting[i];
+    for (int i = 0; i < g->n_metrics; i++)
+        if (rc)
+            send_refusal(f, g->metrics[i].client, SDFED_CODE_SERVER_ERROR, "metrics for round %lld not stored: %s",
+                         (long long)g->metrics[i].round, err.message);
+        else
+            f->metrics_stored++;
+    for (int i = 0; i < g->n_updates; i++) {
+        const store_new_update *u = &g->updates[i];
         if (rc)
             send_refusal(f, u->client, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
         else if (g->outcome[i] == STORE_DUPLICATE)
@@ -697,9 +705,9 @@ static void write_batch(federation *f, int64_t now_ms) {
     if (rc == SDFED_OK && f->opt.async) {
         if (f->buffered >= f->opt.buffer) act(f, SDFED_ROUND_CLOSE, now_ms);
         /* a version newer than the one it trained on is waiting: at once */
-        for (int i = 0; i < g->n && !f->done; i++) {
-            peer *p = find_peer(f, g->waiting[i].client);
-            if (g->outcome[i] == STORE_STORED && p && p->assigned < 0 && g->waiting[i].round < f->round) {
+        for (int i = 0; i < g->n_updates && !f->done; i++) {
+            peer *p = find_peer(f, g->updates[i].client);
+            if (g->outcome[i] == STORE_STORED && p && p->assigned < 0 && g->updates[i].round < f->round) {
                 p->assigned = f->round;
                 send_round(f, p);
             }
@@ -710,7 +718,7 @@ static void write_batch(federation *f, int64_t now_ms) {
 }
 
 void federation_flush(federation *f, int64_t now_ms) {
-    if (f->batch.n && batch_must_go(f, now_ms)) write_batch(f, now_ms);
+    if (f->batch.n_updates + f->batch.n_metrics && batch_must_go(f, now_ms)) write_batch(f, now_ms);
 }
 
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
@@ -718,14 +726,14 @@ int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
 }
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                              int64_t test_samples, char *message, size_t cap) {
-    sdfed_error err = {0};
+                              int64_t test_samples, int64_t now_ms, char *message, size_t cap) {
     if (round > f->round + 1)
         return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round,
                       (long long)f->round);
-    if (store_add_metrics(f->st, round, client, accuracy, loss, test_samples, &err))
-        return REFUSE(SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
-    f->metrics_stored++;
+    store_new_metrics m = {round, client, accuracy, loss, test_samples};
+    if (group_commit_add_metrics(&f->batch, &m, now_ms))
+        return REFUSE(SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
+    if (batch_must_go(f, now_ms)) write_batch(f, now_ms);
     return SDFED_CODE_NONE;
 }
 

@@ -23,7 +23,7 @@
  * Every update is validated (round, membership, duplicates, shape, sample
  * count, norm of its change) and stored before it is acknowledged: accepted
  * updates wait for their batch (group commit, group_commit.h), written in
- * one transaction when batch_updates wait, when the oldest has waited
+ * one transaction when batch_rows wait (metrics rows count too), when the oldest has waited
  * batch_wait_ms, or at once when storing them could end the round (its
  * target or every client still in it reported; async: a version's
  * buffer), and before any other decision; each is acknowledged once the
@@ -78,8 +78,8 @@ typedef struct federation_options {
     int64_t max_samples;     /* largest accepted sample count */
     struct cluster *cluster; /* cluster mode: this node (cluster.h); NULL in a single process */
     int64_t poll_ms;         /* cluster: how often the store is read without a notification */
-    int batch_updates;       /* group commit: updates written in one transaction at most (0 or 1: each alone) */
-    int64_t batch_wait_ms;   /* group commit: the longest an accepted update waits for its batch */
+    int batch_rows;        /* group commit: updates and metrics written in one transaction at most (0, 1: each alone) */
+    int64_t batch_wait_ms; /* group commit: the longest an accepted update or metrics row waits for its batch */
 } federation_options;
 
 /* A message for the network layer to write (docs/protocol.md). */
@@ -125,11 +125,15 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms);
  * due, else by federation_flush). */
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
+/* A client's metrics; SDFED_CODE_NONE when accepted, else the protocol
+ * error code, with the reason in message. Accepted metrics wait for the
+ * same batch as updates, and are refused (server_error, in the outbox)
+ * only if it could not be stored. */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                              int64_t test_samples, char *message, size_t cap);
+                              int64_t test_samples, int64_t now_ms, char *message, size_t cap);
 /* Deadlines, pauses and store retries (the waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);
-/* Writes the waiting updates when their batch is due (group_commit.h);
+/* Writes the waiting updates and metrics when their batch is due (group_commit.h);
  * federation_flush_in_ms says when that is: -1 when nothing waits. */
 void federation_flush(federation *f, int64_t now_ms);
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms);

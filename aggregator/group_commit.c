@@ -1,59 +1,79 @@
-/* Updates waiting for their batch's commit (see group_commit.h). */
+/* Updates and metrics waiting for their batch's commit (see group_commit.h). */
 #include "group_commit.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void group_commit_init(group_commit *g, int max_updates, int64_t max_wait_ms) {
+void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms) {
     memset(g, 0, sizeof *g);
-    g->max_updates = max_updates > 1 ? max_updates : 1;
+    g->max_rows = max_rows > 1 ? max_rows : 1;
     g->max_wait_ms = max_wait_ms > 0 ? max_wait_ms : 0;
 }
 
 void group_commit_clear(group_commit *g) {
-    for (int i = 0; i < g->n; i++) free((float *)g->waiting[i].values);
-    g->n = 0;
+    for (int i = 0; i < g->n_updates; i++) free((float *)g->updates[i].values);
+    g->n_updates = g->n_metrics = 0;
 }
 
 void group_commit_free(group_commit *g) {
     group_commit_clear(g);
-    free(g->waiting);
+    free(g->updates);
     free(g->outcome);
+    free(g->metrics);
     memset(g, 0, sizeof *g);
+}
+
+static void arrived(group_commit *g, int64_t now_ms) {
+    if (g->n_updates + g->n_metrics == 0) g->oldest_ms = now_ms;
 }
 
 int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
                      size_t n_values, int64_t now_ms) {
-    if (g->n == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 64;
-        store_new_update *waiting = realloc(g->waiting, sizeof *waiting * (size_t)cap);
-        if (waiting) g->waiting = waiting;
+    if (g->n_updates == g->cap_updates) {
+        int cap = g->cap_updates ? 2 * g->cap_updates : 64;
+        store_new_update *updates = realloc(g->updates, sizeof *updates * (size_t)cap);
+        if (updates) g->updates = updates;
         store_outcome *outcome = realloc(g->outcome, sizeof *outcome * (size_t)cap);
         if (outcome) g->outcome = outcome;
-        if (!waiting || !outcome) return SDFED_ERR_NOMEM;
-        g->cap = cap;
+        if (!updates || !outcome) return SDFED_ERR_NOMEM;
+        g->cap_updates = cap;
     }
     float *copy = malloc(sizeof *copy * (n_values ? n_values : 1));
     if (!copy) return SDFED_ERR_NOMEM;
     memcpy(copy, values, sizeof *copy * n_values);
-    if (g->n == 0) g->oldest_ms = now_ms;
-    g->waiting[g->n++] = (store_new_update){round, client, samples, copy, n_values};
+    arrived(g, now_ms);
+    g->updates[g->n_updates++] = (store_new_update){round, client, samples, copy, n_values};
+    return SDFED_OK;
+}
+
+int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms) {
+    if (g->n_metrics == g->cap_metrics) {
+        int cap = g->cap_metrics ? 2 * g->cap_metrics : 64;
+        store_new_metrics *metrics = realloc(g->metrics, sizeof *metrics * (size_t)cap);
+        if (!metrics) return SDFED_ERR_NOMEM;
+        g->metrics = metrics;
+        g->cap_metrics = cap;
+    }
+    arrived(g, now_ms);
+    g->metrics[g->n_metrics++] = *m;
     return SDFED_OK;
 }
 
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client) {
-    for (int i = 0; i < g->n; i++)
-        if (g->waiting[i].round == round && g->waiting[i].client == client) return 1;
+    for (int i = 0; i < g->n_updates; i++)
+        if (g->updates[i].round == round && g->updates[i].client == client) return 1;
     return 0;
 }
 
 int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
-    if (g->n == 0) return -1;
-    if (g->n >= g->max_updates) return 0;
+    int n = g->n_updates + g->n_metrics;
+    if (n == 0) return -1;
+    if (n >= g->max_rows) return 0;
     int64_t left = g->oldest_ms + g->max_wait_ms - now_ms;
     return left > 0 ? left : 0;
 }
 
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err) {
-    return store_add_updates(s, g->waiting, g->n, rule, g->outcome, err);
+    store_batch b = {g->updates, g->n_updates, g->metrics, g->n_metrics};
+    return store_add_batch(s, &b, rule, g->outcome, err);
 }

@@ -1,12 +1,12 @@
-/* Group commit: the updates the federation accepted that wait for the
- * transaction that stores them. Each is copied in as it comes; the batch
- * is due when max_updates wait or the oldest has waited max_wait_ms,
- * whichever comes first (the caller's event loop asks when, and never
- * waits); it is then written in one store transaction
- * (store_add_updates), so that one commit, one fsync, stores many
- * updates. Nothing here answers a client: once the batch is written the
- * caller acknowledges each update by its outcome, or, when the
- * transaction did not commit, refuses them all (server_error), so that no
+/* Group commit: the updates the federation accepted, and the metrics
+ * clients reported, that wait for the transaction that stores them. Each is
+ * copied in as it comes; the batch is due when max_rows wait or the oldest
+ * has waited max_wait_ms, whichever comes first (the caller's event loop
+ * asks when, and never waits); it is then written in one store transaction
+ * (store_add_batch), so that one commit, one fsync, stores many rows.
+ * Nothing here answers a client: once the batch is written the caller
+ * acknowledges each update by its outcome, or, when the transaction did
+ * not commit, refuses them all and the metrics (server_error), so that no
  * update is acknowledged before it is stored. */
 #ifndef SDFED_AGGREGATOR_GROUP_COMMIT_H
 #define SDFED_AGGREGATOR_GROUP_COMMIT_H
@@ -16,26 +16,30 @@
 #include "store.h"
 
 typedef struct group_commit {
-    int max_updates;           /* >= 1 (1: every update in its own transaction) */
-    int64_t max_wait_ms;       /* the longest an update waits for its batch */
-    store_new_update *waiting; /* values copied (heap) */
+    int max_rows;              /* >= 1 (1: every update and metrics row in its own transaction) */
+    int64_t max_wait_ms;       /* the longest a row waits for its batch */
+    store_new_update *updates; /* values copied (heap) */
     store_outcome *outcome;    /* each waiting update's, once written */
-    int n, cap;
-    int64_t oldest_ms; /* when the first waiting update came */
+    int n_updates, cap_updates;
+    store_new_metrics *metrics;
+    int n_metrics, cap_metrics;
+    int64_t oldest_ms; /* when the first waiting row came */
 } group_commit;
 
-void group_commit_init(group_commit *g, int max_updates, int64_t max_wait_ms);
+void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms);
 void group_commit_free(group_commit *g);
 /* Adds a copy of an update; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
 int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
                      size_t n_values, int64_t now_ms);
+/* Adds a metrics row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
+int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms);
 /* Whether (round, client) has an update waiting. */
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
 /* How long until the batch is due: -1 when nothing waits, 0 when due now. */
 int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms);
-/* Writes every waiting update in one transaction (store_add_updates): on
- * SDFED_OK it committed and g->outcome holds each one's outcome; on any
- * other status nothing was stored. The updates stay until group_commit_clear. */
+/* Writes every waiting row in one transaction (store_add_batch): on
+ * SDFED_OK it committed and g->outcome holds each update's outcome; on any
+ * other status nothing was stored. The rows stay until group_commit_clear. */
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err);
 void group_commit_clear(group_commit *g);
 

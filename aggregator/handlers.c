@@ -315,8 +315,8 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
         case SDFED_MSG_HELLO: hello(h, ss, &m, now_ms); break;
         case SDFED_MSG_UPDATE: update(h, ss, m.round, m.samples, m.n_dims, m.shape, m.values, now_ms); break;
         case SDFED_MSG_METRICS:
-            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, message,
-                                           sizeof message)) != SDFED_CODE_NONE)
+            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, now_ms,
+                                           message, sizeof message)) != SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;

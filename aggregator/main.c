@@ -65,8 +65,9 @@ static const char usage[] =
     "  --noise-multiplier Z  central DP: Gaussian noise Z * C / n (off; needs --clip-norm)\n"
     "  --max-update-norm N   refuse updates that change the parameters by more than N (off)\n"
     "  --max-samples N       refuse larger sample counts (1000000)\n"
-    "  --commit-batch N      group commit: at most N updates stored in one transaction (512; 1: each alone)\n"
-    "  --commit-wait S       group commit: the longest an update waits for its transaction (0.005)\n"
+    "  --commit-batch N      group commit: at most N updates and metrics stored in one transaction (512; 1: each\n"
+    "                        alone)\n"
+    "  --commit-wait S       group commit: the longest an update or metrics waits for its transaction (0.005)\n"
     "  --ping-after S        WebSocket keepalive: a PING to a connection silent for S seconds (30)\n"
     "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
     "  --join-key KEY        clients must present KEY\n"
@@ -296,7 +297,7 @@ int main(int argc, char **argv) {
                              .max_samples = (int64_t)max_samples,
                              .cluster = cl,
                              .poll_ms = (int64_t)(poll * 1000),
-                             .batch_updates = (int)commit_batch,
+                             .batch_rows = (int)commit_batch,
                              .batch_wait_ms = (int64_t)(commit_wait * 1000)};
     description_model dm = {model_url, model_sha, model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,

@@ -341,15 +341,19 @@ static const char *const insert_update[] = {
         "WHERE " OPEN_FOR_CLIENT " FOR SHARE OF r ON CONFLICT DO NOTHING RETURNING round",
 };
 
-int store_add_updates(store *s, const store_new_update *updates, int n, store_update_rule rule, store_outcome *outcome,
-                      sdfed_error *err) {
+static const char insert_metrics[] =
+    "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) VALUES ($1, $2, $3, $4, $5, $6) "
+    "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
+    "test_samples = excluded.test_samples, received = excluded.received";
+
+int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
     assert(!s->in_transaction);
     int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
     if (rc) return rc; /* commits nothing */
     s->in_transaction = 1;
     store_value received = now();
-    for (int i = 0; i < n && rc == SDFED_OK; i++) {
-        const store_new_update *u = &updates[i];
+    for (int i = 0; i < b->n_updates && rc == SDFED_OK; i++) {
+        const store_new_update *u = &b->updates[i];
         store_value p[] = {integer(u->round), integer(u->client), integer(u->samples),
                            blob(u->values, u->n_values * sizeof *u->values), received};
         int stored = 0, open_for_it = 0;
@@ -359,6 +363,12 @@ int store_add_updates(store *s, const store_new_update *updates, int n, store_up
             rc = query(s, "SELECT 1 FROM rounds r WHERE " OPEN_FOR_CLIENT, p, 2, row_count, &open_for_it, "add update",
                        err);
         outcome[i] = stored ? STORE_STORED : open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
+    }
+    for (int i = 0; i < b->n_metrics && rc == SDFED_OK; i++) {
+        const store_new_metrics *m = &b->metrics[i];
+        store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
+                           real(m->loss),     integer(m->test_samples), received};
+        rc = query(s, insert_metrics, p, 6, NULL, NULL, "metrics", err);
     }
     if (rc == SDFED_OK) rc = query(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
     s->in_transaction = 0;
@@ -423,17 +433,6 @@ int store_merged_updates(store *s, int64_t round, store_update **updates, int *n
     store_value p[] = {integer(round)};
     return read_updates(s, "SELECT round, client, samples, data FROM updates WHERE merged = $1 ORDER BY round, client",
                         p, 1, updates, n, err);
-}
-
-int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
-                      sdfed_error *err) {
-    store_value p[] = {integer(round), integer(client), real(accuracy), real(loss), integer(test_samples), now()};
-    return write_statement(s,
-                           "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) "
-                           "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (round, client) DO UPDATE SET accuracy = "
-                           "excluded.accuracy, loss = excluded.loss, test_samples = excluded.test_samples, received = "
-                           "excluded.received",
-                           p, 6, NULL, NULL, "metrics", err);
 }
 
 typedef struct history {

@@ -135,13 +135,27 @@ int store_begin_decision(store *s, const store_fence *fence, int64_t round, stor
 int store_commit_decision(store *s, sdfed_error *err);
 void store_abort_decision(store *s);
 
-/* Updates are written in batches (group commit, aggregator/group_commit.h):
- * many in one transaction, so that one commit (one fsync) stores them all. */
+/* Updates and metrics are written in batches (group commit,
+ * aggregator/group_commit.h): many in one transaction, so that one commit
+ * (one fsync) stores them all. */
 typedef struct store_new_update {
     int64_t round, client, samples;
     const float *values;
     size_t n_values;
 } store_new_update;
+/* A client's evaluation of a round (its metrics message); a later one for
+ * the same round and client replaces it. */
+typedef struct store_new_metrics {
+    int64_t round, client;
+    double accuracy, loss;
+    int64_t test_samples;
+} store_new_metrics;
+typedef struct store_batch {
+    const store_new_update *updates;
+    int n_updates;
+    const store_new_metrics *metrics;
+    int n_metrics;
+} store_batch;
 /* What became of one update of a batch. */
 typedef enum store_outcome {
     STORE_STORED,    /* in the database */
@@ -154,11 +168,11 @@ typedef enum store_outcome {
  * row held until the batch commits (a cluster's synchronous round, whose
  * coordinator may close it meanwhile). */
 typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
-/* Stores n updates in one transaction. When it returns 0 the transaction
- * has committed and outcome[i] says what became of update i; any other
- * status means that nothing was committed: acknowledge none of them. */
-int store_add_updates(store *s, const store_new_update *updates, int n, store_update_rule rule, store_outcome *outcome,
-                      sdfed_error *err);
+/* Stores a batch in one transaction. When it returns 0 the transaction has
+ * committed, every metrics row is stored and outcome[i] says what became
+ * of update i; any other status means that nothing was committed:
+ * acknowledge none of them. */
+int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err);
 typedef struct store_update {
     int64_t round, client, samples;
     float *values; /* heap */
@@ -170,8 +184,6 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
 int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
 
-int store_add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
-                      sdfed_error *err);
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i]. */
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
 

@@ -350,17 +350,18 @@ static void test_async(void) {
     store_close(st);
 }
 
-/* Group commit: accepted updates wait for their batch, unacknowledged
- * and not counted, until it is due (its size, its wait, or when storing
- * it could end the round); a batch whose commit fails (a full disk: a file
- * size limit on the SQLite write-ahead log) is refused, every update in it
- * with server_error, none acknowledged or counted; resent, they are stored
- * together and acknowledged. */
+/* Group commit: accepted updates and metrics wait for their batch,
+ * unacknowledged and not counted, until it is due (its size, its wait, or
+ * when storing its updates could end the round; metrics alone never
+ * hurry it); a batch whose commit fails (a full disk: a file size limit on
+ * the SQLite write-ahead log) is refused, every update and metrics row in
+ * it with server_error, none acknowledged or counted; resent, they are
+ * stored together and acknowledged. */
 static void test_group_commit(void) {
     char dir[512];
     sdfed_task t = task_of(3, 2);
     federation_options opt = {
-        .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_updates = 8, .batch_wait_ms = 5};
+        .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_rows = 8, .batch_wait_ms = 5};
     store *st = new_store(dir, sizeof dir);
     federation *f = open_federation(&t, st, &opt, 0);
     for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
@@ -377,6 +378,9 @@ static void test_group_commit(void) {
     CHECK(federation_flush_in_ms(f, 12) == 3, "its batch is due 5 ms after it came, not %lld",
           (long long)federation_flush_in_ms(f, 12));
     CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
+    char message[256];
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
+          "metrics are accepted into the same batch");
     federation_flush(f, 14);
     CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
 
@@ -393,6 +397,9 @@ static void test_group_commit(void) {
     CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && !find(f, FEDERATION_ACK, 1) && s.reported == 0 &&
               s.updates_accepted == 0,
           "a batch that did not commit is refused with server_error, and nothing acknowledged or counted");
+    refusal = find(f, FEDERATION_REFUSAL, 2);
+    CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && s.metrics_stored == 0,
+          "its metrics are refused with server_error too, and not counted");
     CHECK(federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
     federation_outbox_clear(f);
 
@@ -411,6 +418,18 @@ static void test_group_commit(void) {
     federation_get_status(f, &s);
     CHECK(find(f, FEDERATION_ACK, 3) && find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE) && s.rounds_closed == 1,
           "an update that can end the round is written at once, and the round closes");
+    /* metrics of the closed round wait for their batch's time, then are stored */
+    CHECK(federation_metrics(f, 1, 0, 0.75, 0.5, 10, 40, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 10, 41, message, sizeof message) == SDFED_CODE_NONE,
+          "metrics of the round that closed");
+    federation_get_status(f, &s);
+    CHECK(s.metrics_stored == 0 && federation_flush_in_ms(f, 41) == 4,
+          "metrics wait for their batch (%lld stored, due in %lld ms)", (long long)s.metrics_stored,
+          (long long)federation_flush_in_ms(f, 41));
+    federation_flush(f, 45);
+    federation_get_status(f, &s);
+    CHECK(s.metrics_stored == 2 && federation_flush_in_ms(f, 45) == -1, "both stored once due (%lld)",
+          (long long)s.metrics_stored);
     for (int i = 0; i < 3; i++) free(u[i]);
     federation_close(f);
     store_close(st);

@@ -116,7 +116,16 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
                    store_update_rule rule, sdfed_error *err) {
     store_new_update u = {round, client, samples, values, N_VALUES};
     store_outcome outcome;
-    return store_add_updates(s, &u, 1, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
+    store_batch b = {&u, 1, NULL, 0};
+    return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
+}
+
+/* one metrics row in a batch of its own */
+static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
+                       sdfed_error *err) {
+    store_new_metrics m = {round, client, accuracy, loss, test_samples};
+    store_batch b = {NULL, 0, &m, 1};
+    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err);
 }
 
 static void add_update(store *s, const char *label, const want_update *w) {
@@ -127,19 +136,22 @@ static void add_update(store *s, const char *label, const want_update *w) {
           "%s: update (%lld, %lld): %s", label, (long long)w->round, (long long)w->client, err.message);
 }
 
-static void check_history(store *s, const char *label) {
+/* rounds 0 and 1's metrics, and with want == 3 round 2's (check_batches') */
+static void check_history(store *s, const char *label, int want) {
     int64_t *rounds, *clients;
     double *accuracy;
     int n;
     sdfed_error err = {0};
     CHECK(store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK, "%s: history: %s", label,
           err.message);
-    CHECK(n == 2, "%s: %d rounds in the history, not 2", label, n);
-    if (n == 2) {
+    CHECK(n == want, "%s: %d rounds in the history, not %d", label, n, want);
+    if (n == want) {
         CHECK(rounds[0] == 0 && clients[0] == 2 && accuracy[0] == (0.25 + 0.75) / 2, "%s: round 0: %lld %lld %.17g",
               label, (long long)rounds[0], (long long)clients[0], accuracy[0]);
         CHECK(rounds[1] == 1 && clients[1] == 1 && accuracy[1] == 0.125, "%s: round 1: %lld %lld %.17g", label,
               (long long)rounds[1], (long long)clients[1], accuracy[1]);
+        CHECK(want < 3 || (rounds[2] == 2 && clients[2] == 1 && accuracy[2] == 0.5), "%s: round 2: %lld %lld %.17g",
+              label, (long long)rounds[2], (long long)clients[2], accuracy[2]);
     }
     free(rounds);
     free(clients);
@@ -183,7 +195,7 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     store_round_free(&started);
     const want_update pending[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
     check_pending(s, label, pending, 3);
-    check_history(s, label);
+    check_history(s, label, 2);
 }
 
 /* Makes commits fail (1) as each back end fails for real, or lets them
@@ -234,23 +246,28 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
         updates[i] = (store_new_update){batch[i].round, batch[i].client, batch[i].samples, values[i], N_VALUES};
     }
     store_outcome outcome[N_BATCH];
+    const store_new_metrics metrics = {2, ids[2], 0.5, 1.0, 20};
+    store_batch b = {updates, N_BATCH, &metrics, 1};
     break_commits(1);
-    int rc = store_add_updates(s, updates, N_BATCH, STORE_ANY_ROUND, outcome, &err);
+    int rc = store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
     break_commits(0);
     CHECK(rc != SDFED_OK, "%s: a batch whose commit failed was stored", label);
     CHECK(f.begun == 1 && store_failing(s), "%s: the failed commit was not a fault (%d begun): %s", label, f.begun,
           err.message);
     check_pending(s, label, before, 3); /* nothing of the batch */
+    check_history(s, label, 2);
     for (int i = 0; i < N_BATCH; i++) outcome[i] = -1;
-    CHECK(store_add_updates(s, updates, N_BATCH, STORE_ANY_ROUND, outcome, &err) == SDFED_OK,
-          "%s: the batch written again: %s", label, err.message);
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: the batch written again: %s", label,
+          err.message);
     CHECK(outcome[0] == STORE_STORED && outcome[1] == STORE_STORED && outcome[2] == STORE_DUPLICATE &&
               outcome[3] == STORE_STORED,
           "%s: the batch's outcomes %d %d %d %d", label, outcome[0], outcome[1], outcome[2], outcome[3]);
     CHECK(f.cleared == 1 && !store_failing(s), "%s: the commit did not end the fault", label);
     const want_update after[] = {before[0], before[1], before[2], batch[0], batch[1], batch[3]};
     check_pending(s, label, after, 6);
-    CHECK(store_add_updates(s, updates, 0, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: an empty batch: %s", label,
+    check_history(s, label, 3); /* and its metrics */
+    b = (store_batch){0};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: an empty batch: %s", label,
           err.message);
     store_watch_faults(s, NULL, NULL);
 }
@@ -342,11 +359,11 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_round(s, label, 2, g1, sha2, 0, 0);
 
     /* metrics (a second report replaces the first) and the accuracy history */
-    CHECK(store_add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(store_add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(store_add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(store_add_metrics(s, 1, ids[2], 0.125, 2.0, 10, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    check_history(s, label);
+    CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 1, ids[2], 0.125, 2.0, 10, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    check_history(s, label, 2);
 
     /* nothing above was a fault (a duplicate is the caller's, not the store's) */
     CHECK(f.begun == 0 && store_failures(s) == 0 && !store_failing(s), "%s: faults reported: %d (%s)", label, f.begun,
