@@ -25,6 +25,16 @@ struct handlers {
     sdfed_buffer round_text[2], round_frame;
     int64_t round_cached;
     int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
+    /* the hellos of new clients waiting for the transaction that registers
+     * them together (group commit): the session (NULL once it is gone)
+     * holding its new token, its shard and kind */
+    struct registration {
+        session *ss;
+        int shard;
+        char kind[32];
+    } * registering;
+    int n_registering, cap_registering;
+    int64_t registering_since_ms;
 };
 
 static session *session_of(handlers *h, int64_t client) {
@@ -239,34 +249,9 @@ static int same_secret(const char *a, const char *b) {
     return diff == 0;
 }
 
-static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_ms) {
-    if (ss->client >= 0) {
-        refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
-        return;
-    }
-    if (h->opt.join_key && !same_secret(m->join_key, h->opt.join_key)) {
-        refuse(h, ss, SDFED_CODE_BAD_JOIN_KEY, "this federation needs its join key", now_ms);
-        return;
-    }
-    sdfed_error err = {0};
-    int64_t id = -1;
-    int shard = m->shard;
-    if (m->token[0]) {
-        int stored_shard;
-        if (store_find_client(h->st, m->token, &id, &stored_shard, &err) || id < 0) {
-            refuse(h, ss, SDFED_CODE_BAD_TOKEN, err.message[0] ? err.message : "this server never issued that token",
-                   now_ms);
-            return;
-        }
-        snprintf(ss->token, sizeof ss->token, "%s", m->token);
-        if (shard < 0) shard = stored_shard;
-    } else {
-        random_token(ss->token);
-        if (store_add_client(h->st, ss->token, shard, m->kind[0] ? m->kind : "browser", &id, &err)) {
-            refuse(h, ss, SDFED_CODE_SERVER_ERROR, err.message, now_ms);
-            return;
-        }
-    }
+/* A client identified: its session is the client's (a connection it had
+ * before goes), and it joins the federation. */
+static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_ms) {
     if (id >= h->n_ids) {
         int64_t cap = h->n_ids ? h->n_ids : 1024;
         while (cap <= id) cap *= 2;
@@ -287,8 +272,87 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
     }
     h->by_id[id] = ss;
     ss->client = id;
-    ss->binary = m->binary;
     federation_join(h->fed, id, shard, now_ms);
+}
+
+/* When the waiting registrations are due: -1 when none wait, 0 when now. */
+static int64_t registrations_due_in_ms(const handlers *h, int64_t now_ms) {
+    if (h->n_registering == 0) return -1;
+    if (h->n_registering >= h->opt.batch_rows) return 0;
+    int64_t left = h->registering_since_ms + h->opt.batch_wait_ms - now_ms;
+    return left > 0 ? left : 0;
+}
+
+/* Registers the waiting new clients in one transaction, then welcomes
+ * each whose connection is still there; when it did not commit, each is
+ * refused (server_error) and may say hello again. */
+static void register_waiting(handlers *h, int64_t now_ms) {
+    int n = h->n_registering, live = 0;
+    if (n == 0) return;
+    store_new_client *rows = malloc(sizeof *rows * (size_t)n);
+    int64_t *ids = malloc(sizeof *ids * (size_t)n);
+    sdfed_error err = {0};
+    int rc = rows && ids ? SDFED_OK : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        if (h->registering[i].ss)
+            rows[live++] =
+                (store_new_client){h->registering[i].ss->token, h->registering[i].shard, h->registering[i].kind};
+    if (rc == SDFED_OK && live) rc = store_add_clients(h->st, rows, live, ids, &err);
+    h->n_registering = 0;
+    for (int i = 0, k = 0; i < n; i++) {
+        session *ss = h->registering[i].ss;
+        if (!ss) continue;
+        if (rc) {
+            ss->token[0] = '\0';
+            refuse(h, ss, SDFED_CODE_SERVER_ERROR, err.message, now_ms);
+        } else {
+            joined(h, ss, ids[k++], h->registering[i].shard, now_ms);
+        }
+    }
+    free(rows);
+    free(ids);
+}
+
+static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_ms) {
+    if (ss->client >= 0 || ss->token[0]) { /* welcomed, or its registration waits */
+        refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
+        return;
+    }
+    if (h->opt.join_key && !same_secret(m->join_key, h->opt.join_key)) {
+        refuse(h, ss, SDFED_CODE_BAD_JOIN_KEY, "this federation needs its join key", now_ms);
+        return;
+    }
+    ss->binary = m->binary;
+    int shard = m->shard;
+    if (m->token[0]) {
+        sdfed_error err = {0};
+        int64_t id = -1;
+        int stored_shard;
+        if (store_find_client(h->st, m->token, &id, &stored_shard, &err) || id < 0) {
+            refuse(h, ss, SDFED_CODE_BAD_TOKEN, err.message[0] ? err.message : "this server never issued that token",
+                   now_ms);
+            return;
+        }
+        snprintf(ss->token, sizeof ss->token, "%s", m->token);
+        joined(h, ss, id, shard < 0 ? stored_shard : shard, now_ms);
+        return;
+    }
+    /* a new client: registered with the others that come within the batch's wait */
+    if (h->n_registering == h->cap_registering) {
+        int cap = h->cap_registering ? 2 * h->cap_registering : 64;
+        struct registration *grown = realloc(h->registering, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
+            return;
+        }
+        h->registering = grown, h->cap_registering = cap;
+    }
+    random_token(ss->token);
+    if (h->n_registering == 0) h->registering_since_ms = now_ms;
+    struct registration *r = &h->registering[h->n_registering++];
+    *r = (struct registration){.ss = ss, .shard = shard};
+    snprintf(r->kind, sizeof r->kind, "%s", m->kind[0] ? m->kind : "browser");
+    if (registrations_due_in_ms(h, now_ms) == 0) register_waiting(h, now_ms);
 }
 
 static void update(handlers *h, session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
@@ -357,6 +421,10 @@ static void binary_message(handlers *h, session *ss, const unsigned char *data, 
 
 void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
     if (rx == WS_RX_MORE) return;
+    if (ss->client < 0 && ss->token[0]) { /* its hello waits for its registration: answered first */
+        register_waiting(h, now_ms);
+        deliver(h, now_ms);
+    }
     if (rx != WS_RX_MESSAGE) {
         char message[96];
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
@@ -373,6 +441,8 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
 }
 
 void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
+    for (int i = 0; i < h->n_registering; i++)
+        if (h->registering[i].ss == ss) h->registering[i].ss = NULL;
     if (session_of(h, ss->client) != ss) return;
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
@@ -388,12 +458,15 @@ void handlers_tick(handlers *h, int64_t now_ms) {
 
 void handlers_flush(handlers *h, int64_t now_ms) {
     if (!h->fed) return;
+    if (registrations_due_in_ms(h, now_ms) == 0) register_waiting(h, now_ms);
     federation_flush(h->fed, now_ms);
     deliver(h, now_ms);
 }
 
 int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms) {
-    return h->fed ? federation_flush_in_ms(h->fed, now_ms) : -1;
+    if (!h->fed) return -1;
+    int64_t updates = federation_flush_in_ms(h->fed, now_ms), hellos = registrations_due_in_ms(h, now_ms);
+    return updates < 0 ? hellos : hellos < 0 || updates < hellos ? updates : hellos;
 }
 
 void handlers_detach(handlers *h) { h->fed = NULL; }
@@ -416,5 +489,6 @@ void handlers_destroy(handlers *h) {
     store_watch_faults(h->st, NULL, NULL);
     free_round_messages(h);
     free(h->by_id);
+    free(h->registering);
     free(h);
 }

@@ -21,7 +21,9 @@ typedef struct handlers_options {
     const char *description; /* the welcome's description (description.h) */
     size_t max_message_bytes;
     int max_messages_per_second;
-    int max_refusals; /* before the connection is closed */
+    int max_refusals;      /* before the connection is closed */
+    int batch_rows;        /* group commit of new clients' hellos: at most this many registered together (>= 1) */
+    int64_t batch_wait_ms; /* and none waiting longer */
 } handlers_options;
 
 typedef struct handlers handlers;
@@ -36,8 +38,9 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms);
 void handlers_gone(handlers *h, session *ss, int64_t now_ms);
 /* Deadlines; called every 200 ms. */
 void handlers_tick(handlers *h, int64_t now_ms);
-/* Accepted updates wait for their batch's commit (federation.h): the
- * batch is written when handlers_flush is called at or after the time
+/* New clients' hellos wait for the transaction that registers them, and
+ * accepted updates and metrics for theirs (federation.h): each batch is
+ * written when handlers_flush is called at or after the time
  * handlers_flush_in_ms says (-1: nothing waits). */
 void handlers_flush(handlers *h, int64_t now_ms);
 int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms);

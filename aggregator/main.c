@@ -65,9 +65,9 @@ static const char usage[] =
     "  --noise-multiplier Z  central DP: Gaussian noise Z * C / n (off; needs --clip-norm)\n"
     "  --max-update-norm N   refuse updates that change the parameters by more than N (off)\n"
     "  --max-samples N       refuse larger sample counts (1000000)\n"
-    "  --commit-batch N      group commit: at most N updates and metrics stored in one transaction (512; 1: each\n"
-    "                        alone)\n"
-    "  --commit-wait S       group commit: the longest an update or metrics waits for its transaction (0.005)\n"
+    "  --commit-batch N      group commit: at most N updates and metrics, or N new clients, stored in one\n"
+    "                        transaction (512; 1: each alone)\n"
+    "  --commit-wait S       group commit: the longest any of them waits for its transaction (0.005)\n"
     "  --ping-after S        WebSocket keepalive: a PING to a connection silent for S seconds (30)\n"
     "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
     "  --join-key KEY        clients must present KEY\n"
@@ -310,7 +310,9 @@ int main(int argc, char **argv) {
                            .description = description,
                            .max_message_bytes = (size_t)max_bytes,
                            .max_messages_per_second = (int)rate,
-                           .max_refusals = (int)refusals};
+                           .max_refusals = (int)refusals,
+                           .batch_rows = (int)commit_batch,
+                           .batch_wait_ms = (int64_t)(commit_wait * 1000)};
     site = (http_site){.web_dir = web,
                        .wasm_dir = wasm,
                        .model_path = model_path,

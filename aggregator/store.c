@@ -101,6 +101,28 @@ static int write_statement(store *s, const char *sql, const store_value *params,
     return rc;
 }
 
+/* A write transaction of several statements: begun, then
+ * ended by commit_or_abandon with the status of what ran inside it, which
+ * it returns (or the commit's own failure); on any failure nothing of it
+ * is stored. */
+static int transaction_begin(store *s, sdfed_error *err) {
+    assert(!s->in_transaction);
+    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
+    s->in_transaction = rc == SDFED_OK;
+    return rc;
+}
+
+static int commit_or_abandon(store *s, int rc, sdfed_error *err) {
+    if (rc == SDFED_OK) rc = query(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
+    s->in_transaction = 0;
+    if (rc) {
+        s->backend->rollback(s);
+        return rc;
+    }
+    committed(s);
+    return SDFED_OK;
+}
+
 static int no_memory(sdfed_error *err) { return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory"); }
 
 static int row_text(void *ctx, const store_value *c, int n, sdfed_error *err) {
@@ -131,13 +153,6 @@ int store_set_meta(store *s, const char *key, const char *value, sdfed_error *er
     return write_statement(
         s, "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", p, 2,
         NULL, NULL, "meta", err);
-}
-
-int store_add_client(store *s, const char *token, int shard, const char *kind, int64_t *id, sdfed_error *err) {
-    store_value p[] = {text(token), shard >= 0 ? integer(shard) : (store_value){.type = STORE_NULL}, text(kind), now()};
-    *id = -1;
-    return write_statement(s, "INSERT INTO clients (token, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id",
-                           p, 4, row_integer, id, "add client", err);
 }
 
 typedef struct found_client {
@@ -244,10 +259,8 @@ int store_start_round(store *s, int64_t round, const int64_t *participants, int 
 int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
                       int abandoned, double aggregation_ms, sdfed_error *err) {
     /* inside a decision its transaction holds these statements; else their own */
-    int own = !s->in_transaction, rc = SDFED_OK;
-    if (own && (rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err)))
-        return rc; /* commits nothing yet */
-    s->in_transaction = 1;
+    int own = !s->in_transaction, rc = own ? transaction_begin(s, err) : SDFED_OK;
+    if (rc) return rc;
     store_value closing[] = {now(), integer(n_updates), real(aggregation_ms), integer(abandoned), integer(round)};
     rc = write_statement(
         s, "UPDATE rounds SET closed = $1, n_updates = $2, aggregation_ms = $3, abandoned = $4 WHERE round = $5",
@@ -260,12 +273,7 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
     if (rc == SDFED_OK)
         rc = write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES ($1, $2, $3)", next, 3, NULL, NULL,
                              "next round", err);
-    if (!own) return rc;
-    if (rc == SDFED_OK) rc = write_statement(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
-    s->in_transaction = 0;
-    if (rc) s->backend->rollback(s);
-    if (rc == SDFED_OK) committed(s);
-    return rc;
+    return own ? commit_or_abandon(s, rc, err) : rc;
 }
 
 /* a statement's rows counted */
@@ -341,16 +349,29 @@ static const char *const insert_update[] = {
         "WHERE " OPEN_FOR_CLIENT " FOR SHARE OF r ON CONFLICT DO NOTHING RETURNING round",
 };
 
+int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err) {
+    int rc = transaction_begin(s, err);
+    if (rc) return rc;
+    store_value created = now();
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        const store_new_client *c = &clients[i];
+        store_value p[] = {text(c->token), c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL},
+                           text(c->kind), created};
+        ids[i] = -1;
+        rc = query(s, "INSERT INTO clients (token, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id", p, 4,
+                   row_integer, &ids[i], "add client", err);
+    }
+    return commit_or_abandon(s, rc, err);
+}
+
 static const char insert_metrics[] =
     "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) VALUES ($1, $2, $3, $4, $5, $6) "
     "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
     "test_samples = excluded.test_samples, received = excluded.received";
 
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
-    assert(!s->in_transaction);
-    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
-    if (rc) return rc; /* commits nothing */
-    s->in_transaction = 1;
+    int rc = transaction_begin(s, err);
+    if (rc) return rc;
     store_value received = now();
     for (int i = 0; i < b->n_updates && rc == SDFED_OK; i++) {
         const store_new_update *u = &b->updates[i];
@@ -370,14 +391,7 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
                            real(m->loss),     integer(m->test_samples), received};
         rc = query(s, insert_metrics, p, 6, NULL, NULL, "metrics", err);
     }
-    if (rc == SDFED_OK) rc = query(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
-    s->in_transaction = 0;
-    if (rc) {
-        s->backend->rollback(s);
-        return rc;
-    }
-    committed(s);
-    return SDFED_OK;
+    return commit_or_abandon(s, rc, err);
 }
 
 void store_updates_free(store_update *u, int n) {

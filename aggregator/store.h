@@ -83,8 +83,15 @@ int64_t store_failures(const store *s);
 int store_get_meta(store *s, const char *key, char **value, sdfed_error *err);
 int store_set_meta(store *s, const char *key, const char *value, sdfed_error *err);
 
-/* A new client with a token; *id receives its number. */
-int store_add_client(store *s, const char *token, int shard, const char *kind, int64_t *id, sdfed_error *err);
+/* New clients, each with its token, in one transaction (group commit, as
+ * the handlers register the hellos that came together): ids[i] receives
+ * client i's number. On any failure none of them is stored. */
+typedef struct store_new_client {
+    const char *token;
+    int shard; /* -1: none */
+    const char *kind;
+} store_new_client;
+int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
 /* The client holding token; *id = -1 when none. */
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
 int store_count_clients(store *s, int64_t *n, sdfed_error *err);

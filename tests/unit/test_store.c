@@ -297,15 +297,18 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     /* clients and tokens */
     int64_t ids[3], id;
     int shard = 0;
-    CHECK(store_add_client(s, "token-a", 0, "headless", &ids[0], &err) == SDFED_OK, "%s: client a: %s", label,
-          err.message);
-    CHECK(store_add_client(s, "token-b", -1, "browser", &ids[1], &err) == SDFED_OK, "%s: client b: %s", label,
-          err.message);
-    CHECK(store_add_client(s, "token-c", 7, "browser", &ids[2], &err) == SDFED_OK, "%s: client c: %s", label,
+    const store_new_client three[] = {
+        {"token-a", 0, "headless"}, {"token-b", -1, "browser"}, {"token-c", 7, "browser"}};
+    CHECK(store_add_clients(s, three, 3, ids, &err) == SDFED_OK, "%s: clients a, b, c in one batch: %s", label,
           err.message);
     CHECK(ids[0] >= 1 && ids[1] > ids[0] && ids[2] > ids[1], "%s: client ids %lld %lld %lld", label, (long long)ids[0],
           (long long)ids[1], (long long)ids[2]);
-    CHECK(store_add_client(s, "token-a", 1, "browser", &id, &err) != SDFED_OK, "%s: a token given twice", label);
+    /* a batch with a token given before stores none of its clients */
+    const store_new_client again[] = {{"token-d", 2, "browser"}, {"token-a", 1, "browser"}};
+    int64_t again_ids[2];
+    CHECK(store_add_clients(s, again, 2, again_ids, &err) != SDFED_OK, "%s: a token given twice", label);
+    CHECK(store_find_client(s, "token-d", &id, &shard, &err) == SDFED_OK && id == -1,
+          "%s: the batch that gave a token twice stored token-d", label);
     CHECK(store_find_client(s, "token-a", &id, &shard, &err) == SDFED_OK && id == ids[0] && shard == 0,
           "%s: token-a is client %lld, shard %d", label, (long long)id, shard);
     CHECK(store_find_client(s, "token-z", &id, &shard, &err) == SDFED_OK && id == -1, "%s: an unknown token", label);

@@ -475,9 +475,9 @@ scheme=http ws=ws
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
-# --- 5d. the store on a full disk (store_fault.mjs): updates refused with server_error while the server answers,
-# the fault logged once when it begins, with its error (storing a batch of updates: an insert, or, once SQLite
-# writes its log, the commit), and once when it is over, with the 3 requests refused;
+# --- 5d. the store on a full disk (store_fault.mjs): updates and a new client's hello refused with server_error
+# while the server answers, the fault logged once when it begins, with its error (storing a batch of updates: an
+# insert, or, once SQLite writes its log, the commit), and once when it is over, with the 4 requests refused;
 # they are not the client's doing, so they do not count toward its refusals (--max-refusals 2 would close it)
 task fault '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
 if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --max-refusals 2; then
@@ -489,8 +489,8 @@ if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --m
   [ "$(grep -c '"event": "store_fault",' "$log")" = 1 ] &&
     grep -q '"event": "store_fault", "message": "store: \(add update\|commit\): .*disk' "$log" && ok ||
     bad "the store fault is not logged once with its error: $(grep '"store_fault' "$log")"
-  [ "$(grep -c '"event": "store_fault_cleared", "refused": 3,' "$log")" = 1 ] && ok ||
-    bad "the fault's end is not logged once with the 3 refused requests: $(grep store_fault_cleared "$log")"
+  [ "$(grep -c '"event": "store_fault_cleared", "refused": 4,' "$log")" = 1 ] && ok ||
+    bad "the fault's end is not logged once with the 4 refused requests: $(grep store_fault_cleared "$log")"
   grep -q '"event": "error"\|"code": "server_error"' "$log" && bad "store errors logged one by one" || ok
   kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died on a full disk"
 fi

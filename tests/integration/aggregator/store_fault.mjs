@@ -5,9 +5,11 @@
 // size limit EFBIG, "disk I/O error": the same store fault to the server);
 // restoring the limit frees the disk. Client 0 alone does round 0; round 1 has both
 // clients and client 0's update is stored; then the disk fills: client 1's
-// updates are refused with server_error, the server still answers, and
+// updates and a new client's hello are refused with server_error, the
+// server still answers, and
 // when client 1 leaves the round cannot close, however often the server
-// tries; the disk is freed: round 1 closes and round 2 starts. Prints one
+// tries; the disk is freed: round 1 closes, round 2 starts and the new
+// client's hello said again is welcome. Prints one
 // line per failed check and "store-fault: N passed, M failed"; the caller
 // checks what the server logged.
 //   node --experimental-websocket store_fault.mjs PORT SERVER_PID STATE_DIR REFUSALS
@@ -30,9 +32,10 @@ async function until(what, fn, seconds) {
   return false;
 }
 
+const hello = JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', encoding: 'json', kind: 'test' });
 async function joined() {
   const c = await connect(`ws://127.0.0.1:${port}/ws`);
-  c.send(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', encoding: 'json', kind: 'test' }));
+  c.send(hello);
   const m = await c.next();
   check(m && m.type === 'welcome', `a hello is welcome: ${JSON.stringify(m)}`);
   return c;
@@ -69,6 +72,12 @@ if (ok) {
     check(m && m.type === 'error' && m.code === 'server_error' && /store: .*disk/.test(m.message),
       `an update the store cannot take is refused with server_error: ${JSON.stringify(m)}`);
   }
+  // a new volunteer: its registration cannot be stored either
+  const c2 = await connect(`ws://127.0.0.1:${port}/ws`);
+  c2.send(hello);
+  const m = await c2.next();
+  check(m && m.type === 'error' && m.code === 'server_error' && /store: .*disk/.test(m.message),
+    `a hello the store cannot register is refused with server_error: ${JSON.stringify(m)}`);
   c1.close(); // round 1 is complete without it, but the store cannot close it: tried on every tick
   const failures = await metric('sdfed_store_failures_total');
   await until('the server to try closing round 1 again', async () => (await metric('sdfed_store_failures_total')) >=
@@ -78,6 +87,10 @@ if (ok) {
   limit(free); // the disk has room again
   await until('round 2 to start, once the store takes round 1', () => roundStart(c0, 2), 30);
   check((await metric('sdfed_store_failing')) === 0, 'the fault is over');
+  c2.send(hello); // said again, once the store takes it
+  const again = await c2.next();
+  check(again && again.type === 'welcome', `the hello said again is welcome: ${JSON.stringify(again)}`);
+  c2.close();
 }
 c0.close();
 console.log(`store-fault: ${passed} passed, ${failed} failed`);
