@@ -482,7 +482,7 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     f->task = *task, f->opt = *opt, f->st = st, f->k = k, f->cl = opt->cluster;
     sdfed_arena_init(&f->arena);
-    group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms);
+    group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms, f->cl ? cluster_node(f->cl) : 0);
     int rc = load_state(f, m, cls, err);
     if (rc == SDFED_OK && f->cl) sync_round(f, now_ms); /* the open round's departures */
     if (rc) {
@@ -511,6 +511,9 @@ void federation_close(federation *f) {
     free(f);
 }
 
+static void write_batch(federation *f, int64_t now_ms);
+static int batch_must_go(const federation *f, int64_t now_ms);
+
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     peer *p = find_peer(f, client);
     if (!p) {
@@ -526,10 +529,11 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         p = &f->peers[f->n_peers++];
     }
     *p = (peer){client, shard, -1, 0};
-    if (f->cl) {
+    if (f->cl) { /* its presence row waits for the batch (a tick stores it if the batch could not) */
         if (store_notified(f->st)) sync_round(f, now_ms);
+        if (group_commit_add_presence(&f->batch, client, shard, now_ms) == SDFED_OK && batch_must_go(f, now_ms))
+            write_batch(f, now_ms);
         p = find_peer(f, client);
-        p->present = store_presence_add(f->st, client, shard, cluster_node(f->cl), NULL) == SDFED_OK;
     }
     emit(f, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
     native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
@@ -572,8 +576,6 @@ static void remove_presence(federation *f, int64_t client, int64_t round) {
     f->leaving[f->n_leaving++] = (struct departed){client, round};
 }
 
-static void write_batch(federation *f, int64_t now_ms);
-
 void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     if (!find_peer(f, client)) return;
     write_batch(f, now_ms); /* what came before the leave counts first */
@@ -589,8 +591,6 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
 }
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
-
-static int batch_must_go(const federation *f, int64_t now_ms);
 
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
@@ -673,13 +673,14 @@ static void stored(federation *f, const store_new_update *u) {
     f->buffered++;
 }
 
-/* Writes the waiting updates and metrics in one transaction, then answers
- * each update: an ack once stored, a refusal when not (all of them, and
- * the metrics, server_error, when the transaction did not commit); then
- * the round is judged on them. */
+/* Writes the waiting updates, metrics and presence rows in one
+ * transaction, then answers each update: an ack once stored, a refusal
+ * when not (all of them, and the metrics, server_error, when the
+ * transaction did not commit; presence rows not stored are stored again by
+ * a tick); then the round is judged on them. */
 static void write_batch(federation *f, int64_t now_ms) {
     group_commit *g = &f->batch;
-    if (g->n_updates + g->n_metrics == 0) return;
+    if (g->n_updates + g->n_metrics + g->n_presence == 0) return;
     sdfed_error err = {0};
     int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
     for (int i = 0; i < g->n_metrics; i++)
@@ -688,6 +689,10 @@ static void write_batch(federation *f, int64_t now_ms) {
                          (long long)g->metrics[i].round, err.message);
         else
             f->metrics_stored++;
+    for (int i = 0; i < g->n_presence && rc == SDFED_OK; i++) {
+        peer *p = find_peer(f, g->presence[i].client);
+        if (p) p->present = 1;
+    }
     for (int i = 0; i < g->n_updates; i++) {
         const store_new_update *u = &g->updates[i];
         if (rc)
@@ -718,7 +723,7 @@ static void write_batch(federation *f, int64_t now_ms) {
 }
 
 void federation_flush(federation *f, int64_t now_ms) {
-    if (f->batch.n_updates + f->batch.n_metrics && batch_must_go(f, now_ms)) write_batch(f, now_ms);
+    if (group_commit_due_in_ms(&f->batch, now_ms) >= 0 && batch_must_go(f, now_ms)) write_batch(f, now_ms);
 }
 
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {

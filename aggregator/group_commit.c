@@ -1,18 +1,19 @@
-/* Updates and metrics waiting for their batch's commit (see group_commit.h). */
+/* Rows waiting for their batch's commit (see group_commit.h). */
 #include "group_commit.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms) {
+void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node) {
     memset(g, 0, sizeof *g);
+    g->node = node;
     g->max_rows = max_rows > 1 ? max_rows : 1;
     g->max_wait_ms = max_wait_ms > 0 ? max_wait_ms : 0;
 }
 
 void group_commit_clear(group_commit *g) {
     for (int i = 0; i < g->n_updates; i++) free((float *)g->updates[i].values);
-    g->n_updates = g->n_metrics = 0;
+    g->n_updates = g->n_metrics = g->n_presence = 0;
 }
 
 void group_commit_free(group_commit *g) {
@@ -20,11 +21,14 @@ void group_commit_free(group_commit *g) {
     free(g->updates);
     free(g->outcome);
     free(g->metrics);
+    free(g->presence);
     memset(g, 0, sizeof *g);
 }
 
+static int rows(const group_commit *g) { return g->n_updates + g->n_metrics + g->n_presence; }
+
 static void arrived(group_commit *g, int64_t now_ms) {
-    if (g->n_updates + g->n_metrics == 0) g->oldest_ms = now_ms;
+    if (rows(g) == 0) g->oldest_ms = now_ms;
 }
 
 int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
@@ -59,6 +63,19 @@ int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_
     return SDFED_OK;
 }
 
+int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_t now_ms) {
+    if (g->n_presence == g->cap_presence) {
+        int cap = g->cap_presence ? 2 * g->cap_presence : 64;
+        store_new_presence *presence = realloc(g->presence, sizeof *presence * (size_t)cap);
+        if (!presence) return SDFED_ERR_NOMEM;
+        g->presence = presence;
+        g->cap_presence = cap;
+    }
+    arrived(g, now_ms);
+    g->presence[g->n_presence++] = (store_new_presence){client, shard};
+    return SDFED_OK;
+}
+
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client) {
     for (int i = 0; i < g->n_updates; i++)
         if (g->updates[i].round == round && g->updates[i].client == client) return 1;
@@ -66,7 +83,7 @@ int group_commit_holds(const group_commit *g, int64_t round, int64_t client) {
 }
 
 int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
-    int n = g->n_updates + g->n_metrics;
+    int n = rows(g);
     if (n == 0) return -1;
     if (n >= g->max_rows) return 0;
     int64_t left = g->oldest_ms + g->max_wait_ms - now_ms;
@@ -74,6 +91,6 @@ int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
 }
 
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err) {
-    store_batch b = {g->updates, g->n_updates, g->metrics, g->n_metrics};
+    store_batch b = {g->updates, g->n_updates, g->metrics, g->n_metrics, g->presence, g->n_presence, g->node};
     return store_add_batch(s, &b, rule, g->outcome, err);
 }

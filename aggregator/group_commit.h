@@ -1,5 +1,6 @@
-/* Group commit: the updates the federation accepted, and the metrics
- * clients reported, that wait for the transaction that stores them. Each is
+/* Group commit: the updates the federation accepted, the metrics clients
+ * reported and (cluster) the presence rows of clients that connected, that
+ * wait for the transaction that stores them. Each is
  * copied in as it comes; the batch is due when max_rows wait or the oldest
  * has waited max_wait_ms, whichever comes first (the caller's event loop
  * asks when, and never waits); it is then written in one store transaction
@@ -23,16 +24,22 @@ typedef struct group_commit {
     int n_updates, cap_updates;
     store_new_metrics *metrics;
     int n_metrics, cap_metrics;
+    store_new_presence *presence;
+    int n_presence, cap_presence;
+    int64_t node;      /* the presence rows' */
     int64_t oldest_ms; /* when the first waiting row came */
 } group_commit;
 
-void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms);
+/* node: the cluster node whose presence rows it writes (0 in a single process). */
+void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node);
 void group_commit_free(group_commit *g);
 /* Adds a copy of an update; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
 int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
                      size_t n_values, int64_t now_ms);
 /* Adds a metrics row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
 int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms);
+/* Adds a presence row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
+int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_t now_ms);
 /* Whether (round, client) has an update waiting. */
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
 /* How long until the batch is due: -1 when nothing waits, 0 when due now. */

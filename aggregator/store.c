@@ -364,6 +364,9 @@ int store_add_clients(store *s, const store_new_client *clients, int n, int64_t 
     return commit_or_abandon(s, rc, err);
 }
 
+static const char upsert_presence[] = "INSERT INTO presence (client, node, shard) VALUES ($1, $2, $3) ON CONFLICT "
+                                      "(client) DO UPDATE SET node = excluded.node, shard = excluded.shard";
+
 static const char insert_metrics[] =
     "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) VALUES ($1, $2, $3, $4, $5, $6) "
     "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
@@ -390,6 +393,12 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
                            real(m->loss),     integer(m->test_samples), received};
         rc = query(s, insert_metrics, p, 6, NULL, NULL, "metrics", err);
+    }
+    for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
+        const store_new_presence *c = &b->presence[i];
+        store_value p[] = {integer(c->client), integer(b->node),
+                           c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL}};
+        rc = query(s, upsert_presence, p, 3, NULL, NULL, "presence", err);
     }
     return commit_or_abandon(s, rc, err);
 }
@@ -564,10 +573,7 @@ int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_
 
 int store_presence_add(store *s, int64_t client, int shard, int64_t node, sdfed_error *err) {
     store_value p[] = {integer(client), integer(node), shard >= 0 ? integer(shard) : (store_value){.type = STORE_NULL}};
-    return write_statement(s,
-                           "INSERT INTO presence (client, node, shard) VALUES ($1, $2, $3) ON CONFLICT (client) DO "
-                           "UPDATE SET node = excluded.node, shard = excluded.shard",
-                           p, 3, NULL, NULL, "presence", err);
+    return write_statement(s, upsert_presence, p, 3, NULL, NULL, "presence", err);
 }
 
 int store_presence_remove(store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,

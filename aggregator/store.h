@@ -157,11 +157,20 @@ typedef struct store_new_metrics {
     double accuracy, loss;
     int64_t test_samples;
 } store_new_metrics;
+/* A client connected to node (cluster): its presence row, as
+ * store_presence_add writes it. */
+typedef struct store_new_presence {
+    int64_t client;
+    int shard; /* -1: none */
+} store_new_presence;
 typedef struct store_batch {
     const store_new_update *updates;
     int n_updates;
     const store_new_metrics *metrics;
     int n_metrics;
+    const store_new_presence *presence; /* cluster: the rows of node */
+    int n_presence;
+    int64_t node;
 } store_batch;
 /* What became of one update of a batch. */
 typedef enum store_outcome {
@@ -176,8 +185,8 @@ typedef enum store_outcome {
  * coordinator may close it meanwhile). */
 typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
 /* Stores a batch in one transaction. When it returns 0 the transaction has
- * committed, every metrics row is stored and outcome[i] says what became
- * of update i; any other status means that nothing was committed:
+ * committed, every metrics and presence row is stored and outcome[i] says
+ * what became of update i; any other status means that nothing was committed:
  * acknowledge none of them. */
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err);
 typedef struct store_update {

@@ -116,7 +116,7 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
                    store_update_rule rule, sdfed_error *err) {
     store_new_update u = {round, client, samples, values, N_VALUES};
     store_outcome outcome;
-    store_batch b = {&u, 1, NULL, 0};
+    store_batch b = {.updates = &u, .n_updates = 1};
     return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
 }
 
@@ -124,7 +124,7 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
 static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                        sdfed_error *err) {
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
-    store_batch b = {NULL, 0, &m, 1};
+    store_batch b = {.metrics = &m, .n_metrics = 1};
     return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err);
 }
 
@@ -247,7 +247,7 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     }
     store_outcome outcome[N_BATCH];
     const store_new_metrics metrics = {2, ids[2], 0.5, 1.0, 20};
-    store_batch b = {updates, N_BATCH, &metrics, 1};
+    store_batch b = {.updates = updates, .n_updates = N_BATCH, .metrics = &metrics, .n_metrics = 1};
     break_commits(1);
     int rc = store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
     break_commits(0);
@@ -461,10 +461,13 @@ static void check_cluster(const char *uri) {
           "a starts round 0: %s", err.message);
     CHECK(store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_ERR_NOT_FOUND, "round 0 started twice");
 
-    /* presence: a client on each node; only the node that holds a client removes it */
+    /* presence: a client on each node, one of them in a batch (group commit); only the node that holds a
+     * client removes it */
+    const store_new_presence thirteen = {13, 2};
+    store_batch joined = {.presence = &thirteen, .n_presence = 1, .node = fa.node};
     CHECK(store_presence_add(a, 11, 0, fa.node, &err) == SDFED_OK &&
               store_presence_add(b, 12, 1, fb.node, &err) == SDFED_OK &&
-              store_presence_add(a, 13, 2, fa.node, &err) == SDFED_OK,
+              store_add_batch(a, &joined, STORE_OPEN_ROUND, NULL, &err) == SDFED_OK,
           "presence: %s", err.message);
     int removed = 1;
     CHECK(store_presence_remove(a, 12, fa.node, 0, &removed, &err) == SDFED_OK && !removed,
