@@ -48,14 +48,19 @@ static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const 
 }
 
 int main(int argc, char **argv) {
+    static const char usage[] = "usage: bench_features --model M.gguf [--threads N (2)] [--images N (8)] "
+                                "[--repeats N (3)] [--int8-images 0|1 (1)] [--check FILE.rgb]\n";
     const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL;
+    int help = 0;
     const cli_option options[] = {{"--model", &model_path, NULL},   {"--threads", &threads_s, NULL},
                                   {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
-                                  {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL}};
-    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL) || !model_path) {
-        fprintf(stderr, "usage: bench_features --model M.gguf [--threads N] [--images N] [--repeats N] "
-                        "[--int8-images 0|1] [--check FILE.rgb]\n");
-        return CLI_USAGE;
+                                  {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
+                                  {"--help", NULL, &help}};
+    cli_help_hint = "see --help";
+    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    if (help || !model_path) {
+        fputs(usage, help ? stdout : stderr);
+        return help ? CLI_OK : CLI_USAGE;
     }
     int threads = atoi(threads_s), n_images = atoi(images_s), repeats = atoi(repeats_s);
     if (threads < 1 || n_images < 1 || repeats < 1)

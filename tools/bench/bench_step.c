@@ -48,15 +48,18 @@ static double gauss(void) {
 int main(int argc, char **argv) {
     const char *model_path = NULL, *classes_path = NULL, *backend = NULL;
     const char *n_classes_s = "10", *batch_s = "16", *global_s = "8", *local_s = "16", *steps_s = "5";
-    const cli_option options[] = {{"--model", &model_path, NULL},      {"--classes", &classes_path, NULL},
-                                  {"--n-classes", &n_classes_s, NULL}, {"--batch", &batch_s, NULL},
-                                  {"--global", &global_s, NULL},       {"--local", &local_s, NULL},
-                                  {"--steps", &steps_s, NULL},         {"--backend", &backend, NULL}};
-    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL) || !model_path ||
-        !classes_path) {
-        fprintf(stderr, "usage: bench_step --model M.gguf --classes FILE [--n-classes C] [--batch B] [--global S] "
-                        "[--local S] [--steps N] [--backend NAME]\n");
-        return CLI_USAGE;
+    static const char usage[] = "usage: bench_step --model M.gguf --classes FILE [--n-classes C (10)] [--batch B (16)] "
+                                "[--global S (8)] [--local S (16)] [--steps N (5)] [--backend NAME]\n";
+    int help = 0;
+    const cli_option options[] = {
+        {"--model", &model_path, NULL}, {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
+        {"--batch", &batch_s, NULL},    {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
+        {"--steps", &steps_s, NULL},    {"--backend", &backend, NULL},      {"--help", NULL, &help}};
+    cli_help_hint = "see --help";
+    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    if (help || !model_path || !classes_path) {
+        fputs(usage, help ? stdout : stderr);
+        return help ? CLI_OK : CLI_USAGE;
     }
     int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
     const sdfed_kernels *k = native_backend(backend);

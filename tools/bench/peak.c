@@ -88,10 +88,13 @@ static int compare_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *repeats_s = "5", *ms_s = "300";
-    const cli_option options[] = {{"--repeats", &repeats_s, NULL}, {"--ms", &ms_s, NULL}};
-    if (cli_parse(argc - 1, argv + 1, options, 2, NULL, NULL)) {
-        fprintf(stderr, "usage: bench_peak [--repeats N] [--ms MILLISECONDS]\n");
-        return CLI_USAGE;
+    int help = 0;
+    const cli_option options[] = {{"--repeats", &repeats_s, NULL}, {"--ms", &ms_s, NULL}, {"--help", NULL, &help}};
+    cli_help_hint = "see --help";
+    if (cli_parse(argc - 1, argv + 1, options, 3, NULL, NULL)) return CLI_USAGE;
+    if (help) {
+        fputs("usage: bench_peak [--repeats N (5)] [--ms MILLISECONDS (300)]\n", stdout);
+        return CLI_OK;
     }
     int repeats = atoi(repeats_s), ms = atoi(ms_s);
     if (repeats < 1 || repeats > 99 || ms < 1)

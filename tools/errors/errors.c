@@ -98,9 +98,14 @@ static int write_all(const char *path, const void *data, size_t size) {
 }
 
 int main(int argc, char **argv) {
+    static const char usage[] = "usage: sdfed-errors check|write web/errors.js docs/protocol.md\n";
+    if (argc == 2 && !strcmp(argv[1], "--help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
     int write = argc == 4 && !strcmp(argv[1], "write");
     if (argc != 4 || (!write && strcmp(argv[1], "check"))) {
-        fprintf(stderr, "usage: sdfed-errors check|write web/errors.js docs/protocol.md\n");
+        fputs(usage, stderr);
         return 2;
     }
     const char *js_path = argv[2], *doc_path = argv[3];

@@ -568,6 +568,13 @@ for prog in "$aggregator" "$client"; do
   [ $? -eq 2 ] && grep -q "unexpected argument 'stray' (see --help)" "$work/help.err" && ok ||
     bad "$(basename "$prog") with a stray argument: $(cat "$work/help.err")"
 done
+# the build's other programs (those this tree builds) answer --help with their usage on stdout
+for prog in "$build"/sdfed-load "$build"/sdfed-errors "$build"/bench_features "$build"/bench_step \
+  "$build"/bench_aggregate "$build"/bench_peak; do
+  [ -x "$prog" ] || continue
+  "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
+    [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
+done
 
 # --- 6a. volunteers vanish and the federation goes on (min_clients 2, deadline 3 s): A (headless)
 # and X, Y (silent.mjs: they never report) join; the round they are in is abandoned at its deadline
