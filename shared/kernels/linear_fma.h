@@ -30,7 +30,7 @@ int sdfed_fma_isa_best(void);
 const char *sdfed_fma_isa_name(int isa);
 
 /* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
-#define SDFED_FMA_SCRATCH_ROWS 48
+#define SDFED_FMA_SCRATCH_ROWS 60
 
 /* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
  * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats. Same bits for
