@@ -9,6 +9,8 @@
  *   gemm                     the base kernel on the calling thread: the
  *                            core's gemms (attention per head, small heads)
  *                            are far below the work worth splitting
+ *   parallel                 ranges of the caller's items (rows of the
+ *                            layer norms, activations, softmax rows)
  * Idle threads sleep on a condition variable (they never spin), so that
  * many processes on few cores do not steal each other's time. */
 #include <pthread.h>
@@ -23,7 +25,7 @@
 #define MIN_WORK_PER_THREAD (1 << 20)
 
 /* the kernel a job runs */
-enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD };
+enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD, JOB_RANGE };
 
 typedef struct job {
     int kind; /* JOB_* */
@@ -31,7 +33,9 @@ typedef struct job {
     const float *x;
     const sdfed_weight *w;
     const float *bias;
-    int rows;            /* rows to split: tokens */
+    sdfed_range_fn *fn; /* JOB_RANGE's */
+    void *ctx;
+    int rows;            /* rows to split: tokens, or JOB_RANGE's items */
     double work_per_row; /* multiply-adds a row costs */
 } job;
 
@@ -58,6 +62,10 @@ static struct {
 static void run_share(const job *j, int t, int parts, float *scratch) {
     int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
     if (r0 >= r1) return;
+    if (j->kind == JOB_RANGE) {
+        j->fn(j->ctx, r0, r1);
+        return;
+    }
     int cols = j->w->cols, rows = j->w->rows;
     switch (j->kind) {
     case JOB_LINEAR:
@@ -92,11 +100,13 @@ static void *worker(void *arg) {
         seen = P.generation;
         job j = P.current;
         pthread_mutex_unlock(&P.lock);
-        float *scratch = scratch_for(t, &j);
+        int needs_scratch = j.kind != JOB_RANGE;
+        float *scratch = needs_scratch ? scratch_for(t, &j) : NULL;
         /* without scratch this worker's share runs on the caller's thread */
-        if (scratch) run_share(&j, t, P.threads, scratch);
+        int runs = scratch || !needs_scratch;
+        if (runs) run_share(&j, t, P.threads, scratch);
         pthread_mutex_lock(&P.lock);
-        if (!scratch) P.skipped |= 1u << t;
+        if (!runs) P.skipped |= 1u << t;
         if (--P.pending == 0) pthread_cond_signal(&P.finished);
         pthread_mutex_unlock(&P.lock);
     }
@@ -157,8 +167,16 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static sdfed_kernels threaded = {
-    .linear = linear, .linear_int8 = linear_int8, .linear_backward = linear_backward, .gemm = gemm};
+static void parallel(int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {
+    job j = {.kind = JOB_RANGE, .fn = fn, .ctx = ctx, .rows = count, .work_per_row = work_per_item};
+    run(&j, NULL);
+}
+
+static sdfed_kernels threaded = {.linear = linear,
+                                 .linear_int8 = linear_int8,
+                                 .linear_backward = linear_backward,
+                                 .gemm = gemm,
+                                 .parallel = parallel};
 
 const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;
