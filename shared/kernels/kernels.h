@@ -50,6 +50,13 @@ typedef struct sdfed_kernels {
      * in f32 (no fused multiply-add): the same bits on every backend and
      * instruction set. Other weight types: as linear. */
     void (*linear_int8)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
+    /* linear (int8 0) or linear_int8 (int8 1) computing only outputs
+     * [first, end) of each row of y, each with the bits the whole call gives
+     * it; NULL where the backend has none. The pool splits a layer by its
+     * weight rows with it, so that each thread reads and packs only its
+     * share of the weights. */
+    void (*linear_outputs)(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                           int first, int end, float *scratch);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
     void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
     /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:

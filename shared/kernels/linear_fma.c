@@ -150,18 +150,18 @@ static void pack_panel(const sdfed_weight *w, int r0, int count, float *panel, f
         for (int j = 0; j < NR; j++) panel[(size_t)c * NR + j] = j < count ? w_j[j][c] : 0.0f;
 }
 
-void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                      float *scratch) {
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                      int end, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
     const tile_kernel *tk = &kernels[isa];
     int cols = w->cols, rows = w->rows, mr = tk->mr, width = tk->panels * NR;
     float *panels = scratch, *rows_f32 = panels + (size_t)width * cols;
     float *x_pad = rows_f32 + (size_t)NR * cols;
-    for (int r0 = 0; r0 < rows; r0 += width) {
-        int nc = rows - r0 < width ? rows - r0 : width;
+    for (int r0 = first; r0 < end; r0 += width) {
+        int nc = end - r0 < width ? end - r0 : width;
         for (int p = 0; p < tk->panels; p++) {
-            int first = p * NR, count = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
-            pack_panel(w, r0 + first, count, panels + (size_t)p * cols * NR, rows_f32);
+            int skip = p * NR, count = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
+            pack_panel(w, r0 + skip, count, panels + (size_t)p * cols * NR, rows_f32);
         }
         for (int i0 = 0; i0 < n; i0 += mr) {
             int nr = n - i0 < mr ? n - i0 : mr;

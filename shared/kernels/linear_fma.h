@@ -33,9 +33,10 @@ const char *sdfed_fma_isa_name(int isa);
 #define SDFED_FMA_SCRATCH_ROWS 60
 
 /* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
+ * outputs [first, end) of each row of y only (0 and w->rows: all of them),
  * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats. Same bits for
- * every isa. */
-void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                      float *scratch);
+ * every isa and range. */
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                      int end, float *scratch);
 
 #endif

@@ -275,8 +275,8 @@ static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int
     memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
 }
 
-void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                       float *scratch) {
+void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                       int end, float *scratch) {
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     assert(w->type == SDFED_TYPE_Q8_0);
     const tile_kernel *tk = &kernels[isa];
@@ -287,11 +287,11 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
     for (int t0 = 0; t0 < n; t0 += CHUNK) {
         int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
         quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
-        for (int r0 = 0; r0 < rows; r0 += width) {
-            int nc = rows - r0 < width ? rows - r0 : width;
+        for (int r0 = first; r0 < end; r0 += width) {
+            int nc = end - r0 < width ? end - r0 : width;
             for (int p = 0; p < tk->panels; p++) {
-                int first = p * NR, in_panel = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
-                pack_panel(w, r0 + first, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
+                int skip = p * NR, in_panel = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
+                pack_panel(w, r0 + skip, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
             }
             for (int i0 = 0; i0 < count; i0 += mr) {
                 float out[MAX_TILE_ROWS * MAX_PANELS * NR];
