@@ -51,6 +51,35 @@ static void activation_rows(void *ctx, int begin, int end) {
     sdfed_activation_forward(t->out + first, t->inp + first, (end - begin) * t->width, t->activation);
 }
 
+/* The backward pass's activation, rows of `width` values per item:
+ * d = act'(inp) * d in place. */
+typedef struct activation_grad_task {
+    float *d;
+    const float *inp;
+    int width, activation;
+} activation_grad_task;
+
+static void activation_grad_rows(void *ctx, int begin, int end) {
+    const activation_grad_task *t = ctx;
+    size_t first = (size_t)begin * t->width;
+    sdfed_activation_backward(t->d + first, t->d + first, t->inp + first, (end - begin) * t->width, t->activation);
+}
+
+/* The backward pass's layer norm, a range of rows: dx += d ln / d inp
+ * applied to d_ln. */
+typedef struct norm_grad_task {
+    float *dx;
+    const float *d_ln, *inp, *ln_w, *mean, *rstd;
+    int C;
+} norm_grad_task;
+
+static void norm_grad_rows(void *ctx, int begin, int end) {
+    const norm_grad_task *t = ctx;
+    size_t first = (size_t)begin * t->C;
+    sdfed_layernorm_backward(t->dx + first, t->d_ln + first, t->inp + first, t->ln_w, t->mean + begin, t->rstd + begin,
+                             end - begin, t->C);
+}
+
 /* multiply-adds of a linear layer that a value of a layer norm (passes
  * over the row whose sums are chains of dependent adds), or of an
  * activation (an exponential or erf), costs as much as, about: what
@@ -131,10 +160,12 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
         /* x_out = res + mlp_proj(act(mlp_fc(ln_2(res)))) */
         memset(d_act, 0, NC * 4 * sizeof *d_act);
         k->linear_backward(d_act, dx, &b->mlp_proj, N, scratch);
-        sdfed_activation_backward(d_act, d_act, a->fc, (int)(NC * 4), t->activation);
+        activation_grad_task act_grad = {d_act, a->fc, 4 * C, t->activation};
+        sdfed_kernels_parallel(k, N, 4 * C * ACTIVATION_WORK_PER_VALUE, activation_grad_rows, &act_grad);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_act, &b->mlp_fc, N, scratch);
-        sdfed_layernorm_backward(dx, d_ln, a->res, b->ln2_w, a->ln2_mean, a->ln2_rstd, N, C);
+        norm_grad_task ln2_grad = {dx, d_ln, a->res, b->ln2_w, a->ln2_mean, a->ln2_rstd, C};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln2_grad);
         /* res = inp + attn_out(attention(attn_qkv(ln_1(inp)))) */
         memset(d_att, 0, NC * sizeof *d_att);
         k->linear_backward(d_att, dx, &b->attn_out, N, scratch);
@@ -143,7 +174,8 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
                                  d_scores);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_qkv, &b->attn_qkv, N, scratch);
-        sdfed_layernorm_backward(dx, d_ln, a->inp, b->ln1_w, a->ln1_mean, a->ln1_rstd, N, C);
+        norm_grad_task ln1_grad = {dx, d_ln, a->inp, b->ln1_w, a->ln1_mean, a->ln1_rstd, C};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln1_grad);
     }
     return SDFED_OK;
 }
