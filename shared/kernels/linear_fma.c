@@ -150,6 +150,17 @@ static void pack_panel(const sdfed_weight *w, int r0, int count, float *panel, f
         for (int j = 0; j < NR; j++) panel[(size_t)c * NR + j] = j < count ? w_j[j][c] : 0.0f;
 }
 
+void sdfed_store_outputs(float *restrict y, const float *restrict out, const float *restrict bias, int count) {
+    if (!bias) {
+        memcpy(y, out, sizeof *y * (size_t)count);
+        return;
+    }
+    int j = 0;
+    for (; j + NR <= count; j += NR) /* a constant count of independent adds: vector instructions */
+        for (int k = 0; k < NR; k++) y[j + k] = out[j + k] + bias[j + k];
+    for (; j < count; j++) y[j] = out[j] + bias[j];
+}
+
 void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                       int end, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
@@ -173,14 +184,9 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
             }
             float out[MAX_TILE_ROWS * 2 * NR];
             tk->run(cols, x_tile, panels, out);
-            for (int i = 0; i < nr; i++) {
-                float *y_i = y + (size_t)(i0 + i) * rows + r0;
-                const float *out_i = out + (size_t)i * width;
-                if (bias)
-                    for (int j = 0; j < nc; j++) y_i[j] = out_i[j] + bias[r0 + j];
-                else
-                    memcpy(y_i, out_i, sizeof(float) * (size_t)nc);
-            }
+            for (int i = 0; i < nr; i++)
+                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0, out + (size_t)i * width, bias ? bias + r0 : NULL,
+                                    nc);
         }
     }
 }

@@ -39,4 +39,9 @@ const char *sdfed_fma_isa_name(int isa);
 void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                       int end, float *scratch);
 
+/* y[j] = out[j] + bias[j] (bias NULL: y[j] = out[j]) for j < count: a
+ * register tile's row of outputs into the layer's output, in vector
+ * steps (the native linears' one store, linear_int8's too). */
+void sdfed_store_outputs(float *restrict y, const float *restrict out, const float *restrict bias, int count);
+
 #endif

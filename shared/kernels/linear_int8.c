@@ -10,6 +10,7 @@
 
 #include "base/dtype.h"
 #include "base/names.h"
+#include "kernels/linear_fma.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -297,14 +298,9 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
                 float out[MAX_TILE_ROWS * MAX_PANELS * NR];
                 tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panels, out);
                 int nr = count - i0 < mr ? count - i0 : mr;
-                for (int i = 0; i < nr; i++) {
-                    float *y_i = y + (size_t)(t0 + i0 + i) * rows + r0;
-                    const float *out_i = out + (size_t)i * width;
-                    if (bias)
-                        for (int j = 0; j < nc; j++) y_i[j] = out_i[j] + bias[r0 + j];
-                    else
-                        memcpy(y_i, out_i, sizeof(float) * (size_t)nc);
-                }
+                for (int i = 0; i < nr; i++)
+                    sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0, out + (size_t)i * width,
+                                        bias ? bias + r0 : NULL, nc);
             }
         }
     }
