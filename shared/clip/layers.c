@@ -116,20 +116,39 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
 
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
  * where a causal row i sees its own span's columns up to i. */
+/* values a vector step of the loops below takes: constant counts of
+ * independent operations, which the compiler turns into vector instructions */
+#define LANES 8
+
+/* The largest of row[0..count): lane by lane, then across the lanes (the
+ * same value in any order). */
+static float row_max(const float *row, int count) {
+    float lane[LANES], maxv = -INFINITY;
+    for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;
+    int j = 0;
+    for (; j + LANES <= count; j += LANES)
+        for (int l = 0; l < LANES; l++) lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
+    for (int l = 0; l < LANES; l++) maxv = lane[l] > maxv ? lane[l] : maxv;
+    for (; j < count; j++) maxv = row[j] > maxv ? row[j] : maxv;
+    return maxv;
+}
+
 static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        float maxv = -INFINITY;
-        for (int j = 0; j < visible; j++) maxv = row[j] > maxv ? row[j] : maxv;
+        float maxv = row_max(row, visible);
         float sum = 0.0f;
         for (int j = 0; j < visible; j++) {
             row[j] = expf(row[j] - maxv);
             sum += row[j];
         }
         float inv = 1.0f / sum;
-        for (int j = 0; j < visible; j++) row[j] *= inv;
-        for (int j = visible; j < ld; j++) row[j] = 0.0f;
+        int j = 0;
+        for (; j + LANES <= visible; j += LANES)
+            for (int l = 0; l < LANES; l++) row[j + l] *= inv;
+        for (; j < visible; j++) row[j] *= inv;
+        for (j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }
 
