@@ -116,27 +116,70 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
 
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
  * where a causal row i sees its own span's columns up to i. */
+/* values a vector step of the loops below takes: constant counts of
+ * independent operations, which the compiler turns into vector instructions */
+#define LANES 8
+
+/* The largest of row[0..count): lane by lane, then across the lanes (the
+ * same value in any order). */
+static float row_max(const float *row, int count) {
+    float lane[LANES], maxv = -INFINITY;
+    for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;
+    int j = 0;
+    for (; j + LANES <= count; j += LANES)
+        for (int l = 0; l < LANES; l++) lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
+    for (int l = 0; l < LANES; l++) maxv = lane[l] > maxv ? lane[l] : maxv;
+    for (; j < count; j++) maxv = row[j] > maxv ? row[j] : maxv;
+    return maxv;
+}
+
 static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        float maxv = -INFINITY;
-        for (int j = 0; j < visible; j++) maxv = row[j] > maxv ? row[j] : maxv;
+        float maxv = row_max(row, visible);
         float sum = 0.0f;
         for (int j = 0; j < visible; j++) {
             row[j] = expf(row[j] - maxv);
             sum += row[j];
         }
         float inv = 1.0f / sum;
-        for (int j = 0; j < visible; j++) row[j] *= inv;
-        for (int j = visible; j < ld; j++) row[j] = 0.0f;
+        int j = 0;
+        for (; j + LANES <= visible; j += LANES)
+            for (int l = 0; l < LANES; l++) row[j + l] *= inv;
+        for (; j < visible; j++) row[j] *= inv;
+        for (j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }
+
+/* The softmax of each (span, head) block of attention probabilities,
+ * items s * heads + h, a range of them per thread. */
+typedef struct softmax_task {
+    float *att;
+    const sdfed_attn_span *spans;
+    const size_t *att_offset;
+    int heads, causal;
+} softmax_task;
+
+static void softmax_blocks(void *ctx, int begin, int end) {
+    const softmax_task *t = ctx;
+    for (int item = begin; item < end; item++) {
+        const sdfed_attn_span *sp = &t->spans[item / t->heads];
+        int ld = sp->nc + sp->nq;
+        float *S = t->att + t->att_offset[item / t->heads] + (size_t)(item % t->heads) * sp->nq * ld;
+        masked_softmax(S, sp->nq, sp->nc, ld, t->causal);
+    }
+}
+
+/* multiply-adds of a linear layer that an exponential and its softmax
+ * steps cost as much as, about: what splitting softmax_blocks is worth */
+#define SOFTMAX_WORK_PER_VALUE 300.0
 
 void sdfed_attention_forward(const sdfed_kernels *k, float *out, float *att, const float *qkv,
                              const sdfed_attn_span *spans, const size_t *att_offset, int n_spans, int C, int heads,
                              int causal) {
-    // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v
+    // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v:
+    // every block's scores, then the softmax of all blocks on the kernels' threads, then the products
     int hd = C / heads;
     float scale = 1.0f / sqrtf((float)hd);
     int ld_qkv = 3 * C;
@@ -145,14 +188,24 @@ void sdfed_attention_forward(const sdfed_kernels *k, float *out, float *att, con
         int ld = sp->nc + sp->nq;
         for (int h = 0; h < heads; h++) {
             const float *q = qkv + (size_t)sp->q0 * ld_qkv + h * hd;
-            const float *k_own = q + C, *v_own = q + 2 * C;
-            const float *k_ctx = qkv + (size_t)sp->c0 * ld_qkv + C + h * hd;
-            const float *v_ctx = k_ctx + C;
+            const float *k_own = q + C, *k_ctx = qkv + (size_t)sp->c0 * ld_qkv + C + h * hd;
             float *S = att + att_offset[s] + (size_t)h * sp->nq * ld;
-            float *o = out + (size_t)sp->q0 * C + h * hd;
             if (sp->nc > 0) k->gemm(0, 1, sp->nq, sp->nc, hd, scale, q, ld_qkv, k_ctx, ld_qkv, 0.0f, S, ld);
             k->gemm(0, 1, sp->nq, sp->nq, hd, scale, q, ld_qkv, k_own, ld_qkv, 0.0f, S + sp->nc, ld);
-            masked_softmax(S, sp->nq, sp->nc, ld, causal);
+        }
+    }
+    softmax_task task = {att, spans, att_offset, heads, causal};
+    double values = 0.0; /* of one head's blocks */
+    for (int s = 0; s < n_spans; s++) values += (double)spans[s].nq * (spans[s].nc + spans[s].nq);
+    sdfed_kernels_parallel(k, n_spans * heads, values / n_spans * SOFTMAX_WORK_PER_VALUE, softmax_blocks, &task);
+    for (int s = 0; s < n_spans; s++) {
+        const sdfed_attn_span *sp = &spans[s];
+        int ld = sp->nc + sp->nq;
+        for (int h = 0; h < heads; h++) {
+            const float *v_own = qkv + (size_t)sp->q0 * ld_qkv + 2 * C + h * hd;
+            const float *v_ctx = qkv + (size_t)sp->c0 * ld_qkv + 2 * C + h * hd;
+            const float *S = att + att_offset[s] + (size_t)h * sp->nq * ld;
+            float *o = out + (size_t)sp->q0 * C + h * hd;
             if (sp->nc > 0) k->gemm(0, 0, sp->nq, hd, sp->nc, 1.0f, S, ld, v_ctx, ld_qkv, 0.0f, o, C);
             k->gemm(0, 0, sp->nq, hd, sp->nq, 1.0f, S + sp->nc, ld, v_own, ld_qkv, sp->nc > 0 ? 1.0f : 0.0f, o, C);
         }

@@ -16,6 +16,77 @@ static int alloc_acts(sdfed_block_acts *a, sdfed_arena *arena, int N, int C, siz
     return a->inp && a->ln1_mean && a->ln1_rstd && a->qkv && a->att && a->res && a->ln2_mean && a->ln2_rstd && a->fc;
 }
 
+/* Rows of the residual stream between two linears, a range of rows per
+ * thread: x += add (unless NULL), save = x (unless NULL), then
+ * ln = layernorm(x) with its mean and rstd (unless ln is NULL). */
+typedef struct rows_task {
+    float *x;
+    const float *add;
+    float *save, *ln, *mean, *rstd;
+    const float *ln_w, *ln_b;
+    int C;
+    float eps;
+} rows_task;
+
+static void residual_rows(void *ctx, int begin, int end) {
+    const rows_task *t = ctx;
+    size_t first = (size_t)begin * t->C, count = (size_t)(end - begin) * t->C;
+    if (t->add) sdfed_residual_add(t->x + first, t->add + first, (int)count);
+    if (t->save) memcpy(t->save + first, t->x + first, count * sizeof *t->x);
+    if (t->ln)
+        sdfed_layernorm_forward(t->ln + first, t->mean + begin, t->rstd + begin, t->x + first, t->ln_w, t->ln_b,
+                                end - begin, t->C, t->eps);
+}
+
+/* The MLP's activation, rows of `width` values per item. */
+typedef struct activation_task {
+    float *out;
+    const float *inp;
+    int width, activation;
+} activation_task;
+
+static void activation_rows(void *ctx, int begin, int end) {
+    const activation_task *t = ctx;
+    size_t first = (size_t)begin * t->width;
+    sdfed_activation_forward(t->out + first, t->inp + first, (end - begin) * t->width, t->activation);
+}
+
+/* The backward pass's activation, rows of `width` values per item:
+ * d = act'(inp) * d in place. */
+typedef struct activation_grad_task {
+    float *d;
+    const float *inp;
+    int width, activation;
+} activation_grad_task;
+
+static void activation_grad_rows(void *ctx, int begin, int end) {
+    const activation_grad_task *t = ctx;
+    size_t first = (size_t)begin * t->width;
+    sdfed_activation_backward(t->d + first, t->d + first, t->inp + first, (end - begin) * t->width, t->activation);
+}
+
+/* The backward pass's layer norm, a range of rows: dx += d ln / d inp
+ * applied to d_ln. */
+typedef struct norm_grad_task {
+    float *dx;
+    const float *d_ln, *inp, *ln_w, *mean, *rstd;
+    int C;
+} norm_grad_task;
+
+static void norm_grad_rows(void *ctx, int begin, int end) {
+    const norm_grad_task *t = ctx;
+    size_t first = (size_t)begin * t->C;
+    sdfed_layernorm_backward(t->dx + first, t->d_ln + first, t->inp + first, t->ln_w, t->mean + begin, t->rstd + begin,
+                             end - begin, t->C);
+}
+
+/* multiply-adds of a linear layer that a value of a layer norm (passes
+ * over the row whose sums are chains of dependent adds), or of an
+ * activation (an exponential or erf), costs as much as, about: what
+ * splitting their rows is worth */
+#define NORM_WORK_PER_VALUE 100.0
+#define ACTIVATION_WORK_PER_VALUE 200.0
+
 int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, float *x, int keep_activations,
                               sdfed_arena *arena, sdfed_error *err) {
     int N = t->N, C = t->C;
@@ -39,23 +110,29 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
 
     void (*linear)(float *, const float *, const sdfed_weight *, const float *, int, float *) =
         t->int8 ? k->linear_int8 : k->linear;
+    activation_task act_task = {act, NULL, 4 * C, t->activation};
     for (int l = 0; l < t->n_layers; l++) {
         const sdfed_clip_block *b = &t->blocks[l];
         sdfed_block_acts *a = &t->acts[keep_activations ? l : 0];
-        memcpy(a->inp, x, NC * sizeof *x);
-        sdfed_layernorm_forward(ln, a->ln1_mean, a->ln1_rstd, x, b->ln1_w, b->ln1_b, N, C, t->eps);
+        /* x += the previous block's MLP output; inp = x; ln = ln_1(x) */
+        rows_task before_attn = {
+            x, l > 0 ? proj : NULL, a->inp, ln, a->ln1_mean, a->ln1_rstd, b->ln1_w, b->ln1_b, C, t->eps};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &before_attn);
         linear(a->qkv, ln, &b->attn_qkv, b->attn_qkv_b, N, scratch);
         sdfed_attention_forward(k, att_out, a->att, a->qkv, t->spans, t->att_offset, t->n_spans, C, t->heads,
                                 t->causal);
         linear(proj, att_out, &b->attn_out, b->attn_out_b, N, scratch);
-        sdfed_residual_add(x, proj, (int)NC);
-        memcpy(a->res, x, NC * sizeof *x);
-        sdfed_layernorm_forward(ln, a->ln2_mean, a->ln2_rstd, x, b->ln2_w, b->ln2_b, N, C, t->eps);
+        /* x += attention output; res = x; ln = ln_2(x) */
+        rows_task before_mlp = {x, proj, a->res, ln, a->ln2_mean, a->ln2_rstd, b->ln2_w, b->ln2_b, C, t->eps};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &before_mlp);
         linear(a->fc, ln, &b->mlp_fc, b->mlp_fc_b, N, scratch);
-        sdfed_activation_forward(act, a->fc, (int)(NC * 4), t->activation);
+        act_task.inp = a->fc;
+        sdfed_kernels_parallel(k, N, 4 * C * ACTIVATION_WORK_PER_VALUE, activation_rows, &act_task);
         linear(proj, act, &b->mlp_proj, b->mlp_proj_b, N, scratch);
-        sdfed_residual_add(x, proj, (int)NC);
     }
+    /* x += the last block's MLP output */
+    rows_task last = {x, proj, NULL, NULL, NULL, NULL, NULL, NULL, C, t->eps};
+    if (t->n_layers > 0) sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &last);
     return SDFED_OK;
 }
 
@@ -83,10 +160,12 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
         /* x_out = res + mlp_proj(act(mlp_fc(ln_2(res)))) */
         memset(d_act, 0, NC * 4 * sizeof *d_act);
         k->linear_backward(d_act, dx, &b->mlp_proj, N, scratch);
-        sdfed_activation_backward(d_act, d_act, a->fc, (int)(NC * 4), t->activation);
+        activation_grad_task act_grad = {d_act, a->fc, 4 * C, t->activation};
+        sdfed_kernels_parallel(k, N, 4 * C * ACTIVATION_WORK_PER_VALUE, activation_grad_rows, &act_grad);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_act, &b->mlp_fc, N, scratch);
-        sdfed_layernorm_backward(dx, d_ln, a->res, b->ln2_w, a->ln2_mean, a->ln2_rstd, N, C);
+        norm_grad_task ln2_grad = {dx, d_ln, a->res, b->ln2_w, a->ln2_mean, a->ln2_rstd, C};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln2_grad);
         /* res = inp + attn_out(attention(attn_qkv(ln_1(inp)))) */
         memset(d_att, 0, NC * sizeof *d_att);
         k->linear_backward(d_att, dx, &b->attn_out, N, scratch);
@@ -95,7 +174,8 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
                                  d_scores);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_qkv, &b->attn_qkv, N, scratch);
-        sdfed_layernorm_backward(dx, d_ln, a->inp, b->ln1_w, a->ln1_mean, a->ln1_rstd, N, C);
+        norm_grad_task ln1_grad = {dx, d_ln, a->inp, b->ln1_w, a->ln1_mean, a->ln1_rstd, C};
+        sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln1_grad);
     }
     return SDFED_OK;
 }

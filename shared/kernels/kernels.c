@@ -1,4 +1,5 @@
-/* Backend registry: which kernel sets this build has and which is default. */
+/* Backend registry: which kernel sets this build has and which is default;
+ * the parallel loop over a set's threads. */
 #include "kernels/kernels.h"
 
 #include <string.h>
@@ -25,6 +26,14 @@ size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
     int panel_rows = sdfed_kernel_panel_rows(k, cols),
         rows = panel_rows > k->int8_scratch_rows ? panel_rows : k->int8_scratch_rows;
     return (size_t)rows * (size_t)cols;
+}
+
+void sdfed_kernels_parallel(const sdfed_kernels *k, int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {
+    if (count < 1) return;
+    if (k->parallel)
+        k->parallel(count, work_per_item, fn, ctx);
+    else
+        fn(ctx, 0, count);
 }
 
 const sdfed_kernels *sdfed_kernels_default(void) {

@@ -22,6 +22,9 @@ typedef struct sdfed_weight {
     const void *data;
 } sdfed_weight;
 
+/* Items [begin, end) of a job split over threads (sdfed_kernels_parallel). */
+typedef void sdfed_range_fn(void *ctx, int begin, int end);
+
 typedef struct sdfed_kernels {
     const char *name;
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
@@ -47,12 +50,23 @@ typedef struct sdfed_kernels {
      * in f32 (no fused multiply-add): the same bits on every backend and
      * instruction set. Other weight types: as linear. */
     void (*linear_int8)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);
+    /* linear (int8 0) or linear_int8 (int8 1) computing only outputs
+     * [first, end) of each row of y, each with the bits the whole call gives
+     * it; NULL where the backend has none. The pool splits a layer by its
+     * weight rows with it, so that each thread reads and packs only its
+     * share of the weights. */
+    void (*linear_outputs)(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                           int first, int end, float *scratch);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
     void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
     /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:
      * op(A) is (m, k), op(B) is (k, n); trans_a/trans_b non-zero to transpose. */
     void (*gemm)(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc);
+    /* fn over items [0, count), split between threads where the set has
+     * them (NULL: one call on the caller's thread); see
+     * sdfed_kernels_parallel. */
+    void (*parallel)(int count, double work_per_item, sdfed_range_fn *fn, void *ctx);
 } sdfed_kernels;
 
 extern const sdfed_kernels sdfed_kernels_portable;
@@ -84,9 +98,17 @@ const sdfed_kernels *sdfed_kernels_by_name(const char *name);
 /* All compiled-in backends, NULL-terminated; the portable one is first. */
 const sdfed_kernels *const *sdfed_kernels_all(void);
 
+/* Runs fn(ctx, begin, end) over items [0, count): on k's thread pool in
+ * ranges of items when k has one and the work is worth it (work_per_item:
+ * about the multiply-adds of a linear layer that an item costs as much as),
+ * else once on the caller's thread. fn must compute each item the same way
+ * whatever range holds it, so that the split never changes a bit, and must
+ * not call kernels itself. kernels.c */
+void sdfed_kernels_parallel(const sdfed_kernels *k, int count, double work_per_item, sdfed_range_fn *fn, void *ctx);
+
 /* Builds with pthreads (native, the threaded browser build): base's kernels
  * with linear (and linear_backward where base is reentrant there) split by
- * rows over one pool of `threads`
+ * rows, and parallel's items, over one pool of `threads`
  * threads in all (the caller's included; started on the first call, kept
  * for the process). Returns base itself when no thread could be started or
  * when the pool already serves another base. kernels_threads.c */

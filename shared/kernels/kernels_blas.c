@@ -21,15 +21,20 @@ static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *pa
                          w->cols);
 }
 
+static void linear_outputs(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                           int first, int end, float *scratch) {
+    if (int8 && w->type == SDFED_TYPE_Q8_0)
+        sdfed_linear_int8(sdfed_int8_isa_best(), y, x, w, bias, n, first, end, scratch);
+    else
+        sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, first, end, scratch);
+}
+
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
+    linear_outputs(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
 
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    if (w->type == SDFED_TYPE_Q8_0)
-        sdfed_linear_int8(sdfed_int8_isa_best(), y, x, w, bias, n, scratch);
-    else
-        sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, scratch);
+    linear_outputs(1, y, x, w, bias, n, 0, w->rows, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -60,5 +65,6 @@ const sdfed_kernels sdfed_kernels_blas = {.name = "blas",
                                           .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
                                           .linear = linear,
                                           .linear_int8 = linear_int8,
+                                          .linear_outputs = linear_outputs,
                                           .linear_backward = linear_backward,
                                           .gemm = gemm};

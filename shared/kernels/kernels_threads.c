@@ -3,12 +3,18 @@
  * Web Workers sharing the module's memory). The core never starts a thread
  * by itself: a host asks for the pool with sdfed_kernels_threaded, and only
  * builds that have pthreads compile this file.
- *   linear, linear_int8,     rows of x (tokens) split between the threads,
- *   linear_backward          each with its own scratch (linear_backward
- *                            only where the base kernel is reentrant)
+ *   linear, linear_int8      the weight's rows (outputs) split between the
+ *                            threads in groups of 32, where the base has
+ *                            linear_outputs (each thread then reads and
+ *                            packs only its share of the weights), else
+ *                            rows of x (tokens); each thread with its own
+ *                            scratch
+ *   linear_backward          rows of x, where the base kernel is reentrant
  *   gemm                     the base kernel on the calling thread: the
  *                            core's gemms (attention per head, small heads)
  *                            are far below the work worth splitting
+ *   parallel                 ranges of the caller's items (rows of the
+ *                            layer norms, activations, softmax rows)
  * Idle threads sleep on a condition variable (they never spin), so that
  * many processes on few cores do not steal each other's time. */
 #include <pthread.h>
@@ -23,7 +29,11 @@
 #define MIN_WORK_PER_THREAD (1 << 20)
 
 /* the kernel a job runs */
-enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD };
+enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD, JOB_RANGE };
+
+/* outputs in a linear job's item when it splits the weight's rows: whole
+ * register tiles (32 outputs wide with AVX-512, 16 with AVX2) */
+#define OUTPUT_GROUP 32
 
 typedef struct job {
     int kind; /* JOB_* */
@@ -31,8 +41,12 @@ typedef struct job {
     const float *x;
     const sdfed_weight *w;
     const float *bias;
-    int rows;            /* rows to split: tokens */
-    double work_per_row; /* multiply-adds a row costs */
+    int n;              /* tokens (rows of x) */
+    int by_outputs;     /* linear jobs: items are groups of outputs, not tokens */
+    sdfed_range_fn *fn; /* JOB_RANGE's */
+    void *ctx;
+    int items;            /* what is split: tokens, groups of outputs, or JOB_RANGE's items */
+    double work_per_item; /* multiply-adds an item costs */
 } job;
 
 static struct {
@@ -52,13 +66,24 @@ static struct {
        .start = PTHREAD_COND_INITIALIZER,
        .finished = PTHREAD_COND_INITIALIZER};
 
-/* Share t of `parts` of the job's rows. Every base kernel computes a row
- * the same way whatever rows surround it (tested), so the split does not
- * change the forward pass's bits. */
+/* Share t of `parts` of the job's items. Every base kernel computes a row
+ * the same way whatever rows surround it, and linear_outputs an output
+ * the same way whatever outputs it computes with it (both tested), so the
+ * split does not change the forward pass's bits. */
 static void run_share(const job *j, int t, int parts, float *scratch) {
-    int per = (j->rows + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->rows ? r0 + per : j->rows;
+    int per = (j->items + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->items ? r0 + per : j->items;
     if (r0 >= r1) return;
+    if (j->kind == JOB_RANGE) {
+        j->fn(j->ctx, r0, r1);
+        return;
+    }
     int cols = j->w->cols, rows = j->w->rows;
+    if (j->by_outputs) {
+        int end = r1 * OUTPUT_GROUP < rows ? r1 * OUTPUT_GROUP : rows;
+        P.base->linear_outputs(j->kind == JOB_LINEAR_INT8, j->y, j->x, j->w, j->bias, j->n, r0 * OUTPUT_GROUP, end,
+                               scratch);
+        return;
+    }
     switch (j->kind) {
     case JOB_LINEAR:
         P.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
@@ -92,11 +117,13 @@ static void *worker(void *arg) {
         seen = P.generation;
         job j = P.current;
         pthread_mutex_unlock(&P.lock);
-        float *scratch = scratch_for(t, &j);
+        int needs_scratch = j.kind != JOB_RANGE;
+        float *scratch = needs_scratch ? scratch_for(t, &j) : NULL;
         /* without scratch this worker's share runs on the caller's thread */
-        if (scratch) run_share(&j, t, P.threads, scratch);
+        int runs = scratch || !needs_scratch;
+        if (runs) run_share(&j, t, P.threads, scratch);
         pthread_mutex_lock(&P.lock);
-        if (!scratch) P.skipped |= 1u << t;
+        if (!runs) P.skipped |= 1u << t;
         if (--P.pending == 0) pthread_cond_signal(&P.finished);
         pthread_mutex_unlock(&P.lock);
     }
@@ -106,7 +133,8 @@ static void *worker(void *arg) {
 /* Runs a job on every thread (the caller's is thread 0), or alone when it
  * is too small to share. */
 static void run(const job *j, float *scratch) {
-    if (P.threads == 1 || j->rows < P.threads || j->rows * j->work_per_row < (double)MIN_WORK_PER_THREAD * P.threads) {
+    if (P.threads == 1 || j->items < P.threads ||
+        j->items * j->work_per_item < (double)MIN_WORK_PER_THREAD * P.threads) {
         run_share(j, 0, 1, scratch);
         return;
     }
@@ -126,21 +154,21 @@ static void run(const job *j, float *scratch) {
         if (skipped & 1u << t) run_share(j, t, P.threads, scratch);
 }
 
-static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    job j = {
-        .kind = JOB_LINEAR, .y = y, .x = x, .w = w, .bias = bias, .rows = n, .work_per_row = (double)w->rows * w->cols};
+/* A forward linear job of `kind`, split by outputs where the base can. */
+static void run_linear(int kind, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                       float *scratch) {
+    job j = {.kind = kind, .y = y, .x = x, .w = w, .bias = bias, .n = n, .by_outputs = P.base->linear_outputs != NULL};
+    j.items = j.by_outputs ? (w->rows + OUTPUT_GROUP - 1) / OUTPUT_GROUP : n;
+    j.work_per_item = (double)w->cols * (j.by_outputs ? (double)n * OUTPUT_GROUP : w->rows);
     run(&j, scratch);
 }
 
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    run_linear(JOB_LINEAR, y, x, w, bias, n, scratch);
+}
+
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    job j = {.kind = JOB_LINEAR_INT8,
-             .y = y,
-             .x = x,
-             .w = w,
-             .bias = bias,
-             .rows = n,
-             .work_per_row = (double)w->rows * w->cols};
-    run(&j, scratch);
+    run_linear(JOB_LINEAR_INT8, y, x, w, bias, n, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -148,7 +176,8 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
         P.base->linear_backward(dx, dy, w, n, scratch);
         return;
     }
-    job j = {.kind = JOB_BACKWARD, .y = dx, .x = dy, .w = w, .rows = n, .work_per_row = (double)w->rows * w->cols};
+    job j = {
+        .kind = JOB_BACKWARD, .y = dx, .x = dy, .w = w, .n = n, .items = n, .work_per_item = (double)w->rows * w->cols};
     run(&j, scratch);
 }
 
@@ -157,8 +186,16 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static sdfed_kernels threaded = {
-    .linear = linear, .linear_int8 = linear_int8, .linear_backward = linear_backward, .gemm = gemm};
+static void parallel(int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {
+    job j = {.kind = JOB_RANGE, .fn = fn, .ctx = ctx, .items = count, .work_per_item = work_per_item};
+    run(&j, NULL);
+}
+
+static sdfed_kernels threaded = {.linear = linear,
+                                 .linear_int8 = linear_int8,
+                                 .linear_backward = linear_backward,
+                                 .gemm = gemm,
+                                 .parallel = parallel};
 
 const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;

@@ -108,8 +108,8 @@ static const sdfed_name isa_names[] = {
 };
 static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a name per instruction set");
 
-/* the scratch: two panels, one converted weight row, a padded x tile */
-_Static_assert(2 * NR + 1 + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
+/* the scratch: two panels, a panel's converted weight rows, a padded x tile */
+_Static_assert(2 * NR + NR + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
 
 int sdfed_fma_isa_best(void) {
 #if HAVE_X86_TILES
@@ -123,36 +123,56 @@ int sdfed_fma_isa_best(void) {
 const char *sdfed_fma_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_FMA_ISA_COUNT, isa); }
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel (cols, NR),
- * zero-filling the missing rows; row is a cols-float buffer for conversion. */
-static void pack_panel(const sdfed_weight *w, int r0, int count, float *panel, float *row) {
+ * zero-filling the missing rows; rows (NR * cols floats of scratch) holds
+ * rows converted from F16 or Q8_0. The panel is written in order, a column
+ * of NR values at a time. */
+static void pack_panel(const sdfed_weight *w, int r0, int count, float *panel, float *rows) {
     int cols = w->cols;
     size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)cols);
-    for (int j = 0; j < NR; j++) {
-        if (j >= count) {
-            for (int c = 0; c < cols; c++) panel[(size_t)c * NR + j] = 0.0f;
-            continue;
-        }
+    const float *w_j[NR];
+    for (int j = 0; j < count; j++) {
         const void *src = (const char *)w->data + (size_t)(r0 + j) * row_bytes;
-        const float *w_j = src;
+        w_j[j] = src;
         if (w->type != SDFED_TYPE_F32) {
-            sdfed_row_to_f32(w->type, row, src, cols);
-            w_j = row;
+            sdfed_row_to_f32(w->type, rows + (size_t)j * cols, src, cols);
+            w_j[j] = rows + (size_t)j * cols;
         }
-        for (int c = 0; c < cols; c++) panel[(size_t)c * NR + j] = w_j[c];
     }
+    if (count == NR) {
+        for (int c = 0; c < cols; c++) {
+            if (c % 16 == 0) /* the rows' next cache lines but three, read from memory meanwhile */
+                for (int j = 0; j < NR; j++) __builtin_prefetch(w_j[j] + c + 64);
+            for (int j = 0; j < NR; j++) panel[(size_t)c * NR + j] = w_j[j][c];
+        }
+        return;
+    }
+    for (int c = 0; c < cols; c++)
+        for (int j = 0; j < NR; j++) panel[(size_t)c * NR + j] = j < count ? w_j[j][c] : 0.0f;
 }
 
-void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                      float *scratch) {
+void sdfed_store_outputs(float *restrict y, const float *restrict out, const float *restrict bias, int count) {
+    if (!bias) {
+        memcpy(y, out, sizeof *y * (size_t)count);
+        return;
+    }
+    int j = 0;
+    for (; j + NR <= count; j += NR) /* a constant count of independent adds: vector instructions */
+        for (int k = 0; k < NR; k++) y[j + k] = out[j + k] + bias[j + k];
+    for (; j < count; j++) y[j] = out[j] + bias[j];
+}
+
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                      int end, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
     const tile_kernel *tk = &kernels[isa];
     int cols = w->cols, rows = w->rows, mr = tk->mr, width = tk->panels * NR;
-    float *panels = scratch, *row = panels + (size_t)width * cols, *x_pad = row + cols;
-    for (int r0 = 0; r0 < rows; r0 += width) {
-        int nc = rows - r0 < width ? rows - r0 : width;
+    float *panels = scratch, *rows_f32 = panels + (size_t)width * cols;
+    float *x_pad = rows_f32 + (size_t)NR * cols;
+    for (int r0 = first; r0 < end; r0 += width) {
+        int nc = end - r0 < width ? end - r0 : width;
         for (int p = 0; p < tk->panels; p++) {
-            int first = p * NR, count = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
-            pack_panel(w, r0 + first, count, panels + (size_t)p * cols * NR, row);
+            int skip = p * NR, count = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
+            pack_panel(w, r0 + skip, count, panels + (size_t)p * cols * NR, rows_f32);
         }
         for (int i0 = 0; i0 < n; i0 += mr) {
             int nr = n - i0 < mr ? n - i0 : mr;
@@ -164,11 +184,9 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
             }
             float out[MAX_TILE_ROWS * 2 * NR];
             tk->run(cols, x_tile, panels, out);
-            for (int i = 0; i < nr; i++) {
-                float *y_i = y + (size_t)(i0 + i) * rows + r0;
-                const float *out_i = out + (size_t)i * width;
-                for (int j = 0; j < nc; j++) y_i[j] = bias ? out_i[j] + bias[r0 + j] : out_i[j];
-            }
+            for (int i = 0; i < nr; i++)
+                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0, out + (size_t)i * width, bias ? bias + r0 : NULL,
+                                    nc);
         }
     }
 }

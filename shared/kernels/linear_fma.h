@@ -30,12 +30,18 @@ int sdfed_fma_isa_best(void);
 const char *sdfed_fma_isa_name(int isa);
 
 /* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
-#define SDFED_FMA_SCRATCH_ROWS 48
+#define SDFED_FMA_SCRATCH_ROWS 60
 
 /* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
+ * outputs [first, end) of each row of y only (0 and w->rows: all of them),
  * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats. Same bits for
- * every isa. */
-void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                      float *scratch);
+ * every isa and range. */
+void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                      int end, float *scratch);
+
+/* y[j] = out[j] + bias[j] (bias NULL: y[j] = out[j]) for j < count: a
+ * register tile's row of outputs into the layer's output, in vector
+ * steps (the native linears' one store, linear_int8's too). */
+void sdfed_store_outputs(float *restrict y, const float *restrict out, const float *restrict bias, int count);
 
 #endif

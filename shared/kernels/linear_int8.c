@@ -10,6 +10,7 @@
 
 #include "base/dtype.h"
 #include "base/names.h"
+#include "kernels/linear_fma.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -236,22 +237,27 @@ int sdfed_int8_isa_best(void) {
 const char *sdfed_int8_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_INT8_ISA_COUNT, isa); }
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel, zero-filling
- * the missing rows. */
+ * the missing rows; block by block, so that the writes stay in one packed
+ * block while the rows are read. */
 static void pack_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
-    memset(panel, 0, (size_t)blocks * PANEL_BLOCK_BYTES);
-    for (int j = 0; j < count; j++) {
-        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
-        for (int b = 0; b < blocks; b++) {
-            unsigned char *p_b = panel + (size_t)b * PANEL_BLOCK_BYTES;
+    const sdfed_block_q8_0 *w_r0 = (const sdfed_block_q8_0 *)w->data + (size_t)r0 * blocks;
+    for (int b = 0; b < blocks; b++) {
+        unsigned char *p_b = panel + (size_t)b * PANEL_BLOCK_BYTES;
+        float d[NR] = {0};
+        int32_t correction[NR] = {0};
+        if (count < NR) memset(p_b, 0, QS_BYTES);
+        for (int j = 0; j < count; j++) {
+            const sdfed_block_q8_0 *w_jb = w_r0 + (size_t)j * blocks + b;
+            __builtin_prefetch(w_jb + 8); /* the row's block 8 ahead, read from memory meanwhile */
             int32_t sum = 0;
-            for (int g = 0; g < GROUPS; g++) memcpy(p_b + (g * NR + j) * 4, w_j[b].qs + g * 4, 4);
-            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) sum += w_j[b].qs[c];
-            float d = sdfed_f16_to_f32(w_j[b].d);
-            int32_t correction = -128 * sum;
-            memcpy(p_b + QS_BYTES + j * 4, &d, 4);
-            memcpy(p_b + QS_BYTES + NR * 4 + j * 4, &correction, 4);
+            for (int g = 0; g < GROUPS; g++) memcpy(p_b + (g * NR + j) * 4, w_jb->qs + g * 4, 4);
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) sum += w_jb->qs[c];
+            d[j] = sdfed_f16_to_f32(w_jb->d);
+            correction[j] = -128 * sum;
         }
+        memcpy(p_b + QS_BYTES, d, sizeof d);
+        memcpy(p_b + QS_BYTES + NR * 4, correction, sizeof correction);
     }
 }
 
@@ -270,8 +276,8 @@ static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int
     memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
 }
 
-void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                       float *scratch) {
+void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                       int end, float *scratch) {
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     assert(w->type == SDFED_TYPE_Q8_0);
     const tile_kernel *tk = &kernels[isa];
@@ -282,21 +288,19 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
     for (int t0 = 0; t0 < n; t0 += CHUNK) {
         int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
         quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
-        for (int r0 = 0; r0 < rows; r0 += width) {
-            int nc = rows - r0 < width ? rows - r0 : width;
+        for (int r0 = first; r0 < end; r0 += width) {
+            int nc = end - r0 < width ? end - r0 : width;
             for (int p = 0; p < tk->panels; p++) {
-                int first = p * NR, in_panel = nc - first < 0 ? 0 : nc - first < NR ? nc - first : NR;
-                pack_panel(w, r0 + first, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
+                int skip = p * NR, in_panel = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
+                pack_panel(w, r0 + skip, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
             }
             for (int i0 = 0; i0 < count; i0 += mr) {
                 float out[MAX_TILE_ROWS * MAX_PANELS * NR];
                 tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panels, out);
                 int nr = count - i0 < mr ? count - i0 : mr;
-                for (int i = 0; i < nr; i++) {
-                    float *y_i = y + (size_t)(t0 + i0 + i) * rows + r0;
-                    const float *out_i = out + (size_t)i * width;
-                    for (int j = 0; j < nc; j++) y_i[j] = bias ? out_i[j] + bias[r0 + j] : out_i[j];
-                }
+                for (int i = 0; i < nr; i++)
+                    sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0, out + (size_t)i * width,
+                                        bias ? bias + r0 : NULL, nc);
             }
         }
     }

@@ -34,9 +34,10 @@ const char *sdfed_int8_isa_name(int isa);
 #define SDFED_INT8_SCRATCH_ROWS 85
 
 /* The Q8_0 x Q8_0 linear layer on instruction set isa (<= the best),
- * w->type must be Q8_0; scratch of SDFED_INT8_SCRATCH_ROWS * w->cols
- * floats. */
-void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                       float *scratch);
+ * outputs [first, end) of each row of y only (0 and w->rows: all of them;
+ * an output's bits do not depend on the range), w->type must be Q8_0;
+ * scratch of SDFED_INT8_SCRATCH_ROWS * w->cols floats. */
+void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
+                       int end, float *scratch);
 
 #endif

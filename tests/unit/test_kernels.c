@@ -198,9 +198,14 @@ static void test_int8_isas(int n, int rows, int cols) {
     float *scratch = malloc(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * (size_t)cols);
     for (int isa = 0; isa <= sdfed_int8_isa_best(); isa++) {
         memset(got, 0xff, sizeof *got * (size_t)n * rows);
-        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, scratch);
+        /* in three ranges of outputs, the first and last not whole tiles */
+        int cut1 = rows / 3, cut2 = rows - rows / 4;
+        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, 0, cut1, scratch);
+        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, cut1, cut2, scratch);
+        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, cut2, rows, scratch);
         CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
-              "int8 linear on %s n=%d rows=%d cols=%d: the definition's bits", sdfed_int8_isa_name(isa), n, rows, cols);
+              "int8 linear on %s n=%d rows=%d cols=%d, in three ranges of outputs: the definition's bits",
+              sdfed_int8_isa_name(isa), n, rows, cols);
     }
     free(got), free(scratch);
     int8_case_free(&t);
@@ -269,10 +274,14 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
         }
     for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
         memset(got, 0xff, sizeof *got * (size_t)n * rows);
-        sdfed_linear_fma(isa, got, x, &w, bias, n, scratch);
+        /* in three ranges of outputs, the first and last not whole tiles */
+        int cut1 = rows / 3, cut2 = rows - rows / 4;
+        sdfed_linear_fma(isa, got, x, &w, bias, n, 0, cut1, scratch);
+        sdfed_linear_fma(isa, got, x, &w, bias, n, cut1, cut2, scratch);
+        sdfed_linear_fma(isa, got, x, &w, bias, n, cut2, rows, scratch);
         CHECK(!memcmp(got, want, sizeof *got * (size_t)n * rows),
-              "fma linear on %s, %s n=%d rows=%d cols=%d: the FMA chain's bits", sdfed_fma_isa_name(isa),
-              sdfed_type_name(type), n, rows, cols);
+              "fma linear on %s, %s n=%d rows=%d cols=%d, in three ranges of outputs: the FMA chain's bits",
+              sdfed_fma_isa_name(isa), sdfed_type_name(type), n, rows, cols);
     }
     free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch);
 }
