@@ -286,7 +286,13 @@ int main(void) {
     printf("backends:");
     for (const sdfed_kernels *const *k = all; *k; k++) printf(" %s", (*k)->name);
     printf(" (default %s)\n", sdfed_kernels_default()->name);
-#if defined(__wasm_simd128__)
+#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+    /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
+    const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
+    printf("relaxed SIMD: %s\n", relaxed ? "runs here" : "not here (or turned off)");
+    CHECK(sdfed_kernels_default() == (relaxed ? relaxed : &sdfed_kernels_simd128),
+          "the browser build defaults to simd128-relaxed where it runs, else simd128");
+#elif defined(__wasm_simd128__)
     CHECK(sdfed_kernels_default() == &sdfed_kernels_simd128, "the wasm SIMD build defaults to simd128");
 #elif defined(SDFED_HAVE_BLAS)
     CHECK(sdfed_kernels_default() == &sdfed_kernels_blas, "the native build defaults to blas");
