@@ -12,8 +12,9 @@ let threaded = false;
 
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
-// relaxedSimd false: the SIMD128 kernels even where the browser runs relaxed
-// SIMD (shared/kernels/relaxed_simd.js.in; tests and benchmarks).
+// relaxedSimd (shared/kernels/relaxed_simd.js.in): unset, relaxed SIMD's
+// integer kernels where the browser runs them and they are the faster here;
+// true, wherever the browser runs them; false, SIMD128's (tests, benchmarks).
 async function loadModule(singleThreaded, relaxedSimd) {
   threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
@@ -57,7 +58,7 @@ async function pixelsOf(image) {
 const ops = {
   // singleThreaded: the one-thread build even where threads are possible;
   // int8Images false: the image tower on f32 activations (tests, benchmarks)
-  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd = true }) {
+  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd }) {
     api = await loadModule(singleThreaded, relaxedSimd);
     api.setInt8Images(int8Images);
     api.loadModel(new Uint8Array(model));

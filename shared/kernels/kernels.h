@@ -3,7 +3,8 @@
  *             (linear_int8's definition included)
  *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
  *   simd128-relaxed  the browser's: simd128 with linear_int8's products in
- *             relaxed SIMD (relaxed_tile.c), where the engine runs it
+ *             relaxed SIMD (relaxed_tile.c), where the engine runs it and
+ *             the page asks for it or it is the faster
  *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
  *             forward, OpenBLAS sgemm for the rest, F16/Q8_0 rows
  *             dequantised a panel at a time into caller scratch (never the
@@ -26,7 +27,7 @@ typedef struct sdfed_weight {
 
 typedef struct sdfed_kernels {
     const char *name;
-    /* NULL, or whether this engine runs the backend (checked at run time) */
+    /* NULL, or whether the backend runs here and is wanted (asked once) */
     int (*available)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */

@@ -8,13 +8,15 @@
  * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
  * x 8 rows. In Emscripten builds also simd128-relaxed, the same kernels
  * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
- * where the engine has it. Compiled only with -msimd128. */
+ * where the engine has it and the page asks for it or it is the faster
+ * (relaxed_pays). Compiled only with -msimd128. */
 #if defined(__wasm_simd128__)
 #include <math.h>
 #include <stdint.h>
-#include <wasm_simd128.h>
-
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <wasm_simd128.h>
 
 #include "base/dtype.h"
 #include "kernels/kernels.h"
@@ -356,7 +358,8 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
 #if defined(__EMSCRIPTEN__)
 /* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
  * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
- * relaxed_simd.js (whether this engine runs it, and the call) */
+ * relaxed_simd.js: whether this engine runs it (0 no, or turned off by the
+ * page; 1 yes; 2 yes and the page asked for it), and the call */
 extern int sdfed_relaxed_simd(void);
 extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
                                 const unsigned char *panel, float *y, int stride, int nc, const float *bias);
@@ -409,8 +412,64 @@ static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w,
     linear_int8_on(&relaxed_path, y, x, w, bias, n, scratch);
 }
 
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The fastest of 3 runs of path, each 4 products of 64 tokens by w (a few
+ * milliseconds, many times the resolution of browsers' clocks). */
+static double time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t = seconds_now();
+        for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, scratch);
+        t = seconds_now() - t;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* Whether the relaxed tile is faster than SIMD128's on this machine, on a
+ * ViT-B-wide product (256 rows of 768 columns; about 50 ms in all). Engines
+ * lower the relaxed dot to one instruction where the CPU has an 8-bit dot
+ * product (x86's AVX-VNNI, Arm's dot product) and to three elsewhere (x86's
+ * pmaddubsw, pmaddwd, paddd), where the exact split's two of them cost more
+ * than i32x4.dot_i16x8_s; the answer changes only the speed, both paths
+ * give the definition's bits. */
+static int relaxed_pays(void) {
+    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK };
+    sdfed_block_q8_0 *blocks = malloc(sizeof *blocks * ROWS * BLOCKS);
+    float *x = malloc(sizeof *x * N * COLS), *y = malloc(sizeof *y * N * ROWS);
+    float *scratch = malloc(sizeof *scratch * INT8_SCRATCH_ROWS * COLS);
+    int pays = 0;
+    if (blocks && x && y && scratch) {
+        for (int b = 0; b < ROWS * BLOCKS; b++) {
+            blocks[b].d = sdfed_f32_to_f16(0.01f);
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) blocks[b].qs[c] = (signed char)((b * 37 + c * 11) % 255 - 127);
+        }
+        for (int i = 0; i < N * COLS; i++) x[i] = (float)(i % 97) - 48.0f;
+        sdfed_weight w = {.type = SDFED_TYPE_Q8_0, .rows = ROWS, .cols = COLS, .data = blocks};
+        time_path(&relaxed_path, &w, x, y, scratch); /* the module's first call instantiates it */
+        pays = time_path(&relaxed_path, &w, x, y, scratch) < time_path(&int16_path, &w, x, y, scratch);
+    }
+    free(blocks), free(x), free(y), free(scratch);
+    return pays;
+}
+
+/* Runs here and is asked for, or runs here and pays (asked once). */
+static int relaxed_chosen(void) {
+    static int chosen = -1;
+    if (chosen < 0) {
+        int engine = sdfed_relaxed_simd();
+        chosen = engine == 2 || (engine == 1 && relaxed_pays());
+    }
+    return chosen;
+}
+
 const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
-                                                     .available = sdfed_relaxed_simd,
+                                                     .available = relaxed_chosen,
                                                      .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
                                                      .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                                      .linear = linear,

@@ -12,12 +12,13 @@
 // (native sdfed's f32 features, one line per image), then times
 // one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
 // for sdfed: the worker's encode op, which includes sdfed's preprocessing of
-// the RGBA image). sdfed's Q8_0 runs three times: in integer products (q8_0,
-// the default: relaxed SIMD where Chromium runs it), in integer products on
-// the SIMD128 kernels (q8_0-simd128, relaxed SIMD turned off) and on f32
-// activations (q8_0-f32-act, wc_set_int8_images(0)).
-// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-simd128, q8_0-f32-act for
-// sdfed, which also names its kernels; f32, int8 for onnxruntime-web):
+// the RGBA image). sdfed's Q8_0 runs four times: in integer products (q8_0,
+// on the kernels the page chooses), on relaxed SIMD's integer kernels
+// (q8_0-relaxed) and on SIMD128's (q8_0-simd128), and on f32 activations
+// (q8_0-f32-act, wc_set_int8_images(0)).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-relaxed, q8_0-simd128,
+// q8_0-f32-act for sdfed, which also names its kernels; f32, int8 for
+// onnxruntime-web):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=... [kernels=...]
 //   node peers_browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR ONNX_DIR REFERENCE F32.gguf Q8_0.gguf
 //                          IMAGES REPEATS [THREADS...]
@@ -80,10 +81,13 @@ async function ortRun(page, weights, threads) {
 try {
   for (const threads of threadCounts) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (relaxed SIMD where
-      // Chromium runs it, and SIMD128's integer kernels), and on f32 activations
-      const runs = [['sdfed', weights, true, true], ['onnxruntime-web', ortWeights]];
-      if (weights === 'q8_0') runs.splice(1, 0, ['sdfed', 'q8_0-simd128', true, false], ['sdfed', 'q8_0-f32-act', false, true]);
+      // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (the page's choice of
+      // kernels, then relaxed SIMD's and SIMD128's), and on f32 activations
+      const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
+      if (weights === 'q8_0') {
+        runs.splice(1, 0, ['sdfed', 'q8_0-relaxed', true, true], ['sdfed', 'q8_0-simd128', true, false],
+          ['sdfed', 'q8_0-f32-act', false]);
+      }
       for (const [runtime, name, int8, relaxedSimd] of runs) {
         const browser = await launchChromium();
         try {

@@ -3,8 +3,8 @@
 // for page.evaluate in a page of an aggregator's origin. It starts the
 // page's worker (web/compute.js, web/worker.js), loads the model into it
 // (init: the single-threaded or the threaded build; int8 false keeps a Q8_0
-// image tower on f32 activations; relaxedSimd false keeps the SIMD128
-// kernels where the browser runs relaxed SIMD), encodes the `count` check images of
+// image tower on f32 activations; relaxedSimd as web/worker.js's: unset the
+// page's choice, true or false relaxed SIMD's or SIMD128's integer kernels), encodes the `count` check images of
 // rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
 // the page does) and returns their features, then times the worker's encode
 // op (which includes sdfed's preprocessing) on the first of them, or on a
@@ -14,7 +14,7 @@
 //   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, images, repeats,
 //                                            keep})
 //     -> {features: [[...], ...], imagesPerS, threaded, kernels, imageSize, embedDim}
-export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd = true,
+export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
   images, repeats, keep = false }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
