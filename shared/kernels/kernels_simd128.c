@@ -432,7 +432,7 @@ static double time_path(const int8_path *path, const sdfed_weight *w, const floa
 }
 
 /* Whether the relaxed tile is faster than SIMD128's on this machine, on a
- * ViT-B-wide product (256 rows of 768 columns; about 50 ms in all). Engines
+ * ViT-B-wide product (256 rows of 768 columns; some 30 ms in all). Engines
  * lower the relaxed dot to one instruction where the CPU has an 8-bit dot
  * product (x86's AVX-VNNI, Arm's dot product) and to three elsewhere (x86's
  * pmaddubsw, pmaddwd, paddd), where the exact split's two of them cost more
