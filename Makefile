@@ -61,6 +61,7 @@ test:
 	bash tests/run-all.sh
 
 test-browser: deps build web
+	cmake --build build/targets/emscripten -j $(JOBS) --target test_kernels_web
 	bash tests/browser/run.sh
 
 run: deps build web

@@ -12,6 +12,7 @@ packages=(
   libpq-dev postgresql-15 # the store's PostgreSQL back end; its tests start a server of their own
   haproxy # in front of a cluster's nodes (make run-cluster, the cluster test)
   emscripten node-acorn nodejs chromium
+  clang-16 lld-16 llvm-16 # the browser's relaxed-SIMD tile (shared/kernels/relaxed_tile.c), beside emcc's clang 14
   wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev
   binaryen
   python3-torch python3-numpy python3-pil

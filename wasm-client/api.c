@@ -96,6 +96,11 @@ int wc_set_threads(int n) {
 }
 #endif
 
+const char *wc_kernels(void) {
+    init_once();
+    return W.k->name;
+}
+
 int wc_load_model(uint8_t *bytes, size_t size) {
     init_once();
     drop_model();

@@ -93,5 +93,8 @@ WC_EXPORT int wc_set_threads(int n);
 WC_EXPORT const uint8_t *wc_out_data(void);
 WC_EXPORT size_t wc_out_size(void);
 WC_EXPORT const char *wc_error(void);
+/* The kernels' name (kernels/kernels.h): "simd128-relaxed" where the engine
+ * runs relaxed SIMD and the page did not turn it off, else "simd128". */
+WC_EXPORT const char *wc_kernels(void);
 
 #endif

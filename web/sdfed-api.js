@@ -36,6 +36,7 @@ function sdfedApi(M, memory = null) {
     loadModel(bytes) { check(M._wc_load_model(copyIn(bytes), bytes.byteLength), 'the model'); },
     // false: the image tower on f32 activations; true (the default): Q8_0 in integers
     setInt8Images(on) { M._wc_set_int8_images(on ? 1 : 0); },
+    kernels: () => M.UTF8ToString(M._wc_kernels()),
     imageSize: () => M._wc_image_size(),
     embedDim: () => M._wc_embed_dim(),
     // the welcome's task (its classes, template and prompt_init included)

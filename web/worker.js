@@ -12,7 +12,10 @@ let threaded = false;
 
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
-async function loadModule(singleThreaded) {
+// relaxedSimd (shared/kernels/relaxed_simd.js.in): unset, relaxed SIMD's
+// integer kernels where the browser runs them and they are the faster here;
+// true, wherever the browser runs them; false, SIMD128's (tests, benchmarks).
+async function loadModule(singleThreaded, relaxedSimd) {
   threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
   try {
@@ -29,6 +32,7 @@ async function loadModule(singleThreaded) {
   const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
   const module = await createSdfed({
     locateFile: (file) => `/wasm/${file}`,
+    relaxedSimd,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: `/wasm/${name}.js` } : {}),
   });
   if (threaded) module._wc_set_threads(Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 4)));
@@ -54,11 +58,11 @@ async function pixelsOf(image) {
 const ops = {
   // singleThreaded: the one-thread build even where threads are possible;
   // int8Images false: the image tower on f32 activations (tests, benchmarks)
-  async init({ model, singleThreaded = false, int8Images = true }) {
-    api = await loadModule(singleThreaded);
+  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd }) {
+    api = await loadModule(singleThreaded, relaxedSimd);
     api.setInt8Images(int8Images);
     api.loadModel(new Uint8Array(model));
-    return { threaded, imageSize: api.imageSize(), embedDim: api.embedDim() };
+    return { threaded, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim() };
   },
   setTask({ task, index }) {
     api.setTask(task, index);

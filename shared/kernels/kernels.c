@@ -9,13 +9,27 @@ static const sdfed_kernels *const all_backends[] = {
 #if defined(__wasm_simd128__)
     &sdfed_kernels_simd128,
 #endif
+#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+    &sdfed_kernels_simd128_relaxed,
+#endif
 #if defined(SDFED_HAVE_BLAS)
     &sdfed_kernels_blas,
 #endif
     NULL,
 };
+#define BACKENDS (sizeof all_backends / sizeof all_backends[0] - 1)
 
-const sdfed_kernels *const *sdfed_kernels_all(void) { return all_backends; }
+static int runs_here(const sdfed_kernels *k) { return !k->available || k->available(); }
+
+const sdfed_kernels *const *sdfed_kernels_all(void) {
+    static const sdfed_kernels *runnable[BACKENDS + 1];
+    if (!runnable[0]) {
+        size_t n = 0;
+        for (size_t i = 0; i < BACKENDS; i++)
+            if (runs_here(all_backends[i])) runnable[n++] = all_backends[i];
+    }
+    return runnable;
+}
 
 int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
     size_t rows = k->panel_floats / (size_t)cols, least = k->min_panel_rows > 1 ? (size_t)k->min_panel_rows : 1;
@@ -38,12 +52,13 @@ void sdfed_kernels_parallel(const sdfed_kernels *k, int count, double work_per_i
 
 const sdfed_kernels *sdfed_kernels_default(void) {
     /* the last one listed is the most specialised */
-    size_t n = sizeof all_backends / sizeof all_backends[0] - 1;
-    return all_backends[n - 1];
+    const sdfed_kernels *const *k = sdfed_kernels_all();
+    while (k[1]) k++;
+    return *k;
 }
 
 const sdfed_kernels *sdfed_kernels_by_name(const char *name) {
-    for (const sdfed_kernels *const *k = all_backends; *k; k++)
+    for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++)
         if (strcmp((*k)->name, name) == 0) return *k;
     return NULL;
 }

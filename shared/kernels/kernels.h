@@ -2,6 +2,9 @@
  *   portable  plain C loops; the reference every other backend is tested against
  *             (linear_int8's definition included)
  *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
+ *   simd128-relaxed  the browser's: simd128 with linear_int8's products in
+ *             relaxed SIMD (relaxed_tile.c), where the engine runs it and
+ *             the page asks for it or it is the faster
  *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
  *             forward, OpenBLAS sgemm for the rest, F16/Q8_0 rows
  *             dequantised a panel at a time into caller scratch (never the
@@ -27,6 +30,8 @@ typedef void sdfed_range_fn(void *ctx, int begin, int end);
 
 typedef struct sdfed_kernels {
     const char *name;
+    /* NULL, or whether the backend runs here and is wanted (asked once) */
+    int (*available)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;
@@ -76,6 +81,9 @@ extern const sdfed_kernels sdfed_kernels_simd128;
  * (also the threaded browser build's, which runs these kernels per thread) */
 #define SDFED_SIMD128_PANEL_FLOATS 32768
 #endif
+#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
+#endif
 #if defined(SDFED_HAVE_BLAS)
 extern const sdfed_kernels sdfed_kernels_blas;
 #endif
@@ -91,11 +99,12 @@ void sdfed_q8_0_activations(const float *x, int cols, signed char *q, float *d);
 int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols);
 size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols);
 
-/* The fastest backend compiled into this build. */
+/* The fastest backend compiled into this build that this engine runs. */
 const sdfed_kernels *sdfed_kernels_default(void);
-/* Backend by name, or NULL if not compiled in. */
+/* Backend by name, or NULL if not compiled in or not runnable here. */
 const sdfed_kernels *sdfed_kernels_by_name(const char *name);
-/* All compiled-in backends, NULL-terminated; the portable one is first. */
+/* All compiled-in backends this engine runs, NULL-terminated; the portable
+ * one is first. */
 const sdfed_kernels *const *sdfed_kernels_all(void);
 
 /* Runs fn(ctx, begin, end) over items [0, count): on k's thread pool in

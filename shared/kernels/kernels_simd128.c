@@ -6,16 +6,21 @@
  * the quants to int16 and multiplies pairs of them with i32x4.dot_i16x8_s:
  * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 8 rows packed
  * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
- * x 8 rows. Compiled only with -msimd128. */
+ * x 8 rows. In Emscripten builds also simd128-relaxed, the same kernels
+ * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
+ * where the engine has it and the page asks for it or it is the faster
+ * (relaxed_pays). Compiled only with -msimd128. */
 #if defined(__wasm_simd128__)
 #include <math.h>
 #include <stdint.h>
-#include <wasm_simd128.h>
-
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <wasm_simd128.h>
 
 #include "base/dtype.h"
 #include "kernels/kernels.h"
+#include "kernels/relaxed_tile.h"
 
 static inline float hsum(v128_t v) {
     return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) +
@@ -130,24 +135,66 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
     }
 }
 
-/* linear_int8's packed weights: NR rows per panel, per block the int16
- * quants [PAIRS][NR][2], then the NR f32 scales */
+/* linear_int8 (Q8_0 x Q8_0) on one of two paths that share the blocking:
+ * x quantised a chunk of tokens at a time (a ViT-B/16 image's 197 at once,
+ * so that its weights are packed once), weights packed a panel of 8 rows at
+ * a time (per block 544 bytes on both paths: the quants, then the 8 f32
+ * scales), a kernel running the chunk over the panel. */
+typedef struct int8_path {
+    int mr;            /* tokens per register tile */
+    int x_block_bytes; /* bytes of a block of a quantised row of x */
+    /* one row of x and its block scales, by sdfed_q8_0_activations's rule */
+    void (*quantise)(const float *x, int cols, unsigned char *q, float *d);
+    /* rows [r0, r0 + count) of w, count <= INT8_NR, missing rows zero */
+    void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
+    /* y[i * stride + j] for tokens i < count (their rows padded to mr) and
+     * panel rows j < nc: the definition's steps, + bias[j] if bias */
+    void (*panel)(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel, float *y,
+                  int stride, int nc, const float *bias);
+} int8_path;
+
 #define INT8_NR 8
 #define INT8_PAIRS (SDFED_Q8_0_BLOCK / 2)
 #define INT8_QS_BYTES (INT8_PAIRS * INT8_NR * 2 * 2)
 #define INT8_BLOCK_BYTES (INT8_QS_BYTES + INT8_NR * 4)
 #define INT8_MR 2
-/* tokens quantised at once, a multiple of INT8_MR: a ViT-B/16 image's 197
- * at once, so that its weights are packed once */
 #define INT8_CHUNK 200
-/* the scratch: a chunk's scales, one panel, a chunk's int16 quants */
-#define INT8_SCRATCH_ROWS 111
+/* the scratch: a chunk's scales, one panel, a chunk's quants (at most
+ * INT8_X_BLOCK_BYTES a block) */
+#define INT8_SCRATCH_ROWS 117
+#define INT8_X_BLOCK_BYTES 68
 _Static_assert(INT8_CHUNK % INT8_MR == 0, "tiles fit the chunk");
-_Static_assert(INT8_CHUNK * 4 / SDFED_Q8_0_BLOCK + INT8_BLOCK_BYTES / SDFED_Q8_0_BLOCK + 2 * INT8_CHUNK <=
+_Static_assert((INT8_CHUNK * 4 + INT8_BLOCK_BYTES + INT8_CHUNK * INT8_X_BLOCK_BYTES) / SDFED_Q8_0_BLOCK <=
                    INT8_SCRATCH_ROWS * 4,
                "scratch too small for a chunk and a panel");
 
-static void pack_int8_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+/* A block of 32 values of x as 4 vectors of int16 quants; returns its scale. */
+static float quantise_block(const float *x_b, v128_t q[4]) {
+    v128_t v[8], m = wasm_f32x4_splat(0.0f);
+    for (int k = 0; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
+    float amax = fmaxf(fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
+                       fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+    float d = amax / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    v128_t id = wasm_f32x4_splat(inverse);
+    for (int k = 0; k < 8; k += 2) { /* f32x4.nearest rounds to nearest even */
+        v128_t i0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], id)));
+        v128_t i1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], id)));
+        q[k / 2] = wasm_i16x8_narrow_i32x4(i0, i1);
+    }
+    return d;
+}
+
+/* simd128: int16 quants of x; per block the int16 quants [PAIRS][NR][2] of
+ * w, each pair of columns of the 8 rows in one vector */
+static void quantise_int16_row(const float *x, int cols, unsigned char *q, float *d) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        v128_t q16[4];
+        d[b] = quantise_block(x + (size_t)b * SDFED_Q8_0_BLOCK, q16);
+        for (int k = 0; k < 4; k++) wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK * 2 + 16 * k, q16[k]);
+    }
+}
+
+static void pack_int16_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
     memset(panel, 0, (size_t)blocks * INT8_BLOCK_BYTES);
     for (int j = 0; j < count; j++) {
@@ -167,7 +214,7 @@ static void pack_int8_panel(const sdfed_weight *w, int r0, int count, unsigned c
 /* 2 tokens (xq int16 stride cols, xd stride blocks) x one panel of 8 rows
  * into out (2, 8): per block the exact int32 sums, then the f32 steps of
  * the definition (kernels.h) in order. */
-static void tile_int8(int blocks, const int16_t *xq, const float *xd, const unsigned char *panel, float *out) {
+static void tile_int16(int blocks, const int16_t *xq, const float *xd, const unsigned char *panel, float *out) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
     v128_t acc[INT8_MR][2];
     for (int i = 0; i < INT8_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
@@ -196,57 +243,49 @@ static void tile_int8(int blocks, const int16_t *xq, const float *xd, const unsi
     }
 }
 
-/* One row of x as int16 quants and block scales, by
- * sdfed_q8_0_activations's rule (f32x4.nearest rounds to nearest even). */
-static void quantise_int8_row(const float *x, int cols, int16_t *q, float *d) {
-    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
-        const float *x_b = x + (size_t)b * SDFED_Q8_0_BLOCK;
-        v128_t v[8], m = wasm_f32x4_splat(0.0f);
-        for (int k = 0; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
-        float amax = fmaxf(fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
-                           fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
-        float d_b = amax / 127.0f, inverse = d_b != 0.0f ? 1.0f / d_b : 0.0f;
-        d[b] = d_b;
-        v128_t id = wasm_f32x4_splat(inverse);
-        for (int k = 0; k < 8; k += 2) {
-            v128_t i0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], id)));
-            v128_t i1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], id)));
-            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 4 * k, wasm_i16x8_narrow_i32x4(i0, i1));
-        }
+static void panel_int16(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel,
+                        float *y, int stride, int nc, const float *bias) {
+    int cols = blocks * SDFED_Q8_0_BLOCK;
+    for (int i0 = 0; i0 < count; i0 += INT8_MR) {
+        float out[INT8_MR * INT8_NR];
+        tile_int16(blocks, (const int16_t *)xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panel, out);
+        int nr = count - i0 < INT8_MR ? count - i0 : INT8_MR;
+        for (int i = 0; i < nr; i++)
+            for (int j = 0; j < nc; j++)
+                y[(size_t)(i0 + i) * stride + j] = bias ? out[i * INT8_NR + j] + bias[j] : out[i * INT8_NR + j];
     }
 }
 
-static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+static const int8_path int16_path = {INT8_MR, 2 * SDFED_Q8_0_BLOCK, quantise_int16_row, pack_int16_panel, panel_int16};
+
+static void linear_int8_on(const int8_path *path, float *y, const float *x, const sdfed_weight *w, const float *bias,
+                           int n, float *scratch) {
     if (w->type != SDFED_TYPE_Q8_0) {
         linear(y, x, w, bias, n, scratch);
         return;
     }
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
-    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK;
+    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = path->mr;
+    size_t row_bytes = (size_t)blocks * path->x_block_bytes;
     float *xd = scratch;
     unsigned char *panel = (unsigned char *)(xd + (size_t)INT8_CHUNK * blocks);
-    int16_t *xq = (int16_t *)(panel + (size_t)blocks * INT8_BLOCK_BYTES);
+    unsigned char *xq = panel + (size_t)blocks * INT8_BLOCK_BYTES;
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
-        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK, padded = (count + INT8_MR - 1) / INT8_MR * INT8_MR;
+        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK, padded = (count + mr - 1) / mr * mr;
         for (int i = 0; i < count; i++)
-            quantise_int8_row(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
-        memset(xq + (size_t)count * cols, 0, sizeof *xq * (size_t)(padded - count) * cols);
+            path->quantise(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * row_bytes, xd + (size_t)i * blocks);
+        memset(xq + (size_t)count * row_bytes, 0, row_bytes * (size_t)(padded - count));
         memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
         for (int r0 = 0; r0 < rows; r0 += INT8_NR) {
             int nc = rows - r0 < INT8_NR ? rows - r0 : INT8_NR;
-            pack_int8_panel(w, r0, nc, panel);
-            for (int i0 = 0; i0 < count; i0 += INT8_MR) {
-                float out[INT8_MR * INT8_NR];
-                tile_int8(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panel, out);
-                int nr = count - i0 < INT8_MR ? count - i0 : INT8_MR;
-                for (int i = 0; i < nr; i++) {
-                    float *y_i = y + (size_t)(t0 + i0 + i) * rows + r0;
-                    for (int j = 0; j < nc; j++)
-                        y_i[j] = bias ? out[i * INT8_NR + j] + bias[r0 + j] : out[i * INT8_NR + j];
-                }
-            }
+            path->pack(w, r0, nc, panel);
+            path->panel(blocks, count, xq, xd, panel, y + (size_t)t0 * rows + r0, rows, nc, bias ? bias + r0 : NULL);
         }
     }
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    linear_int8_on(&int16_path, y, x, w, bias, n, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -315,4 +354,128 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .reentrant_backward = 1,
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};
+
+#if defined(__EMSCRIPTEN__)
+/* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
+ * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
+ * relaxed_simd.js: whether this engine runs it (0 no, or turned off by the
+ * page; 1 yes; 2 yes and the page asked for it), and the call */
+extern int sdfed_relaxed_simd(void);
+extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
+                                const unsigned char *panel, float *y, int stride, int nc, const float *bias);
+_Static_assert(RELAXED_NR == INT8_NR && RELAXED_BLOCK_BYTES == INT8_BLOCK_BYTES && INT8_CHUNK % RELAXED_MR == 0 &&
+                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES,
+               "the relaxed path shares the blocking");
+
+static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, float *d) {
+    int blocks = cols / SDFED_Q8_0_BLOCK;
+    for (int b = 0; b < blocks; b++) {
+        v128_t q16[4], minus_sum = wasm_i32x4_splat(0);
+        d[b] = quantise_block(x + (size_t)b * SDFED_Q8_0_BLOCK, q16);
+        for (int h = 0; h < 2; h++) {
+            v128_t q8 = wasm_i8x16_narrow_i16x8(q16[2 * h], q16[2 * h + 1]), zero = wasm_i32x4_splat(0);
+            v128_t plus = wasm_i8x16_max(q8, zero), minus = wasm_i8x16_max(wasm_i8x16_neg(q8), zero);
+            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 16 * h, plus);
+            wasm_v128_store(q + cols + (size_t)b * SDFED_Q8_0_BLOCK + 16 * h, minus);
+            minus_sum =
+                wasm_i32x4_add(minus_sum, wasm_i32x4_extadd_pairwise_i16x8(wasm_u16x8_extadd_pairwise_u8x16(minus)));
+        }
+        int32_t sum = wasm_i32x4_extract_lane(minus_sum, 0) + wasm_i32x4_extract_lane(minus_sum, 1) +
+                      wasm_i32x4_extract_lane(minus_sum, 2) + wasm_i32x4_extract_lane(minus_sum, 3);
+        memcpy(q + 2 * (size_t)cols + 4 * (size_t)b, &sum, 4);
+    }
+}
+
+static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    int blocks = w->cols / SDFED_Q8_0_BLOCK;
+    memset(panel, 0, (size_t)blocks * RELAXED_BLOCK_BYTES);
+    for (int j = 0; j < count; j++) {
+        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
+        for (int b = 0; b < blocks; b++) {
+            unsigned char *p_b = panel + (size_t)b * RELAXED_BLOCK_BYTES;
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) {
+                unsigned char *w_c = p_b + (c / 4) * RELAXED_GROUP_BYTES + (j / 4) * 16 + (j % 4) * 4 + c % 4;
+                w_c[0] = (unsigned char)w_j[b].qs[c];
+                w_c[RELAXED_NR * 4] = (unsigned char)~w_j[b].qs[c];
+            }
+            float d = sdfed_f16_to_f32(w_j[b].d);
+            memcpy(p_b + RELAXED_QS_BYTES + j * 4, &d, 4);
+        }
+    }
+}
+
+static const int8_path relaxed_path = {RELAXED_MR, RELAXED_X_BLOCK_BYTES, quantise_sign_split_row,
+                                       pack_complement_panel, sdfed_relaxed_panel};
+
+static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                                float *scratch) {
+    linear_int8_on(&relaxed_path, y, x, w, bias, n, scratch);
+}
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The fastest of 3 runs of path, each 4 products of 64 tokens by w (a few
+ * milliseconds, many times the resolution of browsers' clocks). */
+static double time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t = seconds_now();
+        for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, scratch);
+        t = seconds_now() - t;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* Whether the relaxed tile is faster than SIMD128's on this machine, on a
+ * ViT-B-wide product (256 rows of 768 columns; some 30 ms in all). Engines
+ * lower the relaxed dot to one instruction where the CPU has an 8-bit dot
+ * product (x86's AVX-VNNI, Arm's dot product) and to three elsewhere (x86's
+ * pmaddubsw, pmaddwd, paddd), where the exact split's two of them cost more
+ * than i32x4.dot_i16x8_s; the answer changes only the speed, both paths
+ * give the definition's bits. */
+static int relaxed_pays(void) {
+    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK };
+    sdfed_block_q8_0 *blocks = malloc(sizeof *blocks * ROWS * BLOCKS);
+    float *x = malloc(sizeof *x * N * COLS), *y = malloc(sizeof *y * N * ROWS);
+    float *scratch = malloc(sizeof *scratch * INT8_SCRATCH_ROWS * COLS);
+    int pays = 0;
+    if (blocks && x && y && scratch) {
+        for (int b = 0; b < ROWS * BLOCKS; b++) {
+            blocks[b].d = sdfed_f32_to_f16(0.01f);
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) blocks[b].qs[c] = (signed char)((b * 37 + c * 11) % 255 - 127);
+        }
+        for (int i = 0; i < N * COLS; i++) x[i] = (float)(i % 97) - 48.0f;
+        sdfed_weight w = {.type = SDFED_TYPE_Q8_0, .rows = ROWS, .cols = COLS, .data = blocks};
+        time_path(&relaxed_path, &w, x, y, scratch); /* the module's first call instantiates it */
+        pays = time_path(&relaxed_path, &w, x, y, scratch) < time_path(&int16_path, &w, x, y, scratch);
+    }
+    free(blocks), free(x), free(y), free(scratch);
+    return pays;
+}
+
+/* Runs here and is asked for, or runs here and pays (asked once). */
+static int relaxed_chosen(void) {
+    static int chosen = -1;
+    if (chosen < 0) {
+        int engine = sdfed_relaxed_simd();
+        chosen = engine == 2 || (engine == 1 && relaxed_pays());
+    }
+    return chosen;
+}
+
+const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
+                                                     .available = relaxed_chosen,
+                                                     .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
+                                                     .int8_scratch_rows = INT8_SCRATCH_ROWS,
+                                                     .linear = linear,
+                                                     .linear_int8 = linear_int8_relaxed,
+                                                     .reentrant_backward = 1,
+                                                     .linear_backward = linear_backward,
+                                                     .gemm = gemm};
+#endif
 #endif

@@ -43,6 +43,7 @@ chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts
     failed=$((failed + 1))
   fi
 }
+chromium "every kernel backend in Chromium, with relaxed SIMD and without" kernels.mjs "$model"
 chromium "the volunteer page in Chromium" run.mjs "$model"
 chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
 echo "browser: $passed passed, $failed failed"

@@ -126,6 +126,11 @@ static int8_case int8_case_make(int n, int rows, int cols) {
     int8_case t = {.n = n, .rows = rows, .cols = cols};
     t.dense = malloc(sizeof *t.dense * (size_t)rows * cols);
     t.data = make_weight(SDFED_TYPE_Q8_0, rows, cols, t.dense);
+    /* a quant of -128, which ggml's quantiser never writes but a file may
+     * hold (relaxed SIMD's path packs its complement ~w = 127) */
+    sdfed_block_q8_0 *last_row = (sdfed_block_q8_0 *)t.data + (size_t)(rows - 1) * (cols / SDFED_Q8_0_BLOCK);
+    last_row->qs[0] = -128;
+    t.dense[(size_t)(rows - 1) * cols] = -128.0f * sdfed_f16_to_f32(last_row->d);
     t.w = (sdfed_weight){SDFED_TYPE_Q8_0, rows, cols, t.data};
     t.x = random_floats((size_t)n * cols);
     for (int c = 0; c < cols; c++) t.x[c] *= 1e-3f * (float)(c % 5); /* small and zero blocks in the first row */
@@ -295,7 +300,13 @@ int main(void) {
     printf("backends:");
     for (const sdfed_kernels *const *k = all; *k; k++) printf(" %s", (*k)->name);
     printf(" (default %s)\n", sdfed_kernels_default()->name);
-#if defined(__wasm_simd128__)
+#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+    /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
+    const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
+    printf("relaxed SIMD: %s\n", relaxed ? "runs here" : "not here (or turned off)");
+    CHECK(sdfed_kernels_default() == (relaxed ? relaxed : &sdfed_kernels_simd128),
+          "the browser build defaults to simd128-relaxed where it runs, else simd128");
+#elif defined(__wasm_simd128__)
     CHECK(sdfed_kernels_default() == &sdfed_kernels_simd128, "the wasm SIMD build defaults to simd128");
 #elif defined(SDFED_HAVE_BLAS)
     CHECK(sdfed_kernels_default() == &sdfed_kernels_blas, "the native build defaults to blas");

@@ -17,6 +17,9 @@
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y
 #   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
+#   bench relaxed-simd MODEL THREADS chromium: simd128 X img/s, simd128-relaxed Y img/s, ratio Y/X; the page chose K
+#     (sdfed's integer path on SIMD128's kernels and on relaxed SIMD's; K
+#     the kernels of the q8_0 line, the page's own choice)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
 #   tools/bench/peers.sh [native|browser|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
 # Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
@@ -79,6 +82,20 @@ activations() {
     failed=1
   else
     echo "bench q8_0-activations $1 $2 $3: f32 $x img/s, int8 $y img/s, ratio $(ratio "$y" "$x")"
+  fi
+}
+
+# MODEL THREADS SIMD128_LINE RELAXED_LINE DEFAULT_LINE: sdfed's integer path
+# in Chromium on SIMD128's kernels against relaxed SIMD's, and which the page chose
+relaxed() {
+  local x y
+  x=$(value images_per_s "$3") y=$(value images_per_s "$4")
+  if [ -z "$x" ] || [ -z "$y" ] || ! close_enough "$3" || ! close_enough "$4"; then
+    echo "bench relaxed-simd $1 $2 chromium: FAILED: features differ from native sdfed f32's or no timing ($3; $4)"
+    failed=1
+  else
+    echo "bench relaxed-simd $1 $2 chromium: simd128 $x img/s, $(value kernels "$4") $y img/s, ratio $(ratio "$y" "$x");" \
+      "the page chose $(value kernels "$5")"
   fi
 }
 
@@ -168,6 +185,9 @@ browser() {
     comparison "$model" q8_0 "$threads" onnxruntime-web "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)" \
       "$(grep "^chromium onnxruntime-web int8 $threads:" "$log" || true)"
     activations "$model" "$threads" chromium "$(grep "^chromium sdfed q8_0-f32-act $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
+    relaxed "$model" "$threads" "$(grep "^chromium sdfed q8_0-simd128 $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0-relaxed $threads:" "$log" || true)" \
       "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
   done
   echo "bench accuracy $model q8_0/int8 chromium: 1-cos vs f32 sdfed" \

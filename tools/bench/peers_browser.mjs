@@ -12,11 +12,14 @@
 // (native sdfed's f32 features, one line per image), then times
 // one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
 // for sdfed: the worker's encode op, which includes sdfed's preprocessing of
-// the RGBA image). sdfed's Q8_0 runs twice: in integer products (q8_0, the
-// default) and on f32 activations (q8_0-f32-act, wc_set_int8_images(0)).
-// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-f32-act for sdfed; f32,
-// int8 for onnxruntime-web):
-//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
+// the RGBA image). sdfed's Q8_0 runs four times: in integer products (q8_0,
+// on the kernels the page chooses), on relaxed SIMD's integer kernels
+// (q8_0-relaxed) and on SIMD128's (q8_0-simd128), and on f32 activations
+// (q8_0-f32-act, wc_set_int8_images(0)).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-relaxed, q8_0-simd128,
+// q8_0-f32-act for sdfed, which also names its kernels; f32, int8 for
+// onnxruntime-web):
+//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=... [kernels=...]
 //   node peers_browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR ONNX_DIR REFERENCE F32.gguf Q8_0.gguf
 //                          IMAGES REPEATS [THREADS...]
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -48,11 +51,11 @@ const h = harness(work, root, build), state = path.join(work, `peers-state-${pro
 await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
-// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, threadsUsed}
-async function sdfedRun(page, model, threads, int8) {
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, threadsUsed}
+async function sdfedRun(page, model, threads, int8, relaxedSimd) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
-    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, images,
-    repeats });
+    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, relaxedSimd,
+    images, repeats });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
@@ -78,10 +81,14 @@ async function ortRun(page, weights, threads) {
 try {
   for (const threads of threadCounts) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      // [runtime, the line's weights, sdfed's int8 images]: Q8_0 in integers, and on f32 activations
+      // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (the page's choice of
+      // kernels, then relaxed SIMD's and SIMD128's), and on f32 activations
       const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
-      if (weights === 'q8_0') runs.splice(1, 0, ['sdfed', 'q8_0-f32-act', false]);
-      for (const [runtime, name, int8] of runs) {
+      if (weights === 'q8_0') {
+        runs.splice(1, 0, ['sdfed', 'q8_0-relaxed', true, true], ['sdfed', 'q8_0-simd128', true, false],
+          ['sdfed', 'q8_0-f32-act', false]);
+      }
+      for (const [runtime, name, int8, relaxedSimd] of runs) {
         const browser = await launchChromium();
         try {
           const page = await browser.newPage();
@@ -91,12 +98,13 @@ try {
           await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
           const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
           if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
-          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8) : await ortRun(page, ortWeights,
-            threads);
+          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxedSimd)
+            : await ortRun(page, ortWeights, threads);
           const { maxAbs, oneMinusCos } = compareFeatures(r.features, expected);
           console.log(`chromium ${runtime} ${name} ${threads}: ` +
             `images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
-            `one_minus_cos=${oneMinusCos.toExponential(2)} threads_used=${r.threadsUsed}`);
+            `one_minus_cos=${oneMinusCos.toExponential(2)} threads_used=${r.threadsUsed}` +
+            (r.kernels ? ` kernels=${r.kernels}` : ''));
         } catch (e) {
           console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
         } finally {

@@ -3,21 +3,23 @@
 // for page.evaluate in a page of an aggregator's origin. It starts the
 // page's worker (web/compute.js, web/worker.js), loads the model into it
 // (init: the single-threaded or the threaded build; int8 false keeps a Q8_0
-// image tower on f32 activations), encodes the `count` check images of
+// image tower on f32 activations; relaxedSimd as web/worker.js's: unset the
+// page's choice, true or false relaxed SIMD's or SIMD128's integer kernels), encodes the `count` check images of
 // rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
 // the page does) and returns their features, then times the worker's encode
 // op (which includes sdfed's preprocessing) on the first of them, or on a
 // fixed pattern without rgbUrl: one untimed image, then `images` images
 // one at a time, the median rate of `repeats` runs. With keep the worker
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
-//   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, images, repeats, keep})
-//     -> {features: [[...], ...], imagesPerS, threaded, imageSize, embedDim}
-export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, images, repeats,
-  keep = false }) {
+//   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, images, repeats,
+//                                            keep})
+//     -> {features: [[...], ...], imagesPerS, threaded, kernels, imageSize, embedDim}
+export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
+  images, repeats, keep = false }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
-  const info = await call('init', { model, singleThreaded: single, int8Images: int8 }, [model]);
+  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd }, [model]);
   const S = info.imageSize, D = info.embedDim;
   const rgb = rgbUrl ? new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer()) : null;
   const picture = (i) => {
@@ -41,5 +43,6 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   else compute.stop();
   rates.sort((a, b) => a - b);
   return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
-    imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, imageSize: S, embedDim: D };
+    imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, imageSize: S,
+    embedDim: D };
 }

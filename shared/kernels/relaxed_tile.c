@@ -1,0 +1,91 @@
+/* The browser's relaxed-SIMD register tile for linear_int8 (kernels.h):
+ * one packed panel of 8 Q8_0 weight rows times a chunk of quantised tokens,
+ * with i32x4.relaxed_dot_i8x16_i7x16_add_s. Emscripten's toolchain here
+ * cannot emit that instruction, so this file is built on its own by clang-16
+ * and wasm-ld-16 into a small module that imports the client module's memory
+ * (kernels_simd128.c packs, calls it through relaxed_simd.js, which
+ * instantiates it once per thread). No libc, no data, no stack: a function
+ * of plain locals (shared/CMakeLists.txt checks the module uses no global).
+ *
+ * The relaxed dot is exact and the same on every engine only when its
+ * second operand's lanes are in 0..127 (then no engine's pairs of products
+ * saturate: at most 2 * 128 * 127). The activations' quants are in
+ * -127..127 (d = max|x| / 127), so x = x+ - x- with both in 0..127 are the
+ * second operands and any int8 weight the first: with -w = ~w + 1,
+ *   x.w = x+.w - x-.w = x+.w + x-.~w + sum(x-),
+ * the sums of a block started at sum(x-). Every int32 sum is the exact one,
+ * and the f32 steps after it are the definition's. */
+#include <stddef.h>
+#include <stdint.h>
+#include <wasm_simd128.h>
+
+/* the layout, shared with kernels_simd128.c */
+#include "kernels/relaxed_tile.h"
+
+/* acc + the 4-product sums of w (int8) and x (0..127) in each lane */
+static inline v128_t dot(v128_t w, v128_t x, v128_t acc) {
+    return __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4(w, x, acc);
+}
+
+static inline v128_t f32_step(v128_t acc, v128_t sum, v128_t d_x, v128_t d_w) {
+    return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum), wasm_f32x4_mul(d_x, d_w)));
+}
+
+/* y[j] = out[j] + bias[j] for the panel's first nc rows, lane by lane (an
+ * array indexed by nc would live on a stack this module does not have) */
+static inline void store_lane(float *y, int j, int nc, float out, const float *bias) {
+    if (j < nc) y[j] = bias ? out + bias[j] : out;
+}
+
+static inline void store_row(float *y, v128_t lo, v128_t hi, int nc, const float *bias) {
+    store_lane(y, 0, nc, wasm_f32x4_extract_lane(lo, 0), bias);
+    store_lane(y, 1, nc, wasm_f32x4_extract_lane(lo, 1), bias);
+    store_lane(y, 2, nc, wasm_f32x4_extract_lane(lo, 2), bias);
+    store_lane(y, 3, nc, wasm_f32x4_extract_lane(lo, 3), bias);
+    store_lane(y, 4, nc, wasm_f32x4_extract_lane(hi, 0), bias);
+    store_lane(y, 5, nc, wasm_f32x4_extract_lane(hi, 1), bias);
+    store_lane(y, 6, nc, wasm_f32x4_extract_lane(hi, 2), bias);
+    store_lane(y, 7, nc, wasm_f32x4_extract_lane(hi, 3), bias);
+}
+
+__attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int count, const int8_t *xq,
+                                                                 const float *xd, const unsigned char *panel, float *y,
+                                                                 int stride, int nc, const float *bias) {
+    int cols = blocks * RELAXED_BLOCK, row = blocks * RELAXED_X_BLOCK_BYTES;
+    for (int i0 = 0; i0 < count; i0 += RELAXED_MR) {
+        const int8_t *x = xq + (size_t)i0 * row;
+        const float *d = xd + (size_t)i0 * blocks;
+        v128_t acc[RELAXED_MR][2];
+#pragma clang loop unroll(full)
+        for (int i = 0; i < RELAXED_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+        for (int b = 0; b < blocks; b++) {
+            const unsigned char *p_b = panel + (size_t)b * RELAXED_BLOCK_BYTES;
+            v128_t s[RELAXED_MR][2];
+#pragma clang loop unroll(full)
+            for (int i = 0; i < RELAXED_MR; i++)
+                s[i][0] = s[i][1] = wasm_v128_load32_splat(x + (size_t)i * row + 2 * cols + 4 * b);
+            for (int g = 0; g < RELAXED_GROUPS; g++) {
+                const unsigned char *p_g = p_b + g * RELAXED_GROUP_BYTES;
+                v128_t w0 = wasm_v128_load(p_g), w1 = wasm_v128_load(p_g + 16);
+                v128_t not0 = wasm_v128_load(p_g + 32), not1 = wasm_v128_load(p_g + 48);
+#pragma clang loop unroll(full)
+                for (int i = 0; i < RELAXED_MR; i++) {
+                    const int8_t *x_ig = x + (size_t)i * row + b * RELAXED_BLOCK + g * 4;
+                    v128_t plus = wasm_v128_load32_splat(x_ig), minus = wasm_v128_load32_splat(x_ig + cols);
+                    s[i][0] = dot(not0, minus, dot(w0, plus, s[i][0]));
+                    s[i][1] = dot(not1, minus, dot(w1, plus, s[i][1]));
+                }
+            }
+            v128_t d0 = wasm_v128_load(p_b + RELAXED_QS_BYTES), d1 = wasm_v128_load(p_b + RELAXED_QS_BYTES + 16);
+#pragma clang loop unroll(full)
+            for (int i = 0; i < RELAXED_MR; i++) {
+                v128_t d_x = wasm_f32x4_splat(d[(size_t)i * blocks + b]);
+                acc[i][0] = f32_step(acc[i][0], s[i][0], d_x, d0);
+                acc[i][1] = f32_step(acc[i][1], s[i][1], d_x, d1);
+            }
+        }
+#pragma clang loop unroll(full)
+        for (int i = 0; i < RELAXED_MR; i++)
+            if (i0 + i < count) store_row(y + (size_t)(i0 + i) * stride, acc[i][0], acc[i][1], nc, bias);
+    }
+}
