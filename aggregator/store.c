@@ -273,7 +273,10 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
     if (rc == SDFED_OK)
         rc = write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES ($1, $2, $3)", next, 3, NULL, NULL,
                              "next round", err);
-    return own ? commit_or_abandon(s, rc, err) : rc;
+    if (!own) return rc;
+    rc = commit_or_abandon(s, rc, err);
+    if (rc == SDFED_OK && s->backend->between_rounds) s->backend->between_rounds(s);
+    return rc;
 }
 
 /* a statement's rows counted */

@@ -38,6 +38,9 @@ typedef struct store_backend {
     const char *begin; /* the statement that begins a write transaction */
     /* Ends a failed transaction if it is still open, without reporting. */
     void (*rollback)(store *s);
+    /* Housekeeping once a round is closed and before the next one's writes
+     * (NULL: none). */
+    void (*between_rounds)(store *s);
     /* Cluster mode (NULL in a back end without it): LISTEN on channel,
      * again after every reconnection; notified drains what arrived and
      * says whether anything did (or the connection was opened again, when
