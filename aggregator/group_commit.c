@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node) {
     memset(g, 0, sizeof *g);
     g->node = node;
@@ -33,15 +35,13 @@ static void arrived(group_commit *g, int64_t now_ms) {
 
 int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
                      size_t n_values, int64_t now_ms) {
-    if (g->n_updates == g->cap_updates) {
-        int cap = g->cap_updates ? 2 * g->cap_updates : 64;
-        store_new_update *updates = realloc(g->updates, sizeof *updates * (size_t)cap);
-        if (updates) g->updates = updates;
-        store_outcome *outcome = realloc(g->outcome, sizeof *outcome * (size_t)cap);
-        if (outcome) g->outcome = outcome;
-        if (!updates || !outcome) return SDFED_ERR_NOMEM;
-        g->cap_updates = cap;
-    }
+    int outcome_cap = g->cap_updates; /* a parallel array: as many */
+    store_outcome *outcome = sdfed_grow(g->outcome, &outcome_cap, g->n_updates, sizeof *outcome);
+    if (!outcome) return SDFED_ERR_NOMEM;
+    g->outcome = outcome;
+    store_new_update *updates = sdfed_grow(g->updates, &g->cap_updates, g->n_updates, sizeof *updates);
+    if (!updates) return SDFED_ERR_NOMEM;
+    g->updates = updates;
     float *copy = malloc(sizeof *copy * (n_values ? n_values : 1));
     if (!copy) return SDFED_ERR_NOMEM;
     memcpy(copy, values, sizeof *copy * n_values);
@@ -51,26 +51,18 @@ int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t sam
 }
 
 int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms) {
-    if (g->n_metrics == g->cap_metrics) {
-        int cap = g->cap_metrics ? 2 * g->cap_metrics : 64;
-        store_new_metrics *metrics = realloc(g->metrics, sizeof *metrics * (size_t)cap);
-        if (!metrics) return SDFED_ERR_NOMEM;
-        g->metrics = metrics;
-        g->cap_metrics = cap;
-    }
+    store_new_metrics *metrics = sdfed_grow(g->metrics, &g->cap_metrics, g->n_metrics, sizeof *metrics);
+    if (!metrics) return SDFED_ERR_NOMEM;
+    g->metrics = metrics;
     arrived(g, now_ms);
     g->metrics[g->n_metrics++] = *m;
     return SDFED_OK;
 }
 
 int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_t now_ms) {
-    if (g->n_presence == g->cap_presence) {
-        int cap = g->cap_presence ? 2 * g->cap_presence : 64;
-        store_new_presence *presence = realloc(g->presence, sizeof *presence * (size_t)cap);
-        if (!presence) return SDFED_ERR_NOMEM;
-        g->presence = presence;
-        g->cap_presence = cap;
-    }
+    store_new_presence *presence = sdfed_grow(g->presence, &g->cap_presence, g->n_presence, sizeof *presence);
+    if (!presence) return SDFED_ERR_NOMEM;
+    g->presence = presence;
     arrived(g, now_ms);
     g->presence[g->n_presence++] = (store_new_presence){client, shard};
     return SDFED_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/log.h"
@@ -338,15 +339,13 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         return;
     }
     /* a new client: registered with the others that come within the batch's wait */
-    if (h->n_registering == h->cap_registering) {
-        int cap = h->cap_registering ? 2 * h->cap_registering : 64;
-        struct registration *grown = realloc(h->registering, sizeof *grown * (size_t)cap);
-        if (!grown) {
-            refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
-            return;
-        }
-        h->registering = grown, h->cap_registering = cap;
+    struct registration *grown =
+        sdfed_grow(h->registering, &h->cap_registering, h->n_registering, sizeof *h->registering);
+    if (!grown) {
+        refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
+        return;
     }
+    h->registering = grown;
     random_token(ss->token);
     if (h->n_registering == 0) h->registering_since_ms = now_ms;
     struct registration *r = &h->registering[h->n_registering++];
