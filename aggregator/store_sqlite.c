@@ -24,8 +24,36 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
     "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));";
 
+/* The connection and its prepared statements, kept for its life and found
+ * by their SQL text, most recently used first: a batch runs the same few
+ * statements for every row, and preparing them again for each row cost
+ * more than running them. */
+enum { CACHED_STATEMENTS = 64 };
+typedef struct sqlite_connection {
+    sqlite3 *db;
+    sqlite3_stmt *cached[CACHED_STATEMENTS];
+    int n_cached;
+} sqlite_connection;
+
+static sqlite3 *db_of(const store *s) { return ((const sqlite_connection *)s->connection)->db; }
+
 static int fail(store *s, sdfed_error *err, const char *what) {
-    return store_fail(s, err, what, sqlite3_errmsg(s->connection));
+    return store_fail(s, err, what, sqlite3_errmsg(db_of(s)));
+}
+
+/* sql's statement, reset and unbound (NULL: SQLite could not prepare it) */
+static sqlite3_stmt *prepared(sqlite_connection *c, const char *sql) {
+    int i = 0;
+    while (i < c->n_cached && strcmp(sqlite3_sql(c->cached[i]), sql) != 0) i++;
+    sqlite3_stmt *st = i < c->n_cached ? c->cached[i] : NULL;
+    if (!st) {
+        if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+        if (c->n_cached == CACHED_STATEMENTS) sqlite3_finalize(c->cached[--c->n_cached]);
+        i = c->n_cached++;
+    }
+    memmove(&c->cached[1], &c->cached[0], sizeof c->cached[0] * (size_t)i);
+    c->cached[0] = st;
+    return st;
 }
 
 static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
@@ -33,10 +61,12 @@ static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
     if (!(s->name = strdup(dir))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     char path[4096];
     snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);
-    sqlite3 *db = NULL;
-    int opened = sqlite3_open(path, &db);
-    s->connection = db;
+    sqlite_connection *c = calloc(1, sizeof *c);
+    if (!c) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
+    s->connection = c;
+    int opened = sqlite3_open(path, &c->db);
     if (opened != SQLITE_OK) return fail(s, err, path);
+    sqlite3 *db = c->db;
     if (sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
                      "PRAGMA wal_autocheckpoint=65536; PRAGMA journal_size_limit=0;",
@@ -56,7 +86,14 @@ static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
     return SDFED_OK;
 }
 
-static void sqlite_close(store *s) { sqlite3_close(s->connection); }
+static void sqlite_close(store *s) {
+    sqlite_connection *c = s->connection;
+    if (!c) return;
+    for (int i = 0; i < c->n_cached; i++) sqlite3_finalize(c->cached[i]);
+    sqlite3_close(c->db);
+    free(c);
+    s->connection = NULL;
+}
 
 /* parameter k is named $k+1 in the SQL */
 static void bind(sqlite3_stmt *st, int k, const store_value *v) {
@@ -89,8 +126,8 @@ enum { MAX_COLUMNS = 10 };
 
 static int sqlite_exec(store *s, const char *sql, const store_value *params, int n_params, store_row_fn row, void *ctx,
                        const char *what, sdfed_error *err) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->connection, sql, -1, &st, NULL) != SQLITE_OK) return fail(s, err, what);
+    sqlite3_stmt *st = prepared(s->connection, sql);
+    if (!st) return fail(s, err, what);
     for (int k = 0; k < n_params; k++) bind(st, k, &params[k]);
     int n = sqlite3_column_count(st), step = SQLITE_DONE, rc = SDFED_OK;
     assert(n <= MAX_COLUMNS);
@@ -100,17 +137,18 @@ static int sqlite_exec(store *s, const char *sql, const store_value *params, int
         if (row) rc = row(ctx, columns, n, err);
     }
     if (rc == SDFED_OK && step == SQLITE_CONSTRAINT)
-        rc = sdfed_fail(err, SDFED_ERR_ARG, "store: %s: %s", what, sqlite3_errmsg(s->connection));
+        rc = sdfed_fail(err, SDFED_ERR_ARG, "store: %s: %s", what, sqlite3_errmsg(db_of(s)));
     else if (rc == SDFED_OK && step != SQLITE_DONE)
         rc = fail(s, err, what);
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     return rc;
 }
 
 /* a COMMIT that failed (a full disk) may leave the transaction open, and
  * every later BEGIN would fail with it */
 static void sqlite_rollback(store *s) {
-    if (!sqlite3_get_autocommit(s->connection)) sqlite3_exec(s->connection, "ROLLBACK", NULL, NULL, NULL);
+    if (!sqlite3_get_autocommit(db_of(s))) sqlite3_exec(db_of(s), "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* The write-ahead log copied into the database (a passive checkpoint,
@@ -121,7 +159,7 @@ static void sqlite_rollback(store *s) {
  * starts again empty after each (journal_size_limit 0): its file holds
  * only what is not in the database yet. */
 static void sqlite_between_rounds(store *s) {
-    sqlite3_wal_checkpoint_v2(s->connection, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    sqlite3_wal_checkpoint_v2(db_of(s), NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
 const store_backend store_sqlite = {.open = sqlite_open,
