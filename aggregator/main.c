@@ -94,7 +94,7 @@ static int number(const char *text, const char *name, double lo, double hi, doub
 }
 
 int main(int argc, char **argv) {
-    cli_help_hint = "see --help";
+    cli_set_program("sdfed-aggregator");
     args a = {0};
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (!a.task) return cli_error(CLI_USAGE, "aggregator: --task is required (see --help)");
+    if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
@@ -159,28 +159,28 @@ int main(int argc, char **argv) {
         number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after))
         return CLI_USAGE;
     if (hangup_after <= ping_after)
-        return cli_error(CLI_USAGE, "aggregator: --hangup-after (%g s) must be longer than --ping-after (%g s)",
+        return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
                          hangup_after, ping_after);
     int rule = sdfed_aggregate_rule_from_name(a.rule);
-    if (rule < 0) return cli_error(CLI_USAGE, "aggregator: --aggregate must be mean, median or trimmed_mean");
+    if (rule < 0) return cli_error(CLI_USAGE, "--aggregate must be mean, median or trimmed_mean");
     if (strcmp(a.mode, "sync") && strcmp(a.mode, "async"))
-        return cli_error(CLI_USAGE, "aggregator: --mode must be sync or async");
-    if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "aggregator: --noise-multiplier needs --clip-norm");
-    if (!a.cert != !a.key) return cli_error(CLI_USAGE, "aggregator: TLS needs both --cert and --key");
-    if (a.db && a.state) return cli_error(CLI_USAGE, "aggregator: --state and --db both name the state; give one");
+        return cli_error(CLI_USAGE, "--mode must be sync or async");
+    if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "--noise-multiplier needs --clip-norm");
+    if (!a.cert != !a.key) return cli_error(CLI_USAGE, "TLS needs both --cert and --key");
+    if (a.db && a.state) return cli_error(CLI_USAGE, "--state and --db both name the state; give one");
     if (a.state && store_is_database(a.state))
-        return cli_error(CLI_USAGE, "aggregator: --state takes a folder; a PostgreSQL URI goes to --db");
+        return cli_error(CLI_USAGE, "--state takes a folder; a PostgreSQL URI goes to --db");
     if (a.db && !store_is_database(a.db))
-        return cli_error(CLI_USAGE, "aggregator: --db must be a postgresql:// or postgres:// URI");
+        return cli_error(CLI_USAGE, "--db must be a postgresql:// or postgres:// URI");
     if (a.db && !strcmp(a.mode, "async"))
         return cli_error(CLI_USAGE,
-                         "aggregator: --db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
+                         "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
                          "with --state");
     const char *where = a.db ? a.db : a.state ? a.state : "state";
     sdfed_error host_err = {0};
     char bind_address[256];
     if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
-        return cli_error(CLI_USAGE, "aggregator: %s", host_err.message);
+        return cli_error(CLI_USAGE, "%s", host_err.message);
 
     /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
     char resolved[4096];
     sdfed_task task;
     char task_sha[65];
-    if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "aggregator: %s", err.message);
+    if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "%s", err.message);
     double min_clients = task.min_clients > 0         ? task.min_clients
                          : task.clients_per_round > 0 ? task.clients_per_round
                                                       : task.clients,
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
         return CLI_USAGE;
     }
     if (native_model_open(&model, task.model, &err)) {
-        cli_error(CLI_FAILED, "aggregator: model: %s", err.message);
+        cli_error(CLI_FAILED, "model: %s", err.message);
         goto done;
     }
     char model_sha[65], model_path[4096];
@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
     if (scanned == SDFED_OK) scanned = fed_data_task_classes(&task, &folders, &err);
     fed_data_free(&folders);
     if (scanned || sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
-        cli_error(CLI_FAILED, "aggregator: classes: %s", err.message);
+        cli_error(CLI_FAILED, "classes: %s", err.message);
         goto done;
     }
 
@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     char *stored_task = NULL;
     int stored = store_open(&st, where, &err);
     if (stored == SDFED_ERR_ARG) { /* a URI libpq cannot read */
-        rc = cli_error(CLI_USAGE, "aggregator: --db: %s", err.message);
+        rc = cli_error(CLI_USAGE, "--db: %s", err.message);
         goto done;
     }
     if (stored == SDFED_OK) stored = store_get_meta(st, "task_sha256", &stored_task, &err);
@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
         stored = store_set_meta(st, "task_sha256", task_sha, &err);
     free(stored_task);
     if (stored) {
-        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
 
@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
         int mismatches = 0;
         if (verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
                           &err)) {
-            cli_error(CLI_FAILED, "aggregator: --verify: %s", err.message);
+            cli_error(CLI_FAILED, "--verify: %s", err.message);
             goto done;
         }
         printf("verify: %s\n", mismatches ? "MISMATCH" : "every stored round recomputed");
@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
         free(stored_decisions);
         if (stored == SDFED_OK) stored = cluster_open(&cl, st, lease, &err);
         if (stored) {
-            cli_error(CLI_FAILED, "aggregator: %s", err.message);
+            cli_error(CLI_FAILED, "%s", err.message);
             goto done;
         }
     }
@@ -303,7 +303,7 @@ int main(int argc, char **argv) {
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
         description_write(&task, &dm, federation_get_global(fed).shape, demo_shards(shards), &description, &err)) {
-        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
     handlers_options ho = {.join_key = a.join_key,
@@ -334,7 +334,7 @@ int main(int argc, char **argv) {
                        .header_timeout_s = 5,
                        .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)}};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
-        cli_error(CLI_FAILED, "aggregator: %s", err.message);
+        cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
 
@@ -350,7 +350,7 @@ int main(int argc, char **argv) {
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);
     if (a.port_file && native_write_file(a.port_file, number, &err)) {
-        cli_error(CLI_FAILED, "aggregator: --port-file %s", err.message);
+        cli_error(CLI_FAILED, "--port-file %s", err.message);
         goto done;
     }
     native_logf("listening",

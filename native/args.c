@@ -5,17 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char *program = "sdfed";
+/* where the unknown-option error points the user */
+static const char *help_hint = "see 'sdfed help'";
+
+void cli_set_program(const char *name) {
+    program = name;
+    help_hint = "see --help";
+}
+
 int cli_error(int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("sdfed: ", stderr);
+    fprintf(stderr, "%s: ", program);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
     return status;
 }
-
-const char *cli_help_hint = "see 'sdfed help'";
 
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
     if (n_positional) *n_positional = 0;
@@ -23,19 +30,19 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
             if (!positional && i + 1 < argc)
-                return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", argv[i + 1], cli_help_hint);
+                return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", argv[i + 1], help_hint);
             while (++i < argc) (*positional)[(*n_positional)++] = argv[i];
             break;
         }
         if (strncmp(arg, "--", 2) != 0) {
-            if (!positional) return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", arg, cli_help_hint);
+            if (!positional) return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", arg, help_hint);
             (*positional)[(*n_positional)++] = argv[i];
             continue;
         }
         const cli_option *o = NULL;
         for (int k = 0; k < n_options && !o; k++)
             if (strcmp(options[k].name, arg) == 0) o = &options[k];
-        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (%s)", arg, cli_help_hint);
+        if (!o) return cli_error(CLI_USAGE, "unknown option '%s' (%s)", arg, help_hint);
         if (o->flag) {
             *o->flag = 1;
         } else {

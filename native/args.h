@@ -17,10 +17,12 @@ typedef struct cli_option {
  * CLI_USAGE on an unknown option, a missing value, or any positional argument
  * when positional is NULL (a command that takes none). */
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional);
-/* Where the unknown-option error points the user ("see 'sdfed help'"). */
-extern const char *cli_help_hint;
+/* A program of its own, not a subcommand of sdfed (sdfed-aggregator, say):
+ * its error lines start with its name and point the user to its --help. */
+void cli_set_program(const char *name);
 
-/* Prints "sdfed: <message>" to stderr and returns status. */
+/* Prints "<program>: <message>" to stderr ("sdfed: " unless
+ * cli_set_program named another) and returns status. */
 int cli_error(int status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
     const cli_option options[] = {{"--updates", &n_text, NULL}, {"--size", &p_text, NULL},
                                   {"--dir", &dir, NULL},        {"--repeats", &repeats_text, NULL},
                                   {"--seed", &seed_text, NULL}, {"--help", NULL, &help}};
+    cli_set_program("bench_aggregate");
     if (cli_parse(argc - 1, argv + 1, options, 6, NULL, NULL)) return CLI_USAGE;
     if (help) {
         printf("usage: bench_aggregate --updates N --size P --dir DIR [--repeats 5] [--seed 1]\n");
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
     int n = n_text ? atoi(n_text) : 0, repeats = atoi(repeats_text);
     long long P = p_text ? atoll(p_text) : 0;
     if (n < 1 || P < 1 || repeats < 1 || !dir)
-        return cli_error(CLI_USAGE, "bench_aggregate: --updates, --size and --dir are required, counts >= 1");
+        return cli_error(CLI_USAGE, "--updates, --size and --dir are required, counts >= 1");
 
     sdfed_rng rng;
     sdfed_rng_seed(&rng, (uint64_t)strtoull(seed_text, NULL, 10));
@@ -75,7 +76,7 @@ int main(int argc, char **argv) {
     float **updates = malloc(sizeof *updates * (size_t)n), *out = malloc(sizeof(float) * (size_t)P);
     double *weights = malloc(sizeof *weights * (size_t)n);
     if (!data || !previous || !updates || !out || !weights)
-        return cli_error(CLI_FAILED, "bench_aggregate: out of memory");
+        return cli_error(CLI_FAILED, "out of memory");
     for (long long j = 0; j < P; j++) previous[j] = (float)(0.02 * sdfed_rng_normal(&rng));
     for (int i = 0; i < n; i++) {
         updates[i] = data + (size_t)i * (size_t)P;
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
             int64_t t0 = native_clock_monotonic_ns();
             int rc = sdfed_aggregate(&rules[r].cfg, (const float *const *)updates, weights, n, (size_t)P, previous,
                                      &noise, out, &arena, &err);
-            if (rc) return cli_error(CLI_FAILED, "bench_aggregate: %s: %s", rules[r].name, err.message);
+            if (rc) return cli_error(CLI_FAILED, "%s: %s", rules[r].name, err.message);
             if (t >= 0) ms[t] = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
         }
         char name[128];

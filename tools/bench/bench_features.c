@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
                                   {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
                                   {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
                                   {"--help", NULL, &help}};
-    cli_help_hint = "see --help";
+    cli_set_program("bench_features");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path) {
         fputs(usage, help ? stdout : stderr);
@@ -64,16 +64,16 @@ int main(int argc, char **argv) {
     }
     int threads = atoi(threads_s), n_images = atoi(images_s), repeats = atoi(repeats_s);
     if (threads < 1 || n_images < 1 || repeats < 1)
-        return cli_error(CLI_USAGE, "bench_features: --threads, --images and --repeats must be at least 1");
+        return cli_error(CLI_USAGE, "--threads, --images and --repeats must be at least 1");
     if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
-        return cli_error(CLI_USAGE, "bench_features: --int8-images must be 0 or 1, not '%s'", int8_s);
+        return cli_error(CLI_USAGE, "--int8-images must be 0 or 1, not '%s'", int8_s);
     native_model m;
     sdfed_error err = {0};
-    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
     m.clip.int8_images = int8_s[0] == '1';
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
-        return cli_error(CLI_FAILED, "bench_features: could not start %d threads", threads);
+        return cli_error(CLI_FAILED, "could not start %d threads", threads);
     int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
     size_t per_image = (size_t)S * S * 3;
     float *features = malloc(sizeof *features * (size_t)E);
@@ -84,10 +84,10 @@ int main(int argc, char **argv) {
         unsigned char *rgb = NULL;
         long size = read_file(check, &rgb);
         if (size <= 0 || size % (long)per_image != 0)
-            return cli_error(CLI_FAILED, "bench_features: %s: not a whole number of %d x %d RGB images", check, S, S);
+            return cli_error(CLI_FAILED, "%s: not a whole number of %d x %d RGB images", check, S, S);
         for (long i = 0; i < size / (long)per_image; i++) {
             if (features_of(&m.clip, k, rgb + i * per_image, features, &arena, &err))
-                return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+                return cli_error(CLI_FAILED, "%s", err.message);
             for (int d = 0; d < E; d++) printf(d ? " %.9g" : "%.9g", features[d]);
             printf("\n");
         }
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
         for (int i = -1; i < n_images; i++) {
             if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
             if (features_of(&m.clip, k, rgb, features, &arena, &err))
-                return cli_error(CLI_FAILED, "bench_features: %s", err.message);
+                return cli_error(CLI_FAILED, "%s", err.message);
         }
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
         {"--model", &model_path, NULL}, {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
         {"--batch", &batch_s, NULL},    {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
         {"--steps", &steps_s, NULL},    {"--backend", &backend, NULL},      {"--help", NULL, &help}};
-    cli_help_hint = "see --help";
+    cli_set_program("bench_step");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path || !classes_path) {
         fputs(usage, help ? stdout : stderr);
@@ -67,12 +67,12 @@ int main(int argc, char **argv) {
     native_model m;
     sdfed_error err = {0};
     if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
-        return cli_error(CLI_USAGE, "bench_step: bad backend, sizes or class file (need %d names)", C);
-    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+        return cli_error(CLI_USAGE, "bad backend, sizes or class file (need %d names)", C);
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
-        return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+        return cli_error(CLI_FAILED, "%s", err.message);
 
     srand(1);
     float *Gs = malloc(sizeof *Gs * S_s * W), *Gc = malloc(sizeof *Gc * S_l * W);
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         sdfed_arena_reset(&arena);
         double t0 = native_clock_seconds(native_clock_monotonic_ns());
         if (sdfed_method_step(&cfg, &m.clip, k, &cls, &p, &batch, &losses, &prof, &arena, &err))
-            return cli_error(CLI_FAILED, "bench_step: %s", err.message);
+            return cli_error(CLI_FAILED, "%s", err.message);
         if (s < 0) continue;
         t_total[s] = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         t_phase[0][s] = prof.svd, t_phase[1][s] = prof.projection, t_phase[2][s] = prof.forward;

@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     const char *repeats_s = "5", *ms_s = "300";
     int help = 0;
     const cli_option options[] = {{"--repeats", &repeats_s, NULL}, {"--ms", &ms_s, NULL}, {"--help", NULL, &help}};
-    cli_help_hint = "see --help";
+    cli_set_program("bench_peak");
     if (cli_parse(argc - 1, argv + 1, options, 3, NULL, NULL)) return CLI_USAGE;
     if (help) {
         fputs("usage: bench_peak [--repeats N (5)] [--ms MILLISECONDS (300)]\n", stdout);

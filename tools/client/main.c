@@ -587,7 +587,7 @@ int main(int argc, char **argv) {
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
     int quiet = 0, help = 0;
     c.model_path = NATIVE_DEFAULT_MODEL;
-    cli_help_hint = "see --help";
+    cli_set_program("sdfed-client");
     const cli_option options[] = {{"--server", &server, NULL},      {"--client-index", &index, NULL},
                                   {"--model", &c.model_path, NULL}, {"--cache", &c.cache, NULL},
                                   {"--data", &c.data_dir, NULL},    {"--host-task", &c.host_task, NULL},
@@ -602,26 +602,26 @@ int main(int argc, char **argv) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (!server) return cli_error(CLI_USAGE, "client: --server is required (see --help)");
+    if (!server) return cli_error(CLI_USAGE, "--server is required (see --help)");
     ws_url url;
     if (ws_url_parse(&url, server, NULL))
-        return cli_error(CLI_USAGE, "client: --server must be ws://HOST:PORT or wss://...");
+        return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
     char *end = NULL;
     unsigned long long seed = jitter ? strtoull(jitter, &end, 10) : (unsigned long long)c.index;
     if (jitter && (!*jitter || *end || *jitter == '-'))
-        return cli_error(CLI_USAGE, "client: --jitter-seed must be a non-negative integer, not '%s'", jitter);
+        return cli_error(CLI_USAGE, "--jitter-seed must be a non-negative integer, not '%s'", jitter);
     sdfed_backoff_init(&c.backoff, seed);
     if (strcmp(encoding, "json") && strcmp(encoding, "binary"))
-        return cli_error(CLI_USAGE, "client: --encoding must be binary or json");
+        return cli_error(CLI_USAGE, "--encoding must be binary or json");
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
     c.give_up_s = atof(give_up);
     c.k = native_backend(backend);
     c.cached_round = c.waiting_round = -1;
-    if (!c.k) return cli_error(CLI_USAGE, "client: backend '%s' is not in this build", backend);
+    if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
-        return cli_error(CLI_USAGE, "client: --attack must be flip or scale:F");
+        return cli_error(CLI_USAGE, "--attack must be flip or scale:F");
     if (c.token_file) {
         FILE *f = fopen(c.token_file, "r");
         if (f) {
@@ -632,7 +632,7 @@ int main(int argc, char **argv) {
     const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
     sdfed_error err = {0};
     if (ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err))
-        return cli_error(CLI_FAILED, "client: %s", err.message);
+        return cli_error(CLI_FAILED, "%s", err.message);
     sdfed_arena_init(&c.arena);
     ws_conn_init(&c.conn, &c.ws, &c);
     signal(SIGINT, on_signal);

@@ -557,12 +557,13 @@ if ! nm "$aggregator" 2>/dev/null | grep -q __asan_init; then
 fi
 stop_server
 
-# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line and status 2
+# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line that starts with the
+# program's name, and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
   "$prog" --no-such-option >"$work/help.out" 2>"$work/help.err"
-  [ $? -eq 2 ] && [ "$(wc -l <"$work/help.err")" -eq 1 ] && grep -q "unknown option '--no-such-option' (see --help)" \
+  [ $? -eq 2 ] && [ "$(wc -l <"$work/help.err")" -eq 1 ] && grep -q "^$(basename "$prog"): unknown option '--no-such-option' (see --help)" \
     "$work/help.err" && ok || bad "$(basename "$prog") with an unknown option: $(cat "$work/help.err")"
   "$prog" stray >"$work/help.out" 2>"$work/help.err"
   [ $? -eq 2 ] && grep -q "unexpected argument 'stray' (see --help)" "$work/help.err" && ok ||
