@@ -99,21 +99,19 @@ compare: deps build
 	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))
 
 # make compare-paper [MODEL=OTHER.gguf] [SEEDS=5]: the whole paper protocol in one command: every setting
-# (tasks/paper-*.json) with each method's lr chosen on validation, SDFed's ablation in each, and the lambda
-# and gamma sweeps on pathological; resumable (about 4 hours on 2 cores with the default model). Its image
-# features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path)
+# (tasks/paper-*.json) with each method's lr chosen on validation, then SDFed's ablation and the lambda and
+# gamma sweeps in each; resumable (about 8 hours on 2 cores with the default model). Its image
+# features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path).
+# Every finished run is archived in docs/results/runs (the runs behind docs/results.md), and a run found
+# there, made by the same task and flags, is not run again
 PAPER_SETTINGS := pathological hetero domains dirichlet
 PAPER_IMAGES := --f32-images
+PAPER_COMPARE = /usr/bin/python3 tools/compare.py --seeds $(SEEDS) $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) \
+	--archive docs/results/runs
 compare-paper: deps build
 	for t in $(PAPER_SETTINGS); do \
-	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --lrs 0.001,0.003,0.01,0.03,0.1 \
-	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) && \
-	  /usr/bin/python3 tools/compare.py --task tasks/paper-$$t.json --seeds $(SEEDS) --methods ablation \
-	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
-	done
-	for s in lambda gamma; do \
-	  /usr/bin/python3 tools/compare.py --task tasks/paper-pathological.json --seeds $(SEEDS) --methods $$s \
-	    $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) || exit 1; \
+	  $(PAPER_COMPARE) --task tasks/paper-$$t.json --lrs 0.001,0.003,0.01,0.03,0.1 || exit 1; \
+	  for m in ablation lambda gamma; do $(PAPER_COMPARE) --task tasks/paper-$$t.json --methods $$m || exit 1; done; \
 	done
 
 clean:

@@ -30,9 +30,22 @@ comparison resumes. Outputs in DIR (default build/compare/<task
 name>[-<model>][-ablation|-lambda|-gamma]): one folder per run
 (results.json, accuracy.svg), table.md, accuracy.svg, and for a sweep
 sweep.svg (the final accuracy against the swept value, a line per series).
+
+--archive DIR keeps every finished run's results outside the build folder,
+as DIR/<the outputs' folder name>/<run>.json.gz (the results and the sim
+flags they were made with), and takes a run from there instead of running
+it when the archived one was made by the same task (every key the task file
+sets, the model by its sha256, the run's method, seed and lr) with the same
+flags; one that differs is run again and replaced. `make compare-paper`
+archives into docs/results/runs, so that the runs behind docs/results.md
+are kept with it, and a comparison too long for one sitting goes on from
+what earlier ones archived.
 """
 import argparse
 import concurrent.futures
+import functools
+import gzip
+import hashlib
 import json
 import math
 import os
@@ -62,6 +75,7 @@ COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#0
 
 
 NO_LR = ["zeroshot"]  # methods that train nothing
+DEFAULT_MODEL = "models/fmnist-tiny-clip.q8_0.gguf"  # a task's model when it names none
 
 
 def derived_task(task, settings, path):
@@ -70,7 +84,7 @@ def derived_task(task, settings, path):
         t = json.load(f)
     here = os.path.dirname(os.path.abspath(task))
     near = lambda p: p if os.path.isabs(p) or not os.path.exists(os.path.join(here, p)) else os.path.join(here, p)
-    t["model"] = os.path.abspath(near(t.get("model", "models/fmnist-tiny-clip.q8_0.gguf")))
+    t["model"] = os.path.abspath(near(t.get("model", DEFAULT_MODEL)))
     if isinstance(t.get("dataset"), dict):
         t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
     t.update(settings)
@@ -96,16 +110,61 @@ def variant_task(task, variant, out):
     return derived_task(task, settings, os.path.join(out, "tasks", name))
 
 
-def run(sim, task, job, out, env):
-    """sim: the command's start (sdfed sim [flags]); job: (variant, seed, lr or None, validation); returns
-    (job, results, seconds)."""
+def same_setting(asked, made):
+    """Whether the task keys asked for (a task file's values) are what a run was made with (its results.json's
+    task, where sdfed wrote every key, its numbers as float32 and its paths as given)."""
+    if isinstance(asked, dict):
+        return isinstance(made, dict) and all(k in made and same_setting(v, made[k]) for k, v in asked.items())
+    if isinstance(asked, bool) or not isinstance(asked, (int, float)):
+        return asked == made or (isinstance(asked, str) and isinstance(made, str) and os.path.isabs(asked)
+                                 and os.path.basename(asked) == os.path.basename(made))
+    return isinstance(made, (int, float)) and abs(asked - made) <= 1e-6 * max(abs(asked), abs(made), 1e-30)
+
+
+@functools.lru_cache(maxsize=None)
+def file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def archived(path, sim, task, method, seed, lr):
+    """The results archived at path if they were made by this task with these flags and this method, seed and lr
+    (None: the task's), else None (saying why when there is an archived run)."""
+    if not os.path.exists(path):
+        return None
+    with gzip.open(path, "rt") as f:
+        entry = json.load(f)
+    with open(task) as f:
+        asked = json.load(f)
+    model = asked.pop("model", DEFAULT_MODEL)
+    asked.update({"method": method, "seed": seed}, **({"lr": lr} if lr is not None else {}))
+    res = entry["results"]
+    if entry["sim"] != sim[2:] or res["model_sha256"] != file_sha256(model) or not same_setting(asked, res["task"]):
+        print(f"{path} was made by another task, model or flags: running it again", flush=True)
+        return None
+    return res
+
+
+def run(sim, task, job, out, env, archive):
+    """sim: the command's start (sdfed sim [flags]); job: (variant, seed, lr or None, validation); archive: the
+    folder of archived runs, or None; returns (job, results, seconds)."""
     variant, seed, lr, validation = job
     method = variant.split(":")[0]
     task = variant_task(task, variant, out)
     name = f"{variant.replace(':', '-').replace(',', '-')}-seed{seed}" + (f"-lr{lr:g}" if lr is not None else "") + \
         ("-validation" if validation else "")
     folder = os.path.join(out, name)
+    kept = os.path.join(archive, os.path.basename(os.path.normpath(out)), name + ".json.gz") if archive else None
     started = time.time()
+    res = archived(kept, sim, task, method, seed, lr) if kept else None
+    in_archive = res is not None
+    if in_archive and not os.path.exists(os.path.join(folder, "results.json")):
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "results.json"), "w") as f:
+            json.dump(res, f)
     if not os.path.exists(os.path.join(folder, "results.json")):  # else a finished run of an earlier call
         cmd = sim + ["--task", task, "--method", method, "--seed", str(seed), "--out", folder + ".part"]
         cmd += (["--lr", f"{lr:g}"] if lr is not None else []) + (["--validation"] if validation else [])
@@ -118,17 +177,23 @@ def run(sim, task, job, out, env):
             shutil.rmtree(folder)
         os.rename(folder + ".part", folder)
     with open(os.path.join(folder, "results.json")) as f:
-        return job, json.load(f), time.time() - started
+        res = json.load(f)
+    if kept and not in_archive:
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        with gzip.open(kept + ".part", "wt") as f:
+            json.dump({"sim": sim[2:], "results": res}, f, separators=(",", ":"))
+        os.replace(kept + ".part", kept)
+    return job, res, time.time() - started
 
 
-def run_all(sim, task, jobs, out, env, workers, what):
+def run_all(sim, task, jobs, out, env, workers, what, archive):
     """Runs the jobs (the first alone: it fills the feature cache), printing progress; {job: results}."""
     results = {}
-    job, res, secs = run(sim, task, jobs[0], out, env)
+    job, res, secs = run(sim, task, jobs[0], out, env, archive)
     results[job] = res
     print(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run, sim, task, j, out, env) for j in jobs[1:]]
+        futures = [pool.submit(run, sim, task, j, out, env, archive) for j in jobs[1:]]
         for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
             job, res, secs = fut.result()
             results[job] = res
@@ -232,6 +297,7 @@ def main():
     ap.add_argument("--sdfed", default="build/sdfed")
     ap.add_argument("--f32-images", action="store_true",
                     help="sim --f32-images: a Q8_0 image tower on f32 activations (the features docs/results.md used)")
+    ap.add_argument("--archive", help="a folder that keeps every finished run and gives it back to a later call")
     a = ap.parse_args()
     named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS)
     methods = named[a.methods] if a.methods in named else a.methods.split()
@@ -258,7 +324,7 @@ def main():
     if a.lrs:
         lrs = sorted(float(v) for v in a.lrs.split(","))
         sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
-        found = run_all(sim, a.task, sweep, out, env, a.jobs, "choosing lr")
+        found = run_all(sim, a.task, sweep, out, env, a.jobs, "choosing lr", a.archive)
         n_runs += len(sweep)
         for m in methods:  # the best validation accuracy; of equals, the rate nearest the task's
             if m.split(":")[0] not in NO_LR:
@@ -267,7 +333,7 @@ def main():
         with open(os.path.join(out, "lrs.json"), "w") as f:
             json.dump(chosen, f, indent=1)
     jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
-    results = run_all(sim, a.task, jobs, out, env, a.jobs, "testing")
+    results = run_all(sim, a.task, jobs, out, env, a.jobs, "testing", a.archive)
     n_runs += len(jobs)
     elapsed = time.time() - started
 

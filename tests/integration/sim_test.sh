@@ -7,10 +7,14 @@
 #  - the feature cache keeps the Q8_0 tower's integer features and its f32
 #    activations' (--f32-images) apart, and resumes from a file cut short and
 #    ends identical;
+#  - tools/compare.py --archive keeps each finished run and gives it back to
+#    a later comparison (no run made again, the same table), and runs again
+#    what a changed task or other sim flags made stale;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
 sdfed=$1 model=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
 python=/usr/bin/python3
 rm -rf "$work/runs" && mkdir -p "$work/runs"
 cache="$work/cache"
@@ -94,6 +98,34 @@ run resumed --method zeroshot 2>/dev/null
 grep -q "encoding fashion-mnist-train-30000-59999: 30000/30000" "$work/runs/resumed.log" && ok || bad "no resumed encoding"
 cmp -s "$file" "$work/full.features" && ok || bad "the resumed cache differs from the full one"
 [ "$(final "$work/runs/resumed.log")" = "$z" ] && ok || bad "the resumed run's zero-shot accuracy differs"
+
+# tools/compare.py --archive: 2 methods x 2 seeds archived; a second comparison from an empty build folder runs
+# nothing (no run's log) and writes the same table; a task with another round count, and --f32-images, run again
+compare() { # compare OUT [FLAGS...]: the comparison of 2 methods over 2 seeds into $work/OUT, its output in OUT.log
+  local out=$1
+  shift
+  rm -rf "${work:?}/$out"
+  SDFED_CACHE=$cache "$python" "$here/../../tools/compare.py" --task "$work/compare.json" --methods "zeroshot coop" \
+    --seeds 2 --sdfed "$sdfed" --out "$work/$out" --archive "$work/archive" "$@" >"$work/$out.log" 2>&1
+}
+made_runs() { ls "$work/$1" | grep -c '\.log$'; }
+sed 's/"rounds": 3/"rounds": 2/' "$work/task.json" >"$work/compare.json"
+rm -rf "$work/archive"
+compare first || bad "compare.py: $(tail -n 3 "$work/first.log")"
+[ "$(ls "$work/archive/first" 2>/dev/null | grep -c '\.json\.gz$')" = 4 ] && [ "$(made_runs first)" = 4 ] && ok ||
+  bad "compare.py --archive: 4 runs made and archived, found $(made_runs first) made, archive: $(ls -R "$work/archive")"
+mv "$work/archive/first" "$work/archive/again"
+compare again || bad "compare.py from the archive: $(tail -n 3 "$work/again.log")"
+[ "$(made_runs again)" = 0 ] && cmp -s "$work/first/table.md" "$work/again/table.md" && ok ||
+  bad "compare.py from the archive: $(made_runs again) runs made again, tables: $(cat "$work/first/table.md" "$work/again/table.md")"
+sed -i 's/"rounds": 2/"rounds": 3/' "$work/compare.json"
+compare again || bad "compare.py, a changed task: $(tail -n 3 "$work/again.log")"
+[ "$(made_runs again)" = 4 ] && [ "$(grep -c 'made by another task, model or flags: running it again' "$work/again.log")" = 4 ] &&
+  "$python" -c 'import gzip, json, sys; sys.exit(len(json.load(gzip.open(sys.argv[1], "rt"))["results"]["rounds"]) != 3)' \
+    "$work/archive/again/coop-seed1.json.gz" && ok ||
+  bad "compare.py, a changed task: $(made_runs again) of 4 runs made again, archive not replaced: $(cat "$work/again.log")"
+compare again --f32-images || bad "compare.py --f32-images: $(tail -n 3 "$work/again.log")"
+[ "$(made_runs again)" = 4 ] && ok || bad "compare.py, other sim flags: $(made_runs again) of 4 runs made again"
 
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
