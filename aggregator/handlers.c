@@ -179,10 +179,11 @@ static void on_store_fault(void *ctx, const char *message) {
 /* How long a refused client should wait before trying again (ms; 0: no
  * need): a store fault a second, a rate limit until its window ends, a
  * connection closed for its refusals five seconds (docs/protocol.md). */
-static int64_t retry_after_ms(const session *ss, sdfed_code code, int64_t now_ms) {
+static int64_t retry_after_ms(const handlers *h, const session *ss, sdfed_code code, int64_t now_ms) {
+    int64_t window = h->opt.rate_window_ms, elapsed = now_ms - ss->window_start;
     switch (code) {
     case SDFED_CODE_SERVER_ERROR: return 1000;
-    case SDFED_CODE_RATE_LIMITED: return now_ms - ss->window_start < 1000 ? 1000 - (now_ms - ss->window_start) : 1;
+    case SDFED_CODE_RATE_LIMITED: return elapsed < window ? window - elapsed : 1;
     case SDFED_CODE_TOO_MANY_REFUSALS: return 5000;
     default: return 0;
     }
@@ -197,7 +198,7 @@ static void send_error(handlers *h, session *ss, sdfed_code code, const char *me
     sdfed_jw_string(&w, "code", sdfed_code_name(code));
     sdfed_jw_string(&w, "message", message);
     if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
-    int64_t retry = retry_after_ms(ss, code, now_ms);
+    int64_t retry = retry_after_ms(h, ss, code, now_ms);
     if (retry > 0) sdfed_jw_int(&w, "retry_after", retry);
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
@@ -429,8 +430,11 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
         session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, now_ms);
-    } else if (!session_rate_ok(ss, h->opt.max_messages_per_second, now_ms)) {
-        refuse(h, ss, SDFED_CODE_RATE_LIMITED, "too many messages per second", now_ms);
+    } else if (!session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
+        char message[96];
+        snprintf(message, sizeof message, "more than %d messages in %g s", h->opt.rate_limit,
+                 (double)h->opt.rate_window_ms / 1000);
+        refuse(h, ss, SDFED_CODE_RATE_LIMITED, message, now_ms);
     } else if (ss->in.binary) {
         binary_message(h, ss, ss->in.data, ss->in.len, now_ms);
     } else {

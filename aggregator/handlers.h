@@ -20,7 +20,8 @@ typedef struct handlers_options {
     const char *join_key;    /* NULL: none */
     const char *description; /* the welcome's description (description.h) */
     size_t max_message_bytes;
-    int max_messages_per_second;
+    int rate_limit;         /* messages in each window of rate_window_ms */
+    int64_t rate_window_ms; /* (> 0) */
     int max_refusals;      /* before the connection is closed */
     int batch_rows;        /* group commit of new clients' hellos: at most this many registered together (>= 1) */
     int64_t batch_wait_ms; /* and none waiting longer */

@@ -72,23 +72,23 @@ static const char usage[] =
     "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
     "  --join-key KEY        clients must present KEY\n"
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
-    "  --max-message-bytes N (4194304)   --rate-limit N messages/s (50)   --max-refusals N (20)\n";
+    "  --rate-limit N        at most N messages on a connection in each --rate-window (50)\n"
+    "  --rate-window S       the rate limit's window, seconds (1)\n"
+    "  --max-message-bytes N (4194304)   --max-refusals N (20)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after;
+        *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after;
     int help, verify;
 } args;
 
 static int number(const char *text, const char *name, double lo, double hi, double *out) {
     char *end;
     double v = strtod(text, &end);
-    if (!*text || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "sdfed-aggregator: %s must be a number in [%g, %g], not '%s'\n", name, lo, hi, text);
-        return CLI_USAGE;
-    }
+    if (!*text || *end || !(v >= lo && v <= hi))
+        return cli_error(CLI_USAGE, "%s must be a number in [%g, %g], not '%s'", name, lo, hi, text);
     *out = v;
     return CLI_OK;
 }
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     args a = {0};
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
-    a.max_bytes = "4194304", a.rate = "50", a.refusals = "20", a.lease = "10", a.poll = "1";
+    a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
@@ -126,6 +126,7 @@ int main(int argc, char **argv) {
                                   {"--key", &a.key, NULL},
                                   {"--max-message-bytes", &a.max_bytes, NULL},
                                   {"--rate-limit", &a.rate, NULL},
+                                  {"--rate-window", &a.rate_window, NULL},
                                   {"--max-refusals", &a.refusals, NULL},
                                   {"--node-lease", &a.lease, NULL},
                                   {"--poll", &a.poll, NULL},
@@ -143,7 +144,7 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
+        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -151,7 +152,8 @@ int main(int argc, char **argv) {
         number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
         number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
         number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
-        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
+        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
+        number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
         number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll) ||
         number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
         number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
@@ -309,7 +311,8 @@ int main(int argc, char **argv) {
     handlers_options ho = {.join_key = a.join_key,
                            .description = description,
                            .max_message_bytes = (size_t)max_bytes,
-                           .max_messages_per_second = (int)rate,
+                           .rate_limit = (int)rate,
+                           .rate_window_ms = (int64_t)(rate_window * 1000),
                            .max_refusals = (int)refusals,
                            .batch_rows = (int)commit_batch,
                            .batch_wait_ms = (int64_t)(commit_wait * 1000)};

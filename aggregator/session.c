@@ -31,9 +31,12 @@ int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
     return 0;
 }
 
-int session_rate_ok(session *ss, int max_per_second, int64_t now_ms) {
-    if (now_ms - ss->window_start >= 1000) ss->window_start = now_ms, ss->window_count = 0;
-    return ++ss->window_count <= max_per_second;
+int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms) {
+    if (now_ms - ss->window_start >= window_ms) {
+        ss->window_start = now_ms;
+        ss->window_count = 0;
+    }
+    return ++ss->window_count <= limit;
 }
 
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err) {

@@ -49,8 +49,9 @@ void session_heard(session *ss, int64_t now_ms);
  * ping_after_ms (one per silence), and 1 once it has been silent for
  * hangup_after_ms (the caller hangs up: the peer or its network is gone). */
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms);
-/* At most max_per_second messages in each second. */
-int session_rate_ok(session *ss, int max_per_second, int64_t now_ms);
+/* At most limit messages in each window of window_ms (a window starts at
+ * the first message after the last one ended). */
+int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
 /* Queues a message; an error (nothing queued) when memory ran out. */
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
 /* Leaves with a close status once what is queued has been written. */

@@ -20,7 +20,7 @@ export const ERROR_CODES = Object.freeze([
   Object.freeze({ name: 'not_in_round', number: 13, meaning: 'an update from a client not sampled for the round' }),
   Object.freeze({ name: 'duplicate_update', number: 14, meaning: 'a second update for the same round' }),
   Object.freeze({ name: 'too_large', number: 15, meaning: 'a message above the size limit' }),
-  Object.freeze({ name: 'rate_limited', number: 16, meaning: 'too many messages per second' }),
+  Object.freeze({ name: 'rate_limited', number: 16, meaning: 'more messages than the rate limit allows in its window' }),
   Object.freeze({ name: 'server_error', number: 17, meaning: 'the server could not store the update; resend it' }),
   Object.freeze({ name: 'too_many_refusals', number: 18, meaning: 'the last message on a connection refused too often; it closes (1008)' }),
 ]);

@@ -28,7 +28,7 @@ const sdfed_code_info sdfed_codes[] = {
                                  .meaning = "an update from a client not sampled for the round"},
     [SDFED_CODE_DUPLICATE_UPDATE] = {.name = "duplicate_update", .meaning = "a second update for the same round"},
     [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
-    [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "too many messages per second"},
+    [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "more messages than the rate limit allows in its window"},
     [SDFED_CODE_SERVER_ERROR] = {.name = "server_error", .meaning = "the server could not store the update; resend it"},
     [SDFED_CODE_TOO_MANY_REFUSALS] = {.name = "too_many_refusals",
                                       .meaning =

@@ -3,7 +3,8 @@
 // the server must still answer. Run with Node 20's WebSocket:
 //   node --experimental-websocket adversary.mjs PORT JOIN_KEY
 // The server must run with --join-key JOIN_KEY, --max-update-norm 100,
-// --max-message-bytes 1048576, --rate-limit 50, --max-refusals 20.
+// --max-message-bytes 1048576, --rate-limit 50, --rate-window 60 (a flood
+// falls in one window however slowly the server reads it), --max-refusals 20.
 import net from 'node:net';
 import { connect } from '../../lib/connection.mjs';
 import { frame as encodeFrame, UPDATE } from '../../lib/frame.mjs';

@@ -360,7 +360,7 @@ stop_server
 
 # --- 2. hostile clients first, then the same federation
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
-  --max-message-bytes 1048576 --rate-limit 50 --max-refusals 20 &&
+  --max-message-bytes 1048576 --rate-limit 50 --rate-window 60 --max-refusals 20 &&
   node --experimental-websocket --no-warnings "$here/adversary.mjs" "$port" sesame >"$work/adversary.log" 2>&1
 grep -q "^adversary: [0-9]* passed, 0 failed" "$work/adversary.log" && ok || bad "adversary: $(grep -E 'FAIL|adversary:' "$work/adversary.log")"
 kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died under hostile input"
