@@ -10,6 +10,7 @@
 
 #include "cluster.h"
 #include "group_commit.h"
+#include "base/grow.h"
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/round.h"
@@ -68,16 +69,12 @@ void federation_count_refusal(federation *f, sdfed_code code) {
 /* ------------------------------------------------------------- messages */
 
 static void emit(federation *f, federation_message m) {
-    if (f->n_outbox == f->cap_outbox) {
-        int cap = f->cap_outbox ? 2 * f->cap_outbox : 64;
-        federation_message *grown = realloc(f->outbox, sizeof *grown * (size_t)cap);
-        if (!grown) {
-            native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"",
-                        (long long)m.client);
-            return;
-        }
-        f->outbox = grown, f->cap_outbox = cap;
+    federation_message *grown = sdfed_grow(f->outbox, &f->cap_outbox, f->n_outbox, sizeof *grown);
+    if (!grown) {
+        native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
+        return;
     }
+    f->outbox = grown;
     f->outbox[f->n_outbox++] = m;
 }
 
@@ -517,15 +514,12 @@ static int batch_must_go(const federation *f, int64_t now_ms);
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     peer *p = find_peer(f, client);
     if (!p) {
-        if (f->n_peers == f->cap_peers) {
-            int cap = f->cap_peers ? 2 * f->cap_peers : 64;
-            peer *grown = realloc(f->peers, sizeof *grown * (size_t)cap);
-            if (!grown) {
-                native_logf("error", "\"message\": \"out of memory adding a client\"");
-                return;
-            }
-            f->peers = grown, f->cap_peers = cap;
+        peer *grown = sdfed_grow(f->peers, &f->cap_peers, f->n_peers, sizeof *grown);
+        if (!grown) {
+            native_logf("error", "\"message\": \"out of memory adding a client\"");
+            return;
         }
+        f->peers = grown;
         p = &f->peers[f->n_peers++];
     }
     *p = (peer){client, shard, -1, 0};
@@ -567,12 +561,9 @@ static void remove_presence(federation *f, int64_t client, int64_t round) {
         if (removed && round == f->round && f->open) sdfed_round_leave(&f->current, client);
         return;
     }
-    if (f->n_leaving == f->cap_leaving) {
-        int cap = f->cap_leaving ? 2 * f->cap_leaving : 16;
-        struct departed *grown = realloc(f->leaving, sizeof *grown * (size_t)cap);
-        if (!grown) return;
-        f->leaving = grown, f->cap_leaving = cap;
-    }
+    struct departed *grown = sdfed_grow(f->leaving, &f->cap_leaving, f->n_leaving, sizeof *grown);
+    if (!grown) return;
+    f->leaving = grown;
     f->leaving[f->n_leaving++] = (struct departed){client, round};
 }
 

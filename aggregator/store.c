@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "native/clock.h"
 
 /* Parameters go in, and blobs come back, as the host's bytes: little-endian
@@ -418,13 +419,9 @@ typedef struct update_list {
 
 static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) {
     update_list *l = ctx;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        store_update *grown = realloc(l->rows, sizeof *grown * (size_t)cap);
-        if (!grown) return no_memory(err);
-        l->rows = grown;
-        l->cap = cap;
-    }
+    store_update *grown = sdfed_grow(l->rows, &l->cap, l->n, sizeof *grown);
+    if (!grown) return no_memory(err);
+    l->rows = grown;
     store_update *u = &l->rows[l->n];
     size_t bytes;
     if (!(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);

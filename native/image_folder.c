@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/grow.h"
 #include "base/sha256.h"
 #include "native/file_map.h"
 
@@ -40,15 +41,12 @@ static int list(const char *dir, int want_dirs, char ***names, int *n, sdfed_err
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct stat st;
         if (stat(path, &st) != 0 || (want_dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(*names, sizeof *grown * (size_t)cap);
-            if (!grown) {
-                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
-                break;
-            }
-            *names = grown;
+        char **grown = sdfed_grow(*names, &cap, *n, sizeof *grown);
+        if (!grown) {
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
+            break;
         }
+        *names = grown;
         if (!((*names)[*n] = strdup(e->d_name)))
             rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
         else
@@ -146,15 +144,12 @@ int image_folder_scan(const char *dir, const char *const *classes, int n_classes
                 out->skipped++;
                 continue;
             }
-            if (n == cap) {
-                cap = cap ? 2 * cap : 1024;
-                entry *grown = realloc(all, sizeof *grown * (size_t)cap);
-                if (!grown) {
-                    rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
-                    break;
-                }
-                all = grown;
+            entry *grown = sdfed_grow(all, &cap, n, sizeof *grown);
+            if (!grown) {
+                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
+                break;
             }
+            all = grown;
             size_t len = strlen(folder) + strlen(files[i]) + 2;
             entry e = {strdup(files[i]), malloc(len), c};
             if (!e.name || !e.path) {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 typedef struct parser {
     sdfed_json *j;
     size_t pos;
@@ -22,13 +24,9 @@ static void skip_space(parser *p) {
 
 static int new_node(parser *p, int type, int *index) {
     sdfed_json *j = p->j;
-    if (j->count == j->cap) {
-        int cap = j->cap ? 2 * j->cap : 64;
-        sdfed_json_node *n = realloc(j->nodes, (size_t)cap * sizeof *n);
-        if (!n) return sdfed_fail(p->err, SDFED_ERR_NOMEM, "json: out of memory");
-        j->nodes = n;
-        j->cap = cap;
-    }
+    sdfed_json_node *grown = sdfed_grow(j->nodes, &j->cap, j->count, sizeof *grown);
+    if (!grown) return sdfed_fail(p->err, SDFED_ERR_NOMEM, "json: out of memory");
+    j->nodes = grown;
     *index = j->count++;
     sdfed_json_node *n = &j->nodes[*index];
     memset(n, 0, sizeof *n);
