@@ -98,7 +98,7 @@ LRS ?= $(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1)
 compare: deps build
 	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))
 
-# make compare-paper [MODEL=OTHER.gguf] [SEEDS=5]: the whole paper protocol in one command: every setting
+# make compare-paper [MODEL=OTHER.gguf] [SEEDS=5] [SWEEP_SEEDS=3]: the whole paper protocol in one command: every setting
 # (tasks/paper-*.json) with each method's lr chosen on validation, then SDFed's ablation and the lambda and
 # gamma sweeps in each; resumable (about 8 hours on 2 cores with the default model). Its image
 # features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path).
@@ -106,12 +106,13 @@ compare: deps build
 # there, made by the same task and flags, is not run again
 PAPER_SETTINGS := pathological hetero domains dirichlet
 PAPER_IMAGES := --f32-images
-PAPER_COMPARE = /usr/bin/python3 tools/compare.py --seeds $(SEEDS) $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) \
-	--archive docs/results/runs
+PAPER_COMPARE = /usr/bin/python3 tools/compare.py $(if $(MODEL),--model $(MODEL)) $(PAPER_IMAGES) --archive docs/results/runs
+SWEEP_SEEDS ?= 3
 compare-paper: deps build
 	for t in $(PAPER_SETTINGS); do \
-	  $(PAPER_COMPARE) --task tasks/paper-$$t.json --lrs 0.001,0.003,0.01,0.03,0.1 || exit 1; \
-	  for m in ablation lambda gamma; do $(PAPER_COMPARE) --task tasks/paper-$$t.json --methods $$m || exit 1; done; \
+	  $(PAPER_COMPARE) --seeds $(SEEDS) --task tasks/paper-$$t.json --lrs 0.001,0.003,0.01,0.03,0.1 && \
+	  $(PAPER_COMPARE) --seeds $(SEEDS) --task tasks/paper-$$t.json --methods ablation || exit 1; \
+	  for m in lambda gamma; do $(PAPER_COMPARE) --seeds $(SWEEP_SEEDS) --task tasks/paper-$$t.json --methods $$m || exit 1; done; \
 	done
 
 clean:
