@@ -201,7 +201,33 @@ int sdfed_clip_int8_image_features(const sdfed_clip_model *m) {
     return q8;
 }
 
+/* Packs w with k for linear_int8 (int8 1) or linear, dropping what it held
+ * packed before; k NULL (or a backend without a packed layout): unpacked. */
+static size_t pack_matrix(sdfed_weight *w, const sdfed_kernels *k, int int8) {
+    sdfed_weight_unpack(w);
+    return k && k->pack ? k->pack(w, int8) : 0;
+}
+
+static size_t pack_blocks(sdfed_clip_block *blocks, int layers, const sdfed_kernels *k, int int8) {
+    size_t bytes = 0;
+    for (int l = 0; blocks && l < layers; l++) {
+        sdfed_clip_block *b = &blocks[l];
+        bytes += pack_matrix(&b->attn_qkv, k, int8) + pack_matrix(&b->attn_out, k, int8) +
+                 pack_matrix(&b->mlp_fc, k, int8) + pack_matrix(&b->mlp_proj, k, int8);
+    }
+    return bytes;
+}
+
+size_t sdfed_clip_pack(sdfed_clip_model *m, const sdfed_kernels *k, int towers) {
+    const sdfed_kernels *text = towers & SDFED_CLIP_TEXT ? k : NULL, *image = towers & SDFED_CLIP_IMAGE ? k : NULL;
+    int int8 = m->int8_images;
+    return pack_matrix(&m->text_proj, text, 0) + pack_blocks(m->text_blocks, m->cfg.text_layers, text, 0) +
+           pack_matrix(&m->patch_embd, image, int8) + pack_matrix(&m->vision_proj, image, int8) +
+           pack_blocks(m->vision_blocks, m->cfg.vision_layers, image, int8);
+}
+
 void sdfed_clip_free(sdfed_clip_model *m) {
+    sdfed_clip_pack(m, NULL, 0);
     sdfed_gguf_close(&m->file);
     free(m->text_blocks);
     free(m->vision_blocks);

@@ -83,6 +83,23 @@ int sdfed_clip_int8_image_features(const sdfed_clip_model *m);
 /* Loads a model from a GGUF file held in memory (the buffer must outlive the
  * model and be 4-byte aligned, which mmap and malloc give). */
 int sdfed_clip_load(sdfed_clip_model *m, const void *data, size_t size, sdfed_error *err);
+/* The towers of sdfed_clip_pack, or-ed together. */
+enum { SDFED_CLIP_TEXT = 1, SDFED_CLIP_IMAGE = 2 };
+
+/* Packs every matrix the forward linears of `towers` multiply by once, in
+ * the layout k's backend reads (kernels.h's pack; a backend without one
+ * packs nothing), for the path each takes now: the text tower's for linear,
+ * the image tower's for linear_int8 when int8_images is on, else for
+ * linear. A host calls it after choosing int8_images (a matrix packed for
+ * the other path is packed per call again, with the same bits), for the
+ * towers it runs more than once; a second call packs afresh, the other
+ * tower left unpacked. The features' bits are the same packed or not.
+ * Returns the bytes packed; a matrix with no memory for its packing stays
+ * unpacked. Memory, with Q8_0 matrices: the text tower's 3.76x their size
+ * (f32 panels), the image tower's 1.18x (integer panels) or 3.76x
+ * (int8_images off). */
+size_t sdfed_clip_pack(sdfed_clip_model *m, const sdfed_kernels *k, int towers);
+/* Frees the model's packed matrices and its blocks. */
 void sdfed_clip_free(sdfed_clip_model *m);
 
 const char *sdfed_activation_name(int activation);

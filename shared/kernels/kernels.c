@@ -1,7 +1,9 @@
-/* Backend registry: which kernel sets this build has and which is default;
- * the parallel loop over a set's threads. */
+/* What the kernels have outside any backend: the registry (which kernel
+ * sets this build has and which is default), the parallel loop over a
+ * set's threads, the release of a packed weight. */
 #include "kernels/kernels.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const sdfed_kernels *const all_backends[] = {
@@ -40,6 +42,12 @@ size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
     int panel_rows = sdfed_kernel_panel_rows(k, cols),
         rows = panel_rows > k->int8_scratch_rows ? panel_rows : k->int8_scratch_rows;
     return (size_t)rows * (size_t)cols;
+}
+
+void sdfed_weight_unpack(sdfed_weight *w) {
+    free(w->packed);
+    w->packed = NULL;
+    w->packed_int8 = 0;
 }
 
 void sdfed_kernels_parallel(const sdfed_kernels *k, int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {

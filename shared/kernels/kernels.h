@@ -18,11 +18,17 @@
 
 /* A weight matrix as stored in the model: `rows` output rows of `cols`
  * inputs each, row-major, in any SDFED_TYPE_* (Q8_0 rows are cut into
- * 32-value blocks along cols). */
+ * 32-value blocks along cols). packed is NULL, or the same matrix packed
+ * once by a backend's pack in the layout its forward linear reads
+ * (linear_outputs with int8 = packed_int8), owned by the weight's holder
+ * and freed with sdfed_weight_unpack; without it that linear packs the
+ * rows it reads on every call. */
 typedef struct sdfed_weight {
     int type;
     int rows, cols;
     const void *data;
+    void *packed;
+    int packed_int8;
 } sdfed_weight;
 
 /* Items [begin, end) of a job split over threads (sdfed_kernels_parallel). */
@@ -62,6 +68,12 @@ typedef struct sdfed_kernels {
      * share of the weights. */
     void (*linear_outputs)(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                            int first, int end, float *scratch);
+    /* NULL where the backend has no packed layout; else packs the whole of
+     * w once for linear (int8 0) or linear_int8 (int8 1) into memory it
+     * allocates (w->packed, w->packed_int8) and returns its bytes, or 0
+     * when there is no memory for it (w is left unpacked: its linears then
+     * pack per call, with the same bits). w must not be packed already. */
+    size_t (*pack)(sdfed_weight *w, int int8);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
     void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
     /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:
@@ -87,6 +99,9 @@ extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
 #if defined(SDFED_HAVE_BLAS)
 extern const sdfed_kernels sdfed_kernels_blas;
 #endif
+
+/* Frees w->packed (none: nothing) and leaves w unpacked. kernels.c */
+void sdfed_weight_unpack(sdfed_weight *w);
 
 /* Row `x` of `cols` activations (a multiple of 32) as Q8_0 blocks for
  * linear_int8: q (cols quants) and d (cols / 32 scales), by the rule above.

@@ -210,6 +210,7 @@ const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threa
     threaded.panel_floats = base->panel_floats;
     threaded.min_panel_rows = base->min_panel_rows;
     threaded.int8_scratch_rows = base->int8_scratch_rows;
+    threaded.pack = base->pack;
     return &threaded;
 }
 

@@ -1,6 +1,7 @@
 /* The batch-independent native linear layer (see linear_fma.h): packed
- * weight panels, one register-tile kernel per instruction set, all of them
- * computing each output as the same in-order FMA chain. */
+ * weight panels (per call, or the whole weight once), one register-tile
+ * kernel per instruction set, all of them computing each output as the
+ * same in-order FMA chain. */
 #include "kernels/linear_fma.h"
 
 #include <assert.h>
@@ -17,8 +18,9 @@
 
 /* output rows of W interleaved in one packed panel: panel[c * NR + j] = W[r0 + j][c] */
 #define NR 16
-/* the most rows a tile has, and the most panels it spans: 2 */
+/* the most rows a tile has, and the most panels it spans */
 #define MAX_TILE_ROWS 12
+#define MAX_PANELS 2
 
 /* A register tile: MR rows of x (stride cols) times `panels` consecutive
  * packed panels (cols * NR floats each) into out (MR, panels * NR). */
@@ -97,7 +99,7 @@ static const tile_kernel kernels[SDFED_FMA_ISA_COUNT] = {
     [SDFED_FMA_PORTABLE] = {PORTABLE_MR, 1, tile_portable},
 #if HAVE_X86_TILES
     [SDFED_FMA_AVX2] = {AVX2_MR, 1, tile_avx2},
-    [SDFED_FMA_AVX512] = {AVX512_MR, 2, tile_avx512},
+    [SDFED_FMA_AVX512] = {AVX512_MR, MAX_PANELS, tile_avx512},
 #endif
 };
 
@@ -109,7 +111,7 @@ static const sdfed_name isa_names[] = {
 static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a name per instruction set");
 
 /* the scratch: two panels, a panel's converted weight rows, a padded x tile */
-_Static_assert(2 * NR + NR + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
+_Static_assert(MAX_PANELS *NR + NR + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
 
 int sdfed_fma_isa_best(void) {
 #if HAVE_X86_TILES
@@ -161,6 +163,19 @@ void sdfed_store_outputs(float *restrict y, const float *restrict out, const flo
     for (; j < count; j++) y[j] = out[j] + bias[j];
 }
 
+size_t sdfed_fma_packed_floats(const sdfed_weight *w) {
+    size_t panels = (size_t)(w->rows + NR - 1) / NR + MAX_PANELS - 1;
+    return panels * NR * (size_t)w->cols;
+}
+
+void sdfed_fma_pack(const sdfed_weight *w, float *packed, float *scratch) {
+    size_t panels = sdfed_fma_packed_floats(w) / NR / (size_t)w->cols;
+    for (size_t p = 0; p < panels; p++) {
+        int r0 = (int)p * NR, count = w->rows - r0 < 0 ? 0 : w->rows - r0 < NR ? w->rows - r0 : NR;
+        pack_panel(w, r0, count, packed + p * NR * (size_t)w->cols, scratch);
+    }
+}
+
 void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                       int end, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
@@ -168,11 +183,14 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
     int cols = w->cols, rows = w->rows, mr = tk->mr, width = tk->panels * NR;
     float *panels = scratch, *rows_f32 = panels + (size_t)width * cols;
     float *x_pad = rows_f32 + (size_t)NR * cols;
-    for (int r0 = first; r0 < end; r0 += width) {
-        int nc = end - r0 < width ? end - r0 : width;
-        for (int p = 0; p < tk->panels; p++) {
-            int skip = p * NR, count = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
-            pack_panel(w, r0 + skip, count, panels + (size_t)p * cols * NR, rows_f32);
+    const float *packed = w->packed && !w->packed_int8 ? w->packed : NULL;
+    /* packed tiles start at a whole panel, which may begin before `first` */
+    for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
+        int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
+        const float *tile_panels = packed ? packed + (size_t)(r0 / NR) * NR * cols : panels;
+        for (int p = 0; !packed && p < tk->panels; p++) {
+            int in_panel = nc - p * NR < 0 ? 0 : nc - p * NR < NR ? nc - p * NR : NR;
+            pack_panel(w, r0 + p * NR, in_panel, panels + (size_t)p * cols * NR, rows_f32);
         }
         for (int i0 = 0; i0 < n; i0 += mr) {
             int nr = n - i0 < mr ? n - i0 : mr;
@@ -182,11 +200,11 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
                 memset(x_pad + (size_t)nr * cols, 0, sizeof(float) * (size_t)(mr - nr) * cols);
                 x_tile = x_pad;
             }
-            float out[MAX_TILE_ROWS * 2 * NR];
-            tk->run(cols, x_tile, panels, out);
+            float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+            tk->run(cols, x_tile, tile_panels, out);
             for (int i = 0; i < nr; i++)
-                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0, out + (size_t)i * width, bias ? bias + r0 : NULL,
-                                    nc);
+                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
+                                    bias ? bias + r0 + skip : NULL, nc - skip);
         }
     }
 }

@@ -10,7 +10,10 @@
  *
  * Weights of any type are converted into packed panels (NR output rows
  * interleaved along cols), then multiplied by register tiles of MR x NR
- * outputs; the instruction set is chosen at run time. */
+ * outputs; the instruction set is chosen at run time. The panels are
+ * packed on every call, a tile's worth at a time, unless the whole weight
+ * was packed once beforehand (sdfed_fma_pack; the same panels, the same
+ * bits). */
 #ifndef SDFED_LINEAR_FMA_H
 #define SDFED_LINEAR_FMA_H
 
@@ -34,10 +37,20 @@ const char *sdfed_fma_isa_name(int isa);
 
 /* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
  * outputs [first, end) of each row of y only (0 and w->rows: all of them),
- * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats. Same bits for
- * every isa and range. */
+ * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats; it reads
+ * w->packed when w was packed for it (packed_int8 0). Same bits for every
+ * isa and range, packed or not. */
 void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                       int end, float *scratch);
+
+/* Floats of w packed whole by sdfed_fma_pack: its panels of 16 rows, the
+ * last one padded with zero rows, then a zero panel for the tiles that span
+ * two (any instruction set reads the same layout). */
+size_t sdfed_fma_packed_floats(const sdfed_weight *w);
+/* Packs all of w (any type) into packed (sdfed_fma_packed_floats(w)
+ * floats), converting F16 and Q8_0 rows in scratch of
+ * SDFED_FMA_SCRATCH_ROWS * w->cols floats. */
+void sdfed_fma_pack(const sdfed_weight *w, float *packed, float *scratch);
 
 /* y[j] = out[j] + bias[j] (bias NULL: y[j] = out[j]) for j < count: a
  * register tile's row of outputs into the layer's output, in vector

@@ -1,5 +1,6 @@
 /* The native Q8_0 x Q8_0 linear layer (see linear_int8.h): activations
- * quantised a chunk of tokens at a time, weights packed a panel at a time,
+ * quantised a chunk of tokens at a time, weights packed a panel at a time
+ * (per call, or the whole weight once),
  * one register-tile kernel per instruction set, all of them computing each
  * output as the portable definition does. */
 #include "kernels/linear_int8.h"
@@ -213,7 +214,7 @@ static const tile_kernel kernels[SDFED_INT8_ISA_COUNT] = {
     [SDFED_INT8_PORTABLE] = {PORTABLE_MR, 1, tile_portable, quantise_portable},
 #if HAVE_X86_TILES
     [SDFED_INT8_AVX2] = {AVX2_MR, 1, tile_avx2, quantise_avx2},
-    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, 2, tile_vnni, quantise_avx512},
+    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, MAX_PANELS, tile_vnni, quantise_avx512},
 #endif
 };
 
@@ -276,31 +277,50 @@ static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int
     memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
 }
 
+size_t sdfed_int8_packed_bytes(const sdfed_weight *w) {
+    size_t panels = (size_t)(w->rows + NR - 1) / NR + MAX_PANELS - 1;
+    return panels * (size_t)(w->cols / SDFED_Q8_0_BLOCK) * PANEL_BLOCK_BYTES;
+}
+
+void sdfed_int8_pack(const sdfed_weight *w, unsigned char *packed) {
+    assert(w->type == SDFED_TYPE_Q8_0);
+    size_t panel_bytes = (size_t)(w->cols / SDFED_Q8_0_BLOCK) * PANEL_BLOCK_BYTES;
+    size_t panels = sdfed_int8_packed_bytes(w) / panel_bytes;
+    for (size_t p = 0; p < panels; p++) {
+        int r0 = (int)p * NR, count = w->rows - r0 < 0 ? 0 : w->rows - r0 < NR ? w->rows - r0 : NR;
+        pack_panel(w, r0, count, packed + p * panel_bytes);
+    }
+}
+
 void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                        int end, float *scratch) {
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     assert(w->type == SDFED_TYPE_Q8_0);
     const tile_kernel *tk = &kernels[isa];
     int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
+    size_t panel_bytes = (size_t)blocks * PANEL_BLOCK_BYTES;
     float *xd = scratch;
     unsigned char *panels = (unsigned char *)(xd + (size_t)CHUNK * blocks);
-    unsigned char *xq = panels + (size_t)MAX_PANELS * blocks * PANEL_BLOCK_BYTES;
+    unsigned char *xq = panels + MAX_PANELS * panel_bytes;
+    const unsigned char *packed = w->packed && w->packed_int8 ? w->packed : NULL;
     for (int t0 = 0; t0 < n; t0 += CHUNK) {
         int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
         quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
-        for (int r0 = first; r0 < end; r0 += width) {
-            int nc = end - r0 < width ? end - r0 : width;
-            for (int p = 0; p < tk->panels; p++) {
-                int skip = p * NR, in_panel = nc - skip < 0 ? 0 : nc - skip < NR ? nc - skip : NR;
-                pack_panel(w, r0 + skip, in_panel, panels + (size_t)p * blocks * PANEL_BLOCK_BYTES);
+        /* packed tiles start at a whole panel, which may begin before `first` */
+        for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
+            int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
+            const unsigned char *tile_panels = packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels;
+            for (int p = 0; !packed && p < tk->panels; p++) {
+                int in_panel = nc - p * NR < 0 ? 0 : nc - p * NR < NR ? nc - p * NR : NR;
+                pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
             }
             for (int i0 = 0; i0 < count; i0 += mr) {
                 float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-                tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panels, out);
+                tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, tile_panels, out);
                 int nr = count - i0 < mr ? count - i0 : mr;
                 for (int i = 0; i < nr; i++)
-                    sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0, out + (size_t)i * width,
-                                        bias ? bias + r0 : NULL, nc);
+                    sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
+                                        bias ? bias + r0 + skip : NULL, nc - skip);
             }
         }
     }

@@ -8,7 +8,9 @@
  * tokens at a time (up to 264: a ViT-B image's tokens at once), the weight rows
  * are packed a panel of 16 rows at a time (4-byte groups of 16 rows
  * interleaved, then the 16 block scales and 16 offset corrections), and a
- * register tile of MR tokens x 16 or 32 rows runs over the panel. The
+ * register tile of MR tokens x 16 or 32 rows runs over the panel (or over
+ * the panels of the whole weight packed once beforehand, sdfed_int8_pack:
+ * the same layout, the same bits). The
  * instruction set is chosen at run time:
  *   portable     C on the packed layout (any host)
  *   avx2         vpmaddubsw on |w| and x with w's sign, then vpmaddwd
@@ -36,8 +38,17 @@ const char *sdfed_int8_isa_name(int isa);
 /* The Q8_0 x Q8_0 linear layer on instruction set isa (<= the best),
  * outputs [first, end) of each row of y only (0 and w->rows: all of them;
  * an output's bits do not depend on the range), w->type must be Q8_0;
- * scratch of SDFED_INT8_SCRATCH_ROWS * w->cols floats. */
+ * scratch of SDFED_INT8_SCRATCH_ROWS * w->cols floats; it reads w->packed
+ * when w was packed for it (packed_int8 1). */
 void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                        int end, float *scratch);
+
+/* Bytes of Q8_0 weight w packed whole by sdfed_int8_pack: its panels of 16
+ * rows, the last one padded with zero rows, then a zero panel for the tiles
+ * that span two (every instruction set reads the same layout): 640 bytes
+ * per 16 x 32 values, against Q8_0's 544. */
+size_t sdfed_int8_packed_bytes(const sdfed_weight *w);
+/* Packs all of Q8_0 weight w into packed (sdfed_int8_packed_bytes(w)). */
+void sdfed_int8_pack(const sdfed_weight *w, unsigned char *packed);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "check.h"
 #include "clip/clip_model.h"
 #include "clip/layers.h"
@@ -260,10 +261,13 @@ static double stack_loss(const double *x, void *p) {
 
 static void random_block(sdfed_clip_block *b, int C) {
     b->ln1_w = randf(C, 1.0), b->ln1_b = randf(C, 0.3), b->ln2_w = randf(C, 1.0), b->ln2_b = randf(C, 0.3);
-    b->attn_qkv = (sdfed_weight){0, 3 * C, C, randf((size_t)3 * C * C, 0.25)};
-    b->attn_out = (sdfed_weight){0, C, C, randf((size_t)C * C, 0.25)};
-    b->mlp_fc = (sdfed_weight){0, 4 * C, C, randf((size_t)4 * C * C, 0.25)};
-    b->mlp_proj = (sdfed_weight){0, C, 4 * C, randf((size_t)4 * C * C, 0.12)};
+    b->attn_qkv =
+        (sdfed_weight){.type = SDFED_TYPE_F32, .rows = 3 * C, .cols = C, .data = randf((size_t)3 * C * C, 0.25)};
+    b->attn_out = (sdfed_weight){.type = SDFED_TYPE_F32, .rows = C, .cols = C, .data = randf((size_t)C * C, 0.25)};
+    b->mlp_fc =
+        (sdfed_weight){.type = SDFED_TYPE_F32, .rows = 4 * C, .cols = C, .data = randf((size_t)4 * C * C, 0.25)};
+    b->mlp_proj =
+        (sdfed_weight){.type = SDFED_TYPE_F32, .rows = C, .cols = 4 * C, .data = randf((size_t)4 * C * C, 0.12)};
     b->attn_qkv_b = randf((size_t)3 * C, 0.1), b->attn_out_b = randf(C, 0.1);
     b->mlp_fc_b = randf((size_t)4 * C, 0.1), b->mlp_proj_b = randf(C, 0.1);
 }

@@ -2,8 +2,8 @@
  * splicing a token's own embedding at a prompt slot changes nothing, the
  * shared-prefix plan gives what encoding each sequence alone gives, images
  * and prompts give the same bits in any batch, and every backend agrees with the portable one on
- * whole forward passes. With Q8_0 weights and the F32 model beside them, the accuracy of
- * the integer path: image features within 1 - cosine <= 1e-4 of the F32
+ * whole forward passes; natively, matrices packed once give the bits of their per-call packing. With Q8_0 weights and
+ * the F32 model beside them, the accuracy of the integer path: image features within 1 - cosine <= 1e-4 of the F32
  * model's.
  *   argv[1] = a mini-vit GGUF model, argv[2] (Q8_0 only) = the same model in F32 */
 #include <math.h>
@@ -192,6 +192,64 @@ static void test_same_bits(const sdfed_clip_model *m, const sdfed_kernels *a, co
 }
 #endif
 
+#if defined(SDFED_HAVE_BLAS)
+/* The model's matrices packed once (sdfed_clip_pack) for either image path:
+ * text and image features with the bits of k's per-call packing on both
+ * paths (one of them then finds its matrices packed for the other); one
+ * tower packed alone; and packing with a backend that has no packed layout
+ * leaves none. */
+static void test_packed(sdfed_clip_model *m, const sdfed_tokenizer *tok, const sdfed_kernels *k) {
+    int ctx = m->cfg.context_length, E = m->cfg.embed_dim, S = m->cfg.image_size;
+    size_t per = (size_t)3 * S * S, text_floats = (size_t)N_TEXTS * E, image_floats = (size_t)N_IMAGES * E;
+    int32_t *ids = calloc((size_t)N_TEXTS * ctx, sizeof *ids);
+    tokenize_all(tok, ctx, ids);
+    float *pixels = malloc(sizeof(float) * N_IMAGES * per);
+    for (size_t i = 0; i < N_IMAGES * per; i++) pixels[i] = (float)sin(0.37 * (double)i);
+    float *want = malloc(sizeof(float) * 2 * (text_floats + image_floats));
+    float *got = malloc(sizeof(float) * (text_floats + image_floats));
+    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    for (int int8 = 0; int8 < 2; int8++) { /* per call */
+        float *want_int8 = want + (size_t)int8 * (text_floats + image_floats);
+        m->int8_images = int8;
+        sdfed_arena_reset(&arena);
+        sdfed_text_encode(m, k, &batch, want_int8, &arena, NULL);
+        sdfed_image_encode(m, k, pixels, N_IMAGES, want_int8 + text_floats, &arena, NULL);
+    }
+    for (int packed_int8 = 0; packed_int8 < 2; packed_int8++) {
+        m->int8_images = packed_int8;
+        size_t bytes = sdfed_clip_pack(m, k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
+        for (int int8 = 0; int8 < 2; int8++) {
+            m->int8_images = int8;
+            memset(got, 0xff, sizeof(float) * (text_floats + image_floats));
+            sdfed_arena_reset(&arena);
+            sdfed_text_encode(m, k, &batch, got, &arena, NULL);
+            sdfed_image_encode(m, k, pixels, N_IMAGES, got + text_floats, &arena, NULL);
+            CHECK(bytes > 0 && m->vision_blocks[0].mlp_fc.packed && m->text_blocks[0].attn_qkv.packed &&
+                      !memcmp(got, want + (size_t)int8 * (text_floats + image_floats),
+                              sizeof(float) * (text_floats + image_floats)),
+                  "%s on %d threads, matrices packed once (%zu bytes) for int8_images %d: the per-call bits with "
+                  "int8_images %d",
+                  k->name, sdfed_kernels_thread_count(), bytes, packed_int8, int8);
+        }
+    }
+    CHECK(sdfed_clip_pack(m, k, SDFED_CLIP_TEXT) > 0 && m->text_proj.packed && m->text_blocks[0].attn_qkv.packed &&
+              !m->vision_proj.packed && !m->patch_embd.packed && !m->vision_blocks[0].mlp_fc.packed,
+          "the text tower packed alone");
+    CHECK(sdfed_clip_pack(m, k, SDFED_CLIP_IMAGE) > 0 && !m->text_proj.packed && !m->text_blocks[0].attn_qkv.packed &&
+              m->vision_proj.packed && m->patch_embd.packed && m->vision_blocks[0].mlp_fc.packed,
+          "the image tower packed alone");
+    CHECK(sdfed_clip_pack(m, &sdfed_kernels_portable, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE) == 0 &&
+              !m->text_proj.packed && !m->vision_proj.packed && !m->vision_blocks[0].mlp_fc.packed &&
+              !m->text_blocks[0].attn_qkv.packed,
+          "packed for a backend without a packed layout: none");
+    m->int8_images = 1;
+    sdfed_arena_free(&arena);
+    free(ids), free(pixels), free(want), free(got);
+}
+#endif
+
 /* Whole forward passes on every backend against the portable kernels. */
 static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok) {
     int ctx = m->cfg.context_length, E = m->cfg.embed_dim, S = m->cfg.image_size;
@@ -291,12 +349,14 @@ int main(int argc, char **argv) {
     }
     test_backends(&m, &tok);
 #if defined(SDFED_HAVE_BLAS)
+    test_packed(&m, &tok, sdfed_kernels_default());
     /* natively also the kernels split over the thread pool: the same bits */
     const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);
     CHECK(sdfed_kernels_thread_count() == 2, "the pool started 2 threads (%d)", sdfed_kernels_thread_count());
     test_image_batches(&m, split);
     test_text_batches(&m, &tok, split);
     test_same_bits(&m, sdfed_kernels_default(), split);
+    test_packed(&m, &tok, split);
 #endif
     if (m.weight_type == SDFED_TYPE_Q8_0) {
         size_t f32_size;

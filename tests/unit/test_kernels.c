@@ -5,8 +5,10 @@
  * absolute term), computed per output element. The Q8_0 x Q8_0 linear
  * (linear_int8) gives the portable definition's bits on every backend and,
  * natively, on every instruction set this CPU runs (the others are named as
- * skipped); the definition itself is checked against the f32 product with
- * the dequantised weights, within the bound its rounding of x allows. */
+ * skipped), with weights packed per call or once beforehand (the native
+ * FMA linear too, and the backend's pack); the definition itself is
+ * checked against the f32 product with the dequantised weights, within the
+ * bound its rounding of x allows. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +58,7 @@ static void *make_weight(int type, int rows, int cols, float *dense) {
 static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int cols) {
     float *dense = malloc(sizeof *dense * (size_t)rows * cols);
     void *data = make_weight(type, rows, cols, dense);
-    sdfed_weight w = {type, rows, cols, data};
+    sdfed_weight w = {.type = type, .rows = rows, .cols = cols, .data = data};
     float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
     float *y = malloc(sizeof *y * (size_t)n * rows), *y_ref = malloc(sizeof *y * (size_t)n * rows);
     double *bound = malloc(sizeof *bound * (size_t)n * (rows > cols ? rows : cols));
@@ -131,7 +133,7 @@ static int8_case int8_case_make(int n, int rows, int cols) {
     sdfed_block_q8_0 *last_row = (sdfed_block_q8_0 *)t.data + (size_t)(rows - 1) * (cols / SDFED_Q8_0_BLOCK);
     last_row->qs[0] = -128;
     t.dense[(size_t)(rows - 1) * cols] = -128.0f * sdfed_f16_to_f32(last_row->d);
-    t.w = (sdfed_weight){SDFED_TYPE_Q8_0, rows, cols, t.data};
+    t.w = (sdfed_weight){.type = SDFED_TYPE_Q8_0, .rows = rows, .cols = cols, .data = t.data};
     t.x = random_floats((size_t)n * cols);
     for (int c = 0; c < cols; c++) t.x[c] *= 1e-3f * (float)(c % 5); /* small and zero blocks in the first row */
     t.bias = random_floats((size_t)rows);
@@ -201,21 +203,57 @@ static void test_int8_isas(int n, int rows, int cols) {
     int8_case t = int8_case_make(n, rows, cols);
     float *got = malloc(sizeof *got * (size_t)n * rows);
     float *scratch = malloc(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * (size_t)cols);
-    for (int isa = 0; isa <= sdfed_int8_isa_best(); isa++) {
-        memset(got, 0xff, sizeof *got * (size_t)n * rows);
-        /* in three ranges of outputs, the first and last not whole tiles */
-        int cut1 = rows / 3, cut2 = rows - rows / 4;
-        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, 0, cut1, scratch);
-        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, cut1, cut2, scratch);
-        sdfed_linear_int8(isa, got, t.x, &t.w, t.bias, n, cut2, rows, scratch);
-        CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
-              "int8 linear on %s n=%d rows=%d cols=%d, in three ranges of outputs: the definition's bits",
-              sdfed_int8_isa_name(isa), n, rows, cols);
-    }
-    free(got), free(scratch);
+    /* the weight packed whole beforehand (over NaN bytes, which no output may read) */
+    size_t packed_bytes = sdfed_int8_packed_bytes(&t.w);
+    sdfed_weight packed = t.w;
+    packed.packed = malloc(packed_bytes);
+    packed.packed_int8 = 1;
+    memset(packed.packed, 0xff, packed_bytes);
+    sdfed_int8_pack(&t.w, packed.packed);
+    for (int isa = 0; isa <= sdfed_int8_isa_best(); isa++)
+        for (int once = 0; once < 2; once++) {
+            const sdfed_weight *w = once ? &packed : &t.w;
+            memset(got, 0xff, sizeof *got * (size_t)n * rows);
+            /* in three ranges of outputs, the first and last not whole tiles */
+            int cut1 = rows / 3, cut2 = rows - rows / 4;
+            sdfed_linear_int8(isa, got, t.x, w, t.bias, n, 0, cut1, scratch);
+            sdfed_linear_int8(isa, got, t.x, w, t.bias, n, cut1, cut2, scratch);
+            sdfed_linear_int8(isa, got, t.x, w, t.bias, n, cut2, rows, scratch);
+            CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
+                  "int8 linear on %s, weights packed %s, n=%d rows=%d cols=%d, in three ranges of outputs: the "
+                  "definition's bits",
+                  sdfed_int8_isa_name(isa), once ? "once" : "per call", n, rows, cols);
+        }
+    free(got), free(scratch), free(packed.packed);
     int8_case_free(&t);
 }
 #endif
+
+/* A backend's pack: the weight packed once for linear (int8 0) or
+ * linear_int8 (int8 1) gives both of them the bits they give it unpacked
+ * (the other one ignores a layout that is not its own), and
+ * sdfed_weight_unpack drops it. */
+static void test_pack(const sdfed_kernels *k, int type, int int8, int n, int rows, int cols) {
+    float *dense = malloc(sizeof *dense * (size_t)rows * cols);
+    sdfed_weight w = {.type = type, .rows = rows, .cols = cols, .data = make_weight(type, rows, cols, dense)};
+    float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
+    size_t outputs = (size_t)n * rows;
+    float *want = malloc(sizeof *want * 2 * outputs), *got = malloc(sizeof *got * 2 * outputs);
+    float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(k, cols));
+    k->linear(want, x, &w, bias, n, scratch);
+    k->linear_int8(want + outputs, x, &w, bias, n, scratch);
+    size_t bytes = k->pack(&w, int8);
+    memset(got, 0xff, sizeof *got * 2 * outputs);
+    k->linear(got, x, &w, bias, n, scratch);
+    k->linear_int8(got + outputs, x, &w, bias, n, scratch);
+    CHECK(bytes > 0 && w.packed && w.packed_int8 == (int8 && type == SDFED_TYPE_Q8_0) &&
+              !memcmp(got, want, sizeof *got * 2 * outputs),
+          "%s packed %s for %s (%zu bytes), n=%d rows=%d cols=%d: linear and linear_int8 give the per-call bits",
+          k->name, sdfed_type_name(type), int8 ? "linear_int8" : "linear", bytes, n, rows, cols);
+    sdfed_weight_unpack(&w);
+    CHECK(!w.packed && !w.packed_int8, "%s: unpacked", k->name);
+    free(dense), free((void *)w.data), free(x), free(bias), free(want), free(got), free(scratch);
+}
 
 static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int kk, float alpha, float beta) {
     /* leading dimensions larger than the rows, to test strides */
@@ -267,7 +305,7 @@ static void test_portable_gemm_exactness(void) {
 static void test_linear_fma_exact(int type, int n, int rows, int cols) {
     float *dense = malloc(sizeof *dense * (size_t)rows * cols);
     void *data = make_weight(type, rows, cols, dense);
-    sdfed_weight w = {type, rows, cols, data};
+    sdfed_weight w = {.type = type, .rows = rows, .cols = cols, .data = data};
     float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
     float *want = malloc(sizeof *want * (size_t)n * rows), *got = malloc(sizeof *got * (size_t)n * rows);
     float *scratch = malloc(sizeof *scratch * SDFED_FMA_SCRATCH_ROWS * (size_t)cols);
@@ -277,18 +315,27 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
             for (int c = 0; c < cols; c++) acc = fmaf(x[(size_t)i * cols + c], dense[(size_t)r * cols + c], acc);
             want[(size_t)i * rows + r] = acc + bias[r];
         }
-    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
-        memset(got, 0xff, sizeof *got * (size_t)n * rows);
-        /* in three ranges of outputs, the first and last not whole tiles */
-        int cut1 = rows / 3, cut2 = rows - rows / 4;
-        sdfed_linear_fma(isa, got, x, &w, bias, n, 0, cut1, scratch);
-        sdfed_linear_fma(isa, got, x, &w, bias, n, cut1, cut2, scratch);
-        sdfed_linear_fma(isa, got, x, &w, bias, n, cut2, rows, scratch);
-        CHECK(!memcmp(got, want, sizeof *got * (size_t)n * rows),
-              "fma linear on %s, %s n=%d rows=%d cols=%d, in three ranges of outputs: the FMA chain's bits",
-              sdfed_fma_isa_name(isa), sdfed_type_name(type), n, rows, cols);
-    }
-    free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch);
+    /* the weight packed whole beforehand (over NaNs, which no output may read) */
+    size_t packed_floats = sdfed_fma_packed_floats(&w);
+    sdfed_weight packed = w;
+    packed.packed = malloc(sizeof(float) * packed_floats);
+    memset(packed.packed, 0xff, sizeof(float) * packed_floats);
+    sdfed_fma_pack(&w, packed.packed, scratch);
+    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++)
+        for (int once = 0; once < 2; once++) {
+            const sdfed_weight *w_isa = once ? &packed : &w;
+            memset(got, 0xff, sizeof *got * (size_t)n * rows);
+            /* in three ranges of outputs, the first and last not whole tiles */
+            int cut1 = rows / 3, cut2 = rows - rows / 4;
+            sdfed_linear_fma(isa, got, x, w_isa, bias, n, 0, cut1, scratch);
+            sdfed_linear_fma(isa, got, x, w_isa, bias, n, cut1, cut2, scratch);
+            sdfed_linear_fma(isa, got, x, w_isa, bias, n, cut2, rows, scratch);
+            CHECK(!memcmp(got, want, sizeof *got * (size_t)n * rows),
+                  "fma linear on %s, %s weights packed %s, n=%d rows=%d cols=%d, in three ranges of outputs: the FMA "
+                  "chain's bits",
+                  sdfed_fma_isa_name(isa), sdfed_type_name(type), once ? "once" : "per call", n, rows, cols);
+        }
+    free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch), free(packed.packed);
 }
 #endif
 
@@ -359,6 +406,11 @@ int main(void) {
             test_linear(*k, SDFED_TYPE_F16, shapes[s][0], shapes[s][1], shapes[s][2]);
             test_linear(*k, SDFED_TYPE_Q8_0, shapes[s][0], shapes[s][1], shapes[s][2]);
         }
+        static const int packed_types[] = {SDFED_TYPE_F32, SDFED_TYPE_F16, SDFED_TYPE_Q8_0};
+        for (size_t s = 0; (*k)->pack && s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int int8 = 0; int8 < 2; int8++)
+                for (size_t t = 0; t < sizeof packed_types / sizeof packed_types[0]; t++)
+                    test_pack(*k, packed_types[t], int8, shapes[s][0], shapes[s][1], shapes[s][2]);
         /* f32 and f16 rows need not be multiples of 32 */
         test_linear(*k, SDFED_TYPE_F32, 3, 5, 7);
         test_linear(*k, SDFED_TYPE_F16, 4, 3, 13);

@@ -74,6 +74,7 @@ int main(int argc, char **argv) {
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
         return cli_error(CLI_FAILED, "could not start %d threads", threads);
+    sdfed_clip_pack(&m.clip, k, SDFED_CLIP_IMAGE);
     int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
     size_t per_image = (size_t)S * S * 3;
     float *features = malloc(sizeof *features * (size_t)E);

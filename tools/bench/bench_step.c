@@ -69,6 +69,7 @@ int main(int argc, char **argv) {
     if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
         return cli_error(CLI_USAGE, "bad backend, sizes or class file (need %d names)", C);
     if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+    sdfed_clip_pack(&m.clip, k, SDFED_CLIP_TEXT);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))

@@ -116,6 +116,7 @@ int cmd_check_reference(int argc, char **argv) {
     file_map ref_file;
     sdfed_error err = {0};
     if (native_model_open(&m, model, &err)) return cli_error(CLI_FAILED, "check-reference: %s", err.message);
+    sdfed_clip_pack(&m.clip, c.k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
     int rc = file_map_open(&ref_file, reference, &err);
     if (rc == SDFED_OK && (rc = sdfed_safetensors_open(&c.ref, ref_file.data, ref_file.size, &err))) {
         sdfed_fail_context(&err, rc, "%s", reference);

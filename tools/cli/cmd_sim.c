@@ -83,6 +83,7 @@ int cmd_sim(int argc, char **argv) {
         return cli_error(CLI_FAILED, "sim: model: %s", err.message);
     }
     if (f32_images) m.clip.int8_images = 0;
+    sdfed_clip_pack(&m.clip, k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
     sdfed_classes cls = {0};

@@ -268,6 +268,7 @@ static int prepare(client *c, const sdfed_message *m) {
              m->model_sha256);
         return -1;
     }
+    sdfed_clip_pack(&c->model.clip, c->k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
     work_start(c, prepare_body, prepare_end);
     return 0;
 }
