@@ -32,8 +32,9 @@ name>[-<model>][-ablation|-lambda|-gamma]): one folder per run
 sweep.svg (the final accuracy against the swept value, a line per series).
 
 --archive DIR keeps every finished run's results outside the build folder,
-as DIR/<the outputs' folder name>/<run>.json.gz (the results and the sim
-flags they were made with), and takes a run from there instead of running
+as DIR/<the outputs' folder name>/<run>.json.gz (the results, the sim
+flags they were made with and, for the record, the sdfed program's sha256
+and the commit checked out), and takes a run from there instead of running
 it when the archived one was made by the same task (every key the task file
 sets, the model by its sha256, the run's method, seed and lr) with the same
 flags; one that differs is run again and replaced. `make compare-paper`
@@ -133,6 +134,18 @@ def file_sha256(path):
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def made_by(sdfed):
+    """What made a run, for the record (an archived run is matched by its task and flags, not by this): the sdfed
+    program's sha256 and the commit checked out here (which the program may predate)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+        commit = head.stdout.strip() if head.returncode == 0 else None
+    except FileNotFoundError:  # no git here
+        commit = None
+    return {"sdfed_sha256": file_sha256(sdfed), "commit": commit}
+
+
 def archived(path, sim, task, method, seed, lr):
     """The results archived at path if they were made by this task with these flags and this method, seed and lr
     (None: the task's), else None (saying why when there is an archived run)."""
@@ -184,7 +197,7 @@ def run(sim, task, job, out, env, archive):
     if kept and not in_archive:
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         with gzip.open(kept + ".part", "wt") as f:
-            json.dump({"sim": sim[2:], "results": res}, f, separators=(",", ":"))
+            json.dump({"sim": sim[2:], "made_by": made_by(sim[0]), "results": res}, f, separators=(",", ":"))
         os.replace(kept + ".part", kept)
     return job, res, time.time() - started
 
