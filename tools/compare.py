@@ -127,11 +127,8 @@ def same_setting(asked, made):
 
 @functools.lru_cache(maxsize=None)
 def file_sha256(path):
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
