@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "base/vectors.h"
 #include "clip/clip_model.h"
 
 void sdfed_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
@@ -73,32 +74,70 @@ void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *ou
     }
 }
 
+/* QuickGELU, x sigmoid(1.702 x), and its derivative s(ax) + a x s(ax) (1 -
+ * s(ax)), a = 1.702, on the first `count` (<= 8) floats: vectors, whose
+ * exponential (base/vectors.h) gives the same bits on every target */
+static inline void quick_gelu_lanes(float *out, const float *inp, int count) {
+    f32x8 x, e;
+    sdfed_load_f32x8(&x, inp, count, 0.0f);
+    e = x * -1.702f;
+    sdfed_exp_f32x8(&e);
+    f32x8 y = x / (1.0f + e);
+    sdfed_store_f32x8(out, &y, count);
+}
+
+static inline void quick_gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
+    f32x8 x, d, e;
+    sdfed_load_f32x8(&x, inp, count, 0.0f);
+    sdfed_load_f32x8(&d, dout, count, 0.0f);
+    e = x * -1.702f;
+    sdfed_exp_f32x8(&e);
+    f32x8 s = 1.0f / (1.0f + e);
+    f32x8 g = d * (s + 1.702f * x * s * (1.0f - s));
+    sdfed_store_f32x8(dinp, &g, count);
+}
+
+/* d/dx [x Phi(x)] = Phi(x) + x phi(x): phi's exponential in vectors, erf by libm */
+static inline void gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
+    f32x8 x, e;
+    sdfed_load_f32x8(&x, inp, count, 0.0f);
+    e = -0.5f * x * x;
+    sdfed_exp_f32x8(&e);
+    float exps[8];
+    sdfed_store_f32x8(exps, &e, count);
+    for (int l = 0; l < count; l++) {
+        float cdf = 0.5f * (1.0f + erff(inp[l] * 0.70710678118654752f));
+        dinp[l] = dout[l] * (cdf + inp[l] * (0.3989422804014327f * exps[l]));
+    }
+}
+
+/* the loops over lanes, compiled for the widest vectors the CPU runs (static: clang makes clones of a
+ * function only for the calls it sees) */
+SDFED_WIDEST_VECTORS static void quick_gelu_rows(float *out, const float *inp, int n) {
+    for (int i = 0; i < n; i += 8) quick_gelu_lanes(out + i, inp + i, n - i < 8 ? n - i : 8);
+}
+
+SDFED_WIDEST_VECTORS static void activation_backward_rows(float *dinp, const float *dout, const float *inp, int n,
+                                                          int activation) {
+    for (int i = 0; i < n; i += 8) {
+        int count = n - i < 8 ? n - i : 8;
+        if (activation == SDFED_ACT_GELU)
+            gelu_backward_lanes(dinp + i, dout + i, inp + i, count);
+        else
+            quick_gelu_backward_lanes(dinp + i, dout + i, inp + i, count);
+    }
+}
+
 void sdfed_activation_forward(float *out, const float *inp, int n, int activation) {
     if (activation == SDFED_ACT_GELU) {
         for (int i = 0; i < n; i++) out[i] = 0.5f * inp[i] * (1.0f + erff(inp[i] * 0.70710678118654752f));
     } else {
-        /* QuickGELU: x * sigmoid(1.702 x) */
-        for (int i = 0; i < n; i++) out[i] = inp[i] / (1.0f + expf(-1.702f * inp[i]));
+        quick_gelu_rows(out, inp, n);
     }
 }
 
 void sdfed_activation_backward(float *dinp, const float *dout, const float *inp, int n, int activation) {
-    if (activation == SDFED_ACT_GELU) {
-        // d/dx [x Phi(x)] = Phi(x) + x phi(x)
-        for (int i = 0; i < n; i++) {
-            float x = inp[i];
-            float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
-            float pdf = 0.3989422804014327f * expf(-0.5f * x * x);
-            dinp[i] = dout[i] * (cdf + x * pdf);
-        }
-    } else {
-        // d/dx [x s(ax)] = s(ax) + a x s(ax) (1 - s(ax)), a = 1.702
-        for (int i = 0; i < n; i++) {
-            float x = inp[i];
-            float s = 1.0f / (1.0f + expf(-1.702f * x));
-            dinp[i] = dout[i] * (s + 1.702f * x * s * (1.0f - s));
-        }
-    }
+    activation_backward_rows(dinp, dout, inp, n, activation);
 }
 
 void sdfed_residual_add(float *out, const float *inp, int n) {
@@ -133,16 +172,25 @@ static float row_max(const float *row, int count) {
     return maxv;
 }
 
-static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
+SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
         float maxv = row_max(row, visible);
-        float sum = 0.0f;
-        for (int j = 0; j < visible; j++) {
-            row[j] = expf(row[j] - maxv);
-            sum += row[j];
+        /* the exponentials 8 at a time (the lanes past the row are -inf, e^-inf = 0), summed lane by lane,
+         * then the lanes in order */
+        f32x8 sums = {0};
+        for (int j = 0; j < visible; j += 8) {
+            int count = visible - j < 8 ? visible - j : 8;
+            f32x8 e;
+            sdfed_load_f32x8(&e, row + j, count, -INFINITY);
+            e = e - maxv;
+            sdfed_exp_f32x8(&e);
+            sums += e;
+            sdfed_store_f32x8(row + j, &e, count);
         }
+        float sum = 0.0f;
+        for (int l = 0; l < 8; l++) sum += sums[l];
         float inv = 1.0f / sum;
         int j = 0;
         for (; j + LANES <= visible; j += LANES)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vectors.h"
+
 /* The mean's sums must round the same on every target: a product and a sum,
  * each rounded, never fused into one FMA (GCC in ISO C mode does not fuse;
  * clang does within an expression unless told not to). */
@@ -68,25 +70,9 @@ static int clip_rows(double clip_norm, const float *const *updates, int n, size_
     return SDFED_OK;
 }
 
-/* eight floats: GCC and clang lower their + and * to the target's vectors
- * (two SSE or WebAssembly SIMD128 registers, one AVX register) */
-typedef float f32x8 __attribute__((vector_size(32)));
-
-/* On x86-64, add_rows is compiled for AVX-512, AVX2 and the SSE2 baseline,
- * the widest the CPU runs chosen when the program loads (the same bits:
- * each is a rounded product and a rounded sum). */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef WIDEST_VECTORS
-#define WIDEST_VECTORS
-#endif
-
 /* acc (len) = (((acc + w[0] r[0]) + w[1] r[1]) + ...) over `count` rows r,
  * each product and sum rounded to float */
-WIDEST_VECTORS static void add_rows(float *acc, size_t len, const float *const *r, const float *w, int count) {
+SDFED_WIDEST_VECTORS static void add_rows(float *acc, size_t len, const float *const *r, const float *w, int count) {
     size_t j = 0;
     for (; j + 16 <= len; j += 16) {
         f32x8 a, b, x, y;
