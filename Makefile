@@ -88,20 +88,22 @@ bench-peers: deps bench-deps build web
 	bash tools/bench/peers.sh all
 	bash tools/bench/peak.sh
 
-# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|"coop sdfed"] [LRS=0.003,0.01]
-# (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by default)
+# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|longer|"coop sdfed"]
+# [LRS=0.003,0.01] (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by
+# default; ablation, lambda, gamma and longer run at the rates their comparison chose)
 TASK ?= tasks/fmnist-pathological.json
 SEEDS ?= 5
 METHODS ?= zeroshot coop promptfl promptfolio fedpha fedot fedotp sdfed
-LRS ?= $(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1)
+LRS ?= $(if $(filter ablation lambda gamma longer,$(METHODS)),,$(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1))
 , := ,
 compare: deps build
 	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))
 
 # make compare-paper [MODEL=OTHER.gguf] [SEEDS=5] [SWEEP_SEEDS=3]: the whole paper protocol in one command: every setting
-# (tasks/paper-*.json) with each method's lr chosen on validation, then SDFed's ablation and the lambda and
-# gamma sweeps in each; resumable (about 8 hours on 2 cores with the default model). Its image
-# features are docs/results.md's, a Q8_0 tower on f32 activations (PAPER_IMAGES= for the integer path).
+# (tasks/paper-*.json) with each method's lr chosen on validation, the methods it left rising again with 3 times
+# the rounds (one seed), then SDFed's ablation and the lambda and gamma sweeps in each; resumable (about 10 hours
+# on 2 cores with the default model). Its image features are docs/results.md's, a Q8_0 tower on f32 activations
+# (PAPER_IMAGES= for the integer path).
 # Every finished run is archived in docs/results/runs (the runs behind docs/results.md), and a run found
 # there, made by the same task and flags, is not run again
 PAPER_SETTINGS := pathological hetero domains dirichlet
@@ -111,6 +113,7 @@ SWEEP_SEEDS ?= 3
 compare-paper: deps build
 	for t in $(PAPER_SETTINGS); do \
 	  $(PAPER_COMPARE) --seeds $(SEEDS) --task tasks/paper-$$t.json --lrs 0.001,0.003,0.01,0.03,0.1 && \
+	  $(PAPER_COMPARE) --seeds 1 --task tasks/paper-$$t.json --methods longer && \
 	  $(PAPER_COMPARE) --seeds $(SEEDS) --task tasks/paper-$$t.json --methods ablation || exit 1; \
 	  for m in lambda gamma; do $(PAPER_COMPARE) --seeds $(SWEEP_SEEDS) --task tasks/paper-$$t.json --methods $$m || exit 1; done; \
 	done

@@ -9,7 +9,7 @@ from sdfed seed by seed, which removes the spread the seeds' partitions
 share) and a chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
-                   [--methods "zeroshot coop ..." | ablation | lambda | gamma]
+                   [--methods "zeroshot coop ..." | ablation | lambda | gamma | longer]
                    [--lrs 0.001,0.003,...] [--model OTHER.gguf]
                    [--jobs 2] [--out DIR] [--f32-images]
 
@@ -18,16 +18,20 @@ With --lrs each method's learning rate is chosen first: one run per rate
 training images held out, never on the test split), the rate with the best
 final validation accuracy kept (of equals, the one nearest the task's own
 rate: a rate replaces it only on evidence), then the seeds run with it on
-the test split; the chosen rates are kept in DIR/lrs.json. An ablation or
-a sweep without --lrs runs at the rate chosen for sdfed by the comparison
-of the same task, when it has run (else at the task's). --model runs the
+the test split; the chosen rates are kept in DIR/lrs.json. Without --lrs
+each method (a variant: its method's; an ablation or a sweep: sdfed's)
+runs at the rate the comparison of the same task chose, when it has run
+(else at the task's). --methods longer runs again, with 3 times the task's
+rounds, each method that comparison left rising (by more than 0.3 points
+over the last third of its rounds, over its seeds), to show where its
+curve flattens. --model runs the
 task with another CLIP (a converted ViT-B/16, say); --f32-images runs sim
 with a Q8_0 image tower on f32 activations (docs/results.md's features). Runs go two at a time
 by default (this machine has 2 cores), each with one OpenBLAS thread; the
 first run fills the feature cache before the others start. A run whose
 results.json is already in DIR is not run again, so an interrupted
 comparison resumes. Outputs in DIR (default build/compare/<task
-name>[-<model>][-ablation|-lambda|-gamma]): one folder per run
+name>[-<model>][-ablation|-lambda|-gamma|-longer]): one folder per run
 (results.json, accuracy.svg), table.md, accuracy.svg, and for a sweep
 sweep.svg (the final accuracy against the swept value, a line per series).
 
@@ -79,6 +83,10 @@ COLOURS = ["#636363", "#e6550d", "#fdae6b", "#31a354", "#756bb1", "#9e9ac8", "#0
 
 
 NO_LR = ["zeroshot"]  # methods that train nothing
+# --methods longer: a method whose curve rose by more than RISING points over the last third of the rounds runs
+# again with LONGER times the rounds, to show where it flattens
+RISING = 0.3
+LONGER = 3
 DEFAULT_MODEL = "models/fmnist-tiny-clip.q8_0.gguf"  # a task's model when it names none
 
 
@@ -161,6 +169,15 @@ def archived(path, sim, task, method, seed, lr):
     return res
 
 
+def main_folder(out):
+    """The folder name of the comparison an ablation, a sweep or a longer run belongs to (paper-dirichlet for
+    build/compare/paper-dirichlet-ablation)."""
+    folder = os.path.basename(os.path.normpath(out))
+    for mode in ["ablation", "longer", *SWEEPS]:
+        folder = folder.removesuffix("-" + mode)
+    return folder
+
+
 def run(sim, task, job, out, env, archive):
     """sim: the command's start (sdfed sim [flags]); job: (variant, seed, lr or None, validation); archive: the
     folder of archived runs, or None; returns (job, results, seconds)."""
@@ -173,6 +190,8 @@ def run(sim, task, job, out, env, archive):
     kept = os.path.join(archive, os.path.basename(os.path.normpath(out)), name + ".json.gz") if archive else None
     started = time.time()
     res = archived(kept, sim, task, method, seed, lr) if kept else None
+    if res is None and kept and ":" not in variant:  # sdfed of an ablation is the comparison's own run
+        res = archived(os.path.join(archive, main_folder(out), name + ".json.gz"), sim, task, method, seed, lr)
     in_archive = res is not None
     if in_archive and not os.path.exists(os.path.join(folder, "results.json")):
         os.makedirs(folder, exist_ok=True)
@@ -218,6 +237,31 @@ def run_all(sim, task, jobs, out, env, workers, what, archive):
 def describe(job):
     method, seed, lr, validation = job
     return f"{method} seed {seed}" + (f" lr {lr:g}" if lr is not None else "") + (" (validation)" if validation else "")
+
+
+def longer_variants(task, main_out, lrs_chosen):
+    """The trained methods whose curves the comparison in main_out left rising (a mean rise over the last third
+    above RISING, over its seeds), each as a variant with LONGER times the task's rounds and its chosen lr."""
+    if not lrs_chosen:
+        raise SystemExit(f"compare.py: --methods longer needs the comparison of the same task first "
+                         f"({main_out}/lrs.json is missing)")
+    with open(task) as f:
+        rounds = json.load(f).get("rounds")
+    variants = []
+    for m in METHODS:
+        if m in NO_LR or lrs_chosen.get(m) is None:
+            continue
+        rises, seed = [], 1
+        while os.path.exists(path := os.path.join(main_out, f"{m}-seed{seed}-lr{lrs_chosen[m]:g}", "results.json")):
+            with open(path) as f:
+                rises.append(100 * rise_over_last_third(json.load(f)))
+            seed += 1
+        if not rises:
+            raise SystemExit(f"compare.py: --methods longer: no test run of {m} in {main_out}")
+        if statistics.mean(rises) > RISING:
+            print(f"{m} rose by {statistics.mean(rises):+.2f} over the last third: {LONGER * rounds} rounds")
+            variants.append(f"{m}:rounds={LONGER * rounds},lr={lrs_chosen[m]:g}")
+    return variants
 
 
 def worst_decile(res):
@@ -302,7 +346,8 @@ def main():
     ap.add_argument("--task", required=True)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--methods", default=" ".join(METHODS),
-                    help="space-separated methods or variants (sdfed:stretch=sum), or 'ablation', 'lambda', 'gamma'")
+                    help="space-separated methods or variants (sdfed:stretch=sum), or 'ablation', 'lambda', "
+                         "'gamma', 'longer' (the methods the comparison left rising, with 3 times the rounds)")
     ap.add_argument("--lrs", help="comma-separated learning rates to choose each method's from (validation)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
@@ -312,7 +357,7 @@ def main():
                     help="sim --f32-images: a Q8_0 image tower on f32 activations (the features docs/results.md used)")
     ap.add_argument("--archive", help="a folder that keeps every finished run and gives it back to a later call")
     a = ap.parse_args()
-    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS)
+    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS, longer=[])
     methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
     if a.model:  # the task with that model, as a task file of its own
@@ -324,15 +369,27 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     sim = [a.sdfed, "sim"] + (["--f32-images"] if a.f32_images else [])
     started = time.time()
-    chosen = {m: None for m in methods}  # None: the task's lr
     with open(a.task) as f:
         task_lr = json.load(f).get("lr", 0.01)
-    main_lrs = os.path.join("build", "compare", name, "lrs.json")
-    if a.methods in named and not a.lrs and os.path.exists(main_lrs):  # sdfed's variants at sdfed's chosen rate
+    main_out = os.path.join("build", "compare", name)
+    main_lrs = os.path.join(main_out, "lrs.json")
+    lrs_chosen = {}
+    if not a.lrs and os.path.exists(main_lrs):  # at the rates the comparison of the same task chose
         with open(main_lrs) as f:
-            lr = json.load(f).get("sdfed")
-        chosen = {m: lr if lr is not None and lr != task_lr else None for m in methods}
-        print(f"at sdfed's chosen lr {lr:g} ({main_lrs})" if lr is not None else "at the task's lr")
+            lrs_chosen = json.load(f)
+        print(f"at the rates the comparison chose ({main_lrs})")
+    if a.methods == "longer":
+        if a.lrs:
+            raise SystemExit("compare.py: --methods longer runs at the rates the comparison chose: no --lrs")
+        methods = longer_variants(a.task, main_out, lrs_chosen)
+        if not methods:
+            print("every method's curve has flattened: nothing to run longer")
+            return 0
+    chosen = {}  # None: the task's lr
+    for m in methods:  # a variant at its method's rate (sdfed-nofilter, sdfed:lambda=0.4: sdfed's), unless it sets lr
+        lr = lrs_chosen.get(m.split(":")[0], lrs_chosen.get(m.split(":")[0].split("-")[0]))
+        sets_lr = ":" in m and any(kv.startswith("lr=") for kv in m.split(":", 1)[1].split(","))
+        chosen[m] = lr if lr is not None and lr != task_lr and not sets_lr else None
     n_runs = 0
     if a.lrs:
         lrs = sorted(float(v) for v in a.lrs.split(","))
@@ -353,7 +410,8 @@ def main():
     finals = {m: [100 * results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
               for m in methods}
     paired = "sdfed" in methods and len(methods) > 1 and a.seeds > 1  # variants against sdfed, seed by seed
-    lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} seeds) | "
+    lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} "
+             f"seed{'s' if a.seeds > 1 else ''}) | "
              f"worst tenth of clients | rise over the last third |{' against sdfed, seed by seed |' if paired else ''} "
              f"per seed |", "|---|---|---|---|---|" + ("---|" if a.lrs else "") + ("---|" if paired else "")]
     curves = []

@@ -127,6 +127,31 @@ compare again || bad "compare.py, a changed task: $(tail -n 3 "$work/again.log")
 compare again --f32-images || bad "compare.py --f32-images: $(tail -n 3 "$work/again.log")"
 [ "$(made_runs again)" = 4 ] && ok || bad "compare.py, other sim flags: $(made_runs again) of 4 runs made again"
 
+# tools/compare.py --methods longer: after a comparison that chose each method's lr, the methods whose mean rise over
+# the last third was above 0.3 points run again with 3 times the rounds at their chosen lr, the others do not
+(cd "$work" && rm -rf build/compare && SDFED_CACHE=$cache "$python" "$here/../../tools/compare.py" --task compare.json \
+  --methods "coop promptfl" --seeds 2 --lrs 0.01,0.1 --sdfed "$sdfed" >lrs.log 2>&1 &&
+  SDFED_CACHE=$cache "$python" "$here/../../tools/compare.py" --task compare.json --methods longer --seeds 1 \
+    --sdfed "$sdfed" >longer.log 2>&1) || bad "compare.py --methods longer: $(tail -n 3 "$work/lrs.log" "$work/longer.log")"
+"$python" - "$work/build/compare" <<'PY' && ok || bad "compare.py --methods longer: $(cat "$work/longer.log")"
+import json, os, statistics, sys
+main, longer = os.path.join(sys.argv[1], "compare"), os.path.join(sys.argv[1], "compare-longer")
+lrs = json.load(open(os.path.join(main, "lrs.json")))
+def rise(res):  # the final 3-round window less the one ending two thirds of the way
+    acc = [r["accuracy"] for r in res["rounds"]]
+    n, w = len(acc), min(10, len(acc))
+    end = max(1, 2 * n // 3)
+    return statistics.mean(acc[n - w:]) - statistics.mean(acc[max(0, end - w):end])
+for m in ("coop", "promptfl"):
+    rises = [100 * rise(json.load(open(os.path.join(main, f"{m}-seed{s}-lr{lrs[m]:g}", "results.json")))) for s in (1, 2)]
+    run = os.path.join(longer, f"{m}-rounds=9-lr={lrs[m]:g}-seed1", "results.json")
+    if statistics.mean(rises) > 0.3:
+        res = json.load(open(run))
+        assert len(res["rounds"]) == 9 and abs(res["task"]["lr"] - lrs[m]) < 1e-6, (m, len(res["rounds"]), res["task"])
+    else:
+        assert not os.path.exists(run), (m, rises)
+PY
+
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3
