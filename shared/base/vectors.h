@@ -76,4 +76,11 @@ static inline void sdfed_store_f32x8(float *p, const f32x8 *v, int count) {
     memcpy(p, v, count == 8 ? sizeof *v : sizeof(float) * (size_t)count);
 }
 
+/* the lanes of *v summed in order, lane 0 first */
+static inline float sdfed_sum_f32x8(const f32x8 *v) {
+    float sum = 0.0f;
+    for (int l = 0; l < 8; l++) sum += (*v)[l];
+    return sum;
+}
+
 #endif

@@ -7,23 +7,42 @@
 #include "base/vectors.h"
 #include "clip/clip_model.h"
 
-void sdfed_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                             const float *bias, int n, int C, float eps) {
-    // inp and out are (n, C), weight and bias are (C), mean and rstd are (n)
+/* LayerNorm of each row in eight-float vectors: the mean and the variance
+ * summed lane by lane, then the lanes in order (static: see quick_gelu_rows) */
+SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *rstd, const float *inp,
+                                                const float *weight, const float *bias, int n, int C, float eps) {
     for (int i = 0; i < n; i++) {
         const float *x = inp + (size_t)i * C;
         float *o = out + (size_t)i * C;
-        float m = 0.0f;
-        for (int c = 0; c < C; c++) m += x[c];
-        m /= (float)C;
-        float v = 0.0f;
-        for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
-        v /= (float)C;
-        float s = 1.0f / sqrtf(v + eps);
-        for (int c = 0; c < C; c++) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+        f32x8 sums = {0}, v, w, b;
+        for (int c = 0; c < C; c += 8) {
+            sdfed_load_f32x8(&v, x + c, C - c < 8 ? C - c : 8, 0.0f);
+            sums += v;
+        }
+        float m = sdfed_sum_f32x8(&sums) / (float)C;
+        sums = (f32x8){0};
+        for (int c = 0; c < C; c += 8) { /* the lanes past the row are m: (m - m)^2 = 0 */
+            sdfed_load_f32x8(&v, x + c, C - c < 8 ? C - c : 8, m);
+            sums += (v - m) * (v - m);
+        }
+        float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
+        for (int c = 0; c < C; c += 8) {
+            int count = C - c < 8 ? C - c : 8;
+            sdfed_load_f32x8(&v, x + c, count, 0.0f);
+            sdfed_load_f32x8(&w, weight + c, count, 0.0f);
+            sdfed_load_f32x8(&b, bias + c, count, 0.0f);
+            v = (v - m) * s * w + b;
+            sdfed_store_f32x8(o + c, &v, count);
+        }
         if (mean) mean[i] = m;
         if (rstd) rstd[i] = s;
     }
+}
+
+void sdfed_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                             const float *bias, int n, int C, float eps) {
+    // inp and out are (n, C), weight and bias are (C), mean and rstd are (n)
+    layernorm_rows(out, mean, rstd, inp, weight, bias, n, C, eps);
 }
 
 void sdfed_layernorm_backward(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
@@ -189,9 +208,7 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
             sums += e;
             sdfed_store_f32x8(row + j, &e, count);
         }
-        float sum = 0.0f;
-        for (int l = 0; l < 8; l++) sum += sums[l];
-        float inv = 1.0f / sum;
+        float inv = 1.0f / sdfed_sum_f32x8(&sums);
         int j = 0;
         for (; j + LANES <= visible; j += LANES)
             for (int l = 0; l < LANES; l++) row[j + l] *= inv;
