@@ -15,7 +15,8 @@
 #include "native/paths.h"
 
 #define CHUNK 256
-static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '1', '\0'};
+/* its number: the image encoder's arithmetic (feature_cache.h) */
+static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '2', '\0'};
 
 typedef struct header {
     char magic[8];

@@ -4,7 +4,11 @@
  * patch features of a method that reads them: method/methods.h). The file is written in
  * chunks with its header's count updated after each chunk is on disk, so an
  * interrupted run resumes where it stopped; a file that does not match
- * (size, dimension, count) is recomputed. Progress goes to stderr. */
+ * (magic, dimension, count) is recomputed. The magic's number is the image
+ * encoder's arithmetic, raised whenever the features' bits change, so that
+ * a cache an earlier sdfed filled is not mixed with features of this one
+ * (2: the exponential and LayerNorm in vectors, base/vectors.h). Progress
+ * goes to stderr. */
 #ifndef SDFED_NATIVE_FEATURE_CACHE_H
 #define SDFED_NATIVE_FEATURE_CACHE_H
 

@@ -190,8 +190,10 @@ def run(sim, task, job, out, env, archive):
     kept = os.path.join(archive, os.path.basename(os.path.normpath(out)), name + ".json.gz") if archive else None
     started = time.time()
     res = archived(kept, sim, task, method, seed, lr) if kept else None
-    if res is None and kept and ":" not in variant:  # sdfed of an ablation is the comparison's own run
-        res = archived(os.path.join(archive, main_folder(out), name + ".json.gz"), sim, task, method, seed, lr)
+    comparison = main_folder(out)
+    if res is None and kept and ":" not in variant and comparison != os.path.basename(os.path.normpath(out)):
+        # sdfed of an ablation is the comparison's own run
+        res = archived(os.path.join(archive, comparison, name + ".json.gz"), sim, task, method, seed, lr)
     in_archive = res is not None
     if in_archive and not os.path.exists(os.path.join(folder, "results.json")):
         os.makedirs(folder, exist_ok=True)

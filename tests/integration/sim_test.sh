@@ -18,6 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 python=/usr/bin/python3
 rm -rf "$work/runs" && mkdir -p "$work/runs"
 cache="$work/cache"
+rm -rf "$cache" # the checks below are of what a first run writes into an empty cache
 passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
@@ -99,8 +100,9 @@ grep -q "encoding fashion-mnist-train-30000-59999: 30000/30000" "$work/runs/resu
 cmp -s "$file" "$work/full.features" && ok || bad "the resumed cache differs from the full one"
 [ "$(final "$work/runs/resumed.log")" = "$z" ] && ok || bad "the resumed run's zero-shot accuracy differs"
 
-# tools/compare.py --archive: 2 methods x 2 seeds archived; a second comparison from an empty build folder runs
-# nothing (no run's log) and writes the same table; a task with another round count, and --f32-images, run again
+# tools/compare.py --archive: 2 methods x 2 seeds archived; an ablation's folder of the same comparison takes them
+# from there, as does a second comparison from an empty build folder, which runs nothing (no run's log) and writes
+# the same table; a task with another round count, and --f32-images, run again
 compare() { # compare OUT [FLAGS...]: the comparison of 2 methods over 2 seeds into $work/OUT, its output in OUT.log
   local out=$1
   shift
@@ -114,6 +116,9 @@ rm -rf "$work/archive"
 compare first || bad "compare.py: $(tail -n 3 "$work/first.log")"
 [ "$(ls "$work/archive/first" 2>/dev/null | grep -c '\.json\.gz$')" = 4 ] && [ "$(made_runs first)" = 4 ] && ok ||
   bad "compare.py --archive: 4 runs made and archived, found $(made_runs first) made, archive: $(ls -R "$work/archive")"
+compare first-ablation || bad "compare.py, an ablation's folder: $(tail -n 3 "$work/first-ablation.log")"
+[ "$(made_runs first-ablation)" = 0 ] && ok ||
+  bad "compare.py: an ablation's plain methods are the comparison's archived runs, yet $(made_runs first-ablation) ran"
 mv "$work/archive/first" "$work/archive/again"
 compare again || bad "compare.py from the archive: $(tail -n 3 "$work/again.log")"
 [ "$(made_runs again)" = 0 ] && cmp -s "$work/first/table.md" "$work/again/table.md" && ok ||
