@@ -46,7 +46,7 @@ static inline void sdfed_exp_f32x8(f32x8 *v) {
     const f32x8 zero = {0};
     const float magic = 12582912.0f; /* 1.5 2^23: adding it rounds to an integer, in the low bits */
     f32x8 x = *v;
-    i32x8 below = x < -87.0f, above = x > 88.0f;
+    i32x8 below = x<-87.0f, above = x> 88.0f;
     f32x8 xc = SDFED_SELECT_F32X8(above, zero + 88.0f, SDFED_SELECT_F32X8(below, zero - 87.0f, x));
     f32x8 t = xc * 1.44269504088896341f + magic;
     f32x8 n = t - magic;

@@ -157,7 +157,7 @@ typedef struct int8_path {
 #define INT8_PAIRS (SDFED_Q8_0_BLOCK / 2)
 #define INT8_QS_BYTES (INT8_PAIRS * INT8_NR * 2 * 2)
 #define INT8_BLOCK_BYTES (INT8_QS_BYTES + INT8_NR * 4)
-#define INT8_MR 2
+#define INT8_MR 4
 #define INT8_CHUNK 200
 /* the scratch: a chunk's scales, one panel, a chunk's quants (at most
  * INT8_X_BLOCK_BYTES a block) */
@@ -211,31 +211,33 @@ static void pack_int16_panel(const sdfed_weight *w, int r0, int count, unsigned 
     }
 }
 
-/* 2 tokens (xq int16 stride cols, xd stride blocks) x one panel of 8 rows
- * into out (2, 8): per block the exact int32 sums, then the f32 steps of
- * the definition (kernels.h) in order. */
+/* INT8_MR tokens (xq int16 stride cols, xd stride blocks) x one panel of 8
+ * rows into out (INT8_MR, 8): per block the exact int32 sums, then the f32
+ * steps of the definition (kernels.h) in order. */
 static void tile_int16(int blocks, const int16_t *xq, const float *xd, const unsigned char *panel, float *out) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
     v128_t acc[INT8_MR][2];
     for (int i = 0; i < INT8_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
     for (int b = 0; b < blocks; b++) {
         const unsigned char *p_b = panel + (size_t)b * INT8_BLOCK_BYTES;
-        const int16_t *x0 = xq + b * SDFED_Q8_0_BLOCK, *x1 = x0 + cols;
-        v128_t s00 = wasm_i32x4_splat(0), s01 = s00, s10 = s00, s11 = s00;
+        v128_t sum[INT8_MR][2];
+        for (int i = 0; i < INT8_MR; i++) sum[i][0] = sum[i][1] = wasm_i32x4_splat(0);
         for (int p = 0; p < INT8_PAIRS; p++) {
             v128_t w0 = wasm_v128_load(p_b + p * INT8_NR * 4), w1 = wasm_v128_load(p_b + p * INT8_NR * 4 + 16);
-            v128_t a0 = wasm_v128_load32_splat(x0 + 2 * p), a1 = wasm_v128_load32_splat(x1 + 2 * p);
-            s00 = wasm_i32x4_add(s00, wasm_i32x4_dot_i16x8(a0, w0));
-            s01 = wasm_i32x4_add(s01, wasm_i32x4_dot_i16x8(a0, w1));
-            s10 = wasm_i32x4_add(s10, wasm_i32x4_dot_i16x8(a1, w0));
-            s11 = wasm_i32x4_add(s11, wasm_i32x4_dot_i16x8(a1, w1));
+            for (int i = 0; i < INT8_MR; i++) {
+                v128_t a = wasm_v128_load32_splat(xq + (size_t)i * cols + b * SDFED_Q8_0_BLOCK + 2 * p);
+                sum[i][0] = wasm_i32x4_add(sum[i][0], wasm_i32x4_dot_i16x8(a, w0));
+                sum[i][1] = wasm_i32x4_add(sum[i][1], wasm_i32x4_dot_i16x8(a, w1));
+            }
         }
         v128_t d0 = wasm_v128_load(p_b + INT8_QS_BYTES), d1 = wasm_v128_load(p_b + INT8_QS_BYTES + 16);
-        v128_t dx0 = wasm_f32x4_splat(xd[b]), dx1 = wasm_f32x4_splat(xd[blocks + b]);
-        acc[0][0] = wasm_f32x4_add(acc[0][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s00), wasm_f32x4_mul(dx0, d0)));
-        acc[0][1] = wasm_f32x4_add(acc[0][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s01), wasm_f32x4_mul(dx0, d1)));
-        acc[1][0] = wasm_f32x4_add(acc[1][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s10), wasm_f32x4_mul(dx1, d0)));
-        acc[1][1] = wasm_f32x4_add(acc[1][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s11), wasm_f32x4_mul(dx1, d1)));
+        for (int i = 0; i < INT8_MR; i++) {
+            v128_t dx = wasm_f32x4_splat(xd[(size_t)i * blocks + b]);
+            acc[i][0] =
+                wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][0]), wasm_f32x4_mul(dx, d0)));
+            acc[i][1] =
+                wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][1]), wasm_f32x4_mul(dx, d1)));
+        }
     }
     for (int i = 0; i < INT8_MR; i++) {
         wasm_v128_store(out + i * INT8_NR, acc[i][0]);
