@@ -194,20 +194,43 @@ static void quantise_int16_row(const float *x, int cols, unsigned char *q, float
     }
 }
 
+/* Rows j0..j0+3 of a panel (a missing row: zeros) for block b: each row's
+ * 32 quants widened to int16 pairs, 4 pairs a vector, then the four rows'
+ * vectors transposed so that a pair's 4 rows are one 16-byte store. */
+static void pack_int16_rows4(const sdfed_block_q8_0 *const rows[4], int b, unsigned char *p_b, int j0) {
+    v128_t pairs[4][4]; /* [row][quarter]: pairs 4 quarter .. 4 quarter + 3 of the row */
+    for (int r = 0; r < 4; r++) {
+        if (!rows[r]) {
+            for (int h = 0; h < 4; h++) pairs[r][h] = wasm_i32x4_splat(0);
+            continue;
+        }
+        v128_t lo = wasm_v128_load(rows[r][b].qs), hi = wasm_v128_load(rows[r][b].qs + 16);
+        pairs[r][0] = wasm_i16x8_extend_low_i8x16(lo), pairs[r][1] = wasm_i16x8_extend_high_i8x16(lo);
+        pairs[r][2] = wasm_i16x8_extend_low_i8x16(hi), pairs[r][3] = wasm_i16x8_extend_high_i8x16(hi);
+    }
+    for (int h = 0; h < 4; h++) {
+        v128_t t01lo = wasm_i32x4_shuffle(pairs[0][h], pairs[1][h], 0, 4, 1, 5);
+        v128_t t01hi = wasm_i32x4_shuffle(pairs[0][h], pairs[1][h], 2, 6, 3, 7);
+        v128_t t23lo = wasm_i32x4_shuffle(pairs[2][h], pairs[3][h], 0, 4, 1, 5);
+        v128_t t23hi = wasm_i32x4_shuffle(pairs[2][h], pairs[3][h], 2, 6, 3, 7);
+        v128_t by_pair[4] = {wasm_i64x2_shuffle(t01lo, t23lo, 0, 2), wasm_i64x2_shuffle(t01lo, t23lo, 1, 3),
+                             wasm_i64x2_shuffle(t01hi, t23hi, 0, 2), wasm_i64x2_shuffle(t01hi, t23hi, 1, 3)};
+        for (int k = 0; k < 4; k++) wasm_v128_store(p_b + ((4 * h + k) * INT8_NR + j0) * 4, by_pair[k]);
+    }
+}
+
 static void pack_int16_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
-    memset(panel, 0, (size_t)blocks * INT8_BLOCK_BYTES);
-    for (int j = 0; j < count; j++) {
-        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
-        for (int b = 0; b < blocks; b++) {
-            unsigned char *p_b = panel + (size_t)b * INT8_BLOCK_BYTES;
-            for (int p = 0; p < INT8_PAIRS; p++) {
-                int16_t pair[2] = {w_j[b].qs[2 * p], w_j[b].qs[2 * p + 1]};
-                memcpy(p_b + (p * INT8_NR + j) * 4, pair, 4);
-            }
-            float d = sdfed_f16_to_f32(w_j[b].d);
-            memcpy(p_b + INT8_QS_BYTES + j * 4, &d, 4);
-        }
+    const sdfed_block_q8_0 *w_r0 = (const sdfed_block_q8_0 *)w->data + (size_t)r0 * blocks;
+    for (int j0 = 0; j0 < INT8_NR; j0 += 4) {
+        const sdfed_block_q8_0 *rows[4];
+        for (int r = 0; r < 4; r++) rows[r] = j0 + r < count ? w_r0 + (size_t)(j0 + r) * blocks : NULL;
+        for (int b = 0; b < blocks; b++) pack_int16_rows4(rows, b, panel + (size_t)b * INT8_BLOCK_BYTES, j0);
+    }
+    for (int b = 0; b < blocks; b++) {
+        float d[INT8_NR] = {0};
+        for (int j = 0; j < count; j++) d[j] = sdfed_f16_to_f32(w_r0[(size_t)j * blocks + b].d);
+        memcpy(panel + (size_t)b * INT8_BLOCK_BYTES + INT8_QS_BYTES, d, sizeof d);
     }
 }
 
