@@ -192,47 +192,38 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
 }
 
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
- * where a causal row i sees its own span's columns up to i. */
-/* values a vector step of the loops below takes: constant counts of
- * independent operations, which the compiler turns into vector instructions */
-#define LANES 8
-
-/* The largest of row[0..count): lane by lane, then across the lanes (the
- * same value in any order). */
-static float row_max(const float *row, int count) {
-    float lane[LANES], maxv = -INFINITY;
-    for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;
-    int j = 0;
-    for (; j + LANES <= count; j += LANES)
-        for (int l = 0; l < LANES; l++) lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
-    for (int l = 0; l < LANES; l++) maxv = lane[l] > maxv ? lane[l] : maxv;
-    for (; j < count; j++) maxv = row[j] > maxv ? row[j] : maxv;
-    return maxv;
-}
-
+ * where a causal row i sees its own span's columns up to i; eight columns
+ * a step in vectors (the lanes past the row are -inf: they change no
+ * maximum, and e^-inf = 0 adds nothing to the sum). */
 SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        float maxv = row_max(row, visible);
-        /* the exponentials 8 at a time (the lanes past the row are -inf, e^-inf = 0), summed lane by lane,
-         * then the lanes in order */
-        f32x8 sums = {0};
+        f32x8 v, maxes = {0}, sums = {0};
+        maxes -= INFINITY;
+        for (int j = 0; j < visible; j += 8) {
+            sdfed_load_f32x8(&v, row + j, visible - j < 8 ? visible - j : 8, -INFINITY);
+            maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
+        }
+        float maxv = -INFINITY; /* the largest in any order */
+        for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
+        /* the exponentials summed lane by lane, then the lanes in order */
         for (int j = 0; j < visible; j += 8) {
             int count = visible - j < 8 ? visible - j : 8;
-            f32x8 e;
-            sdfed_load_f32x8(&e, row + j, count, -INFINITY);
-            e = e - maxv;
-            sdfed_exp_f32x8(&e);
-            sums += e;
-            sdfed_store_f32x8(row + j, &e, count);
+            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
+            v = v - maxv;
+            sdfed_exp_f32x8(&v);
+            sums += v;
+            sdfed_store_f32x8(row + j, &v, count);
         }
         float inv = 1.0f / sdfed_sum_f32x8(&sums);
-        int j = 0;
-        for (; j + LANES <= visible; j += LANES)
-            for (int l = 0; l < LANES; l++) row[j + l] *= inv;
-        for (; j < visible; j++) row[j] *= inv;
-        for (j = visible; j < ld; j++) row[j] = 0.0f;
+        for (int j = 0; j < visible; j += 8) {
+            int count = visible - j < 8 ? visible - j : 8;
+            sdfed_load_f32x8(&v, row + j, count, 0.0f);
+            v = v * inv;
+            sdfed_store_f32x8(row + j, &v, count);
+        }
+        for (int j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }
 

@@ -27,7 +27,7 @@ perf report -i "$data" --no-children --sort sym --stdio 2>/dev/null | awk '
     else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32)/) g = "linear packing and stores"
     else if (sym ~ /^quantise/) g = "quantising activations"
     else if (sym ~ /^sgemm/) g = "attention products (OpenBLAS)"
-    else if (sym ~ /^(softmax_blocks|masked_softmax|row_max|sdfed_attention_forward)/) g = "attention softmax"
+    else if (sym ~ /^(softmax_blocks|masked_softmax|sdfed_attention_forward)/) g = "attention softmax"
     else if (sym ~ /^(sdfed_activation|quick_gelu|activation_backward)/) g = "MLP activation"
     else if (sym ~ /expf/) g = "expf (libm)"
     else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|__mem)/) g = "layer norms, residuals, copies"
