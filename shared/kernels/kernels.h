@@ -6,9 +6,11 @@
  *             relaxed SIMD (relaxed_tile.c), where the engine runs it and
  *             the page asks for it or it is the faster
  *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
- *             forward, OpenBLAS sgemm for the rest, F16/Q8_0 rows
- *             dequantised a panel at a time into caller scratch (never the
- *             whole matrix); Q8_0 x Q8_0 products in integers (linear_int8.h)
+ *             forward and the same tiles for the backward pass and gemm
+ *             (every output an in-order FMA chain: the same bits on any
+ *             CPU), F16/Q8_0 rows dequantised a panel at a time into caller
+ *             scratch (never the whole matrix); Q8_0 x Q8_0 products in
+ *             integers (linear_int8.h)
  * Callers pick a backend once (sdfed_kernels_default) and pass it down; the
  * layers above never know which one runs. */
 #ifndef SDFED_KERNELS_H
@@ -44,9 +46,10 @@ typedef struct sdfed_kernels {
     int min_panel_rows;
     /* scratch rows of `cols` floats that linear_int8 needs */
     int int8_scratch_rows;
-    /* non-zero when linear_backward may run on several threads at once
-     * (the thread pool splits it only then; OpenBLAS's serial build is not
-     * reentrant) */
+    /* non-zero when the thread pool should split linear_backward by rows
+     * (it runs on several threads at once, and each thread's share pays for
+     * itself; the native one converts its whole weight for any share of the
+     * rows, which cost sim 11% more time than running it on one thread) */
     int reentrant_backward;
     /* y (n, w.rows) = x (n, w.cols) @ W^T + bias; bias may be NULL. */
     void (*linear)(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch);

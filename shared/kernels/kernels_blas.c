@@ -1,15 +1,15 @@
-/* Native kernels. The forward linear layer is the project's own FMA kernel
- * (linear_fma.h), so that a row's outputs do not depend on its batch, and
- * the Q8_0 x Q8_0 one its integer kernel (linear_int8.h); the
- * backward pass and gemm are OpenBLAS's. For linear_backward F32 weights go
- * straight to sgemm; F16 and Q8_0 weights are dequantised a panel of rows at
- * a time (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP
- * matrix) into the caller's scratch and multiplied panel by panel, so that
- * sgemm gets wide products while no dequantised copy of the model exists.
+/* Native kernels, all the project's own, so that a product's bits depend
+ * on its operands alone (never on the batch, the shapes around it or the
+ * CPU): the forward linear layer and the general product on the FMA tiles
+ * (linear_fma.h), the Q8_0 x Q8_0 linear on the integer tiles
+ * (linear_int8.h). For linear_backward F32 weights are the product's B
+ * directly; F16 and Q8_0 weights are dequantised a panel of rows at a time
+ * (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP matrix) into
+ * the caller's scratch and multiplied panel by panel (each panel's sum
+ * added to dx in turn), so that no dequantised copy of the model exists.
  * pack gives the forward linears their panels of a whole weight once: f32
  * panels for linear (4 bytes a weight: 3.76x a Q8_0 matrix), the integer
  * layout for linear_int8 on Q8_0 (1.18x). */
-#include <cblas.h>
 #include <stdlib.h>
 
 #include "base/dtype.h"
@@ -66,24 +66,22 @@ static size_t pack(sdfed_weight *w, int int8) {
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
     // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    int isa = sdfed_fma_isa_best();
     if (w->type == SDFED_TYPE_F32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols,
-                    1.0f, dx, w->cols);
+        sdfed_gemm_fma(isa, 0, 0, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols, 1.0f, dx, w->cols);
         return;
     }
     int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_blas, w->cols);
     for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
         int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
         dequantise_panel(w, r0, count, scratch);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch,
-                    w->cols, 1.0f, dx, w->cols);
+        sdfed_gemm_fma(isa, 0, 0, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch, w->cols, 1.0f, dx, w->cols);
     }
 }
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-                a, lda, b, ldb, beta, c, ldc);
+    sdfed_gemm_fma(sdfed_fma_isa_best(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 const sdfed_kernels sdfed_kernels_blas = {.name = "blas",

@@ -1,15 +1,17 @@
-/* The batch-independent native linear layer (see linear_fma.h): packed
- * weight panels (per call, or the whole weight once), one register-tile
- * kernel per instruction set, all of them computing each output as the
- * same in-order FMA chain. */
+/* The batch-independent native linear layer and general product (see
+ * linear_fma.h): packed weight panels (per call, or the whole weight once),
+ * one register-tile kernel per instruction set, all of them computing each
+ * output as the same in-order FMA chain. */
 #include "kernels/linear_fma.h"
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/dtype.h"
 #include "base/names.h"
+#include "base/vectors.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -22,9 +24,10 @@
 #define MAX_TILE_ROWS 12
 #define MAX_PANELS 2
 
-/* A register tile: MR rows of x (stride cols) times `panels` consecutive
- * packed panels (cols * NR floats each) into out (MR, panels * NR). */
-typedef void tile_fn(int cols, const float *x, const float *panel, float *out);
+/* A register tile: MR rows of x (cols floats each, ldx apart) times
+ * `panels` consecutive packed panels (cols * NR floats each) into out's MR
+ * rows of panels * NR (ldo apart), or added to what they hold (add 1). */
+typedef void tile_fn(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, int add);
 
 typedef struct tile_kernel {
     int mr, panels;
@@ -34,16 +37,17 @@ typedef struct tile_kernel {
 #define PORTABLE_MR 4
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
-static void tile_portable(int cols, const float *x, const float *panel, float *out) {
+static void tile_portable(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, int add) {
     float acc[PORTABLE_MR][NR] = {{0}};
     for (int c = 0; c < cols; c++) {
         const float *p_c = panel + (size_t)c * NR;
         for (int i = 0; i < PORTABLE_MR; i++) {
-            float a = x[(size_t)i * cols + c];
+            float a = x[i * ldx + c];
             for (int j = 0; j < NR; j++) acc[i][j] = fmaf(a, p_c[j], acc[i][j]);
         }
     }
-    memcpy(out, acc, sizeof acc);
+    for (int i = 0; i < PORTABLE_MR; i++)
+        for (int j = 0; j < NR; j++) out[i * ldo + j] = add ? out[i * ldo + j] + acc[i][j] : acc[i][j];
 }
 
 #if HAVE_X86_TILES
@@ -51,7 +55,8 @@ static void tile_portable(int cols, const float *x, const float *panel, float *o
 #define AVX512_MR 12
 _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
-__attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float *x, const float *panel, float *out) {
+__attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float *x, size_t ldx, const float *panel,
+                                                                  float *out, size_t ldo, int add) {
     // one panel: each row's 16 outputs in two 8-lane registers
     __m256 acc[AVX2_MR][2];
 #pragma GCC unroll 6
@@ -60,19 +65,25 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float 
         __m256 b0 = _mm256_loadu_ps(panel + (size_t)c * NR), b1 = _mm256_loadu_ps(panel + (size_t)c * NR + 8);
 #pragma GCC unroll 6
         for (int i = 0; i < AVX2_MR; i++) {
-            __m256 a = _mm256_broadcast_ss(x + (size_t)i * cols + c);
+            __m256 a = _mm256_broadcast_ss(x + i * ldx + c);
             acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
             acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
         }
     }
 #pragma GCC unroll 6
     for (int i = 0; i < AVX2_MR; i++) {
-        _mm256_storeu_ps(out + i * NR, acc[i][0]);
-        _mm256_storeu_ps(out + i * NR + 8, acc[i][1]);
+        float *o = out + i * ldo;
+        if (add) {
+            acc[i][0] = _mm256_add_ps(_mm256_loadu_ps(o), acc[i][0]);
+            acc[i][1] = _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[i][1]);
+        }
+        _mm256_storeu_ps(o, acc[i][0]);
+        _mm256_storeu_ps(o + 8, acc[i][1]);
     }
 }
 
-__attribute__((target("avx512f"))) static void tile_avx512(int cols, const float *x, const float *panel, float *out) {
+__attribute__((target("avx512f"))) static void tile_avx512(int cols, const float *x, size_t ldx, const float *panel,
+                                                               float *out, size_t ldo, int add) {
     // two panels: each row's 32 outputs in two 16-lane registers
     const float *panel1 = panel + (size_t)cols * NR;
     __m512 acc[AVX512_MR][2];
@@ -82,15 +93,20 @@ __attribute__((target("avx512f"))) static void tile_avx512(int cols, const float
         __m512 b0 = _mm512_loadu_ps(panel + (size_t)c * NR), b1 = _mm512_loadu_ps(panel1 + (size_t)c * NR);
 #pragma GCC unroll 12
         for (int i = 0; i < AVX512_MR; i++) {
-            __m512 a = _mm512_set1_ps(x[(size_t)i * cols + c]);
+            __m512 a = _mm512_set1_ps(x[i * ldx + c]);
             acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
             acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
         }
     }
 #pragma GCC unroll 12
     for (int i = 0; i < AVX512_MR; i++) {
-        _mm512_storeu_ps(out + i * 2 * NR, acc[i][0]);
-        _mm512_storeu_ps(out + i * 2 * NR + NR, acc[i][1]);
+        float *o = out + i * ldo;
+        if (add) {
+            acc[i][0] = _mm512_add_ps(_mm512_loadu_ps(o), acc[i][0]);
+            acc[i][1] = _mm512_add_ps(_mm512_loadu_ps(o + NR), acc[i][1]);
+        }
+        _mm512_storeu_ps(o, acc[i][0]);
+        _mm512_storeu_ps(o + NR, acc[i][1]);
     }
 }
 #endif
@@ -201,10 +217,122 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
                 x_tile = x_pad;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(cols, x_tile, tile_panels, out);
+            tk->run(cols, x_tile, (size_t)cols, tile_panels, out, (size_t)width, 0);
             for (int i = 0; i < nr; i++)
                 sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
                                     bias ? bias + r0 + skip : NULL, nc - skip);
         }
     }
+}
+
+/* op(A)[i][q] and op(B)[q][j] of a gemm's operands */
+static float op_a(const float *a, int lda, int trans_a, int i, int q) {
+    return trans_a ? a[(size_t)q * lda + i] : a[(size_t)i * lda + q];
+}
+static float op_b(const float *b, int ldb, int trans_b, int q, int j) {
+    return trans_b ? b[(size_t)j * ldb + q] : b[(size_t)q * ldb + j];
+}
+
+/* C's rows (ldc apart) from a tile's sums (rows x count, width apart), as
+ * linear_fma.h defines them (alpha 1 skips a multiplication that would
+ * change nothing) */
+SDFED_WIDEST_VECTORS static void gemm_outputs(float *restrict c, int ldc, const float *restrict acc, int width,
+                                              int rows, int count, float alpha, float beta) {
+    for (int i = 0; i < rows; i++) {
+        float *c_row = c + (size_t)i * ldc;
+        const float *acc_row = acc + (size_t)i * width;
+        if (beta == 0.0f && alpha == 1.0f) {
+            memcpy(c_row, acc_row, sizeof *c * (size_t)count);
+            continue;
+        }
+        for (int j = 0; j < count; j += 8) {
+            int lanes = count - j < 8 ? count - j : 8;
+            f32x8 out, c_old = {0};
+            sdfed_load_f32x8(&out, acc_row + j, lanes, 0.0f);
+            out *= alpha;
+            if (beta != 0.0f) {
+                sdfed_load_f32x8(&c_old, c_row + j, lanes, 0.0f);
+                out += beta * c_old;
+            }
+            sdfed_store_f32x8(c_row + j, &out, lanes);
+        }
+    }
+}
+
+/* The definition itself, in scalar fmaf: the product when there is no
+ * memory for the tiles' copies. */
+static void gemm_chains(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                        const float *b, int ldb, float beta, float *c, int ldc) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int q = 0; q < k; q++) acc = fmaf(op_a(a, lda, trans_a, i, q), op_b(b, ldb, trans_b, q, j), acc);
+            gemm_outputs(c + (size_t)i * ldc + j, ldc, &acc, 1, 1, 1, alpha, beta);
+        }
+}
+
+/* op(B)'s columns [j0, j0 + width) as the tiles' panels, zero past n:
+ * panels[(p * k + q) * NR + jj] = op(B)[q][j0 + p * NR + jj] */
+static void pack_b(const float *b, int ldb, int trans_b, int n, int k, int j0, int width, float *panels) {
+    for (int p0 = 0; p0 < width; p0 += NR) {
+        float *panel = panels + (size_t)p0 * k;
+        int count = n - j0 - p0 < 0 ? 0 : n - j0 - p0 < NR ? n - j0 - p0 : NR;
+        if (count < NR) memset(panel, 0, sizeof *panel * (size_t)k * NR);
+        if (trans_b)
+            for (int jj = 0; jj < count; jj++) {
+                const float *column = b + (size_t)(j0 + p0 + jj) * ldb;
+                for (int q = 0; q < k; q++) panel[(size_t)q * NR + jj] = column[q];
+            }
+        else if (count == NR) /* a constant size: vector moves */
+            for (int q = 0; q < k; q++) memcpy(panel + (size_t)q * NR, b + (size_t)q * ldb + j0 + p0, sizeof *b * NR);
+        else
+            for (int q = 0; q < k; q++) memcpy(panel + (size_t)q * NR, b + (size_t)q * ldb + j0 + p0, sizeof *b * count);
+    }
+}
+
+/* Rows [i0, i0 + rows) of op(A) into x (rows, k), zero past m. */
+static void copy_a(const float *a, int lda, int trans_a, int m, int k, int i0, int rows, float *x) {
+    int real = m - i0 < rows ? m - i0 : rows;
+    memset(x + (size_t)real * k, 0, sizeof *x * (size_t)(rows - real) * k);
+    if (trans_a)
+        for (int q = 0; q < k; q++)
+            for (int i = 0; i < real; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i0 + i];
+    else
+        for (int i = 0; i < real; i++) memcpy(x + (size_t)i * k, a + (size_t)(i0 + i) * lda, sizeof *x * (size_t)k);
+}
+
+void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                    const float *b, int ldb, float beta, float *c, int ldc) {
+    if (m <= 0 || n <= 0) return;
+    const tile_kernel *tk = &kernels[isa];
+    int mr = tk->mr, width = tk->panels * NR, tiles = (m + mr - 1) / mr;
+    /* op(A)'s rows are read in place, unless it is transposed (then copied
+     * whole, as the tiles' rows) or they are the last partial tile's */
+    size_t panel_floats = (size_t)width * k, a_floats = (size_t)(trans_a ? tiles : 1) * mr * k;
+    float *panels = malloc(sizeof(float) * (panel_floats + a_floats) + 1);
+    if (!panels) {
+        gemm_chains(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    float *x_copy = panels + panel_floats;
+    if (trans_a) copy_a(a, lda, 1, m, k, 0, tiles * mr, x_copy);
+    else if (m % mr) copy_a(a, lda, 0, m, k, m - m % mr, mr, x_copy);
+    for (int j0 = 0; j0 < n; j0 += width) {
+        int nc = n - j0 < width ? n - j0 : width;
+        pack_b(b, ldb, trans_b, n, k, j0, width, panels);
+        for (int i0 = 0; i0 < m; i0 += mr) {
+            const float *x = trans_a ? x_copy + (size_t)i0 * k : i0 + mr <= m ? a + (size_t)i0 * lda : x_copy;
+            size_t ldx = trans_a || i0 + mr > m ? (size_t)k : (size_t)lda;
+            float *c_tile = c + (size_t)i0 * ldc + j0;
+            if (i0 + mr <= m && nc == width && alpha == 1.0f && (beta == 0.0f || beta == 1.0f)) {
+                /* C = acc or C + acc: the tile writes C itself */
+                tk->run(k, x, ldx, panels, c_tile, (size_t)ldc, beta == 1.0f);
+                continue;
+            }
+            float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+            tk->run(k, x, ldx, panels, out, (size_t)width, 0);
+            gemm_outputs(c_tile, ldc, out, width, m - i0 < mr ? m - i0 : mr, nc, alpha, beta);
+        }
+    }
+    free(panels);
 }

@@ -52,6 +52,20 @@ size_t sdfed_fma_packed_floats(const sdfed_weight *w);
  * SDFED_FMA_SCRATCH_ROWS * w->cols floats. */
 void sdfed_fma_pack(const sdfed_weight *w, float *packed, float *scratch);
 
+/* The general product of the native backend (kernels.h's gemm, BLAS
+ * conventions, row-major): C (m, n) = alpha * op(A) @ op(B) + beta * C, each
+ * output one FMA chain over k in order,
+ *     acc = 0; for q in 0..k-1: acc = fma(op(A)[i][q], op(B)[q][j], acc)
+ *     C[i][j] = alpha * acc                      (beta == 0: C is not read)
+ *     C[i][j] = alpha * acc + beta * C[i][j]     (otherwise; three roundings)
+ * on the tiles of the linear layer above (op(B)'s columns packed as its
+ * panels), so that an output depends on its row of op(A) and column of
+ * op(B) alone, never on the shapes around it or the CPU. It takes its
+ * working memory from malloc, and without it runs the chain above in
+ * scalar fmaf (the same bits). */
+void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                    const float *b, int ldb, float beta, float *c, int ldc);
+
 /* y[j] = out[j] + bias[j] (bias NULL: y[j] = out[j]) for j < count: a
  * register tile's row of outputs into the layer's output, in vector
  * steps (the native linears' one store, linear_int8's too). */

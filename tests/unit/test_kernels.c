@@ -337,6 +337,37 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
         }
     free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch), free(packed.packed);
 }
+
+/* The native product on every instruction set this CPU runs gives, bit for
+ * bit, the in-order FMA chain linear_fma.h defines, for both transposes,
+ * leading dimensions wider than the rows, partial tiles, and beta 0 over a
+ * C of NaNs (which it must not read). */
+static void test_gemm_fma_exact(int ta, int tb, int m, int n, int kk, float alpha, float beta) {
+    int lda = (ta ? m : kk) + (m % 2), ldb = (tb ? kk : n) + 3, ldc = n + 1;
+    float *a = random_floats((size_t)(ta ? kk : m) * lda), *b = random_floats((size_t)(tb ? n : kk) * ldb);
+    float *c0 = random_floats((size_t)m * ldc), *want = malloc(sizeof *want * (size_t)m * ldc),
+          *got = malloc(sizeof *got * (size_t)m * ldc);
+    if (beta == 0.0f) memset(c0, 0xff, sizeof *c0 * (size_t)m * ldc);
+    memcpy(want, c0, sizeof *want * (size_t)m * ldc);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int q = 0; q < kk; q++)
+                acc = fmaf(ta ? a[(size_t)q * lda + i] : a[(size_t)i * lda + q],
+                           tb ? b[(size_t)j * ldb + q] : b[(size_t)q * ldb + j], acc);
+            float *w = want + (size_t)i * ldc + j;
+            *w = beta == 0.0f ? alpha * acc : alpha * acc + beta * *w;
+        }
+    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
+        memcpy(got, c0, sizeof *got * (size_t)m * ldc);
+        sdfed_gemm_fma(isa, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, got, ldc);
+        CHECK(!memcmp(got, want, sizeof *got * (size_t)m * ldc),
+              "fma gemm on %s ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: the FMA chain's bits (and C's padding "
+              "untouched)",
+              sdfed_fma_isa_name(isa), ta, tb, m, n, kk, alpha, beta);
+    }
+    free(a), free(b), free(c0), free(want), free(got);
+}
 #endif
 
 int main(void) {
@@ -369,6 +400,12 @@ int main(void) {
         test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
     }
     test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
+    for (int trial = 0; trial < 48; trial++) {
+        int m = 1 + rand() % 30, n = 1 + rand() % 70, kk = rand() % 90;
+        float beta = trial % 3 == 0 ? 0.0f : trial % 3 == 1 ? 1.0f : frand();
+        test_gemm_fma_exact(trial & 1, (trial >> 1) & 1, m, n, kk, trial % 4 == 0 ? 1.0f : frand(), beta);
+    }
+    test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
     int best = sdfed_int8_isa_best();
     printf("int8 linear: tested on");
     for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_int8_isa_name(isa));
