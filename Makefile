@@ -6,7 +6,7 @@
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
 #   make bench-browser  the browser part of bench-peers alone: sdfed vs onnxruntime-web in Chromium
-# Builds: build/ (native, gcc, OpenBLAS) and build/targets/<name>/ for the
+# Builds: build/ (native, gcc) and build/targets/<name>/ for the
 # other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
 
 JOBS ?= 2

@@ -33,7 +33,7 @@ void native_model_close(native_model *m) {
 
 const sdfed_kernels *native_backend(const char *name) {
     const sdfed_kernels *k = name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
     /* natively, split over the cores this process may use */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (k) k = sdfed_kernels_threaded(k, cores > 1 ? (int)cores : 1);

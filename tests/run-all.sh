@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of every build (run `make builds` first; `make test` does
-# both): ctest in each build tree, the native BLAS-dependent tests again
-# under each OpenBLAS core type this CPU can run, the browser tests, then
+# both): ctest in each build tree, the browser tests, then
 # bounded fuzzing runs of the GGUF reader and the protocol codec. Prints one
 # summary line per suite with the time it took, and a final total.
 set -u
@@ -35,8 +34,7 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
   total_failed=$((total_failed + failed))
 }
 
-# (aggregator_parity is part 1 of the aggregator test, which runs whole here;
-# the clang tree leaves the long multi-process suites, aggregator,
+# (the clang tree leaves the long multi-process suites, aggregator,
 # aggregator_postgres and sim, to the native gcc tree and the ASan tree,
 # which is clang too, and the folder dataset's 80,000 images to the gcc tree;
 # the ASan tree runs the federation under SQLite (aggregator) and the
@@ -44,29 +42,12 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # the same federation again over PostgreSQL, whose feature cache of 10,000
 # test images takes minutes to encode under ASan, to the gcc tree; the
 # cluster's 34 processes run in the gcc tree only)
-run_ctest native build -E '^aggregator_parity$'
-run_ctest clang build/targets/clang -E '^(aggregator|aggregator_parity|aggregator_postgres|aggregator_cluster|sim|folder_dataset)$'
-run_ctest asan build/targets/asan -E '^(aggregator_parity|aggregator_postgres|aggregator_cluster)$'
+run_ctest native build
+run_ctest clang build/targets/clang -E '^(aggregator|aggregator_postgres|aggregator_cluster|sim|folder_dataset)$'
+run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster)$'
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
 
-# OpenBLAS picks its kernels by CPU: run the tests that go through it (ctest
-# label blas) under each core type's kernels this CPU can execute, so that a
-# path only another vendor's CPU takes is tested on every machine
-cpu_has() { for flag in "$@"; do grep -qw "$flag" /proc/cpuinfo || return 1; done; }
-for core in Haswell SkylakeX Zen; do
-  case $core in
-    SkylakeX) needs="avx512f avx512cd avx512bw avx512dq avx512vl" ;;
-    *) needs="avx2 fma" ;;
-  esac
-  if cpu_has $needs; then
-    rm -rf build/sim-test # its feature cache must come from this core type
-    OPENBLAS_CORETYPE=$core run_ctest "native, OpenBLAS $core" build -L blas
-  else
-    summary+=("native, OpenBLAS $core: not run, this CPU lacks one of: $needs")
-  fi
-done
-rm -rf build/sim-test # a later plain ctest makes its cache with the CPU's own kernels
 
 # the browser: the wasm client against the native one, the page in Chromium
 echo "=== browser"

@@ -27,7 +27,7 @@ over the last third of its rounds, over its seeds), to show where its
 curve flattens. --model runs the
 task with another CLIP (a converted ViT-B/16, say); --f32-images runs sim
 with a Q8_0 image tower on f32 activations (docs/results.md's features). Runs go two at a time
-by default (this machine has 2 cores), each with one OpenBLAS thread; the
+by default (this machine has 2 cores); the
 first run fills the feature cache before the others start. A run whose
 results.json is already in DIR is not run again, so an interrupted
 comparison resumes. Outputs in DIR (default build/compare/<task
@@ -178,7 +178,7 @@ def main_folder(out):
     return folder
 
 
-def run(sim, task, job, out, env, archive):
+def run(sim, task, job, out, archive):
     """sim: the command's start (sdfed sim [flags]); job: (variant, seed, lr or None, validation); archive: the
     folder of archived runs, or None; returns (job, results, seconds)."""
     variant, seed, lr, validation = job
@@ -202,7 +202,7 @@ def run(sim, task, job, out, env, archive):
     if not os.path.exists(os.path.join(folder, "results.json")):  # else a finished run of an earlier call
         cmd = sim + ["--task", task, "--method", method, "--seed", str(seed), "--out", folder + ".part"]
         cmd += (["--lr", f"{lr:g}"] if lr is not None else []) + (["--validation"] if validation else [])
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
         with open(os.path.join(out, f"{name}.log"), "w") as log:
             log.write(proc.stdout + proc.stderr)
         if proc.returncode != 0:
@@ -220,14 +220,14 @@ def run(sim, task, job, out, env, archive):
     return job, res, time.time() - started
 
 
-def run_all(sim, task, jobs, out, env, workers, what, archive):
+def run_all(sim, task, jobs, out, workers, what, archive):
     """Runs the jobs (the first alone: it fills the feature cache), printing progress; {job: results}."""
     results = {}
-    job, res, secs = run(sim, task, jobs[0], out, env, archive)
+    job, res, secs = run(sim, task, jobs[0], out, archive)
     results[job] = res
     print(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run, sim, task, j, out, env, archive) for j in jobs[1:]]
+        futures = [pool.submit(run, sim, task, j, out, archive) for j in jobs[1:]]
         for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
             job, res, secs = fut.result()
             results[job] = res
@@ -368,7 +368,6 @@ def main():
                               os.path.join("build", "compare", "tasks", name + ".json"))
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     sim = [a.sdfed, "sim"] + (["--f32-images"] if a.f32_images else [])
     started = time.time()
     with open(a.task) as f:
@@ -396,7 +395,7 @@ def main():
     if a.lrs:
         lrs = sorted(float(v) for v in a.lrs.split(","))
         sweep = [(m, 1, lr, True) for m in methods if m.split(":")[0] not in NO_LR for lr in lrs]
-        found = run_all(sim, a.task, sweep, out, env, a.jobs, "choosing lr", a.archive)
+        found = run_all(sim, a.task, sweep, out, a.jobs, "choosing lr", a.archive)
         n_runs += len(sweep)
         for m in methods:  # the best validation accuracy; of equals, the rate nearest the task's
             if m.split(":")[0] not in NO_LR:
@@ -405,7 +404,7 @@ def main():
         with open(os.path.join(out, "lrs.json"), "w") as f:
             json.dump(chosen, f, indent=1)
     jobs = [(m, s, chosen[m], False) for m in methods for s in range(1, a.seeds + 1)]
-    results = run_all(sim, a.task, jobs, out, env, a.jobs, "testing", a.archive)
+    results = run_all(sim, a.task, jobs, out, a.jobs, "testing", a.archive)
     n_runs += len(jobs)
     elapsed = time.time() - started
 

@@ -227,64 +227,53 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
     }
 }
 
-/* The softmax of each (span, head) block of attention probabilities,
- * items s * heads + h, a range of them per thread. */
-typedef struct softmax_task {
-    float *att;
+/* Attention's blocks, items s * heads + h, a range of them per thread:
+ * each one's scores, their softmax and its products, whose outputs (its
+ * block of att, its head's columns of out) no other item writes. */
+typedef struct attention_task {
+    const sdfed_kernels *k;
+    float *out, *att;
+    const float *qkv;
     const sdfed_attn_span *spans;
     const size_t *att_offset;
-    int heads, causal;
-} softmax_task;
+    int C, heads, causal;
+} attention_task;
 
-static void softmax_blocks(void *ctx, int begin, int end) {
-    const softmax_task *t = ctx;
+static void attention_blocks(void *ctx, int begin, int end) {
+    const attention_task *t = ctx;
+    const sdfed_kernels *k = t->k;
+    int C = t->C, hd = C / t->heads, ld_qkv = 3 * C;
+    float scale = 1.0f / sqrtf((float)hd);
     for (int item = begin; item < end; item++) {
         const sdfed_attn_span *sp = &t->spans[item / t->heads];
-        int ld = sp->nc + sp->nq;
-        float *S = t->att + t->att_offset[item / t->heads] + (size_t)(item % t->heads) * sp->nq * ld;
+        int h = item % t->heads, ld = sp->nc + sp->nq;
+        const float *q = t->qkv + (size_t)sp->q0 * ld_qkv + h * hd;
+        const float *k_own = q + C, *k_ctx = t->qkv + (size_t)sp->c0 * ld_qkv + C + h * hd;
+        const float *v_own = k_own + C, *v_ctx = k_ctx + C;
+        float *S = t->att + t->att_offset[item / t->heads] + (size_t)h * sp->nq * ld;
+        float *o = t->out + (size_t)sp->q0 * C + h * hd;
+        if (sp->nc > 0) k->gemm(0, 1, sp->nq, sp->nc, hd, scale, q, ld_qkv, k_ctx, ld_qkv, 0.0f, S, ld);
+        k->gemm(0, 1, sp->nq, sp->nq, hd, scale, q, ld_qkv, k_own, ld_qkv, 0.0f, S + sp->nc, ld);
         masked_softmax(S, sp->nq, sp->nc, ld, t->causal);
+        if (sp->nc > 0) k->gemm(0, 0, sp->nq, hd, sp->nc, 1.0f, S, ld, v_ctx, ld_qkv, 0.0f, o, C);
+        k->gemm(0, 0, sp->nq, hd, sp->nq, 1.0f, S + sp->nc, ld, v_own, ld_qkv, sp->nc > 0 ? 1.0f : 0.0f, o, C);
     }
 }
 
 /* multiply-adds of a linear layer that an exponential and its softmax
- * steps cost as much as, about: what splitting softmax_blocks is worth */
+ * steps cost as much as, about: what a block's softmax adds to its work */
 #define SOFTMAX_WORK_PER_VALUE 300.0
 
 void sdfed_attention_forward(const sdfed_kernels *k, float *out, float *att, const float *qkv,
                              const sdfed_attn_span *spans, const size_t *att_offset, int n_spans, int C, int heads,
                              int causal) {
-    // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v:
-    // every block's scores, then the softmax of all blocks on the kernels' threads, then the products
-    int hd = C / heads;
-    float scale = 1.0f / sqrtf((float)hd);
-    int ld_qkv = 3 * C;
-    for (int s = 0; s < n_spans; s++) {
-        const sdfed_attn_span *sp = &spans[s];
-        int ld = sp->nc + sp->nq;
-        for (int h = 0; h < heads; h++) {
-            const float *q = qkv + (size_t)sp->q0 * ld_qkv + h * hd;
-            const float *k_own = q + C, *k_ctx = qkv + (size_t)sp->c0 * ld_qkv + C + h * hd;
-            float *S = att + att_offset[s] + (size_t)h * sp->nq * ld;
-            if (sp->nc > 0) k->gemm(0, 1, sp->nq, sp->nc, hd, scale, q, ld_qkv, k_ctx, ld_qkv, 0.0f, S, ld);
-            k->gemm(0, 1, sp->nq, sp->nq, hd, scale, q, ld_qkv, k_own, ld_qkv, 0.0f, S + sp->nc, ld);
-        }
-    }
-    softmax_task task = {att, spans, att_offset, heads, causal};
+    // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v,
+    // the blocks split over the kernels' threads
+    attention_task task = {k, out, att, qkv, spans, att_offset, C, heads, causal};
     double values = 0.0; /* of one head's blocks */
     for (int s = 0; s < n_spans; s++) values += (double)spans[s].nq * (spans[s].nc + spans[s].nq);
-    sdfed_kernels_parallel(k, n_spans * heads, values / n_spans * SOFTMAX_WORK_PER_VALUE, softmax_blocks, &task);
-    for (int s = 0; s < n_spans; s++) {
-        const sdfed_attn_span *sp = &spans[s];
-        int ld = sp->nc + sp->nq;
-        for (int h = 0; h < heads; h++) {
-            const float *v_own = qkv + (size_t)sp->q0 * ld_qkv + 2 * C + h * hd;
-            const float *v_ctx = qkv + (size_t)sp->c0 * ld_qkv + 2 * C + h * hd;
-            const float *S = att + att_offset[s] + (size_t)h * sp->nq * ld;
-            float *o = out + (size_t)sp->q0 * C + h * hd;
-            if (sp->nc > 0) k->gemm(0, 0, sp->nq, hd, sp->nc, 1.0f, S, ld, v_ctx, ld_qkv, 0.0f, o, C);
-            k->gemm(0, 0, sp->nq, hd, sp->nq, 1.0f, S + sp->nc, ld, v_own, ld_qkv, sp->nc > 0 ? 1.0f : 0.0f, o, C);
-        }
-    }
+    double work = values / n_spans * (SOFTMAX_WORK_PER_VALUE + 2.0 * (C / heads));
+    sdfed_kernels_parallel(k, n_spans * heads, work, attention_blocks, &task);
 }
 
 void sdfed_attention_backward(const sdfed_kernels *k, float *dqkv, const float *dout, const float *qkv,

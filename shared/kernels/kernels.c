@@ -14,8 +14,8 @@ static const sdfed_kernels *const all_backends[] = {
 #if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
     &sdfed_kernels_simd128_relaxed,
 #endif
-#if defined(SDFED_HAVE_BLAS)
-    &sdfed_kernels_blas,
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+    &sdfed_kernels_native,
 #endif
     NULL,
 };

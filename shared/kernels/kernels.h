@@ -5,8 +5,8 @@
  *   simd128-relaxed  the browser's: simd128 with linear_int8's products in
  *             relaxed SIMD (relaxed_tile.c), where the engine runs it and
  *             the page asks for it or it is the faster
- *   blas      native: the batch-independent FMA linear layer (linear_fma.h)
- *             forward and the same tiles for the backward pass and gemm
+ *   native    x86-64 and any other host: the batch-independent FMA linear
+ *             layer (linear_fma.h) forward and the same tiles for the backward pass and gemm
  *             (every output an in-order FMA chain: the same bits on any
  *             CPU), F16/Q8_0 rows dequantised a panel at a time into caller
  *             scratch (never the whole matrix); Q8_0 x Q8_0 products in
@@ -80,7 +80,9 @@ typedef struct sdfed_kernels {
     /* dx (n, w.cols) += dy (n, w.rows) @ W */
     void (*linear_backward)(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch);
     /* C (m, n) = alpha * op(A) @ op(B) + beta * C, BLAS conventions, row-major:
-     * op(A) is (m, k), op(B) is (k, n); trans_a/trans_b non-zero to transpose. */
+     * op(A) is (m, k), op(B) is (k, n); trans_a/trans_b non-zero to transpose.
+     * Every backend's runs on several threads at once (the attention's
+     * blocks call it from the pool's range jobs). */
     void (*gemm)(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc);
     /* fn over items [0, count), split between threads where the set has
@@ -99,8 +101,8 @@ extern const sdfed_kernels sdfed_kernels_simd128;
 #if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
 extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
 #endif
-#if defined(SDFED_HAVE_BLAS)
-extern const sdfed_kernels sdfed_kernels_blas;
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+extern const sdfed_kernels sdfed_kernels_native;
 #endif
 
 /* Frees w->packed (none: nothing) and leaves w unpacked. kernels.c */

@@ -25,9 +25,12 @@
 #define MAX_PANELS 2
 
 /* A register tile: MR rows of x (cols floats each, ldx apart) times
- * `panels` consecutive packed panels (cols * NR floats each) into out's MR
- * rows of panels * NR (ldo apart), or added to what they hold (add 1). */
-typedef void tile_fn(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, int add);
+ * `panels` consecutive packed panels (cols * NR floats each), each sum acc
+ * written into out's MR rows of panels * NR (ldo apart) as alpha * acc
+ * (alpha 1: acc itself), plus beta * out where beta is not 0 (three
+ * roundings, never fused). */
+typedef void tile_fn(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, float alpha,
+                     float beta);
 
 typedef struct tile_kernel {
     int mr, panels;
@@ -37,7 +40,8 @@ typedef struct tile_kernel {
 #define PORTABLE_MR 4
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
-static void tile_portable(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, int add) {
+static void tile_portable(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
+                          float alpha, float beta) {
     float acc[PORTABLE_MR][NR] = {{0}};
     for (int c = 0; c < cols; c++) {
         const float *p_c = panel + (size_t)c * NR;
@@ -47,7 +51,10 @@ static void tile_portable(int cols, const float *x, size_t ldx, const float *pan
         }
     }
     for (int i = 0; i < PORTABLE_MR; i++)
-        for (int j = 0; j < NR; j++) out[i * ldo + j] = add ? out[i * ldo + j] + acc[i][j] : acc[i][j];
+        for (int j = 0; j < NR; j++) {
+            float o = alpha == 1.0f ? acc[i][j] : alpha * acc[i][j];
+            out[i * ldo + j] = beta == 0.0f ? o : o + beta * out[i * ldo + j];
+        }
 }
 
 #if HAVE_X86_TILES
@@ -56,7 +63,7 @@ static void tile_portable(int cols, const float *x, size_t ldx, const float *pan
 _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
 __attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float *x, size_t ldx, const float *panel,
-                                                                  float *out, size_t ldo, int add) {
+                                                                  float *out, size_t ldo, float alpha, float beta) {
     // one panel: each row's 16 outputs in two 8-lane registers
     __m256 acc[AVX2_MR][2];
 #pragma GCC unroll 6
@@ -73,9 +80,13 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float 
 #pragma GCC unroll 6
     for (int i = 0; i < AVX2_MR; i++) {
         float *o = out + i * ldo;
-        if (add) {
-            acc[i][0] = _mm256_add_ps(_mm256_loadu_ps(o), acc[i][0]);
-            acc[i][1] = _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[i][1]);
+        if (alpha != 1.0f) {
+            acc[i][0] = _mm256_mul_ps(_mm256_set1_ps(alpha), acc[i][0]);
+            acc[i][1] = _mm256_mul_ps(_mm256_set1_ps(alpha), acc[i][1]);
+        }
+        if (beta != 0.0f) {
+            acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(o)));
+            acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(o + 8)));
         }
         _mm256_storeu_ps(o, acc[i][0]);
         _mm256_storeu_ps(o + 8, acc[i][1]);
@@ -83,7 +94,7 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float 
 }
 
 __attribute__((target("avx512f"))) static void tile_avx512(int cols, const float *x, size_t ldx, const float *panel,
-                                                               float *out, size_t ldo, int add) {
+                                                               float *out, size_t ldo, float alpha, float beta) {
     // two panels: each row's 32 outputs in two 16-lane registers
     const float *panel1 = panel + (size_t)cols * NR;
     __m512 acc[AVX512_MR][2];
@@ -101,9 +112,13 @@ __attribute__((target("avx512f"))) static void tile_avx512(int cols, const float
 #pragma GCC unroll 12
     for (int i = 0; i < AVX512_MR; i++) {
         float *o = out + i * ldo;
-        if (add) {
-            acc[i][0] = _mm512_add_ps(_mm512_loadu_ps(o), acc[i][0]);
-            acc[i][1] = _mm512_add_ps(_mm512_loadu_ps(o + NR), acc[i][1]);
+        if (alpha != 1.0f) {
+            acc[i][0] = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[i][0]);
+            acc[i][1] = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[i][1]);
+        }
+        if (beta != 0.0f) {
+            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(o)));
+            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(o + NR)));
         }
         _mm512_storeu_ps(o, acc[i][0]);
         _mm512_storeu_ps(o + NR, acc[i][1]);
@@ -217,7 +232,7 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
                 x_tile = x_pad;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(cols, x_tile, (size_t)cols, tile_panels, out, (size_t)width, 0);
+            tk->run(cols, x_tile, (size_t)cols, tile_panels, out, (size_t)width, 1.0f, 0.0f);
             for (int i = 0; i < nr; i++)
                 sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
                                     bias ? bias + r0 + skip : NULL, nc - skip);
@@ -324,13 +339,12 @@ void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, floa
             const float *x = trans_a ? x_copy + (size_t)i0 * k : i0 + mr <= m ? a + (size_t)i0 * lda : x_copy;
             size_t ldx = trans_a || i0 + mr > m ? (size_t)k : (size_t)lda;
             float *c_tile = c + (size_t)i0 * ldc + j0;
-            if (i0 + mr <= m && nc == width && alpha == 1.0f && (beta == 0.0f || beta == 1.0f)) {
-                /* C = acc or C + acc: the tile writes C itself */
-                tk->run(k, x, ldx, panels, c_tile, (size_t)ldc, beta == 1.0f);
+            if (i0 + mr <= m && nc == width) { /* a whole tile: it writes C itself */
+                tk->run(k, x, ldx, panels, c_tile, (size_t)ldc, alpha, beta);
                 continue;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(k, x, ldx, panels, out, (size_t)width, 0);
+            tk->run(k, x, ldx, panels, out, (size_t)width, 1.0f, 0.0f);
             gemm_outputs(c_tile, ldc, out, width, m - i0 < mr ? m - i0 : mr, nc, alpha, beta);
         }
     }

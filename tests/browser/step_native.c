@@ -12,7 +12,8 @@
  * compares, else the exit status is 1: on f32 activations, features and
  * updated parameters must agree within 1e-4 of the largest value
  * (relative). On the integer path the two builds' f32 steps between the
- * linears (OpenBLAS's attention, expf) differ in the last bits, and a
+ * linears (the attention products, natively the FMA tiles' chains, in wasm
+ * SIMD128's) differ in the last bits, and a
  * quant that lands on the other side of a rounding boundary moves the rest
  * of the tower by a quantisation step: each image's features must be within
  * 1 - cosine <= 1e-4 of the native ones (the path's accuracy bound against

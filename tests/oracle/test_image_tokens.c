@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
         if (have_oracle) test_tokens(&m, *k, &o);
         test_patch_features(&m, *k);
     }
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
     /* natively also the kernels split over the thread pool */
     const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);
     if (have_oracle) test_tokens(&m, split, &o);

@@ -171,7 +171,7 @@ static void test_text_batches(const sdfed_clip_model *m, const sdfed_tokenizer *
     free(ids), free(prompt_a), free(prompt_b), free(alone), free(first), free(second), free(other);
 }
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 /* Two kernel sets that promise the same arithmetic give the same image
  * features, bit for bit, on a batch large enough to be split. */
 static void test_same_bits(const sdfed_clip_model *m, const sdfed_kernels *a, const sdfed_kernels *b) {
@@ -192,7 +192,7 @@ static void test_same_bits(const sdfed_clip_model *m, const sdfed_kernels *a, co
 }
 #endif
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 /* The model's matrices packed once (sdfed_clip_pack) for either image path:
  * text and image features with the bits of k's per-call packing on both
  * paths (one of them then finds its matrices packed for the other); one
@@ -348,7 +348,7 @@ int main(int argc, char **argv) {
         test_text_batches(&m, &tok, *k);
     }
     test_backends(&m, &tok);
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
     test_packed(&m, &tok, sdfed_kernels_default());
     /* natively also the kernels split over the thread pool: the same bits */
     const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);

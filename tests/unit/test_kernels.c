@@ -17,7 +17,7 @@
 #include "base/dtype.h"
 #include "check.h"
 #include "kernels/kernels.h"
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 #include "kernels/linear_fma.h"
 #include "kernels/linear_int8.h"
 #endif
@@ -197,7 +197,7 @@ static void test_int8_backend(const sdfed_kernels *k, int n, int rows, int cols)
     int8_case_free(&t);
 }
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 /* The native integer kernel on every instruction set this CPU runs. */
 static void test_int8_isas(int n, int rows, int cols) {
     int8_case t = int8_case_make(n, rows, cols);
@@ -298,7 +298,7 @@ static void test_portable_gemm_exactness(void) {
     free(a), free(b), free(c);
 }
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 /* The native linear layer on every instruction set this CPU runs gives, bit
  * for bit, the in-order FMA chain it promises (linear_fma.h), for shapes
  * that leave partial tiles and panels in both directions. */
@@ -386,13 +386,13 @@ int main(void) {
           "the browser build defaults to simd128-relaxed where it runs, else simd128");
 #elif defined(__wasm_simd128__)
     CHECK(sdfed_kernels_default() == &sdfed_kernels_simd128, "the wasm SIMD build defaults to simd128");
-#elif defined(SDFED_HAVE_BLAS)
-    CHECK(sdfed_kernels_default() == &sdfed_kernels_blas, "the native build defaults to blas");
+#elif defined(SDFED_HAVE_NATIVE_KERNELS)
+    CHECK(sdfed_kernels_default() == &sdfed_kernels_native, "the native build defaults to native");
 #endif
     CHECK(n_backends >= 1 && all[0] == &sdfed_kernels_portable, "portable backend first");
     CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
     test_portable_gemm_exactness();
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
     printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
     static const int fma_shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 33, 96}, {25, 48, 128}, {40, 100, 32}};
     for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
@@ -421,7 +421,7 @@ int main(void) {
         int n = int8_shapes[s][0], rows = int8_shapes[s][1], cols = int8_shapes[s][2];
         test_int8_definition(n, rows, cols);
         for (const sdfed_kernels *const *k = all; *k; k++) test_int8_backend(*k, n, rows, cols);
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
         test_int8_isas(n, rows, cols);
 #endif
     }
@@ -435,7 +435,7 @@ int main(void) {
                                     {16, 130, 64},
                                     {33, 3, 224},
                                     {9, 129, 512},
-                                    /* more rows than the blas backend's 4 MB panel holds */
+                                    /* more rows than the native backend's 4 MB panel holds */
                                     {3, 300, 4096}};
     for (const sdfed_kernels *const *k = all; *k; k++) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {

@@ -14,7 +14,7 @@
 #include "check.h"
 #include "prompt/projector.h"
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_LAPACK)
 #endif
 
 /* A portable generator so the fixed case has the same input everywhere. */
@@ -99,7 +99,7 @@ static double projector_distance(const double *a, const float *b, int k, int m) 
     return worst;
 }
 
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_LAPACK)
 /* LAPACK's sgesvd as OpenBLAS exports it (Fortran: column-major, arguments
  * by reference, the lengths of the two job strings last) */
 void sgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, float *a, const int *lda, float *s,
@@ -131,7 +131,7 @@ static void test_case(const char *name, int S, int m, const double *s, double sc
     CHECK(sdfed_svd_thin(A, S, m, &svd, &arena, &err) == SDFED_OK, "%s: %s", name, err.message);
     CHECK(svd.rank == want_rank, "%s: rank %d, expected %d", name, svd.rank, want_rank);
     check_factorisation(name, A, S, m, &svd);
-#if defined(SDFED_HAVE_BLAS)
+#if defined(SDFED_HAVE_LAPACK)
     float *sigma = malloc(sizeof *sigma * S), *vt = malloc(sizeof *vt * S * m);
     lapack_svd(A, S, m, sigma, vt);
     double worst = 0;

@@ -76,7 +76,7 @@ echo
 echo "A host's folder: \`sdfed task check\` on a folder dataset (half train, half test; every other image a"
 echo "28 x 28 grey PNG, the others colour JPEGs of 96..800 pixels a side), features of every image computed"
 echo "into an empty cache (images/s over the whole run: scan, hashing, decoding, encoding), then read from it;"
-echo "wall times in s, medians (of the first runs given, and of 3 cached runs); native, OpenBLAS, 2 cores."
+echo "wall times in s, medians (of the first runs given, and of 3 cached runs); native, 2 cores."
 echo "| model | folder | images | first runs | first run s | images/s | cached run s |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

@@ -23,10 +23,9 @@ echo "profile $(basename "$model") --threads $threads --int8-images $int8 (perce
 perf report -i "$data" --no-children --sort sym --stdio 2>/dev/null | awk '
   /^ +[0-9.]+%/ {
     p = $1; sub(/%/, "", p); sym = $3
-    if (sym ~ /^tile_/) g = "linear tiles"
-    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32)/) g = "linear packing and stores"
+    if (sym ~ /^tile_/) g = "tiles (linear layers, attention products)"
+    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_panel|sdfed_gemm_fma|gemm_outputs)/) g = "packing and stores"
     else if (sym ~ /^quantise/) g = "quantising activations"
-    else if (sym ~ /^sgemm/) g = "attention products (OpenBLAS)"
     else if (sym ~ /^(softmax_blocks|masked_softmax|sdfed_attention_forward)/) g = "attention softmax"
     else if (sym ~ /^(sdfed_activation|quick_gelu|activation_backward)/) g = "MLP activation"
     else if (sym ~ /expf/) g = "expf (libm)"

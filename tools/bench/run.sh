@@ -83,7 +83,7 @@ for spec in "tiny:models/fmnist-tiny-clip.q8_0.gguf:100" "vitb16:$(bench_model v
 done
 echo
 echo "The browser: image features per second (one image at a time, the model's input size) and one SDFed step"
-echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm, next to native (OpenBLAS, 2 cores)."
+echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm, next to native (2 cores)."
 echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"

@@ -20,9 +20,8 @@
 #     keepalive hangs up a connection that answers none.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
-#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [parity|postgres]
-# With "parity" only part 1 runs (run-all.sh repeats it under each OpenBLAS
-# core type). With "postgres" only part 1's first federation runs, with its
+#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [postgres]
+# With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
 # tests/lib/postgres.sh), then a database of another task and --db's
 # command-line errors (ctest aggregator_postgres).
@@ -157,11 +156,6 @@ if [ "$parts" = postgres ]; then
 fi
 
 same_as_sim eq "$work/eq-state"
-if [ "$parts" = parity ]; then
-  summary
-  [ "$failed" -eq 0 ]
-  exit
-fi
 
 # --- 1b. part 1 with volunteers dropping out (the task's dropout): a chosen
 # client that draws it disconnects (and comes back), the round cannot reach

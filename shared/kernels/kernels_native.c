@@ -1,0 +1,96 @@
+/* Native kernels, all the project's own, so that a product's bits depend
+ * on its operands alone (never on the batch, the shapes around it or the
+ * CPU): the forward linear layer and the general product on the FMA tiles
+ * (linear_fma.h), the Q8_0 x Q8_0 linear on the integer tiles
+ * (linear_int8.h). For linear_backward F32 weights are the product's B
+ * directly; F16 and Q8_0 weights are dequantised a panel of rows at a time
+ * (up to 4 MB: a whole ViT-B matrix, a quarter of a ViT-L MLP matrix) into
+ * the caller's scratch and multiplied panel by panel (each panel's sum
+ * added to dx in turn), so that no dequantised copy of the model exists.
+ * pack gives the forward linears their panels of a whole weight once: f32
+ * panels for linear (4 bytes a weight: 3.76x a Q8_0 matrix), the integer
+ * layout for linear_int8 on Q8_0 (1.18x). */
+#include <stdlib.h>
+
+#include "base/dtype.h"
+#include "kernels/kernels.h"
+#include "kernels/linear_fma.h"
+#include "kernels/linear_int8.h"
+
+/* Dequantises rows [r0, r0 + count) of w into panel (count, cols). */
+static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *panel) {
+    size_t row_bytes = sdfed_type_row_bytes(w->type, (uint64_t)w->cols);
+    for (int r = 0; r < count; r++)
+        sdfed_row_to_f32(w->type, panel + (size_t)r * w->cols, (const char *)w->data + (size_t)(r0 + r) * row_bytes,
+                         w->cols);
+}
+
+static void linear_outputs(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                           int first, int end, float *scratch) {
+    if (int8 && w->type == SDFED_TYPE_Q8_0)
+        sdfed_linear_int8(sdfed_int8_isa_best(), y, x, w, bias, n, first, end, scratch);
+    else
+        sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, first, end, scratch);
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    linear_outputs(0, y, x, w, bias, n, 0, w->rows, scratch);
+}
+
+static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    linear_outputs(1, y, x, w, bias, n, 0, w->rows, scratch);
+}
+
+/* Packs w whole for linear_outputs(int8, ...): the layout of the kernel
+ * that call runs. */
+static size_t pack(sdfed_weight *w, int int8) {
+    int for_int8 = int8 && w->type == SDFED_TYPE_Q8_0;
+    size_t bytes = for_int8 ? sdfed_int8_packed_bytes(w) : sizeof(float) * sdfed_fma_packed_floats(w);
+    size_t line = 64; /* aligned_alloc wants a multiple of its alignment */
+    void *packed = aligned_alloc(line, (bytes + line - 1) / line * line);
+    float *scratch = for_int8 ? NULL : malloc(sizeof *scratch * SDFED_FMA_SCRATCH_ROWS * (size_t)w->cols);
+    if (!packed || (!for_int8 && !scratch)) {
+        free(packed);
+        free(scratch);
+        return 0;
+    }
+    if (for_int8)
+        sdfed_int8_pack(w, packed);
+    else
+        sdfed_fma_pack(w, packed, scratch);
+    free(scratch);
+    w->packed = packed;
+    w->packed_int8 = for_int8;
+    return bytes;
+}
+
+static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    // dy is (n, rows), W is (rows, cols), dx is (n, cols)
+    int isa = sdfed_fma_isa_best();
+    if (w->type == SDFED_TYPE_F32) {
+        sdfed_gemm_fma(isa, 0, 0, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols, 1.0f, dx, w->cols);
+        return;
+    }
+    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_native, w->cols);
+    for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
+        int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
+        dequantise_panel(w, r0, count, scratch);
+        sdfed_gemm_fma(isa, 0, 0, n, w->cols, count, 1.0f, dy + r0, w->rows, scratch, w->cols, 1.0f, dx, w->cols);
+    }
+}
+
+static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc) {
+    sdfed_gemm_fma(sdfed_fma_isa_best(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+const sdfed_kernels sdfed_kernels_native = {.name = "native",
+                                          .panel_floats = (size_t)1 << 20,
+                                          .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
+                                          .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
+                                          .linear = linear,
+                                          .linear_int8 = linear_int8,
+                                          .linear_outputs = linear_outputs,
+                                          .pack = pack,
+                                          .linear_backward = linear_backward,
+                                          .gemm = gemm};
