@@ -144,7 +144,10 @@ static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a 
 /* the scratch: two panels, a panel's converted weight rows, a padded x tile */
 _Static_assert(MAX_PANELS *NR + NR + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
 
-int sdfed_fma_isa_best(void) {
+/* the host's cap (sdfed_fma_isa_cap), none until it sets one */
+static int isa_cap = SDFED_FMA_ISA_COUNT - 1;
+
+static int cpu_best(void) {
 #if HAVE_X86_TILES
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return SDFED_FMA_AVX512;
@@ -153,7 +156,22 @@ int sdfed_fma_isa_best(void) {
     return SDFED_FMA_PORTABLE;
 }
 
+int sdfed_fma_isa_best(void) {
+    int best = cpu_best();
+    return best < isa_cap ? best : isa_cap;
+}
+
+void sdfed_fma_isa_cap(int isa) { isa_cap = isa; }
+
+int sdfed_fma_isa_capped(void) { return isa_cap; }
+
 const char *sdfed_fma_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_FMA_ISA_COUNT, isa); }
+
+int sdfed_fma_isa_by_name(const char *name) {
+    for (int isa = 0; isa < SDFED_FMA_ISA_COUNT; isa++)
+        if (!strcmp(isa_names[isa].name, name)) return isa;
+    return -1;
+}
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel (cols, NR),
  * zero-filling the missing rows; rows (NR * cols floats of scratch) holds

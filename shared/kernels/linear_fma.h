@@ -28,9 +28,19 @@ enum {
     SDFED_FMA_ISA_COUNT
 };
 
-/* The best instruction set this CPU runs (each one below it runs too). */
+/* The best instruction set this CPU runs (each one below it runs too),
+ * at most the cap. */
 int sdfed_fma_isa_best(void);
 const char *sdfed_fma_isa_name(int isa);
+/* The instruction set named (portable, avx2, avx512), or -1. */
+int sdfed_fma_isa_by_name(const char *name);
+/* Caps the native tiles' instruction set, FMA and integer alike, at isa
+ * (<= sdfed_fma_isa_best()) for the rest of the process: the same bits as
+ * a CPU that has nothing better (sdfed sim --isa). A host's choice, made
+ * before any kernel runs. */
+void sdfed_fma_isa_cap(int isa);
+/* The cap (SDFED_FMA_ISA_COUNT - 1 until a host sets one). */
+int sdfed_fma_isa_capped(void);
 
 /* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
 #define SDFED_FMA_SCRATCH_ROWS 60

@@ -227,10 +227,13 @@ static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_INT8_ISA_COUNT, "a
 
 int sdfed_int8_isa_best(void) {
 #if HAVE_X86_TILES
+    /* within the host's cap on the native tiles (sdfed_fma_isa_cap) */
+    int cap = sdfed_fma_isa_capped();
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+    if (cap >= SDFED_FMA_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
         return SDFED_INT8_AVX512VNNI;
-    if (__builtin_cpu_supports("avx2")) return SDFED_INT8_AVX2;
+    if (cap >= SDFED_FMA_AVX2 && __builtin_cpu_supports("avx2")) return SDFED_INT8_AVX2;
 #endif
     return SDFED_INT8_PORTABLE;
 }

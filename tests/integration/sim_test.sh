@@ -2,6 +2,8 @@
 # sdfed sim with the default tiny model on Fashion-MNIST:
 #  - a 3-client, 3-round federation: SDFed beats zero-shot on the same split;
 #  - the same seed gives the same rounds, another seed a different split;
+#  - --isa avx2 and portable give the same features and rounds as the CPU's
+#    best instruction set;
 #  - --validation tests every client on a fifth of its training images held
 #    out, --lr overrides the task's;
 #  - the feature cache keeps the Q8_0 tower's integer features and its f32
@@ -56,6 +58,36 @@ print(int(strip(a) == strip(b) and a["clients"] == b["clients"]), int(a["clients
 PY
 )
 [ "$same" = "1 1" ] && ok || bad "reproducibility: same seed equal / other seed different = $same"
+
+# --isa: the native tiles capped at AVX2 (the image features encoded again, into a cache of their own) and at
+# portable C (training only, on the first cache's features) give the same features and the same federation, round
+# by round, as the CPU's best: nothing in a run depends on the instruction set, so none on an Intel or AMD CPU
+for isa in avx2 portable; do
+  isa_cache=$cache
+  [ "$isa" = avx2 ] && isa_cache="$work/cache-avx2" && rm -rf "$isa_cache"
+  "$sdfed" sim --task "$work/task.json" --cache "$isa_cache" --out "$work/runs/isa-$isa" --method sdfed --isa "$isa" \
+    >"$work/runs/isa-$isa.log" 2>&1
+  status=$?
+  if [ $status = 2 ] && grep -q "this CPU does not run it" "$work/runs/isa-$isa.log"; then
+    echo "--isa $isa: not checked, this CPU lacks it"
+    continue
+  fi
+  [ $status = 0 ] || { bad "--isa $isa run: $(tail -n 1 "$work/runs/isa-$isa.log")"; continue; }
+  same=$("$python" - "$work/runs" "$isa" <<'PY'
+import json, sys
+load = lambda n: json.load(open(f"{sys.argv[1]}/{n}/results.json"))
+a, b = load("sdfed"), load("isa-" + sys.argv[2])
+strip = lambda r: [(x["accuracy"], x["client_accuracy"], x["losses"], x["global_sha256"]) for x in r["rounds"]]
+print(int(strip(a) == strip(b)))
+PY
+)
+  [ "$same" = 1 ] && ok || bad "--isa $isa: the rounds differ from the CPU's best instruction set's"
+  if [ "$isa" = avx2 ]; then
+    for f in "$cache"/*-int8/*.features; do
+      cmp -s "$f" "$isa_cache/${f#"$cache"/}" && ok || bad "--isa avx2: ${f#"$cache"/} differs from the best's"
+    done
+  fi
+done
 
 # --validation: each client (2 classes of 16 shots) trains on 13 of each and is tested on the 3 held out, never
 # on the test split; --lr changes the run

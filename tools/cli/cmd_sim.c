@@ -1,7 +1,9 @@
 /* sdfed sim: a whole federation in one process (tools/sim/sim.h).
  *   sdfed sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR]
- *             [--cache DIR] [--data DIR] [--backend NAME] [--validation] [--f32-images]
- * The flags override the task's keys; --validation tests every client on a
+ *             [--cache DIR] [--data DIR] [--backend NAME] [--isa NAME] [--validation] [--f32-images]
+ * The flags override the task's keys; --isa caps the native tiles'
+ * instruction set (portable, avx2, avx512: the same results, which is what
+ * it is for: a check that a run does not depend on the CPU); --validation tests every client on a
  * fifth of its training images held out (sim.h) instead of its test split,
  * for choosing hyperparameters; --f32-images keeps a Q8_0 image tower on f32
  * activations (clip_model.h's int8_images off: the features docs/results.md
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "base/sha256.h"
+#include "kernels/linear_fma.h"
 #include "cli.h"
 #include "native/fed_data.h"
 #include "native/task_file.h"
@@ -52,7 +55,7 @@ static int read_task(const char *path, const char *method, const char *seed, con
 
 int cmd_sim(int argc, char **argv) {
     const char *task_path = NULL, *method = NULL, *seed = NULL, *rounds = NULL, *out_dir = "sim-out", *cache = NULL;
-    const char *data_dir = NULL, *backend = NULL, *lr = NULL;
+    const char *data_dir = NULL, *backend = NULL, *lr = NULL, *isa = NULL;
     int validation = 0, f32_images = 0;
     const cli_option options[] = {{"--task", &task_path, NULL},
                                   {"--method", &method, NULL},
@@ -63,11 +66,20 @@ int cmd_sim(int argc, char **argv) {
                                   {"--cache", &cache, NULL},
                                   {"--data", &data_dir, NULL},
                                   {"--backend", &backend, NULL},
+                                  {"--isa", &isa, NULL},
                                   {"--validation", NULL, &validation},
                                   {"--f32-images", NULL, &f32_images}};
     int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
+    if (isa) {
+        int capped = sdfed_fma_isa_by_name(isa), best = sdfed_fma_isa_best();
+        if (capped < 0) return cli_error(CLI_USAGE, "sim: --isa '%s' is not one of portable, avx2, avx512", isa);
+        if (capped > best)
+            return cli_error(CLI_USAGE, "sim: --isa %s: this CPU does not run it (at most %s)", isa,
+                             sdfed_fma_isa_name(best));
+        sdfed_fma_isa_cap(capped);
+    }
     const sdfed_kernels *k = native_backend(backend);
     if (!k) return cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
 

@@ -24,7 +24,7 @@ static const struct {
 #if !defined(__wasm__) /* the simulator reads datasets and caches from disk natively */
     {"sim", cmd_sim,
      "sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR] [--cache DIR] [--data DIR] "
-     "[--backend NAME] [--validation] [--f32-images]"},
+     "[--backend NAME] [--isa portable|avx2|avx512] [--validation] [--f32-images]"},
     {"task", cmd_task,
      "task init DIR [--clients N] [--model M.gguf] [--out TASK.json]  |  task check TASK.json [--cache DIR] [--data "
      "DIR] [--backend "
