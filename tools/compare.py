@@ -169,6 +169,12 @@ def archived(path, sim, task, method, seed, lr):
     return res
 
 
+def lr_of(task):
+    """The task file's lr (sim's default where it has none)."""
+    with open(task) as f:
+        return json.load(f).get("lr", 0.01)
+
+
 def main_folder(out):
     """The folder name of the comparison an ablation, a sweep or a longer run belongs to (paper-dirichlet for
     build/compare/paper-dirichlet-ablation)."""
@@ -184,16 +190,17 @@ def run(sim, task, job, out, archive):
     variant, seed, lr, validation = job
     method = variant.split(":")[0]
     task = variant_task(task, variant, out)
-    name = f"{variant.replace(':', '-').replace(',', '-')}-seed{seed}" + (f"-lr{lr:g}" if lr is not None else "") + \
-        ("-validation" if validation else "")
+    stem = f"{variant.replace(':', '-').replace(',', '-')}-seed{seed}"
+    name = stem + (f"-lr{lr:g}" if lr is not None else "") + ("-validation" if validation else "")
     folder = os.path.join(out, name)
     kept = os.path.join(archive, os.path.basename(os.path.normpath(out)), name + ".json.gz") if archive else None
     started = time.time()
     res = archived(kept, sim, task, method, seed, lr) if kept else None
     comparison = main_folder(out)
     if res is None and kept and ":" not in variant and comparison != os.path.basename(os.path.normpath(out)):
-        # sdfed of an ablation is the comparison's own run
-        res = archived(os.path.join(archive, comparison, name + ".json.gz"), sim, task, method, seed, lr)
+        # sdfed of an ablation is the comparison's own run, which names its lr even where it is the task's
+        for main_name in dict.fromkeys([name, f"{stem}-lr{lr if lr is not None else lr_of(task):g}"]):
+            res = res or archived(os.path.join(archive, comparison, main_name + ".json.gz"), sim, task, method, seed, lr)
     in_archive = res is not None
     if in_archive and not os.path.exists(os.path.join(folder, "results.json")):
         os.makedirs(folder, exist_ok=True)
@@ -370,8 +377,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     sim = [a.sdfed, "sim"] + (["--f32-images"] if a.f32_images else [])
     started = time.time()
-    with open(a.task) as f:
-        task_lr = json.load(f).get("lr", 0.01)
+    task_lr = lr_of(a.task)
     main_out = os.path.join("build", "compare", name)
     main_lrs = os.path.join(main_out, "lrs.json")
     lrs_chosen = {}

@@ -151,6 +151,11 @@ compare first || bad "compare.py: $(tail -n 3 "$work/first.log")"
 compare first-ablation || bad "compare.py, an ablation's folder: $(tail -n 3 "$work/first-ablation.log")"
 [ "$(made_runs first-ablation)" = 0 ] && ok ||
   bad "compare.py: an ablation's plain methods are the comparison's archived runs, yet $(made_runs first-ablation) ran"
+# and so do they when the comparison chose each method's lr and chose the task's own (its runs name their lr)
+compare lrs --lrs 0.01 || bad "compare.py --lrs: $(tail -n 3 "$work/lrs.log")"
+compare lrs-ablation || bad "compare.py, the ablation's folder of a comparison with --lrs: $(tail -n 3 "$work/lrs-ablation.log")"
+[ "$(made_runs lrs)" = 5 ] && [ "$(made_runs lrs-ablation)" = 0 ] && ok ||
+  bad "compare.py: the comparison at the task's lr made $(made_runs lrs) runs (5), its ablation's folder $(made_runs lrs-ablation) (0)"
 mv "$work/archive/first" "$work/archive/again"
 compare again || bad "compare.py from the archive: $(tail -n 3 "$work/again.log")"
 [ "$(made_runs again)" = 0 ] && cmp -s "$work/first/table.md" "$work/again/table.md" && ok ||
