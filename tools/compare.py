@@ -58,6 +58,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "fedotp", "sdfed"]
@@ -101,8 +102,10 @@ def derived_task(task, settings, path):
         t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
     t.update(settings)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
+    # whole or not at all: the runs of one variant on several seeds write it at once while others read it
+    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), suffix=".part", delete=False) as f:
         json.dump(t, f)
+    os.replace(f.name, path)
     return path
 
 
