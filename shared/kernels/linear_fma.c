@@ -13,6 +13,13 @@
 #include "base/names.h"
 #include "base/vectors.h"
 
+/* gemm's epilogue, alpha * acc + beta * C, is two products and a sum, each
+ * rounded, never fused into an FMA (GCC in the build's ISO C mode does not
+ * fuse; clang does within an expression unless told not to) */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HAVE_X86_TILES 1
