@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/linear_fma.h"
+
 static const char *program = "sdfed";
 /* where the unknown-option error points the user */
 static const char *help_hint = "see 'sdfed help'";
@@ -50,5 +52,14 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
             *o->value = argv[++i];
         }
     }
+    return CLI_OK;
+}
+
+int cli_isa_cap(const char *isa) {
+    int capped = sdfed_fma_isa_by_name(isa), best = sdfed_fma_isa_best();
+    if (capped < 0) return cli_error(CLI_USAGE, "--isa '%s' is not one of portable, avx2, avx512", isa);
+    if (capped > best)
+        return cli_error(CLI_USAGE, "--isa %s: this CPU does not run it (at most %s)", isa, sdfed_fma_isa_name(best));
+    sdfed_fma_isa_cap(capped);
     return CLI_OK;
 }

@@ -1,5 +1,5 @@
 /* The command-line conventions every native program shares: exit
- * statuses, options parsed from argv, one-line error messages. */
+ * statuses, options parsed from argv, one-line error messages, --isa. */
 #ifndef SDFED_NATIVE_ARGS_H
 #define SDFED_NATIVE_ARGS_H
 
@@ -20,6 +20,11 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
 /* A program of its own, not a subcommand of sdfed (sdfed-aggregator, say):
  * its error lines start with its name and point the user to its --help. */
 void cli_set_program(const char *name);
+
+/* Applies an --isa option: caps the native tiles' instruction set for the
+ * process (sdfed_fma_isa_cap) at isa ("portable", "avx2", "avx512"), or
+ * prints why it cannot and returns CLI_USAGE. */
+int cli_isa_cap(const char *isa);
 
 /* Prints "<program>: <message>" to stderr ("sdfed: " unless
  * cli_set_program named another) and returns status. */

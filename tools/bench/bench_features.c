@@ -5,17 +5,20 @@
  * second of a random image, one at a time (after one untimed image), the
  * median of --repeats runs of --images images each. --int8-images 0 keeps
  * a Q8_0 model's image tower on f32 activations (default 1: the integer
- * path, clip_model.h's int8_images):
+ * path, clip_model.h's int8_images); --isa caps the native tiles' instruction
+ * set (as sdfed sim's does):
  *   bench_features --model M.gguf [--threads 2] [--images 8] [--repeats 3]
- *                  [--int8-images 1] [--check FILE.rgb]
+ *                  [--int8-images 1] [--isa avx2] [--check FILE.rgb]
  * The last line is machine-readable:
- *   "result images_per_s=... threads=... int8_images=0|1"
- * (int8_images: whether the features came from integer products). */
+ *   "result images_per_s=... threads=... int8_images=0|1 isa=..."
+ * (int8_images: whether the features came from integer products; isa: the
+ * tiles' instruction set, the best the CPU has within the cap). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clip/image_encoder.h"
+#include "kernels/linear_fma.h"
 #include "native/args.h"
 #include "native/clock.h"
 #include "native/model.h"
@@ -49,13 +52,15 @@ static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const 
 
 int main(int argc, char **argv) {
     static const char usage[] = "usage: bench_features --model M.gguf [--threads N (2)] [--images N (8)] "
-                                "[--repeats N (3)] [--int8-images 0|1 (1)] [--check FILE.rgb]\n";
-    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL;
+                                "[--repeats N (3)] [--int8-images 0|1 (1)] [--isa portable|avx2|avx512] "
+                                "[--check FILE.rgb]\n";
+    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL,
+               *isa = NULL;
     int help = 0;
     const cli_option options[] = {{"--model", &model_path, NULL},   {"--threads", &threads_s, NULL},
                                   {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
                                   {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
-                                  {"--help", NULL, &help}};
+                                  {"--isa", &isa, NULL},            {"--help", NULL, &help}};
     cli_set_program("bench_features");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path) {
@@ -67,6 +72,7 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "--threads, --images and --repeats must be at least 1");
     if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
         return cli_error(CLI_USAGE, "--int8-images must be 0 or 1, not '%s'", int8_s);
+    if (isa && cli_isa_cap(isa)) return CLI_USAGE;
     native_model m;
     sdfed_error err = {0};
     if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
@@ -109,8 +115,8 @@ int main(int argc, char **argv) {
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
-    printf("result images_per_s=%.4f threads=%d int8_images=%d\n", rates[repeats / 2], sdfed_kernels_thread_count(),
-           sdfed_clip_int8_image_features(&m.clip));
+    printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
+           sdfed_kernels_thread_count(), sdfed_clip_int8_image_features(&m.clip), sdfed_fma_isa_name(sdfed_fma_isa_capped()));
     free(rates), free(rgb), free(features);
     sdfed_arena_free(&arena);
     native_model_close(&m);

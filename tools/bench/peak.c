@@ -1,11 +1,15 @@
-/* The machine's measured f32 peak, natively: a loop of independent fused
+/* The machine's measured peaks, natively: a loop of independent fused
  * multiply-adds (12 register accumulators, enough to hide the FMA latency on
- * two pipes) in AVX2 and AVX-512, where the CPU has them, on 1 and 2
- * threads; the median of --repeats runs of about --ms milliseconds each. The
- * yardstick for the kernels' FLOP/s (tools/bench/flops.py):
+ * two pipes) in AVX2 and AVX-512, and the same loop of the integer tiles'
+ * 8-bit multiply-adds (AVX-512 VNNI's vpdpbusd; AVX2's vpmaddubsw, vpmaddwd
+ * and vpaddd), where the CPU has them, on 1 and 2 threads; the median of
+ * --repeats runs of about --ms milliseconds each. The yardsticks for the
+ * kernels' FLOP/s and integer operations per second (tools/bench/flops.py;
+ * a multiply-add is 2 operations in both):
  *   bench_peak [--repeats 5] [--ms 300]
  * prints one line per instruction set and thread count:
- *   peak native ISA THREADS: gflops=... */
+ *   peak native ISA THREADS: gflops=...
+ *   peak int8 native ISA THREADS: gops=... */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -47,9 +51,47 @@ __attribute__((target("avx512f"))) static float fma_avx512(long iterations) {
     return _mm512_reduce_add_ps(sum);
 }
 
+/* 64 multiply-adds of unsigned by signed bytes into 16 int32 sums */
+__attribute__((target("avx512f,avx512vnni"))) static float int8_avx512vnni(long iterations) {
+    __m512i acc[ACCUMULATORS];
+    const __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-1);
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_set1_epi32(i);
+    for (long n = 0; n < iterations; n++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_dpbusd_epi32(acc[i], u, s);
+    }
+    __m512i sum = acc[0];
+    for (int i = 1; i < ACCUMULATORS; i++) sum = _mm512_add_epi32(sum, acc[i]);
+    return (float)_mm512_reduce_add_epi32(sum);
+}
+
+/* 32 multiply-adds of unsigned by signed bytes into 8 int32 sums, as the
+ * AVX2 integer tile makes them: pairs, then pairs of pairs, then the sum */
+__attribute__((target("avx2"))) static float int8_avx2(long iterations) {
+    __m256i acc[ACCUMULATORS];
+    const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-1), ones = _mm256_set1_epi16(1);
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm256_set1_epi32(i);
+    for (long n = 0; n < iterations; n++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < ACCUMULATORS; i++)
+            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones));
+    }
+    __m256i sum = acc[0];
+    for (int i = 1; i < ACCUMULATORS; i++) sum = _mm256_add_epi32(sum, acc[i]);
+    int lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, sum);
+    return (float)(lanes[0] + lanes[7]);
+}
+
+static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int has_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static int has_avx512vnni(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"); }
+
 typedef struct isa {
-    const char *name;
-    int lanes;
+    const char *name, *kind; /* kind: "" for f32 FMAs, "int8 " for 8-bit multiply-adds */
+    int lanes;                /* multiply-adds per instruction (per step, for AVX2's int8) */
+    int (*supported)(void);   /* whether this CPU has it (after __builtin_cpu_init) */
     float (*kernel)(long iterations);
 } isa;
 
@@ -78,7 +120,7 @@ static double measure(const isa *s, int threads, long iterations) {
     for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
     double seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
     if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n"); /* keeps the result alive */
-    return 2.0 * s->lanes * ACCUMULATORS * (double)iterations * threads / seconds / 1e9;
+    return 2.0 * s->lanes * ACCUMULATORS * (double)iterations * threads / seconds / 1e9; /* G ops/s */
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -99,14 +141,16 @@ int main(int argc, char **argv) {
     int repeats = atoi(repeats_s), ms = atoi(ms_s);
     if (repeats < 1 || repeats > 99 || ms < 1)
         return cli_error(CLI_USAGE, "bench_peak: --repeats must be 1..99 and --ms at least 1");
-    static const isa isas[] = {{"avx2", 8, fma_avx2}, {"avx512", 16, fma_avx512}};
     __builtin_cpu_init();
+    static const isa isas[] = {{"avx2", "", 8, has_avx2_fma, fma_avx2},
+                               {"avx512", "", 16, has_avx512, fma_avx512},
+                               {"avx2", "int8 ", 32, has_avx2, int8_avx2},
+                               {"avx512vnni", "int8 ", 64, has_avx512vnni, int8_avx512vnni}};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         const isa *s = &isas[i];
-        int supported = i == 0 ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                               : __builtin_cpu_supports("avx512f");
+        int supported = s->supported();
         if (!supported) {
-            printf("peak native %s: not on this CPU\n", s->name);
+            printf("peak %snative %s: not on this CPU\n", s->kind, s->name);
             continue;
         }
         /* iterations for about ms milliseconds on one thread */
@@ -117,7 +161,8 @@ int main(int argc, char **argv) {
             double rates[99];
             for (int r = 0; r < repeats; r++) rates[r] = measure(s, threads, iterations);
             qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
-            printf("peak native %s %d: gflops=%.1f\n", s->name, threads, rates[repeats / 2]);
+            printf("peak %snative %s %d: %s=%.1f\n", s->kind, s->name, threads, *s->kind ? "gops" : "gflops",
+                   rates[repeats / 2]);
         }
     }
     return CLI_OK;

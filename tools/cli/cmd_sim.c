@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 
 #include "base/sha256.h"
-#include "kernels/linear_fma.h"
 #include "cli.h"
 #include "native/fed_data.h"
 #include "native/task_file.h"
@@ -72,14 +71,7 @@ int cmd_sim(int argc, char **argv) {
     int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
-    if (isa) {
-        int capped = sdfed_fma_isa_by_name(isa), best = sdfed_fma_isa_best();
-        if (capped < 0) return cli_error(CLI_USAGE, "sim: --isa '%s' is not one of portable, avx2, avx512", isa);
-        if (capped > best)
-            return cli_error(CLI_USAGE, "sim: --isa %s: this CPU does not run it (at most %s)", isa,
-                             sdfed_fma_isa_name(best));
-        sdfed_fma_isa_cap(capped);
-    }
+    if (isa && cli_isa_cap(isa)) return CLI_USAGE;
     const sdfed_kernels *k = native_backend(backend);
     if (!k) return cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
 
