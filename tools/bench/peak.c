@@ -54,7 +54,7 @@ __attribute__((target("avx512f"))) static float fma_avx512(long iterations) {
 /* 64 multiply-adds of unsigned by signed bytes into 16 int32 sums */
 __attribute__((target("avx512f,avx512vnni"))) static float int8_avx512vnni(long iterations) {
     __m512i acc[ACCUMULATORS];
-    const __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-1);
+    const __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-1); /* vpdpbusd adds into acc: not invariant */
     for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_set1_epi32(i);
     for (long n = 0; n < iterations; n++) {
 #pragma GCC unroll 12
@@ -66,15 +66,18 @@ __attribute__((target("avx512f,avx512vnni"))) static float int8_avx512vnni(long 
 }
 
 /* 32 multiply-adds of unsigned by signed bytes into 8 int32 sums, as the
- * AVX2 integer tile makes them: pairs, then pairs of pairs, then the sum */
+ * AVX2 integer tile makes them: pairs, then pairs of pairs, then an add */
 __attribute__((target("avx2"))) static float int8_avx2(long iterations) {
     __m256i acc[ACCUMULATORS];
     const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-1), ones = _mm256_set1_epi16(1);
     for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm256_set1_epi32(i);
     for (long n = 0; n < iterations; n++) {
 #pragma GCC unroll 12
-        for (int i = 0; i < ACCUMULATORS; i++)
-            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones));
+        for (int i = 0; i < ACCUMULATORS; i++) {
+            __m256i x = u;
+            __asm__ volatile("" : "+x"(x)); /* x may have changed: the products are not hoisted out of the loop */
+            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, s), ones));
+        }
     }
     __m256i sum = acc[0];
     for (int i = 1; i < ACCUMULATORS; i++) sum = _mm256_add_epi32(sum, acc[i]);

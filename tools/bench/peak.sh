@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# make bench: sdfed's kernels against the machine's measured f32 peak. The
-# peak: an FMA loop natively (bench_peak: AVX2, AVX-512) and a SIMD128
-# multiply-add loop in Chromium (peak_browser.mjs), 1 and 2 threads. The
-# work: FLOPs counted from the shapes (flops.py). Then per model (tiny,
-# vitb16; f32) the image encoder natively on 1 and 2 threads
-# (bench_features), the SDFed step's text forward, backward and whole step
-# natively (bench_step, on every core), and, when peers.sh ran before in
-# this tree, the image encoder in Chromium (its log). Lines:
+# make bench: sdfed's kernels against the machine's measured peaks. The
+# peaks: an FMA loop natively (bench_peak: AVX2, AVX-512) and a SIMD128
+# multiply-add loop in Chromium (peak_browser.mjs), 1 and 2 threads; for the
+# integer path the same loops of its 8-bit multiply-adds (vpdpbusd or
+# AVX2's vpmaddubsw + vpmaddwd; i32x4.dot_i16x8_s in Chromium). The work:
+# the products' multiply-adds counted from the shapes, 2 operations each
+# (flops.py). Then per model (tiny, vitb16) the image encoder natively on 1
+# and 2 threads (bench_features; f32, and Q8_0 on the integer path, whose
+# attention products stay f32: 4% of ViT-B/16's operations), the SDFed
+# step's text forward and whole step natively (bench_step, on every core),
+# and, when peers.sh ran before in this tree, the image encoder in Chromium
+# (its log). Lines:
 #   bench flops MODEL KERNEL PLACE THREADS: X GFLOP/s, Y% of the measured peak (Z GFLOP/s)
+#   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
 #   tools/bench/peak.sh [REPEATS]          (after make build web)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,20 +26,27 @@ echo "== kernels against the measured peak (load: $(cut -d' ' -f1-3 /proc/loadav
 native_peaks=$(build/bench_peak --repeats 5)
 browser_peaks=$(node tools/bench/peak_browser.mjs "$out/peers" 5)
 printf '%s\n%s\n' "$native_peaks" "$browser_peaks"
-# the best instruction set's peak on THREADS threads
-native_peak() { grep -E "^peak native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*gflops=//' | sort -g | tail -n 1; }
-browser_peak() { grep "^peak chromium simd128 $1:" <<<"$browser_peaks" | sed -E 's/.*gflops=//'; }
+# the best instruction set's peak on THREADS threads (f32, or with int8 the integer one)
+native_peak() {
+  grep -E "^peak ${2:+int8 }native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' | sort -g | tail -n 1
+}
+browser_peak() { grep "^peak ${2:+int8 }chromium simd128 $1:" <<<"$browser_peaks" | sed -E 's/.*=//'; }
 
-# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK
+# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8]
 line() {
-  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" 'BEGIN {
-    f = g * r; printf "bench flops %s %s %s %s: %.1f GFLOP/s, %.0f%% of the measured peak (%.1f GFLOP/s)\n", m, k, p, t, f,
-      100 * f / peak, peak }'
+  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" -v int8="${8:-}" 'BEGIN {
+    f = g * r; unit = int8 ? "Gop/s" : "GFLOP/s"
+    printf "bench flops %s %s %s %s: %.1f %s, %.0f%% of the measured %speak (%.1f %s)\n", m, k, p, t, f, unit,
+      100 * f / peak, int8 ? "int8 " : "", peak, unit }'
 }
 
 cores=$(nproc)
 for model in tiny vitb16; do
-  if [ "$model" = tiny ]; then f32=$out/tiny-default.f32.gguf; else f32=$(bench_model vitb16 f32); fi
+  if [ "$model" = tiny ]; then
+    f32=$out/tiny-default.f32.gguf q8_0=models/fmnist-tiny-clip.q8_0.gguf
+  else
+    f32=$(bench_model vitb16 f32) q8_0=$(bench_model vitb16 q8_0)
+  fi
   [ -f "$f32" ] || { echo "bench flops $model: run tools/bench/peers.sh first (it makes $f32)"; continue; }
   counts=$(/usr/bin/python3 tools/bench/flops.py --gguf "$f32" --sdfed build/sdfed --classes tools/bench/classes.txt)
   echo "# $model: $counts" >&2
@@ -43,11 +55,18 @@ for model in tiny vitb16; do
     rate=$(value images_per_s "$(build/bench_features --model "$f32" --threads "$threads" --images "$n" \
       --repeats "$repeats" | tail -n 1)")
     line "$model" image-encoder native "$threads" "$(value image_gflop "$counts")" "$rate" "$(native_peak "$threads")"
+    rate=$(value images_per_s "$(build/bench_features --model "$q8_0" --threads "$threads" --images "$n" \
+      --repeats "$repeats" --int8-images 1 | tail -n 1)")
+    line "$model" image-encoder-q8_0 native "$threads" "$(value image_gflop "$counts")" "$rate" \
+      "$(native_peak "$threads" int8)" int8
     log=$out/peers/$model.browser.log
     if [ -f "$log" ]; then
       rate=$(value images_per_s "$(grep "^chromium sdfed f32 $threads:" "$log" || true)")
       [ -n "$rate" ] && line "$model" image-encoder chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
         "$(browser_peak "$threads")"
+      rate=$(value images_per_s "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)")
+      [ -n "$rate" ] && line "$model" image-encoder-q8_0 chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
+        "$(browser_peak "$threads" int8)" int8
     fi
   done
   step=$(build/bench_step --model "$f32" --classes tools/bench/classes.txt --n-classes 10 --steps "$repeats" |

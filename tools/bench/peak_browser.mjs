@@ -1,9 +1,11 @@
-// make bench, the browser's measured f32 peak: peak_simd128.c (built here
+// make bench, the browser's measured peaks: peak_simd128.c (built here
 // by clang for wasm32, no libc) in Debian's headless Chromium, in 1 and 2
 // Web Workers at once (each with its own instance: no shared memory needed);
-// the median of REPEATS runs of about 300 ms. The yardstick for the wasm
-// kernels' FLOP/s (flops.py). Prints:
+// the median of REPEATS runs of about 300 ms. The yardsticks for the wasm
+// kernels' FLOP/s and integer operations per second (flops.py; 2 a
+// multiply-add). Prints:
 //   peak chromium simd128 THREADS: gflops=...
+//   peak int8 chromium simd128 THREADS: gops=...   (i32x4.dot_i16x8_s, the integer tile's)
 //   node peak_browser.mjs WORK_DIR [REPEATS]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -26,44 +28,49 @@ try {
   const results = await page.evaluate(async ({ bytes: b, repeats: r }) => {
     const source = `onmessage = async ({ data }) => {
       const { instance } = await WebAssembly.instantiate(new Uint8Array(data.bytes));
-      instance.exports.peak(1000); // compiled and warm
+      instance.exports[data.kernel](1000); // compiled and warm
       postMessage('ready');
       onmessage = ({ data: iterations }) => {
         const started = performance.now();
-        instance.exports.peak(iterations);
+        instance.exports[data.kernel](iterations);
         postMessage(performance.now() - started);
       };
     };`;
     const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-    const flopsPerIteration = 12 * 4 * 2;
-    const start = async (n) => {
+    const start = async (n, kernel) => {
       const workers = Array.from({ length: n }, () => new Worker(url));
       await Promise.all(workers.map((w) => new Promise((resolve) => {
         w.onmessage = resolve;
-        w.postMessage({ bytes: b });
+        w.postMessage({ bytes: b, kernel });
       })));
       return workers;
     };
-    // all workers run `iterations` at once; GFLOP/s over the slowest
-    const once = (workers, iterations) => Promise.all(workers.map((w) => new Promise((resolve) => {
+    // all workers run `iterations` at once; G operations per second over the slowest
+    const once = (workers, iterations, opsPerIteration) => Promise.all(workers.map((w) => new Promise((resolve) => {
       w.onmessage = ({ data }) => resolve(data);
       w.postMessage(iterations);
-    }))).then((ms) => (workers.length * iterations * flopsPerIteration) / (Math.max(...ms) / 1e3) / 1e9);
+    }))).then((ms) => (workers.length * iterations * opsPerIteration) / (Math.max(...ms) / 1e3) / 1e9);
+    // f32: 12 accumulators x 4 lanes x a multiply and an add; int16: 12 x 8 multiply-adds x 2
+    const kernels = { peak: 12 * 4 * 2, peak_int16: 12 * 8 * 2 };
     const out = {};
-    for (const n of [1, 2]) {
-      const workers = await start(n);
-      const probe = 1e6;
-      const rate = await once(workers, probe);
-      const iterations = Math.round((rate * 1e9 / n) * 0.3 / flopsPerIteration);
-      const rates = [];
-      for (let k = 0; k < r; k++) rates.push(await once(workers, iterations));
-      workers.forEach((w) => w.terminate());
-      rates.sort((x, y) => x - y);
-      out[n] = rates[Math.floor(r / 2)];
+    for (const [kernel, ops] of Object.entries(kernels)) {
+      out[kernel] = {};
+      for (const n of [1, 2]) {
+        const workers = await start(n, kernel);
+        const probe = 1e6;
+        const rate = await once(workers, probe, ops);
+        const iterations = Math.round((rate * 1e9 / n) * 0.3 / ops);
+        const rates = [];
+        for (let k = 0; k < r; k++) rates.push(await once(workers, iterations, ops));
+        workers.forEach((w) => w.terminate());
+        rates.sort((x, y) => x - y);
+        out[kernel][n] = rates[Math.floor(r / 2)];
+      }
     }
     return out;
   }, { bytes, repeats });
-  for (const n of [1, 2]) console.log(`peak chromium simd128 ${n}: gflops=${results[n].toFixed(1)}`);
+  for (const n of [1, 2]) console.log(`peak chromium simd128 ${n}: gflops=${results.peak[n].toFixed(1)}`);
+  for (const n of [1, 2]) console.log(`peak int8 chromium simd128 ${n}: gops=${results.peak_int16[n].toFixed(1)}`);
 } finally {
   await browser.close();
 }

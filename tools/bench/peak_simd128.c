@@ -1,8 +1,11 @@
-/* The browser's measured f32 peak: WebAssembly SIMD128 has no fused
+/* The browser's measured peaks. f32: WebAssembly SIMD128 has no fused
  * multiply-add, so the loop is a multiply and an add on 4 lanes (8 flops),
- * in 12 independent accumulators. Built alone (no libc) by peak_browser.mjs:
+ * in 12 independent accumulators. Integers: the SIMD128 integer tile's step,
+ * i32x4.dot_i16x8_s (8 multiply-adds of int16 pairs, 16 operations) and an
+ * add, likewise. Built alone (no libc) by peak_browser.mjs:
  *   clang --target=wasm32 -O2 -msimd128 -nostdlib -Wl,--no-entry
- * exports peak(iterations), whose result only keeps the loop alive. */
+ * exports peak(iterations) and peak_int16(iterations), whose results only
+ * keep the loops alive. */
 #include <wasm_simd128.h>
 
 #define ACCUMULATORS 12
@@ -18,4 +21,17 @@ __attribute__((export_name("peak"))) float peak(int iterations) {
     v128_t sum = acc[0];
     for (int i = 1; i < ACCUMULATORS; i++) sum = wasm_f32x4_add(sum, acc[i]);
     return wasm_f32x4_extract_lane(sum, 0) + wasm_f32x4_extract_lane(sum, 3);
+}
+
+__attribute__((export_name("peak_int16"))) int peak_int16(int iterations) {
+    v128_t acc[ACCUMULATORS];
+    const v128_t b = wasm_i16x8_splat(1), c = wasm_i32x4_splat(1);
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = wasm_i32x4_splat(i);
+    for (int n = 0; n < iterations; n++) {
+#pragma GCC unroll 12 /* each dot takes its accumulator's lanes as int16, so that none is loop-invariant */
+        for (int i = 0; i < ACCUMULATORS; i++) acc[i] = wasm_i32x4_add(wasm_i32x4_dot_i16x8(acc[i], b), c);
+    }
+    v128_t sum = acc[0];
+    for (int i = 1; i < ACCUMULATORS; i++) sum = wasm_i32x4_add(sum, acc[i]);
+    return wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 3);
 }
