@@ -12,13 +12,15 @@
  * The last line is machine-readable:
  *   "result images_per_s=... threads=... int8_images=0|1 isa=..."
  * (int8_images: whether the features came from integer products; isa: the
- * tiles' instruction set, the best the CPU has within the cap). */
+ * instruction set of the tiles that ran their linears, the integer ones or
+ * the FMA ones, the best the CPU has within the cap). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clip/image_encoder.h"
 #include "kernels/linear_fma.h"
+#include "kernels/linear_int8.h"
 #include "native/args.h"
 #include "native/clock.h"
 #include "native/model.h"
@@ -115,8 +117,10 @@ int main(int argc, char **argv) {
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
+    int int8 = sdfed_clip_int8_image_features(&m.clip);
     printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
-           sdfed_kernels_thread_count(), sdfed_clip_int8_image_features(&m.clip), sdfed_fma_isa_name(sdfed_fma_isa_capped()));
+           sdfed_kernels_thread_count(), int8,
+           int8 ? sdfed_int8_isa_name(sdfed_int8_isa_best()) : sdfed_fma_isa_name(sdfed_fma_isa_capped()));
     free(rates), free(rgb), free(features);
     sdfed_arena_free(&arena);
     native_model_close(&m);

@@ -151,8 +151,7 @@ int main(int argc, char **argv) {
                                {"avx512vnni", "int8 ", 64, has_avx512vnni, int8_avx512vnni}};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         const isa *s = &isas[i];
-        int supported = s->supported();
-        if (!supported) {
+        if (!s->supported()) {
             printf("peak %snative %s: not on this CPU\n", s->kind, s->name);
             continue;
         }
