@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
     int int8 = sdfed_clip_int8_image_features(&m.clip);
     printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
            sdfed_kernels_thread_count(), int8,
-           int8 ? sdfed_int8_isa_name(sdfed_int8_isa_best()) : sdfed_fma_isa_name(sdfed_fma_isa_capped()));
+           int8 ? sdfed_int8_isa_name(sdfed_int8_isa_best()) : sdfed_fma_isa_name(sdfed_fma_isa_best()));
     free(rates), free(rgb), free(features);
     sdfed_arena_free(&arena);
     native_model_close(&m);
