@@ -31,13 +31,14 @@
 #define MAX_TILE_ROWS 12
 #define MAX_PANELS 2
 
-/* A register tile: MR rows of x (cols floats each, ldx apart) times
- * `panels` consecutive packed panels (cols * NR floats each), each sum acc
- * written into out's MR rows of panels * NR (ldo apart) as alpha * acc
- * (alpha 1: acc itself), plus beta * out where beta is not 0 (three
- * roundings, never fused). */
-typedef void tile_fn(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo, float alpha,
-                     float beta);
+/* A register tile: `rows` (at most the kernel's mr) rows of x (cols floats
+ * each, ldx apart) times `panels` consecutive packed panels (cols * NR
+ * floats each), each sum acc written into out's rows of panels * NR (ldo
+ * apart) as alpha * acc (alpha 1: acc itself), plus beta * out where beta
+ * is not 0, plus bias[j] where there is a bias (each step rounded, never
+ * fused). */
+typedef void tile_fn(int rows, int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
+                     float alpha, float beta, const float *bias);
 
 typedef struct tile_kernel {
     int mr, panels;
@@ -47,20 +48,21 @@ typedef struct tile_kernel {
 #define PORTABLE_MR 4
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
-static void tile_portable(int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
-                          float alpha, float beta) {
+static void tile_portable(int rows, int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
+                          float alpha, float beta, const float *bias) {
     float acc[PORTABLE_MR][NR] = {{0}};
     for (int c = 0; c < cols; c++) {
         const float *p_c = panel + (size_t)c * NR;
-        for (int i = 0; i < PORTABLE_MR; i++) {
+        for (int i = 0; i < rows; i++) {
             float a = x[i * ldx + c];
             for (int j = 0; j < NR; j++) acc[i][j] = fmaf(a, p_c[j], acc[i][j]);
         }
     }
-    for (int i = 0; i < PORTABLE_MR; i++)
+    for (int i = 0; i < rows; i++)
         for (int j = 0; j < NR; j++) {
             float o = alpha == 1.0f ? acc[i][j] : alpha * acc[i][j];
-            out[i * ldo + j] = beta == 0.0f ? o : o + beta * out[i * ldo + j];
+            if (beta != 0.0f) o = o + beta * out[i * ldo + j];
+            out[i * ldo + j] = bias ? o + bias[j] : o;
         }
 }
 
@@ -69,66 +71,101 @@ static void tile_portable(int cols, const float *x, size_t ldx, const float *pan
 #define AVX512_MR 12
 _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
 
-__attribute__((target("avx2,fma"))) static void tile_avx2(int cols, const float *x, size_t ldx, const float *panel,
-                                                                  float *out, size_t ldo, float alpha, float beta) {
+/* A tile of every row count up to a kernel's mr: its body inlined with the
+ * count a constant, so that the loops over rows unroll and the sums stay
+ * in registers (a partial tile computes its own rows, not padding) */
+#define TILE_ARGS cols, x, ldx, panel, out, ldo, alpha, beta, bias
+#define TILE_ROWS_CASE(body, r) \
+    case r: body(r, TILE_ARGS); return;
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tile_avx2_rows(const int mr, int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
+               float alpha, float beta, const float *bias) {
     // one panel: each row's 16 outputs in two 8-lane registers
     __m256 acc[AVX2_MR][2];
 #pragma GCC unroll 6
-    for (int i = 0; i < AVX2_MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
     for (int c = 0; c < cols; c++) {
         __m256 b0 = _mm256_loadu_ps(panel + (size_t)c * NR), b1 = _mm256_loadu_ps(panel + (size_t)c * NR + 8);
 #pragma GCC unroll 6
-        for (int i = 0; i < AVX2_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             __m256 a = _mm256_broadcast_ss(x + i * ldx + c);
             acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
             acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
         }
     }
 #pragma GCC unroll 6
-    for (int i = 0; i < AVX2_MR; i++) {
-        float *o = out + i * ldo;
-        if (alpha != 1.0f) {
-            acc[i][0] = _mm256_mul_ps(_mm256_set1_ps(alpha), acc[i][0]);
-            acc[i][1] = _mm256_mul_ps(_mm256_set1_ps(alpha), acc[i][1]);
+    for (int i = 0; i < mr; i++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + i * ldo + h * 8;
+            if (alpha != 1.0f) acc[i][h] = _mm256_mul_ps(_mm256_set1_ps(alpha), acc[i][h]);
+            if (beta != 0.0f)
+                acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(o)));
+            if (bias) acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_loadu_ps(bias + h * 8));
+            _mm256_storeu_ps(o, acc[i][h]);
         }
-        if (beta != 0.0f) {
-            acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(o)));
-            acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(o + 8)));
-        }
-        _mm256_storeu_ps(o, acc[i][0]);
-        _mm256_storeu_ps(o + 8, acc[i][1]);
+}
+
+__attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, const float *x, size_t ldx,
+                                                          const float *panel, float *out, size_t ldo, float alpha,
+                                                          float beta, const float *bias) {
+    switch (rows) {
+        TILE_ROWS_CASE(tile_avx2_rows, 6)
+        TILE_ROWS_CASE(tile_avx2_rows, 5)
+        TILE_ROWS_CASE(tile_avx2_rows, 4)
+        TILE_ROWS_CASE(tile_avx2_rows, 3)
+        TILE_ROWS_CASE(tile_avx2_rows, 2)
+        TILE_ROWS_CASE(tile_avx2_rows, 1)
     }
 }
 
-__attribute__((target("avx512f"))) static void tile_avx512(int cols, const float *x, size_t ldx, const float *panel,
-                                                               float *out, size_t ldo, float alpha, float beta) {
+__attribute__((target("avx512f"), always_inline)) static inline void
+tile_avx512_rows(const int mr, int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
+                 float alpha, float beta, const float *bias) {
     // two panels: each row's 32 outputs in two 16-lane registers
     const float *panel1 = panel + (size_t)cols * NR;
     __m512 acc[AVX512_MR][2];
 #pragma GCC unroll 12
-    for (int i = 0; i < AVX512_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int c = 0; c < cols; c++) {
         __m512 b0 = _mm512_loadu_ps(panel + (size_t)c * NR), b1 = _mm512_loadu_ps(panel1 + (size_t)c * NR);
 #pragma GCC unroll 12
-        for (int i = 0; i < AVX512_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             __m512 a = _mm512_set1_ps(x[i * ldx + c]);
             acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
             acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
         }
     }
 #pragma GCC unroll 12
-    for (int i = 0; i < AVX512_MR; i++) {
-        float *o = out + i * ldo;
-        if (alpha != 1.0f) {
-            acc[i][0] = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[i][0]);
-            acc[i][1] = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[i][1]);
+    for (int i = 0; i < mr; i++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + i * ldo + h * NR;
+            if (alpha != 1.0f) acc[i][h] = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[i][h]);
+            if (beta != 0.0f)
+                acc[i][h] = _mm512_add_ps(acc[i][h], _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(o)));
+            if (bias) acc[i][h] = _mm512_add_ps(acc[i][h], _mm512_loadu_ps(bias + h * NR));
+            _mm512_storeu_ps(o, acc[i][h]);
         }
-        if (beta != 0.0f) {
-            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(o)));
-            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(o + NR)));
-        }
-        _mm512_storeu_ps(o, acc[i][0]);
-        _mm512_storeu_ps(o + NR, acc[i][1]);
+}
+
+__attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, const float *x, size_t ldx,
+                                                           const float *panel, float *out, size_t ldo, float alpha,
+                                                           float beta, const float *bias) {
+    switch (rows) {
+        TILE_ROWS_CASE(tile_avx512_rows, 12)
+        TILE_ROWS_CASE(tile_avx512_rows, 11)
+        TILE_ROWS_CASE(tile_avx512_rows, 10)
+        TILE_ROWS_CASE(tile_avx512_rows, 9)
+        TILE_ROWS_CASE(tile_avx512_rows, 8)
+        TILE_ROWS_CASE(tile_avx512_rows, 7)
+        TILE_ROWS_CASE(tile_avx512_rows, 6)
+        TILE_ROWS_CASE(tile_avx512_rows, 5)
+        TILE_ROWS_CASE(tile_avx512_rows, 4)
+        TILE_ROWS_CASE(tile_avx512_rows, 3)
+        TILE_ROWS_CASE(tile_avx512_rows, 2)
+        TILE_ROWS_CASE(tile_avx512_rows, 1)
     }
 }
 #endif
@@ -148,8 +185,8 @@ static const sdfed_name isa_names[] = {
 };
 static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a name per instruction set");
 
-/* the scratch: two panels, a panel's converted weight rows, a padded x tile */
-_Static_assert(MAX_PANELS *NR + NR + MAX_TILE_ROWS <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
+/* the scratch: two panels, a panel's converted weight rows */
+_Static_assert(MAX_PANELS *NR + NR <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
 
 /* the host's cap (sdfed_fma_isa_cap), none until it sets one */
 static int isa_cap = SDFED_FMA_ISA_COUNT - 1;
@@ -238,7 +275,6 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
     const tile_kernel *tk = &kernels[isa];
     int cols = w->cols, rows = w->rows, mr = tk->mr, width = tk->panels * NR;
     float *panels = scratch, *rows_f32 = panels + (size_t)width * cols;
-    float *x_pad = rows_f32 + (size_t)NR * cols;
     const float *packed = w->packed && !w->packed_int8 ? w->packed : NULL;
     /* packed tiles start at a whole panel, which may begin before `first` */
     for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
@@ -251,13 +287,13 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
         for (int i0 = 0; i0 < n; i0 += mr) {
             int nr = n - i0 < mr ? n - i0 : mr;
             const float *x_tile = x + (size_t)i0 * cols;
-            if (nr < mr) { /* the last rows, padded with zero rows */
-                memcpy(x_pad, x_tile, sizeof(float) * (size_t)nr * cols);
-                memset(x_pad + (size_t)nr * cols, 0, sizeof(float) * (size_t)(mr - nr) * cols);
-                x_tile = x_pad;
+            if (nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
+                tk->run(nr, cols, x_tile, (size_t)cols, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows, 1.0f,
+                        0.0f, bias ? bias + r0 : NULL);
+                continue;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(cols, x_tile, (size_t)cols, tile_panels, out, (size_t)width, 1.0f, 0.0f);
+            tk->run(nr, cols, x_tile, (size_t)cols, tile_panels, out, (size_t)width, 1.0f, 0.0f, NULL);
             for (int i = 0; i < nr; i++)
                 sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
                                     bias ? bias + r0 + skip : NULL, nc - skip);
@@ -330,47 +366,41 @@ static void pack_b(const float *b, int ldb, int trans_b, int n, int k, int j0, i
     }
 }
 
-/* Rows [i0, i0 + rows) of op(A) into x (rows, k), zero past m. */
-static void copy_a(const float *a, int lda, int trans_a, int m, int k, int i0, int rows, float *x) {
-    int real = m - i0 < rows ? m - i0 : rows;
-    memset(x + (size_t)real * k, 0, sizeof *x * (size_t)(rows - real) * k);
-    if (trans_a)
-        for (int q = 0; q < k; q++)
-            for (int i = 0; i < real; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i0 + i];
-    else
-        for (int i = 0; i < real; i++) memcpy(x + (size_t)i * k, a + (size_t)(i0 + i) * lda, sizeof *x * (size_t)k);
+/* op(A)'s rows into x (m, k) when A is transposed. */
+static void copy_a_transposed(const float *a, int lda, int m, int k, float *x) {
+    for (int q = 0; q < k; q++)
+        for (int i = 0; i < m; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i];
 }
 
 void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                     const float *b, int ldb, float beta, float *c, int ldc) {
     if (m <= 0 || n <= 0) return;
     const tile_kernel *tk = &kernels[isa];
-    int mr = tk->mr, width = tk->panels * NR, tiles = (m + mr - 1) / mr;
-    /* op(A)'s rows are read in place, unless it is transposed (then copied
-     * whole, as the tiles' rows) or they are the last partial tile's */
-    size_t panel_floats = (size_t)width * k, a_floats = (size_t)(trans_a ? tiles : 1) * mr * k;
+    int mr = tk->mr, width = tk->panels * NR;
+    /* op(A)'s rows are read in place, unless it is transposed (then copied whole, as the tiles' rows) */
+    size_t panel_floats = (size_t)width * k, a_floats = trans_a ? (size_t)m * k : 0;
     float *panels = malloc(sizeof(float) * (panel_floats + a_floats) + 1);
     if (!panels) {
         gemm_chains(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     float *x_copy = panels + panel_floats;
-    if (trans_a) copy_a(a, lda, 1, m, k, 0, tiles * mr, x_copy);
-    else if (m % mr) copy_a(a, lda, 0, m, k, m - m % mr, mr, x_copy);
+    if (trans_a) copy_a_transposed(a, lda, m, k, x_copy);
     for (int j0 = 0; j0 < n; j0 += width) {
         int nc = n - j0 < width ? n - j0 : width;
         pack_b(b, ldb, trans_b, n, k, j0, width, panels);
         for (int i0 = 0; i0 < m; i0 += mr) {
-            const float *x = trans_a ? x_copy + (size_t)i0 * k : i0 + mr <= m ? a + (size_t)i0 * lda : x_copy;
-            size_t ldx = trans_a || i0 + mr > m ? (size_t)k : (size_t)lda;
+            int nr = m - i0 < mr ? m - i0 : mr;
+            const float *x = trans_a ? x_copy + (size_t)i0 * k : a + (size_t)i0 * lda;
+            size_t ldx = trans_a ? (size_t)k : (size_t)lda;
             float *c_tile = c + (size_t)i0 * ldc + j0;
-            if (i0 + mr <= m && nc == width) { /* a whole tile: it writes C itself */
-                tk->run(k, x, ldx, panels, c_tile, (size_t)ldc, alpha, beta);
+            if (nc == width) { /* all of the tile's columns: it writes C itself */
+                tk->run(nr, k, x, ldx, panels, c_tile, (size_t)ldc, alpha, beta, NULL);
                 continue;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(k, x, ldx, panels, out, (size_t)width, 1.0f, 0.0f);
-            gemm_outputs(c_tile, ldc, out, width, m - i0 < mr ? m - i0 : mr, nc, alpha, beta);
+            tk->run(nr, k, x, ldx, panels, out, (size_t)width, 1.0f, 0.0f, NULL);
+            gemm_outputs(c_tile, ldc, out, width, nr, nc, alpha, beta);
         }
     }
     free(panels);

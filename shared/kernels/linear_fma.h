@@ -78,7 +78,8 @@ void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, floa
 
 /* y[j] = out[j] + bias[j] (bias NULL: y[j] = out[j]) for j < count: a
  * register tile's row of outputs into the layer's output, in vector
- * steps (the native linears' one store, linear_int8's too). */
+ * steps (the native linears' store of a tile that covers part of its
+ * columns, linear_int8's too; a whole tile writes its rows itself). */
 void sdfed_store_outputs(float *restrict y, const float *restrict out, const float *restrict bias, int count);
 
 #endif

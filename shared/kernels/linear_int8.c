@@ -39,9 +39,11 @@ _Static_assert(CHUNK * 4 / SDFED_Q8_0_BLOCK + MAX_PANELS * PANEL_BLOCK_BYTES / S
                "scratch too small for a chunk and the panels");
 
 /* A register tile: MR rows of quantised x (xq stride blocks * 32 bytes, xd
- * stride blocks scales) times `panels` consecutive packed panels into out
- * (MR, panels * NR). */
-typedef void tile_fn(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out);
+ * stride blocks scales) times `panels` consecutive packed panels into out's
+ * MR rows of panels * NR (ldo apart), plus bias[j] where there is a bias
+ * (one more rounding). */
+typedef void tile_fn(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out,
+                     size_t ldo, const float *bias);
 /* One row of x as quants (+ 128 where the tile wants them unsigned) and
  * block scales, by sdfed_q8_0_activations's rule. */
 typedef void quantise_fn(const float *x, int cols, unsigned char *q, float *d);
@@ -60,7 +62,7 @@ static void quantise_portable(const float *x, int cols, unsigned char *q, float 
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS && CHUNK % PORTABLE_MR == 0, "tiles fit the chunk and the output");
 
 static void tile_portable(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel,
-                          float *out) {
+                          float *out, size_t ldo, const float *bias) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
     float acc[PORTABLE_MR][NR] = {{0}};
     for (int b = 0; b < blocks; b++) {
@@ -77,7 +79,8 @@ static void tile_portable(int blocks, const unsigned char *xq, const float *xd, 
             }
         }
     }
-    memcpy(out, acc, sizeof acc);
+    for (int i = 0; i < PORTABLE_MR; i++)
+        for (int j = 0; j < NR; j++) out[i * ldo + j] = bias ? acc[i][j] + bias[j] : acc[i][j];
 }
 
 #if HAVE_X86_TILES
@@ -136,7 +139,8 @@ __attribute__((target("avx512f"))) static void quantise_avx512(const float *x, i
 }
 
 __attribute__((target("avx2"))) static void tile_avx2(int blocks, const unsigned char *xq, const float *xd,
-                                                      const unsigned char *panel, float *out) {
+                                                      const unsigned char *panel, float *out, size_t ldo,
+                                                      const float *bias) {
     // one panel: each token's 16 outputs in two 8-lane registers
     int cols = blocks * SDFED_Q8_0_BLOCK;
     const __m256i ones = _mm256_set1_epi16(1);
@@ -168,14 +172,16 @@ __attribute__((target("avx2"))) static void tile_avx2(int blocks, const unsigned
             acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_mul_ps(_mm256_cvtepi32_ps(sum[i][1]), _mm256_mul_ps(d_x, d1)));
         }
     }
-    for (int i = 0; i < AVX2_MR; i++) {
-        _mm256_storeu_ps(out + i * NR, acc[i][0]);
-        _mm256_storeu_ps(out + i * NR + 8, acc[i][1]);
-    }
+    for (int i = 0; i < AVX2_MR; i++)
+        for (int h = 0; h < 2; h++) {
+            if (bias) acc[i][h] = _mm256_add_ps(acc[i][h], _mm256_loadu_ps(bias + h * 8));
+            _mm256_storeu_ps(out + i * ldo + h * 8, acc[i][h]);
+        }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out) {
+tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out, size_t ldo,
+          const float *bias) {
     // two panels: each token's 32 outputs in two 16-lane registers; every loop over them unrolled, or GCC keeps
     // the sums and accumulators on the stack and copies them on every group (the tile then ran 1.3x slower)
     int cols = blocks * SDFED_Q8_0_BLOCK;
@@ -209,10 +215,12 @@ tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned c
         }
     }
 #pragma GCC unroll 6
-    for (int i = 0; i < VNNI_MR; i++) {
-        _mm512_storeu_ps(out + i * 2 * NR, acc[i][0]);
-        _mm512_storeu_ps(out + i * 2 * NR + NR, acc[i][1]);
-    }
+    for (int i = 0; i < VNNI_MR; i++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            if (bias) acc[i][h] = _mm512_add_ps(acc[i][h], _mm512_loadu_ps(bias + h * NR));
+            _mm512_storeu_ps(out + i * ldo + h * NR, acc[i][h]);
+        }
 }
 #endif
 
@@ -324,9 +332,16 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
                 pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
             }
             for (int i0 = 0; i0 < count; i0 += mr) {
-                float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-                tk->run(blocks, xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, tile_panels, out);
                 int nr = count - i0 < mr ? count - i0 : mr;
+                const unsigned char *xq_tile = xq + (size_t)i0 * cols;
+                const float *xd_tile = xd + (size_t)i0 * blocks;
+                if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
+                    tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)(t0 + i0) * rows + r0, (size_t)rows,
+                            bias ? bias + r0 : NULL);
+                    continue;
+                }
+                float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+                tk->run(blocks, xq_tile, xd_tile, tile_panels, out, (size_t)width, NULL);
                 for (int i = 0; i < nr; i++)
                     sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
                                         bias ? bias + r0 + skip : NULL, nc - skip);
