@@ -191,38 +191,53 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
     return total;
 }
 
+/* The lanes of maxes raised to the first `count` (<= 8) floats of p where
+ * larger (the lanes past them are -inf: they change no maximum) */
+static inline void softmax_maxes(f32x8 *maxes, const float *p, int count) {
+    f32x8 v;
+    sdfed_load_f32x8(&v, p, count, -INFINITY);
+    *maxes = SDFED_SELECT_F32X8(v > *maxes, v, *maxes);
+}
+
+/* p[l] = e^(p[l] - max) for the first `count` (<= 8) floats, added to the
+ * lanes of sums (the lanes past them are e^-inf = 0: they add nothing) */
+static inline void softmax_exps(float *p, int count, float max, f32x8 *sums) {
+    f32x8 v;
+    sdfed_load_f32x8(&v, p, count, -INFINITY);
+    v = v - max;
+    sdfed_exp_f32x8(&v);
+    *sums += v;
+    sdfed_store_f32x8(p, &v, count);
+}
+
+/* the first `count` (<= 8) floats of p times inv */
+static inline void softmax_scale(float *p, int count, float inv) {
+    f32x8 v;
+    sdfed_load_f32x8(&v, p, count, 0.0f);
+    v = v * inv;
+    sdfed_store_f32x8(p, &v, count);
+}
+
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
  * where a causal row i sees its own span's columns up to i; eight columns
- * a step in vectors (the lanes past the row are -inf: they change no
- * maximum, and e^-inf = 0 adds nothing to the sum). */
+ * a step in vectors, the whole vectors in a loop of their own and the last
+ * part after it (so that the vectors stay in registers). */
 SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
-        int visible = causal ? nc + i + 1 : ld;
-        f32x8 v, maxes = {0}, sums = {0};
+        int visible = causal ? nc + i + 1 : ld, whole = visible - visible % 8;
+        f32x8 maxes = {0}, sums = {0};
         maxes -= INFINITY;
-        for (int j = 0; j < visible; j += 8) {
-            sdfed_load_f32x8(&v, row + j, visible - j < 8 ? visible - j : 8, -INFINITY);
-            maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
-        }
+        for (int j = 0; j < whole; j += 8) softmax_maxes(&maxes, row + j, 8);
+        if (whole < visible) softmax_maxes(&maxes, row + whole, visible - whole);
         float maxv = -INFINITY; /* the largest in any order */
         for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
         /* the exponentials summed lane by lane, then the lanes in order */
-        for (int j = 0; j < visible; j += 8) {
-            int count = visible - j < 8 ? visible - j : 8;
-            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
-            v = v - maxv;
-            sdfed_exp_f32x8(&v);
-            sums += v;
-            sdfed_store_f32x8(row + j, &v, count);
-        }
+        for (int j = 0; j < whole; j += 8) softmax_exps(row + j, 8, maxv, &sums);
+        if (whole < visible) softmax_exps(row + whole, visible - whole, maxv, &sums);
         float inv = 1.0f / sdfed_sum_f32x8(&sums);
-        for (int j = 0; j < visible; j += 8) {
-            int count = visible - j < 8 ? visible - j : 8;
-            sdfed_load_f32x8(&v, row + j, count, 0.0f);
-            v = v * inv;
-            sdfed_store_f32x8(row + j, &v, count);
-        }
+        for (int j = 0; j < whole; j += 8) softmax_scale(row + j, 8, inv);
+        if (whole < visible) softmax_scale(row + whole, visible - whole, inv);
         for (int j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }
