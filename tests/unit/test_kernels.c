@@ -400,7 +400,9 @@ int main(void) {
     test_portable_gemm_exactness();
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
-    static const int fma_shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 33, 96}, {25, 48, 128}, {40, 100, 32}};
+    /* (n, rows, cols); 1024 columns: rows 4 KB apart, which the linear reads from a padded copy */
+    static const int fma_shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 33, 96}, {25, 48, 128}, {40, 100, 32},
+                                        {14, 35, 1024}};
     for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
         test_linear_fma_exact(SDFED_TYPE_F32, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
         test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
