@@ -76,6 +76,17 @@ static inline void sdfed_store_f32x8(float *p, const f32x8 *v, int count) {
     memcpy(p, v, count == 8 ? sizeof *v : sizeof(float) * (size_t)count);
 }
 
+/* The statements after `count` for each eight floats of a row of n, `j`
+ * their first and `count` how many: the whole vectors in a loop of their
+ * own, where count is the constant 8 (so that the vectors stay in
+ * registers: a part goes through memory), then the last part once. */
+#define SDFED_EACH_F32X8(n, j, count, ...) \
+    do { \
+        int j = 0, count = 8; \
+        for (; j + 8 <= (n); j += 8) { __VA_ARGS__; } \
+        if ((count = (n) - j) > 0) { __VA_ARGS__; } \
+    } while (0)
+
 /* the lanes of *v summed in order, lane 0 first */
 static inline float sdfed_sum_f32x8(const f32x8 *v) {
     float sum = 0.0f;

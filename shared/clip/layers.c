@@ -14,26 +14,28 @@ SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *
     for (int i = 0; i < n; i++) {
         const float *x = inp + (size_t)i * C;
         float *o = out + (size_t)i * C;
-        f32x8 sums = {0}, v, w, b;
-        for (int c = 0; c < C; c += 8) {
-            sdfed_load_f32x8(&v, x + c, C - c < 8 ? C - c : 8, 0.0f);
+        f32x8 sums = {0};
+        SDFED_EACH_F32X8(C, c, count, {
+            f32x8 v;
+            sdfed_load_f32x8(&v, x + c, count, 0.0f);
             sums += v;
-        }
+        });
         float m = sdfed_sum_f32x8(&sums) / (float)C;
         sums = (f32x8){0};
-        for (int c = 0; c < C; c += 8) { /* the lanes past the row are m: (m - m)^2 = 0 */
-            sdfed_load_f32x8(&v, x + c, C - c < 8 ? C - c : 8, m);
+        SDFED_EACH_F32X8(C, c, count, { /* the lanes past the row are m: (m - m)^2 = 0 */
+            f32x8 v;
+            sdfed_load_f32x8(&v, x + c, count, m);
             sums += (v - m) * (v - m);
-        }
+        });
         float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
-        for (int c = 0; c < C; c += 8) {
-            int count = C - c < 8 ? C - c : 8;
+        SDFED_EACH_F32X8(C, c, count, {
+            f32x8 v, w, b;
             sdfed_load_f32x8(&v, x + c, count, 0.0f);
             sdfed_load_f32x8(&w, weight + c, count, 0.0f);
             sdfed_load_f32x8(&b, bias + c, count, 0.0f);
             v = (v - m) * s * w + b;
             sdfed_store_f32x8(o + c, &v, count);
-        }
+        });
         if (mean) mean[i] = m;
         if (rstd) rstd[i] = s;
     }
@@ -54,20 +56,19 @@ SDFED_WIDEST_VECTORS static void layernorm_backward_rows(float *dinp, const floa
         const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
         float *dx = dinp + (size_t)i * C;
         float m = mean[i], s = rstd[i];
-        f32x8 g_sums = {0}, gx_sums = {0}, xv, dv, wv, g;
-        for (int c = 0; c < C; c += 8) {
-            int count = C - c < 8 ? C - c : 8;
+        f32x8 g_sums = {0}, gx_sums = {0};
+        SDFED_EACH_F32X8(C, c, count, {
+            f32x8 xv, dv, wv, g;
             sdfed_load_f32x8(&xv, x + c, count, 0.0f);
             sdfed_load_f32x8(&dv, d + c, count, 0.0f);
             sdfed_load_f32x8(&wv, weight + c, count, 0.0f);
             g = dv * wv;
             g_sums += g;
             gx_sums += g * (xv - m) * s;
-        }
+        });
         float g_mean = sdfed_sum_f32x8(&g_sums) / (float)C, gx_mean = sdfed_sum_f32x8(&gx_sums) / (float)C;
-        for (int c = 0; c < C; c += 8) {
-            int count = C - c < 8 ? C - c : 8;
-            f32x8 acc;
+        SDFED_EACH_F32X8(C, c, count, {
+            f32x8 xv, dv, wv, acc;
             sdfed_load_f32x8(&xv, x + c, count, 0.0f);
             sdfed_load_f32x8(&dv, d + c, count, 0.0f);
             sdfed_load_f32x8(&wv, weight + c, count, 0.0f);
@@ -75,7 +76,7 @@ SDFED_WIDEST_VECTORS static void layernorm_backward_rows(float *dinp, const floa
             f32x8 xhat = (xv - m) * s;
             acc += s * (dv * wv - g_mean - xhat * gx_mean);
             sdfed_store_f32x8(dx + c, &acc, count);
-        }
+        });
     }
 }
 
@@ -152,18 +153,15 @@ static inline void gelu_backward_lanes(float *dinp, const float *dout, const flo
 /* the loops over lanes, compiled for the widest vectors the CPU runs (static: clang makes clones of a
  * function only for the calls it sees) */
 SDFED_WIDEST_VECTORS static void quick_gelu_rows(float *out, const float *inp, int n) {
-    for (int i = 0; i < n; i += 8) quick_gelu_lanes(out + i, inp + i, n - i < 8 ? n - i : 8);
+    SDFED_EACH_F32X8(n, i, count, quick_gelu_lanes(out + i, inp + i, count));
 }
 
 SDFED_WIDEST_VECTORS static void activation_backward_rows(float *dinp, const float *dout, const float *inp, int n,
                                                           int activation) {
-    for (int i = 0; i < n; i += 8) {
-        int count = n - i < 8 ? n - i : 8;
-        if (activation == SDFED_ACT_GELU)
-            gelu_backward_lanes(dinp + i, dout + i, inp + i, count);
-        else
-            quick_gelu_backward_lanes(dinp + i, dout + i, inp + i, count);
-    }
+    if (activation == SDFED_ACT_GELU)
+        SDFED_EACH_F32X8(n, i, count, gelu_backward_lanes(dinp + i, dout + i, inp + i, count));
+    else
+        SDFED_EACH_F32X8(n, i, count, quick_gelu_backward_lanes(dinp + i, dout + i, inp + i, count));
 }
 
 void sdfed_activation_forward(float *out, const float *inp, int n, int activation) {
@@ -191,53 +189,39 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
     return total;
 }
 
-/* The lanes of maxes raised to the first `count` (<= 8) floats of p where
- * larger (the lanes past them are -inf: they change no maximum) */
-static inline void softmax_maxes(f32x8 *maxes, const float *p, int count) {
-    f32x8 v;
-    sdfed_load_f32x8(&v, p, count, -INFINITY);
-    *maxes = SDFED_SELECT_F32X8(v > *maxes, v, *maxes);
-}
-
-/* p[l] = e^(p[l] - max) for the first `count` (<= 8) floats, added to the
- * lanes of sums (the lanes past them are e^-inf = 0: they add nothing) */
-static inline void softmax_exps(float *p, int count, float max, f32x8 *sums) {
-    f32x8 v;
-    sdfed_load_f32x8(&v, p, count, -INFINITY);
-    v = v - max;
-    sdfed_exp_f32x8(&v);
-    *sums += v;
-    sdfed_store_f32x8(p, &v, count);
-}
-
-/* the first `count` (<= 8) floats of p times inv */
-static inline void softmax_scale(float *p, int count, float inv) {
-    f32x8 v;
-    sdfed_load_f32x8(&v, p, count, 0.0f);
-    v = v * inv;
-    sdfed_store_f32x8(p, &v, count);
-}
-
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
  * where a causal row i sees its own span's columns up to i; eight columns
- * a step in vectors, the whole vectors in a loop of their own and the last
- * part after it (so that the vectors stay in registers). */
+ * a step in vectors (the lanes past the row are -inf: they change no
+ * maximum, and e^-inf = 0 adds nothing to the sum). */
 SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
-        int visible = causal ? nc + i + 1 : ld, whole = visible - visible % 8;
+        int visible = causal ? nc + i + 1 : ld;
         f32x8 maxes = {0}, sums = {0};
         maxes -= INFINITY;
-        for (int j = 0; j < whole; j += 8) softmax_maxes(&maxes, row + j, 8);
-        if (whole < visible) softmax_maxes(&maxes, row + whole, visible - whole);
+        SDFED_EACH_F32X8(visible, j, count, {
+            f32x8 v;
+            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
+            maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
+        });
         float maxv = -INFINITY; /* the largest in any order */
         for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
         /* the exponentials summed lane by lane, then the lanes in order */
-        for (int j = 0; j < whole; j += 8) softmax_exps(row + j, 8, maxv, &sums);
-        if (whole < visible) softmax_exps(row + whole, visible - whole, maxv, &sums);
+        SDFED_EACH_F32X8(visible, j, count, {
+            f32x8 v;
+            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
+            v = v - maxv;
+            sdfed_exp_f32x8(&v);
+            sums += v;
+            sdfed_store_f32x8(row + j, &v, count);
+        });
         float inv = 1.0f / sdfed_sum_f32x8(&sums);
-        for (int j = 0; j < whole; j += 8) softmax_scale(row + j, 8, inv);
-        if (whole < visible) softmax_scale(row + whole, visible - whole, inv);
+        SDFED_EACH_F32X8(visible, j, count, {
+            f32x8 v;
+            sdfed_load_f32x8(&v, row + j, count, 0.0f);
+            v = v * inv;
+            sdfed_store_f32x8(row + j, &v, count);
+        });
         for (int j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }
