@@ -176,9 +176,18 @@ void sdfed_activation_backward(float *dinp, const float *dout, const float *inp,
     activation_backward_rows(dinp, dout, inp, n, activation);
 }
 
-void sdfed_residual_add(float *out, const float *inp, int n) {
-    for (int i = 0; i < n; i++) out[i] += inp[i];
+/* out += inp in vectors (static: see quick_gelu_rows) */
+SDFED_WIDEST_VECTORS static void add_in_vectors(float *out, const float *inp, int n) {
+    SDFED_EACH_F32X8(n, i, count, {
+        f32x8 o, v;
+        sdfed_load_f32x8(&o, out + i, count, 0.0f);
+        sdfed_load_f32x8(&v, inp + i, count, 0.0f);
+        o += v;
+        sdfed_store_f32x8(out + i, &o, count);
+    });
 }
+
+void sdfed_residual_add(float *out, const float *inp, int n) { add_in_vectors(out, inp, n); }
 
 size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, int n_spans, int heads) {
     size_t total = 0;
