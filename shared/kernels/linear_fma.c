@@ -77,6 +77,14 @@ _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fi
 #define TILE_ARGS cols, x, ldx, panel, out, ldo, alpha, beta, bias
 #define TILE_ROWS_CASE(body, r) \
     case r: body(r, TILE_ARGS); return;
+/* the cases of 1 to 6 rows (AVX2's tile, the lower half of AVX-512's) */
+#define TILE_ROWS_UP_TO_6(body) \
+    TILE_ROWS_CASE(body, 6) \
+    TILE_ROWS_CASE(body, 5) \
+    TILE_ROWS_CASE(body, 4) \
+    TILE_ROWS_CASE(body, 3) \
+    TILE_ROWS_CASE(body, 2) \
+    TILE_ROWS_CASE(body, 1)
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile_avx2_rows(const int mr, int cols, const float *x, size_t ldx, const float *panel, float *out, size_t ldo,
@@ -110,14 +118,8 @@ tile_avx2_rows(const int mr, int cols, const float *x, size_t ldx, const float *
 __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, const float *x, size_t ldx,
                                                           const float *panel, float *out, size_t ldo, float alpha,
                                                           float beta, const float *bias) {
-    switch (rows) {
-        TILE_ROWS_CASE(tile_avx2_rows, 6)
-        TILE_ROWS_CASE(tile_avx2_rows, 5)
-        TILE_ROWS_CASE(tile_avx2_rows, 4)
-        TILE_ROWS_CASE(tile_avx2_rows, 3)
-        TILE_ROWS_CASE(tile_avx2_rows, 2)
-        TILE_ROWS_CASE(tile_avx2_rows, 1)
-    }
+    _Static_assert(AVX2_MR == 6, "a case for every row count");
+    switch (rows) { TILE_ROWS_UP_TO_6(tile_avx2_rows) }
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline void
@@ -153,6 +155,7 @@ tile_avx512_rows(const int mr, int cols, const float *x, size_t ldx, const float
 __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, const float *x, size_t ldx,
                                                            const float *panel, float *out, size_t ldo, float alpha,
                                                            float beta, const float *bias) {
+    _Static_assert(AVX512_MR == 12, "a case for every row count");
     switch (rows) {
         TILE_ROWS_CASE(tile_avx512_rows, 12)
         TILE_ROWS_CASE(tile_avx512_rows, 11)
@@ -160,12 +163,7 @@ __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, c
         TILE_ROWS_CASE(tile_avx512_rows, 9)
         TILE_ROWS_CASE(tile_avx512_rows, 8)
         TILE_ROWS_CASE(tile_avx512_rows, 7)
-        TILE_ROWS_CASE(tile_avx512_rows, 6)
-        TILE_ROWS_CASE(tile_avx512_rows, 5)
-        TILE_ROWS_CASE(tile_avx512_rows, 4)
-        TILE_ROWS_CASE(tile_avx512_rows, 3)
-        TILE_ROWS_CASE(tile_avx512_rows, 2)
-        TILE_ROWS_CASE(tile_avx512_rows, 1)
+        TILE_ROWS_UP_TO_6(tile_avx512_rows)
     }
 }
 #endif
