@@ -3,8 +3,9 @@
  *             (linear_int8's definition included)
  *   simd128   WebAssembly SIMD128 (compiled only for wasm32 with -msimd128)
  *   simd128-relaxed  the browser's: simd128 with linear_int8's products in
- *             relaxed SIMD (relaxed_tile.c), where the engine runs it and
- *             the page asks for it or it is the faster
+ *             relaxed SIMD (relaxed_tile.c) where the page asks for it or
+ *             it is the faster, and linear's in its fused multiply-add
+ *             where the engine fuses it (the native chains)
  *   native    x86-64 and any other host: the batch-independent FMA linear
  *             layer (linear_fma.h) forward and the same tiles for the backward pass and gemm
  *             (every output an in-order FMA chain: the same bits on any
@@ -40,6 +41,10 @@ typedef struct sdfed_kernels {
     const char *name;
     /* NULL, or whether the backend runs here and is wanted (asked once) */
     int (*available)(void);
+    /* NULL, or whether linear's every output is here the in-order FMA
+     * chain (linear_fma.h: acc = fma(x_k, w_k, acc) over k from 0, then
+     * acc + bias), the native linear's bits */
+    int (*linear_fma_chain)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;

@@ -84,7 +84,11 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     sdfed_gemm_fma(sdfed_fma_isa_best(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/* linear is the FMA chain on every CPU (the tiles' promise) */
+static int always(void) { return 1; }
+
 const sdfed_kernels sdfed_kernels_native = {.name = "native",
+                                          .linear_fma_chain = always,
                                           .panel_floats = (size_t)1 << 20,
                                           .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
                                           .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,

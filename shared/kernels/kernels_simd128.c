@@ -8,8 +8,9 @@
  * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
  * x 8 rows. In Emscripten builds also simd128-relaxed, the same kernels
  * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
- * where the engine has it and the page asks for it or it is the faster
- * (relaxed_pays). Compiled only with -msimd128. */
+ * where the page asks for it or it is the faster (relaxed_pays), and
+ * linear's by the module's FMA tile where the engine fuses relaxed_madd
+ * (the native linear's chains, bit for bit). Compiled only with -msimd128. */
 #if defined(__wasm_simd128__)
 #include <math.h>
 #include <stdint.h>
@@ -81,21 +82,25 @@ static const float *weight_panel(const sdfed_weight *w, int r0, int count, float
     return panel;
 }
 
-/* y[i][r] = dot(x_i, W_r) for 2 tokens x 4 rows, the inner loop over cols. */
-static void dot_2x4(const float *x0, const float *x1, const float *w, int cols, float out[2][4]) {
+/* y[i][r] = dot(x_i, W_r) for 2 tokens x nr rows (4, or 1 for the panel's
+ * last rows; a constant where inlined), the inner loop over cols: each
+ * output one chain of 4 lanes, their sum, then the last cols % 4 products,
+ * whatever rows share the tile (so an output's bits do not depend on where
+ * its row falls in a panel) */
+static inline void dot_2xr(int nr, const float *x0, const float *x1, const float *w, int cols, float out[2][4]) {
     v128_t acc[2][4];
     for (int t = 0; t < 2; t++)
-        for (int r = 0; r < 4; r++) acc[t][r] = wasm_f32x4_splat(0.0f);
+        for (int r = 0; r < nr; r++) acc[t][r] = wasm_f32x4_splat(0.0f);
     int c = 0;
     for (; c + 4 <= cols; c += 4) {
         v128_t a0 = wasm_v128_load(x0 + c), a1 = wasm_v128_load(x1 + c);
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < nr; r++) {
             v128_t wr = wasm_v128_load(w + (size_t)r * cols + c);
             acc[0][r] = madd(acc[0][r], a0, wr);
             acc[1][r] = madd(acc[1][r], a1, wr);
         }
     }
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < nr; r++) {
         out[0][r] = hsum(acc[0][r]);
         out[1][r] = hsum(acc[1][r]);
         for (int cc = c; cc < cols; cc++) {
@@ -105,34 +110,38 @@ static void dot_2x4(const float *x0, const float *x1, const float *w, int cols, 
     }
 }
 
-static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+/* linear's outputs [first, end) of each token (linear_outputs) */
+static void linear_rows(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first, int end,
+                        float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
     int cols = w->cols, rows = w->rows;
     int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
-    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
-        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
+    for (int r0 = first; r0 < end; r0 += panel_rows) {
+        int count = end - r0 < panel_rows ? end - r0 : panel_rows;
         const float *panel = weight_panel(w, r0, count, scratch);
         for (int i = 0; i < n; i += 2) {
             const float *x0 = x + (size_t)i * cols;
             const float *x1 = i + 1 < n ? x0 + cols : x0; /* odd n: the last token twice */
-            int r = 0;
-            for (; r + 4 <= count; r += 4) {
+            for (int r = 0; r < count;) {
+                int nr = r + 4 <= count ? 4 : 1;
                 float out[2][4];
-                dot_2x4(x0, x1, panel + (size_t)r * cols, cols, out);
-                for (int k = 0; k < 4; k++) {
+                if (nr == 4)
+                    dot_2xr(4, x0, x1, panel + (size_t)r * cols, cols, out);
+                else
+                    dot_2xr(1, x0, x1, panel + (size_t)r * cols, cols, out);
+                for (int k = 0; k < nr; k++) {
                     float b = bias ? bias[r0 + r + k] : 0.0f;
                     y[(size_t)i * rows + r0 + r + k] = out[0][k] + b;
                     if (i + 1 < n) y[(size_t)(i + 1) * rows + r0 + r + k] = out[1][k] + b;
                 }
-            }
-            for (; r < count; r++) {
-                const float *w_r = panel + (size_t)r * cols;
-                float b = bias ? bias[r0 + r] : 0.0f;
-                y[(size_t)i * rows + r0 + r] = dot(x0, w_r, cols) + b;
-                if (i + 1 < n) y[(size_t)(i + 1) * rows + r0 + r] = dot(x1, w_r, cols) + b;
+                r += nr;
             }
         }
     }
+}
+
+static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    linear_rows(y, x, w, bias, n, 0, w->rows, scratch);
 }
 
 /* linear_int8 (Q8_0 x Q8_0) on one of two paths that share the blocking:
@@ -283,10 +292,12 @@ static void panel_int16(int blocks, int count, const unsigned char *xq, const fl
 
 static const int8_path int16_path = {INT8_MR, 2 * SDFED_Q8_0_BLOCK, quantise_int16_row, pack_int16_panel, panel_int16};
 
+/* linear_int8's outputs [first, end) of each token on path (where w is
+ * Q8_0; else as linear_rows) */
 static void linear_int8_on(const int8_path *path, float *y, const float *x, const sdfed_weight *w, const float *bias,
-                           int n, float *scratch) {
+                           int n, int first, int end, float *scratch) {
     if (w->type != SDFED_TYPE_Q8_0) {
-        linear(y, x, w, bias, n, scratch);
+        linear_rows(y, x, w, bias, n, first, end, scratch);
         return;
     }
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
@@ -301,8 +312,8 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
             path->quantise(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * row_bytes, xd + (size_t)i * blocks);
         memset(xq + (size_t)count * row_bytes, 0, row_bytes * (size_t)(padded - count));
         memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
-        for (int r0 = 0; r0 < rows; r0 += INT8_NR) {
-            int nc = rows - r0 < INT8_NR ? rows - r0 : INT8_NR;
+        for (int r0 = first; r0 < end; r0 += INT8_NR) {
+            int nc = end - r0 < INT8_NR ? end - r0 : INT8_NR;
             path->pack(w, r0, nc, panel);
             path->panel(blocks, count, xq, xd, panel, y + (size_t)t0 * rows + r0, rows, nc, bias ? bias + r0 : NULL);
         }
@@ -310,7 +321,15 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
 }
 
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    linear_int8_on(&int16_path, y, x, w, bias, n, scratch);
+    linear_int8_on(&int16_path, y, x, w, bias, n, 0, w->rows, scratch);
+}
+
+static void linear_outputs(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                           int first, int end, float *scratch) {
+    if (int8)
+        linear_int8_on(&int16_path, y, x, w, bias, n, first, end, scratch);
+    else
+        linear_rows(y, x, w, bias, n, first, end, scratch);
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -376,6 +395,7 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                              .linear = linear,
                                              .linear_int8 = linear_int8,
+                                             .linear_outputs = linear_outputs,
                                              .reentrant_backward = 1,
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};
@@ -384,13 +404,17 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
 /* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
  * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
  * relaxed_simd.js: whether this engine runs it (0 no, or turned off by the
- * page; 1 yes; 2 yes and the page asked for it), and the call */
+ * page; 1 yes; 2 yes and the page asked for it), and the calls */
 extern int sdfed_relaxed_simd(void);
 extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
                                 const unsigned char *panel, float *y, int stride, int nc, const float *bias);
+extern int sdfed_relaxed_fused(void);
+extern void sdfed_relaxed_f32_panel(int cols, int count, const float *x, int ldx, const float *panel, float *y,
+                                    int stride, int nc, const float *bias);
 _Static_assert(RELAXED_NR == INT8_NR && RELAXED_BLOCK_BYTES == INT8_BLOCK_BYTES && INT8_CHUNK % RELAXED_MR == 0 &&
                    RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES,
                "the relaxed path shares the blocking");
+_Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_NR, "the FMA tile's rows and panel fit the scratch");
 
 static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, float *d) {
     int blocks = cols / SDFED_Q8_0_BLOCK;
@@ -432,11 +456,6 @@ static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsi
 static const int8_path relaxed_path = {RELAXED_MR, RELAXED_X_BLOCK_BYTES, quantise_sign_split_row,
                                        pack_complement_panel, sdfed_relaxed_panel};
 
-static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
-                                float *scratch) {
-    linear_int8_on(&relaxed_path, y, x, w, bias, n, scratch);
-}
-
 static double seconds_now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -449,7 +468,7 @@ static double time_path(const int8_path *path, const sdfed_weight *w, const floa
     double best = 1e30;
     for (int r = 0; r < 3; r++) {
         double t = seconds_now();
-        for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, scratch);
+        for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
         t = seconds_now() - t;
         best = t < best ? t : best;
     }
@@ -483,22 +502,95 @@ static int relaxed_pays(void) {
     return pays;
 }
 
-/* Runs here and is asked for, or runs here and pays (asked once). */
-static int relaxed_chosen(void) {
+/* What the engine runs, asked once. */
+static int relaxed_engine(void) {
+    static int engine = -1;
+    if (engine < 0) engine = sdfed_relaxed_simd();
+    return engine;
+}
+
+/* linear_int8 on the relaxed dot: it runs here and is asked for, or it
+ * runs here and pays (asked once). */
+static int relaxed_dot_chosen(void) {
     static int chosen = -1;
-    if (chosen < 0) {
-        int engine = sdfed_relaxed_simd();
-        chosen = engine == 2 || (engine == 1 && relaxed_pays());
-    }
+    if (chosen < 0) chosen = relaxed_engine() == 2 || (relaxed_engine() == 1 && relaxed_pays());
     return chosen;
+}
+
+/* linear on the FMA tile: it runs here and its multiply-add is fused. */
+static int relaxed_fma_chain(void) {
+    static int fused = -1;
+    if (fused < 0) fused = relaxed_engine() != 0 && sdfed_relaxed_fused();
+    return fused;
+}
+
+static int relaxed_chosen(void) { return relaxed_dot_chosen() || relaxed_fma_chain(); }
+
+/* Rows [r0, r0 + nc) of w as the FMA tile's panel: for each column the
+ * RELAXED_NR rows' weights, zeros past nc (f32 rows converted into rows
+ * first); 4 rows x 4 columns transposed in registers at a time. */
+static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, float *panel) {
+    int cols = w->cols, c = 0;
+    const float *src = weight_panel(w, r0, nc, rows);
+    if (nc == RELAXED_NR)
+        for (; c + 4 <= cols; c += 4)
+            for (int h = 0; h < RELAXED_NR; h += 4) {
+                const float *s = src + (size_t)h * cols + c;
+                v128_t r0_ = wasm_v128_load(s), r1 = wasm_v128_load(s + cols);
+                v128_t r2 = wasm_v128_load(s + 2 * cols), r3 = wasm_v128_load(s + 3 * cols);
+                v128_t lo01 = wasm_i32x4_shuffle(r0_, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0_, r1, 2, 6, 3, 7);
+                v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+                float *p = panel + (size_t)c * RELAXED_NR + h;
+                wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
+                wasm_v128_store(p + RELAXED_NR, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
+                wasm_v128_store(p + 2 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
+                wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
+            }
+    for (; c < cols; c++)
+        for (int j = 0; j < RELAXED_NR; j++) panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * cols + c] : 0.0f;
+}
+
+/* linear's outputs [first, end) with every one the in-order FMA chain
+ * (where fused): a panel of RELAXED_NR weight rows at a time, all tokens
+ * over it */
+static void linear_fma(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first, int end,
+                       float *scratch) {
+    int cols = w->cols, rows = w->rows;
+    float *panel = scratch + (size_t)RELAXED_NR * cols;
+    for (int r0 = first; r0 < end; r0 += RELAXED_NR) {
+        int nc = end - r0 < RELAXED_NR ? end - r0 : RELAXED_NR;
+        pack_fma_panel(w, r0, nc, scratch, panel);
+        sdfed_relaxed_f32_panel(cols, n, x, cols, panel, y + r0, rows, nc, bias ? bias + r0 : NULL);
+    }
+}
+
+static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                                   int first, int end, float *scratch) {
+    if (int8 && w->type == SDFED_TYPE_Q8_0)
+        linear_int8_on(relaxed_dot_chosen() ? &relaxed_path : &int16_path, y, x, w, bias, n, first, end, scratch);
+    else if (relaxed_fma_chain())
+        linear_fma(y, x, w, bias, n, first, end, scratch);
+    else
+        linear_rows(y, x, w, bias, n, first, end, scratch);
+}
+
+static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    linear_outputs_relaxed(0, y, x, w, bias, n, 0, w->rows, scratch);
+}
+
+static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
+                                float *scratch) {
+    linear_outputs_relaxed(1, y, x, w, bias, n, 0, w->rows, scratch);
 }
 
 const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .available = relaxed_chosen,
+                                                     .linear_fma_chain = relaxed_fma_chain,
                                                      .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
                                                      .int8_scratch_rows = INT8_SCRATCH_ROWS,
-                                                     .linear = linear,
+                                                     .linear = linear_relaxed,
                                                      .linear_int8 = linear_int8_relaxed,
+                                                     .linear_outputs = linear_outputs_relaxed,
                                                      .reentrant_backward = 1,
                                                      .linear_backward = linear_backward,
                                                      .gemm = gemm};

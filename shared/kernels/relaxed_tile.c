@@ -1,11 +1,13 @@
-/* The browser's relaxed-SIMD register tile for linear_int8 (kernels.h):
- * one packed panel of 8 Q8_0 weight rows times a chunk of quantised tokens,
- * with i32x4.relaxed_dot_i8x16_i7x16_add_s. Emscripten's toolchain here
- * cannot emit that instruction, so this file is built on its own by clang-16
- * and wasm-ld-16 into a small module that imports the client module's memory
- * (kernels_simd128.c packs, calls it through relaxed_simd.js, which
- * instantiates it once per thread). No libc, no data, no stack: a function
- * of plain locals (shared/CMakeLists.txt checks the module uses no global).
+/* The browser's relaxed-SIMD register tiles: linear_int8's (kernels.h), one
+ * packed panel of 8 Q8_0 weight rows times a chunk of quantised tokens with
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s, and linear's, one packed panel of 8
+ * f32 weight rows times the tokens with f32x4.relaxed_madd. Emscripten's
+ * toolchain here cannot emit those instructions, so this file is built on
+ * its own by clang-16 and wasm-ld-16 into a small module that imports the
+ * client module's memory (kernels_simd128.c packs, calls it through
+ * relaxed_simd.js, which instantiates it once per thread). No libc, no
+ * data, no stack: functions of plain locals (shared/CMakeLists.txt checks
+ * the module uses no global).
  *
  * The relaxed dot is exact and the same on every engine only when its
  * second operand's lanes are in 0..127 (then no engine's pairs of products
@@ -14,13 +16,25 @@
  * second operands and any int8 weight the first: with -w = ~w + 1,
  *   x.w = x+.w - x-.w = x+.w + x-.~w + sum(x-),
  * the sums of a block started at sum(x-). Every int32 sum is the exact one,
- * and the f32 steps after it are the definition's. */
+ * and the f32 steps after it are the definition's.
+ *
+ * The relaxed multiply-add is fused on some engines and CPUs and not on
+ * others; relaxed_fused says which, and the client runs the f32 tile only
+ * where it is fused: then every output is the native linear's in-order FMA
+ * chain (linear_fma.h), the same bits as natively. */
 #include <stddef.h>
 #include <stdint.h>
 #include <wasm_simd128.h>
 
 /* the layout, shared with kernels_simd128.c */
 #include "kernels/relaxed_tile.h"
+
+typedef float f32x4 __attribute__((vector_size(16)));
+
+/* a * b + acc, fused or not as the engine does it */
+static inline v128_t madd(v128_t a, v128_t b, v128_t acc) {
+    return (v128_t)__builtin_wasm_relaxed_madd_f32x4((f32x4)a, (f32x4)b, (f32x4)acc);
+}
 
 /* acc + the 4-product sums of w (int8) and x (0..127) in each lane */
 static inline v128_t dot(v128_t w, v128_t x, v128_t acc) {
@@ -87,5 +101,53 @@ __attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int
 #pragma clang loop unroll(full)
         for (int i = 0; i < RELAXED_MR; i++)
             if (i0 + i < count) store_row(y + (size_t)(i0 + i) * stride, acc[i][0], acc[i][1], nc, bias);
+    }
+}
+
+/* Whether madd is fused here: a * a - (1 + 2^-11) for a = 1 + 2^-12 (the
+ * client passes both) is 2^-24 fused and 0 rounded first (a * a = 1 + 2^-11
+ * + 2^-24 rounds to 1 + 2^-11). */
+__attribute__((export_name("relaxed_fused"))) int relaxed_fused(float a, float c) {
+    v128_t r = madd(wasm_f32x4_splat(a), wasm_f32x4_splat(a), wasm_f32x4_splat(c));
+    return wasm_f32x4_extract_lane(r, 0) != 0.0f && wasm_f32x4_extract_lane(r, 3) != 0.0f;
+}
+
+/* MR tokens of the f32 tile: acc = fma(x[k], w[k], acc) over the columns
+ * in order, 8 weight rows in two vectors (MR a constant where inlined) */
+static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, const float *x, int ldx,
+                                                           const float *panel, float *y, int stride, int nc,
+                                                           const float *bias) {
+    v128_t acc[RELAXED_MR][2];
+#pragma clang loop unroll(full)
+    for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+    for (int k = 0; k < cols; k++) {
+        v128_t w0 = wasm_v128_load(panel + (size_t)k * RELAXED_NR), w1 = wasm_v128_load(panel + (size_t)k * RELAXED_NR + 4);
+#pragma clang loop unroll(full)
+        for (int i = 0; i < mr; i++) {
+            v128_t x_ik = wasm_v128_load32_splat(x + (size_t)i * ldx + k);
+            acc[i][0] = madd(x_ik, w0, acc[i][0]);
+            acc[i][1] = madd(x_ik, w1, acc[i][1]);
+        }
+    }
+#pragma clang loop unroll(full)
+    for (int i = 0; i < mr; i++) store_row(y + (size_t)i * stride, acc[i][0], acc[i][1], nc, bias);
+}
+
+/* y[i * stride + j] = the chain for token i < count (row i of x, ldx floats
+ * apart) and panel row j < nc, + bias[j] if bias is not NULL; the panel:
+ * for each of the cols columns the 8 rows' weights (zeros past nc) */
+__attribute__((export_name("relaxed_f32_panel"))) void relaxed_f32_panel(int cols, int count, const float *x, int ldx,
+                                                                         const float *panel, float *y, int stride,
+                                                                         int nc, const float *bias) {
+    int i = 0;
+    for (; i + RELAXED_MR <= count; i += RELAXED_MR)
+        f32_tile(RELAXED_MR, cols, x + (size_t)i * ldx, ldx, panel, y + (size_t)i * stride, stride, nc, bias);
+    _Static_assert(RELAXED_MR == 4, "the last tokens' tiles below");
+    const float *x_i = x + (size_t)i * ldx;
+    float *y_i = y + (size_t)i * stride;
+    switch (count - i) {
+    case 3: f32_tile(3, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
+    case 2: f32_tile(2, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
+    case 1: f32_tile(1, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
     }
 }

@@ -7,10 +7,15 @@
  * columns: for each group of 4 columns the 4-byte groups of rows 0-3 and
  * 4-7 of w, then the same of ~w = -w - 1 (any int8 fits)
  * (RELAXED_GROUP_BYTES), then the 8 f32 scales.
- * The module's one export:
+ * The module's exports:
  *   relaxed_panel(blocks, count, xq, xd, panel, y, stride, nc, bias)
- *   y[i * stride + j] = the definition's output for token i < count and
- *   panel row j < nc (+ bias[j] if bias is not NULL). */
+ *     y[i * stride + j] = the definition's output for token i < count and
+ *     panel row j < nc (+ bias[j] if bias is not NULL);
+ *   relaxed_fused(a, c)   whether f32x4.relaxed_madd is fused here
+ *   relaxed_f32_panel(cols, count, x, ldx, panel, y, stride, nc, bias)
+ *     the same for f32: x's rows ldx floats apart, the panel RELAXED_NR
+ *     floats per column (the panel rows' weights, zeros past nc), each
+ *     output the in-order FMA chain over the columns (where fused). */
 #ifndef SDFED_RELAXED_TILE_H
 #define SDFED_RELAXED_TILE_H
 

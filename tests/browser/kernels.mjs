@@ -39,6 +39,7 @@ try {
     const want = { true: /simd128-relaxed \(default simd128-relaxed\)$/, false: /simd128 \(default simd128\)$/,
       undefined: /simd128(-relaxed)? \(default simd128(-relaxed)?\)$/ }[relaxedSimd];
     h.check(want.test(backends), `${which}: ${backends}`);
+    console.log(`${which}: ${text.match(/^relaxed SIMD: .*$/m)?.[0] ?? 'no relaxed SIMD line'}`);
     await page.close();
   }
 } finally {

@@ -61,6 +61,35 @@ static void *make_weight(int type, int rows, int cols, float *dense) {
     return w;
 }
 
+/* want (n, rows) = the in-order FMA chain of x (n, cols) and the rows of
+ * dense (rows, cols), + bias: the linear of backends with linear_fma_chain */
+static void fma_chain_linear(float *want, const float *x, const float *dense, const float *bias, int n, int rows,
+                             int cols) {
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < rows; r++) {
+            float acc = 0.0f;
+            for (int c = 0; c < cols; c++) acc = fmaf(x[(size_t)i * cols + c], dense[(size_t)r * cols + c], acc);
+            want[(size_t)i * rows + r] = acc + bias[r];
+        }
+}
+
+/* k's linear_outputs (where it has one) in three ranges of outputs, the
+ * first and last not whole tiles, against the whole call's y */
+static void check_outputs_in_ranges(const sdfed_kernels *k, int int8, const float *y, const float *x,
+                                    const sdfed_weight *w, const float *bias, int n, float *scratch) {
+    if (!k->linear_outputs) return;
+    int rows = w->rows, cut1 = rows / 3, cut2 = rows - rows / 4;
+    float *got = malloc(sizeof *got * (size_t)n * rows);
+    memset(got, 0xff, sizeof *got * (size_t)n * rows);
+    k->linear_outputs(int8, got, x, w, bias, n, 0, cut1, scratch);
+    k->linear_outputs(int8, got, x, w, bias, n, cut1, cut2, scratch);
+    k->linear_outputs(int8, got, x, w, bias, n, cut2, rows, scratch);
+    CHECK(!memcmp(got, y, sizeof *got * (size_t)n * rows),
+          "%s linear_outputs (int8 %d) %s n=%d rows=%d cols=%d in three ranges: the whole call's bits", k->name, int8,
+          sdfed_type_name(w->type), n, rows, w->cols);
+    free(got);
+}
+
 static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int cols) {
     float *dense = malloc(sizeof *dense * (size_t)rows * cols);
     void *data = make_weight(type, rows, cols, dense);
@@ -80,6 +109,17 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     double ratio = worst_ratio(y, y_ref, bound, (size_t)n * rows);
     CHECK(ratio <= 1.0, "%s linear %s n=%d rows=%d cols=%d: error %.2f x bound", k->name, sdfed_type_name(type), n,
           rows, cols, ratio);
+    if (k->linear_fma_chain && k->linear_fma_chain()) {
+        fma_chain_linear(y_ref, x, dense, bias, n, rows, cols);
+        CHECK(!memcmp(y, y_ref, sizeof *y * (size_t)n * rows),
+              "%s linear %s n=%d rows=%d cols=%d: the FMA chain's bits", k->name, sdfed_type_name(type), n, rows, cols);
+    }
+    check_outputs_in_ranges(k, 0, y, x, &w, bias, n, scratch);
+    if (type != SDFED_TYPE_Q8_0) { /* linear_int8 on other weights is the backend's linear */
+        k->linear_int8(y_ref, x, &w, bias, n, scratch);
+        CHECK(!memcmp(y, y_ref, sizeof *y * (size_t)n * rows), "%s linear_int8 on %s weights n=%d rows=%d cols=%d: "
+              "linear's bits", k->name, sdfed_type_name(type), n, rows, cols);
+    }
 
     /* backward: dx += dy W, starting from a non-zero dx */
     float *dy = random_floats((size_t)n * rows), *dx = random_floats((size_t)n * cols);
@@ -193,6 +233,7 @@ static void test_int8_backend(const sdfed_kernels *k, int n, int rows, int cols)
     k->linear_int8(got, t.x, &t.w, t.bias, n, scratch);
     CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
           "%s linear_int8 n=%d rows=%d cols=%d: the definition's bits", k->name, n, rows, cols);
+    check_outputs_in_ranges(k, 1, t.want, t.x, &t.w, t.bias, n, scratch);
     /* without a bias too */
     float *no_bias = malloc(sizeof *no_bias * (size_t)n * rows);
     sdfed_kernels_portable.linear_int8(no_bias, t.x, &t.w, NULL, n, scratch);
@@ -315,12 +356,7 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
     float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
     float *want = malloc(sizeof *want * (size_t)n * rows), *got = malloc(sizeof *got * (size_t)n * rows);
     float *scratch = malloc(sizeof *scratch * SDFED_FMA_SCRATCH_ROWS * (size_t)cols);
-    for (int i = 0; i < n; i++)
-        for (int r = 0; r < rows; r++) {
-            float acc = 0.0f;
-            for (int c = 0; c < cols; c++) acc = fmaf(x[(size_t)i * cols + c], dense[(size_t)r * cols + c], acc);
-            want[(size_t)i * rows + r] = acc + bias[r];
-        }
+    fma_chain_linear(want, x, dense, bias, n, rows, cols);
     /* the weight packed whole beforehand (over NaNs, which no output may read) */
     size_t packed_floats = sdfed_fma_packed_floats(&w);
     sdfed_weight packed = w;
@@ -387,7 +423,8 @@ int main(void) {
 #if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
     /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
     const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
-    printf("relaxed SIMD: %s\n", relaxed ? "runs here" : "not here (or turned off)");
+    printf("relaxed SIMD: %s%s\n", relaxed ? "runs here" : "not here (or turned off)",
+           relaxed && relaxed->linear_fma_chain() ? ", its linear the FMA chains (fused multiply-add)" : "");
     CHECK(sdfed_kernels_default() == (relaxed ? relaxed : &sdfed_kernels_simd128),
           "the browser build defaults to simd128-relaxed where it runs, else simd128");
 #elif defined(__wasm_simd128__)
