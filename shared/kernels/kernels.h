@@ -41,10 +41,11 @@ typedef struct sdfed_kernels {
     const char *name;
     /* NULL, or whether the backend runs here and is wanted (asked once) */
     int (*available)(void);
-    /* NULL, or whether linear's every output is here the in-order FMA
-     * chain (linear_fma.h: acc = fma(x_k, w_k, acc) over k from 0, then
-     * acc + bias), the native linear's bits */
-    int (*linear_fma_chain)(void);
+    /* NULL, or whether linear's and gemm's every output is here the
+     * in-order FMA chain (linear_fma.h: acc = fma(x_k, w_k, acc) over k
+     * from 0, then acc + bias, or alpha * acc (+ beta * C)): the native
+     * products' bits */
+    int (*fma_chains)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;

@@ -88,7 +88,7 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 static int always(void) { return 1; }
 
 const sdfed_kernels sdfed_kernels_native = {.name = "native",
-                                          .linear_fma_chain = always,
+                                          .fma_chains = always,
                                           .panel_floats = (size_t)1 << 20,
                                           .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
                                           .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,

@@ -526,19 +526,18 @@ static int relaxed_fma_chain(void) {
 
 static int relaxed_chosen(void) { return relaxed_dot_chosen() || relaxed_fma_chain(); }
 
-/* Rows [r0, r0 + nc) of w as the FMA tile's panel: for each column the
- * RELAXED_NR rows' weights, zeros past nc (f32 rows converted into rows
- * first); 4 rows x 4 columns transposed in registers at a time. */
-static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, float *panel) {
-    int cols = w->cols, c = 0;
-    const float *src = weight_panel(w, r0, nc, rows);
+/* nc rows of src (ld floats apart, cols each) as the FMA tile's panel: for
+ * each column the RELAXED_NR rows' values, zeros past nc; 4 rows x 4
+ * columns transposed in registers at a time */
+static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, float *panel) {
+    int c = 0;
     if (nc == RELAXED_NR)
         for (; c + 4 <= cols; c += 4)
             for (int h = 0; h < RELAXED_NR; h += 4) {
-                const float *s = src + (size_t)h * cols + c;
-                v128_t r0_ = wasm_v128_load(s), r1 = wasm_v128_load(s + cols);
-                v128_t r2 = wasm_v128_load(s + 2 * cols), r3 = wasm_v128_load(s + 3 * cols);
-                v128_t lo01 = wasm_i32x4_shuffle(r0_, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0_, r1, 2, 6, 3, 7);
+                const float *s = src + (size_t)h * ld + c;
+                v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
+                v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
+                v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
                 v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
                 float *p = panel + (size_t)c * RELAXED_NR + h;
                 wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
@@ -547,7 +546,13 @@ static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, f
                 wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
             }
     for (; c < cols; c++)
-        for (int j = 0; j < RELAXED_NR; j++) panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * cols + c] : 0.0f;
+        for (int j = 0; j < RELAXED_NR; j++) panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
+}
+
+/* Rows [r0, r0 + nc) of w as the FMA tile's panel (f32 rows converted
+ * into rows first). */
+static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, float *panel) {
+    transpose_to_panel(weight_panel(w, r0, nc, rows), (size_t)w->cols, nc, w->cols, panel);
 }
 
 /* linear's outputs [first, end) with every one the in-order FMA chain
@@ -574,6 +579,56 @@ static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdf
         linear_rows(y, x, w, bias, n, first, end, scratch);
 }
 
+/* gemm with every output the FMA chain, then alpha * acc (+ beta * C) as
+ * natively (linear_fma.c): op(B)'s columns packed RELAXED_NR at a time,
+ * op(A)'s rows read in place (copied when A is transposed); without memory
+ * for the panel, SIMD128's gemm. */
+static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                     const float *b, int ldb, float beta, float *c, int ldc) {
+    if (m <= 0 || n <= 0) return;
+    size_t panel_floats = (size_t)k * RELAXED_NR, sums_floats = (size_t)m * RELAXED_NR;
+    float *panel = malloc(sizeof(float) * (panel_floats + sums_floats + (trans_a ? (size_t)m * k : 0)) + 1);
+    if (!panel) {
+        gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    float *sums = panel + panel_floats, *x = sums + sums_floats;
+    if (trans_a)
+        for (int q = 0; q < k; q++)
+            for (int i = 0; i < m; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i];
+    const float *rows = trans_a ? x : a;
+    int ldx = trans_a ? k : lda, whole = alpha == 1.0f && beta == 0.0f;
+    for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
+        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
+        if (trans_b)
+            transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
+        else
+            for (int q = 0; q < k; q++)
+                for (int j = 0; j < RELAXED_NR; j++)
+                    panel[(size_t)q * RELAXED_NR + j] = j < nc ? b[(size_t)q * ldb + j0 + j] : 0.0f;
+        if (whole) {
+            sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, c + j0, ldc, nc, NULL);
+            continue;
+        }
+        sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, sums, RELAXED_NR, nc, NULL);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < nc; j++) {
+                float *c_ij = c + (size_t)i * ldc + j0 + j, out = alpha * sums[(size_t)i * RELAXED_NR + j];
+                if (beta != 0.0f) out += beta * *c_ij;
+                *c_ij = out;
+            }
+    }
+    free(panel);
+}
+
+static void gemm_relaxed(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c, int ldc) {
+    if (relaxed_fma_chain())
+        gemm_fma(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    else
+        gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     linear_outputs_relaxed(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
@@ -585,7 +640,7 @@ static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w,
 
 const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .available = relaxed_chosen,
-                                                     .linear_fma_chain = relaxed_fma_chain,
+                                                     .fma_chains = relaxed_fma_chain,
                                                      .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
                                                      .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                                      .linear = linear_relaxed,
@@ -593,6 +648,6 @@ const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .linear_outputs = linear_outputs_relaxed,
                                                      .reentrant_backward = 1,
                                                      .linear_backward = linear_backward,
-                                                     .gemm = gemm};
+                                                     .gemm = gemm_relaxed};
 #endif
 #endif

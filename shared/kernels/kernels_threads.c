@@ -207,7 +207,7 @@ const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threa
     }
     if (P.threads == 1) return base;
     threaded.name = base->name; /* the same kernels, only split */
-    threaded.linear_fma_chain = base->linear_fma_chain;
+    threaded.fma_chains = base->fma_chains;
     threaded.panel_floats = base->panel_floats;
     threaded.min_panel_rows = base->min_panel_rows;
     threaded.int8_scratch_rows = base->int8_scratch_rows;

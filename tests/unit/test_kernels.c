@@ -62,7 +62,7 @@ static void *make_weight(int type, int rows, int cols, float *dense) {
 }
 
 /* want (n, rows) = the in-order FMA chain of x (n, cols) and the rows of
- * dense (rows, cols), + bias: the linear of backends with linear_fma_chain */
+ * dense (rows, cols), + bias: the linear of backends with fma_chains */
 static void fma_chain_linear(float *want, const float *x, const float *dense, const float *bias, int n, int rows,
                              int cols) {
     for (int i = 0; i < n; i++)
@@ -90,6 +90,21 @@ static void check_outputs_in_ranges(const sdfed_kernels *k, int int8, const floa
     free(got);
 }
 
+/* C (m, n) = alpha * the in-order FMA chains of op(A) and op(B) (+ beta *
+ * C): the gemm of backends with fma_chains */
+static void fma_chain_gemm(int ta, int tb, int m, int n, int kk, float alpha, const float *a, int lda, const float *b,
+                           int ldb, float beta, float *c, int ldc) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int q = 0; q < kk; q++)
+                acc = fmaf(ta ? a[(size_t)q * lda + i] : a[(size_t)i * lda + q],
+                           tb ? b[(size_t)j * ldb + q] : b[(size_t)q * ldb + j], acc);
+            float *c_ij = c + (size_t)i * ldc + j;
+            *c_ij = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c_ij;
+        }
+}
+
 static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int cols) {
     float *dense = malloc(sizeof *dense * (size_t)rows * cols);
     void *data = make_weight(type, rows, cols, dense);
@@ -109,7 +124,7 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     double ratio = worst_ratio(y, y_ref, bound, (size_t)n * rows);
     CHECK(ratio <= 1.0, "%s linear %s n=%d rows=%d cols=%d: error %.2f x bound", k->name, sdfed_type_name(type), n,
           rows, cols, ratio);
-    if (k->linear_fma_chain && k->linear_fma_chain()) {
+    if (k->fma_chains && k->fma_chains()) {
         fma_chain_linear(y_ref, x, dense, bias, n, rows, cols);
         CHECK(!memcmp(y, y_ref, sizeof *y * (size_t)n * rows),
               "%s linear %s n=%d rows=%d cols=%d: the FMA chain's bits", k->name, sdfed_type_name(type), n, rows, cols);
@@ -318,10 +333,19 @@ static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int 
             bound[i * ldc + j] = 2.0 * (kk + 2) * FLT_EPSILON * s + 1e-30;
         }
     sdfed_kernels_portable.gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c_ref, ldc);
+    float *c_chain = malloc(sizeof *c * (size_t)m * ldc);
+    memcpy(c_chain, c, sizeof *c * (size_t)m * ldc);
     k->gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
     double ratio = worst_ratio(c, c_ref, bound, (size_t)m * ldc);
     CHECK(ratio <= 1.0, "%s gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: error %.2f x bound", k->name, ta, tb, m,
           n, kk, alpha, beta, ratio);
+    if (k->fma_chains && k->fma_chains()) {
+        fma_chain_gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c_chain, ldc);
+        CHECK(!memcmp(c, c_chain, sizeof *c * (size_t)m * ldc),
+              "%s gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: the FMA chains' bits (C's padding untouched)",
+              k->name, ta, tb, m, n, kk, alpha, beta);
+    }
+    free(c_chain);
     free(a), free(b), free(c), free(c_ref), free(bound);
 }
 
@@ -391,15 +415,7 @@ static void test_gemm_fma_exact(int ta, int tb, int m, int n, int kk, float alph
           *got = malloc(sizeof *got * (size_t)m * ldc);
     if (beta == 0.0f) memset(c0, 0xff, sizeof *c0 * (size_t)m * ldc);
     memcpy(want, c0, sizeof *want * (size_t)m * ldc);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            float acc = 0.0f;
-            for (int q = 0; q < kk; q++)
-                acc = fmaf(ta ? a[(size_t)q * lda + i] : a[(size_t)i * lda + q],
-                           tb ? b[(size_t)j * ldb + q] : b[(size_t)q * ldb + j], acc);
-            float *w = want + (size_t)i * ldc + j;
-            *w = beta == 0.0f ? alpha * acc : alpha * acc + beta * *w;
-        }
+    fma_chain_gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, want, ldc);
     for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
         memcpy(got, c0, sizeof *got * (size_t)m * ldc);
         sdfed_gemm_fma(isa, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, got, ldc);
@@ -424,7 +440,7 @@ int main(void) {
     /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
     const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
     printf("relaxed SIMD: %s%s\n", relaxed ? "runs here" : "not here (or turned off)",
-           relaxed && relaxed->linear_fma_chain() ? ", its linear the FMA chains (fused multiply-add)" : "");
+           relaxed && relaxed->fma_chains() ? ", its linear the FMA chains (fused multiply-add)" : "");
     CHECK(sdfed_kernels_default() == (relaxed ? relaxed : &sdfed_kernels_simd128),
           "the browser build defaults to simd128-relaxed where it runs, else simd128");
 #elif defined(__wasm_simd128__)
