@@ -43,8 +43,9 @@ typedef struct sdfed_kernels {
     int (*available)(void);
     /* NULL, or whether linear's and gemm's every output is here the
      * in-order FMA chain (linear_fma.h: acc = fma(x_k, w_k, acc) over k
-     * from 0, then acc + bias, or alpha * acc (+ beta * C)): the native
-     * products' bits */
+     * from 0, then acc + bias, or alpha * acc (+ beta * C)), and
+     * linear_backward's with F32 weights dx + the chain over all rows:
+     * the native products' bits */
     int (*fma_chains)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */

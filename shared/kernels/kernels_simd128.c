@@ -629,6 +629,22 @@ static void gemm_relaxed(int trans_a, int trans_b, int m, int n, int k, float al
         gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/* dx += dy W as gemm_fma (where fused): F32 weights whole, as natively;
+ * F16 and Q8_0 rows turned into f32 a panel at a time, each panel's sums
+ * added to dx in turn */
+static void linear_backward_relaxed(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
+    if (!relaxed_fma_chain()) {
+        linear_backward(dx, dy, w, n, scratch);
+        return;
+    }
+    int cols = w->cols, rows = w->rows;
+    int panel_rows = w->type == SDFED_TYPE_F32 ? rows : sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
+    for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+        int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
+        gemm_fma(0, 0, n, cols, count, 1.0f, dy + r0, rows, weight_panel(w, r0, count, scratch), cols, 1.0f, dx, cols);
+    }
+}
+
 static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     linear_outputs_relaxed(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
@@ -647,7 +663,7 @@ const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .linear_int8 = linear_int8_relaxed,
                                                      .linear_outputs = linear_outputs_relaxed,
                                                      .reentrant_backward = 1,
-                                                     .linear_backward = linear_backward,
+                                                     .linear_backward = linear_backward_relaxed,
                                                      .gemm = gemm_relaxed};
 #endif
 #endif

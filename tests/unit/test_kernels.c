@@ -147,10 +147,18 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
             for (int r = 0; r < rows; r++) s += fabs((double)dy[i * rows + r] * dense[(size_t)r * cols + c]);
             bound[i * cols + c] = 2.0 * (rows + 1) * FLT_EPSILON * s + 1e-30;
         }
+    float *dx_chain = malloc(sizeof *dx_chain * (size_t)n * cols);
+    memcpy(dx_chain, dx, sizeof *dx * (size_t)n * cols);
     k->linear_backward(dx, dy, &w, n, scratch);
     ratio = worst_ratio(dx, dx_ref, bound, (size_t)n * cols);
     CHECK(ratio <= 1.0, "%s linear_backward %s n=%d rows=%d cols=%d: error %.2f x bound", k->name,
           sdfed_type_name(type), n, rows, cols, ratio);
+    if (type == SDFED_TYPE_F32 && k->fma_chains && k->fma_chains()) { /* F32 weights: dx + the chains over all rows */
+        fma_chain_gemm(0, 0, n, cols, rows, 1.0f, dy, rows, dense, cols, 1.0f, dx_chain, cols);
+        CHECK(!memcmp(dx, dx_chain, sizeof *dx * (size_t)n * cols),
+              "%s linear_backward f32 n=%d rows=%d cols=%d: the FMA chains' bits", k->name, n, rows, cols);
+    }
+    free(dx_chain);
     free(dense), free(data), free(x), free(bias), free(y), free(y_ref), free(bound), free(scratch), free(dy), free(dx);
     free(dx_ref);
 }

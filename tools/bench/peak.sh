@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench: sdfed's kernels against the machine's measured peaks. The
 # peaks: an FMA loop natively (bench_peak: AVX2, AVX-512) and a SIMD128
-# multiply-add loop in Chromium (peak_browser.mjs), 1 and 2 threads; for the
+# multiply-add loop in Chromium (peak_browser.mjs; also relaxed SIMD's
+# multiply-add, the yardstick where the page ran simd128-relaxed's fused
+# f32 products), 1 and 2 threads; for the
 # integer path the same loops of its 8-bit multiply-adds (vpdpbusd or
 # AVX2's vpmaddubsw + vpmaddwd; i32x4.dot_i16x8_s in Chromium). The work:
 # the products' multiply-adds counted from the shapes, 2 operations each
@@ -30,7 +32,12 @@ printf '%s\n%s\n' "$native_peaks" "$browser_peaks"
 native_peak() {
   grep -E "^peak ${2:+int8 }native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' | sort -g | tail -n 1
 }
-browser_peak() { grep "^peak ${2:+int8 }chromium simd128 $1:" <<<"$browser_peaks" | sed -E 's/.*=//'; }
+# Chromium's peak on THREADS threads: SIMD128's, or with int8 its integer one, or
+# relaxed SIMD's multiply-add (what simd128-relaxed's f32 products run where it is fused)
+browser_peak() {
+  local kind=${3:-simd128}
+  grep "^peak ${2:+int8 }chromium $kind $1:" <<<"$browser_peaks" | sed -E 's/.*=//'
+}
 
 # MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8]
 line() {
@@ -61,9 +68,11 @@ for model in tiny vitb16; do
       "$(native_peak "$threads" int8)" int8
     log=$out/peers/$model.browser.log
     if [ -f "$log" ]; then
-      rate=$(value images_per_s "$(grep "^chromium sdfed f32 $threads:" "$log" || true)")
+      run=$(grep "^chromium sdfed f32 $threads:" "$log" || true)
+      rate=$(value images_per_s "$run")
+      kind=$([ "$(value kernels "$run")" = simd128-relaxed ] && echo relaxed-madd || echo simd128)
       [ -n "$rate" ] && line "$model" image-encoder chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
-        "$(browser_peak "$threads")"
+        "$(browser_peak "$threads" "" "$kind")"
       rate=$(value images_per_s "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)")
       [ -n "$rate" ] && line "$model" image-encoder-q8_0 chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
         "$(browser_peak "$threads" int8)" int8

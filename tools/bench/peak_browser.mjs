@@ -5,6 +5,7 @@
 // kernels' FLOP/s and integer operations per second (flops.py; 2 a
 // multiply-add). Prints:
 //   peak chromium simd128 THREADS: gflops=...
+//   peak chromium relaxed-madd THREADS: gflops=...  (f32x4.relaxed_madd, fused here or not)
 //   peak int8 chromium simd128 THREADS: gops=...   (i32x4.dot_i16x8_s, the integer tile's)
 //   node peak_browser.mjs WORK_DIR [REPEATS]
 import { execFileSync } from 'node:child_process';
@@ -17,8 +18,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const work = path.resolve(process.argv[2]), repeats = Number(process.argv[3] || 5);
 mkdirSync(work, { recursive: true });
 const wasm = path.join(work, 'peak_simd128.wasm');
-execFileSync('clang', ['--target=wasm32', '-O2', '-msimd128', '-nostdlib', '-Wl,--no-entry', '-o', wasm,
+const object = path.join(work, 'peak_simd128.o');
+execFileSync('clang-16', ['--target=wasm32', '-O2', '-msimd128', '-mrelaxed-simd', '-c', '-o', object,
   path.join(here, 'peak_simd128.c')]);
+execFileSync('wasm-ld-16', ['--no-entry', '--export-dynamic', '-o', wasm, object]);
 const bytes = Array.from(readFileSync(wasm));
 
 const browser = await launchChromium();
@@ -50,8 +53,8 @@ try {
       w.onmessage = ({ data }) => resolve(data);
       w.postMessage(iterations);
     }))).then((ms) => (workers.length * iterations * opsPerIteration) / (Math.max(...ms) / 1e3) / 1e9);
-    // f32: 12 accumulators x 4 lanes x a multiply and an add; int16: 12 x 8 multiply-adds x 2
-    const kernels = { peak: 12 * 4 * 2, peak_int16: 12 * 8 * 2 };
+    // f32: 12 accumulators x 4 lanes x a multiply and an add (or a multiply-add); int16: 12 x 8 multiply-adds x 2
+    const kernels = { peak: 12 * 4 * 2, peak_relaxed_madd: 12 * 4 * 2, peak_int16: 12 * 8 * 2 };
     const out = {};
     for (const [kernel, ops] of Object.entries(kernels)) {
       out[kernel] = {};
@@ -70,6 +73,7 @@ try {
     return out;
   }, { bytes, repeats });
   for (const n of [1, 2]) console.log(`peak chromium simd128 ${n}: gflops=${results.peak[n].toFixed(1)}`);
+  for (const n of [1, 2]) console.log(`peak chromium relaxed-madd ${n}: gflops=${results.peak_relaxed_madd[n].toFixed(1)}`);
   for (const n of [1, 2]) console.log(`peak int8 chromium simd128 ${n}: gops=${results.peak_int16[n].toFixed(1)}`);
 } finally {
   await browser.close();
