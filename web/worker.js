@@ -13,8 +13,10 @@ let threaded = false;
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
 // relaxedSimd (shared/kernels/relaxed_simd.js.in): unset, relaxed SIMD's
-// integer kernels where the browser runs them and they are the faster here;
-// true, wherever the browser runs them; false, SIMD128's (tests, benchmarks).
+// integer kernels where the browser runs them and they are the faster here
+// (and its fused multiply-add for the f32 products wherever it is fused);
+// true, its integer kernels wherever the browser runs them; false, SIMD128's
+// alone (tests, benchmarks).
 async function loadModule(singleThreaded, relaxedSimd) {
   threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
