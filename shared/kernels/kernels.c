@@ -38,6 +38,11 @@ int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
     return rows < least ? (int)least : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
 }
 
+int sdfed_fma_backward_panel_rows(int cols) {
+    const sdfed_kernels panels = {.panel_floats = SDFED_FMA_PANEL_FLOATS, .min_panel_rows = SDFED_FMA_PANEL_MIN_ROWS};
+    return sdfed_kernel_panel_rows(&panels, cols);
+}
+
 size_t sdfed_kernel_scratch_floats(const sdfed_kernels *k, int cols) {
     int panel_rows = sdfed_kernel_panel_rows(k, cols),
         rows = panel_rows > k->int8_scratch_rows ? panel_rows : k->int8_scratch_rows;

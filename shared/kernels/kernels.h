@@ -44,8 +44,9 @@ typedef struct sdfed_kernels {
     /* NULL, or whether linear's and gemm's every output is here the
      * in-order FMA chain (linear_fma.h: acc = fma(x_k, w_k, acc) over k
      * from 0, then acc + bias, or alpha * acc (+ beta * C)), and
-     * linear_backward's with F32 weights dx + the chain over all rows:
-     * the native products' bits */
+     * linear_backward's dx + the chain over all rows (F32 weights) or over
+     * each panel of sdfed_fma_backward_panel_rows in turn: the native
+     * products' bits */
     int (*fma_chains)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */
@@ -112,6 +113,14 @@ extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
 extern const sdfed_kernels sdfed_kernels_native;
 #endif
 
+/* Where the backward pass's products are FMA chains (native, and
+ * simd128-relaxed where fused), F16 and Q8_0 weights are turned into f32
+ * this many rows of `cols` at a time (SDFED_FMA_PANEL_FLOATS' worth, at
+ * least SDFED_FMA_PANEL_MIN_ROWS) and each panel's chains added to dx in
+ * turn: the chains restart at the same rows on every backend. kernels.c */
+#define SDFED_FMA_PANEL_FLOATS ((size_t)1 << 20)
+#define SDFED_FMA_PANEL_MIN_ROWS 60
+int sdfed_fma_backward_panel_rows(int cols);
 /* Frees w->packed (none: nothing) and leaves w unpacked. kernels.c */
 void sdfed_weight_unpack(sdfed_weight *w);
 

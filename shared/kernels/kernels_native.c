@@ -71,7 +71,7 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
         sdfed_gemm_fma(isa, 0, 0, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols, 1.0f, dx, w->cols);
         return;
     }
-    int panel_rows = sdfed_kernel_panel_rows(&sdfed_kernels_native, w->cols);
+    int panel_rows = sdfed_fma_backward_panel_rows(w->cols);
     for (int r0 = 0; r0 < w->rows; r0 += panel_rows) {
         int count = w->rows - r0 < panel_rows ? w->rows - r0 : panel_rows;
         dequantise_panel(w, r0, count, scratch);
@@ -84,13 +84,15 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     sdfed_gemm_fma(sdfed_fma_isa_best(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+_Static_assert(SDFED_FMA_PANEL_MIN_ROWS >= SDFED_FMA_SCRATCH_ROWS, "the scratch holds the FMA linear's rows");
+
 /* linear is the FMA chain on every CPU (the tiles' promise) */
 static int always(void) { return 1; }
 
 const sdfed_kernels sdfed_kernels_native = {.name = "native",
                                           .fma_chains = always,
-                                          .panel_floats = (size_t)1 << 20,
-                                          .min_panel_rows = SDFED_FMA_SCRATCH_ROWS,
+                                          .panel_floats = SDFED_FMA_PANEL_FLOATS,
+                                          .min_panel_rows = SDFED_FMA_PANEL_MIN_ROWS,
                                           .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
                                           .linear = linear,
                                           .linear_int8 = linear_int8,

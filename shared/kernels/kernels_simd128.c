@@ -611,12 +611,22 @@ static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha,
             continue;
         }
         sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, sums, RELAXED_NR, nc, NULL);
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < nc; j++) {
-                float *c_ij = c + (size_t)i * ldc + j0 + j, out = alpha * sums[(size_t)i * RELAXED_NR + j];
-                if (beta != 0.0f) out += beta * *c_ij;
-                *c_ij = out;
+        v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
+        for (int i = 0; i < m; i++) {
+            float *c_i = c + (size_t)i * ldc + j0;
+            const float *s_i = sums + (size_t)i * RELAXED_NR;
+            int j = 0;
+            for (; nc == RELAXED_NR && j < RELAXED_NR; j += 4) { /* the same two steps per lane as below */
+                v128_t out = wasm_f32x4_mul(alphas, wasm_v128_load(s_i + j));
+                if (beta != 0.0f) out = wasm_f32x4_add(out, wasm_f32x4_mul(betas, wasm_v128_load(c_i + j)));
+                wasm_v128_store(c_i + j, out);
             }
+            for (; j < nc; j++) {
+                float out = alpha * s_i[j];
+                if (beta != 0.0f) out += beta * c_i[j];
+                c_i[j] = out;
+            }
+        }
     }
     free(panel);
 }
@@ -629,20 +639,28 @@ static void gemm_relaxed(int trans_a, int trans_b, int m, int n, int k, float al
         gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-/* dx += dy W as gemm_fma (where fused): F32 weights whole, as natively;
- * F16 and Q8_0 rows turned into f32 a panel at a time, each panel's sums
- * added to dx in turn */
+/* dx += dy W as gemm_fma (where fused), as natively: F32 weights whole,
+ * F16 and Q8_0 rows turned into f32 sdfed_fma_backward_panel_rows at a
+ * time (in memory of its own: more than the scratch holds), each panel's
+ * chains added to dx in turn; without that memory, SIMD128's */
 static void linear_backward_relaxed(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
-    if (!relaxed_fma_chain()) {
+    int cols = w->cols, rows = w->rows;
+    if (w->type == SDFED_TYPE_F32 && relaxed_fma_chain()) {
+        gemm_fma(0, 0, n, cols, rows, 1.0f, dy, rows, w->data, cols, 1.0f, dx, cols);
+        return;
+    }
+    int panel_rows = sdfed_fma_backward_panel_rows(cols);
+    panel_rows = panel_rows < rows ? panel_rows : rows;
+    float *panel = relaxed_fma_chain() ? malloc(sizeof *panel * (size_t)panel_rows * cols) : NULL;
+    if (!panel) {
         linear_backward(dx, dy, w, n, scratch);
         return;
     }
-    int cols = w->cols, rows = w->rows;
-    int panel_rows = w->type == SDFED_TYPE_F32 ? rows : sdfed_kernel_panel_rows(&sdfed_kernels_simd128, cols);
     for (int r0 = 0; r0 < rows; r0 += panel_rows) {
         int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
-        gemm_fma(0, 0, n, cols, count, 1.0f, dy + r0, rows, weight_panel(w, r0, count, scratch), cols, 1.0f, dx, cols);
+        gemm_fma(0, 0, n, cols, count, 1.0f, dy + r0, rows, weight_panel(w, r0, count, panel), cols, 1.0f, dx, cols);
     }
+    free(panel);
 }
 
 static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {

@@ -153,10 +153,16 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     ratio = worst_ratio(dx, dx_ref, bound, (size_t)n * cols);
     CHECK(ratio <= 1.0, "%s linear_backward %s n=%d rows=%d cols=%d: error %.2f x bound", k->name,
           sdfed_type_name(type), n, rows, cols, ratio);
-    if (type == SDFED_TYPE_F32 && k->fma_chains && k->fma_chains()) { /* F32 weights: dx + the chains over all rows */
-        fma_chain_gemm(0, 0, n, cols, rows, 1.0f, dy, rows, dense, cols, 1.0f, dx_chain, cols);
+    if (k->fma_chains && k->fma_chains()) { /* dx + the chains over all rows (F32) or each panel in turn */
+        int panel_rows = type == SDFED_TYPE_F32 ? rows : sdfed_fma_backward_panel_rows(cols);
+        for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+            int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
+            fma_chain_gemm(0, 0, n, cols, count, 1.0f, dy + r0, rows, dense + (size_t)r0 * cols, cols, 1.0f, dx_chain,
+                           cols);
+        }
         CHECK(!memcmp(dx, dx_chain, sizeof *dx * (size_t)n * cols),
-              "%s linear_backward f32 n=%d rows=%d cols=%d: the FMA chains' bits", k->name, n, rows, cols);
+              "%s linear_backward %s n=%d rows=%d cols=%d: the FMA chains' bits (panels of %d rows)", k->name,
+              sdfed_type_name(type), n, rows, cols, panel_rows);
     }
     free(dx_chain);
     free(dense), free(data), free(x), free(bias), free(y), free(y_ref), free(bound), free(scratch), free(dy), free(dx);
