@@ -90,13 +90,13 @@ _Static_assert(SDFED_FMA_PANEL_MIN_ROWS >= SDFED_FMA_SCRATCH_ROWS, "the scratch 
 static int always(void) { return 1; }
 
 const sdfed_kernels sdfed_kernels_native = {.name = "native",
-                                          .fma_chains = always,
-                                          .panel_floats = SDFED_FMA_PANEL_FLOATS,
-                                          .min_panel_rows = SDFED_FMA_PANEL_MIN_ROWS,
-                                          .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
-                                          .linear = linear,
-                                          .linear_int8 = linear_int8,
-                                          .linear_outputs = linear_outputs,
-                                          .pack = pack,
-                                          .linear_backward = linear_backward,
-                                          .gemm = gemm};
+                                            .fma_chains = always,
+                                            .panel_floats = SDFED_FMA_PANEL_FLOATS,
+                                            .min_panel_rows = SDFED_FMA_PANEL_MIN_ROWS,
+                                            .int8_scratch_rows = SDFED_INT8_SCRATCH_ROWS,
+                                            .linear = linear,
+                                            .linear_int8 = linear_int8,
+                                            .linear_outputs = linear_outputs,
+                                            .pack = pack,
+                                            .linear_backward = linear_backward,
+                                            .gemm = gemm};

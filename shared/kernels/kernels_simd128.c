@@ -546,7 +546,8 @@ static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, fl
                 wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
             }
     for (; c < cols; c++)
-        for (int j = 0; j < RELAXED_NR; j++) panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
+        for (int j = 0; j < RELAXED_NR; j++)
+            panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
 }
 
 /* Rows [r0, r0 + nc) of w as the FMA tile's panel (f32 rows converted

@@ -121,7 +121,8 @@ static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, con
 #pragma clang loop unroll(full)
     for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < cols; k++) {
-        v128_t w0 = wasm_v128_load(panel + (size_t)k * RELAXED_NR), w1 = wasm_v128_load(panel + (size_t)k * RELAXED_NR + 4);
+        v128_t w0 = wasm_v128_load(panel + (size_t)k * RELAXED_NR),
+               w1 = wasm_v128_load(panel + (size_t)k * RELAXED_NR + 4);
 #pragma clang loop unroll(full)
         for (int i = 0; i < mr; i++) {
             v128_t x_ik = wasm_v128_load32_splat(x + (size_t)i * ldx + k);

@@ -132,8 +132,9 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
     check_outputs_in_ranges(k, 0, y, x, &w, bias, n, scratch);
     if (type != SDFED_TYPE_Q8_0) { /* linear_int8 on other weights is the backend's linear */
         k->linear_int8(y_ref, x, &w, bias, n, scratch);
-        CHECK(!memcmp(y, y_ref, sizeof *y * (size_t)n * rows), "%s linear_int8 on %s weights n=%d rows=%d cols=%d: "
-              "linear's bits", k->name, sdfed_type_name(type), n, rows, cols);
+        CHECK(!memcmp(y, y_ref, sizeof *y * (size_t)n * rows),
+              "%s linear_int8 on %s weights n=%d rows=%d cols=%d: linear's bits", k->name, sdfed_type_name(type), n,
+              rows, cols);
     }
 
     /* backward: dx += dy W, starting from a non-zero dx */
