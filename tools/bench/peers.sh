@@ -18,8 +18,10 @@
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y
 #   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
 #   bench relaxed-simd MODEL THREADS chromium: simd128 X img/s, simd128-relaxed Y img/s, ratio Y/X; the page chose K
-#     (sdfed's integer path on SIMD128's kernels and on relaxed SIMD's; K
-#     the kernels of the q8_0 line, the page's own choice)
+#     (sdfed's integer path on SIMD128's kernels alone and on relaxed SIMD's:
+#     its integer dot product, and its multiply-add for the f32 products
+#     where fused; K the kernels of the q8_0 line, the page's own choice,
+#     simd128-relaxed wherever either of its two paths runs)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
 #   tools/bench/peers.sh [native|browser|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
 # Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
