@@ -14,33 +14,29 @@
 
 #define ACCUMULATORS 12
 
-__attribute__((export_name("peak"))) float peak(int iterations) {
-    v128_t acc[ACCUMULATORS];
-    const v128_t m = wasm_f32x4_splat(0.999999f), c = wasm_f32x4_splat(1e-6f);
-    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = wasm_f32x4_splat((float)i);
-    for (int n = 0; n < iterations; n++) {
-#pragma GCC unroll 12 /* the accumulators stay in registers */
-        for (int i = 0; i < ACCUMULATORS; i++) acc[i] = wasm_f32x4_add(wasm_f32x4_mul(acc[i], m), c);
-    }
-    v128_t sum = acc[0];
-    for (int i = 1; i < ACCUMULATORS; i++) sum = wasm_f32x4_add(sum, acc[i]);
-    return wasm_f32x4_extract_lane(sum, 0) + wasm_f32x4_extract_lane(sum, 3);
-}
-
 typedef float f32x4 __attribute__((vector_size(16)));
 
-__attribute__((export_name("peak_relaxed_madd"))) float peak_relaxed_madd(int iterations) {
+/* acc * m + c in 12 accumulators, a multiply and an add or (fused, a
+ * constant where inlined) relaxed SIMD's multiply-add */
+static inline __attribute__((always_inline)) float f32_loop(int iterations, int fused) {
     v128_t acc[ACCUMULATORS];
     const v128_t m = wasm_f32x4_splat(0.999999f), c = wasm_f32x4_splat(1e-6f);
     for (int i = 0; i < ACCUMULATORS; i++) acc[i] = wasm_f32x4_splat((float)i);
     for (int n = 0; n < iterations; n++) {
 #pragma GCC unroll 12 /* the accumulators stay in registers */
         for (int i = 0; i < ACCUMULATORS; i++)
-            acc[i] = (v128_t)__builtin_wasm_relaxed_madd_f32x4((f32x4)acc[i], (f32x4)m, (f32x4)c);
+            acc[i] = fused ? (v128_t)__builtin_wasm_relaxed_madd_f32x4((f32x4)acc[i], (f32x4)m, (f32x4)c)
+                           : wasm_f32x4_add(wasm_f32x4_mul(acc[i], m), c);
     }
     v128_t sum = acc[0];
     for (int i = 1; i < ACCUMULATORS; i++) sum = wasm_f32x4_add(sum, acc[i]);
     return wasm_f32x4_extract_lane(sum, 0) + wasm_f32x4_extract_lane(sum, 3);
+}
+
+__attribute__((export_name("peak"))) float peak(int iterations) { return f32_loop(iterations, 0); }
+
+__attribute__((export_name("peak_relaxed_madd"))) float peak_relaxed_madd(int iterations) {
+    return f32_loop(iterations, 1);
 }
 
 __attribute__((export_name("peak_int16"))) int peak_int16(int iterations) {
