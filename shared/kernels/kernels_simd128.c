@@ -603,6 +603,12 @@ static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha,
         int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
         if (trans_b)
             transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
+        else if (nc == RELAXED_NR) /* whole rows of 8: two vector moves each */
+            for (int q = 0; q < k; q++) {
+                const float *b_q = b + (size_t)q * ldb + j0;
+                wasm_v128_store(panel + (size_t)q * RELAXED_NR, wasm_v128_load(b_q));
+                wasm_v128_store(panel + (size_t)q * RELAXED_NR + 4, wasm_v128_load(b_q + 4));
+            }
         else
             for (int q = 0; q < k; q++)
                 for (int j = 0; j < RELAXED_NR; j++)
