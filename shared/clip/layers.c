@@ -8,7 +8,7 @@
 #include "clip/clip_model.h"
 
 /* LayerNorm of each row in eight-float vectors: the mean and the variance
- * summed lane by lane, then the lanes in order (static: see quick_gelu_rows) */
+ * summed lane by lane, then the lanes in order (static: see activation_rows) */
 SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *rstd, const float *inp,
                                                 const float *weight, const float *bias, int n, int C, float eps) {
     for (int i = 0; i < n; i++) {
@@ -23,9 +23,9 @@ SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *
         float m = sdfed_sum_f32x8(&sums) / (float)C;
         sums = (f32x8){0};
         SDFED_EACH_F32X8(C, c, count, { /* the lanes past the row are m: (m - m)^2 = 0 */
-            f32x8 v;
-            sdfed_load_f32x8(&v, x + c, count, m);
-            sums += (v - m) * (v - m);
+                                        f32x8 v;
+                                        sdfed_load_f32x8(&v, x + c, count, m);
+                                        sums += (v - m) * (v - m);
         });
         float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
         SDFED_EACH_F32X8(C, c, count, {
@@ -136,24 +136,40 @@ static inline void quick_gelu_backward_lanes(float *dinp, const float *dout, con
     sdfed_store_f32x8(dinp, &g, count);
 }
 
-/* d/dx [x Phi(x)] = Phi(x) + x phi(x): phi's exponential in vectors, erf by libm */
-static inline void gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
-    f32x8 x, e;
+/* GELU, x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, and its derivative, on the
+ * first `count` (<= 8) floats: erf and the exponential in vectors, the
+ * same bits on every target (libm's erff differs between glibc and the
+ * browser's musl) */
+static inline void gelu_lanes(float *out, const float *inp, int count) {
+    f32x8 x, erf_x;
     sdfed_load_f32x8(&x, inp, count, 0.0f);
+    erf_x = x * 0.70710678118654752f;
+    sdfed_erf_f32x8(&erf_x);
+    f32x8 y = 0.5f * x * (1.0f + erf_x);
+    sdfed_store_f32x8(out, &y, count);
+}
+
+/* d/dx [x Phi(x)] = Phi(x) + x phi(x) */
+static inline void gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
+    f32x8 x, d, e, erf_x;
+    sdfed_load_f32x8(&x, inp, count, 0.0f);
+    sdfed_load_f32x8(&d, dout, count, 0.0f);
     e = -0.5f * x * x;
     sdfed_exp_f32x8(&e);
-    float exps[8];
-    sdfed_store_f32x8(exps, &e, count);
-    for (int l = 0; l < count; l++) {
-        float cdf = 0.5f * (1.0f + erff(inp[l] * 0.70710678118654752f));
-        dinp[l] = dout[l] * (cdf + inp[l] * (0.3989422804014327f * exps[l]));
-    }
+    erf_x = x * 0.70710678118654752f;
+    sdfed_erf_f32x8(&erf_x);
+    f32x8 cdf = 0.5f * (1.0f + erf_x);
+    f32x8 g = d * (cdf + x * (0.3989422804014327f * e));
+    sdfed_store_f32x8(dinp, &g, count);
 }
 
 /* the loops over lanes, compiled for the widest vectors the CPU runs (static: clang makes clones of a
  * function only for the calls it sees) */
-SDFED_WIDEST_VECTORS static void quick_gelu_rows(float *out, const float *inp, int n) {
-    SDFED_EACH_F32X8(n, i, count, quick_gelu_lanes(out + i, inp + i, count));
+SDFED_WIDEST_VECTORS static void activation_rows(float *out, const float *inp, int n, int activation) {
+    if (activation == SDFED_ACT_GELU)
+        SDFED_EACH_F32X8(n, i, count, gelu_lanes(out + i, inp + i, count));
+    else
+        SDFED_EACH_F32X8(n, i, count, quick_gelu_lanes(out + i, inp + i, count));
 }
 
 SDFED_WIDEST_VECTORS static void activation_backward_rows(float *dinp, const float *dout, const float *inp, int n,
@@ -165,18 +181,14 @@ SDFED_WIDEST_VECTORS static void activation_backward_rows(float *dinp, const flo
 }
 
 void sdfed_activation_forward(float *out, const float *inp, int n, int activation) {
-    if (activation == SDFED_ACT_GELU) {
-        for (int i = 0; i < n; i++) out[i] = 0.5f * inp[i] * (1.0f + erff(inp[i] * 0.70710678118654752f));
-    } else {
-        quick_gelu_rows(out, inp, n);
-    }
+    activation_rows(out, inp, n, activation);
 }
 
 void sdfed_activation_backward(float *dinp, const float *dout, const float *inp, int n, int activation) {
     activation_backward_rows(dinp, dout, inp, n, activation);
 }
 
-/* out += inp in vectors (static: see quick_gelu_rows) */
+/* out += inp in vectors (static: see activation_rows) */
 SDFED_WIDEST_VECTORS static void add_in_vectors(float *out, const float *inp, int n) {
     SDFED_EACH_F32X8(n, i, count, {
         f32x8 o, v;

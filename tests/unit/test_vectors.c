@@ -1,8 +1,10 @@
-/* The layers' exponential (base/vectors.h): within one unit in the last
- * place of e^x (libm's exp in double, rounded) over [-87, 88], its edges,
- * and the same bits on every target: a hash of its values over a sweep is
- * one constant, checked here on each x86-64 instruction set the CPU runs and
- * by the same test in the wasm and sanitizer builds. */
+/* The layers' exponential and erf (base/vectors.h): each within one unit
+ * in the last place of the exact value (libm's exp and erf in double) over
+ * its sweep (e^x: [-87, 88]; erf: [-4.5, 4.5], where it goes from -1 to 1,
+ * and the subnormals), its edges, and the same bits on every target: a
+ * hash of its values over the sweep is one constant, checked here on each
+ * x86-64 instruction set the CPU runs and by the same test in the wasm and
+ * sanitizer builds. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,11 +12,9 @@
 #include "base/vectors.h"
 #include "check.h"
 
-/* the sweep: every float in [-87, 88] whose bits are a multiple of STEP
- * apart, and some round values */
-#define STEP 4099u
-/* FNV-1a of the sweep's results, as every target must compute them */
-#define EXPECTED_HASH 0x3679c37949d7be67ull
+/* FNV-1a of the sweeps' results, as every target must compute them */
+#define EXP_HASH 0x3679c37949d7be67ull
+#define ERF_HASH 0x72b137e9d8a398f9ull
 
 static uint32_t bits_of(float f) {
     uint32_t u;
@@ -22,13 +22,15 @@ static uint32_t bits_of(float f) {
     return u;
 }
 
-/* the sweep's x values in order, `at` the next index (returns 0 when done) */
-static int sweep_next(uint32_t *at, float *x) {
+/* A sweep is every float in [lo, hi] whose bits are a multiple of `step`
+ * apart (some round values among them): its x values in order, `at` the
+ * next index (returns 0 when done). */
+static int sweep_next(uint32_t *at, uint32_t step, float *x, float lo, float hi) {
     while (*at < 0xff800000u) {
         uint32_t u = *at;
-        *at += STEP;
+        *at += step;
         memcpy(x, &u, sizeof *x);
-        if (*x >= -87.0f && *x <= 88.0f) return 1;
+        if (*x >= lo && *x <= hi) return 1;
     }
     return 0;
 }
@@ -36,58 +38,74 @@ static int sweep_next(uint32_t *at, float *x) {
 typedef struct sweep_result {
     uint64_t hash;
     long values;
-    double worst_ulps; /* the largest |y - e^x| in units of e^x's last place */
+    double worst_ulps; /* the largest |y - f(x)| in units of f(x)'s last place */
     float worst_x;
 } sweep_result;
 
-static void fold(sweep_result *r, const float *x, const float *y, int count) {
+static void fold(sweep_result *r, const float *x, const float *y, int count, double (*exact_f)(double)) {
     for (int l = 0; l < count; l++) {
         uint32_t u = bits_of(y[l]);
         for (int b = 0; b < 4; b++) r->hash = (r->hash ^ ((u >> (8 * b)) & 0xff)) * 0x100000001b3ull;
-        double exact = exp((double)x[l]);
+        double exact = exact_f((double)x[l]);
         int exponent;
         frexp(exact, &exponent);
-        double ulps = fabs((double)y[l] - exact) / ldexp(1.0, exponent - 24);
+        /* a float's last place, down to the subnormals' */
+        double ulps = fabs((double)y[l] - exact) / ldexp(1.0, exponent - 24 > -149 ? exponent - 24 : -149);
         if (ulps > r->worst_ulps) r->worst_ulps = ulps, r->worst_x = x[l];
         r->values++;
     }
 }
 
-/* The sweep through sdfed_exp_f32x8, 8 values a call (the last call
- * partial, its other lanes zero), compiled for the instruction set the
- * attribute names. */
-#define SWEEP_FUNCTION(name, attribute)                                                                                \
-    attribute static sweep_result name(void) {                                                                         \
+/* The sweep of [lo, hi] through the vector function `fn`, 8 values a call
+ * (the last call partial, its other lanes zero), compiled for the
+ * instruction set the attribute names (`fn` inlined into it). */
+#define SWEEP_FUNCTION(name, attribute, fn)                                                                            \
+    attribute static sweep_result name(uint32_t step, float lo, float hi, double (*exact_f)(double)) {                 \
         sweep_result r = {0xcbf29ce484222325ull, 0, 0.0, 0.0f};                                                        \
         uint32_t at = 0;                                                                                               \
         for (;;) {                                                                                                     \
             float x[8], y[8];                                                                                          \
             int count = 0;                                                                                             \
-            while (count < 8 && sweep_next(&at, &x[count])) count++;                                                   \
+            while (count < 8 && sweep_next(&at, step, &x[count], lo, hi)) count++;                                     \
             if (count == 0) return r;                                                                                  \
             f32x8 v;                                                                                                   \
             sdfed_load_f32x8(&v, x, count, 0.0f);                                                                      \
-            sdfed_exp_f32x8(&v);                                                                                       \
+            fn(&v);                                                                                                    \
             sdfed_store_f32x8(y, &v, count);                                                                           \
-            fold(&r, x, y, count);                                                                                     \
+            fold(&r, x, y, count, exact_f);                                                                            \
         }                                                                                                              \
     }
 
-SWEEP_FUNCTION(sweep_baseline, )
+/* a sweep of each function on each instruction set */
+#define SWEEP_FUNCTIONS(fn)                                                                                            \
+    SWEEP_FUNCTION(fn##_baseline, , fn)                                                                                \
+    SWEEP_FUNCTIONS_X86(fn)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-SWEEP_FUNCTION(sweep_avx2, __attribute__((target("avx2"))))
-SWEEP_FUNCTION(sweep_avx512, __attribute__((target("avx512f"))))
+#define SWEEP_FUNCTIONS_X86(fn)                                                                                        \
+    SWEEP_FUNCTION(fn##_avx2, __attribute__((target("avx2"))), fn)                                                     \
+    SWEEP_FUNCTION(fn##_avx512, __attribute__((target("avx512f"))), fn)
+#else
+#define SWEEP_FUNCTIONS_X86(fn)
 #endif
+SWEEP_FUNCTIONS(sdfed_exp_f32x8)
+SWEEP_FUNCTIONS(sdfed_erf_f32x8)
 
-static void check_sweep(const char *where, sweep_result r) {
-    CHECK(r.values > 200000, "%s: the sweep has %ld values", where, r.values);
-    CHECK(r.worst_ulps <= 1.0, "%s: e^x off by %.3f units in the last place at x = %.9g", where, r.worst_ulps,
+static void check_sweep(const char *what, const char *where, sweep_result r, long at_least, uint64_t expected_hash) {
+    CHECK(r.values > at_least, "%s %s: the sweep has %ld values", what, where, r.values);
+    CHECK(r.worst_ulps <= 1.0, "%s %s: off by %.3f units in the last place at x = %.9g", what, where, r.worst_ulps,
           (double)r.worst_x);
-    CHECK(r.hash == EXPECTED_HASH, "%s: the sweep's hash is 0x%016llx, every target's is 0x%016llx", where,
-          (unsigned long long)r.hash, (unsigned long long)EXPECTED_HASH);
-    printf("%s: %ld values, worst %.3f units in the last place (x = %.9g), hash 0x%016llx\n", where, r.values,
+    CHECK(r.hash == expected_hash, "%s %s: the sweep's hash is 0x%016llx, every target's is 0x%016llx", what, where,
+          (unsigned long long)r.hash, (unsigned long long)expected_hash);
+    printf("%s %s: %ld values, worst %.3f units in the last place (x = %.9g), hash 0x%016llx\n", what, where, r.values,
            r.worst_ulps, (double)r.worst_x, (unsigned long long)r.hash);
 }
+
+/* both functions' sweeps on one instruction set */
+#define CHECK_SWEEPS(where, suffix)                                                                                    \
+    do {                                                                                                               \
+        check_sweep("e^x", where, sdfed_exp_f32x8##suffix(4099, -87.0f, 88.0f, exp), 200000, EXP_HASH);                \
+        check_sweep("erf", where, sdfed_erf_f32x8##suffix(1031, -4.5f, 4.5f, erf), 2000000, ERF_HASH);                 \
+    } while (0)
 
 /* the edges: 0 below -87 and for -inf, infinity above 88, NaN for NaN,
  * exactly 1 at 0; each in every lane position */
@@ -110,13 +128,36 @@ static void check_edges(void) {
     }
 }
 
+/* erf's edges: odd (-0 to -0), 1 from 4 on and at infinity, NaN for NaN;
+ * each in every lane position */
+static void check_erf_edges(void) {
+    const float in[8] = {0.0f, -0.0f, 4.0f, -4.5f, INFINITY, -INFINITY, NAN, 1e30f};
+    const float want[8] = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f, -1.0f, NAN, 1.0f};
+    for (int shift = 0; shift < 8; shift++) {
+        float x[8], y[8], w[8];
+        for (int l = 0; l < 8; l++) x[l] = in[(l + shift) % 8], w[l] = want[(l + shift) % 8];
+        f32x8 v;
+        sdfed_load_f32x8(&v, x, 8, 0.0f);
+        sdfed_erf_f32x8(&v);
+        sdfed_store_f32x8(y, &v, 8);
+        for (int l = 0; l < 8; l++) {
+            if (isnan(w[l]))
+                CHECK(isnan(y[l]), "erf(NaN) is %g, not NaN", (double)y[l]);
+            else
+                CHECK(bits_of(y[l]) == bits_of(w[l]), "erf(%g) is %g, not %g", (double)x[l], (double)y[l],
+                      (double)w[l]);
+        }
+    }
+}
+
 int main(void) {
-    check_sweep("baseline", sweep_baseline());
+    CHECK_SWEEPS("baseline", _baseline);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) check_sweep("avx2", sweep_avx2());
-    if (__builtin_cpu_supports("avx512f")) check_sweep("avx512f", sweep_avx512());
+    if (__builtin_cpu_supports("avx2")) CHECK_SWEEPS("avx2", _avx2);
+    if (__builtin_cpu_supports("avx512f")) CHECK_SWEEPS("avx512f", _avx512);
 #endif
     check_edges();
+    check_erf_edges();
     return check_report("test_vectors");
 }
