@@ -27,9 +27,8 @@ perf report -i "$data" --no-children --sort sym --stdio 2>/dev/null | awk '
     else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_panel|sdfed_gemm_fma|gemm_outputs)/) g = "packing and stores"
     else if (sym ~ /^quantise/) g = "quantising activations"
     else if (sym ~ /^(softmax_blocks|masked_softmax|sdfed_attention_forward)/) g = "attention softmax"
-    else if (sym ~ /^(sdfed_activation|quick_gelu|activation_backward)/) g = "MLP activation"
-    else if (sym ~ /expf/) g = "expf (libm)"
-    else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|__mem)/) g = "layer norms, residuals, copies"
+    else if (sym ~ /^(sdfed_activation|activation_)/) g = "MLP activation"
+    else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|add_in_vectors|__mem)/) g = "layer norms, residuals, copies"
     else g = "other (kernel, loading)"
     share[g] += p
   }
