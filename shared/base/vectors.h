@@ -142,15 +142,11 @@ static inline void sdfed_store_f32x8(float *p, const f32x8 *v, int count) {
  * their first and `count` how many: the whole vectors in a loop of their
  * own, where count is the constant 8 (so that the vectors stay in
  * registers: a part goes through memory), then the last part once. */
-#define SDFED_EACH_F32X8(n, j, count, ...)                                                                             \
-    do {                                                                                                               \
-        int j = 0, count = 8;                                                                                          \
-        for (; j + 8 <= (n); j += 8) {                                                                                 \
-            __VA_ARGS__;                                                                                               \
-        }                                                                                                              \
-        if ((count = (n)-j) > 0) {                                                                                     \
-            __VA_ARGS__;                                                                                               \
-        }                                                                                                              \
+#define SDFED_EACH_F32X8(n, j, count, ...) \
+    do { \
+        int j = 0, count = 8; \
+        for (; j + 8 <= (n); j += 8) { __VA_ARGS__; } \
+        if ((count = (n) - j) > 0) { __VA_ARGS__; } \
     } while (0)
 
 /* the lanes of *v summed in order, lane 0 first */

@@ -23,9 +23,9 @@ SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *
         float m = sdfed_sum_f32x8(&sums) / (float)C;
         sums = (f32x8){0};
         SDFED_EACH_F32X8(C, c, count, { /* the lanes past the row are m: (m - m)^2 = 0 */
-                                        f32x8 v;
-                                        sdfed_load_f32x8(&v, x + c, count, m);
-                                        sums += (v - m) * (v - m);
+            f32x8 v;
+            sdfed_load_f32x8(&v, x + c, count, m);
+            sums += (v - m) * (v - m);
         });
         float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
         SDFED_EACH_F32X8(C, c, count, {
