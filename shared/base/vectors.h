@@ -32,6 +32,19 @@ typedef int32_t i32x8 __attribute__((vector_size(32)));
  * target's registers, so the helpers here take pointers) */
 #define SDFED_SELECT_F32X8(mask, by, v) ((f32x8)(((i32x8)(v) & ~(mask)) | ((i32x8)(by) & (mask))))
 
+/* *p = the polynomial with the n coefficients c (highest degree first) at
+ * *v, by Horner's steps p = p v + c[i], each multiply and add rounded
+ * (never fused) */
+static inline void sdfed_poly_f32x8(f32x8 *p, const f32x8 *v, const float *c, int n) {
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+    f32x8 acc = (f32x8){0} + c[0];
+#pragma GCC unroll 16
+    for (int i = 1; i < n; i++) acc = acc * *v + c[i];
+    *p = acc;
+}
+
 /* *v = e^*v lane by lane, within one unit in the last place of the exact
  * value for -87 <= x <= 88 (glibc's and musl's expf are within half of
  * one): x = n ln 2 + r with n an integer and |r| <= ln(2) / 2 (ln 2 in two
@@ -52,11 +65,10 @@ static inline void sdfed_exp_f32x8(f32x8 *v) {
     f32x8 n = t - magic;
     i32x8 n_int = (i32x8)t - (i32x8)(zero + magic);
     f32x8 r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-    f32x8 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    static const float cephes[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+    f32x8 p;
+    sdfed_poly_f32x8(&p, &r, cephes, 6);
     p = p * (r * r) + r + 1.0f;
     f32x8 y = p * (f32x8)((n_int + 127) << 23);
     *v = SDFED_SELECT_F32X8(above, zero + INFINITY, SDFED_SELECT_F32X8(below, zero, y));
@@ -83,24 +95,18 @@ static inline void sdfed_erf_f32x8(f32x8 *v) {
     f32x8 x = *v;
     f32x8 a = (f32x8)((i32x8)x & ~sign);
 
+    static const float q_of_s[] = {9.49349924e-05f, -0.000836027146f, 0.0052169594f, -0.0268648062f,
+                                   0.112837784f,    -0.376126379f,    0.128379166f};
     f32x8 s = a * a;
-    f32x8 q = s * 9.49349924e-05f + -0.000836027146f;
-    q = q * s + 0.0052169594f;
-    q = q * s + -0.0268648062f;
-    q = q * s + 0.112837784f;
-    q = q * s + -0.376126379f;
-    q = q * s + 0.128379166f;
+    f32x8 q;
+    sdfed_poly_f32x8(&q, &s, q_of_s, 7);
     f32x8 small = a + a * q;
 
+    static const float p_of_m[] = {-0.00453552511f, 0.0148951402f, 0.00459546596f, -0.0691725984f, 0.0691850707f,
+                                   0.138368964f,    -0.415107489f, 0.415107489f,   1.35210998e-08f};
     f32x8 m = a - 1.0f;
-    f32x8 p = m * -0.00453552511f + 0.0148951402f;
-    p = p * m + 0.00459546596f;
-    p = p * m + -0.0691725984f;
-    p = p * m + 0.0691850707f;
-    p = p * m + 0.138368964f;
-    p = p * m + -0.415107489f;
-    p = p * m + 0.415107489f;
-    p = p * m + 1.35210998e-08f;
+    f32x8 p;
+    sdfed_poly_f32x8(&p, &m, p_of_m, 9);
     f32x8 middle = 0.842700779f + p;
 
     f32x8 ac = SDFED_SELECT_F32X8(a > 4.0f, zero + 4.0f, a);
@@ -109,16 +115,11 @@ static inline void sdfed_erf_f32x8(f32x8 *v) {
     sdfed_exp_f32x8(&e);
     f32x8 nd = -((ac - ah) * (ac + ah)); /* -(x^2 - ah^2), at most 2^-6 */
     f32x8 e_rest = 1.0f + nd * (1.0f + nd * 0.5f * (1.0f + nd * 0.333333343f));
+    static const float g_of_t[] = {0.0763882101f, -0.0362668671f, -0.0221792888f, 0.0600333922f, -0.0759273916f,
+                                   0.051797431f,  0.0301025975f,  -0.183032826f,  0.415664792f,  0.26856482f};
     f32x8 t = 1.0f / ac - 0.53125f;
-    f32x8 g = t * 0.0763882101f + -0.0362668671f;
-    g = g * t + -0.0221792888f;
-    g = g * t + 0.0600333922f;
-    g = g * t + -0.0759273916f;
-    g = g * t + 0.051797431f;
-    g = g * t + 0.0301025975f;
-    g = g * t + -0.183032826f;
-    g = g * t + 0.415664792f;
-    g = g * t + 0.26856482f;
+    f32x8 g;
+    sdfed_poly_f32x8(&g, &t, g_of_t, 10);
     f32x8 tail = 1.0f - e * e_rest * g;
 
     f32x8 y = SDFED_SELECT_F32X8(a < 0.75f, small, SDFED_SELECT_F32X8(a < 1.25f, middle, tail));
