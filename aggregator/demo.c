@@ -16,12 +16,13 @@ struct demo {
     int64_t *leased_until; /* per shard */
 };
 
-int demo_open(demo **out, const sdfed_task *task, sdfed_error *err) {
+int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err) {
     *out = NULL;
     demo *d = calloc(1, sizeof *d);
     if (!d) return sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
-    int rc = fed_data_load_images(task, NULL, &d->data, err);
-    if (rc == SDFED_OK) rc = fed_partition(task, &d->data, &d->part, err);
+    d->data = *data;
+    memset(data, 0, sizeof *data);
+    int rc = fed_partition(task, &d->data, &d->part, err);
     if (rc == SDFED_OK && !(d->leased_until = calloc((size_t)d->part.n_clients, sizeof *d->leased_until)))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     if (rc) {

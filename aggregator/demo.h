@@ -18,13 +18,16 @@
 #include "base/io.h"
 #include "base/status.h"
 #include "fed/task.h"
+#include "native/fed_data.h"
 
 #define DEMO_LEASE_MS (10 * 60 * 1000)
 
 typedef struct demo demo;
 
-/* NULL in *out (and SDFED_OK) when the task has no demo data to offer. */
-int demo_open(demo **out, const sdfed_task *task, sdfed_error *err);
+/* The shards of the task's images (native/fed_data.h's, loaded by the
+ * caller), which the demo takes: data is emptied, and freed with the demo
+ * (or at once when this fails). */
+int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err);
 void demo_close(demo *d);
 
 /* A free shard, leased to the caller from now_ms, or -1. in_use(ctx, k)

@@ -93,6 +93,19 @@ static int number(const char *text, const char *name, double lo, double hi, doub
     return CLI_OK;
 }
 
+/* The task's images as the demo shards and `sdfed sim` count them, and
+ * the files that are not used, each named (at most 20, then a count). */
+static void log_dataset(const fed_data *d) {
+    native_logf("dataset", "\"classes\": %d, \"train\": %d, \"test\": %d, \"skipped\": %d", d->n_classes, d->n_train,
+                d->n_test, d->skipped ? d->skipped->n : 0);
+    for (int i = 0; d->skipped && i < d->skipped->n && i < 20; i++) {
+        char message[2048];
+        snprintf(message, sizeof message, "%s: %s", d->skipped->items[i].path, d->skipped->items[i].reason);
+        native_log_message("dataset_skipped", "", message);
+    }
+    if (d->skipped && d->skipped->n > 20) native_logf("dataset_skipped", "\"more\": %d", d->skipped->n - 20);
+}
+
 int main(int argc, char **argv) {
     cli_set_program("sdfed-aggregator");
     args a = {0};
@@ -197,6 +210,7 @@ int main(int argc, char **argv) {
     char *description = NULL;
     federation *fed = NULL;
     demo *shards = NULL;
+    fed_data images = {0};
     char resolved[4096];
     sdfed_task task;
     char task_sha[65];
@@ -217,12 +231,20 @@ int main(int argc, char **argv) {
     char model_sha[65], model_path[4096];
     sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
     snprintf(model_path, sizeof model_path, "%s", native_resolve_path(task.model, resolved, sizeof resolved));
-    /* a folder dataset's classes are its folders' unless the task names them */
-    fed_data folders = {0};
-    int scanned = strcmp(task.dataset, "folder") == 0 ? fed_data_load_images(&task, NULL, &folders, &err) : SDFED_OK;
-    if (scanned == SDFED_OK) scanned = fed_data_task_classes(&task, &folders, &err);
-    fed_data_free(&folders);
-    if (scanned || sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
+    /* the task's images: a folder dataset's classes are its folders' unless
+     * the task names them, and the demo shards are made of them (a missing
+     * Fashion-MNIST only turns the shards off) */
+    int folder = strcmp(task.dataset, "folder") == 0;
+    sdfed_error images_err = {0};
+    int images_rc = folder || task.demo ? fed_data_load_images(&task, NULL, NULL, &images, &images_err)
+                                        : SDFED_ERR_NOT_FOUND;
+    if (folder && images_rc == SDFED_OK) images_rc = fed_data_task_classes(&task, &images, &images_err);
+    if (folder && images_rc) {
+        cli_error(CLI_FAILED, "classes: %s", images_err.message);
+        goto done;
+    }
+    if (images_rc == SDFED_OK) log_dataset(&images);
+    if (sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
         cli_error(CLI_FAILED, "classes: %s", err.message);
         goto done;
     }
@@ -286,7 +308,10 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
-    if (task.demo && demo_open(&shards, &task, &err)) native_log_message("warning", "", err.message);
+    if (task.demo && images_rc == SDFED_OK && demo_open(&shards, &task, &images, &err))
+        native_log_message("warning", "", err.message);
+    else if (task.demo && images_rc != SDFED_OK)
+        native_log_message("warning", "", images_err.message);
     federation_options fo = {.async = !strcmp(a.mode, "async"),
                              .min_clients = (int)min_clients,
                              .over_select = over_select,
@@ -371,6 +396,7 @@ done:
     free(description);
     federation_close(fed);
     demo_close(shards);
+    fed_data_free(&images);
     cluster_close(cl);
     store_close(st);
     sdfed_classes_free(&cls);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/linear_fma.h"
+#include "native/progress.h"
 
 static const char *program = "sdfed";
 /* where the unknown-option error points the user */
@@ -19,6 +20,7 @@ void cli_set_program(const char *name) {
 int cli_error(int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    progress_end(); /* never on a progress line */
     fprintf(stderr, "%s: ", program);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);

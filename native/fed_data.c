@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sha256.h"
 #include "data/domain.h"
 #include "data/idx.h"
 #include "native/dataset_file.h"
-#include "native/feature_cache.h"
+#include "native/image_check.h"
 #include "native/image_decode.h"
-#include "native/image_folder.h"
+#include "native/progress.h"
 
 /* The federation's slice of Fashion-MNIST's training set. */
 #define POOL_FIRST 30000
@@ -21,9 +22,16 @@
 typedef struct storage {
     sdfed_dataset train, test;
     uint8_t *domain_pixels[2];
-    image_folder folder[2], all; /* a folder dataset: train and test; all when test is held out of it */
+    /* a folder dataset: train and test; all when test is held out of it */
+    image_folder folder[2], all;
     int held_out;
+    image_folder_skips skipped;
+    uint8_t *keys[2];     /* (n, 32) each file's content key (image_check.h) */
+    int *noise_index[2];  /* (n) each file's place among its split's files found: its domain's noise */
+    image_checks *checks; /* what decodes, remembered */
 } storage;
+
+static const char *const split_names[2] = {"training images", "test images"};
 
 /* Gives each of n images a domain (stream: 0 train, 1 test). */
 static int assign_domains(int n, int stream, uint8_t **domains, sdfed_error *err) {
@@ -31,8 +39,18 @@ static int assign_domains(int n, int stream, uint8_t **domains, sdfed_error *err
     return sdfed_domain_assign(n, SDFED_DOMAINS, DOMAIN_SEED + (uint64_t)stream, *domains, err);
 }
 
-/* A folder dataset: its two splits, the test classes matched to the train ones. */
-static int load_folders(const sdfed_task *task, const char *own, storage *s, fed_data *out, sdfed_error *err) {
+/* Moves the list's entries to the end of into. */
+static int take_skips(image_folder_skips *into, image_folder_skips *from, sdfed_error *err) {
+    int rc = SDFED_OK;
+    for (int i = 0; i < from->n && rc == SDFED_OK; i++)
+        rc = image_folder_skip_add(into, from->items[i].path, from->items[i].reason, from->items[i].image, err);
+    image_folder_skips_free(from);
+    return rc;
+}
+
+/* A folder dataset's files: its two splits (the test classes matched to the
+ * train ones), every image found, none decoded yet. */
+static int scan_folders(const sdfed_task *task, const char *own, storage *s, sdfed_error *err) {
     /* the task's classes, when it names them, else the folders' */
     const char *const *task_classes = task->n_classes > 0 ? (const char *const *)task->class_names : NULL;
     int rc;
@@ -41,47 +59,249 @@ static int load_folders(const sdfed_task *task, const char *own, storage *s, fed
         rc = image_folder_scan(own ? own : task->data_train, task_classes, task->n_classes, own != NULL, &s->all, err);
         if (rc == SDFED_OK)
             rc = image_folder_hold_out(&s->all, own ? 0.2 : task->test_fraction, &s->folder[0], &s->folder[1], err);
+        if (rc == SDFED_OK) rc = take_skips(&s->skipped, &s->all.skipped, err);
     } else {
         rc = image_folder_scan(task->data_train, task_classes, task->n_classes, 0, &s->folder[0], err);
         if (rc == SDFED_OK)
             rc = image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
                                    s->folder[0].n_classes, 0, &s->folder[1], err);
+        for (int i = 0; i < 2 && rc == SDFED_OK; i++) rc = take_skips(&s->skipped, &s->folder[i].skipped, err);
     }
-    if (rc) return sdfed_fail_context(err, rc, "dataset");
-    out->n_classes = s->folder[0].n_classes;
-    out->class_names = (const char *const *)s->folder[0].class_names;
-    out->n_train = s->folder[0].n, out->n_test = s->folder[1].n;
-    out->train_labels = s->folder[0].labels, out->test_labels = s->folder[1].labels;
-    out->train_paths = (const char *const *)s->folder[0].paths,
-    out->test_paths = (const char *const *)s->folder[1].paths;
-    out->skipped = s->held_out ? s->all.skipped : s->folder[0].skipped + s->folder[1].skipped;
+    return rc;
+}
+
+/* The fields of out that show split i of a folder dataset. */
+static void show_split(fed_data *out, storage *s, int i) {
+    image_folder *f = &s->folder[i];
+    if (i == 0) {
+        out->n_train = f->n;
+        out->train_labels = f->labels;
+        out->train_paths = (const char *const *)f->paths;
+    } else {
+        out->n_test = f->n;
+        out->test_labels = f->labels;
+        out->test_paths = (const char *const *)f->paths;
+    }
+}
+
+/* A folder's image i, decoded (which this takes), as the model sees it:
+ * in its domain when the task has domains. */
+static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int width, int height, int channels,
+                     sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+    const uint8_t *domains = test ? d->test_domains : d->train_domains;
+    if (domains) {
+        const storage *s = d->storage;
+        uint8_t *original = decoded;
+        decoded = malloc((size_t)width * height * channels);
+        int rc = decoded ? sdfed_domain_apply(domains[i], original, height, width, channels,
+                                              DOMAIN_SEED + (uint64_t)test, (uint64_t)s->noise_index[test][i], decoded,
+                                              err)
+                         : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        free(original);
+        if (rc) {
+            free(decoded);
+            return rc;
+        }
+        if (domains[i] == SDFED_DOMAIN_ROTATED) {
+            int rotated_width = height;
+            height = width;
+            width = rotated_width;
+        }
+    }
+    *owned = decoded;
+    *out = (sdfed_image){decoded, width, height, channels, (size_t)width * channels};
     return SDFED_OK;
 }
 
-int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err) {
-    memset(out, 0, sizeof *out);
-    storage *s = calloc(1, sizeof *s);
-    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-    out->storage = s;
-    if (strcmp(task->dataset, "folder") == 0) {
-        int rc = load_folders(task, data_dir, s, out, err);
-        /* a volunteer's own images stay as they are */
-        if (rc == SDFED_OK && task->partition.kind == SDFED_PARTITION_DOMAINS && !data_dir)
-            if ((rc = assign_domains(out->n_train, 0, &out->train_domains, err)) == SDFED_OK)
-                rc = assign_domains(out->n_test, 1, &out->test_domains, err);
-        if (rc) fed_data_free(out);
-        return rc;
+/* Each file's content key; a file that cannot be read is named and not
+ * used (*usable 0). */
+static int read_keys(storage *s, int split, uint8_t *usable, sdfed_error *err) {
+    image_folder *f = &s->folder[split];
+    if (!(s->keys[split] = malloc(32 * ((size_t)f->n + 1)))) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    int rc = SDFED_OK;
+    for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
+        sdfed_error why = {0};
+        usable[i] = image_file_key(f->paths[i], s->keys[split] + (size_t)i * 32, &why) == SDFED_OK;
+        if (!usable[i]) rc = image_folder_skip_add(&s->skipped, f->paths[i], why.message, 1, err);
+        progress_show("reading the %s: %d of %d", split_names[split], i + 1, f->n);
     }
+    return rc;
+}
+
+/* Whether each readable file decodes, without a model. */
+static int check_split(storage *s, int split, uint8_t *usable, sdfed_error *err) {
+    image_folder *f = &s->folder[split];
+    int rc = SDFED_OK;
+    for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
+        if (!usable[i]) continue;
+        char reason[IMAGE_CHECK_REASON];
+        int ok = 0;
+        rc = image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &ok, reason, err);
+        if (rc == SDFED_OK && !ok) rc = image_folder_skip_add(&s->skipped, f->paths[i], reason, 1, err);
+        usable[i] = ok;
+        progress_show("checking the %s: %d of %d", split_names[split], i + 1, f->n);
+    }
+    return rc;
+}
+
+/* The feature cache's view of a split's readable images: items[j] is the
+ * split's image the source's image j is. */
+typedef struct split_view {
+    const fed_data *data;
+    storage *s;
+    int split;
+    const int *items;
+} split_view;
+
+/* What image i's features depend on besides the model: the file's content
+ * (with the decoding rules), and its domain and the noise it draws. */
+static int file_feature_key(const void *ctx, int j, uint8_t key[32], sdfed_error *err) {
+    const split_view *v = ctx;
+    int i = v->items[j];
+    const uint8_t *domains = v->split ? v->data->test_domains : v->data->train_domains;
+    sdfed_sha256 h;
+    sdfed_sha256_init(&h);
+    sdfed_sha256_update(&h, "sdfed image file", 16);
+    sdfed_sha256_update(&h, v->s->keys[v->split] + (size_t)i * 32, 32);
+    if (domains) {
+        int32_t view[3] = {domains[i], v->split, v->s->noise_index[v->split][i]};
+        sdfed_sha256_update(&h, view, sizeof view);
+    }
+    sdfed_sha256_final(&h, key);
+    (void)err;
+    return SDFED_OK;
+}
+
+/* Image i as the model sees it; a file that does not decode is named and
+ * given without pixels. */
+static int file_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+    const split_view *v = ctx;
+    int i = v->items[j];
+    const char *path = (v->split ? v->data->test_paths : v->data->train_paths)[i];
+    char reason[IMAGE_CHECK_REASON];
+    uint8_t *pixels;
+    int width, height, channels;
+    *owned = NULL;
+    out->pixels = NULL;
+    int rc = image_checks_decode(v->s->checks, path, v->s->keys[v->split] + (size_t)i * 32, &pixels, &width, &height,
+                                 &channels, reason, err);
+    if (rc) return rc;
+    if (!pixels) return image_folder_skip_add(&v->s->skipped, path, reason, 1, err);
+    return in_domain(v->data, v->split, i, pixels, width, height, channels, out, owned, err);
+}
+
+/* The features of a split's readable images; *usable 0 for those that do
+ * not decode. */
+static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, const sdfed_task *task,
+                        const char *cache_dir, const native_model *m, const char *model_sha256,
+                        const sdfed_kernels *k, sdfed_error *err) {
+    int n = split ? out->n_test : out->n_train;
+    float **features = split ? &out->test_features : &out->train_features;
+    int *items = malloc(sizeof *items * ((size_t)n + 1));
+    uint8_t *decoded = malloc((size_t)n + 1);
+    *features = malloc(sizeof(float) * ((size_t)n * out->dim + 1));
+    int rc = items && decoded && *features ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    int readable = 0;
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        if (usable[i]) items[readable++] = i;
+    split_view view = {.data = out, .s = s, .split = split, .items = items};
+    feature_source src = {.name = split_names[split],
+                          .method = task->method,
+                          .n = readable,
+                          .key = file_feature_key,
+                          .image = file_image,
+                          .ctx = &view};
+    if (rc == SDFED_OK)
+        rc = feature_cache_load(cache_dir, m, model_sha256, k, &src, *features, decoded, &out->features, err);
+    /* the rows of the images that decoded, in order: the split's images that stay */
+    int kept = 0;
+    for (int j = 0; j < readable && rc == SDFED_OK; j++) {
+        usable[items[j]] = decoded[j];
+        if (!decoded[j]) continue;
+        memmove(*features + (size_t)kept * out->dim, *features + (size_t)j * out->dim, sizeof(float) * (size_t)out->dim);
+        kept++;
+    }
+    free(items);
+    free(decoded);
+    return rc;
+}
+
+/* Keeps split's usable images in every array that lists them (the
+ * features are kept so already). */
+static void keep_usable(fed_data *out, storage *s, int split, const uint8_t *usable) {
+    int n = split ? out->n_test : out->n_train, kept = 0;
+    uint8_t *domains = split ? out->test_domains : out->train_domains;
+    for (int i = 0; i < n; i++) {
+        if (!usable[i]) continue;
+        memmove(s->keys[split] + (size_t)kept * 32, s->keys[split] + (size_t)i * 32, 32);
+        if (domains) {
+            domains[kept] = domains[i];
+            s->noise_index[split][kept] = s->noise_index[split][i];
+        }
+        kept++;
+    }
+    image_folder_keep(&s->folder[split], usable);
+    show_split(out, s, split);
+}
+
+/* A class with no image left in the training split cannot be learned. */
+static int check_classes(const fed_data *out, sdfed_error *err) {
+    int *count = calloc((size_t)out->n_classes + 1, sizeof *count);
+    if (!count) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    for (int i = 0; i < out->n_train; i++) count[out->train_labels[i]]++;
+    int empty = -1;
+    for (int c = 0; c < out->n_classes && empty < 0; c++)
+        if (!count[c]) empty = c;
+    free(count);
+    if (empty < 0) return SDFED_OK;
+    return sdfed_fail(err, SDFED_ERR_FORMAT, "class '%s' has no training image that decodes", out->class_names[empty]);
+}
+
+/* A folder dataset: its images that decode and, with a model, their features. */
+static int load_folder_dataset(const sdfed_task *task, const char *own, const char *cache_dir, const native_model *m,
+                               const char *model_sha256, const sdfed_kernels *k, storage *s, fed_data *out,
+                               sdfed_error *err) {
+    int rc = scan_folders(task, own, s, err);
+    if (rc) return sdfed_fail_context(err, rc, "dataset");
+    out->skipped = &s->skipped;
+    out->n_classes = s->folder[0].n_classes;
+    out->class_names = (const char *const *)s->folder[0].class_names;
+    for (int i = 0; i < 2; i++) show_split(out, s, i);
+    /* a volunteer's own images stay as they are */
+    if (task->partition.kind == SDFED_PARTITION_DOMAINS && !own)
+        for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
+            int n = s->folder[i].n;
+            rc = assign_domains(n, i, i ? &out->test_domains : &out->train_domains, err);
+            if (rc == SDFED_OK && !(s->noise_index[i] = malloc(sizeof(int) * ((size_t)n + 1))))
+                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+            for (int j = 0; j < n && rc == SDFED_OK; j++) s->noise_index[i][j] = j;
+        }
+    if (rc == SDFED_OK) rc = image_checks_open(&s->checks, cache_dir, err);
+    if (m) out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
+    for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
+        uint8_t *usable = malloc((size_t)s->folder[i].n + 1);
+        rc = usable ? read_keys(s, i, usable, err) : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        if (rc == SDFED_OK)
+            rc = m ? encode_split(out, s, i, usable, task, cache_dir, m, model_sha256, k, err)
+                   : check_split(s, i, usable, err);
+        if (rc == SDFED_OK) keep_usable(out, s, i, usable);
+        free(usable);
+    }
+    progress_end();
+    if (rc == SDFED_OK && !own) rc = check_classes(out, err);
+    return rc ? sdfed_fail_context(err, rc, "dataset") : SDFED_OK;
+}
+
+/* Fashion-MNIST's pools, each image in its domain when the task has domains. */
+static int load_fmnist(const sdfed_task *task, const char *data_dir, storage *s, fed_data *out, sdfed_error *err) {
     int rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TRAIN, &s->train, err);
     if (rc == SDFED_OK)
         rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TEST, &s->test, err);
     if (rc == SDFED_OK && s->train.n <= POOL_FIRST)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "data: the training set is too small");
-    if (rc) {
-        fed_data_free(out);
-        return rc;
-    }
-    out->rows = s->train.rows, out->cols = s->train.cols;
+    if (rc) return rc;
+    out->rows = s->train.rows;
+    out->cols = s->train.cols;
     size_t per = (size_t)out->rows * out->cols;
     out->n_classes = SDFED_FMNIST_CLASSES;
     out->class_names = sdfed_fmnist_class_names;
@@ -91,24 +311,40 @@ int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data 
     out->test_labels = s->test.labels;
     out->train_pixels = s->train.pixels + per * POOL_FIRST;
     out->test_pixels = s->test.pixels;
-    if (task->partition.kind == SDFED_PARTITION_DOMAINS) /* every image in its domain, once */
-        for (int split = 0; split < 2 && rc == SDFED_OK; split++) {
-            int n = split ? out->n_test : out->n_train;
-            const uint8_t **pixels = split ? &out->test_pixels : &out->train_pixels;
-            uint8_t **domains = split ? &out->test_domains : &out->train_domains;
-            if (!(s->domain_pixels[split] = malloc(per * (size_t)n + 1))) {
-                rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-                break;
-            }
-            rc = assign_domains(n, split, domains, err);
-            for (int i = 0; i < n && rc == SDFED_OK; i++)
-                rc = sdfed_domain_apply((*domains)[i], *pixels + per * i, out->rows, out->cols, 1,
-                                        DOMAIN_SEED + (uint64_t)split, (uint64_t)i, s->domain_pixels[split] + per * i,
-                                        err);
-            *pixels = s->domain_pixels[split];
-        }
+    if (task->partition.kind != SDFED_PARTITION_DOMAINS) return SDFED_OK;
+    for (int split = 0; split < 2 && rc == SDFED_OK; split++) { /* every image in its domain, once */
+        int n = split ? out->n_test : out->n_train;
+        const uint8_t **pixels = split ? &out->test_pixels : &out->train_pixels;
+        uint8_t **domains = split ? &out->test_domains : &out->train_domains;
+        if (!(s->domain_pixels[split] = malloc(per * (size_t)n + 1)))
+            return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        rc = assign_domains(n, split, domains, err);
+        for (int i = 0; i < n && rc == SDFED_OK; i++)
+            rc = sdfed_domain_apply((*domains)[i], *pixels + per * i, out->rows, out->cols, 1,
+                                    DOMAIN_SEED + (uint64_t)split, (uint64_t)i, s->domain_pixels[split] + per * i, err);
+        *pixels = s->domain_pixels[split];
+    }
+    return rc;
+}
+
+/* Both loads: the images, and their features when m is given. */
+static int load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
+                const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+    memset(out, 0, sizeof *out);
+    storage *s = calloc(1, sizeof *s);
+    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    out->storage = s;
+    if (!cache_dir) cache_dir = feature_cache_default_dir();
+    int rc = strcmp(task->dataset, "folder") == 0
+                 ? load_folder_dataset(task, data_dir, cache_dir, m, model_sha256, k, s, out, err)
+                 : load_fmnist(task, data_dir, s, out, err);
     if (rc) fed_data_free(out);
     return rc;
+}
+
+int fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir, fed_data *out,
+                         sdfed_error *err) {
+    return load(task, data_dir, cache_dir, NULL, NULL, NULL, out, err);
 }
 
 int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
@@ -122,65 +358,57 @@ int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t
     uint8_t *decoded;
     int width, height, channels;
     int rc = sdfed_image_decode_file(paths[i], &decoded, &width, &height, &channels, err);
-    if (rc) return rc;
-    const uint8_t *domains = test ? d->test_domains : d->train_domains;
-    if (domains) {
-        uint8_t *original = decoded;
-        decoded = malloc((size_t)width * height * channels);
-        rc = decoded ? sdfed_domain_apply(domains[i], original, height, width, channels, DOMAIN_SEED + (uint64_t)test,
-                                          (uint64_t)i, decoded, err)
-                     : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        free(original);
-        if (rc) {
-            free(decoded);
-            return rc;
-        }
-        if (domains[i] == SDFED_DOMAIN_ROTATED) {
-            int rotated_width = height;
-            height = width, width = rotated_width;
-        }
-    }
-    *owned = decoded;
-    *out = (sdfed_image){decoded, width, height, channels, (size_t)width * channels};
+    return rc ? rc : in_domain(d, test, i, decoded, width, height, channels, out, owned, err);
+}
+
+/* Fashion-MNIST's pixels as the cache knows them: their bytes and shape. */
+typedef struct pixel_view {
+    const fed_data *data;
+    int split;
+} pixel_view;
+
+static int pixels_key(const void *ctx, int i, uint8_t key[32], sdfed_error *err) {
+    const pixel_view *v = ctx;
+    const fed_data *d = v->data;
+    size_t per = (size_t)d->rows * d->cols;
+    const uint8_t *pixels = (v->split ? d->test_pixels : d->train_pixels) + per * (size_t)i;
+    int32_t shape[3] = {d->rows, d->cols, 1};
+    sdfed_sha256 h;
+    sdfed_sha256_init(&h);
+    sdfed_sha256_update(&h, "sdfed pixels", 12);
+    sdfed_sha256_update(&h, shape, sizeof shape);
+    sdfed_sha256_update(&h, pixels, per);
+    sdfed_sha256_final(&h, key);
+    (void)err;
     return SDFED_OK;
 }
 
-/* The feature cache's view of a split: its images as the model sees them. */
-typedef struct split_images {
-    const fed_data *data;
-    int test;
-} split_images;
-
-static int split_image(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
-    const split_images *split = ctx;
-    return fed_data_image(split->data, split->test, i, out, owned, err);
+static int pixels_image(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+    const pixel_view *v = ctx;
+    return fed_data_image(v->data, v->split, i, out, owned, err);
 }
 
 int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
                   const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
-    int rc = fed_data_load_images(task, data_dir, out, err);
-    if (rc) return rc;
-    const char *domains = out->train_domains ? "-domains" : "";
-    const char *kind = sdfed_method_reads_patches(task->method) ? "-patches" : "";
+    int rc = load(task, data_dir, cache_dir, m, model_sha256, k, out, err);
+    if (rc || out->train_paths) return rc; /* a folder's features come with its images */
     out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
-    int n[2] = {out->n_train, out->n_test};
-    float **features[2] = {&out->train_features, &out->test_features};
-    storage *s = out->storage;
-    for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
-        char name[128], digest[65];
-        if (out->train_paths) { /* named by what is in it */
-            rc = image_folder_digest(&s->folder[i], digest, err);
-            snprintf(name, sizeof name, "folder-%s-%.32s%s%s", i ? "test" : "train", digest, domains, kind);
-        } else {
-            snprintf(name, sizeof name, "fashion-mnist-%s%s%s", i ? "test" : "train-30000-59999", domains, kind);
-        }
-        *features[i] = malloc(sizeof(float) * ((size_t)n[i] * out->dim + 1));
-        if (!*features[i]) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        split_images split = {out, i};
-        feature_source src = {name, task->method, n[i], split_image, &split};
-        if (rc == SDFED_OK)
-            rc = feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m, model_sha256, k, &src,
-                                    *features[i], err);
+    for (int split = 0; split < 2 && rc == SDFED_OK; split++) {
+        int n = split ? out->n_test : out->n_train;
+        float **features = split ? &out->test_features : &out->train_features;
+        uint8_t *usable = malloc((size_t)n + 1);
+        *features = malloc(sizeof(float) * ((size_t)n * out->dim + 1));
+        pixel_view view = {.data = out, .split = split};
+        feature_source src = {.name = split_names[split],
+                              .method = task->method,
+                              .n = n,
+                              .key = pixels_key,
+                              .image = pixels_image,
+                              .ctx = &view};
+        rc = usable && *features ? feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m,
+                                                      model_sha256, k, &src, *features, usable, &out->features, err)
+                                 : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        free(usable);
     }
     if (rc) fed_data_free(out);
     return rc;
@@ -196,14 +424,21 @@ void fed_data_free(fed_data *d) {
     if (s) {
         sdfed_dataset_free(&s->train);
         sdfed_dataset_free(&s->test);
-        free(s->domain_pixels[0]);
-        free(s->domain_pixels[1]);
+        for (int i = 0; i < 2; i++) {
+            free(s->domain_pixels[i]);
+            free(s->keys[i]);
+            free(s->noise_index[i]);
+        }
         if (s->held_out) {
-            image_folder_free_split(&s->folder[0]), image_folder_free_split(&s->folder[1]);
+            image_folder_free_split(&s->folder[0]);
+            image_folder_free_split(&s->folder[1]);
             image_folder_free(&s->all);
         } else {
-            image_folder_free(&s->folder[0]), image_folder_free(&s->folder[1]);
+            image_folder_free(&s->folder[0]);
+            image_folder_free(&s->folder[1]);
         }
+        image_folder_skips_free(&s->skipped);
+        image_checks_close(s->checks);
         free(s);
     }
     free(d->train_features);

@@ -1,24 +1,24 @@
-/* A folder dataset in the ImageFolder layout: one sub-folder per class,
- * holding PNG and JPEG images (native/image_decode.h; any size, grey or
- * colour).
- *   classes  the sub-folders in sorted order, named by their folder names
- *            with '_' read as a space; or, when the caller gives class
- *            names, each matched to the folder whose name equals it
- *            ignoring case and treating '_', '-', '/' and space alike:
- *            every class needs its folder and every folder its class (the
- *            error names the missing and the extra ones). At most 256.
- *   images   every file whose name ends in .png, .jpg or .jpeg (any case)
- *            in a class folder, ordered by file name across the classes
- *            (then by class), so that a dataset written from an indexed one
- *            (00042.png, ...) keeps its order; other files are skipped and
- *            counted; names starting with '.' are ignored. A class without
- *            images is an error naming it.
+/* A folder dataset on disk, walked as torchvision's ImageFolder reads one
+ * (the rule is the core's, data/folder_rule.h, shared with the page):
+ *   classes  the root's sub-folders in sorted order, named by their folder
+ *            names with '_' read as a space; or, when the caller gives class
+ *            names, each matched to the folder whose name means it: every
+ *            class needs its folder and every folder its class (the error
+ *            names the missing and the extra ones). At most 256.
+ *   images   every PNG or JPEG (by extension) below a class folder, at any
+ *            depth, ordered by file name across the classes (then by class,
+ *            then by path), so that a dataset written from an indexed one
+ *            (00042.png, ...) keeps its order. Folder symlinks are followed
+ *            once (a loop is named and skipped).
+ *   skipped  every other file, named with why: hidden (a hidden folder is
+ *            named once and not walked), not an image, a picture in another
+ *            format, an image in no class folder, and (added by the caller,
+ *            native/fed_data.h) an image that does not decode. A class
+ *            folder with no images is an error naming it (as in
+ *            ImageFolder).
  *   held out image_folder_hold_out splits one folder: in each class, of its
  *            images in order, image i goes to the test split when
- *            floor((i + 1) f) > floor(i f), evenly spread, no seed.
- *   content  image_folder_digest hashes every file's bytes, in order (not
- *            the labels: features do not depend on them), so that a feature
- *            cache knows when a folder changed. */
+ *            floor((i + 1) f) > floor(i f), evenly spread, no seed. */
 #ifndef SDFED_NATIVE_IMAGE_FOLDER_H
 #define SDFED_NATIVE_IMAGE_FOLDER_H
 
@@ -28,12 +28,24 @@
 
 #define IMAGE_FOLDER_MAX_CLASSES 256
 
+/* One file not used, and why. */
+typedef struct image_folder_skip {
+    char *path;
+    char *reason; /* "hidden", "not an image", "GIF: not PNG or JPEG", "invalid PNG: ...", ... */
+    int image;    /* whether it looked like a picture (--strict refuses those) */
+} image_folder_skip;
+
+typedef struct image_folder_skips {
+    image_folder_skip *items;
+    int n, cap;
+} image_folder_skips;
+
 typedef struct image_folder {
     int n, n_classes;
     char **paths;       /* (n) */
     uint8_t *labels;    /* (n) */
     char **class_names; /* (n_classes) */
-    int skipped;        /* files that are not images */
+    image_folder_skips skipped;
 } image_folder;
 
 /* classes: NULL for the folder names, else n_classes names to match; with
@@ -41,13 +53,19 @@ typedef struct image_folder {
  * a folder without a class is still an error. */
 int image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes, image_folder *out,
                       sdfed_error *err);
-/* train and test from all (which keeps its storage; free all only). */
-int image_folder_hold_out(const image_folder *all, double fraction, image_folder *train, image_folder *test,
+/* Moves all's images into train and test, which borrow all's class names
+ * (all keeps them and its skipped list: free it after the splits). */
+int image_folder_hold_out(image_folder *all, double fraction, image_folder *train, image_folder *test,
                           sdfed_error *err);
-/* hex: SHA-256 over every file's SHA-256, in order. */
-int image_folder_digest(const image_folder *f, char hex[65], sdfed_error *err);
+/* Keeps the images whose keep[i] is set, in order (the others' paths
+ * freed). */
+void image_folder_keep(image_folder *f, const uint8_t *keep);
 void image_folder_free(image_folder *f);
-/* For a split from image_folder_hold_out: its arrays only. */
+/* For a split from image_folder_hold_out: its images, not the class names. */
 void image_folder_free_split(image_folder *f);
+
+/* Adds a copy of path and reason to the list. */
+int image_folder_skip_add(image_folder_skips *s, const char *path, const char *reason, int image, sdfed_error *err);
+void image_folder_skips_free(image_folder_skips *s);
 
 #endif

@@ -45,22 +45,32 @@ task "$work/fmnist/task.json" '{"dataset": {"train": "train", "test": "test"}, "
   "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]}'
 "$sdfed" sim --task "$work/idx.json" --out "$work/idx-sim" --cache "$work/cache" >"$work/idx.log" 2>&1 ||
   bad "sim on the IDX files: $(tail -n 2 "$work/idx.log")"
+records=$(ls "$work"/cache/*/pooled-v3.records 2>/dev/null)
+idx_bytes=$(stat -c %s "$records" 2>/dev/null || echo 0)
 "$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim" --cache "$work/cache" >"$work/folder.log" 2>&1 ||
   bad "sim on the folder: $(tail -n 2 "$work/folder.log")"
 grep -q "sim: 10 classes, 30000 training and 10000 test images" "$work/folder.log" && ok ||
   bad "the folder's images were not all found: $(grep '^sim:' "$work/folder.log")"
-for split in train test; do
-  idx=$(ls "$work"/cache/*/fashion-mnist-$split*.features 2>/dev/null)
-  folder=$(ls "$work"/cache/*/folder-$split-*.features 2>/dev/null)
-  [ -n "$idx" ] && [ -n "$folder" ] && cmp -s "$idx" "$folder" && ok ||
-    bad "$split: the folder's features differ from the IDX files' ($idx, $folder)"
-done
+# the cache's records (native/keyed_records.h: 16-byte header; key, 64 floats, CRC): the features the
+# folder's PNGs added are exactly the IDX images' (keyed by the files' content, not the pixels)
+/usr/bin/python3 - "$records" "$idx_bytes" <<'PY' && ok || bad "the folder's features differ from the IDX files'"
+import sys
+data, split = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+size = 32 + 64 * 4 + 4
+def payloads(lo, hi):
+    assert (hi - lo) % size == 0, "a torn record"
+    return {data[i + 32:i + size - 4] for i in range(lo, hi, size)}
+idx, folder = payloads(16, split), payloads(split, len(data))
+print(f"features: {len(idx)} distinct from the IDX files, {len(folder)} from the folder, {len(idx ^ folder)} differ")
+sys.exit(0 if idx and idx == folder else 1)
+PY
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json"; }
 [ -n "$(sim_history "$work/idx-sim")" ] && [ "$(sim_history "$work/idx-sim")" = "$(sim_history "$work/folder-sim")" ] &&
   ok || bad "the folder's sim history differs from the IDX files'"
-# a second run reads the cache (the folder's content digest names it)
+# a second run reads the cache (each image found by its file's content)
 "$sdfed" sim --task "$work/fmnist/task.json" --out "$work/folder-sim2" --cache "$work/cache" >"$work/folder2.log" 2>&1
-! grep -q "encoding" "$work/folder2.log" && ok || bad "the second run encoded the folder again"
+grep -q "sim: image features: 40000 from the cache, 0 computed" "$work/folder2.log" && ok ||
+  bad "the second run encoded the folder again: $(grep '^sim:' "$work/folder2.log")"
 
 # sdfed task init writes a task for the folder, sdfed task check reads it back: classes, clients, zero-shot
 "$sdfed" task init "$work/fmnist" --clients 5 --out "$work/init.json" >"$work/init.log" 2>&1 &&
@@ -94,7 +104,7 @@ task["model"] = sys.argv[2]
 print(json.dumps(task))
 PY
   "$sdfed" sim --task "$work/small/task-model.json" --out "$work/small-sim" --cache "$work/cache" >"$work/small.log" 2>&1 &&
-    grep -q "sim: 3 classes, 12 training and 6 test images, 1 files skipped" "$work/small.log" &&
+    grep -q "sim: 3 classes, 12 training and 6 test images, 3 files not used" "$work/small.log" &&
     grep -q "final accuracy" "$work/small.log" && ok || bad "the small folder with $m: $(grep '^sim:\|sdfed:' "$work/small.log")"
 done
 
@@ -129,11 +139,22 @@ task "$work/extra/task.json" '{"dataset": {"train": "train", "test": "test"}}'
 expect_error "a test folder without its class" "$work/extra/task.json" "folders without a class: 'bird'"
 task "$work/extra/named.json" '{"dataset": {"train": "train", "test": "test"}, "classes": ["cat", "fish"]}'
 expect_error "a class without its folder" "$work/extra/named.json" "classes without a folder: 'fish'"
-mkdir -p "$work/corrupt/train/cat" "$work/corrupt/test/cat"
-cp "$work/small/zebra/20.png" "$work/corrupt/train/cat/" && cp "$work/small/zebra/20.png" "$work/corrupt/test/cat/"
+# an image that cannot be decoded is named and left out, not fatal (--strict refuses it)
+mkdir -p "$work/corrupt/train/cat" "$work/corrupt/test/cat" "$work/corrupt/train/dog" "$work/corrupt/test/dog"
+for c in cat dog; do cp "$work/small/zebra/20.png" "$work/small/zebra/22.png" "$work/corrupt/train/$c/" &&
+  cp "$work/small/zebra/20.png" "$work/corrupt/test/$c/"; done
 head -c 100 "$work/small/zebra/21.jpg" >"$work/corrupt/train/cat/cut.jpg" # a JPEG cut short
-task "$work/corrupt/task.json" '{"dataset": {"train": "train", "test": "test"}}'
-expect_error "an image that cannot be decoded" "$work/corrupt/task.json" "cut.jpg"
+task "$work/corrupt/task.json" '{"dataset": {"train": "train", "test": "test"}, "clients": 2, "clients_per_round": 2,
+  "partition": {"kind": "iid"}, "method": "coop"}'
+"$sdfed" task check "$work/corrupt/task.json" --cache "$work/cache" >"$work/corrupt.log" 2>&1 &&
+  grep -q "^  cat *2 training, *1 test images" "$work/corrupt.log" &&
+  grep -q "^  train/cat/cut.jpg: JPEG file is truncated" "$work/corrupt.log" && ok ||
+  bad "task check with a truncated JPEG: $(cat "$work/corrupt.log")"
+if "$sdfed" task check "$work/corrupt/task.json" --cache "$work/cache" --strict >"$work/corrupt.log" 2>&1; then
+  bad "task check --strict accepted a truncated JPEG"
+else
+  grep -q "task check: --strict: 1 image not used" "$work/corrupt.log" && ok || bad "--strict: $(cat "$work/corrupt.log")"
+fi
 echo "not a model" >"$work/model.gguf"
 task "$work/badmodel.json" '{"model": "model.gguf"}'
 expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf"

@@ -7,8 +7,8 @@
 #  - --validation tests every client on a fifth of its training images held
 #    out, --lr overrides the task's;
 #  - the feature cache keeps the Q8_0 tower's integer features and its f32
-#    activations' (--f32-images) apart, and resumes from a file cut short and
-#    ends identical;
+#    activations' (--f32-images) apart, and resumes from a file cut in the
+#    middle of a record with the same features;
 #  - tools/compare.py --archive keeps each finished run and gives it back to
 #    a later comparison (no run made again, the same table), and runs again
 #    what a changed task or other sim flags made stale;
@@ -83,7 +83,7 @@ PY
 )
   [ "$same" = 1 ] && ok || bad "--isa $isa: the rounds differ from the CPU's best instruction set's"
   if [ "$isa" = avx2 ]; then
-    for f in "$cache"/*-int8/*.features; do
+    for f in "$cache"/*-int8/*.records; do
       cmp -s "$f" "$isa_cache/${f#"$cache"/}" && ok || bad "--isa avx2: ${f#"$cache"/} differs from the best's"
     done
   fi
@@ -107,29 +107,31 @@ PY
 # the Q8_0 model's image features come from integer products: a folder of
 # their own beside the model's hash, apart from f32 activations' features
 sha=$(sha256sum "$model" | cut -d' ' -f1)
-file="$cache/$sha-int8/fashion-mnist-train-30000-59999.features"
+file="$cache/$sha-int8/pooled-v3.records"
 [ -f "$file" ] && ok || bad "no $file (the cache holds: $(ls "$cache"))"
 # --f32-images: the tower on f32 activations, into the hash's own folder
 run f32 --method zeroshot --f32-images || bad "--f32-images run: $(tail -n 1 "$work/runs/f32.log")"
-f32_file="$cache/$sha/fashion-mnist-train-30000-59999.features"
+f32_file="$cache/$sha/pooled-v3.records"
 [ -f "$f32_file" ] && ! cmp -s "$f32_file" "$file" && ok ||
   bad "--f32-images: no features of its own in $f32_file, or the integer path's"
 
-# resume: cut the cached train features to half their count, run, compare
-cp "$file" "$work/full.features"
-"$python" - "$file" <<'PY'
-import struct, sys
-path = sys.argv[1]
-with open(path, "r+b") as f:
-    head = f.read(24)
-    magic, dim, total, done, _ = struct.unpack("<8s4I", head)
-    f.seek(0)
-    f.write(struct.pack("<8s4I", magic, dim, total, total // 2, 0))
-    f.truncate(24 + 4 * dim * (total // 2))
-PY
+# resume: the cache cut in the middle of a record (a run killed while it wrote); the next run finds the
+# whole records before the cut, computes the rest, and ends with the same features
+cp "$file" "$work/full.records"
+size=$((32 + 64 * 4 + 4))
+truncate -s $((16 + 15000 * size + 100)) "$file"
 run resumed --method zeroshot 2>/dev/null
-grep -q "encoding fashion-mnist-train-30000-59999: 30000/30000" "$work/runs/resumed.log" && ok || bad "no resumed encoding"
-cmp -s "$file" "$work/full.features" && ok || bad "the resumed cache differs from the full one"
+grep -q "sim: image features: 15000 from the cache, 25000 computed" "$work/runs/resumed.log" && ok ||
+  bad "no resumed encoding: $(grep '^sim:' "$work/runs/resumed.log")"
+"$python" - "$file" "$work/full.records" "$size" <<'PY' && ok || bad "the resumed cache differs from the full one"
+import sys
+size = int(sys.argv[3])
+def records(path):
+    data = open(path, "rb").read()
+    assert (len(data) - 16) % size == 0, f"{path}: a torn record"
+    return {data[i:i + size] for i in range(16, len(data), size)}
+sys.exit(0 if records(sys.argv[1]) == records(sys.argv[2]) else 1)
+PY
 [ "$(final "$work/runs/resumed.log")" = "$z" ] && ok || bad "the resumed run's zero-shot accuracy differs"
 
 # tools/compare.py --archive: 2 methods x 2 seeds archived; an ablation's folder of the same comparison takes them

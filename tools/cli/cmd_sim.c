@@ -101,8 +101,9 @@ int cmd_sim(int argc, char **argv) {
                task.dataset, sdfed_partition_kind_name(task.partition.kind), task.clients, task.rounds,
                (unsigned long long)task.seed, task.model);
         printf("sim: %d classes, %d training and %d test images", data.n_classes, data.n_train, data.n_test);
-        if (data.skipped) printf(", %d files skipped (not PNG or JPEG)", data.skipped);
-        printf("\n");
+        if (data.skipped && data.skipped->n)
+            printf(", %d files not used (see 'sdfed task check')", data.skipped->n);
+        printf("\nsim: image features: %d from the cache, %d computed\n", data.features.cached, data.features.computed);
         if (validation) printf("sim: validation: each client tested on a fifth of its training images held out\n");
         rc = sim_run(&task, &m.clip, k, &cls, &data, validation, &result, stdout, &err);
     }

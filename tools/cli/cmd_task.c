@@ -1,47 +1,53 @@
-/* sdfed task: what a host runs before opening a federation.
- *   sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json]
- *       a task for the ImageFolder DIR (DIR/train and DIR/test when both
- *       hold the classes, else DIR with a fifth of each class held out for
- *       testing): its classes and images per class are printed, the task
- *       is written to TASK.json (task.json) with the model (the default
- *       one unless given), every client in every round, and a Dirichlet
- *       partition over N clients (10) when they have at least
- *       INIT_DIRICHLET_MIN training images each on average (else an iid one,
- *       which always works; the line printed says which and why)
- *   sdfed task check TASK.json [--cache DIR] [--data DIR] [--backend NAME]
- *       validates the task and prints its classes with their images, each
- *       client's class histogram under the partition, the model's facts
- *       and CLIP's zero-shot accuracy on the test split (features from the
- *       cache, computed with a progress line the first time) */
+/* sdfed task: what a host runs before opening a federation (the usage
+ * texts below say what each does). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/sha256.h"
 #include "cli.h"
+#include "dataset_report.h"
 #include "fed/protocol.h"
 #include "native/fed_client.h"
 #include "native/fed_data.h"
-#include "native/image_folder.h"
 #include "native/task_file.h"
 #include "prompt/prompt.h"
 
-/* images of each class among n labels */
-static void print_classes(const char *const *names, int C, const uint8_t *train, int n_train, const uint8_t *test,
-                          int n_test) {
-    printf("%d classes:\n", C);
-    for (int c = 0; c < C; c++) {
-        int a = 0, b = 0;
-        for (int i = 0; i < n_train; i++) a += train[i] == c;
-        for (int i = 0; test && i < n_test; i++) b += test[i] == c;
-        if (test)
-            printf("  %-24s %6d training, %5d test images\n", names[c], a, b);
-        else
-            printf("  %-24s %6d images\n", names[c], a);
-    }
-}
+static const char init_usage[] =
+    "usage: sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json] [--cache DIR] [--strict]\n"
+    "\n"
+    "Writes a federation's task for the folder of labelled images DIR: one sub-folder per class (its name\n"
+    "is the class), every PNG or JPEG below it at any depth; DIR/train and DIR/test when both hold the\n"
+    "classes, else DIR with a fifth of each class held out for testing. Every image is decoded once\n"
+    "(the verdicts are cached): the counts printed per class are the images that will be used, and every\n"
+    "file that will not be (it does not decode, it is no PNG or JPEG, it is hidden, it is in no class\n"
+    "folder) is named with why. The task: the model (the default one unless given), N clients (10) on a\n"
+    "Dirichlet split (iid when the images are too few for one; it says which), a round started by 2\n"
+    "volunteers and taking up to 10 of those connected, 50 rounds, SDFed.\n"
+    "\n"
+    "  --clients N     shards of the images, as demo shares and in simulation (10)\n"
+    "  --model M.gguf  the CLIP model (" NATIVE_DEFAULT_MODEL ")\n"
+    "  --out TASK.json where to write it (task.json)\n"
+    "  --cache DIR     where decoding verdicts and image features are kept ($SDFED_CACHE, ~/.cache/sdfed)\n"
+    "  --strict        fail, writing nothing, when any image is not used\n";
+
+static const char check_usage[] =
+    "usage: sdfed task check TASK.json [--cache DIR] [--data DIR] [--backend NAME] [--strict]\n"
+    "\n"
+    "Validates a task (every key, the classes against the folders, the model) and prints what a host\n"
+    "wants to see before opening: the images per class that will be used and every file that will not,\n"
+    "with why; each client's class histogram under the partition; the model's input size and widths;\n"
+    "CLIP's zero-shot accuracy on the test images. Image features are computed once per image and model\n"
+    "(a progress line with the rate and the time left) and cached: a changed folder recomputes only the\n"
+    "images that changed, and the line \"image features:\" says how many came from the cache.\n"
+    "\n"
+    "  --cache DIR     the cache ($SDFED_CACHE, ~/.cache/sdfed)\n"
+    "  --data DIR      a volunteer's own ImageFolder instead of the task's images\n"
+    "  --backend NAME  the kernels (see 'sdfed help')\n"
+    "  --strict        fail when any image is not used\n";
 
 /* path made absolute (from the current folder) into out[PATH_MAX]; 0 when too long */
 static int absolute(const char *path, char out[PATH_MAX]) {
@@ -50,28 +56,106 @@ static int absolute(const char *path, char out[PATH_MAX]) {
                           : getcwd(cwd, sizeof cwd) && snprintf(out, PATH_MAX, "%s/%s", cwd, path) < PATH_MAX;
 }
 
+static int is_folder(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* A Dirichlet split (alpha 0.5) leaves some clients with few images: below
  * this average the partition's min_train (16) is out of reach too often. */
 #define INIT_DIRICHLET_MIN 128
+/* The quorum task init writes: a round starts with INIT_MIN_CLIENTS
+ * volunteers connected and takes up to INIT_CLIENTS_PER_ROUND of them. */
+#define INIT_MIN_CLIENTS 2
+#define INIT_CLIENTS_PER_ROUND 10
+
+/* The folder the report shows paths below: the dataset's folder, or the
+ * one that holds its train and test folders. */
+static void dataset_root(const sdfed_task *task, char root[PATH_MAX]) {
+    snprintf(root, PATH_MAX, "%s", task->data_train);
+    size_t n = 0;
+    while (task->data_test[0] && root[n] && root[n] == task->data_test[n]) n++;
+    if (task->data_test[0]) { /* back to the last whole folder in common */
+        while (n > 0 && root[n] != '/') n--;
+        root[n] = '\0';
+    }
+}
+
+/* The classes, then the files not used; the pictures not used under --strict fail. */
+static int report_dataset(const char *command, const sdfed_task *task, const char *const *names, const fed_data *d,
+                          int strict) {
+    report_classes(names, d->n_classes, d->train_labels, d->n_train, d->test_labels, d->n_test);
+    char root[PATH_MAX];
+    dataset_root(task, root);
+    int pictures = report_skipped(d->skipped, root);
+    if (strict && pictures)
+        return cli_error(CLI_FAILED, "%s: --strict: %d image%s not used (listed above)", command, pictures,
+                         pictures > 1 ? "s" : "");
+    return CLI_OK;
+}
+
+/* The task file's JSON for the folder dir, written to out. */
+static int write_init_task(const char *out, const char *dir, int split, const char *model, long n_clients,
+                           int dirichlet, sdfed_error *err) {
+    char train[PATH_MAX + 8], test[PATH_MAX + 8];
+    snprintf(train, sizeof train, "%s/train", dir);
+    snprintf(test, sizeof test, "%s/test", dir);
+    sdfed_buffer b = {0}, dataset = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &dataset, NULL);
+    sdfed_jw_string(&w, split ? "train" : "folder", split ? train : dir);
+    if (split)
+        sdfed_jw_string(&w, "test", test);
+    else
+        sdfed_jw_double(&w, "test_fraction", 0.2);
+    int rc = sdfed_jw_end(&w, err);
+    const char *name = strrchr(dir, '/');
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
+    sdfed_jw_string(&w, "model", model);
+    sdfed_jw_raw(&w, "dataset", (const char *)dataset.data, dataset.size);
+    sdfed_jw_int(&w, "clients", n_clients);
+    static const char partition_dirichlet[] = "{\"kind\": \"dirichlet\", \"alpha\": 0.5}",
+                      partition_iid[] = "{\"kind\": \"iid\"}";
+    sdfed_jw_raw(&w, "partition", dirichlet ? partition_dirichlet : partition_iid,
+                 dirichlet ? sizeof partition_dirichlet - 1 : sizeof partition_iid - 1);
+    sdfed_jw_int(&w, "min_clients", INIT_MIN_CLIENTS);
+    sdfed_jw_int(&w, "clients_per_round", n_clients < INIT_CLIENTS_PER_ROUND ? n_clients : INIT_CLIENTS_PER_ROUND);
+    sdfed_jw_int(&w, "rounds", 50);
+    sdfed_jw_string(&w, "method", "sdfed");
+    sdfed_jw_int(&w, "seed", 1);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    char *text = rc == SDFED_OK ? malloc(b.size + 2) : NULL;
+    if (rc == SDFED_OK && !text) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    if (rc == SDFED_OK) {
+        memcpy(text, b.data, b.size);
+        memcpy(text + b.size, "\n", 2);
+        rc = native_write_file(out, text, err);
+    }
+    free(text);
+    sdfed_buffer_free(&b);
+    sdfed_buffer_free(&dataset);
+    return rc;
+}
 
 static int task_init(int argc, char **argv) {
-    const char *clients = "10", *out = "task.json", *model = NULL;
-    const cli_option options[] = {{"--clients", &clients, NULL}, {"--out", &out, NULL}, {"--model", &model, NULL}};
+    const char *clients = "10", *out = "task.json", *model = NULL, *cache = NULL;
+    int strict = 0;
+    const cli_option options[] = {{"--clients", &clients, NULL},
+                                  {"--out", &out, NULL},
+                                  {"--model", &model, NULL},
+                                  {"--cache", &cache, NULL},
+                                  {"--strict", NULL, &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 3, &rest, &n_rest) : CLI_FAILED;
-    if (status) {
-        free(rest);
-        return status;
-    }
-    if (n_rest != 1) {
-        free(rest);
-        return cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task --help')");
-    }
+    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 5, &rest, &n_rest) : CLI_FAILED;
+    if (status == CLI_OK && n_rest != 1)
+        status = cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task init --help')");
     /* the folder as an absolute path, so that the task file may live anywhere */
-    char dir[PATH_MAX], train[PATH_MAX + 8], test[PATH_MAX + 8];
-    int fits = absolute(rest[0], dir);
+    char dir[PATH_MAX];
+    if (status == CLI_OK && !absolute(rest[0], dir))
+        status = cli_error(CLI_FAILED, "task init: the folder's path is too long");
     free(rest);
-    if (!fits) return cli_error(CLI_FAILED, "task init: the folder's path is too long");
+    if (status) return status;
     for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
     char *end;
     long n_clients = strtol(clients, &end, 10);
@@ -85,60 +169,46 @@ static int task_init(int argc, char **argv) {
         return cli_error(CLI_FAILED, "task init: the model's path is too long");
     if (model && native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
     if (model) native_model_close(&m);
-    image_folder f = {0}, t = {0};
+    /* the folder read as the task will read it */
+    char train[PATH_MAX + 8], test[PATH_MAX + 8];
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(test, sizeof test, "%s/test", dir);
-    int split = image_folder_scan(train, NULL, 0, 0, &f, &err) == SDFED_OK &&
-                image_folder_scan(test, (const char *const *)f.class_names, f.n_classes, 0, &t, &err) == SDFED_OK;
-    if (!split) {
-        image_folder_free(&f), image_folder_free(&t);
-        if (image_folder_scan(dir, NULL, 0, 0, &f, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
+    int split = is_folder(train) && is_folder(test);
+    sdfed_task task;
+    sdfed_task_defaults(&task);
+    snprintf(task.dataset, sizeof task.dataset, "folder");
+    const char *train_dir = split ? train : dir, *test_dir = split ? test : "";
+    if (strlen(train_dir) >= sizeof task.data_train || strlen(test_dir) >= sizeof task.data_test)
+        return cli_error(CLI_FAILED, "task init: the folder's path is too long");
+    memcpy(task.data_train, train_dir, strlen(train_dir) + 1);
+    memcpy(task.data_test, test_dir, strlen(test_dir) + 1);
+    task.test_fraction = split ? 0 : 0.2;
+    fed_data d = {0};
+    int rc = fed_data_load_images(&task, NULL, cache, &d, &err);
+    if (rc) {
+        sdfed_task_free(&task);
+        return cli_error(CLI_FAILED, "task init: %s", err.message);
     }
-    print_classes((const char *const *)f.class_names, f.n_classes, f.labels, f.n, split ? t.labels : NULL, t.n);
-    if (f.skipped + t.skipped) printf("%d files skipped (not PNG or JPEG)\n", f.skipped + t.skipped);
-    sdfed_buffer b = {0}, dataset = {0};
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, &dataset, NULL);
-    sdfed_jw_string(&w, split ? "train" : "folder", split ? train : dir);
-    if (split)
-        sdfed_jw_string(&w, "test", test);
-    else
-        sdfed_jw_double(&w, "test_fraction", 0.2);
-    int rc = sdfed_jw_end(&w, &err);
-    const char *name = strrchr(dir, '/');
-    sdfed_jw_begin(&w, &b, NULL);
-    sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
-    sdfed_jw_string(&w, "model", model ? model_path : NATIVE_DEFAULT_MODEL);
-    sdfed_jw_raw(&w, "dataset", (const char *)dataset.data, dataset.size);
-    sdfed_jw_int(&w, "clients", n_clients);
-    int n_train = split ? f.n : f.n - f.n / 5, dirichlet = n_train >= INIT_DIRICHLET_MIN * n_clients;
-    static const char partition_dirichlet[] = "{\"kind\": \"dirichlet\", \"alpha\": 0.5}",
-                      partition_iid[] = "{\"kind\": \"iid\"}";
-    sdfed_jw_raw(&w, "partition", dirichlet ? partition_dirichlet : partition_iid,
-                 dirichlet ? sizeof partition_dirichlet - 1 : sizeof partition_iid - 1);
-    printf("partition: %s, about %d training images a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid",
-           n_train / (int)n_clients);
-    if (dirichlet)
-        printf("\n");
-    else
-        printf(" (a Dirichlet split needs about %d a client or more)\n", INIT_DIRICHLET_MIN);
-    sdfed_jw_int(&w, "rounds", 50);
-    sdfed_jw_string(&w, "method", "sdfed");
-    sdfed_jw_int(&w, "seed", 1);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, &err);
-    char *text = rc == SDFED_OK ? malloc(b.size + 2) : NULL;
-    if (rc == SDFED_OK && !text) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
-    if (rc == SDFED_OK) {
-        memcpy(text, b.data, b.size);
-        memcpy(text + b.size, "\n", 2);
-        rc = native_write_file(out, text, &err);
+    status = report_dataset("task init", &task, d.class_names, &d, strict);
+    int dirichlet = d.n_train >= INIT_DIRICHLET_MIN * n_clients;
+    if (status == CLI_OK) {
+        printf("partition: %s, about %d training images a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid",
+               d.n_train / (int)n_clients);
+        if (dirichlet)
+            printf("\n");
+        else
+            printf(" (a Dirichlet split needs about %d a client or more)\n", INIT_DIRICHLET_MIN);
+        long per_round = n_clients < INIT_CLIENTS_PER_ROUND ? n_clients : INIT_CLIENTS_PER_ROUND;
+        printf("rounds: one starts when %d volunteers are connected and takes up to %ld of those connected "
+               "(\"min_clients\", \"clients_per_round\")\n",
+               INIT_MIN_CLIENTS, per_round);
+        rc = write_init_task(out, dir, split, model ? model_path : NATIVE_DEFAULT_MODEL, n_clients, dirichlet, &err);
+        if (rc) status = cli_error(CLI_FAILED, "task init: %s", err.message);
     }
-    free(text);
-    sdfed_buffer_free(&b), sdfed_buffer_free(&dataset);
-    image_folder_free(&f), image_folder_free(&t);
-    if (rc) return cli_error(CLI_FAILED, "task init: %s", err.message);
-    printf("wrote %s (check it with: sdfed task check %s)\n", out, out);
-    return CLI_OK;
+    if (status == CLI_OK) printf("wrote %s (check it with: sdfed task check %s)\n", out, out);
+    fed_data_free(&d);
+    sdfed_task_free(&task);
+    return status;
 }
 
 /* CLIP's zero-shot accuracy: the nearest class prompt to each test image */
@@ -158,7 +228,10 @@ static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, cons
         for (int c = 0; c < C; c++) {
             double s = 0;
             for (int j = 0; j < D; j++) s += (double)x[j] * text[(size_t)c * D + j];
-            if (s > best_score) best_score = s, best = c;
+            if (s > best_score) {
+                best_score = s;
+                best = c;
+            }
         }
         right += best == d->test_labels[i];
     }
@@ -167,21 +240,34 @@ static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, cons
     return rc;
 }
 
+/* Each client's images by class under the task's partition. */
+static void report_clients(const sdfed_partition *part, const fed_data *d) {
+    for (int i = 0; i < part->n_clients; i++) {
+        const sdfed_client_split *s = &part->clients[i];
+        printf("client %3d: %5d training, %5d test images; by class:", i, s->n_train, s->n_test);
+        for (int c = 0; c < d->n_classes; c++) {
+            int n = 0;
+            for (int j = 0; j < s->n_train; j++) n += d->train_labels[s->train[j]] == c;
+            printf(" %d", n);
+        }
+        printf("\n");
+    }
+}
+
 static int task_check(int argc, char **argv) {
     const char *cache = NULL, *data_dir = NULL, *backend = NULL;
-    const cli_option options[] = {
-        {"--cache", &cache, NULL}, {"--data", &data_dir, NULL}, {"--backend", &backend, NULL}};
+    int strict = 0;
+    const cli_option options[] = {{"--cache", &cache, NULL},
+                                  {"--data", &data_dir, NULL},
+                                  {"--backend", &backend, NULL},
+                                  {"--strict", NULL, &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 3, &rest, &n_rest) : CLI_FAILED;
-    if (status) {
-        free(rest);
-        return status;
-    }
-    if (n_rest != 1) {
-        free(rest);
-        return cli_error(CLI_USAGE, "task check: give one task file (see 'sdfed task --help')");
-    }
-    const char *path = rest[0];
+    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 4, &rest, &n_rest) : CLI_FAILED;
+    if (status == CLI_OK && n_rest != 1)
+        status = cli_error(CLI_USAGE, "task check: give one task file (see 'sdfed task check --help')");
+    const char *path = status == CLI_OK ? rest[0] : NULL;
+    free(rest);
+    if (status) return status;
     const sdfed_kernels *k = native_backend(backend);
     sdfed_task task;
     sdfed_task_defaults(&task);
@@ -202,43 +288,47 @@ static int task_check(int argc, char **argv) {
                "%d, features %d\n",
                task.model, sha, c->image_size, c->image_size, c->patch_size, c->patch_size, c->vision_layers,
                c->vision_width, c->text_layers, c->text_width, c->embed_dim);
+        fflush(stdout);
         rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &d, &err);
     }
+    if (rc == SDFED_OK) rc = fed_data_task_classes(&task, &d, &err);
     if (rc == SDFED_OK) {
-        if (d.skipped) printf("%d files skipped (not PNG or JPEG)\n", d.skipped);
-        rc = fed_data_task_classes(&task, &d, &err);
-        const char **names = rc == SDFED_OK ? malloc(sizeof *names * (size_t)d.n_classes) : NULL;
-        if (rc == SDFED_OK && !names) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+        const char **names = malloc(sizeof *names * (size_t)(d.n_classes + 1));
         for (int c = 0; names && c < d.n_classes; c++) names[c] = sdfed_task_class_name(&task, c);
-        if (names) print_classes(names, d.n_classes, d.train_labels, d.n_train, d.test_labels, d.n_test);
+        status = names ? report_dataset("task check", &task, names, &d, strict) : CLI_FAILED;
+        if (!names) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
         free(names);
-        if (rc == SDFED_OK) rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
+        printf("image features: %d from the cache, %d computed\n", d.features.cached, d.features.computed);
     }
-    if (rc == SDFED_OK) rc = fed_partition(&task, &d, &part, &err);
-    for (int i = 0; rc == SDFED_OK && i < part.n_clients; i++) {
-        const sdfed_client_split *s = &part.clients[i];
-        printf("client %3d: %5d training, %5d test images; by class:", i, s->n_train, s->n_test);
-        for (int c = 0; c < d.n_classes; c++) {
-            int n = 0;
-            for (int j = 0; j < s->n_train; j++) n += d.train_labels[s->train[j]] == c;
-            printf(" %d", n);
-        }
-        printf("\n");
-    }
+    if (rc == SDFED_OK && status == CLI_OK)
+        rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
+    if (rc == SDFED_OK && status == CLI_OK) rc = fed_partition(&task, &d, &part, &err);
+    if (rc == SDFED_OK && status == CLI_OK) report_clients(&part, &d);
     double accuracy = 0;
-    if (rc == SDFED_OK) rc = zeroshot_accuracy(&m, k, &cls, &d, &accuracy, &err);
-    if (rc == SDFED_OK) printf("zero-shot accuracy on the %d test images: %.2f%%\n", d.n_test, 100 * accuracy);
+    if (rc == SDFED_OK && status == CLI_OK) rc = zeroshot_accuracy(&m, k, &cls, &d, &accuracy, &err);
+    if (rc == SDFED_OK && status == CLI_OK)
+        printf("zero-shot accuracy on the %d test images: %.2f%%\n", d.n_test, 100 * accuracy);
     sdfed_partition_free(&part);
     sdfed_classes_free(&cls);
     sdfed_task_free(&task);
     fed_data_free(&d);
     if (m.file.data) native_model_close(&m);
-    free(rest);
-    return rc ? cli_error(CLI_FAILED, "task check: %s", err.message) : CLI_OK;
+    if (rc) return cli_error(CLI_FAILED, "task check: %s", err.message);
+    return status;
+}
+
+static int wants_help(int argc, char **argv) {
+    return argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"));
 }
 
 int cmd_task(int argc, char **argv) {
-    if (argc >= 1 && strcmp(argv[0], "init") == 0) return task_init(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "check") == 0) return task_check(argc - 1, argv + 1);
-    return cli_error(CLI_USAGE, "task: 'init' or 'check' (see 'sdfed task --help')");
+    if (argc >= 1 && strcmp(argv[0], "init") == 0) {
+        if (wants_help(argc - 1, argv + 1)) return printf("%s", init_usage) < 0;
+        return task_init(argc - 1, argv + 1);
+    }
+    if (argc >= 1 && strcmp(argv[0], "check") == 0) {
+        if (wants_help(argc - 1, argv + 1)) return printf("%s", check_usage) < 0;
+        return task_check(argc - 1, argv + 1);
+    }
+    return cli_error(CLI_USAGE, "task: 'init' or 'check' (see 'sdfed task init --help', 'sdfed task check --help')");
 }
