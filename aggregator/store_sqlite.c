@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
+#include "native/paths.h"
+
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER,"
@@ -57,7 +59,8 @@ static sqlite3_stmt *prepared(sqlite_connection *c, const char *sql) {
 }
 
 static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", dir, strerror(errno));
+    int made = native_make_dirs(dir, err); /* its parents too */
+    if (made) return made;
     if (!(s->name = strdup(dir))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     char path[4096];
     snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);

@@ -3,9 +3,11 @@
 #include "api.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/folder_rule.h"
 #include "fed/protocol.h"
 #include "fed/task.h"
 #include "method/local_training.h"
@@ -153,6 +155,25 @@ int wc_set_task(const char *task_json, int index) {
 
 int wc_method_global_size(void) { return W.have_task ? W.params.global_rows * W.params.width : 0; }
 int wc_class_count(void) { return W.have_task ? W.cls.n_classes : 0; }
+
+int wc_folder_classify(const char *path, int *class_length, int *class_index) {
+    sdfed_folder_entry e = sdfed_folder_classify(path);
+    *class_length = (int)e.class_length;
+    *class_index = -1;
+    for (int c = 0; W.have_task && e.kind == SDFED_FOLDER_IMAGE && c < W.task.n_classes && *class_index < 0; c++) {
+        const char *name = sdfed_task_class_name(&W.task, c);
+        if (sdfed_folder_names_match(path, e.class_length, name, strlen(name))) *class_index = c;
+    }
+    return (int)e.kind;
+}
+
+const char *wc_folder_why(const char *path) {
+    static char why[64];
+    sdfed_folder_entry e = sdfed_folder_classify(path);
+    const char *reason = sdfed_folder_kind_reason(e.kind);
+    snprintf(why, sizeof why, "%s%s%s", e.format ? e.format : "", e.format ? ": " : "", reason ? reason : "");
+    return why;
+}
 
 /* The method whose features images are encoded for: the task's, or (no
  * task yet) one that reads the pooled feature. */

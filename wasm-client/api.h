@@ -80,6 +80,16 @@ WC_EXPORT double wc_accuracy(void);
 WC_EXPORT int wc_predict(const float *features, float *probabilities);
 WC_EXPORT int wc_class_count(void);
 
+/* The folder rule (data/folder_rule.h) on a file the volunteer chose, its
+ * path relative to the chosen folder: returns its kind (SDFED_FOLDER_*);
+ * for an image in a class folder, *class_length is the class folder's
+ * length in bytes (of the UTF-8 path) and *class_index the task's class it
+ * means (-1 for none, and before wc_set_task). */
+WC_EXPORT int wc_folder_classify(const char *path, int *class_length, int *class_index);
+/* Why the file at path is not used ("hidden", "SVG: not PNG or JPEG", ...),
+ * or "" for an image; valid until the next call. */
+WC_EXPORT const char *wc_folder_why(const char *path);
+
 /* The client's parameters (shared and private) as bytes to keep
  * (method/methods_io.h), and back. */
 WC_EXPORT int wc_params_save(void);

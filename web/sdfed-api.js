@@ -10,6 +10,7 @@ function sdfedApi(M, memory = null) {
   const u8 = () => (memory ? new Uint8Array(memory.buffer) : M.HEAPU8);
   const f32 = () => (memory ? new Float32Array(memory.buffer) : M.HEAPF32);
   const f64 = () => (memory ? new Float64Array(memory.buffer) : M.HEAPF64);
+  const i32 = () => (memory ? new Int32Array(memory.buffer) : M.HEAP32);
   const fail = (what) => { throw new Error(`${what}: ${M.UTF8ToString(M._wc_error())}`); };
   const check = (rc, what) => { if (rc !== 0) fail(what); };
   // a copy of bytes in the module's memory; the caller frees it (or hands it over)
@@ -82,6 +83,26 @@ function sdfedApi(M, memory = null) {
         if (best < 0) fail('a prediction');
         return { best, probabilities: read() };
       }));
+    },
+    // the folder rule (shared/data/folder_rule.h) on a path below the chosen
+    // folder: {kind: 'image' | 'loose' | 'hidden' | 'unsupported' | 'not-image',
+    // folder (the class folder's name, for an image), label (the task's class
+    // it means, or -1), why (for the others)}
+    classifyPath(path) {
+      return withString(path, (p) => {
+        const out = M._malloc(8);
+        try {
+          const kind = M._wc_folder_classify(p, out, out + 4);
+          const [length, label] = i32().subarray(out / 4, out / 4 + 2);
+          const bytes = new TextEncoder().encode(path);
+          return {
+            kind: ['image', 'loose', 'hidden', 'unsupported', 'not-image'][kind],
+            folder: kind === 0 ? new TextDecoder().decode(bytes.subarray(0, length)) : '',
+            label,
+            why: M.UTF8ToString(M._wc_folder_why(p)),
+          };
+        } finally { M._free(out); }
+      });
     },
     saveParams() { check(M._wc_params_save(), 'saving the prompts'); return output(); },
     loadParams(bytes) { withBytes(bytes, (p) => check(M._wc_params_load(p, bytes.byteLength), 'the saved prompts')); },

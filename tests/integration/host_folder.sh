@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A host's real, messy folder (tests/lib/messy_folder.py: images nested
+# below their class folders, a transparent drawing, a truncated PNG, an empty
+# JPEG, an SVG, hidden files and a hidden folder, files that are no images):
+#  - `sdfed task init` counts every image below each class folder at any
+#    depth, names each bad, hidden and non-image file with why, and writes a
+#    task whose rounds start with 2 volunteers; --strict refuses the folder;
+#  - `sdfed task check` finishes, names the same files, computes the 17
+#    images' features once and takes them from the cache the next time;
+#    fixing the truncated PNG recomputes that one image only;
+#  - the aggregator's demo shards are the clients' images as `task check`
+#    partitions them, and its log names the files not used;
+#  - an empty file, a file that vanishes, and a cache torn mid-record (the
+#    record file's own checks, native/keyed_records.h).
+#   host_folder.sh BUILD_DIR WORK_DIR
+set -u
+build=$1 work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+sdfed=$build/sdfed
+python=/usr/bin/python3
+. "$here/../../tools/port_file.sh"
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+export SDFED_CACHE="$work/cache"
+
+"$python" "$here/../lib/messy_folder.py" "$work/folder" >"$work/expected.json" || bad "generating the folder"
+expected() { "$python" -c "import json, sys; e = json.load(open('$work/expected.json')); print($1)"; }
+
+# counts per class (training + test) on the lines "  NAME  N training,  M test images"
+counts() { sed -n 's/^  \([a-z]*\) *\([0-9]*\) training, *\([0-9]*\) test images$/\1 \2 \3/p' "$1" |
+  awk '{ printf "%s%s: %d", (NR > 1 ? ", " : ""), $1, $2 + $3 } END { print "" }'; }
+want=$(expected '", ".join(f"{c}: {n}" for c, n in sorted(e["images"].items()))')
+
+# --- task init: every image at any depth, every file not used named
+"$sdfed" task init "$work/folder" --clients 4 --out "$work/task.json" >"$work/init.log" 2>&1 ||
+  bad "task init: $(cat "$work/init.log")"
+[ "$(counts "$work/init.log")" = "$want" ] && ok || bad "task init counts $(counts "$work/init.log"), not $want"
+grep -q "^3 images not used:" "$work/init.log" &&
+  grep -q "^  buildings/tall/broken.png: invalid PNG" "$work/init.log" &&
+  grep -q "^  animals/empty.jpg: file is empty" "$work/init.log" &&
+  grep -q "^  plants/logo.svg: SVG: not PNG or JPEG" "$work/init.log" && ok ||
+  bad "task init does not name the three bad files: $(cat "$work/init.log")"
+grep -q "^1 file not used (hidden folder): plants/.thumbnails" "$work/init.log" &&
+  grep -q "^2 files not used (hidden): .DS_Store, animals/._cat.jpg" "$work/init.log" &&
+  grep -q "^2 files not used (not an image): notes.txt, buildings/README.md" "$work/init.log" && ok ||
+  bad "task init does not name the hidden and non-image files: $(cat "$work/init.log")"
+grep -q '"min_clients": 2' "$work/task.json" && grep -q '"clients_per_round": 4' "$work/task.json" &&
+  grep -q "^rounds: one starts when 2 volunteers are connected" "$work/init.log" && ok ||
+  bad "task init's quorum: $(cat "$work/task.json")"
+if "$sdfed" task init "$work/folder" --clients 4 --out "$work/strict.json" --strict >"$work/strict.log" 2>&1; then
+  bad "task init --strict accepted a folder with bad images"
+else
+  grep -q "task init: --strict: 3 images not used (listed above)" "$work/strict.log" && [ ! -e "$work/strict.json" ] &&
+    ok || bad "task init --strict: $(cat "$work/strict.log")"
+fi
+
+# --- task check: finishes, names them, caches the 17 images' features
+"$sdfed" task check "$work/task.json" >"$work/check.log" 2>&1 || bad "task check: $(cat "$work/check.log")"
+[ "$(counts "$work/check.log")" = "$want" ] && grep -q "^image features: 0 from the cache, 17 computed" "$work/check.log" &&
+  grep -q "^3 images not used:" "$work/check.log" && grep -q "^zero-shot accuracy on the" "$work/check.log" && ok ||
+  bad "task check: $(cat "$work/check.log")"
+"$sdfed" task check "$work/task.json" >"$work/check2.log" 2>&1 &&
+  grep -q "^image features: 17 from the cache, 0 computed" "$work/check2.log" && ok ||
+  bad "a second task check computed features again: $(grep '^image features' "$work/check2.log")"
+# no message on the progress line: every line of stderr is whole (no carriage returns in a file)
+! grep -q $'\r' "$work/check.log" && ok || bad "a progress line in a log file"
+
+# fixing the truncated PNG recomputes that image only
+"$python" -c "from PIL import Image; Image.new('RGB', (61, 37), (50, 100, 210)).save('$work/folder/buildings/tall/broken.png')"
+"$sdfed" task check "$work/task.json" >"$work/fixed.log" 2>&1 &&
+  grep -q "^image features: 17 from the cache, 1 computed" "$work/fixed.log" && grep -q "^2 images not used:" "$work/fixed.log" &&
+  ok || bad "after fixing one file: $(cat "$work/fixed.log")"
+fixed=$(counts "$work/fixed.log")
+
+# --- the aggregator's demo shards: each client's images as the CLI's partition gives them
+clients() { sed -n 's/^client *\([0-9]*\): *\([0-9]*\) training, *\([0-9]*\) test images; by class: \(.*\)$/\1: \2 \3 \4/p' "$1"; }
+"$build/sdfed-aggregator" --task "$work/task.json" --state "$work/state/nested/here" --port 0 --host 127.0.0.1 \
+  --port-file "$work/port" 2>"$work/aggregator.log" &
+pid=$!
+if port=$(port_file "$work/port" "$pid"); then
+  "$python" - "$port" >"$work/shards.txt" <<'PY'
+import json, sys, urllib.request
+port = sys.argv[1]
+task = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/task"))
+for k in range(task["task"]["clients"]):
+    shard = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/demo/shard?k={k}"))
+    assert all(len(shard[s]["files"]) == len(shard[s]["labels"]) for s in ("train", "test"))
+    by_class = [shard["train"]["labels"].count(c) for c in range(len(task["classes"]))]
+    print(f"{k}: {len(shard['train']['labels'])} {len(shard['test']['labels'])} {' '.join(map(str, by_class))}")
+PY
+  [ -s "$work/shards.txt" ] && [ "$(cat "$work/shards.txt")" = "$(clients "$work/fixed.log")" ] && ok ||
+    bad "the demo shards hold $(cat "$work/shards.txt"), the CLI's clients $(clients "$work/fixed.log")"
+  grep -q '"event": "dataset", "classes": 3, "train": [0-9]*, "test": [0-9]*, "skipped": 7' "$work/aggregator.log" &&
+    grep -q '"event": "dataset_skipped".*animals/empty.jpg: file is empty' "$work/aggregator.log" && ok ||
+    bad "the aggregator's log does not name the files not used: $(grep dataset "$work/aggregator.log")"
+else
+  bad "the aggregator did not start: $(tail -n 3 "$work/aggregator.log")"
+fi
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+
+# --- the cache's record file: a torn record is not found, and is cut by the next writer
+records=$(ls "$work"/cache/*/pooled-v3.records)
+size=$(stat -c %s "$records")
+head -c $((size - 7)) "$records" >"$work/torn" && cp "$work/torn" "$records"
+"$sdfed" task check "$work/task.json" >"$work/torn.log" 2>&1 &&
+  grep -q "^image features: 17 from the cache, 1 computed" "$work/torn.log" && [ "$(stat -c %s "$records")" = "$size" ] &&
+  ok || bad "a torn cache record: $(grep '^image features' "$work/torn.log"), $(stat -c %s "$records") bytes, not $size"
+
+echo "host-folder: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
