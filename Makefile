@@ -5,6 +5,7 @@
 #   make build   native build only (build/sdfed), packages assumed present
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
+#   make random-model SHAPE=vit-b-32  a ViT-B/32-shaped CLIP with random weights (models/random-vit-b-32.q8_0.gguf)
 #   make bench-browser  the browser part of bench-peers alone: sdfed vs onnxruntime-web in Chromium
 # Builds: build/ (native, gcc) and build/targets/<name>/ for the
 # other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
@@ -15,6 +16,7 @@ export NODE_PATH ?= /usr/share/nodejs
 
 # make bench's ONNX Runtime peers and FMA peak (tools/bench/peers.sh, peak.sh)
 .PHONY: bench-deps bench-browser bench-peers
+.PHONY: random-model
 .PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
         compare compare-paper clean
 
@@ -87,6 +89,16 @@ bench-browser: deps bench-deps build web
 bench-peers: deps bench-deps build web
 	bash tools/bench/peers.sh all
 	bash tools/bench/peak.sh
+
+# make random-model [SHAPE=vit-b-32|vit-b-16] [TYPE=q8_0|f16|f32]: models/random-SHAPE.TYPE.gguf, a CLIP of
+# that real model's exact shape with random weights (the same download, memory and speed as the real one;
+# its features mean nothing), for trying the 224 x 224 path before converting a real checkpoint
+SHAPE ?= vit-b-32
+TYPE ?= q8_0
+random-model: deps build
+	/usr/bin/python3 tools/make_random_clip.py --shape $(SHAPE) build/random-$(SHAPE).safetensors
+	build/sdfed convert --in build/random-$(SHAPE).safetensors --out models/random-$(SHAPE).$(TYPE).gguf --type $(TYPE)
+	rm -f build/random-$(SHAPE).safetensors
 
 # make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|longer|"coop sdfed"]
 # [LRS=0.003,0.01] (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by

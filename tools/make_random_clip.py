@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """Writes a CLIP checkpoint with random weights under OpenAI state-dict names
-(safetensors, fp32), of any shape: for tests (tiny fuzzing seeds) and for
-benchmarks (a ViT-B/16-shaped text tower). Weights follow CLIP's own
-initialisation scales so that activations stay in a realistic range.
+(safetensors, fp32), of any shape: a real model's exact shape (--shape
+vit-b-32 or vit-b-16: the same size and speed as the real one, for trying
+the 224 x 224 path; `make random-model` converts it), or any other (tiny
+fuzzing seeds, a ViT-B/16-shaped text tower for benchmarks). Weights follow
+CLIP's own initialisation scales so that activations stay in a realistic
+range; the features mean nothing.
 
-  /usr/bin/python3 tools/make_random_clip.py OUT.safetensors [--text-width 512] ...
+  /usr/bin/python3 tools/make_random_clip.py OUT.safetensors [--shape vit-b-32|vit-b-16|tiny] [--text-width 512] ...
 """
 import argparse
 import json
@@ -13,9 +16,21 @@ import struct
 import numpy as np
 
 
+# the shapes of real models: OpenAI's ViT-B/32 and ViT-B/16, and the default tiny model's
+SHAPES = {
+    "vit-b-32": dict(embed_dim=512, text_width=512, text_layers=12, vision_width=768, vision_layers=12,
+                     patch_size=32, image_size=224),
+    "vit-b-16": dict(embed_dim=512, text_width=512, text_layers=12, vision_width=768, vision_layers=12,
+                     patch_size=16, image_size=224),
+    "tiny": dict(embed_dim=64, text_width=128, text_layers=3, vocab_size=695, vision_width=128, vision_layers=3,
+                 patch_size=7, image_size=28),
+}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")
+    p.add_argument("--shape", choices=sorted(SHAPES), help="a real model's shape (the other options then override it)")
     p.add_argument("--embed-dim", type=int, default=512)
     p.add_argument("--text-width", type=int, default=512)
     p.add_argument("--text-layers", type=int, default=12)
@@ -26,6 +41,9 @@ def main():
     p.add_argument("--patch-size", type=int, default=16)
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--seed", type=int, default=0)
+    shape = p.parse_known_args()[0].shape
+    if shape:  # the shape's values, which the other options override
+        p.set_defaults(**SHAPES[shape])
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
     tensors = {}

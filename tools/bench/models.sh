@@ -17,14 +17,10 @@ bench_clip=../shared/clip
 
 # the arguments of tools/make_random_clip.py for each shape
 declare -A bench_shapes=(
-  [tiny]="--embed-dim 64 --text-width 128 --text-layers 3 --vocab-size 695 --vision-width 128 --vision-layers 3
-          --patch-size 7 --image-size 28"
-  [vitb32]="--embed-dim 512 --text-width 512 --text-layers 12 --vision-width 768 --vision-layers 12 --patch-size 32
-            --image-size 224"
-  [vitb16]="--embed-dim 512 --text-width 512 --text-layers 12 --vision-width 768 --vision-layers 12 --patch-size 16
-            --image-size 224"
-  [vitb16-text]="--embed-dim 512 --text-width 512 --text-layers 12 --vision-width 64 --vision-layers 1 --patch-size 16
-                 --image-size 32"
+  [tiny]="--shape tiny"
+  [vitb32]="--shape vit-b-32"
+  [vitb16]="--shape vit-b-16"
+  [vitb16-text]="--shape vit-b-16 --vision-width 64 --vision-layers 1 --image-size 32"
 )
 
 bench_source() {

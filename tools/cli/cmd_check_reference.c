@@ -101,6 +101,18 @@ void check_compare_scaled_loss(checker *c, const char *name, float got, float wa
     check_report(c, name, isfinite(got) && err / scale <= tol, detail);
 }
 
+const char cmd_check_reference_help[] =
+    "usage: sdfed check-reference --model MODEL.gguf --reference REFERENCE.safetensors [--backend NAME]\n"
+    "\n"
+    "Checks a model against reference tensors computed by openai/CLIP in PyTorch (the tokenizer, text and\n"
+    "image features, the prompt autodiff, SDFed's SVD, projector, losses and gradients), one line per check\n"
+    "with its error and PASS or FAIL, ending \"reference: N passed, M failed\"; exits 0 only when nothing\n"
+    "failed. The reference and its model ship beside the project in ../shared/clip (mini-vit).\n"
+    "\n"
+    "  --model FILE      the model converted from the reference's checkpoint\n"
+    "  --reference FILE  the reference tensors (mini-vit.reference.safetensors)\n"
+    "  --backend NAME    the kernels (see 'sdfed help' for this build's)\n";
+
 int cmd_check_reference(int argc, char **argv) {
     const char *model = NULL, *reference = NULL, *backend = NULL;
     const cli_option options[] = {

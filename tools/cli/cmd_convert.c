@@ -36,7 +36,24 @@ static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *e
 #endif
 }
 
+/* OpenAI's CLIP vocabulary, which ships with the project (MIT, its LICENSE beside it) */
+#define DEFAULT_VOCAB "models/openai-clip/bpe_simple_vocab_16e6.txt.gz"
+
 static int file_write(void *ctx, const void *data, size_t n) { return fwrite(data, 1, n, ctx) != n; }
+
+const char cmd_convert_help[] =
+    "usage: sdfed convert --in MODEL.safetensors --out MODEL.gguf [--vocab VOCAB] [--type f32|f16|q8_0] [--activation quick_gelu|gelu]\n"
+    "\n"
+    "Converts a CLIP checkpoint (safetensors, under OpenAI/OpenCLIP or Hugging Face names) and CLIP's BPE\n"
+    "vocabulary into one GGUF model file, written whole or not at all.\n"
+    "\n"
+    "  --in FILE        the checkpoint: Hugging Face's model.safetensors (openai/clip-vit-base-patch32,\n"
+    "                   openai/clip-vit-base-patch16) or OpenCLIP's open_clip_model.safetensors\n"
+    "  --out FILE       the GGUF file to write\n"
+    "  --vocab FILE     the BPE vocabulary, gzip or text (default: models/openai-clip/bpe_simple_vocab_16e6.txt.gz,\n"
+    "                   OpenAI's, which ships with sdfed)\n"
+    "  --type T         the large matrices: f32 (the default), f16, or q8_0 (a little over a quarter of f32's size)\n"
+    "  --activation A   quick_gelu (OpenAI's models; the default) or gelu (OpenCLIP models trained with GELU)\n";
 
 int cmd_convert(int argc, char **argv) {
     const char *in = NULL, *vocab = NULL, *out = NULL, *type = "f32", *activation = "quick_gelu";
@@ -47,7 +64,9 @@ int cmd_convert(int argc, char **argv) {
                                   {"--activation", &activation, NULL}};
     int status = cli_parse(argc, argv, options, 5, NULL, NULL);
     if (status) return status;
-    if (!in || !vocab || !out) return cli_error(CLI_USAGE, "convert: --in, --vocab and --out are required");
+    if (!in || !out) return cli_error(CLI_USAGE, "convert: --in and --out are required (see 'sdfed convert --help')");
+    char vocab_path[4096];
+    if (!vocab) vocab = native_resolve_path(DEFAULT_VOCAB, vocab_path, sizeof vocab_path);
     sdfed_convert_options opt = {sdfed_type_from_name(type), sdfed_activation_from_name(activation), NULL, 0};
     if (opt.weight_type < 0) return cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);
     if (opt.activation < 0)

@@ -17,6 +17,28 @@
 /* Images encoded per call: bounds the activation memory. */
 #define IMAGE_BATCH 8
 
+const char cmd_encode_text_help[] =
+    "usage: sdfed encode-text [--model MODEL.gguf] [--normalize] [--backend NAME] TEXT...\n"
+    "\n"
+    "Prints CLIP's text features of each text, one line of numbers per text (unnormalised, as CLIP's\n"
+    "encode_text gives them, or of unit length with --normalize).\n"
+    "\n"
+    "  --model FILE   the model (the default model)\n"
+    "  --normalize    unit-length features\n"
+    "  --backend NAME the kernels (see 'sdfed help' for this build's)\n";
+
+const char cmd_encode_image_help[] =
+    "usage: sdfed encode-image [--model MODEL.gguf] [--normalize] [--backend NAME] IMAGE...\n"
+    "\n"
+    "Prints CLIP's image features of each PNG or JPEG file, one line of numbers per image (unnormalised,\n"
+    "as CLIP's encode_image gives them, or of unit length with --normalize). Images are read as a folder\n"
+    "dataset's are: transparency composited onto white, JPEG orientation honoured, very large images\n"
+    "decoded at reduced size; then CLIP's preprocessing (bicubic resize, centre crop).\n"
+    "\n"
+    "  --model FILE   the model (the default model)\n"
+    "  --normalize    unit-length features\n"
+    "  --backend NAME the kernels (see 'sdfed help' for this build's)\n";
+
 static void print_features(const float *f, int n, int dim, int normalize) {
     for (int i = 0; i < n; i++) {
         const float *row = f + (size_t)i * dim;

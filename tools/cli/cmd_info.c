@@ -6,6 +6,12 @@
 #include "base/dtype.h"
 #include "cli.h"
 
+const char cmd_info_help[] =
+    "usage: sdfed info [MODEL.gguf]\n"
+    "\n"
+    "Prints what a model file holds: its architecture (image size, patches, widths, layers, heads,\n"
+    "embedding), its tokenizer and its tensors' types and sizes. Without a file, the default model.\n";
+
 int cmd_info(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, NULL, 0, &pos, &n_pos) : CLI_FAILED;

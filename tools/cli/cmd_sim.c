@@ -27,6 +27,27 @@
 #include "sim.h"
 
 /* Task file, then the flags over it. */
+const char cmd_sim_help[] =
+    "usage: sdfed sim --task TASK.json [--method M] [--seed S] [--rounds N] [--lr X] [--out DIR] [--cache DIR] "
+    "[--data DIR] [--backend NAME] [--isa portable|avx2|avx512] [--validation] [--f32-images]\n"
+    "\n"
+    "Runs a whole federation in one process, with the same client code as the headless client and the\n"
+    "page and the same round engine as the aggregator: a line per round, results.json and accuracy.svg in\n"
+    "DIR, and the final accuracy (the mean of the last rounds' accuracy) at the end.\n"
+    "\n"
+    "  --task FILE     the federation's task (tasks/*.json, or one from 'sdfed task init')\n"
+    "  --method M      sdfed, promptfl, coop, promptfolio, fedpha, fedot, fedotp or zeroshot (the task's)\n"
+    "  --seed S, --rounds N, --lr X   override the task's\n"
+    "  --out DIR       where results.json and accuracy.svg go (sim-out)\n"
+    "  --cache DIR     the image-feature cache ($SDFED_CACHE, ~/.cache/sdfed)\n"
+    "  --data DIR      a volunteer's own ImageFolder instead of the task's images\n"
+    "  --backend NAME  the kernels (see 'sdfed help')\n"
+    "  --isa NAME      cap the native tiles at portable C, AVX2 or AVX-512: the same bits, a check that a run\n"
+    "                  does not depend on the CPU\n"
+    "  --validation    test every client on a fifth of its training images held out, for choosing\n"
+    "                  hyperparameters, never on the test split\n"
+    "  --f32-images    a Q8_0 image tower on f32 activations (the features docs/results.md was made with)\n";
+
 static int read_task(const char *path, const char *method, const char *seed, const char *rounds, const char *lr,
                      sdfed_task *task, sdfed_error *err) {
     int rc = native_task_read(path, task, NULL, err);

@@ -16,6 +16,13 @@
 #include "native/task_file.h"
 #include "prompt/prompt.h"
 
+const char cmd_task_help[] =
+    "usage: sdfed task init DIR [options]  |  sdfed task check TASK.json [options]\n"
+    "\n"
+    "What a host runs before opening a federation: 'task init' writes a task for a folder of labelled\n"
+    "images, 'task check' validates a task and shows what volunteers will get. 'sdfed task init --help' and\n"
+    "'sdfed task check --help' say more.\n";
+
 static const char init_usage[] =
     "usage: sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json] [--cache DIR] [--strict]\n"
     "\n"

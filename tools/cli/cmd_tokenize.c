@@ -6,6 +6,15 @@
 
 #include "cli.h"
 
+const char cmd_tokenize_help[] =
+    "usage: sdfed tokenize [--model MODEL.gguf] [--tokens] TEXT...\n"
+    "\n"
+    "Prints the token ids CLIP's tokenizer gives each text ([SOT] ... [EOT], truncated to the context\n"
+    "length), one line per text.\n"
+    "\n"
+    "  --model FILE   the model whose tokenizer is used (the default model)\n"
+    "  --tokens       each id with its token\n";
+
 int cmd_tokenize(int argc, char **argv) {
     const char *model = NULL;
     int show_tokens = 0;

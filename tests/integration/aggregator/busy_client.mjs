@@ -16,10 +16,10 @@ let passed = 0, failed = 0;
 const ok = () => passed++;
 const bad = (why) => { failed++; console.log(`FAIL: ${why}`); };
 
-// every feature file of the cache write-locked (fcntl, as feature_cache.c locks) until stdin closes
+// every feature file of the cache write-locked (fcntl, as native/keyed_records.c locks) until stdin closes
 const locker = spawn('/usr/bin/python3', ['-c', `
 import fcntl, glob, sys
-files = [open(p, "r+b") for p in glob.glob(sys.argv[1] + "/*/*.features")]
+files = [open(p, "r+b") for p in glob.glob(sys.argv[1] + "/*/*.records")]
 for f in files: fcntl.lockf(f, fcntl.LOCK_EX)
 print(len(files), flush=True)
 sys.stdin.read()`, cache], { stdio: ['pipe', 'pipe', 'inherit'] });
