@@ -60,6 +60,7 @@ static int load_folders(const sdfed_task *task, const char *own, storage *s, fed
 
 int fed_data_load_images(const sdfed_task *task, const char *data_dir, fed_data *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
+    out->decode = sdfed_image_decode_defaults(task->background);
     storage *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     out->storage = s;
@@ -121,7 +122,7 @@ int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t
     }
     uint8_t *decoded;
     int width, height, channels;
-    int rc = sdfed_image_decode_file(paths[i], &decoded, &width, &height, &channels, err);
+    int rc = sdfed_image_decode_file(paths[i], &d->decode, &decoded, &width, &height, &channels, err);
     if (rc) return rc;
     const uint8_t *domains = test ? d->test_domains : d->train_domains;
     if (domains) {

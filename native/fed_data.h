@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "clip/image_preprocess.h"
+#include "native/image_decode.h"
 #include "native/model.h"
 #include "fed/task.h"
 
@@ -29,6 +30,7 @@ typedef struct fed_data {
     float *train_features, *test_features;              /* (n, dim); NULL from fed_data_load_images */
     const uint8_t *train_labels, *test_labels;
     uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
+    sdfed_image_decode_options decode;     /* a folder's files: over the task's background */
     void *storage;                         /* what fed_data_free releases */
 } fed_data;
 
