@@ -23,11 +23,15 @@
  *   JPEG EXIF       the orientation of the first APP1 "Exif" segment
  *                   (native/image_exif.h) applied as ImageOps.exif_transpose
  *                   applies it (all 8 values); a missing or malformed one
- *                   is no turn, never an error. PNG has none.
+ *                   is no turn, never an error. A PNG's eXIf chunk is not
+ *                   read (exif_transpose would turn such a rare PNG).
  *
  *   PNG   8-bit RGB, grey, RGBA, grey+alpha, palette (1/2/4/8-bit), grey
  *         1/2/4-bit (scaled to 0..255), interlaced (Adam7): equal to PIL.
- *         gAMA, iCCP and sBIT are ignored (PIL ignores them too).
+ *         gAMA, iCCP and sBIT are ignored (PIL ignores them too). A 1/2/4-bit
+ *         grey PNG's tRNS key is a sample of that depth, as the PNG rule and
+ *         libpng read it; PIL compares it with the scaled samples and so
+ *         misses it (we differ: tested against the rule).
  *   PNG   16-bit: the high byte of each sample is kept (then composited).
  *         For 16-bit RGB(A) and grey+alpha this is what PIL does. PIL
  *         opens 16-bit *grey* PNGs as 32-bit mode "I" and convert("RGB")
