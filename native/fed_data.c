@@ -129,14 +129,15 @@ static int read_keys(storage *s, int split, uint8_t *usable, sdfed_error *err) {
 }
 
 /* Whether each readable file decodes, without a model. */
-static int check_split(storage *s, int split, uint8_t *usable, sdfed_error *err) {
+static int check_split(const fed_data *d, storage *s, int split, uint8_t *usable, sdfed_error *err) {
     image_folder *f = &s->folder[split];
     int rc = SDFED_OK;
     for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
         if (!usable[i]) continue;
         char reason[IMAGE_CHECK_REASON];
         int ok = 0;
-        rc = image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &ok, reason, err);
+        rc = image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &d->decode, &ok, reason,
+                                  err);
         if (rc == SDFED_OK && !ok) rc = image_folder_skip_add(&s->skipped, f->paths[i], reason, 1, err);
         usable[i] = ok;
         progress_show("checking the %s: %d of %d", split_names[split], i + 1, f->n);
@@ -154,7 +155,8 @@ typedef struct split_view {
 } split_view;
 
 /* What image i's features depend on besides the model: the file's content
- * (with the decoding rules), and its domain and the noise it draws. */
+ * (with the decoding rules), the background its transparency is composited
+ * onto, and its domain and the noise it draws. */
 static int file_feature_key(const void *ctx, int j, uint8_t key[32], sdfed_error *err) {
     const split_view *v = ctx;
     int i = v->items[j];
@@ -163,6 +165,7 @@ static int file_feature_key(const void *ctx, int j, uint8_t key[32], sdfed_error
     sdfed_sha256_init(&h);
     sdfed_sha256_update(&h, "sdfed image file", 16);
     sdfed_sha256_update(&h, v->s->keys[v->split] + (size_t)i * 32, 32);
+    sdfed_sha256_update(&h, v->data->decode.background, 3);
     if (domains) {
         int32_t view[3] = {domains[i], v->split, v->s->noise_index[v->split][i]};
         sdfed_sha256_update(&h, view, sizeof view);
@@ -183,8 +186,8 @@ static int file_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned,
     int width, height, channels;
     *owned = NULL;
     out->pixels = NULL;
-    int rc = image_checks_decode(v->s->checks, path, v->s->keys[v->split] + (size_t)i * 32, &pixels, &width, &height,
-                                 &channels, reason, err);
+    int rc = image_checks_decode(v->s->checks, path, v->s->keys[v->split] + (size_t)i * 32, &v->data->decode, &pixels,
+                                 &width, &height, &channels, reason, err);
     if (rc) return rc;
     if (!pixels) return image_folder_skip_add(&v->s->skipped, path, reason, 1, err);
     return in_domain(v->data, v->split, i, pixels, width, height, channels, out, owned, err);
@@ -283,7 +286,7 @@ static int load_folder_dataset(const sdfed_task *task, const char *own, const ch
         rc = usable ? read_keys(s, i, usable, err) : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
         if (rc == SDFED_OK)
             rc = m ? encode_split(out, s, i, usable, task, cache_dir, m, model_sha256, k, err)
-                   : check_split(s, i, usable, err);
+                   : check_split(out, s, i, usable, err);
         if (rc == SDFED_OK) keep_usable(out, s, i, usable);
         free(usable);
     }
@@ -334,6 +337,7 @@ static int load(const sdfed_task *task, const char *data_dir, const char *cache_
     storage *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     out->storage = s;
+    out->decode = sdfed_image_decode_defaults(task->background);
     if (!cache_dir) cache_dir = feature_cache_default_dir();
     int rc = strcmp(task->dataset, "folder") == 0
                  ? load_folder_dataset(task, data_dir, cache_dir, m, model_sha256, k, s, out, err)
@@ -357,7 +361,7 @@ int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t
     }
     uint8_t *decoded;
     int width, height, channels;
-    int rc = sdfed_image_decode_file(paths[i], &decoded, &width, &height, &channels, err);
+    int rc = sdfed_image_decode_file(paths[i], &d->decode, &decoded, &width, &height, &channels, err);
     return rc ? rc : in_domain(d, test, i, decoded, width, height, channels, out, owned, err);
 }
 

@@ -25,6 +25,7 @@
 #include "clip/image_preprocess.h"
 #include "fed/task.h"
 #include "native/feature_cache.h"
+#include "native/image_decode.h"
 #include "native/image_folder.h"
 #include "native/model.h"
 
@@ -40,6 +41,7 @@ typedef struct fed_data {
     uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
     const image_folder_skips *skipped;     /* a folder dataset's files not used, and why; NULL otherwise */
     feature_counts features;               /* fed_data_load: the images' features, from the cache or computed */
+    sdfed_image_decode_options decode;     /* a folder's files: over the task's background */
     void *storage;                         /* what fed_data_free releases */
 } fed_data;
 

@@ -68,8 +68,9 @@ static void reason_of(const char *message, const char *path, char reason[IMAGE_C
 /* Whether a decoder's status is the file's fault (a verdict to keep). */
 static int is_verdict(int status) { return status == SDFED_ERR_FORMAT || status == SDFED_ERR_UNSUPPORTED; }
 
-int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32], uint8_t **pixels, int *width,
-                        int *height, int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err) {
+int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32],
+                        const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                        int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err) {
     *pixels = NULL;
     reason[0] = '\0';
     verdict v;
@@ -79,7 +80,7 @@ int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32]
         return SDFED_OK;
     }
     sdfed_error why = {0};
-    int rc = sdfed_image_decode_file(path, pixels, width, height, channels, &why);
+    int rc = sdfed_image_decode_file(path, options, pixels, width, height, channels, &why);
     if (rc != SDFED_OK && !is_verdict(rc)) {
         if (rc == SDFED_ERR_IO) { /* gone or unreadable now: named, not remembered */
             reason_of(why.message, path, reason);
@@ -94,8 +95,9 @@ int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32]
     return keyed_records_append(c->records, key, &record, 1, err);
 }
 
-int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32], int *ok,
-                         char reason[IMAGE_CHECK_REASON], sdfed_error *err) {
+int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32],
+                         const sdfed_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
+                         sdfed_error *err) {
     verdict v;
     reason[0] = '\0';
     if (keyed_records_find(c->records, key, &v)) {
@@ -105,7 +107,7 @@ int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32
     }
     uint8_t *pixels;
     int width, height, channels;
-    int rc = image_checks_decode(c, path, key, &pixels, &width, &height, &channels, reason, err);
+    int rc = image_checks_decode(c, path, key, options, &pixels, &width, &height, &channels, reason, err);
     *ok = rc == SDFED_OK && pixels != NULL;
     free(pixels);
     return rc;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "native/image_decode.h"
 
 #define IMAGE_CHECK_VERSION 1
 #define IMAGE_CHECK_REASON 240
@@ -34,11 +35,13 @@ int image_file_key(const char *path, uint8_t key[32], sdfed_error *err);
  * to decode. On success *pixels (free()) holds the image (image_decode.h);
  * when the file does not decode, SDFED_OK with *pixels NULL and the reason
  * (without the path) in reason; any other failure is an error. */
-int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32], uint8_t **pixels, int *width,
-                        int *height, int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err);
+int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32],
+                        const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                        int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err);
 /* Whether the file decodes (*ok), decoding it only when its content was
  * never checked; the reason when it does not. */
-int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32], int *ok,
-                         char reason[IMAGE_CHECK_REASON], sdfed_error *err);
+int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32],
+                         const sdfed_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
+                         sdfed_error *err);
 
 #endif

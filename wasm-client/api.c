@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clip/image_composite.h"
 #include "data/folder_rule.h"
 #include "fed/protocol.h"
 #include "fed/task.h"
@@ -87,6 +88,7 @@ static void init_once(void) {
     done = 1;
     if (!W.k) W.k = sdfed_kernels_default();
     W.int8_images = 1;
+    sdfed_task_defaults(&W.task); /* what W.task is whenever no task is set */
     sdfed_arena_init(&W.arena);
 }
 
@@ -181,9 +183,12 @@ static int feature_method(void) { return W.have_task ? W.cfg.method : SDFED_METH
 
 int wc_feature_size(void) { return W.have_model ? sdfed_method_feature_size(feature_method(), &W.model.cfg) : 0; }
 
-int wc_encode_image(const uint8_t *rgba, int width, int height, float *features) {
+int wc_encode_image(uint8_t *rgba, int width, int height, float *features) {
     if (!W.have_model) return fail(SDFED_ERR_ARG, "load a model first");
-    sdfed_image img = {rgba, width, height, 4, (size_t)width * 4};
+    if (width < 1 || height < 1) return fail(SDFED_ERR_ARG, "an image needs a width and a height of at least 1");
+    /* onto the task's background (the default's before a task), RGB packed in place */
+    sdfed_composite(rgba, 4, (size_t)width * (size_t)height, W.task.background, rgba);
+    sdfed_image img = {rgba, width, height, 3, (size_t)width * 3};
     sdfed_arena_reset(&W.arena);
     return sdfed_method_image_features(feature_method(), &W.model, W.k, &img, 1, features, &W.arena, &W.err);
 }

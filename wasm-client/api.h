@@ -53,8 +53,11 @@ WC_EXPORT int wc_method_global_size(void); /* floats uploaded each round */
  * (CLIP's pooled feature; also before a task is set), or fedotp's patch
  * features. */
 WC_EXPORT int wc_feature_size(void);
-/* The features (wc_feature_size floats) of an RGBA image. */
-WC_EXPORT int wc_encode_image(const uint8_t *rgba, int width, int height, float *features);
+/* The features (wc_feature_size floats) of an RGBA image (not
+ * premultiplied), composited onto the task's background (white before
+ * wc_set_task: clip/image_composite.h) in place: rgba then holds the
+ * packed RGB pixels. */
+WC_EXPORT int wc_encode_image(uint8_t *rgba, int width, int height, float *features);
 
 /* The client's samples: which 0 training, 1 held-out test; features
  * (n, wc_feature_size) and labels (n, class indices) are copied. */

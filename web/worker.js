@@ -43,12 +43,13 @@ async function loadModule(singleThreaded, relaxedSimd) {
 
 // Pixels of one image: {rgba, width, height} as they came, or a Blob (a
 // file the volunteer added, or a demo shard's file) decoded here as the
-// native decoder does (native/image_decode.h): no colour management, no
-// EXIF rotation, colours not premultiplied by alpha.
+// native decoder does (native/image_decode.h): no colour management, a
+// JPEG's EXIF orientation applied, colours not premultiplied by alpha (the
+// wasm composites them onto the task's background: clip/image_composite.h).
 async function pixelsOf(image) {
   if (image.rgba) return image;
   const bitmap = await createImageBitmap(image.blob,
-    { colorSpaceConversion: 'none', imageOrientation: 'none', premultiplyAlpha: 'none' });
+    { colorSpaceConversion: 'none', imageOrientation: 'from-image', premultiplyAlpha: 'none' });
   const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
   const context = canvas.getContext('2d');
   context.drawImage(bitmap, 0, 0);

@@ -32,10 +32,14 @@
  * gives the same values), 3 (RGB) or 4 (RGBA, alpha ignored: the colour
  * channels are resized as they are, then alpha is dropped). The result for a
  * 4-channel image therefore equals CLIP's preprocess of `im.convert("RGB")`.
- * Note that CLIP's preprocess applied directly to an RGBA PIL image gives
- * different values where alpha < 255: PIL resizes RGBA in premultiplied form
- * (RGBA -> RGBa -> resize -> RGBA) before `convert("RGB")` drops alpha. The
- * two agree for opaque images (alpha 255 everywhere, e.g. a canvas of a JPEG).
+ * Transparency is not this file's job: the project's images reach it
+ * already composited onto a background (clip/image_composite.h: the
+ * native decoder's rows, the browser's canvas pixels in wasm-client/api.c),
+ * opaque. Note that CLIP's preprocess applied directly to an RGBA PIL image
+ * gives different values where alpha < 255: PIL resizes RGBA in
+ * premultiplied form (RGBA -> RGBa -> resize -> RGBA) before
+ * `convert("RGB")` drops alpha. The two agree for opaque images (alpha 255
+ * everywhere, e.g. a canvas of a JPEG, or any image once composited).
  *
  * mean and std are parameters (the model file carries them; CLIP's are
  * SDFED_CLIP_MEAN / SDFED_CLIP_STD below). The arithmetic is float32 like

@@ -50,6 +50,7 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->transport = sdfed_transport_defaults();
     t->seed = 1;
     t->demo = 1;
+    memset(t->background, 255, sizeof t->background);
 }
 
 static void free_classes(sdfed_task *t) {
@@ -389,6 +390,29 @@ static int read_template(reader *r, int node, sdfed_task *t) {
     return rc;
 }
 
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* "#rrggbb" */
+static int read_background(reader *r, int node, sdfed_task *t) {
+    char text[16];
+    int n = sdfed_json_string(r->j, node, text, sizeof text);
+    int ok = n == 7 && text[0] == '#';
+    uint8_t rgb[3];
+    for (int c = 0; c < 3 && ok; c++) {
+        int hi = hex_digit(text[1 + 2 * c]), lo = hex_digit(text[2 + 2 * c]);
+        ok = hi >= 0 && lo >= 0;
+        rgb[c] = (uint8_t)(16 * hi + lo);
+    }
+    if (!ok) return bad(r, "background", "a colour \"#rrggbb\" (e.g. \"#ffffff\", white)");
+    memcpy(t->background, rgb, sizeof rgb);
+    return SDFED_OK;
+}
+
 static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     double seed;
     if (strcmp(name, "model") == 0) return read_string(r, value, name, t->model, sizeof t->model);
@@ -421,6 +445,7 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "classes") == 0) return read_classes(r, value, t);
     if (strcmp(name, "template") == 0) return read_template(r, value, t);
     if (strcmp(name, "prompt_init") == 0) return read_text(r, value, name, 1, 1024, &t->prompt_init);
+    if (strcmp(name, "background") == 0) return read_background(r, value, t);
     if (strcmp(name, "demo") == 0) {
         int type = r->j->nodes[value].type;
         if (type != SDFED_JSON_TRUE && type != SDFED_JSON_FALSE) return bad(r, name, "true or false");
@@ -555,6 +580,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_string(&w, "template", sdfed_task_template(t));
     if (t->prompt_init) sdfed_jw_string(&w, "prompt_init", t->prompt_init);
     sdfed_jw_raw(&w, "demo", t->demo ? "true" : "false", t->demo ? 4 : 5);
+    char background[8];
+    snprintf(background, sizeof background, "#%02x%02x%02x", t->background[0], t->background[1], t->background[2]);
+    sdfed_jw_string(&w, "background", background);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     sdfed_buffer_free(&part);
     sdfed_buffer_free(&transport);

@@ -39,6 +39,10 @@
  *                          rows; the rest random as without); none by default
  *   demo                   whether the server offers demo shards (true: when it
  *                          has the dataset)
+ *   background             "#rrggbb" (hex digits, either case): the colour that
+ *                          transparent pixels are composited onto, natively and
+ *                          in the browser alike (clip/image_composite.h)
+ *                          ("#ffffff", white)
  * lambda, gamma and projector default to each method's own values when the
  * task does not set them (FedPHA: rowspace, 0.2, 1.0).
  *
@@ -91,7 +95,8 @@ typedef struct sdfed_task {
     char *prompt_init;   /* NULL: random prompts */
     int n_classes;       /* 0: the dataset's classes */
     char **class_names, **class_texts;
-    int demo; /* 1: offer demo shards when the server has the dataset */
+    int demo;              /* 1: offer demo shards when the server has the dataset */
+    uint8_t background[3]; /* red, green, blue behind transparent pixels */
 } sdfed_task;
 
 /* The random streams of a task's seed (base/rng.h), shared by the simulator,

@@ -8,7 +8,8 @@
 //   1. the page shows the task's four class names and offers a demo share
 //      of the host's images; the share arrives as the folder's files, which
 //      the page decodes and encodes as the native build does (features
-//      within 1e-4 of `sdfed encode-image`'s);
+//      within 1e-4 of `sdfed encode-image`'s), JPEGs stored turned with an
+//      EXIF orientation and PNGs with transparency among them;
 //   2. it trains the 3 rounds; its accuracy per round is what `sdfed sim`
 //      computes for the same shard;
 //   3. "try it" names one of the four classes for a JPEG of the folder; a
@@ -44,6 +45,28 @@ const NAMES = ['Trousers', 'Handbags', 'Sandals', 'Ankle boots'];
 for (const split of ['train', 'test'])
   for (const [from, to] of [['Trouser', 'Trousers'], ['Bag', 'Handbags'], ['Sandal', 'Sandals'], ['Ankle_boot', 'Ankle_boots']])
     renameSync(path.join(data, split, from), path.join(data, split, to));
+// the host's images as phones and clip art have them: every JPEG stored
+// turned, with the EXIF orientation that turns it back (1..8 in turn), every
+// third PNG on a ground that is transparent where it is dark
+const turned = spawnSync('/usr/bin/python3', ['-c', `
+import os, sys
+from PIL import Image
+T = Image.Transpose
+turn_back = {2: T.FLIP_LEFT_RIGHT, 3: T.ROTATE_180, 4: T.FLIP_TOP_BOTTOM, 5: T.TRANSPOSE, 6: T.ROTATE_90,
+             7: T.TRANSVERSE, 8: T.ROTATE_270}
+files = sorted(os.path.join(d, f) for d, _, names in os.walk(sys.argv[1]) for f in names)
+for i, f in enumerate(f for f in files if f.endswith(".jpg")):
+    o = 1 + i % 8
+    image = Image.open(f)
+    exif = Image.Exif()
+    exif[0x0112] = o
+    (image.transpose(turn_back[o]) if o > 1 else image).save(f, quality=90, exif=exif.tobytes())
+for f in [f for f in files if f.endswith(".png")][::3]:
+    image = Image.open(f).convert("RGB")
+    image.putalpha(image.convert("L").point(lambda v: min(255, 3 * v)))
+    image.save(f)
+`, data], { encoding: 'utf8' });
+if (turned.status !== 0) throw new Error(`turning the host's JPEGs: ${turned.stderr}`);
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 Object.assign(task, { model, dataset: { train: 'train', test: 'test' }, clients: 3, clients_per_round: 3, rounds: 3,
   partition: { kind: 'pathological', classes_per_client: 2 }, name: 'My four kinds',
@@ -120,8 +143,16 @@ try {
     return file;
   });
   const worst = await largestDifference(page, files);
-  check(worst <= 1e-4, `the page's features of the ${files.length} files equal the native ones (largest difference ` +
-    `${worst.toExponential(2)}, at most 1e-4)`);
+  const kinds = spawnSync('/usr/bin/python3', ['-c', `
+import sys
+from PIL import Image
+images = [Image.open(f) for f in sys.argv[1:]]
+print(sum(i.format == "JPEG" and i.getexif().get(0x0112, 1) > 1 for i in images),
+      sum(i.format == "PNG" and i.mode == "RGBA" for i in images))
+`, ...files], { encoding: 'utf8' }).stdout.trim().split(' ').map(Number);
+  check(worst <= 1e-4 && kinds[0] > 0 && kinds[1] > 0, `the page's features of the ${files.length} files (${kinds[0]} ` +
+    `JPEGs turned by their EXIF orientation, ${kinds[1]} PNGs with transparency) equal the native ones (largest ` +
+    `difference ${worst.toExponential(2)}, at most 1e-4)`);
   await shot(page, '02-features');
 
   // 2. three rounds, the simulator's accuracy for the same shard

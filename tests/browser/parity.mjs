@@ -1,6 +1,7 @@
 // The wasm-vs-native parity check's inputs and its wasm half (see
-// step_native.c): 32 Fashion-MNIST test images as RGBA, their labels, the
-// default task (with SDFed, or FedOTP, which reads patch features) and model. Used by the browser test (the wasm half runs in
+// step_native.c): 32 Fashion-MNIST test images as RGBA (half of them partly
+// transparent, over the task's background), their labels, the default task
+// (with SDFed, or FedOTP, which reads patch features) and model. Used by the browser test (the wasm half runs in
 // the page's worker) and, under Node, by `node parity.mjs` as a quick check:
 //   node parity.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf WORK_DIR
 import { execFileSync } from 'node:child_process';
@@ -41,8 +42,13 @@ export function makeInputs(dir, model, stepNative, method, int8Images) {
   // the prompts' own text: class texts that differ from the names, a
   // template and a prompt initialisation, read by the wasm from the task
   Object.assign(task, { classes: CLASSES.map((name, i) => (i % 2 ? name : { name, text: name.toLowerCase() })),
-    template: 'a grey picture of a {}, a kind of clothing.', prompt_init: 'a photo of a', method });
+    template: 'a grey picture of a {}, a kind of clothing.', prompt_init: 'a photo of a', method,
+    background: '#3080c0' });
+  // every other image on a ground that fades to transparent where it is
+  // dark, which the wasm composites onto the task's background (a blue)
   const images = fmnistImages(100, 32);
+  for (let i = 0; i < images.n; i += 2)
+    for (let p = i * 784; p < (i + 1) * 784; p++) images.rgba[4 * p + 3] = Math.min(255, 4 * images.rgba[4 * p]);
   copyFileSync(model, path.join(dir, 'model.gguf'));
   writeFileSync(path.join(dir, 'task.json'), JSON.stringify(task));
   writeFileSync(path.join(dir, 'index'), '3');

@@ -15,9 +15,12 @@ and OUTDIR/name.in (height rows of `stride` bytes; padding bytes are random),
 name.rgb (the resized and cropped uint8 image, size*size*3) and name.f32
 (the normalised tensor, 3*size*size little-endian float32).
 
-decode: OUTDIR/cases.txt has one line per file,
-    good name file width height     (expected pixels in name.rgb, RGB)
-    bad  name file                  (decoding must fail)
+decode: OUTDIR/cases.txt has one line per case,
+    good name file width height c=C bg=RRGGBB [max=N]
+        (file decoded over the background, at most N pixels, gives the
+        pixels in name.rgb, RGB, in C channels)
+    bad  name file [max=N] [want=TEXT] [pil-accepts]
+        (decoding must fail, the message naming the file and holding TEXT)
 """
 import io
 import os
@@ -28,7 +31,7 @@ import zlib
 
 import numpy as np
 import torch
-from PIL import Image
+from PIL import Image, ImageOps
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -206,75 +209,249 @@ def write_png(path, samples, color_type, depth, interlace=False, palette=None, t
         f.write(out)
 
 
+def composite(rgba, bg):
+    """Alpha composited onto bg (r, g, b): shared/clip/image_composite.h's
+    integer formula on un-premultiplied RGBA, (h, w, 4) -> (h, w, 3)."""
+    c = rgba[..., :3].astype(np.int64)
+    a = rgba[..., 3:4].astype(np.int64)
+    return ((c * a + np.array(bg, np.int64) * (255 - a) + 127) // 255).astype(np.uint8)
+
+
+def has_alpha(im):
+    return im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info
+
+
+def seen(path, bg):
+    """What the decoder gives for a PNG at full size: RGB pixels (h, w, 3)
+    and the channel count it gives them in (1 grey, 3 RGB): grey for a grey
+    PNG (colour type 0, or 4 over a grey background; PIL opens 16-bit grey
+    with alpha as RGBA)."""
+    im = Image.open(path)
+    with open(path, "rb") as f:
+        colour_type = f.read(26)[25]
+    grey = colour_type in (0, 4)
+    rgba = np.array(im.convert("RGBA"), dtype=np.uint8)
+    if not has_alpha(im):
+        assert (rgba[..., 3] == 255).all()
+        return np.array(im.convert("RGB"), dtype=np.uint8), 1 if grey else 3
+    return composite(rgba, bg), 1 if grey and bg[0] == bg[1] == bg[2] else 3
+
+
+def reduced(px, f):
+    """PIL's Image.reduce(f) of RGB pixels."""
+    return px if f == 1 else np.array(Image.fromarray(px, "RGB").reduce(f), dtype=np.uint8)
+
+
+def factor(w, h, max_pixels):
+    """native/image_decode.h's reduction rule."""
+    f = 1
+    while -(-w // f) * -(-h // f) > max_pixels or -(-w // f) > 16384 or -(-h // f) > 16384:
+        f *= 2
+    return f
+
+
+def jpeg_seen(path, max_pixels):
+    """A JPEG as the decoder gives it: libjpeg's DCT scaling by s = min(f, 8)
+    (PIL's draft), the rest of f by PIL's reduce, then the EXIF orientation
+    (ImageOps.exif_transpose, which reads the copied info["exif"])."""
+    im = Image.open(path)
+    w, h = im.size
+    f = factor(w, h, max_pixels)
+    s = min(f, 8)
+    if s > 1:
+        im.draft(im.mode, (w // s, h // s))
+        assert im.size == (-(-w // s), -(-h // s)), (path, im.size)
+    out = im.convert("RGB")
+    if f // s > 1:
+        out = out.reduce(f // s)
+    out.info = dict(im.info)
+    out = ImageOps.exif_transpose(out)
+    return np.array(out, dtype=np.uint8), 1 if im.mode == "L" else 3
+
+
+def exif_segment(orientation, big_endian, other_tags=True):
+    """An APP1 payload: "Exif\\0\\0", a TIFF header in either byte order,
+    IFD0 with the orientation as one SHORT (after a Make tag pointing at its
+    text, so that the tag is not the first entry)."""
+    e = ">" if big_endian else "<"
+    entries = []
+    n = 2 if other_tags else 1
+    text_at = 8 + 2 + 12 * n + 4
+    if other_tags:
+        entries.append(struct.pack(e + "HHII", 0x010F, 2, 6, text_at))
+    entries.append(struct.pack(e + "HHI", 0x0112, 3, 1) + struct.pack(e + "H", orientation) + b"\0\0")
+    tiff = (b"MM" if big_endian else b"II") + struct.pack(e + "HI", 42, 8) + struct.pack(e + "H", n)
+    tiff += b"".join(entries) + struct.pack(e + "I", 0) + (b"Maker\0" if other_tags else b"")
+    return b"Exif\0\0" + tiff
+
+
+WHITE, BLUE, GREY, BLACK = (255, 255, 255), (48, 128, 192), (64, 64, 64), (0, 0, 0)
+
+
 def write_decode(outdir):
     rng = np.random.default_rng(7)
-    good, bad = [], []
     d = lambda f: os.path.join(outdir, f)
+    lines = []
 
-    def pil_save(name, img, **kw):
-        img.save(d(name), **kw)
-        good.append(name)
+    def case(name, file, px, channels, bg=WHITE, max_pixels=None):
+        """A good case: file decoded over bg (and reduced for max_pixels)
+        gives px (h, w, 3) in `channels` channels."""
+        px.astype(np.uint8).tofile(d(name + ".rgb"))
+        extra = " max=%d" % max_pixels if max_pixels else ""
+        lines.append("good %s %s %d %d c=%d bg=%02x%02x%02x%s" % (name, file, px.shape[1], px.shape[0], channels,
+                                                                 bg[0], bg[1], bg[2], extra))
+
+    def pil_case(file, bg=WHITE, max_pixels=None, name=None):
+        """PIL's pixels of a PNG (composited, reduced) or a JPEG."""
+        im = Image.open(d(file))
+        if im.format == "JPEG":
+            px, channels = jpeg_seen(d(file), max_pixels or (1 << 24))
+        else:
+            px, channels = seen(d(file), bg)
+            px = reduced(px, factor(im.width, im.height, max_pixels or (1 << 24)))
+        case(name or file, file, px, channels, bg, max_pixels)
+
+    def pil_save(file, img, **kw):
+        img.save(d(file), **kw)
+        return file
 
     rgb = rng.integers(0, 256, size=(23, 31, 3), dtype=np.uint8)
     rgba = rng.integers(0, 256, size=(17, 12, 4), dtype=np.uint8)
     grey = rng.integers(0, 256, size=(19, 26), dtype=np.uint8)
     smooth = make_pixels(rng, 45, 38, 3, "smooth")
+    # alpha as clip art has it: opaque, transparent and anti-aliased edges
+    art = make_pixels(rng, 50, 31, 4, "smooth")
+    art[..., 3] = np.where(art[..., 3] > 150, 255, np.where(art[..., 3] < 100, 0, art[..., 3]))
 
-    pil_save("rgb.png", Image.fromarray(rgb, "RGB"))
-    pil_save("rgba.png", Image.fromarray(rgba, "RGBA"))
-    pil_save("grey.png", Image.fromarray(grey, "L"))
-    pil_save("grey_alpha.png", Image.fromarray(rgba[..., :2], "LA"))
-    pil_save("bilevel.png", Image.fromarray(grey > 127).convert("1"))
-    pal = Image.fromarray(smooth, "RGB").quantize(colors=200)
-    pil_save("palette.png", pal)
-    pil_save("palette_trns.png", pal, transparency=3)
-    pil_save("palette_4bit.png", Image.fromarray(smooth, "RGB").quantize(colors=13), bits=4)
+    full = [
+        pil_save("rgb.png", Image.fromarray(rgb, "RGB")),
+        pil_save("rgba.png", Image.fromarray(rgba, "RGBA")),
+        pil_save("art.png", Image.fromarray(art, "RGBA")),
+        pil_save("grey.png", Image.fromarray(grey, "L")),
+        pil_save("grey_alpha.png", Image.fromarray(rgba[..., :2], "LA")),
+        pil_save("bilevel.png", Image.fromarray(grey > 127).convert("1")),
+        pil_save("palette.png", Image.fromarray(smooth, "RGB").quantize(colors=200)),
+        pil_save("palette_trns.png", Image.fromarray(smooth, "RGB").quantize(colors=200), transparency=3),
+        pil_save("palette_4bit.png", Image.fromarray(smooth, "RGB").quantize(colors=13), bits=4),
+    ]
+    # an opaque RGBA image: its RGB unchanged
+    opaque = rgba.copy()
+    opaque[..., 3] = 255
+    full.append(pil_save("rgba_opaque.png", Image.fromarray(opaque, "RGBA")))
+    # a grey image with a tRNS key (8-bit: PIL honours it)
+    grey_trns = grey.copy()
+    grey_trns[::3, ::2] = 20
+    full.append(pil_save("grey_trns.png", Image.fromarray(grey_trns, "L"), transparency=20))
+    for file, samples, color, depth, kw in [
+        ("rgb16.png", rng.integers(0, 65536, size=(9, 14, 3)), 2, 16, {}),
+        ("rgba16.png", rng.integers(0, 65536, size=(9, 14, 4)), 6, 16, {}),
+        ("grey_alpha16.png", rng.integers(0, 65536, size=(8, 5, 2)), 4, 16, {}),
+        ("grey2.png", rng.integers(0, 4, size=(7, 13, 1)), 0, 2, {}),
+        ("grey4_interlaced.png", rng.integers(0, 16, size=(11, 9, 1)), 0, 4, {"interlace": True}),
+        ("rgb_interlaced.png", rng.integers(0, 256, size=(21, 19, 3)), 2, 8, {"interlace": True}),
+        ("rgba16_interlaced.png", rng.integers(0, 65536, size=(10, 7, 4)), 6, 16, {"interlace": True}),
+        ("palette2_interlaced.png", rng.integers(0, 4, size=(13, 17, 1)), 3, 2,
+         {"interlace": True, "palette": rng.integers(0, 256, size=(6, 3)), "trns": bytes([0, 128])}),
+        ("rgb_trns.png", rng.integers(0, 256, size=(5, 6, 3)), 2, 8, {"trns": b"\x00\x01\x00\x02\x00\x03"}),
+        ("rgba_interlaced.png", art[:29, :45], 6, 8, {"interlace": True}),
+        ("rgba_interlaced_3x2.png", rgba[:2, :3], 6, 8, {"interlace": True}),
+    ]:
+        write_png(d(file), samples, color, depth, **kw)
+        full.append(file)
+    # an RGB image with a tRNS colour that occurs
+    rgb_key = rgb.copy()
+    rgb_key[::4, ::3] = (1, 2, 3)
+    write_png(d("rgb_trns_hit.png"), rgb_key, 2, 8, trns=b"\x00\x01\x00\x02\x00\x03")
+    full.append("rgb_trns_hit.png")
 
-    write_png(d("rgb16.png"), rng.integers(0, 65536, size=(9, 14, 3)), 2, 16); good.append("rgb16.png")
-    write_png(d("rgba16.png"), rng.integers(0, 65536, size=(9, 14, 4)), 6, 16); good.append("rgba16.png")
-    write_png(d("grey_alpha16.png"), rng.integers(0, 65536, size=(8, 5, 2)), 4, 16); good.append("grey_alpha16.png")
-    write_png(d("grey2.png"), rng.integers(0, 4, size=(7, 13, 1)), 0, 2); good.append("grey2.png")
-    write_png(d("grey4_interlaced.png"), rng.integers(0, 16, size=(11, 9, 1)), 0, 4, interlace=True)
-    good.append("grey4_interlaced.png")
-    write_png(d("rgb_interlaced.png"), rng.integers(0, 256, size=(21, 19, 3)), 2, 8, interlace=True)
-    good.append("rgb_interlaced.png")
-    write_png(d("rgba16_interlaced.png"), rng.integers(0, 65536, size=(10, 7, 4)), 6, 16, interlace=True)
-    good.append("rgba16_interlaced.png")
-    plte = rng.integers(0, 256, size=(6, 3))
-    write_png(d("palette2_interlaced.png"), rng.integers(0, 4, size=(13, 17, 1)), 3, 2, interlace=True,
-              palette=plte, trns=bytes([0, 128]))
-    good.append("palette2_interlaced.png")
-    write_png(d("rgb_trns.png"), rng.integers(0, 256, size=(5, 6, 3)), 2, 8, trns=b"\x00\x01\x00\x02\x00\x03")
-    good.append("rgb_trns.png")
+    full += [
+        pil_save("colour.jpg", Image.fromarray(smooth, "RGB"), quality=90),
+        pil_save("colour444.jpg", Image.fromarray(smooth, "RGB"), quality=95, subsampling=0),
+        pil_save("colour_progressive.jpg", Image.fromarray(rgb, "RGB"), quality=75, progressive=True),
+        pil_save("grey.jpg", Image.fromarray(grey, "L"), quality=85),
+        pil_save("cmyk.jpg", Image.fromarray(rng.integers(0, 256, size=(16, 24, 4), dtype=np.uint8), "CMYK"),
+                 quality=90),
+        # a JPEG named .png and a PNG named .jpg: the magic bytes decide
+        pil_save("jpeg_named.png", Image.fromarray(smooth, "RGB"), format="JPEG", quality=80),
+        pil_save("png_named.jpg", Image.fromarray(rgb, "RGB"), format="PNG"),
+    ]
+    # EXIF orientations 1..8, little- and big-endian (the image is not square:
+    # 5..8 swap its sides), and segments that turn nothing
+    for o in range(1, 9):
+        full.append(pil_save("exif%d.jpg" % o, Image.fromarray(smooth, "RGB"), quality=92,
+                             exif=exif_segment(o, big_endian=o % 2 == 0, other_tags=o != 3)))
+    pil = Image.Exif()
+    pil[0x0112] = 6
+    full.append(pil_save("exif6_pil.jpg", Image.fromarray(smooth, "RGB"), quality=92, exif=pil.tobytes()))
+    full.append(pil_save("exif9.jpg", Image.fromarray(smooth, "RGB"), quality=92, exif=exif_segment(9, True)))
+    full.append(pil_save("exif_truncated.jpg", Image.fromarray(smooth, "RGB"), quality=92,
+                         exif=exif_segment(6, False)[:20]))
+
+    for file in full:
+        pil_case(file)
+        im = Image.open(d(file))
+        if has_alpha(im):  # the same files over other backgrounds
+            for tag, bg in (("blue", BLUE), ("grey", GREY), ("black", BLACK)):
+                pil_case(file, bg, name="%s.%s" % (file, tag))
+        assert (file not in ("exif1.jpg", "exif9.jpg", "exif_truncated.jpg") or
+                np.array_equal(np.fromfile(d(file + ".rgb"), np.uint8), np.array(im.convert("RGB")).ravel()))
+        assert file != "exif6_pil.jpg" or np.array_equal(np.fromfile(d(file + ".rgb"), np.uint8),
+                                                         np.fromfile(d("exif6.jpg.rgb"), np.uint8))
+
     # 16-bit grey: PIL saturates (mode "I"); the expected pixels are the high bytes
     grey16 = rng.integers(0, 65536, size=(6, 10, 1))
     write_png(d("grey16.png"), grey16, 0, 16)
-
-    pil_save("colour.jpg", Image.fromarray(smooth, "RGB"), quality=90)
-    pil_save("colour444.jpg", Image.fromarray(smooth, "RGB"), quality=95, subsampling=0)
-    pil_save("colour_progressive.jpg", Image.fromarray(rgb, "RGB"), quality=75, progressive=True)
-    pil_save("grey.jpg", Image.fromarray(grey, "L"), quality=85)
-    pil_save("cmyk.jpg", Image.fromarray(rng.integers(0, 256, size=(16, 24, 4), dtype=np.uint8), "CMYK"),
-             quality=90)
-    # a JPEG named .png and a PNG named .jpg: the magic bytes decide
-    pil_save("jpeg_named.png", Image.fromarray(smooth, "RGB"), format="JPEG", quality=80)
-    pil_save("png_named.jpg", Image.fromarray(rgb, "RGB"), format="PNG")
-
-    lines = []
-    for name in good:
-        im = Image.open(d(name))
-        arr = np.array(im.convert("RGB"), dtype=np.uint8)
-        arr.tofile(d(name + ".rgb"))
-        lines.append("good %s %s %d %d" % (name, name, arr.shape[1], arr.shape[0]))
     hi = (grey16[..., 0] >> 8).astype(np.uint8)
-    np.repeat(hi[..., None], 3, axis=2).tofile(d("grey16.png.rgb"))
-    lines.append("good grey16.png grey16.png %d %d" % (hi.shape[1], hi.shape[0]))
+    case("grey16.png", "grey16.png", np.repeat(hi[..., None], 3, axis=2), 1)
+    # 2-bit grey with a tRNS key: the key is a 2-bit sample (the PNG rule,
+    # libpng's); PIL compares it with the scaled samples and misses it
+    grey2 = rng.integers(0, 4, size=(9, 11, 1))
+    write_png(d("grey2_trns.png"), grey2, 0, 2, trns=b"\x00\x02")
+    scaled = np.repeat((grey2 * 85).astype(np.uint8), 3, axis=2)
+    alpha = np.where(grey2 == 2, 0, 255).astype(np.uint8)
+    case("grey2_trns.png", "grey2_trns.png", composite(np.concatenate([scaled, alpha], axis=2), BLUE), 3, BLUE)
+
+    # reductions: a small max_pixels on small images, against PIL's reduce
+    # (PNG, after compositing) and draft + reduce (JPEG)
+    big = make_pixels(rng, 150, 97, 3, "smooth")
+    reduced_files = [
+        ("rgb.png", 100, WHITE),  # 31 x 23 by 4
+        ("art.png", 60, BLUE),  # 50 x 31 by 8, composited first
+        ("art.png", 40, GREY),
+        ("grey_alpha.png", 30, GREY),  # 12 x 17 by 4, stays grey
+        ("grey_trns.png", 30, BLUE),
+        ("palette_trns.png", 120, WHITE),  # 45 x 38 by 4
+        ("bilevel.png", 5, WHITE),  # by 16: the blocks are whole image sides
+        ("rgb_interlaced.png", 150, WHITE),  # Adam7 by 2
+        ("rgba_interlaced.png", 50, BLUE),  # Adam7 45 x 29 by 8
+        ("rgba16_interlaced.png", 4, BLACK),  # Adam7 16-bit by 8
+        ("palette2_interlaced.png", 20, WHITE),
+        ("rgba_interlaced_3x2.png", 1, BLUE),  # empty passes; one pixel
+        ("rgb16.png", 20, WHITE),
+        ("colour.jpg", 200, WHITE),  # DCT by 4
+        ("colour_progressive.jpg", 20, WHITE),  # DCT by 8
+        ("grey.jpg", 200, WHITE),  # DCT by 2
+        ("cmyk.jpg", 100, WHITE),  # DCT by 2
+        ("exif6.jpg", 30, WHITE),  # DCT by 8, turned
+    ]
+    for file, max_pixels, bg in reduced_files:
+        name = "%s.max%d.%02x%02x%02x" % (file, max_pixels, bg[0], bg[1], bg[2])
+        pil_case(file, bg, max_pixels, name=name)
+    pil_save("big.jpg", Image.fromarray(big, "RGB"), quality=90)
+    pil_save("big_exif7.jpg", Image.fromarray(big, "RGB"), quality=90, exif=exif_segment(7, False))
+    pil_case("big.jpg", max_pixels=40, name="big.jpg.max40")  # 150 x 97 by 32: DCT by 8, then 4
+    pil_case("big_exif7.jpg", max_pixels=70, name="big_exif7.jpg.max70")  # by 16: DCT by 8, then 2; turned
+    # a side above 16384 alone asks for a reduction (by 2 here)
+    wide = np.repeat(rng.integers(0, 256, size=(1, 16385, 1)), 3, axis=0)
+    write_png(d("wide16385.png"), wide, 0, 8)
+    pil_case("wide16385.png")
 
     # broken files: decoding must fail ("pil-accepts" notes the ones PIL would open)
     with open(d("colour.jpg"), "rb") as f:
         jpg = f.read()
     with open(d("rgb.png"), "rb") as f:
         png = f.read()
+    sof = jpg.index(b"\xff\xc0")
     broken = {
         "empty.png": b"",
         "text.jpg": b"hello, this is not an image\n",
@@ -287,7 +464,12 @@ def write_decode(outdir):
         "jpeg_truncated_header.jpg": jpg[:100],
         "jpeg_truncated_data.jpg": jpg[: len(jpg) // 2],
         "jpeg_garbage.jpg": jpg[:3] + bytes(rng.integers(0, 256, size=300, dtype=np.uint8)),
+        # sides past what the formats allow: refused with the size
+        "jpeg_65535_wide.jpg": jpg[: sof + 7] + struct.pack(">H", 65535) + jpg[sof + 9:],
+        "png_1000001_wide.png": (png[:8] + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1000001, 3, 8, 2, 0, 0, 0)) +
+                                 png[33:]),
     }
+    wants = {"jpeg_65535_wide.jpg": "65535", "png_1000001_wide.png": "1000001"}
     gif = io.BytesIO()
     Image.fromarray(rgb, "RGB").save(gif, format="GIF")
     broken["valid.gif"] = gif.getvalue()  # a good image, but not PNG or JPEG
@@ -299,7 +481,11 @@ def write_decode(outdir):
             pil_fails = False
         except Exception:
             pil_fails = True
-        lines.append("bad %s %s%s" % (name, name, "" if pil_fails else " pil-accepts"))
+        lines.append("bad %s %s%s%s" % (name, name, " want=" + wants[name] if name in wants else "",
+                                        "" if pil_fails else " pil-accepts"))
+    # a reduction past SDFED_IMAGE_MAX_FACTOR (2048): one pixel of a 4097-wide row
+    write_png(d("wide4097.png"), rng.integers(0, 256, size=(1, 4097, 1)), 0, 8)
+    lines.append("bad wide4097.png.max1 wide4097.png max=1 want=8192")
     with open(d("cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -1,5 +1,5 @@
 /* Task files' own text (fed/task.h): name, description, classes, template,
- * prompt_init, demo.
+ * prompt_init, demo, background.
  *  - the defaults: Fashion-MNIST's ten classes, the default template;
  *  - a task with every key parses, and sdfed_task_write's output parses
  *    back to the same task and is written again byte for byte (as the
@@ -7,7 +7,9 @@
  *  - every bad value is an error naming its key, and a task that fails
  *    halfway is left at its defaults (nothing leaks: the sanitizer build);
  *  - 5000 classes with long names parse and round-trip: the classes live
- *    on the heap, not in the task (the wasm stack is small). */
+ *    on the heap, not in the task (the wasm stack is small);
+ *  - the background is white unless "#rrggbb" says otherwise (either case),
+ *    written out in lower case. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,8 +59,9 @@ static void check_round_trip(const sdfed_task *t, const char *what) {
         CHECK(!strcmp(sdfed_task_name(t), sdfed_task_name(&back)) &&
                   !strcmp(sdfed_task_description(t), sdfed_task_description(&back)) &&
                   !strcmp(sdfed_task_template(t), sdfed_task_template(&back)) && !t->prompt_init == !back.prompt_init &&
-                  (!t->prompt_init || !strcmp(t->prompt_init, back.prompt_init)) && t->demo == back.demo,
-              "%s: the same name, description, template, prompt_init and demo", what);
+                  (!t->prompt_init || !strcmp(t->prompt_init, back.prompt_init)) && t->demo == back.demo &&
+                  !memcmp(t->background, back.background, sizeof t->background),
+              "%s: the same name, description, template, prompt_init, demo and background", what);
         free(second);
     }
     sdfed_task_free(&back);
@@ -78,10 +81,11 @@ static void test_defaults(void) {
     CHECK(!strcmp(sdfed_task_template(&t), "a photo of a {}."), "the default template");
     CHECK(!strcmp(sdfed_task_name(&t), "") && !strcmp(sdfed_task_description(&t), ""), "no name, no description");
     CHECK(t.prompt_init == NULL && t.demo == 1, "no prompt_init; demo shards on");
+    CHECK(t.background[0] == 255 && t.background[1] == 255 && t.background[2] == 255, "a white background");
     char *json = write_task(&t, NULL);
     CHECK(json && strstr(json, "\"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"T-shirt/top\"}, ") &&
               strstr(json, "\"template\": \"a photo of a {}.\"") && strstr(json, "\"demo\": true") &&
-              !strstr(json, "prompt_init"),
+              strstr(json, "\"background\": \"#ffffff\"") && !strstr(json, "prompt_init"),
           "the defaults are written out (no prompt_init): %s", json ? json : "(none)");
     free(json);
     check_round_trip(&t, "the default task");
@@ -93,7 +97,8 @@ static void test_every_key(void) {
         "{\"name\": \"Clothes \\\"2024\\\"\", \"description\": \"Ten kinds of clothing <b>\\u00e9t\\u00e9</b>\","
         " \"classes\": [{\"name\": \"T-shirt/top\", \"text\": \"tee\"}, \"Trouser\", \"Pullover\", \"Dress\", \"Coat\","
         " {\"text\": \"sandal shoe\", \"name\": \"Sandal\"}, \"Shirt\", \"Sneaker\", \"Bag\", \"Ankle boot\"],"
-        " \"template\": \"a grey photo of the {}, a garment.\", \"prompt_init\": \"a photo of a\", \"demo\": false}";
+        " \"template\": \"a grey photo of the {}, a garment.\", \"prompt_init\": \"a photo of a\", \"demo\": false,"
+        " \"background\": \"#0A80fE\"}";
     sdfed_task t;
     sdfed_error err = {0};
     CHECK(parse(&t, json, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK, "a task with every key: %s",
@@ -108,6 +113,10 @@ static void test_every_key(void) {
     CHECK(!strcmp(sdfed_task_template(&t), "a grey photo of the {}, a garment.") && t.prompt_init &&
               !strcmp(t.prompt_init, "a photo of a") && t.demo == 0,
           "template, prompt_init, demo");
+    CHECK(t.background[0] == 0x0a && t.background[1] == 0x80 && t.background[2] == 0xfe, "background #0A80fE");
+    char *written = write_task(&t, NULL);
+    CHECK(written && strstr(written, "\"background\": \"#0a80fe\""), "the background written in lower case");
+    free(written);
     check_round_trip(&t, "a task with every key");
     /* a copy borrows the text; only the original is freed */
     sdfed_task copy = t;
@@ -157,6 +166,13 @@ static void test_errors(void) {
     expect_error("{\"prompt_init\": [\"a\"]}", "key 'prompt_init' must be");
     expect_error("{\"demo\": \"yes\"}", "key 'demo' must be true or false");
     expect_error("{\"demo\": 1}", "key 'demo' must be true or false");
+    expect_error("{\"background\": \"white\"}", "key 'background' must be a colour \"#rrggbb\"");
+    expect_error("{\"background\": \"#fff\"}", "key 'background' must be");
+    expect_error("{\"background\": \"#ffffff0\"}", "key 'background' must be");
+    expect_error("{\"background\": \"ffffff\"}", "key 'background' must be");
+    expect_error("{\"background\": \"#fffffg\"}", "key 'background' must be");
+    expect_error("{\"background\": \"# fffff\"}", "key 'background' must be");
+    expect_error("{\"background\": [255, 255, 255]}", "key 'background' must be");
     /* a failure after text was read: the task is left at its defaults */
     sdfed_task t;
     sdfed_error err = {0};

@@ -116,7 +116,7 @@ int cmd_encode_image(int argc, char **argv) {
 static int load_image(const char *path, const sdfed_clip_config *c, float *pixels, sdfed_error *err) {
     sdfed_image img = {0};
     uint8_t *data = NULL;
-    int rc = sdfed_image_decode_file(path, &data, &img.width, &img.height, &img.channels, err);
+    int rc = sdfed_image_decode_file(path, NULL, &data, &img.width, &img.height, &img.channels, err);
     if (rc) return rc;
     img.pixels = data;
     img.stride = (size_t)img.width * img.channels;

@@ -1,0 +1,177 @@
+/* Very large images decode in bounded memory (native/image_decode.h): a
+ * 20,000 x 30,000 RGB PNG and a 20,000 x 30,000 JPEG (600 million pixels,
+ * 1.68 GiB of samples each), written here row by row with libpng and
+ * libjpeg into DIR, are each decoded in a process of its own, which
+ * checks that
+ *  - the image is not refused ("exceeds the limit" was the message before)
+ *    and comes out reduced by 8 (the smallest power of two for 2^24
+ *    pixels): 2500 x 3750 RGB;
+ *  - every pixel is the pattern's: the images are made of 8 x 8 blocks of
+ *    one colour each, so the PNG's box means are the block colours exactly
+ *    and the JPEG's 1/8 DCT decoding gives each block's colour within 3
+ *    (its DC coefficient, quantised at quality 90, through YCbCr);
+ *  - the process's peak resident size (getrusage's ru_maxrss) stays under
+ *    MEMORY_BOUND_MIB, 96 MiB: the result is 26.8 MiB, a row, the row of
+ *    box sums and the libraries' state add little, and the process itself
+ *    (C library, libpng, libjpeg, zlib) a few MiB; decoding the whole image
+ *    would take 1.68 GiB, and the files are never read whole (the JPEG is
+ *    about 70 MB, the PNG a few MB).
+ * The files are deleted at the end.
+ *
+ * Usage: test_image_memory DIR            (the test)
+ *        test_image_memory decode FILE    (one decoding, run by the test) */
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <jpeglib.h>
+#include <png.h>
+
+#include "check.h"
+#include "native/image_decode.h"
+
+#define WIDTH 20000
+#define HEIGHT 30000
+#define BLOCK 8
+#define MEMORY_BOUND_MIB 96
+
+extern char **environ;
+
+/* The colour of the 8 x 8 block (bx, by). */
+static void block_colour(int bx, int by, uint8_t rgb[3]) {
+    rgb[0] = (uint8_t)(bx * 3 + by);
+    rgb[1] = (uint8_t)(by * 5);
+    rgb[2] = (uint8_t)((bx ^ by) * 7);
+}
+
+/* Image row y of the pattern (WIDTH x 3 bytes). */
+static void pattern_row(int y, uint8_t *row) {
+    for (int x = 0; x < WIDTH; x++) block_colour(x / BLOCK, y / BLOCK, row + 3 * (size_t)x);
+}
+
+static int write_png(const char *path) {
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    uint8_t *row = malloc(3 * (size_t)WIDTH);
+    if (!f || !png || !info || !row || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        if (f) fclose(f);
+        free(row);
+        return 1;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, WIDTH, HEIGHT, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(png, 1);
+    png_set_filter(png, 0, PNG_FILTER_UP); /* 7 rows in 8 repeat the one above: zeros */
+    png_write_info(png, info);
+    for (int y = 0; y < HEIGHT; y++) {
+        if (y % BLOCK == 0) pattern_row(y, row);
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    return fclose(f) != 0;
+}
+
+static int write_jpeg(const char *path) {
+    FILE *f = fopen(path, "wb");
+    uint8_t *row = malloc(3 * (size_t)WIDTH);
+    if (!f || !row) {
+        if (f) fclose(f);
+        free(row);
+        return 1;
+    }
+    struct jpeg_compress_struct cinfo;
+    struct jpeg_error_mgr jerr;
+    cinfo.err = jpeg_std_error(&jerr); /* a libjpeg error ends the test: it writes its own file */
+    jpeg_create_compress(&cinfo);
+    jpeg_stdio_dest(&cinfo, f);
+    cinfo.image_width = WIDTH;
+    cinfo.image_height = HEIGHT;
+    cinfo.input_components = 3;
+    cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, 90, TRUE);
+    for (int c = 0; c < 3; c++) /* 4:4:4: every component's blocks are the pattern's */
+        cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
+    jpeg_start_compress(&cinfo, TRUE);
+    for (int y = 0; y < HEIGHT; y++) {
+        if (y % BLOCK == 0) pattern_row(y, row);
+        JSAMPROW r = row;
+        jpeg_write_scanlines(&cinfo, &r, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    free(row);
+    return fclose(f) != 0;
+}
+
+/* One decoding: the size, the pattern (within tolerance), the peak memory. */
+static int decode(const char *path) {
+    uint8_t *px = NULL;
+    int w = 0, h = 0, c = 0;
+    sdfed_error err = {0};
+    int rc = sdfed_image_decode_file(path, NULL, &px, &w, &h, &c, &err);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    double peak_mib = (double)usage.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
+    CHECK(rc == SDFED_OK, "%s: %s", path, err.message);
+    int tolerance = strstr(path, ".jpg") ? 3 : 0;
+    if (rc == SDFED_OK) {
+        CHECK(w == WIDTH / BLOCK && h == HEIGHT / BLOCK && c == 3, "%s: %d x %d, %d channels; want %d x %d RGB",
+              path, w, h, c, WIDTH / BLOCK, HEIGHT / BLOCK);
+        long off = 0;
+        int worst = 0;
+        for (int y = 0; y < h && w == WIDTH / BLOCK; y++)
+            for (int x = 0; x < w; x++) {
+                uint8_t want[3];
+                block_colour(x, y, want);
+                for (int k = 0; k < 3; k++) {
+                    int d = abs(px[3 * ((size_t)y * w + x) + k] - want[k]);
+                    if (d > worst) worst = d;
+                    if (d > tolerance) off++;
+                }
+            }
+        CHECK(off == 0, "%s: %ld values off the pattern by more than %d (worst %d)", path, off, tolerance, worst);
+        printf("%s: %d x %d -> %d x %d RGB (reduced by %d), largest difference from the pattern %d (at most %d)\n",
+               path, WIDTH, HEIGHT, w, h, WIDTH / w, worst, tolerance);
+    }
+    CHECK(peak_mib <= MEMORY_BOUND_MIB, "%s: peak resident size %.1f MiB, over %d MiB", path, peak_mib,
+          MEMORY_BOUND_MIB);
+    printf("%s: peak resident size %.1f MiB (at most %d MiB)\n", path, peak_mib, MEMORY_BOUND_MIB);
+    free(px);
+    return check_report("test_image_memory decode");
+}
+
+/* Runs `self decode path` in a process of its own; 1 when it passed. */
+static int decode_apart(const char *self, const char *path) {
+    char *args[] = {(char *)self, "decode", (char *)path, NULL};
+    pid_t pid;
+    int status = 0;
+    if (posix_spawn(&pid, self, NULL, NULL, args, environ) != 0 || waitpid(pid, &status, 0) != pid) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "decode")) return decode(argv[2]);
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR | decode FILE\n", argv[0]);
+        return 2;
+    }
+    char png_path[1024], jpeg_path[1024];
+    snprintf(png_path, sizeof png_path, "%s/big-%dx%d.png", argv[1], WIDTH, HEIGHT);
+    snprintf(jpeg_path, sizeof jpeg_path, "%s/big-%dx%d.jpg", argv[1], WIDTH, HEIGHT);
+    int png_ok = write_png(png_path) == 0, jpeg_ok = write_jpeg(jpeg_path) == 0;
+    CHECK(png_ok && jpeg_ok, "writing %s and %s", png_path, jpeg_path);
+    if (png_ok) CHECK(decode_apart(argv[0], png_path), "%s: decoding in its own process failed", png_path);
+    if (jpeg_ok) CHECK(decode_apart(argv[0], jpeg_path), "%s: decoding in its own process failed", jpeg_path);
+    remove(png_path);
+    remove(jpeg_path);
+    return check_report("test_image_memory");
+}
