@@ -43,8 +43,28 @@ static void update_history(status_board *site, const federation_status *st) {
 static int cluster_counts(status_board *site, federation_status *st, store_cluster *c) {
     if (!site->cl || store_cluster_status(site->st, c, NULL) != SDFED_OK) return 0;
     st->connected = c->clients_present, st->updates_accepted = c->updates;
+    st->waiting.connected = c->clients_present;
     st->rounds_closed = c->rounds_closed, st->rounds_abandoned = c->rounds_abandoned;
     return 1;
+}
+
+/* "waiting": why no round is open (federation.h), or null while one is. */
+static int waiting_json(sdfed_json_writer *w, const federation_waiting *waiting) {
+    const char *reason = federation_wait_reason_name(waiting->reason);
+    if (!reason) {
+        sdfed_jw_raw(w, "waiting", "null", 4);
+        return 0;
+    }
+    sdfed_buffer b = {0};
+    sdfed_json_writer inner;
+    sdfed_jw_begin(&inner, &b, NULL);
+    sdfed_jw_string(&inner, "reason", reason);
+    sdfed_jw_int(&inner, "needed", waiting->needed);
+    sdfed_jw_int(&inner, "connected", waiting->connected);
+    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
+    if (!failed) sdfed_jw_raw(w, "waiting", (const char *)b.data, b.size);
+    sdfed_buffer_free(&b);
+    return failed;
 }
 
 static int status_json(struct lws *wsi, status_board *site) {
@@ -79,6 +99,7 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "participants", st.participants);
     sdfed_jw_int(&w, "reported", st.reported);
     sdfed_jw_int(&w, "done", st.done);
+    failed |= waiting_json(&w, &st.waiting);
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
     sdfed_jw_int(&w, "updates_accepted", st.updates_accepted);
     sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
@@ -211,6 +232,32 @@ static int html_text(sdfed_sink sink, const char *text) {
     return failed;
 }
 
+/* What the federation does now: the open round's reports, or why no round
+ * is open, in words; non-zero when a write failed. */
+static int now_words(sdfed_sink sink, const federation_status *st) {
+    long long needed = (long long)st->waiting.needed, connected = (long long)st->waiting.connected;
+    switch (st->waiting.reason) {
+    case FEDERATION_NOT_WAITING:
+        return st->async ? sdfed_sink_printf(sink, "training: a new version every few updates")
+                         : sdfed_sink_printf(sink, "round open: %lld of the %lld chosen volunteers still in reported",
+                                             (long long)st->reported, (long long)st->participants);
+    case FEDERATION_TOO_FEW_CLIENTS:
+        return sdfed_sink_printf(sink, "waiting for %lld volunteer%s, %lld connected", needed, needed == 1 ? "" : "s",
+                                 connected);
+    case FEDERATION_ROUND_PAUSE:
+        return sdfed_sink_printf(sink, "the pause between rounds, %lld connected", connected);
+    case FEDERATION_FINISHED:
+        return sdfed_sink_printf(sink, "finished: all %lld rounds done", (long long)st->rounds);
+    case FEDERATION_NOT_COORDINATOR:
+        return sdfed_sink_printf(sink, "this node does not start rounds; the cluster's coordinator does");
+    case FEDERATION_STARTING:
+        return sdfed_sink_printf(sink, "a round is starting, %lld connected", connected);
+    case FEDERATION_WAIT_REASON_COUNT:
+        break;
+    }
+    return 0;
+}
+
 /* The status page: the round, the clients and the accuracy they report per
  * round as an SVG chart; it reloads every 5 s. */
 static int status_page(struct lws *wsi, status_board *site) {
@@ -246,9 +293,9 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |=
         sdfed_sink_printf(sink, "<tr><td>mode</td><td>%s</td></tr><tr><td>clients connected</td><td>%lld</td></tr>",
                           st.async ? "asynchronous" : "synchronous", (long long)st.connected);
-    failed |= sdfed_sink_printf(
-        sink, "<tr><td>this round</td><td>%lld of the %lld chosen clients still in reported</td></tr>",
-        (long long)st.reported, (long long)st.participants);
+    failed |= sdfed_sink_printf(sink, "<tr><td>now</td><td class=\"now\">");
+    failed |= now_words(sink, &st);
+    failed |= sdfed_sink_printf(sink, "</td></tr>");
     failed |=
         sdfed_sink_printf(sink, "<tr><td>rounds abandoned</td><td>%lld</td></tr>", (long long)st.rounds_abandoned);
     failed |= sdfed_sink_printf(
