@@ -46,7 +46,7 @@ struct federation {
     int n_outbox, cap_outbox;
     peer *peers;
     int n_peers, cap_peers;
-    int buffered; /* async: updates waiting */
+    int buffered;               /* async: updates waiting */
     federation_waiting waiting; /* why no round is open, as last noted (note_waiting) */
     int64_t present;            /* cluster coordinator: every node's connected clients, as last read */
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];

@@ -5,6 +5,7 @@
 #include "store_backend.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,11 +174,6 @@ int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfe
     store_value p[] = {text(token)};
     found_client f = {id, shard};
     return query(s, "SELECT id, shard FROM clients WHERE token = $1", p, 1, row_client, &f, "find client", err);
-}
-
-int store_count_clients(store *s, int64_t *n, sdfed_error *err) {
-    *n = 0;
-    return query(s, "SELECT count(*) FROM clients", NULL, 0, row_integer, n, "count clients", err);
 }
 
 void store_round_free(store_round *r) {
@@ -501,6 +497,70 @@ int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_
     return rc;
 }
 
+/* A row of integer columns into the fields listed, in order (NULL: -1). */
+typedef struct integer_fields {
+    int64_t *const *fields;
+    int n;
+} integer_fields;
+
+static int row_integers(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    const integer_fields *f = ctx;
+    for (int i = 0; i < n && i < f->n; i++) *f->fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
+    return SDFED_OK;
+}
+
+int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
+    memset(c, 0, sizeof *c);
+    int64_t *const fields[] = {&c->rounds_closed, &c->rounds_abandoned, &c->updates, &c->clients};
+    integer_fields f = {fields, (int)(sizeof fields / sizeof *fields)};
+    return query(s,
+                 "SELECT (SELECT count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT count(*) "
+                 "FROM rounds WHERE abandoned = 1), (SELECT count(*) FROM updates), (SELECT count(*) FROM clients)",
+                 NULL, 0, row_integers, &f, "federation counts", err);
+}
+
+typedef struct volunteer_list {
+    store_volunteer *rows;
+    int n, cap;
+} volunteer_list;
+
+static int row_volunteer(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    volunteer_list *l = ctx;
+    store_volunteer *grown = sdfed_grow(l->rows, &l->cap, l->n, sizeof *grown);
+    if (!grown) return no_memory(err);
+    l->rows = grown;
+    l->rows[l->n++] = (store_volunteer){.client = as_integer(&c[0]),
+                                        .first_seen = as_real(&c[1]),
+                                        .last_seen = as_real(&c[2]),
+                                        .rounds = as_integer(&c[3]),
+                                        .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
+    return SDFED_OK;
+}
+
+int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err) {
+    volunteer_list l = {0};
+    store_value p[] = {integer(limit)};
+    /* the latest time each registered client was heard from, the `limit`
+     * latest (a tie: the newer client first); then, for those alone, their
+     * updates and their latest round's accuracy (indexed by client) */
+    int rc = query(
+        s,
+        "WITH seen AS (SELECT client, max(at) AS last FROM (SELECT id AS client, created AS at FROM clients "
+        "UNION ALL SELECT client, received FROM updates UNION ALL SELECT client, received FROM metrics) "
+        "heard WHERE client IN (SELECT id FROM clients) GROUP BY client ORDER BY last DESC, client DESC LIMIT $1) "
+        "SELECT c.id, c.created, seen.last, (SELECT count(*) FROM updates u WHERE u.client = c.id), "
+        "(SELECT m.accuracy FROM metrics m WHERE m.client = c.id ORDER BY m.round DESC LIMIT 1) "
+        "FROM seen JOIN clients c ON c.id = seen.client ORDER BY seen.last DESC, c.id DESC",
+        p, 1, row_volunteer, &l, "recent volunteers", err);
+    if (rc) {
+        free(l.rows);
+        l = (volunteer_list){0};
+    }
+    *volunteers = l.rows;
+    *n = l.n;
+    return rc;
+}
+
 /* ------------------------------------------------ cluster mode (PostgreSQL) */
 
 int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err) {
@@ -656,24 +716,15 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
     return rc;
 }
 
-static int row_cluster(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    store_cluster *k = ctx;
-    int64_t *fields[] = {&k->nodes_live,    &k->clients_present,  &k->coordinator_node, &k->coordinator_epoch,
-                         &k->rounds_closed, &k->rounds_abandoned, &k->updates};
-    for (int i = 0; i < n && i < (int)(sizeof fields / sizeof *fields); i++)
-        *fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
-    return SDFED_OK;
-}
-
 int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
     memset(c, 0, sizeof *c);
+    int64_t *const fields[] = {&c->nodes_live, &c->clients_present, &c->coordinator_node, &c->coordinator_epoch};
+    integer_fields f = {fields, (int)(sizeof fields / sizeof *fields)};
     return query(s,
                  "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM presence p JOIN "
                  "nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN lease_until > now() THEN "
-                 "node END FROM coordinator WHERE id = 1), (SELECT epoch FROM coordinator WHERE id = 1), (SELECT "
-                 "count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT count(*) FROM rounds WHERE "
-                 "abandoned = 1), (SELECT count(*) FROM updates)",
-                 NULL, 0, row_cluster, c, "cluster status", err);
+                 "node END FROM coordinator WHERE id = 1), (SELECT epoch FROM coordinator WHERE id = 1)",
+                 NULL, 0, row_integers, &f, "cluster status", err);
 }
 
 int store_listen(store *s, sdfed_error *err) {
