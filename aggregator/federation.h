@@ -15,7 +15,9 @@
  * the deadline without them. Reports are combined by the engine into round
  * r + 1's parameters, stored, and announced; an abandoned round is stored
  * and announced as such; the next round, from the clients connected then,
- * starts after an optional pause (time for volunteers to join).
+ * starts after an optional pause (time for volunteers to join). Why no
+ * round is open (too few clients, the pause, the end, a cluster's
+ * front-end) is decided here too, for the log and the status.
  * Asynchronous mode: every idle client gets the current version; updates
  * are buffered and every `buffer` of them are combined (weighted by the
  * engine for staleness) into the next version.

@@ -408,34 +408,41 @@ void store_updates_free(store_update *u, int n) {
     free(u);
 }
 
-typedef struct update_list {
-    store_update *rows;
+/* Rows read into an array that grows (base/grow.h), item_size bytes each. */
+typedef struct row_list {
+    void *rows;
     int n, cap;
-} update_list;
+    size_t item_size;
+} row_list;
+
+/* Room for one more row, zeroed and counted; NULL when memory ran out. */
+static void *row_list_add(row_list *l) {
+    void *grown = sdfed_grow(l->rows, &l->cap, l->n, l->item_size);
+    if (!grown) return NULL;
+    l->rows = grown;
+    void *row = (char *)grown + l->item_size * (size_t)l->n++;
+    memset(row, 0, l->item_size);
+    return row;
+}
 
 static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    update_list *l = ctx;
-    store_update *grown = sdfed_grow(l->rows, &l->cap, l->n, sizeof *grown);
-    if (!grown) return no_memory(err);
-    l->rows = grown;
-    store_update *u = &l->rows[l->n];
+    store_update *u = row_list_add(ctx);
     size_t bytes;
-    if (!(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
+    if (!u || !(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
     u->round = as_integer(&c[0]);
     u->client = as_integer(&c[1]);
     u->samples = as_integer(&c[2]);
     u->n_values = bytes / sizeof(float);
-    l->n++;
     return SDFED_OK;
 }
 
 static int read_updates(store *s, const char *sql, const store_value *p, int n_params, store_update **updates, int *n,
                         sdfed_error *err) {
-    update_list l = {0};
+    row_list l = {.item_size = sizeof(store_update)};
     int rc = query(s, sql, p, n_params, row_update, &l, "updates", err);
     if (rc) {
         store_updates_free(l.rows, l.n);
-        l = (update_list){0};
+        l = (row_list){0};
     }
     *updates = l.rows;
     *n = l.n;
@@ -509,36 +516,36 @@ static int row_integers(void *ctx, const store_value *c, int n, sdfed_error *err
     return SDFED_OK;
 }
 
-int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
-    memset(c, 0, sizeof *c);
-    int64_t *const fields[] = {&c->rounds_closed, &c->rounds_abandoned, &c->updates, &c->clients};
-    integer_fields f = {fields, (int)(sizeof fields / sizeof *fields)};
-    return query(s,
-                 "SELECT (SELECT count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT count(*) "
-                 "FROM rounds WHERE abandoned = 1), (SELECT count(*) FROM updates), (SELECT count(*) FROM clients)",
-                 NULL, 0, row_integers, &f, "federation counts", err);
+/* A query of one row of n integers into fields (each 0 first). */
+static int query_integers(store *s, const char *sql, int64_t *const *fields, int n, const char *what,
+                          sdfed_error *err) {
+    for (int i = 0; i < n; i++) *fields[i] = 0;
+    integer_fields f = {fields, n};
+    return query(s, sql, NULL, 0, row_integers, &f, what, err);
 }
 
-typedef struct volunteer_list {
-    store_volunteer *rows;
-    int n, cap;
-} volunteer_list;
+int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
+    int64_t *const fields[] = {&c->rounds_closed, &c->rounds_abandoned, &c->updates, &c->clients};
+    return query_integers(s,
+                          "SELECT (SELECT count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT "
+                          "count(*) FROM rounds WHERE abandoned = 1), (SELECT count(*) FROM updates), (SELECT "
+                          "count(*) FROM clients)",
+                          fields, (int)(sizeof fields / sizeof *fields), "federation counts", err);
+}
 
 static int row_volunteer(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    volunteer_list *l = ctx;
-    store_volunteer *grown = sdfed_grow(l->rows, &l->cap, l->n, sizeof *grown);
-    if (!grown) return no_memory(err);
-    l->rows = grown;
-    l->rows[l->n++] = (store_volunteer){.client = as_integer(&c[0]),
-                                        .first_seen = as_real(&c[1]),
-                                        .last_seen = as_real(&c[2]),
-                                        .rounds = as_integer(&c[3]),
-                                        .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
+    store_volunteer *v = row_list_add(ctx);
+    if (!v) return no_memory(err);
+    *v = (store_volunteer){.client = as_integer(&c[0]),
+                           .first_seen = as_real(&c[1]),
+                           .last_seen = as_real(&c[2]),
+                           .rounds = as_integer(&c[3]),
+                           .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
     return SDFED_OK;
 }
 
 int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err) {
-    volunteer_list l = {0};
+    row_list l = {.item_size = sizeof(store_volunteer)};
     store_value p[] = {integer(limit)};
     /* the latest time each registered client was heard from, the `limit`
      * latest (a tie: the newer client first); then, for those alone, their
@@ -554,7 +561,7 @@ int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, i
         p, 1, row_volunteer, &l, "recent volunteers", err);
     if (rc) {
         free(l.rows);
-        l = (volunteer_list){0};
+        l = (row_list){0};
     }
     *volunteers = l.rows;
     *n = l.n;
@@ -717,14 +724,13 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
 }
 
 int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
-    memset(c, 0, sizeof *c);
     int64_t *const fields[] = {&c->nodes_live, &c->clients_present, &c->coordinator_node, &c->coordinator_epoch};
-    integer_fields f = {fields, (int)(sizeof fields / sizeof *fields)};
-    return query(s,
-                 "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM presence p JOIN "
-                 "nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN lease_until > now() THEN "
-                 "node END FROM coordinator WHERE id = 1), (SELECT epoch FROM coordinator WHERE id = 1)",
-                 NULL, 0, row_integers, &f, "cluster status", err);
+    return query_integers(s,
+                          "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM "
+                          "presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN "
+                          "lease_until > now() THEN node END FROM coordinator WHERE id = 1), (SELECT epoch FROM "
+                          "coordinator WHERE id = 1)",
+                          fields, (int)(sizeof fields / sizeof *fields), "cluster status", err);
 }
 
 int store_listen(store *s, sdfed_error *err) {
