@@ -11,6 +11,7 @@
 #include "cluster.h"
 #include "group_commit.h"
 #include "base/grow.h"
+#include "base/names.h"
 #include "base/rng.h"
 #include "base/sha256.h"
 #include "fed/round.h"
@@ -45,7 +46,9 @@ struct federation {
     int n_outbox, cap_outbox;
     peer *peers;
     int n_peers, cap_peers;
-    int buffered; /* async: updates waiting */
+    int buffered;               /* async: updates waiting */
+    federation_waiting waiting; /* why no round is open, as last noted (note_waiting) */
+    int64_t present;            /* cluster coordinator: every node's connected clients, as last read */
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
@@ -113,6 +116,58 @@ static peer *find_peer(federation *f, int64_t client) {
     return NULL;
 }
 
+/* ------------------------------------------------------------- waiting */
+
+static const sdfed_name wait_reason_names[] = {
+    [FEDERATION_NOT_WAITING] = {.name = NULL, .value = FEDERATION_NOT_WAITING},
+    [FEDERATION_TOO_FEW_CLIENTS] = {.name = "too_few_clients", .value = FEDERATION_TOO_FEW_CLIENTS},
+    [FEDERATION_ROUND_PAUSE] = {.name = "round_pause", .value = FEDERATION_ROUND_PAUSE},
+    [FEDERATION_FINISHED] = {.name = "finished", .value = FEDERATION_FINISHED},
+    [FEDERATION_NOT_COORDINATOR] = {.name = "not_coordinator", .value = FEDERATION_NOT_COORDINATOR},
+    [FEDERATION_STARTING] = {.name = "starting", .value = FEDERATION_STARTING},
+};
+static_assert(sizeof wait_reason_names / sizeof wait_reason_names[0] == FEDERATION_WAIT_REASON_COUNT,
+              "a name per wait reason");
+
+const char *federation_wait_reason_name(federation_wait_reason reason) {
+    return sdfed_name_of(wait_reason_names, FEDERATION_WAIT_REASON_COUNT, (int)reason);
+}
+
+static int deciding(const federation *f);
+
+/* Clients a synchronous round needs connected to start. */
+static int64_t clients_needed(const federation *f) { return f->opt.min_clients > 1 ? f->opt.min_clients : 1; }
+
+/* Why no round is open now, from the state alone. */
+static federation_waiting waiting_now(const federation *f, int64_t now_ms) {
+    federation_waiting w = {.needed = clients_needed(f), .connected = f->cl && deciding(f) ? f->present : f->n_peers};
+    if (f->done)
+        w.reason = FEDERATION_FINISHED;
+    else if (f->opt.async || f->open)
+        w.reason = FEDERATION_NOT_WAITING;
+    else if (!deciding(f))
+        w.reason = FEDERATION_NOT_COORDINATOR;
+    else if (now_ms < f->next_start)
+        w.reason = FEDERATION_ROUND_PAUSE;
+    else if (w.connected < w.needed)
+        w.reason = FEDERATION_TOO_FEW_CLIENTS;
+    else
+        w.reason = FEDERATION_STARTING;
+    return w;
+}
+
+/* Keeps the reason for the status, and logs it when it changes to a wait
+ * (a round that starts says so itself; "starting" lasts a tick unless the
+ * store refuses the start, which the store logs). */
+static void note_waiting(federation *f, int64_t now_ms) {
+    federation_waiting w = waiting_now(f, now_ms);
+    if (w.reason != f->waiting.reason && w.reason != FEDERATION_NOT_WAITING && w.reason != FEDERATION_STARTING)
+        native_logf("waiting", "\"reason\": \"%s\", \"round\": %lld, \"needed\": %lld, \"connected\": %lld",
+                    federation_wait_reason_name(w.reason), (long long)f->round, (long long)w.needed,
+                    (long long)w.connected);
+    f->waiting = w;
+}
+
 /* -------------------------------------------------------------- rounds */
 
 static int compare_peers(const void *a, const void *b) {
@@ -167,13 +222,15 @@ static int connected_clients(federation *f, peer **out, int *count) {
     return rc;
 }
 
-static void maybe_start_round(federation *f, int64_t now_ms) {
+/* Starts the next synchronous round if nothing holds it back. */
+static void start_round_if_due(federation *f, int64_t now_ms) {
     if (f->opt.async || f->open || f->done || !deciding(f) || now_ms < f->next_start) return;
     if (!f->cl && (f->n_peers < f->opt.min_clients || f->n_peers == 0)) return;
     /* the round engine chooses among the connected clients by shard, then id */
     peer *sorted;
     int count;
     if (connected_clients(f, &sorted, &count)) return; /* the store reports its fault */
+    f->present = count;
     if (count < f->opt.min_clients || count == 0) {
         free(sorted);
         return;
@@ -220,6 +277,11 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
     announce_start(f);
 }
 
+static void maybe_start_round(federation *f, int64_t now_ms) {
+    start_round_if_due(f, now_ms);
+    note_waiting(f, now_ms);
+}
+
 /* A round's end, closed or abandoned, as this process learns of it: the
  * next round number (or version) `next` and the announcement. */
 static void end_round(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned) {
@@ -240,6 +302,7 @@ static void end_round(federation *f, int64_t now_ms, int64_t next, int reports, 
     memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
     emit(f, m);
     if (f->done) send_done(f, FEDERATION_EVERYONE);
+    note_waiting(f, now_ms);
 }
 
 /* What follows the end of a round this process decided: in a single
@@ -492,6 +555,7 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
                 "\"reported\": %d, \"global_sha256\": \"%s\"",
                 (long long)f->round, f->task.rounds, f->opt.async ? "async" : "sync",
                 f->round > 0 || f->open ? "true" : "false", f->open, f->current.n_reported, f->sha);
+    note_waiting(f, now_ms);
     *out = f;
     return SDFED_OK;
 }
@@ -548,6 +612,7 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
         if (!f->open) send_wait(f, client, "too_few_clients");
     }
+    note_waiting(f, now_ms);
 }
 
 /* Cluster: a closed connection's presence row goes, with its departure
@@ -576,9 +641,10 @@ void federation_leave(federation *f, int64_t client, int64_t now_ms) {
     if (f->cl) {
         int due = f->open && sdfed_round_due(&f->current, client);
         remove_presence(f, client, due ? f->round : -1);
-        return;
+    } else if (f->open && sdfed_round_leave(&f->current, client) >= 0) {
+        check_round(f, now_ms);
     }
-    if (f->open && sdfed_round_leave(&f->current, client) >= 0) check_round(f, now_ms);
+    note_waiting(f, now_ms);
 }
 
 #define REFUSE(c, ...) (snprintf(message, cap, __VA_ARGS__), c)
@@ -762,7 +828,8 @@ static void cluster_tick_round(federation *f, int64_t now_ms) {
                 store_presence_add(f->st, f->peers[i].id, f->peers[i].shard, cluster_node(f->cl), NULL) == SDFED_OK;
 }
 
-void federation_tick(federation *f, int64_t now_ms) {
+/* The tick's decisions (see federation_tick). */
+static void decide_on_tick(federation *f, int64_t now_ms) {
     write_batch(f, now_ms); /* decisions are taken on stored updates */
     if (f->cl) {
         cluster_tick_round(f, now_ms);
@@ -781,10 +848,16 @@ void federation_tick(federation *f, int64_t now_ms) {
     act(f, sdfed_round_check(r, f->opt.min_clients, 1), now_ms);
 }
 
+void federation_tick(federation *f, int64_t now_ms) {
+    decide_on_tick(f, now_ms);
+    note_waiting(f, now_ms);
+}
+
 void federation_get_status(const federation *f, federation_status *s) {
     memset(s, 0, sizeof *s);
     s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
     s->participants = sdfed_round_still_in(&f->current), s->reported = f->current.n_reported;
+    s->waiting = f->waiting;
     s->open = f->open, s->done = f->done, s->async = f->opt.async, s->deadline_ms = f->opt.deadline_ms;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;

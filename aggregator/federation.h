@@ -15,7 +15,9 @@
  * the deadline without them. Reports are combined by the engine into round
  * r + 1's parameters, stored, and announced; an abandoned round is stored
  * and announced as such; the next round, from the clients connected then,
- * starts after an optional pause (time for volunteers to join).
+ * starts after an optional pause (time for volunteers to join). Why no
+ * round is open (too few clients, the pause, the end, a cluster's
+ * front-end) is decided here too, for the log and the status.
  * Asynchronous mode: every idle client gets the current version; updates
  * are buffered and every `buffer` of them are combined (weighted by the
  * engine for staleness) into the next version.
@@ -158,8 +160,32 @@ federation_global federation_get_global(const federation *f);
 /* Whether a connected client holds shard k. */
 int federation_shard_connected(const federation *f, int shard);
 
+/* Why no round is open: decided here alone, for the log (a "waiting" line
+ * each time the reason changes) and /status. */
+typedef enum federation_wait_reason {
+    FEDERATION_NOT_WAITING,     /* a round is open (async: until the federation finishes) */
+    FEDERATION_TOO_FEW_CLIENTS, /* fewer than `needed` clients are connected */
+    FEDERATION_ROUND_PAUSE,     /* the pause after a round (round_pause_ms) */
+    FEDERATION_FINISHED,        /* every round of the task is done */
+    FEDERATION_NOT_COORDINATOR, /* cluster: this node does not decide rounds; the coordinator does */
+    FEDERATION_STARTING,        /* nothing holds the next round back: it starts on the next tick (if this lasts,
+                                   the store refuses to record it and logs its fault) */
+    FEDERATION_WAIT_REASON_COUNT
+} federation_wait_reason;
+
+typedef struct federation_waiting {
+    federation_wait_reason reason;
+    int64_t needed;    /* clients a round needs connected to start (min_clients, at least 1) */
+    int64_t connected; /* clients connected (a cluster's coordinator: every node's, as it last read them) */
+} federation_waiting;
+
+/* The reason's name ("too_few_clients", "round_pause", "finished",
+ * "not_coordinator", "starting"; NULL for FEDERATION_NOT_WAITING). */
+const char *federation_wait_reason_name(federation_wait_reason reason);
+
 typedef struct federation_status {
     int64_t round, rounds, connected, participants, reported;
+    federation_waiting waiting;
     int open, done, async;
     int64_t deadline_ms; /* sync: a round's whole deadline */
     char global_sha256[65];

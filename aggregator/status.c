@@ -1,10 +1,13 @@
 /* /status, /status.html and /metrics (see status.h). */
 #include "status.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/sha256.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/svg_chart.h"
@@ -37,14 +40,41 @@ static void update_history(status_board *site, const federation_status *st) {
     site->history.metrics_seen = st->metrics_stored, site->history.read_at_ms = now;
 }
 
-/* Cluster mode: the federation's counts from the store, in place of this
+/* The federation's counts as the store holds them (since it began, every
+ * node's), read for every answer; when the store cannot say, the last ones
+ * read stay. */
+static void read_counts(status_board *site) {
+    store_counts c;
+    if (store_federation_counts(site->st, &c, NULL) == SDFED_OK) site->counts = c;
+}
+
+/* Cluster mode: the clients connected to any node, in place of this
  * node's; 0 when not in a cluster or the store cannot say (then the
- * node's own stand). */
-static int cluster_counts(status_board *site, federation_status *st, store_cluster *c) {
+ * node's own). */
+static int cluster_clients(status_board *site, federation_status *st, store_cluster *c) {
     if (!site->cl || store_cluster_status(site->st, c, NULL) != SDFED_OK) return 0;
-    st->connected = c->clients_present, st->updates_accepted = c->updates;
-    st->rounds_closed = c->rounds_closed, st->rounds_abandoned = c->rounds_abandoned;
+    st->connected = c->clients_present;
+    st->waiting.connected = c->clients_present;
     return 1;
+}
+
+/* "waiting": why no round is open (federation.h), or null while one is. */
+static int waiting_json(sdfed_json_writer *w, const federation_waiting *waiting) {
+    const char *reason = federation_wait_reason_name(waiting->reason);
+    if (!reason) {
+        sdfed_jw_raw(w, "waiting", "null", 4);
+        return 0;
+    }
+    sdfed_buffer b = {0};
+    sdfed_json_writer inner;
+    sdfed_jw_begin(&inner, &b, NULL);
+    sdfed_jw_string(&inner, "reason", reason);
+    sdfed_jw_int(&inner, "needed", waiting->needed);
+    sdfed_jw_int(&inner, "connected", waiting->connected);
+    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
+    if (!failed) sdfed_jw_raw(w, "waiting", (const char *)b.data, b.size);
+    sdfed_buffer_free(&b);
+    return failed;
 }
 
 static int status_json(struct lws *wsi, status_board *site) {
@@ -52,9 +82,8 @@ static int status_json(struct lws *wsi, status_board *site) {
     federation_get_status(site->fed, &st);
     node = st;
     store_cluster c;
-    int in_cluster = cluster_counts(site, &st, &c);
-    int64_t registered = 0;
-    store_count_clients(site->st, &registered, NULL);
+    int in_cluster = cluster_clients(site, &st, &c);
+    read_counts(site);
     update_history(site, &st);
     const int64_t *rounds = site->history.rounds, *clients = site->history.clients;
     const double *accuracy = site->history.accuracy;
@@ -74,15 +103,16 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "rounds", st.rounds);
     sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
     sdfed_jw_int(&w, "clients", st.connected);
-    sdfed_jw_int(&w, "clients_registered", registered);
+    sdfed_jw_int(&w, "clients_registered", site->counts.clients);
     sdfed_jw_int(&w, "round_open", st.open);
     sdfed_jw_int(&w, "participants", st.participants);
     sdfed_jw_int(&w, "reported", st.reported);
     sdfed_jw_int(&w, "done", st.done);
+    failed |= waiting_json(&w, &st.waiting);
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
-    sdfed_jw_int(&w, "updates_accepted", st.updates_accepted);
-    sdfed_jw_int(&w, "rounds_closed", st.rounds_closed);
-    sdfed_jw_int(&w, "rounds_abandoned", st.rounds_abandoned);
+    sdfed_jw_int(&w, "updates_accepted", site->counts.updates);
+    sdfed_jw_int(&w, "rounds_closed", site->counts.rounds_closed);
+    sdfed_jw_int(&w, "rounds_abandoned", site->counts.rounds_abandoned);
     sdfed_jw_string(&w, "model_sha256", site->model_sha256);
     if (in_cluster) {
         sdfed_jw_int(&w, "nodes", c.nodes_live);
@@ -141,15 +171,18 @@ static int metrics_text(struct lws *wsi, status_board *site) {
                 "# HELP sdfed_cluster_clients Clients connected to any node.\n# TYPE sdfed_cluster_clients gauge\n"
                 "sdfed_cluster_clients %lld\n"
                 "# HELP sdfed_cluster_epoch The coordinator's epoch.\n# TYPE sdfed_cluster_epoch gauge\n"
-                "sdfed_cluster_epoch %lld\n"
-                "# HELP sdfed_cluster_rounds_closed Rounds the federation closed (aggregated).\n"
-                "# TYPE sdfed_cluster_rounds_closed gauge\nsdfed_cluster_rounds_closed %lld\n"
-                "# HELP sdfed_cluster_rounds_abandoned Rounds the federation abandoned.\n"
-                "# TYPE sdfed_cluster_rounds_abandoned gauge\nsdfed_cluster_rounds_abandoned %lld\n"
-                "# HELP sdfed_cluster_updates Updates the federation stored.\n"
-                "# TYPE sdfed_cluster_updates gauge\nsdfed_cluster_updates %lld\n",
-                (long long)c.nodes_live, (long long)c.clients_present, (long long)c.coordinator_epoch,
-                (long long)c.rounds_closed, (long long)c.rounds_abandoned, (long long)c.updates);
+                "sdfed_cluster_epoch %lld\n",
+                (long long)c.nodes_live, (long long)c.clients_present, (long long)c.coordinator_epoch);
+        read_counts(site);
+        failed |= sdfed_sink_printf(sink,
+                                    "# HELP sdfed_cluster_rounds_closed Rounds the federation closed (aggregated).\n"
+                                    "# TYPE sdfed_cluster_rounds_closed gauge\nsdfed_cluster_rounds_closed %lld\n"
+                                    "# HELP sdfed_cluster_rounds_abandoned Rounds the federation abandoned.\n"
+                                    "# TYPE sdfed_cluster_rounds_abandoned gauge\nsdfed_cluster_rounds_abandoned %lld\n"
+                                    "# HELP sdfed_cluster_updates Updates the federation stored.\n"
+                                    "# TYPE sdfed_cluster_updates gauge\nsdfed_cluster_updates %lld\n",
+                                    (long long)site->counts.rounds_closed, (long long)site->counts.rounds_abandoned,
+                                    (long long)site->counts.updates);
     }
     failed |= sdfed_sink_printf(
         sink, "# HELP sdfed_clients Clients connected now.\n# TYPE sdfed_clients gauge\nsdfed_clients %lld\n",
@@ -211,11 +244,95 @@ static int html_text(sdfed_sink sink, const char *text) {
     return failed;
 }
 
-/* The status page: the round, the clients and the accuracy they report per
- * round as an SVG chart; it reloads every 5 s. */
+/* What the federation does now: the open round's reports, or why no round
+ * is open, in words; non-zero when a write failed. */
+static int now_words(sdfed_sink sink, const federation_status *st) {
+    long long needed = (long long)st->waiting.needed, connected = (long long)st->waiting.connected;
+    switch (st->waiting.reason) {
+    case FEDERATION_NOT_WAITING:
+        return st->async ? sdfed_sink_printf(sink, "training: a new version every few updates")
+                         : sdfed_sink_printf(sink, "round open: %lld of the %lld chosen volunteers still in reported",
+                                             (long long)st->reported, (long long)st->participants);
+    case FEDERATION_TOO_FEW_CLIENTS:
+        return sdfed_sink_printf(sink, "waiting for %lld volunteer%s, %lld connected", needed, needed == 1 ? "" : "s",
+                                 connected);
+    case FEDERATION_ROUND_PAUSE: return sdfed_sink_printf(sink, "the pause between rounds, %lld connected", connected);
+    case FEDERATION_FINISHED: return sdfed_sink_printf(sink, "finished: all %lld rounds done", (long long)st->rounds);
+    case FEDERATION_NOT_COORDINATOR:
+        return sdfed_sink_printf(sink, "this node does not start rounds; the cluster's coordinator does");
+    case FEDERATION_STARTING: return sdfed_sink_printf(sink, "a round is starting, %lld connected", connected);
+    case FEDERATION_WAIT_REASON_COUNT: break;
+    }
+    return 0;
+}
+
+/* Unix seconds as "2026-11-28 14:03" (UTC). */
+static void utc_minute(double seconds, char *out, size_t cap) {
+    time_t t = (time_t)seconds;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M", &tm)) snprintf(out, cap, "?");
+}
+
+/* A volunteer as the page names it: never its token, nor its number, but
+ * the first 8 hex digits of the SHA-256 of "client <number>" (stable
+ * across restarts). */
+static void volunteer_name(int64_t client, char name[9]) {
+    char text[32], hex[65];
+    int n = snprintf(text, sizeof text, "client %lld", (long long)client);
+    sdfed_sha256_hex(text, (size_t)n, hex);
+    memcpy(name, hex, 8);
+    name[8] = '\0';
+}
+
+/* The volunteers last heard from, at most STATUS_VOLUNTEERS of the
+ * `registered`, as a table that scrolls sideways on a narrow screen;
+ * non-zero when a write failed. */
+static int volunteers_table(sdfed_sink sink, status_board *site, int64_t registered) {
+    store_volunteer *v;
+    int n;
+    if (store_recent_volunteers(site->st, STATUS_VOLUNTEERS, &v, &n, NULL) != SDFED_OK)
+        return sdfed_sink_printf(sink, "<p>The store cannot list them now.</p>");
+    int failed = registered > n
+                     ? sdfed_sink_printf(sink, "<p>The %d heard from last, of %lld.</p>", n, (long long)registered)
+                     : 0;
+    failed |= sdfed_sink_printf(sink, "<div class=\"scroll\"><table class=\"volunteers\"><tr><th>volunteer</th>"
+                                      "<th>first seen (UTC)</th><th>last seen</th><th>rounds taken part in</th>"
+                                      "<th>last accuracy</th></tr>");
+    for (int i = 0; i < n && !failed; i++) {
+        char name[9], first[32], last[32], accuracy[16];
+        volunteer_name(v[i].client, name);
+        utc_minute(v[i].first_seen, first, sizeof first);
+        utc_minute(v[i].last_seen, last, sizeof last);
+        if (isnan(v[i].accuracy))
+            snprintf(accuracy, sizeof accuracy, "&ndash;");
+        else
+            snprintf(accuracy, sizeof accuracy, "%.2f%%", 100 * v[i].accuracy);
+        failed |=
+            sdfed_sink_printf(sink, "<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%lld</td><td>%s</td></tr>",
+                              name, first, last, (long long)v[i].rounds, accuracy);
+    }
+    free(v);
+    return failed | sdfed_sink_printf(sink, "</table></div>");
+}
+
+/* The round and how far the federation is: "round 39 &middot; 39 of 50
+ * done" (rounds count from 0, docs/protocol.md); non-zero when a write
+ * failed. */
+static int round_words(sdfed_sink sink, const federation_status *st) {
+    if (st->done) return sdfed_sink_printf(sink, "%lld of %lld done", (long long)st->rounds, (long long)st->rounds);
+    return sdfed_sink_printf(sink, "%s %lld &middot; %lld of %lld done", st->async ? "version" : "round",
+                             (long long)st->round, (long long)st->round, (long long)st->rounds);
+}
+
+/* The status page, for a host (also on a phone): the round, what happens
+ * now, the federation's counts, the accuracy the clients report per round
+ * as an SVG chart and the volunteers last heard from; it reloads every 5 s. */
 static int status_page(struct lws *wsi, status_board *site) {
     federation_status st;
     federation_get_status(site->fed, &st);
+    store_cluster c;
+    cluster_clients(site, &st, &c);
+    read_counts(site);
     update_history(site, &st);
     const double *accuracy = site->history.accuracy;
     int n = site->history.n;
@@ -224,12 +341,17 @@ static int status_page(struct lws *wsi, status_board *site) {
     int failed = 0;
     /* the task's name as the title (else "sdfed aggregator"), its description under it */
     const char *name = site->name && site->name[0] ? site->name : "sdfed aggregator";
-    failed |= sdfed_sink_printf(
-        sink, "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
-              "<title>");
+    failed |= sdfed_sink_printf(sink, "<!doctype html><html><head><meta charset=\"utf-8\">"
+                                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                                      "<meta http-equiv=\"refresh\" content=\"5\"><title>");
     failed |= html_text(sink, name);
-    failed |= sdfed_sink_printf(sink, "</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
-                                      "td{padding:2px 12px}</style></head><body><h1>");
+    failed |= sdfed_sink_printf(
+        sink, "</title><style>body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}"
+              "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}"
+              ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}"
+              ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}"
+              ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}"
+              "svg{max-width:100%%;height:auto}</style></head><body><h1>");
     failed |= html_text(sink, name);
     failed |= sdfed_sink_printf(sink, "</h1>");
     if (site->description && site->description[0]) {
@@ -237,25 +359,19 @@ static int status_page(struct lws *wsi, status_board *site) {
         failed |= html_text(sink, site->description);
         failed |= sdfed_sink_printf(sink, "</p>");
     }
-    failed |= sdfed_sink_printf(sink, "<table>");
-    failed |= sdfed_sink_printf(sink, "<tr><td>round</td><td>%lld of %lld%s</td></tr>", (long long)st.round,
-                                (long long)st.rounds,
-                                st.done   ? " (done)"
-                                : st.open ? " (open)"
-                                          : "");
-    failed |=
-        sdfed_sink_printf(sink, "<tr><td>mode</td><td>%s</td></tr><tr><td>clients connected</td><td>%lld</td></tr>",
-                          st.async ? "asynchronous" : "synchronous", (long long)st.connected);
-    failed |= sdfed_sink_printf(
-        sink, "<tr><td>this round</td><td>%lld of the %lld chosen clients still in reported</td></tr>",
-        (long long)st.reported, (long long)st.participants);
-    failed |=
-        sdfed_sink_printf(sink, "<tr><td>rounds abandoned</td><td>%lld</td></tr>", (long long)st.rounds_abandoned);
-    failed |= sdfed_sink_printf(
-        sink,
-        "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>global prompt sha256</td><td><code>%s</code>"
-        "</td></tr></table>",
-        (long long)st.updates_accepted, st.global_sha256);
+    failed |= sdfed_sink_printf(sink, "<table class=\"facts\"><tr><td>round</td><td class=\"round\">");
+    failed |= round_words(sink, &st);
+    failed |= sdfed_sink_printf(sink, "</td></tr><tr><td>now</td><td class=\"now\">");
+    failed |= now_words(sink, &st);
+    const store_counts *k = &site->counts;
+    failed |= sdfed_sink_printf(sink,
+                                "</td></tr><tr><td>volunteers</td><td>%lld connected, %lld registered</td></tr>"
+                                "<tr><td>rounds</td><td>%lld closed, %lld abandoned</td></tr>"
+                                "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>mode</td><td>%s</td></tr>"
+                                "<tr><td>global prompt sha256</td><td><code>%s</code></td></tr></table>",
+                                (long long)st.connected, (long long)k->clients, (long long)k->rounds_closed,
+                                (long long)k->rounds_abandoned, (long long)k->updates,
+                                st.async ? "asynchronous" : "synchronous", st.global_sha256);
     char x_label[64];
     snprintf(x_label, sizeof x_label, "round (%d reported)", n);
     svg_chart chart = {.width = 640,
@@ -272,6 +388,8 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= sdfed_sink_printf(sink, "<h2>Accuracy the clients report</h2>");
     sdfed_error chart_err;
     failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
+    failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
+    failed |= volunteers_table(sink, site, k->clients);
     failed |= sdfed_sink_printf(
         sink, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
               "<a href=\"/\">volunteer page</a></p></body></html>");

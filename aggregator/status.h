@@ -1,19 +1,27 @@
 /* The federation's state for people and monitors:
  *   /status       JSON: the task's name and description, round, clients,
+ *                 why no round is open (waiting), the federation's counts,
  *                 global_prompt_sha256, accuracy per round, ...
- *   /status.html  a page with the task's name and description and the
- *                 accuracy-per-round chart clients report
- *                 (it reloads every 5 s; 503 when the chart cannot be built)
+ *   /status.html  a page for a host, readable on a phone: the task's name
+ *                 and description, the round and how many are done, why no
+ *                 round is open, the federation's counts, the
+ *                 accuracy-per-round chart clients report and the
+ *                 STATUS_VOLUNTEERS volunteers heard from last (anonymous
+ *                 names, first and last seen, rounds, last accuracy)
+ *                 (it reloads every 5 s; 503 when the page cannot be built)
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
- *                 refused by reason, store failures, aggregation time
- * The accuracy history is read from the store again only when new metrics
- * came in, and at most once a second (every open page polls /status).
- * In cluster mode (cluster.h) the federation's counts (clients connected
- * to any node, updates, rounds closed and abandoned, live nodes, the
- * coordinator and its epoch) come from the store, and "node" (/status) and
- * the sdfed_node_* metrics say what this node does: its id, its role
- * (coordinator or front-end), its epoch, its own connections, and the
- * updates it accepted and rounds it closed. */
+ *                 refused by reason (by this process), store failures,
+ *                 aggregation time
+ * The federation's counts (rounds closed and abandoned, updates accepted,
+ * clients registered) are the store's, since the federation began: a
+ * restart or another node changes nothing in them. The accuracy history
+ * is read from the store again only when new metrics came in, and at most
+ * once a second (every open page polls /status).
+ * In cluster mode (cluster.h) the clients connected to any node, the live
+ * nodes, the coordinator and its epoch come from the store too, and "node"
+ * (/status) and the sdfed_node_* metrics say what this node does: its id,
+ * its role (coordinator or front-end), its epoch, its own connections, and
+ * the updates it accepted and rounds it closed. */
 #ifndef SDFED_AGGREGATOR_STATUS_H
 #define SDFED_AGGREGATOR_STATUS_H
 
@@ -25,12 +33,15 @@
 #include "federation.h"
 #include "store.h"
 
+enum { STATUS_VOLUNTEERS = 200 }; /* the volunteers status.html lists at most */
+
 typedef struct status_board {
     federation *fed;
     store *st;
     cluster *cl; /* cluster mode: this node; NULL in a single process */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
+    store_counts counts;            /* the federation's, as last read from the store */
     struct {
         int64_t *rounds, *clients;
         double *accuracy;

@@ -5,6 +5,7 @@
 #include "store_backend.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,11 +174,6 @@ int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfe
     store_value p[] = {text(token)};
     found_client f = {id, shard};
     return query(s, "SELECT id, shard FROM clients WHERE token = $1", p, 1, row_client, &f, "find client", err);
-}
-
-int store_count_clients(store *s, int64_t *n, sdfed_error *err) {
-    *n = 0;
-    return query(s, "SELECT count(*) FROM clients", NULL, 0, row_integer, n, "count clients", err);
 }
 
 void store_round_free(store_round *r) {
@@ -412,34 +408,41 @@ void store_updates_free(store_update *u, int n) {
     free(u);
 }
 
-typedef struct update_list {
-    store_update *rows;
+/* Rows read into an array that grows (base/grow.h), item_size bytes each. */
+typedef struct row_list {
+    void *rows;
     int n, cap;
-} update_list;
+    size_t item_size;
+} row_list;
+
+/* Room for one more row, zeroed and counted; NULL when memory ran out. */
+static void *row_list_add(row_list *l) {
+    void *grown = sdfed_grow(l->rows, &l->cap, l->n, l->item_size);
+    if (!grown) return NULL;
+    l->rows = grown;
+    void *row = (char *)grown + l->item_size * (size_t)l->n++;
+    memset(row, 0, l->item_size);
+    return row;
+}
 
 static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    update_list *l = ctx;
-    store_update *grown = sdfed_grow(l->rows, &l->cap, l->n, sizeof *grown);
-    if (!grown) return no_memory(err);
-    l->rows = grown;
-    store_update *u = &l->rows[l->n];
+    store_update *u = row_list_add(ctx);
     size_t bytes;
-    if (!(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
+    if (!u || !(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
     u->round = as_integer(&c[0]);
     u->client = as_integer(&c[1]);
     u->samples = as_integer(&c[2]);
     u->n_values = bytes / sizeof(float);
-    l->n++;
     return SDFED_OK;
 }
 
 static int read_updates(store *s, const char *sql, const store_value *p, int n_params, store_update **updates, int *n,
                         sdfed_error *err) {
-    update_list l = {0};
+    row_list l = {.item_size = sizeof(store_update)};
     int rc = query(s, sql, p, n_params, row_update, &l, "updates", err);
     if (rc) {
         store_updates_free(l.rows, l.n);
-        l = (update_list){0};
+        l = (row_list){0};
     }
     *updates = l.rows;
     *n = l.n;
@@ -498,6 +501,70 @@ int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_
     *accuracy = h.accuracy;
     *clients = h.clients;
     *n = h.n;
+    return rc;
+}
+
+/* A row of integer columns into the fields listed, in order (NULL: -1). */
+typedef struct integer_fields {
+    int64_t *const *fields;
+    int n;
+} integer_fields;
+
+static int row_integers(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    const integer_fields *f = ctx;
+    for (int i = 0; i < n && i < f->n; i++) *f->fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
+    return SDFED_OK;
+}
+
+/* A query of one row of n integers into fields (each 0 first). */
+static int query_integers(store *s, const char *sql, int64_t *const *fields, int n, const char *what,
+                          sdfed_error *err) {
+    for (int i = 0; i < n; i++) *fields[i] = 0;
+    integer_fields f = {fields, n};
+    return query(s, sql, NULL, 0, row_integers, &f, what, err);
+}
+
+int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
+    int64_t *const fields[] = {&c->rounds_closed, &c->rounds_abandoned, &c->updates, &c->clients};
+    return query_integers(s,
+                          "SELECT (SELECT count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT "
+                          "count(*) FROM rounds WHERE abandoned = 1), (SELECT count(*) FROM updates), (SELECT "
+                          "count(*) FROM clients)",
+                          fields, (int)(sizeof fields / sizeof *fields), "federation counts", err);
+}
+
+static int row_volunteer(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    store_volunteer *v = row_list_add(ctx);
+    if (!v) return no_memory(err);
+    *v = (store_volunteer){.client = as_integer(&c[0]),
+                           .first_seen = as_real(&c[1]),
+                           .last_seen = as_real(&c[2]),
+                           .rounds = as_integer(&c[3]),
+                           .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
+    return SDFED_OK;
+}
+
+int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(store_volunteer)};
+    store_value p[] = {integer(limit)};
+    /* the latest time each registered client was heard from, the `limit`
+     * latest (a tie: the newer client first); then, for those alone, their
+     * updates and their latest round's accuracy (indexed by client) */
+    int rc = query(
+        s,
+        "WITH seen AS (SELECT client, max(at) AS last FROM (SELECT id AS client, created AS at FROM clients "
+        "UNION ALL SELECT client, received FROM updates UNION ALL SELECT client, received FROM metrics) "
+        "heard WHERE client IN (SELECT id FROM clients) GROUP BY client ORDER BY last DESC, client DESC LIMIT $1) "
+        "SELECT c.id, c.created, seen.last, (SELECT count(*) FROM updates u WHERE u.client = c.id), "
+        "(SELECT m.accuracy FROM metrics m WHERE m.client = c.id ORDER BY m.round DESC LIMIT 1) "
+        "FROM seen JOIN clients c ON c.id = seen.client ORDER BY seen.last DESC, c.id DESC",
+        p, 1, row_volunteer, &l, "recent volunteers", err);
+    if (rc) {
+        free(l.rows);
+        l = (row_list){0};
+    }
+    *volunteers = l.rows;
+    *n = l.n;
     return rc;
 }
 
@@ -656,24 +723,14 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
     return rc;
 }
 
-static int row_cluster(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    store_cluster *k = ctx;
-    int64_t *fields[] = {&k->nodes_live,    &k->clients_present,  &k->coordinator_node, &k->coordinator_epoch,
-                         &k->rounds_closed, &k->rounds_abandoned, &k->updates};
-    for (int i = 0; i < n && i < (int)(sizeof fields / sizeof *fields); i++)
-        *fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
-    return SDFED_OK;
-}
-
 int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
-    memset(c, 0, sizeof *c);
-    return query(s,
-                 "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM presence p JOIN "
-                 "nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN lease_until > now() THEN "
-                 "node END FROM coordinator WHERE id = 1), (SELECT epoch FROM coordinator WHERE id = 1), (SELECT "
-                 "count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT count(*) FROM rounds WHERE "
-                 "abandoned = 1), (SELECT count(*) FROM updates)",
-                 NULL, 0, row_cluster, c, "cluster status", err);
+    int64_t *const fields[] = {&c->nodes_live, &c->clients_present, &c->coordinator_node, &c->coordinator_epoch};
+    return query_integers(s,
+                          "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM "
+                          "presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()), (SELECT CASE WHEN "
+                          "lease_until > now() THEN node END FROM coordinator WHERE id = 1), (SELECT epoch FROM "
+                          "coordinator WHERE id = 1)",
+                          fields, (int)(sizeof fields / sizeof *fields), "cluster status", err);
 }
 
 int store_listen(store *s, sdfed_error *err) {

@@ -94,7 +94,6 @@ typedef struct store_new_client {
 int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
 /* The client holding token; *id = -1 when none. */
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
-int store_count_clients(store *s, int64_t *n, sdfed_error *err);
 
 typedef struct store_round {
     int64_t round;
@@ -203,6 +202,28 @@ void store_updates_free(store_update *u, int n);
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i]. */
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
 
+/* The whole federation as stored, since it began (every restart, every
+ * node): rounds closed (aggregated) and abandoned, updates stored, clients
+ * registered (every client that ever said hello). */
+typedef struct store_counts {
+    int64_t rounds_closed, rounds_abandoned, updates, clients;
+} store_counts;
+int store_federation_counts(store *s, store_counts *c, sdfed_error *err);
+
+/* A client as a host sees it: when it registered and when it was last
+ * heard from (the latest of its registration, its updates and its latest
+ * metrics; unix seconds), its updates stored (the rounds it took part in;
+ * async: its contributions) and the accuracy it reported last (for its
+ * latest round; NAN when it reported none). */
+typedef struct store_volunteer {
+    int64_t client;
+    double first_seen, last_seen;
+    int64_t rounds;
+    double accuracy;
+} store_volunteer;
+/* The `limit` clients last heard from, the latest first (heap, *n). */
+int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err);
+
 /* ---- cluster mode (PostgreSQL only; see the top of this file) ---- */
 
 /* This process as a node: a new row with a lease of lease_s seconds;
@@ -233,9 +254,9 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
                        int *n_departed, sdfed_error *err);
 typedef struct store_cluster {
     int64_t nodes_live, clients_present, coordinator_node, coordinator_epoch;
-    int64_t rounds_closed, rounds_abandoned, updates;
 } store_cluster;
-/* The whole federation, for /status and /metrics. */
+/* The cluster's nodes, clients and coordinator, for /status and /metrics
+ * (the federation's counts: store_federation_counts). */
 int store_cluster_status(store *s, store_cluster *c, sdfed_error *err);
 
 /* LISTEN for the coordinator's notifications (sdfed_rounds); then

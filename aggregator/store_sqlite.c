@@ -23,8 +23,11 @@ static const char schema[] =
     "  data BLOB NOT NULL, received REAL NOT NULL, merged INTEGER, PRIMARY KEY (round, client));"
     /* the open round's updates, found without scanning every past round's */
     "CREATE INDEX IF NOT EXISTS updates_pending ON updates (round, client) WHERE merged IS NULL;"
+    /* each client's updates and metrics, for the status page's volunteers */
+    "CREATE INDEX IF NOT EXISTS updates_client ON updates (client, received);"
     "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
-    "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));";
+    "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));"
+    "CREATE INDEX IF NOT EXISTS metrics_client ON metrics (client, round);";
 
 /* The connection and its prepared statements, kept for its life and found
  * by their SQL text, most recently used first: a batch runs the same few

@@ -23,8 +23,8 @@ int svg_chart_write(sdfed_buffer *b, const svg_chart *c, sdfed_error *err) {
             "font-size=\"%d\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             c->width, c->height, c->font_size);
     else
-        failed |= sdfed_sink_printf(sink, "<svg width=\"%g\" height=\"%g\" font-size=\"%d\">\n", c->width, c->height,
-                                    c->font_size);
+        failed |= sdfed_sink_printf(sink, "<svg viewBox=\"0 0 %g %g\" width=\"%g\" height=\"%g\" font-size=\"%d\">\n",
+                                    c->width, c->height, c->width, c->height, c->font_size);
     if (c->title)
         failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"22\" font-size=\"14\">%s</text>\n", c->left, c->title);
     for (int p = 0; p <= 100; p += 20) {

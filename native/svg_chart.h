@@ -11,7 +11,8 @@ typedef struct svg_chart {
     double width, height;               /* of the whole picture */
     double left, right, top, bottom;    /* margins around the plot */
     int font_size;                      /* of the labels; the title is 14 */
-    int standalone;                     /* 1: a file (xmlns, white background, sans-serif); 0: inline in HTML */
+    int standalone;                     /* 1: a file (xmlns, white background, sans-serif); 0: inline in HTML
+                                           (with a viewBox, so that CSS can scale it to a narrow screen) */
     const char *title;                  /* above the plot, or NULL (text, escaped by the caller) */
     const char *x_label;                /* under the plot, or NULL */
     const char *legend;                 /* inside the plot's top left, in the line's colour, or NULL */

@@ -317,7 +317,7 @@ def accuracy_axis(curves, spreads):
 
 
 def chart(path, title, curves, xlabel=None, xticks=None, spreads=None):
-    """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 1..n unless xticks names
+    """curves: [(name, [accuracy per point])], accuracies in [0, 1]; the points are rounds 0..n-1 unless xticks names
     them (xlabel: what they are). With spreads (per curve, the std over seeds per point) each curve is drawn in a
     band of ± its spread and the accuracy axis is a close view (accuracy_axis); else it is 0..100%."""
     W, H, left, right, top, bottom = 720, 440, 60, 170, 40, 50
@@ -333,7 +333,7 @@ def chart(path, title, curves, xlabel=None, xticks=None, spreads=None):
         p = low + i * step
         parts.append(f'<line x1="{left}" y1="{y(p / 100):.1f}" x2="{W - right}" y2="{y(p / 100):.1f}" stroke="#ddd"/>'
                      f'<text x="{left - 6}" y="{y(p / 100) + 4:.1f}" text-anchor="end">{p:g}%</text>')
-    parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">{xlabel or f"round (1..{n})"}</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{H - 12}" text-anchor="middle">{xlabel or f"round (0..{n - 1})"}</text>')
     for i, tick in enumerate(xticks or []):
         parts.append(f'<text x="{x(i):.1f}" y="{H - bottom + 16}" text-anchor="middle">{tick}</text>')
     for i, (name, acc) in enumerate(curves):

@@ -46,8 +46,8 @@ export async function describe() {
 export async function pollStatus() {
   try {
     const s = await fetchJson('/status');
-    $('round').textContent = s.done ? `finished (${s.rounds} rounds)` :
-      `${s.round + 1} of ${s.rounds}${s.round_open ? `, ${s.reported} of ${s.participants} reported` : ''}`;
+    $('round').textContent = s.done ? `finished: ${s.rounds} of ${s.rounds} done` :
+      `${s.round} · ${s.round} of ${s.rounds} done${s.round_open ? `, ${s.reported} of ${s.participants} reported` : ''}`;
     $('volunteers').textContent = String(s.clients);
   } catch (e) { /* the badge shows the connection; the next poll retries */ }
   setTimeout(pollStatus, 5000);

@@ -6,6 +6,8 @@
 //      stopped and restarted on its state, and the page reconnects by itself
 //      (waiting within web/backoff.js's windows) and trains the last round;
 //      its accuracy per round is what `sdfed sim` computes for the same shard;
+//      its round line counts rounds from 0 ("finished: 3 of 3 done"), and
+//      the host's status.html fits a phone's 390 px, the volunteers listed;
 //   3. a reload keeps the personal prompt (the same bytes in IndexedDB, the
 //      same accuracy restored);
 //   4. every WebSocket frame the page sent carries the global prompt only;
@@ -111,6 +113,10 @@ try {
   check(/your accuracy \d+\.\d%/.test(progressText), `the page shows its accuracy: ${progressText}`);
   check((await page.locator('#chart circle').count()) >= 2, 'the chart has a point per trained round');
   await shot('03-trained');
+  const roundNow = /^(\d+) · \1 of 3 done/;
+  const during = await until('the round line', async () => roundNow.test(await text('round')) && text('round'), 15)
+    .catch(() => text('round'));
+  check(roundNow.test(during), `the page's round line during the federation: ${during}`);
   await h.stopAggregator();
   await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
   // it waits as web/backoff.js says: within its try's window, 1 s for the first after a welcome
@@ -133,6 +139,28 @@ try {
     `the page's accuracy per round equals sdfed sim's client 2 (within 1 point): ` +
     pairs.map(([a, b]) => `${(100 * a).toFixed(2)}% / ${(100 * b).toFixed(2)}%`).join(', '));
   await shot('05-finished');
+  // the page counts rounds from 0 and says how many are done (docs/protocol.md)
+  const roundLine = await until('the page to see the end', async () => {
+    const t = await text('round');
+    return t.startsWith('finished') && t;
+  }, 30).catch(() => text('round'));
+  check(roundLine === 'finished: 3 of 3 done', `the page's round line at the end: ${roundLine}`);
+  // status.html for a host on a phone's 390 px: nothing wider than the screen but the volunteers' table, which
+  // scrolls in its own box; the chart scaled down; the 3 volunteers listed, anonymous
+  const phone = await context.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(`${h.base}/status.html`);
+  const layout = await phone.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    chart: document.querySelector('svg').getBoundingClientRect().width,
+    box: document.querySelector('.scroll').getBoundingClientRect().width,
+    rows: document.querySelectorAll('.volunteers tr').length - 1,
+    round: document.querySelector('.round').textContent,
+  }));
+  check(layout.page <= 390 && layout.chart <= 390 && layout.box <= 390 && layout.rows === 3 &&
+    layout.round === '3 of 3 done', `status.html at 390 px: ${JSON.stringify(layout)}`);
+  await phone.screenshot({ path: path.join(shots, '05-status-390px.png'), fullPage: true });
+  await phone.close();
 
   // 3. a reload keeps the personal prompt
   const before = (await storedState())[0];

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # sdfed sim with the default tiny model on Fashion-MNIST:
 #  - a 3-client, 3-round federation: SDFed beats zero-shot on the same split;
+#    its lines and results.json count rounds from 0 ("round 2: ... (3 of 3
+#    rounds done)") and its last line says what the final accuracy is;
 #  - the same seed gives the same rounds, another seed a different split;
 #  - --isa avx2 and portable give the same features and rounds as the CPU's
 #    best instruction set;
@@ -30,7 +32,7 @@ cat >"$work/task.json" <<JSON
  "rounds": 3, "batch_size": 16, "lr": 0.01, "seed": 7}
 JSON
 
-final() { sed -n 's/^final accuracy: \([0-9.]*\)%$/\1/p' "$1"; }
+final() { sed -n 's/^final accuracy (mean of the last [0-9]* rounds): \([0-9.]*\)%$/\1/p' "$1"; }
 run() { # run NAME ARGS...: sdfed sim into $work/runs/NAME, output in NAME.log
   local name=$1
   shift
@@ -45,6 +47,13 @@ if [ -n "$z" ] && [ -n "$s" ] && awk -v a="$s" -v b="$z" 'BEGIN { exit !(a > b) 
 for f in results.json accuracy.svg; do
   [ -s "$work/runs/sdfed/$f" ] && ok || bad "sdfed wrote no $f"
 done
+# rounds count from 0 (docs/protocol.md), with the rounds done said as a count; the final accuracy says what it is
+lines=$(sed -n 's/^round \([0-9]*\): accuracy [0-9.]*% (\([0-9]*\) of \([0-9]*\) rounds done), .*/\1 \2 \3/p' "$work/runs/sdfed.log" | tr '\n' ',')
+[ "$lines" = "0 1 3,1 2 3,2 3 3," ] && ok || bad "the round lines: $lines: $(grep '^round' "$work/runs/sdfed.log")"
+grep -q "^final accuracy (mean of the last 3 rounds): $s%$" "$work/runs/sdfed.log" && ok ||
+  bad "the final line: $(tail -n 1 "$work/runs/sdfed.log")"
+"$python" -c 'import json, sys; sys.exit([r["round"] for r in json.load(open(sys.argv[1]))["rounds"]] != [0, 1, 2])' \
+  "$work/runs/sdfed/results.json" && ok || bad "results.json's rounds are not 0, 1, 2"
 
 # the same seed, the same federation; another seed, another split
 run again --method sdfed

@@ -24,19 +24,21 @@ static sdfed_classes cls;
 static const char *state_root;
 static int n_states;
 
-static sdfed_task task_of(int clients_per_round, int rounds) {
+static sdfed_task task_for(int clients, int clients_per_round, int rounds) {
     char json[512];
     snprintf(json, sizeof json,
-             "{\"model\": \"m.gguf\", \"dataset\": \"fashion-mnist\", \"clients\": 4, \"partition\": {\"kind\": "
+             "{\"model\": \"m.gguf\", \"dataset\": \"fashion-mnist\", \"clients\": %d, \"partition\": {\"kind\": "
              "\"iid\"}, \"rounds\": %d, \"clients_per_round\": %d, \"method\": \"promptfl\", "
              "\"global_prompt_length\": 4, \"seed\": 7}",
-             rounds, clients_per_round);
+             clients, rounds, clients_per_round);
     sdfed_task t;
     sdfed_error err = {0};
     int rc = sdfed_task_parse(&t, json, strlen(json), &err);
     CHECK(rc == SDFED_OK, "task: %s", err.message);
     return t;
 }
+
+static sdfed_task task_of(int clients_per_round, int rounds) { return task_for(4, clients_per_round, rounds); }
 
 static store *new_store(char *dir, size_t cap) {
     snprintf(dir, cap, "%s/state-%ld-%d", state_root, (long)getpid(), n_states++);
@@ -186,6 +188,61 @@ static void test_sync_rounds(void) {
     CHECK(send_update(f, chosen[0], 0, 10, u0, 60) == SDFED_CODE_WRONG_ROUND, "a late update for round 0");
     federation_outbox_clear(f);
     free(u0), free(u1), free(before);
+    federation_close(f);
+    store_close(st);
+}
+
+/* the waiting reason in the status (and its name), each time no round is open */
+static int waiting(const federation *f, federation_wait_reason reason, int64_t needed, int64_t connected) {
+    federation_status s;
+    federation_get_status(f, &s);
+    return s.waiting.reason == reason && s.waiting.needed == needed && s.waiting.connected == connected;
+}
+
+/* Why no round is open, as the status says it: a host's task (20
+ * volunteers, 10 a round) started with 2 needed runs its rounds with the 2
+ * at hand; then the pause between rounds, and the end. */
+static void test_waiting(void) {
+    char dir[512];
+    sdfed_task t = task_for(20, 10, 2);
+    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 0) &&
+              !strcmp(federation_wait_reason_name(FEDERATION_TOO_FEW_CLIENTS), "too_few_clients"),
+          "a new federation waits for 2 clients, none connected");
+    federation_join(f, 1, 0, 0);
+    CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "one client: waiting for 2, 1 connected");
+    federation_join(f, 2, 1, 10);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 2 && waiting(f, FEDERATION_NOT_WAITING, 2, 2) &&
+              federation_wait_reason_name(FEDERATION_NOT_WAITING) == NULL,
+          "a second client: round 0 starts with both of the 10 a round wants, no wait");
+    float *u1 = update_of(f, 1), *u2 = update_of(f, -1);
+    CHECK(send_update(f, 1, 0, 10, u1, 20) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u2, 20) == SDFED_CODE_NONE,
+          "both report");
+    federation_get_status(f, &s);
+    CHECK(s.rounds_closed == 1 && !s.open && waiting(f, FEDERATION_ROUND_PAUSE, 2, 2),
+          "round 0 closes with its 2 reports; then the pause between rounds");
+    federation_tick(f, 300);
+    CHECK(waiting(f, FEDERATION_ROUND_PAUSE, 2, 2), "still in the pause");
+    federation_leave(f, 2, 400);
+    federation_tick(f, 600);
+    CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "after the pause with one client left: too few");
+    federation_join(f, 3, 2, 700);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 1 && waiting(f, FEDERATION_NOT_WAITING, 2, 2), "round 1 starts with the newcomer");
+    free(u1);
+    free(u2);
+    u1 = update_of(f, 1);
+    u2 = update_of(f, -1);
+    send_update(f, 1, 1, 10, u1, 800);
+    send_update(f, 3, 1, 10, u2, 800);
+    CHECK(waiting(f, FEDERATION_FINISHED, 2, 2), "the last round closed: finished");
+    free(u1);
+    free(u2);
+    federation_outbox_clear(f);
     federation_close(f);
     store_close(st);
 }
@@ -451,6 +508,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     test_sync_rounds();
+    test_waiting();
     test_dropout_and_deadline();
     test_resume();
     test_async();

@@ -22,6 +22,7 @@
  * (user sdfed; the databases store_test and cluster_test exist and are
  * empty; SQL_COMMAND 'SQL' runs SQL on store_test) */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,43 @@ static void check_history(store *s, const char *label, int want) {
     free(accuracy);
 }
 
+/* the federation's counts (store_federation_counts) */
+static void check_counts(store *s, const char *label, int64_t closed, int64_t abandoned, int64_t updates,
+                         int64_t clients) {
+    store_counts c;
+    sdfed_error err = {0};
+    CHECK(store_federation_counts(s, &c, &err) == SDFED_OK && c.rounds_closed == closed &&
+              c.rounds_abandoned == abandoned && c.updates == updates && c.clients == clients,
+          "%s: counts: %lld closed, %lld abandoned, %lld updates, %lld clients (want %lld %lld %lld %lld) %s", label,
+          (long long)c.rounds_closed, (long long)c.rounds_abandoned, (long long)c.updates, (long long)c.clients,
+          (long long)closed, (long long)abandoned, (long long)updates, (long long)clients, err.message);
+}
+
+/* the volunteers last heard from (store_recent_volunteers), at most limit:
+ * want their clients in order, each one's updates and last accuracy (NAN:
+ * none) */
+typedef struct want_volunteer {
+    int64_t client, rounds;
+    double accuracy;
+} want_volunteer;
+
+static void check_volunteers(store *s, const char *label, int limit, const want_volunteer *want, int n_want) {
+    store_volunteer *v;
+    int n;
+    sdfed_error err = {0};
+    CHECK(store_recent_volunteers(s, limit, &v, &n, &err) == SDFED_OK, "%s: volunteers: %s", label, err.message);
+    CHECK(n == n_want, "%s: %d volunteers (at most %d), not %d", label, n, limit, n_want);
+    for (int i = 0; i < n && i < n_want; i++) {
+        int accuracy = isnan(want[i].accuracy) ? isnan(v[i].accuracy) : v[i].accuracy == want[i].accuracy;
+        CHECK(v[i].client == want[i].client && v[i].rounds == want[i].rounds && accuracy && v[i].first_seen > 1e9 &&
+                  v[i].last_seen >= v[i].first_seen && (i == 0 || v[i].last_seen <= v[i - 1].last_seen),
+              "%s: volunteer %d: client %lld (want %lld), %lld rounds (%lld), accuracy %g (%g), seen %.6f..%.6f", label,
+              i, (long long)v[i].client, (long long)want[i].client, (long long)v[i].rounds, (long long)want[i].rounds,
+              v[i].accuracy, want[i].accuracy, v[i].first_seen, v[i].last_seen);
+    }
+    free(v);
+}
+
 static const char sha0[] = "0000000000000000000000000000000000000000000000000000000000000000",
                   sha1[] = "1111111111111111111111111111111111111111111111111111111111111111",
                   sha2[] = "2222222222222222222222222222222222222222222222222222222222222222";
@@ -169,9 +207,14 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
           "%s: meta task_sha256 is %s", label, value ? value : "(absent)");
     free(value);
-    int64_t n, id;
+    int64_t id;
     int shard;
-    CHECK(store_count_clients(s, &n, &err) == SDFED_OK && n == 3, "%s: %lld clients", label, (long long)n);
+    /* round 0 closed, 1 abandoned; 7 updates (one of a client never registered), 3 clients */
+    check_counts(s, label, 1, 1, 7, 3);
+    /* heard from last: each one's metrics, in the order they came (c, b, a) */
+    const want_volunteer heard[] = {{ids[2], 1, 0.125}, {ids[1], 2, 0.75}, {ids[0], 3, 0.25}};
+    check_volunteers(s, label, 10, heard, 3);
+    check_volunteers(s, label, 2, heard, 2);
     CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
           "%s: token-b is client %lld, shard %d", label, (long long)id, shard);
     CHECK(store_find_client(s, "token-c", &id, &shard, &err) == SDFED_OK && id == ids[2] && shard == 7,
@@ -361,6 +404,11 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_pending(s, label, later, 3);
     check_round(s, label, 2, g1, sha2, 0, 0);
 
+    /* before any metrics: no accuracy; heard from last through their updates
+     * (a's last came after b's, both in round 2; c's in round 0) */
+    const want_volunteer silent[] = {{ids[0], 3, NAN}, {ids[1], 2, NAN}, {ids[2], 1, NAN}};
+    check_volunteers(s, label, 3, silent, 3);
+
     /* metrics (a second report replaces the first) and the accuracy history */
     CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
     CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
@@ -530,10 +578,10 @@ static void check_cluster(const char *uri) {
     CHECK(add_one(b, 1, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN, "an update into a round not started");
     store_cluster c;
     CHECK(store_cluster_status(a, &c, &err) == SDFED_OK && c.nodes_live == 1 && c.clients_present == 1 &&
-              c.coordinator_node == fb.node && c.coordinator_epoch == 2 && c.rounds_closed == 1 && c.updates == 2,
-          "the cluster's status: %lld nodes, %lld clients, coordinator %lld epoch %lld, %lld closed, %lld updates",
-          (long long)c.nodes_live, (long long)c.clients_present, (long long)c.coordinator_node,
-          (long long)c.coordinator_epoch, (long long)c.rounds_closed, (long long)c.updates);
+              c.coordinator_node == fb.node && c.coordinator_epoch == 2,
+          "the cluster's status: %lld nodes, %lld clients, coordinator %lld epoch %lld", (long long)c.nodes_live,
+          (long long)c.clients_present, (long long)c.coordinator_node, (long long)c.coordinator_epoch);
+    check_counts(a, "cluster", 1, 0, 2, 0); /* every node's, from either */
     store_close(a), store_close(b);
 }
 

@@ -10,9 +10,10 @@
  * was made with). Fashion-MNIST's training images
  * 30000..59999 are the clients' training pool and its test set their test
  * pool (images 0..29999 trained the default model; see fed_data.h). The
- * run prints a line
- * per round, writes results.json and accuracy.svg into DIR, and ends with
- * "final accuracy: XX.XX%". */
+ * run prints a line per round ("round 9: accuracy 43.75% (10 of 10 rounds
+ * done), ..."; rounds count from 0, as everywhere), writes results.json
+ * and accuracy.svg into DIR, and ends with "final accuracy (mean of the
+ * last 10 rounds): XX.XX%" (of the last min(10, rounds) rounds). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,8 @@ int cmd_sim(int argc, char **argv) {
         rc = report_write_svg(path, &task, &result, &err);
     }
     if (rc == SDFED_OK)
-        printf("final accuracy: %.2f%%\n", 100 * result.final_accuracy);
+        printf("final accuracy (mean of the last %d rounds): %.2f%%\n", result.final_rounds,
+               100 * result.final_accuracy);
     else
         status = cli_error(CLI_FAILED, "sim: %s", err.message);
     sim_result_free(&result);

@@ -49,6 +49,7 @@ struct client {
     int index, json, quiet;
     const char *model_path, *cache, *data_dir, *host_task, *token_file, *join_key;
     const char *attack; /* NULL, "flip" or "scale:F" */
+    sdfed_task host;    /* --host-task's file, read at the start (its model is the default --model) */
     double give_up_s;
     /* connection */
     ws_client ws;
@@ -184,18 +185,17 @@ static int all_images(client *c, sdfed_error *err) {
     return SDFED_OK;
 }
 
-/* --host-task on the host's machine: the host's task file names the
- * folders of the server's folder task (the welcome leaves them out), and
- * this client trains on its shard of them, as sdfed sim's client does. The
- * file must be the server's task. */
+/* --host-task on the host's machine: the host's task file (read at the
+ * start) names the folders of the server's folder task (the welcome leaves
+ * them out), and this client trains on its shard of them, as sdfed sim's
+ * client does. The file must be the server's task. */
 static int host_folders(client *c, sdfed_error *err) {
     if (!c->host_task)
         return sdfed_fail(err, SDFED_ERR_ARG,
                           "this federation's images are its host's: give --data DIR, your own ImageFolder (or, on "
                           "the host's machine, --host-task TASK.json)");
-    sdfed_task host;
-    int rc = native_task_read(c->host_task, &host, NULL, err);
-    if (rc) return rc;
+    sdfed_task *host = &c->host;
+    int rc = SDFED_OK;
     /* the server's classes are the folders' when the file names none */
     int n = sdfed_task_class_count(&c->task);
     const char **names = malloc(sizeof *names * (size_t)(2 * n + 1));
@@ -203,21 +203,21 @@ static int host_folders(client *c, sdfed_error *err) {
         names[i] = sdfed_task_class_name(&c->task, i), names[n + i] = sdfed_task_class_text(&c->task, i);
     if (!names)
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
-    else if (sdfed_task_class_count(&host) == 0)
-        rc = sdfed_task_set_classes(&host, names, names + n, n, err);
+    else if (sdfed_task_class_count(host) == 0)
+        rc = sdfed_task_set_classes(host, names, names + n, n, err);
     free(names);
     sdfed_buffer mine = {0}, theirs = {0};
-    if (rc == SDFED_OK) rc = sdfed_task_write(&host, c->task.model, &mine, err);
+    if (rc == SDFED_OK) rc = sdfed_task_write(host, c->task.model, &mine, err);
     if (rc == SDFED_OK) rc = sdfed_task_write(&c->task, c->task.model, &theirs, err);
     if (rc == SDFED_OK && (mine.size != theirs.size || memcmp(mine.data, theirs.data, mine.size) != 0))
         rc = sdfed_fail(err, SDFED_ERR_ARG, "--host-task %s is not the server's task", c->host_task);
     if (rc == SDFED_OK) {
-        memcpy(c->task.data_train, host.data_train, sizeof host.data_train);
-        memcpy(c->task.data_test, host.data_test, sizeof host.data_test);
-        c->task.test_fraction = host.test_fraction;
+        memcpy(c->task.data_train, host->data_train, sizeof host->data_train);
+        memcpy(c->task.data_test, host->data_test, sizeof host->data_test);
+        c->task.test_fraction = host->test_fraction;
     }
-    sdfed_buffer_free(&mine), sdfed_buffer_free(&theirs);
-    sdfed_task_free(&host);
+    sdfed_buffer_free(&mine);
+    sdfed_buffer_free(&theirs);
     return rc;
 }
 
@@ -568,7 +568,7 @@ static void on_closed(ws_conn *conn, int was_open, const char *why) {
 static const char usage[] =
     "usage: sdfed-client --server ws://HOST:PORT [options]\n"
     "  --client-index K      train on shard K of the task's partition (0)\n"
-    "  --model M             the model file (" NATIVE_DEFAULT_MODEL ")\n"
+    "  --model M             the model file (--host-task's model, else " NATIVE_DEFAULT_MODEL ")\n"
     "  --data DIR            a folder task: the volunteer's own ImageFolder (its folders named as the task's\n"
     "                        classes), trained on instead of shard K; else Fashion-MNIST's folder\n"
     "  --host-task TASK.json a folder task, on the host's machine: train on shard K of the folders the\n"
@@ -587,7 +587,6 @@ int main(int argc, char **argv) {
     static client c;
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
     int quiet = 0, help = 0;
-    c.model_path = NATIVE_DEFAULT_MODEL;
     cli_set_program("sdfed-client");
     const cli_option options[] = {{"--server", &server, NULL},      {"--client-index", &index, NULL},
                                   {"--model", &c.model_path, NULL}, {"--cache", &c.cache, NULL},
@@ -605,8 +604,7 @@ int main(int argc, char **argv) {
     }
     if (!server) return cli_error(CLI_USAGE, "--server is required (see --help)");
     ws_url url;
-    if (ws_url_parse(&url, server, NULL))
-        return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
+    if (ws_url_parse(&url, server, NULL)) return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
     c.index = atoi(index);
     char *end = NULL;
     unsigned long long seed = jitter ? strtoull(jitter, &end, 10) : (unsigned long long)c.index;
@@ -623,6 +621,12 @@ int main(int argc, char **argv) {
     if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
         return cli_error(CLI_USAGE, "--attack must be flip or scale:F");
+    /* the host's task file is read now: a bad one is said before connecting,
+     * and its model (found as the file finds it) is the one to load */
+    sdfed_error err = {0};
+    if (c.host_task && native_task_read(c.host_task, &c.host, NULL, &err))
+        return cli_error(CLI_FAILED, "--host-task: %s", err.message);
+    if (!c.model_path) c.model_path = c.host_task ? c.host.model : NATIVE_DEFAULT_MODEL;
     if (c.token_file) {
         FILE *f = fopen(c.token_file, "r");
         if (f) {
@@ -631,9 +635,10 @@ int main(int argc, char **argv) {
         }
     }
     const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
-    sdfed_error err = {0};
-    if (ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err))
+    if (ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err)) {
+        sdfed_task_free(&c.host);
         return cli_error(CLI_FAILED, "%s", err.message);
+    }
     sdfed_arena_init(&c.arena);
     ws_conn_init(&c.conn, &c.ws, &c);
     signal(SIGINT, on_signal);
@@ -656,6 +661,7 @@ int main(int argc, char **argv) {
         native_model_close(&c.model);
     }
     sdfed_task_free(&c.task);
+    sdfed_task_free(&c.host);
     sdfed_arena_free(&c.arena);
     return c.failed ? CLI_FAILED : CLI_OK;
 }

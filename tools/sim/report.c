@@ -31,7 +31,7 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
     fprintf(f, "],\n  \"rounds\": [\n");
     for (int i = 0; i < r->n_rounds; i++) {
         const sim_round *rd = &r->rounds[i];
-        fprintf(f, "    {\"round\": %d, \"accuracy\": %.6f, \"client_accuracy\": [", i + 1, rd->accuracy);
+        fprintf(f, "    {\"round\": %d, \"accuracy\": %.6f, \"client_accuracy\": [", i, rd->accuracy);
         for (int c = 0; c < r->n_clients; c++) fprintf(f, "%s%.6f", c ? ", " : "", rd->client_accuracy[c]);
         fprintf(f,
                 "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
@@ -60,10 +60,10 @@ int report_write_svg(const char *path, const sdfed_task *task, const sim_result 
         }
     }
     char title[256], x_label[64];
-    snprintf(title, sizeof title, "%s on %s, %d clients (seed %llu): final %.2f%%", sdfed_method_name(task->method),
-             sdfed_partition_kind_name(task->partition.kind), task->clients, (unsigned long long)task->seed,
-             100 * r->final_accuracy);
-    snprintf(x_label, sizeof x_label, "round (1..%d)", n);
+    snprintf(title, sizeof title, "%s on %s, %d clients (seed %llu): final %.2f%% (mean of the last %d rounds)",
+             sdfed_method_name(task->method), sdfed_partition_kind_name(task->partition.kind), task->clients,
+             (unsigned long long)task->seed, 100 * r->final_accuracy, r->final_rounds);
+    snprintf(x_label, sizeof x_label, "round (0..%d)", n - 1);
     svg_chart chart = {.width = 640,
                        .height = 400,
                        .left = 60,

@@ -18,11 +18,18 @@ void sim_result_free(sim_result *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* Round r's line: its id (from 0, as the aggregator's), then how many of
+ * the task's rounds are done with it. */
 static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round *round, int K) {
     double lo = 1, hi = 0;
-    for (int c = 0; c < K; c++) lo = fmin(lo, round->client_accuracy[c]), hi = fmax(hi, round->client_accuracy[c]);
-    fprintf(log, "round %d/%d: accuracy %.2f%% (clients %.1f..%.1f%%), loss %.4f, %d clients, %d steps, %.2f s%s\n",
-            r + 1, task->rounds, 100 * round->accuracy, 100 * lo, 100 * hi, round->total, round->participants,
+    for (int c = 0; c < K; c++) {
+        lo = fmin(lo, round->client_accuracy[c]);
+        hi = fmax(hi, round->client_accuracy[c]);
+    }
+    fprintf(log,
+            "round %d: accuracy %.2f%% (%d of %d rounds done), clients %.1f..%.1f%%, loss %.4f, %d clients, %d steps, "
+            "%.2f s%s\n",
+            r, 100 * round->accuracy, r + 1, task->rounds, 100 * lo, 100 * hi, round->total, round->participants,
             round->steps, round->seconds, round->abandoned ? " (abandoned: too few reports)" : "");
     fflush(log);
 }
@@ -101,7 +108,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                 continue;
             }
             rc = fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
-            if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r + 1, c);
+            if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r, c);
             sdfed_round_report(&round_clients, c);
             uploads[round->participants++] = (sdfed_round_update){c, r, cl->split->n_train, cl->params.global};
         }
@@ -137,9 +144,9 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         if (log && rc == SDFED_OK) log_round(log, task, r, round, K);
     }
     if (rc == SDFED_OK) {
-        int last = out->n_rounds < 10 ? out->n_rounds : 10;
-        for (int r = out->n_rounds - last; r < out->n_rounds; r++)
-            out->final_accuracy += out->rounds[r].accuracy / last;
+        out->final_rounds = out->n_rounds < 10 ? out->n_rounds : 10;
+        for (int r = out->n_rounds - out->final_rounds; r < out->n_rounds; r++)
+            out->final_accuracy += out->rounds[r].accuracy / out->final_rounds;
     }
     for (int c = 0; clients && c < K; c++) fed_client_free(&clients[c]);
     sdfed_method_params_free(&server);

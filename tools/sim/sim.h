@@ -26,7 +26,8 @@ typedef struct sim_result {
     int n_rounds, n_clients;
     sim_round *rounds;
     int *client_train, *client_test, *client_local_len; /* (n_clients) */
-    double final_accuracy;                              /* mean of the last min(10, rounds) rounds' accuracy */
+    double final_accuracy;                              /* mean of the last final_rounds rounds' accuracy */
+    int final_rounds;                                   /* min(10, rounds) */
 } sim_result;
 
 /* With validation, one in SIM_VALIDATION_EVERY of each client's training

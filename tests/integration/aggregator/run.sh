@@ -4,10 +4,14 @@
 #     bit, what `sdfed sim` computes for the same task and seed; the same
 #     with dropouts, with a task's own classes, template and prompt_init,
 #     on a folder dataset, and on colour JPEGs and PNGs with another CLIP,
-#     also in derived domains;
+#     also in derived domains (headless clients that load the model their
+#     --host-task file names); a host's task with min_clients 2 runs its
+#     rounds with 2 volunteers, and with 1 says why it waits (/status,
+#     status.html, the log);
 #  2. hostile inputs (adversary.mjs) are refused with their codes before the
 #     federation, which then still ends on the simulator's parameters;
-#  3. kill -9 mid-round and a restart: the run ends on the same history;
+#  3. kill -9 mid-round and a restart: the run ends on the same history, and
+#     /status and status.html count the whole federation, not the restart's;
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
@@ -80,10 +84,10 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid a
   return 1
 }
 
-start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
+start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]; no --model while $model is empty
   local name=$1 n=$2
   for k in $(seq 0 $((n - 1))); do
-    "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" --model "$model" --cache "$cache" \
+    "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" ${model:+--model "$model"} --cache "$cache" \
       --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
     pids+=("$!")
     client_pid[k]=$!
@@ -246,13 +250,16 @@ curl -s "http://127.0.0.1:$port/task" | grep -q '"dataset": "folder"' && ! curl 
 stop_server
 # --- 1e. another CLIP (the reference mini-vit: 64x64 colour input, 16x16 patches, other widths and depths)
 # on the four classes written as a host's own folder looks (colour JPEGs and PNGs of mixed sizes): the
-# aggregator with 3 headless clients gives the simulator's bits; its demo shards are the folder's files
+# aggregator with 3 headless clients gives the simulator's bits; its demo shards are the folder's files.
+# The task names its model relative to its own folder, and the clients are given no --model: each loads
+# the one --host-task's file names, found as the file finds it (here and in 1f)
 /usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/mixed" --classes "Trouser,Bag,Sandal,Ankle boot" \
   --per-class 60 --mixed 2>"$work/mixed-export.log" || bad "export: $(tail -n 2 "$work/mixed-export.log")"
-sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"$other_model\"|" "$work/four.json" >"$work/mixed.json"
+ln -sf "$other_model" "$work/mini-vit.gguf"
+sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"mini-vit.gguf\"|" "$work/four.json" >"$work/mixed.json"
 "$sdfed" sim --task "$work/mixed.json" --out "$work/mixed-sim" --cache "$cache" >"$work/mixed-sim.log" 2>&1 ||
   bad "sim of the mixed folder with mini-vit: $(tail -n 2 "$work/mixed-sim.log")"
-tiny_model=$model model=$other_model
+tiny_model=$model model=
 client_extra() { echo --host-task "$work/mixed.json"; }
 start_server mixed "$work/mixed.json" "$work/mixed-state" && start_clients mixed 3 && wait_done mixed 180
 model=$tiny_model
@@ -284,7 +291,7 @@ PY
 # each image in its domain is an image of its own to the cache (its key names the domain and its noise)
 grep -q "^sim: image features: 0 from the cache, [1-9][0-9]* computed" "$work/domains-sim.log" && ok ||
   bad "the folder in domains took features of the images as they are: $(grep '^sim: image' "$work/domains-sim.log")"
-model=$other_model
+model=
 client_extra() { echo --host-task "$work/domains.json"; }
 start_server domains "$work/domains.json" "$work/domains-state" && start_clients domains 4 && wait_done domains 180
 client_extra() { :; }
@@ -354,6 +361,38 @@ wait_done own 120 && grep -q "shard of 24 training and 6 test images" "$work/own
   bad "the client on its own images: $(tail -n 3 "$work/own.client.log")"
 stop_server
 
+# --- 1h. a host's task as `sdfed task init` writes it: 20 volunteers, 10 a round, min_clients 2 (no --min-clients:
+# the task's is the default): with one volunteer connected no round starts, and /status, status.html and the log
+# say why; with a second one the rounds run with the two (2 reports each); /metrics stays Prometheus text
+task host '{"clients": 20, "clients_per_round": 10, "min_clients": 2, "rounds": 2}'
+if start_server host "$work/host.json" "$work/host-state"; then
+  start_clients host 1
+  waiting_for_one() { status | grep -qF '"waiting": {"reason": "too_few_clients", "needed": 2, "connected": 1}'; }
+  wait_for "one volunteer, waiting for a second" 120 waiting_for_one && ok
+  curl -s "http://127.0.0.1:$port/status.html" | grep -q '<td class="now">waiting for 2 volunteers, 1 connected</td>' &&
+    ok || bad "status.html does not say why no round starts: $(curl -s "http://127.0.0.1:$port/status.html" | grep -o '<td class="now">[^<]*')"
+  [ "$(grep -c '"event": "waiting", "reason": "too_few_clients", "round": 0, "needed": 2' "$work/host.server.log")" = 1 ] &&
+    ok || bad "the wait is not logged once: $(grep '"waiting"' "$work/host.server.log")"
+  "$client" --server "ws://127.0.0.1:$port" --client-index 1 --model "$model" --cache "$cache" >"$work/host.client1.log" 2>&1 &
+  pids+=("$!")
+  wait_done host 120
+  [ "$(sqlite3 "$work/host-state/aggregator.sqlite" 'SELECT n_updates, abandoned FROM rounds WHERE round < 2 ORDER BY round' | tr '\n' ' ')" = "2|0 2|0 " ] &&
+    ok || bad "the rounds with 2 volunteers: $(sqlite3 "$work/host-state/aggregator.sqlite" 'SELECT round, n_updates, abandoned FROM rounds')"
+  status | grep -qF '"waiting": {"reason": "finished", "needed": 2,' && ok || bad "/status at the end: $(status)"
+  curl -s "http://127.0.0.1:$port/metrics" | /usr/bin/python3 -c '
+import re, sys
+text = sys.stdin.read()
+typed = set(re.findall(r"^# TYPE (\w+) (?:counter|gauge|summary)$", text, re.M))
+for line in text.splitlines():
+    if line.startswith("#"):
+        assert re.match(r"^# (HELP|TYPE) \w+ .+$", line), line
+        continue
+    m = re.match(r"^(\w+?)(_sum|_count)?(\{\w+=\"[^\"]*\"(,\w+=\"[^\"]*\")*\})? -?[0-9.e+-]+$", line)
+    assert m and (m.group(1) in typed or m.group(1) + (m.group(2) or "") in typed), line
+' && ok || bad "/metrics is not Prometheus text"
+fi
+stop_server
+
 # --- 2. hostile clients first, then the same federation
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
   --max-message-bytes 1048576 --rate-limit 50 --rate-window 60 --max-refusals 20 &&
@@ -398,6 +437,17 @@ grep -q '"resumed": true' "$work/crash.server.log" && ok || bad "the restart did
 [ "$(history "$work/crash-state")" = "$(sim_history "$work/crash-sim")" ] && ok ||
   bad "after kill -9 the history differs from an uninterrupted run"
 echo "kill -9 in round 3 with $acked acknowledged updates stored; the run completed on the same history"
+# the federation's counts are the store's, from before the restart too: 6 rounds closed (3 of them by the
+# process that was killed), every stored update, the 10 volunteers registered and listed
+updates=$(sqlite3 "$work/crash-state/aggregator.sqlite" 'SELECT count(*) FROM updates')
+status | grep -q '"clients_registered": 10,.*"updates_accepted": '"$updates"', "rounds_closed": 6, "rounds_abandoned": 0,' &&
+  [ "$updates" -ge 60 ] && ok || bad "after the restart /status does not count the whole federation ($updates updates): $(status)"
+page=$(curl -s "http://127.0.0.1:$port/status.html")
+grep -q "<td>rounds</td><td>6 closed, 0 abandoned</td>.*<td>updates accepted</td><td>$updates</td>" <<<"$page" &&
+  grep -q "<td>volunteers</td><td>[0-9]* connected, 10 registered</td>" <<<"$page" &&
+  [ "$(grep -o '<tr><td><code>[0-9a-f]\{8\}</code></td>' <<<"$page" | sort -u | wc -l)" = 10 ] &&
+  ! grep -q "$(head -c 12 "$work/crash.token0")" <<<"$page" && ok ||
+  bad "after the restart status.html does not show the whole federation: $(sed 's/<svg.*<\/svg>//' <<<"$page" | head -c 1500)"
 # every client came back to the restarted server (a join each after its second
 # "listening"), having waited as the backoff schedule says: each wait it logged
 # lies in its try's window, min(30 s, 2^(try - 1) s) (no retry_after here)
