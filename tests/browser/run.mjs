@@ -16,15 +16,17 @@
 //      activations and (features only, 1 - cosine) on the integer path;
 //      the worker chooses relaxed SIMD (Chromium runs it), and with it
 //      turned off runs simd128, whose step equals the native one too;
-//   7. a second volunteer adds a folder of her own images (classes from the
-//      sub-folder names); the server then comes back running another
-//      federation, which the page reports as such and does not join.
+//   7. a second volunteer adds a folder of her own images (PNGs; classes
+//      from the sub-folder names, the one that is no class named as not
+//      used); the server then comes back running another federation, which
+//      the page reports as such and does not join.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32, deflateSync } from 'node:zlib';
 import { harness, launchChromium, watchPage } from './harness.mjs';
 import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
@@ -251,7 +253,7 @@ try {
     mkdirSync(path.join(folder, name), { recursive: true });
     for (let i = 0, written = 0; i < pool.n && written < 12; i++)
       if (pool.labels[i] === c)
-        writeFileSync(path.join(folder, name, `${written++}.bmp`), bmp(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
+        writeFileSync(path.join(folder, name, `${written++}.png`), png(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
   }
   await again.setInputFiles('#folder', folder);
   const groups = await until('the class pickers', async () => (await again.locator('#groups select').count()) === 3 &&
@@ -265,8 +267,9 @@ try {
   await again.click('#groups button');
   await until('the second page\'s features', async () => (await againStage()) === 'ready', 120);
   const own = await again.locator('#data-summary').innerText();
-  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /Skipped .*: kangaroo/.test(own),
-    `the volunteer's own images are ready, the other folder skipped: ${own}`);
+  const notUsed = await again.locator('#data-skipped').textContent();
+  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /kangaroo\/: 12 images; none of this federation's classes/
+    .test(notUsed), `the volunteer's own images are ready, the other folder named as not used: ${own} ${notUsed}`);
   await again.click('#join');
   await h.stopAggregator();
   const otherTask = { ...task, model: path.join(build, 'test-models/mini-vit.openai.f32.gguf') };
@@ -308,6 +311,26 @@ async function wasmStep({ inputs: inp, modelUrl, singleThreaded, relaxedSimd = t
   const params = await call('saveParams', {});
   compute.stop();
   return { threaded: info.threaded, kernels: info.kernels, features: Array.from(features), params: Array.from(params) };
+}
+
+// An 8-bit RGBA PNG of RGBA pixels (a volunteer's image file).
+function png(rgba, w, h) {
+  const chunk = (type, data) => {
+    const head = Buffer.alloc(8), tail = Buffer.alloc(4);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    tail.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, tail]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(w, 0);
+  header.writeUInt32BE(h, 4);
+  header[8] = 8; // bits per channel
+  header[9] = 6; // RGBA
+  const rows = Buffer.alloc(h * (1 + 4 * w)); // each row: filter 0, then its pixels
+  for (let y = 0; y < h; y++) rows.set(rgba.subarray(y * 4 * w, (y + 1) * 4 * w), y * (1 + 4 * w) + 1);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
 }
 
 // A 24-bit BMP of RGBA pixels (what "try it" gets as a file).

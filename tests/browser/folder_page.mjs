@@ -1,0 +1,157 @@
+// A volunteer's own folder in the page, as people have them, against a real
+// aggregator on loopback running the folder's own task (`sdfed task init`),
+// in Debian's Chromium:
+//   1. the messy folder (tests/lib/messy_folder.py: nested class folders,
+//      a truncated PNG, an empty JPEG, an SVG, hidden files and a hidden
+//      folder, files that are not images) chosen with the folder input:
+//      encoding starts without a click; the page's images per class are the
+//      CLI's (`sdfed task check`: training + test), the 17 good images are
+//      encoded, every bad, hidden and non-image file is named beside the
+//      counts, and Join is enabled;
+//   2. a folder whose class folders do not all mean a class, with images in
+//      no sub-folder: the page asks (the step says why, the button beside
+//      it), the root's name preselects the loose images' class, and picking
+//      a class for the other folder proceeds.
+// Screenshots go to OUT/screenshots.
+//   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { harness, launchChromium, watchPage } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
+const shots = path.join(out, 'screenshots');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(shots, { recursive: true });
+const h = harness(out, root, build);
+const { check, until } = h;
+
+const run = (cmd, args) => {
+  const r = spawnSync(cmd, args, { cwd: out, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args[0]}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+};
+
+// the messy folder, its task, and what the CLI counts in it
+const messy = path.join(out, 'holiday-photos');
+const expected = JSON.parse(run('/usr/bin/python3', [path.join(root, 'tests/lib/messy_folder.py'), messy]));
+const taskFile = path.join(out, 'task.json');
+run(path.join(build, 'sdfed'), ['task', 'init', messy, '--clients', '4', '--model', model, '--out', taskFile]);
+const task = JSON.parse(readFileSync(taskFile, 'utf8'));
+Object.assign(task, { rounds: 3, min_clients: 1, clients_per_round: 1 }); // a page alone trains the rounds
+writeFileSync(taskFile, JSON.stringify(task));
+// "3 classes:" then "  NAME   N training,   M test images" per class
+const checked = run(path.join(build, 'sdfed'), ['task', 'check', taskFile]).split('\n');
+const cli = {};
+for (let i = checked.findIndex((l) => /^\d+ classes:$/.test(l)) + 1; i > 0 && /^ {2}\S/.test(checked[i]); i++) {
+  const [, name, train, test] = checked[i].match(/^ {2}(.*?)\s+(\d+) training,\s+(\d+) test images/);
+  cli[name] = Number(train) + Number(test);
+}
+const CLASSES = Object.keys(cli);
+
+await h.startAggregator('aggregator', ['--task', taskFile, '--state', path.join(out, 'state'), '--min-clients', '1',
+  '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
+
+// The counts per class a page's summary gives ("17 images ready (...): animals 7, buildings 5, plants 5.")
+const countsOf = (summary) => Object.fromEntries((summary.split('): ')[1] || '').replace(/\.$/, '').split(', ')
+  .filter(Boolean).map((part) => [part.replace(/ \d+$/, ''), Number(part.match(/(\d+)$/)[1])]));
+const same = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+const browser = await launchChromium();
+const consoles = [];
+// Each part on a page of its own: one that fails (or times out) does not keep the others from running.
+async function part(name, options, fn) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const watch = watchPage(page);
+  try {
+    await fn(page, watch);
+  } catch (e) {
+    check(false, `${name}: ${e.message}`);
+    console.log(watch.tail());
+  } finally {
+    consoles.push(`== ${name}`, ...watch.lines);
+    await context.close();
+  }
+}
+
+try {
+  // 1. the messy folder: at once, the CLI's counts, every file not used named
+  await part('the messy folder', {}, async (desk, watch) => {
+    await desk.goto(`${h.base}/`);
+    await until('the page', async () => (await watch.stage()) === 'empty', 60);
+    const clicks = [];
+    await desk.exposeFunction('noteClick', (what) => clicks.push(what));
+    await desk.evaluate(() => document.addEventListener('click',
+      (e) => window.noteClick(e.target.outerHTML.slice(0, 60)), true));
+    await desk.setInputFiles('#folder', messy);
+    await until('the folder\'s features', async () => (await watch.stage()) === 'ready', 120);
+    check(clicks.length === 0 && (await desk.locator('#groups button, #groups select').count()) === 0,
+      `the folder is encoded without a click after choosing it (clicks: ${clicks.length})`);
+    const summary = await watch.text('data-summary');
+    const counts = countsOf(summary);
+    check(same(counts, cli), `the page's images per class are the CLI's (task check, training + test): ` +
+      `${JSON.stringify(counts)} / ${JSON.stringify(cli)}`);
+    const good = Object.values(expected.images).reduce((a, b) => a + b, 0);
+    check(good === 17 && summary.startsWith(`${good} images ready`), `the ${good} good images are encoded: ${summary}`);
+    // "path: reason" per file, or "folder/: hidden folder (N files)" for the files below it
+    const items = await desk.locator('#data-skipped li').allTextContents();
+    const listed = items.join('\n');
+    const named = (p) => items.some((item) => item.startsWith(`${p}: `) ||
+      (/^[^:]+\/: hidden folder/.test(item) && p.startsWith(item.split(': ')[0])));
+    const kinds = [['bad', expected.bad], ['hidden', expected.hidden], ['not an image', expected.not_images]];
+    for (const [what, paths] of kinds)
+      check(paths.length && paths.every(named), `each ${what} file is named in the page: ${paths.join(', ')}`);
+    check(/animals\/empty\.jpg: the file is empty/.test(listed) && /broken\.png: .*decode/.test(listed) &&
+      /logo\.svg: SVG: not PNG or JPEG/.test(listed), `the reasons are given with the names: ${items.join('; ')}`);
+    check(await desk.locator('#join').isEnabled() && await desk.locator('#data-error').isHidden(),
+      'Join is enabled, and no error is shown');
+    await desk.screenshot({ path: path.join(shots, '01-messy-folder.png'), fullPage: true });
+  });
+
+  // 2. a folder to decide about: "kangaroo" means no class; images in the root ("Plants") preselected as plants
+  const mixed = path.join(out, 'Plants');
+  for (const [from, to] of [['animals/bugs/ant0.png', 'animals/bugs/ant0.png'],
+    ['animals/cat.jpg', 'kangaroo/joey/cat.jpg'], ['animals/birds/owl.png', 'kangaroo/owl.png'],
+    ['plants/fern.png', 'fern.png']]) {
+    mkdirSync(path.dirname(path.join(mixed, to)), { recursive: true });
+    copyFileSync(path.join(messy, from), path.join(mixed, to));
+  }
+  await part('a folder to decide about', {}, async (second, watch2) => {
+    await second.goto(`${h.base}/`);
+    await until('the second page', async () => (await watch2.stage()) === 'empty', 60);
+    await second.setInputFiles('#folder', mixed);
+    const asking = second.locator('#groups .ask');
+    const ask = await until('the step asking for classes', async () => (await asking.isVisible()) && asking.innerText(),
+      30);
+    const rows = await second.locator('#groups .group').evaluateAll((all) => all.map((r) =>
+      `${r.firstChild.textContent}${r.querySelector('select').selectedOptions[0].text}`));
+    check(rows.includes('animals/: 1 image → animals') &&
+      rows.includes('kangaroo/: 2 images → choose the class…') &&
+      rows.includes('Plants (in no sub-folder): 1 image → plants'),
+      `the step lists the class folders and the loose images, the root's name preselected: ${rows.join('; ')}`);
+    check(/"kangaroo" is none of this federation's classes/.test(ask) && /1 image is in no sub-folder/.test(ask) &&
+      (await watch2.stage()) === 'classes' && await second.locator('#encode-progress').isHidden(),
+      `the step says why it asks, and nothing is encoded before: ${ask}`);
+    check(await second.locator('#groups button', { hasText: 'Use these images' }).isVisible(),
+      'the button is beside the step');
+    await second.screenshot({ path: path.join(shots, '02-classes-asked.png'), fullPage: true });
+    await second.locator('#groups .group', { hasText: 'kangaroo' }).locator('select')
+      .selectOption({ label: 'buildings' });
+    await second.click('#groups button');
+    await until('the picked images\' features', async () => (await watch2.stage()) === 'ready', 120);
+    const picked = countsOf(await watch2.text('data-summary'));
+    check(same(picked, { animals: 1, buildings: 2, plants: 1 }),
+      `picking a class proceeds: ${await watch2.text('data-summary')}`);
+    await second.screenshot({ path: path.join(shots, '03-classes-picked.png'), fullPage: true });
+  });
+} finally {
+  writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));
+  await browser.close();
+  h.cleanup();
+}
+process.exit(h.summary('chromium, a volunteer\'s own folder', shots));
