@@ -11,7 +11,10 @@
 //   2. a folder whose class folders do not all mean a class, with images in
 //      no sub-folder: the page asks (the step says why, the button beside
 //      it), the root's name preselects the loose images' class, and picking
-//      a class for the other folder proceeds.
+//      a class for the other folder proceeds;
+//   3. a phone (390x844 and 360x740, touch) trains the rounds on a demo share; no
+//      horizontal overflow, the training lines not cut, the chart's axis
+//      text at least 11 px high, buttons and file pickers at least 40 px.
 // Screenshots go to OUT/screenshots.
 //   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
@@ -148,6 +151,49 @@ try {
     check(same(picked, { animals: 1, buildings: 2, plants: 1 }),
       `picking a class proceeds: ${await watch2.text('data-summary')}`);
     await second.screenshot({ path: path.join(shots, '03-classes-picked.png'), fullPage: true });
+  });
+
+  // 3. a phone: the federation's rounds trained on a demo share, then the page measured at two widths
+  const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true };
+  await part('a phone', phone, async (mobile, watch3) => {
+    await mobile.goto(`${h.base}/`);
+    await until('the phone page', async () => (await watch3.stage()) === 'empty', 60);
+    await mobile.tap('#demo');
+    await until('the phone\'s demo share', async () => (await watch3.stage()) === 'ready', 120);
+    await mobile.tap('#join');
+    await until('the federation\'s rounds on the phone', async () => (await h.status()).done === 1 &&
+      /^trained-3|^done$/.test(await watch3.stage()), 300);
+    for (const [width, height] of [[390, 844], [360, 740]]) {
+      await mobile.setViewportSize({ width, height });
+      // what a resize sets off has run by the second frame after it
+      await mobile.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const m = await mobile.evaluate(() => {
+        const cut = (el) => el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+        const lines = ['#round-progress', '#round-progress > span', '#training-status']
+          .map((s) => document.querySelector(s));
+        const visible = (el) => el.getClientRects().length > 0;
+        const targets = [...document.querySelectorAll('button, label.button, select')].filter(visible)
+          .map((el) => ({ what: el.id || el.textContent.trim().slice(0, 24),
+            height: el.getBoundingClientRect().height }));
+        return {
+          overflow: document.documentElement.scrollWidth - innerWidth,
+          line: lines[1].textContent,
+          cut: lines.filter((el) => cut(el)).map((el) => el.id || `${el.parentElement.id}'s text`),
+          axis: Math.min(...[...document.querySelectorAll('#chart text')].filter((t) => /%$/.test(t.textContent))
+            .map((t) => t.getBoundingClientRect().height)),
+          small: targets.filter((t) => t.height < 40),
+          targets: targets.length,
+        };
+      });
+      const at = `at ${width}x${height}`;
+      check(m.overflow <= 0, `${at} the page does not overflow sideways (by ${m.overflow} px)`);
+      check(/your accuracy \d+\.\d%/.test(m.line) && m.cut.length === 0,
+        `${at} the training lines are not cut (${m.cut.join(', ') || 'none cut'}): ${m.line}`);
+      check(m.axis >= 11, `${at} the chart's axis labels are ${m.axis.toFixed(1)} px high (at least 11)`);
+      check(m.targets >= 4 && m.small.length === 0, `${at} the ${m.targets} buttons and pickers are at least 40 px ` +
+        `high${m.small.length ? `; lower: ${JSON.stringify(m.small)}` : ''}`);
+      await mobile.screenshot({ path: path.join(shots, `04-phone-${width}x${height}.png`), fullPage: true });
+    }
   });
 } finally {
   writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));
