@@ -1,7 +1,9 @@
 // The volunteer's page's entry: binds the controls to the modules that do
 // the work, then starts the page (the federation, the stored state, the
 // model in the worker, the stored images; after a reload, the rounds it was
-// in).
+// in). After "Forget me" the reloaded page starts only the federation's
+// description, and the rest when the volunteer adds images or takes a demo
+// share, as on a first visit.
 import { drawChart } from './chart.js';
 import { startCompute } from './compute.js';
 import { join, leave } from './connection.js';
@@ -13,11 +15,16 @@ import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
 
+// Set in this tab's sessionStorage by "Forget me" for the page it reloads:
+// nothing is downloaded or stored until the volunteer acts.
+const FORGOTTEN = 'sdfed-forgotten';
+
 async function forgetMe() {
   if (!confirm('Delete everything this page stored (model, features, prompts, token) and disconnect?')) return;
   leave();
   if (page.compute) page.compute.stop();
   await store.forget();
+  sessionStorage.setItem(FORGOTTEN, '1');
   location.reload();
 }
 
@@ -26,6 +33,9 @@ async function forgetMe() {
 // the stored images and prompts, the federation rejoined.
 async function start(described) {
   await described;
+  sessionStorage.removeItem(FORGOTTEN);
+  page.forgotten = false;
+  $('forgotten').hidden = true;
   page.stored = await store.getState(page.federation);
   if (page.stored.index === undefined) {
     const index = Math.floor(Math.random() * page.description.task.clients);
@@ -78,6 +88,12 @@ async function main() {
   await described;
   $('demo').disabled = false; // takes the share once the model is ready
   pollStatus();
+  if (sessionStorage.getItem(FORGOTTEN)) {
+    page.forgotten = true;
+    $('forgotten').hidden = false;
+    setStage('forgotten');
+    return;
+  }
   await page.ready();
 }
 

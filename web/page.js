@@ -11,6 +11,7 @@ export const page = {
   compute: null, // the worker (compute.js), once the model is in it
   dataset: null, // {source, shard, features, labels, test, skipped}
   joined: false,
+  forgotten: false, // reloaded after "Forget me": nothing loaded until the volunteer acts (app.js)
   // () => a promise of the worker with the model and the task: the first
   // call starts the page's start-up (app.js), later calls wait for it
   ready: null,
@@ -35,5 +36,7 @@ export function showProgress(id, done, total, label) {
 
 // For controls the volunteer can use before the worker has the model.
 export function requireModel() {
-  if (!page.compute) throw new Error('the model is still loading; try again in a moment');
+  if (page.compute) return;
+  throw new Error(page.forgotten ? 'nothing is loaded since "Forget me": add images or take a demo share first' :
+    'the model is still loading; try again in a moment');
 }

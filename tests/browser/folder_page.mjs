@@ -12,9 +12,14 @@
 //      no sub-folder: the page asks (the step says why, the button beside
 //      it), the root's name preselects the loose images' class, and picking
 //      a class for the other folder proceeds;
-//   3. a phone (390x844 and 360x740, touch) trains the rounds on a demo share; no
-//      horizontal overflow, the training lines not cut, the chart's axis
-//      text at least 11 px high, buttons and file pickers at least 40 px.
+//   3. a phone (390x844 and 360x740, touch) trains the rounds on a demo
+//      share; no horizontal overflow, the training lines not cut, the
+//      chart's axis text at least 11 px high, buttons and file pickers at
+//      least 40 px;
+//   4. "Forget me": nothing in IndexedDB and no request for the model after
+//      it, while the page polls the federation's status, until the
+//      volunteer chooses a folder; then the page proceeds as on a first
+//      visit (the model downloaded, the images encoded, the state stored).
 // Screenshots go to OUT/screenshots.
 //   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
@@ -194,6 +199,60 @@ try {
         `high${m.small.length ? `; lower: ${JSON.stringify(m.small)}` : ''}`);
       await mobile.screenshot({ path: path.join(shots, `04-phone-${width}x${height}.png`), fullPage: true });
     }
+  });
+
+  // 4. forget me: nothing stored or downloaded until the volunteer acts, then as a first visit
+  await part('forget me', phone, async (mobile, watch4) => {
+    let modelRequests = 0, polls = 0;
+    mobile.on('request', (r) => { if (r.url().includes('/model/')) modelRequests++; });
+    mobile.on('response', (r) => { if (r.url().endsWith('/status')) polls++; });
+    const databases = () => mobile.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+    await mobile.goto(`${h.base}/`);
+    await until('the page', async () => (await watch4.stage()) === 'empty', 60);
+    await mobile.tap('#demo');
+    await until('the demo share', async () => (await watch4.stage()) === 'ready', 120);
+    await mobile.tap('#join');
+    const badge = mobile.locator('#connection');
+    await until('the server\'s welcome', async () => (await badge.getAttribute('data-state')) === 'online', 60);
+    check((await databases()).includes('sdfed') && modelRequests === 1, 'before "Forget me" the page stored its state');
+    modelRequests = 0;
+    await mobile.tap('#forget');
+    await until('the page after forgetting', async () => ['forgotten', 'empty'].includes(await watch4.stage()), 60);
+    const pollsThen = polls;
+    await until('two more polls of the status', async () => polls >= pollsThen + 2, 30);
+    const left = await databases();
+    check(!left.includes('sdfed') && modelRequests === 0,
+      `after "Forget me", while the page polls the status, no database is left (${JSON.stringify(left)}) and the ` +
+      `model is not requested (${modelRequests} requests)`);
+    const notice = await mobile.locator('#forgotten').innerText().catch(() => '');
+    check((await watch4.stage()) === 'forgotten' && /was deleted/.test(notice) &&
+      (await watch4.text('data-summary')) === 'No images yet.', `the page says everything was deleted: ${notice}`);
+    await mobile.screenshot({ path: path.join(shots, '05-forgotten.png'), fullPage: true });
+    // the model held back until the page has said that the folder waits for it
+    let release = null;
+    const held = new Promise((resolve) => { release = resolve; });
+    await mobile.route('**/model/**', async (route) => { await held; await route.continue(); });
+    await mobile.setInputFiles('#folder', messy);
+    const waiting = await until('the folder waiting for the model', async () => {
+      const t = await mobile.locator('#encode-progress').innerText();
+      return /as soon as the model is ready/.test(t) && t;
+    }, 30);
+    check(Boolean(waiting), `a folder chosen before the model is ready waits for it, saying so: ${waiting}`);
+    release();
+    await until('the features after forgetting', async () => (await watch4.stage()) === 'ready', 180);
+    const stored = await mobile.evaluate(() => new Promise((resolve, reject) => {
+      const r = indexedDB.open('sdfed');
+      r.onerror = () => reject(r.error);
+      r.onsuccess = () => {
+        const all = r.result.transaction('state').objectStore('state').getAll();
+        all.onsuccess = () => resolve(all.result);
+      };
+    }));
+    check(modelRequests === 1 && stored.length === 1 && stored[0].index !== undefined && !stored[0].token &&
+      /^17 images ready/.test(await watch4.text('data-summary')) && await mobile.locator('#forgotten').isHidden(),
+      `choosing a folder then works as on a first visit (model requests ${modelRequests}, state ` +
+      `${JSON.stringify(stored.map((st) => Object.keys(st)))})`);
+    await mobile.screenshot({ path: path.join(shots, '06-after-forgetting.png'), fullPage: true });
   });
 } finally {
   writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));
