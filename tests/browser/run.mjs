@@ -23,20 +23,13 @@
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { crc32, deflateSync } from 'node:zlib';
-import { harness, launchChromium, watchPage } from './harness.mjs';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
 import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
-const shots = path.join(out, 'screenshots');
-rmSync(out, { recursive: true, force: true });
-mkdirSync(shots, { recursive: true });
-const h = harness(out, root, build);
+const { root, build, emBuild, model, out, shots, h } = chromiumTest();
 const { check, start, until } = h;
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
