@@ -58,7 +58,8 @@ function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
     const { features, failed, seconds } = await page.compute.call('encode', { images }, (done, total) =>
       showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
     const bad = new Set(failed.map((f) => f.index)), kept = images.map((_, i) => i).filter((i) => !bad.has(i));
-    const notUsed = skipped.concat(failed.map((f) => ({ path: names[f.index], reason: f.reason, kind: 'undecodable' })));
+    const notUsed = skipped.concat(failed.map((f) =>
+      ({ path: names[f.index], reason: f.reason, kind: 'undecodable' })));
     showProgress('encode-progress', images.length, images.length,
       `features of ${kept.length} images extracted in ${seconds.toFixed(1)} s` +
       (failed.length ? `; ${failed.length} could not be decoded (named below)` : ''));

@@ -9,7 +9,7 @@ const plural = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 // list: [{file, path}], paths below the root; root: the chosen folder's
 // name ('' for several things dropped together) ->
-//   {groups: [{name, loose, label, files: [{file, path}]}],
+//   {groups: [{name, loose, root, label, files: [{file, path}]}],
 //    notUsed: [{path, reason, kind, files}] (not-used.js)}
 export async function sortFiles(list, root) {
   const { entries, rootLabel } = await page.compute.call('classify', { paths: list.map((f) => f.path), root });
@@ -19,7 +19,7 @@ export async function sortFiles(list, root) {
     if (entry.kind === 'image' || entry.kind === 'loose') {
       const loose = entry.kind === 'loose', key = loose ? '' : entry.folder;
       if (!groups.has(key))
-        groups.set(key, { name: loose ? root || 'loose files' : entry.folder, loose,
+        groups.set(key, { name: loose ? root || 'loose files' : entry.folder, loose, root,
                           label: loose ? rootLabel : entry.label, files: [] });
       groups.get(key).files.push({ file, path });
     } else if (entry.hiddenFolder) {
@@ -46,14 +46,13 @@ export function askClasses(groups) {
   setStage('classes');
   const unmatched = groups.filter((g) => !g.loose && g.label < 0), loose = groups.find((g) => g.loose);
   const why = [];
+  const are = (n) => (n > 1 ? 'are' : 'is');
   if (unmatched.length)
-    why.push(`${unmatched.map((g) => `"${g.name}"`).join(', ')} ${unmatched.length > 1 ? 'are' : 'is'} none of this ` +
-      'federation\'s classes');
-  if (loose) {
-    const n = loose.files.length;
-    why.push(`${plural(n, 'image')} ${n > 1 ? 'are' : 'is'} in no sub-folder` +
-      (loose.name !== 'loose files' ? ` of "${loose.name}"` : ''));
-  }
+    why.push(`${unmatched.map((g) => `"${g.name}"`).join(', ')} ${are(unmatched.length)} none of this federation's ` +
+      'classes');
+  if (loose)
+    why.push(`${plural(loose.files.length, 'image')} ${are(loose.files.length)} in no sub-folder` +
+      (loose.root ? ` of "${loose.root}"` : ''));
   const ask = document.createElement('p');
   ask.className = 'ask';
   ask.textContent = `Your images need a decision: ${why.join(', and ')}. Pick a class for each group below ` +
