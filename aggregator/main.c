@@ -243,7 +243,6 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "classes: %s", images_err.message);
         goto done;
     }
-    if (images_rc == SDFED_OK) log_dataset(&images);
     if (sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
         cli_error(CLI_FAILED, "classes: %s", err.message);
         goto done;
@@ -308,6 +307,7 @@ int main(int argc, char **argv) {
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", model_sha);
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
+    if (images_rc == SDFED_OK) log_dataset(&images); /* once the state opened: a refused start says one line */
     if (task.demo && images_rc == SDFED_OK && demo_open(&shards, &task, &images, &err))
         native_log_message("warning", "", err.message);
     else if (task.demo && images_rc != SDFED_OK)

@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* how far above the executable's folder the project folder is looked for */
+#define RESOLVE_LEVELS 5
+
 int native_make_dirs(const char *path, sdfed_error *err) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
@@ -48,10 +51,15 @@ const char *native_resolve_path(const char *path, char *buf, size_t cap) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0'; /* the folder of the executable (build/) */
-        snprintf(buf, cap, "%s/../%s", exe, path);
-        if (access(buf, F_OK) == 0) return buf;
+        /* the folders above the executable's (build/, build/targets/clang/, ...), nearest first */
+        for (int up = 0; up < RESOLVE_LEVELS; up++) {
+            char *slash = strrchr(exe, '/');
+            if (!slash || slash == exe) break;
+            *slash = '\0';
+            if (up == 0) continue; /* the executable's own folder */
+            snprintf(buf, cap, "%s/%s", exe, path);
+            if (access(buf, F_OK) == 0) return buf;
+        }
     }
 #endif
     (void)buf;

@@ -8,8 +8,9 @@
 #include "base/status.h"
 
 /* A relative path that does not exist from the current directory is looked
- * up from the project folder (the parent of the folder holding the
- * executable), so `build/sdfed` finds models/ and tasks/ from anywhere. */
+ * up from the project folder: the nearest folder above the executable's
+ * where it exists (a few levels up), so `build/sdfed` and
+ * `build/targets/clang/sdfed` find models/ and tasks/ from anywhere. */
 const char *native_resolve_path(const char *path, char *buf, size_t cap);
 
 /* mkdir -p path */

@@ -168,14 +168,14 @@ static int task_init(int argc, char **argv) {
     long n_clients = strtol(clients, &end, 10);
     if (*end || n_clients < 1 || n_clients > 100000)
         return cli_error(CLI_USAGE, "task init: --clients must be an integer in 1..100000");
-    /* the model as an absolute path too, checked to be a CLIP GGUF */
+    /* the model (the default one unless given) as an absolute path too, checked to be a CLIP GGUF */
     char model_path[PATH_MAX], resolved[PATH_MAX];
     sdfed_error err = {0};
     native_model m = {0};
-    if (model && !absolute(native_resolve_path(model, resolved, sizeof resolved), model_path))
+    if (!absolute(native_resolve_path(model ? model : NATIVE_DEFAULT_MODEL, resolved, sizeof resolved), model_path))
         return cli_error(CLI_FAILED, "task init: the model's path is too long");
-    if (model && native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
-    if (model) native_model_close(&m);
+    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
+    native_model_close(&m);
     /* the folder read as the task will read it */
     char train[PATH_MAX + 8], test[PATH_MAX + 8];
     snprintf(train, sizeof train, "%s/train", dir);
@@ -209,7 +209,7 @@ static int task_init(int argc, char **argv) {
         printf("rounds: one starts when %d volunteers are connected and takes up to %ld of those connected "
                "(\"min_clients\", \"clients_per_round\")\n",
                INIT_MIN_CLIENTS, per_round);
-        rc = write_init_task(out, dir, split, model ? model_path : NATIVE_DEFAULT_MODEL, n_clients, dirichlet, &err);
+        rc = write_init_task(out, dir, split, model_path, n_clients, dirichlet, &err);
         if (rc) status = cli_error(CLI_FAILED, "task init: %s", err.message);
     }
     if (status == CLI_OK) printf("wrote %s (check it with: sdfed task check %s)\n", out, out);
