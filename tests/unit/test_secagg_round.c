@@ -9,7 +9,10 @@
  * correlates with its client's quantised input (|r| < 0.05 over 4,096
  * coordinates). More dropouts than the round allows: abandoned, nothing
  * unmasked. A tampered relayed share fails authentication; a request naming
- * a neighbour both alive and dropped is refused. Native. */
+ * a neighbour both alive and dropped is refused. Deterministic: every
+ * random byte (the graph's shuffle, Shamir's coefficients, the nonces, the
+ * rounding) comes from an AES-256-CTR keystream of a fixed key per run, in
+ * place of getrandom. Native. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,8 @@ typedef struct client {
 
 typedef struct world {
     client c[N];
+    sdfed_crypto_stream randomness; /* the run's random bytes: a fixed-key keystream */
+    sdfed_secagg_bytes random;
     sdfed_arena arena;
     sdfed_secagg_params params;
     sdfed_secagg_graph graph;
@@ -77,17 +82,16 @@ static void make_clients(world *w, uint64_t seed) {
     sdfed_crypto_stream_close(&stream);
 }
 
-static void start(world *w) {
+static void start(world *w, uint64_t seed) {
     sdfed_error err = {0};
     sdfed_arena_init(&w->arena);
+    unsigned char key[32] = {0xA5};
+    memcpy(key + 1, &seed, sizeof seed);
+    CHECK(sdfed_crypto_stream_open(&w->randomness, key, &err) == SDFED_OK, "%s", err.message);
+    w->random = sdfed_crypto_stream_source(&w->randomness);
     CHECK(sdfed_secagg_params_choose(N, 0.33, 0.05, 0, &w->params, &err) == SDFED_OK, "%s", err.message);
-    unsigned char shuffle_key[32];
-    sdfed_crypto_random(shuffle_key, 32, &err); /* the server's graph: unpredictable */
-    sdfed_crypto_stream shuffle;
-    sdfed_crypto_stream_open(&shuffle, shuffle_key, &err);
-    sdfed_secagg_bytes src = sdfed_crypto_stream_source(&shuffle);
-    CHECK(sdfed_secagg_graph_make(&w->graph, &w->params, &src, &w->arena, &err) == SDFED_OK, "%s", err.message);
-    sdfed_crypto_stream_close(&shuffle);
+    /* the server's graph, shuffled by a keystream (the aggregator's key will come from getrandom) */
+    CHECK(sdfed_secagg_graph_make(&w->graph, &w->params, &w->random, &w->arena, &err) == SDFED_OK, "%s", err.message);
     CHECK(sdfed_secagg_server_start(&w->server, ROUND, &w->params, &w->graph, &w->arena, &err) == SDFED_OK, "%s",
           err.message);
     w->ring = (sdfed_secagg_ring){.clip = 0.1, .quant_bits = 16, .max_weight = 1000, .ring_bits = 32, .clients = N};
@@ -129,7 +133,7 @@ static int stage_advertise(world *w, const int *gone, int n_gone) {
 static int stage_share(world *w, const int *gone, int n_gone) {
     sdfed_error err = {0};
     const int k = w->params.k, t = w->params.t, holders = k + 1;
-    sdfed_secagg_bytes os = sdfed_crypto_os_source();
+    const sdfed_secagg_bytes *os = &w->random;
     for (int i = 0; i < N; i++) {
         if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_ADVERTISE) || sdfed_secagg_server_gone(&w->server, i))
             continue;
@@ -140,8 +144,8 @@ static int stage_share(world *w, const int *gone, int n_gone) {
         client *c = &w->c[i];
         sdfed_shamir_share b[MAX_HOLDERS], s[MAX_HOLDERS];
         uint64_t scratch[MAX_HOLDERS];
-        CHECK(sdfed_shamir_split(c->seed, t, holders, &os, scratch, b, &err) == SDFED_OK &&
-                  sdfed_shamir_split(c->mask_sk, t, holders, &os, scratch, s, &err) == SDFED_OK,
+        CHECK(sdfed_shamir_split(c->seed, t, holders, os, scratch, b, &err) == SDFED_OK &&
+                  sdfed_shamir_split(c->mask_sk, t, holders, os, scratch, s, &err) == SDFED_OK,
               "%s", err.message);
         for (int slot = 0; slot < holders; slot++) {
             int h = c->holder[slot];
@@ -152,7 +156,7 @@ static int stage_share(world *w, const int *gone, int n_gone) {
                 continue;
             }
             if (!sdfed_secagg_server_completed(&w->server, h, SDFED_SECAGG_ADVERTISE)) continue;
-            sdfed_crypto_random(nonce, 12, &err);
+            sdfed_secagg_draw(os, nonce, 12, &err);
             CHECK(sdfed_secagg_share_key(c->share_sk, w->c[h].share_pk, w->session, ROUND, (uint32_t)i, (uint32_t)h,
                                          key, &err) == SDFED_OK &&
                       sdfed_secagg_seal(key, nonce, w->session, ROUND, (uint32_t)i, (uint32_t)h, pair,
@@ -179,7 +183,6 @@ static void add_mask(world *w, uint64_t *v, const unsigned char key[32], int sig
 static int stage_masked(world *w, const int *gone, int n_gone) {
     sdfed_error err = {0};
     const int holders = w->params.k + 1;
-    sdfed_secagg_bytes os = sdfed_crypto_os_source();
     for (int i = 0; i < N; i++) {
         if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_SHARE) || sdfed_secagg_server_gone(&w->server, i))
             continue;
@@ -201,7 +204,7 @@ static int stage_masked(world *w, const int *gone, int n_gone) {
             sdfed_secagg_server_leave(&w->server, i, &err);
             continue;
         }
-        CHECK(sdfed_secagg_quantise(&w->ring, c->x, P, c->weight, &os, c->quantised, &err) == SDFED_OK, "%s",
+        CHECK(sdfed_secagg_quantise(&w->ring, c->x, P, c->weight, &w->random, c->quantised, &err) == SDFED_OK, "%s",
               err.message);
         memcpy(c->masked, c->quantised, sizeof c->masked);
         unsigned char key[32];
@@ -275,7 +278,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
     memset(&w, 0, sizeof w);
     sdfed_error err = {0};
     make_clients(&w, seed);
-    start(&w);
+    start(&w, seed);
     int ok = stage_advertise(&w, NULL, 0) && stage_share(&w, after_keys, n1) && stage_masked(&w, after_shares, n2);
     if (!expect_done) {
         CHECK(!ok && sdfed_secagg_server_check(&w.server, 1) == SDFED_SECAGG_ABANDON,
@@ -286,6 +289,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
         CHECK(sdfed_secagg_server_terms(&w.server, terms, 64, &term_count, &err) == SDFED_SECAGG_WRONG_STAGE &&
                   sdfed_secagg_server_needs(&w.server, 0) == SDFED_SECAGG_NONE,
               "%s: nothing is reconstructed", name);
+        sdfed_crypto_stream_close(&w.randomness);
         sdfed_arena_free(&w.arena);
         return;
     }
@@ -341,6 +345,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
     int same = 1;
     for (int j = 0; j < P; j++) same &= mean[j] == (float)((double)exact[j] / ((double)weight * scale));
     CHECK(same, "%s: the mean is the plain weighted mean of the quantised inputs, bit for bit", name);
+    sdfed_crypto_stream_close(&w.randomness);
     sdfed_arena_free(&w.arena);
 }
 
@@ -349,7 +354,7 @@ static void test_refusals(void) {
     memset(&w, 0, sizeof w);
     sdfed_error err = {0};
     make_clients(&w, 77);
-    start(&w);
+    start(&w, 77);
     const int after_shares[1] = {4};
     CHECK(stage_advertise(&w, NULL, 0) && stage_share(&w, NULL, 0), "keys and shares");
     /* a relayed pair tampered with: it does not authenticate */
@@ -375,6 +380,7 @@ static void test_refusals(void) {
     unsigned char reply[MAX_HOLDERS];
     CHECK(sdfed_secagg_client_check_request(&view, alive, na, dropped, nd, 9, reply, &err) == SDFED_SECAGG_BOTH_SETS,
           "client %d refuses a request naming 4 both alive and dropped: %s", c, err.message);
+    sdfed_crypto_stream_close(&w.randomness);
     sdfed_arena_free(&w.arena);
 }
 
