@@ -1,0 +1,51 @@
+/* Secure aggregation's keys and masks on the host: the primitives of
+ * native/crypto.h put together by the byte layouts of
+ * shared/fed/secagg_layout.h, as the page does with WebCrypto. A client (or
+ * the simulator, or the server reconstructing a dropped client's masks)
+ * calls these; tests/vectors/secagg-v1.txt pins their outputs.
+ *
+ *   share key  HKDF-SHA256(X25519(my share key, their share public key),
+ *              salt empty, info(0x02, session, round, sender, recipient)):
+ *              the AES-256-GCM key for the sender's pair to the recipient
+ *   pair key   HKDF-SHA256(X25519(my mask key, their mask public key), salt
+ *              empty, info(0x03, session, round, min(i, j), max(i, j)))
+ *   self key   HKDF-SHA256(b_i, salt empty, info(0x04, session, round, i, i))
+ *   sealed     nonce (12) || AES-256-GCM(share key, nonce, aad = the
+ *              share key's info) of the 80-byte pair || tag (16)
+ *   mask       AES-256-CTR keystream of a pair or self key from counter 0 */
+#ifndef SDFED_NATIVE_SECAGG_KEYS_H
+#define SDFED_NATIVE_SECAGG_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "fed/secagg_layout.h"
+
+/* key (32) = the share key from sender to recipient; mine is the caller's
+ * share private key (sender's or recipient's), theirs the other's public. */
+int sdfed_secagg_share_key(const unsigned char mine[32], const unsigned char theirs[32],
+                           const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
+                           unsigned char key[32], sdfed_error *err);
+/* key (32) = the pairwise mask key of clients i and j (i != j). */
+int sdfed_secagg_pair_key(const unsigned char mine[32], const unsigned char theirs[32],
+                          const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
+                          unsigned char key[32], sdfed_error *err);
+/* key (32) = client i's self-mask key from its seed b_i. */
+int sdfed_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
+                          unsigned char key[32], sdfed_error *err);
+/* sealed (108) = the pair (80) from sender to recipient under key, with
+ * the given 12-byte nonce (from getrandom for real use). */
+int sdfed_secagg_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char session[32],
+                      int64_t round, uint32_t sender, uint32_t recipient,
+                      const unsigned char pair[SDFED_SECAGG_PAIR_BYTES], unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],
+                      sdfed_error *err);
+/* pair (80) from sealed (108); SDFED_ERR_FORMAT when it does not
+ * authenticate (another key, sender, recipient, round or session). */
+int sdfed_secagg_open(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
+                      uint32_t recipient, const unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],
+                      unsigned char pair[SDFED_SECAGG_PAIR_BYTES], sdfed_error *err);
+/* out (bytes) = the mask stream of a pair or self key. */
+int sdfed_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err);
+
+#endif

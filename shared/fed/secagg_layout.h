@@ -1,0 +1,76 @@
+/* Secure aggregation: the exact bytes that the cryptography binds, so that
+ * the native client (OpenSSL), the page (WebCrypto) and the server derive
+ * the same keys and masks. All integers are big-endian; LABEL is the 15
+ * ASCII bytes "sdfed/secagg/v1".
+ *
+ *   session id  SHA-256(LABEL || 0x01 || round (8, two's complement) ||
+ *               n (4) || for each client i that advertised, in increasing
+ *               i: i (4) || its mask public key (32) || its share public
+ *               key (32)): 32 bytes naming the round's keys
+ *   info        (64 bytes) LABEL || purpose (1) || session id (32) ||
+ *               round (8) || a (4) || b (4), the HKDF-SHA256 info; the salt
+ *               is empty (RFC 5869: 32 zero bytes), the output 32 bytes:
+ *     0x02 share key   ikm = X25519(share keys of a and b), a = sender,
+ *                      b = recipient: the AES-256-GCM key of a's shares for
+ *                      b; the same 64 bytes are the GCM additional data
+ *     0x03 pair key    ikm = X25519(mask keys of a and b), a < b: the
+ *                      AES-256-CTR key of their pairwise mask
+ *     0x04 self key    ikm = b_i (the 32-byte self-mask seed), a = b = i:
+ *                      the AES-256-CTR key of i's self mask
+ *   share pair  (80 bytes, the GCM plaintext) the Shamir share of the
+ *               sender's b (40) || of its mask secret key (40)
+ *               (fed/secagg_shamir.h), for the recipient's slot among the
+ *               sender's holders (x = slot + 1)
+ *   sealed      (108 bytes on the wire) nonce (12, random) || ciphertext
+ *               (80) || tag (16)
+ *   PRG         AES-256-CTR under a pair or self key, the 16-byte counter
+ *               block starting at zero and incremented as one 128-bit
+ *               big-endian integer (WebCrypto: counter 0, length 128),
+ *               encrypting zeros; a mask of len ring elements takes
+ *               sdfed_secagg_stream_bytes(B, len) bytes (fed/secagg_ring.h).
+ * tests/vectors/secagg-v1.txt holds fixed keys and seeds with every value
+ * derived from them. */
+#ifndef SDFED_SECAGG_LAYOUT_H
+#define SDFED_SECAGG_LAYOUT_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "fed/secagg_shamir.h"
+
+#define SDFED_SECAGG_LABEL "sdfed/secagg/v1"
+#define SDFED_SECAGG_LABEL_BYTES 15
+#define SDFED_SECAGG_KEY_BYTES 32
+#define SDFED_SECAGG_SESSION_BYTES 32
+#define SDFED_SECAGG_INFO_BYTES 64
+#define SDFED_SECAGG_PAIR_BYTES (2 * SDFED_SHAMIR_SHARE_BYTES)
+#define SDFED_SECAGG_NONCE_BYTES 12
+#define SDFED_SECAGG_TAG_BYTES 16
+#define SDFED_SECAGG_SEALED_BYTES (SDFED_SECAGG_NONCE_BYTES + SDFED_SECAGG_PAIR_BYTES + SDFED_SECAGG_TAG_BYTES)
+
+enum {
+    SDFED_SECAGG_PURPOSE_SESSION = 1,
+    SDFED_SECAGG_PURPOSE_SHARE = 2,
+    SDFED_SECAGG_PURPOSE_PAIR = 3,
+    SDFED_SECAGG_PURPOSE_SELF = 4,
+};
+
+/* session (32) = the round's session id over the n clients' keys
+ * (mask_keys, share_keys: n x 32 bytes each), those with advertised[i] set.
+ * Refuses a key of all zeros or a key given twice anywhere in the round
+ * (scratch holds 64 n bytes). */
+int sdfed_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
+                            const unsigned char *advertised, unsigned char *scratch, unsigned char session[32],
+                            sdfed_error *err);
+/* info (64) for purpose 2, 3 or 4 and clients a, b (see above: the caller
+ * orders them). */
+int sdfed_secagg_info(int purpose, const unsigned char session[32], int64_t round, uint32_t a, uint32_t b,
+                      unsigned char info[SDFED_SECAGG_INFO_BYTES], sdfed_error *err);
+/* The share pair's 80 bytes and back (reading checks each value is a field
+ * element; x is the recipient's slot + 1). */
+void sdfed_secagg_pair_write(const sdfed_shamir_share *b_share, const sdfed_shamir_share *s_share,
+                             unsigned char out[SDFED_SECAGG_PAIR_BYTES]);
+int sdfed_secagg_pair_read(const unsigned char in[SDFED_SECAGG_PAIR_BYTES], uint32_t x, sdfed_shamir_share *b_share,
+                           sdfed_shamir_share *s_share, sdfed_error *err);
+
+#endif
