@@ -32,9 +32,9 @@ function draw(history) {
     const points = history.map((h, i) => `${x(i).toFixed(1)},${y(h.accuracy).toFixed(1)}`).join(' ');
     parts += `<polyline fill="none" stroke="#0b63c5" stroke-width="2" points="${points}"/>`;
     parts += history.map((h, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(h.accuracy).toFixed(1)}" r="3" ` +
-      `fill="#0b63c5"><title>round ${h.round + 1}: ${(100 * h.accuracy).toFixed(1)}%</title></circle>`).join('');
+      `fill="#0b63c5"><title>round ${h.round}: ${(100 * h.accuracy).toFixed(1)}%</title></circle>`).join('');
     const last = history[history.length - 1];
-    parts += `<text x="${left + pw}" y="${H - 8}" text-anchor="end" font-size="12">round ${last.round + 1}: ` +
+    parts += `<text x="${left + pw}" y="${H - 8}" text-anchor="end" font-size="12">round ${last.round}: ` +
       `${(100 * last.accuracy).toFixed(1)}%</text>`;
   } else {
     parts += `<text x="${left + pw / 2}" y="${top + ph / 2}" text-anchor="middle" fill="#5b6575">` +

@@ -83,26 +83,26 @@ async function onMessage(m) {
     retry.reset(); // a session that succeeded
     page.stored = await store.updateState(page.federation, { token: m.token });
     showConnection('online', `connected as volunteer ${m.client_id}`);
-    showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round + 1}).`);
+    showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
     break;
   case 'round_start':
     roundWaiting = m.round;
-    showTrainingStatus(`Round ${m.round + 1}: receiving the shared prompt…`);
+    showTrainingStatus(`Round ${m.round}: receiving the shared prompt…`);
     break;
   case 'ack':
-    showTrainingStatus(`Round ${m.round + 1}: the server stored your update. Waiting for the others…`);
+    showTrainingStatus(`Round ${m.round}: the server stored your update. Waiting for the others…`);
     break;
   case 'round_end':
     showTrainingStatus(m.abandoned ?
-      `Round ${m.round + 1} was abandoned: too few volunteers reported, so the shared prompt stays as it was. ` +
+      `Round ${m.round} was abandoned: too few volunteers reported, so the shared prompt stays as it was. ` +
       'Waiting for the next…' :
-      `Round ${m.round + 1} is over (${m.participants} volunteers). Waiting for the next…`);
+      `Round ${m.round} is over (${m.participants} volunteers). Waiting for the next…`);
     break;
   case 'wait':
     retry.serverAsked(m.retry_after);
     showTrainingStatus(m.reason === 'not_sampled' ?
-      `Round ${m.round + 1} runs without you; you are in line for the next.` :
-      `Waiting for round ${m.round + 1} (${m.reason.replaceAll('_', ' ')}).`);
+      `Round ${m.round} runs without you; you are in line for the next.` :
+      `Waiting for round ${m.round} (${m.reason.replaceAll('_', ' ')}).`);
     break;
   case 'done':
     showTrainingStatus(`The federation finished its ${m.rounds} rounds. Thank you! Your personal prompt stays here ` +
@@ -118,7 +118,7 @@ async function onMessage(m) {
     }
     if (m.code === WRONG_ROUND || m.code === NOT_IN_ROUND) {
       showTrainingStatus('The round closed before your update arrived; you are in line for round ' +
-        `${(m.next_round ?? 0) + 1}.`);
+        `${m.next_round ?? 0}.`);
       break;
     }
     throw new Error(`the server refused: ${m.message} (${m.code})`);

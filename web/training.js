@@ -36,7 +36,7 @@ export async function changeShard(shard) {
 export async function trainRound(round, frame, send) {
   setStage('training');
   const r = await page.compute.call('round', { frame }, (done, total) =>
-    showProgress('round-progress', done, total, `round ${round + 1}: training step ${done} of ${total}`), [frame]);
+    showProgress('round-progress', done, total, `round ${round}: training step ${done} of ${total}`), [frame]);
   send(r.update.buffer);
   send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
     test_samples: page.dataset.test.reduce((a, b) => a + b, 0) }));
@@ -44,7 +44,7 @@ export async function trainRound(round, frame, send) {
   const history = (page.stored.history || []).filter((h) => h.round !== round)
     .concat([{ round, accuracy: r.accuracy }]);
   page.stored = await store.updateState(page.federation, { params, history });
-  showProgress('round-progress', r.steps, r.steps, `round ${round + 1}: ${r.steps} steps, ` +
+  showProgress('round-progress', r.steps, r.steps, `round ${round}: ${r.steps} steps, ` +
     `${r.stepMs.toFixed(0)} ms per step; your accuracy ${(100 * r.accuracy).toFixed(1)}%`);
   drawChart(history);
   setStage(`trained-${history.length}`);
@@ -58,6 +58,6 @@ export async function showRestored() {
   const accuracy = await page.compute.call('accuracy');
   $('resume-status').hidden = false;
   $('resume-status').textContent = `Welcome back: your personal prompt from round ` +
-    `${history[history.length - 1].round + 1} is restored; its accuracy on your held-out images is ` +
+    `${history[history.length - 1].round} is restored; its accuracy on your held-out images is ` +
     `${(100 * accuracy).toFixed(1)}%.`;
 }

@@ -106,6 +106,8 @@ try {
   await waitStage('2 trained rounds', (s) => /^trained-[2-9]/.test(s), 300);
   const progressText = await text('round-progress');
   check(/your accuracy \d+\.\d%/.test(progressText), `the page shows its accuracy: ${progressText}`);
+  // round ids count from 0 in every line of the page too: its second round is round 1
+  check(progressText.startsWith('round 1: '), `the page's round-progress line names round 1: ${progressText}`);
   check((await page.locator('#chart circle').count()) >= 2, 'the chart has a point per trained round');
   await shot('03-trained');
   const roundNow = /^(\d+) · \1 of 3 done/;
