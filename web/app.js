@@ -1,6 +1,9 @@
-// The volunteer page's entry: binds the controls to the modules that do the
-// work, then starts the page (the federation, the stored state, the model in
-// the worker, the stored images; after a reload, the rounds it was in).
+// The volunteer's page's entry: binds the controls to the modules that do
+// the work, then starts the page (the federation, the stored state, the
+// model in the worker, the stored images; after a reload, the rounds it was
+// in). After "Forget me" the reloaded page starts only the federation's
+// description, and the rest when the volunteer adds images or takes a demo
+// share, as on a first visit.
 import { drawChart } from './chart.js';
 import { startCompute } from './compute.js';
 import { join, leave } from './connection.js';
@@ -12,27 +15,27 @@ import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
 
+// Set in this tab's sessionStorage by "Forget me" for the page it reloads:
+// nothing is downloaded or stored until the volunteer acts.
+const FORGOTTEN = 'sdfed-forgotten';
+
 async function forgetMe() {
   if (!confirm('Delete everything this page stored (model, features, prompts, token) and disconnect?')) return;
   leave();
   if (page.compute) page.compute.stop();
   await store.forget();
+  sessionStorage.setItem(FORGOTTEN, '1');
   location.reload();
 }
 
-async function main() {
-  drawChart();
-  $('demo').onclick = () => takeDemoShard().catch(showError);
-  $('join').onclick = join;
-  $('forget').onclick = () => forgetMe().catch(showError);
-  $('files').onchange = (e) => addFiles(Array.from(e.target.files, (f) => ({ file: f, path: f.name })));
-  $('folder').onchange = (e) => addFiles(Array.from(e.target.files, (f) => ({ file: f, path: f.webkitRelativePath })));
-  dropZone($('drop'), addFiles);
-  dropZone($('try-drop'), (files) => files.length && tryImage(files[0].file).catch(showError));
-  $('try-file').onchange = (e) => e.target.files.length && tryImage(e.target.files[0]).catch(showError);
-
-  await describe();
-  pollStatus();
+// Everything after the description: the stored state (or a client index
+// drawn once), the model (downloaded once) in the worker with the task,
+// the stored images and prompts, the federation rejoined.
+async function start(described) {
+  await described;
+  sessionStorage.removeItem(FORGOTTEN);
+  page.forgotten = false;
+  $('forgotten').hidden = true;
   page.stored = await store.getState(page.federation);
   if (page.stored.index === undefined) {
     const index = Math.floor(Math.random() * page.description.task.clients);
@@ -44,13 +47,54 @@ async function main() {
   const info = await page.compute.call('init', { model: model.buffer }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
   await setTask();
-  $('demo').disabled = false;
   drawChart(page.stored.history);
   const dataset = await store.getDataset(page.federation);
   if (dataset) await useDataset(dataset);
   else setStage('empty');
   await showRestored();
   if (page.stored.joined && page.dataset) join(); // a reload resumes the federation
+}
+
+async function main() {
+  drawChart();
+  const dataError = (e) => showError(e, 'data-error');
+  $('demo').onclick = () => takeDemoShard().catch(dataError);
+  $('join').onclick = join;
+  $('forget').onclick = () => forgetMe().catch(showError);
+  // a chosen folder's files: their paths below it (webkitRelativePath names the folder first)
+  const belowFolder = (f) => f.webkitRelativePath.slice(f.webkitRelativePath.indexOf('/') + 1);
+  // (the input emptied, so that choosing the same files again is a choice too)
+  $('files').onchange = (e) => {
+    const files = Array.from(e.target.files);
+    e.target.value = '';
+    addFiles(files.map((f) => ({ file: f, path: f.name })), '').catch(dataError);
+  };
+  $('folder').onchange = (e) => {
+    const files = Array.from(e.target.files), root = files.length ? files[0].webkitRelativePath.split('/')[0] : '';
+    e.target.value = '';
+    addFiles(files.map((f) => ({ file: f, path: belowFolder(f) })), root).catch(dataError);
+  };
+  dropZone($('drop'), (files, root) => addFiles(files, root).catch(dataError));
+  const tryError = (e) => showError(e, 'try-error');
+  dropZone($('try-drop'), (files) => files.length && tryImage(files[0].file).catch(tryError));
+  $('try-file').onchange = (e) => e.target.files.length && tryImage(e.target.files[0]).catch(tryError);
+
+  const described = describe();
+  let starting = null;
+  page.ready = () => {
+    if (!starting) starting = start(described);
+    return starting;
+  };
+  await described;
+  $('demo').disabled = false; // takes the share once the model is ready
+  pollStatus();
+  if (sessionStorage.getItem(FORGOTTEN)) {
+    page.forgotten = true;
+    $('forgotten').hidden = false;
+    setStage('forgotten');
+    return;
+  }
+  await page.ready();
 }
 
 main().catch((e) => { showError(e); setStage('error'); });

@@ -1,14 +1,18 @@
-// The volunteer's images, made into features: files and folders (classes
-// from sub-folder names or picked by hand, one image in five of each class
-// held out) or a demo shard from the server, encoded in the worker, kept in
-// IndexedDB and handed to the worker to train on.
+// The volunteer's images, made into features: a choice of files or a
+// folder (sorted by folder.js, classes from the class folders or picked by
+// hand, one image in five of each class held out) or a demo shard from the
+// server, encoded in the worker (an image that does not decode left out
+// and named), kept in IndexedDB and handed to the worker to train on.
 import { fetchDemoShard } from './federation.js';
-import { $, page, requireModel, setStage, showError, showProgress } from './page.js';
+import { askClasses, dropQuestion, sortFiles, undecided } from './folder.js';
+import { showNotUsed } from './not-used.js';
+import { $, page, setStage, showError, showProgress } from './page.js';
 import * as store from './store.js';
 import { changeShard } from './training.js';
 
 const HELD_OUT_EVERY = 5; // one image in five of each class is kept aside for testing
-let pendingFiles = []; // [{file, folder, label}] waiting for their classes
+let latest = 0; // the latest choice of files: an earlier one still sorting or asking gives way
+let encoding = Promise.resolve(); // one encoding at a time in the worker
 
 function summary(dataset, trained, heldOut) {
   const classes = page.description.classes, counts = new Array(classes.length).fill(0);
@@ -36,20 +40,53 @@ export async function useDataset(dataset) {
   await page.compute.call('setSamples', { which: 1, ...test });
   page.dataset = dataset;
   $('data-summary').textContent = summary(dataset, train.labels.length, test.labels.length);
+  showNotUsed(dataset.skipped);
   $('join').disabled = page.joined || train.labels.length === 0;
   $('join-hint').textContent = train.labels.length ? '' : 'Add images first.';
   setStage(page.joined ? 'joined' : 'ready');
 }
 
-async function encodeAndKeep(images, labels, test, extra) {
-  setStage('encoding');
-  const { features, seconds } = await page.compute.call('encode', { images }, (done, total) =>
-    showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
-  showProgress('encode-progress', images.length, images.length,
-    `features of ${images.length} images extracted in ${seconds.toFixed(1)} s`);
-  const dataset = { ...extra, features, labels, test };
-  await store.putDataset(page.federation, dataset);
-  await useDataset(dataset);
+// images: [{blob} | {rgba, width, height}], names: what the volunteer
+// calls each (for the ones that do not decode); labels, test: per image.
+// The images that encode are kept with their labels and test flags (test
+// undefined: one in five of each class held out, counted among those kept);
+// the others are named beside the counts with skipped (not-used.js). Fails
+// when none encoded, keeping the images in use before.
+function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
+  const work = encoding.then(async () => {
+    setStage('encoding');
+    const { features, failed, seconds } = await page.compute.call('encode', { images }, (done, total) =>
+      showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
+    const bad = new Set(failed.map((f) => f.index)), kept = images.map((_, i) => i).filter((i) => !bad.has(i));
+    const notUsed = skipped.concat(failed.map((f) =>
+      ({ path: names[f.index], reason: f.reason, kind: 'undecodable' })));
+    showProgress('encode-progress', images.length, images.length,
+      `features of ${kept.length} images extracted in ${seconds.toFixed(1)} s` +
+      (failed.length ? `; ${failed.length} could not be decoded (named below)` : ''));
+    if (!kept.length) {
+      showNotUsed(notUsed);
+      setStage(page.dataset ? (page.joined ? 'joined' : 'ready') : 'empty');
+      throw new Error(`none of the ${images.length} images could be decoded (named below)`);
+    }
+    const keptLabels = Uint8Array.from(kept, (i) => labels[i]);
+    const dataset = { ...extra, features, labels: keptLabels, test: test ? Uint8Array.from(kept, (i) => test[i]) :
+      heldOut(keptLabels), skipped: notUsed };
+    if (extra.source === 'files' && page.stored.shard !== undefined) await changeShard(undefined);
+    await store.putDataset(page.federation, dataset);
+    await useDataset(dataset);
+  });
+  encoding = work.catch(() => {});
+  return work;
+}
+
+// One image in five of each class held out: test flags per image.
+function heldOut(labels) {
+  const seen = new Map();
+  return Uint8Array.from(labels, (label) => {
+    const k = (seen.get(label) || 0) + 1;
+    seen.set(label, k);
+    return k % HELD_OUT_EVERY === 0 ? 1 : 0;
+  });
 }
 
 // A demo shard's images: Fashion-MNIST's grey pixels, a folder dataset's
@@ -76,6 +113,8 @@ function rgbaImage(pixels, offset, width, height, channels) {
 export async function takeDemoShard() {
   $('demo').disabled = true;
   try {
+    showError(null, 'data-error');
+    await page.ready();
     const shard = await fetchDemoShard(page.stored.shard);
     // the shard is this client's index, as it is the simulator's client index
     if (shard.shard !== page.stored.shard) await changeShard(shard.shard);
@@ -85,85 +124,46 @@ export async function takeDemoShard() {
       labels.push(...split.labels);
       test.push(...split.labels.map(() => flag));
     }
-    await encodeAndKeep(images, Uint8Array.from(labels), Uint8Array.from(test),
+    await encodeAndKeep(images, images.map((_, i) => `demo image ${i + 1}`), labels, test,
       { source: 'demo', shard: shard.shard });
   } finally {
     $('demo').disabled = false;
   }
 }
 
-// The rule the server's folder datasets follow (native/image_folder.h): a
-// folder means the class whose name equals it ignoring case and treating
-// '_', '-', '/' and space alike.
-const normalise = (s) => s.toLowerCase().replace(/[_\-/ ]/g, ' ');
-
-// The task's class a folder name means, or -1.
-function classOfFolder(folder) {
-  return page.description.classes.map(normalise).indexOf(normalise(folder));
-}
-
-// Files grouped by folder, each group with its class picker.
-function showGroups() {
-  const groups = new Map();
-  for (const f of pendingFiles) {
-    if (!groups.has(f.folder)) groups.set(f.folder, []);
-    groups.get(f.folder).push(f);
+// A choice of files: list [{file, path}] (paths below the root), root the
+// chosen folder's name ('' for several things dropped together). Sorted by
+// the folder rule once the worker has the model (waiting for it, saying
+// so); encoded at once when every group means a class, else after the
+// volunteer has picked.
+export async function addFiles(list, root) {
+  const mine = ++latest;
+  showError(null, 'data-error');
+  dropQuestion();
+  if (!list.length) return;
+  if (!page.compute)
+    showProgress('encode-progress', 0, list.length, `${list.length} files chosen; they are read as soon as the ` +
+      'model is ready (loading it above)');
+  await page.ready();
+  if (mine !== latest) return;
+  const { groups, notUsed } = await sortFiles(list, root);
+  if (mine !== latest) return;
+  showNotUsed(notUsed);
+  if (!groups.length) {
+    $('encode-progress').hidden = true;
+    throw new Error(`none of the ${list.length} files is a PNG or JPEG image this page can use (named below)`);
   }
-  const box = $('groups');
-  box.innerHTML = '';
-  for (const [folder, files] of groups) {
-    const row = document.createElement('div');
-    row.className = 'group';
-    const select = document.createElement('select');
-    // the task's class names as text, never markup
-    select.append(new Option('choose the class…', '-1'),
-      ...page.description.classes.map((c, i) => new Option(c, String(i))));
-    select.value = String(files[0].label ?? classOfFolder(folder));
-    select.onchange = () => files.forEach((f) => { f.label = Number(select.value); });
-    files.forEach((f) => { f.label = Number(select.value); });
-    row.append(`${folder || 'loose files'}: ${files.length} image${files.length > 1 ? 's' : ''} → `, select);
-    if (folder && select.value === '-1') {
-      const note = document.createElement('span');
-      note.className = 'muted skipped';
-      note.textContent = ` "${folder}" is none of this federation's classes: skipped unless you pick one`;
-      row.append(note);
-    }
-    box.append(row);
+  if (undecided(groups)) {
+    $('encode-progress').hidden = true;
+    await askClasses(groups);
+    if (mine !== latest) return;
   }
-  if (groups.size) {
-    const go = document.createElement('button');
-    go.textContent = 'Use these images';
-    go.onclick = () => useFiles().catch(showError);
-    box.append(go);
-  }
-}
-
-async function useFiles() {
-  requireModel();
-  const chosen = pendingFiles.filter((f) => f.label >= 0);
-  if (!chosen.length) throw new Error('pick a class for at least one group of images');
-  const skipped = [...new Set(pendingFiles.filter((f) => f.label < 0).map((f) => f.folder || 'loose files'))];
-  const seen = new Map(), test = [];
-  for (const f of chosen) {
-    const k = (seen.get(f.label) || 0) + 1;
-    seen.set(f.label, k);
-    test.push(k % HELD_OUT_EVERY === 0 ? 1 : 0);
-  }
-  if (page.stored.shard !== undefined) await changeShard(undefined);
-  $('groups').innerHTML = '';
-  pendingFiles = [];
-  await encodeAndKeep(chosen.map((f) => ({ blob: f.file })), Uint8Array.from(chosen.map((f) => f.label)),
-    Uint8Array.from(test), { source: 'files' });
-  if (skipped.length)
-    $('data-summary').textContent += ` Skipped (none of this federation's classes): ${skipped.join(', ')}.`;
-}
-
-// list: [{file, path}], picked or dropped; images only, grouped by their folder
-export function addFiles(list) {
-  for (const { file, path } of list) {
-    if (!file.type.startsWith('image/')) continue;
-    const parts = path.split('/');
-    pendingFiles.push({ file, folder: parts.length > 1 ? parts[parts.length - 2] : '' });
-  }
-  showGroups();
+  const chosen = groups.filter((g) => g.label >= 0);
+  const skipped = notUsed.concat(groups.filter((g) => g.label < 0).flatMap((g) => (g.loose ?
+    g.files.map((f) => ({ path: f.path, reason: 'in no sub-folder, and no class picked', kind: 'no-class' })) :
+    [{ path: `${g.name}/`, reason: `${g.files.length} images; none of this federation's classes`, kind: 'no-class',
+       files: g.files.length }])));
+  const files = chosen.flatMap((g) => g.files.map((f) => ({ ...f, label: g.label })));
+  await encodeAndKeep(files.map((f) => ({ blob: f.file })), files.map((f) => f.path), files.map((f) => f.label),
+    undefined, { source: 'files' }, skipped);
 }

@@ -1,7 +1,10 @@
 // Dropping onto a zone: every file dropped, folders walked down
-// (webkitGetAsEntry), each as {file, path}.
+// (webkitGetAsEntry), each as {file, path}, the paths below the root the
+// folder rule reads (shared/data/folder_rule.h): a single dropped folder is
+// the root, as a chosen folder is; several folders or files dropped
+// together are the root's contents (its name then '').
 
-// Every file below a dropped folder.
+// Every file below a dropped folder, its path from the folder the entry is in.
 async function entryFiles(entry, out) {
   if (entry.isFile) {
     out.push({ file: await new Promise((res, rej) => entry.file(res, rej)), path: entry.fullPath.slice(1) });
@@ -15,18 +18,27 @@ async function entryFiles(entry, out) {
   }
 }
 
+// onFiles(files, root): files [{file, path}], root the dropped folder's name or ''
 export function dropZone(zone, onFiles) {
   zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
   zone.addEventListener('dragleave', () => zone.classList.remove('over'));
   zone.addEventListener('drop', async (e) => {
     e.preventDefault();
     zone.classList.remove('over');
-    const out = [];
+    // the entries first: the list of items is emptied once the event is over
+    const entries = [], loose = [];
     for (const item of e.dataTransfer.items) {
       const entry = item.webkitGetAsEntry && item.webkitGetAsEntry();
-      if (entry) await entryFiles(entry, out);
-      else if (item.kind === 'file') out.push({ file: item.getAsFile(), path: item.getAsFile().name });
+      if (entry) entries.push(entry);
+      else if (item.kind === 'file') loose.push(item.getAsFile());
     }
-    onFiles(out);
+    const out = [];
+    for (const entry of entries) await entryFiles(entry, out);
+    out.push(...loose.map((file) => ({ file, path: file.name })));
+    if (entries.length === 1 && entries[0].isDirectory && !loose.length) {
+      const root = entries[0].name;
+      return onFiles(out.map((f) => ({ file: f.file, path: f.path.slice(root.length + 1) })), root);
+    }
+    onFiles(out, '');
   });
 }

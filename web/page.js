@@ -1,6 +1,6 @@
 // The page's state, and the parts of the page every module shows through:
 // the stage (body's data-stage, which the CSS and the browser test read),
-// the error line and the progress bars.
+// the error lines and the progress bars.
 
 export const $ = (id) => document.getElementById(id);
 
@@ -9,12 +9,18 @@ export const page = {
   federation: null, // this federation's id in IndexedDB
   stored: {}, // its IndexedDB state: token, shard, index, params, history, joined
   compute: null, // the worker (compute.js), once the model is in it
-  dataset: null, // {source, shard, features, labels, test}
+  dataset: null, // {source, shard, features, labels, test, skipped}
   joined: false,
+  forgotten: false, // reloaded after "Forget me": nothing loaded until the volunteer acts (app.js)
+  // () => a promise of the worker with the model and the task: the first
+  // call starts the page's start-up (app.js), later calls wait for it
+  ready: null,
 };
 
-export function showError(e) {
-  const box = $('error');
+// e (an Error, or null to clear) shown in the error line with this id:
+// the one beside the control that failed, or the page's own at the bottom.
+export function showError(e, id = 'error') {
+  const box = $(id);
   box.textContent = e ? (e.message || String(e)) : '';
   box.hidden = !e;
 }
@@ -30,5 +36,7 @@ export function showProgress(id, done, total, label) {
 
 // For controls the volunteer can use before the worker has the model.
 export function requireModel() {
-  if (!page.compute) throw new Error('the model is still loading; try again in a moment');
+  if (page.compute) return;
+  throw new Error(page.forgotten ? 'nothing is loaded since "Forget me": add images or take a demo share first' :
+    'the model is still loading; try again in a moment');
 }

@@ -8,10 +8,12 @@
 //   state     per federation: the client token, the demo shard or client
 //             index, the saved prompts (global + private local), the
 //             accuracy history
-// forget() deletes the whole database.
+// forget() deletes the whole database, and nothing is stored after it (the
+// page reloads; see app.js for what the reloaded page waits for).
 
 const DB = 'sdfed', VERSION = 1;
 let opened = null;
+let forgotten = false;
 
 function request(r) {
   return new Promise((resolve, reject) => {
@@ -21,13 +23,15 @@ function request(r) {
 }
 
 function db() {
+  if (forgotten) return Promise.reject(new Error('this page\'s storage was deleted ("Forget me")'));
   if (!opened) {
     const r = indexedDB.open(DB, VERSION);
     r.onupgradeneeded = () => {
       for (const name of ['models', 'datasets', 'state'])
         if (!r.result.objectStoreNames.contains(name)) r.result.createObjectStore(name);
     };
-    opened = request(r);
+    // another tab deleting the database ("Forget me" there) is not kept waiting
+    opened = request(r).then((d) => { d.onversionchange = () => { d.close(); opened = null; }; return d; });
   }
   return opened;
 }
@@ -92,7 +96,8 @@ export async function updateState(federation, changes) {
 }
 
 export async function forget() {
-  if (opened) (await opened).close();
+  forgotten = true; // a write still under way (a round's prompts) must not make the database again
+  if (opened) (await opened.catch(() => null))?.close();
   opened = null;
   await request(indexedDB.deleteDatabase(DB));
 }

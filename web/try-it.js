@@ -1,8 +1,9 @@
 // "Try it": a new image classified with the volunteer's personal prompt,
 // its five likeliest classes shown with their probabilities.
-import { $, page, requireModel } from './page.js';
+import { $, page, requireModel, showError } from './page.js';
 
 export async function tryImage(file) {
+  showError(null, 'try-error');
   requireModel();
   const { best, probabilities } = await page.compute.call('predict', { image: { blob: file } });
   const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);

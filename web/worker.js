@@ -3,8 +3,8 @@
 //   {id, op, ...arguments}
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
-// Ops: init, setTask, encode, setSamples, round, accuracy, predict,
-// saveParams, loadParams.
+// Ops: init, setTask, classify, encode, setSamples, round, accuracy,
+// predict, saveParams, loadParams.
 'use strict';
 
 let api = null;
@@ -58,6 +58,15 @@ async function pixelsOf(image) {
   return { rgba: data.data, width: data.width, height: data.height };
 }
 
+// Why an image did not encode, for the volunteer: "the file is empty", or
+// the browser's or the core's message ("the source image could not be
+// decoded").
+function whyNotEncoded(image, e) {
+  if (image.blob && image.blob.size === 0) return 'the file is empty';
+  const message = e && e.message ? e.message : String(e);
+  return message.charAt(0).toLowerCase() + message.slice(1).replace(/\.$/, '');
+}
+
 const ops = {
   // singleThreaded: the one-thread build even where threads are possible;
   // int8Images false: the image tower on f32 activations (tests, benchmarks)
@@ -71,16 +80,45 @@ const ops = {
     api.setTask(task, index);
     return { globalSize: api.globalSize(), classCount: api.classCount() };
   },
-  // images: [{rgba, width, height} | {blob}] -> Float32Array (n * featureSize)
+  // The folder rule (shared/data/folder_rule.h) on the paths below a chosen
+  // folder (root: its name, '' for a drop of several things): each path's
+  // verdict (sdfed-api.js classifyPath), for a file below a hidden folder
+  // that folder (hiddenFolder), and the class the root's name means
+  // (rootLabel, for the images in no class folder; -1 for none).
+  classify({ paths, root }) {
+    // a folder is hidden, or means a class, when a PNG in it is, or does:
+    // the rule's own answer, not a second copy of it
+    const inFolder = (folder) => api.classifyPath(`${folder}/x.png`);
+    const entries = paths.map((path) => {
+      const entry = api.classifyPath(path);
+      if (entry.kind === 'hidden') {
+        const parts = path.split('/');
+        for (let i = 1; i < parts.length && !entry.hiddenFolder; i++)
+          if (inFolder(parts.slice(0, i).join('/')).kind === 'hidden') entry.hiddenFolder = parts.slice(0, i).join('/');
+      }
+      return entry;
+    });
+    return { entries, rootLabel: root ? inFolder(root).label : -1 };
+  },
+  // images: [{rgba, width, height} | {blob}] -> {features, failed, seconds}:
+  // the features of the images that encoded, in their order (Float32Array,
+  // n encoded * featureSize), and the others as [{index, reason}]
   async encode({ images }, progress) {
-    const D = api.featureSize(), features = new Float32Array(images.length * D);
+    const D = api.featureSize(), features = new Float32Array(images.length * D), failed = [];
     const started = performance.now();
+    let encoded = 0;
     for (let i = 0; i < images.length; i++) {
-      const p = await pixelsOf(images[i]);
-      features.set(api.encodeImage(p.rgba, p.width, p.height), i * D);
+      try {
+        const p = await pixelsOf(images[i]);
+        features.set(api.encodeImage(p.rgba, p.width, p.height), encoded * D);
+        encoded++;
+      } catch (e) {
+        failed.push({ index: i, reason: whyNotEncoded(images[i], e) });
+      }
       progress(i + 1, images.length);
     }
-    return { features, seconds: (performance.now() - started) / 1e3 };
+    return { features: failed.length ? features.slice(0, encoded * D) : features, failed,
+             seconds: (performance.now() - started) / 1e3 };
   },
   setSamples({ which, features, labels }) {
     api.setSamples(which, features, labels);

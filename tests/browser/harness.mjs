@@ -3,11 +3,26 @@
 // condition with a bound, an aggregator on a port the kernel chooses (a
 // restart takes that port again), and Debian's Chromium.
 //   const h = harness(OUT, ROOT, BUILD_DIR); h.check(ok, what); ... h.summary('chromium')
+// or, for a script run as `node SCRIPT BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT`,
+//   const { root, build, emBuild, model, out, shots, h } = chromiumTest();
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { listeningPort } from '../lib/port_file.mjs';
+
+// A Chromium test's command line (BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT,
+// absolute), OUT made anew with its screenshots' folder, the repository's
+// root, and the harness.
+export function chromiumTest() {
+  const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const shots = path.join(out, 'screenshots');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(shots, { recursive: true });
+  return { root, build, emBuild, model, out, shots, h: harness(out, root, build) };
+}
 
 export function harness(out, root, build) {
   const h = { build, passed: 0, failed: 0, children: [], port: 0, base: null, aggregator: null };

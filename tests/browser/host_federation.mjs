@@ -22,18 +22,11 @@
 //      them equal the native build's.
 //   node host_federation.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { harness, launchChromium, watchPage } from './harness.mjs';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
-const shots = path.join(out, 'screenshots');
-rmSync(out, { recursive: true, force: true });
-mkdirSync(shots, { recursive: true });
-const h = harness(out, root, build);
+const { root, build, emBuild, model, out, shots, h } = chromiumTest();
 const { check, start, until } = h;
 
 // the host's folder: train/ and test/, one sub-folder per class, renamed

@@ -12,31 +12,26 @@
 //      same accuracy restored);
 //   4. every WebSocket frame the page sent carries the global prompt only;
 //   5. "try it" classifies an image; a model with a wrong hash is refused
-//      with a clear message; "forget me" empties the storage;
+//      with a clear message; "forget me" deletes the page's database;
 //   6. in the page's worker, the wasm gives the native step's results
 //      (parity.mjs, step_native.c) within 1e-4, with the image tower on f32
 //      activations and (features only, 1 - cosine) on the integer path;
 //      the worker chooses relaxed SIMD (Chromium runs it), and with it
 //      turned off runs simd128, whose step equals the native one too;
-//   7. a second volunteer adds a folder of her own images (classes from the
-//      sub-folder names); the server then comes back running another
-//      federation, which the page reports as such and does not join.
+//   7. a second volunteer adds a folder of her own images (PNGs; classes
+//      from the sub-folder names, the one that is no class named as not
+//      used); the server then comes back running another federation, which
+//      the page reports as such and does not join.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { harness, launchChromium, watchPage } from './harness.mjs';
+import { crc32, deflateSync } from 'node:zlib';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
 import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const [build, emBuild, model, out] = process.argv.slice(2).map((p) => path.resolve(p));
-const shots = path.join(out, 'screenshots');
-rmSync(out, { recursive: true, force: true });
-mkdirSync(shots, { recursive: true });
-const h = harness(out, root, build);
+const { root, build, emBuild, model, out, shots, h } = chromiumTest();
 const { check, start, until } = h;
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
@@ -220,9 +215,9 @@ try {
   await other.close();
 
   await page.click('#forget');
-  await waitStage('the page after forgetting', (s) => s === 'empty', 60);
-  const forgotten = await storedState();
-  check(forgotten.every((s) => !s.token && !s.params && !s.history), 'after "forget me" no token or prompt is stored');
+  await waitStage('the page after forgetting', (s) => s === 'forgotten', 60);
+  const databases = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+  check(!databases.includes('sdfed'), `after "forget me" the page's database is gone: ${JSON.stringify(databases)}`);
   await shot('09-forgotten');
 
   // 6. parity: the page's worker (threaded, then single-threaded) against the native build
@@ -279,7 +274,7 @@ try {
     mkdirSync(path.join(folder, name), { recursive: true });
     for (let i = 0, written = 0; i < pool.n && written < 12; i++)
       if (pool.labels[i] === c)
-        writeFileSync(path.join(folder, name, `${written++}.bmp`), bmp(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
+        writeFileSync(path.join(folder, name, `${written++}.png`), png(pool.rgba.subarray(i * 3136, (i + 1) * 3136), 28, 28));
   }
   await again.setInputFiles('#folder', folder);
   const groups = await until('the class pickers', async () => (await again.locator('#groups select').count()) === 3 &&
@@ -293,8 +288,9 @@ try {
   await again.click('#groups button');
   await until('the second page\'s features', async () => (await againStage()) === 'ready', 120);
   const own = await again.locator('#data-summary').innerText();
-  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /Skipped .*: kangaroo/.test(own),
-    `the volunteer's own images are ready, the other folder skipped: ${own}`);
+  const notUsed = await again.locator('#data-skipped').textContent();
+  check(/images ready .*Sneaker \d+.*Bag \d+/.test(own) && /kangaroo\/: 12 images; none of this federation's classes/
+    .test(notUsed), `the volunteer's own images are ready, the other folder named as not used: ${own} ${notUsed}`);
   await again.click('#join');
   await h.stopAggregator();
   const otherTask = { ...task, model: path.join(build, 'test-models/mini-vit.openai.f32.gguf') };
@@ -336,6 +332,26 @@ async function wasmStep({ inputs: inp, modelUrl, singleThreaded, relaxedSimd = t
   const params = await call('saveParams', {});
   compute.stop();
   return { threaded: info.threaded, kernels: info.kernels, features: Array.from(features), params: Array.from(params) };
+}
+
+// An 8-bit RGBA PNG of RGBA pixels (a volunteer's image file).
+function png(rgba, w, h) {
+  const chunk = (type, data) => {
+    const head = Buffer.alloc(8), tail = Buffer.alloc(4);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    tail.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, tail]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(w, 0);
+  header.writeUInt32BE(h, 4);
+  header[8] = 8; // bits per channel
+  header[9] = 6; // RGBA
+  const rows = Buffer.alloc(h * (1 + 4 * w)); // each row: filter 0, then its pixels
+  for (let y = 0; y < h; y++) rows.set(rgba.subarray(y * 4 * w, (y + 1) * 4 * w), y * (1 + 4 * w) + 1);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
 }
 
 // A 24-bit BMP of RGBA pixels (what "try it" gets as a file).

@@ -2,7 +2,8 @@
 # The browser tests (make test-browser; part of make test): the wasm client
 # against the native one under Node (and the page's reconnection schedule,
 # backoff.mjs), then the volunteer page in Debian's
-# Chromium (run.mjs) and a host's own federation on another CLIP
+# Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
+# me" (folder_page.mjs) and a host's own federation on another CLIP
 # (host_federation.mjs). Installs playwright-core from the npm registry into
 # tests/browser/node_modules the first time (package-lock.json pins it).
 # Prints one summary line: "browser: N passed, M failed".
@@ -45,6 +46,7 @@ chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts
 }
 chromium "every kernel backend in Chromium, with relaxed SIMD and without" kernels.mjs "$model"
 chromium "the volunteer page in Chromium" run.mjs "$model"
+chromium "a volunteer's own folder, a phone and \"Forget me\" in Chromium" folder_page.mjs "$model"
 chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

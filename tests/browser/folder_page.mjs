@@ -1,0 +1,255 @@
+// A volunteer's own folder in the page, as people have them, against a real
+// aggregator on loopback running the folder's own task (`sdfed task init`),
+// in Debian's Chromium:
+//   1. the messy folder (tests/lib/messy_folder.py: nested class folders,
+//      a truncated PNG, an empty JPEG, an SVG, hidden files and a hidden
+//      folder, files that are not images) chosen with the folder input:
+//      encoding starts without a click; the page's images per class are the
+//      CLI's (`sdfed task check`: training + test), the 17 good images are
+//      encoded, every bad, hidden and non-image file is named beside the
+//      counts, and Join is enabled;
+//   2. a folder whose class folders do not all mean a class, with images in
+//      no sub-folder: the page asks (the step says why, the button beside
+//      it), the root's name preselects the loose images' class, and picking
+//      a class for the other folder proceeds;
+//   3. a phone (390x844 and 360x740, touch) trains the rounds on a demo
+//      share; no horizontal overflow, the training lines not cut, the
+//      chart's axis text at least 11 px high, buttons and file pickers at
+//      least 40 px;
+//   4. "Forget me": nothing in IndexedDB and no request for the model after
+//      it, while the page polls the federation's status, until the
+//      volunteer chooses a folder; then the page proceeds as on a first
+//      visit (the model downloaded, the images encoded, the state stored).
+// Screenshots go to OUT/screenshots.
+//   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
+
+const { root, build, emBuild, model, out, shots, h } = chromiumTest();
+const { check, until } = h;
+
+const run = (cmd, args) => {
+  const r = spawnSync(cmd, args, { cwd: out, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args[0]}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+};
+
+// the messy folder, its task, and what the CLI counts in it
+const messy = path.join(out, 'holiday-photos');
+const expected = JSON.parse(run('/usr/bin/python3', [path.join(root, 'tests/lib/messy_folder.py'), messy]));
+const taskFile = path.join(out, 'task.json');
+run(path.join(build, 'sdfed'), ['task', 'init', messy, '--clients', '4', '--model', model, '--out', taskFile]);
+const task = JSON.parse(readFileSync(taskFile, 'utf8'));
+Object.assign(task, { rounds: 3, min_clients: 1, clients_per_round: 1 }); // a page alone trains the rounds
+writeFileSync(taskFile, JSON.stringify(task));
+// "3 classes:" then "  NAME   N training,   M test images" per class
+const checked = run(path.join(build, 'sdfed'), ['task', 'check', taskFile]).split('\n');
+const cli = {};
+for (let i = checked.findIndex((l) => /^\d+ classes:$/.test(l)) + 1; i > 0 && /^ {2}\S/.test(checked[i]); i++) {
+  const [, name, train, test] = checked[i].match(/^ {2}(.*?)\s+(\d+) training,\s+(\d+) test images/);
+  cli[name] = Number(train) + Number(test);
+}
+const CLASSES = Object.keys(cli);
+
+await h.startAggregator('aggregator', ['--task', taskFile, '--state', path.join(out, 'state'), '--min-clients', '1',
+  '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
+
+// The counts per class a page's summary gives ("17 images ready (...): animals 7, buildings 5, plants 5.")
+const countsOf = (summary) => Object.fromEntries((summary.split('): ')[1] || '').replace(/\.$/, '').split(', ')
+  .filter(Boolean).map((part) => [part.replace(/ \d+$/, ''), Number(part.match(/(\d+)$/)[1])]));
+const same = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+const browser = await launchChromium();
+const consoles = [];
+// Each part on a page of its own: one that fails (or times out) does not keep the others from running.
+async function part(name, options, fn) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const watch = watchPage(page);
+  try {
+    await fn(page, watch);
+  } catch (e) {
+    check(false, `${name}: ${e.message}`);
+    console.log(watch.tail());
+  } finally {
+    consoles.push(`== ${name}`, ...watch.lines);
+    await context.close();
+  }
+}
+
+try {
+  // 1. the messy folder: at once, the CLI's counts, every file not used named
+  await part('the messy folder', {}, async (desk, watch) => {
+    await desk.goto(`${h.base}/`);
+    await until('the page', async () => (await watch.stage()) === 'empty', 60);
+    const clicks = [];
+    await desk.exposeFunction('noteClick', (what) => clicks.push(what));
+    await desk.evaluate(() => document.addEventListener('click',
+      (e) => window.noteClick(e.target.outerHTML.slice(0, 60)), true));
+    await desk.setInputFiles('#folder', messy);
+    await until('the folder\'s features', async () => (await watch.stage()) === 'ready', 120);
+    check(clicks.length === 0 && (await desk.locator('#groups button, #groups select').count()) === 0,
+      `the folder is encoded without a click after choosing it (clicks: ${clicks.length})`);
+    const summary = await watch.text('data-summary');
+    const counts = countsOf(summary);
+    check(same(counts, cli), `the page's images per class are the CLI's (task check, training + test): ` +
+      `${JSON.stringify(counts)} / ${JSON.stringify(cli)}`);
+    const good = Object.values(expected.images).reduce((a, b) => a + b, 0);
+    check(good === 17 && summary.startsWith(`${good} images ready`), `the ${good} good images are encoded: ${summary}`);
+    // "path: reason" per file, or "folder/: hidden folder (N files)" for the files below it
+    const items = await desk.locator('#data-skipped li').allTextContents();
+    const listed = items.join('\n');
+    const named = (p) => items.some((item) => item.startsWith(`${p}: `) ||
+      (/^[^:]+\/: hidden folder/.test(item) && p.startsWith(item.split(': ')[0])));
+    const kinds = [['bad', expected.bad], ['hidden', expected.hidden], ['not an image', expected.not_images]];
+    for (const [what, paths] of kinds)
+      check(paths.length && paths.every(named), `each ${what} file is named in the page: ${paths.join(', ')}`);
+    check(/animals\/empty\.jpg: the file is empty/.test(listed) && /broken\.png: .*decode/.test(listed) &&
+      /logo\.svg: SVG: not PNG or JPEG/.test(listed), `the reasons are given with the names: ${items.join('; ')}`);
+    check(await desk.locator('#join').isEnabled() && await desk.locator('#data-error').isHidden(),
+      'Join is enabled, and no error is shown');
+    await desk.screenshot({ path: path.join(shots, '01-messy-folder.png'), fullPage: true });
+  });
+
+  // 2. a folder to decide about: "kangaroo" means no class; images in the root ("Plants") preselected as plants
+  const mixed = path.join(out, 'Plants');
+  for (const [from, to] of [['animals/bugs/ant0.png', 'animals/bugs/ant0.png'],
+    ['animals/cat.jpg', 'kangaroo/joey/cat.jpg'], ['animals/birds/owl.png', 'kangaroo/owl.png'],
+    ['plants/fern.png', 'fern.png']]) {
+    mkdirSync(path.dirname(path.join(mixed, to)), { recursive: true });
+    copyFileSync(path.join(messy, from), path.join(mixed, to));
+  }
+  await part('a folder to decide about', {}, async (second, watch2) => {
+    await second.goto(`${h.base}/`);
+    await until('the second page', async () => (await watch2.stage()) === 'empty', 60);
+    await second.setInputFiles('#folder', mixed);
+    const asking = second.locator('#groups .ask');
+    const ask = await until('the step asking for classes', async () => (await asking.isVisible()) && asking.innerText(),
+      30);
+    const rows = await second.locator('#groups .group').evaluateAll((all) => all.map((r) =>
+      `${r.firstChild.textContent}${r.querySelector('select').selectedOptions[0].text}`));
+    check(rows.includes('animals/: 1 image → animals') &&
+      rows.includes('kangaroo/: 2 images → choose the class…') &&
+      rows.includes('Plants (in no sub-folder): 1 image → plants'),
+      `the step lists the class folders and the loose images, the root's name preselected: ${rows.join('; ')}`);
+    check(/"kangaroo" is none of this federation's classes/.test(ask) && /1 image is in no sub-folder/.test(ask) &&
+      (await watch2.stage()) === 'classes' && await second.locator('#encode-progress').isHidden(),
+      `the step says why it asks, and nothing is encoded before: ${ask}`);
+    check(await second.locator('#groups button', { hasText: 'Use these images' }).isVisible(),
+      'the button is beside the step');
+    await second.screenshot({ path: path.join(shots, '02-classes-asked.png'), fullPage: true });
+    await second.locator('#groups .group', { hasText: 'kangaroo' }).locator('select')
+      .selectOption({ label: 'buildings' });
+    await second.click('#groups button');
+    await until('the picked images\' features', async () => (await watch2.stage()) === 'ready', 120);
+    const picked = countsOf(await watch2.text('data-summary'));
+    check(same(picked, { animals: 1, buildings: 2, plants: 1 }),
+      `picking a class proceeds: ${await watch2.text('data-summary')}`);
+    await second.screenshot({ path: path.join(shots, '03-classes-picked.png'), fullPage: true });
+  });
+
+  // 3. a phone: the federation's rounds trained on a demo share, then the page measured at two widths
+  const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true };
+  await part('a phone', phone, async (mobile, watch3) => {
+    await mobile.goto(`${h.base}/`);
+    await until('the phone page', async () => (await watch3.stage()) === 'empty', 60);
+    await mobile.tap('#demo');
+    await until('the phone\'s demo share', async () => (await watch3.stage()) === 'ready', 120);
+    await mobile.tap('#join');
+    await until('the federation\'s rounds on the phone', async () => (await h.status()).done === 1 &&
+      /^trained-3|^done$/.test(await watch3.stage()), 300);
+    for (const [width, height] of [[390, 844], [360, 740]]) {
+      await mobile.setViewportSize({ width, height });
+      // what a resize sets off has run by the second frame after it
+      await mobile.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const m = await mobile.evaluate(() => {
+        const cut = (el) => el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+        const lines = ['#round-progress', '#round-progress > span', '#training-status']
+          .map((s) => document.querySelector(s));
+        const visible = (el) => el.getClientRects().length > 0;
+        const targets = [...document.querySelectorAll('button, label.button, select')].filter(visible)
+          .map((el) => ({ what: el.id || el.textContent.trim().slice(0, 24),
+            height: el.getBoundingClientRect().height }));
+        return {
+          overflow: document.documentElement.scrollWidth - innerWidth,
+          line: lines[1].textContent,
+          cut: lines.filter((el) => cut(el)).map((el) => el.id || `${el.parentElement.id}'s text`),
+          axis: Math.min(...[...document.querySelectorAll('#chart text')].filter((t) => /%$/.test(t.textContent))
+            .map((t) => t.getBoundingClientRect().height)),
+          small: targets.filter((t) => t.height < 40),
+          targets: targets.length,
+        };
+      });
+      const at = `at ${width}x${height}`;
+      check(m.overflow <= 0, `${at} the page does not overflow sideways (by ${m.overflow} px)`);
+      check(/your accuracy \d+\.\d%/.test(m.line) && m.cut.length === 0,
+        `${at} the training lines are not cut (${m.cut.join(', ') || 'none cut'}): ${m.line}`);
+      check(m.axis >= 11, `${at} the chart's axis labels are ${m.axis.toFixed(1)} px high (at least 11)`);
+      check(m.targets >= 4 && m.small.length === 0, `${at} the ${m.targets} buttons and pickers are at least 40 px ` +
+        `high${m.small.length ? `; lower: ${JSON.stringify(m.small)}` : ''}`);
+      await mobile.screenshot({ path: path.join(shots, `04-phone-${width}x${height}.png`), fullPage: true });
+    }
+  });
+
+  // 4. forget me: nothing stored or downloaded until the volunteer acts, then as a first visit
+  await part('forget me', phone, async (mobile, watch4) => {
+    let modelRequests = 0, polls = 0;
+    mobile.on('request', (r) => { if (r.url().includes('/model/')) modelRequests++; });
+    mobile.on('response', (r) => { if (r.url().endsWith('/status')) polls++; });
+    const databases = () => mobile.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+    await mobile.goto(`${h.base}/`);
+    await until('the page', async () => (await watch4.stage()) === 'empty', 60);
+    await mobile.tap('#demo');
+    await until('the demo share', async () => (await watch4.stage()) === 'ready', 120);
+    await mobile.tap('#join');
+    const badge = mobile.locator('#connection');
+    await until('the server\'s welcome', async () => (await badge.getAttribute('data-state')) === 'online', 60);
+    check((await databases()).includes('sdfed') && modelRequests === 1, 'before "Forget me" the page stored its state');
+    modelRequests = 0;
+    await mobile.tap('#forget');
+    await until('the page after forgetting', async () => ['forgotten', 'empty'].includes(await watch4.stage()), 60);
+    const pollsThen = polls;
+    await until('two more polls of the status', async () => polls >= pollsThen + 2, 30);
+    const left = await databases();
+    check(!left.includes('sdfed') && modelRequests === 0,
+      `after "Forget me", while the page polls the status, no database is left (${JSON.stringify(left)}) and the ` +
+      `model is not requested (${modelRequests} requests)`);
+    const notice = await mobile.locator('#forgotten').innerText().catch(() => '');
+    check((await watch4.stage()) === 'forgotten' && /was deleted/.test(notice) &&
+      (await watch4.text('data-summary')) === 'No images yet.', `the page says everything was deleted: ${notice}`);
+    await mobile.screenshot({ path: path.join(shots, '05-forgotten.png'), fullPage: true });
+    // the model held back until the page has said that the folder waits for it
+    let release = null;
+    const held = new Promise((resolve) => { release = resolve; });
+    await mobile.route('**/model/**', async (route) => { await held; await route.continue(); });
+    await mobile.setInputFiles('#folder', messy);
+    const waiting = await until('the folder waiting for the model', async () => {
+      const t = await mobile.locator('#encode-progress').innerText();
+      return /as soon as the model is ready/.test(t) && t;
+    }, 30);
+    check(Boolean(waiting), `a folder chosen before the model is ready waits for it, saying so: ${waiting}`);
+    release();
+    await until('the features after forgetting', async () => (await watch4.stage()) === 'ready', 180);
+    const stored = await mobile.evaluate(() => new Promise((resolve, reject) => {
+      const r = indexedDB.open('sdfed');
+      r.onerror = () => reject(r.error);
+      r.onsuccess = () => {
+        const all = r.result.transaction('state').objectStore('state').getAll();
+        all.onsuccess = () => resolve(all.result);
+      };
+    }));
+    check(modelRequests === 1 && stored.length === 1 && stored[0].index !== undefined && !stored[0].token &&
+      /^17 images ready/.test(await watch4.text('data-summary')) && await mobile.locator('#forgotten').isHidden(),
+      `choosing a folder then works as on a first visit (model requests ${modelRequests}, state ` +
+      `${JSON.stringify(stored.map((st) => Object.keys(st)))})`);
+    await mobile.screenshot({ path: path.join(shots, '06-after-forgetting.png'), fullPage: true });
+  });
+} finally {
+  writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));
+  await browser.close();
+  h.cleanup();
+}
+process.exit(h.summary('chromium, a volunteer\'s own folder', shots));
