@@ -11,6 +11,8 @@
 #include "base/names.h"
 #include "data/idx.h"
 #include "fed/protocol.h"
+#include "fed/secagg_params.h"
+#include "fed/secagg_ring.h"
 #include "method/methods.h"
 #include "prompt/projector.h"
 
@@ -25,6 +27,17 @@ static_assert(sizeof partition_kinds / sizeof partition_kinds[0] == SDFED_PARTIT
 
 const char *sdfed_partition_kind_name(int kind) {
     return sdfed_name_of(partition_kinds, SDFED_PARTITION_KIND_COUNT, kind);
+}
+
+/* secure_aggregation's defaults: what the key turns on when it sets nothing */
+static sdfed_task_secagg secagg_defaults(void) {
+    return (sdfed_task_secagg){.dropout_rate = 0.33,
+                               .corrupt_rate = 0.05,
+                               .clip = 0.1,
+                               .quant_bits = 16,
+                               .ring_bits = 32,
+                               .max_weight = 1000,
+                               .delta = 1e-5};
 }
 
 void sdfed_task_defaults(sdfed_task *t) {
@@ -51,6 +64,7 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->seed = 1;
     t->demo = 1;
     memset(t->background, 255, sizeof t->background);
+    t->secagg = secagg_defaults();
 }
 
 static void free_classes(sdfed_task *t) {
@@ -262,6 +276,99 @@ static int read_transport(reader *r, int obj, sdfed_task *t) {
     return rc;
 }
 
+/* secure_aggregation.noise: {"epsilon": E, "delta": D}, the run's whole budget */
+static int read_noise(reader *r, int obj, sdfed_task_secagg *s) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT)
+        return bad(r, "secure_aggregation.noise", "an object {\"epsilon\": E, \"delta\": 1e-5}");
+    int rc = SDFED_OK, key = obj + 1;
+    s->epsilon = 0;
+    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next;
+        char name[48], full[96];
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "secure_aggregation.noise.%s", name);
+        if (strcmp(name, "epsilon") == 0) {
+            rc = read_real(r, value, full, 0.0, 1e4, &s->epsilon);
+            if (rc == SDFED_OK && !(s->epsilon > 0)) rc = bad(r, full, "a number > 0 (at most 1e4)");
+        } else if (strcmp(name, "delta") == 0) {
+            rc = read_real(r, value, full, 1e-300, 0.1, &s->delta);
+        } else {
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        }
+        key = r->j->nodes[value].next;
+    }
+    if (rc == SDFED_OK && !(s->epsilon > 0)) rc = bad(r, "secure_aggregation.noise.epsilon", "given (a number > 0)");
+    return rc;
+}
+
+/* secure_aggregation.drop: {"advertise": p, "share": p, "unmask": p}, the simulator's dropouts */
+static int read_drop(reader *r, int obj, sdfed_task_secagg *s) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "secure_aggregation.drop", "an object");
+    int rc = SDFED_OK, key = obj + 1;
+    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next;
+        char name[48], full[96];
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "secure_aggregation.drop.%s", name);
+        double *p = strcmp(name, "advertise") == 0 ? &s->drop_advertise
+                    : strcmp(name, "share") == 0   ? &s->drop_share
+                    : strcmp(name, "unmask") == 0  ? &s->drop_unmask
+                                                   : NULL;
+        rc = p ? read_real(r, value, full, 0.0, 0.99, p)
+               : sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s' (the masked input's dropout is the "
+                                                       "task's 'dropout')",
+                            full);
+        key = r->j->nodes[value].next;
+    }
+    return rc;
+}
+
+/* "secure_aggregation": {...} (fed/task.h); present, it is on */
+static int read_secagg(reader *r, int obj, sdfed_task *t) {
+    sdfed_task_secagg *s = &t->secagg;
+    *s = secagg_defaults();
+    int type = r->j->nodes[obj].type;
+    if (type == SDFED_JSON_FALSE || type == SDFED_JSON_NULL) return SDFED_OK; /* off, as without the key */
+    if (type != SDFED_JSON_OBJECT)
+        return bad(r, "secure_aggregation", "an object ({} for the defaults), or false or null for none");
+    s->on = 1;
+    int rc = SDFED_OK, key = obj + 1;
+    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
+        int value = r->j->nodes[key].next;
+        char name[48], full[96];
+        double weight;
+        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
+        snprintf(full, sizeof full, "secure_aggregation.%s", name);
+        if (strcmp(name, "dropout_rate") == 0)
+            rc = read_real(r, value, full, 0.0, 0.9, &s->dropout_rate);
+        else if (strcmp(name, "corrupt_rate") == 0)
+            rc = read_real(r, value, full, 0.0, 0.9, &s->corrupt_rate);
+        else if (strcmp(name, "clip") == 0) {
+            rc = read_real(r, value, full, 0.0, 1e6, &s->clip);
+            if (rc == SDFED_OK && !(s->clip > 0)) rc = bad(r, full, "a number > 0 (at most 1e6)");
+        } else if (strcmp(name, "l2_clip") == 0)
+            rc = read_real(r, value, full, 0.0, 1e9, &s->l2_clip);
+        else if (strcmp(name, "quant_bits") == 0)
+            rc = read_int(r, value, full, 2, 31, &s->quant_bits);
+        else if (strcmp(name, "ring_bits") == 0)
+            rc = read_int(r, value, full, 2, 64, &s->ring_bits);
+        else if (strcmp(name, "max_weight") == 0) {
+            rc = read_real(r, value, full, 1, 1099511627776.0, &weight);
+            if (rc == SDFED_OK && weight != floor(weight)) rc = bad(r, full, "an integer in 1..2^40");
+            if (rc == SDFED_OK) s->max_weight = (int64_t)weight;
+        } else if (strcmp(name, "noise") == 0) {
+            s->epsilon = 0, s->delta = secagg_defaults().delta;
+            rc = r->j->nodes[value].type == SDFED_JSON_NULL ? SDFED_OK : read_noise(r, value, s);
+        }
+        else if (strcmp(name, "drop") == 0)
+            rc = read_drop(r, value, s);
+        else
+            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        key = r->j->nodes[value].next;
+    }
+    return rc;
+}
+
 /* "fashion-mnist", {"train": DIR, "test": DIR}, {"folder": DIR, "test_fraction": F}, or "folder" (the
  * host's folders, unnamed) */
 static int read_dataset(reader *r, int node, sdfed_task *t) {
@@ -446,6 +553,7 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "template") == 0) return read_template(r, value, t);
     if (strcmp(name, "prompt_init") == 0) return read_text(r, value, name, 1, 1024, &t->prompt_init);
     if (strcmp(name, "background") == 0) return read_background(r, value, t);
+    if (strcmp(name, "secure_aggregation") == 0) return read_secagg(r, value, t);
     if (strcmp(name, "demo") == 0) {
         int type = r->j->nodes[value].type;
         if (type != SDFED_JSON_TRUE && type != SDFED_JSON_FALSE) return bad(r, name, "true or false");
@@ -509,6 +617,35 @@ static int write_classes(const sdfed_task *t, sdfed_buffer *out, sdfed_error *er
     return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
+/* secure_aggregation's object, every key written (noise only when there is some) */
+static int write_secagg(const sdfed_task_secagg *s, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_json_writer w;
+    sdfed_buffer noise = {0}, drop = {0};
+    sdfed_jw_begin(&w, &noise, NULL);
+    sdfed_jw_double(&w, "epsilon", s->epsilon);
+    sdfed_jw_double(&w, "delta", s->delta);
+    int rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, &drop, NULL);
+    sdfed_jw_double(&w, "advertise", s->drop_advertise);
+    sdfed_jw_double(&w, "share", s->drop_share);
+    sdfed_jw_double(&w, "unmask", s->drop_unmask);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, out, NULL);
+    sdfed_jw_double(&w, "dropout_rate", s->dropout_rate);
+    sdfed_jw_double(&w, "corrupt_rate", s->corrupt_rate);
+    sdfed_jw_double(&w, "clip", s->clip);
+    sdfed_jw_double(&w, "l2_clip", s->l2_clip);
+    sdfed_jw_int(&w, "quant_bits", s->quant_bits);
+    sdfed_jw_int(&w, "ring_bits", s->ring_bits);
+    sdfed_jw_int(&w, "max_weight", s->max_weight);
+    if (s->epsilon > 0) sdfed_jw_raw(&w, "noise", (const char *)noise.data, noise.size);
+    sdfed_jw_raw(&w, "drop", (const char *)drop.data, drop.size);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&noise);
+    sdfed_buffer_free(&drop);
+    return rc;
+}
+
 int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err) {
     sdfed_method_config m = sdfed_task_method_config(t);
     sdfed_buffer part = {0};
@@ -529,8 +666,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_int(&w, "iterations", t->transport.max_iterations);
     sdfed_jw_double(&w, "threshold", t->transport.threshold);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer classes = {0};
+    sdfed_buffer classes = {0}, secagg = {0};
     if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
+    if (rc == SDFED_OK && t->secagg.on) rc = write_secagg(&t->secagg, &secagg, err);
     sdfed_jw_begin(&w, out, NULL);
     sdfed_jw_string(&w, "model", model_url ? model_url : t->model);
     if (strcmp(t->dataset, "folder") == 0 && !model_url) {
@@ -583,7 +721,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     char background[8];
     snprintf(background, sizeof background, "#%02x%02x%02x", t->background[0], t->background[1], t->background[2]);
     sdfed_jw_string(&w, "background", background);
+    if (t->secagg.on) sdfed_jw_raw(&w, "secure_aggregation", (const char *)secagg.data, secagg.size);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&secagg);
     sdfed_buffer_free(&part);
     sdfed_buffer_free(&transport);
     sdfed_buffer_free(&classes);
@@ -630,6 +770,26 @@ int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model 
     return sdfed_method_params_init(out, cfg, m, k, cls, rng, arena, err);
 }
 
+/* The round's sampled clients, the (k, t) rule and the ring for them (the
+ * noise, which needs the prompt's size, is checked when a round is planned:
+ * fed/secagg_task.h) */
+static int validate_secagg(const sdfed_task *t, sdfed_error *err) {
+    const sdfed_task_secagg *s = &t->secagg;
+    int n = t->clients_per_round > 0 && t->clients_per_round < t->clients ? t->clients_per_round : t->clients;
+    if (n < 2)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'secure_aggregation' needs at least 2 clients in a round ('clients', "
+                          "'clients_per_round'), got %d",
+                          n);
+    sdfed_secagg_params params;
+    int rc = sdfed_secagg_params_choose(n, s->dropout_rate, s->corrupt_rate, t->min_clients, &params, err);
+    if (rc) return sdfed_fail_context(err, SDFED_ERR_FORMAT, "task");
+    sdfed_secagg_ring ring = {.clip = s->clip, .quant_bits = s->quant_bits, .max_weight = s->max_weight,
+                              .ring_bits = s->ring_bits, .clients = n};
+    rc = sdfed_secagg_ring_check(&ring, err);
+    return rc ? sdfed_fail_context(err, SDFED_ERR_FORMAT, "task (%d clients a round)", n) : SDFED_OK;
+}
+
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
     if (t->min_clients > t->clients)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'min_clients' (%d) exceeds 'clients' (%d)", t->min_clients,
@@ -655,5 +815,22 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         t->partition.classes_per_client > n_classes)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the %d classes",
                           n_classes);
+    return t->secagg.on ? validate_secagg(t, err) : SDFED_OK;
+}
+
+int sdfed_task_check_aggregate(const sdfed_task *t, const sdfed_aggregate_config *cfg, sdfed_error *err) {
+    if (!t->secagg.on) return SDFED_OK;
+    if (cfg->rule != SDFED_AGGREGATE_MEAN)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "task: secure_aggregation cannot run the aggregation rule '%s': the server holds only the "
+                          "masked sum of the inputs, never one input, and a %s needs every input's values; use mean",
+                          sdfed_aggregate_rule_name(cfg->rule),
+                          cfg->rule == SDFED_AGGREGATE_MEDIAN ? "median" : "trimmed mean");
+    if (cfg->clip_norm > 0 || cfg->noise_multiplier > 0)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "task: secure_aggregation cannot take the server's clipping or noise (clip %g, noise %g): "
+                          "the server never sees an input to clip, and noise belongs in the clients' inputs; use "
+                          "secure_aggregation.l2_clip and secure_aggregation.noise instead",
+                          cfg->clip_norm, cfg->noise_multiplier);
     return SDFED_OK;
 }
