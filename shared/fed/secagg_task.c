@@ -11,7 +11,8 @@
 
 /* one round's rho with each client adding sigma2 */
 static double round_rho(const sdfed_secagg_plan *p, uint64_t sigma2) {
-    sdfed_secagg_dp dp = {.l2_bound = p->l2_bound, .sigma2 = sigma2, .min_inputs = p->params.min_inputs, .dims = p->dims};
+    sdfed_secagg_dp dp = {
+        .l2_bound = p->l2_bound, .sigma2 = sigma2, .min_inputs = p->params.min_inputs, .dims = p->dims};
     double rho = INFINITY;
     sdfed_error ignored = {0};
     sdfed_secagg_dp_rho(&dp, &rho, &ignored);
@@ -73,8 +74,11 @@ int sdfed_secagg_plan_make(const sdfed_task *t, int n, size_t P, sdfed_secagg_pl
     if (P < 1) return sdfed_fail(err, SDFED_ERR_ARG, "secure aggregation of no coordinates");
     int rc = sdfed_secagg_params_choose(n, s->dropout_rate, s->corrupt_rate, t->min_clients, &out->params, err);
     if (rc) return sdfed_fail_context(err, SDFED_ERR_FORMAT, "task");
-    out->ring = (sdfed_secagg_ring){.clip = s->clip, .quant_bits = s->quant_bits, .max_weight = s->max_weight,
-                                    .ring_bits = s->ring_bits, .clients = n};
+    out->ring = (sdfed_secagg_ring){.clip = s->clip,
+                                    .quant_bits = s->quant_bits,
+                                    .max_weight = s->max_weight,
+                                    .ring_bits = s->ring_bits,
+                                    .clients = n};
     out->dims = P;
     out->l2_clip = s->l2_clip;
     out->delta = s->delta;

@@ -315,8 +315,9 @@ static int read_drop(reader *r, int obj, sdfed_task_secagg *s) {
                     : strcmp(name, "unmask") == 0  ? &s->drop_unmask
                                                    : NULL;
         rc = p ? read_real(r, value, full, 0.0, 0.99, p)
-               : sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s' (the masked input's dropout is the "
-                                                       "task's 'dropout')",
+               : sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                            "task: unknown key '%s' (the masked input's dropout is the "
+                            "task's 'dropout')",
                             full);
         key = r->j->nodes[value].next;
     }
@@ -359,8 +360,7 @@ static int read_secagg(reader *r, int obj, sdfed_task *t) {
         } else if (strcmp(name, "noise") == 0) {
             s->epsilon = 0, s->delta = secagg_defaults().delta;
             rc = r->j->nodes[value].type == SDFED_JSON_NULL ? SDFED_OK : read_noise(r, value, s);
-        }
-        else if (strcmp(name, "drop") == 0)
+        } else if (strcmp(name, "drop") == 0)
             rc = read_drop(r, value, s);
         else
             rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
@@ -784,8 +784,11 @@ static int validate_secagg(const sdfed_task *t, sdfed_error *err) {
     sdfed_secagg_params params;
     int rc = sdfed_secagg_params_choose(n, s->dropout_rate, s->corrupt_rate, t->min_clients, &params, err);
     if (rc) return sdfed_fail_context(err, SDFED_ERR_FORMAT, "task");
-    sdfed_secagg_ring ring = {.clip = s->clip, .quant_bits = s->quant_bits, .max_weight = s->max_weight,
-                              .ring_bits = s->ring_bits, .clients = n};
+    sdfed_secagg_ring ring = {.clip = s->clip,
+                              .quant_bits = s->quant_bits,
+                              .max_weight = s->max_weight,
+                              .ring_bits = s->ring_bits,
+                              .clients = n};
     rc = sdfed_secagg_ring_check(&ring, err);
     return rc ? sdfed_fail_context(err, SDFED_ERR_FORMAT, "task (%d clients a round)", n) : SDFED_OK;
 }

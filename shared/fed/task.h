@@ -127,15 +127,15 @@ typedef struct sdfed_task {
  * the aggregator and the clients so they all draw the same values:
  * partitions use their own streams 0..2 (data/partition.h). */
 enum {
-    SDFED_STREAM_SERVER = 10,    /* the federation's initial shared parameters */
-    SDFED_STREAM_LENGTHS = 11,   /* local prompt lengths, one draw per client in order */
-    SDFED_STREAM_ROUNDS = 12,    /* the clients chosen for each round */
-    SDFED_STREAM_DROPOUT = 13,   /* whether a chosen client drops out of a round */
-    SDFED_STREAM_SECAGG_DROP = 14, /* + (round << 20) + (stage << 8): secure aggregation's dropouts at a stage */
+    SDFED_STREAM_SERVER = 10,       /* the federation's initial shared parameters */
+    SDFED_STREAM_LENGTHS = 11,      /* local prompt lengths, one draw per client in order */
+    SDFED_STREAM_ROUNDS = 12,       /* the clients chosen for each round */
+    SDFED_STREAM_DROPOUT = 13,      /* whether a chosen client drops out of a round */
+    SDFED_STREAM_SECAGG_DROP = 14,  /* + (round << 20) + (stage << 8): secure aggregation's dropouts at a stage */
     SDFED_STREAM_SECAGG_ROUND = 15, /* + (round << 20): a secure round's stochastic rounding (per client) */
     SDFED_STREAM_SECAGG_GRAPH = 16, /* + (round << 20): the simulator's key of a secure round's graph */
-    SDFED_STREAM_CLIENTS = 1000, /* + c: client c's initialisation and batch order */
-    SDFED_STREAM_NOISE = 100000, /* + r: round r's differential-privacy noise */
+    SDFED_STREAM_CLIENTS = 1000,    /* + c: client c's initialisation and batch order */
+    SDFED_STREAM_NOISE = 100000,    /* + r: round r's differential-privacy noise */
 };
 
 const char *sdfed_partition_kind_name(int kind);

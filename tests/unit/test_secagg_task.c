@@ -140,7 +140,8 @@ static void test_inputs(void) {
     CHECK(sdfed_secagg_global(&p, sum, g, next, &w1, &err) == SDFED_OK &&
               sdfed_secagg_plain_global(&p, rows, N, g, plain, &w2, &err) == SDFED_OK,
           "%s", err.message);
-    CHECK(w1 == w2 && !memcmp(next, plain, sizeof next), "the global from the ring's sum is the plain one, bit for bit");
+    CHECK(w1 == w2 && !memcmp(next, plain, sizeof next),
+          "the global from the ring's sum is the plain one, bit for bit");
     /* the mean of the quantised changes is near the mean change */
     double worst = 0;
     for (int j = 0; j < P; j++) {

@@ -349,8 +349,8 @@ static void test_secure_aggregation(void) {
     CHECK(parse(&t, every, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK, "every key: %s",
           err.message);
     CHECK(s->on && s->dropout_rate == 0.2 && s->corrupt_rate == 0.1 && s->clip == 0.5 && s->l2_clip == 2.5 &&
-              s->quant_bits == 12 && s->ring_bits == 40 && s->max_weight == 64 && s->epsilon == 8 &&
-              s->delta == 1e-6 && s->drop_advertise == 0.1 && s->drop_share == 0.05 && s->drop_unmask == 0.02,
+              s->quant_bits == 12 && s->ring_bits == 40 && s->max_weight == 64 && s->epsilon == 8 && s->delta == 1e-6 &&
+              s->drop_advertise == 0.1 && s->drop_share == 0.05 && s->drop_unmask == 0.02,
           "every key read");
     json = write_task(&t, NULL);
     CHECK(json && strstr(json, "\"noise\": {\"epsilon\": 8, \"delta\": 1e-06}"), "the noise written: %s", json);
@@ -371,7 +371,8 @@ static void test_secure_aggregation(void) {
                  "key 'secure_aggregation.noise.epsilon' must be");
     expect_error("{\"secure_aggregation\": {\"noise\": {\"delta\": 1e-5}}}",
                  "key 'secure_aggregation.noise.epsilon' must be given");
-    expect_error("{\"secure_aggregation\": {\"noise\": {\"sigma\": 3}}}", "unknown key 'secure_aggregation.noise.sigma'");
+    expect_error("{\"secure_aggregation\": {\"noise\": {\"sigma\": 3}}}",
+                 "unknown key 'secure_aggregation.noise.sigma'");
     expect_error("{\"secure_aggregation\": {\"drop\": {\"masked\": 0.1}}}",
                  "unknown key 'secure_aggregation.drop.masked' (the masked input's dropout is the task's 'dropout')");
     expect_error("{\"secure_aggregation\": {\"drop\": {\"share\": 1}}}", "key 'secure_aggregation.drop.share'");
@@ -387,7 +388,8 @@ static void test_secure_aggregation(void) {
               sdfed_task_validate(&t, &err) == SDFED_OK,
           "30 ring bits hold them: %s", err.message);
     sdfed_task_free(&t);
-    expect_error("{\"clients\": 2000, \"secure_aggregation\": {}}", "2000 clients' inputs (quant_bits 16, max_weight 1000) "
+    expect_error("{\"clients\": 2000, \"secure_aggregation\": {}}",
+                 "2000 clients' inputs (quant_bits 16, max_weight 1000) "
                  "could wrap; it needs ring_bits >= 37");
 
     /* the server's rule, clipping and noise (the aggregator's --aggregate, --clip, --noise) */
@@ -404,8 +406,8 @@ static void test_secure_aggregation(void) {
               strstr(err.message, "secure_aggregation cannot run the aggregation rule 'median': the server holds only "
                                   "the masked sum of the inputs, never one input"),
           "median refused: %s", err.message);
-    CHECK(sdfed_task_check_aggregate(&t, &trimmed, &err) == SDFED_ERR_ARG &&
-              strstr(err.message, "'trimmed_mean'") && strstr(err.message, "use mean"),
+    CHECK(sdfed_task_check_aggregate(&t, &trimmed, &err) == SDFED_ERR_ARG && strstr(err.message, "'trimmed_mean'") &&
+              strstr(err.message, "use mean"),
           "trimmed mean refused: %s", err.message);
     CHECK(sdfed_task_check_aggregate(&t, &clip, &err) == SDFED_ERR_ARG &&
               strstr(err.message, "cannot take the server's clipping or noise") &&
