@@ -33,10 +33,10 @@ const char *sdfed_partition_kind_name(int kind) {
 static sdfed_task_secagg secagg_defaults(void) {
     return (sdfed_task_secagg){.dropout_rate = 0.33,
                                .corrupt_rate = 0.05,
-                               .clip = 0.1,
+                               .clip = 0.5,
                                .quant_bits = 16,
                                .ring_bits = 32,
-                               .max_weight = 1000,
+                               .max_weight = 4096,
                                .delta = 1e-5};
 }
 

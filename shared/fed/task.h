@@ -46,8 +46,8 @@
  *   secure_aggregation     off unless present: the server learns only the sum of
  *                          the round's inputs (docs/secure-aggregation.md,
  *                          fed/secagg_task.h): {"dropout_rate": 0.33,
- *                          "corrupt_rate": 0.05, "clip": 0.1, "l2_clip": 0 (none),
- *                          "quant_bits": 16, "ring_bits": 32, "max_weight": 1000,
+ *                          "corrupt_rate": 0.05, "clip": 0.5, "l2_clip": 0 (none),
+ *                          "quant_bits": 16, "ring_bits": 32, "max_weight": 4096,
  *                          "noise": {"epsilon": E, "delta": 1e-5} (none),
  *                          "drop": {"advertise": 0, "share": 0, "unmask": 0}}
  * lambda, gamma and projector default to each method's own values when the

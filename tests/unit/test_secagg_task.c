@@ -41,11 +41,11 @@ static void test_plan(void) {
     sdfed_secagg_plan p;
     CHECK(sdfed_secagg_plan_make(&t, N, P, &p, &err) == SDFED_OK, "the default plan: %s", err.message);
     CHECK(p.params.n == N && p.params.k == 4 && p.params.t == 2 && p.params.min_inputs == 7 && p.ring.clients == N &&
-              p.ring.ring_bits == 32 && p.ring.quant_bits == 16 && p.ring.max_weight == 1000 && p.sigma2 == 0 &&
+              p.ring.ring_bits == 32 && p.ring.quant_bits == 16 && p.ring.max_weight == 4096 && p.sigma2 == 0 &&
               p.rho == 0 && p.ring.noise_bound == 0 && p.dims == P,
           "10 clients: k 4, t 2, 7 inputs at least, no noise (k %d t %d m %d)", p.params.k, p.params.t,
           p.params.min_inputs);
-    CHECK(fabs(p.l2_bound - 1000.0 * 32767 * 32) < 1e-3, "Delta: every coordinate at the clip (%g)", p.l2_bound);
+    CHECK(fabs(p.l2_bound - 4096.0 * 32767 * 32) < 1e-3, "Delta: every coordinate at the clip (%g)", p.l2_bound);
     sdfed_task_free(&t);
 
     t = task("{\"rounds\": 50, \"secure_aggregation\": {\"max_weight\": 1, \"noise\": {\"epsilon\": 8}}}");
@@ -70,7 +70,7 @@ static void test_plan(void) {
               strstr(err.message, "key 'secure_aggregation.noise.epsilon' 1 over 50 rounds needs each client's noise "
                                   "above sigma^2 = 2^48") &&
               strstr(err.message, "set l2_clip"),
-          "a budget the noise cannot reach at max_weight 1000: %s", err.message);
+          "a budget the noise cannot reach at max_weight 4096: %s", err.message);
     sdfed_task_free(&t);
 
     t = task("{\"rounds\": 50, \"secure_aggregation\": {\"clip\": 0.5, \"l2_clip\": 0.25, \"max_weight\": 32, "

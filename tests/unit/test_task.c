@@ -12,8 +12,8 @@
  *    written out in lower case;
  *  - secure_aggregation: off and not written without the key (so every
  *    existing task writes as before); {} turns it on with the defaults
- *    (dropout_rate 0.33, corrupt_rate 0.05, clip 0.1, quant_bits 16,
- *    ring_bits 32, max_weight 1000, no noise, no stage dropouts); every key
+ *    (dropout_rate 0.33, corrupt_rate 0.05, clip 0.5, quant_bits 16,
+ *    ring_bits 32, max_weight 4096, no noise, no stage dropouts); every key
  *    read and written back; false and null are off; a bad value names its
  *    key; a ring whose sum could wrap is refused naming ring_bits,
  *    quant_bits and max_weight and the least ring_bits that holds; median,
@@ -330,14 +330,14 @@ static void test_secure_aggregation(void) {
     CHECK(parse(&t, "{\"secure_aggregation\": {}}", &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK,
           "{}: %s", err.message);
     const sdfed_task_secagg *s = &t.secagg;
-    CHECK(s->on && s->dropout_rate == 0.33 && s->corrupt_rate == 0.05 && s->clip == 0.1 && s->l2_clip == 0 &&
-              s->quant_bits == 16 && s->ring_bits == 32 && s->max_weight == 1000 && s->epsilon == 0 &&
+    CHECK(s->on && s->dropout_rate == 0.33 && s->corrupt_rate == 0.05 && s->clip == 0.5 && s->l2_clip == 0 &&
+              s->quant_bits == 16 && s->ring_bits == 32 && s->max_weight == 4096 && s->epsilon == 0 &&
               s->delta == 1e-5 && s->drop_advertise == 0 && s->drop_share == 0 && s->drop_unmask == 0,
           "{} is on with the defaults");
     json = write_task(&t, NULL);
     CHECK(json && strstr(json, "\"secure_aggregation\": {\"dropout_rate\": 0.33, \"corrupt_rate\": 0.05, "
-                               "\"clip\": 0.1, \"l2_clip\": 0, \"quant_bits\": 16, \"ring_bits\": 32, "
-                               "\"max_weight\": 1000, \"drop\": {\"advertise\": 0, \"share\": 0, \"unmask\": 0}}"),
+                               "\"clip\": 0.5, \"l2_clip\": 0, \"quant_bits\": 16, \"ring_bits\": 32, "
+                               "\"max_weight\": 4096, \"drop\": {\"advertise\": 0, \"share\": 0, \"unmask\": 0}}"),
           "written with every key, no noise: %s", json);
     free(json);
     check_round_trip(&t, "secure aggregation's defaults");
@@ -380,17 +380,17 @@ static void test_secure_aggregation(void) {
     expect_error("{\"secure_aggregation\": {\"dropout_rate\": 0.6, \"corrupt_rate\": 0.4}}",
                  "dropout_rate + corrupt_rate must be at most 0.9");
     expect_error("{\"clients\": 1, \"secure_aggregation\": {}}", "at least 2 clients in a round");
-    /* 10 clients of max_weight 1000 at 16 bits make sums up to 2^28.3: 30 ring bits hold them, 29 do not */
-    expect_error("{\"secure_aggregation\": {\"ring_bits\": 29}}",
-                 "secure_aggregation.ring_bits 29: the sum of 10 clients' inputs (quant_bits 16, max_weight 1000) "
-                 "could wrap; it needs ring_bits >= 30");
-    CHECK(parse(&t, "{\"secure_aggregation\": {\"ring_bits\": 30}}", &err) == SDFED_OK &&
+    /* 10 clients of max_weight 4096 at 16 bits make sums up to 2^30.3: 32 ring bits hold them, 31 do not */
+    expect_error("{\"secure_aggregation\": {\"ring_bits\": 31}}",
+                 "secure_aggregation.ring_bits 31: the sum of 10 clients' inputs (quant_bits 16, max_weight 4096) "
+                 "could wrap; it needs ring_bits >= 32");
+    CHECK(parse(&t, "{\"secure_aggregation\": {\"ring_bits\": 32}}", &err) == SDFED_OK &&
               sdfed_task_validate(&t, &err) == SDFED_OK,
-          "30 ring bits hold them: %s", err.message);
+          "32 ring bits hold them: %s", err.message);
     sdfed_task_free(&t);
     expect_error("{\"clients\": 2000, \"secure_aggregation\": {}}",
-                 "2000 clients' inputs (quant_bits 16, max_weight 1000) "
-                 "could wrap; it needs ring_bits >= 37");
+                 "2000 clients' inputs (quant_bits 16, max_weight 4096) "
+                 "could wrap; it needs ring_bits >= 39");
 
     /* the server's rule, clipping and noise (the aggregator's --aggregate, --clip, --noise) */
     sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0}, median = {SDFED_AGGREGATE_MEDIAN, 0, 0, 0},

@@ -21,9 +21,24 @@ typedef struct round_state {
     secagg_client *c;
     secagg_server server;
     sdfed_buffer request, message;
-    sdfed_secagg_bytes secret, noise;
+    sdfed_crypto_stream *own; /* (n) each client's own randomness, unless the options give sources */
     const secure_round_options *options;
 } round_state;
+
+/* place p's secrets and noise: the options' sources, else its own keystream under a key from getrandom */
+static int randomness(round_state *s, int p, sdfed_secagg_bytes *secret, sdfed_secagg_bytes *noise, sdfed_error *err) {
+    const secure_round_options *o = s->options;
+    if (!s->own[p].cipher && (!o || !o->secret || !o->noise)) {
+        unsigned char key[32];
+        int rc = sdfed_crypto_random(key, sizeof key, err);
+        if (rc == SDFED_OK) rc = sdfed_crypto_stream_open(&s->own[p], key, err);
+        memset(key, 0, sizeof key);
+        if (rc) return rc;
+    }
+    *secret = o && o->secret ? *o->secret : sdfed_crypto_stream_source(&s->own[p]);
+    *noise = o && o->noise ? *o->noise : sdfed_crypto_stream_source(&s->own[p]);
+    return SDFED_OK;
+}
 
 /* the round's graph key from the task seed */
 static void graph_key(uint64_t seed, int64_t round, unsigned char key[32]) {
@@ -69,16 +84,18 @@ static int leaves(round_state *s, int p, sdfed_secagg_stage stage, sdfed_error *
 static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x, const float *g, int64_t samples,
                 sdfed_error *err) {
     secagg_client *c = &s->c[p];
-    int rc = stage == SDFED_SECAGG_ADVERTISE ? SDFED_OK : secagg_server_request(&s->server, p, &s->request, err);
+    sdfed_secagg_bytes secret, noise;
+    int rc = randomness(s, p, &secret, &noise, err);
+    if (rc == SDFED_OK && stage != SDFED_SECAGG_ADVERTISE) rc = secagg_server_request(&s->server, p, &s->request, err);
     if (rc == SDFED_OK && stage == SDFED_SECAGG_ADVERTISE)
-        rc = secagg_client_advertise(c, s->plan, s->round, &s->secret, &s->message, err);
+        rc = secagg_client_advertise(c, s->plan, s->round, &secret, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_SHARE)
         rc = secagg_client_share(c, s->request.data, s->request.size, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_MASKED) {
         sdfed_rng rounding_state;
         sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&rounding_state, s->task->seed, s->round, s->clients[p]);
         rc = secagg_client_mask(c, s->request.data, s->request.size, x, g, samples, &rounding,
-                                s->plan->sigma2 ? &s->noise : NULL, &s->message, err);
+                                s->plan->sigma2 ? &noise : NULL, &s->message, err);
     } else if (rc == SDFED_OK)
         rc = secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
     if (rc == SDFED_OK) rc = secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
@@ -138,13 +155,12 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     memset(stats, 0, sizeof *stats);
     memcpy(next, g, sizeof *next * plan->dims);
     round_state s = {.task = task, .plan = plan, .round = round, .clients = clients, .options = options};
-    s.secret = options && options->secret ? *options->secret : sdfed_crypto_os_source();
-    s.noise = options && options->noise ? *options->noise : sdfed_crypto_os_source();
     s.c = calloc((size_t)n, sizeof *s.c);
+    s.own = calloc((size_t)n, sizeof *s.own);
     unsigned char key[32];
     graph_key(task->seed, round, key);
-    int rc = s.c ? secagg_server_start(&s.server, plan, round, key, err)
-                 : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
+    int rc = s.c && s.own ? secagg_server_start(&s.server, plan, round, key, err)
+                          : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
     int going = rc == SDFED_OK;
     for (sdfed_secagg_stage stage = SDFED_SECAGG_ADVERTISE; going && stage <= SDFED_SECAGG_UNMASK; stage++) {
         for (int p = 0; p < n && rc == SDFED_OK; p++) {
@@ -162,7 +178,9 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
-    free(s.c);
+    for (int p = 0; s.own && p < n; p++)
+        if (s.own[p].cipher) sdfed_crypto_stream_close(&s.own[p]);
+    free(s.c), free(s.own);
     secagg_server_free(&s.server);
     sdfed_buffer_free(&s.request);
     sdfed_buffer_free(&s.message);

@@ -8,8 +8,9 @@
  * does not train.
  *
  * Randomness: each client's secrets (keys, its seed, Shamir coefficients,
- * nonces) and its noise from the OS (getrandom), unless the caller passes
- * sources; the graph's shuffle from the task seed (a key per round from
+ * nonces) and its noise from its own AES-256-CTR keystream under a key
+ * from getrandom (one system call a client, not one a draw), unless the
+ * caller passes sources; the graph's shuffle from the task seed (a key per round from
  * SDFED_STREAM_SECAGG_GRAPH + (round << 20)), so that which round is
  * abandoned in the unmasking does not change from run to run; the rounding
  * from the seed per (round, client). Without noise a run's results are
@@ -44,8 +45,8 @@ typedef struct secure_round_stats {
 
 /* What a test may set instead of the defaults (NULL members: the defaults). */
 typedef struct secure_round_options {
-    const sdfed_secagg_bytes *secret; /* the clients' secrets (the OS) */
-    const sdfed_secagg_bytes *noise;  /* their noise (the OS) */
+    const sdfed_secagg_bytes *secret; /* the clients' secrets (each its own keystream) */
+    const sdfed_secagg_bytes *noise;  /* their noise (the same) */
     /* whether client `client` leaves before its message of `stage` (the task's dropouts) */
     int (*drops)(void *ctx, int64_t client, sdfed_secagg_stage stage);
     void *drops_ctx;
