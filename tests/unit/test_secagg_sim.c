@@ -12,8 +12,8 @@
  *    in and due fall below 7, the clients after it never training), or 9
  *    gone in the unmasking: abandoned, the global unchanged;
  *  - with the OS's randomness, two runs give the same global though every
- *    key and mask differs; with noise, the global is the plain mean of the
- *    noised inputs;
+ *    key and mask differs, and the messages have their documented sizes;
+ *    with noise, the global is the plain mean of the noised inputs;
  *  - the task's own dropouts over 20 rounds: each round closed with the
  *    plain mean or abandoned because too few were left;
  *  - refusals, each with its code, the round going on: a key advertised
@@ -176,6 +176,10 @@ static void test_randomness(void) {
               secure_round_run(&w.task, &w.plan, 0, CLIENTS, w.g, train, &w, NULL, b, &st, &err) == SDFED_OK,
           "%s", err.message);
     CHECK(!memcmp(a, b, sizeof a), "the OS's keys and masks, twice: the same global");
+    /* each client, k = 4, 301 values of 4 bytes: up advertise 73, shares 13 + 112 k, masked 13 + 4 x 301, unmask
+     * 13 + 45 (k + 1); down share_request 61 + 68 (k + 1), masked_request 13 + 112 k, unmask_request 21 + 4 (k + 1) */
+    CHECK(st.bytes_up == 10 * (73 + 461 + 1217 + 238) && st.bytes_down == 10 * (401 + 461 + 41),
+          "the messages' sizes as documented: %lld up, %lld down", (long long)st.bytes_up, (long long)st.bytes_down);
     int64_t weight;
     expected_global(&w, 0, want, &weight);
     CHECK(!memcmp(a, want, sizeof a), "and it is the plain mean");

@@ -17,8 +17,10 @@ static void write_secure_round(FILE *f, const sim_round *rd, int noise) {
     const secure_round_stats *st = &rd->secagg;
     fprintf(f,
             ", \"secure\": {\"advertised\": %d, \"shared\": %d, \"masked\": %d, \"survivors\": %d, "
-            "\"weight_sum\": %lld, \"protocol_seconds\": %.4f, \"plain_sha256\": \"%s\"",
+            "\"weight_sum\": %lld, \"protocol_seconds\": %.4f, \"server_seconds\": %.4f, \"unmask_seconds\": %.4f, "
+            "\"bytes_up\": %lld, \"bytes_down\": %lld, \"plain_sha256\": \"%s\"",
             st->advertised, st->shared, st->masked, st->survivors, (long long)st->weight_sum, st->protocol_seconds,
+            st->server_seconds, st->unmask_seconds, (long long)st->bytes_up, (long long)st->bytes_down,
             st->plain_sha256);
     if (noise) fprintf(f, ", \"epsilon\": %.6f", rd->epsilon);
     if (st->abandoned) {

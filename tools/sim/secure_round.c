@@ -82,11 +82,13 @@ static int leaves(round_state *s, int p, sdfed_secagg_stage stage, sdfed_error *
 
 /* the server's request to place p, the client's step on it, the server receiving the answer */
 static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x, const float *g, int64_t samples,
-                sdfed_error *err) {
+                secure_round_stats *stats, sdfed_error *err) {
     secagg_client *c = &s->c[p];
     sdfed_secagg_bytes secret, noise;
     int rc = randomness(s, p, &secret, &noise, err);
+    int64_t t0 = native_clock_monotonic_ns();
     if (rc == SDFED_OK && stage != SDFED_SECAGG_ADVERTISE) rc = secagg_server_request(&s->server, p, &s->request, err);
+    int64_t t1 = native_clock_monotonic_ns();
     if (rc == SDFED_OK && stage == SDFED_SECAGG_ADVERTISE)
         rc = secagg_client_advertise(c, s->plan, s->round, &secret, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_SHARE)
@@ -98,7 +100,11 @@ static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x,
                                 s->plan->sigma2 ? &noise : NULL, &s->message, err);
     } else if (rc == SDFED_OK)
         rc = secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
+    int64_t t2 = native_clock_monotonic_ns();
     if (rc == SDFED_OK) rc = secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
+    stats->server_seconds += native_clock_seconds(t1 - t0 + native_clock_monotonic_ns() - t2);
+    stats->bytes_down += stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
+    stats->bytes_up += (int64_t)s->message.size;
     return rc ? sdfed_fail_context(err, rc, "secure round %lld, %s stage, client %lld", (long long)s->round,
                                    sdfed_secagg_stage_name(stage), (long long)s->clients[p])
               : SDFED_OK;
@@ -106,7 +112,7 @@ static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x,
 
 /* place p's part in the stage: at the masked input, it trains first (it leaves when it has nothing to train on) */
 static int take_part(round_state *s, int p, sdfed_secagg_stage stage, const float *g, secure_round_train_fn train,
-                     void *ctx, int64_t *training, sdfed_error *err) {
+                     void *ctx, int64_t *training, secure_round_stats *stats, sdfed_error *err) {
     const float *x = NULL;
     int64_t samples = 0;
     if (stage == SDFED_SECAGG_MASKED) {
@@ -116,7 +122,7 @@ static int take_part(round_state *s, int p, sdfed_secagg_stage stage, const floa
         if (rc) return rc;
         if (!x) return secagg_server_leave(&s->server, p, err);
     }
-    return step(s, p, stage, x, g, samples, err);
+    return step(s, p, stage, x, g, samples, stats, err);
 }
 
 static int count_completed(const round_state *s, sdfed_secagg_stage stage) {
@@ -165,7 +171,7 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     for (sdfed_secagg_stage stage = SDFED_SECAGG_ADVERTISE; going && stage <= SDFED_SECAGG_UNMASK; stage++) {
         for (int p = 0; p < n && rc == SDFED_OK; p++) {
             if (!due(&s, p, stage)) continue;
-            if (!leaves(&s, p, stage, err, &rc)) rc = take_part(&s, p, stage, g, train, ctx, &training, err);
+            if (!leaves(&s, p, stage, err, &rc)) rc = take_part(&s, p, stage, g, train, ctx, &training, stats, err);
             /* abandoned as soon as it cannot succeed, as the aggregator decides it */
             if (rc == SDFED_OK && secagg_server_check(&s.server, 0) == SDFED_SECAGG_ABANDON) break;
         }
@@ -175,7 +181,10 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     stats->shared = count_completed(&s, SDFED_SECAGG_SHARE);
     stats->masked = count_completed(&s, SDFED_SECAGG_MASKED);
     stats->survivors = count_completed(&s, SDFED_SECAGG_UNMASK);
+    int64_t t1 = native_clock_monotonic_ns();
     if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
+    stats->unmask_seconds = native_clock_seconds(native_clock_monotonic_ns() - t1);
+    stats->server_seconds += stats->unmask_seconds;
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
     for (int p = 0; s.own && p < n; p++)
