@@ -15,8 +15,39 @@
 
 static const int64_t ROUND = -3; /* negative rounds travel too (two's complement) */
 
-/* out = b's bytes cut to len */
-static void cut(const sdfed_buffer *b, size_t len, unsigned char *out) { memcpy(out, b->data, len); }
+/* the readers as one shape: 1 when the message is refused as malformed */
+typedef int (*reader_fn)(const unsigned char *msg, size_t len);
+static int read_unmask(const unsigned char *msg, size_t len) {
+    sdfed_secagg_list l;
+    return sdfed_secagg_read_unmask(msg, len, ROUND, 2, &l, NULL) == SDFED_ERR_FORMAT;
+}
+static int read_unmask_request(const unsigned char *msg, size_t len) {
+    sdfed_secagg_unmask_request r;
+    return sdfed_secagg_read_unmask_request(msg, len, ROUND, 5, &r, NULL) == SDFED_ERR_FORMAT;
+}
+static int read_share_request(const unsigned char *msg, size_t len) {
+    sdfed_secagg_share_request q;
+    return sdfed_secagg_read_share_request(msg, len, ROUND, 10, &q, NULL) == SDFED_ERR_FORMAT;
+}
+static int read_shares(const unsigned char *msg, size_t len) {
+    sdfed_secagg_list l;
+    return sdfed_secagg_read_relayed(msg, len, SDFED_SECAGG_MSG_SHARES, ROUND, 3, &l, NULL) == SDFED_ERR_FORMAT;
+}
+
+/* whether the message in b is refused when cut at every length, and with a byte more (each copy exactly its
+ * length, so that a read past its end is the sanitizers' to see) */
+static int refused_cut(const sdfed_buffer *b, reader_fn read) {
+    int refused = 1;
+    for (size_t len = 0; len <= b->size + 1; len++) {
+        if (len == b->size) continue;
+        unsigned char *copy = malloc(len ? len : 1);
+        memcpy(copy, b->data, len < b->size ? len : b->size);
+        if (len > b->size) copy[b->size] = 0;
+        refused &= read(copy, len);
+        free(copy);
+    }
+    return refused;
+}
 
 static void test_round_trips(void) {
     sdfed_error err = {0};
@@ -118,35 +149,13 @@ static void test_round_trips(void) {
           "unmask read back: %s", err.message);
 
     /* every message cut at every length, and one byte too long */
-    unsigned char *copy = malloc(b.size + 1);
-    int refused = 1;
-    for (size_t len = 0; len < b.size; len++) {
-        cut(&b, len, copy);
-        refused &= sdfed_secagg_read_unmask(copy, len, ROUND, 2, &l, &err) == SDFED_ERR_FORMAT;
-    }
-    memcpy(copy, b.data, b.size);
-    copy[b.size] = 0;
-    refused &= sdfed_secagg_read_unmask(copy, b.size + 1, ROUND, 2, &l, &err) == SDFED_ERR_FORMAT;
-    CHECK(refused, "unmask cut at every length or one byte long: refused");
-    free(copy);
+    CHECK(refused_cut(&b, read_unmask), "unmask cut at every length or one byte long: refused");
     sdfed_secagg_write_unmask_request(&b, ROUND, 8, alive, 3, dropped, 1, &err);
-    copy = malloc(b.size);
-    refused = 1;
-    for (size_t len = 0; len < b.size; len++) {
-        cut(&b, len, copy);
-        refused &= sdfed_secagg_read_unmask_request(copy, len, ROUND, 5, &r, &err) == SDFED_ERR_FORMAT;
-    }
-    CHECK(refused, "unmask_request cut at every length: refused");
-    free(copy);
+    CHECK(refused_cut(&b, read_unmask_request), "unmask_request cut at every length or one byte long: refused");
     sdfed_secagg_write_share_request(&b, ROUND, 10, 9, 4, 3, 7, session, holders, keys, &err);
-    copy = malloc(b.size);
-    refused = 1;
-    for (size_t len = 0; len < b.size; len++) {
-        cut(&b, len, copy);
-        refused &= sdfed_secagg_read_share_request(copy, len, ROUND, 10, &q, &err) == SDFED_ERR_FORMAT;
-    }
-    CHECK(refused, "share_request cut at every length: refused");
-    free(copy);
+    CHECK(refused_cut(&b, read_share_request), "share_request cut at every length or one byte long: refused");
+    sdfed_secagg_write_relayed(&b, SDFED_SECAGG_MSG_SHARES, ROUND, 3, to, sealed, &err);
+    CHECK(refused_cut(&b, read_shares), "shares cut at every length or one byte long: refused");
     CHECK(sdfed_secagg_msg_name(0) == NULL && sdfed_secagg_msg_name(8) == NULL &&
               !strcmp(sdfed_secagg_msg_name(SDFED_SECAGG_MSG_UNMASK), "unmask") &&
               sdfed_secagg_msg_kind_of(b.data, 8) == 0,
