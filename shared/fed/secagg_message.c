@@ -246,7 +246,10 @@ int sdfed_secagg_read_unmask_request(const unsigned char *msg, size_t len, int64
     int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_UNMASK_REQUEST, round, err);
     if (rc) return rc;
     if (len < SDFED_SECAGG_MSG_HEADER + 4) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: cut short", name);
-    out->inputs = (int)(sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER) & 0x7FFFFFFF);
+    uint32_t inputs = sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER);
+    if (inputs > (uint32_t)SDFED_SECAGG_MAX_HOLDERS)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: %u inputs", name, inputs);
+    out->inputs = (int)inputs;
     size_t at = SDFED_SECAGG_MSG_HEADER + 4;
     rc = read_count(msg, len, at, name, max_count, &out->alive.count, err);
     out->alive.entries = msg + at + 4;

@@ -161,7 +161,16 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                                 err);
         sdfed_losses losses = {0};
         if (rc == SDFED_OK && out->secure) { /* the whole protocol; the clients train at their masked input */
-            training t = {clients, task, m, k, cls, d, &losses, &round->steps, &arena, r};
+            training t = {.clients = clients,
+                          .task = task,
+                          .m = m,
+                          .k = k,
+                          .cls = cls,
+                          .d = d,
+                          .losses = &losses,
+                          .steps = &round->steps,
+                          .arena = &arena,
+                          .round = r};
             round->secure = 1;
             rc = secure_round_run(task, &out->plan, r, round_clients.clients, server.global, train_client, &t, NULL,
                                   next_global, &round->secagg, err);
