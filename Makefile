@@ -100,13 +100,14 @@ random-model: deps build
 	build/sdfed convert --in build/random-$(SHAPE).safetensors --out models/random-$(SHAPE).$(TYPE).gguf --type $(TYPE)
 	rm -f build/random-$(SHAPE).safetensors
 
-# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|longer|"coop sdfed"]
+# make compare TASK=tasks/fmnist-pathological.json [SEEDS=5] [METHODS=ablation|lambda|gamma|longer|secure|"coop sdfed"]
 # [LRS=0.003,0.01] (the paper protocol's tasks, tasks/paper-*.json, choose each method's lr from the papers' grid by
-# default; ablation, lambda, gamma and longer run at the rates their comparison chose)
+# default; ablation, lambda, gamma, longer and secure run at the rates their comparison chose; secure: sdfed plain,
+# with secure aggregation, and with distributed DP at epsilon 8 and 3)
 TASK ?= tasks/fmnist-pathological.json
 SEEDS ?= 5
 METHODS ?= zeroshot coop promptfl promptfolio fedpha fedot fedotp sdfed
-LRS ?= $(if $(filter ablation lambda gamma longer,$(METHODS)),,$(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1))
+LRS ?= $(if $(filter ablation lambda gamma longer secure,$(METHODS)),,$(if $(findstring paper-,$(TASK)),0.001$(,)0.003$(,)0.01$(,)0.03$(,)0.1))
 , := ,
 compare: deps build
 	/usr/bin/python3 tools/compare.py --task $(TASK) --seeds $(SEEDS) --methods "$(METHODS)" $(if $(LRS),--lrs $(LRS))

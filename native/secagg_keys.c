@@ -2,8 +2,10 @@
  * host (see secagg_keys.h). */
 #include "native/secagg_keys.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "fed/secagg_ring.h"
 #include "native/crypto.h"
 
 /* key = HKDF-SHA256(ikm, no salt, info(purpose, ...)) */
@@ -67,4 +69,15 @@ int sdfed_secagg_open(const unsigned char key[32], const unsigned char session[3
 int sdfed_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err) {
     static const unsigned char zero_iv[16];
     return sdfed_aes_ctr(key, 32, zero_iv, NULL, out, bytes, err);
+}
+
+int sdfed_secagg_add_mask(const unsigned char key[32], int ring_bits, uint64_t *v, size_t len, int sign,
+                          sdfed_error *err) {
+    size_t bytes = sdfed_secagg_stream_bytes(ring_bits, len);
+    unsigned char *stream = malloc(bytes ? bytes : 1);
+    if (!stream) return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg: out of memory for a mask of %zu values", len);
+    int rc = sdfed_secagg_mask_stream(key, stream, bytes, err);
+    if (rc == SDFED_OK) rc = sdfed_secagg_ring_add_stream(ring_bits, v, len, stream, bytes, sign, err);
+    free(stream);
+    return rc;
 }

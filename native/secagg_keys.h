@@ -12,7 +12,8 @@
  *   self key   HKDF-SHA256(b_i, salt empty, info(0x04, session, round, i, i))
  *   sealed     nonce (12) || AES-256-GCM(share key, nonce, aad = the
  *              share key's info) of the 80-byte pair || tag (16)
- *   mask       AES-256-CTR keystream of a pair or self key from counter 0 */
+ *   mask       AES-256-CTR keystream of a pair or self key from counter 0,
+ *              read as ring elements (fed/secagg_ring.h) */
 #ifndef SDFED_NATIVE_SECAGG_KEYS_H
 #define SDFED_NATIVE_SECAGG_KEYS_H
 
@@ -47,5 +48,9 @@ int sdfed_secagg_open(const unsigned char key[32], const unsigned char session[3
                       unsigned char pair[SDFED_SECAGG_PAIR_BYTES], sdfed_error *err);
 /* out (bytes) = the mask stream of a pair or self key. */
 int sdfed_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err);
+/* v (len elements of Z_{2^ring_bits}) += sign (+1 or -1) times the mask of
+ * a pair or self key: what a client adds and the server removes. */
+int sdfed_secagg_add_mask(const unsigned char key[32], int ring_bits, uint64_t *v, size_t len, int sign,
+                          sdfed_error *err);
 
 #endif

@@ -9,7 +9,7 @@ from sdfed seed by seed, which removes the spread the seeds' partitions
 share) and a chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
-                   [--methods "zeroshot coop ..." | ablation | lambda | gamma | longer]
+                   [--methods "zeroshot coop ..." | ablation | lambda | gamma | longer | secure]
                    [--lrs 0.001,0.003,...] [--model OTHER.gguf]
                    [--jobs 2] [--out DIR] [--f32-images]
 
@@ -24,7 +24,13 @@ runs at the rate the comparison of the same task chose, when it has run
 (else at the task's). --methods longer runs again, with 3 times the task's
 rounds, each method that comparison left rising (by more than 0.3 points
 over the last third of its rounds, over its seeds), to show where its
-curve flattens. --model runs the
+curve flattens. --methods secure runs sdfed plain, with secure aggregation
+(the task's secure_aggregation, else the defaults) and with distributed
+differential privacy at epsilon 8 and 3 over the run (each client's change
+clipped to an L2 norm of 0.2, every client weighing the same): what
+quantisation and the noise cost, seed by seed against plain sdfed. A
+variant's keys may name a key inside an object with dots
+("sdfed:secure_aggregation.noise.epsilon=8"). --model runs the
 task with another CLIP (a converted ViT-B/16, say); --f32-images runs sim
 with a Q8_0 image tower on f32 activations (docs/results.md's features). Runs go two at a time
 by default (this machine has 2 cores); the
@@ -69,6 +75,14 @@ ABLATIONS = ["sdfed", "sdfed-nofilter", "sdfed-nostretch", "sdfed-noseparation",
 # series for the default `complement` projector: it removes min(floor(lambda m), rank G_s) directions, and
 # rank G_s <= the global prompt's length (8) < floor(0.2 m) for any text width m >= 45, so every lambda of the
 # sweep runs the same bits (docs/results.md shows it on pathological)
+# plain, secure, and secure with distributed DP at epsilon 8 and 3 over the run: each client's change clipped to an
+# L2 norm of 0.2 (a round's change on the shipped Fashion-MNIST tasks is about 0.1 to 0.9), every client weighing the
+# same (max_weight 1: the weights' sum then says only how many inputs there were); docs/secure-aggregation.md
+SECURE_DP = "secure_aggregation.l2_clip=0.2,secure_aggregation.max_weight=1,secure_aggregation.noise.epsilon="
+SECURE = ["sdfed", "sdfed:secure_aggregation={}", f"sdfed:{SECURE_DP}8", f"sdfed:{SECURE_DP}3"]
+# how the table and the charts name a variant, when its name is too long to read
+LABELS = {"sdfed:secure_aggregation={}": "sdfed, secure", f"sdfed:{SECURE_DP}8": "sdfed, secure, DP epsilon 8",
+          f"sdfed:{SECURE_DP}3": "sdfed, secure, DP epsilon 3"}
 SWEEPS = {"lambda": ("lambda", (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
                      {"paper": "sdfed:projector=paper,", "rowspace": "sdfed:projector=rowspace,"}),
           "gamma": ("gamma", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2), {"sdfed": "sdfed:"})}
@@ -91,6 +105,24 @@ LONGER = 3
 DEFAULT_MODEL = "models/fmnist-tiny-clip.q8_0.gguf"  # a task's model when it names none
 
 
+def label(variant):
+    return LABELS.get(variant, variant)
+
+
+def set_key(t, key, value):
+    """t[key] = value, where a dotted key names a key inside an object (made when missing); a setting of a key
+    that is an object already, itself an object, is merged into it."""
+    *path, last = key.split(".")
+    for part in path:
+        if not isinstance(t.get(part), dict):
+            t[part] = {}
+        t = t[part]
+    if isinstance(value, dict) and isinstance(t.get(last), dict):
+        t[last].update(value)
+    else:
+        t[last] = value
+
+
 def derived_task(task, settings, path):
     """Writes to path a copy of the task file with the keys of settings set (its paths made absolute); returns path."""
     with open(task) as f:
@@ -100,7 +132,8 @@ def derived_task(task, settings, path):
     t["model"] = os.path.abspath(near(t.get("model", DEFAULT_MODEL)))
     if isinstance(t.get("dataset"), dict):
         t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
-    t.update(settings)
+    for key, value in settings.items():
+        set_key(t, key, value)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # whole or not at all: the runs of one variant on several seeds write it at once while others read it
     with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), suffix=".part", delete=False) as f:
@@ -182,7 +215,7 @@ def main_folder(out):
     """The folder name of the comparison an ablation, a sweep or a longer run belongs to (paper-dirichlet for
     build/compare/paper-dirichlet-ablation)."""
     folder = os.path.basename(os.path.normpath(out))
-    for mode in ["ablation", "longer", *SWEEPS]:
+    for mode in ["ablation", "longer", "secure", *SWEEPS]:
         folder = folder.removesuffix("-" + mode)
     return folder
 
@@ -359,7 +392,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--methods", default=" ".join(METHODS),
                     help="space-separated methods or variants (sdfed:stretch=sum), or 'ablation', 'lambda', "
-                         "'gamma', 'longer' (the methods the comparison left rising, with 3 times the rounds)")
+                         "'gamma', 'longer' (the methods the comparison left rising, with 3 times the rounds), "
+                         "'secure' (sdfed plain, secure, and secure with DP at epsilon 8 and 3)")
     ap.add_argument("--lrs", help="comma-separated learning rates to choose each method's from (validation)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
@@ -369,7 +403,7 @@ def main():
                     help="sim --f32-images: a Q8_0 image tower on f32 activations (the features docs/results.md used)")
     ap.add_argument("--archive", help="a folder that keeps every finished run and gives it back to a later call")
     a = ap.parse_args()
-    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS, longer=[])
+    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS, longer=[], secure=SECURE)
     methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
     if a.model:  # the task with that model, as a task file of its own
@@ -433,12 +467,12 @@ def main():
             diffs = [v - b for v, b in zip(finals[m], finals["sdfed"])]
             versus = (f" {signed(statistics.mean(diffs))} ± {statistics.stdev(diffs):.2f} "
                       f"({sum(d < 0 for d in diffs)} of {len(diffs)} lower) |" if m != "sdfed" else " – |")
-        lines.append(f"| {m} |{lr} {mean_std(finals[m])} | "
+        lines.append(f"| {label(m)} |{lr} {mean_std(finals[m])} | "
                      f"{100 * statistics.mean(worst_decile(r) for r in runs):.2f} | "
                      f"{signed(100 * statistics.mean(rise_over_last_third(r) for r in runs))} |{versus} "
                      + ", ".join(f"{v:.2f}" for v in finals[m]) + " |")
         rounds = [[r["accuracy"] for r in res["rounds"]] for res in runs]
-        curves.append((m, [statistics.mean(col) for col in zip(*rounds)]))
+        curves.append((label(m), [statistics.mean(col) for col in zip(*rounds)]))
     table = "\n".join(lines)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table + "\n")

@@ -57,3 +57,16 @@ static int buffer_fill(void *ctx, unsigned char *out, size_t n, sdfed_error *err
 sdfed_secagg_bytes sdfed_secagg_buffer_source(sdfed_secagg_buffer *buffer) {
     return (sdfed_secagg_bytes){.fill = buffer_fill, .ctx = buffer};
 }
+
+static int rng_fill(void *ctx, unsigned char *out, size_t n, sdfed_error *err) {
+    (void)err;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = sdfed_rng_u64(ctx);
+        for (size_t b = 0; b < 8 && i + b < n; b++) out[i + b] = (unsigned char)(v >> (8 * b));
+    }
+    return SDFED_OK;
+}
+
+sdfed_secagg_bytes sdfed_secagg_rng_source(sdfed_rng *rng) {
+    return (sdfed_secagg_bytes){.fill = rng_fill, .ctx = rng};
+}

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/rng.h"
 #include "base/status.h"
 
 /* Writes n bytes to out; returns SDFED_OK or a status with a message. */
@@ -42,5 +43,11 @@ typedef struct sdfed_secagg_buffer {
 } sdfed_secagg_buffer;
 
 sdfed_secagg_bytes sdfed_secagg_buffer_source(sdfed_secagg_buffer *buffer);
+
+/* A source reading the portable generator of base/rng.h (each 8 bytes one
+ * u64, little-endian; the rest of a u64 a request does not use is dropped):
+ * the same bytes on every target, and not cryptographic. For what need not
+ * be secret: a task's stochastic rounding (fed/secagg_task.h), tests. */
+sdfed_secagg_bytes sdfed_secagg_rng_source(sdfed_rng *rng);
 
 #endif

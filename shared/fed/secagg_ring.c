@@ -144,3 +144,26 @@ int sdfed_secagg_dequantise(const sdfed_secagg_ring *r, const uint64_t *sum, siz
     *weight_sum = w;
     return SDFED_OK;
 }
+
+int sdfed_secagg_plain_mean(const sdfed_secagg_ring *r, const uint64_t *const *inputs, int n, size_t P, float *mean,
+                            int64_t *weight_sum, sdfed_error *err) {
+    int rc = sdfed_secagg_ring_check(r, err);
+    if (rc) return rc;
+    if (n < 1 || n > r->clients)
+        return sdfed_fail(err, SDFED_ERR_ARG, "secagg: the mean of %d inputs (1 to %d)", n, r->clients);
+    int64_t w = 0;
+    for (int i = 0; i < n; i++)
+        if (__builtin_add_overflow(w, sdfed_secagg_ring_signed(r->ring_bits, inputs[i][P]), &w))
+            return sdfed_fail(err, SDFED_ERR_ARG, "secagg: the inputs' weights overflow");
+    if (w <= 0) return sdfed_fail(err, SDFED_ERR_ARG, "secagg: the inputs' weights sum to %lld: no mean", (long long)w);
+    double scale = (double)sdfed_secagg_ring_qmax(r) / r->clip;
+    for (size_t j = 0; j < P; j++) {
+        int64_t s = 0;
+        for (int i = 0; i < n; i++)
+            if (__builtin_add_overflow(s, sdfed_secagg_ring_signed(r->ring_bits, inputs[i][j]), &s))
+                return sdfed_fail(err, SDFED_ERR_ARG, "secagg: the inputs' coordinate %zu overflows", j);
+        mean[j] = (float)((double)s / ((double)w * scale));
+    }
+    *weight_sum = w;
+    return SDFED_OK;
+}

@@ -82,5 +82,11 @@ int sdfed_secagg_pair_sign(int i, int j);
  * r->clients inputs. */
 int sdfed_secagg_dequantise(const sdfed_secagg_ring *r, const uint64_t *sum, size_t P, float *mean,
                             int64_t *weight_sum, sdfed_error *err);
+/* The same from the n inputs themselves (each P + 1), summed as exact
+ * integers (each element read signed), with no ring and no mask, and
+ * decoded by the same formula: what sdfed_secagg_dequantise gives for
+ * their sum, bit for bit, when nothing wrapped. The parity reference. */
+int sdfed_secagg_plain_mean(const sdfed_secagg_ring *r, const uint64_t *const *inputs, int n, size_t P, float *mean,
+                            int64_t *weight_sum, sdfed_error *err);
 
 #endif

@@ -11,6 +11,8 @@
 #include "base/names.h"
 #include "data/idx.h"
 #include "fed/protocol.h"
+#include "fed/secagg_params.h"
+#include "fed/secagg_ring.h"
 #include "method/methods.h"
 #include "prompt/projector.h"
 
@@ -25,6 +27,17 @@ static_assert(sizeof partition_kinds / sizeof partition_kinds[0] == SDFED_PARTIT
 
 const char *sdfed_partition_kind_name(int kind) {
     return sdfed_name_of(partition_kinds, SDFED_PARTITION_KIND_COUNT, kind);
+}
+
+/* secure_aggregation's defaults: what the key turns on when it sets nothing */
+static sdfed_task_secagg secagg_defaults(void) {
+    return (sdfed_task_secagg){.dropout_rate = 0.33,
+                               .corrupt_rate = 0.05,
+                               .clip = 0.5,
+                               .quant_bits = 16,
+                               .ring_bits = 32,
+                               .max_weight = 4096,
+                               .delta = 1e-5};
 }
 
 void sdfed_task_defaults(sdfed_task *t) {
@@ -51,6 +64,7 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->seed = 1;
     t->demo = 1;
     memset(t->background, 255, sizeof t->background);
+    t->secagg = secagg_defaults();
 }
 
 static void free_classes(sdfed_task *t) {
@@ -206,60 +220,178 @@ static int read_name(reader *r, int node, const char *key, const sdfed_name *tab
     return SDFED_OK;
 }
 
-static int read_partition(reader *r, int obj, sdfed_task *t) {
-    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "partition", "an object");
+/* One member of an object: its name, its whole key for messages ("partition.kind") and its value. */
+typedef struct member {
+    const char *name, *full;
+    int value;
+} member;
+
+/* fn for each member of the object at obj, in order, until one fails; their keys are prefix.name */
+static int each_member(reader *r, int obj, const char *prefix, int (*fn)(reader *, const member *, void *), void *ctx) {
     int rc = SDFED_OK, key = obj + 1;
     for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
         int value = r->j->nodes[key].next;
-        char name[48], full[64];
+        char name[48], full[112];
         if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
-        snprintf(full, sizeof full, "partition.%s", name);
-        if (strcmp(name, "kind") == 0)
-            rc = read_name(r, value, full, partition_kinds, SDFED_PARTITION_KIND_COUNT, &t->partition.kind);
-        else if (strcmp(name, "classes_per_client") == 0)
-            rc = read_int(r, value, full, 1, 1000, &t->partition.classes_per_client);
-        else if (strcmp(name, "alpha") == 0) {
-            rc = read_real(r, value, full, 1e-3, 1e6, &t->partition.alpha);
-        } else if (strcmp(name, "shots") == 0)
-            rc = read_int(r, value, full, 0, 1000000, &t->partition.shots);
-        else if (strcmp(name, "test_per_client") == 0)
-            rc = read_int(r, value, full, 0, 1000000, &t->partition.test_per_client);
-        else if (strcmp(name, "clients_per_domain") == 0)
-            rc = read_int(r, value, full, 1, 1000, &t->partition.clients_per_domain);
-        else
-            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
+        snprintf(full, sizeof full, "%s.%s", prefix, name);
+        rc = fn(r, &(member){.name = name, .full = full, .value = value}, ctx);
         key = r->j->nodes[value].next;
     }
     return rc;
 }
 
+static int unknown(reader *r, const member *m) {
+    return sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", m->full);
+}
+
+static int partition_member(reader *r, const member *m, void *ctx) {
+    sdfed_task *t = ctx;
+    if (strcmp(m->name, "kind") == 0)
+        return read_name(r, m->value, m->full, partition_kinds, SDFED_PARTITION_KIND_COUNT, &t->partition.kind);
+    if (strcmp(m->name, "classes_per_client") == 0)
+        return read_int(r, m->value, m->full, 1, 1000, &t->partition.classes_per_client);
+    if (strcmp(m->name, "alpha") == 0) return read_real(r, m->value, m->full, 1e-3, 1e6, &t->partition.alpha);
+    if (strcmp(m->name, "shots") == 0) return read_int(r, m->value, m->full, 0, 1000000, &t->partition.shots);
+    if (strcmp(m->name, "test_per_client") == 0)
+        return read_int(r, m->value, m->full, 0, 1000000, &t->partition.test_per_client);
+    if (strcmp(m->name, "clients_per_domain") == 0)
+        return read_int(r, m->value, m->full, 1, 1000, &t->partition.clients_per_domain);
+    return unknown(r, m);
+}
+
+static int read_partition(reader *r, int obj, sdfed_task *t) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "partition", "an object");
+    return each_member(r, obj, "partition", partition_member, t);
+}
+
+typedef struct transport_read {
+    sdfed_transport *transport;
+    int mass_given;
+} transport_read;
+
+static int transport_member(reader *r, const member *m, void *ctx) {
+    transport_read *tr = ctx;
+    sdfed_transport *t = tr->transport;
+    int kind, rc;
+    if (strcmp(m->name, "kind") == 0) {
+        rc = read_name(r, m->value, m->full, sdfed_transport_kind_names, SDFED_TRANSPORT_KINDS, &kind);
+        if (rc == SDFED_OK) t->kind = (sdfed_transport_kind)kind;
+        return rc;
+    }
+    if (strcmp(m->name, "epsilon") == 0) return read_real(r, m->value, m->full, 1e-4, 100.0, &t->epsilon);
+    if (strcmp(m->name, "mass") == 0) {
+        tr->mass_given = 1;
+        return read_real(r, m->value, m->full, 1e-3, 1.0, &t->mass);
+    }
+    if (strcmp(m->name, "iterations") == 0) return read_int(r, m->value, m->full, 1, 100000, &t->max_iterations);
+    if (strcmp(m->name, "threshold") == 0) return read_real(r, m->value, m->full, 0.0, 1e6, &t->threshold);
+    return unknown(r, m);
+}
+
 /* {"kind": "partial"|"balanced", "epsilon", "mass", "iterations", "threshold"}: FedOTP's transport */
 static int read_transport(reader *r, int obj, sdfed_task *t) {
     if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "transport", "an object");
-    int rc = SDFED_OK, key = obj + 1, mass_given = 0;
-    for (int i = 0; i < r->j->nodes[obj].size && rc == SDFED_OK; i++) {
-        int value = r->j->nodes[key].next, kind;
-        char name[48], full[64];
-        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
-        snprintf(full, sizeof full, "transport.%s", name);
-        if (strcmp(name, "kind") == 0) {
-            rc = read_name(r, value, full, sdfed_transport_kind_names, SDFED_TRANSPORT_KINDS, &kind);
-            if (rc == SDFED_OK) t->transport.kind = (sdfed_transport_kind)kind;
-        } else if (strcmp(name, "epsilon") == 0)
-            rc = read_real(r, value, full, 1e-4, 100.0, &t->transport.epsilon);
-        else if (strcmp(name, "mass") == 0) {
-            rc = read_real(r, value, full, 1e-3, 1.0, &t->transport.mass);
-            mass_given = 1;
-        } else if (strcmp(name, "iterations") == 0)
-            rc = read_int(r, value, full, 1, 100000, &t->transport.max_iterations);
-        else if (strcmp(name, "threshold") == 0)
-            rc = read_real(r, value, full, 0.0, 1e6, &t->transport.threshold);
-        else
-            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
-        key = r->j->nodes[value].next;
-    }
-    if (t->transport.kind == SDFED_TRANSPORT_BALANCED && !mass_given) t->transport.mass = 1.0; /* all of it */
+    transport_read tr = {&t->transport, 0};
+    int rc = each_member(r, obj, "transport", transport_member, &tr);
+    if (t->transport.kind == SDFED_TRANSPORT_BALANCED && !tr.mass_given) t->transport.mass = 1.0; /* all of it */
     return rc;
+}
+
+static int noise_member(reader *r, const member *m, void *ctx) {
+    sdfed_task_secagg *s = ctx;
+    if (strcmp(m->name, "epsilon") == 0) {
+        int rc = read_real(r, m->value, m->full, 0.0, 1e4, &s->epsilon);
+        return rc == SDFED_OK && !(s->epsilon > 0) ? bad(r, m->full, "a number > 0 (at most 1e4)") : rc;
+    }
+    if (strcmp(m->name, "delta") == 0) return read_real(r, m->value, m->full, 1e-300, 0.1, &s->delta);
+    return unknown(r, m);
+}
+
+/* secure_aggregation.noise: {"epsilon": E, "delta": D}, the run's whole budget; null: none */
+static int read_noise(reader *r, int obj, sdfed_task_secagg *s) {
+    s->epsilon = 0;
+    s->delta = secagg_defaults().delta;
+    if (r->j->nodes[obj].type == SDFED_JSON_NULL) return SDFED_OK;
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT)
+        return bad(r, "secure_aggregation.noise", "an object {\"epsilon\": E, \"delta\": 1e-5}");
+    int rc = each_member(r, obj, "secure_aggregation.noise", noise_member, s);
+    if (rc == SDFED_OK && !(s->epsilon > 0)) rc = bad(r, "secure_aggregation.noise.epsilon", "given (a number > 0)");
+    return rc;
+}
+
+static int drop_member(reader *r, const member *m, void *ctx) {
+    sdfed_task_secagg *s = ctx;
+    double *p = strcmp(m->name, "advertise") == 0 ? &s->drop_advertise
+                : strcmp(m->name, "share") == 0   ? &s->drop_share
+                : strcmp(m->name, "unmask") == 0  ? &s->drop_unmask
+                                                  : NULL;
+    if (p) return read_real(r, m->value, m->full, 0.0, 0.99, p);
+    return sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                      "task: unknown key '%s' (the masked input's dropout is the task's 'dropout')", m->full);
+}
+
+static int secagg_member(reader *r, const member *m, void *ctx) {
+    sdfed_task_secagg *s = ctx;
+    double weight;
+    int rc;
+    if (strcmp(m->name, "dropout_rate") == 0) return read_real(r, m->value, m->full, 0.0, 0.9, &s->dropout_rate);
+    if (strcmp(m->name, "corrupt_rate") == 0) return read_real(r, m->value, m->full, 0.0, 0.9, &s->corrupt_rate);
+    if (strcmp(m->name, "clip") == 0) {
+        rc = read_real(r, m->value, m->full, 0.0, 1e6, &s->clip);
+        return rc == SDFED_OK && !(s->clip > 0) ? bad(r, m->full, "a number > 0 (at most 1e6)") : rc;
+    }
+    if (strcmp(m->name, "l2_clip") == 0) return read_real(r, m->value, m->full, 0.0, 1e9, &s->l2_clip);
+    if (strcmp(m->name, "quant_bits") == 0) return read_int(r, m->value, m->full, 2, 31, &s->quant_bits);
+    if (strcmp(m->name, "ring_bits") == 0) return read_int(r, m->value, m->full, 2, 64, &s->ring_bits);
+    if (strcmp(m->name, "max_weight") == 0) {
+        rc = read_real(r, m->value, m->full, 1, 1099511627776.0, &weight);
+        if (rc == SDFED_OK && weight != floor(weight)) rc = bad(r, m->full, "an integer in 1..2^40");
+        if (rc == SDFED_OK) s->max_weight = (int64_t)weight;
+        return rc;
+    }
+    if (strcmp(m->name, "noise") == 0) return read_noise(r, m->value, s);
+    if (strcmp(m->name, "drop") == 0) {
+        if (r->j->nodes[m->value].type != SDFED_JSON_OBJECT) return bad(r, m->full, "an object");
+        return each_member(r, m->value, m->full, drop_member, s);
+    }
+    return unknown(r, m);
+}
+
+/* "secure_aggregation": {...} (fed/task.h); present, it is on; false or null: off */
+static int read_secagg(reader *r, int obj, sdfed_task *t) {
+    t->secagg = secagg_defaults();
+    int type = r->j->nodes[obj].type;
+    if (type == SDFED_JSON_FALSE || type == SDFED_JSON_NULL) return SDFED_OK;
+    if (type != SDFED_JSON_OBJECT)
+        return bad(r, "secure_aggregation", "an object ({} for the defaults), or false or null for none");
+    t->secagg.on = 1;
+    return each_member(r, obj, "secure_aggregation", secagg_member, &t->secagg);
+}
+
+typedef struct dataset_read {
+    sdfed_task *t;
+    int folder; /* 1: "folder" or "test_fraction" seen, 2: "train" or "test" */
+} dataset_read;
+
+static int dataset_member(reader *r, const member *m, void *ctx) {
+    dataset_read *d = ctx;
+    sdfed_task *t = d->t;
+    if (strcmp(m->name, "train") == 0 || strcmp(m->name, "folder") == 0) {
+        d->folder |= m->name[0] == 'f' ? 1 : 2;
+        return read_string(r, m->value, m->full, t->data_train, sizeof t->data_train);
+    }
+    if (strcmp(m->name, "test") == 0) {
+        d->folder |= 2;
+        return read_string(r, m->value, m->full, t->data_test, sizeof t->data_test);
+    }
+    if (strcmp(m->name, "test_fraction") == 0) {
+        d->folder |= 1;
+        int rc = read_real(r, m->value, m->full, 0.0, 1.0, &t->test_fraction);
+        if (rc == SDFED_OK && !(t->test_fraction > 0 && t->test_fraction < 1))
+            rc = bad(r, m->full, "a number between 0 and 1 (exclusive)");
+        return rc;
+    }
+    return unknown(r, m);
 }
 
 /* "fashion-mnist", {"train": DIR, "test": DIR}, {"folder": DIR, "test_fraction": F}, or "folder" (the
@@ -278,28 +410,8 @@ static int read_dataset(reader *r, int node, sdfed_task *t) {
     snprintf(t->dataset, sizeof t->dataset, "folder");
     t->data_train[0] = t->data_test[0] = '\0';
     t->test_fraction = 0;
-    int rc = SDFED_OK, key = node + 1, folder = 0;
-    for (int i = 0; i < r->j->nodes[node].size && rc == SDFED_OK; i++) {
-        int value = r->j->nodes[key].next;
-        char name[48], full[64];
-        if (sdfed_json_string(r->j, key, name, sizeof name) < 0) name[0] = '\0';
-        snprintf(full, sizeof full, "dataset.%s", name);
-        if (strcmp(name, "train") == 0 || strcmp(name, "folder") == 0) {
-            folder |= name[0] == 'f' ? 1 : 2;
-            rc = read_string(r, value, full, t->data_train, sizeof t->data_train);
-        } else if (strcmp(name, "test") == 0) {
-            folder |= 2;
-            rc = read_string(r, value, full, t->data_test, sizeof t->data_test);
-        } else if (strcmp(name, "test_fraction") == 0) {
-            folder |= 1;
-            rc = read_real(r, value, full, 0.0, 1.0, &t->test_fraction);
-            if (rc == SDFED_OK && !(t->test_fraction > 0 && t->test_fraction < 1))
-                rc = bad(r, full, "a number between 0 and 1 (exclusive)");
-        } else {
-            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
-        }
-        key = r->j->nodes[value].next;
-    }
+    dataset_read d = {t, 0};
+    int rc = each_member(r, node, "dataset", dataset_member, &d), folder = d.folder;
     if (rc == SDFED_OK && !(folder == 2 && t->data_train[0] && t->data_test[0]) &&
         !(folder == 1 && t->data_train[0] && t->test_fraction > 0))
         rc = bad(r, "dataset", want);
@@ -336,6 +448,17 @@ static int read_text(reader *r, int node, const char *key, size_t min_len, size_
     return SDFED_OK;
 }
 
+typedef struct class_read {
+    char **name, **text;
+} class_read;
+
+static int class_member(reader *r, const member *m, void *ctx) {
+    class_read *c = ctx;
+    if (strcmp(m->name, "name") == 0) return read_text(r, m->value, m->full, 1, 1024, c->name);
+    if (strcmp(m->name, "text") == 0) return read_text(r, m->value, m->full, 1, 1024, c->text);
+    return unknown(r, m);
+}
+
 /* One entry of "classes": "name", or {"name": ..., "text": ...}. */
 static int read_class(reader *r, int node, int i, char **name, char **text) {
     char key[48], full[96];
@@ -343,20 +466,7 @@ static int read_class(reader *r, int node, int i, char **name, char **text) {
     if (r->j->nodes[node].type == SDFED_JSON_STRING) return read_text(r, node, key, 1, 1024, name);
     if (r->j->nodes[node].type != SDFED_JSON_OBJECT)
         return bad(r, key, "a name, or an object {\"name\": ..., \"text\": ...}");
-    int rc = SDFED_OK, member = node + 1;
-    for (int m = 0; m < r->j->nodes[node].size && rc == SDFED_OK; m++) {
-        int value = r->j->nodes[member].next;
-        char field[48];
-        if (sdfed_json_string(r->j, member, field, sizeof field) < 0) field[0] = '\0';
-        snprintf(full, sizeof full, "%s.%s", key, field);
-        if (strcmp(field, "name") == 0)
-            rc = read_text(r, value, full, 1, 1024, name);
-        else if (strcmp(field, "text") == 0)
-            rc = read_text(r, value, full, 1, 1024, text);
-        else
-            rc = sdfed_fail(r->err, SDFED_ERR_FORMAT, "task: unknown key '%s'", full);
-        member = r->j->nodes[value].next;
-    }
+    int rc = each_member(r, node, key, class_member, &(class_read){name, text});
     if (rc == SDFED_OK && !*name) {
         snprintf(full, sizeof full, "%s.name", key);
         rc = bad(r, full, "a non-empty string");
@@ -446,6 +556,7 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "template") == 0) return read_template(r, value, t);
     if (strcmp(name, "prompt_init") == 0) return read_text(r, value, name, 1, 1024, &t->prompt_init);
     if (strcmp(name, "background") == 0) return read_background(r, value, t);
+    if (strcmp(name, "secure_aggregation") == 0) return read_secagg(r, value, t);
     if (strcmp(name, "demo") == 0) {
         int type = r->j->nodes[value].type;
         if (type != SDFED_JSON_TRUE && type != SDFED_JSON_FALSE) return bad(r, name, "true or false");
@@ -509,6 +620,35 @@ static int write_classes(const sdfed_task *t, sdfed_buffer *out, sdfed_error *er
     return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
+/* secure_aggregation's object, every key written (noise only when there is some) */
+static int write_secagg(const sdfed_task_secagg *s, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_json_writer w;
+    sdfed_buffer noise = {0}, drop = {0};
+    sdfed_jw_begin(&w, &noise, NULL);
+    sdfed_jw_double(&w, "epsilon", s->epsilon);
+    sdfed_jw_double(&w, "delta", s->delta);
+    int rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, &drop, NULL);
+    sdfed_jw_double(&w, "advertise", s->drop_advertise);
+    sdfed_jw_double(&w, "share", s->drop_share);
+    sdfed_jw_double(&w, "unmask", s->drop_unmask);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_jw_begin(&w, out, NULL);
+    sdfed_jw_double(&w, "dropout_rate", s->dropout_rate);
+    sdfed_jw_double(&w, "corrupt_rate", s->corrupt_rate);
+    sdfed_jw_double(&w, "clip", s->clip);
+    sdfed_jw_double(&w, "l2_clip", s->l2_clip);
+    sdfed_jw_int(&w, "quant_bits", s->quant_bits);
+    sdfed_jw_int(&w, "ring_bits", s->ring_bits);
+    sdfed_jw_int(&w, "max_weight", s->max_weight);
+    if (s->epsilon > 0) sdfed_jw_raw(&w, "noise", (const char *)noise.data, noise.size);
+    sdfed_jw_raw(&w, "drop", (const char *)drop.data, drop.size);
+    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&noise);
+    sdfed_buffer_free(&drop);
+    return rc;
+}
+
 int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err) {
     sdfed_method_config m = sdfed_task_method_config(t);
     sdfed_buffer part = {0};
@@ -529,8 +669,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_int(&w, "iterations", t->transport.max_iterations);
     sdfed_jw_double(&w, "threshold", t->transport.threshold);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer classes = {0};
+    sdfed_buffer classes = {0}, secagg = {0};
     if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
+    if (rc == SDFED_OK && t->secagg.on) rc = write_secagg(&t->secagg, &secagg, err);
     sdfed_jw_begin(&w, out, NULL);
     sdfed_jw_string(&w, "model", model_url ? model_url : t->model);
     if (strcmp(t->dataset, "folder") == 0 && !model_url) {
@@ -583,7 +724,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     char background[8];
     snprintf(background, sizeof background, "#%02x%02x%02x", t->background[0], t->background[1], t->background[2]);
     sdfed_jw_string(&w, "background", background);
+    if (t->secagg.on) sdfed_jw_raw(&w, "secure_aggregation", (const char *)secagg.data, secagg.size);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    sdfed_buffer_free(&secagg);
     sdfed_buffer_free(&part);
     sdfed_buffer_free(&transport);
     sdfed_buffer_free(&classes);
@@ -630,6 +773,29 @@ int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model 
     return sdfed_method_params_init(out, cfg, m, k, cls, rng, arena, err);
 }
 
+/* The round's sampled clients, the (k, t) rule and the ring for them (the
+ * noise, which needs the prompt's size, is checked when a round is planned:
+ * fed/secagg_task.h) */
+static int validate_secagg(const sdfed_task *t, sdfed_error *err) {
+    const sdfed_task_secagg *s = &t->secagg;
+    int n = t->clients_per_round > 0 && t->clients_per_round < t->clients ? t->clients_per_round : t->clients;
+    if (n < 2)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'secure_aggregation' needs at least 2 clients in a round ('clients', "
+                          "'clients_per_round'), got %d",
+                          n);
+    sdfed_secagg_params params;
+    int rc = sdfed_secagg_params_choose(n, s->dropout_rate, s->corrupt_rate, t->min_clients, &params, err);
+    if (rc) return sdfed_fail_context(err, SDFED_ERR_FORMAT, "task");
+    sdfed_secagg_ring ring = {.clip = s->clip,
+                              .quant_bits = s->quant_bits,
+                              .max_weight = s->max_weight,
+                              .ring_bits = s->ring_bits,
+                              .clients = n};
+    rc = sdfed_secagg_ring_check(&ring, err);
+    return rc ? sdfed_fail_context(err, SDFED_ERR_FORMAT, "task (%d clients a round)", n) : SDFED_OK;
+}
+
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
     if (t->min_clients > t->clients)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'min_clients' (%d) exceeds 'clients' (%d)", t->min_clients,
@@ -655,5 +821,22 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         t->partition.classes_per_client > n_classes)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the %d classes",
                           n_classes);
+    return t->secagg.on ? validate_secagg(t, err) : SDFED_OK;
+}
+
+int sdfed_task_check_aggregate(const sdfed_task *t, const sdfed_aggregate_config *cfg, sdfed_error *err) {
+    if (!t->secagg.on) return SDFED_OK;
+    if (cfg->rule != SDFED_AGGREGATE_MEAN)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "task: secure_aggregation cannot run the aggregation rule '%s': the server holds only the "
+                          "masked sum of the inputs, never one input, and a %s needs every input's values; use mean",
+                          sdfed_aggregate_rule_name(cfg->rule),
+                          cfg->rule == SDFED_AGGREGATE_MEDIAN ? "median" : "trimmed mean");
+    if (cfg->clip_norm > 0 || cfg->noise_multiplier > 0)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "task: secure_aggregation cannot take the server's clipping or noise (clip %g, noise %g): "
+                          "the server never sees an input to clip, and noise belongs in the clients' inputs; use "
+                          "secure_aggregation.l2_clip and secure_aggregation.noise instead",
+                          cfg->clip_norm, cfg->noise_multiplier);
     return SDFED_OK;
 }

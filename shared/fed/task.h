@@ -43,6 +43,13 @@
  *                          transparent pixels are composited onto, natively and
  *                          in the browser alike (clip/image_composite.h)
  *                          ("#ffffff", white)
+ *   secure_aggregation     off unless present: the server learns only the sum of
+ *                          the round's inputs (docs/secure-aggregation.md,
+ *                          fed/secagg_task.h): {"dropout_rate": 0.33,
+ *                          "corrupt_rate": 0.05, "clip": 0.5, "l2_clip": 0 (none),
+ *                          "quant_bits": 16, "ring_bits": 32, "max_weight": 4096,
+ *                          "noise": {"epsilon": E, "delta": 1e-5} (none),
+ *                          "drop": {"advertise": 0, "share": 0, "unmask": 0}}
  * lambda, gamma and projector default to each method's own values when the
  * task does not set them (FedPHA: rowspace, 0.2, 1.0).
  *
@@ -61,8 +68,24 @@
 #include "base/io.h"
 #include "base/status.h"
 #include "data/partition.h"
+#include "fed/aggregate.h"
 #include "method/methods.h"
 #include "prompt/prompt.h"
+
+/* The task's "secure_aggregation" (fed/secagg_task.h applies it). */
+typedef struct sdfed_task_secagg {
+    int on;                            /* 0: plain rounds (the key is absent) */
+    double dropout_rate, corrupt_rate; /* delta and gamma of the (k, t) rule (fed/secagg_params.h) */
+    double clip;                       /* c: each coordinate of a client's change clipped to [-c, c] */
+    double l2_clip;                    /* the change's L2 norm clipped to at most this first (0: not) */
+    int quant_bits, ring_bits;         /* b and B (fed/secagg_ring.h) */
+    int64_t max_weight;                /* an input's weight: its sample count, at most this */
+    double epsilon, delta;             /* distributed DP over the whole run (epsilon 0: no noise) */
+    /* the simulator's dropouts at the stages (the masked input's is the task's dropout): the
+     * chance a client still in the round leaves before sending its keys, its shares, its
+     * unmasking answer */
+    double drop_advertise, drop_share, drop_unmask;
+} sdfed_task_secagg;
 
 typedef struct sdfed_task {
     char model[1024];
@@ -97,18 +120,22 @@ typedef struct sdfed_task {
     char **class_names, **class_texts;
     int demo;              /* 1: offer demo shards when the server has the dataset */
     uint8_t background[3]; /* red, green, blue behind transparent pixels */
+    sdfed_task_secagg secagg;
 } sdfed_task;
 
 /* The random streams of a task's seed (base/rng.h), shared by the simulator,
  * the aggregator and the clients so they all draw the same values:
  * partitions use their own streams 0..2 (data/partition.h). */
 enum {
-    SDFED_STREAM_SERVER = 10,    /* the federation's initial shared parameters */
-    SDFED_STREAM_LENGTHS = 11,   /* local prompt lengths, one draw per client in order */
-    SDFED_STREAM_ROUNDS = 12,    /* the clients chosen for each round */
-    SDFED_STREAM_DROPOUT = 13,   /* whether a chosen client drops out of a round */
-    SDFED_STREAM_CLIENTS = 1000, /* + c: client c's initialisation and batch order */
-    SDFED_STREAM_NOISE = 100000, /* + r: round r's differential-privacy noise */
+    SDFED_STREAM_SERVER = 10,       /* the federation's initial shared parameters */
+    SDFED_STREAM_LENGTHS = 11,      /* local prompt lengths, one draw per client in order */
+    SDFED_STREAM_ROUNDS = 12,       /* the clients chosen for each round */
+    SDFED_STREAM_DROPOUT = 13,      /* whether a chosen client drops out of a round */
+    SDFED_STREAM_SECAGG_DROP = 14,  /* + (round << 20) + (stage << 8): secure aggregation's dropouts at a stage */
+    SDFED_STREAM_SECAGG_ROUND = 15, /* + (round << 20): a secure round's stochastic rounding (per client) */
+    SDFED_STREAM_SECAGG_GRAPH = 16, /* + (round << 20): the simulator's key of a secure round's graph */
+    SDFED_STREAM_CLIENTS = 1000,    /* + c: client c's initialisation and batch order */
+    SDFED_STREAM_NOISE = 100000,    /* + r: round r's differential-privacy noise */
 };
 
 const char *sdfed_partition_kind_name(int kind);
@@ -138,6 +165,11 @@ int sdfed_task_classes(const sdfed_task *t, const sdfed_tokenizer *tok, int cont
                        sdfed_error *err);
 /* Cross-key checks (clients_per_round <= clients, ...), after overrides. */
 int sdfed_task_validate(const sdfed_task *t, sdfed_error *err);
+/* Whether the server may combine the task's rounds by cfg (the aggregator's
+ * --aggregate, --clip and --noise): with secure_aggregation only the plain
+ * mean, without the server's clipping or noise, since the server holds
+ * nothing but the masked sum (SDFED_ERR_ARG saying why). */
+int sdfed_task_check_aggregate(const sdfed_task *t, const sdfed_aggregate_config *cfg, sdfed_error *err);
 
 /* The task in the task-file format, every key explicit (the method's own
  * projector, lambda and gamma written out, the classes as {"name", "text"}

@@ -14,6 +14,18 @@
 #  - tools/compare.py --archive keeps each finished run and gives it back to
 #    a later comparison (no run made again, the same table), and runs again
 #    what a changed task or other sim flags made stale;
+#  - secure aggregation (tasks/fmnist-secure.json, 5 rounds): every round
+#    line says its stages (10 advertised, shared, masked and survivors),
+#    results.json keeps them with the plan (k 4, t 2, 7 inputs), each
+#    round's global is the plain mean of the same quantised inputs (its
+#    sha256 is plain_sha256), a second run gives the same globals (fresh
+#    keys and masks, the same sums), and the final accuracy is within 1
+#    point of the same task's plain run (quantisation's cost; docs/
+#    secure-aggregation.md); with the task's dropouts at every stage (seed
+#    7, 6 rounds) rounds are abandoned at the masked stage and in the
+#    unmasking, the global unchanged, and the next round runs; with noise
+#    (epsilon 8 over 3 rounds) each round says the epsilon spent, rising to
+#    at most 8;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -205,6 +217,87 @@ for m in ("coop", "promptfl"):
         assert not os.path.exists(run), (m, rises)
 PY
 
+# secure aggregation: tasks/fmnist-secure.json for 5 rounds, against the same task's plain run
+secure() { # secure NAME SETTINGS_JSON [FLAGS...]: tasks/fmnist-secure.json with SETTINGS set, into $work/runs/NAME
+  local name=$1 settings=$2
+  shift 2
+  "$python" - "$here/../../tasks/fmnist-secure.json" "$model" "$settings" >"$work/$name.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["model"] = sys.argv[2]
+for key, value in json.loads(sys.argv[3]).items():
+    if isinstance(value, dict) and isinstance(t.get(key), dict):
+        t[key].update(value)
+    else:
+        t[key] = value
+print(json.dumps(t))
+PY
+  "$sdfed" sim --task "$work/$name.json" --cache "$cache" --out "$work/runs/$name" "$@" >"$work/runs/$name.log" 2>&1
+}
+secure secure '{"rounds": 5}' || bad "secure run: $(tail -n 1 "$work/runs/secure.log")"
+secure secure-again '{"rounds": 5}' || bad "secure run again: $(tail -n 1 "$work/runs/secure-again.log")"
+secure secure-plain '{"rounds": 5, "secure_aggregation": false}' || bad "plain run: $(tail -n 1 "$work/runs/secure-plain.log")"
+[ "$(grep -c '^round [0-4]: .*; secure: 10 advertised, 10 shared, 10 masked, 10 survivors, [0-9.]* s$' "$work/runs/secure.log")" = 5 ] &&
+  grep -q '^sim: secure aggregation: 10 clients a round, 4 neighbours each (Harary graph), threshold 2, at least 7 inputs' \
+    "$work/runs/secure.log" && grep -q '^secure aggregation: 5 of 5 rounds unmasked$' "$work/runs/secure.log" && ok ||
+  bad "the secure run's lines: $(grep -E '^(round|sim: secure|secure)' "$work/runs/secure.log")"
+! grep -q 'secure' "$work/runs/secure-plain.log" && ok || bad "the plain run speaks of secure aggregation"
+checked=$("$python" - "$work/runs" <<'PY'
+import json, sys
+load = lambda n: json.load(open(f"{sys.argv[1]}/{n}/results.json"))
+s, again, plain = load("secure"), load("secure-again"), load("secure-plain")
+stages = all(r["secure"]["advertised"] == r["secure"]["shared"] == r["secure"]["masked"] == r["secure"]["survivors"] == 10
+             and r["secure"]["weight_sum"] == 320 and not r["abandoned"] for r in s["rounds"])
+parity = all(r["global_sha256"] == r["secure"]["plain_sha256"] for r in s["rounds"])
+plan = s["secure_aggregation"]
+planned = (plan["k"], plan["t"], plan["min_inputs"], plan["rounds_unmasked"], plan["sigma2"]) == (4, 2, 7, 5, 0)
+same = [r["global_sha256"] for r in s["rounds"]] == [r["global_sha256"] for r in again["rounds"]]
+apart = all(a["global_sha256"] != b["global_sha256"] for a, b in zip(s["rounds"], plain["rounds"]))
+close = abs(s["final_accuracy"] - plain["final_accuracy"]) <= 0.01
+print(int(stages), int(parity), int(planned), int(same), int(apart and "secure" not in plain["rounds"][0]), int(close),
+      f'{100 * s["final_accuracy"]:.2f} {100 * plain["final_accuracy"]:.2f}')
+PY
+)
+echo "secure aggregation, 5 rounds: final accuracy (secure, plain) ${checked#* * * * * * }"
+[ "${checked% * *}" = "1 1 1 1 1 1" ] && ok ||
+  bad "secure: stages / parity with the plain mean / plan / the same again / apart from plain / within 1 point: $checked"
+
+# the task's dropouts at every stage: rounds abandoned at the masked stage and in the unmasking, the next ones run
+secure secure-drops '{"rounds": 6, "seed": 7, "dropout": 0.1, "secure_aggregation": {"drop": {"advertise": 0.1, "share": 0.05, "unmask": 0.1}}}' ||
+  bad "secure run with dropouts: $(tail -n 1 "$work/runs/secure-drops.log")"
+"$python" - "$work/runs/secure-drops/results.json" <<'PY' && ok || bad "secure dropouts: $(grep '^round' "$work/runs/secure-drops.log")"
+import json, sys
+rounds = json.load(open(sys.argv[1]))["rounds"]
+at = lambda stage: [r for r in rounds if r["abandoned"] and r["secure"]["why"].startswith(f"at its {stage} stage")]
+assert at("masked") and at("unmask"), [r["secure"] for r in rounds]
+for i, r in enumerate(rounds):
+    s = r["secure"]
+    assert s["advertised"] >= s["shared"] >= s["masked"] >= s["survivors"], s
+    if r["abandoned"]:
+        assert i == 0 or r["global_sha256"] == rounds[i - 1]["global_sha256"], (i, "the global moved")
+        assert s["plain_sha256"] == "", s
+    else:
+        assert r["global_sha256"] == s["plain_sha256"] and s["masked"] >= 7, (i, s)
+assert not rounds[-1]["abandoned"] and sum(not r["abandoned"] for r in rounds) >= 3
+PY
+grep -q '^round 0: .*; secure: .*, abandoned at its masked stage: the clients left fell below the inputs a round accepts$' \
+  "$work/runs/secure-drops.log" && ok || bad "an abandoned round's line: $(grep '^round 0' "$work/runs/secure-drops.log")"
+
+# with noise: epsilon 8 over the run's 3 rounds, spent round by round
+secure secure-noise '{"rounds": 3, "secure_aggregation": {"max_weight": 32, "l2_clip": 0.2, "noise": {"epsilon": 8}}}' ||
+  bad "secure run with noise: $(tail -n 1 "$work/runs/secure-noise.log")"
+"$python" - "$work/runs/secure-noise/results.json" <<'PY' && ok || bad "secure noise: $(grep -E '^(round|secure)' "$work/runs/secure-noise.log")"
+import json, sys
+res = json.load(open(sys.argv[1]))
+eps = [r["secure"]["epsilon"] for r in res["rounds"]]
+assert 0 < eps[0] < eps[1] < eps[2] <= 8 and eps[2] > 7.99, eps
+assert res["secure_aggregation"]["sigma2"] > 0 and res["secure_aggregation"]["epsilon"] == eps[2], res["secure_aggregation"]
+assert all(r["global_sha256"] == r["secure"]["plain_sha256"] for r in res["rounds"])
+PY
+grep -q '^round 2: .*; epsilon [0-9.]* spent of 8 (delta 1e-05)$' "$work/runs/secure-noise.log" &&
+  grep -q '^secure aggregation: 3 of 3 rounds unmasked, epsilon [0-9.]* spent of 8 at delta 1e-05$' "$work/runs/secure-noise.log" &&
+  ok || bad "the noise's lines: $(grep -E '^(round|secure)' "$work/runs/secure-noise.log")"
+
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3
@@ -237,6 +330,11 @@ expect 1 "method 'fedavg' is not a method" "{\"model\": \"$model\"}" --method fe
 expect 2 "unknown option '--round'" '{}' --round 3
 expect 1 "\-\-lr must be a number" "{\"model\": \"$model\"}" --lr -1
 expect 2 "option '--task' needs a value" '{}' --task
+expect 1 "task (3 clients a round): secure_aggregation.ring_bits 16: the sum of 3 clients' inputs (quant_bits 16, max_weight 4096) could wrap; it needs ring_bits >= 30" \
+  '{"clients": 3, "secure_aggregation": {"ring_bits": 16}}'
+expect 1 "unknown key 'secure_aggregation.drop.masked'" '{"secure_aggregation": {"drop": {"masked": 0.2}}}'
+expect 1 "key 'secure_aggregation.noise.epsilon' 0.5 over 50 rounds needs each client's noise above sigma^2 = 2^48" \
+  "{\"model\": \"$model\", \"clients\": 3, \"partition\": {\"kind\": \"pathological\", \"shots\": 4}, \"secure_aggregation\": {\"noise\": {\"epsilon\": 0.5}}}"
 
 echo "sim_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

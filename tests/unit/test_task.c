@@ -9,7 +9,16 @@
  *  - 5000 classes with long names parse and round-trip: the classes live
  *    on the heap, not in the task (the wasm stack is small);
  *  - the background is white unless "#rrggbb" says otherwise (either case),
- *    written out in lower case. */
+ *    written out in lower case;
+ *  - secure_aggregation: off and not written without the key (so every
+ *    existing task writes as before); {} turns it on with the defaults
+ *    (dropout_rate 0.33, corrupt_rate 0.05, clip 0.5, quant_bits 16,
+ *    ring_bits 32, max_weight 4096, no noise, no stage dropouts); every key
+ *    read and written back; false and null are off; a bad value names its
+ *    key; a ring whose sum could wrap is refused naming ring_bits,
+ *    quant_bits and max_weight and the least ring_bits that holds; median,
+ *    trimmed mean and the server's clipping or noise are refused with
+ *    secure aggregation, saying why, and allowed without it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,6 +319,106 @@ static void test_client_form(void) {
     expect_error("{\"dataset\": \"folders\"}", "key 'dataset'");
 }
 
+static void test_secure_aggregation(void) {
+    sdfed_task t;
+    sdfed_error err = {0};
+    CHECK(parse(&t, "{}", &err) == SDFED_OK && !t.secagg.on, "secure aggregation is off by default");
+    char *json = write_task(&t, NULL);
+    CHECK(json && !strstr(json, "secure_aggregation"), "and not written");
+    free(json);
+    sdfed_task_free(&t);
+    CHECK(parse(&t, "{\"secure_aggregation\": {}}", &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK,
+          "{}: %s", err.message);
+    const sdfed_task_secagg *s = &t.secagg;
+    CHECK(s->on && s->dropout_rate == 0.33 && s->corrupt_rate == 0.05 && s->clip == 0.5 && s->l2_clip == 0 &&
+              s->quant_bits == 16 && s->ring_bits == 32 && s->max_weight == 4096 && s->epsilon == 0 &&
+              s->delta == 1e-5 && s->drop_advertise == 0 && s->drop_share == 0 && s->drop_unmask == 0,
+          "{} is on with the defaults");
+    json = write_task(&t, NULL);
+    CHECK(json && strstr(json, "\"secure_aggregation\": {\"dropout_rate\": 0.33, \"corrupt_rate\": 0.05, "
+                               "\"clip\": 0.5, \"l2_clip\": 0, \"quant_bits\": 16, \"ring_bits\": 32, "
+                               "\"max_weight\": 4096, \"drop\": {\"advertise\": 0, \"share\": 0, \"unmask\": 0}}"),
+          "written with every key, no noise: %s", json);
+    free(json);
+    check_round_trip(&t, "secure aggregation's defaults");
+    sdfed_task_free(&t);
+    const char *every = "{\"clients\": 100, \"clients_per_round\": 40, \"secure_aggregation\": {\"dropout_rate\": 0.2,"
+                        " \"corrupt_rate\": 0.1, \"clip\": 0.5, \"l2_clip\": 2.5, \"quant_bits\": 12, "
+                        "\"ring_bits\": 40, \"max_weight\": 64, \"noise\": {\"epsilon\": 8, \"delta\": 1e-6}, "
+                        "\"drop\": {\"advertise\": 0.1, \"share\": 0.05, \"unmask\": 0.02}}}";
+    CHECK(parse(&t, every, &err) == SDFED_OK && sdfed_task_validate(&t, &err) == SDFED_OK, "every key: %s",
+          err.message);
+    CHECK(s->on && s->dropout_rate == 0.2 && s->corrupt_rate == 0.1 && s->clip == 0.5 && s->l2_clip == 2.5 &&
+              s->quant_bits == 12 && s->ring_bits == 40 && s->max_weight == 64 && s->epsilon == 8 && s->delta == 1e-6 &&
+              s->drop_advertise == 0.1 && s->drop_share == 0.05 && s->drop_unmask == 0.02,
+          "every key read");
+    json = write_task(&t, NULL);
+    CHECK(json && strstr(json, "\"noise\": {\"epsilon\": 8, \"delta\": 1e-06}"), "the noise written: %s", json);
+    free(json);
+    check_round_trip(&t, "secure aggregation with every key");
+    sdfed_task back = t;
+    CHECK(parse(&back, "{\"secure_aggregation\": false}", &err) == SDFED_OK && !back.secagg.on &&
+              parse(&back, "{\"secure_aggregation\": null}", &err) == SDFED_OK && !back.secagg.on,
+          "false and null are off");
+    sdfed_task_free(&t);
+    expect_error("{\"secure_aggregation\": true}", "key 'secure_aggregation' must be an object");
+    expect_error("{\"secure_aggregation\": {\"quant_bits\": 40}}", "key 'secure_aggregation.quant_bits' must be");
+    expect_error("{\"secure_aggregation\": {\"ring_bits\": 1}}", "key 'secure_aggregation.ring_bits' must be");
+    expect_error("{\"secure_aggregation\": {\"clip\": 0}}", "key 'secure_aggregation.clip' must be");
+    expect_error("{\"secure_aggregation\": {\"max_weight\": 2.5}}", "key 'secure_aggregation.max_weight' must be");
+    expect_error("{\"secure_aggregation\": {\"dropout_rate\": 0.95}}", "key 'secure_aggregation.dropout_rate'");
+    expect_error("{\"secure_aggregation\": {\"noise\": {\"epsilon\": 0}}}",
+                 "key 'secure_aggregation.noise.epsilon' must be");
+    expect_error("{\"secure_aggregation\": {\"noise\": {\"delta\": 1e-5}}}",
+                 "key 'secure_aggregation.noise.epsilon' must be given");
+    expect_error("{\"secure_aggregation\": {\"noise\": {\"sigma\": 3}}}",
+                 "unknown key 'secure_aggregation.noise.sigma'");
+    expect_error("{\"secure_aggregation\": {\"drop\": {\"masked\": 0.1}}}",
+                 "unknown key 'secure_aggregation.drop.masked' (the masked input's dropout is the task's 'dropout')");
+    expect_error("{\"secure_aggregation\": {\"drop\": {\"share\": 1}}}", "key 'secure_aggregation.drop.share'");
+    expect_error("{\"secure_aggregation\": {\"bits\": 16}}", "unknown key 'secure_aggregation.bits'");
+    expect_error("{\"secure_aggregation\": {\"dropout_rate\": 0.6, \"corrupt_rate\": 0.4}}",
+                 "dropout_rate + corrupt_rate must be at most 0.9");
+    expect_error("{\"clients\": 1, \"secure_aggregation\": {}}", "at least 2 clients in a round");
+    /* 10 clients of max_weight 4096 at 16 bits make sums up to 2^30.3: 32 ring bits hold them, 31 do not */
+    expect_error("{\"secure_aggregation\": {\"ring_bits\": 31}}",
+                 "secure_aggregation.ring_bits 31: the sum of 10 clients' inputs (quant_bits 16, max_weight 4096) "
+                 "could wrap; it needs ring_bits >= 32");
+    CHECK(parse(&t, "{\"secure_aggregation\": {\"ring_bits\": 32}}", &err) == SDFED_OK &&
+              sdfed_task_validate(&t, &err) == SDFED_OK,
+          "32 ring bits hold them: %s", err.message);
+    sdfed_task_free(&t);
+    expect_error("{\"clients\": 2000, \"secure_aggregation\": {}}",
+                 "2000 clients' inputs (quant_bits 16, max_weight 4096) "
+                 "could wrap; it needs ring_bits >= 39");
+
+    /* the server's rule, clipping and noise (the aggregator's --aggregate, --clip, --noise) */
+    sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0}, median = {SDFED_AGGREGATE_MEDIAN, 0, 0, 0},
+                           trimmed = {SDFED_AGGREGATE_TRIMMED_MEAN, 0.1, 0, 0}, clip = {SDFED_AGGREGATE_MEAN, 0, 1, 0},
+                           noise = {SDFED_AGGREGATE_MEAN, 0, 1, 0.5};
+    parse(&t, "{}", &err);
+    CHECK(sdfed_task_check_aggregate(&t, &median, &err) == SDFED_OK &&
+              sdfed_task_check_aggregate(&t, &noise, &err) == SDFED_OK,
+          "without secure aggregation every rule, clipping and noise");
+    parse(&t, "{\"secure_aggregation\": {}}", &err);
+    CHECK(sdfed_task_check_aggregate(&t, &mean, &err) == SDFED_OK, "with it, the mean");
+    CHECK(sdfed_task_check_aggregate(&t, &median, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "secure_aggregation cannot run the aggregation rule 'median': the server holds only "
+                                  "the masked sum of the inputs, never one input"),
+          "median refused: %s", err.message);
+    CHECK(sdfed_task_check_aggregate(&t, &trimmed, &err) == SDFED_ERR_ARG && strstr(err.message, "'trimmed_mean'") &&
+              strstr(err.message, "use mean"),
+          "trimmed mean refused: %s", err.message);
+    CHECK(sdfed_task_check_aggregate(&t, &clip, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "cannot take the server's clipping or noise") &&
+              strstr(err.message, "secure_aggregation.l2_clip"),
+          "the server's clipping refused: %s", err.message);
+    CHECK(sdfed_task_check_aggregate(&t, &noise, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "secure_aggregation.noise"),
+          "the server's noise refused: %s", err.message);
+    sdfed_task_free(&t);
+}
+
 int main(void) {
     test_defaults();
     test_every_key();
@@ -319,5 +428,6 @@ int main(void) {
     test_client_form();
     test_stretch();
     test_transport();
+    test_secure_aggregation();
     return check_report("test_task");
 }

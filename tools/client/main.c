@@ -258,6 +258,11 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "--client-index %d is not a shard of this task (0..%d)", c->index, c->task.clients - 1);
         return -1;
     }
+    if (c->task.secagg.on) { /* its secure rounds are to come: never send the prompt in the clear meanwhile */
+        fail(c, "the server's task asks for secure aggregation, which this client does not run yet; it will not "
+                "send its prompt in the clear");
+        return -1;
+    }
     if (native_model_open(&c->model, c->model_path, &err)) {
         fail(c, "model: %s", err.message);
         return -1;

@@ -12,6 +12,47 @@
 #include "native/svg_chart.h"
 #include "prompt/projector.h"
 
+/* a secure round's stages: how many completed each, the parity hash, the privacy spent */
+static void write_secure_round(FILE *f, const sim_round *rd, int noise) {
+    const secure_round_stats *st = &rd->secagg;
+    fprintf(f,
+            ", \"secure\": {\"advertised\": %d, \"shared\": %d, \"masked\": %d, \"survivors\": %d, "
+            "\"weight_sum\": %lld, \"protocol_seconds\": %.4f, \"server_seconds\": %.4f, \"unmask_seconds\": %.4f, "
+            "\"bytes_up\": %lld, \"bytes_down\": %lld, \"plain_sha256\": \"%s\"",
+            st->advertised, st->shared, st->masked, st->survivors, (long long)st->weight_sum, st->protocol_seconds,
+            st->server_seconds, st->unmask_seconds, (long long)st->bytes_up, (long long)st->bytes_down,
+            st->plain_sha256);
+    if (noise) fprintf(f, ", \"epsilon\": %.6f", rd->epsilon);
+    if (st->abandoned) {
+        sdfed_buffer why = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &why, NULL);
+        sdfed_jw_string(&w, "why", st->why);
+        if (sdfed_jw_end(&w, NULL) == SDFED_OK && why.size > 2)
+            fprintf(f, ", %.*s", (int)why.size - 2, (const char *)why.data + 1);
+        sdfed_buffer_free(&why);
+    }
+    fputc('}', f);
+}
+
+/* the plan every secure round ran with, and the privacy spent over the run */
+static void write_plan(FILE *f, const sim_result *r) {
+    const sdfed_secagg_plan *p = &r->plan;
+    fprintf(f,
+            ",\n  \"secure_aggregation\": {\"clients\": %d, \"k\": %d, \"t\": %d, \"min_inputs\": %d, "
+            "\"complete_graph\": %s, \"ring_bits\": %d, \"quant_bits\": %d, \"clip\": %g, \"max_weight\": %lld, "
+            "\"l2_bound\": %.6g, \"sigma2\": %llu, \"rho_per_round\": %.6g",
+            p->params.n, p->params.k, p->params.t, p->params.min_inputs, p->params.complete ? "true" : "false",
+            p->ring.ring_bits, p->ring.quant_bits, p->ring.clip, (long long)p->ring.max_weight, p->l2_bound,
+            (unsigned long long)p->sigma2, p->rho);
+    int unmasked = 0;
+    for (int i = 0; i < r->n_rounds; i++) unmasked += r->rounds[i].secure && !r->rounds[i].abandoned;
+    fprintf(f, ", \"rounds_unmasked\": %d", unmasked);
+    if (p->sigma2 && r->n_rounds > 0)
+        fprintf(f, ", \"epsilon\": %.6f, \"delta\": %g", r->rounds[r->n_rounds - 1].epsilon, p->delta);
+    fputc('}', f);
+}
+
 int report_write_json(const char *path, const sdfed_task *task, const char *model_sha256, const sim_result *r,
                       sdfed_error *err) {
     FILE *f = fopen(path, "w");
@@ -36,11 +77,15 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
         fprintf(f,
                 "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
                 "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"abandoned\": %s, \"seconds\": %.4f, "
-                "\"global_sha256\": \"%s\"}%s\n",
+                "\"global_sha256\": \"%s\"",
                 rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
-                rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256, i + 1 < r->n_rounds ? "," : "");
+                rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256);
+        if (rd->secure) write_secure_round(f, rd, r->plan.sigma2 > 0);
+        fprintf(f, "}%s\n", i + 1 < r->n_rounds ? "," : "");
     }
-    fprintf(f, "  ],\n  \"final_accuracy\": %.6f\n}\n", r->final_accuracy);
+    fprintf(f, "  ],\n  \"final_accuracy\": %.6f", r->final_accuracy);
+    if (r->secure) write_plan(f, r);
+    fprintf(f, "\n}\n");
     if (fclose(f) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);
     return SDFED_OK;
 }

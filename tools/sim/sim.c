@@ -19,7 +19,7 @@ void sim_result_free(sim_result *r) {
 }
 
 /* Round r's line: its id (from 0, as the aggregator's), then how many of
- * the task's rounds are done with it. */
+ * the task's rounds are done with it; a secure round's stages after it. */
 static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round *round, int K) {
     double lo = 1, hi = 0;
     for (int c = 0; c < K; c++) {
@@ -28,10 +28,58 @@ static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round 
     }
     fprintf(log,
             "round %d: accuracy %.2f%% (%d of %d rounds done), clients %.1f..%.1f%%, loss %.4f, %d clients, %d steps, "
-            "%.2f s%s\n",
+            "%.2f s%s",
             r, 100 * round->accuracy, r + 1, task->rounds, 100 * lo, 100 * hi, round->total, round->participants,
-            round->steps, round->seconds, round->abandoned ? " (abandoned: too few reports)" : "");
+            round->steps, round->seconds, round->abandoned && !round->secure ? " (abandoned: too few reports)" : "");
+    const secure_round_stats *st = &round->secagg;
+    if (round->secure)
+        fprintf(log, "; secure: %d advertised, %d shared, %d masked, %d survivors, %.3f s%s%s", st->advertised,
+                st->shared, st->masked, st->survivors, st->protocol_seconds, st->abandoned ? ", abandoned " : "",
+                st->abandoned ? st->why : "");
+    if (round->secure && task->secagg.epsilon > 0)
+        fprintf(log, "; epsilon %.3f spent of %g (delta %g)", round->epsilon, task->secagg.epsilon, task->secagg.delta);
+    fputc('\n', log);
     fflush(log);
+}
+
+/* What a secure round's clients train with. */
+typedef struct training {
+    fed_client *clients;
+    const sdfed_task *task;
+    const sdfed_clip_model *m;
+    const sdfed_kernels *k;
+    const sdfed_classes *cls;
+    const fed_data *d;
+    sdfed_losses *losses;
+    int *steps;
+    sdfed_arena *arena;
+    int round;
+} training;
+
+/* client c trains (secure_round_train_fn): its prompt after training, or none without data */
+static int train_client(void *ctx, int64_t c, const float **x, int64_t *samples, sdfed_error *err) {
+    training *t = ctx;
+    fed_client *cl = &t->clients[c];
+    *x = NULL;
+    if (cl->split->n_train == 0) return SDFED_OK;
+    int rc = fed_client_train(cl, t->task, t->m, t->k, t->cls, t->d, t->losses, t->steps, t->arena, err);
+    if (rc) return sdfed_fail_context(err, rc, "round %d, client %lld", t->round, (long long)c);
+    *x = cl->params.global;
+    *samples = cl->split->n_train;
+    return SDFED_OK;
+}
+
+/* The plan's line before the rounds. */
+static void log_plan(FILE *log, const sdfed_task *task, const sdfed_secagg_plan *p) {
+    fprintf(log,
+            "sim: secure aggregation: %d clients a round, %d neighbours each (%s), threshold %d, at least %d inputs; "
+            "changes clipped to +-%g, %d bits, weights up to %lld, a %d-bit ring",
+            p->params.n, p->params.k, p->params.complete ? "complete graph" : "Harary graph", p->params.t,
+            p->params.min_inputs, p->ring.clip, p->ring.quant_bits, (long long)p->ring.max_weight, p->ring.ring_bits);
+    if (p->sigma2)
+        fprintf(log, "; noise sigma^2 %llu per client for epsilon %g at delta %g over %d rounds",
+                (unsigned long long)p->sigma2, task->secagg.epsilon, task->secagg.delta, task->rounds);
+    fputc('\n', log);
 }
 
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
@@ -65,6 +113,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     sdfed_method_params server = {0};
     sdfed_arena arena;
     sdfed_arena_init(&arena);
+    float *next_global = NULL; /* a secure round's result */
+    double rho_spent = 0;
     out->n_clients = K;
     if (!clients || !out->rounds || !out->client_train || !out->client_test || !out->client_local_len || !candidates ||
         !uploads)
@@ -80,6 +130,16 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         out->client_train[c] = part.clients[c].n_train;
         out->client_test[c] = part.clients[c].n_test;
         out->client_local_len[c] = clients[c].cfg.local_len;
+    }
+
+    /* secure aggregation: the plan of a round of its sampled clients */
+    int per_round = task->clients_per_round > 0 && task->clients_per_round < K ? task->clients_per_round : K;
+    out->secure = rc == SDFED_OK && task->secagg.on && trains && shared;
+    if (out->secure) {
+        rc = sdfed_secagg_plan_make(task, per_round, shared, &out->plan, err);
+        next_global = malloc(sizeof *next_global * shared);
+        if (rc == SDFED_OK && !next_global) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
+        if (rc == SDFED_OK && log) log_plan(log, task, &out->plan);
     }
 
     /* the round engine (fed/round.h) chooses among the clients in index
@@ -100,7 +160,30 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         rc = sdfed_round_choose(&round_clients, r, candidates, trains ? K : 0, task->clients_per_round, 1.0, &sampler,
                                 err);
         sdfed_losses losses = {0};
-        for (int i = 0; i < round_clients.n_clients && rc == SDFED_OK; i++) {
+        if (rc == SDFED_OK && out->secure) { /* the whole protocol; the clients train at their masked input */
+            training t = {.clients = clients,
+                          .task = task,
+                          .m = m,
+                          .k = k,
+                          .cls = cls,
+                          .d = d,
+                          .losses = &losses,
+                          .steps = &round->steps,
+                          .arena = &arena,
+                          .round = r};
+            round->secure = 1;
+            rc = secure_round_run(task, &out->plan, r, round_clients.clients, server.global, train_client, &t, NULL,
+                                  next_global, &round->secagg, err);
+            if (rc) break;
+            round->participants = round->secagg.masked;
+            round->abandoned = round->secagg.abandoned;
+            if (!round->abandoned) {
+                memcpy(server.global, next_global, sizeof(float) * shared);
+                rho_spent += out->plan.rho;
+            }
+            if (out->plan.sigma2 && (rc = sdfed_secagg_epsilon(&out->plan, rho_spent, &round->epsilon, err))) break;
+        }
+        for (int i = 0; i < round_clients.n_clients && rc == SDFED_OK && !out->secure; i++) {
             int c = (int)round_clients.clients[i];
             fed_client *cl = &clients[c];
             if (cl->split->n_train == 0 || sdfed_round_drops_out(task->seed, r, c, task->dropout)) {
@@ -115,9 +198,11 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         if (rc) break;
         /* the round closes (the server's sample-weighted mean, broadcast to
          * every client) or is abandoned, as the aggregator decides it */
-        round->abandoned = trains && sdfed_round_check(&round_clients, task->min_clients > 0 ? task->min_clients : 1,
-                                                       1) == SDFED_ROUND_ABANDON;
-        if (shared && round->participants > 0 && !round->abandoned) {
+        if (!out->secure)
+            round->abandoned =
+                trains && sdfed_round_check(&round_clients, task->min_clients > 0 ? task->min_clients : 1, 1) ==
+                              SDFED_ROUND_ABANDON;
+        if (shared && round->participants > 0 && !round->abandoned && !out->secure) {
             sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
             sdfed_arena_reset(&arena);
             float *next = sdfed_arena_alloc(&arena, sizeof *next * shared);
@@ -151,7 +236,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     for (int c = 0; clients && c < K; c++) fed_client_free(&clients[c]);
     sdfed_method_params_free(&server);
     sdfed_round_free(&round_clients);
-    free(clients), free(candidates), free(uploads);
+    free(clients), free(candidates), free(uploads), free(next_global);
     sdfed_arena_free(&arena);
     sdfed_partition_free(&part);
     if (rc) sim_result_free(out);

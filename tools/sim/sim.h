@@ -4,13 +4,18 @@
  * with the paper's sample-weighted mean over its clients in client order,
  * or is abandoned with fewer than the task's min_clients reports), and
  * every client's accuracy on its own test split (or validation split) after
- * each round. */
+ * each round. With the task's secure_aggregation, each round is the whole
+ * protocol with the real cryptography (secure_round.h): the new global is
+ * the round's global plus the survivors' mean quantised change, unmasked
+ * from their sum; with noise, the privacy spent so far is kept per round. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
 #include <stdio.h>
 
+#include "fed/secagg_task.h"
 #include "native/fed_client.h"
+#include "secure_round.h"
 
 typedef struct sim_round {
     double accuracy;                                        /* mean over clients of local test accuracy */
@@ -20,6 +25,9 @@ typedef struct sim_round {
     int abandoned; /* too few reports (the task's dropout, min_clients): the parameters stayed */
     double seconds;
     char global_sha256[65]; /* of the shared parameters after the round ("" without any) */
+    int secure;             /* a secure round: secagg holds its stages */
+    secure_round_stats secagg;
+    double epsilon; /* with noise: the privacy spent after this round (at the task's delta), else 0 */
 } sim_round;
 
 typedef struct sim_result {
@@ -28,6 +36,8 @@ typedef struct sim_result {
     int *client_train, *client_test, *client_local_len; /* (n_clients) */
     double final_accuracy;                              /* mean of the last final_rounds rounds' accuracy */
     int final_rounds;                                   /* min(10, rounds) */
+    int secure;                                         /* the rounds were secure: plan is theirs */
+    sdfed_secagg_plan plan;
 } sim_result;
 
 /* With validation, one in SIM_VALIDATION_EVERY of each client's training

@@ -1,0 +1,67 @@
+/* A client's side of one secure round on the host: its state across the
+ * four stages, each a step that reads the server's message and writes its
+ * own (shared/fed/secagg_message.h), over the core's arithmetic and checks
+ * and native/secagg_keys.h's cryptography. The headless client sends what
+ * it writes over its socket; the simulator hands it to the server in the
+ * same process.
+ *
+ *   advertise  two new X25519 key pairs (mask, share) and a self-mask seed
+ *              b, all from `secret` (the OS's randomness)
+ *   share      from the share_request: the session id, its k + 1 holders
+ *              and their keys (k, t and min_inputs must be the plan's, its
+ *              own keys in its own slot); b and its mask key Shamir-shared
+ *              with threshold t (coefficients from `secret`), each
+ *              advertised neighbour's pair sealed (a nonce from `secret`),
+ *              its own pair kept
+ *   masked     from the masked_request: every pair relayed to it opened
+ *              (a sender that is not a neighbour, twice, or that does not
+ *              authenticate refuses the request); its input (fed/
+ *              secagg_task.h: the change, the seed's rounding, its own
+ *              noise) plus its self mask plus a pairwise mask with each
+ *              neighbour whose pair it opened
+ *   unmask     the request checked as an honest client does
+ *              (sdfed_secagg_client_check_request: a refusal is its code
+ *              and nothing is written); for each holder named, the share
+ *              of b (alive) or of the mask key (dropped) it holds
+ * A step out of order is refused (SDFED_SECAGG_WRONG_STAGE). */
+#ifndef SDFED_NATIVE_SECAGG_CLIENT_H
+#define SDFED_NATIVE_SECAGG_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/io.h"
+#include "fed/secagg_random.h"
+#include "fed/secagg_stage.h"
+#include "fed/secagg_task.h"
+
+typedef struct secagg_client {
+    sdfed_secagg_plan plan;
+    int64_t round;
+    sdfed_secagg_stage stage; /* the next step: advertise, share, masked, unmask, then done */
+    sdfed_secagg_bytes secret;
+    unsigned char mask_sk[32], mask_pk[32], share_sk[32], share_pk[32], seed[32], session[32];
+    int self, holders;
+    int *holder;                /* (holders) the client in each slot */
+    unsigned char *keys;        /* (holders) x 64: each holder's mask key || share key (zeros: not advertised) */
+    unsigned char *pairs;       /* (holders) x 80: the share pair each holder sent it (its own in its slot) */
+    unsigned char *masked_with; /* (holders) 1 for each neighbour whose pair it opened */
+    uint64_t *input;            /* (P + 1) its input before masking (for the simulator's parity check) */
+} secagg_client;
+
+/* c = a client of round `round` under plan (the round's), with its
+ * secrets from `secret`; out = its advertise message. */
+int secagg_client_advertise(secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
+                            const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err);
+int secagg_client_share(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                        sdfed_error *err);
+/* x: its copy of the global parameters after training, g the round's; noise
+ * its own randomness (NULL without noise). */
+int secagg_client_mask(secagg_client *c, const unsigned char *request, size_t len, const float *x, const float *g,
+                       int64_t samples, const sdfed_secagg_bytes *rounding, const sdfed_secagg_bytes *noise,
+                       sdfed_buffer *out, sdfed_error *err);
+int secagg_client_unmask(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                         sdfed_error *err);
+void secagg_client_free(secagg_client *c);
+
+#endif

@@ -1,0 +1,271 @@
+/* Secure aggregation's messages as bytes (see secagg_message.h). */
+#include "fed/secagg_message.h"
+
+#include <string.h>
+
+#include "fed/secagg_layout.h"
+
+static const char *const NAMES[SDFED_SECAGG_MSG_KIND_END] = {
+    [SDFED_SECAGG_MSG_ADVERTISE] = "advertise", [SDFED_SECAGG_MSG_SHARE_REQUEST] = "share_request",
+    [SDFED_SECAGG_MSG_SHARES] = "shares",       [SDFED_SECAGG_MSG_MASKED_REQUEST] = "masked_request",
+    [SDFED_SECAGG_MSG_MASKED] = "masked",       [SDFED_SECAGG_MSG_UNMASK_REQUEST] = "unmask_request",
+    [SDFED_SECAGG_MSG_UNMASK] = "unmask",
+};
+_Static_assert(sizeof NAMES / sizeof NAMES[0] == SDFED_SECAGG_MSG_KIND_END, "a name for every message");
+
+const char *sdfed_secagg_msg_name(int kind) {
+    return kind >= SDFED_SECAGG_MSG_ADVERTISE && kind < SDFED_SECAGG_MSG_KIND_END ? NAMES[kind] : NULL;
+}
+
+int sdfed_secagg_msg_kind_of(const unsigned char *msg, size_t len) {
+    return len >= SDFED_SECAGG_MSG_HEADER ? msg[0] : 0;
+}
+
+uint32_t sdfed_secagg_be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+typedef struct writer {
+    sdfed_buffer *out;
+    sdfed_sink sink;
+    int failed;
+} writer;
+
+static void put(writer *w, const void *data, size_t n) {
+    if (!w->failed && n && w->sink.write(w->sink.ctx, data, n)) w->failed = 1;
+}
+
+static void put_u32(writer *w, uint32_t v) {
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                          (unsigned char)v};
+    put(w, b, sizeof b);
+}
+
+static writer begin(sdfed_buffer *out, int kind, int64_t round) {
+    out->size = 0;
+    writer w = {out, sdfed_buffer_sink(out), 0};
+    unsigned char head[SDFED_SECAGG_MSG_HEADER] = {(unsigned char)kind};
+    for (int i = 0; i < 8; i++) head[1 + i] = (unsigned char)((uint64_t)round >> (56 - 8 * i));
+    put(&w, head, sizeof head);
+    return w;
+}
+
+static int finish(writer *w, int kind, sdfed_error *err) {
+    if (!w->failed) return SDFED_OK;
+    w->out->size = 0;
+    return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg %s: out of memory", sdfed_secagg_msg_name(kind));
+}
+
+int sdfed_secagg_write_advertise(sdfed_buffer *out, int64_t round, const unsigned char mask_key[32],
+                                 const unsigned char share_key[32], sdfed_error *err) {
+    writer w = begin(out, SDFED_SECAGG_MSG_ADVERTISE, round);
+    put(&w, mask_key, 32);
+    put(&w, share_key, 32);
+    return finish(&w, SDFED_SECAGG_MSG_ADVERTISE, err);
+}
+
+int sdfed_secagg_write_share_request(sdfed_buffer *out, int64_t round, int n, int self, int k, int t, int min_inputs,
+                                     const unsigned char session[32], const int *holders, const unsigned char *keys,
+                                     sdfed_error *err) {
+    writer w = begin(out, SDFED_SECAGG_MSG_SHARE_REQUEST, round);
+    const int fields[5] = {n, self, k, t, min_inputs};
+    for (int i = 0; i < 5; i++) put_u32(&w, (uint32_t)fields[i]);
+    put(&w, session, 32);
+    for (int s = 0; s <= k; s++) {
+        put_u32(&w, (uint32_t)holders[s]);
+        put(&w, keys + (size_t)64 * s, 64);
+    }
+    return finish(&w, SDFED_SECAGG_MSG_SHARE_REQUEST, err);
+}
+
+int sdfed_secagg_write_relayed(sdfed_buffer *out, int kind, int64_t round, int count, const int *clients,
+                               const unsigned char *sealed, sdfed_error *err) {
+    if (kind != SDFED_SECAGG_MSG_SHARES && kind != SDFED_SECAGG_MSG_MASKED_REQUEST)
+        return sdfed_fail(err, SDFED_ERR_ARG, "secagg: message %d relays no sealed pairs", kind);
+    writer w = begin(out, kind, round);
+    put_u32(&w, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        put_u32(&w, (uint32_t)clients[i]);
+        put(&w, sealed + (size_t)SDFED_SECAGG_SEALED_BYTES * i, SDFED_SECAGG_SEALED_BYTES);
+    }
+    return finish(&w, kind, err);
+}
+
+int sdfed_secagg_write_masked(sdfed_buffer *out, int64_t round, int ring_bits, const uint64_t *v, size_t len,
+                              sdfed_error *err) {
+    writer w = begin(out, SDFED_SECAGG_MSG_MASKED, round);
+    put_u32(&w, (uint32_t)len);
+    int width = ring_bits <= 32 ? 4 : 8;
+    for (size_t j = 0; j < len; j++) {
+        unsigned char b[8];
+        for (int i = 0; i < width; i++) b[i] = (unsigned char)(v[j] >> (8 * i));
+        put(&w, b, (size_t)width);
+    }
+    return finish(&w, SDFED_SECAGG_MSG_MASKED, err);
+}
+
+int sdfed_secagg_write_unmask_request(sdfed_buffer *out, int64_t round, int inputs, const int *alive, int n_alive,
+                                      const int *dropped, int n_dropped, sdfed_error *err) {
+    writer w = begin(out, SDFED_SECAGG_MSG_UNMASK_REQUEST, round);
+    put_u32(&w, (uint32_t)inputs);
+    put_u32(&w, (uint32_t)n_alive);
+    for (int i = 0; i < n_alive; i++) put_u32(&w, (uint32_t)alive[i]);
+    put_u32(&w, (uint32_t)n_dropped);
+    for (int i = 0; i < n_dropped; i++) put_u32(&w, (uint32_t)dropped[i]);
+    return finish(&w, SDFED_SECAGG_MSG_UNMASK_REQUEST, err);
+}
+
+int sdfed_secagg_write_unmask(sdfed_buffer *out, int64_t round, int count, const int *owners,
+                              const unsigned char *which, const unsigned char *shares, sdfed_error *err) {
+    writer w = begin(out, SDFED_SECAGG_MSG_UNMASK, round);
+    put_u32(&w, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        put_u32(&w, (uint32_t)owners[i]);
+        put(&w, &which[i], 1);
+        put(&w, shares + (size_t)SDFED_SHAMIR_SHARE_BYTES * i, SDFED_SHAMIR_SHARE_BYTES);
+    }
+    return finish(&w, SDFED_SECAGG_MSG_UNMASK, err);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+int sdfed_secagg_read_header(const unsigned char *msg, size_t len, int kind, int64_t round, sdfed_error *err) {
+    const char *name = sdfed_secagg_msg_name(kind);
+    if (len < SDFED_SECAGG_MSG_HEADER || msg[0] != kind)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg: not a %s message (%s, %zu bytes)", name,
+                          len < SDFED_SECAGG_MSG_HEADER   ? "too short"
+                          : sdfed_secagg_msg_name(msg[0]) ? sdfed_secagg_msg_name(msg[0])
+                                                          : "unknown kind",
+                          len);
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++) r = r << 8 | msg[1 + i];
+    if ((int64_t)r != round)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: round %lld, not %lld", name, (long long)(int64_t)r,
+                          (long long)round);
+    return SDFED_OK;
+}
+
+/* the message's size must be exactly `want` */
+static int sized(const char *name, size_t len, size_t want, sdfed_error *err) {
+    if (len == want) return SDFED_OK;
+    return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: %zu bytes, its counts say %zu", name, len, want);
+}
+
+/* a count at `at` (the message holding at least at + 4 bytes) of at most max */
+static int read_count(const unsigned char *msg, size_t len, size_t at, const char *name, int max, int *count,
+                      sdfed_error *err) {
+    if (len < at + 4) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: cut short (%zu bytes)", name, len);
+    uint32_t c = sdfed_secagg_be32(msg + at);
+    if (c > (uint32_t)max) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: %u entries, at most %d", name, c, max);
+    *count = (int)c;
+    return SDFED_OK;
+}
+
+int sdfed_secagg_read_advertise(const unsigned char *msg, size_t len, int64_t round, const unsigned char **mask_key,
+                                const unsigned char **share_key, sdfed_error *err) {
+    int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_ADVERTISE, round, err);
+    if (rc == SDFED_OK) rc = sized("advertise", len, SDFED_SECAGG_MSG_HEADER + 64, err);
+    if (rc) return rc;
+    *mask_key = msg + SDFED_SECAGG_MSG_HEADER;
+    *share_key = msg + SDFED_SECAGG_MSG_HEADER + 32;
+    return SDFED_OK;
+}
+
+int sdfed_secagg_read_share_request(const unsigned char *msg, size_t len, int64_t round, int max_clients,
+                                    sdfed_secagg_share_request *out, sdfed_error *err) {
+    const size_t fixed = SDFED_SECAGG_MSG_HEADER + 20 + 32;
+    int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_SHARE_REQUEST, round, err);
+    if (rc) return rc;
+    if (len < fixed) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg share_request: cut short (%zu bytes)", len);
+    uint32_t f[5];
+    for (int i = 0; i < 5; i++) f[i] = sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER + 4 * i);
+    /* n, self, k, t, min_inputs */
+    if (f[0] < 2 || f[0] > (uint32_t)max_clients || f[1] >= f[0] || f[2] < 1 || f[2] >= f[0] || f[3] < 2 ||
+        f[3] > f[2] + 1 || f[4] < 1 || f[4] > f[0])
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "secagg share_request: n %u (at most %d), client %u, k %u, t %u, min_inputs %u do not hold "
+                          "together",
+                          f[0], max_clients, f[1], f[2], f[3], f[4]);
+    *out = (sdfed_secagg_share_request){.n = (int)f[0],
+                                        .self = (int)f[1],
+                                        .k = (int)f[2],
+                                        .t = (int)f[3],
+                                        .min_inputs = (int)f[4],
+                                        .session = msg + SDFED_SECAGG_MSG_HEADER + 20,
+                                        .holders = msg + fixed};
+    rc = sized("share_request", len, fixed + (size_t)SDFED_SECAGG_HOLDER_BYTES * (f[2] + 1), err);
+    int found_self = 0;
+    for (uint32_t s = 0; s <= f[2] && rc == SDFED_OK; s++) {
+        uint32_t h = sdfed_secagg_be32(out->holders + (size_t)SDFED_SECAGG_HOLDER_BYTES * s);
+        if (h >= f[0]) rc = sdfed_fail(err, SDFED_ERR_FORMAT, "secagg share_request: holder %u of %u clients", h, f[0]);
+        found_self |= h == f[1];
+    }
+    if (rc == SDFED_OK && !found_self)
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "secagg share_request: client %u is not among its own holders", f[1]);
+    return rc;
+}
+
+int sdfed_secagg_read_relayed(const unsigned char *msg, size_t len, int kind, int64_t round, int max_count,
+                              sdfed_secagg_list *out, sdfed_error *err) {
+    const char *name = sdfed_secagg_msg_name(kind);
+    if (kind != SDFED_SECAGG_MSG_SHARES && kind != SDFED_SECAGG_MSG_MASKED_REQUEST)
+        return sdfed_fail(err, SDFED_ERR_ARG, "secagg: message %d relays no sealed pairs", kind);
+    int rc = sdfed_secagg_read_header(msg, len, kind, round, err);
+    if (rc == SDFED_OK) rc = read_count(msg, len, SDFED_SECAGG_MSG_HEADER, name, max_count, &out->count, err);
+    if (rc == SDFED_OK)
+        rc = sized(name, len, SDFED_SECAGG_MSG_HEADER + 4 + (size_t)SDFED_SECAGG_RELAYED_BYTES * out->count, err);
+    out->entries = msg + SDFED_SECAGG_MSG_HEADER + 4;
+    return rc;
+}
+
+int sdfed_secagg_read_masked(const unsigned char *msg, size_t len, int64_t round, int ring_bits, uint64_t *v,
+                             size_t count, sdfed_error *err) {
+    int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_MASKED, round, err);
+    if (rc) return rc;
+    if (len < SDFED_SECAGG_MSG_HEADER + 4) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: cut short");
+    uint32_t c = sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER);
+    if (c != count) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: %u values, the round's are %zu", c, count);
+    size_t width = ring_bits <= 32 ? 4 : 8;
+    rc = sized("masked", len, SDFED_SECAGG_MSG_HEADER + 4 + width * count, err);
+    const unsigned char *at = msg + SDFED_SECAGG_MSG_HEADER + 4;
+    for (size_t j = 0; j < count && rc == SDFED_OK; j++) {
+        uint64_t e = 0;
+        for (int b = (int)width - 1; b >= 0; b--) e = e << 8 | at[width * j + (size_t)b];
+        if (ring_bits < 64 && e >> ring_bits)
+            return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: value %zu is not below 2^%d", j, ring_bits);
+        v[j] = e;
+    }
+    return rc;
+}
+
+int sdfed_secagg_read_unmask_request(const unsigned char *msg, size_t len, int64_t round, int max_count,
+                                     sdfed_secagg_unmask_request *out, sdfed_error *err) {
+    const char *name = "unmask_request";
+    int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_UNMASK_REQUEST, round, err);
+    if (rc) return rc;
+    if (len < SDFED_SECAGG_MSG_HEADER + 4) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: cut short", name);
+    uint32_t inputs = sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER);
+    if (inputs > (uint32_t)SDFED_SECAGG_MAX_HOLDERS)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg %s: %u inputs", name, inputs);
+    out->inputs = (int)inputs;
+    size_t at = SDFED_SECAGG_MSG_HEADER + 4;
+    rc = read_count(msg, len, at, name, max_count, &out->alive.count, err);
+    out->alive.entries = msg + at + 4;
+    at += 4 + 4 * (size_t)(rc ? 0 : out->alive.count);
+    if (rc == SDFED_OK) rc = read_count(msg, len, at, name, max_count, &out->dropped.count, err);
+    out->dropped.entries = msg + at + 4;
+    if (rc == SDFED_OK) rc = sized(name, len, at + 4 + 4 * (size_t)out->dropped.count, err);
+    return rc;
+}
+
+int sdfed_secagg_read_unmask(const unsigned char *msg, size_t len, int64_t round, int max_count, sdfed_secagg_list *out,
+                             sdfed_error *err) {
+    int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_UNMASK, round, err);
+    if (rc == SDFED_OK) rc = read_count(msg, len, SDFED_SECAGG_MSG_HEADER, "unmask", max_count, &out->count, err);
+    if (rc == SDFED_OK)
+        rc = sized("unmask", len, SDFED_SECAGG_MSG_HEADER + 4 + (size_t)SDFED_SECAGG_ANSWER_BYTES * out->count, err);
+    out->entries = msg + SDFED_SECAGG_MSG_HEADER + 4;
+    return rc;
+}
