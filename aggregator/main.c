@@ -215,6 +215,12 @@ int main(int argc, char **argv) {
     sdfed_task task;
     char task_sha[65];
     if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+    if (task.secagg.on) { /* never plain rounds for a task that asks for the sum only */
+        sdfed_task_free(&task);
+        return cli_error(CLI_FAILED, "%s: \"secure_aggregation\": this aggregator does not run secure rounds yet "
+                                     "(sdfed sim does); it will not collect the prompts in the clear",
+                         a.task);
+    }
     double min_clients = task.min_clients > 0         ? task.min_clients
                          : task.clients_per_round > 0 ? task.clients_per_round
                                                       : task.clients,
