@@ -21,14 +21,16 @@
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
 #     the address given; a client busy loading still answers PINGs; the
-#     keepalive hangs up a connection that answers none.
+#     keepalive hangs up a connection that answers none;
+#  7. the edge a public federation faces (edge.mjs, its own servers): frames
+#     and requests over their limits refused before they are read.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [postgres]
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
 # tests/lib/postgres.sh), then a database of another task and --db's
-# command-line errors (ctest aggregator_postgres).
+# command-line errors (ctest aggregator_postgres); with "edge" only part 7.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -134,6 +136,16 @@ same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, w
   stop_server
 }
 summary() { echo "aggregator: $passed passed, $failed failed"; }
+edge() { # --- 7. the edge (edge.mjs starts its own servers)
+  node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
+  grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"
+}
+if [ "$parts" = edge ]; then
+  edge
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
 
 if [ "$parts" = postgres ]; then
   postgres_start && postgres_createdb eq && postgres_createdb other || { bad "no PostgreSQL server"; summary; exit 1; }
@@ -687,6 +699,8 @@ stop_server
 "$aggregator" --task "$work/keepalive.json" --ping-after 5 --hangup-after 5 >"$work/keepalive.cli" 2>&1
 [ $? = 2 ] && grep -q "hangup-after (5 s) must be longer than --ping-after (5 s)" "$work/keepalive.cli" && ok ||
   bad "--hangup-after not longer than --ping-after: $(cat "$work/keepalive.cli")"
+
+edge
 
 # sanitizer builds: no process reported a memory error or a leak
 cleanup
