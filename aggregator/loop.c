@@ -190,8 +190,10 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
     info.retry_and_idle_policy = &no_validity_timers;
-    info.options =
-        LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
+    /* text frames that are not UTF-8 fail the connection with 1007 before a
+     * callback sees them (RFC 6455 8.1) */
+    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | LWS_SERVER_OPTION_VALIDATE_UTF8 |
+                   (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
     if (opt->cert && opt->key) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = opt->cert;

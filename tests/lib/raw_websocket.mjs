@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 
-export const TEXT = 0x1, BINARY = 0x2, CLOSE = 0x8, PING = 0x9, PONG = 0xa;
+export const CONTINUATION = 0x0, TEXT = 0x1, BINARY = 0x2, CLOSE = 0x8, PING = 0x9, PONG = 0xa;
 
 // The HTTP upgrade a client sends for the sdfed.v1 subprotocol; extra: more
 // header lines ("Origin: ...\r\n").
@@ -83,13 +83,14 @@ export function frames(onHeaders, onFrame) {
 //   status       the upgrade's status line ('' until it came)
 //   messages     the text messages received, parsed (a text that is not
 //                JSON as {raw: text})
+//   notUtf8      how many of them were not valid UTF-8 (RFC 6455 8.1)
 //   closeCode, closeReason  of the server's close frame (0 until one came)
 //   ended        the socket closed
-//   sent         the payload bytes sent so far
 //   send(bytes), sendText(text), sendBinary(bytes), close()
 //   until(what, seconds, cond): waits until cond(c) holds (false after SECONDS)
 export function rawConnect(port, { from = '127.0.0.1', extra = '' } = {}) {
-  const c = { status: '', messages: [], closeCode: 0, closeReason: '', ended: false, sent: 0, pings: 0 };
+  const c = { status: '', messages: [], notUtf8: 0, closeCode: 0, closeReason: '', ended: false, pings: 0 };
+  const strict = new TextDecoder('utf-8', { fatal: true });
   let wake = () => {};
   const changed = () => wake();
   c.socket = net.connect({ port, host: '127.0.0.1', localAddress: from }, () => c.socket.write(upgradeRequest(port, extra)));
@@ -99,6 +100,7 @@ export function rawConnect(port, { from = '127.0.0.1', extra = '' } = {}) {
     changed();
   }, (opcode, payload) => {
     if (opcode === TEXT) {
+      try { strict.decode(payload); } catch { c.notUtf8++; }
       try { c.messages.push(JSON.parse(payload.toString())); } catch { c.messages.push({ raw: payload.toString() }); }
     }
     if (opcode === PING) {

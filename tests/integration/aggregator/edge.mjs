@@ -8,7 +8,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import { startAggregator } from '../../lib/port_file.mjs';
-import { BINARY, clientFrameHeader, masked, rawConnect } from '../../lib/raw_websocket.mjs';
+import { BINARY, CONTINUATION, TEXT, clientFrame, clientFrameHeader, masked, rawConnect } from '../../lib/raw_websocket.mjs';
 
 const [aggregator, model, work] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -46,7 +46,41 @@ async function frameSizes() {
   server.stop();
 }
 
-for (const part of [frameSizes]) {
+// --- text frames are UTF-8 (RFC 6455 8.1): one that is not fails the connection with 1007 before anything reads
+// it, also when its last character is cut short at the end of a message in fragments; what the server says in its
+// own text frames is always UTF-8, also when it quotes what a client sent
+async function utf8() {
+  const server = await start('utf8', []);
+  const bytes = (...parts) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  const invalid = [
+    ['a byte that is never UTF-8 (0xff)', [clientFrame(TEXT, bytes('{"type": "', [0xff], '"}'))]],
+    ['a UTF-16 surrogate encoded (0xed 0xa0 0x80)', [clientFrame(TEXT, bytes('{"type": "', [0xed, 0xa0, 0x80], '"}'))]],
+    ['an overlong encoding of "/" (0xc0 0xaf)', [clientFrame(TEXT, bytes('{"type": "', [0xc0, 0xaf], '"}'))]],
+    ['a character cut short where a message in two fragments ends',
+      [clientFrame(TEXT, bytes('{"type": "heartbeat", "x": "'), { final: false }), clientFrame(CONTINUATION, bytes('"}', [0xc3]))]],
+  ];
+  for (const [what, frames] of invalid) {
+    const c = rawConnect(server.port);
+    await c.until((x) => x.status, 10);
+    frames.forEach((f) => c.send(f));
+    await c.until((x) => x.closeCode || x.ended, 10);
+    check(c.closeCode === 1007 && c.messages.length === 0, `${what}: closed with 1007 and no message: ${show(c)}`);
+    c.close();
+  }
+  // the server quotes a client's type and protocol: UTF-8 in, UTF-8 out, whole characters
+  const c = rawConnect(server.port);
+  await c.until((x) => x.status, 10);
+  c.sendText('{"type": "h\u00e9llo\ud800 \u00e9\u00e9"}'); // a lone surrogate escaped is U+FFFD
+  c.sendText(JSON.stringify({ type: 'hello', protocol: `sdfed.${'é'.repeat(12)}` }));
+  await c.until((x) => x.messages.length === 2, 10);
+  check(c.messages.length === 2 && c.notUtf8 === 0 && c.messages[0].code === 'unknown_type' &&
+    c.messages[0].message.includes('héllo\ufffd éé') && c.messages[1].code === 'bad_protocol',
+  `the server quotes a client's text in UTF-8: ${show(c)}`);
+  c.close();
+  server.stop();
+}
+
+for (const part of [frameSizes, utf8]) {
   try {
     await part();
   } catch (e) {
