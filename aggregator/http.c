@@ -85,10 +85,8 @@ int http_serve(http_site *site, struct lws *wsi, enum lws_callback_reasons reaso
     const char *path = in;
     int answered, rc;
     char file[1024], model_url[128];
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) { /* HEAD, POST...: over TLS (the gate answers plain HTTP) */
-        static const char body[] = "only GET is served\n";
-        return response_send(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "text/plain", body, sizeof body - 1, "no-store");
-    }
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) /* HEAD, POST...: over TLS (the gate answers plain HTTP) */
+        return response_refuse(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "only GET is served", "allow", "GET");
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", site->model_sha256);
     if ((rc = status_serve(&site->status, wsi, path, &answered)) || answered) return rc;
     if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site);

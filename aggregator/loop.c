@@ -119,7 +119,8 @@ static int confirm_upgrade(struct lws *wsi) {
     char response[LWS_PRE + 1024];
     int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, HTTP_STATUS_BAD_REQUEST,
                                 "this WebSocket speaks only the " SDFED_PROTOCOL
-                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
+                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")",
+                                NULL, NULL);
     if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
     return -1;
 }
@@ -189,6 +190,10 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     info.vhost_name = "sdfed";
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
+    /* room for every request the gate lets through: lws keeps each of its
+     * (at most 64) headers with at most 8 bytes of its own and a NUL (over
+     * TLS, where the gate is not, a request that does not fit is dropped) */
+    info.max_http_header_data = (unsigned short)(opt->max_header_bytes + 1024);
     info.retry_and_idle_policy = &no_validity_timers;
     /* text frames that are not UTF-8 fail the connection with 1007 before a
      * callback sees them (RFC 6455 8.1) */
@@ -207,7 +212,7 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     }
     l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
     rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
-    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&l->gate, l->vhost, opt->header_timeout_s, err);
+    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&l->gate, l->vhost, opt->header_timeout_s, opt->max_header_bytes, err);
     if (rc) {
         loop_destroy(l);
         return rc;

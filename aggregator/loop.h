@@ -19,6 +19,7 @@ typedef struct loop_options {
     int port;               /* 0: one the kernel chooses */
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
+    size_t max_header_bytes; /* a request's line and headers (gate.h) */
     int header_timeout_s;
     session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
 } loop_options;

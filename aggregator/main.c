@@ -74,13 +74,14 @@ static const char usage[] =
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
     "  --rate-limit N        at most N messages on a connection in each --rate-window (50)\n"
     "  --rate-window S       the rate limit's window, seconds (1)\n"
-    "  --max-message-bytes N (4194304)   --max-refusals N (20)\n";
+    "  --max-message-bytes N (4194304)   --max-refusals N (20)\n"
+    "  --max-header-bytes N  a request's line and headers; longer ones are answered 431 (8192)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after;
+        *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     int help, verify;
 } args;
 
@@ -113,6 +114,7 @@ int main(int argc, char **argv) {
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
+    a.max_header = "8192";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -147,6 +149,7 @@ int main(int argc, char **argv) {
                                   {"--commit-wait", &a.commit_wait, NULL},
                                   {"--ping-after", &a.ping_after, NULL},
                                   {"--hangup-after", &a.hangup_after, NULL},
+                                  {"--max-header-bytes", &a.max_header, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
@@ -157,7 +160,7 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
+        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -171,7 +174,8 @@ int main(int argc, char **argv) {
         number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
         number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
         number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
-        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after))
+        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
+        number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header))
         return CLI_USAGE;
     if (hangup_after <= ping_after)
         return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
@@ -359,6 +363,7 @@ int main(int argc, char **argv) {
                        .cert = a.cert,
                        .key = a.key,
                        .max_message_bytes = (size_t)max_bytes,
+                       .max_header_bytes = (size_t)max_header,
                        .header_timeout_s = 5,
                        .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)}};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {

@@ -18,16 +18,22 @@ int response_send(struct lws *wsi, int status, const char *type, const char *bod
 /* 404 with a one-line text body. */
 int response_not_found(struct lws *wsi);
 /* A file, streamed by lws; with an etag (the content's hash) it is cached
- * for a year and If-None-Match is answered 304. */
+ * for a year, and a request whose If-None-Match lists its entity tag (weak
+ * or strong, RFC 9110 13.1.2) or is "*" is answered 304. */
 int response_file(struct lws *wsi, const char *file, const char *etag);
 /* Whether the connection closes after its response (plain HTTP). */
 int response_closes(struct lws *wsi);
 
-/* A whole response with a one-line text/plain body (text and a line
- * break) and the headers every response carries, as raw bytes: for a
- * socket lws does not own (the gate's), and for a WebSocket upgrade refused
- * before lws answers it; status 400 or 405. Its length, or -1 when it does
- * not fit in cap. */
-int response_text_bytes(char *out, size_t cap, int status, const char *text);
+/* A refusal: status (400, 401, 403, 405, 429, 431 or 503) with a
+ * one-line text/plain body (text and a line break), not to be cached, and
+ * one header more when header is set ("allow" with 405, "retry-after" with
+ * 429 and 503, "www-authenticate" with 401). Returns what the lws HTTP
+ * callback returns. */
+int response_refuse(struct lws *wsi, int status, const char *text, const char *header, const char *value);
+/* The same refusal as raw bytes, with the headers every response carries:
+ * for a socket lws does not own (the gate's), and for a WebSocket upgrade
+ * refused before lws answers it. Its length, or -1 when it does not fit in
+ * cap. */
+int response_text_bytes(char *out, size_t cap, int status, const char *text, const char *header, const char *value);
 
 #endif

@@ -6,6 +6,8 @@
 // Prints a line per failure and "edge: N passed, M failed".
 //   node --experimental-websocket edge.mjs AGGREGATOR MODEL.gguf WORK_DIR
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 
 import { startAggregator } from '../../lib/port_file.mjs';
 import { BINARY, CONTINUATION, TEXT, clientFrame, clientFrameHeader, masked, rawConnect } from '../../lib/raw_websocket.mjs';
@@ -19,6 +21,37 @@ mkdirSync(work, { recursive: true });
 const task = JSON.parse(readFileSync(new URL('protocol_task.json', import.meta.url), 'utf8'));
 writeFileSync(`${work}/task.json`, JSON.stringify({ ...task, model }));
 const start = (name, options) => startAggregator(aggregator, `${work}/task.json`, work, name, options);
+// GET path from the local address `from`: { status, headers, body } (a body of at most 64 KiB is read; the rest
+// of a larger one is left unread)
+function get(port, path, { from = '127.0.0.1', headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, localAddress: from, headers, agent: false }, (res) => {
+      const parts = [];
+      let size = 0;
+      res.on('data', (d) => {
+        parts.push(d);
+        size += d.length;
+        if (size > 65536) res.destroy();
+      });
+      const done = () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString() });
+      res.on('end', done);
+      res.on('close', done);
+    });
+    req.on('error', reject);
+    req.setTimeout(20000, () => req.destroy(new Error(`GET ${path}: no answer in 20 s`)));
+  });
+}
+// The bytes a server answers to raw request bytes (it closes after one answer over plain HTTP).
+function exchange(port, bytes, { from = '127.0.0.1' } = {}) {
+  return new Promise((resolve) => {
+    let answer = '';
+    const s = net.connect({ port, host: '127.0.0.1', localAddress: from }, () => s.write(bytes));
+    s.on('data', (d) => { answer += d; });
+    s.on('close', () => resolve(answer));
+    s.on('error', () => {});
+    s.setTimeout(20000, () => s.destroy());
+  });
+}
 const show = (c) => JSON.stringify({ status: c.status, messages: c.messages, close: c.closeCode, ended: c.ended });
 
 // --- a frame whose header announces more than --max-message-bytes is refused with its first piece (lws hands
@@ -80,7 +113,55 @@ async function utf8() {
   server.stop();
 }
 
-for (const part of [frameSizes, utf8]) {
+// --- HTTP: a method other than GET is 405 with Allow: GET; If-None-Match is a list of entity tags compared as
+// RFC 9110 says (weak comparison, "*"), never a substring
+async function httpRules() {
+  const server = await start('http', []);
+  const answer = await exchange(server.port, 'POST /status HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+  check(/^HTTP\/1.1 405 Method Not Allowed\r\n/.test(answer) && /\r\nallow: GET\r\n/i.test(answer),
+    `POST is 405 with Allow: GET: ${JSON.stringify(answer.slice(0, 300))}`);
+  const { body } = await get(server.port, '/task');
+  const sha = JSON.parse(body).model.sha256, url = `/model/${sha}.gguf`;
+  const cases = [[`"${sha}"`, 304], [`W/"${sha}"`, 304], [`"0", W/"1" ,, "${sha}"`, 304], ['*', 304], [` * `, 304],
+    [`"${sha.slice(1)}"`, 200], [`"x${sha}"`, 200], [sha, 200], [`"${sha}`, 200], [`"${sha}" x`, 200], ['*, "0"', 200],
+    [`"${sha.toUpperCase()}"`, 200]];
+  for (const [value, want] of cases) {
+    const r = await get(server.port, url, { headers: { 'if-none-match': value } });
+    check(r.status === want && (want === 200 || r.headers.etag === `"${sha}"`),
+      `If-None-Match: ${value.replace(sha, 'SHA')} is answered ${r.status} (etag ${r.headers.etag}), not ${want}`);
+  }
+  server.stop();
+}
+
+// --- a request whose line and headers pass --max-header-bytes [8192], or that has more than 64 header lines, is
+// answered 431 with a line saying so, one with more than 16 query arguments 400; a request at those limits is
+// served (lws gets room for all of it)
+async function headerSizes() {
+  const server = await start('headers', []);
+  // a GET /status?QUERY whose line and headers (with the empty line) are `size` bytes, in `lines` header lines
+  const request = (size, lines, query = '') => {
+    let head = `GET /status${query} HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
+    for (let i = 2; i < lines; i++) head += 'a:\r\n';
+    return `${head}X-Pad: ${'x'.repeat(size - head.length - 11)}\r\n\r\n`;
+  };
+  const arguments16 = `?${Array.from({ length: 16 }, (_, i) => `a${i}=1`).join('&')}`;
+  const cases = [[request(8192, 2), 200], [request(8192, 64), 200], [request(1000, 64, arguments16), 200],
+    [request(8193, 2), 431, "the request's line and headers are longer than 8192 bytes"],
+    [request(20000, 30), 431, "the request's line and headers are longer than 8192 bytes"],
+    [request(1000, 65), 431, 'the request has more than 64 headers'],
+    [request(1000, 2, `${arguments16};b`), 400, 'the query has more than 16 arguments']];
+  for (const [bytes, want, line] of cases) {
+    const answer = await exchange(server.port, bytes);
+    const ok = want === 200 ? /^HTTP\/1.1 200 /.test(answer)
+      : answer.startsWith(`HTTP/1.1 ${want} `) && answer.endsWith(`\r\n\r\n${line}\n`);
+    const lines = bytes.split('\r\n').length - 3;
+    check(ok, `${bytes.length} bytes of line and headers (${lines} header lines): ${JSON.stringify(answer.slice(0, 90))}, ` +
+      `not ${want}`);
+  }
+  server.stop();
+}
+
+for (const part of [frameSizes, utf8, httpRules, headerSizes]) {
   try {
     await part();
   } catch (e) {
