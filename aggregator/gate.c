@@ -158,7 +158,7 @@ static void hand_over(gate *g, waiting *w) {
  * read and dropped until it closes (a socket closed with unread input is
  * reset, and a reset can make the peer lose the answer). */
 static void refuse(gate *g, waiting *w, int status, const char *why) {
-    char response[1024];
+    char response[RESPONSE_HEAD_MAX];
     int allow = status == 405; /* only GET is served */
     int len = response_text_bytes(response, sizeof response, status, why, allow ? "allow" : NULL, "GET");
     if (len > 0 && send(w->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) == len &&

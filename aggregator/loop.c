@@ -112,17 +112,39 @@ static int offers_sdfed(struct lws *wsi) {
     return 0;
 }
 
-/* An upgrade without sdfed.v1 is answered 400 with a line saying so, then
- * hung up (lws would bind it to the first protocol, or drop it silently). */
-static int confirm_upgrade(struct lws *wsi) {
-    if (offers_sdfed(wsi)) return 0;
-    char response[LWS_PRE + 1024];
-    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, HTTP_STATUS_BAD_REQUEST,
-                                "this WebSocket speaks only the " SDFED_PROTOCOL
-                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")",
-                                NULL, NULL);
+/* A header's value into out (cap bytes); NULL when the request has none,
+ * "" when it does not fit. */
+static const char *header(struct lws *wsi, enum lws_token_indexes token, char *out, int cap) {
+    if (lws_hdr_total_length(wsi, token) <= 0) return NULL;
+    if (lws_hdr_copy(wsi, out, cap, token) < 0) out[0] = '\0';
+    return out;
+}
+
+/* Refuses an upgrade before lws answers it: status with a line, then the
+ * hang-up. */
+static int refuse_upgrade(struct lws *wsi, int status, const char *why) {
+    char response[LWS_PRE + RESPONSE_HEAD_MAX];
+    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, status, why, NULL, NULL);
     if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
     return -1;
+}
+
+/* An upgrade without sdfed.v1 is answered 400 with a line saying so (lws
+ * would bind it to the first protocol, or drop it silently); one from a
+ * page of another origin 403. */
+static int confirm_upgrade(loop *l, struct lws *wsi) {
+    if (!offers_sdfed(wsi))
+        return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
+                              "this WebSocket speaks only the " SDFED_PROTOCOL
+                              " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
+    char origin_text[ORIGIN_MAX], host_text[ORIGIN_MAX], why[ORIGIN_MAX + 160];
+    const char *origin = header(wsi, WSI_TOKEN_ORIGIN, origin_text, sizeof origin_text);
+    if (origins_let_in(l->opt.origins, origin, header(wsi, WSI_TOKEN_HOST, host_text, sizeof host_text))) return 0;
+    snprintf(why, sizeof why,
+             "this WebSocket is for the pages of this server: a page of %.*s may not open it (its host allows others "
+             "with --allow-origin)",
+             ORIGIN_MAX, origin);
+    return refuse_upgrade(wsi, HTTP_STATUS_FORBIDDEN, why);
 }
 
 /* The first protocol also hears lws's listener and the gate's descriptor:
@@ -133,7 +155,7 @@ static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return l->gate ? gate_take(l->gate, (int)(intptr_t)in, now_ms()) : 0;
-    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(wsi);
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(l, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return -1; /* a client that listed "http" before sdfed.v1 */
     case LWS_CALLBACK_RAW_RX_FILE: gate_service(l->gate); return 0;
     default: return http_serve(l->site, wsi, reason, user, in, len);

@@ -75,7 +75,9 @@ static const char usage[] =
     "  --rate-limit N        at most N messages on a connection in each --rate-window (50)\n"
     "  --rate-window S       the rate limit's window, seconds (1)\n"
     "  --max-message-bytes N (4194304)   --max-refusals N (20)\n"
-    "  --max-header-bytes N  a request's line and headers; longer ones are answered 431 (8192)\n";
+    "  --max-header-bytes N  a request's line and headers; longer ones are answered 431 (8192)\n"
+    "  --allow-origin ORIGIN pages of ORIGIN (https://HOST[:PORT]; '*' for any) may open the WebSocket besides\n"
+    "                        the server's own (repeatable; a client without Origin, not a page, always may)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
@@ -152,7 +154,12 @@ int main(int argc, char **argv) {
                                   {"--max-header-bytes", &a.max_header, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
-    int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
+    const char *allow_origin[ORIGINS_ALLOWED_MAX];
+    int n_allow_origin;
+    const cli_list lists[] = {
+        {.name = "--allow-origin", .values = allow_origin, .max = ORIGINS_ALLOWED_MAX, .count = &n_allow_origin}};
+    int status = cli_parse_lists(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), lists,
+                                 (int)(sizeof lists / sizeof lists[0]), NULL, NULL);
     if (status) return status;
     if (a.help) {
         fputs(usage, stdout);
@@ -195,6 +202,11 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE,
                          "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
                          "with --state");
+    origins pages = {0};
+    for (int i = 0; i < n_allow_origin; i++) {
+        sdfed_error origin_err = {0};
+        if (origins_allow(&pages, allow_origin[i], &origin_err)) return cli_error(CLI_USAGE, "%s", origin_err.message);
+    }
     const char *where = a.db ? a.db : a.state ? a.state : "state";
     sdfed_error host_err = {0};
     char bind_address[256];
@@ -365,7 +377,8 @@ int main(int argc, char **argv) {
                        .max_message_bytes = (size_t)max_bytes,
                        .max_header_bytes = (size_t)max_header,
                        .header_timeout_s = 5,
-                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)}};
+                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
+                       .origins = &pages};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;

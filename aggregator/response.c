@@ -16,14 +16,22 @@ int response_closes(struct lws *wsi) { return !lws_is_ssl(lws_get_network_wsi(ws
 static int completed(struct lws *wsi) { return response_closes(wsi) || lws_http_transaction_completed(wsi) ? -1 : 0; }
 
 /* Headers every response carries: cross-origin isolation (so the page can
- * use threads) and no content sniffing; and Connection: close when the
- * connection closes after it. */
+ * use threads), no content sniffing, the content security policy (scripts,
+ * styles, workers and connections of this origin only, WebAssembly
+ * compiled from them, images also from the page's own blobs, nothing
+ * inline, no frames around it) and no Referer (a join key may be in the
+ * address); and Connection: close when the connection closes after it. */
 static const struct {
     const char *name, *value;
 } common_headers[] = {{"cross-origin-opener-policy:", "same-origin"},
                       {"cross-origin-embedder-policy:", "require-corp"},
                       {"cross-origin-resource-policy:", "same-origin"},
-                      {"x-content-type-options:", "nosniff"}};
+                      {"x-content-type-options:", "nosniff"},
+                      {"content-security-policy:",
+                       "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
+                       "img-src 'self' blob:; connect-src 'self'; worker-src 'self'; object-src 'none'; "
+                       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+                      {"referrer-policy:", "no-referrer"}};
 
 static int add_header(struct lws *wsi, const char *name, const char *value, unsigned char **p, unsigned char *end) {
     return lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
@@ -66,7 +74,7 @@ int response_text_bytes(char *out, size_t cap, int status, const char *text, con
 /* A whole response from memory, with one header more when header is set. */
 static int send_whole(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache,
                       const char *header, const char *value) {
-    unsigned char head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
+    unsigned char head[LWS_PRE + RESPONSE_HEAD_MAX], *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
     char name[64];
     snprintf(name, sizeof name, "%s:", header ? header : "");
     if (lws_add_http_common_headers(wsi, (unsigned)status, type, len, &p, end) || add_common(wsi, &p, end) ||
@@ -145,7 +153,7 @@ static int lists_etag(const char *value, const char *etag) {
 int response_file(struct lws *wsi, const char *file, const char *etag) {
     struct stat st;
     if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return response_not_found(wsi);
-    unsigned char extra[512], *p = extra, *end = extra + sizeof extra;
+    unsigned char extra[RESPONSE_HEAD_MAX], *p = extra, *end = extra + sizeof extra;
     if (add_common(wsi, &p, end)) return 1;
     const char *cache = etag ? "public, max-age=31536000, immutable" : "no-cache";
     if (add_header(wsi, "cache-control:", cache, &p, end)) return 1;

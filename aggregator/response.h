@@ -1,7 +1,10 @@
 /* HTTP responses of the aggregator, on lws or (for the gate) as raw bytes.
  * Every response carries Cross-Origin-Opener-Policy: same-origin and
  * Cross-Origin-Embedder-Policy: require-corp (so the page may use
- * threads), Cross-Origin-Resource-Policy and nosniff. A plain-HTTP
+ * threads), Cross-Origin-Resource-Policy, nosniff, a strict
+ * Content-Security-Policy (this origin's scripts, styles and workers, and
+ * WebAssembly compiled from them; nothing inline; frame-ancestors 'none')
+ * and Referrer-Policy: no-referrer. A plain-HTTP
  * connection carries one request and says Connection: close: the next
  * comes on a new connection, whose request line the gate checks before lws
  * parses it (gate.h); TLS connections keep lws's keep-alive. */
@@ -11,6 +14,10 @@
 #include <stddef.h>
 
 #include <libwebsockets.h>
+
+/* Room for a response's status line and headers, every one's included
+ * (and for a refusal's one-line body). */
+enum { RESPONSE_HEAD_MAX = 2048 };
 
 /* A whole response from memory; cache is the Cache-Control value or NULL.
  * Returns what the lws HTTP callback returns. */

@@ -9,6 +9,7 @@
  *                 STATUS_VOLUNTEERS volunteers heard from last (anonymous
  *                 names, first and last seen, rounds, last accuracy)
  *                 (it reloads every 5 s; 503 when the page cannot be built)
+ *   /status.css   status.html's style
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason (by this process), store failures,
  *                 aggregation time

@@ -81,6 +81,7 @@ export function frames(onHeaders, onFrame) {
 // (127.0.0.x: another client as the server sees it; Linux routes all of
 // 127/8 to lo), upgraded with extra header lines:
 //   status       the upgrade's status line ('' until it came)
+//   raw          every byte received, as text (a refusal's body is in it)
 //   messages     the text messages received, parsed (a text that is not
 //                JSON as {raw: text})
 //   notUtf8      how many of them were not valid UTF-8 (RFC 6455 8.1)
@@ -89,11 +90,12 @@ export function frames(onHeaders, onFrame) {
 //   send(bytes), sendText(text), sendBinary(bytes), close()
 //   until(what, seconds, cond): waits until cond(c) holds (false after SECONDS)
 export function rawConnect(port, { from = '127.0.0.1', extra = '' } = {}) {
-  const c = { status: '', messages: [], notUtf8: 0, closeCode: 0, closeReason: '', ended: false, pings: 0 };
+  const c = { status: '', raw: '', messages: [], notUtf8: 0, closeCode: 0, closeReason: '', ended: false, pings: 0 };
   const strict = new TextDecoder('utf-8', { fatal: true });
   let wake = () => {};
   const changed = () => wake();
   c.socket = net.connect({ port, host: '127.0.0.1', localAddress: from }, () => c.socket.write(upgradeRequest(port, extra)));
+  c.socket.on('data', (d) => { c.raw += d.toString('latin1'); });
   c.socket.on('data', frames((headers) => {
     c.status = headers.toString().split('\r\n')[0];
     c.headers = headers.toString();

@@ -5,6 +5,7 @@
 // (127.0.0.2, 127.0.0.3, ...: the server tells clients apart by address).
 // Prints a line per failure and "edge: N passed, M failed".
 //   node --experimental-websocket edge.mjs AGGREGATOR MODEL.gguf WORK_DIR
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -130,6 +131,22 @@ async function httpRules() {
     check(r.status === want && (want === 200 || r.headers.etag === `"${sha}"`),
       `If-None-Match: ${value.replace(sha, 'SHA')} is answered ${r.status} (etag ${r.headers.etag}), not ${want}`);
   }
+  // every answer carries the content security policy (the page's scripts, styles and workers, WebAssembly, nothing
+  // inline, no frames around it) and no Referer; status.html has its style in a file of its own
+  const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' blob:; " +
+    "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; " +
+    "frame-ancestors 'none'";
+  for (const path of ['/', '/status.html', '/status.css', '/task', url, '/no-such-file']) {
+    const r = await get(server.port, path);
+    check(r.headers['content-security-policy'] === csp && r.headers['referrer-policy'] === 'no-referrer',
+      `${path.replace(sha, 'SHA')} (${r.status}) carries the content security policy: ${r.headers['content-security-policy']}`);
+  }
+  const page = (await get(server.port, '/status.html')).body, css = await get(server.port, '/status.css');
+  check(!/<style|<script|style=/.test(page) && page.includes('<link rel="stylesheet" href="/status.css">') &&
+    css.status === 200 && css.headers['content-type'] === 'text/css' && css.body.includes('.volunteers'),
+  'status.html has no inline style: its style is /status.css');
+  const raw = await exchange(server.port, 'GET /status?x=%00 HTTP/1.1\r\n\r\n');
+  check(raw.includes(`\r\ncontent-security-policy: ${csp}\r\n`), `the gate's refusals carry it too: ${raw.slice(0, 100)}`);
   server.stop();
 }
 
@@ -161,7 +178,42 @@ async function headerSizes() {
   server.stop();
 }
 
-for (const part of [frameSizes, utf8, httpRules, headerSizes]) {
+// --- a WebSocket upgrade from a page of another origin is refused (403 with a line); one without Origin (a headless
+// client) or from the server's own origin comes in, and those of --allow-origin (compared as RFC 6454 writes them)
+async function origins() {
+  const upgrade = async (port, origin) => {
+    const c = rawConnect(port, { extra: origin === null ? '' : `Origin: ${origin}\r\n` });
+    await c.until((x) => x.status, 10);
+    await c.until((x) => x.ended || x.status.startsWith('HTTP/1.1 101'), 5);
+    c.close();
+    return c;
+  };
+  let server = await start('origin', []);
+  const own = `http://127.0.0.1:${server.port}`;
+  for (const [origin, want] of [[null, 101], [own, 101], [own.toUpperCase().replace('HTTP', 'http'), 101],
+    ['https://evil.example', 403], [`http://localhost:${server.port}`, 403], ['http://127.0.0.1', 403], ['null', 403],
+    [`${own}/`, 403]]) {
+    const c = await upgrade(server.port, origin);
+    check(c.status.startsWith(`HTTP/1.1 ${want} `) && (want === 101 || c.raw.includes(
+      `\r\n\r\nthis WebSocket is for the pages of this server: a page of ${origin} may not open it`)),
+    `an upgrade with Origin ${origin} is answered ${want}: ${c.status}`);
+  }
+  server.stop();
+  server = await start('origin-allowed', ['--allow-origin', 'https://app.example.org', '--allow-origin',
+    'http://LOCALHOST:8080']);
+  for (const [origin, want] of [['https://app.example.org', 101], ['https://APP.example.org:443', 101],
+    ['http://localhost:8080', 101], [`http://127.0.0.1:${server.port}`, 101], ['https://app.example.org:8443', 403],
+    ['http://app.example.org', 403]]) {
+    const c = await upgrade(server.port, origin);
+    check(c.status.startsWith(`HTTP/1.1 ${want} `), `with --allow-origin, Origin ${origin} is answered ${want}: ${c.status}`);
+  }
+  server.stop();
+  const bad = spawnSync(aggregator, ['--task', `${work}/task.json`, '--allow-origin', 'https://app.example.org/path']);
+  check(bad.status === 2 && bad.stderr.toString().includes("--allow-origin 'https://app.example.org/path' is not an origin"),
+    `a path in --allow-origin is refused at start: ${bad.stderr}`);
+}
+
+for (const part of [frameSizes, utf8, httpRules, headerSizes, origins]) {
   try {
     await part();
   } catch (e) {
