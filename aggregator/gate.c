@@ -31,12 +31,14 @@ static_assert(MAX_HEADER_LINES + MAX_QUERY_ARGUMENTS + 8 <= WSI_TOKEN_COUNT, "lw
 typedef struct waiting {
     struct waiting *prev, *next; /* oldest first, the order of their deadlines */
     int fd;
+    void *tag; /* the owner's */
     int answered; /* refused: what the peer still sends is read and dropped until it closes */
     int64_t deadline_ms;
 } waiting;
 
 struct gate {
     struct lws_vhost *vh;
+    gate_owner owner;
     int epfd; /* lws's once adopted: it closes it with the context */
     int64_t timeout_ms;
     size_t max_header_bytes;
@@ -139,19 +141,21 @@ static void forget(gate *g, waiting *w) {
 
 static void drop(gate *g, waiting *w) {
     close(w->fd); /* which also takes it out of the epoll set */
+    g->owner.closed(g->owner.ctx, w->tag);
     forget(g, w);
 }
 
 static int set_low_water(int fd, int bytes) { return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes); }
 
-/* The request line is fine: lws gets the connection with every byte of
- * the request still to read. */
+/* The request is fine: the owner gets the connection with every byte of
+ * it still to read. */
 static void hand_over(gate *g, waiting *w) {
     int fd = w->fd;
+    void *tag = w->tag;
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
     set_low_water(fd, 1);
     forget(g, w);
-    lws_adopt_socket_vhost(g->vh, fd); /* on failure lws closes fd */
+    g->owner.pass(g->owner.ctx, fd, tag);
 }
 
 /* Answers and shuts the sending side; what the peer sends meanwhile is
@@ -233,7 +237,8 @@ static void serve(gate *g, waiting *w, uint32_t events) {
     }
 }
 
-int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, size_t max_header_bytes, sdfed_error *err) {
+int gate_open(gate **out, struct lws_vhost *vh, const gate_owner *owner, int timeout_s, size_t max_header_bytes,
+              sdfed_error *err) {
     *out = NULL;
     gate *g = calloc(1, sizeof *g);
     char *peeked = g ? malloc(max_header_bytes + 1) : NULL;
@@ -241,8 +246,12 @@ int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, size_t max_header
         free(g);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
     }
-    *g = (gate){.vh = vh, .timeout_ms = 1000 * (int64_t)timeout_s, .max_header_bytes = max_header_bytes,
-                .peeked = peeked, .epfd = epoll_create1(EPOLL_CLOEXEC)};
+    *g = (gate){.vh = vh,
+                .owner = *owner,
+                .timeout_ms = 1000 * (int64_t)timeout_s,
+                .max_header_bytes = max_header_bytes,
+                .peeked = peeked,
+                .epfd = epoll_create1(EPOLL_CLOEXEC)};
     if (g->epfd < 0) {
         int e = errno;
         gate_close(g);
@@ -264,22 +273,22 @@ void gate_close(gate *g) {
     free(g);
 }
 
-int gate_take(gate *g, int fd, int64_t now_ms) {
+void gate_take(gate *g, int fd, void *tag, int64_t now_ms) {
     waiting *w = calloc(1, sizeof *w);
     int own = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = w};
     if (own < 0 || epoll_ctl(g->epfd, EPOLL_CTL_ADD, own, &ev) != 0) {
         if (own >= 0) close(own);
         free(w);
-        return 1; /* dropped: no connection reaches lws unchecked */
+        g->owner.closed(g->owner.ctx, tag); /* dropped: no connection reaches lws unchecked */
+        return;
     }
-    *w = (waiting){.prev = g->tail, .fd = own, .deadline_ms = now_ms + g->timeout_ms};
+    *w = (waiting){.prev = g->tail, .fd = own, .tag = tag, .deadline_ms = now_ms + g->timeout_ms};
     if (g->tail)
         g->tail->next = w;
     else
         g->head = w;
     g->tail = w;
-    return 1;
 }
 
 void gate_service(gate *g) {

@@ -79,7 +79,10 @@ static int demo_shard(struct lws *wsi, http_site *site) {
     return rc;
 }
 
-int http_serve(http_site *site, struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+const char http_reserve_refusal[] = "the server is full; try again in a few seconds", http_reserve_retry_s[] = "5";
+
+int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws_callback_reasons reason, void *user,
+               void *in, size_t len) {
     if (reason == LWS_CALLBACK_HTTP_FILE_COMPLETION && response_closes(wsi)) return -1;
     if (reason != LWS_CALLBACK_HTTP) return lws_callback_http_dummy(wsi, reason, user, in, len);
     const char *path = in;
@@ -89,6 +92,11 @@ int http_serve(http_site *site, struct lws *wsi, enum lws_callback_reasons reaso
         return response_refuse(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "only GET is served", "allow", "GET");
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", site->model_sha256);
     if ((rc = status_serve(&site->status, wsi, path, &answered)) || answered) return rc;
+    if (from && from->in_reserve) {
+        peers_refused(site->peers, PEERS_REFUSED_RESERVE);
+        return response_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, http_reserve_refusal, "retry-after",
+                               http_reserve_retry_s);
+    }
     if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site);
     if (strcmp(path, "/task") == 0) return task_description(wsi, site);
     if (strcmp(path, model_url) == 0) return response_file(wsi, site->model_path, site->model_sha256);

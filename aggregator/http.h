@@ -8,7 +8,9 @@
  *   /demo/shard     a free demo shard of the task's data (demo.h); with
  *                   ?k=K that shard again (a page that kept its number)
  *   /status, /status.html, /metrics   status.h
- * Responses carry the headers of response.h. Malformed requests are
+ * Responses carry the headers of response.h. A connection that came in the
+ * server's reserve (peers.h) is answered only the status routes, anything
+ * else 503. Malformed requests are
  * answered 400 before they get here (gate.h); file paths with ".." or
  * other oddities are not found. */
 #ifndef SDFED_AGGREGATOR_HTTP_H
@@ -20,6 +22,7 @@
 
 #include "demo.h"
 #include "federation.h"
+#include "peers.h"
 #include "status.h"
 
 typedef struct http_site {
@@ -29,9 +32,17 @@ typedef struct http_site {
     federation *fed;
     demo *demo; /* NULL: no demo shards */
     status_board status;
+    peers *peers; /* what the edge refuses is counted there */
 } http_site;
 
-/* The lws HTTP callback's work for the site. */
-int http_serve(http_site *site, struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);
+/* What a connection that came in the reserve (the server is full) is
+ * answered (503) when it asks for anything but the status, and the seconds
+ * of its Retry-After. */
+extern const char http_reserve_refusal[], http_reserve_retry_s[];
+
+/* The lws HTTP callback's work for the site; from: the connection's record
+ * (NULL: none). */
+int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws_callback_reasons reason, void *user,
+               void *in, size_t len);
 
 #endif

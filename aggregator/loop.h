@@ -14,6 +14,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "origin.h"
+#include "peers.h"
 #include "session.h"
 
 typedef struct loop_options {
@@ -25,6 +26,7 @@ typedef struct loop_options {
     int header_timeout_s;
     session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
     const origins *origins;      /* the pages that may open the WebSocket besides the server's own */
+    peers *peers;                /* connections are counted there by address, and refused past its limits */
 } loop_options;
 
 typedef struct loop loop;

@@ -10,10 +10,12 @@
  * updates and exits (verify.h).
  * With --port 0 the kernel chooses a free port; the "listening" log line
  * and the --port-file name it once the server is ready for connections. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/sha256.h"
 #include "native/args.h"
@@ -27,6 +29,7 @@
 #include "description.h"
 #include "handlers.h"
 #include "loop.h"
+#include "peers.h"
 #include "verify.h"
 
 static loop *running;
@@ -77,13 +80,26 @@ static const char usage[] =
     "  --max-message-bytes N (4194304)   --max-refusals N (20)\n"
     "  --max-header-bytes N  a request's line and headers; longer ones are answered 431 (8192)\n"
     "  --allow-origin ORIGIN pages of ORIGIN (https://HOST[:PORT]; '*' for any) may open the WebSocket besides\n"
-    "                        the server's own (repeatable; a client without Origin, not a page, always may)\n";
+    "                        the server's own (repeatable; a client without Origin, not a page, always may)\n"
+    "  --max-connections N   connections held at once (10000; fewer when the descriptor limit, raised as far as\n"
+    "                        it goes, has no room for two descriptors each: ulimit -n)\n"
+    "  --status-reserve N    connections past --max-connections for /status, /status.html and /metrics only;\n"
+    "                        anything else on them is answered 503 (32)\n"
+    "  --max-connections-per-address N  connections one address holds (an IPv6 address: its /64); more are\n"
+    "                        closed at once (128)\n"
+    "  --max-addresses N     addresses remembered for the limits, the least recently heard of forgotten first\n"
+    "                        (65536; at least --max-connections + --status-reserve)\n"
+    "  --key-failures N      wrong join keys from one address before it is locked out (10)\n"
+    "  --key-lockout S       the first lock-out, seconds; each next one twice as long, a day at most (60)\n"
+    "  --registrations-per-minute N  new clients one address registers in a minute (20)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
+    const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
+        *registrations;
     int help, verify;
 } args;
 
@@ -93,6 +109,37 @@ static int number(const char *text, const char *name, double lo, double hi, doub
     if (!*text || *end || !(v >= lo && v <= hi))
         return cli_error(CLI_USAGE, "%s must be a number in [%g, %g], not '%s'", name, lo, hi, text);
     *out = v;
+    return CLI_OK;
+}
+
+/* Descriptors: a connection holds up to two (its socket, and a file it is
+ * being sent), and the process SPARE_DESCRIPTORS more (the store, the
+ * model, the log, lws's own). The soft limit is raised as far as the hard
+ * one lets it; when that is not enough for max_connections and the
+ * reserve, fewer connections, said in the log. lws sizes its tables by the
+ * limit: call before the loop is made. */
+#define SPARE_DESCRIPTORS 64
+
+static int fit_descriptors(double *max_connections, double reserve) {
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return cli_error(CLI_FAILED, "getrlimit(RLIMIT_NOFILE) failed");
+    rlim_t want = (rlim_t)(2 * (*max_connections + reserve)) + SPARE_DESCRIPTORS;
+    if (lim.rlim_cur < want) {
+        struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max, .rlim_max = lim.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = raised.rlim_cur;
+    }
+    if (lim.rlim_cur >= want) return CLI_OK;
+    double fit = floor(((double)lim.rlim_cur - SPARE_DESCRIPTORS) / 2 - reserve);
+    if (fit < 1)
+        return cli_error(CLI_USAGE,
+                         "the descriptor limit (%llu, ulimit -n) has no room for a connection past --status-reserve "
+                         "(%g): raise it or lower the reserve",
+                         (unsigned long long)lim.rlim_cur, reserve);
+    native_logf("connections_limited",
+                "\"max_connections\": %.0f, \"asked\": %.0f, \"descriptors\": %llu, \"message\": \"--max-connections "
+                "lowered to what the descriptor limit (ulimit -n) holds, two descriptors a connection\"",
+                fit, *max_connections, (unsigned long long)lim.rlim_cur);
+    *max_connections = fit;
     return CLI_OK;
 }
 
@@ -116,7 +163,8 @@ int main(int argc, char **argv) {
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
-    a.max_header = "8192";
+    a.max_header = "8192", a.max_connections = "10000", a.status_reserve = "32", a.per_address = "128";
+    a.max_addresses = "65536", a.key_failures = "10", a.key_lockout = "60", a.registrations = "20";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -152,6 +200,13 @@ int main(int argc, char **argv) {
                                   {"--ping-after", &a.ping_after, NULL},
                                   {"--hangup-after", &a.hangup_after, NULL},
                                   {"--max-header-bytes", &a.max_header, NULL},
+                                  {"--max-connections", &a.max_connections, NULL},
+                                  {"--status-reserve", &a.status_reserve, NULL},
+                                  {"--max-connections-per-address", &a.per_address, NULL},
+                                  {"--max-addresses", &a.max_addresses, NULL},
+                                  {"--key-failures", &a.key_failures, NULL},
+                                  {"--key-lockout", &a.key_lockout, NULL},
+                                  {"--registrations-per-minute", &a.registrations, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     const char *allow_origin[ORIGINS_ALLOWED_MAX];
@@ -167,7 +222,8 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header;
+        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
+        max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -182,8 +238,18 @@ int main(int argc, char **argv) {
         number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
         number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
         number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
-        number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header))
+        number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
+        number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
+        number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
+        number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
+        number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
+        number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
+        number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
+        number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations))
         return CLI_USAGE;
+    if (max_addresses < max_connections + status_reserve)
+        return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
+                         max_addresses, max_connections + status_reserve);
     if (hangup_after <= ping_after)
         return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
                          hangup_after, ping_after);
@@ -226,6 +292,7 @@ int main(int argc, char **argv) {
     char *description = NULL;
     federation *fed = NULL;
     demo *shards = NULL;
+    peers *addresses = NULL;
     fed_data images = {0};
     char resolved[4096];
     sdfed_task task;
@@ -349,6 +416,19 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
+    if ((rc = fit_descriptors(&max_connections, status_reserve)) != CLI_OK) goto done;
+    rc = CLI_FAILED;
+    peers_limits pl = {.max_addresses = (int)max_addresses,
+                       .max_connections = (int)max_connections,
+                       .reserve = (int)status_reserve,
+                       .max_connections_per_address = (int)per_address,
+                       .key_failures = (int)key_failures,
+                       .key_lockout_ms = (int64_t)(key_lockout * 1000),
+                       .registrations_per_minute = (int)registrations};
+    if (peers_open(&addresses, &pl, &err)) {
+        cli_error(CLI_FAILED, "%s", err.message);
+        goto done;
+    }
     handlers_options ho = {.join_key = a.join_key,
                            .description = description,
                            .max_message_bytes = (size_t)max_bytes,
@@ -364,7 +444,9 @@ int main(int argc, char **argv) {
                        .description = description,
                        .fed = fed,
                        .demo = shards,
+                       .peers = addresses,
                        .status = {.fed = fed,
+                                  .peers = addresses,
                                   .st = st,
                                   .cl = cl,
                                   .model_sha256 = model_sha,
@@ -378,7 +460,8 @@ int main(int argc, char **argv) {
                        .max_header_bytes = (size_t)max_header,
                        .header_timeout_s = 5,
                        .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
-                       .origins = &pages};
+                       .origins = &pages,
+                       .peers = addresses};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
@@ -410,6 +493,7 @@ int main(int argc, char **argv) {
 done:
     loop_destroy(server);
     handlers_destroy(h);
+    peers_close(addresses);
     status_board_free(&site.status);
     free(description);
     federation_close(fed);

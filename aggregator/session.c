@@ -7,9 +7,10 @@
 #define QUIET_MS 200
 #define LINGER_MS 2000
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms) {
+void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms) {
     memset(ss, 0, sizeof *ss);
     ss->wsi = wsi, ss->client = -1, ss->binary = 1, ss->last_rx = now_ms;
+    if (from) ss->address = *from;
     ws_reassembly_init(&ss->in, max_message_bytes);
 }
 

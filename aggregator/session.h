@@ -16,9 +16,11 @@
 #include "base/status.h"
 #include "native/ws_reassembly.h"
 #include "native/ws_send_queue.h"
+#include "peers.h"
 
 typedef struct session {
     struct lws *wsi;
+    peer_address address; /* where it comes from, as the edge's limits count it */
     int64_t client;  /* -1 until hello */
     int binary;      /* tensors as binary frames (1) or JSON (0) */
     char token[128]; /* its token, once it said hello */
@@ -38,7 +40,8 @@ typedef struct session_keepalive {
     int64_t ping_after_ms, hangup_after_ms;
 } session_keepalive;
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms);
+/* from: its connection's address (NULL: unknown, all zeros). */
+void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms);
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
  * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */

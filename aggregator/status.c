@@ -223,6 +223,22 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
         "# TYPE sdfed_aggregation_last_seconds gauge\nsdfed_aggregation_last_seconds %.6f\n",
         st.total_aggregation_ms / 1e3, (long long)st.rounds_closed, st.last_aggregation_ms / 1e3);
+    peers_stats edge;
+    peers_get_stats(site->peers, native_clock_ms(native_clock_monotonic_ns()), &edge);
+    failed |= sdfed_sink_printf(
+        sink,
+        "# HELP sdfed_connections Connections this process holds (HTTP and WebSocket).\n"
+        "# TYPE sdfed_connections gauge\nsdfed_connections %lld\n"
+        "# HELP sdfed_addresses Client addresses remembered for the limits (an IPv6 address by its /64).\n"
+        "# TYPE sdfed_addresses gauge\nsdfed_addresses %lld\n"
+        "# HELP sdfed_addresses_locked Addresses locked out for wrong join keys.\n"
+        "# TYPE sdfed_addresses_locked gauge\nsdfed_addresses_locked %lld\n"
+        "# HELP sdfed_edge_refused_total What the edge's limits refused, by limit.\n"
+        "# TYPE sdfed_edge_refused_total counter\n",
+        (long long)edge.connections, (long long)edge.addresses, (long long)edge.locked);
+    for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
+        failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
+                                    (long long)edge.refused[i]);
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
                                     "no-store");

@@ -12,7 +12,8 @@
  *   /status.css   status.html's style
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason (by this process), store failures,
- *                 aggregation time
+ *                 aggregation time, the connections held and what the
+ *                 edge's limits refused, by limit (peers.h)
  * The federation's counts (rounds closed and abandoned, updates accepted,
  * clients registered) are the store's, since the federation began: a
  * restart or another node changes nothing in them. The accuracy history
@@ -32,6 +33,7 @@
 
 #include "cluster.h"
 #include "federation.h"
+#include "peers.h"
 #include "store.h"
 
 enum { STATUS_VOLUNTEERS = 200 }; /* the volunteers status.html lists at most */
@@ -40,6 +42,7 @@ typedef struct status_board {
     federation *fed;
     store *st;
     cluster *cl; /* cluster mode: this node; NULL in a single process */
+    const peers *peers;   /* the edge's connections and refusals (peers.h) */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
     store_counts counts;            /* the federation's, as last read from the store */

@@ -213,7 +213,64 @@ async function origins() {
     `a path in --allow-origin is refused at start: ${bad.stderr}`);
 }
 
-for (const part of [frameSizes, utf8, httpRules, headerSizes, origins]) {
+// Prometheus text's sdfed_edge_refused_total{limit="NAME"} values: { NAME: count }
+async function edgeRefused(port, from = '127.0.0.1', headers = {}) {
+  const text = (await get(port, '/metrics', { from, headers })).body, counts = {};
+  for (const m of text.matchAll(/^sdfed_edge_refused_total\{limit="(\w+)"\} (\d+)$/gm)) counts[m[1]] = Number(m[2]);
+  return counts;
+}
+// n upgraded WebSocket connections from an address (held open), and whether each was let in
+async function hold(port, from, n) {
+  const held = [];
+  for (let i = 0; i < n; i++) {
+    const c = rawConnect(port, { from });
+    await c.until((x) => x.status || x.ended, 10);
+    held.push(c);
+  }
+  return held;
+}
+
+// --- connections per address and for the server: an address holds at most --max-connections-per-address, more
+// are closed at once while other addresses are served; past --max-connections a connection is in the reserve
+// (--status-reserve): /status, /status.html, /metrics answered, anything else 503 with Retry-After; past the
+// reserve closed at once
+async function connections() {
+  const server = await start('connections', ['--max-connections', '12', '--status-reserve', '2',
+    '--max-connections-per-address', '5']);
+  const a = await hold(server.port, '127.0.0.2', 6);
+  check(a.slice(0, 5).every((c) => c.status.startsWith('HTTP/1.1 101')) && a[5].ended && !a[5].status,
+    `127.0.0.2's sixth connection is closed at once: ${a.map((c) => c.status.slice(9, 12) || 'closed').join(' ')}`);
+  let r = await get(server.port, '/status', { from: '127.0.0.3' });
+  check(r.status === 200, `meanwhile another address is served: ${r.status}`);
+  const b = await hold(server.port, '127.0.0.3', 5), c = await hold(server.port, '127.0.0.4', 2);
+  check([...b, ...c].every((x) => x.status.startsWith('HTTP/1.1 101')), '12 connections held from 3 addresses');
+  r = await get(server.port, '/status', { from: '127.0.0.5' });
+  check(r.status === 200 && JSON.parse(r.body).round === 0, `the 13th, in the reserve, gets /status: ${r.status}`);
+  r = await get(server.port, '/metrics', { from: '127.0.0.5' });
+  check(r.status === 200 && /^sdfed_connections 13$/m.test(r.body), `and /metrics, which counts it: ${r.status}`);
+  r = await get(server.port, '/task', { from: '127.0.0.5' });
+  check(r.status === 503 && r.headers['retry-after'] === '5' && r.body === 'the server is full; try again in a few seconds\n',
+    `anything else in the reserve is 503 with Retry-After: ${r.status} ${r.headers['retry-after']} ${r.body}`);
+  const late = await hold(server.port, '127.0.0.5', 1);
+  check(late[0].status.startsWith('HTTP/1.1 503 '), `a WebSocket in the reserve is 503: ${late[0].status}`);
+  // the reserve held by two connections that say nothing: the next one is closed at once, from any address
+  const silent = [0, 1].map(() => net.connect({ port: server.port, host: '127.0.0.1', localAddress: '127.0.0.6' }));
+  silent.forEach((s) => s.on('error', () => {}));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const full = await exchange(server.port, 'GET /status HTTP/1.1\r\n\r\n', { from: '127.0.0.7' });
+  check(full === '', `past the reserve a connection is closed unanswered: ${JSON.stringify(full.slice(0, 60))}`);
+  silent.forEach((s) => s.destroy());
+  [...a, ...b, ...c].forEach((x) => x.close());
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const refused = await edgeRefused(server.port);
+  check(refused.address_connections === 1 && refused.server_connections === 1 && refused.reserve === 2,
+    `/metrics counts what was refused: ${JSON.stringify(refused)}`);
+  r = await get(server.port, '/metrics');
+  check(/^sdfed_connections 1$/m.test(r.body), `once they closed, /metrics counts its own connection only: ${r.body.match(/^sdfed_connections .*$/m)}`);
+  server.stop();
+}
+
+for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections]) {
   try {
     await part();
   } catch (e) {
