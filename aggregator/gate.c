@@ -203,10 +203,11 @@ static int check_request(const gate *g, const char *request, size_t n, uint32_t 
         if (status) return status;
         int lines;
         size_t end = headers_end(request, n, &lines);
-        if (lines > MAX_HEADER_LINES) return say(why, cap, 431, "the request has more than %d headers", MAX_HEADER_LINES);
+        if (lines > MAX_HEADER_LINES) return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request has more than %d headers", MAX_HEADER_LINES);
         if (end && end <= g->max_header_bytes) return 0;
         if (end || n > g->max_header_bytes)
-            return say(why, cap, 431, "the request's line and headers are longer than %zu bytes", g->max_header_bytes);
+            return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request's line and headers are longer than %zu bytes",
+                       g->max_header_bytes);
     }
     if (events & EPOLLRDHUP)
         return eol ? say(why, cap, 400, "the request ends before its headers do")

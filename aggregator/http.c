@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fed/protocol.h"
 #include "native/clock.h"
@@ -81,6 +82,67 @@ static int demo_shard(struct lws *wsi, http_site *site) {
 
 const char http_reserve_refusal[] = "the server is full; try again in a few seconds", http_reserve_retry_s[] = "5";
 
+/* The secret a path needs: the metrics token for /metrics when there is
+ * one, else the join key for every route but the page's own files; NULL
+ * for those (and for paths that are not found). */
+static const join_key *secret_for(const http_site *site, const char *path) {
+    static const char *const routes[] = {"/status", "/status.html", "/metrics", "/task", "/demo/shard"};
+    if (strcmp(path, "/metrics") == 0 && site->metrics_token->set) return site->metrics_token;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strcmp(path, routes[i]) == 0) return site->join_key;
+    return strncmp(path, "/model/", 7) == 0 ? site->join_key : NULL;
+}
+
+/* The secret a request presents, into out: Authorization: Bearer SECRET,
+ * else the query argument key=SECRET; its length, or -1 when it presents
+ * none. */
+static long presented_secret(struct lws *wsi, char *out, int cap) {
+    int n = lws_hdr_copy(wsi, out, cap, WSI_TOKEN_HTTP_AUTHORIZATION);
+    if (n > 7 && strncasecmp(out, "Bearer ", 7) == 0) {
+        size_t skip = 7 + strspn(out + 7, " ");
+        memmove(out, out + skip, (size_t)n - skip + 1);
+        return (long)((size_t)n - skip);
+    }
+    const char *value = lws_get_urlarg_by_name(wsi, "key=", out, cap);
+    if (!value) return -1;
+    size_t len = strlen(value);
+    memmove(out, value, len + 1);
+    return (long)len;
+}
+
+/* 1 (with the answer's rc) when the request lacks the secret its path
+ * needs: 401 without it or with another, 429 while its address is locked
+ * out; 0 when it may go on. */
+static int refused_for_secret(http_site *site, struct lws *wsi, const peer_conn *from, const char *path, int *rc) {
+    const join_key *needed = secret_for(site, path);
+    if (!needed || !needed->set) return 0;
+    char presented[4096], why[256], seconds[32];
+    long len = presented_secret(wsi, presented, sizeof presented);
+    int64_t locked_ms;
+    const peer_address nowhere = {{0}};
+    join_key_verdict verdict =
+        join_key_check(needed, site->peers, from ? &from->address : &nowhere, len >= 0 ? presented : NULL,
+                       len >= 0 ? (size_t)len : 0, native_clock_ms(native_clock_monotonic_ns()), &locked_ms);
+    const char *what = needed == site->metrics_token ? "metrics token" : "join key";
+    if (verdict == JOIN_KEY_OK) return 0;
+    if (locked_ms > 0) {
+        snprintf(seconds, sizeof seconds, "%lld", (long long)(locked_ms + 999) / 1000);
+        snprintf(why, sizeof why, "too many wrong keys from your address; try again in %s s", seconds);
+        *rc = response_refuse(wsi, RESPONSE_TOO_MANY_REQUESTS, why, "retry-after", seconds);
+        return 1;
+    }
+    if (verdict == JOIN_KEY_WRONG)
+        snprintf(why, sizeof why, "that is not this federation's %s", what);
+    else if (needed == site->metrics_token)
+        snprintf(why, sizeof why, "%s needs the metrics token (Authorization: Bearer TOKEN)", path);
+    else
+        snprintf(why, sizeof why,
+                 "this federation needs its join key: open the address its host gave you (it ends in ?key=...), or "
+                 "send Authorization: Bearer KEY");
+    *rc = response_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, why, "www-authenticate", "Bearer realm=\"sdfed\"");
+    return 1;
+}
+
 int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws_callback_reasons reason, void *user,
                void *in, size_t len) {
     if (reason == LWS_CALLBACK_HTTP_FILE_COMPLETION && response_closes(wsi)) return -1;
@@ -91,6 +153,7 @@ int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws
     if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) == 0) /* HEAD, POST...: over TLS (the gate answers plain HTTP) */
         return response_refuse(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED, "only GET is served", "allow", "GET");
     snprintf(model_url, sizeof model_url, "/model/%s.gguf", site->model_sha256);
+    if (refused_for_secret(site, wsi, from, path, &rc)) return rc;
     if ((rc = status_serve(&site->status, wsi, path, &answered)) || answered) return rc;
     if (from && from->in_reserve) {
         peers_refused(site->peers, PEERS_REFUSED_RESERVE);

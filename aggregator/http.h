@@ -8,9 +8,15 @@
  *   /demo/shard     a free demo shard of the task's data (demo.h); with
  *                   ?k=K that shard again (a page that kept its number)
  *   /status, /status.html, /metrics   status.h
- * Responses carry the headers of response.h. A connection that came in the
- * server's reserve (peers.h) is answered only the status routes, anything
- * else 503. Malformed requests are
+ * Responses carry the headers of response.h. With a join key, every path
+ * but the page's own files (/, /<file>, /wasm/<file>, /status.css) needs
+ * it, presented as Authorization: Bearer KEY (the page's fetches) or as
+ * the query argument key=KEY (an address the host hands out, status.html):
+ * 401 without it or with another (WWW-Authenticate: Bearer), 429 with
+ * Retry-After while the address is locked out (join_key.h); /metrics needs
+ * the metrics token instead when there is one. A connection that came in
+ * the server's reserve (peers.h) is answered only the status routes,
+ * anything else 503. Malformed requests are
  * answered 400 before they get here (gate.h); file paths with ".." or
  * other oddities are not found. */
 #ifndef SDFED_AGGREGATOR_HTTP_H
@@ -22,6 +28,7 @@
 
 #include "demo.h"
 #include "federation.h"
+#include "join_key.h"
 #include "peers.h"
 #include "status.h"
 
@@ -32,7 +39,8 @@ typedef struct http_site {
     federation *fed;
     demo *demo; /* NULL: no demo shards */
     status_board status;
-    peers *peers; /* what the edge refuses is counted there */
+    peers *peers; /* what the edge refuses is counted there, and the addresses' lock-outs kept */
+    const join_key *join_key, *metrics_token; /* join_key.h; one not set is not needed */
 } http_site;
 
 /* What a connection that came in the reserve (the server is full) is

@@ -28,6 +28,7 @@
 #include "cluster.h"
 #include "description.h"
 #include "handlers.h"
+#include "join_key.h"
 #include "loop.h"
 #include "peers.h"
 #include "verify.h"
@@ -73,7 +74,9 @@ static const char usage[] =
     "  --commit-wait S       group commit: the longest any of them waits for its transaction (0.005)\n"
     "  --ping-after S        WebSocket keepalive: a PING to a connection silent for S seconds (30)\n"
     "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
-    "  --join-key KEY        clients must present KEY\n"
+    "  --join-key KEY        clients must present KEY (1 to 127 of A-Z a-z 0-9 - . _ ~): in hello, and on every\n"
+    "                        path but the page's own files (Authorization: Bearer KEY, or ?key=KEY)\n"
+    "  --metrics-token TOKEN /metrics needs TOKEN (Authorization: Bearer TOKEN) instead of the join key\n"
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
     "  --rate-limit N        at most N messages on a connection in each --rate-window (50)\n"
     "  --rate-window S       the rate limit's window, seconds (1)\n"
@@ -99,7 +102,7 @@ typedef struct args {
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
-        *registrations;
+        *registrations, *metrics_token;
     int help, verify;
 } args;
 
@@ -187,6 +190,7 @@ int main(int argc, char **argv) {
                                   {"--max-update-norm", &a.max_norm, NULL},
                                   {"--max-samples", &a.max_samples, NULL},
                                   {"--join-key", &a.join_key, NULL},
+                                  {"--metrics-token", &a.metrics_token, NULL},
                                   {"--cert", &a.cert, NULL},
                                   {"--key", &a.key, NULL},
                                   {"--max-message-bytes", &a.max_bytes, NULL},
@@ -268,6 +272,11 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE,
                          "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
                          "with --state");
+    join_key key, metrics_token;
+    sdfed_error key_err = {0};
+    if (join_key_set(&key, "--join-key", a.join_key, &key_err) ||
+        join_key_set(&metrics_token, "--metrics-token", a.metrics_token, &key_err))
+        return cli_error(CLI_USAGE, "%s", key_err.message);
     origins pages = {0};
     for (int i = 0; i < n_allow_origin; i++) {
         sdfed_error origin_err = {0};
@@ -429,7 +438,9 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
-    handlers_options ho = {.join_key = a.join_key,
+    handlers_options ho = {.join_key = &key,
+                           .peers = addresses,
+                           .registrations_per_minute = (int)registrations,
                            .description = description,
                            .max_message_bytes = (size_t)max_bytes,
                            .rate_limit = (int)rate,
@@ -445,8 +456,12 @@ int main(int argc, char **argv) {
                        .fed = fed,
                        .demo = shards,
                        .peers = addresses,
+                       .join_key = &key,
+                       .metrics_token = &metrics_token,
                        .status = {.fed = fed,
                                   .peers = addresses,
+                                  .join_key = &key,
+                                  .metrics_token = &metrics_token,
                                   .st = st,
                                   .cl = cl,
                                   .model_sha256 = model_sha,

@@ -19,6 +19,9 @@
  * (and for a refusal's one-line body). */
 enum { RESPONSE_HEAD_MAX = 2048 };
 
+/* Statuses lws has no name for. */
+enum { RESPONSE_TOO_MANY_REQUESTS = 429, RESPONSE_HEADERS_TOO_LARGE = 431 };
+
 /* A whole response from memory; cache is the Cache-Control value or NULL.
  * Returns what the lws HTTP callback returns. */
 int response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache);

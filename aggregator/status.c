@@ -400,9 +400,14 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
     failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
     failed |= volunteers_table(sink, site, k->clients);
-    failed |= sdfed_sink_printf(
-        sink, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
-              "<a href=\"/\">volunteer page</a></p></body></html>");
+    /* the links carry the join key where it is needed (its characters need no escaping) */
+    const char *key = site->join_key->set ? site->join_key->text : NULL;
+    const char *metrics_key = site->metrics_token->set ? NULL : key;
+    failed |= sdfed_sink_printf(sink,
+                                "<p><a href=\"/status%s%s\">/status</a> &middot; <a href=\"/metrics%s%s\">/metrics</a> "
+                                "&middot; <a href=\"/%s%s\">volunteer page</a></p></body></html>",
+                                key ? "?key=" : "", key ? key : "", metrics_key ? "?key=" : "",
+                                metrics_key ? metrics_key : "", key ? "?key=" : "", key ? key : "");
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
                                     "no-store");

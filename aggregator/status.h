@@ -33,6 +33,7 @@
 
 #include "cluster.h"
 #include "federation.h"
+#include "join_key.h"
 #include "peers.h"
 #include "store.h"
 
@@ -43,6 +44,7 @@ typedef struct status_board {
     store *st;
     cluster *cl; /* cluster mode: this node; NULL in a single process */
     const peers *peers;   /* the edge's connections and refusals (peers.h) */
+    const join_key *join_key, *metrics_token; /* for status.html's links, which carry the key when one is needed */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
     store_counts counts;            /* the federation's, as last read from the store */

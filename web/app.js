@@ -7,7 +7,7 @@ import { join, leave } from './connection.js';
 import { addFiles, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
-import { $, page, setStage, showError } from './page.js';
+import { $, forgetJoinKey, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
@@ -17,6 +17,7 @@ async function forgetMe() {
   leave();
   if (page.compute) page.compute.stop();
   await store.forget();
+  forgetJoinKey(); // the address the host gave still has it
   location.reload();
 }
 

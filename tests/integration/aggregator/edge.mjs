@@ -270,7 +270,102 @@ async function connections() {
   server.stop();
 }
 
-for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections]) {
+// A hello over a WebSocket from an address: its answer (the first message that is not a wait), or null
+async function hello(port, from, fields) {
+  const c = rawConnect(port, { from });
+  await c.until((x) => x.status, 10);
+  c.sendText(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', ...fields }));
+  await c.until((x) => x.messages.length || x.ended, 10);
+  c.close();
+  return c.messages[0] || null;
+}
+
+// --- the join key guards every path but the page's own files, presented as Authorization: Bearer KEY or ?key=KEY;
+// /metrics takes the metrics token instead when there is one; a key is compared whole (a NUL or more bytes after
+// it make another key); wrong keys lock their address out, for a time that doubles, across connections, while
+// other addresses are served
+async function joinKeys() {
+  const key = 'sesame', bearer = (k) => ({ authorization: `Bearer ${k}` });
+  let server = await start('key', ['--join-key', key, '--metrics-token', 'prom', '--key-failures', '3',
+    '--key-lockout', '1']);
+  const sha = JSON.parse((await get(server.port, '/task', { headers: bearer(key) })).body).model.sha256;
+  const guarded = ['/task', '/status', '/status.html', '/demo/shard', `/model/${sha}.gguf`];
+  for (const path of guarded) {
+    const r = await get(server.port, path, { from: '127.0.0.2' });
+    check(r.status === 401 && r.headers['www-authenticate'] === 'Bearer realm="sdfed"' &&
+      r.body.startsWith('this federation needs its join key'), `${path} without the key: ${r.status} ${r.body}`);
+  }
+  for (const path of ['/', '/app.js', '/style.css', '/status.css', '/wasm/sdfed-wasm.js', '/no-such-file']) {
+    const r = await get(server.port, path, { from: '127.0.0.2' });
+    check(r.status !== 401, `${path}, the page's own, needs no key: ${r.status}`);
+  }
+  for (const path of guarded) {
+    const byHeader = await get(server.port, path, { headers: bearer(key) });
+    const byQuery = await get(server.port, `${path}?key=${key}${path === '/demo/shard' ? '&k=1' : ''}`);
+    check(byHeader.status === 200 && byQuery.status === 200, `${path} with the key: ${byHeader.status} ${byQuery.status}`);
+  }
+  const page = (await get(server.port, `/status.html?key=${key}`)).body;
+  check(page.includes(`href="/status?key=${key}"`) && page.includes('href="/metrics"') && page.includes(`href="/?key=${key}"`),
+    'status.html links with the key (/metrics, which takes the token, without)');
+  const metrics = [await get(server.port, '/metrics', { headers: bearer(key) }), await get(server.port, '/metrics', { headers: bearer('prom') }),
+    await get(server.port, '/metrics?key=prom')];
+  check(metrics.map((r) => r.status).join() === '401,200,200',
+    `/metrics takes the metrics token, not the join key: ${metrics.map((r) => r.status)}`);
+  // hello: a key with a NUL after it, or longer than any key, is a wrong key; no key is no guess
+  for (const [what, fields] of [['no key', {}], ['a NUL after the key', { join_key: `${key}\u0000x` }],
+    ['300 bytes', { join_key: key + 'x'.repeat(294) }]]) {
+    const m = await hello(server.port, '127.0.0.9', fields);
+    check(m && m.code === 'bad_join_key' && m.message === 'this federation needs its join key' && !m.retry_after,
+      `hello with ${what}: ${JSON.stringify(m)}`);
+  }
+  check((await hello(server.port, '127.0.0.9', { join_key: key })).type === 'welcome', 'the key itself is welcome');
+  // wrong keys from 127.0.0.2, each on a new connection: the third locks the address out for 1 s
+  const answers = [];
+  for (const path of ['/task', '/status']) answers.push((await get(server.port, path, { from: '127.0.0.2', headers: bearer('x') })).status);
+  const locking = await get(server.port, '/task', { from: '127.0.0.2', headers: bearer('y') });
+  check(answers.join() === '401,401' && locking.status === 429 && locking.headers['retry-after'] === '1',
+    `wrong keys: ${answers}, then ${locking.status} (Retry-After ${locking.headers['retry-after']})`);
+  const locked = [await get(server.port, '/task', { from: '127.0.0.2', headers: bearer(key) }),
+    await hello(server.port, '127.0.0.2', { join_key: key })];
+  check(locked[0].status === 429 && locked[1].code === 'bad_join_key' && locked[1].retry_after > 0 &&
+    locked[1].retry_after <= 1000 && locked[1].message.startsWith('too many wrong join keys from this address'),
+  `locked out, the right key is refused too: ${locked[0].status} ${JSON.stringify(locked[1])}`);
+  check((await get(server.port, '/task', { from: '127.0.0.3', headers: bearer(key) })).status === 200,
+    'another address is served meanwhile');
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  check((await hello(server.port, '127.0.0.2', { join_key: key })).type === 'welcome', 'after the lock-out the key works');
+  // three wrong hellos again, over new connections: the next lock-out lasts twice as long
+  const again = [];
+  for (let i = 0; i < 3; i++) again.push(await hello(server.port, '127.0.0.2', { join_key: `guess${i}` }));
+  check(again[0].code === 'bad_join_key' && !again[0].retry_after && again[2].retry_after === 2000,
+    `the second lock-out lasts 2 s: ${JSON.stringify(again.map((m) => m.retry_after))}`);
+  const counts = await edgeRefused(server.port, '127.0.0.1', bearer('prom'));
+  const metricsText = (await get(server.port, '/metrics', { headers: bearer('prom') })).body;
+  check(counts.key_missing >= 6 && counts.key_wrong === 9 && counts.key_locked === 2 &&
+    /^sdfed_addresses_locked 1$/m.test(metricsText), `/metrics counts the key's refusals: ${JSON.stringify(counts)}`);
+  server.stop();
+
+  // 8 clients that reconnect at once, each guessing, from one address: 3 guesses are compared, the rest refused
+  // unread until the lock-out (60 s) ends; another address joins meanwhile
+  server = await start('key-guesses', ['--join-key', key, '--key-failures', '3', '--key-lockout', '60']);
+  const guesses = await Promise.all(Array.from({ length: 8 }, async (_, thread) => {
+    const seen = [];
+    for (let i = 0; i < 5; i++) seen.push(await hello(server.port, '127.0.0.4', { join_key: `t${thread}-${i}` }));
+    return seen;
+  }));
+  const all = guesses.flat(), compared = all.filter((m) => m && !m.retry_after).length;
+  const refused = all.filter((m) => m && m.retry_after > 57000 && m.retry_after <= 60000).length;
+  check(all.length === 40 && compared === 2 && refused === 38,
+    `40 guesses over reconnects: ${compared + 1} compared (the third locking), ${refused - 1} not compared`);
+  check((await hello(server.port, '127.0.0.5', { join_key: key })).type === 'welcome', 'another address joins meanwhile');
+  server.stop();
+  for (const [what, value] of [['a space', 'open sesame'], ['128 characters', 'k'.repeat(128)]]) {
+    const r = spawnSync(aggregator, ['--task', `${work}/task.json`, '--join-key', value]);
+    check(r.status === 2 && r.stderr.toString().includes('--join-key '), `a key with ${what} is refused at start: ${r.stderr}`);
+  }
+}
+
+for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections, joinKeys]) {
   try {
     await part();
   } catch (e) {
