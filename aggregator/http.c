@@ -39,10 +39,13 @@ static int task_description(struct lws *wsi, http_site *site) {
 
 static int shard_connected(void *fed, int shard) { return federation_shard_connected(fed, shard); }
 
-/* A demo shard: the one asked for (?k=K) or a free one. */
-static int demo_shard(struct lws *wsi, http_site *site) {
+/* A demo shard: the one asked for (?k=K) or a free one, leased to the
+ * address that asks (at most demo_leases_per_address of them). */
+static int demo_shard(struct lws *wsi, http_site *site, const peer_conn *from) {
     char arg[32];
     const char *k = lws_get_urlarg_by_name(wsi, "k=", arg, sizeof arg);
+    const peer_address nowhere = {{0}};
+    int64_t free_in_ms = 0;
     int shard;
     if (!site->demo) {
         static const char body[] = "{\"error\": \"this federation has no demo data\"}";
@@ -56,8 +59,17 @@ static int demo_shard(struct lws *wsi, http_site *site) {
             return response_send(wsi, HTTP_STATUS_NOT_FOUND, "application/json", body, sizeof body - 1, "no-store");
         }
         shard = (int)v;
-    } else if ((shard = demo_lease(site->demo, native_clock_ms(native_clock_monotonic_ns()), shard_connected,
-                                   site->fed)) < 0) {
+    } else if ((shard = demo_lease(site->demo, from ? &from->address : &nowhere, site->demo_leases_per_address,
+                                   native_clock_ms(native_clock_monotonic_ns()), shard_connected, site->fed,
+                                   &free_in_ms)) == DEMO_HOLDER_FULL) {
+        char why[160], seconds[32];
+        snprintf(seconds, sizeof seconds, "%lld", (long long)(free_in_ms + 999) / 1000);
+        snprintf(why, sizeof why,
+                 "your address holds %d demo shards already; try again in %s s, or add your own images",
+                 site->demo_leases_per_address, seconds);
+        peers_refused(site->peers, PEERS_REFUSED_DEMO_LEASES);
+        return response_refuse(wsi, RESPONSE_TOO_MANY_REQUESTS, why, "retry-after", seconds);
+    } else if (shard == DEMO_NONE_FREE) {
         static const char body[] = "{\"error\": \"every demo shard is taken; try again later or add your own images\"}";
         return response_send(wsi, HTTP_STATUS_CONFLICT, "application/json", body, sizeof body - 1, "no-store");
     }
@@ -160,7 +172,7 @@ int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws
         return response_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, http_reserve_refusal, "retry-after",
                                http_reserve_retry_s);
     }
-    if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site);
+    if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site, from);
     if (strcmp(path, "/task") == 0) return task_description(wsi, site);
     if (strcmp(path, model_url) == 0) return response_file(wsi, site->model_path, site->model_sha256);
     if (strncmp(path, "/wasm/", 6) == 0) {

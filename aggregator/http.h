@@ -38,6 +38,7 @@ typedef struct http_site {
     const char *description; /* description.h */
     federation *fed;
     demo *demo; /* NULL: no demo shards */
+    int demo_leases_per_address; /* demo shards one address holds at a time (demo.h) */
     status_board status;
     peers *peers; /* what the edge refuses is counted there, and the addresses' lock-outs kept */
     const join_key *join_key, *metrics_token; /* join_key.h; one not set is not needed */

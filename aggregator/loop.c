@@ -132,10 +132,19 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         schedule_flush(l);
         break;
     case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
-    case LWS_CALLBACK_USER: /* the keepalive sweep's visit (sweep), `in` the time */
-        if (ss->wsi && session_sweep(ss, &l->opt.keepalive, *(const int64_t *)in))
+    case LWS_CALLBACK_USER: { /* the sweep's visit (sweep), `in` the time: the keepalive, the hello's deadline */
+        int64_t now = *(const int64_t *)in;
+        if (!ss->wsi) break;
+        if (session_sweep(ss, &l->opt.keepalive, now)) {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        } else if (session_hello_overdue(ss, l->opt.hello_timeout_ms, now)) {
+            char why[64];
+            snprintf(why, sizeof why, "no hello within %g s", (double)l->opt.hello_timeout_ms / 1000);
+            peers_refused(l->opt.peers, PEERS_REFUSED_NO_HELLO);
+            session_close_saying(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
+        }
         break;
+    }
     case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
     case LWS_CALLBACK_CLOSED:
@@ -147,7 +156,8 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     return 0;
 }
 
-/* WebSocket keepalive, once a second over every session (session_sweep).
+/* WebSocket keepalive and hello deadlines, once a second over every
+ * session (session_sweep, session_hello_overdue).
  * Not lws's validity timers: lws keeps those in one list sorted by time,
  * so each new connection's walked the whole list, and past 9,000
  * connections the server did little else. */

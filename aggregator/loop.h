@@ -25,6 +25,7 @@ typedef struct loop_options {
     size_t max_header_bytes; /* a request's line and headers (gate.h) */
     int header_timeout_s;
     session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
+    int64_t hello_timeout_ms;    /* a WebSocket that says no hello for so long is closed (1008) */
     const origins *origins;      /* the pages that may open the WebSocket besides the server's own */
     peers *peers;                /* connections are counted there by address, and refused past its limits */
 } loop_options;

@@ -94,7 +94,9 @@ static const char usage[] =
     "                        (65536; at least --max-connections + --status-reserve)\n"
     "  --key-failures N      wrong join keys from one address before it is locked out (10)\n"
     "  --key-lockout S       the first lock-out, seconds; each next one twice as long, a day at most (60)\n"
-    "  --registrations-per-minute N  new clients one address registers in a minute (20)\n";
+    "  --registrations-per-minute N  new clients one address registers in a minute (20)\n"
+    "  --demo-leases-per-address N  demo shards one address holds at a time (4)\n"
+    "  --hello-timeout S     a WebSocket that says no hello for S seconds is closed (10)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
@@ -102,7 +104,7 @@ typedef struct args {
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
-        *registrations, *metrics_token;
+        *registrations, *metrics_token, *demo_leases, *hello_timeout;
     int help, verify;
 } args;
 
@@ -168,6 +170,7 @@ int main(int argc, char **argv) {
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
     a.max_header = "8192", a.max_connections = "10000", a.status_reserve = "32", a.per_address = "128";
     a.max_addresses = "65536", a.key_failures = "10", a.key_lockout = "60", a.registrations = "20";
+    a.demo_leases = "4", a.hello_timeout = "10";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -211,6 +214,8 @@ int main(int argc, char **argv) {
                                   {"--key-failures", &a.key_failures, NULL},
                                   {"--key-lockout", &a.key_lockout, NULL},
                                   {"--registrations-per-minute", &a.registrations, NULL},
+                                  {"--demo-leases-per-address", &a.demo_leases, NULL},
+                                  {"--hello-timeout", &a.hello_timeout, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
     const char *allow_origin[ORIGINS_ALLOWED_MAX];
@@ -227,7 +232,8 @@ int main(int argc, char **argv) {
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
-        max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations;
+        max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
+        demo_leases, hello_timeout;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -249,7 +255,9 @@ int main(int argc, char **argv) {
         number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
         number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
         number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
-        number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations))
+        number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
+        number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
+        number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout))
         return CLI_USAGE;
     if (max_addresses < max_connections + status_reserve)
         return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
@@ -455,6 +463,7 @@ int main(int argc, char **argv) {
                        .description = description,
                        .fed = fed,
                        .demo = shards,
+                       .demo_leases_per_address = (int)demo_leases,
                        .peers = addresses,
                        .join_key = &key,
                        .metrics_token = &metrics_token,
@@ -475,6 +484,7 @@ int main(int argc, char **argv) {
                        .max_header_bytes = (size_t)max_header,
                        .header_timeout_s = 5,
                        .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
+                       .hello_timeout_ms = (int64_t)(hello_timeout * 1000),
                        .origins = &pages,
                        .peers = addresses};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {

@@ -30,6 +30,8 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
+    char close_reason[64];          /* and the close frame's reason ("": none) */
+    int64_t opened_ms;
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
     int ping_due;                   /* a PING waits for the socket to be writable */
@@ -59,6 +61,11 @@ int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
 /* Leaves with a close status once what is queued has been written. */
 void session_close_after(session *ss, int status, int64_t now_ms);
+/* The same with a reason in the close frame. */
+void session_close_saying(session *ss, int status, const char *reason, int64_t now_ms);
+/* Whether a connection open for timeout_ms has not said hello yet (no
+ * client, no registration waiting). */
+int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms);
 /* lws says the socket is writable: a due PING, the next message, or the
  * close; -1 to hang up now. */
 int session_writable(session *ss, int64_t now_ms);

@@ -22,9 +22,9 @@ mkdirSync(work, { recursive: true });
 const task = JSON.parse(readFileSync(new URL('protocol_task.json', import.meta.url), 'utf8'));
 writeFileSync(`${work}/task.json`, JSON.stringify({ ...task, model }));
 const start = (name, options) => startAggregator(aggregator, `${work}/task.json`, work, name, options);
-// GET path from the local address `from`: { status, headers, body } (a body of at most 64 KiB is read; the rest
-// of a larger one is left unread)
-function get(port, path, { from = '127.0.0.1', headers = {} } = {}) {
+// GET path from the local address `from`: { status, headers, body } (a body of at most `limit` bytes is read; the
+// rest of a larger one is left unread)
+function get(port, path, { from = '127.0.0.1', headers = {}, limit = 65536 } = {}) {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: '127.0.0.1', port, path, localAddress: from, headers, agent: false }, (res) => {
       const parts = [];
@@ -32,7 +32,7 @@ function get(port, path, { from = '127.0.0.1', headers = {} } = {}) {
       res.on('data', (d) => {
         parts.push(d);
         size += d.length;
-        if (size > 65536) res.destroy();
+        if (size > limit) res.destroy();
       });
       const done = () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString() });
       res.on('end', done);
@@ -365,7 +365,81 @@ async function joinKeys() {
   }
 }
 
-for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections, joinKeys]) {
+// --- new clients per address and minute (--registrations-per-minute): past it a hello without a token is refused
+// (rate_limited, retry_after the rest of the minute) while a client with its token rejoins and other addresses
+// register
+async function registrations() {
+  const server = await start('registrations', ['--registrations-per-minute', '3']);
+  const welcomed = [];
+  for (let i = 0; i < 3; i++) welcomed.push(await hello(server.port, '127.0.0.2', {}));
+  const fourth = await hello(server.port, '127.0.0.2', {});
+  check(welcomed.every((m) => m && m.type === 'welcome') && fourth && fourth.code === 'rate_limited' &&
+    fourth.retry_after > 50000 && fourth.retry_after <= 60000 &&
+    fourth.message.startsWith('more than 3 new clients from this address in a minute'),
+  `three new clients from 127.0.0.2, then: ${JSON.stringify(fourth)}`);
+  const rejoin = await hello(server.port, '127.0.0.2', { token: welcomed[0].token });
+  check(rejoin && rejoin.type === 'welcome' && rejoin.client_id === welcomed[0].client_id,
+    `a client with its token rejoins from there: ${JSON.stringify(rejoin)}`);
+  const other = await hello(server.port, '127.0.0.3', {});
+  check(other && other.type === 'welcome', `another address registers: ${JSON.stringify(other)}`);
+  const status = JSON.parse((await get(server.port, '/status')).body);
+  const counts = await edgeRefused(server.port);
+  check(status.clients_registered === 4 && counts.registrations === 1,
+    `4 clients registered, 1 refused: ${status.clients_registered} ${JSON.stringify(counts)}`);
+  server.stop();
+}
+
+// --- demo shards: a request for a free one leases it to the address that asks, at most --demo-leases-per-address
+// at a time (past it 429 with Retry-After, the rest of its first lease); asking for a shard by number (?k=K, a page
+// that kept its shard) leases nothing; so that one address cannot take every shard from the others
+async function demoLeases() {
+  const server = await start('demo', ['--demo-leases-per-address', '2']); // the task has 3 demo shards
+  const shardOf = async (from, query = '') => {
+    const r = await get(server.port, `/demo/shard${query}`, { from, limit: Infinity });
+    return r.status === 200 ? JSON.parse(r.body).shard : r;
+  };
+  const byNumber = [await shardOf('127.0.0.5', '?k=0'), await shardOf('127.0.0.5', '?k=1'), await shardOf('127.0.0.5', '?k=2')];
+  check(byNumber.join() === '0,1,2', `shards asked for by number: ${byNumber}`);
+  const first = [await shardOf('127.0.0.2'), await shardOf('127.0.0.2')];
+  check(first.join() === '0,1', `127.0.0.2 leases shards 0 and 1 (none was leased by number): ${first}`);
+  const third = await shardOf('127.0.0.2');
+  check(third.status === 429 && Number(third.headers['retry-after']) > 590 && Number(third.headers['retry-after']) <= 600 &&
+    third.body.startsWith('your address holds 2 demo shards already'),
+  `a third lease for 127.0.0.2 is refused: ${third.status} ${third.headers && third.headers['retry-after']} ${third.body}`);
+  check(await shardOf('127.0.0.3') === 2, 'another address leases the last free shard');
+  const none = await shardOf('127.0.0.4');
+  check(none.status === 409, `then none is free: ${none.status}`);
+  check(await shardOf('127.0.0.2', '?k=0') === 0, 'a shard asked for by number is still served');
+  check((await edgeRefused(server.port)).demo_leases === 1, '/metrics counts the lease refused');
+  server.stop();
+}
+
+// --- a WebSocket that says no hello within --hello-timeout is closed with 1008 and a reason, also one that answers
+// every PING (the keepalive alone would keep it) and one whose hello was refused; one that was welcomed stays
+async function helloDeadline() {
+  const server = await start('hello', ['--hello-timeout', '1', '--ping-after', '0.3', '--hangup-after', '30',
+    '--join-key', 'sesame']);
+  const silent = rawConnect(server.port, { from: '127.0.0.2' }), refused = rawConnect(server.port, { from: '127.0.0.3' });
+  const welcomed = rawConnect(server.port, { from: '127.0.0.4' });
+  for (const c of [silent, refused, welcomed]) await c.until((x) => x.status, 10);
+  refused.sendText(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', join_key: 'wrong' }));
+  welcomed.sendText(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', join_key: 'sesame' }));
+  for (const c of [silent, refused]) {
+    await c.until((x) => x.closeCode, 10);
+    check(c.closeCode === 1008 && c.closeReason === 'no hello within 1 s', `no hello in 1 s: closed ${c.closeCode} ` +
+      `"${c.closeReason}" after ${c.pings} PINGs answered, ${c.messages.length} messages`);
+  }
+  await welcomed.until((x) => x.closeCode || x.ended, 2);
+  check(!welcomed.closeCode && !welcomed.ended && welcomed.messages[0].type === 'welcome' && welcomed.pings >= 1,
+    `a welcomed client stays past the deadline: ${show(welcomed)}`);
+  [silent, refused, welcomed].forEach((c) => c.close());
+  check((await edgeRefused(server.port, '127.0.0.1', { authorization: 'Bearer sesame' })).no_hello === 2,
+    '/metrics counts the 2 closed without hello');
+  server.stop();
+}
+
+for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections, joinKeys, registrations, demoLeases,
+  helloDeadline]) {
   try {
     await part();
   } catch (e) {
