@@ -155,8 +155,27 @@ static int refused_for_secret(http_site *site, struct lws *wsi, const peer_conn 
     return 1;
 }
 
-int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws_callback_reasons reason, void *user,
+/* A file, counted while it is sent (a descriptor, as a connection is):
+ * past max_file_sends, 503 with Retry-After. */
+static int send_file(http_site *site, struct lws *wsi, peer_conn *from, const char *file, const char *etag) {
+    if (!peers_file_begin(site->peers))
+        return response_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+                               "the server is sending as many files as it may; try again in a few seconds",
+                               "retry-after", http_reserve_retry_s);
+    int sending, rc = response_file(wsi, file, etag, &sending);
+    if (sending && from)
+        from->files++;
+    else
+        peers_files_end(site->peers, 1);
+    return rc;
+}
+
+int http_serve(http_site *site, struct lws *wsi, peer_conn *from, enum lws_callback_reasons reason, void *user,
                void *in, size_t len) {
+    if (reason == LWS_CALLBACK_HTTP_FILE_COMPLETION && from && from->files > 0) {
+        from->files--;
+        peers_files_end(site->peers, 1);
+    }
     if (reason == LWS_CALLBACK_HTTP_FILE_COMPLETION && response_closes(wsi)) return -1;
     if (reason != LWS_CALLBACK_HTTP) return lws_callback_http_dummy(wsi, reason, user, in, len);
     const char *path = in;
@@ -174,11 +193,11 @@ int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws
     }
     if (strcmp(path, "/demo/shard") == 0) return demo_shard(wsi, site, from);
     if (strcmp(path, "/task") == 0) return task_description(wsi, site);
-    if (strcmp(path, model_url) == 0) return response_file(wsi, site->model_path, site->model_sha256);
+    if (strcmp(path, model_url) == 0) return send_file(site, wsi, from, site->model_path, site->model_sha256);
     if (strncmp(path, "/wasm/", 6) == 0) {
         if (!site->wasm_dir || !safe_path(path + 6)) return response_not_found(wsi);
         snprintf(file, sizeof file, "%s/%s", site->wasm_dir, path + 6);
-        return response_file(wsi, file, NULL);
+        return send_file(site, wsi, from, file, NULL);
     }
     if (!site->web_dir) return response_not_found(wsi);
     if (strcmp(path, "/") == 0)
@@ -187,5 +206,5 @@ int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws
         snprintf(file, sizeof file, "%s/%s", site->web_dir, path + 1);
     else
         return response_not_found(wsi);
-    return response_file(wsi, file, NULL);
+    return send_file(site, wsi, from, file, NULL);
 }

@@ -16,7 +16,8 @@
  * Retry-After while the address is locked out (join_key.h); /metrics needs
  * the metrics token instead when there is one. A connection that came in
  * the server's reserve (peers.h) is answered only the status routes,
- * anything else 503. Malformed requests are
+ * anything else 503; past the files the server may send at once (a
+ * descriptor each), a file is answered 503. Malformed requests are
  * answered 400 before they get here (gate.h); file paths with ".." or
  * other oddities are not found. */
 #ifndef SDFED_AGGREGATOR_HTTP_H
@@ -50,8 +51,8 @@ typedef struct http_site {
 extern const char http_reserve_refusal[], http_reserve_retry_s[];
 
 /* The lws HTTP callback's work for the site; from: the connection's record
- * (NULL: none). */
-int http_serve(http_site *site, struct lws *wsi, const peer_conn *from, enum lws_callback_reasons reason, void *user,
+ * (NULL: none), whose files being sent it counts. */
+int http_serve(http_site *site, struct lws *wsi, peer_conn *from, enum lws_callback_reasons reason, void *user,
                void *in, size_t len);
 
 #endif

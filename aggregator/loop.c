@@ -66,6 +66,7 @@ static void schedule_flush(loop *l) {
 static peer_conn *conn_of(struct lws *wsi) { return lws_get_opaque_user_data(lws_get_network_wsi(wsi)); }
 
 static void release(loop *l, peer_conn *c) {
+    peers_files_end(l->opt.peers, c->files); /* files cut short */
     peers_disconnect(l->opt.peers, &c->address, now_ms());
     free(c);
 }
@@ -103,7 +104,7 @@ static int admit(loop *l, int fd) {
         peers_disconnect(l->opt.peers, &a, now_ms());
         return 1;
     }
-    *c = (peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE};
+    *c = (peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE, .files = 0};
     if (l->gate) {
         gate_take(l->gate, fd, c, now_ms());
         return 1;

@@ -10,7 +10,6 @@
  * updates and exits (verify.h).
  * With --port 0 the kernel chooses a free port; the "listening" log line
  * and the --port-file name it once the server is ready for connections. */
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,11 +84,12 @@ static const char usage[] =
     "  --allow-origin ORIGIN pages of ORIGIN (https://HOST[:PORT]; '*' for any) may open the WebSocket besides\n"
     "                        the server's own (repeatable; a client without Origin, not a page, always may)\n"
     "  --max-connections N   connections held at once (10000; fewer when the descriptor limit, raised as far as\n"
-    "                        it goes, has no room for two descriptors each: ulimit -n)\n"
+    "                        it goes, has no room for them, the reserve and the file sends: ulimit -n)\n"
     "  --status-reserve N    connections past --max-connections for /status, /status.html and /metrics only;\n"
     "                        anything else on them is answered 503 (32)\n"
     "  --max-connections-per-address N  connections one address holds (an IPv6 address: its /64); more are\n"
     "                        closed at once (128)\n"
+    "  --max-file-sends N    files (the page's, the model) being sent at once; more are answered 503 (256)\n"
     "  --max-addresses N     addresses remembered for the limits, the least recently heard of forgotten first\n"
     "                        (65536; at least --max-connections + --status-reserve)\n"
     "  --key-failures N      wrong join keys from one address before it is locked out (10)\n"
@@ -104,7 +104,7 @@ typedef struct args {
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
-        *registrations, *metrics_token, *demo_leases, *hello_timeout;
+        *registrations, *metrics_token, *demo_leases, *hello_timeout, *file_sends;
     int help, verify;
 } args;
 
@@ -117,32 +117,32 @@ static int number(const char *text, const char *name, double lo, double hi, doub
     return CLI_OK;
 }
 
-/* Descriptors: a connection holds up to two (its socket, and a file it is
- * being sent), and the process SPARE_DESCRIPTORS more (the store, the
- * model, the log, lws's own). The soft limit is raised as far as the hard
- * one lets it; when that is not enough for max_connections and the
- * reserve, fewer connections, said in the log. lws sizes its tables by the
- * limit: call before the loop is made. */
+/* Descriptors: one for each connection (those of the reserve too) and for
+ * each file being sent, and SPARE_DESCRIPTORS more for the process (the
+ * store, the model, the log, lws's own). The soft limit is raised as far
+ * as the hard one lets it; when that is not enough, fewer connections,
+ * said in the log. lws sizes its tables by the limit: call before the loop
+ * is made. */
 #define SPARE_DESCRIPTORS 64
 
-static int fit_descriptors(double *max_connections, double reserve) {
+static int fit_descriptors(double *max_connections, double others) {
     struct rlimit lim;
     if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return cli_error(CLI_FAILED, "getrlimit(RLIMIT_NOFILE) failed");
-    rlim_t want = (rlim_t)(2 * (*max_connections + reserve)) + SPARE_DESCRIPTORS;
+    rlim_t want = (rlim_t)(*max_connections + others) + SPARE_DESCRIPTORS;
     if (lim.rlim_cur < want) {
         struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max, .rlim_max = lim.rlim_max};
         if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = raised.rlim_cur;
     }
     if (lim.rlim_cur >= want) return CLI_OK;
-    double fit = floor(((double)lim.rlim_cur - SPARE_DESCRIPTORS) / 2 - reserve);
+    double fit = (double)lim.rlim_cur - SPARE_DESCRIPTORS - others;
     if (fit < 1)
         return cli_error(CLI_USAGE,
-                         "the descriptor limit (%llu, ulimit -n) has no room for a connection past --status-reserve "
-                         "(%g): raise it or lower the reserve",
-                         (unsigned long long)lim.rlim_cur, reserve);
+                         "the descriptor limit (%llu, ulimit -n) has no room for connections besides --status-reserve "
+                         "and --max-file-sends (%g): raise it or lower them",
+                         (unsigned long long)lim.rlim_cur, others);
     native_logf("connections_limited",
                 "\"max_connections\": %.0f, \"asked\": %.0f, \"descriptors\": %llu, \"message\": \"--max-connections "
-                "lowered to what the descriptor limit (ulimit -n) holds, two descriptors a connection\"",
+                "lowered to what the descriptor limit (ulimit -n) holds\"",
                 fit, *max_connections, (unsigned long long)lim.rlim_cur);
     *max_connections = fit;
     return CLI_OK;
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
     a.max_header = "8192", a.max_connections = "10000", a.status_reserve = "32", a.per_address = "128";
     a.max_addresses = "65536", a.key_failures = "10", a.key_lockout = "60", a.registrations = "20";
-    a.demo_leases = "4", a.hello_timeout = "10";
+    a.demo_leases = "4", a.hello_timeout = "10", a.file_sends = "256";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -211,6 +211,7 @@ int main(int argc, char **argv) {
                                   {"--status-reserve", &a.status_reserve, NULL},
                                   {"--max-connections-per-address", &a.per_address, NULL},
                                   {"--max-addresses", &a.max_addresses, NULL},
+                                  {"--max-file-sends", &a.file_sends, NULL},
                                   {"--key-failures", &a.key_failures, NULL},
                                   {"--key-lockout", &a.key_lockout, NULL},
                                   {"--registrations-per-minute", &a.registrations, NULL},
@@ -233,7 +234,7 @@ int main(int argc, char **argv) {
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
         max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
-        demo_leases, hello_timeout;
+        demo_leases, hello_timeout, file_sends;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -257,7 +258,8 @@ int main(int argc, char **argv) {
         number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
         number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
         number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
-        number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout))
+        number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
+        number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
         return CLI_USAGE;
     if (max_addresses < max_connections + status_reserve)
         return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
@@ -433,12 +435,13 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
-    if ((rc = fit_descriptors(&max_connections, status_reserve)) != CLI_OK) goto done;
+    if ((rc = fit_descriptors(&max_connections, status_reserve + file_sends)) != CLI_OK) goto done;
     rc = CLI_FAILED;
     peers_limits pl = {.max_addresses = (int)max_addresses,
                        .max_connections = (int)max_connections,
                        .reserve = (int)status_reserve,
                        .max_connections_per_address = (int)per_address,
+                       .max_file_sends = (int)file_sends,
                        .key_failures = (int)key_failures,
                        .key_lockout_ms = (int64_t)(key_lockout * 1000),
                        .registrations_per_minute = (int)registrations};

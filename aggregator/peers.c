@@ -37,7 +37,7 @@ struct peers {
     uint64_t seed;
     int32_t unused;                /* the first unused entry */
     int32_t idle_oldest, idle_newest;
-    int64_t addresses, connections;
+    int64_t addresses, connections, file_sends;
     int64_t refused[PEERS_REFUSAL_COUNT];
     int64_t expired_ms;
 };
@@ -46,6 +46,7 @@ static const char *const refusal_names[] = {
     [PEERS_REFUSED_ADDRESS_CONNECTIONS] = "address_connections",
     [PEERS_REFUSED_SERVER_CONNECTIONS] = "server_connections",
     [PEERS_REFUSED_RESERVE] = "reserve",
+    [PEERS_REFUSED_FILE_SENDS] = "file_sends",
     [PEERS_REFUSED_KEY_MISSING] = "key_missing",
     [PEERS_REFUSED_KEY_WRONG] = "key_wrong",
     [PEERS_REFUSED_KEY_LOCKED] = "key_locked",
@@ -247,6 +248,17 @@ void peers_disconnect(peers *p, const peer_address *a, int64_t now_ms) {
     if (--e->connections == 0) idle_append(p, i);
 }
 
+int peers_file_begin(peers *p) {
+    if (p->file_sends >= p->limits.max_file_sends) {
+        p->refused[PEERS_REFUSED_FILE_SENDS]++;
+        return 0;
+    }
+    p->file_sends++;
+    return 1;
+}
+
+void peers_files_end(peers *p, int n) { p->file_sends -= n; }
+
 /* ------------------------------------------------------------ join keys */
 
 int64_t peers_key_locked_ms(peers *p, const peer_address *a, int64_t now_ms) {
@@ -306,7 +318,7 @@ void peers_expire(peers *p, int64_t now_ms) {
 }
 
 void peers_get_stats(const peers *p, int64_t now_ms, peers_stats *out) {
-    *out = (peers_stats){.connections = p->connections, .addresses = p->addresses};
+    *out = (peers_stats){.connections = p->connections, .file_sends = p->file_sends, .addresses = p->addresses};
     for (int32_t i = 0; i < p->limits.max_addresses; i++)
         if (p->entries[i].used && p->entries[i].locked_until_ms > now_ms) out->locked++;
     memcpy(out->refused, p->refused, sizeof out->refused);

@@ -2,8 +2,9 @@
  * across connections (a client that reconnects is the same address): the
  * connections it holds, the wrong join keys it sent and the lock-out they
  * earned, the new clients it registered in the current minute. Also the
- * server's count of connections, and the counts of what the edge's limits
- * refused (for /metrics), here or where they are decided (peers_refused).
+ * server's counts of connections and of files being sent (descriptors
+ * both), and the counts of what the edge's limits refused (for /metrics),
+ * here or where they are decided (peers_refused).
  *
  * Memory is bounded: a table of at most max_addresses addresses, made at
  * start. An address that holds nothing any more (no connection, no
@@ -33,6 +34,7 @@ typedef struct peer_address {
 typedef struct peer_conn {
     peer_address address;
     int in_reserve;
+    int files; /* files being sent on it (peers_file_begin), given back when they end or it does */
 } peer_conn;
 
 typedef struct peers_limits {
@@ -41,6 +43,7 @@ typedef struct peers_limits {
     int max_connections;             /* connections held at once, every address's */
     int reserve;                     /* more of them, for a few requests only (loop.c) */
     int max_connections_per_address; /* connections one address holds at once */
+    int max_file_sends;              /* files being sent at once (each holds a descriptor as its connection does) */
     int key_failures;                /* wrong join keys before a lock-out */
     int64_t key_lockout_ms;          /* the first lock-out; each next one lasts twice as long, at most a day */
     int registrations_per_minute;    /* new clients one address registers in a minute */
@@ -59,6 +62,7 @@ typedef enum peers_refusal {
     PEERS_REFUSED_ADDRESS_CONNECTIONS, /* a connection over its address's limit */
     PEERS_REFUSED_SERVER_CONNECTIONS,  /* a connection over the server's limit and reserve */
     PEERS_REFUSED_RESERVE,             /* a request of a reserve connection that is not for the status */
+    PEERS_REFUSED_FILE_SENDS,          /* a file over max_file_sends */
     PEERS_REFUSED_KEY_MISSING,         /* a request or hello without the join key */
     PEERS_REFUSED_KEY_WRONG,           /* a wrong join key (or metrics token) */
     PEERS_REFUSED_KEY_LOCKED,          /* any key from an address locked out */
@@ -70,7 +74,7 @@ typedef enum peers_refusal {
 } peers_refusal;
 
 typedef struct peers_stats {
-    int64_t connections, addresses, locked; /* now */
+    int64_t connections, file_sends, addresses, locked; /* now */
     int64_t refused[PEERS_REFUSAL_COUNT];   /* since the start */
 } peers_stats;
 
@@ -89,6 +93,12 @@ void peers_address_text(const peer_address *a, char *out, size_t cap);
 peers_admission peers_connect(peers *p, const peer_address *a, int64_t now_ms);
 /* An admitted connection from a is gone. */
 void peers_disconnect(peers *p, const peer_address *a, int64_t now_ms);
+
+/* A file is to be sent: 1 when fewer than max_file_sends are (counted),
+ * else 0 (refused, counted as such). */
+int peers_file_begin(peers *p);
+/* n files sent, or given up. */
+void peers_files_end(peers *p, int n);
 
 /* How long a is still locked out of presenting keys (ms; 0: it is not). */
 int64_t peers_key_locked_ms(peers *p, const peer_address *a, int64_t now_ms);

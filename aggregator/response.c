@@ -150,7 +150,8 @@ static int lists_etag(const char *value, const char *etag) {
     return listed;
 }
 
-int response_file(struct lws *wsi, const char *file, const char *etag) {
+int response_file(struct lws *wsi, const char *file, const char *etag, int *sending) {
+    *sending = 0;
     struct stat st;
     if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return response_not_found(wsi);
     unsigned char extra[RESPONSE_HEAD_MAX], *p = extra, *end = extra + sizeof extra;
@@ -167,5 +168,6 @@ int response_file(struct lws *wsi, const char *file, const char *etag) {
     /* 0: the file goes out as the socket takes it, then comes
      * LWS_CALLBACK_HTTP_FILE_COMPLETION */
     int n = lws_serve_http_file(wsi, file, mime_of(file), (const char *)extra, (int)(p - extra));
+    *sending = n == 0;
     return n < 0 ? -1 : n > 0 ? completed(wsi) : 0;
 }

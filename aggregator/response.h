@@ -29,8 +29,10 @@ int response_send(struct lws *wsi, int status, const char *type, const char *bod
 int response_not_found(struct lws *wsi);
 /* A file, streamed by lws; with an etag (the content's hash) it is cached
  * for a year, and a request whose If-None-Match lists its entity tag (weak
- * or strong, RFC 9110 13.1.2) or is "*" is answered 304. */
-int response_file(struct lws *wsi, const char *file, const char *etag);
+ * or strong, RFC 9110 13.1.2) or is "*" is answered 304. *sending: 1 when
+ * the file is on its way (LWS_CALLBACK_HTTP_FILE_COMPLETION follows, unless
+ * the connection ends first), 0 when the answer is whole already. */
+int response_file(struct lws *wsi, const char *file, const char *etag, int *sending);
 /* Whether the connection closes after its response (plain HTTP). */
 int response_closes(struct lws *wsi);
 

@@ -229,13 +229,15 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         sink,
         "# HELP sdfed_connections Connections this process holds (HTTP and WebSocket).\n"
         "# TYPE sdfed_connections gauge\nsdfed_connections %lld\n"
+        "# HELP sdfed_file_sends Files this process is sending (the page's, the model).\n"
+        "# TYPE sdfed_file_sends gauge\nsdfed_file_sends %lld\n"
         "# HELP sdfed_addresses Client addresses remembered for the limits (an IPv6 address by its /64).\n"
         "# TYPE sdfed_addresses gauge\nsdfed_addresses %lld\n"
         "# HELP sdfed_addresses_locked Addresses locked out for wrong join keys.\n"
         "# TYPE sdfed_addresses_locked gauge\nsdfed_addresses_locked %lld\n"
         "# HELP sdfed_edge_refused_total What the edge's limits refused, by limit.\n"
         "# TYPE sdfed_edge_refused_total counter\n",
-        (long long)edge.connections, (long long)edge.addresses, (long long)edge.locked);
+        (long long)edge.connections, (long long)edge.file_sends, (long long)edge.addresses, (long long)edge.locked);
     for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
         failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
                                     (long long)edge.refused[i]);

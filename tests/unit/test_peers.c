@@ -1,6 +1,7 @@
 /* Tests of aggregator/peers.c: addresses as the limits count them (IPv4
  * alone, IPv6 by its /64, IPv4 written in IPv6 as IPv4), connections per
- * address and for the server with its reserve, the join-key lock-out that
+ * address and for the server with its reserve, files being sent, the
+ * join-key lock-out that
  * doubles and forgives, registrations per address and minute, and a table
  * that stays within its size: the least recently heard idle address makes
  * room, an address with a connection never does, and addresses that hold
@@ -52,7 +53,7 @@ static void addresses(void) {
 
 static void connections(void) {
     peers *p = open_with((peers_limits){.max_addresses = 64, .max_connections = 5, .reserve = 2,
-                                        .max_connections_per_address = 3, .key_failures = 10,
+                                        .max_connections_per_address = 3, .max_file_sends = 2, .key_failures = 10,
                                         .key_lockout_ms = 60000, .registrations_per_minute = 20});
     peer_address a = v4("127.0.0.2"), b = v6("2001:db8::1"), b_too = v6("2001:db8::2");
     for (int i = 0; i < 3; i++) CHECK(peers_connect(p, &a, T0) == PEERS_ADMITTED, "a's connection %d", i);
@@ -76,6 +77,15 @@ static void connections(void) {
     peers_disconnect(p, &e, T0); /* never admitted: changes nothing */
     peers_get_stats(p, T0, &s);
     CHECK(s.connections == 7, "a refused connection's end is not counted: %lld", (long long)s.connections);
+    /* files being sent: at most max_file_sends */
+    CHECK(peers_file_begin(p) && peers_file_begin(p), "two files on their way");
+    CHECK(!peers_file_begin(p), "a third is refused");
+    peers_files_end(p, 1);
+    CHECK(peers_file_begin(p), "one ended: another may go");
+    peers_files_end(p, 2);
+    peers_get_stats(p, T0, &s);
+    CHECK(s.file_sends == 0 && s.refused[PEERS_REFUSED_FILE_SENDS] == 1, "%lld files, %lld refused",
+          (long long)s.file_sends, (long long)s.refused[PEERS_REFUSED_FILE_SENDS]);
     peers_close(p);
 }
 

@@ -438,8 +438,32 @@ async function helloDeadline() {
   server.stop();
 }
 
+// --- files being sent at once (a descriptor each, as a connection): past --max-file-sends a file is answered 503
+// with Retry-After; once the one on its way ends (its reader gone), files go out again
+async function fileSends() {
+  const web = `${work}/web`;
+  mkdirSync(web, { recursive: true });
+  writeFileSync(`${web}/index.html`, '<!doctype html><title>x</title>');
+  writeFileSync(`${web}/big.bin`, Buffer.alloc(64 << 20)); // more than any socket buffers hold
+  const server = await start('files', ['--max-file-sends', '1', '--web', web]);
+  // a reader that takes the first bytes and then stops reading: the file stays on its way
+  const slow = net.connect({ port: server.port, host: '127.0.0.1' }, () => slow.write('GET /big.bin HTTP/1.1\r\n\r\n'));
+  slow.on('error', () => {});
+  await new Promise((resolve) => slow.once('data', () => { slow.pause(); resolve(); }));
+  const busy = await get(server.port, '/index.html', { from: '127.0.0.2' });
+  const sending = (await get(server.port, '/metrics')).body.match(/^sdfed_file_sends (\d+)$/m);
+  check(busy.status === 503 && busy.headers['retry-after'] === '5' && sending && sending[1] === '1',
+    `a second file while one is on its way: ${busy.status} ${busy.body.trim()}, ${sending && sending[0]}`);
+  slow.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  check((await get(server.port, '/index.html', { from: '127.0.0.2' })).status === 200, 'once it ended, files go out again');
+  check((await edgeRefused(server.port)).file_sends === 1, '/metrics counts the file refused');
+  server.stop();
+  rmSync(web, { recursive: true, force: true });
+}
+
 for (const part of [frameSizes, utf8, httpRules, headerSizes, origins, connections, joinKeys, registrations, demoLeases,
-  helloDeadline]) {
+  helloDeadline, fileSends]) {
   try {
     await part();
   } catch (e) {
