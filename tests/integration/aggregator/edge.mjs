@@ -6,22 +6,18 @@
 // Prints a line per failure and "edge: N passed, M failed".
 //   node --experimental-websocket edge.mjs AGGREGATOR MODEL.gguf WORK_DIR
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 
-import { startAggregator } from '../../lib/port_file.mjs';
 import { BINARY, CONTINUATION, TEXT, clientFrame, clientFrameHeader, masked, rawConnect } from '../../lib/raw_websocket.mjs';
+import { servers } from './servers.mjs';
 
 const [aggregator, model, work] = process.argv.slice(2);
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`FAIL: ${what}`); } };
 
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
-const task = JSON.parse(readFileSync(new URL('protocol_task.json', import.meta.url), 'utf8'));
-writeFileSync(`${work}/task.json`, JSON.stringify({ ...task, model }));
-const start = (name, options) => startAggregator(aggregator, `${work}/task.json`, work, name, options);
+const start = servers(aggregator, model, work);
 // GET path from the local address `from`: { status, headers, body } (a body of at most `limit` bytes is read; the
 // rest of a larger one is left unread)
 function get(port, path, { from = '127.0.0.1', headers = {}, limit = 65536 } = {}) {

@@ -52,6 +52,7 @@ cleanup() {
 trap cleanup EXIT
 
 scheme=http ws=ws # https and wss for the TLS server
+join_key= # the running server's join key, which status() presents
 
 task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
   /usr/bin/python3 - "$here/../../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
@@ -98,7 +99,7 @@ start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
 client_extra() { :; }
 stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
 
-status() { curl -sk "$scheme://127.0.0.1:$port/status"; }
+status() { curl -sk ${join_key:+-H "Authorization: Bearer $join_key"} "$scheme://127.0.0.1:$port/status"; }
 wait_done() { # wait_done NAME SECONDS
   for _ in $(seq 1 $(($2 * 10))); do status | grep -q '"done": 1' && return 0; sleep 0.1; done
   bad "$1: not done after $2 s: $(status)"
@@ -412,7 +413,9 @@ start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-updat
 grep -q "^adversary: [0-9]* passed, 0 failed" "$work/adversary.log" && ok || bad "adversary: $(grep -E 'FAIL|adversary:' "$work/adversary.log")"
 kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died under hostile input"
 client_extra() { echo --join-key sesame; }
+join_key=sesame
 start_clients adv 10 && wait_done adv 120
+join_key=
 [ "$(history "$work/adv-state")" = "$(sim_history "$work/eq-sim")" ] && ok || bad "hostile input changed the federation"
 "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
   >"$work/nokey.log" 2>&1 && bad "a client without the join key got in" || ok
