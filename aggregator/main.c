@@ -435,8 +435,11 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
-    if ((rc = fit_descriptors(&max_connections, status_reserve + file_sends)) != CLI_OK) goto done;
-    rc = CLI_FAILED;
+    int fitted = fit_descriptors(&max_connections, status_reserve + file_sends);
+    if (fitted != CLI_OK) {
+        rc = fitted;
+        goto done;
+    }
     peers_limits pl = {.max_addresses = (int)max_addresses,
                        .max_connections = (int)max_connections,
                        .reserve = (int)status_reserve,
