@@ -13,7 +13,8 @@
 struct demo {
     fed_data data;
     sdfed_partition part;
-    int64_t *leased_until; /* per shard */
+    int64_t *leased_until;   /* per shard */
+    peer_address *leased_to; /* per shard, while leased */
 };
 
 int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err) {
@@ -23,7 +24,8 @@ int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *e
     d->data = *data;
     memset(data, 0, sizeof *data);
     int rc = fed_partition(task, &d->data, &d->part, err);
-    if (rc == SDFED_OK && !(d->leased_until = calloc((size_t)d->part.n_clients, sizeof *d->leased_until)))
+    if (rc == SDFED_OK && (!(d->leased_until = calloc((size_t)d->part.n_clients, sizeof *d->leased_until)) ||
+                           !(d->leased_to = calloc((size_t)d->part.n_clients, sizeof *d->leased_to))))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     if (rc) {
         demo_close(d);
@@ -38,18 +40,32 @@ void demo_close(demo *d) {
     sdfed_partition_free(&d->part);
     fed_data_free(&d->data);
     free(d->leased_until);
+    free(d->leased_to);
     free(d);
 }
 
 int demo_shards(const demo *d) { return d ? d->part.n_clients : 0; }
 
-int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), void *ctx) {
-    for (int k = 0; d && k < d->part.n_clients; k++)
+int demo_lease(demo *d, const peer_address *holder, int max_per_holder, int64_t now_ms,
+               int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms) {
+    int held = 0;
+    int64_t first_ends = INT64_MAX;
+    for (int k = 0; k < d->part.n_clients; k++)
+        if (d->leased_until[k] > now_ms && memcmp(&d->leased_to[k], holder, sizeof *holder) == 0) {
+            held++;
+            if (d->leased_until[k] < first_ends) first_ends = d->leased_until[k];
+        }
+    if (held >= max_per_holder) {
+        *free_in_ms = first_ends - now_ms;
+        return DEMO_HOLDER_FULL;
+    }
+    for (int k = 0; k < d->part.n_clients; k++)
         if (d->leased_until[k] <= now_ms && !in_use(ctx, k)) {
             d->leased_until[k] = now_ms + DEMO_LEASE_MS;
+            d->leased_to[k] = *holder;
             return k;
         }
-    return -1;
+    return DEMO_NONE_FREE;
 }
 
 /* Writes data as base64; non-zero when a write failed. */

@@ -2,8 +2,10 @@
  * partition of its dataset (Fashion-MNIST or a folder dataset), as `sdfed
  * sim` and the headless clients make it, handed out one shard per browser
  * (GET /demo/shard). A shard is free when no connected client holds it and
- * it was not handed out in the last DEMO_LEASE_MS; a page that kept its
- * shard asks for it again by number. A shard travels as JSON: its number
+ * it was not handed out in the last DEMO_LEASE_MS; one address holds at
+ * most a few such leases at a time, so that no one can take every shard; a
+ * page that kept its shard asks for it again by number (which leases
+ * nothing). A shard travels as JSON: its number
  * and its training and test images with their labels; Fashion-MNIST's as
  * grey pixels ("width", "height", "pixels": base64 of them all), a folder
  * dataset's as its image files as they are ("files": base64 of each, read
@@ -19,8 +21,12 @@
 #include "base/status.h"
 #include "fed/task.h"
 #include "native/fed_data.h"
+#include "peers.h"
 
 #define DEMO_LEASE_MS (10 * 60 * 1000)
+
+/* demo_lease's answers that are not a shard */
+enum { DEMO_NONE_FREE = -1, DEMO_HOLDER_FULL = -2 };
 
 typedef struct demo demo;
 
@@ -30,9 +36,12 @@ typedef struct demo demo;
 int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err);
 void demo_close(demo *d);
 
-/* A free shard, leased to the caller from now_ms, or -1. in_use(ctx, k)
- * says whether a connected client holds shard k. */
-int demo_lease(demo *d, int64_t now_ms, int (*in_use)(void *ctx, int shard), void *ctx);
+/* A free shard, leased to holder from now_ms; DEMO_HOLDER_FULL when holder
+ * already holds max_per_holder leases (*free_in_ms: until the first of
+ * them ends), DEMO_NONE_FREE when no shard is free. in_use(ctx, k) says
+ * whether a connected client holds shard k. */
+int demo_lease(demo *d, const peer_address *holder, int max_per_holder, int64_t now_ms,
+               int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms);
 int demo_shards(const demo *d);
 /* Shard k as JSON into out, whole or not at all: when memory runs out or
  * an image file cannot be read, out is freed and the error says so. */

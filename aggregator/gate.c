@@ -1,11 +1,12 @@
-/* Checks each plain-HTTP connection's request line before lws parses it
- * (see gate.h). Waiting connections are watched through one epoll
- * descriptor that lws polls as a raw file. The gate peeks (MSG_PEEK) and
- * never reads a request it lets through: lws gets the connection with every
- * byte still in the socket, as if straight from its listener. While a line
- * is incomplete, SO_RCVLOWAT keeps epoll quiet until more bytes arrive. */
+/* Checks each plain-HTTP connection's request before lws parses it (see
+ * gate.h). Waiting connections are watched through one epoll descriptor
+ * that lws polls as a raw file. The gate peeks (MSG_PEEK) and never reads a
+ * request it lets through: lws gets the connection with every byte still
+ * in the socket, as if straight from its listener. While the headers are
+ * incomplete, SO_RCVLOWAT keeps epoll quiet until more bytes arrive. */
 #include "gate.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,18 +21,28 @@
 #include "response.h"
 
 #define MAX_LINE 2048 /* the longest request line, without its line break */
+/* lws keeps each header it knows and each query argument in one of
+ * WSI_TOKEN_COUNT fragments, and drops a request that needs more: the gate
+ * lets through fewer (the request line takes a few more) */
+#define MAX_HEADER_LINES 64
+#define MAX_QUERY_ARGUMENTS 16
+static_assert(MAX_HEADER_LINES + MAX_QUERY_ARGUMENTS + 8 <= WSI_TOKEN_COUNT, "lws cannot keep such a request");
 
 typedef struct waiting {
     struct waiting *prev, *next; /* oldest first, the order of their deadlines */
     int fd;
+    void *tag; /* the owner's */
     int answered; /* refused: what the peer still sends is read and dropped until it closes */
     int64_t deadline_ms;
 } waiting;
 
 struct gate {
     struct lws_vhost *vh;
+    gate_owner owner;
     int epfd; /* lws's once adopted: it closes it with the context */
     int64_t timeout_ms;
+    size_t max_header_bytes;
+    char *peeked; /* room for max_header_bytes + 1 bytes of a request */
     waiting *head, *tail;
 };
 
@@ -60,7 +71,7 @@ static int check_target(const char *t, size_t len, char *why, size_t cap) {
     if (!len || t[0] != '/') return say(why, cap, 400, "the request target is not a path starting with '/'");
     char path[MAX_LINE + 1];
     size_t n = 0;
-    int in_query = 0;
+    int in_query = 0, arguments = 1;
     for (size_t i = 0; i < len; i++) {
         int c = (unsigned char)t[i];
         const char *part = in_query ? "query" : "path";
@@ -71,6 +82,8 @@ static int check_target(const char *t, size_t len, char *why, size_t cap) {
             in_query = 1;
             continue;
         }
+        if (in_query && (c == '&' || c == ';') && ++arguments > MAX_QUERY_ARGUMENTS)
+            return say(why, cap, 400, "the query has more than %d arguments", MAX_QUERY_ARGUMENTS);
         if (c == '%') {
             if (i + 2 >= len || !isxdigit((unsigned char)t[i + 1]) || !isxdigit((unsigned char)t[i + 2]))
                 return say(why, cap, 400, "the %s has a '%%' that is not followed by two hex digits", part);
@@ -128,27 +141,30 @@ static void forget(gate *g, waiting *w) {
 
 static void drop(gate *g, waiting *w) {
     close(w->fd); /* which also takes it out of the epoll set */
+    g->owner.closed(g->owner.ctx, w->tag);
     forget(g, w);
 }
 
 static int set_low_water(int fd, int bytes) { return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes); }
 
-/* The request line is fine: lws gets the connection with every byte of
- * the request still to read. */
+/* The request is fine: the owner gets the connection with every byte of
+ * it still to read. */
 static void hand_over(gate *g, waiting *w) {
     int fd = w->fd;
+    void *tag = w->tag;
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
     set_low_water(fd, 1);
     forget(g, w);
-    lws_adopt_socket_vhost(g->vh, fd); /* on failure lws closes fd */
+    g->owner.pass(g->owner.ctx, fd, tag);
 }
 
 /* Answers and shuts the sending side; what the peer sends meanwhile is
  * read and dropped until it closes (a socket closed with unread input is
  * reset, and a reset can make the peer lose the answer). */
 static void refuse(gate *g, waiting *w, int status, const char *why) {
-    char response[1024];
-    int len = response_text_bytes(response, sizeof response, status, why);
+    char response[RESPONSE_HEAD_MAX];
+    int allow = status == 405; /* only GET is served */
+    int len = response_text_bytes(response, sizeof response, status, why, allow ? "allow" : NULL, "GET");
     if (len > 0 && send(w->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) == len &&
         shutdown(w->fd, SHUT_WR) == 0 && set_low_water(w->fd, 1) == 0)
         w->answered = 1;
@@ -163,52 +179,88 @@ static void drain(gate *g, waiting *w) {
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) drop(g, w);
 }
 
+/* Where the request's headers end: the length of the request line and its
+ * headers up to and with the empty line after them, or 0 when that line is
+ * not in the n bytes yet; *lines counts the header lines before it. */
+static size_t headers_end(const char *request, size_t n, int *lines) {
+    *lines = 0;
+    for (const char *nl = memchr(request, '\n', n); nl; nl = memchr(nl + 1, '\n', n - (size_t)(nl + 1 - request))) {
+        size_t after = (size_t)(nl + 1 - request);
+        if (after < n && request[after] == '\n') return after + 1;
+        if (after + 1 < n && request[after] == '\r' && request[after + 1] == '\n') return after + 2;
+        ++*lines;
+    }
+    return 0;
+}
+
+/* 0 when the n bytes peeked hold a request lws may have whole; else the
+ * status to answer with, and why in words; -1 while more is to come. */
+static int check_request(const gate *g, const char *request, size_t n, uint32_t events, char *why, size_t cap) {
+    const char *eol = memchr(request, '\n', n);
+    if (!eol && n > MAX_LINE + 1) return say(why, cap, 400, "the request line is longer than %d bytes", MAX_LINE);
+    if (eol) {
+        int status = check_line(request, (size_t)(eol - request), why, cap);
+        if (status) return status;
+        int lines;
+        size_t end = headers_end(request, n, &lines);
+        if (lines > MAX_HEADER_LINES) return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request has more than %d headers", MAX_HEADER_LINES);
+        if (end && end <= g->max_header_bytes) return 0;
+        if (end || n > g->max_header_bytes)
+            return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request's line and headers are longer than %zu bytes",
+                       g->max_header_bytes);
+    }
+    if (events & EPOLLRDHUP)
+        return eol ? say(why, cap, 400, "the request ends before its headers do")
+                   : say(why, cap, 400, "the request line ends without a line break");
+    return -1;
+}
+
 static void serve(gate *g, waiting *w, uint32_t events) {
     if (w->answered) {
         drain(g, w);
         return;
     }
-    char line[MAX_LINE + 2], why[160]; /* room for the line and its CR LF */
-    ssize_t n = recv(w->fd, line, sizeof line, MSG_PEEK | MSG_DONTWAIT);
+    char why[160];
+    ssize_t n = recv(w->fd, g->peeked, g->max_header_bytes + 1, MSG_PEEK | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (n <= 0) {
         drop(g, w); /* gone before saying anything */
         return;
     }
-    const char *eol = memchr(line, '\n', (size_t)n);
-    int status = 400;
-    if (eol)
-        status = check_line(line, (size_t)(eol - line), why, sizeof why);
-    else if (n == (ssize_t)sizeof line)
-        say(why, sizeof why, 400, "the request line is longer than %d bytes", MAX_LINE);
-    else if (events & EPOLLRDHUP)
-        say(why, sizeof why, 400, "the request line ends without a line break");
-    else {
-        /* the rest of the line is on its way: no wake-up before it grows */
+    int status = check_request(g, g->peeked, (size_t)n, events, why, sizeof why);
+    if (status < 0) {
+        /* the rest is on its way: no wake-up before it grows */
         if (set_low_water(w->fd, (int)n + 1)) drop(g, w);
-        return;
-    }
-    if (status)
+    } else if (status) {
         refuse(g, w, status, why);
-    else
+    } else {
         hand_over(g, w);
+    }
 }
 
-int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, sdfed_error *err) {
+int gate_open(gate **out, struct lws_vhost *vh, const gate_owner *owner, int timeout_s, size_t max_header_bytes,
+              sdfed_error *err) {
     *out = NULL;
     gate *g = calloc(1, sizeof *g);
-    if (!g) return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
-    g->vh = vh;
-    g->timeout_ms = 1000 * (int64_t)timeout_s;
-    g->epfd = epoll_create1(EPOLL_CLOEXEC);
+    char *peeked = g ? malloc(max_header_bytes + 1) : NULL;
+    if (!peeked) {
+        free(g);
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
+    }
+    *g = (gate){.vh = vh,
+                .owner = *owner,
+                .timeout_ms = 1000 * (int64_t)timeout_s,
+                .max_header_bytes = max_header_bytes,
+                .peeked = peeked,
+                .epfd = epoll_create1(EPOLL_CLOEXEC)};
     if (g->epfd < 0) {
         int e = errno;
-        free(g);
+        gate_close(g);
         return sdfed_fail(err, SDFED_ERR_IO, "gate: epoll: %s", strerror(e));
     }
     lws_sock_file_fd_type fd = {.filefd = g->epfd};
     if (!lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, fd, NULL, NULL)) {
-        free(g);
+        gate_close(g);
         return sdfed_fail(err, SDFED_ERR_IO, "gate: lws cannot watch the epoll descriptor");
     }
     *out = g;
@@ -218,25 +270,26 @@ int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, sdfed_error *err)
 void gate_close(gate *g) {
     if (!g) return;
     while (g->head) drop(g, g->head);
+    free(g->peeked);
     free(g);
 }
 
-int gate_take(gate *g, int fd, int64_t now_ms) {
+void gate_take(gate *g, int fd, void *tag, int64_t now_ms) {
     waiting *w = calloc(1, sizeof *w);
     int own = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = w};
     if (own < 0 || epoll_ctl(g->epfd, EPOLL_CTL_ADD, own, &ev) != 0) {
         if (own >= 0) close(own);
         free(w);
-        return 1; /* dropped: no connection reaches lws unchecked */
+        g->owner.closed(g->owner.ctx, tag); /* dropped: no connection reaches lws unchecked */
+        return;
     }
-    *w = (waiting){.prev = g->tail, .fd = own, .deadline_ms = now_ms + g->timeout_ms};
+    *w = (waiting){.prev = g->tail, .fd = own, .tag = tag, .deadline_ms = now_ms + g->timeout_ms};
     if (g->tail)
         g->tail->next = w;
     else
         g->head = w;
     g->tail = w;
-    return 1;
 }
 
 void gate_service(gate *g) {

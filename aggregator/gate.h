@@ -1,21 +1,26 @@
 /* The first look at each plain-HTTP connection, before lws parses it.
  * lws drops a connection whose request target decodes to a NUL, answers a
- * bad percent escape with its own HTML 403 and quietly resolves "..", so a
- * malformed request could not be answered properly once lws has it. The
- * gate gets every connection lws's listener accepts (loop.c), waits
- * without reading until the request line is in, checks it, and then gives
- * the connection back to lws untouched, or answers 400 (405 for a method
- * other than GET) with a one-line text/plain body saying what is wrong, and
- * closes. A request line must be
+ * bad percent escape with its own HTML 403, quietly resolves "..", and
+ * drops a request whose headers overflow its buffer, so such a request
+ * could not be answered properly once lws has it. The gate gets every
+ * connection lws's listener accepts (loop.c), waits without reading until
+ * the request's headers are in, checks them, and then gives the connection
+ * to its owner (loop.c) untouched, or answers 400 (405 for a method other than GET,
+ * with Allow: GET; 431 for headers over the limit) with a one-line
+ * text/plain body saying what is wrong, and closes. A request line must be
  *     METHOD SP /path[?query] SP HTTP/1.0 or HTTP/1.1
  * at most 2048 bytes, printable ASCII with no fragment, every '%' followed
  * by two hex digits that do not encode a control character, and no "." or
- * ".." path segment, encoded or not. Responses close a plain-HTTP
- * connection (response.h), so every request is the first on its connection
- * and passes here. TLS connections are not looked at (lws decrypts them). */
+ * ".." path segment, encoded or not, and at most 16 query arguments; the
+ * request line and the headers up to the empty line that ends them at most
+ * max_header_bytes, and at most 64 header lines (lws is given room for
+ * that much). Responses close a plain-HTTP connection (response.h), so
+ * every request is the first on its connection and passes here. TLS
+ * connections are not looked at (lws decrypts them). */
 #ifndef SDFED_AGGREGATOR_GATE_H
 #define SDFED_AGGREGATOR_GATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libwebsockets.h>
@@ -24,17 +29,28 @@
 
 typedef struct gate gate;
 
-/* A gate in front of vhost vh; a connection whose request line is not in
- * after timeout_s is dropped. */
-int gate_open(gate **out, struct lws_vhost *vh, int timeout_s, sdfed_error *err);
+/* Who gets the connections the gate is done with: each came with a tag
+ * (gate_take), handed back with it. */
+typedef struct gate_owner {
+    void *ctx;
+    /* the request passed: fd is the owner's, every byte of it unread */
+    void (*pass)(void *ctx, int fd, void *tag);
+    /* the gate closed the connection (refused, gone, or too slow) */
+    void (*closed)(void *ctx, void *tag);
+} gate_owner;
+
+/* A gate in front of vhost vh; a connection whose request's headers are
+ * not in after timeout_s is dropped. */
+int gate_open(gate **out, struct lws_vhost *vh, const gate_owner *owner, int timeout_s, size_t max_header_bytes,
+              sdfed_error *err);
 /* Closes the connections still waiting (call after the lws context is
  * destroyed: lws closes the descriptor it watches for the gate). */
 void gate_close(gate *g);
 
 /* A connection lws's listener accepted (LWS_CALLBACK_FILTER_NETWORK_
- * CONNECTION): the gate keeps a copy of fd and returns 1, for lws to close
- * its own and forget the connection. */
-int gate_take(gate *g, int fd, int64_t now_ms);
+ * CONNECTION), with the owner's tag: the gate keeps a copy of fd, for lws
+ * to close its own and forget the connection. */
+void gate_take(gate *g, int fd, void *tag, int64_t now_ms);
 /* The gate's descriptor is readable (LWS_CALLBACK_RAW_RX_FILE): the
  * connections whose bytes came in are served. */
 void gate_service(gate *g);

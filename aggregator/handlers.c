@@ -190,26 +190,28 @@ static int64_t retry_after_ms(const handlers *h, const session *ss, sdfed_code c
 }
 
 /* An error message: its code, what went wrong, for wrong_round the round the
- * server takes updates for next, and when to try again if it matters. */
-static void send_error(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+ * server takes updates for next, and when to try again (retry_ms) if it
+ * matters. */
+static void send_error(handlers *h, session *ss, sdfed_code code, const char *message, int64_t retry_ms) {
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
     sdfed_jw_string(&w, "code", sdfed_code_name(code));
     sdfed_jw_string(&w, "message", message);
     if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
-    int64_t retry = retry_after_ms(h, ss, code, now_ms);
-    if (retry > 0) sdfed_jw_int(&w, "retry_after", retry);
+    if (retry_ms > 0) sdfed_jw_int(&w, "retry_after", retry_ms);
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
 }
 
-/* Sends an error; counts the refusal (the one place that does) and, after
- * too many of the client's own making, says so in a last error and closes
- * (server_error is the server's fault: the client is asked to resend). */
-static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+/* Sends an error with retry_after retry_ms (0: none); counts the refusal
+ * (the one place that does) and, after too many of the client's own
+ * making, says so in a last error and closes (server_error is the server's
+ * fault: the client is asked to resend). */
+static void refuse_after(handlers *h, session *ss, sdfed_code code, const char *message, int64_t retry_ms,
+                         int64_t now_ms) {
     federation_count_refusal(h->fed, code);
-    send_error(h, ss, code, message, now_ms);
+    send_error(h, ss, code, message, retry_ms);
     int own = code != SDFED_CODE_SERVER_ERROR;
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
@@ -221,10 +223,16 @@ static void refuse(handlers *h, session *ss, sdfed_code code, const char *messag
     if (own && ++ss->refusals >= h->opt.max_refusals && !ss->closing) {
         char last[96];
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
-        send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, now_ms);
+        int64_t closed_ms = retry_after_ms(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, now_ms);
+        send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, retry_ms > closed_ms ? retry_ms : closed_ms);
         session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
         native_log("closed_for_abuse", fields);
     }
+}
+
+/* A refusal with the retry_after its code asks for (retry_after_ms). */
+static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+    refuse_after(h, ss, code, message, retry_after_ms(h, ss, code, now_ms), now_ms);
 }
 
 /* ------------------------------------------------------------- messages */
@@ -241,14 +249,6 @@ static void random_token(char hex[33]) {
     if (fd >= 0) close(fd);
     for (size_t i = got; i < sizeof bytes; i++) bytes[i] = (unsigned char)rand(); /* never reached on Linux */
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
-}
-
-/* Equal strings, in time independent of where they differ. */
-static int same_secret(const char *a, const char *b) {
-    size_t na = strlen(a), nb = strlen(b);
-    unsigned diff = (unsigned)(na ^ nb);
-    for (size_t i = 0; i < na && i < nb; i++) diff |= (unsigned)(a[i] ^ b[i]);
-    return diff == 0;
 }
 
 /* A client identified: its session is the client's (a connection it had
@@ -320,8 +320,14 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
         return;
     }
-    if (h->opt.join_key && !same_secret(m->join_key, h->opt.join_key)) {
-        refuse(h, ss, SDFED_CODE_BAD_JOIN_KEY, "this federation needs its join key", now_ms);
+    int64_t locked_ms;
+    if (join_key_check(h->opt.join_key, h->opt.peers, &ss->address, m->join_key_len >= 0 ? m->join_key : NULL,
+                       m->join_key_len >= 0 ? (size_t)m->join_key_len : 0, now_ms, &locked_ms) != JOIN_KEY_OK) {
+        char message[128] = "this federation needs its join key";
+        if (locked_ms > 0)
+            snprintf(message, sizeof message, "too many wrong join keys from this address; try again in %lld s",
+                     (long long)(locked_ms + 999) / 1000);
+        refuse_after(h, ss, SDFED_CODE_BAD_JOIN_KEY, message, locked_ms, now_ms);
         return;
     }
     ss->binary = m->binary;
@@ -339,7 +345,18 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         joined(h, ss, id, shard < 0 ? stored_shard : shard, now_ms);
         return;
     }
-    /* a new client: registered with the others that come within the batch's wait */
+    /* a new client: at most registrations_per_minute from one address, then
+     * registered with the others that come within the batch's wait */
+    int64_t wait_ms = peers_register(h->opt.peers, &ss->address, now_ms);
+    if (wait_ms > 0) {
+        char message[192];
+        snprintf(message, sizeof message,
+                 "more than %d new clients from this address in a minute; try again in %lld s (a client that has a "
+                 "token says hello with it)",
+                 h->opt.registrations_per_minute, (long long)(wait_ms + 999) / 1000);
+        refuse_after(h, ss, SDFED_CODE_RATE_LIMITED, message, wait_ms, now_ms);
+        return;
+    }
     struct registration *grown =
         sdfed_grow(h->registering, &h->cap_registering, h->n_registering, sizeof *h->registering);
     if (!grown) {

@@ -2,8 +2,9 @@
  * message or frame becomes a federation call, and the federation's answer
  * (its outbox, federation.h) and the refusals become messages, written
  * with the protocol codec (fed/protocol.h) into the sessions' queues. The
- * one place where clients are identified (tokens, the join key), where
- * refusals are counted and abusive connections closed, and where a store
+ * one place where clients are identified (tokens, the join key, new
+ * clients per address), where refusals are counted and abusive connections
+ * closed, and where a store
  * fault is logged: once when it begins, with its error, and once when it
  * is over, with the requests refused meanwhile. */
 #ifndef SDFED_AGGREGATOR_HANDLERS_H
@@ -13,11 +14,15 @@
 #include <stdint.h>
 
 #include "federation.h"
+#include "join_key.h"
+#include "peers.h"
 #include "session.h"
 #include "store.h"
 
 typedef struct handlers_options {
-    const char *join_key;    /* NULL: none */
+    const join_key *join_key; /* hello's (join_key.h; one not set: none needed) */
+    peers *peers;             /* the addresses' lock-outs and registrations */
+    int registrations_per_minute; /* new clients one address registers in a minute (peers.h), for the refusal */
     const char *description; /* the welcome's description (description.h) */
     size_t max_message_bytes;
     int rate_limit;         /* messages in each window of rate_window_ms */

@@ -2,11 +2,14 @@
 #include "loop.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <libwebsockets.h>
 
@@ -23,6 +26,7 @@ struct loop {
     gate *gate; /* NULL with TLS */
     http_site *site;
     handlers *handlers;
+    peer_conn *adopting; /* the connection lws is being given (adopt) */
     lws_sorted_usec_list_t tick, flush;
     int64_t flush_at_ms; /* when the flush timer is set for, -1 when it is not */
     int64_t sweep_at_ms; /* when the keepalive sweep is next due */
@@ -53,20 +57,95 @@ static void schedule_flush(loop *l) {
     lws_sul_schedule(l->context, 0, &l->flush, flush, (lws_usec_t)in_ms * LWS_US_PER_MS);
 }
 
+/* ------------------------------------------------ connections by address */
+
+/* Every connection the server holds has a record (peer_conn): made when
+ * the listener accepts it, counted by its address (peers.h), kept by the
+ * gate while it checks the request, then by lws as the connection's
+ * opaque user data, and given back when lws destroys the connection. */
+static peer_conn *conn_of(struct lws *wsi) { return lws_get_opaque_user_data(lws_get_network_wsi(wsi)); }
+
+static void release(loop *l, peer_conn *c) {
+    peers_files_end(l->opt.peers, c->files); /* files cut short */
+    peers_disconnect(l->opt.peers, &c->address, now_ms());
+    free(c);
+}
+
+/* Gives lws a connection and its record. When lws cannot take it, it
+ * closes fd and the record is given back here, once: whether or not lws
+ * reported the connection destroyed (which is ignored while adopting). */
+static void adopt(loop *l, int fd, peer_conn *c) {
+    const lws_adopt_desc_t desc = {.vh = l->vhost,
+                                   .type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP | LWS_ADOPT_ALLOW_SSL,
+                                   .fd = {.sockfd = fd},
+                                   .opaque = c};
+    l->adopting = c;
+    struct lws *wsi = lws_adopt_descriptor_vhost_via_info(&desc);
+    l->adopting = NULL;
+    if (!wsi) release(l, c);
+}
+
+static void gate_passed(void *ctx, int fd, void *tag) { adopt(ctx, fd, tag); }
+static void gate_closed(void *ctx, void *tag) { release(ctx, tag); }
+
+/* A connection the listener accepted: counted by its address, then the
+ * gate's (plain HTTP) or lws's with its record; or refused, closed at once
+ * unanswered (its address holds too many, or the server and its reserve
+ * are full). Returns 1: lws closes its own descriptor of it. */
+static int admit(loop *l, int fd) {
+    struct sockaddr_storage sa;
+    socklen_t n = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &n) != 0) return 1;
+    peer_address a = peers_address((const struct sockaddr *)&sa);
+    peers_admission admission = peers_connect(l->opt.peers, &a, now_ms());
+    if (admission == PEERS_ADDRESS_FULL || admission == PEERS_SERVER_FULL) return 1;
+    peer_conn *c = malloc(sizeof *c);
+    if (!c) {
+        peers_disconnect(l->opt.peers, &a, now_ms());
+        return 1;
+    }
+    *c = (peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE, .files = 0};
+    if (l->gate) {
+        gate_take(l->gate, fd, c, now_ms());
+        return 1;
+    }
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* TLS: lws's again at once, with the record */
+    if (own < 0)
+        release(l, c);
+    else
+        adopt(l, own, c);
+    return 1;
+}
+
+/* ----------------------------------------------------------- callbacks */
+
 static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     session *ss = user;
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED: session_open(ss, wsi, l->opt.max_message_bytes, now_ms()); break;
+    case LWS_CALLBACK_ESTABLISHED: {
+        const peer_conn *c = conn_of(wsi);
+        session_open(ss, wsi, c ? &c->address : NULL, l->opt.max_message_bytes, now_ms());
+        break;
+    }
     case LWS_CALLBACK_RECEIVE:
         handlers_message(l->handlers, ss, session_receive(ss, in, len, now_ms()), now_ms());
         schedule_flush(l);
         break;
     case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
-    case LWS_CALLBACK_USER: /* the keepalive sweep's visit (sweep), `in` the time */
-        if (ss->wsi && session_sweep(ss, &l->opt.keepalive, *(const int64_t *)in))
+    case LWS_CALLBACK_USER: { /* the sweep's visit (sweep), `in` the time: the keepalive, the hello's deadline */
+        int64_t now = *(const int64_t *)in;
+        if (!ss->wsi) break;
+        if (session_sweep(ss, &l->opt.keepalive, now)) {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        } else if (session_hello_overdue(ss, l->opt.hello_timeout_ms, now)) {
+            char why[64];
+            snprintf(why, sizeof why, "no hello within %g s", (double)l->opt.hello_timeout_ms / 1000);
+            peers_refused(l->opt.peers, PEERS_REFUSED_NO_HELLO);
+            session_close_saying(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
+        }
         break;
+    }
     case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
     case LWS_CALLBACK_CLOSED:
@@ -78,7 +157,8 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     return 0;
 }
 
-/* WebSocket keepalive, once a second over every session (session_sweep).
+/* WebSocket keepalive and hello deadlines, once a second over every
+ * session (session_sweep, session_hello_overdue).
  * Not lws's validity timers: lws keeps those in one list sorted by time,
  * so each new connection's walked the whole list, and past 9,000
  * connections the server did little else. */
@@ -93,6 +173,7 @@ static void tick(lws_sorted_usec_list_t *sul) {
     loop *l = lws_container_of(sul, loop, tick);
     sweep(l, now_ms());
     if (l->gate) gate_expire(l->gate, now_ms());
+    peers_expire(l->opt.peers, now_ms());
     handlers_tick(l->handlers, now_ms());
     schedule_flush(l);
     lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
@@ -112,30 +193,68 @@ static int offers_sdfed(struct lws *wsi) {
     return 0;
 }
 
-/* An upgrade without sdfed.v1 is answered 400 with a line saying so, then
- * hung up (lws would bind it to the first protocol, or drop it silently). */
-static int confirm_upgrade(struct lws *wsi) {
-    if (offers_sdfed(wsi)) return 0;
-    char response[LWS_PRE + 1024];
-    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, HTTP_STATUS_BAD_REQUEST,
-                                "this WebSocket speaks only the " SDFED_PROTOCOL
-                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
+/* A header's value into out (cap bytes); NULL when the request has none,
+ * "" when it does not fit. */
+static const char *header(struct lws *wsi, enum lws_token_indexes token, char *out, int cap) {
+    if (lws_hdr_total_length(wsi, token) <= 0) return NULL;
+    if (lws_hdr_copy(wsi, out, cap, token) < 0) out[0] = '\0';
+    return out;
+}
+
+/* Refuses an upgrade before lws answers it: status with a line (and one
+ * header more when header is set), then the hang-up. */
+static int refuse_upgrade(struct lws *wsi, int status, const char *why, const char *header, const char *value) {
+    char response[LWS_PRE + RESPONSE_HEAD_MAX];
+    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, status, why, header, value);
     if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
     return -1;
 }
 
+/* An upgrade without sdfed.v1 is answered 400 with a line saying so (lws
+ * would bind it to the first protocol, or drop it silently); one from a
+ * page of another origin 403; one that came in the reserve (the server is
+ * full) 503. */
+static int confirm_upgrade(loop *l, struct lws *wsi) {
+    if (!offers_sdfed(wsi))
+        return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
+                              "this WebSocket speaks only the " SDFED_PROTOCOL
+                              " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")",
+                              NULL, NULL);
+    const peer_conn *c = conn_of(wsi);
+    if (c && c->in_reserve) {
+        peers_refused(l->opt.peers, PEERS_REFUSED_RESERVE);
+        return refuse_upgrade(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, http_reserve_refusal, "retry-after",
+                              http_reserve_retry_s);
+    }
+    char origin_text[ORIGIN_MAX], host_text[ORIGIN_MAX], why[ORIGIN_MAX + 160];
+    const char *origin = header(wsi, WSI_TOKEN_ORIGIN, origin_text, sizeof origin_text);
+    if (origins_let_in(l->opt.origins, origin, header(wsi, WSI_TOKEN_HOST, host_text, sizeof host_text))) return 0;
+    peers_refused(l->opt.peers, PEERS_REFUSED_ORIGIN);
+    snprintf(why, sizeof why,
+             "this WebSocket is for the pages of this server: a page of %.*s may not open it (its host allows others "
+             "with --allow-origin)",
+             ORIGIN_MAX, origin);
+    return refuse_upgrade(wsi, HTTP_STATUS_FORBIDDEN, why, NULL, NULL);
+}
+
 /* The first protocol also hears lws's listener and the gate's descriptor:
- * a new connection goes to the gate (TLS ones excepted), which hands it
- * back to lws once its request line is checked; and WebSocket upgrades,
- * refused unless they offer sdfed.v1. */
+ * a new connection is counted (admit) and goes to the gate (TLS ones
+ * excepted), which hands it to lws once its request is checked; the end of
+ * every connection; and WebSocket upgrades, refused unless they offer
+ * sdfed.v1 from a page that may. */
 static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
-    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return l->gate ? gate_take(l->gate, (int)(intptr_t)in, now_ms()) : 0;
-    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(wsi);
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return admit(l, (int)(intptr_t)in);
+    case LWS_CALLBACK_WSI_DESTROY: { /* every connection's end, WebSockets' too */
+        peer_conn *c = lws_get_opaque_user_data(wsi);
+        if (c && c != l->adopting) release(l, c);
+        return 0;
+    }
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(l, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return -1; /* a client that listed "http" before sdfed.v1 */
     case LWS_CALLBACK_RAW_RX_FILE: gate_service(l->gate); return 0;
-    default: return http_serve(l->site, wsi, reason, user, in, len);
+    default: return http_serve(l->site, wsi, conn_of(wsi), reason, user, in, len);
     }
 }
 
@@ -189,9 +308,15 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     info.vhost_name = "sdfed";
     info.timeout_secs_ah_idle = (unsigned)opt->header_timeout_s;
     info.timeout_secs = (unsigned)opt->header_timeout_s;
+    /* room for every request the gate lets through: lws keeps each of its
+     * (at most 64) headers with at most 8 bytes of its own and a NUL (over
+     * TLS, where the gate is not, a request that does not fit is dropped) */
+    info.max_http_header_data = (unsigned short)(opt->max_header_bytes + 1024);
     info.retry_and_idle_policy = &no_validity_timers;
-    info.options =
-        LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
+    /* text frames that are not UTF-8 fail the connection with 1007 before a
+     * callback sees them (RFC 6455 8.1) */
+    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND | LWS_SERVER_OPTION_VALIDATE_UTF8 |
+                   (is_ipv4(opt->host) ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
     if (opt->cert && opt->key) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = opt->cert;
@@ -205,7 +330,9 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     }
     l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
     rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
-    if (rc == SDFED_OK && !(opt->cert && opt->key)) rc = gate_open(&l->gate, l->vhost, opt->header_timeout_s, err);
+    const gate_owner owner = {.ctx = l, .pass = gate_passed, .closed = gate_closed};
+    if (rc == SDFED_OK && !(opt->cert && opt->key))
+        rc = gate_open(&l->gate, l->vhost, &owner, opt->header_timeout_s, opt->max_header_bytes, err);
     if (rc) {
         loop_destroy(l);
         return rc;

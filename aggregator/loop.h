@@ -4,7 +4,8 @@
  * It owns the lws context and its callbacks, nothing else. Limits are
  * explicit options, checked on input (handlers.h), plus lws's header
  * timeout against slow clients; each plain-HTTP connection's request line
- * is checked first (gate.h). */
+ * is checked first (gate.h), and a WebSocket upgrade's subprotocol and
+ * Origin (origin.h). */
 #ifndef SDFED_AGGREGATOR_LOOP_H
 #define SDFED_AGGREGATOR_LOOP_H
 
@@ -12,6 +13,8 @@
 
 #include "handlers.h"
 #include "http.h"
+#include "origin.h"
+#include "peers.h"
 #include "session.h"
 
 typedef struct loop_options {
@@ -19,8 +22,12 @@ typedef struct loop_options {
     int port;               /* 0: one the kernel chooses */
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
+    size_t max_header_bytes; /* a request's line and headers (gate.h) */
     int header_timeout_s;
     session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
+    int64_t hello_timeout_ms;    /* a WebSocket that says no hello for so long is closed (1008) */
+    const origins *origins;      /* the pages that may open the WebSocket besides the server's own */
+    peers *peers;                /* connections are counted there by address, and refused past its limits */
 } loop_options;
 
 typedef struct loop loop;

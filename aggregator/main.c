@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/sha256.h"
 #include "native/args.h"
@@ -26,7 +27,9 @@
 #include "cluster.h"
 #include "description.h"
 #include "handlers.h"
+#include "join_key.h"
 #include "loop.h"
+#include "peers.h"
 #include "verify.h"
 
 static loop *running;
@@ -70,17 +73,38 @@ static const char usage[] =
     "  --commit-wait S       group commit: the longest any of them waits for its transaction (0.005)\n"
     "  --ping-after S        WebSocket keepalive: a PING to a connection silent for S seconds (30)\n"
     "  --hangup-after S      WebSocket keepalive: hang up a connection silent for S seconds (60)\n"
-    "  --join-key KEY        clients must present KEY\n"
+    "  --join-key KEY        clients must present KEY (1 to 127 of A-Z a-z 0-9 - . _ ~): in hello, and on every\n"
+    "                        path but the page's own files (Authorization: Bearer KEY, or ?key=KEY)\n"
+    "  --metrics-token TOKEN /metrics needs TOKEN (Authorization: Bearer TOKEN) instead of the join key\n"
     "  --cert FILE --key FILE  serve TLS (wss://, https://)\n"
     "  --rate-limit N        at most N messages on a connection in each --rate-window (50)\n"
     "  --rate-window S       the rate limit's window, seconds (1)\n"
-    "  --max-message-bytes N (4194304)   --max-refusals N (20)\n";
+    "  --max-message-bytes N (4194304)   --max-refusals N (20)\n"
+    "  --max-header-bytes N  a request's line and headers; longer ones are answered 431 (8192)\n"
+    "  --allow-origin ORIGIN pages of ORIGIN (https://HOST[:PORT]; '*' for any) may open the WebSocket besides\n"
+    "                        the server's own (repeatable; a client without Origin, not a page, always may)\n"
+    "  --max-connections N   connections held at once (10000; fewer when the descriptor limit, raised as far as\n"
+    "                        it goes, has no room for them, the reserve and the file sends: ulimit -n)\n"
+    "  --status-reserve N    connections past --max-connections for /status, /status.html and /metrics only;\n"
+    "                        anything else on them is answered 503 (32)\n"
+    "  --max-connections-per-address N  connections one address holds (an IPv6 address: its /64); more are\n"
+    "                        closed at once (128)\n"
+    "  --max-file-sends N    files (the page's, the model) being sent at once; more are answered 503 (256)\n"
+    "  --max-addresses N     addresses remembered for the limits, the least recently heard of forgotten first\n"
+    "                        (65536; at least --max-connections + --status-reserve)\n"
+    "  --key-failures N      wrong join keys from one address before it is locked out (10)\n"
+    "  --key-lockout S       the first lock-out, seconds; each next one twice as long, a day at most (60)\n"
+    "  --registrations-per-minute N  new clients one address registers in a minute (20)\n"
+    "  --demo-leases-per-address N  demo shards one address holds at a time (4)\n"
+    "  --hello-timeout S     a WebSocket that says no hello for S seconds is closed (10)\n";
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
         *pause, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
-        *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after;
+        *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
+    const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
+        *registrations, *metrics_token, *demo_leases, *hello_timeout, *file_sends;
     int help, verify;
 } args;
 
@@ -90,6 +114,37 @@ static int number(const char *text, const char *name, double lo, double hi, doub
     if (!*text || *end || !(v >= lo && v <= hi))
         return cli_error(CLI_USAGE, "%s must be a number in [%g, %g], not '%s'", name, lo, hi, text);
     *out = v;
+    return CLI_OK;
+}
+
+/* Descriptors: one for each connection (those of the reserve too) and for
+ * each file being sent, and SPARE_DESCRIPTORS more for the process (the
+ * store, the model, the log, lws's own). The soft limit is raised as far
+ * as the hard one lets it; when that is not enough, fewer connections,
+ * said in the log. lws sizes its tables by the limit: call before the loop
+ * is made. */
+#define SPARE_DESCRIPTORS 64
+
+static int fit_descriptors(double *max_connections, double others) {
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return cli_error(CLI_FAILED, "getrlimit(RLIMIT_NOFILE) failed");
+    rlim_t want = (rlim_t)(*max_connections + others) + SPARE_DESCRIPTORS;
+    if (lim.rlim_cur < want) {
+        struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max, .rlim_max = lim.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = raised.rlim_cur;
+    }
+    if (lim.rlim_cur >= want) return CLI_OK;
+    double fit = (double)lim.rlim_cur - SPARE_DESCRIPTORS - others;
+    if (fit < 1)
+        return cli_error(CLI_USAGE,
+                         "the descriptor limit (%llu, ulimit -n) has no room for connections besides --status-reserve "
+                         "and --max-file-sends (%g): raise it or lower them",
+                         (unsigned long long)lim.rlim_cur, others);
+    native_logf("connections_limited",
+                "\"max_connections\": %.0f, \"asked\": %.0f, \"descriptors\": %llu, \"message\": \"--max-connections "
+                "lowered to what the descriptor limit (ulimit -n) holds\"",
+                fit, *max_connections, (unsigned long long)lim.rlim_cur);
+    *max_connections = fit;
     return CLI_OK;
 }
 
@@ -113,6 +168,9 @@ int main(int argc, char **argv) {
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
+    a.max_header = "8192", a.max_connections = "10000", a.status_reserve = "32", a.per_address = "128";
+    a.max_addresses = "65536", a.key_failures = "10", a.key_lockout = "60", a.registrations = "20";
+    a.demo_leases = "4", a.hello_timeout = "10", a.file_sends = "256";
     const cli_option options[] = {{"--task", &a.task, NULL},
                                   {"--port", &a.port, NULL},
                                   {"--port-file", &a.port_file, NULL},
@@ -135,6 +193,7 @@ int main(int argc, char **argv) {
                                   {"--max-update-norm", &a.max_norm, NULL},
                                   {"--max-samples", &a.max_samples, NULL},
                                   {"--join-key", &a.join_key, NULL},
+                                  {"--metrics-token", &a.metrics_token, NULL},
                                   {"--cert", &a.cert, NULL},
                                   {"--key", &a.key, NULL},
                                   {"--max-message-bytes", &a.max_bytes, NULL},
@@ -147,9 +206,25 @@ int main(int argc, char **argv) {
                                   {"--commit-wait", &a.commit_wait, NULL},
                                   {"--ping-after", &a.ping_after, NULL},
                                   {"--hangup-after", &a.hangup_after, NULL},
+                                  {"--max-header-bytes", &a.max_header, NULL},
+                                  {"--max-connections", &a.max_connections, NULL},
+                                  {"--status-reserve", &a.status_reserve, NULL},
+                                  {"--max-connections-per-address", &a.per_address, NULL},
+                                  {"--max-addresses", &a.max_addresses, NULL},
+                                  {"--max-file-sends", &a.file_sends, NULL},
+                                  {"--key-failures", &a.key_failures, NULL},
+                                  {"--key-lockout", &a.key_lockout, NULL},
+                                  {"--registrations-per-minute", &a.registrations, NULL},
+                                  {"--demo-leases-per-address", &a.demo_leases, NULL},
+                                  {"--hello-timeout", &a.hello_timeout, NULL},
                                   {"--verify", NULL, &a.verify},
                                   {"--help", NULL, &a.help}};
-    int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
+    const char *allow_origin[ORIGINS_ALLOWED_MAX];
+    int n_allow_origin;
+    const cli_list lists[] = {
+        {.name = "--allow-origin", .values = allow_origin, .max = ORIGINS_ALLOWED_MAX, .count = &n_allow_origin}};
+    int status = cli_parse_lists(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), lists,
+                                 (int)(sizeof lists / sizeof lists[0]), NULL, NULL);
     if (status) return status;
     if (a.help) {
         fputs(usage, stdout);
@@ -157,7 +232,9 @@ int main(int argc, char **argv) {
     }
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
-        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after;
+        rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
+        max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
+        demo_leases, hello_timeout, file_sends;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
@@ -171,8 +248,22 @@ int main(int argc, char **argv) {
         number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
         number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
         number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
-        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after))
+        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
+        number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
+        number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
+        number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
+        number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
+        number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
+        number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
+        number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
+        number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
+        number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
+        number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
+        number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
         return CLI_USAGE;
+    if (max_addresses < max_connections + status_reserve)
+        return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
+                         max_addresses, max_connections + status_reserve);
     if (hangup_after <= ping_after)
         return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
                          hangup_after, ping_after);
@@ -191,6 +282,16 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE,
                          "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
                          "with --state");
+    join_key key, metrics_token;
+    sdfed_error key_err = {0};
+    if (join_key_set(&key, "--join-key", a.join_key, &key_err) ||
+        join_key_set(&metrics_token, "--metrics-token", a.metrics_token, &key_err))
+        return cli_error(CLI_USAGE, "%s", key_err.message);
+    origins pages = {0};
+    for (int i = 0; i < n_allow_origin; i++) {
+        sdfed_error origin_err = {0};
+        if (origins_allow(&pages, allow_origin[i], &origin_err)) return cli_error(CLI_USAGE, "%s", origin_err.message);
+    }
     const char *where = a.db ? a.db : a.state ? a.state : "state";
     sdfed_error host_err = {0};
     char bind_address[256];
@@ -210,6 +311,7 @@ int main(int argc, char **argv) {
     char *description = NULL;
     federation *fed = NULL;
     demo *shards = NULL;
+    peers *addresses = NULL;
     fed_data images = {0};
     char resolved[4096];
     sdfed_task task;
@@ -339,7 +441,26 @@ int main(int argc, char **argv) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
-    handlers_options ho = {.join_key = a.join_key,
+    int fitted = fit_descriptors(&max_connections, status_reserve + file_sends);
+    if (fitted != CLI_OK) {
+        rc = fitted;
+        goto done;
+    }
+    peers_limits pl = {.max_addresses = (int)max_addresses,
+                       .max_connections = (int)max_connections,
+                       .reserve = (int)status_reserve,
+                       .max_connections_per_address = (int)per_address,
+                       .max_file_sends = (int)file_sends,
+                       .key_failures = (int)key_failures,
+                       .key_lockout_ms = (int64_t)(key_lockout * 1000),
+                       .registrations_per_minute = (int)registrations};
+    if (peers_open(&addresses, &pl, &err)) {
+        cli_error(CLI_FAILED, "%s", err.message);
+        goto done;
+    }
+    handlers_options ho = {.join_key = &key,
+                           .peers = addresses,
+                           .registrations_per_minute = (int)registrations,
                            .description = description,
                            .max_message_bytes = (size_t)max_bytes,
                            .rate_limit = (int)rate,
@@ -354,7 +475,14 @@ int main(int argc, char **argv) {
                        .description = description,
                        .fed = fed,
                        .demo = shards,
+                       .demo_leases_per_address = (int)demo_leases,
+                       .peers = addresses,
+                       .join_key = &key,
+                       .metrics_token = &metrics_token,
                        .status = {.fed = fed,
+                                  .peers = addresses,
+                                  .join_key = &key,
+                                  .metrics_token = &metrics_token,
                                   .st = st,
                                   .cl = cl,
                                   .model_sha256 = model_sha,
@@ -365,8 +493,12 @@ int main(int argc, char **argv) {
                        .cert = a.cert,
                        .key = a.key,
                        .max_message_bytes = (size_t)max_bytes,
+                       .max_header_bytes = (size_t)max_header,
                        .header_timeout_s = 5,
-                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)}};
+                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
+                       .hello_timeout_ms = (int64_t)(hello_timeout * 1000),
+                       .origins = &pages,
+                       .peers = addresses};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
         cli_error(CLI_FAILED, "%s", err.message);
         goto done;
@@ -398,6 +530,7 @@ int main(int argc, char **argv) {
 done:
     loop_destroy(server);
     handlers_destroy(h);
+    peers_close(addresses);
     status_board_free(&site.status);
     free(description);
     federation_close(fed);

@@ -1,15 +1,18 @@
 /* A WebSocket connection's state, assembly and send queue (see session.h). */
 #include "session.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* A closing session waits for QUIET_MS without input, LINGER_MS at most. */
 #define QUIET_MS 200
 #define LINGER_MS 2000
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms) {
+void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms) {
     memset(ss, 0, sizeof *ss);
     ss->wsi = wsi, ss->client = -1, ss->binary = 1, ss->last_rx = now_ms;
+    ss->opened_ms = now_ms;
+    if (from) ss->address = *from;
     ws_reassembly_init(&ss->in, max_message_bytes);
 }
 
@@ -52,6 +55,16 @@ void session_close_after(session *ss, int status, int64_t now_ms) {
     lws_callback_on_writable(ss->wsi);
 }
 
+void session_close_saying(session *ss, int status, const char *reason, int64_t now_ms) {
+    if (ss->closing) return;
+    snprintf(ss->close_reason, sizeof ss->close_reason, "%s", reason);
+    session_close_after(ss, status, now_ms);
+}
+
+int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms) {
+    return ss->client < 0 && !ss->token[0] && !ss->closing && now_ms - ss->opened_ms >= timeout_ms;
+}
+
 int session_writable(session *ss, int64_t now_ms) {
     if (ss->ping_due) { /* between two messages: each is written whole */
         /* not empty: lws does not report an empty PONG (LWS_CALLBACK_RECEIVE_PONG) */
@@ -69,7 +82,8 @@ int session_writable(session *ss, int64_t now_ms) {
             lws_set_timer_usecs(ss->wsi, QUIET_MS * LWS_US_PER_MS);
             return 0;
         }
-        lws_close_reason(ss->wsi, (enum lws_close_status)ss->closing, NULL, 0);
+        lws_close_reason(ss->wsi, (enum lws_close_status)ss->closing, (unsigned char *)ss->close_reason,
+                         strlen(ss->close_reason));
         return -1;
     }
     if (!ss->out.count) return 0;

@@ -16,9 +16,11 @@
 #include "base/status.h"
 #include "native/ws_reassembly.h"
 #include "native/ws_send_queue.h"
+#include "peers.h"
 
 typedef struct session {
     struct lws *wsi;
+    peer_address address; /* where it comes from, as the edge's limits count it */
     int64_t client;  /* -1 until hello */
     int binary;      /* tensors as binary frames (1) or JSON (0) */
     char token[128]; /* its token, once it said hello */
@@ -28,6 +30,8 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
+    char close_reason[64];          /* and the close frame's reason ("": none) */
+    int64_t opened_ms;
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
     int ping_due;                   /* a PING waits for the socket to be writable */
@@ -38,7 +42,8 @@ typedef struct session_keepalive {
     int64_t ping_after_ms, hangup_after_ms;
 } session_keepalive;
 
-void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_t now_ms);
+/* from: its connection's address (NULL: unknown, all zeros). */
+void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms);
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
  * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */
@@ -56,6 +61,11 @@ int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
 /* Leaves with a close status once what is queued has been written. */
 void session_close_after(session *ss, int status, int64_t now_ms);
+/* The same with a reason in the close frame. */
+void session_close_saying(session *ss, int status, const char *reason, int64_t now_ms);
+/* Whether a connection open for timeout_ms has not said hello yet (no
+ * client, no registration waiting). */
+int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms);
 /* lws says the socket is writable: a due PING, the next message, or the
  * close; -1 to hang up now. */
 int session_writable(session *ss, int64_t now_ms);

@@ -223,6 +223,24 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
         "# TYPE sdfed_aggregation_last_seconds gauge\nsdfed_aggregation_last_seconds %.6f\n",
         st.total_aggregation_ms / 1e3, (long long)st.rounds_closed, st.last_aggregation_ms / 1e3);
+    peers_stats edge;
+    peers_get_stats(site->peers, native_clock_ms(native_clock_monotonic_ns()), &edge);
+    failed |= sdfed_sink_printf(
+        sink,
+        "# HELP sdfed_connections Connections this process holds (HTTP and WebSocket).\n"
+        "# TYPE sdfed_connections gauge\nsdfed_connections %lld\n"
+        "# HELP sdfed_file_sends Files this process is sending (the page's, the model).\n"
+        "# TYPE sdfed_file_sends gauge\nsdfed_file_sends %lld\n"
+        "# HELP sdfed_addresses Client addresses remembered for the limits (an IPv6 address by its /64).\n"
+        "# TYPE sdfed_addresses gauge\nsdfed_addresses %lld\n"
+        "# HELP sdfed_addresses_locked Addresses locked out for wrong join keys.\n"
+        "# TYPE sdfed_addresses_locked gauge\nsdfed_addresses_locked %lld\n"
+        "# HELP sdfed_edge_refused_total What the edge's limits refused, by limit.\n"
+        "# TYPE sdfed_edge_refused_total counter\n",
+        (long long)edge.connections, (long long)edge.file_sends, (long long)edge.addresses, (long long)edge.locked);
+    for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
+        failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
+                                    (long long)edge.refused[i]);
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
                                     "no-store");
@@ -345,13 +363,7 @@ static int status_page(struct lws *wsi, status_board *site) {
                                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                                       "<meta http-equiv=\"refresh\" content=\"5\"><title>");
     failed |= html_text(sink, name);
-    failed |= sdfed_sink_printf(
-        sink, "</title><style>body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}"
-              "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}"
-              ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}"
-              ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}"
-              ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}"
-              "svg{max-width:100%%;height:auto}</style></head><body><h1>");
+    failed |= sdfed_sink_printf(sink, "</title><link rel=\"stylesheet\" href=\"/status.css\"></head><body><h1>");
     failed |= html_text(sink, name);
     failed |= sdfed_sink_printf(sink, "</h1>");
     if (site->description && site->description[0]) {
@@ -390,9 +402,14 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
     failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
     failed |= volunteers_table(sink, site, k->clients);
-    failed |= sdfed_sink_printf(
-        sink, "<p><a href=\"/status\">/status</a> &middot; <a href=\"/metrics\">/metrics</a> &middot; "
-              "<a href=\"/\">volunteer page</a></p></body></html>");
+    /* the links carry the join key where it is needed (its characters need no escaping) */
+    const char *key = site->join_key->set ? site->join_key->text : NULL;
+    const char *metrics_key = site->metrics_token->set ? NULL : key;
+    failed |= sdfed_sink_printf(sink,
+                                "<p><a href=\"/status%s%s\">/status</a> &middot; <a href=\"/metrics%s%s\">/metrics</a> "
+                                "&middot; <a href=\"/%s%s\">volunteer page</a></p></body></html>",
+                                key ? "?key=" : "", key ? key : "", metrics_key ? "?key=" : "",
+                                metrics_key ? metrics_key : "", key ? "?key=" : "", key ? key : "");
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
                                     "no-store");
@@ -400,8 +417,22 @@ static int status_page(struct lws *wsi, status_board *site) {
     return rc;
 }
 
+/* status.html's style, a file of its own (the content security policy
+ * allows no inline style) */
+static int status_css(struct lws *wsi) {
+    static const char css[] =
+        "body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}\n"
+        "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}\n"
+        ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}\n"
+        ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
+        ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
+        "svg{max-width:100%;height:auto}\n";
+    return response_send(wsi, HTTP_STATUS_OK, "text/css", css, sizeof css - 1, "no-cache");
+}
+
 int status_serve(status_board *b, struct lws *wsi, const char *path, int *answered) {
     *answered = 1;
+    if (strcmp(path, "/status.css") == 0) return status_css(wsi);
     if (strcmp(path, "/status") == 0) return status_json(wsi, b);
     if (strcmp(path, "/metrics") == 0) return metrics_text(wsi, b);
     if (strcmp(path, "/status.html") == 0) return status_page(wsi, b);

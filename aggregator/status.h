@@ -9,9 +9,11 @@
  *                 STATUS_VOLUNTEERS volunteers heard from last (anonymous
  *                 names, first and last seen, rounds, last accuracy)
  *                 (it reloads every 5 s; 503 when the page cannot be built)
+ *   /status.css   status.html's style
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason (by this process), store failures,
- *                 aggregation time
+ *                 aggregation time, the connections held and what the
+ *                 edge's limits refused, by limit (peers.h)
  * The federation's counts (rounds closed and abandoned, updates accepted,
  * clients registered) are the store's, since the federation began: a
  * restart or another node changes nothing in them. The accuracy history
@@ -31,6 +33,8 @@
 
 #include "cluster.h"
 #include "federation.h"
+#include "join_key.h"
+#include "peers.h"
 #include "store.h"
 
 enum { STATUS_VOLUNTEERS = 200 }; /* the volunteers status.html lists at most */
@@ -39,6 +43,8 @@ typedef struct status_board {
     federation *fed;
     store *st;
     cluster *cl; /* cluster mode: this node; NULL in a single process */
+    const peers *peers;   /* the edge's connections and refusals (peers.h) */
+    const join_key *join_key, *metrics_token; /* for status.html's links, which carry the key when one is needed */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
     store_counts counts;            /* the federation's, as last read from the store */

@@ -29,7 +29,13 @@ int cli_error(int status, const char *fmt, ...) {
 }
 
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional) {
+    return cli_parse_lists(argc, argv, options, n_options, NULL, 0, positional, n_positional);
+}
+
+int cli_parse_lists(int argc, char **argv, const cli_option *options, int n_options, const cli_list *lists, int n_lists,
+                    char ***positional, int *n_positional) {
     if (n_positional) *n_positional = 0;
+    for (int k = 0; k < n_lists; k++) *lists[k].count = 0;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
@@ -41,6 +47,16 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
         if (strncmp(arg, "--", 2) != 0) {
             if (!positional) return cli_error(CLI_USAGE, "unexpected argument '%s' (%s)", arg, help_hint);
             (*positional)[(*n_positional)++] = argv[i];
+            continue;
+        }
+        const cli_list *list = NULL;
+        for (int k = 0; k < n_lists && !list; k++)
+            if (strcmp(lists[k].name, arg) == 0) list = &lists[k];
+        if (list) {
+            if (i + 1 >= argc) return cli_error(CLI_USAGE, "option '%s' needs a value", arg);
+            if (*list->count == list->max)
+                return cli_error(CLI_USAGE, "option '%s' is given more than %d times", arg, list->max);
+            list->values[(*list->count)++] = argv[++i];
             continue;
         }
         const cli_option *o = NULL;

@@ -12,11 +12,24 @@ typedef struct cli_option {
     int *flag;          /* set to 1 when a flag is present */
 } cli_option;
 
+/* An option that may be given several times: each value goes to values[],
+ * in order, at most max of them; *count says how many came. */
+typedef struct cli_list {
+    const char *name;
+    const char **values;
+    int max;
+    int *count;
+} cli_list;
+
 /* Parses argv (after the subcommand) into options and positional arguments
  * (*positional has room for argc of them). Prints one error line and returns
  * CLI_USAGE on an unknown option, a missing value, or any positional argument
  * when positional is NULL (a command that takes none). */
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options, char ***positional, int *n_positional);
+/* cli_parse with options that may be repeated (lists): one given more than
+ * its max times is an error too. */
+int cli_parse_lists(int argc, char **argv, const cli_option *options, int n_options, const cli_list *lists, int n_lists,
+                    char ***positional, int *n_positional);
 /* A program of its own, not a subcommand of sdfed (sdfed-aggregator, say):
  * its error lines start with its name and point the user to its --help. */
 void cli_set_program(const char *name);

@@ -7,6 +7,7 @@
 ws_fragment ws_fragment_of(struct lws *wsi, const void *in, size_t len) {
     return (ws_fragment){.data = in,
                          .len = len,
+                         .frame_left = lws_remaining_packet_payload(wsi),
                          .first = lws_is_first_fragment(wsi),
                          .last = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi),
                          .binary = lws_frame_is_binary(wsi)};
@@ -30,22 +31,24 @@ ws_rx ws_reassembly_add(ws_reassembly *r, ws_fragment f) {
     if (f.first) {
         r->len = 0;
         r->binary = f.binary;
-        r->discarding = WS_RX_MORE;
+        r->discarding = 0;
     }
-    if (r->discarding == WS_RX_MORE) {
-        if (f.len > r->max_bytes - r->len)
-            r->discarding = WS_RX_TOO_LARGE;
-        else if (reserve(r, r->len + f.len))
-            r->discarding = WS_RX_NO_MEMORY;
-        else if (f.len) {
-            memcpy(r->data + r->len, f.data, f.len);
-            r->len += f.len;
-        }
+    if (r->discarding) return WS_RX_MORE;
+    ws_rx rx = f.last ? WS_RX_MESSAGE : WS_RX_MORE;
+    size_t room = r->max_bytes - r->len;
+    if (f.len > room || f.frame_left > room - f.len)
+        rx = WS_RX_TOO_LARGE;
+    else if (reserve(r, r->len + f.len))
+        rx = WS_RX_NO_MEMORY;
+    else if (f.len) {
+        memcpy(r->data + r->len, f.data, f.len);
+        r->len += f.len;
     }
-    if (!f.last) return WS_RX_MORE;
-    if (r->discarding == WS_RX_MORE) return WS_RX_MESSAGE;
-    r->len = 0;
-    return r->discarding;
+    if (rx == WS_RX_TOO_LARGE || rx == WS_RX_NO_MEMORY) {
+        r->discarding = 1;
+        r->len = 0;
+    }
+    return rx;
 }
 
 void ws_reassembly_free(ws_reassembly *r) {

@@ -10,7 +10,7 @@ import { join, leave } from './connection.js';
 import { addFiles, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
-import { $, page, setStage, showError } from './page.js';
+import { $, forgetJoinKey, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
@@ -25,6 +25,7 @@ async function forgetMe() {
   if (page.compute) page.compute.stop();
   await store.forget();
   sessionStorage.setItem(FORGOTTEN, '1');
+  forgetJoinKey(); // the address the host gave still has it
   location.reload();
 }
 

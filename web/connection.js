@@ -1,11 +1,12 @@
 // The page's one WebSocket to the aggregator (sdfed.v1, docs/protocol.md):
-// joining, hello with the token kept in IndexedDB (a rejoin), the server's
-// messages shown, a round's global prompt handed to training, reconnecting
-// until the volunteer leaves, after waits with jitter (backoff.js) that
-// respect the server's retry_after.
+// joining, hello with the token kept in IndexedDB (a rejoin) and the join
+// key, the server's messages shown, a round's global prompt handed to
+// training, reconnecting until the volunteer leaves, after waits with jitter
+// (backoff.js) that respect the server's retry_after; a refused join key
+// ends the joining (trying again could only lock this address out).
 import { backoff } from './backoff.js';
-import { BAD_TOKEN, NOT_IN_ROUND, WRONG_ROUND } from './errors.js';
-import { $, page, setStage, showError } from './page.js';
+import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
+import { $, joinKey, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { trainRound } from './training.js';
 
@@ -13,6 +14,7 @@ let socket = null;
 const retry = backoff();
 let roundWaiting = null; // a round_start whose parameters are to come
 let left = false; // "forget me": never connect again
+let welcomed = false; // this connection's hello was answered
 
 function showConnection(state, text) {
   const badge = $('connection');
@@ -47,9 +49,11 @@ function connect() {
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, 'sdfed.v1');
   ws.binaryType = 'arraybuffer';
   socket = ws;
+  welcomed = false;
   ws.onopen = () => {
     const hello = { type: 'hello', protocol: 'sdfed.v1', kind: 'browser', encoding: 'binary' };
     if (page.stored.token) hello.token = page.stored.token;
+    if (joinKey) hello.join_key = joinKey;
     if (page.dataset && page.dataset.source === 'demo') hello.shard = page.dataset.shard;
     ws.send(JSON.stringify(hello));
   };
@@ -81,6 +85,7 @@ async function onMessage(m) {
         'see it');
     }
     retry.reset(); // a session that succeeded
+    welcomed = true;
     page.stored = await store.updateState(page.federation, { token: m.token });
     showConnection('online', `connected as volunteer ${m.client_id}`);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
@@ -113,6 +118,17 @@ async function onMessage(m) {
     retry.serverAsked(m.retry_after);
     if (m.code === BAD_TOKEN) { // the server forgot us (a new federation): join afresh
       page.stored = await store.updateState(page.federation, { token: null });
+      socket.close();
+      break;
+    }
+    if (m.code === BAD_JOIN_KEY) {
+      page.joined = false;
+      socket.close();
+      showConnection('offline', 'join key refused');
+      throw new Error(`the server refused this page's join key: ${m.message}; open the address the federation's host ` +
+        'gave you (it ends in ?key=…)');
+    }
+    if (m.code === RATE_LIMITED && !welcomed) { // not now (too many new volunteers from here): after retry_after
       socket.close();
       break;
     }

@@ -2,13 +2,17 @@
 // (/task) and progress (/status), shown in section 1, its demo shards
 // (/demo/shard), and its model file, downloaded once into IndexedDB and
 // checked against its sha256 on every load.
-import { $, page, showProgress } from './page.js';
+import { $, joinKey, keyed, page, showProgress } from './page.js';
 import * as store from './store.js';
 
+// JSON from the server; a refusal says why (the server's JSON error, or its
+// line: "this federation needs its join key: ...")
 async function fetchJson(url) {
-  const r = await fetch(url, { cache: 'no-store' });
-  const body = await r.json().catch(() => null);
-  if (!r.ok) throw new Error(body && body.error ? body.error : `${url}: HTTP ${r.status}`);
+  const r = await fetch(url, keyed({ cache: 'no-store' }));
+  const text = await r.text();
+  let body = null;
+  try { body = JSON.parse(text); } catch (e) { /* a refusal's line */ }
+  if (!r.ok) throw new Error(body && body.error ? body.error : text.trim() || `${url}: HTTP ${r.status}`);
   return body;
 }
 
@@ -18,6 +22,7 @@ async function sha256Hex(bytes) {
 }
 
 export async function describe() {
+  if (joinKey) $('status-link').search = `?key=${encodeURIComponent(joinKey)}`;
   const d = await fetchJson('/task');
   page.description = d;
   page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
@@ -59,7 +64,7 @@ export const fetchDemoShard = (shard) => fetchJson(`/demo/shard${shard !== undef
 // The model file, read straight into one buffer of the size the
 // federation gives (no chunks kept, no joined copy)
 async function download(url, size) {
-  const r = await fetch(url);
+  const r = await fetch(url, keyed());
   if (!r.ok) throw new Error(`the model could not be downloaded (HTTP ${r.status})`);
   const reader = r.body.getReader(), bytes = new Uint8Array(size);
   for (let got = 0; ;) {

@@ -1,8 +1,29 @@
 // The page's state, and the parts of the page every module shows through:
 // the stage (body's data-stage, which the CSS and the browser test read),
-// the error lines and the progress bars.
+// the error lines and the progress bars; and the federation's join key.
 
 export const $ = (id) => document.getElementById(id);
+
+// The join key, when the federation's host gives one: in the page's address
+// (https://HOST/?key=KEY), kept in this browser (localStorage) for the
+// visits after, sent with every request (keyed) and in hello.
+const KEY_ITEM = 'sdfed-join-key';
+function readJoinKey() {
+  const fromAddress = new URLSearchParams(location.search).get('key');
+  try {
+    if (fromAddress) localStorage.setItem(KEY_ITEM, fromAddress);
+    return fromAddress || localStorage.getItem(KEY_ITEM);
+  } catch (e) { // a browser that keeps nothing: the address's alone
+    return fromAddress;
+  }
+}
+export const joinKey = readJoinKey();
+export function forgetJoinKey() {
+  try { localStorage.removeItem(KEY_ITEM); } catch (e) { /* nothing was kept */ }
+}
+// fetch's options with the join key presented (Authorization: Bearer KEY)
+export const keyed = (options = {}) =>
+  (joinKey ? { ...options, headers: { ...options.headers, Authorization: `Bearer ${joinKey}` } } : options);
 
 export const page = {
   description: null, // GET /task: task, model, classes, global_shape, mode

@@ -7,13 +7,20 @@ export async function tryImage(file) {
   requireModel();
   const { best, probabilities } = await page.compute.call('predict', { image: { blob: file } });
   const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);
-  const url = URL.createObjectURL(file);
-  // the task's class names as text, never markup
-  const escape = (s) => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]);
-  const classes = page.description.classes.map(escape);
-  $('try-result').innerHTML = `<p><img src="${url}" alt="" style="max-height:96px;vertical-align:middle"> ` +
-    `<strong>${classes[best]}</strong></p><div class="bars">` + order.map((c) =>
-    `<span class="${c === best ? 'best' : ''}">${classes[c]}</span>` +
-    `<div class="bar" style="width:${(100 * probabilities[c]).toFixed(1)}%"></div>` +
-    `<span>${(100 * probabilities[c]).toFixed(1)}%</span>`).join('') + '</div>';
+  // built as elements: the task's class names as text, never markup, and no
+  // inline style (the page's content security policy allows none)
+  const element = (tag, props = {}, ...children) => {
+    const e = Object.assign(document.createElement(tag), props);
+    e.append(...children);
+    return e;
+  };
+  const classes = page.description.classes;
+  const bars = element('div', { className: 'bars' });
+  for (const c of order) {
+    const percent = `${(100 * probabilities[c]).toFixed(1)}%`, bar = element('div', { className: 'bar' });
+    bar.style.width = percent;
+    bars.append(element('span', { className: c === best ? 'best' : '' }, classes[c]), bar, element('span', {}, percent));
+  }
+  const preview = element('img', { src: URL.createObjectURL(file), alt: '', className: 'preview' });
+  $('try-result').replaceChildren(element('p', {}, preview, ' ', element('strong', {}, classes[best])), bars);
 }

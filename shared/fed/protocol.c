@@ -207,6 +207,23 @@ static int get_text(reader *r, const char *key, char *out, size_t cap) {
     return SDFED_OK;
 }
 
+/* A secret (join_key): kept with its length, a NUL in it too; one longer
+ * than cap - 1 bytes is no secret of this server's (*len = cap, out empty),
+ * not an error; *len -1 when there is none. */
+static int get_secret(reader *r, const char *key, char *out, size_t cap, int *len) {
+    int node = sdfed_json_get(r->j, r->obj, key);
+    *len = -1;
+    if (node < 0) return SDFED_OK;
+    if (r->j->nodes[node].type != SDFED_JSON_STRING) {
+        *r->code = SDFED_CODE_BAD_MESSAGE;
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a string", key);
+    }
+    long n = sdfed_json_string(r->j, node, out, cap);
+    *len = n < 0 ? (int)cap : (int)n;
+    if (n < 0) memset(out, 0, cap);
+    return SDFED_OK;
+}
+
 /* Optional inline tensor: "shape" [..] and "data" [..]. */
 static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     int shape = sdfed_json_get(r->j, r->obj, "shape"), data = sdfed_json_get(r->j, r->obj, "data");
@@ -251,6 +268,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
                         sdfed_error *err) {
     memset(m, 0, sizeof *m);
     m->shard = -1;
+    m->join_key_len = -1;
     m->binary = 1;
     m->round = m->next_round = -1;
     sdfed_json j;
@@ -278,7 +296,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     case SDFED_MSG_HELLO:
         if ((rc = get_text(&r, "protocol", protocol, sizeof protocol)) ||
             (rc = get_text(&r, "token", m->token, sizeof m->token)) ||
-            (rc = get_text(&r, "join_key", m->join_key, sizeof m->join_key)) ||
+            (rc = get_secret(&r, "join_key", m->join_key, sizeof m->join_key, &m->join_key_len)) ||
             (rc = get_text(&r, "kind", m->kind, sizeof m->kind)) ||
             (rc = get_text(&r, "encoding", encoding, sizeof encoding)) ||
             (rc = get_int(&r, "shard", 0, 1 << 20, 0, &shard)))

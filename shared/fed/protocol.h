@@ -65,6 +65,10 @@ typedef struct sdfed_message {
     int type;
     /* hello */
     char token[SDFED_MSG_TEXT], join_key[SDFED_MSG_TEXT], kind[32];
+    /* join_key as sent: its bytes in join_key, a NUL among them kept; -1
+     * when hello has none, SDFED_MSG_TEXT when it is longer than join_key
+     * holds (then empty: no key is that long, it is a wrong one) */
+    int join_key_len;
     int binary; /* encoding: 1 binary (default), 0 json */
     int shard;  /* -1: none */
     /* update, round_start, ack, round_end, wait, metrics, error */

@@ -1,7 +1,9 @@
 // What the Chromium tests share: counting checks, child processes whose
 // output goes to OUT/NAME.log and which die with the test, waiting for a
 // condition with a bound, an aggregator on a port the kernel chooses (a
-// restart takes that port again), and Debian's Chromium.
+// restart takes that port again; h.key, when set, is its join key, which
+// h.get presents), Debian's Chromium, and what the content security policy
+// refused in a browser context (its pages and their workers).
 //   const h = harness(OUT, ROOT, BUILD_DIR); h.check(ok, what); ... h.summary('chromium')
 // or, for a script run as `node SCRIPT BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT`,
 //   const { root, build, emBuild, model, out, shots, h } = chromiumTest();
@@ -25,7 +27,7 @@ export function chromiumTest() {
 }
 
 export function harness(out, root, build) {
-  const h = { build, passed: 0, failed: 0, children: [], port: 0, base: null, aggregator: null };
+  const h = { build, passed: 0, failed: 0, children: [], port: 0, base: null, aggregator: null, key: null };
   h.check = (ok, what) => {
     if (ok) h.passed++; else h.failed++;
     console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
@@ -74,7 +76,9 @@ export function harness(out, root, build) {
     h.aggregator.kill('SIGTERM');
     await h.until('the aggregator to stop', async () => h.aggregator.exitCode !== null, 30);
   };
-  h.status = async () => (await fetch(`${h.base}/status`)).json();
+  // GET path from the aggregator, with its join key
+  h.get = (p) => fetch(`${h.base}${p}`, h.key ? { headers: { authorization: `Bearer ${h.key}` } } : {});
+  h.status = async () => (await h.get('/status')).json();
 
   h.summary = (name, shots) => {
     console.log(`${name}: ${h.passed} passed, ${h.failed} failed${shots ? ` (screenshots in ${shots})` : ''}`);
@@ -88,6 +92,17 @@ export const launchChromium = () => chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 });
+
+// What the content security policy refused in a browser context, in its
+// pages and their workers (Chromium says so on their consoles): a list that
+// grows.
+export function cspViolations(context) {
+  const found = [];
+  const note = (m) => { if (/Content Security Policy/i.test(m.text())) found.push(m.text()); };
+  context.on('console', note);
+  context.on('page', (p) => p.on('worker', (w) => w.on('console', note)));
+  return found;
+}
 
 // A page's console kept for the failure report, its dialogs accepted, and
 // the stage it shows (document.body.dataset.stage).

@@ -22,13 +22,17 @@
 //      from the sub-folder names, the one that is no class named as not
 //      used); the server then comes back running another federation, which
 //      the page reports as such and does not join.
+// The federation has a join key: the page is opened at /?key=KEY as a host
+// hands it out (and later at / alone, the browser having kept it), and
+// status.html at /status.html?key=KEY; the content security policy refuses
+// nothing the pages and their workers (the threads' too) do.
 // A screenshot of each stage goes to OUT/screenshots.
 //   node run.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
-import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
+import { chromiumTest, cspViolations, launchChromium, watchPage } from './harness.mjs';
 import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const { root, build, emBuild, model, out, shots, h } = chromiumTest();
@@ -47,15 +51,17 @@ writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
 const state = path.join(out, 'state');
 // The aggregator listens on a port the kernel chooses; a restart takes that
 // port again (the page reconnects to the address it has).
+h.key = 'volunteers-2026.x_y~z';
 const startAggregator = (name, stateDir = state) => h.startAggregator(name, ['--task', path.join(out, 'task.json'),
   '--state', stateDir, '--min-clients', '3', '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
-  '--wasm', path.join(emBuild, 'wasm-client')]);
+  '--wasm', path.join(emBuild, 'wasm-client'), '--join-key', h.key]);
 const status = h.status;
 
 await startAggregator('aggregator');
 for (const k of [0, 1])
   start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
-    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`)]);
+    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`),
+    '--join-key', h.key]);
 await until('2 headless clients', async () => (await status()).clients === 2, 120);
 
 const browser = await launchChromium();
@@ -63,6 +69,7 @@ let exitCode = 1;
 let watch = { lines: [], tail: () => '' };
 try {
   const context = await browser.newContext();
+  const refusedByPolicy = cspViolations(context);
   const page = await context.newPage();
   watch = watchPage(page);
   const { stage, text } = watch;
@@ -84,7 +91,9 @@ try {
   }));
 
   // 1. load, demo shard, features, join
-  await page.goto(`${h.base}/`);
+  const unkeyed = await (await fetch(`${h.base}/task`)).text();
+  check(unkeyed.startsWith('this federation needs its join key'), `without its key the federation is closed: ${unkeyed}`);
+  await page.goto(`${h.base}/?key=${h.key}`);
   await waitStage('empty', (s) => s === 'empty', 60);
   const shown = await text('classes');
   check(shown.includes('Ankle boot') && shown.includes('Tee') && !shown.includes('T-shirt'),
@@ -146,16 +155,20 @@ try {
   // scrolls in its own box; the chart scaled down; the 3 volunteers listed, anonymous
   const phone = await context.newPage();
   await phone.setViewportSize({ width: 390, height: 844 });
-  await phone.goto(`${h.base}/status.html`);
+  await phone.goto(`${h.base}/status.html?key=${h.key}`);
   const layout = await phone.evaluate(() => ({
     page: document.documentElement.scrollWidth,
     chart: document.querySelector('svg').getBoundingClientRect().width,
     box: document.querySelector('.scroll').getBoundingClientRect().width,
     rows: document.querySelectorAll('.volunteers tr').length - 1,
     round: document.querySelector('.round').textContent,
+    status: document.querySelector('a[href^="/status?"]').getAttribute('href'),
   }));
   check(layout.page <= 390 && layout.chart <= 390 && layout.box <= 390 && layout.rows === 3 &&
-    layout.round === '3 of 3 done', `status.html at 390 px: ${JSON.stringify(layout)}`);
+    layout.round === '3 of 3 done' && layout.status === `/status?key=${h.key}`,
+  `status.html at 390 px, its links keyed: ${JSON.stringify(layout)}`);
+  check((await page.locator('#status-link').getAttribute('href')).endsWith(`/status.html?key=${h.key}`),
+    'the page links status.html with its key');
   await phone.screenshot({ path: path.join(shots, '05-status-390px.png'), fullPage: true });
   await phone.close();
 
@@ -178,7 +191,7 @@ try {
   // 4. what the page sent: hello, metrics, and update frames of the global shape only
   const binary = sent.filter((p) => typeof p !== 'string');
   const texts = sent.filter((p) => typeof p === 'string').map((p) => JSON.parse(p));
-  const [rows, width] = (await (await fetch(`${h.base}/task`)).json()).global_shape;
+  const [rows, width] = (await (await h.get('/task')).json()).global_shape;
   const frameBytes = 16 + 8 + 4 * rows * width + 4;
   check(binary.length >= 3 && binary.every((b) => b.length === frameBytes && b.toString('latin1', 0, 4) === 'SDFT' &&
     b[5] === 2 && b.readUInt32LE(16) === rows && b.readUInt32LE(20) === width),
@@ -186,6 +199,7 @@ try {
   check(texts.every((m) => ['hello', 'metrics', 'heartbeat', 'leave'].includes(m.type) &&
     !JSON.stringify(m).includes('local') && !Object.values(m).some(Array.isArray)),
     `the ${texts.length} text frames are hello/metrics only, with no arrays`);
+  check(texts.filter((m) => m.type === 'hello').every((m) => m.join_key === h.key), 'every hello carries the join key');
 
   // 5. try it; a wrong model; forget me
   const img = fmnistImages(7, 1); // a test image the shard may not hold
@@ -201,7 +215,7 @@ try {
     body[body.length - 1] ^= 0xff;
     await route.fulfill({ response: r, body });
   });
-  await other.goto(`${h.base}/`);
+  await other.goto(`${h.base}/`); // no key in its address: the browser kept it
   // the first page stored a good copy: drop it so this page must download
   await other.evaluate(() => new Promise((resolve) => {
     const r = indexedDB.open('sdfed');
@@ -223,13 +237,13 @@ try {
   await shot('09-forgotten');
 
   // 6. parity: the page's worker (threaded, then single-threaded) against the native build
-  const modelUrl = (await (await fetch(`${h.base}/task`)).json()).model.url;
+  const modelUrl = (await (await h.get('/task')).json()).model.url;
   for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const singleThreaded of [false, true]) {
     const parityDir = path.join(out, 'parity', method);
     const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), method, int8);
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame), int8Images: int8 }, modelUrl, singleThreaded });
+      frame: Array.from(inputs.frame), int8Images: int8 }, modelUrl, key: h.key, singleThreaded });
     const variant = `${wasm.threaded ? 'threaded' : 'single-threaded'}, ${int8 ? 'integer' : 'f32'} image tower`;
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     check(wasm.kernels === 'simd128-relaxed', `Chromium runs relaxed SIMD: the ${variant} worker chose ${wasm.kernels}`);
@@ -250,7 +264,7 @@ try {
     const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), PARITY_METHODS[0], true);
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame), int8Images: true }, modelUrl, singleThreaded, relaxedSimd: false });
+      frame: Array.from(inputs.frame), int8Images: true }, modelUrl, key: h.key, singleThreaded, relaxedSimd: false });
     const variant = singleThreaded ? 'single-threaded' : 'threaded';
     check(wasm.kernels === 'simd128', `relaxed SIMD turned off, the ${variant} worker runs ${wasm.kernels}`);
     try {
@@ -263,9 +277,10 @@ try {
   }
   // 7. the server comes back running another federation (another model): a clear message
   const second = await browser.newContext();
+  const refusedThere = cspViolations(second);
   const again = await second.newPage();
   const againStage = () => again.evaluate(() => document.body.dataset.stage);
-  await again.goto(`${h.base}/`);
+  await again.goto(`${h.base}/?key=${h.key}`);
   await until('the second page', async () => (await againStage()) === 'empty', 60);
   // its own images: a folder with a sub-folder per class, named as the classes
   const folder = path.join(out, 'my-images');
@@ -306,6 +321,8 @@ try {
   await again.screenshot({ path: path.join(shots, '11-other-federation.png'), fullPage: true });
   await second.close();
 
+  const violations = [...refusedByPolicy, ...refusedThere];
+  check(violations.length === 0, `the content security policy refused nothing: ${violations.slice(0, 3).join(' | ')}`);
   writeFileSync(path.join(out, 'console.log'), watch.lines.join('\n'));
   exitCode = h.failed ? 1 : 0;
 } catch (e) {
@@ -319,10 +336,10 @@ process.exit(h.summary('chromium', shots) || exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
-async function wasmStep({ inputs: inp, modelUrl, singleThreaded, relaxedSimd = true }) {
+async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSimd = true }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
-  const model = await (await fetch(modelUrl)).arrayBuffer();
+  const model = await (await fetch(modelUrl, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
   const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images, relaxedSimd });
   await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];

@@ -14,7 +14,9 @@
 # aggregating), updates stored per second of collection, the server's
 # aggregation time (its round_end log) next to numpy's on the same size
 # measured here, and each server's peak memory and what it grew by per
-# connection it held. Clients connect at most 64 at a time: a join commits
+# connection it held. Every client comes from 127.0.0.1: the servers' limits
+# per address (connections, new clients a minute) are raised to the run's
+# size, and their connection limit to what it holds. Clients connect at most 64 at a time: a join commits
 # a client row, and handshakes queued behind slow commits (a busy disk)
 # would outlast the server's 5 s header timeout.
 #   CLIENTS="1000 10000" CLUSTER_CLIENTS="20000" tools/bench/load.sh     (the defaults; empty: none)
@@ -88,7 +90,7 @@ row() { # row MODE CLIENTS RULE LOADLOGS SERVERLOGS PEAK_KB GROWTH_KB
 for n in "${counts[@]+"${counts[@]}"}"; do
   for rule in mean median; do
     [ "$rule" = median ] && [ "$n" -gt 1000 ] && continue # the median at 1,000 is enough to compare rules
-    if [ "$(ulimit -n)" -lt $((n + 100)) ]; then
+    if [ "$(ulimit -n)" -lt $((n + 500)) ]; then # the clients, the reserve, file sends, the process's own
       echo "load: skipping $n clients: the file descriptor limit is $(ulimit -n)"
       continue
     fi
@@ -97,7 +99,8 @@ for n in "${counts[@]+"${counts[@]}"}"; do
     rm -rf "$work/state"
     rm -f "$work/port"
     build/sdfed-aggregator --task "$work/task.json" --state "$work/state" --host 127.0.0.1 --port 0 \
-      --port-file "$work/port" --min-clients "$n" --aggregate "$rule" 2>"$work/server.log" &
+      --port-file "$work/port" --min-clients "$n" --aggregate "$rule" --max-connections "$((n + 100))" \
+      --max-connections-per-address "$((n + 100))" --registrations-per-minute "$n" 2>"$work/server.log" &
     server=$!
     port=$(port_file "$work/port" "$server") || { echo "load: the aggregator did not start: $(tail -n 3 "$work/server.log")"; exit 1; }
     idle_kb=$(rss_kb "$server" VmRSS)
@@ -112,7 +115,7 @@ done
 # --- a cluster: 2 front-ends on PostgreSQL, half the clients on each
 for n in "${cluster_counts[@]+"${cluster_counts[@]}"}"; do
   half=$((n / 2))
-  if [ "$(ulimit -n)" -lt $((half + 100)) ]; then
+  if [ "$(ulimit -n)" -lt $((half + 500)) ]; then
     echo "load: skipping the cluster at $n clients: the file descriptor limit is $(ulimit -n)"
     continue
   fi
@@ -125,7 +128,8 @@ for n in "${cluster_counts[@]+"${cluster_counts[@]}"}"; do
   for k in 1 2; do
     rm -f "$work/node$k.port"
     build/sdfed-aggregator --task "$work/task.json" --db "$(postgres_uri load)" --host 127.0.0.1 --port 0 \
-      --port-file "$work/node$k.port" --min-clients "$n" --node-lease 60 2>"$work/node$k.log" &
+      --port-file "$work/node$k.port" --min-clients "$n" --node-lease 60 --max-connections "$((half + 100))" \
+      --max-connections-per-address "$((half + 100))" --registrations-per-minute "$half" 2>"$work/node$k.log" &
     servers+=("$!")
     logs+=("$work/node$k.log")
   done

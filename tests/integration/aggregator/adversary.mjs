@@ -102,7 +102,8 @@ const lorisClosed = new Promise((r) => loris.on('close', () => r(Date.now() - st
 loris.on('error', () => {});
 loris.write('GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n');
 const drip = setInterval(() => loris.write('X-Drip: 1\r\n'), 1000);
-const status = await (await fetch(`http://127.0.0.1:${port}/status`)).json();
+const keyed = { headers: { authorization: `Bearer ${joinKey}` } };
+const status = await (await fetch(`http://127.0.0.1:${port}/status`, keyed)).json();
 check(typeof status.round === 'number', 'the server answers during a slow loris');
 const lorisMs = await Promise.race([lorisClosed, new Promise((r) => setTimeout(() => r(-1), 20000))]);
 clearInterval(drip);
@@ -110,7 +111,7 @@ loris.destroy();
 check(lorisMs > 0 && lorisMs < 15000, `a slow-loris connection is dropped (after ${lorisMs} ms)`);
 
 // the server is up and counted what it refused
-const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, keyed)).text();
 for (const code of ['bad_json', 'bad_message', 'bad_join_key', 'bad_token', 'bad_shape', 'not_finite', 'norm_too_large',
   'bad_crc', 'bad_frame', 'wrong_round', 'too_large', 'rate_limited'])
   check(new RegExp(`sdfed_updates_refused_total\\{reason="${code}"\\} [1-9]`).test(metrics), `/metrics counts ${code}`);

@@ -6,22 +6,17 @@
 // offer the sdfed.v1 subprotocol must get 400 with a body saying so. Prints a
 // line per failure and "protocol-doc: N passed, M failed".
 //   node --experimental-websocket protocol_doc.mjs AGGREGATOR MODEL.gguf WORK_DIR docs/protocol.md
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { connect } from '../../lib/connection.mjs';
 import { decode, frame, GLOBAL, UPDATE } from '../../lib/frame.mjs';
-import { listeningPort } from '../../lib/port_file.mjs';
+import { servers } from './servers.mjs';
 
 const [aggregator, model, work, doc] = process.argv.slice(2);
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`FAIL: ${what}`); } };
 
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
-const task = JSON.parse(readFileSync(new URL('protocol_task.json', import.meta.url), 'utf8'));
-writeFileSync(`${work}/task.json`, JSON.stringify({ ...task, model }));
 
 // The blocks: { line (of the fence, 1-based), options, lines: [{ line, text }] }.
 function exchanges(text) {
@@ -40,14 +35,7 @@ function exchanges(text) {
   return found;
 }
 
-async function startServer(name, options) {
-  const portFile = `${work}/${name}.port`;
-  const child = spawn(aggregator, ['--task', `${work}/task.json`, '--port', '0', '--port-file', portFile, '--host',
-    '127.0.0.1', '--state', `${work}/${name}.state`, ...options], { stdio: ['ignore', 'ignore', 'ignore'] });
-  const port = await listeningPort(portFile, child);
-  if (!port) throw new Error(`the aggregator with ${options.join(' ')} did not start`);
-  return { port, stop: () => child.kill('SIGKILL') };
-}
+const startServer = servers(aggregator, model, work);
 
 // Placeholders: a string "<name>" is any value, bound at its first use and
 // equal to it afterwards; "<name>" inside a longer string is any text.

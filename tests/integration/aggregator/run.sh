@@ -21,14 +21,16 @@
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
 #     the address given; a client busy loading still answers PINGs; the
-#     keepalive hangs up a connection that answers none.
+#     keepalive hangs up a connection that answers none;
+#  7. the edge a public federation faces (edge.mjs, its own servers): frames
+#     and requests over their limits refused before they are read.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [postgres]
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
 # tests/lib/postgres.sh), then a database of another task and --db's
-# command-line errors (ctest aggregator_postgres).
+# command-line errors (ctest aggregator_postgres); with "edge" only part 7.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -50,6 +52,7 @@ cleanup() {
 trap cleanup EXIT
 
 scheme=http ws=ws # https and wss for the TLS server
+join_key= # the running server's join key, which status() presents
 
 task() { # task NAME JSON_OVERRIDES: the pathological task with keys replaced
   /usr/bin/python3 - "$here/../../../tasks/fmnist-pathological.json" "$model" "$2" >"$work/$1.json" <<'PY'
@@ -96,7 +99,7 @@ start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]
 client_extra() { :; }
 stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
 
-status() { curl -sk "$scheme://127.0.0.1:$port/status"; }
+status() { curl -sk ${join_key:+-H "Authorization: Bearer $join_key"} "$scheme://127.0.0.1:$port/status"; }
 wait_done() { # wait_done NAME SECONDS
   for _ in $(seq 1 $(($2 * 10))); do status | grep -q '"done": 1' && return 0; sleep 0.1; done
   bad "$1: not done after $2 s: $(status)"
@@ -134,6 +137,16 @@ same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, w
   stop_server
 }
 summary() { echo "aggregator: $passed passed, $failed failed"; }
+edge() { # --- 7. the edge (edge.mjs starts its own servers)
+  node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
+  grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"
+}
+if [ "$parts" = edge ]; then
+  edge
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
 
 if [ "$parts" = postgres ]; then
   postgres_start && postgres_createdb eq && postgres_createdb other || { bad "no PostgreSQL server"; summary; exit 1; }
@@ -400,7 +413,9 @@ start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-updat
 grep -q "^adversary: [0-9]* passed, 0 failed" "$work/adversary.log" && ok || bad "adversary: $(grep -E 'FAIL|adversary:' "$work/adversary.log")"
 kill -0 "$server_pid" 2>/dev/null && ok || bad "the server died under hostile input"
 client_extra() { echo --join-key sesame; }
+join_key=sesame
 start_clients adv 10 && wait_done adv 120
+join_key=
 [ "$(history "$work/adv-state")" = "$(sim_history "$work/eq-sim")" ] && ok || bad "hostile input changed the federation"
 "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
   >"$work/nokey.log" 2>&1 && bad "a client without the join key got in" || ok
@@ -687,6 +702,8 @@ stop_server
 "$aggregator" --task "$work/keepalive.json" --ping-after 5 --hangup-after 5 >"$work/keepalive.cli" 2>&1
 [ $? = 2 ] && grep -q "hangup-after (5 s) must be longer than --ping-after (5 s)" "$work/keepalive.cli" && ok ||
   bad "--hangup-after not longer than --ping-after: $(cat "$work/keepalive.cli")"
+
+edge
 
 # sanitizer builds: no process reported a memory error or a leak
 cleanup

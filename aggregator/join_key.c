@@ -1,0 +1,62 @@
+/* Secrets compared in constant time, with the address's lock-out (see
+ * join_key.h). */
+#include "join_key.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/sha256.h"
+
+static void digest_of(const void *data, size_t len, unsigned char digest[32]) {
+    sdfed_sha256 h;
+    sdfed_sha256_init(&h);
+    sdfed_sha256_update(&h, data, len);
+    sdfed_sha256_final(&h, digest);
+}
+
+int join_key_set(join_key *k, const char *flag, const char *key, sdfed_error *err) {
+    memset(k, 0, sizeof *k);
+    if (!key) return SDFED_OK;
+    size_t n = strlen(key);
+    if (n == 0 || n > JOIN_KEY_MAX)
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s must have 1 to %d characters, not %zu", flag, JOIN_KEY_MAX, n);
+    static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+    size_t good = strspn(key, allowed);
+    if (good < n)
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "%s may hold only A-Z a-z 0-9 - . _ ~ (it goes into an address as it is); character %zu "
+                          "(0x%02x) is not one of them",
+                          flag, good + 1, (unsigned char)key[good]);
+    k->set = 1;
+    memcpy(k->text, key, n + 1);
+    digest_of(key, n, k->digest);
+    return SDFED_OK;
+}
+
+int join_key_matches(const join_key *k, const void *presented, size_t len) {
+    unsigned char digest[32], differ = 0;
+    digest_of(presented, len, digest);
+    for (int i = 0; i < 32; i++) differ |= (unsigned char)(digest[i] ^ k->digest[i]);
+    return differ == 0;
+}
+
+join_key_verdict join_key_check(const join_key *k, peers *p, const peer_address *from, const void *presented,
+                                size_t len, int64_t now_ms, int64_t *locked_ms) {
+    *locked_ms = 0;
+    if (!k->set) return JOIN_KEY_OK;
+    if ((*locked_ms = peers_key_locked_ms(p, from, now_ms)) > 0) {
+        peers_refused(p, PEERS_REFUSED_KEY_LOCKED);
+        return JOIN_KEY_LOCKED;
+    }
+    if (!presented) {
+        peers_refused(p, PEERS_REFUSED_KEY_MISSING);
+        return JOIN_KEY_MISSING;
+    }
+    if (join_key_matches(k, presented, len)) {
+        peers_key_succeeded(p, from);
+        return JOIN_KEY_OK;
+    }
+    peers_refused(p, PEERS_REFUSED_KEY_WRONG);
+    *locked_ms = peers_key_failed(p, from, now_ms);
+    return JOIN_KEY_WRONG;
+}
