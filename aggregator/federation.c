@@ -603,11 +603,10 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     } else if (f->open) {
         /* a client that left its round is out of it for good; after a
          * restart the open round's clients are due until they come back */
-        int i = sdfed_round_index(&f->current, client);
         if (sdfed_round_due(&f->current, client))
             send_round(f, p);
         else
-            send_wait(f, client, i >= 0 && f->current.reported[i] ? "reported" : "round_in_progress");
+            send_wait(f, client, sdfed_round_reported(&f->current, client) ? "reported" : "round_in_progress");
     } else {
         if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
         if (!f->open) send_wait(f, client, "too_few_clients");
@@ -667,8 +666,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
             return REFUSE(SDFED_CODE_NORM_TOO_LARGE, "the update changes the parameters by %.3g, above %.3g",
                           sqrt(norm), f->opt.max_update_norm);
     }
-    if (f->done) return REFUSE(SDFED_CODE_WRONG_ROUND, "the federation has finished its %d rounds", f->task.rounds);
-    int idx = -1;
+    if (f->done) { /* no round will open: the answer is that the federation is done */
+        send_done(f, client);
+        return SDFED_CODE_NONE;
+    }
     peer *p = find_peer(f, client);
     if (f->opt.async) {
         if (round > f->round || f->round - round > f->opt.max_staleness) {
@@ -688,10 +689,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         if (!f->open || round != f->round)
             return REFUSE(SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld", (long long)round,
                           f->open ? "current" : "next", (long long)f->round);
-        if ((idx = sdfed_round_index(&f->current, client)) < 0)
+        if (sdfed_round_index(&f->current, client) < 0)
             return REFUSE(SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld", (long long)client,
                           (long long)round);
-        if (f->current.reported[idx])
+        if (sdfed_round_reported(&f->current, client))
             return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
     if (group_commit_holds(&f->batch, round, client))
@@ -744,6 +745,10 @@ static void write_batch(federation *f, int64_t now_ms) {
         if (rc)
             send_refusal(f, g->metrics[i].client, SDFED_CODE_SERVER_ERROR, "metrics for round %lld not stored: %s",
                          (long long)g->metrics[i].round, err.message);
+        else if (g->metrics_outcome[i] == STORE_NO_UPDATE)
+            send_refusal(f, g->metrics[i].client, SDFED_CODE_NOT_IN_ROUND,
+                         "metrics for round %lld: client %lld has no update accepted in that round",
+                         (long long)g->metrics[i].round, (long long)g->metrics[i].client);
         else
             f->metrics_stored++;
     for (int i = 0; i < g->n_presence && rc == SDFED_OK; i++) {
@@ -757,6 +762,8 @@ static void write_batch(federation *f, int64_t now_ms) {
         else if (g->outcome[i] == STORE_DUPLICATE)
             send_refusal(f, u->client, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
                          (long long)u->round);
+        else if (g->outcome[i] == STORE_NOT_OPEN && f->done)
+            send_done(f, u->client);
         else if (g->outcome[i] == STORE_NOT_OPEN)
             send_refusal(f, u->client, SDFED_CODE_WRONG_ROUND,
                          "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
@@ -789,9 +796,22 @@ int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap) {
-    if (round > f->round + 1)
+    if (test_samples > f->opt.max_samples)
+        return REFUSE(SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
+                      (long long)f->opt.max_samples);
+    if (round >= f->round && f->done) {
+        send_done(f, client);
+        return SDFED_CODE_NONE;
+    }
+    if (round > f->round)
         return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round,
                       (long long)f->round);
+    /* the open round's reports are known here; an earlier round's (and a
+     * cluster's, or an async version's) the store checks as it writes */
+    if (!f->opt.async && !f->cl && round == f->round &&
+        !(f->open && (sdfed_round_reported(&f->current, client) || group_commit_holds(&f->batch, round, client))))
+        return REFUSE(SDFED_CODE_NOT_IN_ROUND, "metrics for round %lld: client %lld has no update accepted in that round",
+                      (long long)round, (long long)client);
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
     if (group_commit_add_metrics(&f->batch, &m, now_ms))
         return REFUSE(SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");

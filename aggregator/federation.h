@@ -121,16 +121,23 @@ void federation_close(federation *f);
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
 void federation_leave(federation *f, int64_t client, int64_t now_ms);
 /* An update; SDFED_CODE_NONE when accepted, else the protocol error code,
- * with the reason in message. An accepted update waits for its batch: its
+ * with the reason in message. Once the federation is done, a well-formed
+ * update (and metrics of a round past the last) is answered `done` in the
+ * outbox, and SDFED_CODE_NONE returned. An accepted update waits for its batch: its
  * ack, or its refusal when the batch could not be stored, is in the
  * outbox once the batch is written (by this call when it made the batch
  * due, else by federation_flush). */
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
 /* A client's metrics; SDFED_CODE_NONE when accepted, else the protocol
- * error code, with the reason in message. Accepted metrics wait for the
- * same batch as updates, and are refused (server_error, in the outbox)
- * only if it could not be stored. */
+ * error code, with the reason in message. Metrics count only from a client
+ * whose update for that round was accepted: a round ahead is wrong_round,
+ * the open round without its update (stored or waiting) not_in_round, and
+ * test_samples past max_samples bad_message. Accepted metrics wait for the
+ * same batch as updates; once it is written they are refused (in the
+ * outbox) with server_error if it could not be stored, and with
+ * not_in_round if the store holds no update of theirs for the round (an
+ * earlier round's, which only the store knows). */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap);
 /* Deadlines, pauses and store retries (the waiting updates are written first). */

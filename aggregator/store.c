@@ -367,10 +367,12 @@ int store_add_clients(store *s, const store_new_client *clients, int n, int64_t 
 static const char upsert_presence[] = "INSERT INTO presence (client, node, shard) VALUES ($1, $2, $3) ON CONFLICT "
                                       "(client) DO UPDATE SET node = excluded.node, shard = excluded.shard";
 
+/* a metrics row, only beside its client's update for its round; a row when stored */
 static const char insert_metrics[] =
-    "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) VALUES ($1, $2, $3, $4, $5, $6) "
+    "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) SELECT $1, $2, $3, $4, $5, $6 "
+    "WHERE EXISTS (SELECT 1 FROM updates WHERE round = $1 AND client = $2) "
     "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
-    "test_samples = excluded.test_samples, received = excluded.received";
+    "test_samples = excluded.test_samples, received = excluded.received RETURNING round";
 
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
     int rc = transaction_begin(s, err);
@@ -392,7 +394,9 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         const store_new_metrics *m = &b->metrics[i];
         store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
                            real(m->loss),     integer(m->test_samples), received};
-        rc = query(s, insert_metrics, p, 6, NULL, NULL, "metrics", err);
+        int stored = 0;
+        rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
+        if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
     }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
         const store_new_presence *c = &b->presence[i];
@@ -489,7 +493,8 @@ static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err)
 
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err) {
     history h = {0};
-    int rc = query(s, "SELECT round, avg(accuracy), count(*) FROM metrics GROUP BY round ORDER BY round", NULL, 0,
+    int rc = query(s, "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
+                   "WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round ORDER BY m.round", NULL, 0,
                    row_history, &h, "accuracy history", err);
     if (rc) {
         free(h.rounds);

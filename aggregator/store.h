@@ -150,7 +150,9 @@ typedef struct store_new_update {
     size_t n_values;
 } store_new_update;
 /* A client's evaluation of a round (its metrics message); a later one for
- * the same round and client replaces it. */
+ * the same round and client replaces it. It is stored only when the
+ * client's update for that round is (the same batch, or an earlier one):
+ * the accuracy a federation shows is its reporting clients' alone. */
 typedef struct store_new_metrics {
     int64_t round, client;
     double accuracy, loss;
@@ -162,30 +164,33 @@ typedef struct store_new_presence {
     int64_t client;
     int shard; /* -1: none */
 } store_new_presence;
+/* What became of one update or metrics row of a batch. */
+typedef enum store_outcome {
+    STORE_STORED,    /* in the database */
+    STORE_DUPLICATE, /* update: (round, client) had one already: nothing stored */
+    STORE_NOT_OPEN,  /* update, STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
+    STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
+} store_outcome;
 typedef struct store_batch {
     const store_new_update *updates;
     int n_updates;
     const store_new_metrics *metrics;
     int n_metrics;
+    store_outcome *metrics_outcome; /* each metrics row's, once written (NULL: not wanted) */
     const store_new_presence *presence; /* cluster: the rows of node */
     int n_presence;
     int64_t node;
 } store_batch;
-/* What became of one update of a batch. */
-typedef enum store_outcome {
-    STORE_STORED,    /* in the database */
-    STORE_DUPLICATE, /* (round, client) had one already: nothing stored */
-    STORE_NOT_OPEN,  /* STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
-} store_outcome;
 /* Which rounds take updates: any (a single process, whose federation
  * checks the round itself), or only one that is started and not closed,
  * and not from a client that left it, under a share lock of the round's
  * row held until the batch commits (a cluster's synchronous round, whose
  * coordinator may close it meanwhile). */
 typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
-/* Stores a batch in one transaction. When it returns 0 the transaction has
- * committed, every metrics and presence row is stored and outcome[i] says
- * what became of update i; any other status means that nothing was committed:
+/* Stores a batch in one transaction (its metrics after its updates). When
+ * it returns 0 the transaction has committed, every presence row is stored,
+ * outcome[i] says what became of update i and b->metrics_outcome[j] of
+ * metrics row j; any other status means that nothing was committed:
  * acknowledge none of them. */
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err);
 typedef struct store_update {
@@ -199,7 +204,9 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
 int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
 
-/* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i]. */
+/* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
+ * only the metrics of clients whose update for the round is stored count
+ * (a state written before that rule may hold others). */
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
 
 /* The whole federation as stored, since it began (every restart, every

@@ -319,12 +319,16 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         }
         break;
     case SDFED_MSG_METRICS:
+        m->accuracy = NAN; /* required */
         if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_real(&r, "accuracy", &m->accuracy)) ||
             (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)))
             break;
-        if (m->accuracy < 0 || m->accuracy > 1) {
+        if (!(m->accuracy >= 0 && m->accuracy <= 1)) {
             *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'accuracy' must be in [0, 1]");
+        } else if (m->loss < 0 || m->loss > SDFED_METRICS_MAX_LOSS) {
+            *code = SDFED_CODE_BAD_MESSAGE;
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'loss' must be in [0, %g]", SDFED_METRICS_MAX_LOSS);
         }
         break;
     case SDFED_MSG_WELCOME: {

@@ -60,6 +60,9 @@ enum {
 };
 
 #define SDFED_MSG_TEXT 128
+/* a metrics message's loss: every method's training loss is a sum of
+ * non-negative terms; past this it is no loss a client computed */
+#define SDFED_METRICS_MAX_LOSS 1e6
 
 typedef struct sdfed_message {
     int type;

@@ -2,8 +2,9 @@
  * events go in, the outbox is read. Round start and who is told to wait,
  * late, early, duplicate and malformed updates, a chosen client leaving,
  * the deadline, resuming after a restart, the asynchronous buffer
- * with stale updates, and group commit (updates acknowledged only once
- * their batch committed, none when it failed); each closed round's parameters are compared with
+ * with stale updates, group commit (updates acknowledged only once
+ * their batch committed, none when it failed), and metrics counted only
+ * from clients whose update for the round was accepted; each closed round's parameters are compared with
  * the round engine's combination of the same updates, bit for bit.
  *   test_federation MODEL.gguf STATE_DIR */
 #include <signal.h>
@@ -240,6 +241,18 @@ static void test_waiting(void) {
     send_update(f, 1, 1, 10, u1, 800);
     send_update(f, 3, 1, 10, u2, 800);
     CHECK(waiting(f, FEDERATION_FINISHED, 2, 2), "the last round closed: finished");
+    federation_outbox_clear(f);
+    const federation_message *done = NULL;
+    CHECK(send_update(f, 1, 2, 10, u1, 900) == SDFED_CODE_NONE && (done = find(f, FEDERATION_DONE, 1)) &&
+              done->rounds == 2 && !find(f, FEDERATION_REFUSAL, 1),
+          "an update once the federation is done is answered done, not a round that never opens");
+    federation_outbox_clear(f);
+    char message[256];
+    CHECK(federation_metrics(f, 1, 1, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              !find(f, FEDERATION_DONE, 1) &&
+              federation_metrics(f, 1, 2, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              find(f, FEDERATION_DONE, 1),
+          "metrics of the last round are taken; of a round past it, answered done");
     free(u1);
     free(u2);
     federation_outbox_clear(f);
@@ -436,8 +449,10 @@ static void test_group_commit(void) {
           (long long)federation_flush_in_ms(f, 12));
     CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
     char message[256];
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
-          "metrics are accepted into the same batch");
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+          "metrics of a client whose update for the round is not in are refused: not_in_round");
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
+          "metrics beside their update are accepted into the same batch");
     federation_flush(f, 14);
     CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
 
@@ -454,8 +469,7 @@ static void test_group_commit(void) {
     CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && !find(f, FEDERATION_ACK, 1) && s.reported == 0 &&
               s.updates_accepted == 0,
           "a batch that did not commit is refused with server_error, and nothing acknowledged or counted");
-    refusal = find(f, FEDERATION_REFUSAL, 2);
-    CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && s.metrics_stored == 0,
+    CHECK(count(f, FEDERATION_REFUSAL, 1) == 2 && s.metrics_stored == 0,
           "its metrics are refused with server_error too, and not counted");
     CHECK(federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
     federation_outbox_clear(f);
@@ -492,6 +506,75 @@ static void test_group_commit(void) {
     store_close(st);
 }
 
+/* Metrics count only from a client whose update for that round was
+ * accepted: ten clients that were in no round send metrics for rounds 0 to
+ * 2, before and after round 0 closes, and every one is refused (the open
+ * round's and the rounds ahead at once, a past round's once the store
+ * found no update beside it); the accuracy history holds the two
+ * reporters' alone. */
+static void test_metrics(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 3);
+    federation_options opt = {.min_clients = 2, .deadline_ms = 100000, .max_samples = 1000, .batch_rows = 64,
+                              .batch_wait_ms = 5};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0);
+    federation_join(f, 2, 1, 0);
+    char message[256];
+    int refused = 0;
+    for (int64_t c = 100; c < 110; c++) /* round 0 is open without them; 1 and 2 are ahead */
+        refused += federation_metrics(f, c, 0, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+                   federation_metrics(f, c, 1, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
+                   federation_metrics(f, c, 2, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
+    CHECK(refused == 10, "metrics from clients in no round, for the open round and later ones, refused (%d)", refused);
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+          "metrics before the update: not_in_round");
+    float *u = update_of(f, 1);
+    CHECK(send_update(f, 1, 0, 10, u, 3) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u, 3) == SDFED_CODE_NONE,
+          "both report round 0");
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.round == 1 && s.open, "round 0 closed");
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 4, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 1000, 4, message, sizeof message) == SDFED_CODE_NONE,
+          "the reporters' metrics of round 0");
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 1001, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
+          "more test samples than --max-samples: bad_message");
+    federation_outbox_clear(f);
+    for (int64_t c = 100; c < 110; c++) {
+        CHECK(federation_metrics(f, c, 0, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NONE,
+              "a past round's metrics wait for the store's verdict");
+        CHECK(federation_metrics(f, c, 1, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+                  federation_metrics(f, c, 2, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_WRONG_ROUND,
+              "round 1 (open without them) and round 2 (ahead) refused at once");
+    }
+    federation_flush(f, 20);
+    refused = 0;
+    for (int64_t c = 100; c < 110; c++) {
+        const federation_message *r = find(f, FEDERATION_REFUSAL, c);
+        refused += r && r->code == SDFED_CODE_NOT_IN_ROUND && strstr(r->text, "no update accepted");
+    }
+    federation_get_status(f, &s);
+    CHECK(refused == 10 && s.metrics_stored == 2 && !find(f, FEDERATION_REFUSAL, 1) && !find(f, FEDERATION_REFUSAL, 2),
+          "once written: the ten refused (not_in_round, %d), the two reporters' stored (%lld)", refused,
+          (long long)s.metrics_stored);
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n;
+    CHECK(store_accuracy_history(st, &rounds, &accuracy, &clients, &n, NULL) == SDFED_OK && n == 1 && rounds[0] == 0 &&
+              accuracy[0] == 0.5 && clients[0] == 2,
+          "the accuracy history is the reporters' alone: %d rounds, round 0 %g from %lld clients", n,
+          n ? accuracy[0] : -1.0, n ? (long long)clients[0] : -1LL);
+    free(rounds);
+    free(accuracy);
+    free(clients);
+    free(u);
+    federation_outbox_clear(f);
+    federation_close(f);
+    store_close(st);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_federation MODEL.gguf STATE_DIR\n");
@@ -513,6 +596,7 @@ int main(int argc, char **argv) {
     test_resume();
     test_async();
     test_group_commit();
+    test_metrics();
     sdfed_classes_free(&cls);
     native_model_close(&model);
     return check_report("test_federation");

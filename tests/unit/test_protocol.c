@@ -180,6 +180,22 @@ static void test_messages(void) {
     CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) &&
               !strcmp(code_name(code), "bad_message"),
           "accuracy above 1");
+    const char *bad_metrics[] = {
+        "{\"type\": \"metrics\", \"round\": 2, \"loss\": 0.5}",                             /* no accuracy */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": null}",                         /* not a number */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": -0.01}",                        /* below 0 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": -1}",           /* a negative loss */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": 1e7}",          /* past 1e6 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": -3}",   /* a negative count */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": 2.5}",  /* not a count */
+    };
+    for (size_t i = 0; i < sizeof bad_metrics / sizeof bad_metrics[0]; i++)
+        CHECK(parse(bad_metrics[i], &m, &code) && !strcmp(code_name(code), "bad_message"), "%s: bad_message, not %s",
+              bad_metrics[i], code_name(code));
+    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1, \"loss\": 1e6, \"test_samples\": 40}", &m,
+                &code) == SDFED_OK &&
+              m.accuracy == 1 && m.loss == 1e6 && m.test_samples == 40,
+          "metrics at their bounds");
     CHECK(
         parse(
             "{\"type\": \"error\", \"code\": \"wrong_round\", \"message\": \"late\", \"round\": 3, \"next_round\": 4}",

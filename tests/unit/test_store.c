@@ -3,8 +3,9 @@
  * and opening again keeps everything; meta; clients and tokens; round rows
  * (the first, started with participants and sampler state, closed with and
  * without abandonment, the next row added atomically); updates (added, a
- * duplicate refused, pending ones in order, merged by a close); metrics and
- * the accuracy history; group commit (a batch whose commit fails stores
+ * duplicate refused, pending ones in order, merged by a close); metrics
+ * (stored only beside their client's update for the round) and the
+ * accuracy history; group commit (a batch whose commit fails stores
  * none of its updates, the same batch again stores them together, each
  * with its outcome); every float read back bit for bit. PostgreSQL only:
  * errors that name the URI without its password (bad password, missing
@@ -121,12 +122,13 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
     return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
 }
 
-/* one metrics row in a batch of its own */
+/* one metrics row in a batch of its own: its outcome, -1 when the batch did not commit */
 static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                        sdfed_error *err) {
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
-    store_batch b = {.metrics = &m, .n_metrics = 1};
-    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err);
+    store_outcome outcome;
+    store_batch b = {.metrics = &m, .n_metrics = 1, .metrics_outcome = &outcome};
+    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err) == SDFED_OK ? (int)outcome : -1;
 }
 
 static void add_update(store *s, const char *label, const want_update *w) {
@@ -211,8 +213,8 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     int shard;
     /* round 0 closed, 1 abandoned; 7 updates (one of a client never registered), 3 clients */
     check_counts(s, label, 1, 1, 7, 3);
-    /* heard from last: each one's metrics, in the order they came (c, b, a) */
-    const want_volunteer heard[] = {{ids[2], 1, 0.125}, {ids[1], 2, 0.75}, {ids[0], 3, 0.25}};
+    /* heard from last: a's and b's metrics, in the order they came (a's last), then c's update */
+    const want_volunteer heard[] = {{ids[0], 3, 0.125}, {ids[1], 2, 0.75}, {ids[2], 1, NAN}};
     check_volunteers(s, label, 10, heard, 3);
     check_volunteers(s, label, 2, heard, 2);
     CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
@@ -289,8 +291,14 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
         updates[i] = (store_new_update){batch[i].round, batch[i].client, batch[i].samples, values[i], N_VALUES};
     }
     store_outcome outcome[N_BATCH];
-    const store_new_metrics metrics = {2, ids[2], 0.5, 1.0, 20};
-    store_batch b = {.updates = updates, .n_updates = N_BATCH, .metrics = &metrics, .n_metrics = 1};
+    /* c's metrics of round 2 beside its update of round 2 in the same batch; its metrics of round 3 have none */
+    const store_new_metrics metrics[] = {{2, ids[2], 0.5, 1.0, 20}, {3, ids[2], 0.0, 1.0, 20}};
+    store_outcome metrics_outcome[2];
+    store_batch b = {.updates = updates,
+                     .n_updates = N_BATCH,
+                     .metrics = metrics,
+                     .n_metrics = 2,
+                     .metrics_outcome = metrics_outcome};
     break_commits(1);
     int rc = store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
     break_commits(0);
@@ -305,6 +313,8 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     CHECK(outcome[0] == STORE_STORED && outcome[1] == STORE_STORED && outcome[2] == STORE_DUPLICATE &&
               outcome[3] == STORE_STORED,
           "%s: the batch's outcomes %d %d %d %d", label, outcome[0], outcome[1], outcome[2], outcome[3]);
+    CHECK(metrics_outcome[0] == STORE_STORED && metrics_outcome[1] == STORE_NO_UPDATE,
+          "%s: the batch's metrics outcomes %d %d", label, metrics_outcome[0], metrics_outcome[1]);
     CHECK(f.cleared == 1 && !store_failing(s), "%s: the commit did not end the fault", label);
     const want_update after[] = {before[0], before[1], before[2], batch[0], batch[1], batch[3]};
     check_pending(s, label, after, 6);
@@ -409,11 +419,15 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     const want_volunteer silent[] = {{ids[0], 3, NAN}, {ids[1], 2, NAN}, {ids[2], 1, NAN}};
     check_volunteers(s, label, 3, silent, 3);
 
-    /* metrics (a second report replaces the first) and the accuracy history */
-    CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 1, ids[2], 0.125, 2.0, 10, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    /* metrics (a second report replaces the first) and the accuracy history; metrics only beside their
+     * client's update for the round: c reported round 0 alone, and its metrics of rounds 1 and 5 are not stored */
+    CHECK(add_metrics(s, 1, ids[2], 0.0, 9.0, 10, &err) == STORE_NO_UPDATE &&
+              add_metrics(s, 5, ids[2], 0.0, 9.0, 10, &err) == STORE_NO_UPDATE,
+          "%s: metrics of rounds a client has no update in: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 1, ids[0], 0.125, 2.0, 10, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
     check_history(s, label, 2);
 
     /* nothing above was a fault (a duplicate is the caller's, not the store's) */

@@ -15,8 +15,9 @@
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
-#     task, the store on a full disk (a fault logged once), malformed HTTP
-#     requests (400 with a body), and the command lines;
+#     task, the store on a full disk (a fault logged once), metrics from
+#     clients in no round (refused; the public accuracy unchanged),
+#     malformed HTTP requests (400 with a body), and the command lines;
 #  6. liveness: volunteers vanish (closing, kill -9, silence) and rounds are
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
@@ -542,7 +543,20 @@ if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --m
 fi
 stop_server
 
-# --- 5e. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
+# --- 5e. the public accuracy is the reporters' alone (metrics_poison.mjs): two volunteers report round 0 with
+# accuracy 0.5, then ten that were in no round send metrics of 0 for rounds 0, 1 and 2: each is refused with its
+# code (not_in_round, wrong_round), and /status keeps round 0 at 0.5 from 2 clients, no other round
+task poison '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
+if start_server poison "$work/poison.json" "$work/poison-state" --min-clients 2; then
+  node --experimental-websocket --no-warnings "$here/metrics_poison.mjs" "$port" >"$work/metrics_poison.log" 2>&1
+  grep -q "^metrics-poison: [0-9]* passed, 0 failed" "$work/metrics_poison.log" && ok ||
+    bad "metrics poisoning: $(grep -E 'FAIL|metrics-poison:' "$work/metrics_poison.log")"
+  [ "$(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT count(*) FROM metrics')" = 2 ] && ok ||
+    bad "metrics of clients in no round were stored: $(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT * FROM metrics')"
+fi
+stop_server
+
+# --- 5f. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
 # request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose
 start_server http "$work/tls.json" "$work/http-state"
 grep -q "\"event\": \"listening\", \"address\": \"127.0.0.1\", \"port\": $port," "$work/http.server.log" && ok ||
@@ -603,7 +617,7 @@ if ! nm "$aggregator" 2>/dev/null | grep -q __asan_init; then
 fi
 stop_server
 
-# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line that starts with the
+# --- 5g. command lines: --help is usage on stdout; a wrong option or argument is one line that starts with the
 # program's name, and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
