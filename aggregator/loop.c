@@ -112,14 +112,19 @@ static int offers_sdfed(struct lws *wsi) {
     return 0;
 }
 
-/* An upgrade without sdfed.v1 is answered 400 with a line saying so, then
- * hung up (lws would bind it to the first protocol, or drop it silently). */
+/* An upgrade to another path than SDFED_WEBSOCKET_PATH, or without
+ * sdfed.v1, is answered 400 with a line saying so, then hung up (lws would
+ * bind it to the first protocol, or drop it silently). */
 static int confirm_upgrade(struct lws *wsi) {
-    if (offers_sdfed(wsi)) return 0;
+    char path[256] = "";
+    int at_path = lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0 && !strcmp(path, SDFED_WEBSOCKET_PATH);
+    if (at_path && offers_sdfed(wsi)) return 0;
     char response[LWS_PRE + 1024];
     int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, HTTP_STATUS_BAD_REQUEST,
-                                "this WebSocket speaks only the " SDFED_PROTOCOL
-                                " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
+                                !at_path ? "the sdfed.v1 WebSocket is at " SDFED_WEBSOCKET_PATH " (ws://HOST:PORT"
+                                           SDFED_WEBSOCKET_PATH ", or wss://)"
+                                         : "this WebSocket speaks only the " SDFED_PROTOCOL
+                                           " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")");
     if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
     return -1;
 }

@@ -18,7 +18,11 @@ int ws_url_parse(ws_url *u, const char *url, sdfed_error *err) {
     u->tls = strcmp(scheme, "wss") == 0;
     u->port = port;
     snprintf(u->address, sizeof u->address, "%s", address);
-    snprintf(u->path, sizeof u->path, "/%s", path[0] ? path : "ws");
+    path += strspn(path, "/"); /* lws gives "/" for a URL without a path, else the path without its '/' */
+    if (path[0])
+        snprintf(u->path, sizeof u->path, "/%s", path);
+    else
+        snprintf(u->path, sizeof u->path, "%s", SDFED_WEBSOCKET_PATH);
     return SDFED_OK;
 }
 

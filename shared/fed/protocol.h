@@ -13,6 +13,7 @@
 #include "fed/errors.h"
 
 #define SDFED_PROTOCOL "sdfed.v1"
+#define SDFED_WEBSOCKET_PATH "/ws" /* the one path the protocol's WebSocket upgrades at */
 #define SDFED_FRAME_MAGIC "SDFT"
 #define SDFED_FRAME_VERSION 1
 #define SDFED_FRAME_MAX_DIMS 4

@@ -7,7 +7,7 @@ export const TEXT = 0x1, CLOSE = 0x8, PING = 0x9, PONG = 0xa;
 
 // The HTTP upgrade a client sends for the sdfed.v1 subprotocol.
 export function upgradeRequest(port) {
-  return `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+  return `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
     `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
     'Sec-WebSocket-Protocol: sdfed.v1\r\n\r\n';
 }
