@@ -222,7 +222,7 @@ static void refuse(handlers *h, session *ss, sdfed_code code, const char *messag
         char last[96];
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
         send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, now_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
+        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, last, now_ms);
         native_log("closed_for_abuse", fields);
     }
 }
@@ -270,7 +270,7 @@ static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_
         /* the same client from a new connection: the old one goes */
         federation_leave(h->fed, id, now_ms);
         old->client = -1;
-        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, now_ms);
+        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, "this client connected again", now_ms);
     }
     h->by_id[id] = ss;
     ss->client = id;
@@ -384,7 +384,7 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
                 refuse(h, ss, code, message, now_ms);
             break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
-        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, now_ms); break;
+        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
         default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
         }
     }
@@ -429,7 +429,7 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
         char message[96];
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, now_ms);
+        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, message, now_ms);
     } else if (!session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
         char message[96];
         snprintf(message, sizeof message, "more than %d messages in %g s", h->opt.rate_limit,

@@ -1,6 +1,7 @@
 /* A WebSocket connection's state, assembly and send queue (see session.h). */
 #include "session.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* A closing session waits for QUIET_MS without input, LINGER_MS at most. */
@@ -22,9 +23,15 @@ ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
 void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
+    if (ss->closing) return now_ms - ss->closing_since >= SESSION_CLOSE_GIVE_UP_MS; /* its close was never written */
     int64_t silent_ms = now_ms - ss->last_rx;
-    if (silent_ms >= k->hangup_after_ms) return 1;
-    if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx && !ss->closing) {
+    if (silent_ms >= k->hangup_after_ms) {
+        char reason[64];
+        snprintf(reason, sizeof reason, "nothing heard for %lld s; hanging up", (long long)(silent_ms / 1000));
+        session_close_after(ss, LWS_CLOSE_STATUS_GOINGAWAY, reason, now_ms);
+        return 0;
+    }
+    if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx) {
         ss->pinged_at = now_ms, ss->ping_due = 1;
         lws_callback_on_writable(ss->wsi);
     }
@@ -45,9 +52,10 @@ int session_send(session *ss, const void *data, size_t len, int binary, sdfed_er
     return rc;
 }
 
-void session_close_after(session *ss, int status, int64_t now_ms) {
+void session_close_after(session *ss, int status, const char *reason, int64_t now_ms) {
     if (ss->closing) return;
     ss->closing = status;
+    snprintf(ss->close_reason, sizeof ss->close_reason, "%s", reason);
     ss->closing_since = now_ms;
     lws_callback_on_writable(ss->wsi);
 }
@@ -69,7 +77,8 @@ int session_writable(session *ss, int64_t now_ms) {
             lws_set_timer_usecs(ss->wsi, QUIET_MS * LWS_US_PER_MS);
             return 0;
         }
-        lws_close_reason(ss->wsi, (enum lws_close_status)ss->closing, NULL, 0);
+        lws_close_reason(ss->wsi, (enum lws_close_status)ss->closing, (unsigned char *)ss->close_reason,
+                         strlen(ss->close_reason));
         return -1;
     }
     if (!ss->out.count) return 0;

@@ -28,6 +28,7 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
+    char close_reason[124];         /* and its reason, sent in the close frame (at most 123 bytes) */
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
     int ping_due;                   /* a PING waits for the socket to be writable */
@@ -46,16 +47,21 @@ ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void session_heard(session *ss, int64_t now_ms);
 /* The keepalive sweep's visit: a PING once the peer has been silent for
- * ping_after_ms (one per silence), and 1 once it has been silent for
- * hangup_after_ms (the caller hangs up: the peer or its network is gone). */
+ * ping_after_ms (one per silence); once it has been silent for
+ * hangup_after_ms, a close (1001 going away, with the silence as its
+ * reason: the peer or its network is gone); and 1 when a close could not
+ * be written within SESSION_CLOSE_GIVE_UP_MS (the caller drops the
+ * connection). */
+#define SESSION_CLOSE_GIVE_UP_MS 5000
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms);
 /* At most limit messages in each window of window_ms (a window starts at
  * the first message after the last one ended). */
 int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
 /* Queues a message; an error (nothing queued) when memory ran out. */
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
-/* Leaves with a close status once what is queued has been written. */
-void session_close_after(session *ss, int status, int64_t now_ms);
+/* Leaves with a close frame once what is queued has been written: its
+ * status and a reason (cut to 123 bytes) for the peer. */
+void session_close_after(session *ss, int status, const char *reason, int64_t now_ms);
 /* lws says the socket is writable: a due PING, the next message, or the
  * close; -1 to hang up now. */
 int session_writable(session *ss, int64_t now_ms);

@@ -131,11 +131,12 @@ async function play(block) {
       }
       if (!clients[name]) throw new Error(`${where(l)}: ${name} receives before it sent anything`);
       const got = await clients[name].receive();
-      const close = rest.match(/^close (\d+)$/);
+      const close = rest.match(/^close (\d+)(?: (.+))?$/);
       let error;
       if (close) {
-        error = got === null ? (clients[name].closeCode === Number(close[1]) ? null : `closed with ${clients[name].closeCode}`)
-          : `expected the close, got ${JSON.stringify(got).slice(0, 300)}`;
+        const { closeCode, closeReason } = clients[name];
+        error = got === null ? (closeCode === Number(close[1]) && closeReason === (close[2] ?? '') ? null
+          : `closed with ${closeCode} "${closeReason}"`) : `expected the close, got ${JSON.stringify(got).slice(0, 300)}`;
         if (got === null) delete clients[name];
       } else if (got === null) {
         error = `closed (${clients[name].closeCode}) instead of sending ${rest.slice(0, 80)}`;
