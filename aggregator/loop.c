@@ -63,6 +63,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         schedule_flush(l);
         break;
     case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: session_heard_close(ss, now_ms()); break; /* lws answers it */
     case LWS_CALLBACK_USER: /* the keepalive sweep's visit (sweep), `in` the time: a close that was never written */
         if (ss->wsi && session_sweep(ss, &l->opt.keepalive, *(const int64_t *)in))
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);

@@ -22,6 +22,11 @@ ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
 
 void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
+void session_heard_close(session *ss, int64_t now_ms) {
+    ss->peer_closed = 1;
+    ss->last_rx = now_ms;
+}
+
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
     if (ss->closing) return now_ms - ss->closing_since >= SESSION_CLOSE_GIVE_UP_MS; /* its close was never written */
     int64_t silent_ms = now_ms - ss->last_rx;

@@ -20,6 +20,7 @@
 typedef struct session {
     struct lws *wsi;
     int64_t client;  /* -1 until hello */
+    int welcomed;    /* its welcome was written: other messages may follow */
     int binary;      /* tensors as binary frames (1) or JSON (0) */
     char token[128]; /* its token, once it said hello */
     int refusals;
@@ -28,6 +29,7 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
+    int peer_closed;                /* the peer sent a close frame: it left on purpose */
     char close_reason[124];         /* and its reason, sent in the close frame (at most 123 bytes) */
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
@@ -46,6 +48,8 @@ void session_open(session *ss, struct lws *wsi, size_t max_message_bytes, int64_
 ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void session_heard(session *ss, int64_t now_ms);
+/* The peer sent a close frame (it closes on purpose). */
+void session_heard_close(session *ss, int64_t now_ms);
 /* The keepalive sweep's visit: a PING once the peer has been silent for
  * ping_after_ms (one per silence); once it has been silent for
  * hangup_after_ms, a close (1001 going away, with the silence as its

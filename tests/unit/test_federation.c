@@ -1,7 +1,9 @@
 /* The aggregator's decisions without sockets (aggregator/federation.h):
  * events go in, the outbox is read. Round start and who is told to wait,
  * late, early, duplicate and malformed updates, a chosen client leaving,
- * the deadline, resuming after a restart, the asynchronous buffer
+ * the deadline, a chosen client rejoining (its connection replaced, or
+ * lost and back within the grace) or gone past it, resuming after a
+ * restart, the asynchronous buffer
  * with stale updates, group commit (updates acknowledged only once
  * their batch committed, none when it failed), and metrics counted only
  * from clients whose update for the round was accepted; each closed round's parameters are compared with
@@ -228,7 +230,7 @@ static void test_waiting(void) {
           "round 0 closes with its 2 reports; then the pause between rounds");
     federation_tick(f, 300);
     CHECK(waiting(f, FEDERATION_ROUND_PAUSE, 2, 2), "still in the pause");
-    federation_leave(f, 2, 400);
+    federation_leave(f, 2, FEDERATION_LEFT, 400);
     federation_tick(f, 600);
     CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "after the pause with one client left: too few");
     federation_join(f, 3, 2, 700);
@@ -292,7 +294,7 @@ static void test_dropout_and_deadline(void) {
     CHECK(s.open && s.round == 2 && s.reported == 1, "client 1 is still due before the deadline");
     /* client 1 leaves: everyone still in has reported, one report is enough */
     float *before = copy_global(f);
-    federation_leave(f, 1, now + 600);
+    federation_leave(f, 1, FEDERATION_LEFT, now + 600);
     federation_get_status(f, &s);
     CHECK(s.round == 3 && s.connected == 1, "a chosen client leaving closes the round when the rest reported");
     sdfed_round_update one = {2, 2, 7, u};
@@ -325,10 +327,10 @@ static void test_dropout_and_deadline(void) {
     federation_outbox_clear(f);
 
     /* both chosen for round 4 leave: the quorum of 1 is out of reach at once */
-    federation_leave(f, 2, opened + 1200);
+    federation_leave(f, 2, FEDERATION_LEFT, opened + 1200);
     federation_get_status(f, &s);
     CHECK(s.open && s.round == 4 && s.participants == 1, "one of two left: participants drops to 1");
-    federation_leave(f, 3, opened + 1300);
+    federation_leave(f, 3, FEDERATION_LEFT, opened + 1300);
     federation_get_status(f, &s);
     end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 5 && !s.open && s.rounds_abandoned == 2 && end && end->abandoned,
@@ -506,6 +508,98 @@ static void test_group_commit(void) {
     store_close(st);
 }
 
+/* A chosen client that comes back: its connection replaced while the old
+ * one was open, or lost and back within the grace, it is due in the round
+ * again (round_start with the time left) and its update counts, and the
+ * round closes bit for bit as if it had never left; lost past the grace,
+ * or closed on purpose, it is out of the round (here: abandoned, all three
+ * were needed). */
+static void test_rejoin(void) {
+    char dir[512];
+    sdfed_task t = task_of(3, 4);
+    federation_options opt = {.min_clients = 3, .deadline_ms = 10000, .max_samples = 1000000, .rejoin_grace_ms = 500};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 3, "round 0 with all three");
+    federation_outbox_clear(f);
+
+    /* 2 says hello again while its old connection is open (a phone whose network blinked) */
+    federation_join(f, 2, 1, 100);
+    int n;
+    const federation_message *out = federation_outbox(f, &n);
+    CHECK(n == 2 && out[0].type == FEDERATION_WELCOME && out[0].client == 2 && out[1].type == FEDERATION_ROUND_START &&
+              out[1].client == 2 && out[1].round == 0 && out[1].deadline_ms == 9900,
+          "a replaced connection: welcome first, then round 0 again with 9900 ms left");
+    federation_get_status(f, &s);
+    CHECK(s.connected == 3 && s.participants == 3, "it never left: 3 connected, 3 in the round");
+    federation_outbox_clear(f);
+
+    /* 3's connection is lost: its place is kept; 1 and 2 report; the round waits for 3 */
+    federation_leave(f, 3, FEDERATION_LOST, 200);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.connected == 2 && s.participants == 3, "a lost connection keeps its place (%lld in the round)",
+          (long long)s.participants);
+    float *before = copy_global(f), *u1 = update_of(f, 1), *u2 = update_of(f, 2), *u3 = update_of(f, 3);
+    CHECK(send_update(f, 1, 0, 10, u1, 300) == SDFED_CODE_NONE && send_update(f, 2, 0, 20, u2, 300) == SDFED_CODE_NONE,
+          "1 and 2 report");
+    federation_tick(f, 699);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 0 && s.reported == 2, "the round waits for 3 within its grace");
+    federation_outbox_clear(f);
+    federation_join(f, 3, 2, 400);
+    const federation_message *again = find(f, FEDERATION_ROUND_START, 3);
+    CHECK(again && again->round == 0 && again->deadline_ms == 9600, "3 is back: round 0 again, 9600 ms left");
+    federation_tick(f, 800); /* its grace would have ended: nothing happens, it came back */
+    CHECK(send_update(f, 3, 0, 30, u3, 900) == SDFED_CODE_NONE, "its update counts");
+    federation_get_status(f, &s);
+    sdfed_round_update all[3] = {{1, 0, 10, u1}, {2, 0, 20, u2}, {3, 0, 30, u3}};
+    CHECK(s.round == 1 && s.rounds_closed == 1 && same_as_engine(f, &t, &opt, 0, before, all, 3),
+          "round 0 closes with the three, bit for bit as if 3 had never left");
+    federation_outbox_clear(f);
+
+    /* round 1: 1's connection is lost and it does not come back: out at the end of its grace */
+    federation_leave(f, 1, FEDERATION_LOST, 1000);
+    federation_tick(f, 1499);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 1, "round 1 waits within 1's grace");
+    federation_tick(f, 1500);
+    federation_get_status(f, &s);
+    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 2 && s.rounds_abandoned == 1 && end && end->abandoned,
+          "past its grace 1 is out: round 1 cannot reach its 3 reports, abandoned");
+    federation_join(f, 1, 0, 1600);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 2 && find(f, FEDERATION_ROUND_START, 1), "1 comes back later: round 2 starts with it");
+    federation_outbox_clear(f);
+
+    /* round 2: 2 closes its connection on purpose: out at once */
+    federation_leave(f, 2, FEDERATION_LEFT, 1700);
+    federation_get_status(f, &s);
+    CHECK(s.round == 3 && s.rounds_abandoned == 2, "a client that closed on purpose leaves at once (round 2 abandoned)");
+    federation_join(f, 2, 1, 1800);
+    federation_outbox_clear(f);
+    /* round 3: with no grace (0), a lost connection is out at once, as a close is */
+    federation_close(f);
+    opt.rejoin_grace_ms = 0;
+    f = open_federation(&t, st, &opt, 2000);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 2000);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 3, "round 3 resumed after a restart");
+    federation_leave(f, 3, FEDERATION_LOST, 2100);
+    federation_get_status(f, &s);
+    CHECK(s.round == 4 && s.done && s.rounds_abandoned == 1, "without a grace a lost connection is out at once");
+    free(before);
+    free(u1);
+    free(u2);
+    free(u3);
+    federation_outbox_clear(f);
+    federation_close(f);
+    store_close(st);
+}
+
 /* Metrics count only from a client whose update for that round was
  * accepted: ten clients that were in no round send metrics for rounds 0 to
  * 2, before and after round 0 closes, and every one is refused (the open
@@ -596,6 +690,7 @@ int main(int argc, char **argv) {
     test_resume();
     test_async();
     test_group_commit();
+    test_rejoin();
     test_metrics();
     sdfed_classes_free(&cls);
     native_model_close(&model);

@@ -12,6 +12,8 @@
 #     federation, which then still ends on the simulator's parameters;
 #  3. kill -9 mid-round and a restart: the run ends on the same history, and
 #     /status and status.html count the whole federation, not the restart's;
+#     a client killed mid-round and started again with its token is given
+#     its round again, and the run ends on the simulator's history;
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
@@ -85,14 +87,15 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid a
   return 1
 }
 
+start_client() { # start_client NAME K: headless client K (its token in a file of its own, kept for a restart)
+  local name=$1 k=$2
+  "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" ${model:+--model "$model"} --cache "$cache" \
+    --token-file "$work/$name.token$k" $(client_extra "$k") >>"$work/$name.client$k.log" 2>&1 &
+  pids+=("$!")
+  client_pid[k]=$!
+}
 start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]; no --model while $model is empty
-  local name=$1 n=$2
-  for k in $(seq 0 $((n - 1))); do
-    "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" ${model:+--model "$model"} --cache "$cache" \
-      --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
-    pids+=("$!")
-    client_pid[k]=$!
-  done
+  for k in $(seq 0 $(($2 - 1))); do start_client "$1" "$k"; done
 }
 client_extra() { :; }
 stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
@@ -464,6 +467,38 @@ for k in $(seq 0 9); do
   done < <(sed -n 's/.*connecting again in \([0-9]*\) ms (try \([0-9]*\)).*/\1 \2/p' "$work/crash.client$k.log")
 done
 [ "$waits" -ge 10 ] && [ "$outside" = 0 ] && ok || bad "backoff: $waits waits logged, $outside outside their window"
+stop_server
+
+# --- 3b. a volunteer whose connection is lost mid-round keeps its round: part 1's federation (10 clients, all 10
+# in each round, each needed); client 3, loaded, is stopped (SIGSTOP) before round 0 starts, so round 0 starts with
+# the 10 and the other 9 report while it cannot; then it is killed (-9: its connection ends without a close frame)
+# and the round waits for it, its place kept (--rejoin-grace); started again with its token, it is given round 0
+# again, with the time left, trains it and its update counts: the run ends on sdfed sim's history, bit for bit.
+# (The keepalive is set long: the stopped client answers no PING, and it is its lost connection that is tested.)
+if start_server rejoin "$work/eq.json" "$work/rejoin-state" --rejoin-grace 600 --ping-after 300 --hangup-after 600; then
+  start_client rejoin 3
+  wait_for "client 3 to load its data" 120 grep -q "shard of" "$work/rejoin.client3.log" && kill -STOP "${client_pid[3]}"
+  for k in 0 1 2 4 5 6 7 8 9; do start_client rejoin "$k"; done
+  nine_reported() { status | grep -q '"round": 0, .*"round_open": 1, "participants": 10, "reported": 9,'; }
+  if wait_for "the other nine to report round 0" 180 nine_reported; then
+    kill -9 "${client_pid[3]}"
+    wait "${client_pid[3]}" 2>/dev/null
+    wait_for "client 3's lost connection" 30 grep -q '"event": "leave", .*"lost": true, "place_kept": true' \
+      "$work/rejoin.server.log" && ok
+    status | grep -q '"round": 0, .*"round_open": 1, "participants": 10, "reported": 9,' && ok ||
+      bad "the lost client's round did not wait for it: $(status)"
+    start_client rejoin 3
+    wait_done rejoin 180
+    grep -q '"event": "join", "client": [0-9]*, "shard": 3, .*"back": true' "$work/rejoin.server.log" && ok ||
+      bad "client 3 did not come back into its place: $(grep '"join"' "$work/rejoin.server.log" | tail -n 2)"
+    [ "$(grep -c "round 0: [0-9]* steps" "$work/rejoin.client3.log")" = 1 ] && ok ||
+      bad "client 3 did not train round 0 again after its restart: $(grep 'round 0' "$work/rejoin.client3.log")"
+    [ "$(history "$work/rejoin-state")" = "$(sim_history "$work/eq-sim")" ] && ok ||
+      bad "with a client killed mid-round and back with its token, the history differs from sdfed sim's"
+    [ "$(sqlite3 "$work/rejoin-state/aggregator.sqlite" 'SELECT n_updates, abandoned FROM rounds WHERE round = 0')" = "10|0" ] &&
+      ok || bad "round 0 did not close with the 10: $(sqlite3 "$work/rejoin-state/aggregator.sqlite" 'SELECT * FROM rounds WHERE round = 0')"
+  fi
+fi
 stop_server
 
 # --- 4. robust aggregation: 2 of 10 clients attack PromptFL's global prompt
