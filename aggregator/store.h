@@ -11,7 +11,8 @@
  * float32 bytes (a BLOB, a bytea): both back ends hold the same bits.
  *
  *   meta     (key, value)                      task sha256
- *   clients  (id, token, shard, kind, ...)     one row per client ever seen
+ *   clients  (id, token_sha256, shard, kind, ...)  one row per client ever seen: its token's
+ *            SHA-256, never the token (a state from before is migrated on opening)
  *   rounds   (round, global, sha256, rng, participants, started, closed, abandoned, ...)
  *            row r holds the parameters round r starts from; participants
  *            (client ids) and the sampler state once it started; closed
@@ -59,9 +60,14 @@
 typedef struct store store;
 
 /* Opens the store at `where`: a PostgreSQL URI (store_is_database), else a
- * state folder (made if missing). An unreadable URI is SDFED_ERR_ARG; a
- * server that cannot be reached or refuses the login is SDFED_ERR_IO with
- * libpq's reason, the message naming the URI without its password. */
+ * state folder (made if missing, 0700, its files 0600: docs/state.md). An
+ * unreadable URI is SDFED_ERR_ARG; a server that cannot be reached or
+ * refuses the login, a folder that cannot be made, a database that cannot
+ * be read, or a state with plain tokens that cannot be written to hash
+ * them, is SDFED_ERR_IO, the message naming the folder or the URI (without
+ * its password). A database that can be read but not written opens: its
+ * writes fail (a fault) until it can be written again, and it is opened
+ * again read-write by itself then. */
 int store_open(store **out, const char *where, sdfed_error *err);
 void store_close(store *s);
 /* Whether `where` is a postgresql:// or postgres:// URI. */
@@ -69,8 +75,9 @@ int store_is_database(const char *where);
 /* The state folder, or the URI without its password, for messages. */
 const char *store_name(const store *s);
 
-/* Faults: a failed operation (a full disk, an I/O error) begins one, and
- * the next write that commits ends it. fn hears both ends, once each: the
+/* Faults: a failed operation (a full disk, a read-only database, one moved
+ * or deleted under the server, an I/O error) begins one, and the next write
+ * that commits ends it. fn hears both ends, once each: the
  * first failure's message, then NULL when the fault is over (a full disk
  * fails every write until space is freed; it is reported once). */
 typedef void (*store_fault_fn)(void *ctx, const char *message);
@@ -92,7 +99,7 @@ typedef struct store_new_client {
     const char *kind;
 } store_new_client;
 int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
-/* The client holding token; *id = -1 when none. */
+/* The client holding token (found by its hash); *id = -1 when none. */
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
 
 typedef struct store_round {
