@@ -46,9 +46,10 @@
  * Cluster mode (options.cluster, a PostgreSQL store; synchronous rounds):
  * every node runs this with its own clients, and the store is the
  * federation (store.h). A node stores its clients' presence as they join
- * and leave (a chosen client whose connection closes leaves its round, as
- * in a single process; the clients of a node that dies do not: they stay
- * due and may come back through another node before the round ends), and
+ * and leave (a chosen client whose connection closes leaves its round, and
+ * one whose connection is lost leaves it past the grace, as in a single
+ * process; the clients of a node that dies do not: they stay due and may
+ * come back through another node before the round ends), and
  * stores its clients' updates, each validated against the round in the
  * store and acknowledged after its insert committed. Only the coordinator
  * (cluster.h) decides: it chooses a round's clients among every node's
