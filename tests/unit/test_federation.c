@@ -118,6 +118,18 @@ static void w_in_round(const federation *f, int64_t client, const char *what) {
     CHECK(s.open && find(f, FEDERATION_ROUND_START, client) != NULL, "%s", what);
 }
 
+/* a federation of clients 1, 2 and 3 (shards 0..2), joined at time 0;
+ * its round 0 open with the three, the outbox empty */
+static federation *three_in_round_0(const sdfed_task *t, store *st, const federation_options *opt) {
+    federation *f = open_federation(t, st, opt, 0);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
+    federation_outbox_clear(f);
+    return f;
+}
+
 static void test_sync_rounds(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
@@ -435,12 +447,8 @@ static void test_group_commit(void) {
     federation_options opt = {
         .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_rows = 8, .batch_wait_ms = 5};
     store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation *f = three_in_round_0(&t, st, &opt);
     federation_status s;
-    federation_get_status(f, &s);
-    CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
-    federation_outbox_clear(f);
     float *u[3] = {update_of(f, 1), update_of(f, 2), update_of(f, 3)};
 
     CHECK(send_update(f, 1, 0, 10, u[0], 10) == SDFED_CODE_NONE, "an update is accepted");
@@ -519,12 +527,8 @@ static void test_rejoin(void) {
     sdfed_task t = task_of(3, 4);
     federation_options opt = {.min_clients = 3, .deadline_ms = 10000, .max_samples = 1000000, .rejoin_grace_ms = 500};
     store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation *f = three_in_round_0(&t, st, &opt);
     federation_status s;
-    federation_get_status(f, &s);
-    CHECK(s.open && s.participants == 3, "round 0 with all three");
-    federation_outbox_clear(f);
 
     /* 2 says hello again while its old connection is open (a phone whose network blinked) */
     federation_join(f, 2, 1, 100);
