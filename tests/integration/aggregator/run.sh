@@ -157,7 +157,9 @@ if [ "$parts" = postgres ]; then
   "$aggregator" --task "$work/other.json" --db "$work/other-state" 2>"$work/db-args.log"
   [ $? -eq 2 ] && grep -q "postgresql://" "$work/db-args.log" && ok || bad "--db with a folder: $(cat "$work/db-args.log")"
   "$aggregator" --task "$work/other.json" --port 0 --db "${db/$postgres_password/not-the-password}" 2>"$work/db-login.log"
-  [ $? -eq 1 ] && [ "$(wc -l <"$work/db-login.log")" = 1 ] && grep -q "postgresql://sdfed@/eq?host=.*password authentication failed" \
+  # one error line (stderr also carries the log's JSON lines: the dataset, read before the store)
+  [ $? -eq 1 ] && [ "$(grep -c '^sdfed-aggregator: ' "$work/db-login.log")" = 1 ] &&
+    grep -q "^sdfed-aggregator: store: postgresql://sdfed@/eq?host=.*password authentication failed" \
     "$work/db-login.log" && ! grep -q "not-the-password" "$work/db-login.log" && ok ||
     bad "a refused login: $(cat "$work/db-login.log")"
   summary
