@@ -59,6 +59,10 @@ struct federation {
     } * leaving;               /* cluster: connections closed whose presence the store did not remove yet */
     int n_leaving, cap_leaving;
     group_commit batch; /* accepted updates waiting for their transaction */
+    struct away {
+        int64_t client, until; /* a chosen client whose connection was lost keeps its place until `until` */
+    } * away;
+    int n_away, cap_away;
 };
 
 /* one counter per protocol error code, here and in the status */
@@ -88,8 +92,11 @@ const federation_message *federation_outbox(const federation *f, int *n) {
 
 void federation_outbox_clear(federation *f) { f->n_outbox = 0; }
 
-static void send_round(federation *f, const peer *p) {
-    emit(f, (federation_message){.type = FEDERATION_ROUND_START, .client = p->id, .round = f->round});
+/* round_start, with the time left until the round's deadline (sync) */
+static void send_round(federation *f, const peer *p, int64_t now_ms) {
+    int64_t left = f->opt.async ? 0 : f->deadline > now_ms ? f->deadline - now_ms : 0;
+    emit(f, (federation_message){
+                .type = FEDERATION_ROUND_START, .client = p->id, .round = f->round, .deadline_ms = left});
 }
 
 static void send_wait(federation *f, int64_t client, const char *reason) {
@@ -184,10 +191,10 @@ static int deciding(const federation *f) { return !f->cl || cluster_fence(f->cl)
 
 /* The open round to this process's clients: round_start to the chosen
  * ones still due, wait to the others. */
-static void announce_start(federation *f) {
+static void announce_start(federation *f, int64_t now_ms) {
     for (int i = 0; i < f->n_peers; i++) {
         if (sdfed_round_due(&f->current, f->peers[i].id))
-            send_round(f, &f->peers[i]);
+            send_round(f, &f->peers[i], now_ms);
         else
             send_wait(f, f->peers[i].id, "not_sampled");
     }
@@ -274,7 +281,7 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     f->current = next;
     f->open = 1;
     f->deadline = now_ms + f->opt.deadline_ms;
-    announce_start(f);
+    announce_start(f, now_ms);
 }
 
 static void maybe_start_round(federation *f, int64_t now_ms) {
@@ -318,7 +325,7 @@ static void next_round(federation *f, int64_t now_ms, int reports, int abandoned
         for (int i = 0; i < f->n_peers; i++)
             if (f->peers[i].assigned < 0) {
                 f->peers[i].assigned = f->round;
-                send_round(f, &f->peers[i]);
+                send_round(f, &f->peers[i], now_ms);
             }
     maybe_start_round(f, now_ms);
 }
@@ -449,7 +456,7 @@ static void sync_round(federation *f, int64_t now_ms) {
         memcpy(f->sampler.s, latest.rng, sizeof latest.rng);
         f->open = 1;
         f->deadline = now_ms + f->opt.deadline_ms;
-        announce_start(f);
+        announce_start(f, now_ms);
     }
     store_round_free(&latest);
     int64_t *reported, *departed;
@@ -567,6 +574,7 @@ void federation_close(federation *f) {
     sdfed_round_free(&f->current);
     free(f->peers);
     free(f->leaving);
+    free(f->away);
     group_commit_free(&f->batch);
     sdfed_arena_free(&f->arena);
     free(f);
@@ -575,8 +583,21 @@ void federation_close(federation *f) {
 static void write_batch(federation *f, int64_t now_ms);
 static int batch_must_go(const federation *f, int64_t now_ms);
 
+/* The client's place kept while its connection was lost: forgotten (it
+ * came back, or its time is up); whether it had one. */
+static int forget_away(federation *f, int64_t client) {
+    for (int i = 0; i < f->n_away; i++)
+        if (f->away[i].client == client) {
+            f->away[i] = f->away[--f->n_away];
+            return 1;
+        }
+    return 0;
+}
+
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
+    int back = forget_away(f, client);
     peer *p = find_peer(f, client);
+    int again = p != NULL; /* its connection replaced: it never left */
     if (!p) {
         peer *grown = sdfed_grow(f->peers, &f->cap_peers, f->n_peers, sizeof *grown);
         if (!grown) {
@@ -594,20 +615,21 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         p = find_peer(f, client);
     }
     emit(f, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
-    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d", (long long)client, shard, f->n_peers);
+    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->n_peers,
+                again ? ", \"again\": true" : back ? ", \"back\": true" : "");
     if (f->done) {
         send_done(f, client);
     } else if (f->opt.async) {
         p->assigned = f->round;
-        send_round(f, p);
+        send_round(f, p, now_ms);
     } else if (f->open) {
-        /* a client that left its round is out of it for good; after a
-         * restart the open round's clients are due until they come back */
-        int i = sdfed_round_index(&f->current, client);
+        /* a client that left its round is out of it for good; one whose
+         * connection was replaced or lost (and that is back in time), and
+         * after a restart the open round's clients, are due until they report */
         if (sdfed_round_due(&f->current, client))
-            send_round(f, p);
+            send_round(f, p, now_ms);
         else
-            send_wait(f, client, i >= 0 && f->current.reported[i] ? "reported" : "round_in_progress");
+            send_wait(f, client, sdfed_round_reported(&f->current, client) ? "reported" : "round_in_progress");
     } else {
         if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
         if (!f->open) send_wait(f, client, "too_few_clients");
@@ -632,12 +654,25 @@ static void remove_presence(federation *f, int64_t client, int64_t round) {
     f->leaving[f->n_leaving++] = (struct departed){client, round};
 }
 
-void federation_leave(federation *f, int64_t client, int64_t now_ms) {
+void federation_leave(federation *f, int64_t client, federation_departure how, int64_t now_ms) {
     if (!find_peer(f, client)) return;
     write_batch(f, now_ms); /* what came before the leave counts first */
     peer *p = find_peer(f, client);
     *p = f->peers[--f->n_peers];
-    native_logf("leave", "\"client\": %lld, \"connected\": %d", (long long)client, f->n_peers);
+    /* a chosen client whose connection was lost keeps its place for the grace */
+    int keep = how == FEDERATION_LOST && f->opt.rejoin_grace_ms > 0 && !f->opt.async && f->open &&
+               sdfed_round_due(&f->current, client);
+    struct away *grown = keep ? sdfed_grow(f->away, &f->cap_away, f->n_away, sizeof *grown) : NULL;
+    if (grown) {
+        f->away = grown;
+        f->away[f->n_away++] = (struct away){.client = client, .until = now_ms + f->opt.rejoin_grace_ms};
+    }
+    native_logf("leave", "\"client\": %lld, \"connected\": %d, \"lost\": %s%s", (long long)client, f->n_peers,
+                how == FEDERATION_LOST ? "true" : "false", grown ? ", \"place_kept\": true" : "");
+    if (grown) {
+        note_waiting(f, now_ms);
+        return;
+    }
     if (f->cl) {
         int due = f->open && sdfed_round_due(&f->current, client);
         remove_presence(f, client, due ? f->round : -1);
@@ -667,14 +702,16 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
             return REFUSE(SDFED_CODE_NORM_TOO_LARGE, "the update changes the parameters by %.3g, above %.3g",
                           sqrt(norm), f->opt.max_update_norm);
     }
-    if (f->done) return REFUSE(SDFED_CODE_WRONG_ROUND, "the federation has finished its %d rounds", f->task.rounds);
-    int idx = -1;
+    if (f->done) { /* no round will open: the answer is that the federation is done */
+        send_done(f, client);
+        return SDFED_CODE_NONE;
+    }
     peer *p = find_peer(f, client);
     if (f->opt.async) {
         if (round > f->round || f->round - round > f->opt.max_staleness) {
             if (p && p->assigned == round) { /* too slow for its version: the current one */
                 p->assigned = f->round;
-                send_round(f, p);
+                send_round(f, p, now_ms);
             }
             return REFUSE(SDFED_CODE_WRONG_ROUND, "version %lld is not within %d of the current %lld", (long long)round,
                           f->opt.max_staleness, (long long)f->round);
@@ -688,10 +725,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
         if (!f->open || round != f->round)
             return REFUSE(SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld", (long long)round,
                           f->open ? "current" : "next", (long long)f->round);
-        if ((idx = sdfed_round_index(&f->current, client)) < 0)
+        if (sdfed_round_index(&f->current, client) < 0)
             return REFUSE(SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld", (long long)client,
                           (long long)round);
-        if (f->current.reported[idx])
+        if (sdfed_round_reported(&f->current, client))
             return REFUSE(SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update", (long long)round);
     }
     if (group_commit_holds(&f->batch, round, client))
@@ -744,6 +781,10 @@ static void write_batch(federation *f, int64_t now_ms) {
         if (rc)
             send_refusal(f, g->metrics[i].client, SDFED_CODE_SERVER_ERROR, "metrics for round %lld not stored: %s",
                          (long long)g->metrics[i].round, err.message);
+        else if (g->metrics_outcome[i] == STORE_NO_UPDATE)
+            send_refusal(f, g->metrics[i].client, SDFED_CODE_NOT_IN_ROUND,
+                         "metrics for round %lld: client %lld has no update accepted in that round",
+                         (long long)g->metrics[i].round, (long long)g->metrics[i].client);
         else
             f->metrics_stored++;
     for (int i = 0; i < g->n_presence && rc == SDFED_OK; i++) {
@@ -757,6 +798,8 @@ static void write_batch(federation *f, int64_t now_ms) {
         else if (g->outcome[i] == STORE_DUPLICATE)
             send_refusal(f, u->client, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
                          (long long)u->round);
+        else if (g->outcome[i] == STORE_NOT_OPEN && f->done)
+            send_done(f, u->client);
         else if (g->outcome[i] == STORE_NOT_OPEN)
             send_refusal(f, u->client, SDFED_CODE_WRONG_ROUND,
                          "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
@@ -771,7 +814,7 @@ static void write_batch(federation *f, int64_t now_ms) {
             peer *p = find_peer(f, g->updates[i].client);
             if (g->outcome[i] == STORE_STORED && p && p->assigned < 0 && g->updates[i].round < f->round) {
                 p->assigned = f->round;
-                send_round(f, p);
+                send_round(f, p, now_ms);
             }
         }
     }
@@ -789,9 +832,22 @@ int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap) {
-    if (round > f->round + 1)
+    if (test_samples > f->opt.max_samples)
+        return REFUSE(SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
+                      (long long)f->opt.max_samples);
+    if (round >= f->round && f->done) {
+        send_done(f, client);
+        return SDFED_CODE_NONE;
+    }
+    if (round > f->round)
         return REFUSE(SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld", (long long)round,
                       (long long)f->round);
+    /* the open round's reports are known here; an earlier round's (and a
+     * cluster's, or an async version's) the store checks as it writes */
+    if (!f->opt.async && !f->cl && round == f->round &&
+        !(f->open && (sdfed_round_reported(&f->current, client) || group_commit_holds(&f->batch, round, client))))
+        return REFUSE(SDFED_CODE_NOT_IN_ROUND, "metrics for round %lld: client %lld has no update accepted in that round",
+                      (long long)round, (long long)client);
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
     if (group_commit_add_metrics(&f->batch, &m, now_ms))
         return REFUSE(SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
@@ -828,9 +884,31 @@ static void cluster_tick_round(federation *f, int64_t now_ms) {
                 store_presence_add(f->st, f->peers[i].id, f->peers[i].shard, cluster_node(f->cl), NULL) == SDFED_OK;
 }
 
+/* Clients whose connection was lost and who did not come back within the
+ * grace: out of the round now (a cluster node records the departure from
+ * the round open then, if they are due in it). */
+static void expire_away(federation *f, int64_t now_ms) {
+    for (int i = 0; i < f->n_away;) {
+        struct away a = f->away[i];
+        if (now_ms < a.until) {
+            i++;
+            continue;
+        }
+        f->away[i] = f->away[--f->n_away];
+        int due = f->open && sdfed_round_due(&f->current, a.client);
+        native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client,
+                    (long long)f->round, due ? "true" : "false");
+        if (f->cl)
+            remove_presence(f, a.client, due ? f->round : -1);
+        else if (due && sdfed_round_leave(&f->current, a.client) >= 0)
+            check_round(f, now_ms);
+    }
+}
+
 /* The tick's decisions (see federation_tick). */
 static void decide_on_tick(federation *f, int64_t now_ms) {
     write_batch(f, now_ms); /* decisions are taken on stored updates */
+    expire_away(f, now_ms);
     if (f->cl) {
         cluster_tick_round(f, now_ms);
         if (!deciding(f)) return;
@@ -858,7 +936,7 @@ void federation_get_status(const federation *f, federation_status *s) {
     s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
     s->participants = sdfed_round_still_in(&f->current), s->reported = f->current.n_reported;
     s->waiting = f->waiting;
-    s->open = f->open, s->done = f->done, s->async = f->opt.async, s->deadline_ms = f->opt.deadline_ms;
+    s->open = f->open, s->done = f->done, s->async = f->opt.async;
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     s->updates_accepted = f->updates_accepted, s->rounds_closed = f->rounds_closed;
     s->rounds_abandoned = f->rounds_abandoned;

@@ -7,8 +7,15 @@
  * Synchronous rounds (docs/protocol.md): round r starts when at least
  * min_clients are connected; the round engine (fed/round.h) chooses its
  * clients among the connected ones sorted by shard then id, and they get
- * round_start. A client that disconnects leaves its round for good. The
- * engine decides when the round ends: it closes when its target reported,
+ * round_start. A client that closes its connection (a close frame, or
+ * leave) leaves its round for good; one whose connection is lost (it ends
+ * without a close: a crash, the network) keeps its place for
+ * rejoin_grace_ms, and one that says hello again, on a new connection
+ * while the old one is still open or within that grace, is due in the
+ * round again (round_start with the time left) and its update counts, as
+ * if it had never left; past the grace it is out. The round engine
+ * (fed/round.h, the simulator's too) sees a client leave only when it is
+ * out. The engine decides when the round ends: it closes when its target reported,
  * or every chosen client still in it reported and at least min_clients
  * did, or at its deadline with min_clients reports; it is abandoned (the
  * parameters stay) as soon as min_clients reports cannot be reached, or at
@@ -39,9 +46,10 @@
  * Cluster mode (options.cluster, a PostgreSQL store; synchronous rounds):
  * every node runs this with its own clients, and the store is the
  * federation (store.h). A node stores its clients' presence as they join
- * and leave (a chosen client whose connection closes leaves its round, as
- * in a single process; the clients of a node that dies do not: they stay
- * due and may come back through another node before the round ends), and
+ * and leave (a chosen client whose connection closes leaves its round, and
+ * one whose connection is lost leaves it past the grace, as in a single
+ * process; the clients of a node that dies do not: they stay due and may
+ * come back through another node before the round ends), and
  * stores its clients' updates, each validated against the round in the
  * store and acknowledged after its insert committed. Only the coordinator
  * (cluster.h) decides: it chooses a round's clients among every node's
@@ -82,12 +90,14 @@ typedef struct federation_options {
     int64_t poll_ms;         /* cluster: how often the store is read without a notification */
     int batch_rows;        /* group commit: updates and metrics written in one transaction at most (0, 1: each alone) */
     int64_t batch_wait_ms; /* group commit: the longest an accepted update or metrics row waits for its batch */
+    int64_t rejoin_grace_ms; /* sync: how long a chosen client whose connection was lost keeps its place (0: none) */
 } federation_options;
 
 /* A message for the network layer to write (docs/protocol.md). */
 typedef enum federation_message_type {
     FEDERATION_WELCOME,     /* round: the current round */
-    FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters */
+    FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters; deadline_ms (sync):
+                               the time left until its deadline */
     FEDERATION_WAIT,        /* round, reason */
     FEDERATION_ACK,         /* round: the update's */
     FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
@@ -101,7 +111,7 @@ typedef enum federation_message_type {
 typedef struct federation_message {
     federation_message_type type;
     int64_t client; /* or FEDERATION_EVERYONE */
-    int64_t round, next_round, participants, rounds;
+    int64_t round, next_round, participants, rounds, deadline_ms;
     int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
@@ -117,23 +127,37 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
 void federation_close(federation *f);
 
 /* Events. A client said hello (its identity checked by the caller): it is
- * welcomed and, when the time comes, given rounds. */
+ * welcomed and, when the time comes, given rounds. A client already
+ * connected (the caller replaced its connection) or whose place is kept
+ * (its connection was lost within the grace) is the same client going on:
+ * due in the open round if it has not reported. */
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
-void federation_leave(federation *f, int64_t client, int64_t now_ms);
+/* How a client's connection ended: closed on purpose (a close frame from
+ * either side, leave), or lost (it ended without a close). */
+typedef enum federation_departure { FEDERATION_LEFT, FEDERATION_LOST } federation_departure;
+void federation_leave(federation *f, int64_t client, federation_departure how, int64_t now_ms);
 /* An update; SDFED_CODE_NONE when accepted, else the protocol error code,
- * with the reason in message. An accepted update waits for its batch: its
+ * with the reason in message. Once the federation is done, a well-formed
+ * update (and metrics of a round past the last) is answered `done` in the
+ * outbox, and SDFED_CODE_NONE returned. An accepted update waits for its batch: its
  * ack, or its refusal when the batch could not be stored, is in the
  * outbox once the batch is written (by this call when it made the batch
  * due, else by federation_flush). */
 sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
                              const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap);
 /* A client's metrics; SDFED_CODE_NONE when accepted, else the protocol
- * error code, with the reason in message. Accepted metrics wait for the
- * same batch as updates, and are refused (server_error, in the outbox)
- * only if it could not be stored. */
+ * error code, with the reason in message. Metrics count only from a client
+ * whose update for that round was accepted: a round ahead is wrong_round,
+ * the open round without its update (stored or waiting) not_in_round, and
+ * test_samples past max_samples bad_message. Accepted metrics wait for the
+ * same batch as updates; once it is written they are refused (in the
+ * outbox) with server_error if it could not be stored, and with
+ * not_in_round if the store holds no update of theirs for the round (an
+ * earlier round's, which only the store knows). */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap);
-/* Deadlines, pauses and store retries (the waiting updates are written first). */
+/* Deadlines, pauses, places kept past their grace, and store retries (the
+ * waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);
 /* Writes the waiting updates and metrics when their batch is due (group_commit.h);
  * federation_flush_in_ms says when that is: -1 when nothing waits. */
@@ -187,7 +211,6 @@ typedef struct federation_status {
     int64_t round, rounds, connected, participants, reported;
     federation_waiting waiting;
     int open, done, async;
-    int64_t deadline_ms; /* sync: a round's whole deadline */
     char global_sha256[65];
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;

@@ -23,6 +23,7 @@ void group_commit_free(group_commit *g) {
     free(g->updates);
     free(g->outcome);
     free(g->metrics);
+    free(g->metrics_outcome);
     free(g->presence);
     memset(g, 0, sizeof *g);
 }
@@ -51,6 +52,10 @@ int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t sam
 }
 
 int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms) {
+    int outcome_cap = g->cap_metrics; /* a parallel array: as many */
+    store_outcome *outcome = sdfed_grow(g->metrics_outcome, &outcome_cap, g->n_metrics, sizeof *outcome);
+    if (!outcome) return SDFED_ERR_NOMEM;
+    g->metrics_outcome = outcome;
     store_new_metrics *metrics = sdfed_grow(g->metrics, &g->cap_metrics, g->n_metrics, sizeof *metrics);
     if (!metrics) return SDFED_ERR_NOMEM;
     g->metrics = metrics;
@@ -83,6 +88,13 @@ int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
 }
 
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err) {
-    store_batch b = {g->updates, g->n_updates, g->metrics, g->n_metrics, g->presence, g->n_presence, g->node};
+    store_batch b = {.updates = g->updates,
+                     .n_updates = g->n_updates,
+                     .metrics = g->metrics,
+                     .n_metrics = g->n_metrics,
+                     .metrics_outcome = g->metrics_outcome,
+                     .presence = g->presence,
+                     .n_presence = g->n_presence,
+                     .node = g->node};
     return store_add_batch(s, &b, rule, g->outcome, err);
 }

@@ -23,6 +23,7 @@ typedef struct group_commit {
     store_outcome *outcome;    /* each waiting update's, once written */
     int n_updates, cap_updates;
     store_new_metrics *metrics;
+    store_outcome *metrics_outcome; /* each waiting metrics row's, once written */
     int n_metrics, cap_metrics;
     store_new_presence *presence;
     int n_presence, cap_presence;
@@ -45,7 +46,8 @@ int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
 /* How long until the batch is due: -1 when nothing waits, 0 when due now. */
 int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms);
 /* Writes every waiting row in one transaction (store_add_batch): on
- * SDFED_OK it committed and g->outcome holds each update's outcome; on any
+ * SDFED_OK it committed and g->outcome holds each update's outcome and
+ * g->metrics_outcome each metrics row's (stored only beside its update); on any
  * other status nothing was stored. The rows stay until group_commit_clear. */
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err);
 void group_commit_clear(group_commit *g);

@@ -17,14 +17,14 @@ struct handlers {
     federation *fed;
     store *st;
     int async;
-    int64_t deadline_ms;
     session **by_id; /* the live session of each client id */
     int64_t n_ids;
-    /* the round_start of round_cached, written once for every client: the
-     * text for binary clients with its GLOBAL frame, and the text with the
-     * values for JSON clients (-1: none yet) */
+    /* the round_start of round_cached with deadline_cached ms left, written
+     * once for every client it goes to at once: the text for binary clients
+     * with its GLOBAL frame, and the text with the values for JSON clients
+     * (-1: none yet) */
     sdfed_buffer round_text[2], round_frame;
-    int64_t round_cached;
+    int64_t round_cached, deadline_cached;
     int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
     /* the hellos of new clients waiting for the transaction that registers
      * them together (group commit): the session (NULL once it is gone)
@@ -58,14 +58,14 @@ static void free_round_messages(handlers *h) {
     h->round_cached = -1;
 }
 
-static int write_round_messages(handlers *h) {
+static int write_round_messages(handlers *h, int64_t deadline_ms) {
     free_round_messages(h);
     federation_global g = federation_get_global(h->fed);
     for (int with_values = 0; with_values < 2; with_values++) {
         sdfed_json_writer w;
         sdfed_jw_begin(&w, &h->round_text[with_values], "round_start");
         sdfed_jw_int(&w, "round", g.round);
-        if (!h->async) sdfed_jw_int(&w, "deadline_ms", h->deadline_ms);
+        if (!h->async) sdfed_jw_int(&w, "deadline_ms", deadline_ms);
         sdfed_jw_string(&w, "global_sha256", g.sha256);
         if (with_values) {
             sdfed_jw_shape(&w, "shape", 2, g.shape);
@@ -76,12 +76,14 @@ static int write_round_messages(handlers *h) {
     if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)g.round, 0, 2, g.shape, g.values, &h->round_frame, NULL))
         return -1;
     h->round_cached = g.round;
+    h->deadline_cached = deadline_ms;
     return 0;
 }
 
-/* round_start with the current global parameters, as the client asked to get them */
-static void send_round(handlers *h, session *ss, int64_t round) {
-    if (h->round_cached != round && write_round_messages(h)) {
+/* round_start with the current global parameters and the time left, as the
+ * client asked to get them */
+static void send_round(handlers *h, session *ss, int64_t round, int64_t deadline_ms) {
+    if ((h->round_cached != round || h->deadline_cached != deadline_ms) && write_round_messages(h, deadline_ms)) {
         free_round_messages(h);
         native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)round);
         return;
@@ -129,7 +131,10 @@ static int write_message(handlers *h, const federation_message *m, const session
 
 static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms);
 
-/* Writes what the federation's last calls left in its outbox. */
+/* Writes what the federation's last calls left in its outbox. A
+ * connection's first message is its welcome: nothing is written to it
+ * before (what came before was for the connection it replaced, or is said
+ * by the welcome itself). */
 static void deliver(handlers *h, int64_t now_ms) {
     int n;
     const federation_message *out = federation_outbox(h->fed, &n);
@@ -137,8 +142,9 @@ static void deliver(handlers *h, int64_t now_ms) {
         const federation_message *m = &out[i];
         session *one = session_of(h, m->client);
         if (m->client != FEDERATION_EVERYONE && !one) continue; /* gone meanwhile */
+        if (one && !one->welcomed && m->type != FEDERATION_WELCOME) continue;
         if (m->type == FEDERATION_ROUND_START) {
-            send_round(h, one, m->round);
+            send_round(h, one, m->round, m->deadline_ms);
             continue;
         }
         if (m->type == FEDERATION_REFUSAL) {
@@ -150,9 +156,10 @@ static void deliver(handlers *h, int64_t now_ms) {
             native_logf("error", "\"message\": \"out of memory writing a message\"");
         } else if (one) {
             send_to(one, b.data, b.size, 0);
+            one->welcomed |= m->type == FEDERATION_WELCOME;
         } else {
             for (int64_t id = 0; id < h->n_ids; id++)
-                if (h->by_id[id]) send_to(h->by_id[id], b.data, b.size, 0);
+                if (h->by_id[id] && h->by_id[id]->welcomed) send_to(h->by_id[id], b.data, b.size, 0);
         }
         sdfed_buffer_free(&b);
     }
@@ -225,7 +232,7 @@ static void refuse_after(handlers *h, session *ss, sdfed_code code, const char *
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
         int64_t closed_ms = retry_after_ms(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, now_ms);
         send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, retry_ms > closed_ms ? retry_ms : closed_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, now_ms);
+        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, last, now_ms);
         native_log("closed_for_abuse", fields);
     }
 }
@@ -251,8 +258,9 @@ static void random_token(char hex[33]) {
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
 }
 
-/* A client identified: its session is the client's (a connection it had
- * before goes), and it joins the federation. */
+/* A client identified: its session is the client's, and it joins the
+ * federation. A connection it had before goes (1001), and its going is no
+ * departure: the client goes on here, in the round it was in. */
 static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_ms) {
     if (id >= h->n_ids) {
         int64_t cap = h->n_ids ? h->n_ids : 1024;
@@ -267,10 +275,8 @@ static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_
     }
     session *old = h->by_id[id];
     if (old && old != ss) {
-        /* the same client from a new connection: the old one goes */
-        federation_leave(h->fed, id, now_ms);
         old->client = -1;
-        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, now_ms);
+        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, "this client connected again", now_ms);
     }
     h->by_id[id] = ss;
     ss->client = id;
@@ -401,7 +407,7 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
                 refuse(h, ss, code, message, now_ms);
             break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
-        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, now_ms); break;
+        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
         default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
         }
     }
@@ -446,7 +452,7 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
         char message[96];
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, now_ms);
+        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, message, now_ms);
     } else if (!session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
         char message[96];
         snprintf(message, sizeof message, "more than %d messages in %g s", h->opt.rate_limit,
@@ -466,7 +472,8 @@ void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
     if (session_of(h, ss->client) != ss) return;
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
-    federation_leave(h->fed, ss->client, now_ms);
+    /* a close frame from either side is a leaving; a connection that ended without one was lost */
+    federation_leave(h->fed, ss->client, ss->peer_closed || ss->closing ? FEDERATION_LEFT : FEDERATION_LOST, now_ms);
     deliver(h, now_ms);
 }
 
@@ -498,7 +505,7 @@ int handlers_create(handlers **out, const handlers_options *opt, federation *f, 
     federation_status s;
     federation_get_status(f, &s);
     *h =
-        (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .deadline_ms = s.deadline_ms, .round_cached = -1};
+        (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .round_cached = -1};
     store_watch_faults(st, on_store_fault, h);
     *out = h;
     return SDFED_OK;

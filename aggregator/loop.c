@@ -133,6 +133,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         schedule_flush(l);
         break;
     case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: session_heard_close(ss, now_ms()); break; /* lws answers it */
     case LWS_CALLBACK_USER: { /* the sweep's visit (sweep), `in` the time: the keepalive, the hello's deadline */
         int64_t now = *(const int64_t *)in;
         if (!ss->wsi) break;
@@ -142,7 +143,7 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
             char why[64];
             snprintf(why, sizeof why, "no hello within %g s", (double)l->opt.hello_timeout_ms / 1000);
             peers_refused(l->opt.peers, PEERS_REFUSED_NO_HELLO);
-            session_close_saying(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
+            session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
         }
         break;
     }
@@ -215,6 +216,12 @@ static int refuse_upgrade(struct lws *wsi, int status, const char *why, const ch
  * page of another origin 403; one that came in the reserve (the server is
  * full) 503. */
 static int confirm_upgrade(loop *l, struct lws *wsi) {
+    char path[256] = "";
+    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0 || strcmp(path, SDFED_WEBSOCKET_PATH))
+        return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
+                              "the sdfed.v1 WebSocket is at " SDFED_WEBSOCKET_PATH " (ws://HOST:PORT"
+                              SDFED_WEBSOCKET_PATH ", or wss://)",
+                              NULL, NULL);
     if (!offers_sdfed(wsi))
         return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
                               "this WebSocket speaks only the " SDFED_PROTOCOL

@@ -44,7 +44,8 @@ static const char usage[] =
     "  --port P              listening port (8080); 0: a free one the kernel chooses\n"
     "  --port-file F         once listening, write the port to F (removed on a clean stop)\n"
     "  --host ADDRESS        bind address: IPv4, IPv6, an interface or a name that resolves (all)\n"
-    "  --state DIR           durable state in a folder, SQLite (state)\n"
+    "  --state DIR           durable state in a folder, SQLite (state); private to its owner (0700, files\n"
+    "                        0600), tokens kept as hashes (docs/state.md)\n"
     "  --db URI              durable state in PostgreSQL instead: postgresql://USER:PASSWORD@HOST/DATABASE\n"
     "                        (libpq's URI; ?host=/socket/dir for a Unix socket); every process with the same\n"
     "                        --db is a node of one federation (synchronous rounds; docs/cluster.md)\n"
@@ -60,6 +61,8 @@ static const char usage[] =
     "                        reported (1: no over-selection)\n"
     "  --deadline S          sync: seconds a round waits for its clients (300)\n"
     "  --round-pause S       sync: seconds between one round's end and the next's start (0)\n"
+    "  --rejoin-grace S      sync: seconds a chosen client whose connection was lost (no close) keeps its place\n"
+    "                        in the round, to come back with its token (30; 0: it is out at once)\n"
     "  --buffer K            async: updates per new version (10)\n"
     "  --max-staleness S     async: oldest base version accepted (10)\n"
     "  --aggregate RULE      mean (the paper), median or trimmed_mean (mean)\n"
@@ -100,7 +103,7 @@ static const char usage[] =
 
 typedef struct args {
     const char *task, *port, *port_file, *host, *state, *db, *web, *wasm, *mode, *min_clients, *over_select, *deadline,
-        *pause, *buffer, *staleness;
+        *pause, *grace, *buffer, *staleness;
     const char *rule, *trim, *clip, *noise, *max_norm, *max_samples, *join_key, *cert, *key, *max_bytes, *rate,
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
@@ -165,6 +168,7 @@ int main(int argc, char **argv) {
     cli_set_program("sdfed-aggregator");
     args a = {0};
     a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
+    a.grace = "30";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
     a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
@@ -184,6 +188,7 @@ int main(int argc, char **argv) {
                                   {"--over-select", &a.over_select, NULL},
                                   {"--deadline", &a.deadline, NULL},
                                   {"--round-pause", &a.pause, NULL},
+                                  {"--rejoin-grace", &a.grace, NULL},
                                   {"--buffer", &a.buffer, NULL},
                                   {"--max-staleness", &a.staleness, NULL},
                                   {"--aggregate", &a.rule, NULL},
@@ -231,12 +236,13 @@ int main(int argc, char **argv) {
         return CLI_OK;
     }
     if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
-    double port, deadline, pause, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
+    double port, deadline, pause, grace, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
         max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
         demo_leases, hello_timeout, file_sends;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
-        number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
+        number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.grace, "--rejoin-grace", 0, 86400, &grace) ||
+        number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
         number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
         number(a.clip, "--clip-norm", 0, 1e9, &clip) || number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
         number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
@@ -425,6 +431,7 @@ int main(int argc, char **argv) {
                              .over_select = over_select,
                              .deadline_ms = (int64_t)(deadline * 1000),
                              .round_pause_ms = (int64_t)(pause * 1000),
+                             .rejoin_grace_ms = (int64_t)(grace * 1000),
                              .buffer = (int)buffer,
                              .max_staleness = (int)staleness,
                              .aggregate = aggregate,

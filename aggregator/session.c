@@ -24,10 +24,21 @@ ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
 
 void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
+void session_heard_close(session *ss, int64_t now_ms) {
+    ss->peer_closed = 1;
+    ss->last_rx = now_ms;
+}
+
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
+    if (ss->closing) return now_ms - ss->closing_since >= SESSION_CLOSE_GIVE_UP_MS; /* its close was never written */
     int64_t silent_ms = now_ms - ss->last_rx;
-    if (silent_ms >= k->hangup_after_ms) return 1;
-    if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx && !ss->closing) {
+    if (silent_ms >= k->hangup_after_ms) {
+        char reason[64];
+        snprintf(reason, sizeof reason, "nothing heard for %lld s; hanging up", (long long)(silent_ms / 1000));
+        session_close_after(ss, LWS_CLOSE_STATUS_GOINGAWAY, reason, now_ms);
+        return 0;
+    }
+    if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx) {
         ss->pinged_at = now_ms, ss->ping_due = 1;
         lws_callback_on_writable(ss->wsi);
     }
@@ -48,17 +59,12 @@ int session_send(session *ss, const void *data, size_t len, int binary, sdfed_er
     return rc;
 }
 
-void session_close_after(session *ss, int status, int64_t now_ms) {
+void session_close_after(session *ss, int status, const char *reason, int64_t now_ms) {
     if (ss->closing) return;
     ss->closing = status;
+    snprintf(ss->close_reason, sizeof ss->close_reason, "%s", reason);
     ss->closing_since = now_ms;
     lws_callback_on_writable(ss->wsi);
-}
-
-void session_close_saying(session *ss, int status, const char *reason, int64_t now_ms) {
-    if (ss->closing) return;
-    snprintf(ss->close_reason, sizeof ss->close_reason, "%s", reason);
-    session_close_after(ss, status, now_ms);
 }
 
 int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms) {

@@ -22,6 +22,7 @@ typedef struct session {
     struct lws *wsi;
     peer_address address; /* where it comes from, as the edge's limits count it */
     int64_t client;  /* -1 until hello */
+    int welcomed;    /* its welcome was written: other messages may follow */
     int binary;      /* tensors as binary frames (1) or JSON (0) */
     char token[128]; /* its token, once it said hello */
     int refusals;
@@ -30,7 +31,8 @@ typedef struct session {
     int64_t window_start;
     int window_count;
     int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
-    char close_reason[64];          /* and the close frame's reason ("": none) */
+    int peer_closed;                /* the peer sent a close frame: it left on purpose */
+    char close_reason[124];         /* and its reason, sent in the close frame (at most 123 bytes) */
     int64_t opened_ms;
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
@@ -50,19 +52,24 @@ void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t
 ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void session_heard(session *ss, int64_t now_ms);
+/* The peer sent a close frame (it closes on purpose). */
+void session_heard_close(session *ss, int64_t now_ms);
 /* The keepalive sweep's visit: a PING once the peer has been silent for
- * ping_after_ms (one per silence), and 1 once it has been silent for
- * hangup_after_ms (the caller hangs up: the peer or its network is gone). */
+ * ping_after_ms (one per silence); once it has been silent for
+ * hangup_after_ms, a close (1001 going away, with the silence as its
+ * reason: the peer or its network is gone); and 1 when a close could not
+ * be written within SESSION_CLOSE_GIVE_UP_MS (the caller drops the
+ * connection). */
+#define SESSION_CLOSE_GIVE_UP_MS 5000
 int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms);
 /* At most limit messages in each window of window_ms (a window starts at
  * the first message after the last one ended). */
 int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
 /* Queues a message; an error (nothing queued) when memory ran out. */
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
-/* Leaves with a close status once what is queued has been written. */
-void session_close_after(session *ss, int status, int64_t now_ms);
-/* The same with a reason in the close frame. */
-void session_close_saying(session *ss, int status, const char *reason, int64_t now_ms);
+/* Leaves with a close frame once what is queued has been written: its
+ * status and a reason (cut to 123 bytes) for the peer. */
+void session_close_after(session *ss, int status, const char *reason, int64_t now_ms);
 /* Whether a connection open for timeout_ms has not said hello yet (no
  * client, no registration waiting). */
 int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms);

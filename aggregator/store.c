@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/sha256.h"
 #include "native/clock.h"
 
 /* Parameters go in, and blobs come back, as the host's bytes: little-endian
@@ -52,12 +53,15 @@ int64_t store_failures(const store *s) { return s->failures; }
 
 const char *store_name(const store *s) { return s->name; }
 
+static int migrate_tokens(store *s, sdfed_error *err);
+
 int store_open(store **out, const char *where, sdfed_error *err) {
     *out = NULL;
     store *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     s->backend = store_is_database(where) ? &store_postgres : &store_sqlite;
     int rc = s->backend->open(s, where, err);
+    if (rc == SDFED_OK) rc = migrate_tokens(s, err);
     if (rc) {
         store_close(s);
         return rc;
@@ -94,11 +98,18 @@ static int query(store *s, const char *sql, const store_value *params, int n, st
     return s->backend->exec(s, sql, params, n, row, ctx, what, err);
 }
 
+/* Whether the back end may write now (store_backend.h's writable). */
+static int ready_to_write(store *s, sdfed_error *err) {
+    return s->backend->writable ? s->backend->writable(s, err) : SDFED_OK;
+}
+
 /* A write (rows, if any, to row); outside a transaction it has committed
  * when this returns 0. */
 static int write_statement(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
                            const char *what, sdfed_error *err) {
-    int rc = s->backend->exec(s, sql, params, n, row, ctx, what, err);
+    int rc = s->in_transaction ? SDFED_OK : ready_to_write(s, err);
+    if (rc) return rc;
+    rc = s->backend->exec(s, sql, params, n, row, ctx, what, err);
     if (rc == SDFED_OK && !s->in_transaction) committed(s);
     return rc;
 }
@@ -109,7 +120,8 @@ static int write_statement(store *s, const char *sql, const store_value *params,
  * is stored. */
 static int transaction_begin(store *s, sdfed_error *err) {
     assert(!s->in_transaction);
-    int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
+    int rc = ready_to_write(s, err);
+    if (rc == SDFED_OK) rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
     s->in_transaction = rc == SDFED_OK;
     return rc;
 }
@@ -169,11 +181,17 @@ static int row_client(void *ctx, const store_value *c, int n, sdfed_error *err) 
     return SDFED_OK;
 }
 
+/* What the store keeps of a token: its SHA-256 (lower-case hex), so that
+ * reading the state gives no one a volunteer's identity. */
+static void token_hash(const char *token, char hex[65]) { sdfed_sha256_hex(token, strlen(token), hex); }
+
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err) {
     *id = -1;
-    store_value p[] = {text(token)};
+    char hash[65];
+    token_hash(token, hash);
+    store_value p[] = {text(hash)};
     found_client f = {id, shard};
-    return query(s, "SELECT id, shard FROM clients WHERE token = $1", p, 1, row_client, &f, "find client", err);
+    return query(s, "SELECT id, shard FROM clients WHERE token_sha256 = $1", p, 1, row_client, &f, "find client", err);
 }
 
 void store_round_free(store_round *r) {
@@ -355,11 +373,13 @@ int store_add_clients(store *s, const store_new_client *clients, int n, int64_t 
     store_value created = now();
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
         const store_new_client *c = &clients[i];
-        store_value p[] = {text(c->token), c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL},
+        char hash[65];
+        token_hash(c->token, hash);
+        store_value p[] = {text(hash), c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL},
                            text(c->kind), created};
         ids[i] = -1;
-        rc = query(s, "INSERT INTO clients (token, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id", p, 4,
-                   row_integer, &ids[i], "add client", err);
+        rc = query(s, "INSERT INTO clients (token_sha256, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id",
+                   p, 4, row_integer, &ids[i], "add client", err);
     }
     return commit_or_abandon(s, rc, err);
 }
@@ -367,10 +387,12 @@ int store_add_clients(store *s, const store_new_client *clients, int n, int64_t 
 static const char upsert_presence[] = "INSERT INTO presence (client, node, shard) VALUES ($1, $2, $3) ON CONFLICT "
                                       "(client) DO UPDATE SET node = excluded.node, shard = excluded.shard";
 
+/* a metrics row, only beside its client's update for its round; a row when stored */
 static const char insert_metrics[] =
-    "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) VALUES ($1, $2, $3, $4, $5, $6) "
+    "INSERT INTO metrics (round, client, accuracy, loss, test_samples, received) SELECT $1, $2, $3, $4, $5, $6 "
+    "WHERE EXISTS (SELECT 1 FROM updates WHERE round = $1 AND client = $2) "
     "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
-    "test_samples = excluded.test_samples, received = excluded.received";
+    "test_samples = excluded.test_samples, received = excluded.received RETURNING round";
 
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
     int rc = transaction_begin(s, err);
@@ -392,7 +414,9 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         const store_new_metrics *m = &b->metrics[i];
         store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
                            real(m->loss),     integer(m->test_samples), received};
-        rc = query(s, insert_metrics, p, 6, NULL, NULL, "metrics", err);
+        int stored = 0;
+        rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
+        if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
     }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
         const store_new_presence *c = &b->presence[i];
@@ -489,7 +513,8 @@ static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err)
 
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err) {
     history h = {0};
-    int rc = query(s, "SELECT round, avg(accuracy), count(*) FROM metrics GROUP BY round ORDER BY round", NULL, 0,
+    int rc = query(s, "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
+                   "WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round ORDER BY m.round", NULL, 0,
                    row_history, &h, "accuracy history", err);
     if (rc) {
         free(h.rounds);
@@ -566,6 +591,56 @@ int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, i
     *volunteers = l.rows;
     *n = l.n;
     return rc;
+}
+
+/* ------------------------------------------------------------ migrations */
+
+/* A client's token as a state from before hashing held it. */
+typedef struct plain_token {
+    int64_t id;
+    char *token; /* heap */
+} plain_token;
+
+static int row_plain_token(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    plain_token *t = row_list_add(ctx);
+    if (!t || !(t->token = strdup(c[1].type == STORE_TEXT ? c[1].text : ""))) return no_memory(err);
+    t->id = as_integer(&c[0]);
+    return SDFED_OK;
+}
+
+/* A state written before tokens were hashed (its clients table has a
+ * `token` column): in one transaction each token is replaced by its hash
+ * and the column renamed; then the old values are compacted away. A state
+ * that cannot be written cannot be served this way: an error naming it. */
+static int migrate_tokens(store *s, sdfed_error *err) {
+    int64_t plain = 0;
+    store_value table[] = {text("clients"), text("token")};
+    int rc = query(s, s->backend->column_count, table, 2, row_integer, &plain, "schema", err);
+    if (rc || plain == 0) return rc;
+    const char *what = "hash the stored tokens";
+    sdfed_error why = {0};
+    row_list l = {.item_size = sizeof(plain_token)};
+    rc = transaction_begin(s, &why);
+    if (rc == SDFED_OK) rc = query(s, "SELECT id, token FROM clients", NULL, 0, row_plain_token, &l, what, &why);
+    if (rc == SDFED_OK)
+        rc = query(s, "ALTER TABLE clients RENAME COLUMN token TO token_sha256", NULL, 0, NULL, NULL, what, &why);
+    for (int i = 0; i < l.n && rc == SDFED_OK; i++) {
+        const plain_token *t = (const plain_token *)l.rows + i;
+        char hash[65];
+        token_hash(t->token, hash);
+        store_value p[] = {text(hash), integer(t->id)};
+        rc = query(s, "UPDATE clients SET token_sha256 = $1 WHERE id = $2", p, 2, NULL, NULL, what, &why);
+    }
+    for (int i = 0; i < l.n; i++) free(((plain_token *)l.rows)[i].token);
+    free(l.rows);
+    rc = commit_or_abandon(s, rc, &why);
+    if (rc == SDFED_OK && s->backend->compact) rc = s->backend->compact(s, &why);
+    if (rc)
+        return sdfed_fail(err, rc,
+                          "store: the state in %s holds its volunteers' tokens in plain text, and hashing them (once) "
+                          "needs writing it: %s",
+                          s->name, why.message);
+    return SDFED_OK;
 }
 
 /* ------------------------------------------------ cluster mode (PostgreSQL) */

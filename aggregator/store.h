@@ -11,7 +11,8 @@
  * float32 bytes (a BLOB, a bytea): both back ends hold the same bits.
  *
  *   meta     (key, value)                      task sha256
- *   clients  (id, token, shard, kind, ...)     one row per client ever seen
+ *   clients  (id, token_sha256, shard, kind, ...)  one row per client ever seen: its token's
+ *            SHA-256, never the token (a state from before is migrated on opening)
  *   rounds   (round, global, sha256, rng, participants, started, closed, abandoned, ...)
  *            row r holds the parameters round r starts from; participants
  *            (client ids) and the sampler state once it started; closed
@@ -59,9 +60,14 @@
 typedef struct store store;
 
 /* Opens the store at `where`: a PostgreSQL URI (store_is_database), else a
- * state folder (made if missing). An unreadable URI is SDFED_ERR_ARG; a
- * server that cannot be reached or refuses the login is SDFED_ERR_IO with
- * libpq's reason, the message naming the URI without its password. */
+ * state folder (made if missing, 0700, its files 0600: docs/state.md). An
+ * unreadable URI is SDFED_ERR_ARG; a server that cannot be reached or
+ * refuses the login, a folder that cannot be made, a database that cannot
+ * be read, or a state with plain tokens that cannot be written to hash
+ * them, is SDFED_ERR_IO, the message naming the folder or the URI (without
+ * its password). A database that can be read but not written opens: its
+ * writes fail (a fault) until it can be written again, and it is opened
+ * again read-write by itself then. */
 int store_open(store **out, const char *where, sdfed_error *err);
 void store_close(store *s);
 /* Whether `where` is a postgresql:// or postgres:// URI. */
@@ -69,8 +75,9 @@ int store_is_database(const char *where);
 /* The state folder, or the URI without its password, for messages. */
 const char *store_name(const store *s);
 
-/* Faults: a failed operation (a full disk, an I/O error) begins one, and
- * the next write that commits ends it. fn hears both ends, once each: the
+/* Faults: a failed operation (a full disk, a read-only database, one moved
+ * or deleted under the server, an I/O error) begins one, and the next write
+ * that commits ends it. fn hears both ends, once each: the
  * first failure's message, then NULL when the fault is over (a full disk
  * fails every write until space is freed; it is reported once). */
 typedef void (*store_fault_fn)(void *ctx, const char *message);
@@ -92,7 +99,7 @@ typedef struct store_new_client {
     const char *kind;
 } store_new_client;
 int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
-/* The client holding token; *id = -1 when none. */
+/* The client holding token (found by its hash); *id = -1 when none. */
 int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
 
 typedef struct store_round {
@@ -150,7 +157,9 @@ typedef struct store_new_update {
     size_t n_values;
 } store_new_update;
 /* A client's evaluation of a round (its metrics message); a later one for
- * the same round and client replaces it. */
+ * the same round and client replaces it. It is stored only when the
+ * client's update for that round is (the same batch, or an earlier one):
+ * the accuracy a federation shows is its reporting clients' alone. */
 typedef struct store_new_metrics {
     int64_t round, client;
     double accuracy, loss;
@@ -162,30 +171,33 @@ typedef struct store_new_presence {
     int64_t client;
     int shard; /* -1: none */
 } store_new_presence;
+/* What became of one update or metrics row of a batch. */
+typedef enum store_outcome {
+    STORE_STORED,    /* in the database */
+    STORE_DUPLICATE, /* update: (round, client) had one already: nothing stored */
+    STORE_NOT_OPEN,  /* update, STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
+    STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
+} store_outcome;
 typedef struct store_batch {
     const store_new_update *updates;
     int n_updates;
     const store_new_metrics *metrics;
     int n_metrics;
+    store_outcome *metrics_outcome; /* each metrics row's, once written (NULL: not wanted) */
     const store_new_presence *presence; /* cluster: the rows of node */
     int n_presence;
     int64_t node;
 } store_batch;
-/* What became of one update of a batch. */
-typedef enum store_outcome {
-    STORE_STORED,    /* in the database */
-    STORE_DUPLICATE, /* (round, client) had one already: nothing stored */
-    STORE_NOT_OPEN,  /* STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
-} store_outcome;
 /* Which rounds take updates: any (a single process, whose federation
  * checks the round itself), or only one that is started and not closed,
  * and not from a client that left it, under a share lock of the round's
  * row held until the batch commits (a cluster's synchronous round, whose
  * coordinator may close it meanwhile). */
 typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
-/* Stores a batch in one transaction. When it returns 0 the transaction has
- * committed, every metrics and presence row is stored and outcome[i] says
- * what became of update i; any other status means that nothing was committed:
+/* Stores a batch in one transaction (its metrics after its updates). When
+ * it returns 0 the transaction has committed, every presence row is stored,
+ * outcome[i] says what became of update i and b->metrics_outcome[j] of
+ * metrics row j; any other status means that nothing was committed:
  * acknowledge none of them. */
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err);
 typedef struct store_update {
@@ -199,7 +211,9 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
 int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
 
-/* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i]. */
+/* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
+ * only the metrics of clients whose update for the round is stored count
+ * (a state written before that rule may hold others). */
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
 
 /* The whole federation as stored, since it began (every restart, every

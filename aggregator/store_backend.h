@@ -41,6 +41,15 @@ typedef struct store_backend {
     /* Housekeeping once a round is closed and before the next one's writes
      * (NULL: none). */
     void (*between_rounds)(store *s);
+    /* Before a write outside a transaction: whether the connection may
+     * write now (a failure through store_fail), reopening it if it has to
+     * (NULL: always). */
+    int (*writable)(store *s, sdfed_error *err);
+    /* SQL with one row: how many columns table $1 has named $2. */
+    const char *column_count;
+    /* After a migration rewrote rows: their old values are not left behind
+     * in the back end's files where it can see to it. */
+    int (*compact)(store *s, sdfed_error *err);
     /* Cluster mode (NULL in a back end without it): LISTEN on channel,
      * again after every reconnection; notified drains what arrived and
      * says whether anything did (or the connection was opened again, when

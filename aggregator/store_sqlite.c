@@ -1,20 +1,26 @@
 /* The store's SQLite back end: aggregator.sqlite in the state folder (WAL,
- * synchronous FULL: a commit is on disk when it returns). */
+ * synchronous FULL: a commit is on disk when it returns), private to its
+ * owner (the folder 0700, the database 0600, and SQLite gives its -wal and
+ * -shm the database's mode), opened again read-write when it was read-only
+ * once it can be written, and never written once moved or deleted. */
 #include "store_backend.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
+#include "native/clock.h"
 #include "native/paths.h"
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER,"
+    "CREATE TABLE IF NOT EXISTS clients (id INTEGER PRIMARY KEY, token_sha256 TEXT UNIQUE NOT NULL, shard INTEGER,"
     "  kind TEXT, created REAL NOT NULL);"
     "CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, global BLOB NOT NULL, sha256 TEXT NOT NULL,"
     "  rng BLOB, participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL,"
@@ -38,6 +44,9 @@ typedef struct sqlite_connection {
     sqlite3 *db;
     sqlite3_stmt *cached[CACHED_STATEMENTS];
     int n_cached;
+    char *folder, *path;  /* the state folder and its aggregator.sqlite */
+    int read_only;        /* opened read-only, or a write found it so: opened again before a write */
+    int64_t reopen_at_ms; /* not before (monotonic): at most once a second */
 } sqlite_connection;
 
 static sqlite3 *db_of(const store *s) { return ((const sqlite_connection *)s->connection)->db; }
@@ -61,25 +70,80 @@ static sqlite3_stmt *prepared(sqlite_connection *c, const char *sql) {
     return st;
 }
 
+/* The state private to its owner: the folder not open to others (0700),
+ * the database neither (0600 at most), and its -wal and -shm, when there,
+ * with the database's own mode (as SQLite gives new ones). Only ever
+ * narrowed, never widened past what the owner set (a database made
+ * read-only stays so); best effort: a read-only mount, or another owner,
+ * keeps its modes. */
+static void make_private(const sqlite_connection *c) {
+    struct stat st;
+    if (stat(c->folder, &st) == 0 && (st.st_mode & 077)) chmod(c->folder, st.st_mode & 0700);
+    if (stat(c->path, &st) != 0) return;
+    mode_t mode = st.st_mode & 0600;
+    if (st.st_mode & 0177) chmod(c->path, mode);
+    for (int i = 0; i < 2; i++) {
+        char side[4200];
+        snprintf(side, sizeof side, "%s%s", c->path, i ? "-shm" : "-wal");
+        if (stat(side, &st) == 0 && (st.st_mode & 0777) != mode) chmod(side, mode);
+    }
+}
+
+/* A connection to the database with the store's settings; its status. */
+static int connect_to(const char *path, int flags, sqlite3 **db) {
+    int rc = sqlite3_open_v2(path, db, flags, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(*db,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                          "PRAGMA wal_autocheckpoint=65536; PRAGMA journal_size_limit=0;",
+                          NULL, NULL, NULL);
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(*db, 5000);
+    return rc;
+}
+
+/* A state that cannot be opened: the reason, naming the folder. */
+static int cannot_open(store *s, sdfed_error *err, const char *why) {
+    const sqlite_connection *c = s->connection;
+    char what[4200];
+    snprintf(what, sizeof what, "the state in %s cannot be opened", c->folder);
+    return store_fail(s, err, what, why);
+}
+
+/* A database there that SQLite cannot read: its reason, and when it is
+ * read-only, what SQLite needs. */
+static int cannot_read(store *s, sdfed_error *err) {
+    sqlite3 *db = ((sqlite_connection *)s->connection)->db;
+    char why[512];
+    snprintf(why, sizeof why, "%s%s", db ? sqlite3_errmsg(db) : "out of memory",
+             db && (sqlite3_errcode(db) & 0xff) == SQLITE_READONLY
+                 ? " (SQLite writes aggregator.sqlite-shm beside the database: a read-only folder needs that file "
+                   "there, as the server that last wrote it left it)"
+                 : "");
+    return cannot_open(s, err, why);
+}
+
 static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
-    int made = native_make_dirs(dir, err); /* its parents too */
-    if (made) return made;
     if (!(s->name = strdup(dir))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);
     sqlite_connection *c = calloc(1, sizeof *c);
     if (!c) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     s->connection = c;
-    int opened = sqlite3_open(path, &c->db);
-    if (opened != SQLITE_OK) return fail(s, err, path);
+    size_t n = strlen(dir) + sizeof "/aggregator.sqlite";
+    if (!(c->folder = strdup(dir)) || !(c->path = malloc(n)))
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
+    snprintf(c->path, n, "%s/aggregator.sqlite", dir);
+    /* the folder (and its parents), and a new database made private before SQLite writes into it */
+    sdfed_error made = {0};
+    if (native_make_dirs(dir, &made)) return cannot_open(s, err, made.message);
+    int fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    else if (errno != EEXIST)
+        return cannot_open(s, err, strerror(errno));
+    make_private(c);
+    if (connect_to(c->path, SQLITE_OPEN_READWRITE, &c->db) != SQLITE_OK) return cannot_read(s, err);
     sqlite3 *db = c->db;
-    if (sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
-                     "PRAGMA wal_autocheckpoint=65536; PRAGMA journal_size_limit=0;",
-                     NULL, NULL, NULL) != SQLITE_OK)
-        return fail(s, err, "pragmas");
-    sqlite3_busy_timeout(db, 5000);
-    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) return fail(s, err, "schema");
+    c->read_only = sqlite3_db_readonly(db, "main") == 1;
+    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) return cannot_read(s, err);
     /* a state folder from before abandoned rounds gets their column */
     sqlite3_stmt *probe;
     if (sqlite3_prepare_v2(db, "SELECT abandoned FROM rounds", -1, &probe, NULL) == SQLITE_OK) {
@@ -88,17 +152,50 @@ static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
     }
     if (sqlite3_exec(db, "ALTER TABLE rounds ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL) !=
         SQLITE_OK)
-        return fail(s, err, "schema (abandoned rounds)");
+        return cannot_read(s, err);
     return SDFED_OK;
+}
+
+static void forget_statements(sqlite_connection *c) {
+    for (int i = 0; i < c->n_cached; i++) sqlite3_finalize(c->cached[i]);
+    c->n_cached = 0;
 }
 
 static void sqlite_close(store *s) {
     sqlite_connection *c = s->connection;
     if (!c) return;
-    for (int i = 0; i < c->n_cached; i++) sqlite3_finalize(c->cached[i]);
+    forget_statements(c);
     sqlite3_close(c->db);
+    free(c->folder);
+    free(c->path);
     free(c);
     s->connection = NULL;
+}
+
+/* Before a write outside a transaction: a database moved or deleted since
+ * it was opened is not written (what would be acknowledged would be lost
+ * with it: a fault until it is back); one that was read-only is opened
+ * again read-write, at most once a second, and the connection swapped
+ * once the new one can write (else the write fails read-only, a fault). */
+static int sqlite_writable(store *s, sdfed_error *err) {
+    sqlite_connection *c = s->connection;
+    int moved = 0;
+    if (sqlite3_file_control(c->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
+        return store_fail(s, err, c->path, "the database file was moved or deleted; writes wait until it is back");
+    int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    if (!c->read_only || now < c->reopen_at_ms) return SDFED_OK;
+    c->reopen_at_ms = now + 1000;
+    make_private(c); /* a -wal or -shm made while it was read-only is read-only too */
+    sqlite3 *db = NULL;
+    if (connect_to(c->path, SQLITE_OPEN_READWRITE, &db) == SQLITE_OK && sqlite3_db_readonly(db, "main") == 0) {
+        forget_statements(c);
+        sqlite3_close(c->db);
+        c->db = db;
+        c->read_only = 0;
+    } else {
+        sqlite3_close(db);
+    }
+    return SDFED_OK;
 }
 
 /* parameter k is named $k+1 in the SQL */
@@ -142,10 +239,13 @@ static int sqlite_exec(store *s, const char *sql, const store_value *params, int
         for (int c = 0; c < n; c++) columns[c] = column(st, c);
         if (row) rc = row(ctx, columns, n, err);
     }
-    if (rc == SDFED_OK && step == SQLITE_CONSTRAINT)
+    if (rc == SDFED_OK && step == SQLITE_CONSTRAINT) {
         rc = sdfed_fail(err, SDFED_ERR_ARG, "store: %s: %s", what, sqlite3_errmsg(db_of(s)));
-    else if (rc == SDFED_OK && step != SQLITE_DONE)
+    } else if (rc == SDFED_OK && step != SQLITE_DONE) {
+        int primary = step & 0xff; /* read-only, or its -wal cannot be opened: open it again before the next write */
+        if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN) ((sqlite_connection *)s->connection)->read_only = 1;
         rc = fail(s, err, what);
+    }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     return rc;
@@ -168,9 +268,21 @@ static void sqlite_between_rounds(store *s) {
     sqlite3_wal_checkpoint_v2(db_of(s), NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
+/* Rows rewritten (a migration): their old values are not left in the
+ * database's free pages or its write-ahead log. */
+static int sqlite_compact(store *s, sdfed_error *err) {
+    if (sqlite3_exec(db_of(s), "VACUUM", NULL, NULL, NULL) != SQLITE_OK) return fail(s, err, "vacuum");
+    if (sqlite3_wal_checkpoint_v2(db_of(s), NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        return fail(s, err, "checkpoint");
+    return SDFED_OK;
+}
+
 const store_backend store_sqlite = {.open = sqlite_open,
                                     .close = sqlite_close,
                                     .exec = sqlite_exec,
                                     .begin = "BEGIN IMMEDIATE",
                                     .rollback = sqlite_rollback,
-                                    .between_rounds = sqlite_between_rounds};
+                                    .between_rounds = sqlite_between_rounds,
+                                    .writable = sqlite_writable,
+                                    .column_count = "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
+                                    .compact = sqlite_compact};

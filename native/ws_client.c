@@ -18,7 +18,11 @@ int ws_url_parse(ws_url *u, const char *url, sdfed_error *err) {
     u->tls = strcmp(scheme, "wss") == 0;
     u->port = port;
     snprintf(u->address, sizeof u->address, "%s", address);
-    snprintf(u->path, sizeof u->path, "/%s", path[0] ? path : "ws");
+    path += strspn(path, "/"); /* lws gives "/" for a URL without a path, else the path without its '/' */
+    if (path[0])
+        snprintf(u->path, sizeof u->path, "/%s", path);
+    else
+        snprintf(u->path, sizeof u->path, "%s", SDFED_WEBSOCKET_PATH);
     return SDFED_OK;
 }
 
@@ -41,7 +45,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         break;
     case LWS_CALLBACK_CLIENT_RECEIVE: {
         ws_rx rx = ws_reassembly_add(&conn->in, ws_fragment_of(wsi, in, len));
-        if (rx != WS_RX_MORE && conn->client->on.message(conn, rx)) return -1;
+        if (rx != WS_RX_MORE && conn->client->on.message(conn, rx)) {
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
+            return -1;
+        }
         break;
     }
     case LWS_CALLBACK_CLIENT_WRITEABLE:
@@ -126,7 +133,9 @@ int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_
 }
 
 void ws_conn_close(ws_conn *conn) {
-    if (conn->state == WS_CONN_OPEN) lws_set_timeout(conn->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    if (conn->state != WS_CONN_OPEN) return;
+    lws_close_reason(conn->wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
+    lws_set_timeout(conn->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
 }
 
 void ws_conn_free(ws_conn *conn) {

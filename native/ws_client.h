@@ -26,7 +26,9 @@ typedef struct ws_client_handlers {
     /* the handshake is done: say hello with ws_conn_send */
     void (*connected)(ws_conn *conn);
     /* a message ended: rx is WS_RX_MESSAGE (conn->in.data, .len, .binary)
-     * or says why it was discarded; returns 0, or -1 to close the connection */
+     * or says why it was discarded; returns 0, or -1 to close the connection
+     * (with a close frame, 1001 going away: the server sees it leave on
+     * purpose) */
     int (*message)(ws_conn *conn, ws_rx rx);
     /* the connection could not be made (was_open 0, why from lws) or it
      * closed (was_open 1). What is queued stays for the next connection;
@@ -72,8 +74,8 @@ void ws_conn_init(ws_conn *conn, ws_client *client, void *user);
 void ws_conn_connect(ws_conn *conn, int64_t delay_us);
 /* Queues a message, written as soon as the connection is open and writable. */
 int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
-/* Closes an open connection from outside the handlers; the closed handler
- * hears of it as of any close. */
+/* Closes an open connection from outside the handlers, with a close frame
+ * (1001 going away); the closed handler hears of it as of any close. */
 void ws_conn_close(ws_conn *conn);
 /* Frees the queue and the message buffer (after ws_client_stop). */
 void ws_conn_free(ws_conn *conn);

@@ -13,6 +13,8 @@ import { trainRound } from './training.js';
 let socket = null;
 const retry = backoff();
 let roundWaiting = null; // a round_start whose parameters are to come
+let training = null; // the round being trained now
+let sent = null; // the last update sent, { round, update }: sent again, not retrained, if its round comes back
 let left = false; // "forget me": never connect again
 let welcomed = false; // this connection's hello was answered
 
@@ -143,9 +145,23 @@ async function onMessage(m) {
 }
 
 // The binary frame after a round_start: that round's global parameters.
+// A round given again (a rejoin: the connection came back while the round
+// is open) is not trained twice: one being trained sends its update when
+// done, and one already sent is sent again.
 async function onFrame(frame) {
   const round = roundWaiting;
   if (round === null) return;
   roundWaiting = null;
-  return trainRound(round, frame, send);
+  if (training === round) return;
+  if (sent && sent.round === round) return send(sent.update);
+  training = round;
+  const keep = (message) => {
+    if (typeof message !== 'string') sent = { round, update: message };
+    send(message);
+  };
+  try {
+    await trainRound(round, frame, keep);
+  } finally {
+    training = null;
+  }
 }

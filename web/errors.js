@@ -17,7 +17,7 @@ export const ERROR_CODES = Object.freeze([
   Object.freeze({ name: 'norm_too_large', number: 10, meaning: 'an update whose change exceeds the server\'s norm bound' }),
   Object.freeze({ name: 'bad_samples', number: 11, meaning: 'a sample count of 0 or above the server\'s bound' }),
   Object.freeze({ name: 'wrong_round', number: 12, meaning: 'an update for a round that is not open (late or stale)' }),
-  Object.freeze({ name: 'not_in_round', number: 13, meaning: 'an update from a client not sampled for the round' }),
+  Object.freeze({ name: 'not_in_round', number: 13, meaning: 'an update from a client not sampled for the round, or metrics for a round without the client\'s accepted update' }),
   Object.freeze({ name: 'duplicate_update', number: 14, meaning: 'a second update for the same round' }),
   Object.freeze({ name: 'too_large', number: 15, meaning: 'a message above the size limit' }),
   Object.freeze({ name: 'rate_limited', number: 16, meaning: 'more messages than the rate limit allows in its window' }),

@@ -300,11 +300,65 @@ int sdfed_json_string_eq(const sdfed_json *j, int node, const char *s) {
 
 int sdfed_json_number(const sdfed_json *j, int node, double *out) {
     if (node < 0 || node >= j->count || j->nodes[node].type != SDFED_JSON_NUMBER) return -1;
-    char buf[64];
+    char small[64];
     size_t n = j->nodes[node].end - j->nodes[node].start;
-    if (n >= sizeof buf) return -1;
+    char *buf = n < sizeof small ? small : malloc(n + 1); /* a number of any length is one */
+    if (!buf) return -1;
     memcpy(buf, j->text + j->nodes[node].start, n);
     buf[n] = '\0';
     *out = strtod(buf, NULL);
+    if (buf != small) free(buf);
+    return 0;
+}
+
+/* v * 10, unless that passes limit */
+static int times_ten(uint64_t *v, uint64_t limit) {
+    if (*v > limit / 10) return -1;
+    *v *= 10;
+    return 0;
+}
+
+int sdfed_json_integer(const sdfed_json *j, int node, int64_t *out) {
+    if (node < 0 || node >= j->count || j->nodes[node].type != SDFED_JSON_NUMBER) return -1;
+    /* the parser checked the grammar: -?digits(.digits)?([eE][+-]?digits)? */
+    const char *t = j->text + j->nodes[node].start, *end = j->text + j->nodes[node].end;
+    int negative = *t == '-';
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
+    /* the digits before and after the point, as one integer v; zeros after
+     * its last non-zero digit are counted, not multiplied in, and so is
+     * every digit after the point (scale: the power of ten v is missing) */
+    int64_t scale = 0, zeros = 0;
+    int after_point = 0;
+    for (t += negative; t < end && *t != 'e' && *t != 'E'; t++) {
+        if (*t == '.') {
+            after_point = 1;
+            continue;
+        }
+        scale -= after_point;
+        if (*t == '0') {
+            zeros++;
+            continue;
+        }
+        for (; zeros >= 0; zeros--)
+            if (times_ten(&v, limit)) return -1;
+        zeros = 0;
+        uint64_t digit = (uint64_t)(*t - '0');
+        if (v > limit - digit) return -1;
+        v += digit;
+    }
+    int64_t exponent = 0;
+    int exponent_negative = t + 1 < end && t[1] == '-';
+    if (t < end) t += 1 + (t[1] == '-' || t[1] == '+');
+    for (; t < end; t++)
+        if (exponent < 1000000) exponent = exponent * 10 + (*t - '0'); /* past that, too large either way */
+    scale += zeros + (exponent_negative ? -exponent : exponent);
+    if (v == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (scale < 0) return -1; /* a fraction */
+    for (int64_t k = 0; k < scale; k++)
+        if (times_ten(&v, limit)) return -1;
+    *out = negative ? (int64_t)(0 - v) : (int64_t)v;
     return 0;
 }

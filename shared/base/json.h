@@ -9,6 +9,7 @@
 #define SDFED_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/status.h"
 
@@ -55,5 +56,10 @@ char *sdfed_json_string_dup(const sdfed_json *j, int node);
 int sdfed_json_string_eq(const sdfed_json *j, int node, const char *s);
 /* Number node as a double; returns 0 on success, -1 if not a number. */
 int sdfed_json_number(const sdfed_json *j, int node, double *out);
+/* Number node as an integer, read exactly from its text (no double in
+ * between: 9007199254740993 stays itself); "12", "1.20e1" and "-0" are
+ * integers, "1.5" is not. Returns 0 on success, -1 if the node is not a
+ * number, not an integer or outside int64_t. */
+int sdfed_json_integer(const sdfed_json *j, int node, int64_t *out);
 
 #endif

@@ -25,7 +25,8 @@ const sdfed_code_info sdfed_codes[] = {
     [SDFED_CODE_WRONG_ROUND] = {.name = "wrong_round",
                                 .meaning = "an update for a round that is not open (late or stale)"},
     [SDFED_CODE_NOT_IN_ROUND] = {.name = "not_in_round",
-                                 .meaning = "an update from a client not sampled for the round"},
+                                 .meaning = "an update from a client not sampled for the round, or metrics for "
+                                            "a round without the client's accepted update"},
     [SDFED_CODE_DUPLICATE_UPDATE] = {.name = "duplicate_update", .meaning = "a second update for the same round"},
     [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
     [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "more messages than the rate limit allows in its window"},

@@ -171,18 +171,18 @@ typedef struct reader {
 /* Optional integer field in [lo, hi]; absent leaves *out alone. */
 static int get_int(reader *r, const char *key, int64_t lo, int64_t hi, int required, int64_t *out) {
     int node = sdfed_json_get(r->j, r->obj, key);
-    double v;
+    int64_t v;
     if (node < 0) {
         if (!required) return SDFED_OK;
         *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' is missing", key);
     }
-    if (sdfed_json_number(r->j, node, &v) || v != floor(v) || v < (double)lo || v > (double)hi) {
+    if (sdfed_json_integer(r->j, node, &v) || v < lo || v > hi) {
         *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be an integer in %lld..%lld", key,
                           (long long)lo, (long long)hi);
     }
-    *out = (int64_t)v;
+    *out = v;
     return SDFED_OK;
 }
 
@@ -224,35 +224,49 @@ static int get_secret(reader *r, const char *key, char *out, size_t cap, int *le
     return SDFED_OK;
 }
 
-/* Optional inline tensor: "shape" [..] and "data" [..]. */
+/* Optional inline tensor: "shape", 1..4 positive integers, and "data", a
+ * flat list of numbers (row-major), each within float range. */
 static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     int shape = sdfed_json_get(r->j, r->obj, "shape"), data = sdfed_json_get(r->j, r->obj, "data");
     if (shape < 0 && data < 0) return SDFED_OK;
     const sdfed_json *j = r->j;
     *r->code = SDFED_CODE_BAD_SHAPE;
-    if (shape < 0 || data < 0 || j->nodes[shape].type != SDFED_JSON_ARRAY || j->nodes[data].type != SDFED_JSON_ARRAY ||
-        j->nodes[shape].size < 1 || j->nodes[shape].size > SDFED_FRAME_MAX_DIMS)
-        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: a tensor needs 'shape' (1..4 sizes) and 'data' arrays");
+    if (shape < 0 || data < 0 || j->nodes[shape].type != SDFED_JSON_ARRAY || j->nodes[shape].size < 1 ||
+        j->nodes[shape].size > SDFED_FRAME_MAX_DIMS)
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: a tensor needs 'shape' (1..4 sizes) and 'data'");
+    if (j->nodes[data].type != SDFED_JSON_ARRAY) {
+        *r->code = SDFED_CODE_BAD_MESSAGE;
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'data' must be a flat list of numbers");
+    }
     size_t n = 1;
     m->n_dims = j->nodes[shape].size;
     for (int d = 0; d < m->n_dims; d++) {
-        double v;
-        if (sdfed_json_number(j, sdfed_json_at(j, shape, d), &v) || v != floor(v) || v < 1 || v > 1e9 ||
-            n > max_values / (size_t)v) {
+        int64_t v;
+        if (sdfed_json_integer(j, sdfed_json_at(j, shape, d), &v) || v < 1) {
+            *r->code = SDFED_CODE_BAD_MESSAGE;
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'shape' must be a list of positive integers");
+        }
+        if (v > (int64_t)max_values || n > max_values / (size_t)v) {
             *r->code = SDFED_CODE_TOO_LARGE;
-            return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'shape' is not positive sizes of at most %zu values",
-                              max_values);
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'shape' holds more than %zu values", max_values);
         }
         m->shape[d] = (uint32_t)v;
         n *= (size_t)v;
     }
+    int node = data + 1;
+    for (int i = 0; i < j->nodes[data].size; i++, node = j->nodes[node].next)
+        if (j->nodes[node].type != SDFED_JSON_NUMBER) {
+            *r->code = SDFED_CODE_BAD_MESSAGE;
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                              "message: 'data' must be a flat list of numbers; value %d is not a number", i);
+        }
     if ((size_t)j->nodes[data].size != n)
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'data' holds %d values, 'shape' says %zu",
                           j->nodes[data].size, n);
     m->values = malloc(sizeof *m->values * n);
     if (!m->values) return sdfed_fail(r->err, SDFED_ERR_NOMEM, "message: out of memory");
     m->n_values = n;
-    int node = data + 1;
+    node = data + 1;
     for (size_t i = 0; i < n; i++, node = j->nodes[node].next) {
         double v;
         if (sdfed_json_number(j, node, &v) || !isfinite((float)v)) {
@@ -323,12 +337,16 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         }
         break;
     case SDFED_MSG_METRICS:
+        m->accuracy = NAN; /* required */
         if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_real(&r, "accuracy", &m->accuracy)) ||
             (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)))
             break;
-        if (m->accuracy < 0 || m->accuracy > 1) {
+        if (!(m->accuracy >= 0 && m->accuracy <= 1)) {
             *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'accuracy' must be in [0, 1]");
+        } else if (m->loss < 0 || m->loss > SDFED_METRICS_MAX_LOSS) {
+            *code = SDFED_CODE_BAD_MESSAGE;
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'loss' must be in [0, %g]", SDFED_METRICS_MAX_LOSS);
         }
         break;
     case SDFED_MSG_WELCOME: {

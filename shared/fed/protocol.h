@@ -13,6 +13,7 @@
 #include "fed/errors.h"
 
 #define SDFED_PROTOCOL "sdfed.v1"
+#define SDFED_WEBSOCKET_PATH "/ws" /* the one path the protocol's WebSocket upgrades at */
 #define SDFED_FRAME_MAGIC "SDFT"
 #define SDFED_FRAME_VERSION 1
 #define SDFED_FRAME_MAX_DIMS 4
@@ -60,6 +61,9 @@ enum {
 };
 
 #define SDFED_MSG_TEXT 128
+/* a metrics message's loss: every method's training loss is a sum of
+ * non-negative terms; past this it is no loss a client computed */
+#define SDFED_METRICS_MAX_LOSS 1e6
 
 typedef struct sdfed_message {
     int type;

@@ -90,6 +90,11 @@ int sdfed_round_due(const sdfed_round *r, int64_t client) {
     return i >= 0 && !r->reported[i] && !r->gone[i];
 }
 
+int sdfed_round_reported(const sdfed_round *r, int64_t client) {
+    int i = sdfed_round_index(r, client);
+    return i >= 0 && r->reported[i];
+}
+
 int sdfed_round_report(sdfed_round *r, int64_t client) {
     int i = sdfed_round_index(r, client);
     if (i >= 0 && !r->reported[i] && !r->gone[i]) r->reported[i] = 1, r->n_reported++;

@@ -72,6 +72,8 @@ void sdfed_round_free(sdfed_round *r);
 int sdfed_round_index(const sdfed_round *r, int64_t client);
 /* Whether the client is still due (chosen, not reported, not gone). */
 int sdfed_round_due(const sdfed_round *r, int64_t client);
+/* Whether the client's report counted (it was chosen and reported). */
+int sdfed_round_reported(const sdfed_round *r, int64_t client);
 /* Events; each returns the client's place, -1 when it was not chosen. A
  * report counts once and only from a client still due; a client that
  * reported is never gone. */

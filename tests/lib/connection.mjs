@@ -14,14 +14,20 @@ export function connect(url) {
       const w = waiters.shift();
       if (w) w(m); else inbox.push(m);
     };
-    let closeCode = 0;
-    ws.onclose = (e) => { closed = true; closeCode = e.code; while (waiters.length) waiters.shift()(null); };
+    let closeCode = 0, closeReason = '';
+    ws.onclose = (e) => {
+      closed = true;
+      closeCode = e.code;
+      closeReason = e.reason;
+      while (waiters.length) waiters.shift()(null);
+    };
     ws.onerror = () => reject(new Error('connection failed'));
     ws.onopen = () => resolve({
       send: (d) => ws.send(d),
       close: () => ws.close(),
       get closed() { return closed; },
-      get closeCode() { return closeCode; },
+      get closeCode() { return closeCode; }, // the close frame's status (1006: the connection ended without one)
+      get closeReason() { return closeReason; },
       all, // every message received, in order
       // the next message, whatever it is (binary ones with their bytes), or
       // null once the connection is closed; an error after SECONDS without one

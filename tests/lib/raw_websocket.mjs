@@ -11,7 +11,7 @@ export const CONTINUATION = 0x0, TEXT = 0x1, BINARY = 0x2, CLOSE = 0x8, PING = 0
 // The HTTP upgrade a client sends for the sdfed.v1 subprotocol; extra: more
 // header lines ("Origin: ...\r\n").
 export function upgradeRequest(port, extra = '') {
-  return `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+  return `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
     `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
     `Sec-WebSocket-Protocol: sdfed.v1\r\n${extra}\r\n`;
 }

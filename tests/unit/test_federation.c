@@ -1,9 +1,12 @@
 /* The aggregator's decisions without sockets (aggregator/federation.h):
  * events go in, the outbox is read. Round start and who is told to wait,
  * late, early, duplicate and malformed updates, a chosen client leaving,
- * the deadline, resuming after a restart, the asynchronous buffer
- * with stale updates, and group commit (updates acknowledged only once
- * their batch committed, none when it failed); each closed round's parameters are compared with
+ * the deadline, a chosen client rejoining (its connection replaced, or
+ * lost and back within the grace) or gone past it, resuming after a
+ * restart, the asynchronous buffer
+ * with stale updates, group commit (updates acknowledged only once
+ * their batch committed, none when it failed), and metrics counted only
+ * from clients whose update for the round was accepted; each closed round's parameters are compared with
  * the round engine's combination of the same updates, bit for bit.
  *   test_federation MODEL.gguf STATE_DIR */
 #include <signal.h>
@@ -113,6 +116,18 @@ static void w_in_round(const federation *f, int64_t client, const char *what) {
     federation_status s;
     federation_get_status(f, &s);
     CHECK(s.open && find(f, FEDERATION_ROUND_START, client) != NULL, "%s", what);
+}
+
+/* a federation of clients 1, 2 and 3 (shards 0..2), joined at time 0;
+ * its round 0 open with the three, the outbox empty */
+static federation *three_in_round_0(const sdfed_task *t, store *st, const federation_options *opt) {
+    federation *f = open_federation(t, st, opt, 0);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
+    federation_outbox_clear(f);
+    return f;
 }
 
 static void test_sync_rounds(void) {
@@ -227,7 +242,7 @@ static void test_waiting(void) {
           "round 0 closes with its 2 reports; then the pause between rounds");
     federation_tick(f, 300);
     CHECK(waiting(f, FEDERATION_ROUND_PAUSE, 2, 2), "still in the pause");
-    federation_leave(f, 2, 400);
+    federation_leave(f, 2, FEDERATION_LEFT, 400);
     federation_tick(f, 600);
     CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "after the pause with one client left: too few");
     federation_join(f, 3, 2, 700);
@@ -240,6 +255,18 @@ static void test_waiting(void) {
     send_update(f, 1, 1, 10, u1, 800);
     send_update(f, 3, 1, 10, u2, 800);
     CHECK(waiting(f, FEDERATION_FINISHED, 2, 2), "the last round closed: finished");
+    federation_outbox_clear(f);
+    const federation_message *done = NULL;
+    CHECK(send_update(f, 1, 2, 10, u1, 900) == SDFED_CODE_NONE && (done = find(f, FEDERATION_DONE, 1)) &&
+              done->rounds == 2 && !find(f, FEDERATION_REFUSAL, 1),
+          "an update once the federation is done is answered done, not a round that never opens");
+    federation_outbox_clear(f);
+    char message[256];
+    CHECK(federation_metrics(f, 1, 1, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              !find(f, FEDERATION_DONE, 1) &&
+              federation_metrics(f, 1, 2, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              find(f, FEDERATION_DONE, 1),
+          "metrics of the last round are taken; of a round past it, answered done");
     free(u1);
     free(u2);
     federation_outbox_clear(f);
@@ -279,7 +306,7 @@ static void test_dropout_and_deadline(void) {
     CHECK(s.open && s.round == 2 && s.reported == 1, "client 1 is still due before the deadline");
     /* client 1 leaves: everyone still in has reported, one report is enough */
     float *before = copy_global(f);
-    federation_leave(f, 1, now + 600);
+    federation_leave(f, 1, FEDERATION_LEFT, now + 600);
     federation_get_status(f, &s);
     CHECK(s.round == 3 && s.connected == 1, "a chosen client leaving closes the round when the rest reported");
     sdfed_round_update one = {2, 2, 7, u};
@@ -312,10 +339,10 @@ static void test_dropout_and_deadline(void) {
     federation_outbox_clear(f);
 
     /* both chosen for round 4 leave: the quorum of 1 is out of reach at once */
-    federation_leave(f, 2, opened + 1200);
+    federation_leave(f, 2, FEDERATION_LEFT, opened + 1200);
     federation_get_status(f, &s);
     CHECK(s.open && s.round == 4 && s.participants == 1, "one of two left: participants drops to 1");
-    federation_leave(f, 3, opened + 1300);
+    federation_leave(f, 3, FEDERATION_LEFT, opened + 1300);
     federation_get_status(f, &s);
     end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 5 && !s.open && s.rounds_abandoned == 2 && end && end->abandoned,
@@ -420,12 +447,8 @@ static void test_group_commit(void) {
     federation_options opt = {
         .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_rows = 8, .batch_wait_ms = 5};
     store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
+    federation *f = three_in_round_0(&t, st, &opt);
     federation_status s;
-    federation_get_status(f, &s);
-    CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
-    federation_outbox_clear(f);
     float *u[3] = {update_of(f, 1), update_of(f, 2), update_of(f, 3)};
 
     CHECK(send_update(f, 1, 0, 10, u[0], 10) == SDFED_CODE_NONE, "an update is accepted");
@@ -436,8 +459,10 @@ static void test_group_commit(void) {
           (long long)federation_flush_in_ms(f, 12));
     CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
     char message[256];
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
-          "metrics are accepted into the same batch");
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+          "metrics of a client whose update for the round is not in are refused: not_in_round");
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
+          "metrics beside their update are accepted into the same batch");
     federation_flush(f, 14);
     CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
 
@@ -454,8 +479,7 @@ static void test_group_commit(void) {
     CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && !find(f, FEDERATION_ACK, 1) && s.reported == 0 &&
               s.updates_accepted == 0,
           "a batch that did not commit is refused with server_error, and nothing acknowledged or counted");
-    refusal = find(f, FEDERATION_REFUSAL, 2);
-    CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && s.metrics_stored == 0,
+    CHECK(count(f, FEDERATION_REFUSAL, 1) == 2 && s.metrics_stored == 0,
           "its metrics are refused with server_error too, and not counted");
     CHECK(federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
     federation_outbox_clear(f);
@@ -492,6 +516,163 @@ static void test_group_commit(void) {
     store_close(st);
 }
 
+/* A chosen client that comes back: its connection replaced while the old
+ * one was open, or lost and back within the grace, it is due in the round
+ * again (round_start with the time left) and its update counts, and the
+ * round closes bit for bit as if it had never left; lost past the grace,
+ * or closed on purpose, it is out of the round (here: abandoned, all three
+ * were needed). */
+static void test_rejoin(void) {
+    char dir[512];
+    sdfed_task t = task_of(3, 4);
+    federation_options opt = {.min_clients = 3, .deadline_ms = 10000, .max_samples = 1000000, .rejoin_grace_ms = 500};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = three_in_round_0(&t, st, &opt);
+    federation_status s;
+
+    /* 2 says hello again while its old connection is open (a phone whose network blinked) */
+    federation_join(f, 2, 1, 100);
+    int n;
+    const federation_message *out = federation_outbox(f, &n);
+    CHECK(n == 2 && out[0].type == FEDERATION_WELCOME && out[0].client == 2 && out[1].type == FEDERATION_ROUND_START &&
+              out[1].client == 2 && out[1].round == 0 && out[1].deadline_ms == 9900,
+          "a replaced connection: welcome first, then round 0 again with 9900 ms left");
+    federation_get_status(f, &s);
+    CHECK(s.connected == 3 && s.participants == 3, "it never left: 3 connected, 3 in the round");
+    federation_outbox_clear(f);
+
+    /* 3's connection is lost: its place is kept; 1 and 2 report; the round waits for 3 */
+    federation_leave(f, 3, FEDERATION_LOST, 200);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.connected == 2 && s.participants == 3, "a lost connection keeps its place (%lld in the round)",
+          (long long)s.participants);
+    float *before = copy_global(f), *u1 = update_of(f, 1), *u2 = update_of(f, 2), *u3 = update_of(f, 3);
+    CHECK(send_update(f, 1, 0, 10, u1, 300) == SDFED_CODE_NONE && send_update(f, 2, 0, 20, u2, 300) == SDFED_CODE_NONE,
+          "1 and 2 report");
+    federation_tick(f, 699);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 0 && s.reported == 2, "the round waits for 3 within its grace");
+    federation_outbox_clear(f);
+    federation_join(f, 3, 2, 400);
+    const federation_message *again = find(f, FEDERATION_ROUND_START, 3);
+    CHECK(again && again->round == 0 && again->deadline_ms == 9600, "3 is back: round 0 again, 9600 ms left");
+    federation_tick(f, 800); /* its grace would have ended: nothing happens, it came back */
+    CHECK(send_update(f, 3, 0, 30, u3, 900) == SDFED_CODE_NONE, "its update counts");
+    federation_get_status(f, &s);
+    sdfed_round_update all[3] = {{1, 0, 10, u1}, {2, 0, 20, u2}, {3, 0, 30, u3}};
+    CHECK(s.round == 1 && s.rounds_closed == 1 && same_as_engine(f, &t, &opt, 0, before, all, 3),
+          "round 0 closes with the three, bit for bit as if 3 had never left");
+    federation_outbox_clear(f);
+
+    /* round 1: 1's connection is lost and it does not come back: out at the end of its grace */
+    federation_leave(f, 1, FEDERATION_LOST, 1000);
+    federation_tick(f, 1499);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 1, "round 1 waits within 1's grace");
+    federation_tick(f, 1500);
+    federation_get_status(f, &s);
+    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 2 && s.rounds_abandoned == 1 && end && end->abandoned,
+          "past its grace 1 is out: round 1 cannot reach its 3 reports, abandoned");
+    federation_join(f, 1, 0, 1600);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 2 && find(f, FEDERATION_ROUND_START, 1), "1 comes back later: round 2 starts with it");
+    federation_outbox_clear(f);
+
+    /* round 2: 2 closes its connection on purpose: out at once */
+    federation_leave(f, 2, FEDERATION_LEFT, 1700);
+    federation_get_status(f, &s);
+    CHECK(s.round == 3 && s.rounds_abandoned == 2, "a client that closed on purpose leaves at once (round 2 abandoned)");
+    federation_join(f, 2, 1, 1800);
+    federation_outbox_clear(f);
+    /* round 3: with no grace (0), a lost connection is out at once, as a close is */
+    federation_close(f);
+    opt.rejoin_grace_ms = 0;
+    f = open_federation(&t, st, &opt, 2000);
+    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 2000);
+    federation_get_status(f, &s);
+    CHECK(s.open && s.round == 3, "round 3 resumed after a restart");
+    federation_leave(f, 3, FEDERATION_LOST, 2100);
+    federation_get_status(f, &s);
+    CHECK(s.round == 4 && s.done && s.rounds_abandoned == 1, "without a grace a lost connection is out at once");
+    free(before);
+    free(u1);
+    free(u2);
+    free(u3);
+    federation_outbox_clear(f);
+    federation_close(f);
+    store_close(st);
+}
+
+/* Metrics count only from a client whose update for that round was
+ * accepted: ten clients that were in no round send metrics for rounds 0 to
+ * 2, before and after round 0 closes, and every one is refused (the open
+ * round's and the rounds ahead at once, a past round's once the store
+ * found no update beside it); the accuracy history holds the two
+ * reporters' alone. */
+static void test_metrics(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 3);
+    federation_options opt = {.min_clients = 2, .deadline_ms = 100000, .max_samples = 1000, .batch_rows = 64,
+                              .batch_wait_ms = 5};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0);
+    federation_join(f, 2, 1, 0);
+    char message[256];
+    int refused = 0;
+    for (int64_t c = 100; c < 110; c++) /* round 0 is open without them; 1 and 2 are ahead */
+        refused += federation_metrics(f, c, 0, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+                   federation_metrics(f, c, 1, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
+                   federation_metrics(f, c, 2, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
+    CHECK(refused == 10, "metrics from clients in no round, for the open round and later ones, refused (%d)", refused);
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+          "metrics before the update: not_in_round");
+    float *u = update_of(f, 1);
+    CHECK(send_update(f, 1, 0, 10, u, 3) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u, 3) == SDFED_CODE_NONE,
+          "both report round 0");
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.round == 1 && s.open, "round 0 closed");
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 4, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 1000, 4, message, sizeof message) == SDFED_CODE_NONE,
+          "the reporters' metrics of round 0");
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 1001, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
+          "more test samples than --max-samples: bad_message");
+    federation_outbox_clear(f);
+    for (int64_t c = 100; c < 110; c++) {
+        CHECK(federation_metrics(f, c, 0, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NONE,
+              "a past round's metrics wait for the store's verdict");
+        CHECK(federation_metrics(f, c, 1, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+                  federation_metrics(f, c, 2, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_WRONG_ROUND,
+              "round 1 (open without them) and round 2 (ahead) refused at once");
+    }
+    federation_flush(f, 20);
+    refused = 0;
+    for (int64_t c = 100; c < 110; c++) {
+        const federation_message *r = find(f, FEDERATION_REFUSAL, c);
+        refused += r && r->code == SDFED_CODE_NOT_IN_ROUND && strstr(r->text, "no update accepted");
+    }
+    federation_get_status(f, &s);
+    CHECK(refused == 10 && s.metrics_stored == 2 && !find(f, FEDERATION_REFUSAL, 1) && !find(f, FEDERATION_REFUSAL, 2),
+          "once written: the ten refused (not_in_round, %d), the two reporters' stored (%lld)", refused,
+          (long long)s.metrics_stored);
+    int64_t *rounds, *clients;
+    double *accuracy;
+    int n;
+    CHECK(store_accuracy_history(st, &rounds, &accuracy, &clients, &n, NULL) == SDFED_OK && n == 1 && rounds[0] == 0 &&
+              accuracy[0] == 0.5 && clients[0] == 2,
+          "the accuracy history is the reporters' alone: %d rounds, round 0 %g from %lld clients", n,
+          n ? accuracy[0] : -1.0, n ? (long long)clients[0] : -1LL);
+    free(rounds);
+    free(accuracy);
+    free(clients);
+    free(u);
+    federation_outbox_clear(f);
+    federation_close(f);
+    store_close(st);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_federation MODEL.gguf STATE_DIR\n");
@@ -513,6 +694,8 @@ int main(int argc, char **argv) {
     test_resume();
     test_async();
     test_group_commit();
+    test_rejoin();
+    test_metrics();
     sdfed_classes_free(&cls);
     native_model_close(&model);
     return check_report("test_federation");

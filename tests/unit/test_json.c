@@ -1,5 +1,6 @@
 /* The core's JSON reader: valid documents, strings, numbers, and rejection
  * of malformed input. */
+#include <stdint.h>
 #include <string.h>
 
 #include "base/json.h"
@@ -59,8 +60,65 @@ static void test_rejects(void) {
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) CHECK(parses(good[i]) == 1, "accepts <%s>", good[i]);
 }
 
+/* integers read exactly from their text, never through a double */
+static void test_integers(void) {
+    const struct {
+        const char *text;
+        int ok;
+        int64_t value;
+    } cases[] = {
+        {"0", 1, 0},
+        {"-0", 1, 0},
+        {"42", 1, 42},
+        {"-17", 1, -17},
+        {"9007199254740992", 1, 9007199254740992},         /* 2^53 */
+        {"9007199254740993", 1, 9007199254740993},         /* 2^53 + 1: a double would read 2^53 */
+        {"9223372036854775807", 1, INT64_MAX},             /* the largest */
+        {"-9223372036854775808", 1, INT64_MIN},            /* the smallest */
+        {"9223372036854775808", 0, 0},                     /* one past */
+        {"-9223372036854775809", 0, 0},                    /* one below */
+        {"5.0", 1, 5},
+        {"1.20e1", 1, 12},
+        {"1E+2", 1, 100},
+        {"2500e-2", 1, 25},
+        {"0.000", 1, 0},
+        {"0e999999999999", 1, 0},
+        {"1.5", 0, 0},
+        {"1e-1", 0, 0},
+        {"123e-2", 0, 0},
+        {"1e19", 0, 0},
+        {"1e999999999999", 0, 0},
+        {"100000000000000000000", 0, 0},
+        {"0.0000000000000000000000000000001e31", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sdfed_json j;
+        int64_t v = -1;
+        CHECK(sdfed_json_parse(&j, cases[i].text, strlen(cases[i].text), NULL) == SDFED_OK, "parse <%s>",
+              cases[i].text);
+        int rc = sdfed_json_integer(&j, 0, &v);
+        CHECK(cases[i].ok ? rc == 0 && v == cases[i].value : rc == -1, "<%s> as an integer: %d, %lld",
+              cases[i].text, rc, (long long)v);
+        sdfed_json_free(&j);
+    }
+    sdfed_json j;
+    int64_t v;
+    CHECK(sdfed_json_parse(&j, "[\"7\", true]", 11, NULL) == SDFED_OK && sdfed_json_integer(&j, 1, &v) == -1 &&
+              sdfed_json_integer(&j, 2, &v) == -1 && sdfed_json_integer(&j, 0, &v) == -1,
+          "a string, a literal or an array is not an integer");
+    sdfed_json_free(&j);
+    /* a number longer than 63 characters is a number */
+    const char *longer = "0.10000000000000000000000000000000000000000000000000000000000000000000000001";
+    double d = 0;
+    CHECK(sdfed_json_parse(&j, longer, strlen(longer), NULL) == SDFED_OK && sdfed_json_number(&j, 0, &d) == 0 &&
+              d == 0.1,
+          "a long number is read (%g)", d);
+    sdfed_json_free(&j);
+}
+
 int main(void) {
     test_document();
     test_rejects();
+    test_integers();
     return check_report("test_json");
 }

@@ -139,12 +139,63 @@ static void test_messages(void) {
     CHECK(parse("{\"type\": \"update\", \"round\": \"4\", \"samples\": 16}", &m, &code) &&
               !strcmp(code_name(code), "bad_message"),
           "a string round");
+    /* integers exactly: 2^53 is the largest a round may be, 2^53 + 1 is refused (a double would read it as 2^53) */
+    CHECK(parse("{\"type\": \"update\", \"round\": 9007199254740992, \"samples\": 1, \"shape\": [1], \"data\": "
+                "[0]}",
+                &m, &code) == SDFED_OK &&
+              m.round == 9007199254740992,
+          "round 2^53");
+    sdfed_message_free(&m);
+    CHECK(parse("{\"type\": \"update\", \"round\": 9007199254740993, \"samples\": 1, \"shape\": [1], \"data\": "
+                "[0]}",
+                &m, &code) &&
+              !strcmp(code_name(code), "bad_message"),
+          "round 2^53 + 1: %s", code_name(code));
+    CHECK(parse("{\"type\": \"update\", \"round\": 2.5, \"samples\": 1, \"shape\": [1], \"data\": [0]}", &m,
+                &code) &&
+              !strcmp(code_name(code), "bad_message"),
+          "a fractional round: %s", code_name(code));
+    CHECK(parse("{\"type\": \"update\", \"round\": 3.0e0, \"samples\": 1e1, \"shape\": [1], \"data\": [0]}", &m,
+                &code) == SDFED_OK &&
+              m.round == 3 && m.samples == 10,
+          "integers written with a point or an exponent");
+    sdfed_message_free(&m);
+    /* data: a flat list of numbers */
+    const char *not_flat[] = {
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [2], \"data\": [1, \"2\"]}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [2], \"data\": [1, [2]]}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [2], \"data\": [null, true]}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [1], \"data\": [{}]}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [1], \"data\": \"0\"}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [1], \"data\": {\"0\": 1}}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [\"1\"], \"data\": [1]}",
+        "{\"type\": \"update\", \"round\": 0, \"samples\": 1, \"shape\": [0.5], \"data\": [1]}",
+    };
+    for (size_t i = 0; i < sizeof not_flat / sizeof not_flat[0]; i++)
+        CHECK(parse(not_flat[i], &m, &code) && !strcmp(code_name(code), "bad_message"), "%s: bad_message, not %s",
+              not_flat[i], code_name(code));
     CHECK(parse("{\"type\": \"fly\"}", &m, &code) && !strcmp(code_name(code), "unknown_type"), "unknown type");
     CHECK(parse("[1, 2]", &m, &code) && !strcmp(code_name(code), "bad_message"), "not an object");
     CHECK(parse("{\"type\": ", &m, &code) && !strcmp(code_name(code), "bad_json"), "not JSON");
     CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1.5}", &m, &code) &&
               !strcmp(code_name(code), "bad_message"),
           "accuracy above 1");
+    const char *bad_metrics[] = {
+        "{\"type\": \"metrics\", \"round\": 2, \"loss\": 0.5}",                             /* no accuracy */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": null}",                         /* not a number */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": -0.01}",                        /* below 0 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": -1}",           /* a negative loss */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": 1e7}",          /* past 1e6 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": -3}",   /* a negative count */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": 2.5}",  /* not a count */
+    };
+    for (size_t i = 0; i < sizeof bad_metrics / sizeof bad_metrics[0]; i++)
+        CHECK(parse(bad_metrics[i], &m, &code) && !strcmp(code_name(code), "bad_message"), "%s: bad_message, not %s",
+              bad_metrics[i], code_name(code));
+    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1, \"loss\": 1e6, \"test_samples\": 40}", &m,
+                &code) == SDFED_OK &&
+              m.accuracy == 1 && m.loss == 1e6 && m.test_samples == 40,
+          "metrics at their bounds");
     CHECK(
         parse(
             "{\"type\": \"error\", \"code\": \"wrong_round\", \"message\": \"late\", \"round\": 3, \"next_round\": 4}",

@@ -3,8 +3,9 @@
  * and opening again keeps everything; meta; clients and tokens; round rows
  * (the first, started with participants and sampler state, closed with and
  * without abandonment, the next row added atomically); updates (added, a
- * duplicate refused, pending ones in order, merged by a close); metrics and
- * the accuracy history; group commit (a batch whose commit fails stores
+ * duplicate refused, pending ones in order, merged by a close); metrics
+ * (stored only beside their client's update for the round) and the
+ * accuracy history; group commit (a batch whose commit fails stores
  * none of its updates, the same batch again stores them together, each
  * with its outcome); every float read back bit for bit. PostgreSQL only:
  * errors that name the URI without its password (bad password, missing
@@ -16,7 +17,12 @@
  * once (a second close refused, by the decision and by the closed row's
  * trigger), updates refused once their round closed or their client left
  * it, presence that counts only while its node's lease holds, and a
- * departure recorded only by the node that held the client.
+ * departure recorded only by the node that held the client. SQLite only:
+ * the state folder 0700 and its files 0600, a new state and an older one
+ * alike; no token in its files, only its hash; a state from before tokens
+ * were hashed migrated (and PostgreSQL's too); a database moved away under
+ * an open store not written (one fault) until it is back; a folder that
+ * cannot be made refused, naming it.
  * tests/unit/test_store.sh starts the server and runs this.
  *   test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND SQL_COMMAND
  * (user sdfed; the databases store_test and cluster_test exist and are
@@ -28,8 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
 
+#include "base/sha256.h"
 #include "check.h"
+#include "read_file.h"
 #include "store.h"
 
 enum { N_VALUES = 70 };
@@ -121,12 +131,13 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
     return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
 }
 
-/* one metrics row in a batch of its own */
+/* one metrics row in a batch of its own: its outcome, -1 when the batch did not commit */
 static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                        sdfed_error *err) {
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
-    store_batch b = {.metrics = &m, .n_metrics = 1};
-    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err);
+    store_outcome outcome;
+    store_batch b = {.metrics = &m, .n_metrics = 1, .metrics_outcome = &outcome};
+    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err) == SDFED_OK ? (int)outcome : -1;
 }
 
 static void add_update(store *s, const char *label, const want_update *w) {
@@ -211,8 +222,8 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     int shard;
     /* round 0 closed, 1 abandoned; 7 updates (one of a client never registered), 3 clients */
     check_counts(s, label, 1, 1, 7, 3);
-    /* heard from last: each one's metrics, in the order they came (c, b, a) */
-    const want_volunteer heard[] = {{ids[2], 1, 0.125}, {ids[1], 2, 0.75}, {ids[0], 3, 0.25}};
+    /* heard from last: a's and b's metrics, in the order they came (a's last), then c's update */
+    const want_volunteer heard[] = {{ids[0], 3, 0.125}, {ids[1], 2, 0.75}, {ids[2], 1, NAN}};
     check_volunteers(s, label, 10, heard, 3);
     check_volunteers(s, label, 2, heard, 2);
     CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
@@ -289,8 +300,14 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
         updates[i] = (store_new_update){batch[i].round, batch[i].client, batch[i].samples, values[i], N_VALUES};
     }
     store_outcome outcome[N_BATCH];
-    const store_new_metrics metrics = {2, ids[2], 0.5, 1.0, 20};
-    store_batch b = {.updates = updates, .n_updates = N_BATCH, .metrics = &metrics, .n_metrics = 1};
+    /* c's metrics of round 2 beside its update of round 2 in the same batch; its metrics of round 3 have none */
+    const store_new_metrics metrics[] = {{2, ids[2], 0.5, 1.0, 20}, {3, ids[2], 0.0, 1.0, 20}};
+    store_outcome metrics_outcome[2];
+    store_batch b = {.updates = updates,
+                     .n_updates = N_BATCH,
+                     .metrics = metrics,
+                     .n_metrics = 2,
+                     .metrics_outcome = metrics_outcome};
     break_commits(1);
     int rc = store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
     break_commits(0);
@@ -305,6 +322,8 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     CHECK(outcome[0] == STORE_STORED && outcome[1] == STORE_STORED && outcome[2] == STORE_DUPLICATE &&
               outcome[3] == STORE_STORED,
           "%s: the batch's outcomes %d %d %d %d", label, outcome[0], outcome[1], outcome[2], outcome[3]);
+    CHECK(metrics_outcome[0] == STORE_STORED && metrics_outcome[1] == STORE_NO_UPDATE,
+          "%s: the batch's metrics outcomes %d %d", label, metrics_outcome[0], metrics_outcome[1]);
     CHECK(f.cleared == 1 && !store_failing(s), "%s: the commit did not end the fault", label);
     const want_update after[] = {before[0], before[1], before[2], batch[0], batch[1], batch[3]};
     check_pending(s, label, after, 6);
@@ -409,11 +428,15 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     const want_volunteer silent[] = {{ids[0], 3, NAN}, {ids[1], 2, NAN}, {ids[2], 1, NAN}};
     check_volunteers(s, label, 3, silent, 3);
 
-    /* metrics (a second report replaces the first) and the accuracy history */
-    CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
-    CHECK(add_metrics(s, 1, ids[2], 0.125, 2.0, 10, &err) == SDFED_OK, "%s: metrics: %s", label, err.message);
+    /* metrics (a second report replaces the first) and the accuracy history; metrics only beside their
+     * client's update for the round: c reported round 0 alone, and its metrics of rounds 1 and 5 are not stored */
+    CHECK(add_metrics(s, 1, ids[2], 0.0, 9.0, 10, &err) == STORE_NO_UPDATE &&
+              add_metrics(s, 5, ids[2], 0.0, 9.0, 10, &err) == STORE_NO_UPDATE,
+          "%s: metrics of rounds a client has no update in: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[0], 0.5, 1.0, 100, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[0], 0.25, 1.5, 100, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
+    CHECK(add_metrics(s, 1, ids[0], 0.125, 2.0, 10, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
     check_history(s, label, 2);
 
     /* nothing above was a fault (a duplicate is the caller's, not the store's) */
@@ -585,6 +608,197 @@ static void check_cluster(const char *uri) {
     store_close(a), store_close(b);
 }
 
+/* ------------------------------------------------ SQLite's files */
+
+static int mode_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* whether the file holds these bytes anywhere */
+static int file_holds(const char *path, const char *needle) {
+    size_t n = 0;
+    unsigned char *bytes = read_file(path, &n);
+    int found = 0;
+    for (size_t i = 0; bytes && i + strlen(needle) <= n && !found; i++)
+        found = memcmp(bytes + i, needle, strlen(needle)) == 0;
+    free(bytes);
+    return found;
+}
+
+static void run_sqlite(const char *path, const char *sql) {
+    sqlite3 *db = NULL;
+    char *message = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, &message) == SQLITE_OK,
+          "sqlite3 %s: %s", path, message ? message : sqlite3_errmsg(db));
+    sqlite3_free(message);
+    sqlite3_close(db);
+}
+
+/* The state folder private to its owner: 0700, the database and its -wal
+ * and -shm 0600, a new folder and one an older version left open to
+ * others alike; and no token in any of its files, only its SHA-256. */
+static void check_private(const char *work) {
+    char dir[4096], db[4200], wal[4300], shm[4300];
+    snprintf(dir, sizeof dir, "%s/private", work);
+    snprintf(db, sizeof db, "%s/aggregator.sqlite", dir);
+    snprintf(wal, sizeof wal, "%s-wal", db);
+    snprintf(shm, sizeof shm, "%s-shm", db);
+    for (int older = 0; older < 2; older++) {
+        if (older) { /* as an older version left it */
+            chmod(dir, 0755);
+            chmod(db, 0644);
+        }
+        store *s = open_store(dir, "private");
+        if (!s) return;
+        sdfed_error err = {0};
+        const store_new_client c = {"a-volunteers-secret-token", 1, "browser"};
+        int64_t id;
+        CHECK(older || store_add_clients(s, &c, 1, &id, &err) == SDFED_OK, "private: a client: %s", err.message);
+        CHECK(store_set_meta(s, "k", "v", &err) == SDFED_OK, "private: a write: %s", err.message);
+        CHECK(mode_of(dir) == 0700 && mode_of(db) == 0600 && mode_of(wal) == 0600 && mode_of(shm) == 0600,
+              "private (%s): folder %o, database %o, -wal %o, -shm %o", older ? "an older state" : "a new state",
+              mode_of(dir), mode_of(db), mode_of(wal), mode_of(shm));
+        char hash[65];
+        sdfed_sha256_hex(c.token, strlen(c.token), hash);
+        CHECK(!file_holds(db, c.token) && !file_holds(wal, c.token) && (file_holds(db, hash) || file_holds(wal, hash)),
+              "private: the files hold the token's SHA-256, never the token");
+        int shard;
+        CHECK(store_find_client(s, c.token, &id, &shard, &err) == SDFED_OK && id >= 1, "private: found by its token");
+        store_close(s);
+    }
+}
+
+/* A state written before tokens were hashed (and before abandoned rounds):
+ * opened, its tokens are hashed in place, no trace of them left in its
+ * files, its clients found by their tokens as before; the accuracy it
+ * shows is its reporters' alone (a metrics row of a client without an
+ * update there is not counted). Opened again, nothing more to do. */
+static void check_migration(const char *work) {
+    char dir[4096], db[4200];
+    snprintf(dir, sizeof dir, "%s/plain", work);
+    snprintf(db, sizeof db, "%s/aggregator.sqlite", dir);
+    mkdir(dir, 0700);
+    static const char *const tokens[] = {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"};
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "PRAGMA journal_mode=WAL;"
+             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+             "CREATE TABLE clients (id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, shard INTEGER, kind TEXT,"
+             "  created REAL NOT NULL);"
+             "CREATE TABLE rounds (round INTEGER PRIMARY KEY, global BLOB NOT NULL, sha256 TEXT NOT NULL, rng BLOB,"
+             "  participants BLOB, started REAL, closed REAL, n_updates INTEGER, aggregation_ms REAL);"
+             "CREATE TABLE updates (round INTEGER NOT NULL, client INTEGER NOT NULL, samples INTEGER NOT NULL,"
+             "  data BLOB NOT NULL, received REAL NOT NULL, merged INTEGER, PRIMARY KEY (round, client));"
+             "CREATE TABLE metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL, loss REAL,"
+             "  test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));"
+             "INSERT INTO meta VALUES ('task_sha256', 'old');"
+             "INSERT INTO clients VALUES (7, '%s', 2, 'browser', 1), (8, '%s', NULL, 'headless', 2);"
+             "INSERT INTO rounds (round, global, sha256) VALUES (0, x'00000000', 'h');"
+             "INSERT INTO updates VALUES (0, 7, 10, x'00000000', 3, NULL);"
+             "INSERT INTO metrics VALUES (0, 7, 0.5, 1, 10, 4), (0, 8, 0.0, 1, 10, 5);",
+             tokens[0], tokens[1]);
+    run_sqlite(db, sql);
+    CHECK(file_holds(db, tokens[0]), "migration: the old state holds its tokens in plain text");
+    for (int again = 0; again < 2; again++) {
+        store *s = open_store(dir, "migration");
+        if (!s) return;
+        sdfed_error err = {0};
+        int64_t id;
+        int shard;
+        CHECK(store_find_client(s, tokens[0], &id, &shard, &err) == SDFED_OK && id == 7 && shard == 2 &&
+                  store_find_client(s, tokens[1], &id, &shard, &err) == SDFED_OK && id == 8 && shard == -1,
+              "migration%s: the clients found by their tokens: %s", again ? " (opened again)" : "", err.message);
+        char wal[4300];
+        snprintf(wal, sizeof wal, "%s-wal", db);
+        CHECK(!file_holds(db, tokens[0]) && !file_holds(db, tokens[1]) && !file_holds(wal, tokens[0]) &&
+                  !file_holds(wal, tokens[1]),
+              "migration: no token left in the files");
+        int64_t *rounds, *clients;
+        double *accuracy;
+        int n;
+        CHECK(store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK && n == 1 &&
+                  accuracy[0] == 0.5 && clients[0] == 1,
+              "migration: the accuracy of the reporter alone (%d rounds)", n);
+        free(rounds);
+        free(accuracy);
+        free(clients);
+        store_close(s);
+    }
+}
+
+/* A database moved or deleted under an open store is not written (what
+ * would be acknowledged would go with it): writes fail, one fault; moved
+ * back, writes go on and the fault ends. */
+static void check_moved(const char *work) {
+    char dir[4096], away[4096];
+    snprintf(dir, sizeof dir, "%s/moved", work);
+    snprintf(away, sizeof away, "%s/moved-away", work);
+    store *s = open_store(dir, "moved");
+    if (!s) return;
+    faults f = {0};
+    store_watch_faults(s, on_fault, &f);
+    sdfed_error err = {0};
+    CHECK(store_set_meta(s, "k", "1", &err) == SDFED_OK, "moved: a write: %s", err.message);
+    CHECK(rename(dir, away) == 0, "moved: rename: %s", strerror(errno));
+    CHECK(store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO && store_set_meta(s, "k", "3", &err) == SDFED_ERR_IO &&
+              strstr(err.message, "moved or deleted"),
+          "moved: writes to a database moved away fail: %s", err.message);
+    CHECK(f.begun == 1 && f.cleared == 0, "moved: one fault (%d begun)", f.begun);
+    CHECK(rename(away, dir) == 0, "moved: rename back: %s", strerror(errno));
+    CHECK(store_set_meta(s, "k", "4", &err) == SDFED_OK && f.cleared == 1 && !store_failing(s),
+          "moved: back, a write ends the fault: %s", err.message);
+    char *value = NULL;
+    CHECK(store_get_meta(s, "k", &value, &err) == SDFED_OK && value && !strcmp(value, "4"), "moved: k is %s",
+          value ? value : "(absent)");
+    free(value);
+    store_close(s);
+}
+
+/* PostgreSQL: a database written before tokens were hashed is migrated
+ * as a state folder is (its clients table's column renamed, each token
+ * replaced by its hash, the table rewritten), its clients found as before. */
+static void check_postgres_migration(const char *uri) {
+    static const char token[] = "0123456789abcdef0123456789abcdef";
+    char sql[1024], hash[65];
+    snprintf(sql, sizeof sql,
+             "DROP TABLE clients; CREATE TABLE clients (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+             "token text UNIQUE NOT NULL, shard integer, kind text, created double precision NOT NULL); "
+             "INSERT INTO clients (id, token, shard, kind, created) VALUES (41, $$%s$$, 3, $$browser$$, 1)",
+             token);
+    run_sql(sql);
+    store *s = open_store(uri, "postgres migration");
+    if (!s) return;
+    sdfed_error err = {0};
+    int64_t id;
+    int shard;
+    CHECK(store_find_client(s, token, &id, &shard, &err) == SDFED_OK && id == 41 && shard == 3,
+          "postgres migration: the client found by its token: %lld %s", (long long)id, err.message);
+    sdfed_sha256_hex(token, strlen(token), hash);
+    /* each fails (a division by zero) unless its count is as said */
+    run_sql("SELECT 1 / (1 - count(*)) FROM information_schema.columns WHERE table_name = $$clients$$ AND "
+            "column_name = $$token$$");
+    snprintf(sql, sizeof sql, "SELECT 1 / count(*) FROM clients WHERE token_sha256 = $$%s$$", hash);
+    run_sql(sql);
+    snprintf(sql, sizeof sql, "SELECT 1 / (1 - count(*)) FROM clients WHERE token_sha256 = $$%s$$", token);
+    run_sql(sql);
+    store_close(s);
+}
+
+/* A state folder that cannot be made: an error naming it. */
+static void check_unwritable(const char *work) {
+    char file[4096], dir[4200];
+    snprintf(file, sizeof file, "%s/a-file", work);
+    snprintf(dir, sizeof dir, "%s/state", file);
+    FILE *fp = fopen(file, "w");
+    if (fp) fclose(fp);
+    store *s = NULL;
+    sdfed_error err = {0};
+    CHECK(store_open(&s, dir, &err) == SDFED_ERR_IO && !s && strstr(err.message, dir) &&
+              strstr(err.message, "cannot be opened"),
+          "a state folder that cannot be made: %s", err.message);
+}
+
 int main(int argc, char **argv) {
     if (argc != 7) {
         fprintf(stderr, "usage: test_store WORK_DIR SOCKET_DIR PASSWORD PAUSE_COMMAND RESUME_COMMAND SQL_COMMAND\n");
@@ -601,6 +815,10 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails (EFBIG) instead */
     sql_command = argv[6];
     run_suite(folder, "sqlite", break_sqlite_commits);
+    check_private(work);
+    check_migration(work);
+    check_moved(work);
+    check_unwritable(work);
     run_suite(uri, "postgres", break_postgres_commits);
     snprintf(other, sizeof other, "postgresql://sdfed:%s@/cluster_test?host=%s", password, socket_dir);
     check_cluster(other);
@@ -624,5 +842,6 @@ int main(int argc, char **argv) {
     check_refused(other, SDFED_ERR_ARG, "postgresql://sdfed@/store_test?no_such_option=1", "no_such_option", password);
 
     check_server_restart(uri, argv[4], argv[5]);
+    check_postgres_migration(uri);
     return check_report("test_store");
 }

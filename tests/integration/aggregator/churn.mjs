@@ -28,7 +28,7 @@ const acked = [];
 const volunteers = Array.from({ length: 6 }, () => ({ ws: null, token: null, id: -1 }));
 
 function join(v) {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, 'sdfed.v1');
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, 'sdfed.v1');
   v.ws = ws;
   ws.onopen = () => ws.send(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', encoding: 'json', kind: 'churn',
                                               ...(v.token ? { token: v.token } : {}) }));

@@ -1,9 +1,10 @@
 // The server's WebSocket keepalive (run against `sdfed-aggregator
 // --ping-after 1 --hangup-after 3`): two volunteers say hello and then say
 // nothing. P answers every PING with a PONG; S answers none. The server
-// must ping both, hang up S once it has been silent for 3 s (it then counts
-// one client fewer in /status), and keep P, whose PONGs show it is there,
-// connected long past 3 s.
+// must ping both, hang up S once it has been silent for 3 s, with a close
+// frame (1001 going away, its reason saying why; it then counts one client
+// fewer in /status), and keep P, whose PONGs show it is there, connected
+// long past 3 s.
 //   node keepalive.mjs PORT
 import net from 'node:net';
 
@@ -17,7 +18,7 @@ const hello = JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', kind: 'silen
 
 // A raw volunteer: its PINGs so far, whether the server closed it, and a promise for each change.
 function volunteer(answersPings) {
-  const v = { pings: 0, closedByServer: false, changed: null };
+  const v = { pings: 0, closedByServer: false, closeFrame: null, changed: null };
   let wake = () => {};
   const changed = () => { const w = wake; v.changed = new Promise((r) => { wake = r; }); w(); };
   changed();
@@ -31,7 +32,11 @@ function volunteer(answersPings) {
       if (answersPings) v.socket.write(clientFrame(PONG, payload));
       changed();
     }
-    if (opcode === CLOSE) { v.closedByServer = true; changed(); }
+    if (opcode === CLOSE) {
+      v.closeFrame = { code: payload.length >= 2 ? payload.readUInt16BE(0) : 0, reason: payload.subarray(2).toString() };
+      v.closedByServer = true;
+      changed();
+    }
   }));
   v.socket.on('close', () => { v.closedByServer = true; changed(); });
   v.socket.on('error', () => {});
@@ -53,6 +58,8 @@ const p = volunteer(true), s = volunteer(false);
 if (await until("S's first PING", 20, s, () => s.pings >= 1)) ok();
 if (await until('the server to hang up S', 20, s, () => s.closedByServer)) ok();
 s.pings === 1 ? ok() : bad(`S was pinged ${s.pings} times in one silence`);
+s.closeFrame && s.closeFrame.code === 1001 && /^nothing heard for [3-9] s; hanging up$/.test(s.closeFrame.reason) ? ok()
+  : bad(`S was hung up without a close frame 1001 saying why: ${JSON.stringify(s.closeFrame)}`);
 // P's fourth PING comes at least 4 s after it last spoke before its PONGs: they kept it
 if (await until("P's fourth PING", 20, p, () => p.pings >= 4 || p.closedByServer))
   p.closedByServer ? bad(`the server hung up P, which answered its ${p.pings} PINGs`) : ok();

@@ -3,7 +3,8 @@
 // kernel chooses, with the options on the fence line and the task
 // protocol_task.json), and what the server sends is compared with the block,
 // field by field; the doc explains the format. Then an upgrade that does not
-// offer the sdfed.v1 subprotocol must get 400 with a body saying so. Prints a
+// offer the sdfed.v1 subprotocol, or that asks for another path than /ws,
+// must get 400 with a body saying so. Prints a
 // line per failure and "protocol-doc: N passed, M failed".
 //   node --experimental-websocket protocol_doc.mjs AGGREGATOR MODEL.gguf WORK_DIR docs/protocol.md
 import { createHash } from 'node:crypto';
@@ -118,11 +119,12 @@ async function play(block) {
       }
       if (!clients[name]) throw new Error(`${where(l)}: ${name} receives before it sent anything`);
       const got = await clients[name].receive();
-      const close = rest.match(/^close (\d+)$/);
+      const close = rest.match(/^close (\d+)(?: (.+))?$/);
       let error;
       if (close) {
-        error = got === null ? (clients[name].closeCode === Number(close[1]) ? null : `closed with ${clients[name].closeCode}`)
-          : `expected the close, got ${JSON.stringify(got).slice(0, 300)}`;
+        const { closeCode, closeReason } = clients[name];
+        error = got === null ? (closeCode === Number(close[1]) && closeReason === (close[2] ?? '') ? null
+          : `closed with ${closeCode} "${closeReason}"`) : `expected the close, got ${JSON.stringify(got).slice(0, 300)}`;
         if (got === null) delete clients[name];
       } else if (got === null) {
         error = `closed (${clients[name].closeCode}) instead of sending ${rest.slice(0, 80)}`;
@@ -164,11 +166,12 @@ const blocks = exchanges(readFileSync(doc, 'utf8'));
 check(blocks.length >= 10, `${doc} has ${blocks.length} exchanges`);
 for (const block of blocks) await play(block);
 
-// An upgrade without sdfed.v1 (none offered, or another one) is refused: 400, a body that says so.
-function upgrade(port, protocol) {
+// An upgrade without sdfed.v1 (none offered, or another one), or to another path than /ws, is refused: 400, a
+// body that says so.
+function upgrade(port, protocol, path = '/ws') {
   return new Promise((resolve) => {
     let answer = '';
-    const s = net.connect(port, '127.0.0.1', () => s.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n` +
+    const s = net.connect(port, '127.0.0.1', () => s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n` +
       'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
       `${protocol ? `Sec-WebSocket-Protocol: ${protocol}\r\n` : ''}\r\n`));
     s.on('data', (d) => {
@@ -187,6 +190,12 @@ for (const protocol of ['', 'chat', 'sdfed.v0']) {
     `an upgrade offering "${protocol}" is refused with 400 and a body: ${JSON.stringify(answer.slice(0, 400))}`);
 }
 check((await upgrade(server.port, 'chat, sdfed.v1')).startsWith('HTTP/1.1 101 '), 'an upgrade offering sdfed.v1 among others is accepted');
+for (const path of ['/', '/ws/', '/wss', '/index.html', '/ws/x']) {
+  const answer = await upgrade(server.port, 'sdfed.v1', path);
+  check(answer.startsWith('HTTP/1.1 400 ') && answer.endsWith('\r\n\r\nthe sdfed.v1 WebSocket is at /ws (ws://HOST:PORT/ws, or wss://)\n'),
+    `an upgrade to ${path} is refused with 400 and a body naming /ws: ${JSON.stringify(answer.slice(0, 400))}`);
+}
+check((await upgrade(server.port, 'sdfed.v1', '/ws?from=page')).startsWith('HTTP/1.1 101 '), 'an upgrade to /ws with a query is accepted');
 server.stop();
 
 console.log(`protocol-doc: ${passed} passed, ${failed} failed`);

@@ -12,11 +12,16 @@
 #     federation, which then still ends on the simulator's parameters;
 #  3. kill -9 mid-round and a restart: the run ends on the same history, and
 #     /status and status.html count the whole federation, not the restart's;
+#     a client killed mid-round and started again with its token is given
+#     its round again, and the run ends on the simulator's history;
 #  4. 20% of clients send sign-flipped or scaled updates: median and
 #     trimmed mean stay within 2 points of a clean run, the mean does not;
 #  5. asynchronous mode, TLS, a join key, state that belongs to another
-#     task, the store on a full disk (a fault logged once), malformed HTTP
-#     requests (400 with a body), and the command lines;
+#     task, the store on a full disk (a fault logged once), metrics from
+#     clients in no round (refused; the public accuracy unchanged), the
+#     state private to its owner, read-only at the start and writable
+#     again (recovered by itself), or that cannot be opened (stops at once),
+#     malformed HTTP requests (400 with a body), and the command lines;
 #  6. liveness: volunteers vanish (closing, kill -9, silence) and rounds are
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
@@ -87,14 +92,15 @@ start_server() { # start_server NAME TASK STATE [OPTIONS...]: sets $server_pid a
   return 1
 }
 
+start_client() { # start_client NAME K: headless client K (its token in a file of its own, kept for a restart)
+  local name=$1 k=$2
+  "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" ${model:+--model "$model"} --cache "$cache" \
+    --token-file "$work/$name.token$k" $(client_extra "$k") >>"$work/$name.client$k.log" 2>&1 &
+  pids+=("$!")
+  client_pid[k]=$!
+}
 start_clients() { # start_clients NAME N [EXTRA ARGS for client k as a function]; no --model while $model is empty
-  local name=$1 n=$2
-  for k in $(seq 0 $((n - 1))); do
-    "$client" --server "$ws://127.0.0.1:$port" --client-index "$k" ${model:+--model "$model"} --cache "$cache" \
-      --token-file "$work/$name.token$k" $(client_extra "$k") >"$work/$name.client$k.log" 2>&1 &
-    pids+=("$!")
-    client_pid[k]=$!
-  done
+  for k in $(seq 0 $(($2 - 1))); do start_client "$1" "$k"; done
 }
 client_extra() { :; }
 stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
@@ -164,7 +170,9 @@ if [ "$parts" = postgres ]; then
   "$aggregator" --task "$work/other.json" --db "$work/other-state" 2>"$work/db-args.log"
   [ $? -eq 2 ] && grep -q "postgresql://" "$work/db-args.log" && ok || bad "--db with a folder: $(cat "$work/db-args.log")"
   "$aggregator" --task "$work/other.json" --port 0 --db "${db/$postgres_password/not-the-password}" 2>"$work/db-login.log"
-  [ $? -eq 1 ] && [ "$(wc -l <"$work/db-login.log")" = 1 ] && grep -q "postgresql://sdfed@/eq?host=.*password authentication failed" \
+  # one error line (stderr also carries the log's JSON lines: the dataset, read before the store)
+  [ $? -eq 1 ] && [ "$(grep -c '^sdfed-aggregator: ' "$work/db-login.log")" = 1 ] &&
+    grep -q "^sdfed-aggregator: store: postgresql://sdfed@/eq?host=.*password authentication failed" \
     "$work/db-login.log" && ! grep -q "not-the-password" "$work/db-login.log" && ok ||
     bad "a refused login: $(cat "$work/db-login.log")"
   summary
@@ -480,6 +488,44 @@ done
 [ "$waits" -ge 10 ] && [ "$outside" = 0 ] && ok || bad "backoff: $waits waits logged, $outside outside their window"
 stop_server
 
+# --- 3b. a volunteer whose connection is lost mid-round keeps its round: part 1's federation (10 clients, all 10
+# in each round, each needed); client 3, loaded, is stopped (SIGSTOP) before round 0 starts, so round 0 starts with
+# the 10 and the other 9 report while it cannot; then it is killed (-9: its connection ends without a close frame)
+# and the round waits for it, its place kept (--rejoin-grace); started again with its token, it is given round 0
+# again, with the time left, trains it and its update counts: the run ends on sdfed sim's history, bit for bit; the
+# state holds its token's SHA-256, never the token.
+# (The keepalive is set long: the stopped client answers no PING, and it is its lost connection that is tested.)
+if start_server rejoin "$work/eq.json" "$work/rejoin-state" --rejoin-grace 600 --ping-after 300 --hangup-after 600; then
+  start_client rejoin 3
+  wait_for "client 3 to load its data" 120 grep -q "shard of" "$work/rejoin.client3.log" && kill -STOP "${client_pid[3]}"
+  for k in 0 1 2 4 5 6 7 8 9; do start_client rejoin "$k"; done
+  nine_reported() { status | grep -q '"round": 0, .*"round_open": 1, "participants": 10, "reported": 9,'; }
+  if wait_for "the other nine to report round 0" 180 nine_reported; then
+    kill -9 "${client_pid[3]}"
+    wait "${client_pid[3]}" 2>/dev/null
+    wait_for "client 3's lost connection" 30 grep -q '"event": "leave", .*"lost": true, "place_kept": true' \
+      "$work/rejoin.server.log" && ok
+    status | grep -q '"round": 0, .*"round_open": 1, "participants": 10, "reported": 9,' && ok ||
+      bad "the lost client's round did not wait for it: $(status)"
+    start_client rejoin 3
+    wait_done rejoin 180
+    grep -q '"event": "join", "client": [0-9]*, "shard": 3, .*"back": true' "$work/rejoin.server.log" && ok ||
+      bad "client 3 did not come back into its place: $(grep '"join"' "$work/rejoin.server.log" | tail -n 2)"
+    [ "$(grep -c "round 0: [0-9]* steps" "$work/rejoin.client3.log")" = 1 ] && ok ||
+      bad "client 3 did not train round 0 again after its restart: $(grep 'round 0' "$work/rejoin.client3.log")"
+    [ "$(history "$work/rejoin-state")" = "$(sim_history "$work/eq-sim")" ] && ok ||
+      bad "with a client killed mid-round and back with its token, the history differs from sdfed sim's"
+    [ "$(sqlite3 "$work/rejoin-state/aggregator.sqlite" 'SELECT n_updates, abandoned FROM rounds WHERE round = 0')" = "10|0" ] &&
+      ok || bad "round 0 did not close with the 10: $(sqlite3 "$work/rejoin-state/aggregator.sqlite" 'SELECT * FROM rounds WHERE round = 0')"
+    # its token is kept as its SHA-256 alone (docs/state.md): in no file of the state
+    token=$(cat "$work/rejoin.token3")
+    [ -n "$token" ] && ! grep -qaF "$token" "$work/rejoin-state"/aggregator.sqlite* &&
+      [ "$(sqlite3 "$work/rejoin-state/aggregator.sqlite" "SELECT count(*) FROM clients WHERE token_sha256 = \
+        '$(printf %s "$token" | sha256sum | cut -c1-64)'")" = 1 ] && ok || bad "the state holds a token, or not its hash"
+  fi
+fi
+stop_server
+
 # --- 4. robust aggregation: 2 of 10 clients attack PromptFL's global prompt
 task robust '{"method": "promptfl", "rounds": 8, "partition": {"kind": "iid", "shots": 16}}'
 honest_accuracy() { # the honest clients' mean accuracy over the last 3 rounds
@@ -557,7 +603,75 @@ if start_server fault "$work/fault.json" "$work/fault-state" --min-clients 1 --m
 fi
 stop_server
 
-# --- 5e. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
+# --- 5e. the public accuracy is the reporters' alone (metrics_poison.mjs): two volunteers report round 0 with
+# accuracy 0.5, then ten that were in no round send metrics of 0 for rounds 0, 1 and 2: each is refused with its
+# code (not_in_round, wrong_round), and /status keeps round 0 at 0.5 from 2 clients, no other round
+task poison '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
+if start_server poison "$work/poison.json" "$work/poison-state" --min-clients 2; then
+  node --experimental-websocket --no-warnings "$here/metrics_poison.mjs" "$port" >"$work/metrics_poison.log" 2>&1
+  grep -q "^metrics-poison: [0-9]* passed, 0 failed" "$work/metrics_poison.log" && ok ||
+    bad "metrics poisoning: $(grep -E 'FAIL|metrics-poison:' "$work/metrics_poison.log")"
+  [ "$(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT count(*) FROM metrics')" = 2 ] && ok ||
+    bad "metrics of clients in no round were stored: $(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT * FROM metrics')"
+fi
+stop_server
+
+# --- 5f. the state private to its owner, and read-only: the server runs as an unprivileged user whom file modes bind
+# (root runs it as nobody, through setpriv). A state folder it cannot make stops it at once, with one line naming the
+# folder. A new state folder is 0700, its database, -wal and -shm 0600. On a federation whose database file is
+# read-only (0400) it starts and serves (store_readonly.mjs): a new volunteer's hello is refused with server_error,
+# the fault logged once; made writable again (0600), the store opens it again by itself: the hello is welcome, round
+# 0's update stored, the fault's end logged once. A read-only folder without the database's -shm cannot even be read:
+# the server stops at once, naming it.
+unprivileged=()
+[ "$(id -u)" = 0 ] && unprivileged=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+ro=$work/readonly
+mkdir -p "$ro" "$work/locked" && chmod 0555 "$work/locked"
+[ "$(id -u)" = 0 ] && chown nobody "$ro"
+task readonly '{"rounds": 2, "clients": 1, "clients_per_round": 1}'
+ro_server() { # ro_server: the server as the unprivileged user on $ro/state; 1 when it did not start
+  rm -f "$ro/port"
+  "${unprivileged[@]}" "$aggregator" --task "$work/readonly.json" --port 0 --port-file "$ro/port" --host 127.0.0.1 \
+    --state "$ro/state" --min-clients 1 >>"$work/readonly.server.log" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  port=$(port_file "$ro/port" "$server_pid")
+}
+"${unprivileged[@]}" "$aggregator" --task "$work/readonly.json" --port 0 --host 127.0.0.1 --state "$work/locked/state" \
+  >"$work/locked.log" 2>&1
+[ $? = 1 ] && [ "$(grep -c '^sdfed-aggregator: ' "$work/locked.log")" = 1 ] &&
+  grep -q "^sdfed-aggregator: store: the state in $work/locked/state cannot be opened: .*Permission denied" \
+  "$work/locked.log" && ok || bad "a state folder that cannot be made: $(cat "$work/locked.log")"
+if ro_server; then
+  modes=$(cd "$ro" && stat -c '%a %n' state state/aggregator.sqlite state/aggregator.sqlite-wal state/aggregator.sqlite-shm | tr '\n' ' ')
+  [ "$modes" = "700 state 600 state/aggregator.sqlite 600 state/aggregator.sqlite-wal 600 state/aggregator.sqlite-shm " ] &&
+    ok || bad "the state is not private to its owner: $modes"
+  stop_server
+  chmod 0400 "$ro/state/aggregator.sqlite"
+  if ro_server; then
+    node --experimental-websocket --no-warnings "$here/store_readonly.mjs" "$port" "$ro/state/aggregator.sqlite" \
+      >"$work/store_readonly.log" 2>&1
+    grep -q "^store-readonly: [0-9]* passed, 0 failed" "$work/store_readonly.log" && ok ||
+      bad "a read-only state: $(grep -E 'FAIL|store-readonly:' "$work/store_readonly.log")"
+    log=$work/readonly.server.log
+    [ "$(grep -c '"event": "store_fault",' "$log")" = 1 ] && grep -q '"event": "store_fault", .*readonly' "$log" &&
+      [ "$(grep -c '"event": "store_fault_cleared",' "$log")" = 1 ] && ok ||
+      bad "the read-only fault is not logged once when it begins and once when it ends: $(grep '"store_fault' "$log")"
+  else
+    bad "the server did not start on a read-only database: $(tail -n 2 "$work/readonly.server.log")"
+  fi
+  stop_server
+  chmod 0500 "$ro/state"
+  "${unprivileged[@]}" "$aggregator" --task "$work/readonly.json" --port 0 --host 127.0.0.1 --state "$ro/state" \
+    >"$work/unreadable.log" 2>&1
+  [ $? = 1 ] && grep -q "the state in $ro/state cannot be opened: .*readonly" "$work/unreadable.log" && ok ||
+    bad "a read-only folder without the database's -shm: $(cat "$work/unreadable.log")"
+  chmod 0700 "$ro/state"
+else
+  bad "the server did not start as an unprivileged user: $(tail -n 2 "$work/readonly.server.log")"
+fi
+
+# --- 5g. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
 # request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose
 start_server http "$work/tls.json" "$work/http-state"
 grep -q "\"event\": \"listening\", \"address\": \"127.0.0.1\", \"port\": $port," "$work/http.server.log" && ok ||
@@ -618,7 +732,7 @@ if ! nm "$aggregator" 2>/dev/null | grep -q __asan_init; then
 fi
 stop_server
 
-# --- 5f. command lines: --help is usage on stdout; a wrong option or argument is one line that starts with the
+# --- 5h. command lines: --help is usage on stdout; a wrong option or argument is one line that starts with the
 # program's name, and status 2
 for prog in "$aggregator" "$client"; do
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&

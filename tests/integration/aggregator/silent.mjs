@@ -3,7 +3,7 @@
 // and, with a round, closes its connection when that round starts.
 //   node --experimental-websocket silent.mjs PORT [CLOSE_ON_ROUND]
 const [port, closeOn] = process.argv.slice(2);
-const ws = new WebSocket(`ws://127.0.0.1:${port}/`, 'sdfed.v1');
+const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, 'sdfed.v1');
 ws.onopen = () => ws.send(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1', kind: 'silent' }));
 ws.onmessage = (e) => {
   if (typeof e.data !== 'string') return;
