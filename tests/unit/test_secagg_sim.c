@@ -344,7 +344,7 @@ static void test_refusals(void) {
                              &err) == SDFED_ERR_FORMAT,
           "client %d refuses a tampered pair: %s", victim, err.message);
     h.c[victim] = client_copy;
-    memset(h.c[victim].masked_with, 0, (size_t)h.c[victim].holders);
+    memset(h.c[victim].core.masked_with, 0, (size_t)h.c[victim].core.holders);
     sdfed_secagg_write_masked(&h.out, 6, 32, values, P, &err);
     CHECK(receive(&h, 3, &err) == SDFED_ERR_FORMAT && strstr(err.message, "300 values, the round's are 301"),
           "a masked input one value short: %s", err.message);
