@@ -32,8 +32,10 @@ int secagg_client_advertise(secagg_client *c, const sdfed_secagg_plan *plan, int
     if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, seed, 32, err);
     if (rc == SDFED_OK) rc = sdfed_x25519_public(mask_sk, mask_pk, err);
     if (rc == SDFED_OK) rc = sdfed_x25519_public(c->share_sk, share_pk, err);
-    if (rc == SDFED_OK) rc = sdfed_secagg_client_start(&c->core, plan, round, mask_sk, mask_pk, share_pk, seed, out, err);
-    else c->core.stage = SDFED_SECAGG_ABANDONED;
+    if (rc == SDFED_OK)
+        rc = sdfed_secagg_client_start(&c->core, plan, round, mask_sk, mask_pk, share_pk, seed, out, err);
+    else
+        c->core.stage = SDFED_SECAGG_ABANDONED;
     memset(mask_sk, 0, sizeof mask_sk);
     memset(seed, 0, sizeof seed);
     return rc;
@@ -81,8 +83,8 @@ static int open_pairs(secagg_client *c, const sdfed_secagg_list *relayed, const 
         rc = sdfed_secagg_share_key(c->share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
                                     (uint32_t)j, (uint32_t)core->self, key, err);
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair,
-                                   err);
+            rc =
+                sdfed_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair, err);
         if (rc) rc = sdfed_fail_context(err, rc, "secagg masked_request: client %d's pair", j);
         if (rc == SDFED_OK) rc = sdfed_secagg_client_keep_pair(core, slot, pair, err);
         memset(key, 0, sizeof key);

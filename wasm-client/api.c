@@ -378,18 +378,8 @@ static int make_plan(int n, sdfed_secagg_plan *p) {
     }
     *p = W.plan;
     const double P = (double)p->dims;
-    double v[15] = {p->params.n,
-                    p->params.k,
-                    p->params.t,
-                    p->params.min_inputs,
-                    p->params.complete,
-                    p->ring.ring_bits,
-                    p->ring.quant_bits,
-                    p->ring.clip,
-                    (double)p->ring.max_weight,
-                    p->l2_clip,
-                    (double)p->sigma2,
-                    P,
+    double v[15] = {p->params.n, p->params.k, p->params.t, p->params.min_inputs, p->params.complete, p->ring.ring_bits,
+                    p->ring.quant_bits, p->ring.clip, (double)p->ring.max_weight, p->l2_clip, (double)p->sigma2, P,
                     (double)sdfed_secagg_stream_bytes(p->ring.ring_bits, p->dims + 1),
                     /* two secrets, 5 chunks, t - 1 coefficients of 8 bytes, and room for rejections (each 2^-61) */
                     2.0 * SDFED_SHAMIR_CHUNKS * (p->params.t - 1) * 8 + 256,

@@ -108,8 +108,8 @@ int sdfed_secagg_client_share(sdfed_secagg_client *c, const unsigned char *reque
     for (int slot = 0; slot < holders && rc == SDFED_OK; slot++) {
         unsigned char *pair = pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot;
         sdfed_secagg_pair_write(&b[slot], &s[slot], pair);
-        if (c->holder[slot] == c->self) memcpy(c->pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot, pair,
-                                               SDFED_SECAGG_PAIR_BYTES);
+        if (c->holder[slot] == c->self)
+            memcpy(c->pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot, pair, SDFED_SECAGG_PAIR_BYTES);
     }
     if (b) memset(b, 0, sizeof *b * (size_t)holders);
     if (s) memset(s, 0, sizeof *s * (size_t)holders);
@@ -170,8 +170,8 @@ int sdfed_secagg_client_keep_pair(sdfed_secagg_client *c, int slot, const unsign
     int rc = out_of_order(c, SDFED_SECAGG_MASKED, err);
     if (rc) return rc;
     if (!sdfed_secagg_client_recipient(c, slot) || c->masked_with[slot] || c->have_input)
-        return verdict(c, sdfed_fail(err, SDFED_ERR_ARG, "secagg client: a pair kept for slot %d, which takes none",
-                                     slot));
+        return verdict(
+            c, sdfed_fail(err, SDFED_ERR_ARG, "secagg client: a pair kept for slot %d, which takes none", slot));
     memcpy(c->pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot, pair, SDFED_SECAGG_PAIR_BYTES);
     c->masked_with[slot] = 1;
     return SDFED_OK;
@@ -215,8 +215,8 @@ int sdfed_secagg_client_write_masked(sdfed_secagg_client *c, sdfed_buffer *out, 
     if (rc) return rc;
     for (int slot = 0; slot < c->holders; slot++)
         if (sdfed_secagg_client_masks_with(c, slot) && !c->added[slot])
-            return verdict(c, sdfed_fail(err, SDFED_ERR_ARG, "secagg client: client %d's mask is not added",
-                                         c->holder[slot]));
+            return verdict(
+                c, sdfed_fail(err, SDFED_ERR_ARG, "secagg client: client %d's mask is not added", c->holder[slot]));
     if (!c->have_input) return verdict(c, sdfed_fail(err, SDFED_ERR_ARG, "secagg client: no input made"));
     rc = sdfed_secagg_write_masked(out, c->round, c->plan.ring.ring_bits, c->masked, c->plan.dims + 1, err);
     if (rc == SDFED_OK) c->stage = SDFED_SECAGG_UNMASK;

@@ -15,6 +15,8 @@
  *   g HEX                       the round's global (P floats, little-endian)
  *   page PLACE CLIENT SAMPLES HEX   for each page place: its rounding's
  *                               client number, its sample count, its x
+ *   time advertise CPU_MS WALL_MS   a native client's mean time making its
+ *                               keys and message
  *   end
  * then reads commands, answering each with lines and "end":
  *   msg PLACE HEX     the page client's message: "ok", or "refused CODE why"
@@ -60,11 +62,11 @@ static struct {
     int64_t round;
     int n, drop, bad;
     size_t P;
-    unsigned char *page;     /* (n) 1 for the page's places */
-    secagg_client *clients;  /* (n) the native ones' */
-    float *g, *x;            /* g (P), x (n x P) */
-    int64_t *samples;        /* (n) */
-    uint64_t *given;         /* (n x (P + 1)) the page's inputs, when it sent them */
+    unsigned char *page;    /* (n) 1 for the page's places */
+    secagg_client *clients; /* (n) the native ones' */
+    float *g, *x;           /* g (P), x (n x P) */
+    int64_t *samples;       /* (n) */
+    uint64_t *given;        /* (n x (P + 1)) the page's inputs, when it sent them */
     unsigned char *has_given;
     secagg_server server;
     sdfed_buffer in, out;
@@ -134,8 +136,8 @@ static void bad_request(int p) {
     }
     for (int i = 0; i < q.dropped.count; i++) dropped[i] = (int)sdfed_secagg_be32(q.dropped.entries + 4 * (size_t)i);
     dropped[q.dropped.count] = victim;
-    if (sdfed_secagg_write_unmask_request(&S.in, S.round, q.inputs, alive, q.alive.count, dropped,
-                                          q.dropped.count + 1, &S.err))
+    if (sdfed_secagg_write_unmask_request(&S.in, S.round, q.inputs, alive, q.alive.count, dropped, q.dropped.count + 1,
+                                          &S.err))
         die("a bad request");
     free(alive), free(dropped);
 }
@@ -230,7 +232,10 @@ static void command(char *line) {
         printf("refused 0 not hex\n");
     } else if (!strcmp(verb, "msg") && p >= 0 && p < S.n && S.page[p]) {
         int rc = secagg_server_receive(&S.server, p, bytes, len, &S.err);
-        if (rc) printf("refused %d %s\n", rc, S.err.message); else printf("ok\n");
+        if (rc)
+            printf("refused %d %s\n", rc, S.err.message);
+        else
+            printf("ok\n");
     } else if (!strcmp(verb, "input") && p >= 0 && p < S.n && S.page[p] && len == 8 * (S.P + 1)) {
         for (size_t j = 0; j <= S.P; j++) {
             uint64_t v = 0;
@@ -284,11 +289,12 @@ int main(int argc, char **argv) {
             S.x[S.P * (size_t)p + j] = S.g[j] + (float)(0.6 * (2 * sdfed_rng_uniform(&rng) - 1));
     }
     unsigned char key[32];
-    if (sdfed_crypto_random(key, sizeof key, &S.err) ||
-        secagg_server_start(&S.server, &S.plan, S.round, key, &S.err))
+    if (sdfed_crypto_random(key, sizeof key, &S.err) || secagg_server_start(&S.server, &S.plan, S.round, key, &S.err))
         die("the server");
     printf("plan %d %d %d %d\n", S.plan.params.n, S.plan.params.k, S.plan.params.t, S.plan.params.min_inputs);
     hex_out("g ", S.g, sizeof *S.g * S.P);
+    double cpu = 0, wall = 0;
+    int timed = 0;
     for (int p = 0; p < S.n; p++) {
         if (S.page[p]) {
             char head[64];
@@ -297,10 +303,17 @@ int main(int argc, char **argv) {
             continue;
         }
         sdfed_secagg_bytes secret = sdfed_crypto_os_source();
-        if (secagg_client_advertise(&S.clients[p], &S.plan, S.round, &secret, &S.out, &S.err) ||
-            secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err))
+        struct timespec c0, w0, c1, w1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        clock_gettime(CLOCK_MONOTONIC, &w0);
+        if (secagg_client_advertise(&S.clients[p], &S.plan, S.round, &secret, &S.out, &S.err))
             die("a native client's keys");
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        clock_gettime(CLOCK_MONOTONIC, &w1);
+        cpu += ms(&c0, &c1), wall += ms(&w0, &w1), timed++;
+        if (secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's keys");
     }
+    if (timed) printf("time advertise %.3f %.3f\n", cpu / timed, wall / timed);
     printf("end\n");
     fflush(stdout);
     char *line = NULL;

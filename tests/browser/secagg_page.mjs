@@ -144,6 +144,10 @@ export async function runRound({ page, exe, taskFile, P, n, round, places, drop 
   try {
     const first = await native.block();
     const [, N, k, t, minInputs] = first[0].split(' ').map(Number);
+    for (const l of first.filter((x) => x.startsWith('time advertise '))) {
+      const [, , cpu, wall] = l.split(' ');
+      r.nativeMs.advertise = { cpu: Number(cpu), wall: Number(wall) };
+    }
     r.plan = { n: N, k, t, minInputs };
     const g = first.find((l) => l.startsWith('g ')).slice(2);
     const given = new Map(first.filter((l) => l.startsWith('page ')).map((l) => {
