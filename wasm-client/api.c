@@ -339,32 +339,25 @@ static int whole(double x, double lo, const char *what, int64_t *v) {
     return SDFED_OK;
 }
 
-/* the output buffer, emptied (its old bytes wiped: they may be share pairs), then appended to */
-typedef struct out_writer {
-    sdfed_sink sink;
-    int failed;
-} out_writer;
-
-static out_writer out_begin(void) {
+/* the output buffer emptied, its old bytes wiped (they may be share pairs) */
+static void out_wipe(void) {
     if (W.out.data) memset(W.out.data, 0, W.out.capacity);
     W.out.size = 0;
-    return (out_writer){sdfed_buffer_sink(&W.out), 0};
 }
 
-static void out_put(out_writer *w, const void *data, size_t n) {
-    if (!w->failed && n && w->sink.write(w->sink.ctx, data, n)) w->failed = 1;
-}
-
-static void out_u32(out_writer *w, uint32_t v) {
-    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
-                          (unsigned char)v};
-    out_put(w, b, sizeof b);
-}
-
-static int out_end(out_writer *w) {
-    if (!w->failed) return SDFED_OK;
-    W.out.size = 0;
-    return fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+/* the output buffer as size (> 0) zero bytes to fill in; NULL when out of memory */
+static unsigned char *out_reserve(size_t size) {
+    static const unsigned char zeros[256];
+    out_wipe();
+    sdfed_sink sink = sdfed_buffer_sink(&W.out);
+    for (size_t at = 0; at < size; at += sizeof zeros) {
+        if (sink.write(sink.ctx, zeros, size - at < sizeof zeros ? size - at : sizeof zeros)) {
+            W.out.size = 0;
+            fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+            return NULL;
+        }
+    }
+    return W.out.data;
 }
 
 /* *p = the task's plan for n clients, its figures in W.plan_values */
@@ -418,22 +411,26 @@ int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, s
     unsigned char *pairs = malloc(SDFED_SECAGG_PAIR_BYTES * (most ? most : 1));
     if (!pairs) return fail(SDFED_ERR_NOMEM, "secagg: out of memory");
     int rc = sdfed_secagg_client_share(c, request, len, &source, pairs, &W.err);
-    if (rc == SDFED_OK) {
-        out_writer w = out_begin();
-        int count = 0;
-        for (int slot = 0; slot < c->holders; slot++) count += sdfed_secagg_client_recipient(c, slot);
-        out_u32(&w, (uint32_t)count);
+    if (rc == SDFED_OK) { /* count, then client (4) || share key (32) || info (64) || pair (80) each */
+        const size_t entry = 4 + 32 + SDFED_SECAGG_INFO_BYTES + SDFED_SECAGG_PAIR_BYTES;
+        uint32_t count = 0;
+        for (int slot = 0; slot < c->holders; slot++) count += (uint32_t)sdfed_secagg_client_recipient(c, slot);
+        unsigned char *o = out_reserve(4 + entry * count);
+        rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+        if (o) {
+            sdfed_secagg_put_be32(o, count);
+            o += 4;
+        }
         for (int slot = 0; slot < c->holders && rc == SDFED_OK; slot++) {
             if (!sdfed_secagg_client_recipient(c, slot)) continue;
-            unsigned char info[SDFED_SECAGG_INFO_BYTES];
+            sdfed_secagg_put_be32(o, (uint32_t)c->holder[slot]);
+            memcpy(o + 4, c->keys + 64 * (size_t)slot + 32, 32);
             rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, c->session, c->round, (uint32_t)c->self,
-                                   (uint32_t)c->holder[slot], info, &W.err);
-            out_u32(&w, (uint32_t)c->holder[slot]);
-            out_put(&w, c->keys + 64 * (size_t)slot + 32, 32);
-            out_put(&w, info, sizeof info);
-            out_put(&w, pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot, SDFED_SECAGG_PAIR_BYTES);
+                                   (uint32_t)c->holder[slot], o + 36, &W.err);
+            memcpy(o + 36 + SDFED_SECAGG_INFO_BYTES, pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
+                   SDFED_SECAGG_PAIR_BYTES);
+            o += entry;
         }
-        if (rc == SDFED_OK) rc = out_end(&w);
         if (rc) sdfed_secagg_client_abandon(c);
     }
     memset(pairs, 0, SDFED_SECAGG_PAIR_BYTES * (most ? most : 1));
@@ -450,7 +447,7 @@ int wc_secagg_shares(const uint8_t *sealed, size_t len) {
         return sdfed_fail(&W.err, SDFED_ERR_ARG, "secagg: %zu bytes of sealed pairs, %zu pairs take %zu", len, count,
                           count * SDFED_SECAGG_SEALED_BYTES);
     }
-    out_begin(); /* the share jobs' pairs wiped */
+    out_wipe(); /* the share jobs' pairs */
     return sdfed_secagg_client_write_shares(c, sealed, &W.out, &W.err);
 }
 
@@ -460,22 +457,25 @@ int wc_secagg_relayed(const uint8_t *request, size_t len) {
     if (!slots) return fail(SDFED_ERR_NOMEM, "secagg: out of memory");
     sdfed_secagg_list relayed = {0};
     int rc = sdfed_secagg_client_relayed(c, request, len, &relayed, slots, &W.err);
-    if (rc == SDFED_OK) {
-        out_writer w = out_begin();
-        out_u32(&w, (uint32_t)relayed.count);
+    if (rc == SDFED_OK) { /* count, then slot (4) || sender (4) || share key (32) || info (64) || sealed (108) each */
+        const size_t entry = 8 + 32 + SDFED_SECAGG_INFO_BYTES + SDFED_SECAGG_SEALED_BYTES;
+        unsigned char *o = out_reserve(4 + entry * (size_t)relayed.count);
+        rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+        if (o) {
+            sdfed_secagg_put_be32(o, (uint32_t)relayed.count);
+            o += 4;
+        }
         for (int i = 0; i < relayed.count && rc == SDFED_OK; i++) {
             const unsigned char *e = relayed.entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;
             int slot = slots[i], j = c->holder[slot];
-            unsigned char info[SDFED_SECAGG_INFO_BYTES];
+            sdfed_secagg_put_be32(o, (uint32_t)slot);
+            sdfed_secagg_put_be32(o + 4, (uint32_t)j);
+            memcpy(o + 8, c->keys + 64 * (size_t)slot + 32, 32);
             rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, c->session, c->round, (uint32_t)j, (uint32_t)c->self,
-                                   info, &W.err);
-            out_u32(&w, (uint32_t)slot);
-            out_u32(&w, (uint32_t)j);
-            out_put(&w, c->keys + 64 * (size_t)slot + 32, 32);
-            out_put(&w, info, sizeof info);
-            out_put(&w, e + 4, SDFED_SECAGG_SEALED_BYTES);
+                                   o + 40, &W.err);
+            memcpy(o + 40 + SDFED_SECAGG_INFO_BYTES, e + 4, SDFED_SECAGG_SEALED_BYTES);
+            o += entry;
         }
-        if (rc == SDFED_OK) rc = out_end(&w);
         if (rc) sdfed_secagg_client_abandon(c);
     }
     free(slots);
@@ -499,25 +499,28 @@ int wc_secagg_input(const float *x, const float *g, double sample_count, double 
     sdfed_secagg_bytes own = sdfed_secagg_buffer_source(&buffer);
     rc = sdfed_secagg_client_input(c, x, g, count, &rounding, noise_len ? &own : NULL, &W.err);
     if (rc) return rc;
-    out_writer w = out_begin();
-    int masks = 0;
-    for (int slot = 0; slot < c->holders; slot++) masks += sdfed_secagg_client_masks_with(c, slot);
-    out_u32(&w, (uint32_t)sdfed_secagg_stream_bytes(c->plan.ring.ring_bits, c->plan.dims + 1));
-    out_u32(&w, (uint32_t)masks);
-    static const unsigned char none[32];
+    /* stream bytes, count, then slot (4) || client (4) || mask key (32) || info (64) each */
+    const size_t entry = 8 + 32 + SDFED_SECAGG_INFO_BYTES;
+    uint32_t masks = 0;
+    for (int slot = 0; slot < c->holders; slot++) masks += (uint32_t)sdfed_secagg_client_masks_with(c, slot);
+    unsigned char *o = out_reserve(8 + entry * masks);
+    rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+    if (o) {
+        sdfed_secagg_put_be32(o, (uint32_t)sdfed_secagg_stream_bytes(c->plan.ring.ring_bits, c->plan.dims + 1));
+        sdfed_secagg_put_be32(o + 4, masks);
+        o += 8;
+    }
     for (int slot = 0; slot < c->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_masks_with(c, slot)) continue;
         uint32_t i = (uint32_t)c->self, j = (uint32_t)c->holder[slot];
-        unsigned char info[SDFED_SECAGG_INFO_BYTES];
-        rc = i == j ? sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SELF, c->session, c->round, i, i, info, &W.err)
+        sdfed_secagg_put_be32(o, (uint32_t)slot);
+        sdfed_secagg_put_be32(o + 4, j);
+        if (i != j) memcpy(o + 8, c->keys + 64 * (size_t)slot, 32); /* its own slot: zeros */
+        rc = i == j ? sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SELF, c->session, c->round, i, i, o + 40, &W.err)
                     : sdfed_secagg_info(SDFED_SECAGG_PURPOSE_PAIR, c->session, c->round, i < j ? i : j, i < j ? j : i,
-                                        info, &W.err);
-        out_u32(&w, (uint32_t)slot);
-        out_u32(&w, j);
-        out_put(&w, i == j ? none : c->keys + 64 * (size_t)slot, 32);
-        out_put(&w, info, sizeof info);
+                                        o + 40, &W.err);
+        o += entry;
     }
-    if (rc == SDFED_OK) rc = out_end(&w);
     if (rc) sdfed_secagg_client_abandon(c);
     return rc;
 }
@@ -529,7 +532,7 @@ int wc_secagg_add_mask(int slot, const uint8_t *stream, size_t len) {
 int wc_secagg_masked(void) { return sdfed_secagg_client_write_masked(&W.secagg, &W.out, &W.err); }
 
 int wc_secagg_unmask(const uint8_t *request, size_t len) {
-    out_begin(); /* a refusal leaves nothing to send */
+    out_wipe(); /* a refusal leaves nothing to send */
     return sdfed_secagg_client_unmask(&W.secagg, request, len, &W.out, &W.err);
 }
 
@@ -538,13 +541,10 @@ void wc_secagg_abandon(void) { sdfed_secagg_client_abandon(&W.secagg); }
 int wc_secagg_input_values(void) {
     const sdfed_secagg_client *c = &W.secagg;
     if (!c->have_input) return fail(SDFED_ERR_ARG, "secagg: no input made in this round");
-    out_writer w = out_begin();
-    for (size_t j = 0; j <= c->plan.dims; j++) {
-        unsigned char b[8];
-        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(c->input[j] >> (8 * i));
-        out_put(&w, b, sizeof b);
-    }
-    return out_end(&w);
+    unsigned char *o = out_reserve(8 * (c->plan.dims + 1));
+    for (size_t j = 0; o && j <= c->plan.dims; j++)
+        for (int i = 0; i < 8; i++) o[8 * j + (size_t)i] = (unsigned char)(c->input[j] >> (8 * i));
+    return o ? SDFED_OK : SDFED_ERR_NOMEM;
 }
 
 const char *wc_secagg_code_name(int code) { return sdfed_secagg_code_name(code); }
@@ -555,12 +555,11 @@ int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, 
     if (rc == SDFED_OK) rc = whole(a, 0, "client a", &x);
     if (rc == SDFED_OK) rc = whole(b, 0, "client b", &y);
     if (rc == SDFED_OK && (x > UINT32_MAX || y > UINT32_MAX)) rc = fail(SDFED_ERR_ARG, "secagg: a client beyond 2^32");
-    unsigned char info[SDFED_SECAGG_INFO_BYTES];
+    unsigned char *info = rc ? NULL : out_reserve(SDFED_SECAGG_INFO_BYTES);
+    if (rc == SDFED_OK && !info) rc = SDFED_ERR_NOMEM;
     if (rc == SDFED_OK) rc = sdfed_secagg_info(purpose, session, r, (uint32_t)x, (uint32_t)y, info, &W.err);
-    if (rc) return rc;
-    out_writer w = out_begin();
-    out_put(&w, info, sizeof info);
-    return out_end(&w);
+    if (rc) W.out.size = 0;
+    return rc;
 }
 
 int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys) {
@@ -575,10 +574,9 @@ int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const ui
         rc = sdfed_secagg_session_id(r, n, mask_keys, share_keys, advertised, scratch, session, &W.err);
     }
     free(advertised), free(scratch);
-    if (rc) return rc;
-    out_writer w = out_begin();
-    out_put(&w, session, sizeof session);
-    return out_end(&w);
+    unsigned char *o = rc ? NULL : out_reserve(sizeof session);
+    if (o) memcpy(o, session, sizeof session);
+    return rc ? rc : o ? SDFED_OK : SDFED_ERR_NOMEM;
 }
 
 int wc_secagg_ring_add(int ring_bits, uint64_t *v, size_t count, const uint8_t *stream, size_t len, int sign) {

@@ -92,7 +92,10 @@ static unsigned char *hex_in(const char *s, size_t *n) {
     unsigned char *out = malloc(len / 2 + 1);
     for (size_t i = 0; out && i < len / 2; i++) {
         unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return free(out), NULL;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1) {
+            free(out);
+            return NULL;
+        }
         out[i] = (unsigned char)v;
     }
     *n = len / 2;
@@ -207,7 +210,9 @@ static void next_stage(void) {
         native_step(p, stage);
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         clock_gettime(CLOCK_MONOTONIC, &w1);
-        cpu += ms(&c0, &c1), wall += ms(&w0, &w1), timed++;
+        cpu += ms(&c0, &c1);
+        wall += ms(&w0, &w1);
+        timed++;
     }
     if (timed) printf("time %s %.3f %.3f\n", sdfed_secagg_stage_name(stage), cpu / timed, wall / timed);
     for (int p = 0; p < S.n; p++) {
@@ -267,8 +272,11 @@ int main(int argc, char **argv) {
     if (!json) return fprintf(stderr, "secagg_native: cannot read %s\n", argv[1]), 2;
     if (sdfed_task_parse(&S.task, json, size, &S.err) || sdfed_task_validate(&S.task, &S.err)) die("the task");
     free(json);
-    S.n = atoi(argv[2]), S.round = atoll(argv[3]), S.P = (size_t)atol(argv[4]);
-    S.drop = argc > 6 ? atoi(argv[6]) : -1, S.bad = argc > 7 ? atoi(argv[7]) : -1;
+    S.n = atoi(argv[2]);
+    S.round = atoll(argv[3]);
+    S.P = (size_t)atol(argv[4]);
+    S.drop = argc > 6 ? atoi(argv[6]) : -1;
+    S.bad = argc > 7 ? atoi(argv[7]) : -1;
     if (sdfed_secagg_plan_make(&S.task, S.n, S.P, &S.plan, &S.err)) die("the plan");
     S.page = calloc((size_t)S.n, 1);
     S.has_given = calloc((size_t)S.n, 1);
@@ -310,7 +318,9 @@ int main(int argc, char **argv) {
             die("a native client's keys");
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         clock_gettime(CLOCK_MONOTONIC, &w1);
-        cpu += ms(&c0, &c1), wall += ms(&w0, &w1), timed++;
+        cpu += ms(&c0, &c1);
+        wall += ms(&w0, &w1);
+        timed++;
         if (secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's keys");
     }
     if (timed) printf("time advertise %.3f %.3f\n", cpu / timed, wall / timed);
