@@ -59,7 +59,8 @@ const CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal'
   'Ankle boot'];
 // what /task says of the federation (federation.js's describe reads it)
 const description = { task: harary, classes: CLASSES, demo_shards: 0, mode: 'sync', global_shape: [8, 128],
-  model: { url: '/test/model.gguf', size: modelBytes.length, sha256: createHash('sha256').update(modelBytes).digest('hex') } };
+  model: { url: '/test/model.gguf', size: modelBytes.length,
+           sha256: createHash('sha256').update(modelBytes).digest('hex') } };
 
 const server = await servePage({ root, emBuild, model, description });
 const browser = await launchChromium();
@@ -115,10 +116,12 @@ try {
         `: ${JSON.stringify([r.refused, r.refusals, r.abandoned])}` : ''}`);
     check(r.stages.join(',') === 'share,masked,unmask,done', `${spec.name}: the stages ${r.stages.join(', ')}`);
     const shares = 13 + 112 * r.plan.k;
-    check((r.sizes.share || []).every((s) => s === shares) && (r.sizes.masked || []).every((s) => s === 13 + 4 * (P + 1)),
+    check((r.sizes.share || []).every((s) => s === shares) &&
+          (r.sizes.masked || []).every((s) => s === 13 + 4 * (P + 1)),
       `${spec.name}: the page's shares (${r.sizes.share}) and masked inputs (${r.sizes.masked}) have their sizes`);
     // weights: min(samples, max_weight) of the 4 clients left (16 + 997 p samples at place p)
-    const weight = [0, 1, 2, 3].reduce((a, p) => a + Math.min(16 + 997 * p, spec.task.secure_aggregation.max_weight), 0);
+    const most = spec.task.secure_aggregation.max_weight;
+    const weight = [0, 1, 2, 3].reduce((a, p) => a + Math.min(16 + 997 * p, most), 0);
     check(r.parity && r.parity.same && r.parity.weight === weight,
       `${spec.name}: the sum unmasked natively is the plain weighted mean of the same inputs bit for bit ` +
       `(${r.parity ? `${r.parity.same ? 'same' : 'DIFFERS'}, weight ${r.parity.weight} of ${weight}, global sha256 ` +
@@ -139,11 +142,13 @@ try {
   const c = await runRound({ page, exe, taskFile: taskFile('task-bad', harary), P, n: 5, round: 9,
     places: new Map([[1, 0], [3, 1]]), drop: 4, bad: 1 });
   const refusal = c.refusals.find((x) => x.place === 1) || {};
-  check(refusal.stage === 'unmask' && refusal.code === 'secagg_both_sets' && /both alive and dropped/.test(refusal.error),
+  check(refusal.stage === 'unmask' && refusal.code === 'secagg_both_sets' &&
+        /both alive and dropped/.test(refusal.error),
     `the page's client refuses an unmasking request naming a neighbour both alive and dropped: ${refusal.code} ` +
     `(${refusal.error})`);
-  check(c.refusals.length === 1 && c.refused.length === 0, `only that request is refused; the round then ` +
-    `${c.abandoned ? 'is abandoned' : `unmasks without it (${c.parity && c.parity.same ? 'parity same' : 'parity?'})`}`);
+  const parity = c.parity && c.parity.same ? 'same' : 'not same';
+  const then = c.abandoned ? 'is abandoned' : `unmasks without it (parity ${parity})`;
+  check(c.refusals.length === 1 && c.refused.length === 0, `only that request is refused; the round then ${then}`);
   await page.close();
 } catch (e) {
   check(false, `${e.message}\n${watch.tail()}`);
@@ -159,7 +164,8 @@ try {
     const p2 = await insecure.newPage();
     await p2.goto(`${loopback2.url}/test/blank.html`);
     const s = await p2.evaluate(() => ({ secure: isSecureContext, subtle: !!(self.crypto && crypto.subtle) }));
-    console.log(`Chromium at ${loopback2.url}: isSecureContext ${s.secure}, crypto.subtle ${s.subtle ? 'present' : 'absent'}`);
+    console.log(`Chromium at ${loopback2.url}: isSecureContext ${s.secure}, ` +
+      `crypto.subtle ${s.subtle ? 'present' : 'absent'}`);
     await p2.close();
     loopback2.close();
   }

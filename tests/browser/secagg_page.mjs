@@ -28,7 +28,10 @@ export function servePage({ root, emBuild, model, host = '127.0.0.1', descriptio
     const url = new URL(req.url, 'http://x').pathname;
     const headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp',
       'Cache-Control': 'no-store' };
-    const send = (status, type, body) => { res.writeHead(status, { ...headers, 'Content-Type': type }); res.end(body); };
+    const send = (status, type, body) => {
+      res.writeHead(status, { ...headers, 'Content-Type': type });
+      res.end(body);
+    };
     if (url === '/test/blank.html') return send(200, 'text/html', '<!doctype html><title>secure rounds</title>');
     if (url === '/task' && description) return send(200, 'application/json', JSON.stringify(description));
     if (url === '/status') return send(200, 'application/json', '{"clients": 0, "round": 0, "rounds": 1}');
@@ -139,8 +142,8 @@ export const setPageTask = (page, task) => page.evaluate(({ task }) =>
 export async function runRound({ page, exe, taskFile, P, n, round, places, drop = -1, bad = -1, sendInputs = false,
                                  log = null }) {
   const native = startNative(exe, [taskFile, n, round, P, [...places.keys()].join(','), drop, bad], log);
-  const r = { plan: null, pagePlans: [], refused: [], refusals: [], pageMs: {}, nativeMs: {}, sizes: {}, maskKeyShares: 0,
-              stages: [], parity: null, noised: [], abandoned: null, inputs: new Map() };
+  const r = { plan: null, pagePlans: [], refused: [], refusals: [], pageMs: {}, nativeMs: {}, sizes: {},
+              maskKeyShares: 0, stages: [], parity: null, noised: [], abandoned: null, inputs: new Map() };
   try {
     const first = await native.block();
     const [, N, k, t, minInputs] = first[0].split(' ').map(Number);
@@ -190,7 +193,8 @@ export async function runRound({ page, exe, taskFile, P, n, round, places, drop 
       for (const l of lines.filter((x) => x.startsWith('request '))) {
         const [, place, request] = l.split(' '), p = Number(place), w = places.get(p);
         const op = { share: 'secaggShare', masked: 'secaggMask', unmask: 'secaggUnmask' }[stage];
-        const args = stage === 'masked' ? { request, x: given.get(p).x, g, samples: given.get(p).samples } : { request };
+        const { x, samples } = given.get(p);
+        const args = stage === 'masked' ? { request, x, g, samples } : { request };
         const res = await pageCall(page, w, op, args);
         if (res.error) {
           r.refusals.push({ place: p, stage, ...res });
