@@ -1,9 +1,10 @@
 /* A client's side of one secure round on the host: its state across the
  * four stages, each a step that reads the server's message and writes its
- * own (shared/fed/secagg_message.h), over the core's arithmetic and checks
- * and native/secagg_keys.h's cryptography. The headless client sends what
- * it writes over its socket; the simulator hands it to the server in the
- * same process.
+ * own (shared/fed/secagg_message.h): the core's client
+ * (fed/secagg_client.h: its state, checks and arithmetic) with
+ * native/secagg_keys.h's cryptography between its steps. The headless
+ * client sends what it writes over its socket; the simulator hands it to
+ * the server in the same process.
  *
  *   advertise  two new X25519 key pairs (mask, share) and a self-mask seed
  *              b, all from `secret` (the OS's randomness)
@@ -31,22 +32,15 @@
 #include <stdint.h>
 
 #include "base/io.h"
+#include "fed/secagg_client.h"
 #include "fed/secagg_random.h"
 #include "fed/secagg_stage.h"
 #include "fed/secagg_task.h"
 
 typedef struct secagg_client {
-    sdfed_secagg_plan plan;
-    int64_t round;
-    sdfed_secagg_stage stage; /* the next step: advertise, share, masked, unmask, then done */
+    sdfed_secagg_client core; /* the protocol's state and checks (fed/secagg_client.h) */
     sdfed_secagg_bytes secret;
-    unsigned char mask_sk[32], mask_pk[32], share_sk[32], share_pk[32], seed[32], session[32];
-    int self, holders;
-    int *holder;                /* (holders) the client in each slot */
-    unsigned char *keys;        /* (holders) x 64: each holder's mask key || share key (zeros: not advertised) */
-    unsigned char *pairs;       /* (holders) x 80: the share pair each holder sent it (its own in its slot) */
-    unsigned char *masked_with; /* (holders) 1 for each neighbour whose pair it opened */
-    uint64_t *input;            /* (P + 1) its input before masking (for the simulator's parity check) */
+    unsigned char share_sk[32]; /* the share key's private half (the mask key's is core.mask_sk) */
 } secagg_client;
 
 /* c = a client of round `round` under plan (the round's), with its

@@ -10,6 +10,9 @@
 #include "clip/image_composite.h"
 #include "data/folder_rule.h"
 #include "fed/protocol.h"
+#include "fed/secagg_client.h"
+#include "fed/secagg_layout.h"
+#include "fed/secagg_ring.h"
 #include "fed/task.h"
 #include "method/local_training.h"
 #include "method/methods_io.h"
@@ -48,7 +51,14 @@ static struct {
     sdfed_local_round round;
     uint32_t round_number;
     int in_round;
+    float *round_start; /* (global size) the round's global as received */
     double losses[5];
+    /* a secure round's client, and the last plan (kept for its n: with
+       noise it takes a bisection on the accountant) and its figures */
+    sdfed_secagg_client secagg;
+    sdfed_secagg_plan plan;
+    int plan_n; /* 0: none */
+    double plan_values[15];
     sdfed_buffer out;
 } W;
 
@@ -57,6 +67,10 @@ static int fail(int code, const char *what) { return sdfed_fail(&W.err, code, "%
 static void drop_task(void) {
     if (W.in_round) sdfed_local_round_end(&W.round);
     W.in_round = 0;
+    free(W.round_start);
+    W.round_start = NULL;
+    sdfed_secagg_client_free(&W.secagg);
+    W.plan_n = 0;
     if (W.have_task) {
         sdfed_method_params_free(&W.params);
         sdfed_classes_free(&W.cls);
@@ -228,7 +242,11 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
         return fail(SDFED_ERR_FORMAT, "the server's parameters do not have this method's shape");
     if (W.in_round) sdfed_local_round_end(&W.round);
     W.in_round = 0;
+    free(W.round_start);
+    W.round_start = malloc(sizeof *W.round_start * n);
+    if (!W.round_start) return fail(SDFED_ERR_NOMEM, "the round: out of memory");
     sdfed_frame_values(&f, W.params.global);
+    memcpy(W.round_start, W.params.global, sizeof *W.round_start * n);
     W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, wc_feature_size(), NULL, W.train.n};
     rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, &W.err);
     if (rc) return rc;
@@ -258,6 +276,11 @@ int wc_round_update(void) {
     sdfed_buffer_free(&W.out);
     return sdfed_frame_encode(SDFED_FRAME_UPDATE, W.round_number, (uint32_t)W.train.n, 2, shape, W.params.global,
                               &W.out, &W.err);
+}
+
+const float *wc_round_global(int which) {
+    if (!W.round_start) return NULL;
+    return which ? W.params.global : W.round_start;
 }
 
 double wc_accuracy(void) {
@@ -304,6 +327,262 @@ int wc_params_load(const uint8_t *bytes, size_t size) {
     sdfed_method_params_free(&W.params);
     W.params = p;
     return SDFED_OK;
+}
+
+/* ---- a secure round ----------------------------------------------------- */
+
+/* *v = x when it is an integer from lo to 2^53 */
+static int whole(double x, double lo, const char *what, int64_t *v) {
+    if (!(x >= lo && x <= 9007199254740992.0 && x == floor(x)))
+        return sdfed_fail(&W.err, SDFED_ERR_ARG, "secagg: %s %g is not a whole number from %g", what, x, lo);
+    *v = (int64_t)x;
+    return SDFED_OK;
+}
+
+/* the output buffer emptied, its old bytes wiped (they may be share pairs) */
+static void out_wipe(void) {
+    if (W.out.data) memset(W.out.data, 0, W.out.capacity);
+    W.out.size = 0;
+}
+
+/* the output buffer as size (> 0) zero bytes to fill in; NULL when out of memory */
+static unsigned char *out_reserve(size_t size) {
+    static const unsigned char zeros[256];
+    out_wipe();
+    sdfed_sink sink = sdfed_buffer_sink(&W.out);
+    for (size_t at = 0; at < size; at += sizeof zeros) {
+        if (sink.write(sink.ctx, zeros, size - at < sizeof zeros ? size - at : sizeof zeros)) {
+            W.out.size = 0;
+            fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+            return NULL;
+        }
+    }
+    return W.out.data;
+}
+
+/* *p = the task's plan for n clients, its figures in W.plan_values */
+static int make_plan(int n, sdfed_secagg_plan *p) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (n != W.plan_n) {
+        W.plan_n = 0;
+        int rc = sdfed_secagg_plan_make(&W.task, n, (size_t)wc_method_global_size(), &W.plan, &W.err);
+        if (rc) return rc;
+        W.plan_n = n;
+    }
+    *p = W.plan;
+    const double P = (double)p->dims;
+    double v[15] = {p->params.n, p->params.k, p->params.t, p->params.min_inputs, p->params.complete, p->ring.ring_bits,
+                    p->ring.quant_bits, p->ring.clip, (double)p->ring.max_weight, p->l2_clip, (double)p->sigma2, P,
+                    (double)sdfed_secagg_stream_bytes(p->ring.ring_bits, p->dims + 1),
+                    /* two secrets, 5 chunks, t - 1 coefficients of 8 bytes, and room for rejections (each 2^-61) */
+                    2.0 * SDFED_SHAMIR_CHUNKS * (p->params.t - 1) * 8 + 256,
+                    /* the discrete Gaussian takes about 340 bytes a draw (sd 330, at every sigma^2): running
+                       short of 1,024 a coordinate and 64 KiB is beyond any chance that matters */
+                    p->sigma2 ? 1024.0 * P + 65536 : 0};
+    _Static_assert(sizeof v == sizeof W.plan_values, "every figure of the plan");
+    memcpy(W.plan_values, v, sizeof v);
+    return SDFED_OK;
+}
+
+int wc_secagg_plan(int n) {
+    sdfed_secagg_plan p;
+    return make_plan(n, &p);
+}
+
+const double *wc_secagg_plan_values(void) { return W.plan_values; }
+
+int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *mask_pk, const uint8_t *share_pk,
+                    const uint8_t *seed) {
+    sdfed_secagg_client_free(&W.secagg);
+    W.secagg.stage = SDFED_SECAGG_ABANDONED;
+    sdfed_secagg_plan p;
+    int64_t r = 0;
+    int rc = whole(round, -9007199254740992.0, "the round", &r);
+    if (rc == SDFED_OK) rc = make_plan(n, &p);
+    if (rc) return rc;
+    return sdfed_secagg_client_start(&W.secagg, &p, r, mask_sk, mask_pk, share_pk, seed, &W.out, &W.err);
+}
+
+int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, size_t random_len) {
+    sdfed_secagg_client *c = &W.secagg;
+    sdfed_secagg_buffer buffer = {random, random_len, 0};
+    sdfed_secagg_bytes source = sdfed_secagg_buffer_source(&buffer);
+    size_t most = (size_t)c->plan.params.k + 1;
+    unsigned char *pairs = malloc(SDFED_SECAGG_PAIR_BYTES * (most ? most : 1));
+    if (!pairs) return fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+    int rc = sdfed_secagg_client_share(c, request, len, &source, pairs, &W.err);
+    if (rc == SDFED_OK) { /* count, then client (4) || share key (32) || info (64) || pair (80) each */
+        const size_t entry = 4 + 32 + SDFED_SECAGG_INFO_BYTES + SDFED_SECAGG_PAIR_BYTES;
+        uint32_t count = 0;
+        for (int slot = 0; slot < c->holders; slot++) count += (uint32_t)sdfed_secagg_client_recipient(c, slot);
+        unsigned char *o = out_reserve(4 + entry * count);
+        rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+        if (o) {
+            sdfed_secagg_put_be32(o, count);
+            o += 4;
+        }
+        for (int slot = 0; slot < c->holders && rc == SDFED_OK; slot++) {
+            if (!sdfed_secagg_client_recipient(c, slot)) continue;
+            sdfed_secagg_put_be32(o, (uint32_t)c->holder[slot]);
+            memcpy(o + 4, c->keys + 64 * (size_t)slot + 32, 32);
+            rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, c->session, c->round, (uint32_t)c->self,
+                                   (uint32_t)c->holder[slot], o + 36, &W.err);
+            memcpy(o + 36 + SDFED_SECAGG_INFO_BYTES, pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
+                   SDFED_SECAGG_PAIR_BYTES);
+            o += entry;
+        }
+        if (rc) sdfed_secagg_client_abandon(c);
+    }
+    memset(pairs, 0, SDFED_SECAGG_PAIR_BYTES * (most ? most : 1));
+    free(pairs);
+    return rc;
+}
+
+int wc_secagg_shares(const uint8_t *sealed, size_t len) {
+    sdfed_secagg_client *c = &W.secagg;
+    size_t count = 0;
+    for (int slot = 0; slot < c->holders; slot++) count += (size_t)sdfed_secagg_client_recipient(c, slot);
+    if (c->stage == SDFED_SECAGG_SHARE && len != count * SDFED_SECAGG_SEALED_BYTES) {
+        sdfed_secagg_client_abandon(c);
+        return sdfed_fail(&W.err, SDFED_ERR_ARG, "secagg: %zu bytes of sealed pairs, %zu pairs take %zu", len, count,
+                          count * SDFED_SECAGG_SEALED_BYTES);
+    }
+    out_wipe(); /* the share jobs' pairs */
+    return sdfed_secagg_client_write_shares(c, sealed, &W.out, &W.err);
+}
+
+int wc_secagg_relayed(const uint8_t *request, size_t len) {
+    sdfed_secagg_client *c = &W.secagg;
+    int *slots = malloc(sizeof *slots * (size_t)(c->holders > 0 ? c->holders : 1));
+    if (!slots) return fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+    sdfed_secagg_list relayed = {0};
+    int rc = sdfed_secagg_client_relayed(c, request, len, &relayed, slots, &W.err);
+    if (rc == SDFED_OK) { /* count, then slot (4) || sender (4) || share key (32) || info (64) || sealed (108) each */
+        const size_t entry = 8 + 32 + SDFED_SECAGG_INFO_BYTES + SDFED_SECAGG_SEALED_BYTES;
+        unsigned char *o = out_reserve(4 + entry * (size_t)relayed.count);
+        rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+        if (o) {
+            sdfed_secagg_put_be32(o, (uint32_t)relayed.count);
+            o += 4;
+        }
+        for (int i = 0; i < relayed.count && rc == SDFED_OK; i++) {
+            const unsigned char *e = relayed.entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;
+            int slot = slots[i], j = c->holder[slot];
+            sdfed_secagg_put_be32(o, (uint32_t)slot);
+            sdfed_secagg_put_be32(o + 4, (uint32_t)j);
+            memcpy(o + 8, c->keys + 64 * (size_t)slot + 32, 32);
+            rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, c->session, c->round, (uint32_t)j, (uint32_t)c->self,
+                                   o + 40, &W.err);
+            memcpy(o + 40 + SDFED_SECAGG_INFO_BYTES, e + 4, SDFED_SECAGG_SEALED_BYTES);
+            o += entry;
+        }
+        if (rc) sdfed_secagg_client_abandon(c);
+    }
+    free(slots);
+    return rc;
+}
+
+int wc_secagg_keep_pair(int slot, const uint8_t *pair) {
+    return sdfed_secagg_client_keep_pair(&W.secagg, slot, pair, &W.err);
+}
+
+int wc_secagg_input(const float *x, const float *g, double sample_count, double client, const uint8_t *noise,
+                    size_t noise_len) {
+    sdfed_secagg_client *c = &W.secagg;
+    int64_t count = 0, who = 0;
+    int rc = whole(sample_count, 0, "the sample count", &count);
+    if (rc == SDFED_OK) rc = whole(client, 0, "the client", &who);
+    if (rc) return rc;
+    sdfed_rng state;
+    sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&state, W.task.seed, c->round, who);
+    sdfed_secagg_buffer buffer = {noise, noise_len, 0};
+    sdfed_secagg_bytes own = sdfed_secagg_buffer_source(&buffer);
+    rc = sdfed_secagg_client_input(c, x, g, count, &rounding, noise_len ? &own : NULL, &W.err);
+    if (rc) return rc;
+    /* stream bytes, count, then slot (4) || client (4) || mask key (32) || info (64) each */
+    const size_t entry = 8 + 32 + SDFED_SECAGG_INFO_BYTES;
+    uint32_t masks = 0;
+    for (int slot = 0; slot < c->holders; slot++) masks += (uint32_t)sdfed_secagg_client_masks_with(c, slot);
+    unsigned char *o = out_reserve(8 + entry * masks);
+    rc = o ? SDFED_OK : SDFED_ERR_NOMEM;
+    if (o) {
+        sdfed_secagg_put_be32(o, (uint32_t)sdfed_secagg_stream_bytes(c->plan.ring.ring_bits, c->plan.dims + 1));
+        sdfed_secagg_put_be32(o + 4, masks);
+        o += 8;
+    }
+    for (int slot = 0; slot < c->holders && rc == SDFED_OK; slot++) {
+        if (!sdfed_secagg_client_masks_with(c, slot)) continue;
+        uint32_t i = (uint32_t)c->self, j = (uint32_t)c->holder[slot];
+        sdfed_secagg_put_be32(o, (uint32_t)slot);
+        sdfed_secagg_put_be32(o + 4, j);
+        if (i != j) memcpy(o + 8, c->keys + 64 * (size_t)slot, 32); /* its own slot: zeros */
+        rc = i == j ? sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SELF, c->session, c->round, i, i, o + 40, &W.err)
+                    : sdfed_secagg_info(SDFED_SECAGG_PURPOSE_PAIR, c->session, c->round, i < j ? i : j, i < j ? j : i,
+                                        o + 40, &W.err);
+        o += entry;
+    }
+    if (rc) sdfed_secagg_client_abandon(c);
+    return rc;
+}
+
+int wc_secagg_add_mask(int slot, const uint8_t *stream, size_t len) {
+    return sdfed_secagg_client_add_mask(&W.secagg, slot, stream, len, &W.err);
+}
+
+int wc_secagg_masked(void) { return sdfed_secagg_client_write_masked(&W.secagg, &W.out, &W.err); }
+
+int wc_secagg_unmask(const uint8_t *request, size_t len) {
+    out_wipe(); /* a refusal leaves nothing to send */
+    return sdfed_secagg_client_unmask(&W.secagg, request, len, &W.out, &W.err);
+}
+
+void wc_secagg_abandon(void) { sdfed_secagg_client_abandon(&W.secagg); }
+
+int wc_secagg_input_values(void) {
+    const sdfed_secagg_client *c = &W.secagg;
+    if (!c->have_input) return fail(SDFED_ERR_ARG, "secagg: no input made in this round");
+    unsigned char *o = out_reserve(8 * (c->plan.dims + 1));
+    for (size_t j = 0; o && j <= c->plan.dims; j++)
+        for (int i = 0; i < 8; i++) o[8 * j + (size_t)i] = (unsigned char)(c->input[j] >> (8 * i));
+    return o ? SDFED_OK : SDFED_ERR_NOMEM;
+}
+
+const char *wc_secagg_code_name(int code) { return sdfed_secagg_code_name(code); }
+
+int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, double b) {
+    int64_t r = 0, x = 0, y = 0;
+    int rc = whole(round, -9007199254740992.0, "the round", &r);
+    if (rc == SDFED_OK) rc = whole(a, 0, "client a", &x);
+    if (rc == SDFED_OK) rc = whole(b, 0, "client b", &y);
+    if (rc == SDFED_OK && (x > UINT32_MAX || y > UINT32_MAX)) rc = fail(SDFED_ERR_ARG, "secagg: a client beyond 2^32");
+    unsigned char *info = rc ? NULL : out_reserve(SDFED_SECAGG_INFO_BYTES);
+    if (rc == SDFED_OK && !info) rc = SDFED_ERR_NOMEM;
+    if (rc == SDFED_OK) rc = sdfed_secagg_info(purpose, session, r, (uint32_t)x, (uint32_t)y, info, &W.err);
+    if (rc) W.out.size = 0;
+    return rc;
+}
+
+int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys) {
+    int64_t r = 0;
+    int rc = whole(round, -9007199254740992.0, "the round", &r);
+    if (rc == SDFED_OK && (n < 1 || n > SDFED_SECAGG_MAX_CLIENTS)) rc = fail(SDFED_ERR_ARG, "secagg: n out of range");
+    if (rc) return rc;
+    unsigned char *advertised = malloc((size_t)n), *scratch = malloc(64 * (size_t)n), session[32];
+    if (!advertised || !scratch) rc = fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+    if (rc == SDFED_OK) {
+        memset(advertised, 1, (size_t)n);
+        rc = sdfed_secagg_session_id(r, n, mask_keys, share_keys, advertised, scratch, session, &W.err);
+    }
+    free(advertised), free(scratch);
+    unsigned char *o = rc ? NULL : out_reserve(sizeof session);
+    if (o) memcpy(o, session, sizeof session);
+    return rc ? rc : o ? SDFED_OK : SDFED_ERR_NOMEM;
+}
+
+int wc_secagg_ring_add(int ring_bits, uint64_t *v, size_t count, const uint8_t *stream, size_t len, int sign) {
+    if (ring_bits < 2 || ring_bits > 64 || (sign != 1 && sign != -1))
+        return fail(SDFED_ERR_ARG, "secagg: ring_bits 2 to 64, sign +1 or -1");
+    return sdfed_secagg_ring_add_stream(ring_bits, v, count, stream, len, sign, &W.err);
 }
 
 const uint8_t *wc_out_data(void) { return W.out.data; }

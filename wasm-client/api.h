@@ -13,8 +13,11 @@
  * restore a saved private prompt), wc_encode_image for each image,
  * wc_set_samples, then per round wc_round_begin with the server's global
  * frame, wc_round_step until wc_round_done, wc_round_update; wc_accuracy
- * and wc_predict at any time after wc_set_task. The same file builds
- * natively (tests/browser/step_native.c) to check the wasm against it. */
+ * and wc_predict at any time after wc_set_task. A secure round (the task's
+ * secure_aggregation) replaces wc_round_update by the wc_secagg_ calls
+ * below, which web/secagg.js makes with WebCrypto's results between them.
+ * The same file builds natively (tests/browser/step_native.c) to check the
+ * wasm against it. */
 #ifndef SDFED_WASM_CLIENT_API_H
 #define SDFED_WASM_CLIENT_API_H
 
@@ -75,6 +78,12 @@ WC_EXPORT const double *wc_round_losses(void);
  * sample count) into the output buffer. */
 WC_EXPORT int wc_round_update(void);
 
+/* The round's global parameters as wc_round_begin received them (which 0)
+ * and the client's after its steps (1): wc_method_global_size floats each,
+ * valid until the next call that starts a round or sets the task; NULL
+ * before a round. A secure round's input is their difference. */
+WC_EXPORT const float *wc_round_global(int which);
+
 /* Share of the test samples classified right; negative on error. */
 WC_EXPORT double wc_accuracy(void);
 /* The class of one image's features with the client's own parameters, and
@@ -102,6 +111,81 @@ WC_EXPORT int wc_params_load(const uint8_t *bytes, size_t size);
  * caller's included, at most 16; kernels/kernels_threads.c); returns how many run.
  * Threads are never taken back. */
 WC_EXPORT int wc_set_threads(int n);
+
+/* ---- a secure round (shared/fed/secagg_client.h), one at a time ----------
+ * The client's steps over the core, the cryptography left to the caller
+ * (web/secagg.js: X25519, HKDF-SHA256, AES-256-GCM and AES-256-CTR with
+ * WebCrypto, by the layouts of shared/fed/secagg_layout.h). Rounds and
+ * client numbers are doubles holding integers (below 2^53). Messages are
+ * the bytes of shared/fed/secagg_message.h; lists for the caller's
+ * cryptography are bytes too, integers big-endian:
+ *   share jobs   count (4) || per recipient, in slot order: client (4) ||
+ *                its share public key (32) || the share key's info (64,
+ *                also the GCM additional data) || the pair to seal (80)
+ *   pair jobs    count (4) || per relayed pair: slot (4) || sender (4) ||
+ *                its share public key (32) || the share key's info (64) ||
+ *                the sealed pair (108)
+ *   mask jobs    stream bytes (4) || count (4) || per mask: slot (4) ||
+ *                client (4) || its mask public key (32; zeros for the
+ *                client's own slot, whose key comes from its seed) || the
+ *                pair or self key's info (64)
+ * Each returns 0 or a status (a refused request: its fed/secagg_stage.h
+ * code, 100 and up, named by wc_secagg_code_name), the reason in
+ * wc_error(); a refusal leaves the client abandoned for the round. */
+
+/* The task's plan for a round of n clients (wc_set_task first) into
+ * wc_secagg_plan_values. */
+WC_EXPORT int wc_secagg_plan(int n);
+/* The last plan: n, k, t, min_inputs, complete (0/1), ring_bits,
+ * quant_bits, clip, max_weight, l2_clip (0: none), sigma2 (0: no noise),
+ * dims P, stream bytes (a mask's), the random bytes wc_secagg_share takes,
+ * the noise bytes wc_secagg_input takes (0 without noise): 15 doubles. */
+WC_EXPORT const double *wc_secagg_plan_values(void);
+/* A new client of round `round` among n: its mask key pair (private and
+ * public, 32 bytes each), its share public key and its self-mask seed (32
+ * random bytes); out = its advertise message. */
+WC_EXPORT int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *mask_pk,
+                              const uint8_t *share_pk, const uint8_t *seed);
+/* The share_request read and checked, the secrets Shamir-shared with
+ * coefficients from `random` (the plan's bytes, crypto.getRandomValues);
+ * out = the share jobs. */
+WC_EXPORT int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, size_t random_len);
+/* sealed: the share jobs' pairs sealed (108 bytes each, in their order);
+ * out = the shares message. */
+WC_EXPORT int wc_secagg_shares(const uint8_t *sealed, size_t len);
+/* The masked_request read and its senders checked; out = the pair jobs. */
+WC_EXPORT int wc_secagg_relayed(const uint8_t *request, size_t len);
+/* The 80-byte pair opened from slot's sender. */
+WC_EXPORT int wc_secagg_keep_pair(int slot, const uint8_t *pair);
+/* Its input from x and g (P floats each), its sample count, the rounding
+ * of (the task's seed, the round, client `client`) and its own noise
+ * (noise_len bytes of crypto.getRandomValues, the plan's; a shortfall is
+ * refused, never drawn again); out = the mask jobs. */
+WC_EXPORT int wc_secagg_input(const float *x, const float *g, double sample_count, double client, const uint8_t *noise,
+                              size_t noise_len);
+/* The stream (a mask job's stream bytes) of slot's mask added. */
+WC_EXPORT int wc_secagg_add_mask(int slot, const uint8_t *stream, size_t len);
+/* out = the masked message, once every mask job's stream is in. */
+WC_EXPORT int wc_secagg_masked(void);
+/* The unmask_request checked as an honest client does and answered: out =
+ * the unmask message; a refusal returns its code. */
+WC_EXPORT int wc_secagg_unmask(const uint8_t *request, size_t len);
+/* The client leaves the round (its caller's cryptography failed: a pair
+ * that does not authenticate, a key refused). */
+WC_EXPORT void wc_secagg_abandon(void);
+/* out = the client's input before its masks, (P + 1) u64 little-endian
+ * (the parity checks). */
+WC_EXPORT int wc_secagg_input_values(void);
+/* "secagg_both_sets", ... for a code; NULL for another. */
+WC_EXPORT const char *wc_secagg_code_name(int code);
+/* Layouts alone, for checks against tests/vectors/secagg-v1.txt: out = the
+ * 64-byte info of purpose (2 share, 3 pair, 4 self) and clients a, b; the
+ * session id (32) of n clients' keys (n x 32 each, all advertised); v
+ * (count u64, in Z_2^ring_bits) += sign (+1, -1) times a stream's
+ * elements. */
+WC_EXPORT int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, double b);
+WC_EXPORT int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys);
+WC_EXPORT int wc_secagg_ring_add(int ring_bits, uint64_t *v, size_t count, const uint8_t *stream, size_t len, int sign);
 
 WC_EXPORT const uint8_t *wc_out_data(void);
 WC_EXPORT size_t wc_out_size(void);

@@ -1,6 +1,8 @@
 // The computing worker (worker.js) behind promises:
 //   const compute = startCompute(onError);
 //   const result = await compute.call(op, args, (done, total) => ..., transfer);
+// (a refused operation rejects with an Error whose code names the refusal,
+// when the worker gave one: 'secagg_both_sets', ...)
 // Used by the page (app.js), and by the browser test and benchmark through
 // import('/compute.js') in the page.
 export function startCompute(onError = () => {}) {
@@ -12,7 +14,8 @@ export function startCompute(onError = () => {}) {
     if (!p) return;
     if (data.progress) return p.onProgress && p.onProgress(data.progress.done, data.progress.total);
     pending.delete(data.id);
-    if (data.error) p.reject(new Error(data.error)); else p.resolve(data.result);
+    if (data.error) p.reject(Object.assign(new Error(data.error), data.code ? { code: data.code } : {}));
+    else p.resolve(data.result);
   };
   worker.onerror = (e) => onError(new Error(`the computing worker failed: ${e.message}`));
   return {

@@ -21,11 +21,13 @@ async function sha256Hex(bytes) {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+// The federation's description shown; a federation with secure
+// aggregation where this page cannot run it (no WebCrypto outside a secure
+// context: secagg.js) is refused in words, and the page goes no further.
 export async function describe() {
   if (joinKey) $('status-link').search = `?key=${encodeURIComponent(joinKey)}`;
   const d = await fetchJson('/task');
   page.description = d;
-  page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
   // the task's own name and description (text, never markup)
   if (d.task.name) {
     document.title = `${d.task.name} · sdfed`;
@@ -46,6 +48,12 @@ export async function describe() {
   $('method').textContent = `${d.task.method} (global prompt ${d.task.global_prompt_length} tokens, shared; ` +
     'personal prompt kept here)';
   $('model').textContent = `${(d.model.size / 1e6).toFixed(1)} MB, sha256 ${d.model.sha256.slice(0, 12)}…`;
+  const problem = d.task.secure_aggregation ? self.sdfedSecagg.secureContextProblem() : null;
+  if (problem) {
+    $('join-hint').textContent = problem;
+    throw new Error(problem);
+  }
+  page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
 }
 
 export async function pollStatus() {

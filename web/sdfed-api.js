@@ -11,8 +11,15 @@ function sdfedApi(M, memory = null) {
   const f32 = () => (memory ? new Float32Array(memory.buffer) : M.HEAPF32);
   const f64 = () => (memory ? new Float64Array(memory.buffer) : M.HEAPF64);
   const i32 = () => (memory ? new Int32Array(memory.buffer) : M.HEAP32);
-  const fail = (what) => { throw new Error(`${what}: ${M.UTF8ToString(M._wc_error())}`); };
-  const check = (rc, what) => { if (rc !== 0) fail(what); };
+  // a refusal of a secure round's step (a code of shared/fed/secagg_stage.h,
+  // 100 and up) carries its name and number: e.code 'secagg_both_sets'
+  const fail = (what, rc = 0) => {
+    const e = new Error(`${what}: ${M.UTF8ToString(M._wc_error())}`);
+    const name = rc >= 100 ? M._wc_secagg_code_name(rc) : 0;
+    if (name) Object.assign(e, { code: M.UTF8ToString(name), number: rc });
+    throw e;
+  };
+  const check = (rc, what) => { if (rc !== 0) fail(what, rc); };
   // a copy of bytes in the module's memory; the caller frees it (or hands it over)
   const copyIn = (bytes) => {
     const p = M._malloc(Math.max(1, bytes.byteLength));
@@ -31,6 +38,26 @@ function sdfedApi(M, memory = null) {
     try { return fn(p, () => f32().slice(p / 4, p / 4 + count)); } finally { M._free(p); }
   };
   const output = () => u8().slice(M._wc_out_data(), M._wc_out_data() + M._wc_out_size());
+  // the output's lists (api.h: share, pair and mask jobs): big-endian integers, byte runs copied
+  const reader = (bytes) => {
+    let at = 0;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return {
+      u32() { at += 4; return view.getUint32(at - 4); },
+      bytes(n) { at += n; return bytes.slice(at - n, at); },
+    };
+  };
+  const list = (bytes, entry) => {
+    const r = reader(bytes), count = r.u32();
+    return Array.from({ length: count }, () => entry(r));
+  };
+  const concat = (parts) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => { out.set(p, at); return at + p.length; }, 0);
+    return out;
+  };
+  const PLAN = ['n', 'k', 't', 'minInputs', 'complete', 'ringBits', 'quantBits', 'clip', 'maxWeight', 'l2Clip',
+    'sigma2', 'dims', 'streamBytes', 'shareRandomBytes', 'noiseBytes'];
 
   return {
     // the model file's bytes; the module keeps its own copy
@@ -103,6 +130,97 @@ function sdfedApi(M, memory = null) {
           };
         } finally { M._free(out); }
       });
+    },
+    // the round's global as received (g) and the client's after its steps (x)
+    roundGlobals() {
+      const n = M._wc_method_global_size(), g = M._wc_round_global(0), x = M._wc_round_global(1);
+      if (!g) throw new Error('no round in progress');
+      return { g: f32().slice(g / 4, g / 4 + n), x: f32().slice(x / 4, x / 4 + n) };
+    },
+
+    // ---- a secure round (api.h's wc_secagg_*; the cryptography is secagg.js's) ----
+    // the task's plan for n clients: {n, k, t, minInputs, complete, ringBits, ...}
+    secaggPlan(n) {
+      check(M._wc_secagg_plan(n), 'the secure round\'s plan');
+      const v = f64().slice(M._wc_secagg_plan_values() / 8, M._wc_secagg_plan_values() / 8 + PLAN.length);
+      return Object.fromEntries(PLAN.map((name, i) => [name, name === 'complete' ? v[i] !== 0 : v[i]]));
+    },
+    // a new client: its advertise message
+    secaggStart(n, round, { maskPrivate, maskPublic, sharePublic, seed }) {
+      return withBytes(concat([maskPrivate, maskPublic, sharePublic, seed]), (p) => {
+        try {
+          check(M._wc_secagg_start(n, round, p, p + 32, p + 64, p + 96), 'the secure round\'s keys');
+        } finally { u8().fill(0, p, p + 128); }
+        return output();
+      });
+    },
+    // the share_request -> [{client, sharePublic, info, pair}] to seal
+    secaggShare(request, random) {
+      return withBytes(request, (q) => withBytes(random, (r) => {
+        check(M._wc_secagg_share(q, request.byteLength, r, random.byteLength), 'the share request');
+        return list(output(), (e) => ({ client: e.u32(), sharePublic: e.bytes(32), info: e.bytes(64),
+                                        pair: e.bytes(80) }));
+      }));
+    },
+    // the sealed pairs (108 bytes each, in the jobs' order) -> the shares message
+    secaggShares(sealed) {
+      withBytes(concat(sealed), (p) => check(M._wc_secagg_shares(p, 108 * sealed.length), 'the shares'));
+      return output();
+    },
+    // the masked_request -> [{slot, sender, sharePublic, info, sealed}] to open
+    secaggRelayed(request) {
+      return withBytes(request, (q) => {
+        check(M._wc_secagg_relayed(q, request.byteLength), 'the masked request');
+        return list(output(), (e) => ({ slot: e.u32(), sender: e.u32(), sharePublic: e.bytes(32), info: e.bytes(64),
+                                        sealed: e.bytes(108) }));
+      });
+    },
+    secaggKeepPair(slot, pair) {
+      withBytes(pair, (p) => { try { check(M._wc_secagg_keep_pair(slot, p), 'an opened pair'); } finally {
+        u8().fill(0, p, p + 80);
+      } });
+    },
+    // its input (x, g Float32Array; noise: its own random bytes, or empty)
+    // -> {streamBytes, masks: [{slot, client, maskPublic, info}]} to add
+    secaggInput(x, g, samples, client, noise) {
+      return withBytes(x, (px) => withBytes(g, (pg) => withBytes(noise, (pn) => {
+        try {
+          check(M._wc_secagg_input(px, pg, samples, client, pn, noise.byteLength), 'the secure round\'s input');
+        } finally { u8().fill(0, pn, pn + noise.byteLength); }
+        const r = reader(output()), streamBytes = r.u32(), count = r.u32();
+        const masks = Array.from({ length: count }, () => ({ slot: r.u32(), client: r.u32(), maskPublic: r.bytes(32),
+                                                             info: r.bytes(64) }));
+        return { streamBytes, masks };
+      })));
+    },
+    secaggAddMask(slot, stream) {
+      withBytes(stream, (p) => check(M._wc_secagg_add_mask(slot, p, stream.byteLength), 'a mask'));
+    },
+    secaggMasked() { check(M._wc_secagg_masked(), 'the masked input'); return output(); },
+    // the unmask_request -> the unmask message; a refusal throws with e.code
+    secaggUnmask(request) {
+      withBytes(request, (q) => check(M._wc_secagg_unmask(q, request.byteLength), 'the unmasking request'));
+      return output();
+    },
+    secaggAbandon() { M._wc_secagg_abandon(); },
+    // its input before the masks, (P + 1) u64 little-endian bytes
+    secaggInputValues() { check(M._wc_secagg_input_values(), 'the input'); return output(); },
+    // the layouts alone (the test vector)
+    secaggInfo(purpose, session, round, a, b) {
+      withBytes(session, (p) => check(M._wc_secagg_info(purpose, p, round, a, b), 'an info'));
+      return output();
+    },
+    secaggSessionId(round, maskKeys, shareKeys) {
+      withBytes(concat(maskKeys), (m) => withBytes(concat(shareKeys), (s) =>
+        check(M._wc_secagg_session_id(round, maskKeys.length, m, s), 'the session id')));
+      return output();
+    },
+    // values (BigUint64Array) + sign * the stream's elements in Z_2^ringBits
+    secaggRingAdd(ringBits, values, stream, sign) {
+      return withBytes(values, (v) => withBytes(stream, (s) => {
+        check(M._wc_secagg_ring_add(ringBits, v, values.length, s, stream.byteLength, sign), 'a mask');
+        return new BigUint64Array(u8().slice(v, v + 8 * values.length).buffer);
+      }));
     },
     saveParams() { check(M._wc_params_save(), 'saving the prompts'); return output(); },
     loadParams(bytes) { withBytes(bytes, (p) => check(M._wc_params_load(p, bytes.byteLength), 'the saved prompts')); },

@@ -4,11 +4,15 @@
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
 // Ops: init, setTask, classify, encode, setSamples, round, accuracy,
-// predict, saveParams, loadParams.
+// predict, saveParams, loadParams, and a secure round's steps (secagg.js):
+// secaggPlan, secaggAdvertise, secaggShare, secaggMask, secaggUnmask,
+// secaggInput. An error is {id, error, code} (code: a refusal's name, as
+// 'secagg_both_sets', when it has one).
 'use strict';
 
 let api = null;
 let threaded = false;
+let secure = null; // the secure round in progress (secagg.js)
 
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
@@ -27,7 +31,7 @@ async function loadModule(singleThreaded, relaxedSimd) {
     threaded = false; // no threaded build served: the single-threaded one
     importScripts('/wasm/sdfed-wasm.js');
   }
-  importScripts('/sdfed-api.js');
+  importScripts('/sdfed-api.js', '/secagg.js');
   // the module finds its .wasm (and its threads' worker script) under /wasm/;
   // the threaded one gets its shared memory from here (see sdfed-api.js),
   // with the limits it was linked with (32 MiB, growing to 2 GiB)
@@ -146,7 +150,36 @@ const ops = {
   },
   saveParams: () => api.saveParams(),
   loadParams({ bytes }) { api.loadParams(new Uint8Array(bytes)); },
+
+  // A secure round (docs/secure-aggregation.md), each step on the server's
+  // message (bytes) to {message: the bytes to send, ms: the step's time
+  // here}: the task's plan for n clients; a new client of the round among n
+  // (client: the number its rounding is drawn for); its shares; its masked
+  // input, from x and g (the round's global after and before its steps:
+  // Float32Array) or, without them, from the round this worker trained,
+  // and its sample count; its unmasking answer (a refusal throws with its
+  // code). Refused where the page is no secure context.
+  secaggPlan: ({ n }) => api.secaggPlan(n),
+  secaggAdvertise({ n, round, client }) {
+    const problem = sdfedSecagg.secureContextProblem();
+    if (problem) throw new Error(problem);
+    secure = sdfedSecagg.client(api, { n, round, client });
+    return secure.advertise();
+  },
+  secaggShare: ({ request }) => secureRound().share(request),
+  secaggMask({ request, x, g, samples }) {
+    const trained = x && g ? { x, g } : api.roundGlobals();
+    return secureRound().mask(request, { x: trained.x, g: trained.g, samples });
+  },
+  secaggUnmask: ({ request }) => secureRound().unmask(request),
+  // the input before its masks (the parity tests)
+  secaggInput: () => secureRound().inputValues(),
 };
+
+function secureRound() {
+  if (!secure) throw new Error('no secure round in progress');
+  return secure;
+}
 
 self.onmessage = async (event) => {
   const { id, op, ...args } = event.data;
@@ -157,6 +190,6 @@ self.onmessage = async (event) => {
     const result = await ops[op](args, progress);
     self.postMessage({ id, result });
   } catch (e) {
-    self.postMessage({ id, error: e && e.message ? e.message : String(e) });
+    self.postMessage({ id, error: e && e.message ? e.message : String(e), ...(e && e.code ? { code: e.code } : {}) });
   }
 };

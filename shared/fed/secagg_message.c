@@ -25,6 +25,10 @@ uint32_t sdfed_secagg_be32(const unsigned char *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+void sdfed_secagg_put_be32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 typedef struct writer {
@@ -38,8 +42,8 @@ static void put(writer *w, const void *data, size_t n) {
 }
 
 static void put_u32(writer *w, uint32_t v) {
-    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
-                          (unsigned char)v};
+    unsigned char b[4];
+    sdfed_secagg_put_be32(b, v);
     put(w, b, sizeof b);
 }
 

@@ -64,7 +64,9 @@ const char *sdfed_secagg_msg_name(int kind);
 /* The kind of a message (0 when it is shorter than a header). */
 int sdfed_secagg_msg_kind_of(const unsigned char *msg, size_t len);
 
+/* A big-endian u32 read, and written. */
 uint32_t sdfed_secagg_be32(const unsigned char *p);
+void sdfed_secagg_put_be32(unsigned char *p, uint32_t v);
 
 /* ---- writing: out is emptied, then holds the whole message ------------- */
 

@@ -87,10 +87,11 @@ export function harness(out, root, build) {
   return h;
 }
 
-export const launchChromium = () => chromium.launch({
+// (extra: more command-line switches)
+export const launchChromium = (extra = []) => chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+    '--disable-component-update', '--disable-sync', ...extra],
 });
 
 // What the content security policy refused in a browser context, in its

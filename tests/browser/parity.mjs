@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { decode } from '../lib/frame.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FMNIST = '/usr/share/datasets/fashion-mnist';
@@ -102,7 +103,18 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const module = await createSdfed({ wasmBinary: readFileSync(`${wasm}.wasm`), ...(threaded ? { wasmMemory: memory } : {}) });
     console.log(`${method}, ${int8 ? 'integer' : 'f32'} image tower, ${variant}${threaded ? `: ${module._wc_set_threads(2)} threads` : ''}`);
     try {
-      process.stdout.write(compare(dir, stepNative, wasmSide(sdfedApi(module, memory), readFileSync(model), inputs)));
+      const api = sdfedApi(module, memory);
+      process.stdout.write(compare(dir, stepNative, wasmSide(api, readFileSync(model), inputs)));
+      // the round's global as received and the client's after its steps (a secure round's input is their
+      // difference): the frame's values, and the update's
+      const { g, x } = api.roundGlobals(), sent = decode(inputs.frame.buffer.slice(inputs.frame.byteOffset,
+        inputs.frame.byteOffset + inputs.frame.byteLength)).values;
+      const update = api.roundUpdate(), after = decode(update.buffer.slice(update.byteOffset,
+        update.byteOffset + update.byteLength)).values;
+      const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+      if (!same(g, sent) || !same(x, after) || same(x, g))
+        throw new Error('roundGlobals: not the frame\'s and the update\'s values');
+      console.log(`roundGlobals: the frame's ${g.length} values and the update's, ok`);
     } catch (e) {
       process.stdout.write(e.stdout || '');
       console.error(`parity (${method}, ${int8 ? 'integer' : 'f32'} image tower, ${variant}): ${e.message}`);

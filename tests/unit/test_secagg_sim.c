@@ -33,7 +33,9 @@
 
 #include "base/sha256.h"
 #include "check.h"
+#include "fed/secagg_client.h"
 #include "fed/secagg_layout.h"
+#include "fed/secagg_ring.h"
 #include "fed/secagg_message.h"
 #include "native/crypto.h"
 #include "native/secagg_client.h"
@@ -330,6 +332,47 @@ static void test_refusals(void) {
     secagg_server_leave(&h.server, 1, &err);
     advance(&h);
 
+    /* the core's client steps (fed/secagg_client.h) out of their order, as a caller that does its own
+       cryptography between them (the page's wasm) might take them: refused, the client abandoned */
+    {
+        sdfed_secagg_client *core = &h.c[0].core;
+        const sdfed_secagg_client before = *core; /* shallow: restored after each refusal */
+        int self = -1, other = -1;
+        for (int slot = 0; slot < core->holders; slot++) {
+            if (core->holder[slot] == 0)
+                self = slot;
+            else if (other < 0)
+                other = slot;
+        }
+        static unsigned char stream[8 * (P + 1)], pair[SDFED_SECAGG_PAIR_BYTES];
+        const size_t bytes = sdfed_secagg_stream_bytes(h.w.plan.ring.ring_bits, P + 1);
+        CHECK(sdfed_secagg_client_write_masked(core, &h.out, &err) == SDFED_ERR_ARG &&
+                  core->stage == SDFED_SECAGG_ABANDONED,
+              "a masked input written before its input and masks: %s", err.message);
+        *core = before;
+        CHECK(sdfed_secagg_client_add_mask(core, self, stream, bytes, &err) == SDFED_ERR_ARG,
+              "a mask added before the input: %s", err.message);
+        *core = before;
+        CHECK(sdfed_secagg_client_keep_pair(core, self, pair, &err) == SDFED_ERR_ARG,
+              "a pair kept for its own slot: %s", err.message);
+        *core = before;
+        CHECK(sdfed_secagg_client_share(core, NULL, 0, &h.secret, NULL, &err) == SDFED_SECAGG_WRONG_STAGE &&
+                  core->stage == SDFED_SECAGG_MASKED,
+              "a share_request at the masked stage, the client left as it was: %s", err.message);
+        sdfed_rng state;
+        sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&state, 2, 6, 0);
+        CHECK(sdfed_secagg_client_input(core, h.w.x[0], h.w.g, 30, &rounding, NULL, &err) == SDFED_OK &&
+                  sdfed_secagg_client_add_mask(core, self, stream, bytes, &err) == SDFED_OK,
+              "its input, then its self mask: %s", err.message);
+        CHECK(sdfed_secagg_client_add_mask(core, self, stream, bytes, &err) == SDFED_ERR_ARG, "the self mask twice: %s",
+              err.message);
+        core->stage = SDFED_SECAGG_MASKED;
+        CHECK(sdfed_secagg_client_add_mask(core, other, stream, bytes, &err) == SDFED_ERR_ARG,
+              "the mask of a neighbour whose pair it did not open: %s", err.message);
+        memset(core->added, 0, (size_t)core->holders);
+        *core = before;
+    }
+
     /* masked: a tampered pair, a wrong length, a client that did not share */
     int victim = -1;
     for (int i = 2; i < N && victim < 0; i++)
@@ -344,7 +387,7 @@ static void test_refusals(void) {
                              &err) == SDFED_ERR_FORMAT,
           "client %d refuses a tampered pair: %s", victim, err.message);
     h.c[victim] = client_copy;
-    memset(h.c[victim].masked_with, 0, (size_t)h.c[victim].holders);
+    memset(h.c[victim].core.masked_with, 0, (size_t)h.c[victim].core.holders);
     sdfed_secagg_write_masked(&h.out, 6, 32, values, P, &err);
     CHECK(receive(&h, 3, &err) == SDFED_ERR_FORMAT && strstr(err.message, "300 values, the round's are 301"),
           "a masked input one value short: %s", err.message);

@@ -5,8 +5,9 @@
 # ratio; then the aggregator under load (load.sh), the aggregation rules
 # against numpy on the same updates (aggregate.sh), the browser client in
 # Chromium next to native (browser.mjs; image features timed by
-# bench_features natively), a host's folder of images through the feature
-# cache (folder.sh), what each model size costs a volunteer (volunteer.sh),
+# bench_features natively), a secure round's client steps in Chromium next
+# to a native client's (secagg_page.mjs), a host's folder of images through
+# the feature cache (folder.sh), what each model size costs a volunteer (volunteer.sh),
 # image features against ONNX Runtime natively and in Chromium, F32 and Q8_0
 # (in integers, and on f32 activations) (peers.sh) and the kernels against
 # the measured FMA peak (peak.sh). Models (tools/bench/models.sh): the
@@ -87,6 +88,10 @@ echo "(batch 16, S_s 8, S_l 16, C = 10; ms, median of $steps) in Chromium's wasm
 echo "| model | Chromium build | images/s | step ms | native images/s | native step ms | native / browser, images | browser / native, step |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${browser_rows[@]}"
+# a secure round's client steps in the page (WebCrypto and the wasm) next to a native client's (OpenSSL)
+echo
+echo "== a secure round's client steps in Chromium and natively"
+node tools/bench/secagg_page.mjs build build/targets/emscripten models/fmnist-tiny-clip.q8_0.gguf "$out/secagg"
 echo
 bash tools/bench/folder.sh
 echo

@@ -138,7 +138,7 @@ static int parity(round_state *s, const float *g, const float *next, secure_roun
     float *plain = malloc(sizeof *plain * s->plan->dims);
     int rc = inputs && plain ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory"), m = 0;
     for (int p = 0; p < n && rc == SDFED_OK; p++)
-        if (sdfed_secagg_server_completed(&s->server.stages, p, SDFED_SECAGG_MASKED)) inputs[m++] = s->c[p].input;
+        if (sdfed_secagg_server_completed(&s->server.stages, p, SDFED_SECAGG_MASKED)) inputs[m++] = s->c[p].core.input;
     int64_t weight = 0;
     if (rc == SDFED_OK) rc = sdfed_secagg_plain_global(s->plan, inputs, m, g, plain, &weight, err);
     if (rc == SDFED_OK) {
