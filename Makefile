@@ -3,6 +3,7 @@
 #   make run     install, build, and run the main job (see README.md)
 #   make run-cluster  the same federation on NODES=3 aggregator nodes, PostgreSQL and HAProxy (docs/cluster.md)
 #   make build   native build only (build/sdfed), packages assumed present
+#   make check   the inner loop: the native build and its C tests (ctest -L unit), nothing installed
 #   make test-browser  the wasm client and the page in Chromium (part of make test)
 #   make bench   benchmarks (timings are never part of the tests)
 #   make random-model SHAPE=vit-b-32  a ViT-B/32-shaped CLIP with random weights (models/random-vit-b-32.q8_0.gguf)
@@ -17,7 +18,7 @@ export NODE_PATH ?= /usr/share/nodejs
 # make bench's ONNX Runtime peers and FMA peak (tools/bench/peers.sh, peak.sh)
 .PHONY: bench-deps bench-browser bench-peers
 .PHONY: random-model
-.PHONY: all deps build build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
+.PHONY: all deps build check build-clang build-asan build-emscripten build-wasi build-fuzz builds web test test-browser run run-cluster bench \
         compare compare-paper clean
 
 all: build
@@ -28,6 +29,10 @@ deps:
 build:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 	cmake --build build -j $(JOBS)
+
+# the C test programs of the native tree (their oracles' fixtures come with them), nothing installed
+check: build
+	ctest --test-dir build -L unit -j $(JOBS) --output-on-failure
 
 build-clang:
 	cmake -S . -B build/targets/clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang
