@@ -10,6 +10,8 @@
 
 #include "cluster.h"
 #include "group_commit.h"
+#include "outbox.h"
+#include "roster.h"
 #include "base/grow.h"
 #include "base/names.h"
 #include "base/rng.h"
@@ -18,13 +20,6 @@
 #include "method/methods.h"
 #include "native/clock.h"
 #include "native/log.h"
-
-typedef struct peer {
-    int64_t id;
-    int shard;
-    int64_t assigned; /* async: the version it is training on, -1 idle (it reported) */
-    int present;      /* cluster: its presence row is stored (else stored again on a tick) */
-} peer;
 
 struct federation {
     sdfed_task task;
@@ -42,10 +37,8 @@ struct federation {
     int64_t deadline;
     int64_t next_start; /* sync: no round starts before (the pause after the last one) */
     sdfed_rng sampler;
-    federation_message *outbox;
-    int n_outbox, cap_outbox;
-    peer *peers;
-    int n_peers, cap_peers;
+    outbox out;
+    roster clients;             /* connected to this process */
     int buffered;               /* async: updates waiting */
     federation_waiting waiting; /* why no round is open, as last noted (note_waiting) */
     int64_t present;            /* cluster coordinator: every node's connected clients, as last read */
@@ -75,52 +68,17 @@ void federation_count_refusal(federation *f, sdfed_code code) {
 
 /* ------------------------------------------------------------- messages */
 
-static void emit(federation *f, federation_message m) {
-    federation_message *grown = sdfed_grow(f->outbox, &f->cap_outbox, f->n_outbox, sizeof *grown);
-    if (!grown) {
-        native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
-        return;
-    }
-    f->outbox = grown;
-    f->outbox[f->n_outbox++] = m;
-}
-
 const federation_message *federation_outbox(const federation *f, int *n) {
-    *n = f->n_outbox;
-    return f->outbox;
+    *n = f->out.n;
+    return f->out.messages;
 }
 
-void federation_outbox_clear(federation *f) { f->n_outbox = 0; }
+void federation_outbox_clear(federation *f) { outbox_clear(&f->out); }
 
 /* round_start, with the time left until the round's deadline (sync) */
-static void send_round(federation *f, const peer *p, int64_t now_ms) {
+static void send_round(federation *f, const roster_client *p, int64_t now_ms) {
     int64_t left = f->opt.async ? 0 : f->deadline > now_ms ? f->deadline - now_ms : 0;
-    emit(f, (federation_message){
-                .type = FEDERATION_ROUND_START, .client = p->id, .round = f->round, .deadline_ms = left});
-}
-
-static void send_wait(federation *f, int64_t client, const char *reason) {
-    emit(f, (federation_message){.type = FEDERATION_WAIT, .client = client, .round = f->round, .reason = reason});
-}
-
-static void send_done(federation *f, int64_t client) {
-    emit(f, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = f->task.rounds});
-}
-
-/* An accepted update that was not stored after all, refused with code. */
-static void send_refusal(federation *f, int64_t client, sdfed_code code, const char *format, ...) {
-    federation_message m = {.type = FEDERATION_REFUSAL, .client = client, .round = f->round, .code = code};
-    va_list args;
-    va_start(args, format);
-    vsnprintf(m.text, sizeof m.text, format, args);
-    va_end(args);
-    emit(f, m);
-}
-
-static peer *find_peer(federation *f, int64_t client) {
-    for (int i = 0; i < f->n_peers; i++)
-        if (f->peers[i].id == client) return &f->peers[i];
-    return NULL;
+    outbox_round_start(&f->out, p->id, f->round, left);
 }
 
 /* ------------------------------------------------------------- waiting */
@@ -147,7 +105,7 @@ static int64_t clients_needed(const federation *f) { return f->opt.min_clients >
 
 /* Why no round is open now, from the state alone. */
 static federation_waiting waiting_now(const federation *f, int64_t now_ms) {
-    federation_waiting w = {.needed = clients_needed(f), .connected = f->cl && deciding(f) ? f->present : f->n_peers};
+    federation_waiting w = {.needed = clients_needed(f), .connected = f->cl && deciding(f) ? f->present : f->clients.n};
     if (f->done)
         w.reason = FEDERATION_FINISHED;
     else if (f->opt.async || f->open)
@@ -178,7 +136,7 @@ static void note_waiting(federation *f, int64_t now_ms) {
 /* -------------------------------------------------------------- rounds */
 
 static int compare_peers(const void *a, const void *b) {
-    const peer *x = a, *y = b;
+    const roster_client *x = a, *y = b;
     int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
     if (sx != sy) return sx < sy ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
@@ -192,11 +150,11 @@ static int deciding(const federation *f) { return !f->cl || cluster_fence(f->cl)
 /* The open round to this process's clients: round_start to the chosen
  * ones still due, wait to the others. */
 static void announce_start(federation *f, int64_t now_ms) {
-    for (int i = 0; i < f->n_peers; i++) {
-        if (sdfed_round_due(&f->current, f->peers[i].id))
-            send_round(f, &f->peers[i], now_ms);
+    for (int i = 0; i < f->clients.n; i++) {
+        if (sdfed_round_due(&f->current, f->clients.clients[i].id))
+            send_round(f, &f->clients.clients[i], now_ms);
         else
-            send_wait(f, f->peers[i].id, "not_sampled");
+            outbox_wait(&f->out, f->clients.clients[i].id, f->round, "not_sampled");
     }
 }
 
@@ -211,19 +169,20 @@ static void refused_decision(federation *f, int rc, const sdfed_error *err, int6
 }
 
 /* The connected clients, this process's or (cluster) every node's. */
-static int connected_clients(federation *f, peer **out, int *count) {
+static int connected_clients(federation *f, roster_client **out, int *count) {
     *out = NULL, *count = 0;
     if (!f->cl) {
-        if (f->n_peers && !(*out = malloc(sizeof **out * (size_t)f->n_peers))) return SDFED_ERR_NOMEM;
-        if (f->n_peers) memcpy(*out, f->peers, sizeof **out * (size_t)f->n_peers);
-        *count = f->n_peers;
+        if (f->clients.n && !(*out = malloc(sizeof **out * (size_t)f->clients.n))) return SDFED_ERR_NOMEM;
+        if (f->clients.n) memcpy(*out, f->clients.clients, sizeof **out * (size_t)f->clients.n);
+        *count = f->clients.n;
         return SDFED_OK;
     }
     int64_t *clients;
     int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
     if (rc) return rc;
     if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
-    for (int i = 0; rc == SDFED_OK && i < n; i++) (*out)[i] = (peer){clients[i], shards[i], -1, 1};
+    for (int i = 0; rc == SDFED_OK && i < n; i++)
+        (*out)[i] = (roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
     *count = rc ? 0 : n;
     free(clients), free(shards);
     return rc;
@@ -232,9 +191,9 @@ static int connected_clients(federation *f, peer **out, int *count) {
 /* Starts the next synchronous round if nothing holds it back. */
 static void start_round_if_due(federation *f, int64_t now_ms) {
     if (f->opt.async || f->open || f->done || !deciding(f) || now_ms < f->next_start) return;
-    if (!f->cl && (f->n_peers < f->opt.min_clients || f->n_peers == 0)) return;
+    if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
     /* the round engine chooses among the connected clients by shard, then id */
-    peer *sorted;
+    roster_client *sorted;
     int count;
     if (connected_clients(f, &sorted, &count)) return; /* the store reports its fault */
     f->present = count;
@@ -307,8 +266,8 @@ static void end_round(federation *f, int64_t now_ms, int64_t next, int reports, 
                             .participants = reports,
                             .abandoned = abandoned};
     memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
-    emit(f, m);
-    if (f->done) send_done(f, FEDERATION_EVERYONE);
+    outbox_put(&f->out, m);
+    if (f->done) outbox_done(&f->out, FEDERATION_EVERYONE, f->task.rounds);
     note_waiting(f, now_ms);
 }
 
@@ -322,10 +281,10 @@ static void next_round(federation *f, int64_t now_ms, int reports, int abandoned
     }
     end_round(f, now_ms, f->round + 1, reports, abandoned);
     if (f->opt.async && !f->done) /* the idle clients get the new version; the others finish first */
-        for (int i = 0; i < f->n_peers; i++)
-            if (f->peers[i].assigned < 0) {
-                f->peers[i].assigned = f->round;
-                send_round(f, &f->peers[i], now_ms);
+        for (int i = 0; i < f->clients.n; i++)
+            if (f->clients.clients[i].assigned < 0) {
+                f->clients.clients[i].assigned = f->round;
+                send_round(f, &f->clients.clients[i], now_ms);
             }
     maybe_start_round(f, now_ms);
 }
@@ -570,9 +529,9 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
 void federation_close(federation *f) {
     if (!f) return;
     free(f->global);
-    free(f->outbox);
+    outbox_free(&f->out);
     sdfed_round_free(&f->current);
-    free(f->peers);
+    roster_free(&f->clients);
     free(f->leaving);
     free(f->away);
     group_commit_free(&f->batch);
@@ -596,29 +555,25 @@ static int forget_away(federation *f, int64_t client) {
 
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     int back = forget_away(f, client);
-    peer *p = find_peer(f, client);
-    int again = p != NULL; /* its connection replaced: it never left */
+    int again; /* its connection replaced: it never left */
+    roster_client *p = roster_join(&f->clients, client, shard, &again);
     if (!p) {
-        peer *grown = sdfed_grow(f->peers, &f->cap_peers, f->n_peers, sizeof *grown);
-        if (!grown) {
-            native_logf("error", "\"message\": \"out of memory adding a client\"");
-            return;
-        }
-        f->peers = grown;
-        p = &f->peers[f->n_peers++];
+        native_logf("error", "\"message\": \"out of memory adding a client\"");
+        return;
     }
-    *p = (peer){client, shard, -1, 0};
     if (f->cl) { /* its presence row waits for the batch (a tick stores it if the batch could not) */
         if (store_notified(f->st)) sync_round(f, now_ms);
         if (group_commit_add_presence(&f->batch, client, shard, now_ms) == SDFED_OK && batch_must_go(f, now_ms))
             write_batch(f, now_ms);
-        p = find_peer(f, client);
+        p = roster_find(&f->clients, client);
     }
-    emit(f, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
-    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->n_peers,
-                again ? ", \"again\": true" : back ? ", \"back\": true" : "");
+    outbox_put(&f->out, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
+    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->clients.n,
+                again  ? ", \"again\": true"
+                : back ? ", \"back\": true"
+                       : "");
     if (f->done) {
-        send_done(f, client);
+        outbox_done(&f->out, client, f->task.rounds);
     } else if (f->opt.async) {
         p->assigned = f->round;
         send_round(f, p, now_ms);
@@ -629,10 +584,11 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
         if (sdfed_round_due(&f->current, client))
             send_round(f, p, now_ms);
         else
-            send_wait(f, client, sdfed_round_reported(&f->current, client) ? "reported" : "round_in_progress");
+            outbox_wait(&f->out, client, f->round,
+                        sdfed_round_reported(&f->current, client) ? "reported" : "round_in_progress");
     } else {
         if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
-        if (!f->open) send_wait(f, client, "too_few_clients");
+        if (!f->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
     }
     note_waiting(f, now_ms);
 }
@@ -655,10 +611,9 @@ static void remove_presence(federation *f, int64_t client, int64_t round) {
 }
 
 void federation_leave(federation *f, int64_t client, federation_departure how, int64_t now_ms) {
-    if (!find_peer(f, client)) return;
+    if (!roster_find(&f->clients, client)) return;
     write_batch(f, now_ms); /* what came before the leave counts first */
-    peer *p = find_peer(f, client);
-    *p = f->peers[--f->n_peers];
+    roster_remove(&f->clients, client);
     /* a chosen client whose connection was lost keeps its place for the grace */
     int keep = how == FEDERATION_LOST && f->opt.rejoin_grace_ms > 0 && !f->opt.async && f->open &&
                sdfed_round_due(&f->current, client);
@@ -667,7 +622,7 @@ void federation_leave(federation *f, int64_t client, federation_departure how, i
         f->away = grown;
         f->away[f->n_away++] = (struct away){.client = client, .until = now_ms + f->opt.rejoin_grace_ms};
     }
-    native_logf("leave", "\"client\": %lld, \"connected\": %d, \"lost\": %s%s", (long long)client, f->n_peers,
+    native_logf("leave", "\"client\": %lld, \"connected\": %d, \"lost\": %s%s", (long long)client, f->clients.n,
                 how == FEDERATION_LOST ? "true" : "false", grown ? ", \"place_kept\": true" : "");
     if (grown) {
         note_waiting(f, now_ms);
@@ -703,10 +658,10 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
                           sqrt(norm), f->opt.max_update_norm);
     }
     if (f->done) { /* no round will open: the answer is that the federation is done */
-        send_done(f, client);
+        outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;
     }
-    peer *p = find_peer(f, client);
+    roster_client *p = roster_find(&f->clients, client);
     if (f->opt.async) {
         if (round > f->round || f->round - round > f->opt.max_staleness) {
             if (p && p->assigned == round) { /* too slow for its version: the current one */
@@ -755,14 +710,14 @@ static int batch_must_go(const federation *f, int64_t now_ms) {
 /* An update stored: acknowledged, and counted. */
 static void stored(federation *f, const store_new_update *u) {
     f->updates_accepted++;
-    emit(f, (federation_message){.type = FEDERATION_ACK, .client = u->client, .round = u->round});
+    outbox_put(&f->out, (federation_message){.type = FEDERATION_ACK, .client = u->client, .round = u->round});
     native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)u->client,
                 (long long)u->round, (long long)u->samples);
     if (!f->opt.async) {
         if (u->round == f->round) sdfed_round_report(&f->current, u->client);
         return;
     }
-    peer *p = find_peer(f, u->client);
+    roster_client *p = roster_find(&f->clients, u->client);
     if (p && p->assigned == u->round) p->assigned = -1;
     f->buffered++;
 }
@@ -779,31 +734,31 @@ static void write_batch(federation *f, int64_t now_ms) {
     int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
     for (int i = 0; i < g->n_metrics; i++)
         if (rc)
-            send_refusal(f, g->metrics[i].client, SDFED_CODE_SERVER_ERROR, "metrics for round %lld not stored: %s",
-                         (long long)g->metrics[i].round, err.message);
+            outbox_refusal(&f->out, g->metrics[i].client, f->round, SDFED_CODE_SERVER_ERROR,
+                           "metrics for round %lld not stored: %s", (long long)g->metrics[i].round, err.message);
         else if (g->metrics_outcome[i] == STORE_NO_UPDATE)
-            send_refusal(f, g->metrics[i].client, SDFED_CODE_NOT_IN_ROUND,
-                         "metrics for round %lld: client %lld has no update accepted in that round",
-                         (long long)g->metrics[i].round, (long long)g->metrics[i].client);
+            outbox_refusal(&f->out, g->metrics[i].client, f->round, SDFED_CODE_NOT_IN_ROUND,
+                           "metrics for round %lld: client %lld has no update accepted in that round",
+                           (long long)g->metrics[i].round, (long long)g->metrics[i].client);
         else
             f->metrics_stored++;
     for (int i = 0; i < g->n_presence && rc == SDFED_OK; i++) {
-        peer *p = find_peer(f, g->presence[i].client);
+        roster_client *p = roster_find(&f->clients, g->presence[i].client);
         if (p) p->present = 1;
     }
     for (int i = 0; i < g->n_updates; i++) {
         const store_new_update *u = &g->updates[i];
         if (rc)
-            send_refusal(f, u->client, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
         else if (g->outcome[i] == STORE_DUPLICATE)
-            send_refusal(f, u->client, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
-                         (long long)u->round);
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_DUPLICATE_UPDATE,
+                           "round %lld already has this client's update", (long long)u->round);
         else if (g->outcome[i] == STORE_NOT_OPEN && f->done)
-            send_done(f, u->client);
+            outbox_done(&f->out, u->client, f->task.rounds);
         else if (g->outcome[i] == STORE_NOT_OPEN)
-            send_refusal(f, u->client, SDFED_CODE_WRONG_ROUND,
-                         "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
-                         (long long)u->client);
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_WRONG_ROUND,
+                           "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
+                           (long long)u->client);
         else
             stored(f, u);
     }
@@ -811,7 +766,7 @@ static void write_batch(federation *f, int64_t now_ms) {
         if (f->buffered >= f->opt.buffer) act(f, SDFED_ROUND_CLOSE, now_ms);
         /* a version newer than the one it trained on is waiting: at once */
         for (int i = 0; i < g->n_updates && !f->done; i++) {
-            peer *p = find_peer(f, g->updates[i].client);
+            roster_client *p = roster_find(&f->clients, g->updates[i].client);
             if (g->outcome[i] == STORE_STORED && p && p->assigned < 0 && g->updates[i].round < f->round) {
                 p->assigned = f->round;
                 send_round(f, p, now_ms);
@@ -836,7 +791,7 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
         return REFUSE(SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
                       (long long)f->opt.max_samples);
     if (round >= f->round && f->done) {
-        send_done(f, client);
+        outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;
     }
     if (round > f->round)
@@ -846,8 +801,9 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
      * cluster's, or an async version's) the store checks as it writes */
     if (!f->opt.async && !f->cl && round == f->round &&
         !(f->open && (sdfed_round_reported(&f->current, client) || group_commit_holds(&f->batch, round, client))))
-        return REFUSE(SDFED_CODE_NOT_IN_ROUND, "metrics for round %lld: client %lld has no update accepted in that round",
-                      (long long)round, (long long)client);
+        return REFUSE(SDFED_CODE_NOT_IN_ROUND,
+                      "metrics for round %lld: client %lld has no update accepted in that round", (long long)round,
+                      (long long)client);
     store_new_metrics m = {round, client, accuracy, loss, test_samples};
     if (group_commit_add_metrics(&f->batch, &m, now_ms))
         return REFUSE(SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
@@ -859,11 +815,7 @@ federation_global federation_get_global(const federation *f) {
     return (federation_global){f->global, f->n, {f->shape[0], f->shape[1]}, f->sha, f->round};
 }
 
-int federation_shard_connected(const federation *f, int shard) {
-    for (int i = 0; i < f->n_peers; i++)
-        if (f->peers[i].shard == shard) return 1;
-    return 0;
-}
+int federation_shard_connected(const federation *f, int shard) { return roster_holds_shard(&f->clients, shard); }
 
 /* Cluster mode: leases, what the store holds now (at once when notified,
  * else every poll_ms; every tick on the coordinator, which judges the
@@ -877,11 +829,13 @@ static void cluster_tick_round(federation *f, int64_t now_ms) {
     int n = f->n_leaving;
     f->n_leaving = 0;
     for (int i = 0; i < n; i++) /* a client back here meanwhile keeps its row */
-        if (!find_peer(f, f->leaving[i].client)) remove_presence(f, f->leaving[i].client, f->leaving[i].round);
-    for (int i = 0; i < f->n_peers; i++)
-        if (!f->peers[i].present)
-            f->peers[i].present =
-                store_presence_add(f->st, f->peers[i].id, f->peers[i].shard, cluster_node(f->cl), NULL) == SDFED_OK;
+        if (!roster_find(&f->clients, f->leaving[i].client))
+            remove_presence(f, f->leaving[i].client, f->leaving[i].round);
+    for (int i = 0; i < f->clients.n; i++)
+        if (!f->clients.clients[i].present)
+            f->clients.clients[i].present =
+                store_presence_add(f->st, f->clients.clients[i].id, f->clients.clients[i].shard, cluster_node(f->cl),
+                                   NULL) == SDFED_OK;
 }
 
 /* Clients whose connection was lost and who did not come back within the
@@ -896,8 +850,8 @@ static void expire_away(federation *f, int64_t now_ms) {
         }
         f->away[i] = f->away[--f->n_away];
         int due = f->open && sdfed_round_due(&f->current, a.client);
-        native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client,
-                    (long long)f->round, due ? "true" : "false");
+        native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client, (long long)f->round,
+                    due ? "true" : "false");
         if (f->cl)
             remove_presence(f, a.client, due ? f->round : -1);
         else if (due && sdfed_round_leave(&f->current, a.client) >= 0)
@@ -933,7 +887,7 @@ void federation_tick(federation *f, int64_t now_ms) {
 
 void federation_get_status(const federation *f, federation_status *s) {
     memset(s, 0, sizeof *s);
-    s->round = f->round, s->rounds = f->task.rounds, s->connected = f->n_peers;
+    s->round = f->round, s->rounds = f->task.rounds, s->connected = f->clients.n;
     s->participants = sdfed_round_still_in(&f->current), s->reported = f->current.n_reported;
     s->waiting = f->waiting;
     s->open = f->open, s->done = f->done, s->async = f->opt.async;
