@@ -553,7 +553,10 @@ static int forget_away(federation *f, int64_t client) {
     return 0;
 }
 
-void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
+/* A client identified joins: welcomed (its welcome carries the handle of
+ * the hello it answers, NULL for a client the caller knew) and, when the
+ * time comes, given rounds. */
+static void join(federation *f, int64_t client, int shard, void *hello, int64_t now_ms) {
     int back = forget_away(f, client);
     int again; /* its connection replaced: it never left */
     roster_client *p = roster_join(&f->clients, client, shard, &again);
@@ -567,7 +570,8 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
             write_batch(f, now_ms);
         p = roster_find(&f->clients, client);
     }
-    outbox_put(&f->out, (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round});
+    outbox_put(&f->out,
+               (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round, .hello = hello});
     native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->clients.n,
                 again  ? ", \"again\": true"
                 : back ? ", \"back\": true"
@@ -592,6 +596,47 @@ void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) {
     }
     note_waiting(f, now_ms);
 }
+
+void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) { join(f, client, shard, NULL, now_ms); }
+
+/* Registers the waiting hellos in one transaction, then joins each whose
+ * connection is still there; when it did not commit, each is refused
+ * (server_error, the store's reason) and may say hello again. */
+static void register_waiting(federation *f, int64_t now_ms) {
+    group_commit *g = &f->batch;
+    int n = g->n_hellos;
+    if (n == 0) return;
+    int64_t *ids = malloc(sizeof *ids * (size_t)n);
+    sdfed_error err = {0};
+    int rc = ids ? group_commit_write_hellos(g, f->st, ids, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    for (int i = 0, k = 0; i < n; i++) {
+        const group_commit_hello *h = &g->hellos[i];
+        if (!h->hello) continue;
+        if (rc == SDFED_OK) {
+            join(f, ids[k++], h->shard, h->hello, now_ms);
+            continue;
+        }
+        federation_message m = {.type = FEDERATION_REFUSAL,
+                                .client = FEDERATION_NOBODY,
+                                .round = f->round,
+                                .code = SDFED_CODE_SERVER_ERROR,
+                                .hello = h->hello};
+        snprintf(m.text, sizeof m.text, "%s", err.message);
+        outbox_put(&f->out, m);
+    }
+    group_commit_clear_hellos(g);
+    free(ids);
+}
+
+int federation_register(federation *f, void *hello, const char *token, int shard, const char *kind, int64_t now_ms) {
+    int rc = group_commit_add_hello(&f->batch, hello, token, shard, kind, now_ms);
+    if (rc == SDFED_OK && group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
+    return rc;
+}
+
+void federation_register_cancel(federation *f, const void *hello) { group_commit_cancel_hello(&f->batch, hello); }
+
+void federation_register_now(federation *f, int64_t now_ms) { register_waiting(f, now_ms); }
 
 /* Cluster: a closed connection's presence row goes, with its departure
  * from the round, only if this node still held the client (it may have
@@ -778,11 +823,13 @@ static void write_batch(federation *f, int64_t now_ms) {
 }
 
 void federation_flush(federation *f, int64_t now_ms) {
+    if (group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
     if (group_commit_due_in_ms(&f->batch, now_ms) >= 0 && batch_must_go(f, now_ms)) write_batch(f, now_ms);
 }
 
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
-    return group_commit_due_in_ms(&f->batch, now_ms);
+    int64_t rows = group_commit_due_in_ms(&f->batch, now_ms), hellos = group_commit_hellos_due_in_ms(&f->batch, now_ms);
+    return rows < 0 ? hellos : hellos < 0 || rows < hellos ? rows : hellos;
 }
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,

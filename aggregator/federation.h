@@ -95,7 +95,8 @@ typedef struct federation_options {
 
 /* A message for the network layer to write (docs/protocol.md). */
 typedef enum federation_message_type {
-    FEDERATION_WELCOME,     /* round: the current round */
+    FEDERATION_WELCOME,     /* round: the current round; hello: the new client's hello it answers (federation_register),
+                               NULL when the caller knew the client (federation_join) */
     FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters; deadline_ms (sync):
                                the time left until its deadline */
     FEDERATION_WAIT,        /* round, reason */
@@ -103,10 +104,12 @@ typedef enum federation_message_type {
     FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
                                parameters now, abandoned */
     FEDERATION_DONE,        /* rounds */
-    FEDERATION_REFUSAL,     /* code, text: an update accepted but then not stored (its batch) */
+    FEDERATION_REFUSAL,     /* code, text: an update or metrics accepted but then not stored (its batch); or, with
+                               hello, a new client's hello that could not be registered */
 } federation_message_type;
 
 #define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
+#define FEDERATION_NOBODY (-2)   /* the client of a refused hello's refusal (its hello says whose) */
 
 typedef struct federation_message {
     federation_message_type type;
@@ -115,8 +118,9 @@ typedef struct federation_message {
     int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
-    sdfed_code code; /* refusal */
-    char text[256];  /* refusal: why */
+    sdfed_code code;                    /* refusal */
+    char text[SDFED_ERROR_MESSAGE_MAX]; /* refusal: why */
+    void *hello;                        /* welcome, refusal: the caller's handle of a new client's hello */
 } federation_message;
 
 typedef struct federation federation;
@@ -132,6 +136,21 @@ void federation_close(federation *f);
  * (its connection was lost within the grace) is the same client going on:
  * due in the open round if it has not reported. */
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
+/* A new client's hello, its token made by the caller: it waits for the
+ * transaction that registers it (a clients row) with the other hellos that
+ * come within the batch's wait (group commit, as updates: batch_rows,
+ * batch_wait_ms). Once that transaction is written, the client has its id
+ * and joins (federation_join), its welcome carrying `hello`, the caller's
+ * handle for it (its connection; never read here), so that the caller knows
+ * whose id it is; when it did not commit, a refusal (server_error) with
+ * `hello` is in the outbox instead. SDFED_ERR_NOMEM when it cannot wait.
+ * The token is the caller's and stays valid while the hello waits. */
+int federation_register(federation *f, void *hello, const char *token, int shard, const char *kind, int64_t now_ms);
+/* The hello's connection is gone: it is not registered. */
+void federation_register_cancel(federation *f, const void *hello);
+/* Registers the waiting hellos now (a waiting client sent another message:
+ * its hello is answered first). */
+void federation_register_now(federation *f, int64_t now_ms);
 /* How a client's connection ended: closed on purpose (a close frame from
  * either side, leave), or lost (it ended without a close). */
 typedef enum federation_departure { FEDERATION_LEFT, FEDERATION_LOST } federation_departure;
@@ -159,8 +178,9 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
 /* Deadlines, pauses, places kept past their grace, and store retries (the
  * waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);
-/* Writes the waiting updates and metrics when their batch is due (group_commit.h);
- * federation_flush_in_ms says when that is: -1 when nothing waits. */
+/* Writes the waiting hellos, and the waiting updates and metrics, when
+ * their batch is due (group_commit.h); federation_flush_in_ms says when
+ * the first is: -1 when nothing waits. */
 void federation_flush(federation *f, int64_t now_ms);
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms);
 
