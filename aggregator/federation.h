@@ -4,52 +4,41 @@
  * left in its outbox (what to send to whom, not how it is written), which
  * the caller takes after every call.
  *
- * Synchronous rounds (docs/protocol.md): round r starts when at least
- * min_clients are connected; the round engine (fed/round.h) chooses its
- * clients among the connected ones sorted by shard then id, and they get
- * round_start. A client that closes its connection (a close frame, or
- * leave) leaves its round for good; one whose connection is lost (it ends
- * without a close: a crash, the network) keeps its place for
- * rejoin_grace_ms, and one that says hello again, on a new connection
- * while the old one is still open or within that grace, is due in the
- * round again (round_start with the time left) and its update counts, as
- * if it had never left; past the grace it is out. The round engine
- * (fed/round.h, the simulator's too) sees a client leave only when it is
- * out. The engine decides when the round ends: it closes when its target reported,
- * or every chosen client still in it reported and at least min_clients
- * did, or at its deadline with min_clients reports; it is abandoned (the
- * parameters stay) as soon as min_clients reports cannot be reached, or at
- * the deadline without them. Reports are combined by the engine into round
- * r + 1's parameters, stored, and announced; an abandoned round is stored
- * and announced as such; the next round, from the clients connected then,
- * starts after an optional pause (time for volunteers to join). Why no
- * round is open (too few clients, the pause, the end, a cluster's
- * front-end) is decided here too, for the log and the status.
- * Asynchronous mode: every idle client gets the current version; updates
- * are buffered and every `buffer` of them are combined (weighted by the
- * engine for staleness) into the next version.
+ * It is a mode-independent core (core.h: the connected clients, the
+ * outbox, validation, group commit, the store, the status) around one
+ * round policy (round_policy.h), chosen by options.async: synchronous
+ * rounds (round_sync.c: a round starts once min_clients are connected,
+ * samples its clients, ends at its target, its quorum or its deadline, or
+ * is abandoned; a lost connection keeps its place for rejoin_grace_ms) or
+ * asynchronous ones (round_async.c: the K newest updates make a version,
+ * weighted by staleness). Why no round is open (too few clients, the
+ * pause, the end, a cluster's front-end) is decided there too, for the log
+ * and the status.
  *
- * Every update is validated (round, membership, duplicates, shape, sample
- * count, norm of its change) and stored before it is acknowledged: accepted
- * updates wait for their batch (group commit, group_commit.h), written in
- * one transaction when batch_rows wait (metrics rows count too), when the oldest has waited
+ * Every update is validated (shape, sample count, norm of its change; its
+ * round, membership and duplicates by the policy) and stored before it is
+ * acknowledged: accepted updates wait for their batch (group commit,
+ * group_commit.h), written in one transaction when batch_rows wait
+ * (metrics and presence rows count too), when the oldest has waited
  * batch_wait_ms, or at once when storing them could end the round (its
  * target or every client still in it reported; async: a version's
  * buffer), and before any other decision; each is acknowledged once the
  * batch has committed, or refused (server_error, to be resent) when it
- * has not. The round is judged on stored updates only. After a
- * restart the open round resumes with its chosen clients and stored
- * updates, and a chosen client that comes back is sent the round again.
- * A round the store cannot start or close (a full disk) is tried again on
- * every tick; the store reports the fault itself (store.h).
+ * has not. New clients' hellos wait the same way for the transaction that
+ * registers them (federation_register). The round is judged on stored
+ * updates only. After a restart the open round resumes with its chosen
+ * clients and stored updates, and a chosen client that comes back is sent
+ * the round again. A round the store cannot start or close (a full disk)
+ * is tried again on every tick; the store reports the fault itself
+ * (store.h).
  *
  * Cluster mode (options.cluster, a PostgreSQL store; synchronous rounds):
  * every node runs this with its own clients, and the store is the
  * federation (store.h). A node stores its clients' presence as they join
- * and leave (a chosen client whose connection closes leaves its round, and
- * one whose connection is lost leaves it past the grace, as in a single
- * process; the clients of a node that dies do not: they stay due and may
- * come back through another node before the round ends), and
+ * and leave (presence.h: a chosen client whose connection closes leaves
+ * its round, and one whose connection is lost leaves it past the grace, as
+ * in a single process; the clients of a node that dies do not: they stay
+ * due and may come back through another node before the round ends), and
  * stores its clients' updates, each validated against the round in the
  * store and acknowledged after its insert committed. Only the coordinator
  * (cluster.h) decides: it chooses a round's clients among every node's
@@ -57,11 +46,11 @@
  * judges the open round from the reports and departures every node
  * stored, and closes it in one fenced transaction that reads the round's
  * updates under its lock and combines them in the round's client order,
- * so the bits are a single process's. Each node learns of starts and
- * closes from the store (LISTEN/NOTIFY, or every poll_ms without a
- * notification) and announces them to its own clients; the deadline a
- * node keeps is from when it learnt of the start, and is the one it
- * judges by if it becomes the coordinator. */
+ * so the bits are a single process's. Each node follows starts and closes
+ * through the store (cluster_sync.h: LISTEN/NOTIFY, or every poll_ms
+ * without a notification) and announces them to its own clients; the
+ * deadline a node keeps is from when it learnt of the start, and is the
+ * one it judges by if it becomes the coordinator. */
 #ifndef SDFED_AGGREGATOR_FEDERATION_H
 #define SDFED_AGGREGATOR_FEDERATION_H
 
