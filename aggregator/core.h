@@ -3,8 +3,9 @@
  * functions a round policy calls. Private to sdfed_federation.
  *
  * The core, a job a file:
- *   federation.c    the events of federation.h, each one's own part first
- *                   (the roster, validation, the batch), then its policy's
+ *   federation.c    the entry points of federation.h, each one's own part
+ *                   first (the state opened from the store, the roster,
+ *                   validation, the batch, the status), then its policy's
  *   batch.c         the batch of updates, metrics and presence rows: when it
  *                   is written, and each row's answer once it is
  *   round_end.c     a round's end, whatever the policy: the updates

@@ -1,6 +1,7 @@
-/* The federation's events (federation.h), taken in by its mode-independent
- * core: each one's own part (the roster, validation, the batch) first,
- * then its round policy's (round_policy.h). */
+/* The federation's entry points (federation.h) in its mode-independent
+ * core: each one's own part (the state opened from the store, the roster,
+ * validation, the batch, the status) first, then its round policy's
+ * (round_policy.h). */
 #include "federation.h"
 
 #include <assert.h>
