@@ -4,52 +4,41 @@
  * left in its outbox (what to send to whom, not how it is written), which
  * the caller takes after every call.
  *
- * Synchronous rounds (docs/protocol.md): round r starts when at least
- * min_clients are connected; the round engine (fed/round.h) chooses its
- * clients among the connected ones sorted by shard then id, and they get
- * round_start. A client that closes its connection (a close frame, or
- * leave) leaves its round for good; one whose connection is lost (it ends
- * without a close: a crash, the network) keeps its place for
- * rejoin_grace_ms, and one that says hello again, on a new connection
- * while the old one is still open or within that grace, is due in the
- * round again (round_start with the time left) and its update counts, as
- * if it had never left; past the grace it is out. The round engine
- * (fed/round.h, the simulator's too) sees a client leave only when it is
- * out. The engine decides when the round ends: it closes when its target reported,
- * or every chosen client still in it reported and at least min_clients
- * did, or at its deadline with min_clients reports; it is abandoned (the
- * parameters stay) as soon as min_clients reports cannot be reached, or at
- * the deadline without them. Reports are combined by the engine into round
- * r + 1's parameters, stored, and announced; an abandoned round is stored
- * and announced as such; the next round, from the clients connected then,
- * starts after an optional pause (time for volunteers to join). Why no
- * round is open (too few clients, the pause, the end, a cluster's
- * front-end) is decided here too, for the log and the status.
- * Asynchronous mode: every idle client gets the current version; updates
- * are buffered and every `buffer` of them are combined (weighted by the
- * engine for staleness) into the next version.
+ * It is a mode-independent core (core.h: the connected clients, the
+ * outbox, validation, group commit, the store, the status) around one
+ * round policy (round_policy.h), chosen by options.async: synchronous
+ * rounds (round_sync.c: a round starts once min_clients are connected,
+ * samples its clients, ends at its target, its quorum or its deadline, or
+ * is abandoned; a lost connection keeps its place for rejoin_grace_ms) or
+ * asynchronous ones (round_async.c: the K newest updates make a version,
+ * weighted by staleness). Why no round is open (too few clients, the
+ * pause, the end, a cluster's front-end) is decided there too, for the log
+ * and the status.
  *
- * Every update is validated (round, membership, duplicates, shape, sample
- * count, norm of its change) and stored before it is acknowledged: accepted
- * updates wait for their batch (group commit, group_commit.h), written in
- * one transaction when batch_rows wait (metrics rows count too), when the oldest has waited
+ * Every update is validated (shape, sample count, norm of its change; its
+ * round, membership and duplicates by the policy) and stored before it is
+ * acknowledged: accepted updates wait for their batch (group commit,
+ * group_commit.h), written in one transaction when batch_rows wait
+ * (metrics and presence rows count too), when the oldest has waited
  * batch_wait_ms, or at once when storing them could end the round (its
  * target or every client still in it reported; async: a version's
  * buffer), and before any other decision; each is acknowledged once the
  * batch has committed, or refused (server_error, to be resent) when it
- * has not. The round is judged on stored updates only. After a
- * restart the open round resumes with its chosen clients and stored
- * updates, and a chosen client that comes back is sent the round again.
- * A round the store cannot start or close (a full disk) is tried again on
- * every tick; the store reports the fault itself (store.h).
+ * has not. New clients' hellos wait the same way for the transaction that
+ * registers them (federation_register). The round is judged on stored
+ * updates only. After a restart the open round resumes with its chosen
+ * clients and stored updates, and a chosen client that comes back is sent
+ * the round again. A round the store cannot start or close (a full disk)
+ * is tried again on every tick; the store reports the fault itself
+ * (store.h).
  *
  * Cluster mode (options.cluster, a PostgreSQL store; synchronous rounds):
  * every node runs this with its own clients, and the store is the
  * federation (store.h). A node stores its clients' presence as they join
- * and leave (a chosen client whose connection closes leaves its round, and
- * one whose connection is lost leaves it past the grace, as in a single
- * process; the clients of a node that dies do not: they stay due and may
- * come back through another node before the round ends), and
+ * and leave (presence.h: a chosen client whose connection closes leaves
+ * its round, and one whose connection is lost leaves it past the grace, as
+ * in a single process; the clients of a node that dies do not: they stay
+ * due and may come back through another node before the round ends), and
  * stores its clients' updates, each validated against the round in the
  * store and acknowledged after its insert committed. Only the coordinator
  * (cluster.h) decides: it chooses a round's clients among every node's
@@ -57,11 +46,11 @@
  * judges the open round from the reports and departures every node
  * stored, and closes it in one fenced transaction that reads the round's
  * updates under its lock and combines them in the round's client order,
- * so the bits are a single process's. Each node learns of starts and
- * closes from the store (LISTEN/NOTIFY, or every poll_ms without a
- * notification) and announces them to its own clients; the deadline a
- * node keeps is from when it learnt of the start, and is the one it
- * judges by if it becomes the coordinator. */
+ * so the bits are a single process's. Each node follows starts and closes
+ * through the store (cluster_sync.h: LISTEN/NOTIFY, or every poll_ms
+ * without a notification) and announces them to its own clients; the
+ * deadline a node keeps is from when it learnt of the start, and is the
+ * one it judges by if it becomes the coordinator. */
 #ifndef SDFED_AGGREGATOR_FEDERATION_H
 #define SDFED_AGGREGATOR_FEDERATION_H
 
@@ -95,7 +84,8 @@ typedef struct federation_options {
 
 /* A message for the network layer to write (docs/protocol.md). */
 typedef enum federation_message_type {
-    FEDERATION_WELCOME,     /* round: the current round */
+    FEDERATION_WELCOME,     /* round: the current round; hello: the new client's hello it answers (federation_register),
+                               NULL when the caller knew the client (federation_join) */
     FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters; deadline_ms (sync):
                                the time left until its deadline */
     FEDERATION_WAIT,        /* round, reason */
@@ -103,10 +93,12 @@ typedef enum federation_message_type {
     FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
                                parameters now, abandoned */
     FEDERATION_DONE,        /* rounds */
-    FEDERATION_REFUSAL,     /* code, text: an update accepted but then not stored (its batch) */
+    FEDERATION_REFUSAL,     /* code, text: an update or metrics accepted but then not stored (its batch); or, with
+                               hello, a new client's hello that could not be registered */
 } federation_message_type;
 
 #define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
+#define FEDERATION_NOBODY (-2)   /* the client of a refused hello's refusal (its hello says whose) */
 
 typedef struct federation_message {
     federation_message_type type;
@@ -115,8 +107,9 @@ typedef struct federation_message {
     int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
-    sdfed_code code; /* refusal */
-    char text[256];  /* refusal: why */
+    sdfed_code code;                    /* refusal */
+    char text[SDFED_ERROR_MESSAGE_MAX]; /* refusal: why */
+    void *hello;                        /* welcome, refusal: the caller's handle of a new client's hello */
 } federation_message;
 
 typedef struct federation federation;
@@ -132,6 +125,21 @@ void federation_close(federation *f);
  * (its connection was lost within the grace) is the same client going on:
  * due in the open round if it has not reported. */
 void federation_join(federation *f, int64_t client, int shard, int64_t now_ms);
+/* A new client's hello, its token made by the caller: it waits for the
+ * transaction that registers it (a clients row) with the other hellos that
+ * come within the batch's wait (group commit, as updates: batch_rows,
+ * batch_wait_ms). Once that transaction is written, the client has its id
+ * and joins (federation_join), its welcome carrying `hello`, the caller's
+ * handle for it (its connection; never read here), so that the caller knows
+ * whose id it is; when it did not commit, a refusal (server_error) with
+ * `hello` is in the outbox instead. SDFED_ERR_NOMEM when it cannot wait.
+ * The token is the caller's and stays valid while the hello waits. */
+int federation_register(federation *f, void *hello, const char *token, int shard, const char *kind, int64_t now_ms);
+/* The hello's connection is gone: it is not registered. */
+void federation_register_cancel(federation *f, const void *hello);
+/* Registers the waiting hellos now (a waiting client sent another message:
+ * its hello is answered first). */
+void federation_register_now(federation *f, int64_t now_ms);
 /* How a client's connection ended: closed on purpose (a close frame from
  * either side, leave), or lost (it ended without a close). */
 typedef enum federation_departure { FEDERATION_LEFT, FEDERATION_LOST } federation_departure;
@@ -159,8 +167,9 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
 /* Deadlines, pauses, places kept past their grace, and store retries (the
  * waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);
-/* Writes the waiting updates and metrics when their batch is due (group_commit.h);
- * federation_flush_in_ms says when that is: -1 when nothing waits. */
+/* Writes the waiting hellos, and the waiting updates and metrics, when
+ * their batch is due (group_commit.h); federation_flush_in_ms says when
+ * the first is: -1 when nothing waits. */
 void federation_flush(federation *f, int64_t now_ms);
 int64_t federation_flush_in_ms(const federation *f, int64_t now_ms);
 

@@ -1,6 +1,7 @@
 /* Rows waiting for their batch's commit (see group_commit.h). */
 #include "group_commit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ void group_commit_free(group_commit *g) {
     free(g->metrics);
     free(g->metrics_outcome);
     free(g->presence);
+    free(g->hellos);
     memset(g, 0, sizeof *g);
 }
 
@@ -79,12 +81,16 @@ int group_commit_holds(const group_commit *g, int64_t round, int64_t client) {
     return 0;
 }
 
-int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
-    int n = rows(g);
+/* when a batch of n rows, the oldest from oldest_ms, is due */
+static int64_t due_in_ms(const group_commit *g, int n, int64_t oldest_ms, int64_t now_ms) {
     if (n == 0) return -1;
     if (n >= g->max_rows) return 0;
-    int64_t left = g->oldest_ms + g->max_wait_ms - now_ms;
+    int64_t left = oldest_ms + g->max_wait_ms - now_ms;
     return left > 0 ? left : 0;
+}
+
+int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms) {
+    return due_in_ms(g, rows(g), g->oldest_ms, now_ms);
 }
 
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err) {
@@ -98,3 +104,39 @@ int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_
                      .node = g->node};
     return store_add_batch(s, &b, rule, g->outcome, err);
 }
+
+int group_commit_add_hello(group_commit *g, void *hello, const char *token, int shard, const char *kind,
+                           int64_t now_ms) {
+    group_commit_hello *hellos = sdfed_grow(g->hellos, &g->cap_hellos, g->n_hellos, sizeof *hellos);
+    if (!hellos) return SDFED_ERR_NOMEM;
+    g->hellos = hellos;
+    if (g->n_hellos == 0) g->oldest_hello_ms = now_ms;
+    group_commit_hello *h = &g->hellos[g->n_hellos++];
+    *h = (group_commit_hello){.hello = hello, .token = token, .shard = shard};
+    snprintf(h->kind, sizeof h->kind, "%s", kind);
+    return SDFED_OK;
+}
+
+void group_commit_cancel_hello(group_commit *g, const void *hello) {
+    for (int i = 0; i < g->n_hellos; i++)
+        if (g->hellos[i].hello == hello) g->hellos[i].hello = NULL;
+}
+
+int64_t group_commit_hellos_due_in_ms(const group_commit *g, int64_t now_ms) {
+    return due_in_ms(g, g->n_hellos, g->oldest_hello_ms, now_ms);
+}
+
+int group_commit_write_hellos(group_commit *g, store *s, int64_t *ids, sdfed_error *err) {
+    store_new_client *rows = malloc(sizeof *rows * (size_t)(g->n_hellos ? g->n_hellos : 1));
+    if (!rows) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
+    int live = 0;
+    for (int i = 0; i < g->n_hellos; i++)
+        if (g->hellos[i].hello)
+            rows[live++] =
+                (store_new_client){.token = g->hellos[i].token, .shard = g->hellos[i].shard, .kind = g->hellos[i].kind};
+    int rc = live ? store_add_clients(s, rows, live, ids, err) : SDFED_OK;
+    free(rows);
+    return rc;
+}
+
+void group_commit_clear_hellos(group_commit *g) { g->n_hellos = 0; }

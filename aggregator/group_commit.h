@@ -1,20 +1,29 @@
-/* Group commit: the updates the federation accepted, the metrics clients
- * reported and (cluster) the presence rows of clients that connected, that
- * wait for the transaction that stores them. Each is
- * copied in as it comes; the batch is due when max_rows wait or the oldest
- * has waited max_wait_ms, whichever comes first (the caller's event loop
- * asks when, and never waits); it is then written in one store transaction
- * (store_add_batch), so that one commit, one fsync, stores many rows.
- * Nothing here answers a client: once the batch is written the caller
- * acknowledges each update by its outcome, or, when the transaction did
- * not commit, refuses them all and the metrics (server_error), so that no
- * update is acknowledged before it is stored. */
+/* Group commit: rows that wait for the transaction that stores them, so
+ * that one commit, one fsync, stores many. Two batches: the round's (the
+ * updates the federation accepted, the metrics clients reported and, in a
+ * cluster, the presence rows of clients that connected), written in one
+ * store transaction (store_add_batch); and new clients' hellos, registered
+ * together in one of their own (store_add_clients). Each row is copied in
+ * as it comes; a batch is due when max_rows wait or its oldest has waited
+ * max_wait_ms, whichever comes first (the caller's event loop asks when,
+ * and never waits). Nothing here answers a client: once a batch is written
+ * the caller acknowledges each update by its outcome and welcomes each new
+ * client, or, when the transaction did not commit, refuses them all
+ * (server_error), so that nothing is acknowledged before it is stored. */
 #ifndef SDFED_AGGREGATOR_GROUP_COMMIT_H
 #define SDFED_AGGREGATOR_GROUP_COMMIT_H
 
 #include <stdint.h>
 
 #include "store.h"
+
+/* A new client's hello waiting for its registration. */
+typedef struct group_commit_hello {
+    void *hello;       /* the caller's handle for it (NULL once cancelled: not registered) */
+    const char *token; /* the caller's, valid while it waits */
+    int shard;         /* -1: none */
+    char kind[32];
+} group_commit_hello;
 
 typedef struct group_commit {
     int max_rows;              /* >= 1 (1: every update and metrics row in its own transaction) */
@@ -27,8 +36,11 @@ typedef struct group_commit {
     int n_metrics, cap_metrics;
     store_new_presence *presence;
     int n_presence, cap_presence;
-    int64_t node;      /* the presence rows' */
-    int64_t oldest_ms; /* when the first waiting row came */
+    int64_t node;               /* the presence rows' */
+    int64_t oldest_ms;          /* when the first waiting row came */
+    group_commit_hello *hellos; /* the other batch */
+    int n_hellos, cap_hellos;
+    int64_t oldest_hello_ms;
 } group_commit;
 
 /* node: the cluster node whose presence rows it writes (0 in a single process). */
@@ -51,5 +63,19 @@ int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms);
  * other status nothing was stored. The rows stay until group_commit_clear. */
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err);
 void group_commit_clear(group_commit *g);
+
+/* Adds a hello (kind copied); SDFED_ERR_NOMEM (nothing added) when memory ran out. */
+int group_commit_add_hello(group_commit *g, void *hello, const char *token, int shard, const char *kind,
+                           int64_t now_ms);
+/* The hello's connection is gone: it is not registered. */
+void group_commit_cancel_hello(group_commit *g, const void *hello);
+/* How long until the hellos are due: -1 when none waits, 0 when due now. */
+int64_t group_commit_hellos_due_in_ms(const group_commit *g, int64_t now_ms);
+/* Registers the waiting hellos not cancelled in one transaction
+ * (store_add_clients): on SDFED_OK ids[k] is the k-th of them's new id; on
+ * any other status none was stored. ids has room for g->n_hellos. The
+ * hellos stay until group_commit_clear_hellos. */
+int group_commit_write_hellos(group_commit *g, store *s, int64_t *ids, sdfed_error *err);
+void group_commit_clear_hellos(group_commit *g);
 
 #endif

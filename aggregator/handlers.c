@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/grow.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/log.h"
@@ -26,16 +25,6 @@ struct handlers {
     sdfed_buffer round_text[2], round_frame;
     int64_t round_cached, deadline_cached;
     int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
-    /* the hellos of new clients waiting for the transaction that registers
-     * them together (group commit): the session (NULL once it is gone)
-     * holding its new token, its shard and kind */
-    struct registration {
-        session *ss;
-        int shard;
-        char kind[32];
-    } * registering;
-    int n_registering, cap_registering;
-    int64_t registering_since_ms;
 };
 
 static session *session_of(handlers *h, int64_t client) {
@@ -130,24 +119,32 @@ static int write_message(handlers *h, const federation_message *m, const session
 }
 
 static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms);
+static int attach(handlers *h, session *ss, int64_t id, int64_t now_ms);
 
 /* Writes what the federation's last calls left in its outbox. A
  * connection's first message is its welcome: nothing is written to it
  * before (what came before was for the connection it replaced, or is said
- * by the welcome itself). */
+ * by the welcome itself), but the refusal of its hello. A new client's
+ * welcome makes its session the client's first. */
 static void deliver(handlers *h, int64_t now_ms) {
     int n;
     const federation_message *out = federation_outbox(h->fed, &n);
     for (int i = 0; i < n; i++) {
         const federation_message *m = &out[i];
-        session *one = session_of(h, m->client);
+        session *one = m->hello ? m->hello : session_of(h, m->client);
         if (m->client != FEDERATION_EVERYONE && !one) continue; /* gone meanwhile */
-        if (one && !one->welcomed && m->type != FEDERATION_WELCOME) continue;
+        if (m->hello && m->type == FEDERATION_WELCOME && attach(h, one, m->client, now_ms)) {
+            federation_leave(h->fed, m->client, FEDERATION_LEFT, now_ms);
+            out = federation_outbox(h->fed, &n); /* what its leaving says follows */
+            continue;
+        }
+        if (one && !one->welcomed && m->type != FEDERATION_WELCOME && !m->hello) continue;
         if (m->type == FEDERATION_ROUND_START) {
             send_round(h, one, m->round, m->deadline_ms);
             continue;
         }
         if (m->type == FEDERATION_REFUSAL) {
+            if (m->hello) one->token[0] = '\0'; /* not registered: it may say hello again */
             refuse(h, one, m->code, m->text, now_ms);
             continue;
         }
@@ -258,20 +255,21 @@ static void random_token(char hex[33]) {
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
 }
 
-/* A client identified: its session is the client's, and it joins the
- * federation. A connection it had before goes (1001), and its going is no
- * departure: the client goes on here, in the round it was in. */
-static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_ms) {
+/* A client identified: its session is the client's. A connection it had
+ * before goes (1001), and its going is no departure: the client goes on
+ * here, in the round it was in. Refused when memory ran out (-1). */
+static int attach(handlers *h, session *ss, int64_t id, int64_t now_ms) {
     if (id >= h->n_ids) {
         int64_t cap = h->n_ids ? h->n_ids : 1024;
         while (cap <= id) cap *= 2;
         session **grown = realloc(h->by_id, sizeof *grown * (size_t)cap);
         if (!grown) {
             refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
-            return;
+            return -1;
         }
         memset(grown + h->n_ids, 0, sizeof *grown * (size_t)(cap - h->n_ids));
-        h->by_id = grown, h->n_ids = cap;
+        h->by_id = grown;
+        h->n_ids = cap;
     }
     session *old = h->by_id[id];
     if (old && old != ss) {
@@ -280,45 +278,7 @@ static void joined(handlers *h, session *ss, int64_t id, int shard, int64_t now_
     }
     h->by_id[id] = ss;
     ss->client = id;
-    federation_join(h->fed, id, shard, now_ms);
-}
-
-/* When the waiting registrations are due: -1 when none wait, 0 when now. */
-static int64_t registrations_due_in_ms(const handlers *h, int64_t now_ms) {
-    if (h->n_registering == 0) return -1;
-    if (h->n_registering >= h->opt.batch_rows) return 0;
-    int64_t left = h->registering_since_ms + h->opt.batch_wait_ms - now_ms;
-    return left > 0 ? left : 0;
-}
-
-/* Registers the waiting new clients in one transaction, then welcomes
- * each whose connection is still there; when it did not commit, each is
- * refused (server_error) and may say hello again. */
-static void register_waiting(handlers *h, int64_t now_ms) {
-    int n = h->n_registering, live = 0;
-    if (n == 0) return;
-    store_new_client *rows = malloc(sizeof *rows * (size_t)n);
-    int64_t *ids = malloc(sizeof *ids * (size_t)n);
-    sdfed_error err = {0};
-    int rc = rows && ids ? SDFED_OK : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < n && rc == SDFED_OK; i++)
-        if (h->registering[i].ss)
-            rows[live++] =
-                (store_new_client){h->registering[i].ss->token, h->registering[i].shard, h->registering[i].kind};
-    if (rc == SDFED_OK && live) rc = store_add_clients(h->st, rows, live, ids, &err);
-    h->n_registering = 0;
-    for (int i = 0, k = 0; i < n; i++) {
-        session *ss = h->registering[i].ss;
-        if (!ss) continue;
-        if (rc) {
-            ss->token[0] = '\0';
-            refuse(h, ss, SDFED_CODE_SERVER_ERROR, err.message, now_ms);
-        } else {
-            joined(h, ss, ids[k++], h->registering[i].shard, now_ms);
-        }
-    }
-    free(rows);
-    free(ids);
+    return 0;
 }
 
 static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_ms) {
@@ -348,7 +308,7 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
             return;
         }
         snprintf(ss->token, sizeof ss->token, "%s", m->token);
-        joined(h, ss, id, shard < 0 ? stored_shard : shard, now_ms);
+        if (attach(h, ss, id, now_ms) == 0) federation_join(h->fed, id, shard < 0 ? stored_shard : shard, now_ms);
         return;
     }
     /* a new client: at most registrations_per_minute from one address, then
@@ -363,19 +323,11 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         refuse_after(h, ss, SDFED_CODE_RATE_LIMITED, message, wait_ms, now_ms);
         return;
     }
-    struct registration *grown =
-        sdfed_grow(h->registering, &h->cap_registering, h->n_registering, sizeof *h->registering);
-    if (!grown) {
-        refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
-        return;
-    }
-    h->registering = grown;
     random_token(ss->token);
-    if (h->n_registering == 0) h->registering_since_ms = now_ms;
-    struct registration *r = &h->registering[h->n_registering++];
-    *r = (struct registration){.ss = ss, .shard = shard};
-    snprintf(r->kind, sizeof r->kind, "%s", m->kind[0] ? m->kind : "browser");
-    if (registrations_due_in_ms(h, now_ms) == 0) register_waiting(h, now_ms);
+    if (federation_register(h->fed, ss, ss->token, shard, m->kind[0] ? m->kind : "browser", now_ms)) {
+        ss->token[0] = '\0';
+        refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
+    }
 }
 
 static void update(handlers *h, session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
@@ -445,7 +397,7 @@ static void binary_message(handlers *h, session *ss, const unsigned char *data, 
 void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
     if (rx == WS_RX_MORE) return;
     if (ss->client < 0 && ss->token[0]) { /* its hello waits for its registration: answered first */
-        register_waiting(h, now_ms);
+        federation_register_now(h->fed, now_ms);
         deliver(h, now_ms);
     }
     if (rx != WS_RX_MESSAGE) {
@@ -467,8 +419,7 @@ void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
 }
 
 void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
-    for (int i = 0; i < h->n_registering; i++)
-        if (h->registering[i].ss == ss) h->registering[i].ss = NULL;
+    if (h->fed) federation_register_cancel(h->fed, ss);
     if (session_of(h, ss->client) != ss) return;
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
@@ -485,15 +436,12 @@ void handlers_tick(handlers *h, int64_t now_ms) {
 
 void handlers_flush(handlers *h, int64_t now_ms) {
     if (!h->fed) return;
-    if (registrations_due_in_ms(h, now_ms) == 0) register_waiting(h, now_ms);
     federation_flush(h->fed, now_ms);
     deliver(h, now_ms);
 }
 
 int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms) {
-    if (!h->fed) return -1;
-    int64_t updates = federation_flush_in_ms(h->fed, now_ms), hellos = registrations_due_in_ms(h, now_ms);
-    return updates < 0 ? hellos : hellos < 0 || updates < hellos ? updates : hellos;
+    return h->fed ? federation_flush_in_ms(h->fed, now_ms) : -1;
 }
 
 void handlers_detach(handlers *h) { h->fed = NULL; }
@@ -504,8 +452,7 @@ int handlers_create(handlers **out, const handlers_options *opt, federation *f, 
     if (!h) return sdfed_fail(err, SDFED_ERR_NOMEM, "handlers: out of memory");
     federation_status s;
     federation_get_status(f, &s);
-    *h =
-        (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .round_cached = -1};
+    *h = (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .round_cached = -1};
     store_watch_faults(st, on_store_fault, h);
     *out = h;
     return SDFED_OK;
@@ -516,6 +463,5 @@ void handlers_destroy(handlers *h) {
     store_watch_faults(h->st, NULL, NULL);
     free_round_messages(h);
     free(h->by_id);
-    free(h->registering);
     free(h);
 }

@@ -20,16 +20,14 @@
 #include "store.h"
 
 typedef struct handlers_options {
-    const join_key *join_key; /* hello's (join_key.h; one not set: none needed) */
-    peers *peers;             /* the addresses' lock-outs and registrations */
+    const join_key *join_key;     /* hello's (join_key.h; one not set: none needed) */
+    peers *peers;                 /* the addresses' lock-outs and registrations */
     int registrations_per_minute; /* new clients one address registers in a minute (peers.h), for the refusal */
-    const char *description; /* the welcome's description (description.h) */
+    const char *description;      /* the welcome's description (description.h) */
     size_t max_message_bytes;
     int rate_limit;         /* messages in each window of rate_window_ms */
     int64_t rate_window_ms; /* (> 0) */
-    int max_refusals;      /* before the connection is closed */
-    int batch_rows;        /* group commit of new clients' hellos: at most this many registered together (>= 1) */
-    int64_t batch_wait_ms; /* and none waiting longer */
+    int max_refusals;       /* before the connection is closed */
 } handlers_options;
 
 typedef struct handlers handlers;

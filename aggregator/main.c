@@ -472,9 +472,7 @@ int main(int argc, char **argv) {
                            .max_message_bytes = (size_t)max_bytes,
                            .rate_limit = (int)rate,
                            .rate_window_ms = (int64_t)(rate_window * 1000),
-                           .max_refusals = (int)refusals,
-                           .batch_rows = (int)commit_batch,
-                           .batch_wait_ms = (int64_t)(commit_wait * 1000)};
+                           .max_refusals = (int)refusals};
     site = (http_site){.web_dir = web,
                        .wasm_dir = wasm,
                        .model_path = model_path,

@@ -1,0 +1,68 @@
+/* The federation's batch of accepted updates, metrics and presence rows
+ * (group commit, group_commit.h), as the core uses it: written when it is
+ * due or when its policy says that storing it could end the round, and
+ * then each row answered by its outcome (see core.h). */
+#include <stddef.h>
+
+#include "core.h"
+#include "native/log.h"
+
+int core_batch_due(const federation *f, int64_t now_ms) {
+    int n = f->batch.n_updates;
+    if (group_commit_due_in_ms(&f->batch, now_ms) == 0) return 1;
+    if (n == 0) return 0; /* metrics alone decide nothing */
+    return f->policy->could_end(f, n);
+}
+
+/* An update stored: acknowledged, counted, and its policy told. */
+static void stored(federation *f, const store_new_update *u) {
+    f->updates_accepted++;
+    outbox_put(&f->out, (federation_message){.type = FEDERATION_ACK, .client = u->client, .round = u->round});
+    native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)u->client,
+                (long long)u->round, (long long)u->samples);
+    f->policy->stored(f, u);
+}
+
+/* Writes the waiting updates, metrics and presence rows in one
+ * transaction, then answers each update: an ack once stored, a refusal
+ * when not (all of them, and the metrics, server_error, when the
+ * transaction did not commit; presence rows not stored are stored again by
+ * a tick); then the policy judges the round on them. */
+void core_write_batch(federation *f, int64_t now_ms) {
+    group_commit *g = &f->batch;
+    if (g->n_updates + g->n_metrics + g->n_presence == 0) return;
+    sdfed_error err = {0};
+    int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
+    for (int i = 0; i < g->n_metrics; i++)
+        if (rc)
+            outbox_refusal(&f->out, g->metrics[i].client, f->round, SDFED_CODE_SERVER_ERROR,
+                           "metrics for round %lld not stored: %s", (long long)g->metrics[i].round, err.message);
+        else if (g->metrics_outcome[i] == STORE_NO_UPDATE)
+            outbox_refusal(&f->out, g->metrics[i].client, f->round, SDFED_CODE_NOT_IN_ROUND,
+                           "metrics for round %lld: client %lld has no update accepted in that round",
+                           (long long)g->metrics[i].round, (long long)g->metrics[i].client);
+        else
+            f->metrics_stored++;
+    for (int i = 0; i < g->n_presence && rc == SDFED_OK; i++) {
+        roster_client *p = roster_find(&f->clients, g->presence[i].client);
+        if (p) p->present = 1;
+    }
+    for (int i = 0; i < g->n_updates; i++) {
+        const store_new_update *u = &g->updates[i];
+        if (rc)
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+        else if (g->outcome[i] == STORE_DUPLICATE)
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_DUPLICATE_UPDATE,
+                           "round %lld already has this client's update", (long long)u->round);
+        else if (g->outcome[i] == STORE_NOT_OPEN && f->done)
+            outbox_done(&f->out, u->client, f->task.rounds);
+        else if (g->outcome[i] == STORE_NOT_OPEN)
+            outbox_refusal(&f->out, u->client, f->round, SDFED_CODE_WRONG_ROUND,
+                           "round %lld is not open for client %lld (closed, or it left)", (long long)u->round,
+                           (long long)u->client);
+        else
+            stored(f, u);
+    }
+    if (rc == SDFED_OK) f->policy->written(f, g, now_ms);
+    group_commit_clear(g);
+}

@@ -1,0 +1,32 @@
+/* Cluster mode (options.cluster, a PostgreSQL store; store.h,
+ * docs/cluster.md): a node follows the rounds the coordinator decided,
+ * through the store. It catches up with what the store holds: rounds that
+ * ended (the next one's parameters, announced to this node's clients), a
+ * round that started (announced to its clients here, with the deadline
+ * counted from now), and the open round's reports and departures from
+ * every node (the coordinator judges the round on them). It reads at once
+ * when notified (LISTEN/NOTIFY), every poll_ms without a notification,
+ * on every tick on the coordinator, before it answers a hello when a
+ * notification came, and before an update for a round it has not seen
+ * open. Cluster mode runs synchronous rounds: what it learns goes into
+ * round_sync.h's state. */
+#ifndef SDFED_AGGREGATOR_CLUSTER_SYNC_H
+#define SDFED_AGGREGATOR_CLUSTER_SYNC_H
+
+#include <stdint.h>
+
+#include "federation.h"
+
+/* What the store holds now, learnt. */
+void cluster_catch_up(federation *f, int64_t now_ms);
+/* Before an update for `round`: caught up unless that round is open here. */
+void cluster_catch_up_to(federation *f, int64_t round, int64_t now_ms);
+/* A tick: the node's leases (cluster.h), and the store read when notified,
+ * on the coordinator, or poll_ms after the last time. */
+void cluster_follow(federation *f, int64_t now_ms);
+/* A decision the store did not record (rc, err): at the fence, another
+ * node coordinates now (this one steps down); else the round moved on
+ * meanwhile (read it again). Nothing in a single process. */
+void cluster_refused(federation *f, int rc, const sdfed_error *err, int64_t now_ms);
+
+#endif

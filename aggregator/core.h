@@ -1,0 +1,103 @@
+/* The federation as its mode-independent core and its round policies share
+ * it (federation.h is the network layer's view): the state, and the core's
+ * functions a round policy calls. Private to sdfed_federation.
+ *
+ * The core, a job a file:
+ *   federation.c    the entry points of federation.h, each one's own part
+ *                   first (the state opened from the store, the roster,
+ *                   validation, the batch, the status), then its policy's
+ *   batch.c         the batch of updates, metrics and presence rows: when it
+ *                   is written, and each row's answer once it is
+ *   round_end.c     a round's end, whatever the policy: the updates
+ *                   combined in one decision the store records, announced
+ *   waiting.c       why no round is open, for the log and /status
+ *   outbox.c        the typed messages left for the network layer
+ *   roster.c        the clients connected to this process
+ *   group_commit.c  rows waiting for the transaction that stores them
+ * The round policies (round_policy.h): round_sync.c and round_async.c;
+ * cluster mode, which runs synchronous rounds, adds cluster_sync.c (the
+ * rounds the coordinator decided, followed through the store) and
+ * presence.c (this node's clients in the store). */
+#ifndef SDFED_AGGREGATOR_CORE_H
+#define SDFED_AGGREGATOR_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "federation.h"
+#include "group_commit.h"
+#include "outbox.h"
+#include "presence.h"
+#include "roster.h"
+#include "round_policy.h"
+#include "base/arena.h"
+#include "fed/round.h"
+
+struct federation {
+    sdfed_task task;
+    federation_options opt;
+    store *st;
+    const sdfed_kernels *k;
+    cluster *cl;                /* cluster mode: this node's leases and role; NULL in a single process */
+    const round_policy *policy; /* round_sync_policy or round_async_policy */
+    void *rounds;               /* the policy's own state (its open allocates it, its close frees it) */
+    int64_t round;              /* sync: the current or next round; async: the version */
+    float *global;              /* the current global parameters: shape[0] x shape[1] = n */
+    size_t n;
+    uint32_t shape[2];
+    char sha[65];
+    int done;                    /* every round of the task is done */
+    sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
+    outbox out;
+    roster clients;             /* connected to this process */
+    group_commit batch;         /* rows waiting for their transaction, and new clients' hellos */
+    federation_waiting waiting; /* why no round is open, as last noted (core_note_waiting) */
+    int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
+    double last_aggregation_ms, total_aggregation_ms;
+    sdfed_arena arena;
+    int64_t next_catch_up;  /* cluster: when the store is read again without a notification (cluster_sync.c) */
+    presence_queue leaving; /* cluster: presence rows the store did not remove yet (presence.c) */
+};
+
+/* federation.c: `code`, with the reason in message (a refused update or metrics). */
+sdfed_code core_refuse(char *message, size_t cap, sdfed_code code, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* The coordinator's fence (NULL in a single process), and whether this
+ * process decides rounds: a single process, or the cluster's coordinator. */
+const store_fence *core_fence(const federation *f);
+int core_deciding(const federation *f);
+
+/* batch.c: whether the waiting rows are written now (their batch is due,
+ * or the policy says that storing them could end the round); writes them
+ * in one transaction and answers each. */
+int core_batch_due(const federation *f, int64_t now_ms);
+void core_write_batch(federation *f, int64_t now_ms);
+
+/* round_end.c: acts on a verdict (SDFED_ROUND_WAIT: nothing); one the
+ * store cannot record is tried again by core_round_retry, on every tick
+ * (a cluster's coordinator judges the round again instead). */
+void core_round_act(federation *f, sdfed_round_verdict verdict, int64_t now_ms);
+/* Acts on the verdict the store refused before, if any (1). */
+int core_round_retry(federation *f, int64_t now_ms);
+/* Combines the round's stored updates (in the policy's order) into the
+ * next round's parameters in one decision; then core_round_next. A store
+ * failure leaves the round as it was (non-zero). */
+int core_round_close(federation *f, int64_t now_ms);
+/* What follows a round's end this process decided (closed, or abandoned
+ * by its policy): in a single process its announcement (core_round_end),
+ * in a cluster what every node learns from the store (cluster_sync.h). */
+void core_round_next(federation *f, int64_t now_ms, int reports, int abandoned);
+/* A round's end as this process learns of it: round `next` now (the
+ * global parameters already its), round_end to everyone (and done), the
+ * policy told (round_policy.h: ended). */
+void core_round_end(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here);
+
+/* waiting.c: keeps why no round is open (the policy's reason, or the end),
+ * logged when it changes to a wait. */
+void core_note_waiting(federation *f, int64_t now_ms);
+
+#endif

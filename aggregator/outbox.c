@@ -1,0 +1,53 @@
+/* The typed messages left for the network layer (see outbox.h). */
+#include "outbox.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "native/log.h"
+
+void outbox_put(outbox *o, federation_message m) {
+    federation_message *grown = sdfed_grow(o->messages, &o->cap, o->n, sizeof *grown);
+    if (!grown) {
+        native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
+        return;
+    }
+    o->messages = grown;
+    o->messages[o->n++] = m;
+}
+
+void outbox_clear(outbox *o) { o->n = 0; }
+
+void outbox_free(outbox *o) {
+    free(o->messages);
+    memset(o, 0, sizeof *o);
+}
+
+void outbox_round_start(outbox *o, int64_t client, int64_t round, int64_t deadline_ms) {
+    outbox_put(o, (federation_message){
+                      .type = FEDERATION_ROUND_START, .client = client, .round = round, .deadline_ms = deadline_ms});
+}
+
+void outbox_wait(outbox *o, int64_t client, int64_t round, const char *reason) {
+    outbox_put(o, (federation_message){.type = FEDERATION_WAIT, .client = client, .round = round, .reason = reason});
+}
+
+void outbox_done(outbox *o, int64_t client, int64_t rounds) {
+    outbox_put(o, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = rounds});
+}
+
+void outbox_refusal(outbox *o, int64_t client, int64_t round, sdfed_code code, const char *format, ...) {
+    federation_message m = {.type = FEDERATION_REFUSAL, .client = client, .round = round, .code = code};
+    char why[256];
+    static_assert(sizeof m.text >= sizeof why, "a refusal's text holds its reason");
+    va_list args;
+    va_start(args, format);
+    vsnprintf(why, sizeof why, format, args);
+    va_end(args);
+    memcpy(m.text, why, sizeof why);
+    outbox_put(o, m);
+}

@@ -1,0 +1,33 @@
+/* The federation's outbox: the typed messages (federation_message,
+ * federation.h) that its calls leave for the network layer, in the order
+ * they were decided. What a message says, never how it is written. */
+#ifndef SDFED_AGGREGATOR_OUTBOX_H
+#define SDFED_AGGREGATOR_OUTBOX_H
+
+#include <stdint.h>
+
+#include "federation.h"
+
+typedef struct outbox {
+    federation_message *messages;
+    int n, cap;
+} outbox;
+
+/* Appends m; one that finds no memory is logged and dropped. */
+void outbox_put(outbox *o, federation_message m);
+void outbox_clear(outbox *o);
+void outbox_free(outbox *o);
+
+/* round_start of `round`, with deadline_ms left until its deadline (0: none) */
+void outbox_round_start(outbox *o, int64_t client, int64_t round, int64_t deadline_ms);
+void outbox_wait(outbox *o, int64_t client, int64_t round, const char *reason);
+void outbox_done(outbox *o, int64_t client, int64_t rounds);
+/* Something accepted but then not stored, refused with code; why, cut at
+ * 255 bytes. */
+void outbox_refusal(outbox *o, int64_t client, int64_t round, sdfed_code code, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+#endif

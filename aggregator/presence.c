@@ -1,0 +1,46 @@
+/* A cluster node's clients in the store's presence table (see presence.h). */
+#include "presence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "round_sync.h"
+#include "base/grow.h"
+
+void presence_arrive(federation *f, int64_t client, int shard, int64_t now_ms) {
+    if (group_commit_add_presence(&f->batch, client, shard, now_ms) == SDFED_OK && core_batch_due(f, now_ms))
+        core_write_batch(f, now_ms);
+}
+
+void presence_depart(federation *f, int64_t client, int64_t round) {
+    int removed;
+    if (store_presence_remove(f->st, client, cluster_node(f->cl), round, &removed, NULL) == SDFED_OK) {
+        round_sync *s = round_sync_of(f);
+        if (removed && round == f->round && s->open) sdfed_round_leave(&s->current, client);
+        return;
+    }
+    presence_queue *q = &f->leaving;
+    presence_departure *grown = sdfed_grow(q->departures, &q->cap, q->n, sizeof *grown);
+    if (!grown) return;
+    q->departures = grown;
+    q->departures[q->n++] = (presence_departure){.client = client, .round = round};
+}
+
+void presence_retry(federation *f) {
+    presence_queue *q = &f->leaving;
+    int n = q->n;
+    q->n = 0;
+    for (int i = 0; i < n; i++) /* a client back here meanwhile keeps its row */
+        if (!roster_find(&f->clients, q->departures[i].client))
+            presence_depart(f, q->departures[i].client, q->departures[i].round);
+    for (int i = 0; i < f->clients.n; i++) {
+        roster_client *c = &f->clients.clients[i];
+        if (!c->present) c->present = store_presence_add(f->st, c->id, c->shard, cluster_node(f->cl), NULL) == SDFED_OK;
+    }
+}
+
+void presence_free(presence_queue *q) {
+    free(q->departures);
+    memset(q, 0, sizeof *q);
+}

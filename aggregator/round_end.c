@@ -1,0 +1,113 @@
+/* How a round ends, whatever its policy: the verdict acted on (a close the
+ * core makes, an abandonment the policy records), one the store refused
+ * tried again, and the end announced (see core.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_sync.h"
+#include "core.h"
+#include "base/sha256.h"
+#include "native/clock.h"
+#include "native/log.h"
+
+void core_round_act(federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
+    if (verdict == SDFED_ROUND_WAIT) return;
+    int rc = verdict == SDFED_ROUND_CLOSE ? core_round_close(f, now_ms) : f->policy->abandon(f, now_ms);
+    if (rc && !f->cl) f->pending = verdict;
+}
+
+int core_round_retry(federation *f, int64_t now_ms) {
+    if (f->pending == SDFED_ROUND_WAIT) return 0;
+    core_round_act(f, f->pending, now_ms);
+    return 1;
+}
+
+/* In the decision's transaction (a cluster's coordinator: the round's row
+ * is locked, so the updates read are all it will ever have). A store
+ * failure leaves the round as it was, to be ended on the next tick; the
+ * store reports its fault (store.h), so only the aggregation's own
+ * failures are logged here. */
+int core_round_close(federation *f, int64_t now_ms) {
+    sdfed_error err = {0};
+    store_update *u = NULL;
+    int n = 0;
+    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
+    if (rc) {
+        cluster_refused(f, rc, &err, now_ms);
+        return rc;
+    }
+    rc = store_pending_updates(f->st, &u, &n, NULL);
+    if (rc || n == 0) {
+        store_abort_decision(f->st);
+        store_updates_free(u, n);
+        return rc ? rc : SDFED_ERR_ARG;
+    }
+    sdfed_round_update *updates = malloc(sizeof *updates * (size_t)n);
+    float *next = malloc(sizeof *next * f->n);
+    if (!updates || !next) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    /* as the store gives them (by base version, then client), unless the
+     * policy orders them (sync: as the round's clients were chosen, as the
+     * simulator trains them) */
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        updates[i] = (sdfed_round_update){
+            .client = u[i].client, .base = u[i].round, .samples = u[i].samples, .values = u[i].values};
+    if (rc == SDFED_OK && f->policy->order) rc = f->policy->order(f, updates, n, &err);
+    int64_t t0 = native_clock_monotonic_ns();
+    sdfed_arena_reset(&f->arena);
+    if (rc == SDFED_OK)
+        rc = sdfed_round_combine(&f->opt.aggregate, f->task.seed, f->round, updates, n, f->global, f->n, next,
+                                 &f->arena, &err);
+    double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
+    char sha[65];
+    if (rc) {
+        native_logf("error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
+                    err.message);
+    } else {
+        sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
+        rc = store_close_round(f->st, f->round, next, f->n, sha, n, 0, aggregation_ms, NULL);
+        if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    }
+    if (rc) store_abort_decision(f->st);
+    if (rc == SDFED_OK) {
+        memcpy(f->global, next, sizeof *next * f->n);
+        memcpy(f->sha, sha, sizeof sha);
+        f->rounds_closed++;
+        f->last_aggregation_ms = aggregation_ms;
+        f->total_aggregation_ms += aggregation_ms;
+        native_logf("round_end",
+                    "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
+                    "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
+                    (long long)f->round, n, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
+                    f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
+        core_round_next(f, now_ms, n, 0);
+    }
+    free(updates);
+    free(next);
+    store_updates_free(u, n);
+    return rc;
+}
+
+void core_round_next(federation *f, int64_t now_ms, int reports, int abandoned) {
+    if (f->cl) {
+        cluster_catch_up(f, now_ms);
+        return;
+    }
+    core_round_end(f, now_ms, f->round + 1, reports, abandoned, 1);
+}
+
+void core_round_end(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here) {
+    federation_message m = {.type = FEDERATION_ROUND_END,
+                            .client = FEDERATION_EVERYONE,
+                            .round = next - 1,
+                            .next_round = next,
+                            .participants = reports,
+                            .abandoned = abandoned};
+    f->round = next;
+    f->done = f->round >= f->task.rounds;
+    f->pending = SDFED_ROUND_WAIT;
+    memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
+    outbox_put(&f->out, m);
+    if (f->done) outbox_done(&f->out, FEDERATION_EVERYONE, f->task.rounds);
+    f->policy->ended(f, decided_here, now_ms);
+    core_note_waiting(f, now_ms);
+}

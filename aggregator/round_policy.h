@@ -1,0 +1,89 @@
+/* A round policy: when rounds start and end, who takes part, and where an
+ * update belongs, behind one table of functions that the mode-independent
+ * core (core.h) calls at fixed points of each event. The core keeps what
+ * every policy shares: the connected clients (f->clients), the current
+ * round number and global parameters, the validation of what clients send
+ * (shape, sample count, norm; metrics' rounds), the batch that stores
+ * updates, metrics and presence rows (group commit), the outbox, the
+ * store, the counts and the status. A policy keeps its own state in
+ * f->rounds. The policies: round_sync.c (synchronous rounds; in cluster
+ * mode with cluster_sync.c and presence.c) and round_async.c
+ * (asynchronous: the K newest updates, weighted by staleness).
+ *
+ * What a policy is told (a member left NULL: nothing to do):
+ *   a restart     open, with the round the store holds latest and the
+ *                 updates stored and not merged yet (after the core read
+ *                 the parameters); close frees what open made
+ *   a client      comes_back before its welcome (whether it takes up a
+ *                 place kept for it), joined after it (what it is told:
+ *                 round_start, wait); on leaving, keeps_place (whether its
+ *                 place is kept, as for a lost connection within a grace)
+ *                 and, when it is not, left: the departure
+ *   a report      admit_update and admit_metrics: where a valid one belongs
+ *                 (the round, the client; a refusal's code and reason);
+ *                 could_end: whether storing the n updates waiting could end
+ *                 the round (the batch is then written at once); stored:
+ *                 one update stored and acknowledged; written: the batch
+ *                 committed (judge the round)
+ *   time          tick, every 200 ms, after the waiting rows were written
+ *   a round's end order: the stored updates in combining order; abandon:
+ *                 record the round as abandoned (core_round_next after);
+ *                 ended: the round is over (decided_here: by this process,
+ *                 which goes on to the next one; 0: learnt from the store)
+ *   the status    waiting (why no round is open, unless the federation is
+ *                 done), status (open, participants, reported)
+ * How it acts: it sends by the outbox (outbox.h, f->out); it stores
+ * through the store (f->st: a decision begun at core_fence, as
+ * store_start_round) and the core's batch (core_write_batch); it ends a
+ * round with core_round_act (close: core_round_close; abandon: its own)
+ * and learns the outcome through ended.
+ *
+ * A secure policy (SecAgg+, docs/secure-aggregation.md) is a round_secure.c
+ * with a table of its own, which federation_open chooses beside these two
+ * (by the task's secure_aggregation); the sync and async files need no
+ * change. What it needs beyond this table: a member `receive`, told a
+ * client's message of a kind the core does not know (advertise, shares,
+ * masked input, unmask: bytes the policy checks and answers), with an
+ * entry in federation.h for the handlers to call and its refusal by the
+ * core when the policy has no receive; a row kind of the batch (and a
+ * table in store.h) for those messages, stored before they are
+ * acknowledged; an outbox message carrying a request's bytes (owned by
+ * the outbox until cleared); and, after a restart, open reading the
+ * round's graph key and its stored messages, applied again in order.
+ * Cluster mode follows synchronous rounds only (cluster_sync.h). */
+#ifndef SDFED_AGGREGATOR_ROUND_POLICY_H
+#define SDFED_AGGREGATOR_ROUND_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "federation.h"
+#include "group_commit.h"
+#include "store.h"
+#include "fed/round.h"
+
+typedef struct round_policy {
+    const char *mode; /* its name, in the log */
+    int (*open)(federation *f, const store_round *latest, const store_update *waiting, int n_waiting, int64_t now_ms,
+                sdfed_error *err);
+    void (*close)(federation *f);
+    int (*comes_back)(federation *f, int64_t client);
+    void (*joined)(federation *f, int64_t client, int64_t now_ms);
+    int (*keeps_place)(federation *f, int64_t client, federation_departure how, int64_t now_ms);
+    void (*left)(federation *f, int64_t client, int64_t now_ms);
+    sdfed_code (*admit_update)(federation *f, int64_t client, int64_t round, char *message, size_t cap);
+    sdfed_code (*admit_metrics)(federation *f, int64_t client, int64_t round, char *message, size_t cap);
+    int (*could_end)(const federation *f, int waiting);
+    void (*stored)(federation *f, const store_new_update *u);
+    void (*written)(federation *f, const group_commit *g, int64_t now_ms);
+    void (*tick)(federation *f, int64_t now_ms);
+    int (*order)(const federation *f, sdfed_round_update *u, int n, sdfed_error *err);
+    int (*abandon)(federation *f, int64_t now_ms);
+    void (*ended)(federation *f, int decided_here, int64_t now_ms);
+    void (*waiting)(const federation *f, int64_t now_ms, federation_waiting *w);
+    void (*status)(const federation *f, federation_status *s);
+} round_policy;
+
+extern const round_policy round_sync_policy, round_async_policy;
+
+#endif

@@ -1,0 +1,417 @@
+/* The synchronous round policy (round_policy.h; docs/protocol.md): round r
+ * starts when at least min_clients are connected, after an optional pause
+ * from the last one's end (time for volunteers to join); the round engine
+ * (fed/round.h, the simulator's too) chooses its clients among the
+ * connected ones sorted by shard then id, and they get round_start, the
+ * others wait. A client that closes its connection (a close frame, or
+ * leave) leaves its round for good; one whose connection is lost (it ends
+ * without a close: a crash, the network) keeps its place for
+ * rejoin_grace_ms, and one that says hello again, on a new connection
+ * while the old one is still open or within that grace, is due in the
+ * round again (round_start with the time left) and its update counts, as
+ * if it had never left; past the grace it is out. The engine sees a client
+ * leave only when it is out, and decides when the round ends: it closes
+ * when its target reported, or every chosen client still in it reported
+ * and at least min_clients did, or at its deadline with min_clients
+ * reports; it is abandoned (the parameters stay, stored and announced as
+ * such) as soon as min_clients reports cannot be reached, or at the
+ * deadline without them. A closed round's reports are combined in the
+ * order its clients were chosen. After a restart the open round resumes
+ * with its chosen clients and stored updates, and a chosen client that
+ * comes back is sent the round again. Why no round is open (too few
+ * clients, the pause, a cluster's front-end) is decided here.
+ *
+ * In cluster mode (federation.h) only the coordinator decides: it chooses
+ * among every node's connected clients and judges the open round on every
+ * tick; every node, the coordinator too, learns of starts and ends from
+ * the store (cluster_sync.h) and keeps its clients' presence there
+ * (presence.h). */
+#include "round_sync.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_sync.h"
+#include "core.h"
+#include "base/grow.h"
+#include "native/log.h"
+
+round_sync *round_sync_of(const federation *f) { return f->rounds; }
+
+/* round_start with the time left until the round's deadline */
+static void send_round(federation *f, int64_t client, int64_t now_ms) {
+    const round_sync *s = round_sync_of(f);
+    outbox_round_start(&f->out, client, f->round, s->deadline > now_ms ? s->deadline - now_ms : 0);
+}
+
+void round_sync_announce(federation *f, int64_t now_ms) {
+    const round_sync *s = round_sync_of(f);
+    for (int i = 0; i < f->clients.n; i++) {
+        if (sdfed_round_due(&s->current, f->clients.clients[i].id))
+            send_round(f, f->clients.clients[i].id, now_ms);
+        else
+            outbox_wait(&f->out, f->clients.clients[i].id, f->round, "not_sampled");
+    }
+}
+
+/* ------------------------------------------------------------ starting */
+
+static int compare_clients(const void *a, const void *b) {
+    const roster_client *x = a, *y = b;
+    int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The connected clients, this process's or (cluster) every node's. */
+static int connected_clients(federation *f, roster_client **out, int *count) {
+    *out = NULL;
+    *count = 0;
+    if (!f->cl) {
+        if (f->clients.n && !(*out = malloc(sizeof **out * (size_t)f->clients.n))) return SDFED_ERR_NOMEM;
+        if (f->clients.n) memcpy(*out, f->clients.clients, sizeof **out * (size_t)f->clients.n);
+        *count = f->clients.n;
+        return SDFED_OK;
+    }
+    int64_t *clients;
+    int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
+    if (rc) return rc;
+    if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
+    for (int i = 0; rc == SDFED_OK && i < n; i++)
+        (*out)[i] = (roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
+    *count = rc ? 0 : n;
+    free(clients);
+    free(shards);
+    return rc;
+}
+
+/* Starts the next round if nothing holds it back. */
+static void start_round_if_due(federation *f, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    if (s->open || f->done || !core_deciding(f) || now_ms < s->next_start) return;
+    if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
+    /* the round engine chooses among the connected clients by shard, then id */
+    roster_client *sorted;
+    int count;
+    if (connected_clients(f, &sorted, &count)) return; /* the store reports its fault */
+    s->present = count;
+    if (count < f->opt.min_clients || count == 0) {
+        free(sorted);
+        return;
+    }
+    int64_t *candidates = malloc(sizeof *candidates * (size_t)count);
+    sdfed_round next = {0};
+    sdfed_rng before = s->sampler;
+    int rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
+    if (rc == SDFED_OK) {
+        qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
+        for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
+        rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
+                                &s->sampler, NULL);
+    }
+    free(sorted);
+    free(candidates);
+    if (rc) {
+        s->sampler = before;
+        native_logf("error", "\"message\": \"out of memory starting a round\"");
+        return;
+    }
+    sdfed_error err = {0};
+    rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_START, &err);
+    if (rc == SDFED_OK) rc = store_start_round(f->st, f->round, next.clients, next.n_clients, s->sampler.s, &err);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, &err);
+    if (rc) {
+        /* tried again next tick; the store reports its fault (store.h) */
+        store_abort_decision(f->st);
+        s->sampler = before;
+        sdfed_round_free(&next);
+        cluster_refused(f, rc, &err, now_ms);
+        return;
+    }
+    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
+                next.n_clients, count);
+    if (f->cl) { /* announced as every node learns of it */
+        sdfed_round_free(&next);
+        cluster_catch_up(f, now_ms);
+        return;
+    }
+    sdfed_round_free(&s->current);
+    s->current = next;
+    s->open = 1;
+    s->deadline = now_ms + f->opt.deadline_ms;
+    round_sync_announce(f, now_ms);
+}
+
+static void maybe_start_round(federation *f, int64_t now_ms) {
+    start_round_if_due(f, now_ms);
+    core_note_waiting(f, now_ms);
+}
+
+/* ------------------------------------------------------------- ending */
+
+/* Ends the round when the engine says so. */
+static void check_round(federation *f, int64_t now_ms) {
+    const round_sync *s = round_sync_of(f);
+    if (s->open && core_deciding(f)) core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 0), now_ms);
+}
+
+/* The parameters stay, its reports are set aside. */
+static int sync_abandon(federation *f, int64_t now_ms) {
+    const round_sync *s = round_sync_of(f);
+    sdfed_error err = {0};
+    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
+    if (rc) {
+        cluster_refused(f, rc, &err, now_ms);
+        return rc;
+    }
+    rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, s->current.n_reported, 1, 0, NULL);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    if (rc) {
+        store_abort_decision(f->st);
+        return rc;
+    }
+    f->rounds_abandoned++;
+    native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
+                (long long)f->round, s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
+    core_round_next(f, now_ms, s->current.n_reported, 1);
+    return SDFED_OK;
+}
+
+/* In the order the round's clients were chosen, as the simulator trains them. */
+static int sync_order(const federation *f, sdfed_round_update *u, int n, sdfed_error *err) {
+    return sdfed_round_order(&round_sync_of(f)->current, u, n, err);
+}
+
+static void sync_ended(federation *f, int decided_here, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    s->open = 0;
+    sdfed_round_free(&s->current);
+    s->next_start = now_ms + f->opt.round_pause_ms;
+    if (decided_here) start_round_if_due(f, now_ms);
+}
+
+/* ------------------------------------------------------------ clients */
+
+/* The client's place kept while its connection was lost: forgotten (it
+ * came back, or its time is up); whether it had one. */
+static int sync_comes_back(federation *f, int64_t client) {
+    round_sync *s = round_sync_of(f);
+    for (int i = 0; i < s->n_away; i++)
+        if (s->away[i].client == client) {
+            s->away[i] = s->away[--s->n_away];
+            return 1;
+        }
+    return 0;
+}
+
+static void sync_joined(federation *f, int64_t client, int64_t now_ms) {
+    const round_sync *s = round_sync_of(f);
+    if (s->open) {
+        /* a client that left its round is out of it for good; one whose
+         * connection was replaced or lost (and that is back in time), and
+         * after a restart the open round's clients, are due until they report */
+        if (sdfed_round_due(&s->current, client))
+            send_round(f, client, now_ms);
+        else
+            outbox_wait(&f->out, client, f->round,
+                        sdfed_round_reported(&s->current, client) ? "reported" : "round_in_progress");
+        return;
+    }
+    if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
+    if (!s->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
+}
+
+/* A chosen client whose connection was lost keeps its place for the grace. */
+static int sync_keeps_place(federation *f, int64_t client, federation_departure how, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    if (how != FEDERATION_LOST || f->opt.rejoin_grace_ms <= 0 || !s->open || !sdfed_round_due(&s->current, client))
+        return 0;
+    round_sync_away *grown = sdfed_grow(s->away, &s->cap_away, s->n_away, sizeof *grown);
+    if (!grown) return 0;
+    s->away = grown;
+    s->away[s->n_away++] = (round_sync_away){.client = client, .until = now_ms + f->opt.rejoin_grace_ms};
+    return 1;
+}
+
+/* Out of the round at once (a cluster node records the departure). */
+static void sync_left(federation *f, int64_t client, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    if (f->cl) {
+        int due = s->open && sdfed_round_due(&s->current, client);
+        presence_depart(f, client, due ? f->round : -1);
+    } else if (s->open && sdfed_round_leave(&s->current, client) >= 0) {
+        check_round(f, now_ms);
+    }
+}
+
+/* Clients whose connection was lost and who did not come back within the
+ * grace: out of the round now (a cluster node records the departure from
+ * the round open then, if they are due in it). */
+static void expire_away(federation *f, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    for (int i = 0; i < s->n_away;) {
+        round_sync_away a = s->away[i];
+        if (now_ms < a.until) {
+            i++;
+            continue;
+        }
+        s->away[i] = s->away[--s->n_away];
+        int due = s->open && sdfed_round_due(&s->current, a.client);
+        native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client, (long long)f->round,
+                    due ? "true" : "false");
+        if (f->cl)
+            presence_depart(f, a.client, due ? f->round : -1);
+        else if (due && sdfed_round_leave(&s->current, a.client) >= 0)
+            check_round(f, now_ms);
+    }
+}
+
+/* ------------------------------------------------------------ reports */
+
+static sdfed_code sync_admit_update(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    const round_sync *s = round_sync_of(f);
+    if (!s->open || round != f->round)
+        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+    if (sdfed_round_index(&s->current, client) < 0)
+        return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
+                           (long long)client, (long long)round);
+    if (sdfed_round_reported(&s->current, client))
+        return core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
+                           (long long)round);
+    return SDFED_CODE_NONE;
+}
+
+/* The open round's reports are known here; an earlier round's (and a
+ * cluster's) the store checks as it writes. */
+static sdfed_code sync_admit_metrics(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    const round_sync *s = round_sync_of(f);
+    if (!f->cl && round == f->round &&
+        !(s->open && (sdfed_round_reported(&s->current, client) || group_commit_holds(&f->batch, round, client))))
+        return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
+                           "metrics for round %lld: client %lld has no update accepted in that round", (long long)round,
+                           (long long)client);
+    return SDFED_CODE_NONE;
+}
+
+/* Its target or every client still in it (a single process's: in a
+ * cluster the coordinator judges the round on its ticks). */
+static int sync_could_end(const federation *f, int waiting) {
+    const round_sync *s = round_sync_of(f);
+    int reports = s->current.n_reported + waiting;
+    return !f->cl && (reports >= s->current.target || reports >= sdfed_round_still_in(&s->current));
+}
+
+static void sync_stored(federation *f, const store_new_update *u) {
+    if (u->round == f->round) sdfed_round_report(&round_sync_of(f)->current, u->client);
+}
+
+static void sync_written(federation *f, const group_commit *g, int64_t now_ms) {
+    check_round(f, now_ms);
+}
+
+/* --------------------------------------------------------------- time */
+
+/* Places kept past their grace; a cluster node's leases, store and
+ * presence; a decision the store refused; the next round; the deadline. */
+static void sync_tick(federation *f, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    expire_away(f, now_ms);
+    if (f->cl) {
+        cluster_follow(f, now_ms);
+        presence_retry(f);
+        if (!core_deciding(f)) return;
+        if (s->open && now_ms < s->deadline) check_round(f, now_ms);
+    }
+    if (core_round_retry(f, now_ms)) return;
+    if (!s->open) maybe_start_round(f, now_ms);
+    if (!s->open || now_ms < s->deadline) return;
+    native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
+                s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
+    core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
+}
+
+/* ------------------------------------------------------------- status */
+
+static void sync_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
+    const round_sync *s = round_sync_of(f);
+    if (f->cl && core_deciding(f)) w->connected = s->present;
+    if (s->open)
+        w->reason = FEDERATION_NOT_WAITING;
+    else if (!core_deciding(f))
+        w->reason = FEDERATION_NOT_COORDINATOR;
+    else if (now_ms < s->next_start)
+        w->reason = FEDERATION_ROUND_PAUSE;
+    else if (w->connected < w->needed)
+        w->reason = FEDERATION_TOO_FEW_CLIENTS;
+    else
+        w->reason = FEDERATION_STARTING;
+}
+
+static void sync_status(const federation *f, federation_status *st) {
+    const round_sync *s = round_sync_of(f);
+    st->open = s->open;
+    st->participants = sdfed_round_still_in(&s->current);
+    st->reported = s->current.n_reported;
+}
+
+/* ------------------------------------------------------------ restart */
+
+/* The open round resumed (its clients, sampler and stored updates), or
+ * the sampler as the last round left it; a cluster node then reads the
+ * open round's departures. */
+static int sync_open(federation *f, const store_round *latest, const store_update *waiting, int n_waiting,
+                     int64_t now_ms, sdfed_error *err) {
+    round_sync *s = calloc(1, sizeof *s);
+    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+    f->rounds = s;
+    sdfed_round_sampler(&s->sampler, f->task.seed);
+    int rc = SDFED_OK;
+    if (latest->started && !latest->closed) {
+        memcpy(s->sampler.s, latest->rng, sizeof latest->rng);
+        rc = sdfed_round_resume(&s->current, latest->round, latest->participants, latest->n_participants,
+                                f->task.clients_per_round, err);
+        s->open = rc == SDFED_OK;
+    } else if (latest->round > 0) {
+        store_round previous = {0};
+        int found;
+        if ((rc = store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
+            previous.started)
+            memcpy(s->sampler.s, previous.rng, sizeof previous.rng);
+        store_round_free(&previous);
+    }
+    if (rc) return rc;
+    for (int i = 0; i < n_waiting; i++) sdfed_round_report(&s->current, waiting[i].client);
+    if (f->cl) cluster_catch_up(f, now_ms); /* the open round's departures */
+    if (s->open) s->deadline = now_ms + f->opt.deadline_ms;
+    return SDFED_OK;
+}
+
+static void sync_close(federation *f) {
+    round_sync *s = round_sync_of(f);
+    sdfed_round_free(&s->current);
+    free(s->away);
+    free(s);
+    f->rounds = NULL;
+}
+
+const round_policy round_sync_policy = {
+    .mode = "sync",
+    .open = sync_open,
+    .close = sync_close,
+    .comes_back = sync_comes_back,
+    .joined = sync_joined,
+    .keeps_place = sync_keeps_place,
+    .left = sync_left,
+    .admit_update = sync_admit_update,
+    .admit_metrics = sync_admit_metrics,
+    .could_end = sync_could_end,
+    .stored = sync_stored,
+    .written = sync_written,
+    .tick = sync_tick,
+    .order = sync_order,
+    .abandon = sync_abandon,
+    .ended = sync_ended,
+    .waiting = sync_waiting,
+    .status = sync_status,
+};
