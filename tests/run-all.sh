@@ -68,25 +68,39 @@ else
   total_failed=$((total_failed + 1))
 fi
 
-# bounded fuzzing: each target for FUZZ_SECONDS, from its committed corpus
-# (copied, so new inputs do not land in the repository)
-fuzz() {
-  local target=$1 corpus_dir=$2 max_len=$3 work
-  echo "=== fuzz: $target, ${FUZZ_SECONDS}s"
-  part_start=$SECONDS
+# bounded fuzzing: the two targets at once (each fuzzer runs on one core),
+# each for FUZZ_SECONDS from its committed corpus (copied, so new inputs do
+# not land in the repository)
+fuzz() { # fuzz TARGET CORPUS MAX_LEN LOG: the run's last lines into LOG; its status
+  local work status
   work=$(mktemp -d)
-  if build/targets/fuzz/tests/"$target" -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -print_final_stats=1 \
-       "$work" "$corpus_dir" 2>&1 | tail -n 8; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  build/targets/fuzz/tests/"$1" -max_total_time="$FUZZ_SECONDS" -max_len="$3" -print_final_stats=1 \
+    "$work" "$2" >"$4.whole" 2>&1
+  status=$?
+  tail -n 8 "$4.whole" >"$4"
+  rm -rf "$work" "$4.whole"
+  return "$status"
+}
+echo "=== fuzz: fuzz_gguf and fuzz_protocol, ${FUZZ_SECONDS}s each, at once"
+part_start=$SECONDS
+fuzz_logs=$(mktemp -d)
+declare -A fuzz_pid
+fuzz fuzz_gguf tests/fuzz/corpus/gguf 1048576 "$fuzz_logs/fuzz_gguf" &
+fuzz_pid[fuzz_gguf]=$!
+fuzz fuzz_protocol tests/fuzz/corpus/protocol 65536 "$fuzz_logs/fuzz_protocol" &
+fuzz_pid[fuzz_protocol]=$!
+for target in fuzz_gguf fuzz_protocol; do
+  if wait "${fuzz_pid[$target]}"; then
     summary+=("$target: 1 passed, 0 failed ($(took))")
     total_passed=$((total_passed + 1))
   else
     summary+=("$target: 0 passed, 1 failed ($(took))")
     total_failed=$((total_failed + 1))
   fi
-  rm -rf "$work"
-}
-fuzz fuzz_gguf tests/fuzz/corpus/gguf 1048576
-fuzz fuzz_protocol tests/fuzz/corpus/protocol 65536
+  echo "--- $target"
+  cat "$fuzz_logs/$target"
+done
+rm -rf "$fuzz_logs"
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
