@@ -145,7 +145,8 @@ int wc_set_task(const char *task_json, int index) {
         return sdfed_fail_context(&W.err, rc, "the federation's task");
     }
     sdfed_arena_reset(&W.arena);
-    rc = sdfed_task_client_params(&W.task, index, &W.model, W.k, &W.cls, &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
+    rc = sdfed_task_client_params(&W.task, index, sdfed_task_local_prompt_length(&W.task, index), &W.model, W.k, &W.cls,
+                                  &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
     if (rc) {
         sdfed_classes_free(&W.cls);
         sdfed_task_free(&W.task);
@@ -230,7 +231,7 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
     W.in_round = 0;
     sdfed_frame_values(&f, W.params.global);
     W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, wc_feature_size(), NULL, W.train.n};
-    rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, &W.err);
+    rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, -1, &W.err);
     if (rc) return rc;
     W.in_round = 1;
     W.round_number = f.round;

@@ -232,8 +232,8 @@ static void prepare_body(client *c) {
                  sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
                  fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
                  (own ? all_images(c, err) : fed_partition(&c->task, &c->data, &c->part, err)) ||
-                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip,
-                                 c->k, &c->cls, &c->arena, err);
+                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], NULL,
+                                 &c->model.clip, c->k, &c->cls, &c->arena, err);
 }
 
 static void prepare_end(client *c) {
@@ -289,7 +289,7 @@ static void send_update(client *c, int64_t round) {
     sdfed_method_params *p = &c->fc.params;
     size_t n = (size_t)p->global_rows * p->width;
     uint32_t shape[2] = {(uint32_t)p->global_rows, (uint32_t)p->width};
-    uint32_t samples = (uint32_t)c->fc.split->n_train;
+    uint32_t samples = (uint32_t)c->fc.plan.samples;
     if (c->json) {
         sdfed_buffer b = {0};
         sdfed_json_writer w;
