@@ -23,7 +23,7 @@
  *                          {"lengths": [4, 8, 16], "rule": "random"|"fixed"|
  *                          "adaptive" ("random"), "budget_s": seconds of local
  *                          work a round (0: none; adaptive needs one),
- *                          "images_per_token": 2}
+ *                          "images_per_token": 0 (no data cap)}
  *   devices                the simulator's device population (fed/devices.h):
  *                          [{"name": "phone", "share": 0.3, "step_ms": [one a
  *                          listed length]}, ...] (none; needs local_prompt)

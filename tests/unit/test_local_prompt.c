@@ -19,7 +19,7 @@ static sdfed_local_prompt adaptive(double budget_s) {
                                 .n_lengths = 4,
                                 .lengths = {4, 8, 16, 32},
                                 .budget_s = budget_s,
-                                .images_per_token = SDFED_LOCAL_PROMPT_IMAGES_PER_TOKEN};
+                                .images_per_token = 2};
 }
 
 static sdfed_local_plan plan(const sdfed_local_prompt *lp, const double *step_s, int n_train, int epochs, int *rc) {
@@ -45,6 +45,9 @@ static void test_adaptive(void) {
     p = plan(&lp, device, 40, 1, &rc);
     CHECK(rc == SDFED_OK && p.length == 16 && p.steps == 3 && p.samples == 40,
           "fewer images: a shorter prompt although the device could (%d)", p.length);
+    lp.images_per_token = 0;
+    CHECK(sdfed_local_prompt_data_cap(&lp, 1) == 32, "no cap (the default): the longest with any data");
+    lp.images_per_token = 2;
     CHECK(sdfed_local_prompt_data_cap(&lp, 63) == 16 && sdfed_local_prompt_data_cap(&lp, 64) == 32 &&
               sdfed_local_prompt_data_cap(&lp, 15) == 4 && sdfed_local_prompt_data_cap(&lp, 16) == 8,
           "the cap: S_l <= n / 2");
