@@ -35,7 +35,12 @@
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
 # tests/lib/postgres.sh), then a database of another task and --db's
-# command-line errors (ctest aggregator_postgres); with "edge" only part 7.
+# command-line errors (ctest aggregator_postgres); with "edge" only part 7;
+# with "devices" only the local prompt fitted to devices (ctest
+# aggregator_devices): 3 clients given their device's step times (--step-ms)
+# train a partial epoch and end on sdfed sim's history, bit for bit; a slow
+# client (--step-sleep-ms) times its steps at join, trains fewer of them and
+# its update counts with the samples it used.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -149,6 +154,45 @@ edge() { # --- 7. the edge (edge.mjs starts its own servers)
 }
 if [ "$parts" = edge ]; then
   edge
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+if [ "$parts" = devices ]; then
+  devices_task() { # devices_task NAME JSON_OVERRIDES: the pathological task with a local_prompt instead of its length
+    task "$1" "$2"
+    /usr/bin/python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); t.pop("local_prompt_length")
+json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
+  }
+  # one device, 300 and 400 ms a step at 4 and 16 tokens, 0.5 s a round: one of the epoch's 2 steps, 16 samples
+  devices_task dev '{"clients": 3, "clients_per_round": 3, "rounds": 3,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.5},
+    "devices": [{"name": "slow", "share": 1, "step_ms": [300, 400]}]}'
+  "$sdfed" sim --task "$work/dev.json" --out "$work/dev-sim" --cache "$cache" >"$work/dev-sim.log" 2>&1 ||
+    bad "sim: $(tail -n 2 "$work/dev-sim.log")"
+  client_extra() { echo --step-ms 300,400; }
+  start_server dev "$work/dev.json" "$work/dev-state" && start_clients dev 3 && wait_done dev 120
+  [ -n "$(sim_history "$work/dev-sim")" ] && [ "$(history "$work/dev-state")" = "$(sim_history "$work/dev-sim")" ] &&
+    ok || bad "with given step times the aggregator's history differs from sdfed sim's"
+  [ "$(store_query "$work/dev-state" 'SELECT DISTINCT samples FROM updates')" = 16 ] && ok ||
+    bad "a partial epoch's updates do not weigh the 16 samples used"
+  grep -q 'this device: 300.0 ms a step (--step-ms) -> a local prompt of 4 tokens, 1 of 2 steps a round' \
+    "$work/dev.client0.log" && ok || bad "the client does not say its plan: $(cat "$work/dev.client0.log")"
+  stop_server
+  # a slow client (400 ms of sleep after every step) and another, both timing their steps at join: the slow one
+  # trains 1 of its 2 steps and its update counts with 16 samples
+  devices_task slow '{"clients": 2, "clients_per_round": 2, "rounds": 3,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.7}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-sleep-ms 400; }
+  start_server slow "$work/slow.json" "$work/slow-state" && start_clients slow 2 && wait_done slow 120
+  client_extra() { :; }
+  grep -q 'this device: [0-9.]* ms a step (measured) -> a local prompt of 4 tokens, 1 of 2 steps a round' \
+    "$work/slow.client0.log" && ok || bad "the slow client's plan: $(grep 'this device' "$work/slow.client0.log")"
+  [ "$(store_query "$work/slow-state" 'SELECT count(*) FROM updates WHERE samples = 16')" = 3 ] &&
+    [ "$(store_query "$work/slow-state" 'SELECT count(*) FROM updates')" = 6 ] && ok ||
+    bad "the slow client's updates: $(store_query "$work/slow-state" 'SELECT round, samples FROM updates')"
+  stop_server
   summary
   [ "$failed" -eq 0 ]
   exit
