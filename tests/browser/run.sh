@@ -3,8 +3,9 @@
 # against the native one under Node (and the page's reconnection schedule,
 # backoff.mjs), then the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
-# me" (folder_page.mjs) and a host's own federation on another CLIP
-# (host_federation.mjs). Installs playwright-core from the npm registry into
+# me" (folder_page.mjs), a host's own federation on another CLIP
+# (host_federation.mjs) and the local prompt fitted to the device
+# (device_page.mjs). Installs playwright-core from the npm registry into
 # tests/browser/node_modules the first time (package-lock.json pins it).
 # Prints one summary line: "browser: N passed, M failed".
 #   tests/browser/run.sh [BUILD_DIR] [EMSCRIPTEN_BUILD_DIR]
@@ -48,5 +49,6 @@ chromium "every kernel backend in Chromium, with relaxed SIMD and without" kerne
 chromium "the volunteer page in Chromium" run.mjs "$model"
 chromium "a volunteer's own folder, a phone and \"Forget me\" in Chromium" folder_page.mjs "$model"
 chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
+chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
