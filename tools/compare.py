@@ -450,7 +450,8 @@ def main():
             keys = json.load(f) if a.population else {}
         if a.budget is not None:
             set_key(keys, "local_prompt.budget_s", a.budget)
-        name += "-" + os.path.splitext(os.path.basename(a.population or "budget"))[0]
+        name += (f"-{os.path.splitext(os.path.basename(a.population))[0]}" if a.population else "") + \
+            (f"-budget{a.budget:g}" if a.budget is not None else "")
         a.task = derived_task(a.task, keys, os.path.join("build", "compare", "tasks", name + ".json"))
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)

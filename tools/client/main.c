@@ -431,6 +431,12 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
         c->vanishing = 1;
         return;
     }
+    /* its device cannot take one step within the budget: it misses the round, as the simulator's does */
+    if (c->fc.plan.steps == 0 && c->fc.split->n_train > 0) {
+        say(c, "round %lld: not one step fits local_prompt.budget_s on this device: disconnecting", (long long)round);
+        c->vanishing = 1;
+        return;
+    }
     if (!(c->train_before = malloc(sizeof(float) * shared))) {
         fail(c, "out of memory");
         return;
