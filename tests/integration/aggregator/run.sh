@@ -40,7 +40,8 @@
 # aggregator_devices): 3 clients given their device's step times (--step-ms)
 # train a partial epoch and end on sdfed sim's history, bit for bit; a slow
 # client (--step-sleep-ms) times its steps at join, trains fewer of them and
-# its update counts with the samples it used.
+# its update counts with the samples it used; one too slow for a single step
+# within the budget leaves every round, which closes without it.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -125,40 +126,7 @@ history() { # the global parameters' hash of every round from the state
 }
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed 's/.*: "\(.*\)"/\1/'; }
 
-# --- 1. the simulator and the aggregator compute the same bits
-task eq '{"rounds": 5}'
-"$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
-same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, with this state (a folder or a URI)
-  local name=$1 state=$2
-  start_server "$name" "$work/eq.json" "$state" && start_clients "$name" 10 && wait_done "$name" 120
-  if [ "$(history "$state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
-  else bad "$name: the aggregator's history differs from sdfed sim's"; fi
-  [ "$(store_query "$state" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "$name: not 50 updates stored"
-  status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
-    ok || bad "$name: /status does not show the final global's hash"
-  curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "$name: no chart on the status page"
-  # /status's accuracy per round: every round the clients reported, as stored
-  # (the server reads it again at most once a second)
-  local want
-  want=$(store_query "$state" 'SELECT count(DISTINCT round) FROM metrics')
-  rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
-  for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
-  [ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
-    bad "$name: /status shows the accuracy of $(rounds_shown) rounds, the store has $want"
-  stop_server
-}
 summary() { echo "aggregator: $passed passed, $failed failed"; }
-edge() { # --- 7. the edge (edge.mjs starts its own servers)
-  node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
-  grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"
-}
-if [ "$parts" = edge ]; then
-  edge
-  summary
-  [ "$failed" -eq 0 ]
-  exit
-fi
-
 if [ "$parts" = devices ]; then
   devices_task() { # devices_task NAME JSON_OVERRIDES: the pathological task with a local_prompt instead of its length
     task "$1" "$2"
@@ -193,6 +161,51 @@ json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
     [ "$(store_query "$work/slow-state" 'SELECT count(*) FROM updates')" = 6 ] && ok ||
     bad "the slow client's updates: $(store_query "$work/slow-state" 'SELECT round, samples FROM updates')"
   stop_server
+  # a device that cannot take one step within the budget (2 s a step, 0.7 s a round) leaves every round it is
+  # chosen for; the run ends on the other client's updates alone
+  devices_task hopeless '{"clients": 2, "clients_per_round": 2, "min_clients": 1, "rounds": 2,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.7}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-ms 2000,3000; }
+  start_server hopeless "$work/hopeless.json" "$work/hopeless-state" && start_clients hopeless 2 &&
+    wait_done hopeless 120
+  client_extra() { :; }
+  grep -q 'not one step fits local_prompt.budget_s on this device: disconnecting' "$work/hopeless.client0.log" &&
+    [ "$(store_query "$work/hopeless-state" 'SELECT count(DISTINCT client), min(samples) FROM updates')" = "1|32" ] &&
+    ok || bad "a device too slow for one step: $(grep round "$work/hopeless.client0.log" | head -n 3)"
+  stop_server
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+# --- 1. the simulator and the aggregator compute the same bits
+task eq '{"rounds": 5}'
+"$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
+same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, with this state (a folder or a URI)
+  local name=$1 state=$2
+  start_server "$name" "$work/eq.json" "$state" && start_clients "$name" 10 && wait_done "$name" 120
+  if [ "$(history "$state")" = "$(sim_history "$work/eq-sim")" ] && [ -n "$(sim_history "$work/eq-sim")" ]; then ok
+  else bad "$name: the aggregator's history differs from sdfed sim's"; fi
+  [ "$(store_query "$state" 'SELECT count(*) FROM updates')" = 50 ] && ok || bad "$name: not 50 updates stored"
+  status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
+    ok || bad "$name: /status does not show the final global's hash"
+  curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "$name: no chart on the status page"
+  # /status's accuracy per round: every round the clients reported, as stored
+  # (the server reads it again at most once a second)
+  local want
+  want=$(store_query "$state" 'SELECT count(DISTINCT round) FROM metrics')
+  rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
+  for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
+  [ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
+    bad "$name: /status shows the accuracy of $(rounds_shown) rounds, the store has $want"
+  stop_server
+}
+edge() { # --- 7. the edge (edge.mjs starts its own servers)
+  node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
+  grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"
+}
+if [ "$parts" = edge ]; then
+  edge
   summary
   [ "$failed" -eq 0 ]
   exit
