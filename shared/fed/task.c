@@ -749,16 +749,12 @@ static int write_devices(const sdfed_devices *d, sdfed_buffer *out, sdfed_error 
     int rc = sink.write(sink.ctx, "[", 1) ? SDFED_ERR_NOMEM : SDFED_OK;
     for (int i = 0; i < d->n && rc == SDFED_OK; i++) {
         const sdfed_device *dev = &d->device[i];
-        char steps[SDFED_LOCAL_PROMPT_MAX_LENGTHS * 24] = "[";
-        for (int l = 0; l < dev->n_steps; l++)
-            snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%.9g", l ? ", " : "", dev->step_ms[l]);
-        strcat(steps, "]");
         if (i && sink.write(sink.ctx, ", ", 2)) rc = SDFED_ERR_NOMEM;
         sdfed_json_writer w;
         sdfed_jw_begin(&w, out, NULL);
         sdfed_jw_string(&w, "name", dev->name);
         sdfed_jw_double(&w, "share", dev->share);
-        sdfed_jw_raw(&w, "step_ms", steps, strlen(steps));
+        sdfed_jw_floats(&w, "step_ms", dev->step_ms, (size_t)dev->n_steps);
         if (rc == SDFED_OK) rc = sdfed_jw_end(&w, NULL);
     }
     if (rc == SDFED_OK && sink.write(sink.ctx, "]", 1)) rc = SDFED_ERR_NOMEM;
