@@ -28,12 +28,14 @@ int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p,
 }
 
 int fed_client_init(fed_client *c, const sdfed_task *task, int index, const sdfed_client_split *split,
-                    const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls, sdfed_arena *arena,
-                    sdfed_error *err) {
+                    const double *step_s, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
+                    sdfed_arena *arena, sdfed_error *err) {
     memset(c, 0, sizeof *c);
     c->index = index;
     c->split = split;
-    return sdfed_task_client_params(task, index, m, k, cls, &c->cfg, &c->rng, &c->params, arena, err);
+    int rc = sdfed_task_local_plan(task, index, step_s, split->n_train, &c->plan, err);
+    if (rc) return sdfed_fail_context(err, rc, "client %d", index);
+    return sdfed_task_client_params(task, index, c->plan.length, m, k, cls, &c->cfg, &c->rng, &c->params, arena, err);
 }
 
 void fed_client_free(fed_client *c) { sdfed_method_params_free(&c->params); }
@@ -42,8 +44,8 @@ int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_mod
                      const sdfed_classes *cls, const fed_data *d, sdfed_losses *sum, int *steps, sdfed_arena *arena,
                      sdfed_error *err) {
     sdfed_feature_set train = {d->train_features, d->train_labels, d->dim, c->split->train, c->split->n_train};
-    return sdfed_local_train(&c->cfg, m, k, cls, &c->params, &c->rng, &train, task->local_epochs, task->batch_size, sum,
-                             steps, arena, err);
+    return sdfed_local_train(&c->cfg, m, k, cls, &c->params, &c->rng, &train, task->local_epochs, task->batch_size,
+                             c->plan.steps, sum, steps, arena, err);
 }
 
 int fed_client_accuracy(const fed_client *c, const sdfed_clip_model *m, const sdfed_kernels *k,

@@ -31,12 +31,20 @@ void native_model_close(native_model *m) {
     file_map_close(&m->file);
 }
 
+int native_backend_threads(void) {
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 1 ? (int)cores : 1;
+#else
+    return 1;
+#endif
+}
+
 const sdfed_kernels *native_backend(const char *name) {
     const sdfed_kernels *k = name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     /* natively, split over the cores this process may use */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (k) k = sdfed_kernels_threaded(k, cores > 1 ? (int)cores : 1);
+    if (k) k = sdfed_kernels_threaded(k, native_backend_threads());
 #endif
     return k;
 }

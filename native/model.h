@@ -28,5 +28,7 @@ void native_model_close(native_model *m);
 /* The kernel backend named by --backend, or the default when name is NULL;
  * natively it splits its work over the cores this process may use. */
 const sdfed_kernels *native_backend(const char *name);
+/* The threads native_backend's kernels split their work over. */
+int native_backend_threads(void);
 
 #endif

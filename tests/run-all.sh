@@ -40,14 +40,15 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # too, and the PostgreSQL back end through test_store; not aggregator_postgres,
 # the same federation again over PostgreSQL, whose feature cache of 10,000
 # test images takes minutes to encode under ASan, nor the cluster's 34
-# processes, nor sim, which encodes 40,000 images four times (two caches,
+# processes, nor aggregator_devices (more parity runs; the rule it follows
+# is the core's, test_local_prompt), nor sim, which encodes 40,000 images four times (two caches,
 # f32 activations, a resumed file: 12 of the ASan tree's minutes; the
 # simulator's secure rounds run under ASan in test_secagg_sim); the clang
 # tree leaves them all to those two, as it leaves the folder dataset's
 # 80,000 images to the gcc tree)
 run_ctest native build
-run_ctest clang build/targets/clang -E '^(aggregator|aggregator_postgres|aggregator_cluster|sim|folder_dataset)$'
-run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster|sim)$'
+run_ctest clang build/targets/clang -E '^(aggregator|aggregator_postgres|aggregator_cluster|aggregator_devices|sim|folder_dataset)$'
+run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster|aggregator_devices|sim)$'
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
 

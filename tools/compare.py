@@ -9,7 +9,8 @@ from sdfed seed by seed, which removes the spread the seeds' partitions
 share) and a chart of every method's mean accuracy over rounds.
 
   tools/compare.py --task tasks/fmnist-pathological.json [--seeds 5]
-                   [--methods "zeroshot coop ..." | ablation | lambda | gamma | longer | secure]
+                   [--methods "zeroshot coop ..." | ablation | lambda | gamma | longer | secure | devices]
+                   [--population tasks/devices.json] [--budget SECONDS]
                    [--lrs 0.001,0.003,...] [--model OTHER.gguf]
                    [--jobs 2] [--out DIR] [--f32-images]
 
@@ -30,7 +31,15 @@ differential privacy at epsilon 8 and 3 over the run (each client's change
 clipped to an L2 norm of 0.2, every client weighing the same): what
 quantisation and the noise cost, seed by seed against plain sdfed. A
 variant's keys may name a key inside an object with dots
-("sdfed:secure_aggregation.noise.epsilon=8"). --model runs the
+("sdfed:secure_aggregation.noise.epsilon=8"). --methods devices runs,
+under the device population of --population (a file of task keys merged
+into the task: its devices and local_prompt; tasks/devices.json by
+default) with local_prompt.budget_s set by --budget, sdfed with the
+adaptive, random and fixed rules and PromptFL, CoOp and FedPHA at the fixed
+length; a table of runs with devices adds the mean clients a round that
+missed its deadline, the simulated wall-clock of the whole run, and the
+simulated time until a round first reached 90% of the final accuracy.
+--model runs the
 task with another CLIP (a converted ViT-B/16, say); --f32-images runs sim
 with a Q8_0 image tower on f32 activations (docs/results.md's features). Runs go two at a time
 by default (this machine has 2 cores); the
@@ -83,6 +92,9 @@ SECURE = ["sdfed", "sdfed:secure_aggregation={}", f"sdfed:{SECURE_DP}8", f"sdfed
 # how the table and the charts name a variant, when its name is too long to read
 LABELS = {"sdfed:secure_aggregation={}": "sdfed, secure", f"sdfed:{SECURE_DP}8": "sdfed, secure, DP epsilon 8",
           f"sdfed:{SECURE_DP}3": "sdfed, secure, DP epsilon 3"}
+# under a device population (--population, --budget): the local prompt rules, and the baselines at the fixed length
+DEVICES = ["sdfed:local_prompt.rule=adaptive", "sdfed:local_prompt.rule=random", "sdfed:local_prompt.rule=fixed",
+           "promptfl:local_prompt.rule=fixed", "coop:local_prompt.rule=fixed", "fedpha:local_prompt.rule=fixed"]
 SWEEPS = {"lambda": ("lambda", (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
                      {"paper": "sdfed:projector=paper,", "rowspace": "sdfed:projector=rowspace,"}),
           "gamma": ("gamma", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2), {"sdfed": "sdfed:"})}
@@ -134,6 +146,8 @@ def derived_task(task, settings, path):
         t["dataset"] = {k: os.path.join(here, v) if isinstance(v, str) else v for k, v in t["dataset"].items()}
     for key, value in settings.items():
         set_key(t, key, value)
+    if "local_prompt" in t:  # it replaces local_prompt_length (a task may have one of them)
+        t.pop("local_prompt_length", None)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # whole or not at all: the runs of one variant on several seeds write it at once while others read it
     with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), suffix=".part", delete=False) as f:
@@ -317,6 +331,21 @@ def worst_decile(res):
     return statistics.mean(per_client[:max(1, len(per_client) // 10)])
 
 
+def device_columns(runs):
+    """With devices: the mean clients a round that missed its deadline, the simulated wall-clock of the run, and
+    the simulated time until a round's accuracy first reached 90% of the final accuracy (means over the runs)."""
+    def to_90(res):
+        spent = 0.0
+        for r in res["rounds"]:
+            spent += r["sim_seconds"]
+            if r["accuracy"] >= 0.9 * res["final_accuracy"]:
+                return spent
+        return spent
+    missed = statistics.mean(statistics.mean(r["missed"] for r in res["rounds"]) for res in runs)
+    total = statistics.mean(sum(r["sim_seconds"] for r in res["rounds"]) for res in runs)
+    return f" {missed:.2f} | {total:.1f} | {statistics.mean(to_90(res) for res in runs):.1f} |"
+
+
 def mean_std(values):
     return f"{statistics.mean(values):.2f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.2f}"
 
@@ -402,14 +431,28 @@ def main():
     ap.add_argument("--f32-images", action="store_true",
                     help="sim --f32-images: a Q8_0 image tower on f32 activations (the features docs/results.md used)")
     ap.add_argument("--archive", help="a folder that keeps every finished run and gives it back to a later call")
+    ap.add_argument("--population", help="task keys (devices, local_prompt) merged into the task (--methods devices: "
+                                         "tasks/devices.json)")
+    ap.add_argument("--budget", type=float, help="local_prompt.budget_s: a round's seconds of local work")
     a = ap.parse_args()
-    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS, longer=[], secure=SECURE)
+    named = dict({k: sweep_variants(k) for k in SWEEPS}, ablation=ABLATIONS, longer=[], secure=SECURE,
+                 devices=DEVICES)
     methods = named[a.methods] if a.methods in named else a.methods.split()
     name = os.path.splitext(os.path.basename(a.task))[0]
     if a.model:  # the task with that model, as a task file of its own
         name += "-" + os.path.splitext(os.path.basename(a.model))[0]
         a.task = derived_task(a.task, {"model": os.path.abspath(a.model)},
                               os.path.join("build", "compare", "tasks", name + ".json"))
+    if a.methods == "devices" and not a.population:
+        a.population = "tasks/devices.json"
+    if a.population or a.budget is not None:  # the task under that device population and budget
+        with open(a.population or os.devnull) as f:
+            keys = json.load(f) if a.population else {}
+        if a.budget is not None:
+            set_key(keys, "local_prompt.budget_s", a.budget)
+        name += (f"-{os.path.splitext(os.path.basename(a.population))[0]}" if a.population else "") + \
+            (f"-budget{a.budget:g}" if a.budget is not None else "")
+        a.task = derived_task(a.task, keys, os.path.join("build", "compare", "tasks", name + ".json"))
     out = a.out or os.path.join("build", "compare", name + (f"-{a.methods}" if a.methods in named else ""))
     os.makedirs(out, exist_ok=True)
     sim = [a.sdfed, "sim"] + (["--f32-images"] if a.f32_images else [])
@@ -454,10 +497,13 @@ def main():
     finals = {m: [100 * results[(m, s, chosen[m], False)]["final_accuracy"] for s in range(1, a.seeds + 1)]
               for m in methods}
     paired = "sdfed" in methods and len(methods) > 1 and a.seeds > 1  # variants against sdfed, seed by seed
+    devices = all("sim_seconds" in res["rounds"][0] for res in results.values())
     lines = [f"| method |{' lr (chosen) |' if a.lrs else ''} final accuracy (mean ± std over {a.seeds} "
              f"seed{'s' if a.seeds > 1 else ''}) | "
              f"worst tenth of clients | rise over the last third |{' against sdfed, seed by seed |' if paired else ''} "
-             f"per seed |", "|---|---|---|---|---|" + ("---|" if a.lrs else "") + ("---|" if paired else "")]
+             + ("missed a round | simulated time (s) | simulated time to 90% (s) | " if devices else "") +
+             f"per seed |", "|---|---|---|---|---|" + ("---|" if a.lrs else "") + ("---|" if paired else "") +
+             ("---|---|---|" if devices else "")]
     curves = []
     for m in methods:
         runs = [results[(m, s, chosen[m], False)] for s in range(1, a.seeds + 1)]
@@ -469,7 +515,8 @@ def main():
                       f"({sum(d < 0 for d in diffs)} of {len(diffs)} lower) |" if m != "sdfed" else " – |")
         lines.append(f"| {label(m)} |{lr} {mean_std(finals[m])} | "
                      f"{100 * statistics.mean(worst_decile(r) for r in runs):.2f} | "
-                     f"{signed(100 * statistics.mean(rise_over_last_third(r) for r in runs))} |{versus} "
+                     f"{signed(100 * statistics.mean(rise_over_last_third(r) for r in runs))} |{versus}"
+                     + (device_columns(runs) if devices else "") + " "
                      + ", ".join(f"{v:.2f}" for v in finals[m]) + " |")
         rounds = [[r["accuracy"] for r in res["rounds"]] for res in runs]
         curves.append((label(m), [statistics.mean(col) for col in zip(*rounds)]))

@@ -44,8 +44,17 @@ static struct {
     sdfed_classes cls;
     sdfed_method_params params;
     sdfed_rng rng;
-    int have_task;
+    int have_task, index;
     samples train, test;
+    /* the device: its plan (fed/local_prompt.h) once chosen, and the probe that times its steps */
+    sdfed_local_plan device_plan;
+    int have_device_plan, device_plan_out[4];
+    sdfed_method_config probe_cfg;
+    sdfed_method_params probe_params;
+    sdfed_rng probe_rng;
+    sdfed_local_round probe_round;
+    sdfed_feature_set probe_set;
+    int probing;
     sdfed_feature_set train_set;
     /* the round in progress */
     sdfed_local_round round;
@@ -64,6 +73,13 @@ static struct {
 
 static int fail(int code, const char *what) { return sdfed_fail(&W.err, code, "%s", what); }
 
+void wc_probe_end(void) {
+    if (!W.probing) return;
+    sdfed_local_round_end(&W.probe_round);
+    sdfed_method_params_free(&W.probe_params);
+    W.probing = 0;
+}
+
 static void drop_task(void) {
     if (W.in_round) sdfed_local_round_end(&W.round);
     W.in_round = 0;
@@ -71,6 +87,8 @@ static void drop_task(void) {
     W.round_start = NULL;
     sdfed_secagg_client_free(&W.secagg);
     W.plan_n = 0;
+    wc_probe_end();
+    W.have_device_plan = 0;
     if (W.have_task) {
         sdfed_method_params_free(&W.params);
         sdfed_classes_free(&W.cls);
@@ -159,14 +177,84 @@ int wc_set_task(const char *task_json, int index) {
         return sdfed_fail_context(&W.err, rc, "the federation's task");
     }
     sdfed_arena_reset(&W.arena);
-    rc = sdfed_task_client_params(&W.task, index, &W.model, W.k, &W.cls, &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
+    rc = sdfed_task_client_params(&W.task, index, sdfed_task_local_prompt_length(&W.task, index), &W.model, W.k, &W.cls,
+                                  &W.cfg, &W.rng, &W.params, &W.arena, &W.err);
     if (rc) {
         sdfed_classes_free(&W.cls);
         sdfed_task_free(&W.task);
         return rc;
     }
     W.have_task = 1;
+    W.index = index;
     return SDFED_OK;
+}
+
+/* the samples a probe times steps on: the training ones, else the held-out ones */
+static const samples *probe_samples(void) { return W.train.n > 0 ? &W.train : &W.test; }
+
+int wc_probe_begin(int length) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (W.in_round) return fail(SDFED_ERR_ARG, "no probe during a round");
+    const samples *s = probe_samples();
+    if (s->n == 0) return fail(SDFED_ERR_ARG, "add images first: a step is timed on them");
+    if (length < 1 || length > sdfed_classes_max_prompt(&W.cls))
+        return fail(SDFED_ERR_ARG, "the probe's length does not fit the model's context");
+    wc_probe_end();
+    W.probe_cfg = sdfed_task_method_config(&W.task);
+    W.probe_cfg.local_len = length;
+    sdfed_rng_seed_stream(&W.probe_rng, W.task.seed, SDFED_STREAM_SERVER); /* its own: the client's is untouched */
+    sdfed_arena_reset(&W.arena);
+    int rc =
+        sdfed_method_params_init(&W.probe_params, &W.probe_cfg, &W.model, W.k, &W.cls, &W.probe_rng, &W.arena, &W.err);
+    if (rc) return rc;
+    W.probe_set = (sdfed_feature_set){s->features, s->labels, wc_feature_size(), NULL, s->n};
+    /* a few steps, however few the samples: as many passes as steps */
+    rc = sdfed_local_round_begin(&W.probe_round, &W.probe_set, WC_PROBE_STEPS, W.task.batch_size, WC_PROBE_STEPS,
+                                 &W.err);
+    if (rc) {
+        sdfed_method_params_free(&W.probe_params);
+        return rc;
+    }
+    W.probing = 1;
+    return SDFED_OK;
+}
+
+int wc_probe_step(void) {
+    if (!W.probing || sdfed_local_round_done(&W.probe_round)) return fail(SDFED_ERR_ARG, "no probe step left");
+    sdfed_losses l;
+    return sdfed_local_round_step(&W.probe_round, &W.probe_cfg, &W.model, W.k, &W.cls, &W.probe_params, &W.probe_rng,
+                                  &l, &W.arena, &W.err);
+}
+
+int wc_choose(const double *step_ms) {
+    if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
+    if (W.in_round) return fail(SDFED_ERR_ARG, "the length cannot change during a round");
+    int n = W.task.local_prompt.n_lengths;
+    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+    for (int i = 0; i < n; i++) step_s[i] = step_ms[i] / 1000;
+    sdfed_local_plan plan;
+    int rc = sdfed_task_local_plan(&W.task, W.index, n ? step_s : NULL, W.train.n, &plan, &W.err);
+    if (rc) return rc;
+    sdfed_method_config cfg;
+    sdfed_method_params params;
+    sdfed_rng rng;
+    sdfed_arena_reset(&W.arena);
+    rc = sdfed_task_client_params(&W.task, W.index, plan.length, &W.model, W.k, &W.cls, &cfg, &rng, &params, &W.arena,
+                                  &W.err);
+    if (rc) return rc;
+    sdfed_method_params_free(&W.params);
+    W.params = params, W.cfg = cfg, W.rng = rng, W.device_plan = plan;
+    W.have_device_plan = 1;
+    return SDFED_OK;
+}
+
+const int *wc_plan(void) {
+    int *o = W.device_plan_out;
+    o[0] = W.have_device_plan ? W.device_plan.length : W.cfg.local_len;
+    o[1] = W.have_device_plan ? W.device_plan.steps : 0;
+    o[2] = W.have_device_plan ? W.device_plan.epoch_steps : 0;
+    o[3] = W.have_device_plan ? (int)W.device_plan.samples : W.train.n;
+    return o;
 }
 
 int wc_method_global_size(void) { return W.have_task ? W.params.global_rows * W.params.width : 0; }
@@ -224,6 +312,7 @@ int wc_set_samples(int which, const float *features, const uint8_t *labels, int 
     memcpy(s.features, features, sizeof(float) * D * (size_t)n);
     memcpy(s.labels, labels, (size_t)n);
     samples *dst = which ? &W.test : &W.train;
+    if (!which) W.have_device_plan = 0; /* other training samples: another plan (wc_choose) */
     free(dst->features), free(dst->labels);
     *dst = s;
     return SDFED_OK;
@@ -232,6 +321,9 @@ int wc_set_samples(int which, const float *features, const uint8_t *labels, int 
 int wc_round_begin(const uint8_t *frame, size_t size) {
     if (!W.have_task) return fail(SDFED_ERR_ARG, "set the task first");
     if (W.train.n == 0) return fail(SDFED_ERR_ARG, "add training images first");
+    if (W.task.local_prompt.rule == SDFED_LOCAL_RULE_ADAPTIVE && W.task.local_prompt.n_lengths > 0 &&
+        !W.have_device_plan)
+        return fail(SDFED_ERR_ARG, "time this device's steps and choose the local prompt first (wc_choose)");
     sdfed_frame f;
     sdfed_code code;
     size_t n = (size_t)wc_method_global_size();
@@ -248,7 +340,8 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
     sdfed_frame_values(&f, W.params.global);
     memcpy(W.round_start, W.params.global, sizeof *W.round_start * n);
     W.train_set = (sdfed_feature_set){W.train.features, W.train.labels, wc_feature_size(), NULL, W.train.n};
-    rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size, &W.err);
+    rc = sdfed_local_round_begin(&W.round, &W.train_set, W.task.local_epochs, W.task.batch_size,
+                                 W.have_device_plan ? W.device_plan.steps : -1, &W.err);
     if (rc) return rc;
     W.in_round = 1;
     W.round_number = f.round;
@@ -274,8 +367,9 @@ int wc_round_update(void) {
     if (!W.in_round || !sdfed_local_round_done(&W.round)) return fail(SDFED_ERR_ARG, "the round is not finished");
     uint32_t shape[2] = {(uint32_t)W.params.global_rows, (uint32_t)W.params.width};
     sdfed_buffer_free(&W.out);
-    return sdfed_frame_encode(SDFED_FRAME_UPDATE, W.round_number, (uint32_t)W.train.n, 2, shape, W.params.global,
-                              &W.out, &W.err);
+    uint32_t weight =
+        (uint32_t)(W.have_device_plan ? W.device_plan.samples : W.train.n); /* the samples the steps used */
+    return sdfed_frame_encode(SDFED_FRAME_UPDATE, W.round_number, weight, 2, shape, W.params.global, &W.out, &W.err);
 }
 
 const float *wc_round_global(int which) {

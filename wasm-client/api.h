@@ -102,6 +102,22 @@ WC_EXPORT int wc_folder_classify(const char *path, int *class_length, int *class
  * or "" for an image; valid until the next call. */
 WC_EXPORT const char *wc_folder_why(const char *path);
 
+/* The device (fed/local_prompt.h): with a task's local_prompt, the page
+ * times WC_PROBE_STEPS steps at each of its lengths (wc_probe_begin, then
+ * wc_probe_step, timed by the caller: the core has no clock; the first is a
+ * warm-up) on throwaway parameters, then wc_choose with the step times (ms,
+ * one a length) chooses the length and the steps a round for the training
+ * samples set, and starts the client's parameters at that length (then
+ * wc_params_load restores saved ones). New training samples need another
+ * wc_choose; the adaptive rule's rounds need one. wc_plan: the length, the
+ * steps a round, the steps of the whole epochs, the samples they use. */
+#define WC_PROBE_STEPS 4
+WC_EXPORT int wc_probe_begin(int length);
+WC_EXPORT int wc_probe_step(void);
+WC_EXPORT void wc_probe_end(void);
+WC_EXPORT int wc_choose(const double *step_ms);
+WC_EXPORT const int *wc_plan(void);
+
 /* The client's parameters (shared and private) as bytes to keep
  * (method/methods_io.h), and back. */
 WC_EXPORT int wc_params_save(void);

@@ -45,7 +45,7 @@ async function start(described) {
   const model = await loadModel();
   page.compute = startCompute(showError);
   // handed over, not copied: the page keeps no use for the bytes
-  const info = await page.compute.call('init', { model: model.buffer }, null, [model.buffer]);
+  const info = page.info = await page.compute.call('init', { model: model.buffer }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
   await setTask();
   drawChart(page.stored.history);

@@ -8,7 +8,7 @@ import { askClasses, dropQuestion, sortFiles, undecided } from './folder.js';
 import { showNotUsed } from './not-used.js';
 import { $, page, setStage, showError, showProgress } from './page.js';
 import * as store from './store.js';
-import { changeShard } from './training.js';
+import { changeShard, fitDevice } from './training.js';
 
 const HELD_OUT_EVERY = 5; // one image in five of each class is kept aside for testing
 let latest = 0; // the latest choice of files: an earlier one still sorting or asking gives way
@@ -38,6 +38,7 @@ export async function useDataset(dataset) {
   const train = pick(0), test = pick(1);
   await page.compute.call('setSamples', { which: 0, ...train });
   await page.compute.call('setSamples', { which: 1, ...test });
+  await fitDevice();
   page.dataset = dataset;
   $('data-summary').textContent = summary(dataset, train.labels.length, test.labels.length);
   showNotUsed(dataset.skipped);

@@ -28,7 +28,9 @@ export const keyed = (options = {}) =>
 export const page = {
   description: null, // GET /task: task, model, classes, global_shape, mode
   federation: null, // this federation's id in IndexedDB
-  stored: {}, // its IndexedDB state: token, shard, index, params, history, joined
+  stored: {}, // its IndexedDB state: token, shard, index, params, history, joined, device ({stepMs})
+  info: null, // the worker's: threaded, threads, kernels
+  device: null, // with a task's local_prompt: {stepMs, plan} (training.js fitDevice)
   compute: null, // the worker (compute.js), once the model is in it
   dataset: null, // {source, shard, features, labels, test, skipped}
   joined: false,

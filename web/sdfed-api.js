@@ -222,6 +222,20 @@ function sdfedApi(M, memory = null) {
         return new BigUint64Array(u8().slice(v, v + 8 * values.length).buffer);
       }));
     },
+    // the device (wasm-client/api.h): a probe of a few steps at one local prompt length, each step timed by the
+    // caller; then the plan for step times (ms, one per length of the task's local_prompt)
+    probeBegin(length) { check(M._wc_probe_begin(length), 'timing a step'); },
+    probeStep() { check(M._wc_probe_step(), 'timing a step'); },
+    probeEnd() { M._wc_probe_end(); },
+    choose(stepMs) {
+      const p = M._malloc(8 * Math.max(1, stepMs.length));
+      try {
+        f64().set(stepMs, p / 8);
+        check(M._wc_choose(p), 'choosing the local prompt');
+      } finally { M._free(p); }
+      const [length, steps, epochSteps, samples] = i32().subarray(M._wc_plan() / 4, M._wc_plan() / 4 + 4);
+      return { length, steps, epochSteps, samples };
+    },
     saveParams() { check(M._wc_params_save(), 'saving the prompts'); return output(); },
     loadParams(bytes) { withBytes(bytes, (p) => check(M._wc_params_load(p, bytes.byteLength), 'the saved prompts')); },
   };

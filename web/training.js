@@ -13,16 +13,47 @@ function clientIndex() {
   return page.stored.index;
 }
 
+// The adaptive rule's length is chosen with the images (fitDevice), which
+// restores the stored prompts then.
+const adaptive = () => (page.description.task.local_prompt || {}).rule === 'adaptive';
+
 export async function setTask() {
   const d = page.description;
   await page.compute.call('setTask', { task: d.task, index: clientIndex() });
-  if (page.stored.params) {
+  if (page.stored.params && !adaptive()) {
     try {
       await page.compute.call('loadParams', { bytes: page.stored.params });
     } catch (e) {
       page.stored = await store.updateState(page.federation, { params: null }); // another task's prompts: start afresh
     }
   }
+}
+
+// With a task's local_prompt, once the images are set: this device's step
+// times (measured once, then kept in IndexedDB), the local prompt length and
+// the steps a round the core's rule gives for them, the stored prompts
+// restored at that length, and the choice said in words.
+export async function fitDevice() {
+  const lp = page.description.task.local_prompt;
+  if (!lp) return;
+  const kept = page.stored.device;
+  const { stepMs, plan } = await page.compute.call('device', { lengths: lp.lengths, stepMs: kept && kept.stepMs });
+  if (!kept) page.stored = await store.updateState(page.federation, { device: { stepMs } });
+  page.device = { stepMs, plan };
+  if (page.stored.params && adaptive()) {
+    try {
+      await page.compute.call('loadParams', { bytes: page.stored.params });
+    } catch (e) {
+      page.stored = await store.updateState(page.federation, { params: null }); // other images, another length
+    }
+  }
+  const ms = stepMs[lp.lengths.indexOf(plan.length)];
+  const why = !adaptive() ? `the federation's ${lp.rule} rule` : plan.steps < plan.epochSteps ?
+    `a whole pass over your images (${plan.epochSteps} steps) does not fit the ${lp.budget_s} s a round gives, ` +
+    'so it trains for that time' : `the longest that fits the ${lp.budget_s} s a round gives`;
+  $('device').textContent = `This device: ${ms.toFixed(0)} ms a step → a local prompt of ${plan.length} tokens, ` +
+    `${plan.steps} steps a round (${why}${kept ? '; measured on your first visit' : ''}).`;
+  $('device').hidden = false;
 }
 
 // Another demo shard, or none (the volunteer's own images): another client
@@ -38,8 +69,11 @@ export async function trainRound(round, frame, send) {
   const r = await page.compute.call('round', { frame }, (done, total) =>
     showProgress('round-progress', done, total, `round ${round}: training step ${done} of ${total}`), [frame]);
   send(r.update.buffer);
+  // with a local_prompt, the device's figures too: step times, threads, kernels
+  const device = page.device ? { step_ms: page.device.stepMs, threads: page.info.threads, kernels: page.info.kernels } :
+    {};
   send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
-    test_samples: page.dataset.test.reduce((a, b) => a + b, 0) }));
+    test_samples: page.dataset.test.reduce((a, b) => a + b, 0), ...device }));
   const params = await page.compute.call('saveParams');
   const history = (page.stored.history || []).filter((h) => h.round !== round)
     .concat([{ round, accuracy: r.accuracy }]);

@@ -3,16 +3,18 @@
 //   {id, op, ...arguments}
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
-// Ops: init, setTask, classify, encode, setSamples, round, accuracy,
-// predict, saveParams, loadParams, and a secure round's steps (secagg.js):
-// secaggPlan, secaggAdvertise, secaggShare, secaggMask, secaggUnmask,
-// secaggInput. An error is {id, error, code} (code: a refusal's name, as
-// 'secagg_both_sets', when it has one).
+// Ops: init, setTask, classify, encode, setSamples, device, round,
+// accuracy, predict, saveParams, loadParams, and a secure round's steps
+// (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
+// secaggUnmask, secaggInput. An error is {id, error, code} (code: a
+// refusal's name, as 'secagg_both_sets', when it has one).
 'use strict';
 
 let api = null;
 let threaded = false;
 let secure = null; // the secure round in progress (secagg.js)
+let threads = 1;
+const PROBE_STEPS = 4; // WC_PROBE_STEPS (wasm-client/api.h)
 
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
@@ -41,7 +43,8 @@ async function loadModule(singleThreaded, relaxedSimd) {
     relaxedSimd,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: `/wasm/${name}.js` } : {}),
   });
-  if (threaded) module._wc_set_threads(Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 4)));
+  threads = threaded ? Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 4)) : 1;
+  if (threaded) module._wc_set_threads(threads);
   return sdfedApi(module, memory);
 }
 
@@ -78,7 +81,7 @@ const ops = {
     api = await loadModule(singleThreaded, relaxedSimd);
     api.setInt8Images(int8Images);
     api.loadModel(new Uint8Array(model));
-    return { threaded, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim() };
+    return { threaded, threads, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim() };
   },
   setTask({ task, index }) {
     api.setTask(task, index);
@@ -126,6 +129,28 @@ const ops = {
   },
   setSamples({ which, features, labels }) {
     api.setSamples(which, features, labels);
+  },
+  // The device and the local prompt it can carry (wasm-client/api.h): the
+  // step times at each of lengths (ms; measured here unless given: the
+  // median of the probe's steps after its first), and the plan chosen with
+  // them for the training samples set.
+  device({ lengths, stepMs }) {
+    if (!stepMs) {
+      stepMs = lengths.map((length) => {
+        api.probeBegin(length);
+        try {
+          api.probeStep(); // a warm-up
+          const timed = [];
+          for (let s = 1; s < PROBE_STEPS; s++) {
+            const started = performance.now();
+            api.probeStep();
+            timed.push(performance.now() - started);
+          }
+          return timed.sort((a, b) => a - b)[timed.length >> 1];
+        } finally { api.probeEnd(); }
+      });
+    }
+    return { stepMs, plan: api.choose(stepMs) };
   },
   // One round from the server's global frame: steps with progress, then the
   // update frame to upload and the accuracy on the held-out images.

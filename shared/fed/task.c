@@ -55,6 +55,8 @@ void sdfed_task_defaults(sdfed_task *t) {
     t->lr = 0.01f;
     t->global_prompt_length = 8;
     t->local_prompt_min = t->local_prompt_max = 16;
+    t->local_prompt =
+        (sdfed_local_prompt){.rule = SDFED_LOCAL_RULE_RANDOM, .images_per_token = SDFED_LOCAL_PROMPT_IMAGES_PER_TOKEN};
     t->method = SDFED_METHOD_SDFED;
     t->projector = -1;
     t->stretch = -1;
@@ -172,6 +174,7 @@ int sdfed_task_classes(const sdfed_task *t, const sdfed_tokenizer *tok, int cont
 typedef struct reader {
     const sdfed_json *j;
     sdfed_error *err;
+    int prompt_keys; /* of local_prompt_length (1) and local_prompt (2), those seen */
 } reader;
 
 static int bad(reader *r, const char *key, const char *want) {
@@ -433,6 +436,76 @@ static int read_prompt_range(reader *r, int node, sdfed_task *t) {
     return rc;
 }
 
+static int local_prompt_member(reader *r, const member *m, void *ctx) {
+    sdfed_local_prompt *lp = ctx;
+    if (strcmp(m->name, "rule") == 0)
+        return read_name(r, m->value, m->full, sdfed_local_rule_names, SDFED_LOCAL_RULE_COUNT, &lp->rule);
+    if (strcmp(m->name, "budget_s") == 0) return read_real(r, m->value, m->full, 0.0, 1e6, &lp->budget_s);
+    if (strcmp(m->name, "images_per_token") == 0)
+        return read_real(r, m->value, m->full, 0.0, 1e6, &lp->images_per_token);
+    if (strcmp(m->name, "lengths") != 0) return unknown(r, m);
+    int n = r->j->nodes[m->value].type == SDFED_JSON_ARRAY ? r->j->nodes[m->value].size : 0;
+    if (n < 1 || n > SDFED_LOCAL_PROMPT_MAX_LENGTHS) {
+        char want[64];
+        snprintf(want, sizeof want, "a list of 1..%d lengths", SDFED_LOCAL_PROMPT_MAX_LENGTHS);
+        return bad(r, m->full, want);
+    }
+    lp->n_lengths = n;
+    int rc = SDFED_OK;
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        rc = read_int(r, sdfed_json_at(r->j, m->value, i), m->full, 1, 1024, &lp->lengths[i]);
+    return rc;
+}
+
+/* {"lengths": [...], "rule", "budget_s", "images_per_token"} (fed/local_prompt.h); its shortest and longest are
+ * the task's local_prompt_min and _max */
+static int read_local_prompt(reader *r, int obj, sdfed_task *t) {
+    if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "local_prompt", "an object");
+    sdfed_local_prompt *lp = &t->local_prompt;
+    int rc = each_member(r, obj, "local_prompt", local_prompt_member, lp);
+    if (rc == SDFED_OK && lp->n_lengths == 0) return bad(r, "local_prompt.lengths", "present (a list of lengths)");
+    if (rc == SDFED_OK) rc = sdfed_local_prompt_check(lp, 0, r->err);
+    if (rc == SDFED_OK) t->local_prompt_min = lp->lengths[0], t->local_prompt_max = lp->lengths[lp->n_lengths - 1];
+    return rc;
+}
+
+static int device_member(reader *r, const member *m, void *ctx) {
+    sdfed_device *dev = ctx;
+    if (strcmp(m->name, "name") == 0) return read_string(r, m->value, m->full, dev->name, sizeof dev->name);
+    if (strcmp(m->name, "share") == 0) return read_real(r, m->value, m->full, 1e-9, 1e9, &dev->share);
+    if (strcmp(m->name, "step_ms") != 0) return unknown(r, m);
+    int n = r->j->nodes[m->value].type == SDFED_JSON_ARRAY ? r->j->nodes[m->value].size : 0;
+    if (n < 1 || n > SDFED_LOCAL_PROMPT_MAX_LENGTHS) return bad(r, m->full, "a list of step times, one a length");
+    dev->n_steps = n;
+    int rc = SDFED_OK;
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        rc = read_float(r, sdfed_json_at(r->j, m->value, i), m->full, 1e-6, 1e9, &dev->step_ms[i]);
+    return rc;
+}
+
+/* [{"name", "share", "step_ms": [...]}, ...] (fed/devices.h); checked against local_prompt by validate */
+static int read_devices(reader *r, int node, sdfed_task *t) {
+    int n = r->j->nodes[node].type == SDFED_JSON_ARRAY ? r->j->nodes[node].size : 0;
+    if (n < 1 || n > SDFED_DEVICES_MAX) {
+        char want[64];
+        snprintf(want, sizeof want, "a list of 1..%d device profiles", SDFED_DEVICES_MAX);
+        return bad(r, "devices", want);
+    }
+    t->devices = (sdfed_devices){.n = n};
+    int rc = SDFED_OK;
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        int obj = sdfed_json_at(r->j, node, i);
+        char key[32];
+        snprintf(key, sizeof key, "devices[%d]", i);
+        sdfed_device *dev = &t->devices.device[i];
+        *dev = (sdfed_device){.share = 1};
+        snprintf(dev->name, sizeof dev->name, "device %d", i);
+        rc = r->j->nodes[obj].type == SDFED_JSON_OBJECT ? each_member(r, obj, key, device_member, dev)
+                                                        : bad(r, key, "an object");
+    }
+    return rc;
+}
+
 /* A string of at most max bytes (empty allowed when min_len is 0) into a
  * new heap copy at *out, replacing what was there. */
 static int read_text(reader *r, int node, const char *key, size_t min_len, size_t max, char **out) {
@@ -539,7 +612,14 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "momentum") == 0) return read_float(r, value, name, 0.0, 0.999, &t->momentum);
     if (strcmp(name, "weight_decay") == 0) return read_float(r, value, name, 0.0, 1.0, &t->weight_decay);
     if (strcmp(name, "global_prompt_length") == 0) return read_int(r, value, name, 1, 1024, &t->global_prompt_length);
-    if (strcmp(name, "local_prompt_length") == 0) return read_prompt_range(r, value, t);
+    if (strcmp(name, "local_prompt_length") == 0 || strcmp(name, "local_prompt") == 0) {
+        int rule = strcmp(name, "local_prompt") == 0;
+        r->prompt_keys |= rule ? 2 : 1;
+        if (r->prompt_keys == 3)
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                              "task: keys 'local_prompt' and 'local_prompt_length' exclude each other (give one)");
+        return rule ? read_local_prompt(r, value, t) : read_prompt_range(r, value, t);
+    }
     if (strcmp(name, "method") == 0)
         return read_name(r, value, name, sdfed_method_names, SDFED_METHOD_COUNT, &t->method);
     if (strcmp(name, "projector") == 0)
@@ -557,6 +637,7 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     if (strcmp(name, "prompt_init") == 0) return read_text(r, value, name, 1, 1024, &t->prompt_init);
     if (strcmp(name, "background") == 0) return read_background(r, value, t);
     if (strcmp(name, "secure_aggregation") == 0) return read_secagg(r, value, t);
+    if (strcmp(name, "devices") == 0) return read_devices(r, value, t);
     if (strcmp(name, "demo") == 0) {
         int type = r->j->nodes[value].type;
         if (type != SDFED_JSON_TRUE && type != SDFED_JSON_FALSE) return bad(r, name, "true or false");
@@ -581,7 +662,7 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
         sdfed_task_defaults(t);
         return sdfed_fail_context(err, rc, "task");
     }
-    reader r = {&j, err};
+    reader r = {&j, err, 0};
     if (j.nodes[0].type != SDFED_JSON_OBJECT)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: the file is not a JSON object");
     int key = 1;
@@ -649,6 +730,37 @@ static int write_secagg(const sdfed_task_secagg *s, sdfed_buffer *out, sdfed_err
     return rc;
 }
 
+/* local_prompt's object, every key written */
+static int write_local_prompt(const sdfed_local_prompt *lp, sdfed_buffer *out, sdfed_error *err) {
+    uint32_t lengths[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+    for (int i = 0; i < lp->n_lengths; i++) lengths[i] = (uint32_t)lp->lengths[i];
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, out, NULL);
+    sdfed_jw_shape(&w, "lengths", lp->n_lengths, lengths);
+    sdfed_jw_string(&w, "rule", sdfed_name_of(sdfed_local_rule_names, SDFED_LOCAL_RULE_COUNT, lp->rule));
+    sdfed_jw_double(&w, "budget_s", lp->budget_s);
+    sdfed_jw_double(&w, "images_per_token", lp->images_per_token);
+    return sdfed_jw_end(&w, err);
+}
+
+/* devices' list, every profile's keys written */
+static int write_devices(const sdfed_devices *d, sdfed_buffer *out, sdfed_error *err) {
+    sdfed_sink sink = sdfed_buffer_sink(out);
+    int rc = sink.write(sink.ctx, "[", 1) ? SDFED_ERR_NOMEM : SDFED_OK;
+    for (int i = 0; i < d->n && rc == SDFED_OK; i++) {
+        const sdfed_device *dev = &d->device[i];
+        if (i && sink.write(sink.ctx, ", ", 2)) rc = SDFED_ERR_NOMEM;
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, out, NULL);
+        sdfed_jw_string(&w, "name", dev->name);
+        sdfed_jw_double(&w, "share", dev->share);
+        sdfed_jw_floats(&w, "step_ms", dev->step_ms, (size_t)dev->n_steps);
+        if (rc == SDFED_OK) rc = sdfed_jw_end(&w, NULL);
+    }
+    if (rc == SDFED_OK && sink.write(sink.ctx, "]", 1)) rc = SDFED_ERR_NOMEM;
+    return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
+}
+
 int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err) {
     sdfed_method_config m = sdfed_task_method_config(t);
     sdfed_buffer part = {0};
@@ -669,8 +781,11 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_int(&w, "iterations", t->transport.max_iterations);
     sdfed_jw_double(&w, "threshold", t->transport.threshold);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer classes = {0}, secagg = {0};
+    sdfed_buffer classes = {0}, secagg = {0}, local_prompt = {0};
     if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
+    if (rc == SDFED_OK && t->local_prompt.n_lengths > 0) rc = write_local_prompt(&t->local_prompt, &local_prompt, err);
+    sdfed_buffer devices = {0};
+    if (rc == SDFED_OK && t->devices.n > 0) rc = write_devices(&t->devices, &devices, err);
     if (rc == SDFED_OK && t->secagg.on) rc = write_secagg(&t->secagg, &secagg, err);
     sdfed_jw_begin(&w, out, NULL);
     sdfed_jw_string(&w, "model", model_url ? model_url : t->model);
@@ -701,7 +816,9 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_double(&w, "momentum", t->momentum);
     sdfed_jw_double(&w, "weight_decay", t->weight_decay);
     sdfed_jw_int(&w, "global_prompt_length", t->global_prompt_length);
-    if (t->local_prompt_min == t->local_prompt_max) {
+    if (t->local_prompt.n_lengths > 0) {
+        sdfed_jw_raw(&w, "local_prompt", (const char *)local_prompt.data, local_prompt.size);
+    } else if (t->local_prompt_min == t->local_prompt_max) {
         sdfed_jw_int(&w, "local_prompt_length", t->local_prompt_min);
     } else {
         uint32_t range[2] = {(uint32_t)t->local_prompt_min, (uint32_t)t->local_prompt_max};
@@ -725,8 +842,11 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     snprintf(background, sizeof background, "#%02x%02x%02x", t->background[0], t->background[1], t->background[2]);
     sdfed_jw_string(&w, "background", background);
     if (t->secagg.on) sdfed_jw_raw(&w, "secure_aggregation", (const char *)secagg.data, secagg.size);
+    if (t->devices.n > 0) sdfed_jw_raw(&w, "devices", (const char *)devices.data, devices.size);
     if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
     sdfed_buffer_free(&secagg);
+    sdfed_buffer_free(&local_prompt);
+    sdfed_buffer_free(&devices);
     sdfed_buffer_free(&part);
     sdfed_buffer_free(&transport);
     sdfed_buffer_free(&classes);
@@ -747,13 +867,35 @@ sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
     return c;
 }
 
-int sdfed_task_local_prompt_length(const sdfed_task *t, int c) {
+/* client c's draw below n from SDFED_STREAM_LENGTHS (the c + 1-th) */
+static int length_draw(const sdfed_task *t, int c, uint64_t n) {
     sdfed_rng rng;
     sdfed_rng_seed_stream(&rng, t->seed, SDFED_STREAM_LENGTHS);
-    uint64_t span = (uint64_t)(t->local_prompt_max - t->local_prompt_min + 1);
-    int len = t->local_prompt_min;
-    for (int i = 0; i <= c; i++) len = t->local_prompt_min + (int)sdfed_rng_below(&rng, span);
-    return len;
+    int draw = 0;
+    for (int i = 0; i <= c; i++) draw = (int)sdfed_rng_below(&rng, n);
+    return draw;
+}
+
+int sdfed_task_local_prompt_length(const sdfed_task *t, int c) {
+    const sdfed_local_prompt *lp = &t->local_prompt;
+    if (lp->n_lengths == 0)
+        return t->local_prompt_min + length_draw(t, c, (uint64_t)(t->local_prompt_max - t->local_prompt_min + 1));
+    return lp->rule == SDFED_LOCAL_RULE_RANDOM ? lp->lengths[length_draw(t, c, (uint64_t)lp->n_lengths)]
+                                               : lp->lengths[lp->n_lengths - 1];
+}
+
+int sdfed_task_local_plan(const sdfed_task *t, int c, const double *step_s, int n_train, sdfed_local_plan *out,
+                          sdfed_error *err) {
+    const sdfed_local_prompt *lp = &t->local_prompt;
+    if (lp->n_lengths > 0)
+        return sdfed_local_prompt_plan(lp, length_draw(t, c, (uint64_t)lp->n_lengths), step_s, n_train, t->local_epochs,
+                                       t->batch_size, out, err);
+    int epoch_steps = t->local_epochs * ((n_train + t->batch_size - 1) / t->batch_size);
+    *out = (sdfed_local_plan){.length = sdfed_task_local_prompt_length(t, c),
+                              .steps = epoch_steps,
+                              .epoch_steps = epoch_steps,
+                              .samples = n_train};
+    return SDFED_OK;
 }
 
 int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
@@ -764,11 +906,15 @@ int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, con
     return sdfed_method_params_init(out, &cfg, m, k, cls, &rng, arena, err);
 }
 
-int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model *m, const sdfed_kernels *k,
-                             const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
+int sdfed_task_client_params(const sdfed_task *t, int c, int local_len, const sdfed_clip_model *m,
+                             const sdfed_kernels *k, const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
                              sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err) {
+    if (t->local_prompt.n_lengths > 0) {
+        int rc = sdfed_local_prompt_check(&t->local_prompt, sdfed_classes_max_prompt(cls), err);
+        if (rc) return rc;
+    }
     *cfg = sdfed_task_method_config(t);
-    cfg->local_len = sdfed_task_local_prompt_length(t, c);
+    cfg->local_len = local_len;
     sdfed_rng_seed_stream(rng, t->seed, SDFED_STREAM_CLIENTS + (uint64_t)c);
     return sdfed_method_params_init(out, cfg, m, k, cls, rng, arena, err);
 }
@@ -821,6 +967,8 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         t->partition.classes_per_client > n_classes)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'partition.classes_per_client' exceeds the %d classes",
                           n_classes);
+    int rc = sdfed_devices_check(&t->devices, &t->local_prompt, err);
+    if (rc) return rc;
     return t->secagg.on ? validate_secagg(t, err) : SDFED_OK;
 }
 

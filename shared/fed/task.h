@@ -18,6 +18,15 @@
  *   rounds (50), clients_per_round (0 = all), local_epochs (1), batch_size (16)
  *   lr (0.01), momentum (0), weight_decay (0)
  *   global_prompt_length (8), local_prompt_length (16, or [min, max] drawn per client)
+ *   local_prompt           instead of local_prompt_length, a client's length
+ *                          fitted to its device and data (fed/local_prompt.h):
+ *                          {"lengths": [4, 8, 16], "rule": "random"|"fixed"|
+ *                          "adaptive" ("random"), "budget_s": seconds of local
+ *                          work a round (0: none; adaptive needs one),
+ *                          "images_per_token": 0 (no data cap)}
+ *   devices                the simulator's device population (fed/devices.h):
+ *                          [{"name": "phone", "share": 0.3, "step_ms": [one a
+ *                          listed length]}, ...] (none; needs local_prompt)
  *   method ("sdfed"), projector ("complement"), stretch ("mean" or "sum": the
  *   reading of L_str, prompt/objective.h), lambda (0.6), gamma (0.8), theta (0.2)
  *   transport              fedotp's matching of prompts to patches
@@ -69,6 +78,8 @@
 #include "base/status.h"
 #include "data/partition.h"
 #include "fed/aggregate.h"
+#include "fed/devices.h"
+#include "fed/local_prompt.h"
 #include "method/methods.h"
 #include "prompt/prompt.h"
 
@@ -106,6 +117,8 @@ typedef struct sdfed_task {
     double dropout;  /* the chance a chosen client vanishes before reporting (fed/round.h) */
     float lr, momentum, weight_decay;
     int global_prompt_length, local_prompt_min, local_prompt_max;
+    sdfed_local_prompt local_prompt; /* n_lengths 0: the key is absent (min and max are its shortest and longest) */
+    sdfed_devices devices;           /* the simulator's device population (n 0: none) */
     int method;
     int projector;              /* -1: the method's own */
     int stretch;                /* -1: the method's own (SDFED_STRETCH_*) */
@@ -134,6 +147,7 @@ enum {
     SDFED_STREAM_SECAGG_DROP = 14,  /* + (round << 20) + (stage << 8): secure aggregation's dropouts at a stage */
     SDFED_STREAM_SECAGG_ROUND = 15, /* + (round << 20): a secure round's stochastic rounding (per client) */
     SDFED_STREAM_SECAGG_GRAPH = 16, /* + (round << 20): the simulator's key of a secure round's graph */
+    SDFED_STREAM_DEVICES = 17,      /* + (client << 20): a simulated client's device (fed/devices.h) */
     SDFED_STREAM_CLIENTS = 1000,    /* + c: client c's initialisation and batch order */
     SDFED_STREAM_NOISE = 100000,    /* + r: round r's differential-privacy noise */
 };
@@ -181,17 +195,26 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
 
 /* The method's settings for a task: its defaults, then the task's keys. */
 sdfed_method_config sdfed_task_method_config(const sdfed_task *t);
-/* Client c's local prompt length (its draw from SDFED_STREAM_LENGTHS). */
+/* Client c's local prompt length (its draw from SDFED_STREAM_LENGTHS) under
+ * local_prompt_length or the random and fixed rules; the adaptive rule's is
+ * sdfed_task_local_plan's. */
 int sdfed_task_local_prompt_length(const sdfed_task *t, int c);
+/* Client c's local work a round (fed/local_prompt.h), with n_train images
+ * and, for the adaptive rule, its device's seconds a step at each of
+ * local_prompt.lengths (step_s; NULL otherwise allowed). Without the
+ * local_prompt key: its length drawn, the whole local epochs. */
+int sdfed_task_local_plan(const sdfed_task *t, int c, const double *step_s, int n_train, sdfed_local_plan *out,
+                          sdfed_error *err);
 /* The federation's initial shared parameters (SDFED_STREAM_SERVER). */
 int sdfed_task_server_params(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
                              const sdfed_classes *cls, sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err);
 /* Client c's starting point, the same in the browser, the headless client
  * and the simulator: its method settings (with its own local prompt
- * length), its random stream (SDFED_STREAM_CLIENTS + c) and its initial
+ * length local_len, sdfed_task_local_plan's; the task's lengths must fit
+ * the classes in the model's context), its random stream (SDFED_STREAM_CLIENTS + c) and its initial
  * parameters drawn from it. */
-int sdfed_task_client_params(const sdfed_task *t, int c, const sdfed_clip_model *m, const sdfed_kernels *k,
-                             const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
+int sdfed_task_client_params(const sdfed_task *t, int c, int local_len, const sdfed_clip_model *m,
+                             const sdfed_kernels *k, const sdfed_classes *cls, sdfed_method_config *cfg, sdfed_rng *rng,
                              sdfed_method_params *out, sdfed_arena *arena, sdfed_error *err);
 
 #endif

@@ -7,7 +7,7 @@
 static int row_of(const sdfed_feature_set *s, int i) { return s->index ? s->index[i] : i; }
 
 int sdfed_local_round_begin(sdfed_local_round *r, const sdfed_feature_set *train, int epochs, int batch_size,
-                            sdfed_error *err) {
+                            int max_steps, sdfed_error *err) {
     memset(r, 0, sizeof *r);
     if (epochs < 0 || batch_size < 1 || train->n < 0)
         return sdfed_fail(err, SDFED_ERR_ARG, "local training: %d epochs, batches of %d", epochs, batch_size);
@@ -15,6 +15,7 @@ int sdfed_local_round_begin(sdfed_local_round *r, const sdfed_feature_set *train
     r->epochs = train->n > 0 ? epochs : 0;
     r->batch_size = batch_size;
     r->total_steps = r->epochs * ((train->n + batch_size - 1) / batch_size);
+    if (max_steps >= 0 && max_steps < r->total_steps) r->total_steps = max_steps;
     r->order = malloc(sizeof *r->order * (size_t)(train->n + 1));
     r->batch = malloc(sizeof *r->batch * (size_t)batch_size * (size_t)train->dim);
     r->labels = malloc(sizeof *r->labels * (size_t)batch_size);
@@ -25,7 +26,7 @@ int sdfed_local_round_begin(sdfed_local_round *r, const sdfed_feature_set *train
     return SDFED_OK;
 }
 
-int sdfed_local_round_done(const sdfed_local_round *r) { return r->epoch >= r->epochs; }
+int sdfed_local_round_done(const sdfed_local_round *r) { return r->steps >= r->total_steps; }
 
 int sdfed_local_round_step(sdfed_local_round *r, const sdfed_method_config *cfg, const sdfed_clip_model *m,
                            const sdfed_kernels *k, const sdfed_classes *cls, sdfed_method_params *p, sdfed_rng *rng,
@@ -61,9 +62,10 @@ void sdfed_local_round_end(sdfed_local_round *r) {
 
 int sdfed_local_train(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                       const sdfed_classes *cls, sdfed_method_params *p, sdfed_rng *rng, const sdfed_feature_set *train,
-                      int epochs, int batch_size, sdfed_losses *sum, int *steps, sdfed_arena *arena, sdfed_error *err) {
+                      int epochs, int batch_size, int max_steps, sdfed_losses *sum, int *steps, sdfed_arena *arena,
+                      sdfed_error *err) {
     sdfed_local_round r;
-    int rc = sdfed_local_round_begin(&r, train, epochs, batch_size, err);
+    int rc = sdfed_local_round_begin(&r, train, epochs, batch_size, max_steps, err);
     while (rc == SDFED_OK && !sdfed_local_round_done(&r)) {
         sdfed_losses l;
         rc = sdfed_local_round_step(&r, cfg, m, k, cls, p, rng, &l, arena, err);

@@ -2,7 +2,9 @@
  * on every target (the simulator, the headless client, the browser):
  * local_epochs passes over its training samples, each pass in an order
  * shuffled by the client's random stream, one method step per batch of
- * batch_size (the last batch of a pass may be smaller).
+ * batch_size (the last batch of a pass may be smaller), stopped after
+ * max_steps when the client's device cannot do more in a round (a partial
+ * pass: fed/local_prompt.h; max_steps < 0: every step of the epochs).
  *
  * The round is an iterator so that a caller can show progress or yield
  * between steps (the browser's worker does); sdfed_local_train runs it to
@@ -34,7 +36,7 @@ typedef struct sdfed_local_round {
 } sdfed_local_round;
 
 int sdfed_local_round_begin(sdfed_local_round *r, const sdfed_feature_set *train, int epochs, int batch_size,
-                            sdfed_error *err);
+                            int max_steps, sdfed_error *err);
 /* Whether every step of the round was taken. */
 int sdfed_local_round_done(const sdfed_local_round *r);
 /* The next step (the round must not be done); its losses in *losses. */
@@ -46,7 +48,8 @@ void sdfed_local_round_end(sdfed_local_round *r);
 /* A whole round; the steps' losses are added to *sum, their count to *steps. */
 int sdfed_local_train(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                       const sdfed_classes *cls, sdfed_method_params *p, sdfed_rng *rng, const sdfed_feature_set *train,
-                      int epochs, int batch_size, sdfed_losses *sum, int *steps, sdfed_arena *arena, sdfed_error *err);
+                      int epochs, int batch_size, int max_steps, sdfed_losses *sum, int *steps, sdfed_arena *arena,
+                      sdfed_error *err);
 
 /* The share of samples the client's parameters classify right (0 for an
  * empty set). */

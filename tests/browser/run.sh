@@ -4,10 +4,11 @@
 # backoff.mjs), then the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
-# (host_federation.mjs) and the page's side of secure rounds against a
-# native server and native clients (secagg.mjs). Installs playwright-core
-# from the npm registry into tests/browser/node_modules the first time
-# (package-lock.json pins it).
+# (host_federation.mjs), the page's side of secure rounds against a
+# native server and native clients (secagg.mjs) and the local prompt fitted
+# to the device (device_page.mjs). Installs playwright-core from the npm
+# registry into tests/browser/node_modules the first time (package-lock.json
+# pins it).
 # Prints one summary line: "browser: N passed, M failed".
 #   tests/browser/run.sh [BUILD_DIR] [EMSCRIPTEN_BUILD_DIR]
 set -u
@@ -52,5 +53,6 @@ chromium "a volunteer's own folder, a phone and \"Forget me\" in Chromium" folde
 chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
 chromium "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context" \
   secagg.mjs "$model"
+chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -26,6 +26,10 @@
 #    unmasking, the global unchanged, and the next round runs; with noise
 #    (epsilon 8 over 3 rounds) each round says the epsilon spent, rising to
 #    at most 8;
+#  - devices: on a device too slow for the fixed length every round is
+#    missed; the adaptive rule fits the length, or a partial epoch, to the
+#    budget (the round lines' simulated time and misses, results.json's
+#    devices and steps);
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -298,6 +302,34 @@ grep -q '^round 2: .*; epsilon [0-9.]* spent of 8 (delta 1e-05)$' "$work/runs/se
   grep -q '^secure aggregation: 3 of 3 rounds unmasked, epsilon [0-9.]* spent of 8 at delta 1e-05$' "$work/runs/secure-noise.log" &&
   ok || bad "the noise's lines: $(grep -E '^(round|secure)' "$work/runs/secure-noise.log")"
 
+# devices (tasks' "devices", fed/devices.h): a device too slow for a whole epoch at the fixed length misses every
+# round (each line says so, the round waits for the budget and is abandoned); the adaptive rule picks the length that
+# fits (2 steps at 4 tokens, 0.2 s), and on a slower device trains the one step the budget holds and counts
+devices() { # devices NAME RULE STEP_MS: a 3-client, 2-round task on one device with lengths 4 and 16, budget 0.25 s
+  cat >"$work/$1.json" <<JSON
+{"model": "$model", "clients": 3, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 16},
+ "rounds": 2, "seed": 7, "local_prompt": {"lengths": [4, 16], "rule": "$2", "budget_s": 0.25},
+ "devices": [{"name": "slow", "share": 1, "step_ms": $3}]}
+JSON
+  "$sdfed" sim --task "$work/$1.json" --cache "$cache" --out "$work/runs/$1" >"$work/runs/$1.log" 2>&1 ||
+    bad "$1: $(tail -n 1 "$work/runs/$1.log")"
+}
+devices fixed fixed "[100, 150]"
+devices adaptive adaptive "[100, 150]"
+devices partial adaptive "[200, 300]"
+[ "$(grep -c ' 0 clients, 6 steps.*abandoned.*; simulated 0.25 s, 3 missed$' "$work/runs/fixed.log")" = 2 ] && ok ||
+  bad "the fixed length on a slow device: $(grep '^round' "$work/runs/fixed.log")"
+[ "$(grep -c ' 3 clients, 6 steps.*; simulated 0.20 s, 0 missed$' "$work/runs/adaptive.log")" = 2 ] && ok ||
+  bad "the adaptive rule on a slow device: $(grep '^round' "$work/runs/adaptive.log")"
+[ "$(grep -c ' 3 clients, 3 steps.*; simulated 0.20 s, 0 missed$' "$work/runs/partial.log")" = 2 ] && ok ||
+  bad "the adaptive rule's partial epoch: $(grep '^round' "$work/runs/partial.log")"
+"$python" -c '
+import json, sys
+c = [json.load(open(f"{sys.argv[1]}/{n}/results.json"))["clients"] for n in ("adaptive", "partial")]
+sys.exit(not all(x["local_prompt_length"] == 4 and x["device"] == 0 for x in c[0] + c[1]) or
+         [x["steps"] for x in c[0] + c[1]] != [2] * 3 + [1] * 3)' "$work/runs" && ok ||
+  bad "results.json does not give each client its device, length and steps"
+
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3
@@ -332,6 +364,8 @@ expect 1 "\-\-lr must be a number" "{\"model\": \"$model\"}" --lr -1
 expect 2 "option '--task' needs a value" '{}' --task
 expect 1 "task (3 clients a round): secure_aggregation.ring_bits 16: the sum of 3 clients' inputs (quant_bits 16, max_weight 4096) could wrap; it needs ring_bits >= 30" \
   '{"clients": 3, "secure_aggregation": {"ring_bits": 16}}'
+expect 1 "key 'devices\[0\].step_ms' must give a time > 0 for each of the 2 lengths" \
+  '{"local_prompt": {"lengths": [4, 16]}, "devices": [{"step_ms": [40]}]}'
 expect 1 "unknown key 'secure_aggregation.drop.masked'" '{"secure_aggregation": {"drop": {"masked": 0.2}}}'
 expect 1 "key 'secure_aggregation.noise.epsilon' 0.5 over 50 rounds needs each client's noise above sigma^2 = 2^48" \
   "{\"model\": \"$model\", \"clients\": 3, \"partition\": {\"kind\": \"pathological\", \"shots\": 4}, \"secure_aggregation\": {\"noise\": {\"epsilon\": 0.5}}}"

@@ -161,7 +161,8 @@ static int params_of(const char *method, const char *prompt_init, int server, co
     if (rc == SDFED_OK) rc = sdfed_task_classes(&t, &tok, model.cfg.context_length, cls, &err);
     if (rc == SDFED_OK)
         rc = server ? sdfed_task_server_params(&t, &model, k, cls, p, &arena, &err)
-                    : sdfed_task_client_params(&t, 2, &model, k, cls, &cfg, &rng, p, &arena, &err);
+                    : sdfed_task_client_params(&t, 2, sdfed_task_local_prompt_length(&t, 2), &model, k, cls, &cfg, &rng,
+                                               p, &arena, &err);
     if (rc) fprintf(stderr, "params: %s\n", err.message);
     sdfed_arena_free(&arena);
     sdfed_task_free(&t);

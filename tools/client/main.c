@@ -37,6 +37,7 @@
 #include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/model.h"
+#include "native/step_timer.h"
 #include "native/task_file.h"
 #include "native/ws_client.h"
 
@@ -90,6 +91,11 @@ struct client {
     sdfed_losses train_sum; /* and its results */
     int train_steps;
     double train_accuracy;
+    /* the device (native/step_timer.h): --step-ms's step times, or measured
+     * at join, one a length of the task's local_prompt (n_step_s 0: none) */
+    const char *step_ms;
+    int step_sleep_ms, n_step_s, step_measured;
+    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
 };
 
 /* Ctrl-C ends the event loop; in the middle of a long computation (loading
@@ -221,6 +227,36 @@ static int host_folders(client *c, sdfed_error *err) {
     return rc;
 }
 
+/* With a local_prompt key: the device's step times, --step-ms's or timed
+ * here on this shard's images with these kernels. */
+static int device_steps(client *c, const sdfed_client_split *split, sdfed_error *err) {
+    int n = c->task.local_prompt.n_lengths;
+    if (n == 0) return SDFED_OK;
+    c->n_step_s = n;
+    if (!c->step_ms) {
+        int test = split->n_train == 0;
+        sdfed_feature_set own = {test ? c->data.test_features : c->data.train_features,
+                                 test ? c->data.test_labels : c->data.train_labels, c->data.dim,
+                                 test ? split->test : split->train, test ? split->n_test : split->n_train};
+        c->step_measured = 1;
+        return step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, c->step_sleep_ms, c->step_s, &c->arena,
+                                  err);
+    }
+    const char *p = c->step_ms;
+    for (int i = 0; i < n; i++) {
+        char *end = NULL;
+        double ms = strtod(p, &end);
+        if (end == p || !(ms > 0) || (*end != (i + 1 < n ? ',' : '\0')))
+            return sdfed_fail(err, SDFED_ERR_ARG,
+                              "--step-ms must give %d step times in ms, one for each of the task's local prompt "
+                              "lengths, separated by commas (got '%s')",
+                              n, c->step_ms);
+        c->step_s[i] = ms / 1000;
+        p = end + 1;
+    }
+    return SDFED_OK;
+}
+
 /* On the worker: the data and this client's shard (the task and model
  * read). */
 static void prepare_body(client *c) {
@@ -232,8 +268,9 @@ static void prepare_body(client *c) {
                  sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
                  fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
                  (own ? all_images(c, err) : fed_partition(&c->task, &c->data, &c->part, err)) ||
-                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index], &c->model.clip,
-                                 c->k, &c->cls, &c->arena, err);
+                 device_steps(c, own ? &c->own : &c->part.clients[c->index], err) ||
+                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index],
+                                 c->n_step_s ? c->step_s : NULL, &c->model.clip, c->k, &c->cls, &c->arena, err);
 }
 
 static void prepare_end(client *c) {
@@ -244,6 +281,11 @@ static void prepare_end(client *c) {
     c->ready = 1;
     say(c, "%s, shard of %d training and %d test images, local prompt %d", sdfed_method_name(c->task.method),
         c->fc.split->n_train, c->fc.split->n_test, c->fc.cfg.local_len);
+    for (int i = 0; i < c->n_step_s; i++)
+        if (c->task.local_prompt.lengths[i] == c->fc.plan.length)
+            say(c, "this device: %.1f ms a step (%s) -> a local prompt of %d tokens, %d of %d steps a round",
+                1000 * c->step_s[i], c->step_measured ? "measured" : "--step-ms", c->fc.plan.length, c->fc.plan.steps,
+                c->fc.plan.epoch_steps);
 }
 
 /* The first welcome: the task and the model (checked against the server's
@@ -289,7 +331,7 @@ static void send_update(client *c, int64_t round) {
     sdfed_method_params *p = &c->fc.params;
     size_t n = (size_t)p->global_rows * p->width;
     uint32_t shape[2] = {(uint32_t)p->global_rows, (uint32_t)p->width};
-    uint32_t samples = (uint32_t)c->fc.split->n_train;
+    uint32_t samples = (uint32_t)c->fc.plan.samples;
     if (c->json) {
         sdfed_buffer b = {0};
         sdfed_json_writer w;
@@ -315,6 +357,7 @@ static void train_body(client *c) {
     c->work_rc = fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &c->train_sum,
                                   &c->train_steps, &c->arena, &c->work_err);
     if (c->work_rc) return;
+    step_timer_sleep_ms(c->train_steps * c->step_sleep_ms); /* --step-sleep-ms: a slow device */
     sdfed_arena_reset(&c->arena);
     sdfed_error ignored = {0}; /* an accuracy it cannot compute is reported as 0 */
     fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena, &ignored);
@@ -355,6 +398,13 @@ static void train_end(client *c) {
         sdfed_jw_double(&w, "accuracy", c->train_accuracy);
         sdfed_jw_double(&w, "loss", loss);
         sdfed_jw_int(&w, "test_samples", c->fc.split->n_test);
+        if (c->n_step_s) { /* the device: its step time at each of the task's lengths, threads, kernels */
+            float ms[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+            for (int i = 0; i < c->n_step_s; i++) ms[i] = (float)(1000 * c->step_s[i]);
+            sdfed_jw_floats(&w, "step_ms", ms, (size_t)c->n_step_s);
+            sdfed_jw_int(&w, "threads", native_backend_threads());
+            sdfed_jw_string(&w, "kernels", c->k->name);
+        }
         send_writer(c, &w, &b);
     }
     say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
@@ -378,6 +428,12 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
     /* the task's model of volunteers leaving, drawn as the simulator draws it */
     if (sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
         say(c, "round %lld: dropping out (the task's dropout %g): disconnecting", (long long)round, c->task.dropout);
+        c->vanishing = 1;
+        return;
+    }
+    /* its device cannot take one step within the budget: it misses the round, as the simulator's does */
+    if (c->fc.plan.steps == 0 && c->fc.split->n_train > 0) {
+        say(c, "round %lld: not one step fits local_prompt.budget_s on this device: disconnecting", (long long)round);
         c->vanishing = 1;
         return;
     }
@@ -586,11 +642,15 @@ static const char usage[] =
     "  --give-up S           stop after S seconds without the server (60)\n"
     "  --jitter-seed N       seed of the random waits before trying again (the client index)\n"
     "  --attack flip|scale:F send a sign-flipped or scaled update (robustness tests)\n"
+    "  --step-ms T1,T2,...   a task with local_prompt: this device's ms a step at each of its lengths, instead\n"
+    "                        of timing steps at join (reproducible runs)\n"
+    "  --step-sleep-ms N     sleep N ms after every local step (a slow device)\n"
     "  --quiet               log errors only\n";
 
 int main(int argc, char **argv) {
     static client c;
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
+    const char *step_sleep = "0";
     int quiet = 0, help = 0;
     cli_set_program("sdfed-client");
     const cli_option options[] = {{"--server", &server, NULL},      {"--client-index", &index, NULL},
@@ -600,6 +660,7 @@ int main(int argc, char **argv) {
                                   {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
                                   {"--encoding", &encoding, NULL},  {"--join-key", &c.join_key, NULL},
                                   {"--jitter-seed", &jitter, NULL}, {"--quiet", NULL, &quiet},
+                                  {"--step-ms", &c.step_ms, NULL},  {"--step-sleep-ms", &step_sleep, NULL},
                                   {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
@@ -621,6 +682,8 @@ int main(int argc, char **argv) {
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
     c.give_up_s = atof(give_up);
+    c.step_sleep_ms = atoi(step_sleep);
+    if (c.step_sleep_ms < 0) return cli_error(CLI_USAGE, "--step-sleep-ms must be a number of ms >= 0");
     c.k = native_backend(backend);
     c.cached_round = c.waiting_round = -1;
     if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);

@@ -66,9 +66,13 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
     fprintf(f, "{\n  \"task\": %.*s", (int)task_json.size, (const char *)task_json.data);
     sdfed_buffer_free(&task_json);
     fprintf(f, ",\n  \"model_sha256\": \"%s\",\n  \"clients\": [", model_sha256);
-    for (int c = 0; c < r->n_clients; c++)
-        fprintf(f, "%s{\"train\": %d, \"test\": %d, \"local_prompt_length\": %d}", c ? ", " : "", r->client_train[c],
+    for (int c = 0; c < r->n_clients; c++) {
+        fprintf(f, "%s{\"train\": %d, \"test\": %d, \"local_prompt_length\": %d", c ? ", " : "", r->client_train[c],
                 r->client_test[c], r->client_local_len[c]);
+        if (task->devices.n > 0) /* its device: an index into the task's devices */
+            fprintf(f, ", \"device\": %d, \"steps\": %d", r->client_device[c], r->client_steps[c]);
+        fputc('}', f);
+    }
     fprintf(f, "],\n  \"rounds\": [\n");
     for (int i = 0; i < r->n_rounds; i++) {
         const sim_round *rd = &r->rounds[i];
@@ -81,6 +85,7 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
                 rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
                 rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256);
         if (rd->secure) write_secure_round(f, rd, r->plan.sigma2 > 0);
+        if (task->devices.n > 0) fprintf(f, ", \"sim_seconds\": %.6f, \"missed\": %d", rd->sim_seconds, rd->missed);
         fprintf(f, "}%s\n", i + 1 < r->n_rounds ? "," : "");
     }
     fprintf(f, "  ],\n  \"final_accuracy\": %.6f", r->final_accuracy);

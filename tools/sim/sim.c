@@ -15,6 +15,8 @@ void sim_result_free(sim_result *r) {
     free(r->client_train);
     free(r->client_test);
     free(r->client_local_len);
+    free(r->client_device);
+    free(r->client_steps);
     memset(r, 0, sizeof *r);
 }
 
@@ -31,6 +33,7 @@ static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round 
             "%.2f s%s",
             r, 100 * round->accuracy, r + 1, task->rounds, 100 * lo, 100 * hi, round->total, round->participants,
             round->steps, round->seconds, round->abandoned && !round->secure ? " (abandoned: too few reports)" : "");
+    if (task->devices.n > 0) fprintf(log, "; simulated %.2f s, %d missed", round->sim_seconds, round->missed);
     const secure_round_stats *st = &round->secagg;
     if (round->secure)
         fprintf(log, "; secure: %d advertised, %d shared, %d masked, %d survivors, %.3f s%s%s", st->advertised,
@@ -65,8 +68,15 @@ static int train_client(void *ctx, int64_t c, const float **x, int64_t *samples,
     int rc = fed_client_train(cl, t->task, t->m, t->k, t->cls, t->d, t->losses, t->steps, t->arena, err);
     if (rc) return sdfed_fail_context(err, rc, "round %d, client %lld", t->round, (long long)c);
     *x = cl->params.global;
-    *samples = cl->split->n_train;
+    *samples = cl->plan.samples;
     return SDFED_OK;
+}
+
+/* Whether a client's local work misses a round's deadline (the budget): it
+ * ends after it, or it has no step within it. */
+static int misses(const sdfed_task *task, const sdfed_local_plan *plan) {
+    double budget = task->local_prompt.budget_s;
+    return plan->steps == 0 || (budget > 0 && plan->seconds > budget);
 }
 
 /* The plan's line before the rounds. */
@@ -87,6 +97,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     memset(out, 0, sizeof *out);
     int rc = sdfed_task_validate(task, err);
     if (rc) return rc;
+    if (task->devices.n > 0 && task->secagg.on)
+        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "sim: 'devices' are not simulated with 'secure_aggregation'");
     sdfed_partition part;
     if ((rc = fed_partition(task, d, &part, err))) return sdfed_fail_context(err, rc, "partition");
     /* validation: clients are tested on images held out of their training sets */
@@ -107,6 +119,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     out->client_train = calloc((size_t)K, sizeof(int));
     out->client_test = calloc((size_t)K, sizeof(int));
     out->client_local_len = calloc((size_t)K, sizeof(int));
+    out->client_device = calloc((size_t)K, sizeof(int));
+    out->client_steps = calloc((size_t)K, sizeof(int));
     int64_t *candidates = malloc(sizeof *candidates * (size_t)K);
     sdfed_round_update *uploads = malloc(sizeof *uploads * (size_t)K);
     sdfed_round round_clients = {0};
@@ -116,8 +130,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     float *next_global = NULL; /* a secure round's result */
     double rho_spent = 0;
     out->n_clients = K;
-    if (!clients || !out->rounds || !out->client_train || !out->client_test || !out->client_local_len || !candidates ||
-        !uploads)
+    if (!clients || !out->rounds || !out->client_train || !out->client_test || !out->client_local_len ||
+        !out->client_device || !out->client_steps || !candidates || !uploads)
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
 
     /* the server's initial shared parameters; every client starts from them */
@@ -125,7 +139,13 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     size_t shared = (size_t)server.global_rows * server.width;
     for (int c = 0; c < K && rc == SDFED_OK; c++) {
         sdfed_arena_reset(&arena);
-        rc = fed_client_init(&clients[c], task, c, &part.clients[c], m, k, cls, &arena, err);
+        /* its simulated device's step times, for the local prompt rule */
+        int device = out->client_device[c] = sdfed_devices_of_client(&task->devices, task->seed, c);
+        double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+        if (device >= 0) sdfed_device_step_seconds(&task->devices.device[device], task->local_prompt.n_lengths, step_s);
+        rc = fed_client_init(&clients[c], task, c, &part.clients[c], device >= 0 ? step_s : NULL, m, k, cls, &arena,
+                             err);
+        out->client_steps[c] = clients[c].plan.steps;
         if (rc == SDFED_OK && shared) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         out->client_train[c] = part.clients[c].n_train;
         out->client_test[c] = part.clients[c].n_test;
@@ -190,12 +210,25 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                 sdfed_round_leave(&round_clients, c);
                 continue;
             }
+            /* a client whose work ends after the deadline trains (its local prompt learns), but its update
+             * comes too late to count */
+            int late = task->devices.n > 0 && misses(task, &cl->plan);
+            if (!late) round->sim_seconds = fmax(round->sim_seconds, cl->plan.seconds);
             rc = fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
-            if (rc) sdfed_fail_context(err, rc, "round %d, client %d", r, c);
+            if (rc) {
+                sdfed_fail_context(err, rc, "round %d, client %d", r, c);
+                break;
+            }
+            if (late) {
+                sdfed_round_leave(&round_clients, c);
+                round->missed++;
+                continue;
+            }
             sdfed_round_report(&round_clients, c);
-            uploads[round->participants++] = (sdfed_round_update){c, r, cl->split->n_train, cl->params.global};
+            uploads[round->participants++] = (sdfed_round_update){c, r, cl->plan.samples, cl->params.global};
         }
         if (rc) break;
+        if (round->missed) round->sim_seconds = task->local_prompt.budget_s; /* it waited for the deadline */
         /* the round closes (the server's sample-weighted mean, broadcast to
          * every client) or is abandoned, as the aggregator decides it */
         if (!out->secure)

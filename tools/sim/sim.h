@@ -7,7 +7,15 @@
  * each round. With the task's secure_aggregation, each round is the whole
  * protocol with the real cryptography (secure_round.h): the new global is
  * the round's global plus the survivors' mean quantised change, unmasked
- * from their sum; with noise, the privacy spent so far is kept per round. */
+ * from their sum; with noise, the privacy spent so far is kept per round.
+ * With the task's devices, each client gets a simulated device
+ * (fed/devices.h) whose step times feed its local prompt rule
+ * (fed/local_prompt.h), and the clock is simulated: a client's local work
+ * takes its plan's seconds; one whose work exceeds local_prompt.budget_s
+ * (or who has no step within it) misses the round: it trains (its local
+ * prompt learns) but its update comes after the deadline and does not
+ * count. A round lasts as long as its slowest reporting client, or the
+ * whole budget when one missed it. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
@@ -27,13 +35,16 @@ typedef struct sim_round {
     char global_sha256[65]; /* of the shared parameters after the round ("" without any) */
     int secure;             /* a secure round: secagg holds its stages */
     secure_round_stats secagg;
-    double epsilon; /* with noise: the privacy spent after this round (at the task's delta), else 0 */
+    double epsilon;     /* with noise: the privacy spent after this round (at the task's delta), else 0 */
+    double sim_seconds; /* with devices: the round's simulated wall-clock */
+    int missed;         /* with devices: chosen clients whose work did not fit the budget */
 } sim_round;
 
 typedef struct sim_result {
     int n_rounds, n_clients;
     sim_round *rounds;
     int *client_train, *client_test, *client_local_len; /* (n_clients) */
+    int *client_device, *client_steps;                  /* (n_clients) the device (-1: none) and steps a round */
     double final_accuracy;                              /* mean of the last final_rounds rounds' accuracy */
     int final_rounds;                                   /* min(10, rounds) */
     int secure;                                         /* the rounds were secure: plan is theirs */

@@ -38,7 +38,13 @@
 # command-line errors (ctest aggregator_postgres); with "edge" only part 7;
 # with "sanitizer" all but part 4 (the sanitizer tree: its rules are the
 # core's, which test_aggregate runs there; four federations of ten clients
-# under ASan took minutes).
+# under ASan took minutes);
+# with "devices" only the local prompt fitted to devices (ctest
+# aggregator_devices): 3 clients given their device's step times (--step-ms)
+# train a partial epoch and end on sdfed sim's history, bit for bit; a slow
+# client (--step-sleep-ms) times its steps at join, trains fewer of them and
+# its update counts with the samples it used; one too slow for a single step
+# within the budget leaves every round, which closes without it.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -123,6 +129,58 @@ history() { # the global parameters' hash of every round from the state
 }
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed 's/.*: "\(.*\)"/\1/'; }
 
+summary() { echo "aggregator: $passed passed, $failed failed"; }
+if [ "$parts" = devices ]; then
+  devices_task() { # devices_task NAME JSON_OVERRIDES: the pathological task with a local_prompt instead of its length
+    task "$1" "$2"
+    /usr/bin/python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); t.pop("local_prompt_length")
+json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
+  }
+  # one device, 300 and 400 ms a step at 4 and 16 tokens, 0.5 s a round: one of the epoch's 2 steps, 16 samples
+  devices_task dev '{"clients": 3, "clients_per_round": 3, "rounds": 3,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.5},
+    "devices": [{"name": "slow", "share": 1, "step_ms": [300, 400]}]}'
+  "$sdfed" sim --task "$work/dev.json" --out "$work/dev-sim" --cache "$cache" >"$work/dev-sim.log" 2>&1 ||
+    bad "sim: $(tail -n 2 "$work/dev-sim.log")"
+  client_extra() { echo --step-ms 300,400; }
+  start_server dev "$work/dev.json" "$work/dev-state" && start_clients dev 3 && wait_done dev 120
+  [ -n "$(sim_history "$work/dev-sim")" ] && [ "$(history "$work/dev-state")" = "$(sim_history "$work/dev-sim")" ] &&
+    ok || bad "with given step times the aggregator's history differs from sdfed sim's"
+  [ "$(store_query "$work/dev-state" 'SELECT DISTINCT samples FROM updates')" = 16 ] && ok ||
+    bad "a partial epoch's updates do not weigh the 16 samples used"
+  grep -q 'this device: 300.0 ms a step (--step-ms) -> a local prompt of 4 tokens, 1 of 2 steps a round' \
+    "$work/dev.client0.log" && ok || bad "the client does not say its plan: $(cat "$work/dev.client0.log")"
+  stop_server
+  # a slow client (400 ms of sleep after every step) and another, both timing their steps at join: the slow one
+  # trains 1 of its 2 steps and its update counts with 16 samples
+  devices_task slow '{"clients": 2, "clients_per_round": 2, "rounds": 3,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.7}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-sleep-ms 400; }
+  start_server slow "$work/slow.json" "$work/slow-state" && start_clients slow 2 && wait_done slow 120
+  client_extra() { :; }
+  grep -q 'this device: [0-9.]* ms a step (measured) -> a local prompt of 4 tokens, 1 of 2 steps a round' \
+    "$work/slow.client0.log" && ok || bad "the slow client's plan: $(grep 'this device' "$work/slow.client0.log")"
+  [ "$(store_query "$work/slow-state" 'SELECT count(*) FROM updates WHERE samples = 16')" = 3 ] &&
+    [ "$(store_query "$work/slow-state" 'SELECT count(*) FROM updates')" = 6 ] && ok ||
+    bad "the slow client's updates: $(store_query "$work/slow-state" 'SELECT round, samples FROM updates')"
+  stop_server
+  # a device that cannot take one step within the budget (2 s a step, 0.7 s a round) leaves every round it is
+  # chosen for; the run ends on the other client's updates alone
+  devices_task hopeless '{"clients": 2, "clients_per_round": 2, "min_clients": 1, "rounds": 2,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.7}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-ms 2000,3000; }
+  start_server hopeless "$work/hopeless.json" "$work/hopeless-state" && start_clients hopeless 2 &&
+    wait_done hopeless 120
+  client_extra() { :; }
+  grep -q 'not one step fits local_prompt.budget_s on this device: disconnecting' "$work/hopeless.client0.log" &&
+    [ "$(store_query "$work/hopeless-state" 'SELECT count(DISTINCT client), min(samples) FROM updates')" = "1|32" ] &&
+    ok || bad "a device too slow for one step: $(grep round "$work/hopeless.client0.log" | head -n 3)"
+  stop_server
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
 # --- 1. the simulator and the aggregator compute the same bits
 task eq '{"rounds": 5}'
 "$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
@@ -145,7 +203,6 @@ same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, w
     bad "$name: /status shows the accuracy of $(rounds_shown) rounds, the store has $want"
   stop_server
 }
-summary() { echo "aggregator: $passed passed, $failed failed"; }
 edge() { # --- 7. the edge (edge.mjs starts its own servers)
   node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
   grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"

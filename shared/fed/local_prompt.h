@@ -1,0 +1,82 @@
+/* The rule that fits a client's local prompt to its device and its data
+ * (the task's "local_prompt" key, fed/task.h): which local prompt length
+ * S_l a client keeps and how many local steps it takes a round. A pure
+ * function of its inputs: the step times are the caller's (a client's
+ * measurement at join, a flag, or a simulated device's profile), never a
+ * clock's.
+ *   random    S_l drawn per client from the lengths (the task's seed,
+ *             SDFED_STREAM_LENGTHS); the task's whole local epochs
+ *   fixed     the longest listed length for every client; the whole epochs
+ *   adaptive  the longest listed length that (a) the client's data supports,
+ *             lengths[i] <= n_train / images_per_token (the shortest is
+ *             always allowed), and (b) whose whole local epochs fit the
+ *             budget on this device, epoch_steps x step_s[i] <= budget_s;
+ *             when none fits, the shortest for as many steps as the budget
+ *             holds, floor(budget_s / step_s[0]) (possibly none: the client
+ *             cannot contribute within the budget)
+ * A plan's samples are the training samples its steps use (the client's
+ * aggregation weight): all n_train for whole epochs, else
+ * min(n_train, steps x batch_size). */
+#ifndef SDFED_FED_LOCAL_PROMPT_H
+#define SDFED_FED_LOCAL_PROMPT_H
+
+#include <stdint.h>
+
+#include "base/names.h"
+#include "base/status.h"
+
+enum { SDFED_LOCAL_PROMPT_MAX_LENGTHS = 16 };
+
+typedef enum sdfed_local_rule {
+    SDFED_LOCAL_RULE_RANDOM,
+    SDFED_LOCAL_RULE_FIXED,
+    SDFED_LOCAL_RULE_ADAPTIVE,
+    SDFED_LOCAL_RULE_COUNT
+} sdfed_local_rule;
+
+extern const sdfed_name sdfed_local_rule_names[];
+
+/* The task's key; n_lengths 0: absent (the task's local_prompt_length then) */
+typedef struct sdfed_local_prompt {
+    int rule; /* sdfed_local_rule */
+    int n_lengths;
+    int lengths[SDFED_LOCAL_PROMPT_MAX_LENGTHS]; /* strictly ascending */
+    double budget_s;                             /* a round's local work on a device, seconds (0: none) */
+    double images_per_token;                     /* the data cap (see above) */
+} sdfed_local_prompt;
+
+/* The data cap's default: none. The simulator found the longest prompt
+ * best at every data size it tried, down to 2 images a client
+ * (docs/tasks.md has the evidence); a host whose runs show a long prompt
+ * overfitting a few images sets images_per_token. */
+#define SDFED_LOCAL_PROMPT_IMAGES_PER_TOKEN 0.0
+
+/* Whether the key holds together: 1..SDFED_LOCAL_PROMPT_MAX_LENGTHS
+ * lengths, strictly ascending, each within 1..max_length (the longest prompt
+ * the model's context holds with every class: sdfed_classes_max_prompt;
+ * 0: unchecked), and a budget for the adaptive rule. Errors name the key
+ * ('local_prompt.lengths', 'local_prompt.budget_s'). */
+int sdfed_local_prompt_check(const sdfed_local_prompt *lp, int max_length, sdfed_error *err);
+
+/* The longest listed length that n_train images support (the shortest at least). */
+int sdfed_local_prompt_data_cap(const sdfed_local_prompt *lp, int n_train);
+
+/* A client's local work a round. */
+typedef struct sdfed_local_plan {
+    int length;      /* S_l */
+    int steps;       /* local steps a round */
+    int epoch_steps; /* the steps of the task's whole local epochs */
+    int64_t samples; /* the training samples those steps use: the aggregation weight */
+    double seconds;  /* steps x the step time at S_l (0 when not known) */
+} sdfed_local_plan;
+
+/* The plan of a client with n_train images, local_epochs passes in batches
+ * of batch_size. draw: the client's draw from SDFED_STREAM_LENGTHS, an index
+ * below n_lengths (the random rule's length). step_s: the device's seconds a
+ * step at each listed length, each finite and > 0 (else the error names
+ * 'step times'); the adaptive rule needs them, the others may take NULL
+ * (seconds 0). */
+int sdfed_local_prompt_plan(const sdfed_local_prompt *lp, int draw, const double *step_s, int n_train, int local_epochs,
+                            int batch_size, sdfed_local_plan *out, sdfed_error *err);
+
+#endif
