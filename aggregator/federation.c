@@ -281,6 +281,24 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
     return SDFED_CODE_NONE;
 }
 
+/* ------------------------------------------------------- secure rounds */
+
+sdfed_code federation_secagg(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                             char *message, size_t cap) {
+    if (!f->policy->receive)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                           f->policy->mode);
+    return f->policy->receive(f, client, msg, len, now_ms, message, cap);
+}
+
+sdfed_code federation_secagg_refusal(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                                     int64_t now_ms, char *message, size_t cap) {
+    if (!f->policy->declined)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                           f->policy->mode);
+    return f->policy->declined(f, client, round, code, why, now_ms, message, cap);
+}
+
 /* --------------------------------------------------------------- time */
 
 void federation_tick(federation *f, int64_t now_ms) {

@@ -164,6 +164,17 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
  * earlier round's, which only the store knows). */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap);
+/* A secure round's message (fed/secagg_message.h, its frame unwrapped by
+ * the caller); SDFED_CODE_NONE when accepted, else the code (secagg_off
+ * when the task's rounds are not secure), with the reason in message. An
+ * accepted message is stored before its acknowledgement (secagg_ack) is in
+ * the outbox. */
+sdfed_code federation_secagg(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                             char *message, size_t cap);
+/* A client refuses its secure round's request (`code`, a secagg_ code it
+ * reports, and its reason): it takes no further part in that round. */
+sdfed_code federation_secagg_refusal(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                                     int64_t now_ms, char *message, size_t cap);
 /* Deadlines, pauses, places kept past their grace, and store retries (the
  * waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);

@@ -358,6 +358,11 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
                                            message, sizeof message)) != SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
+        case SDFED_MSG_SECAGG_REFUSAL:
+            if ((code = federation_secagg_refusal(h->fed, ss->client, m.round, sdfed_code_from_name(m.code), m.message,
+                                                  now_ms, message, sizeof message)) != SDFED_CODE_NONE)
+                refuse(h, ss, code, message, now_ms);
+            break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
         case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
         default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
@@ -366,12 +371,30 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
     sdfed_message_free(&m);
 }
 
+/* A secure round's frame: its message to the federation, or its refusal. */
+static void secure_frame(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
+    const unsigned char *msg;
+    size_t msg_len;
+    sdfed_code code = SDFED_CODE_BAD_FRAME;
+    sdfed_error err = {0};
+    char message[256];
+    if (sdfed_secure_frame_decode(data, len, &msg, &msg_len, &code, &err))
+        refuse(h, ss, code, err.message, now_ms);
+    else if ((code = federation_secagg(h->fed, ss->client, msg, msg_len, now_ms, message, sizeof message)) !=
+             SDFED_CODE_NONE)
+        refuse(h, ss, code, message, now_ms);
+}
+
 static void binary_message(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
     sdfed_frame f;
     sdfed_code code = SDFED_CODE_BAD_FRAME;
     sdfed_error err = {0};
     if (ss->client < 0) {
         refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "say hello first", now_ms);
+        return;
+    }
+    if (sdfed_secure_frame_is(data, len)) {
+        secure_frame(h, ss, data, len, now_ms);
         return;
     }
     if (sdfed_frame_decode(data, len, h->opt.max_message_bytes / 4, &f, &code, &err)) {

@@ -82,6 +82,13 @@ typedef struct round_policy {
     void (*ended)(federation *f, int decided_here, int64_t now_ms);
     void (*waiting)(const federation *f, int64_t now_ms, federation_waiting *w);
     void (*status)(const federation *f, federation_status *s);
+    /* A secure round's message (fed/secagg_message.h) from a client, and a
+     * client's refusal of its request (NULL: the policy runs no secure
+     * rounds, and the core refuses both with secagg_off). */
+    sdfed_code (*receive)(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                          char *message, size_t cap);
+    sdfed_code (*declined)(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                           int64_t now_ms, char *message, size_t cap);
 } round_policy;
 
 extern const round_policy round_sync_policy, round_async_policy;
