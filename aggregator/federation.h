@@ -6,7 +6,9 @@
  *
  * It is a mode-independent core (core.h: the connected clients, the
  * outbox, validation, group commit, the store, the status) around one
- * round policy (round_policy.h), chosen by options.async: synchronous
+ * round policy (round_policy.h), chosen by the task's secure_aggregation
+ * (round_secure.c: SecAgg+ rounds, docs/protocol.md's "Secure rounds") and
+ * otherwise by options.async: synchronous
  * rounds (round_sync.c: a round starts once min_clients are connected,
  * samples its clients, ends at its target, its quorum or its deadline, or
  * is abandoned; a lost connection keeps its place for rejoin_grace_ms) or
@@ -95,6 +97,8 @@ typedef enum federation_message_type {
     FEDERATION_DONE,        /* rounds */
     FEDERATION_REFUSAL,     /* code, text: an update or metrics accepted but then not stored (its batch); or, with
                                hello, a new client's hello that could not be registered */
+    FEDERATION_SECAGG_ACK,  /* round, reason: the kind of the secure round's message stored */
+    FEDERATION_SECAGG_REQUEST, /* round, bytes (n_bytes): a secure round's request (fed/secagg_message.h) */
 } federation_message_type;
 
 #define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
@@ -110,6 +114,10 @@ typedef struct federation_message {
     sdfed_code code;                    /* refusal */
     char text[SDFED_ERROR_MESSAGE_MAX]; /* refusal: why */
     void *hello;                        /* welcome, refusal: the caller's handle of a new client's hello */
+    /* round_start of a secure round (secure set): the client's place and the plan's settings */
+    int secure, place, n, k, t, min_inputs;
+    unsigned char *bytes; /* secagg request: the message, owned by the outbox until it is cleared */
+    size_t n_bytes;
 } federation_message;
 
 typedef struct federation federation;
