@@ -22,15 +22,30 @@ void client_secure_end(client_secure *s) {
     free(s->global);
     free(s->trained);
     free(s->masked_request);
+    sdfed_buffer_free(&s->last);
     client_secure_init(s, s->task, s->index, s->send, s->ctx);
 }
 
-/* its message of the round in a secure frame */
+/* its message of the round in a secure frame (kept as its last unless it is the last) */
 static void send_frame(client_secure *s, const sdfed_buffer *msg) {
     sdfed_buffer frame = {0};
     if (sdfed_secure_frame_encode(msg->data, msg->size, &frame, NULL) == SDFED_OK)
         s->send(s->ctx, frame.data, frame.size, 1);
     sdfed_buffer_free(&frame);
+    if (msg == &s->last) return;
+    s->last.size = 0;
+    sdfed_sink sink = sdfed_buffer_sink(&s->last);
+    if (sink.write(sink.ctx, msg->data, msg->size)) s->last.size = 0; /* out of memory: nothing to send again */
+}
+
+/* Whether the request asks again for its last message (the answer of kind
+ * `answer`): then it goes again. */
+static int asked_again(client_secure *s, int answer) {
+    if (s->last.size == 0 || sdfed_secagg_msg_kind_of(s->last.data, s->last.size) != answer) return 0;
+    send_frame(s, &s->last);
+    snprintf(s->log, sizeof s->log, "round %lld: its %s message sent again", (long long)s->round,
+             sdfed_secagg_msg_name(answer));
+    return 1;
 }
 
 /* Refuses the server's request with `code` (the reason in err) and leaves the round. */
@@ -58,7 +73,8 @@ static sdfed_code code_of(int rc, sdfed_code otherwise) {
 
 int client_secure_start(client_secure *s, const sdfed_message *m, const float *global, size_t dims) {
     if (s->round == m->round) { /* the server came back: its requests say where the round is */
-        snprintf(s->log, sizeof s->log, "round %lld: going on with the secure round", (long long)m->round);
+        if (!asked_again(s, SDFED_SECAGG_MSG_ADVERTISE))
+            snprintf(s->log, sizeof s->log, "round %lld: going on with the secure round", (long long)m->round);
         return 0;
     }
     client_secure_end(s);
@@ -155,6 +171,7 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
     if (s->round < 0) return; /* a request of a round it left */
     sdfed_buffer out = {0};
     int rc = SDFED_OK;
+    if (asked_again(s, kind + 1)) return; /* each request's answer is the next kind */
     if (kind == SDFED_SECAGG_MSG_SHARE_REQUEST) {
         rc = secagg_client_share(&s->sa, msg, msg_len, &out, &err);
         if (rc == SDFED_OK) {
