@@ -311,6 +311,16 @@ static void send_update(client *c, int64_t round) {
     }
 }
 
+/* What a secure round's step said, logged; when it leaves the round (the
+ * task's dropouts) the connection closes, as a plain round's dropout. */
+static void secure_said(client *c) {
+    if (c->sec.log[0]) say(c, "%s", c->sec.log);
+    c->sec.log[0] = '\0';
+    if (!c->sec.vanish) return;
+    c->sec.vanish = 0;
+    c->vanishing = 1;
+}
+
 /* On the worker: a round's training, then the accuracy on the test split. */
 static void train_body(client *c) {
     c->train_sum = (sdfed_losses){0};
@@ -352,7 +362,7 @@ static void train_end(client *c) {
     double loss = steps ? c->train_sum.total / steps : 0.0;
     if (c->task.secagg.on) { /* never in the clear: its masked input, when the server asks for it */
         client_secure_trained(&c->sec, round, c->cached, c->fc.split->n_train);
-        if (c->sec.log[0]) say(c, "%s", c->sec.log);
+        secure_said(c);
     } else if (c->conn.state == WS_CONN_OPEN) {
         send_update(c, round);
         sdfed_buffer b = {0};
@@ -378,19 +388,21 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
         return;
     }
     if (c->task.secagg.on) {
-        if (c->secure_start.round != round || client_secure_start(&c->sec, &c->secure_start, global, n)) {
-            say(c, "%s", c->sec.log[0] ? c->sec.log : "a secure task's round without its secure settings");
+        if (c->secure_start.round != round) {
+            say(c, "round %lld: a secure task's round without its secure settings", (long long)round);
             return;
         }
-        say(c, "%s", c->sec.log);
+        int rc = client_secure_start(&c->sec, &c->secure_start, global, n);
+        secure_said(c);
+        if (rc) return;
         if (c->cached_round == round) return; /* trained before the server went away: the masked input is due */
     } else if (c->cached_round == round) {
         say(c, "round %lld: sending the update computed before the disconnect", (long long)round);
         send_update(c, round);
         return;
     }
-    /* the task's model of volunteers leaving, drawn as the simulator draws it */
-    if (sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
+    /* the task's model of volunteers leaving, drawn as the simulator draws it (a secure round's: secure.h) */
+    if (!c->task.secagg.on && sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
         say(c, "round %lld: dropping out (the task's dropout %g): disconnecting", (long long)round, c->task.dropout);
         c->vanishing = 1;
         return;
@@ -493,7 +505,7 @@ static void handle_binary(client *c, const unsigned char *data, size_t len) {
     if (sdfed_secure_frame_is(data, len)) {
         if (!c->ready) return;
         client_secure_request(&c->sec, data, len);
-        if (c->sec.log[0]) say(c, "%s", c->sec.log);
+        secure_said(c);
         return;
     }
     if (sdfed_frame_decode(data, len, MAX_MESSAGE_BYTES, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {

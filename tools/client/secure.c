@@ -64,6 +64,18 @@ static void refuse(client_secure *s, sdfed_code code, const sdfed_error *err) {
              sdfed_code_name(code), err->message);
 }
 
+/* Whether it leaves the round before its message of `stage` (the task's
+ * dropouts): vanish set, the round forgotten. */
+static int leaves(client_secure *s, sdfed_secagg_stage stage) {
+    if (!sdfed_secagg_drops_out(s->task, s->round, s->index, stage)) return 0;
+    const int64_t round = s->round;
+    client_secure_end(s);
+    s->vanish = 1;
+    snprintf(s->log, sizeof s->log, "round %lld: leaving before its %s message (the task's dropouts): disconnecting",
+             (long long)round, sdfed_secagg_stage_name(stage));
+    return 1;
+}
+
 /* the code of a step's refusal: the stage machine's, else `otherwise` */
 static sdfed_code code_of(int rc, sdfed_code otherwise) {
     if (rc >= SDFED_SECAGG_WRONG_STAGE && rc < SDFED_SECAGG_CODE_END)
@@ -93,6 +105,7 @@ int client_secure_start(client_secure *s, const sdfed_message *m, const float *g
         refuse(s, SDFED_CODE_SECAGG_BAD_REQUEST, &err);
         return -1;
     }
+    if (leaves(s, SDFED_SECAGG_ADVERTISE)) return -1;
     s->dims = dims;
     s->global = malloc(sizeof *s->global * dims);
     rc = s->global ? sdfed_crypto_random(key, sizeof key, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
@@ -117,6 +130,7 @@ int client_secure_start(client_secure *s, const sdfed_message *m, const float *g
 
 /* its masked input for the request (trained already) */
 static void mask(client_secure *s, const unsigned char *request, size_t len) {
+    if (leaves(s, SDFED_SECAGG_MASKED)) return;
     sdfed_error err = {0};
     sdfed_secagg_list relayed;
     /* a request it cannot read, or a pair that does not open */
@@ -172,6 +186,9 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
     sdfed_buffer out = {0};
     int rc = SDFED_OK;
     if (asked_again(s, kind + 1)) return; /* each request's answer is the next kind */
+    if ((kind == SDFED_SECAGG_MSG_SHARE_REQUEST && leaves(s, SDFED_SECAGG_SHARE)) ||
+        (kind == SDFED_SECAGG_MSG_UNMASK_REQUEST && leaves(s, SDFED_SECAGG_UNMASK)))
+        return;
     if (kind == SDFED_SECAGG_MSG_SHARE_REQUEST) {
         rc = secagg_client_share(&s->sa, msg, msg_len, &out, &err);
         if (rc == SDFED_OK) {

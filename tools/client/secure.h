@@ -6,7 +6,10 @@
  * authenticate, a request it cannot read) is sent as secagg_refusal with
  * its code, and the client takes no further part in that round. The masked
  * input waits for the round's training; a masked_request that comes first
- * is kept until then. Its last message is kept too, and sent again when
+ * is kept until then. It leaves a round as the task's model of dropouts
+ * says (sdfed_secagg_drops_out: before its keys, its shares, its masked
+ * input or its unmasking answer, as the simulator's clients): vanish is
+ * then set, for the caller to close its connection. Its last message is kept too, and sent again when
  * the server asks again for what it answered already (a server that came
  * back after kill -9 without having stored it; one it had stored is
  * refused, harmlessly). */
@@ -33,6 +36,7 @@ typedef struct client_secure {
     size_t dims;
     float *trained;                /* (dims) its parameters after training, once trained */
     int64_t samples;               /* its training-sample count */
+    int vanish;                    /* it leaves the round (the task's dropouts): the caller closes its connection */
     sdfed_buffer last;             /* its last message (a secagg message), sent again when asked again */
     unsigned char *masked_request; /* a masked_request that came before the training ended */
     size_t masked_request_len;

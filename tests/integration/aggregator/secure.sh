@@ -17,10 +17,14 @@
 #     again: the round resumes from its stored rows with the clients coming
 #     back, and the federation ends;
 #  4. bad input (secure_bad.mjs), each refused with its code, the round
-#     going on.
+#     going on;
+#  5. the task's dropouts at every stage (secure_aggregation.drop and
+#     dropout), which the headless clients draw as the simulator's do: the
+#     same rounds closed with the same inputs, the same round abandoned,
+#     and the same globals bit for bit.
 #   secure.sh BUILD_DIR MODEL.gguf WORK_DIR [PARTS, e.g. "2 4": those only]
 set -u
-build=$1 model=$2 work=$3 parts=${4:-1 2 3 4}
+build=$1 model=$2 work=$3 parts=${4:-1 2 3 4 5}
 part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
@@ -179,6 +183,24 @@ node --experimental-websocket --no-warnings "$here/secure_bad.mjs" "$port" >"$wo
 grep -q "^secure-bad: [0-9]* passed, 0 failed" "$work/hostile.log" && ok || bad "bad input: $(grep -E 'FAIL|secure-bad:' "$work/hostile.log")"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null
 
+}
+part 5 && {
+# --- 5. the task's dropouts, as the simulator draws them
+task dropouts '{"rounds": 3, "dropout": 0.1, "secure_aggregation": {"dropout_rate": 0.33, "corrupt_rate": 0.05,
+  "clip": 0.5, "quant_bits": 16, "ring_bits": 32, "max_weight": 4096, "drop": {"advertise": 0.1, "share": 0.1, "unmask": 0.1}}}'
+"$sdfed" sim --task "$work/dropouts.json" --out "$work/dropouts-sim" --cache "$cache" >"$work/dropouts-sim.log" 2>&1 ||
+  bad "sim with dropouts: $(tail -n 2 "$work/dropouts-sim.log")"
+start_server dropouts "$work/dropouts.json" && for k in $(seq 0 9); do start_client dropouts "$k"; done
+wait_for "the federation with the task's dropouts to end" 60 done_in
+sim_rounds=$(awk '/^round [0-9]+: .*; secure: / { sub(":", "", $2); masked = $0; sub(/ masked,.*/, "", masked);
+  sub(/.* /, "", masked); print $2 " " (/abandoned/ ? "abandoned" : masked) }' "$work/dropouts-sim.log" | tr '\n' ';')
+stored_rounds=$(query dropouts "SELECT round || ' ' || CASE abandoned WHEN 1 THEN 'abandoned' ELSE n_updates END FROM rounds
+  WHERE closed IS NOT NULL ORDER BY round" | tr '\n' ';')
+[ -n "$sim_rounds" ] && [ "$stored_rounds" = "$sim_rounds" ] && ok ||
+  bad "the rounds with the task's dropouts: the store says $stored_rounds, the simulator $sim_rounds"
+sim=$(grep -o '"global_sha256": "[0-9a-f]*"' "$work/dropouts-sim/results.json" | sed 's/.*: "\(.*\)"/\1/')
+[ "$(history dropouts)" = "$sim" ] && ok || bad "with the task's dropouts the globals differ from sdfed sim's"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null
 }
 
 echo "aggregator-secure: $passed passed, $failed failed"
