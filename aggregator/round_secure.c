@@ -46,7 +46,8 @@ typedef struct round_secure {
     int64_t seq; /* the open round's rows so far, stored or in the batch */
     sdfed_secagg_plan plan;
     secagg_server server;
-    int started; /* server holds the open round */
+    int started;             /* server holds the open round */
+    const char *not_started; /* why it does not (a constant sentence) */
 } round_secure;
 
 static round_secure *secure_of(const federation *f) { return f->rounds; }
@@ -126,7 +127,7 @@ static int secure_abandon(federation *f, int64_t now_ms) {
     int rc = core_round_abandoned(f, inputs, now_ms);
     if (rc) return rc;
     native_logf("round_abandoned", "\"round\": %lld, \"masked_inputs\": %d, \"why\": \"%s\"", (long long)f->round,
-                inputs, s->started ? s->server.stages.why : "its secure round could not be set up");
+                inputs, s->started ? s->server.stages.why : s->not_started);
     core_round_next(f, now_ms, inputs, 1);
     return SDFED_OK;
 }
@@ -261,6 +262,7 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, f->round, key, &err);
     memset(key, 0, sizeof key);
     s->started = rc == SDFED_OK;
+    s->not_started = "its plan or its graph could not be made";
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"a secure round of %d clients: %s\"", (long long)f->round,
                     next.n_clients, err.message);
@@ -418,7 +420,7 @@ static void secure_tick(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (core_round_retry(f, now_ms)) return;
     if (s->open && s->broken) {
-        core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+        abandon(f, "it could not be rebuilt from the store after a restart", now_ms);
         return;
     }
     if (s->open && s->started && stage_of(s) == SDFED_SECAGG_DONE) {
@@ -515,6 +517,7 @@ static int secure_open(federation *f, const store_round *latest, const store_upd
         if (rc == SDFED_OK) rc = replay(f, &why);
         if (rc) {
             s->broken = 1;
+            s->not_started = "it could not be rebuilt from the store after a restart";
             native_logf("error",
                         "\"round\": %lld, \"message\": \"the secure round cannot resume; it is abandoned: %s\"",
                         (long long)latest->round, why.message);

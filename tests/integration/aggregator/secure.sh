@@ -21,10 +21,12 @@
 #  5. the task's dropouts at every stage (secure_aggregation.drop and
 #     dropout), which the headless clients draw as the simulator's do: the
 #     same rounds closed with the same inputs, the same round abandoned,
-#     and the same globals bit for bit.
+#     and the same globals bit for bit;
+#  6. a round the store cannot rebuild after kill -9 (its graph key gone):
+#     abandoned, never unmasked, and the next round closes.
 #   secure.sh BUILD_DIR MODEL.gguf WORK_DIR [PARTS, e.g. "2 4": those only]
 set -u
-build=$1 model=$2 work=$3 parts=${4:-1 2 3 4 5}
+build=$1 model=$2 work=$3 parts=${4:-1 2 3 4 5 6}
 part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
@@ -200,6 +202,25 @@ stored_rounds=$(query dropouts "SELECT round || ' ' || CASE abandoned WHEN 1 THE
   bad "the rounds with the task's dropouts: the store says $stored_rounds, the simulator $sim_rounds"
 sim=$(grep -o '"global_sha256": "[0-9a-f]*"' "$work/dropouts-sim/results.json" | sed 's/.*: "\(.*\)"/\1/')
 [ "$(history dropouts)" = "$sim" ] && ok || bad "with the task's dropouts the globals differ from sdfed sim's"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null
+}
+part 6 && {
+# --- 6. a round that cannot be rebuilt: one client frozen holds round 0 open, the server dies, the round's key
+# is removed from the store; after the restart the round is abandoned and the next one closes
+task broken '{"rounds": 2}'
+start_server broken "$work/broken.json"
+for k in $(seq 0 9); do start_client broken "$k" --give-up 60; done
+broken_started() { [ "$(query broken 'SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL')" = 1 ]; }
+wait_for "round 0 to start" 60 broken_started && kill -STOP "$client_pid"
+kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null
+query broken 'DELETE FROM secagg_rounds WHERE round = 0'
+kill -CONT "$client_pid"
+same_port=$port start_server broken "$work/broken.json"
+wait_for "the federation to end after the restart" 90 done_in
+[ "$(query broken 'SELECT round || abandoned FROM rounds WHERE closed IS NOT NULL ORDER BY round' | tr '\n' ' ')" = "01 10 " ] &&
+  ok || bad "round 0 without its key: $(query broken 'SELECT round, abandoned FROM rounds' | tr '\n' ' ')"
+grep -q '"event": "round_abandoned", "round": 0, "masked_inputs": 0, "why": "it could not be rebuilt from the store' \
+  "$work/broken.server.log" && ok || bad "round 0's abandonment: $(grep -E 'abandoned|error' "$work/broken.server.log")"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null
 }
 
