@@ -1,10 +1,12 @@
-/* The federation's batch of accepted updates, metrics and presence rows
+/* The federation's batch of accepted updates, metrics, presence rows and
+ * secure rounds' messages
  * (group commit, group_commit.h), as the core uses it: written when it is
  * due or when its policy says that storing it could end the round, and
  * then each row answered by its outcome (see core.h). */
 #include <stddef.h>
 
 #include "core.h"
+#include "fed/secagg_message.h"
 #include "native/log.h"
 
 int core_batch_due(const federation *f, int64_t now_ms) {
@@ -30,7 +32,7 @@ static void stored(federation *f, const store_new_update *u) {
  * a tick); then the policy judges the round on them. */
 void core_write_batch(federation *f, int64_t now_ms) {
     group_commit *g = &f->batch;
-    if (g->n_updates + g->n_metrics + g->n_presence == 0) return;
+    if (g->n_updates + g->n_metrics + g->n_presence + g->n_secagg == 0) return;
     sdfed_error err = {0};
     int rc = group_commit_write(g, f->st, f->cl ? STORE_OPEN_ROUND : STORE_ANY_ROUND, &err);
     for (int i = 0; i < g->n_metrics; i++)
@@ -63,6 +65,20 @@ void core_write_batch(federation *f, int64_t now_ms) {
         else
             stored(f, u);
     }
-    if (rc == SDFED_OK) f->policy->written(f, g, now_ms);
+    for (int i = 0; i < g->n_secagg; i++) {
+        const store_new_secagg *m = &g->secagg[i];
+        if (m->client < 0) continue; /* a stage's end: no one's message */
+        if (rc)
+            outbox_refusal(&f->out, m->client, m->round, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+        else
+            outbox_put(&f->out, (federation_message){.type = FEDERATION_SECAGG_ACK,
+                                                     .client = m->client,
+                                                     .round = m->round,
+                                                     .reason = sdfed_secagg_msg_name(m->message[0])});
+    }
+    if (rc == SDFED_OK && f->policy->written) f->policy->written(f, g, now_ms);
+    const int secagg = g->n_secagg;
     group_commit_clear(g);
+    /* after the batch is empty: the policy may store and write again */
+    if (secagg) f->policy->secagg_written(f, rc == SDFED_OK, now_ms);
 }

@@ -8,13 +8,16 @@
  *                   validation, the batch, the status), then its policy's
  *   batch.c         the batch of updates, metrics and presence rows: when it
  *                   is written, and each row's answer once it is
+ *   round_choose.c  a round's clients chosen among the connected ones and
+ *                   its start stored, whatever the policy
  *   round_end.c     a round's end, whatever the policy: the updates
  *                   combined in one decision the store records, announced
  *   waiting.c       why no round is open, for the log and /status
  *   outbox.c        the typed messages left for the network layer
  *   roster.c        the clients connected to this process
  *   group_commit.c  rows waiting for the transaction that stores them
- * The round policies (round_policy.h): round_sync.c and round_async.c;
+ * The round policies (round_policy.h): round_sync.c, round_async.c and
+ * round_secure.c;
  * cluster mode, which runs synchronous rounds, adds cluster_sync.c (the
  * rounds the coordinator decided, followed through the store) and
  * presence.c (this node's clients in the store). */
@@ -40,7 +43,7 @@ struct federation {
     store *st;
     const sdfed_kernels *k;
     cluster *cl;                /* cluster mode: this node's leases and role; NULL in a single process */
-    const round_policy *policy; /* round_sync_policy or round_async_policy */
+    const round_policy *policy; /* round_sync_policy, round_async_policy or round_secure_policy */
     void *rounds;               /* the policy's own state (its open allocates it, its close frees it) */
     int64_t round;              /* sync: the current or next round; async: the version */
     float *global;              /* the current global parameters: shape[0] x shape[1] = n */
@@ -77,6 +80,15 @@ int core_deciding(const federation *f);
 int core_batch_due(const federation *f, int64_t now_ms);
 void core_write_batch(federation *f, int64_t now_ms);
 
+/* round_choose.c: round f->round's clients chosen with sampler (fed/round.h:
+ * clients_per_round among the connected ones, this process's or a
+ * cluster's every node's, sorted by shard then id) into next, and its start
+ * stored in one decision (store_start_round); *present the clients
+ * connected. Non-zero, with the sampler as it was and nothing stored, when
+ * fewer than min_clients are connected (SDFED_ERR_ARG), memory ran out, or
+ * the store refused (a cluster's coordinator told, cluster_refused). */
+int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms);
+
 /* round_end.c: acts on a verdict (SDFED_ROUND_WAIT: nothing); one the
  * store cannot record is tried again by core_round_retry, on every tick
  * (a cluster's coordinator judges the round again instead). */
@@ -87,6 +99,17 @@ int core_round_retry(federation *f, int64_t now_ms);
  * next round's parameters in one decision; then core_round_next. A store
  * failure leaves the round as it was (non-zero). */
 int core_round_close(federation *f, int64_t now_ms);
+/* In the decision begun (store_begin_decision, STORE_CLOSE): the round
+ * closed with next (P) as the next round's parameters, made of `reports`
+ * inputs in aggregation_ms, stored and committed, then core_round_next. A
+ * store failure aborts the decision and leaves the round as it was
+ * (non-zero). core_round_close ends with it; a secure round too, with the
+ * unmasked sum's parameters. */
+int core_round_closed(federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms);
+/* The round recorded as abandoned in one decision (its parameters stay,
+ * `reports` set aside) and counted; the caller logs why, then
+ * core_round_next. A store failure leaves the round as it was (non-zero). */
+int core_round_abandoned(federation *f, int reports, int64_t now_ms);
 /* What follows a round's end this process decided (closed, or abandoned
  * by its policy): in a single process its announcement (core_round_end),
  * in a cluster what every node learns from the store (cluster_sync.h). */

@@ -103,6 +103,11 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
                     const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
                     sdfed_error *err) {
     *out = NULL;
+    if (task->secagg.on && (opt->async || opt->cluster))
+        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
+                          "federation: the task's \"secure_aggregation\" runs synchronous rounds in one process, "
+                          "not %s",
+                          opt->async ? "asynchronous ones (--mode async)" : "in cluster mode (a PostgreSQL --db)");
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     *f = (struct federation){.task = *task,
@@ -110,7 +115,9 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
                              .st = st,
                              .k = k,
                              .cl = opt->cluster,
-                             .policy = opt->async ? &round_async_policy : &round_sync_policy};
+                             .policy = task->secagg.on ? &round_secure_policy
+                                       : opt->async    ? &round_async_policy
+                                                       : &round_sync_policy};
     sdfed_arena_init(&f->arena);
     group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms, f->cl ? cluster_node(f->cl) : 0);
     int rc = load_state(f, m, cls, now_ms, err);
@@ -279,6 +286,24 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
         return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
     if (core_batch_due(f, now_ms)) core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
+}
+
+/* ------------------------------------------------------- secure rounds */
+
+sdfed_code federation_secagg(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                             char *message, size_t cap) {
+    if (!f->policy->receive)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                           f->policy->mode);
+    return f->policy->receive(f, client, msg, len, now_ms, message, cap);
+}
+
+sdfed_code federation_secagg_refusal(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                                     int64_t now_ms, char *message, size_t cap) {
+    if (!f->policy->declined)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                           f->policy->mode);
+    return f->policy->declined(f, client, round, code, why, now_ms, message, cap);
 }
 
 /* --------------------------------------------------------------- time */

@@ -6,7 +6,9 @@
  *
  * It is a mode-independent core (core.h: the connected clients, the
  * outbox, validation, group commit, the store, the status) around one
- * round policy (round_policy.h), chosen by options.async: synchronous
+ * round policy (round_policy.h), chosen by the task's secure_aggregation
+ * (round_secure.c: SecAgg+ rounds, docs/protocol.md's "Secure rounds") and
+ * otherwise by options.async: synchronous
  * rounds (round_sync.c: a round starts once min_clients are connected,
  * samples its clients, ends at its target, its quorum or its deadline, or
  * is abandoned; a lost connection keeps its place for rejoin_grace_ms) or
@@ -95,6 +97,8 @@ typedef enum federation_message_type {
     FEDERATION_DONE,        /* rounds */
     FEDERATION_REFUSAL,     /* code, text: an update or metrics accepted but then not stored (its batch); or, with
                                hello, a new client's hello that could not be registered */
+    FEDERATION_SECAGG_ACK,  /* round, reason: the kind of the secure round's message stored */
+    FEDERATION_SECAGG_REQUEST, /* round, bytes (n_bytes): a secure round's request (fed/secagg_message.h) */
 } federation_message_type;
 
 #define FEDERATION_EVERYONE (-1) /* the client of a message for every connected client */
@@ -110,6 +114,10 @@ typedef struct federation_message {
     sdfed_code code;                    /* refusal */
     char text[SDFED_ERROR_MESSAGE_MAX]; /* refusal: why */
     void *hello;                        /* welcome, refusal: the caller's handle of a new client's hello */
+    /* round_start of a secure round (secure set): the client's place and the plan's settings */
+    int secure, place, n, k, t, min_inputs;
+    unsigned char *bytes; /* secagg request: the message, owned by the outbox until it is cleared */
+    size_t n_bytes;
 } federation_message;
 
 typedef struct federation federation;
@@ -164,6 +172,17 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
  * earlier round's, which only the store knows). */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
                               int64_t test_samples, int64_t now_ms, char *message, size_t cap);
+/* A secure round's message (fed/secagg_message.h, its frame unwrapped by
+ * the caller); SDFED_CODE_NONE when accepted, else the code (secagg_off
+ * when the task's rounds are not secure), with the reason in message. An
+ * accepted message is stored before its acknowledgement (secagg_ack) is in
+ * the outbox. */
+sdfed_code federation_secagg(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                             char *message, size_t cap);
+/* A client refuses its secure round's request (`code`, a secagg_ code it
+ * reports, and its reason): it takes no further part in that round. */
+sdfed_code federation_secagg_refusal(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                                     int64_t now_ms, char *message, size_t cap);
 /* Deadlines, pauses, places kept past their grace, and store retries (the
  * waiting updates are written first). */
 void federation_tick(federation *f, int64_t now_ms);

@@ -16,7 +16,8 @@ void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms, int64
 
 void group_commit_clear(group_commit *g) {
     for (int i = 0; i < g->n_updates; i++) free((float *)g->updates[i].values);
-    g->n_updates = g->n_metrics = g->n_presence = 0;
+    for (int i = 0; i < g->n_secagg; i++) free((unsigned char *)g->secagg[i].message);
+    g->n_updates = g->n_metrics = g->n_presence = g->n_secagg = 0;
 }
 
 void group_commit_free(group_commit *g) {
@@ -26,11 +27,12 @@ void group_commit_free(group_commit *g) {
     free(g->metrics);
     free(g->metrics_outcome);
     free(g->presence);
+    free(g->secagg);
     free(g->hellos);
     memset(g, 0, sizeof *g);
 }
 
-static int rows(const group_commit *g) { return g->n_updates + g->n_metrics + g->n_presence; }
+static int rows(const group_commit *g) { return g->n_updates + g->n_metrics + g->n_presence + g->n_secagg; }
 
 static void arrived(group_commit *g, int64_t now_ms) {
     if (rows(g) == 0) g->oldest_ms = now_ms;
@@ -75,6 +77,19 @@ int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_
     return SDFED_OK;
 }
 
+int group_commit_add_secagg(group_commit *g, const store_new_secagg *row, int64_t now_ms) {
+    store_new_secagg *secagg = sdfed_grow(g->secagg, &g->cap_secagg, g->n_secagg, sizeof *secagg);
+    if (!secagg) return SDFED_ERR_NOMEM;
+    g->secagg = secagg;
+    unsigned char *copy = malloc(row->len ? row->len : 1);
+    if (!copy) return SDFED_ERR_NOMEM;
+    memcpy(copy, row->message, row->len);
+    arrived(g, now_ms);
+    g->secagg[g->n_secagg] = *row;
+    g->secagg[g->n_secagg++].message = copy;
+    return SDFED_OK;
+}
+
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client) {
     for (int i = 0; i < g->n_updates; i++)
         if (g->updates[i].round == round && g->updates[i].client == client) return 1;
@@ -101,7 +116,9 @@ int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_
                      .metrics_outcome = g->metrics_outcome,
                      .presence = g->presence,
                      .n_presence = g->n_presence,
-                     .node = g->node};
+                     .node = g->node,
+                     .secagg = g->secagg,
+                     .n_secagg = g->n_secagg};
     return store_add_batch(s, &b, rule, g->outcome, err);
 }
 

@@ -1,7 +1,8 @@
 /* Group commit: rows that wait for the transaction that stores them, so
  * that one commit, one fsync, stores many. Two batches: the round's (the
- * updates the federation accepted, the metrics clients reported and, in a
- * cluster, the presence rows of clients that connected), written in one
+ * updates the federation accepted, the metrics clients reported, a secure
+ * round's stage messages and, in a cluster, the presence rows of clients
+ * that connected), written in one
  * store transaction (store_add_batch); and new clients' hellos, registered
  * together in one of their own (store_add_clients). Each row is copied in
  * as it comes; a batch is due when max_rows wait or its oldest has waited
@@ -36,7 +37,9 @@ typedef struct group_commit {
     int n_metrics, cap_metrics;
     store_new_presence *presence;
     int n_presence, cap_presence;
-    int64_t node;               /* the presence rows' */
+    int64_t node;             /* the presence rows' */
+    store_new_secagg *secagg; /* messages copied (heap) */
+    int n_secagg, cap_secagg;
     int64_t oldest_ms;          /* when the first waiting row came */
     group_commit_hello *hellos; /* the other batch */
     int n_hellos, cap_hellos;
@@ -53,6 +56,9 @@ int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t sam
 int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms);
 /* Adds a presence row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
 int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_t now_ms);
+/* Adds a secure round's row, its message copied; SDFED_ERR_NOMEM (nothing
+ * added) when memory ran out. */
+int group_commit_add_secagg(group_commit *g, const store_new_secagg *row, int64_t now_ms);
 /* Whether (round, client) has an update waiting. */
 int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
 /* How long until the batch is due: -1 when nothing waits, 0 when due now. */

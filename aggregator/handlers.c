@@ -47,21 +47,35 @@ static void free_round_messages(handlers *h) {
     h->round_cached = -1;
 }
 
+/* round_start's text, with the values for a JSON client, and for a client
+ * of a secure round its place and the plan's settings (m, else NULL) */
+static int write_round_text(handlers *h, sdfed_buffer *out, int with_values, int64_t deadline_ms,
+                            const federation_message *m) {
+    federation_global g = federation_get_global(h->fed);
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, out, "round_start");
+    sdfed_jw_int(&w, "round", g.round);
+    if (!h->async) sdfed_jw_int(&w, "deadline_ms", deadline_ms);
+    sdfed_jw_string(&w, "global_sha256", g.sha256);
+    if (m) {
+        char secure[160];
+        int len =
+            snprintf(secure, sizeof secure, "{\"place\": %d, \"n\": %d, \"k\": %d, \"t\": %d, \"min_inputs\": %d}",
+                     m->place, m->n, m->k, m->t, m->min_inputs);
+        sdfed_jw_raw(&w, "secure", secure, (size_t)len);
+    }
+    if (with_values) {
+        sdfed_jw_shape(&w, "shape", 2, g.shape);
+        sdfed_jw_floats(&w, "data", g.values, g.n);
+    }
+    return sdfed_jw_end(&w, NULL);
+}
+
 static int write_round_messages(handlers *h, int64_t deadline_ms) {
     free_round_messages(h);
     federation_global g = federation_get_global(h->fed);
-    for (int with_values = 0; with_values < 2; with_values++) {
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, &h->round_text[with_values], "round_start");
-        sdfed_jw_int(&w, "round", g.round);
-        if (!h->async) sdfed_jw_int(&w, "deadline_ms", deadline_ms);
-        sdfed_jw_string(&w, "global_sha256", g.sha256);
-        if (with_values) {
-            sdfed_jw_shape(&w, "shape", 2, g.shape);
-            sdfed_jw_floats(&w, "data", g.values, g.n);
-        }
-        if (sdfed_jw_end(&w, NULL)) return -1;
-    }
+    for (int with_values = 0; with_values < 2; with_values++)
+        if (write_round_text(h, &h->round_text[with_values], with_values, deadline_ms, NULL)) return -1;
     if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)g.round, 0, 2, g.shape, g.values, &h->round_frame, NULL))
         return -1;
     h->round_cached = g.round;
@@ -70,23 +84,41 @@ static int write_round_messages(handlers *h, int64_t deadline_ms) {
 }
 
 /* round_start with the current global parameters and the time left, as the
- * client asked to get them */
-static void send_round(handlers *h, session *ss, int64_t round, int64_t deadline_ms) {
-    if ((h->round_cached != round || h->deadline_cached != deadline_ms) && write_round_messages(h, deadline_ms)) {
+ * client asked to get them (a secure round's text is the client's own) */
+static void send_round(handlers *h, session *ss, const federation_message *m) {
+    if ((h->round_cached != m->round || h->deadline_cached != m->deadline_ms) &&
+        write_round_messages(h, m->deadline_ms)) {
         free_round_messages(h);
-        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)round);
+        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)m->round);
         return;
     }
-    const sdfed_buffer *text = &h->round_text[!ss->binary];
+    sdfed_buffer own = {0};
+    if (m->secure && write_round_text(h, &own, !ss->binary, m->deadline_ms, m)) {
+        sdfed_buffer_free(&own);
+        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)m->round);
+        return;
+    }
+    const sdfed_buffer *text = m->secure ? &own : &h->round_text[!ss->binary];
     send_to(ss, text->data, text->size, 0);
     if (ss->binary) send_to(ss, h->round_frame.data, h->round_frame.size, 1);
+    sdfed_buffer_free(&own);
+}
+
+/* a secure round's request in its frame */
+static void send_request(session *ss, const federation_message *m) {
+    sdfed_buffer b = {0};
+    if (sdfed_secure_frame_encode(m->bytes, m->n_bytes, &b, NULL))
+        native_logf("error", "\"message\": \"out of memory writing a secure round's request\"");
+    else
+        send_to(ss, b.data, b.size, 1);
+    sdfed_buffer_free(&b);
 }
 
 /* The JSON of a message that is the same for every client it goes to. */
 static int write_message(handlers *h, const federation_message *m, const session *ss, sdfed_buffer *b) {
     static const char *const names[] = {
         [FEDERATION_WELCOME] = "welcome",     [FEDERATION_WAIT] = "wait", [FEDERATION_ACK] = "ack",
-        [FEDERATION_ROUND_END] = "round_end", [FEDERATION_DONE] = "done",
+        [FEDERATION_ROUND_END] = "round_end", [FEDERATION_DONE] = "done", [FEDERATION_SECAGG_ACK] = "secagg_ack",
     };
     sdfed_json_writer w;
     sdfed_jw_begin(&w, b, names[m->type]);
@@ -112,6 +144,11 @@ static int write_message(handlers *h, const federation_message *m, const session
         if (m->abandoned) sdfed_jw_raw(&w, "abandoned", "true", 4);
         break;
     case FEDERATION_DONE: sdfed_jw_int(&w, "rounds", m->rounds); break;
+    case FEDERATION_SECAGG_ACK:
+        sdfed_jw_int(&w, "round", m->round);
+        sdfed_jw_string(&w, "stage", m->reason);
+        break;
+    case FEDERATION_SECAGG_REQUEST: /* send_request */
     case FEDERATION_ROUND_START:    /* send_round */
     case FEDERATION_REFUSAL: break; /* refuse */
     }
@@ -140,7 +177,11 @@ static void deliver(handlers *h, int64_t now_ms) {
         }
         if (one && !one->welcomed && m->type != FEDERATION_WELCOME && !m->hello) continue;
         if (m->type == FEDERATION_ROUND_START) {
-            send_round(h, one, m->round, m->deadline_ms);
+            send_round(h, one, m);
+            continue;
+        }
+        if (m->type == FEDERATION_SECAGG_REQUEST) {
+            send_request(one, m);
             continue;
         }
         if (m->type == FEDERATION_REFUSAL) {
@@ -358,6 +399,11 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
                                            message, sizeof message)) != SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
+        case SDFED_MSG_SECAGG_REFUSAL:
+            if ((code = federation_secagg_refusal(h->fed, ss->client, m.round, sdfed_code_from_name(m.code), m.message,
+                                                  now_ms, message, sizeof message)) != SDFED_CODE_NONE)
+                refuse(h, ss, code, message, now_ms);
+            break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
         case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
         default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
@@ -366,12 +412,30 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
     sdfed_message_free(&m);
 }
 
+/* A secure round's frame: its message to the federation, or its refusal. */
+static void secure_frame(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
+    const unsigned char *msg;
+    size_t msg_len;
+    sdfed_code code = SDFED_CODE_BAD_FRAME;
+    sdfed_error err = {0};
+    char message[256];
+    if (sdfed_secure_frame_decode(data, len, &msg, &msg_len, &code, &err))
+        refuse(h, ss, code, err.message, now_ms);
+    else if ((code = federation_secagg(h->fed, ss->client, msg, msg_len, now_ms, message, sizeof message)) !=
+             SDFED_CODE_NONE)
+        refuse(h, ss, code, message, now_ms);
+}
+
 static void binary_message(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
     sdfed_frame f;
     sdfed_code code = SDFED_CODE_BAD_FRAME;
     sdfed_error err = {0};
     if (ss->client < 0) {
         refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "say hello first", now_ms);
+        return;
+    }
+    if (sdfed_secure_frame_is(data, len)) {
+        secure_frame(h, ss, data, len, now_ms);
         return;
     }
     if (sdfed_frame_decode(data, len, h->opt.max_message_bytes / 4, &f, &code, &err)) {

@@ -242,15 +242,16 @@ int main(int argc, char **argv) {
         demo_leases, hello_timeout, file_sends;
     if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.grace, "--rejoin-grace", 0, 86400, &grace) ||
-        number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
-        number(a.staleness, "--max-staleness", 0, 1e6, &staleness) || number(a.trim, "--trim", 0, 0.49, &trim) ||
-        number(a.clip, "--clip-norm", 0, 1e9, &clip) || number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
+        number(a.buffer, "--buffer", 1, 1e6, &buffer) || number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
+        number(a.trim, "--trim", 0, 0.49, &trim) || number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
+        number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
         number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
         number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
         number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
-        number(a.rate, "--rate-limit", 1, 1e6, &rate) || number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
-        number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
-        number(a.lease, "--node-lease", 0.5, 3600, &lease) || number(a.poll, "--poll", 0.05, 3600, &poll) ||
+        number(a.rate, "--rate-limit", 1, 1e6, &rate) ||
+        number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
+        number(a.refusals, "--max-refusals", 1, 1e6, &refusals) || number(a.lease, "--node-lease", 0.5, 3600, &lease) ||
+        number(a.poll, "--poll", 0.05, 3600, &poll) ||
         number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
         number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
         number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
@@ -271,12 +272,11 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
                          max_addresses, max_connections + status_reserve);
     if (hangup_after <= ping_after)
-        return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
-                         hangup_after, ping_after);
+        return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)", hangup_after,
+                         ping_after);
     int rule = sdfed_aggregate_rule_from_name(a.rule);
     if (rule < 0) return cli_error(CLI_USAGE, "--aggregate must be mean, median or trimmed_mean");
-    if (strcmp(a.mode, "sync") && strcmp(a.mode, "async"))
-        return cli_error(CLI_USAGE, "--mode must be sync or async");
+    if (strcmp(a.mode, "sync") && strcmp(a.mode, "async")) return cli_error(CLI_USAGE, "--mode must be sync or async");
     if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "--noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return cli_error(CLI_USAGE, "TLS needs both --cert and --key");
     if (a.db && a.state) return cli_error(CLI_USAGE, "--state and --db both name the state; give one");
@@ -285,9 +285,8 @@ int main(int argc, char **argv) {
     if (a.db && !store_is_database(a.db))
         return cli_error(CLI_USAGE, "--db must be a postgresql:// or postgres:// URI");
     if (a.db && !strcmp(a.mode, "async"))
-        return cli_error(CLI_USAGE,
-                         "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
-                         "with --state");
+        return cli_error(CLI_USAGE, "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
+                                    "with --state");
     join_key key, metrics_token;
     sdfed_error key_err = {0};
     if (join_key_set(&key, "--join-key", a.join_key, &key_err) ||
@@ -323,12 +322,6 @@ int main(int argc, char **argv) {
     sdfed_task task;
     char task_sha[65];
     if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "%s", err.message);
-    if (task.secagg.on) { /* never plain rounds for a task that asks for the sum only */
-        sdfed_task_free(&task);
-        return cli_error(CLI_FAILED, "%s: \"secure_aggregation\": this aggregator does not run secure rounds yet "
-                                     "(sdfed sim does); it will not collect the prompts in the clear",
-                         a.task);
-    }
     double min_clients = task.min_clients > 0         ? task.min_clients
                          : task.clients_per_round > 0 ? task.clients_per_round
                                                       : task.clients,
@@ -350,8 +343,8 @@ int main(int argc, char **argv) {
      * Fashion-MNIST only turns the shards off) */
     int folder = strcmp(task.dataset, "folder") == 0;
     sdfed_error images_err = {0};
-    int images_rc = folder || task.demo ? fed_data_load_images(&task, NULL, NULL, &images, &images_err)
-                                        : SDFED_ERR_NOT_FOUND;
+    int images_rc =
+        folder || task.demo ? fed_data_load_images(&task, NULL, NULL, &images, &images_err) : SDFED_ERR_NOT_FOUND;
     if (folder && images_rc == SDFED_OK) images_rc = fed_data_task_classes(&task, &images, &images_err);
     if (folder && images_rc) {
         cli_error(CLI_FAILED, "classes: %s", images_err.message);

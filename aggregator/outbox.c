@@ -13,6 +13,7 @@
 void outbox_put(outbox *o, federation_message m) {
     federation_message *grown = sdfed_grow(o->messages, &o->cap, o->n, sizeof *grown);
     if (!grown) {
+        free(m.bytes);
         native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
         return;
     }
@@ -20,9 +21,13 @@ void outbox_put(outbox *o, federation_message m) {
     o->messages[o->n++] = m;
 }
 
-void outbox_clear(outbox *o) { o->n = 0; }
+void outbox_clear(outbox *o) {
+    for (int i = 0; i < o->n; i++) free(o->messages[i].bytes);
+    o->n = 0;
+}
 
 void outbox_free(outbox *o) {
+    outbox_clear(o);
     free(o->messages);
     memset(o, 0, sizeof *o);
 }

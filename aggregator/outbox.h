@@ -13,7 +13,8 @@ typedef struct outbox {
     int n, cap;
 } outbox;
 
-/* Appends m; one that finds no memory is logged and dropped. */
+/* Appends m (its bytes then the outbox's); one that finds no memory is
+ * logged and dropped. */
 void outbox_put(outbox *o, federation_message m);
 void outbox_clear(outbox *o);
 void outbox_free(outbox *o);

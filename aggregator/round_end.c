@@ -58,33 +58,57 @@ int core_round_close(federation *f, int64_t now_ms) {
         rc = sdfed_round_combine(&f->opt.aggregate, f->task.seed, f->round, updates, n, f->global, f->n, next,
                                  &f->arena, &err);
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
-    char sha[65];
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
                     err.message);
+        store_abort_decision(f->st);
     } else {
-        sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
-        rc = store_close_round(f->st, f->round, next, f->n, sha, n, 0, aggregation_ms, NULL);
-        if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
-    }
-    if (rc) store_abort_decision(f->st);
-    if (rc == SDFED_OK) {
-        memcpy(f->global, next, sizeof *next * f->n);
-        memcpy(f->sha, sha, sizeof sha);
-        f->rounds_closed++;
-        f->last_aggregation_ms = aggregation_ms;
-        f->total_aggregation_ms += aggregation_ms;
-        native_logf("round_end",
-                    "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
-                    "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
-                    (long long)f->round, n, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
-                    f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
-        core_round_next(f, now_ms, n, 0);
+        rc = core_round_closed(f, next, n, aggregation_ms, now_ms);
     }
     free(updates);
     free(next);
     store_updates_free(u, n);
     return rc;
+}
+
+int core_round_closed(federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms) {
+    char sha[65];
+    sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
+    int rc = store_close_round(f->st, f->round, next, f->n, sha, reports, 0, aggregation_ms, NULL);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    if (rc) {
+        store_abort_decision(f->st);
+        return rc;
+    }
+    memcpy(f->global, next, sizeof *next * f->n);
+    memcpy(f->sha, sha, sizeof sha);
+    f->rounds_closed++;
+    f->last_aggregation_ms = aggregation_ms;
+    f->total_aggregation_ms += aggregation_ms;
+    native_logf("round_end",
+                "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
+                "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
+                (long long)f->round, reports, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
+                f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
+    core_round_next(f, now_ms, reports, 0);
+    return SDFED_OK;
+}
+
+int core_round_abandoned(federation *f, int reports, int64_t now_ms) {
+    sdfed_error err = {0};
+    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
+    if (rc) {
+        cluster_refused(f, rc, &err, now_ms);
+        return rc;
+    }
+    rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, reports, 1, 0, NULL);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    if (rc) {
+        store_abort_decision(f->st);
+        return rc;
+    }
+    f->rounds_abandoned++;
+    return SDFED_OK;
 }
 
 void core_round_next(federation *f, int64_t now_ms, int reports, int abandoned) {

@@ -7,8 +7,9 @@
  * updates, metrics and presence rows (group commit), the outbox, the
  * store, the counts and the status. A policy keeps its own state in
  * f->rounds. The policies: round_sync.c (synchronous rounds; in cluster
- * mode with cluster_sync.c and presence.c) and round_async.c
- * (asynchronous: the K newest updates, weighted by staleness).
+ * mode with cluster_sync.c and presence.c), round_async.c (asynchronous:
+ * the K newest updates, weighted by staleness) and round_secure.c (secure
+ * rounds: the server learns only the sum).
  *
  * What a policy is told (a member left NULL: nothing to do):
  *   a restart     open, with the round the store holds latest and the
@@ -38,18 +39,12 @@
  * round with core_round_act (close: core_round_close; abandon: its own)
  * and learns the outcome through ended.
  *
- * A secure policy (SecAgg+, docs/secure-aggregation.md) is a round_secure.c
- * with a table of its own, which federation_open chooses beside these two
- * (by the task's secure_aggregation); the sync and async files need no
- * change. What it needs beyond this table: a member `receive`, told a
- * client's message of a kind the core does not know (advertise, shares,
- * masked input, unmask: bytes the policy checks and answers), with an
- * entry in federation.h for the handlers to call and its refusal by the
- * core when the policy has no receive; a row kind of the batch (and a
- * table in store.h) for those messages, stored before they are
- * acknowledged; an outbox message carrying a request's bytes (owned by
- * the outbox until cleared); and, after a restart, open reading the
- * round's graph key and its stored messages, applied again in order.
+ * The secure policy (SecAgg+, docs/secure-aggregation.md) is round_secure.c,
+ * which federation_open chooses by the task's secure_aggregation; beyond
+ * the members every policy has, it has receive and declined (a client's
+ * stage message and its refusal of a request; the core refuses both with
+ * secagg_off for a policy without them) and secagg_written (its rows of the
+ * batch, group_commit.h, stored or not).
  * Cluster mode follows synchronous rounds only (cluster_sync.h). */
 #ifndef SDFED_AGGREGATOR_ROUND_POLICY_H
 #define SDFED_AGGREGATOR_ROUND_POLICY_H
@@ -82,8 +77,18 @@ typedef struct round_policy {
     void (*ended)(federation *f, int decided_here, int64_t now_ms);
     void (*waiting)(const federation *f, int64_t now_ms, federation_waiting *w);
     void (*status)(const federation *f, federation_status *s);
+    /* A secure round's message (fed/secagg_message.h) from a client, and a
+     * client's refusal of its request (NULL: the policy runs no secure
+     * rounds, and the core refuses both with secagg_off). */
+    sdfed_code (*receive)(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                          char *message, size_t cap);
+    sdfed_code (*declined)(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                           int64_t now_ms, char *message, size_t cap);
+    /* The batch holding its messages was written (stored: committed; each
+     * acknowledged or refused already), and emptied. */
+    void (*secagg_written)(federation *f, int stored, int64_t now_ms);
 } round_policy;
 
-extern const round_policy round_sync_policy, round_async_policy;
+extern const round_policy round_sync_policy, round_async_policy, round_secure_policy;
 
 #endif

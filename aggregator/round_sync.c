@@ -56,80 +56,13 @@ void round_sync_announce(federation *f, int64_t now_ms) {
 
 /* ------------------------------------------------------------ starting */
 
-static int compare_clients(const void *a, const void *b) {
-    const roster_client *x = a, *y = b;
-    int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
-    if (sx != sy) return sx < sy ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* The connected clients, this process's or (cluster) every node's. */
-static int connected_clients(federation *f, roster_client **out, int *count) {
-    *out = NULL;
-    *count = 0;
-    if (!f->cl) {
-        if (f->clients.n && !(*out = malloc(sizeof **out * (size_t)f->clients.n))) return SDFED_ERR_NOMEM;
-        if (f->clients.n) memcpy(*out, f->clients.clients, sizeof **out * (size_t)f->clients.n);
-        *count = f->clients.n;
-        return SDFED_OK;
-    }
-    int64_t *clients;
-    int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
-    if (rc) return rc;
-    if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
-    for (int i = 0; rc == SDFED_OK && i < n; i++)
-        (*out)[i] = (roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
-    *count = rc ? 0 : n;
-    free(clients);
-    free(shards);
-    return rc;
-}
-
 /* Starts the next round if nothing holds it back. */
 static void start_round_if_due(federation *f, int64_t now_ms) {
     round_sync *s = round_sync_of(f);
     if (s->open || f->done || !core_deciding(f) || now_ms < s->next_start) return;
     if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
-    /* the round engine chooses among the connected clients by shard, then id */
-    roster_client *sorted;
-    int count;
-    if (connected_clients(f, &sorted, &count)) return; /* the store reports its fault */
-    s->present = count;
-    if (count < f->opt.min_clients || count == 0) {
-        free(sorted);
-        return;
-    }
-    int64_t *candidates = malloc(sizeof *candidates * (size_t)count);
     sdfed_round next = {0};
-    sdfed_rng before = s->sampler;
-    int rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
-    if (rc == SDFED_OK) {
-        qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
-        for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
-        rc = sdfed_round_choose(&next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
-                                &s->sampler, NULL);
-    }
-    free(sorted);
-    free(candidates);
-    if (rc) {
-        s->sampler = before;
-        native_logf("error", "\"message\": \"out of memory starting a round\"");
-        return;
-    }
-    sdfed_error err = {0};
-    rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_START, &err);
-    if (rc == SDFED_OK) rc = store_start_round(f->st, f->round, next.clients, next.n_clients, s->sampler.s, &err);
-    if (rc == SDFED_OK) rc = store_commit_decision(f->st, &err);
-    if (rc) {
-        /* tried again next tick; the store reports its fault (store.h) */
-        store_abort_decision(f->st);
-        s->sampler = before;
-        sdfed_round_free(&next);
-        cluster_refused(f, rc, &err, now_ms);
-        return;
-    }
-    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
-                next.n_clients, count);
+    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms)) return;
     if (f->cl) { /* announced as every node learns of it */
         sdfed_round_free(&next);
         cluster_catch_up(f, now_ms);
@@ -158,19 +91,8 @@ static void check_round(federation *f, int64_t now_ms) {
 /* The parameters stay, its reports are set aside. */
 static int sync_abandon(federation *f, int64_t now_ms) {
     const round_sync *s = round_sync_of(f);
-    sdfed_error err = {0};
-    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
-    if (rc) {
-        cluster_refused(f, rc, &err, now_ms);
-        return rc;
-    }
-    rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, s->current.n_reported, 1, 0, NULL);
-    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
-    if (rc) {
-        store_abort_decision(f->st);
-        return rc;
-    }
-    f->rounds_abandoned++;
+    int rc = core_round_abandoned(f, s->current.n_reported, now_ms);
+    if (rc) return rc;
     native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
                 (long long)f->round, s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
     core_round_next(f, now_ms, s->current.n_reported, 1);
@@ -306,9 +228,7 @@ static void sync_stored(federation *f, const store_new_update *u) {
     if (u->round == f->round) sdfed_round_report(&round_sync_of(f)->current, u->client);
 }
 
-static void sync_written(federation *f, const group_commit *g, int64_t now_ms) {
-    check_round(f, now_ms);
-}
+static void sync_written(federation *f, const group_commit *g, int64_t now_ms) { check_round(f, now_ms); }
 
 /* --------------------------------------------------------------- time */
 

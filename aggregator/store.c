@@ -418,6 +418,12 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
         if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
     }
+    for (int i = 0; i < b->n_secagg && rc == SDFED_OK; i++) {
+        const store_new_secagg *m = &b->secagg[i];
+        store_value p[] = {integer(m->round), integer(m->seq), integer(m->client), blob(m->message, m->len), received};
+        rc = query(s, "INSERT INTO secagg_messages (round, seq, client, message, received) VALUES ($1, $2, $3, $4, $5)",
+                   p, 5, NULL, NULL, "secure round's message", err);
+    }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
         const store_new_presence *c = &b->presence[i];
         store_value p[] = {integer(c->client), integer(b->node),
@@ -485,6 +491,64 @@ int store_merged_updates(store *s, int64_t round, store_update **updates, int *n
                         p, 1, updates, n, err);
 }
 
+int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], sdfed_error *err) {
+    store_value p[] = {integer(round), blob(key, 32)};
+    return write_statement(s,
+                           "INSERT INTO secagg_rounds (round, graph_key) VALUES ($1, $2) ON CONFLICT (round) DO UPDATE "
+                           "SET graph_key = excluded.graph_key",
+                           p, 2, NULL, NULL, "secure round's key", err);
+}
+
+typedef struct key_row {
+    unsigned char *key;
+    int found;
+} key_row;
+
+static int row_key(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    key_row *k = ctx;
+    if (c[0].type != STORE_BLOB || c[0].bytes != 32)
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "store: a secure round's graph key is not 32 bytes");
+    memcpy(k->key, c[0].blob, 32);
+    k->found = 1;
+    return SDFED_OK;
+}
+
+int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err) {
+    store_value p[] = {integer(round)};
+    key_row k = {.key = key};
+    int rc =
+        query(s, "SELECT graph_key FROM secagg_rounds WHERE round = $1", p, 1, row_key, &k, "secure round's key", err);
+    *found = rc == SDFED_OK && k.found;
+    return rc;
+}
+
+void store_secagg_free(store_secagg *rows, int n) {
+    for (int i = 0; rows && i < n; i++) free(rows[i].message);
+    free(rows);
+}
+
+static int row_secagg(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    store_secagg *m = row_list_add(ctx);
+    if (!m || !(m->message = copy_blob(&c[2], &m->len))) return no_memory(err);
+    m->seq = as_integer(&c[0]);
+    m->client = as_integer(&c[1]);
+    return SDFED_OK;
+}
+
+int store_secagg_rows(store *s, int64_t round, store_secagg **rows, int *n, sdfed_error *err) {
+    store_value p[] = {integer(round)};
+    row_list l = {.item_size = sizeof(store_secagg)};
+    int rc = query(s, "SELECT seq, client, message FROM secagg_messages WHERE round = $1 ORDER BY seq", p, 1,
+                   row_secagg, &l, "secure round's messages", err);
+    if (rc) {
+        store_secagg_free(l.rows, l.n);
+        l = (row_list){0};
+    }
+    *rows = l.rows;
+    *n = l.n;
+    return rc;
+}
+
 typedef struct history {
     int64_t *rounds, *clients;
     double *accuracy;
@@ -513,9 +577,10 @@ static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err)
 
 int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err) {
     history h = {0};
-    int rc = query(s, "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
-                   "WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round ORDER BY m.round", NULL, 0,
-                   row_history, &h, "accuracy history", err);
+    int rc = query(s,
+                   "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
+                   "WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round ORDER BY m.round",
+                   NULL, 0, row_history, &h, "accuracy history", err);
     if (rc) {
         free(h.rounds);
         free(h.clients);

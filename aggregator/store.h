@@ -24,6 +24,13 @@
  *            from); merged is the round they were aggregated into, NULL
  *            while they wait
  *   metrics  (round, client, accuracy, loss, test_samples)
+ *   secagg_rounds    (round, graph_key)   a secure round's 32-byte graph key
+ *            (aggregator/round_secure.c), stored before the round starts
+ *   secagg_messages  (round, seq, client, message)   each stage message a
+ *            secure round accepted (fed/secagg_message.h's bytes; a stage's
+ *            end as a marker, below), in the order it applied them, stored
+ *            before it is acknowledged; a masked input is masked, and the
+ *            sum is never stored
  *
  * Cluster mode (PostgreSQL only): several aggregator processes, the
  * nodes, serve one federation from one database; these tables hold what
@@ -178,15 +185,24 @@ typedef enum store_outcome {
     STORE_NOT_OPEN,  /* update, STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
     STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
 } store_outcome;
+/* A secure round's row (secagg_messages): the message's bytes, or, with
+ * client -1, the end of the stage the one byte of message names. */
+typedef struct store_new_secagg {
+    int64_t round, seq, client;
+    const unsigned char *message;
+    size_t len;
+} store_new_secagg;
 typedef struct store_batch {
     const store_new_update *updates;
     int n_updates;
     const store_new_metrics *metrics;
     int n_metrics;
-    store_outcome *metrics_outcome; /* each metrics row's, once written (NULL: not wanted) */
+    store_outcome *metrics_outcome;     /* each metrics row's, once written (NULL: not wanted) */
     const store_new_presence *presence; /* cluster: the rows of node */
     int n_presence;
     int64_t node;
+    const store_new_secagg *secagg; /* secure rounds' rows */
+    int n_secagg;
 } store_batch;
 /* Which rounds take updates: any (a single process, whose federation
  * checks the round itself), or only one that is started and not closed,
@@ -210,6 +226,19 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
 /* The updates merged into round `round`'s parameters (closing round - 1), in the same order. */
 int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
+
+/* A secure round's graph key: stored (again: replaced) before it starts,
+ * and read back (*found 0 when the round has none). */
+int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], sdfed_error *err);
+int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err);
+/* A secure round's stored rows in seq order (heap: store_secagg_free). */
+typedef struct store_secagg {
+    int64_t seq, client;
+    unsigned char *message;
+    size_t len;
+} store_secagg;
+int store_secagg_rows(store *s, int64_t round, store_secagg **rows, int *n, sdfed_error *err);
+void store_secagg_free(store_secagg *rows, int n);
 
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
  * only the metrics of clients whose update for the round is stored count

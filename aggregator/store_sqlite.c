@@ -33,7 +33,11 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS updates_client ON updates (client, received);"
     "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
     "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));"
-    "CREATE INDEX IF NOT EXISTS metrics_client ON metrics (client, round);";
+    "CREATE INDEX IF NOT EXISTS metrics_client ON metrics (client, round);"
+    /* secure rounds (store.h) */
+    "CREATE TABLE IF NOT EXISTS secagg_rounds (round INTEGER PRIMARY KEY, graph_key BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS secagg_messages (round INTEGER NOT NULL, seq INTEGER NOT NULL, client INTEGER NOT NULL,"
+    "  message BLOB NOT NULL, received REAL NOT NULL, PRIMARY KEY (round, seq));";
 
 /* The connection and its prepared statements, kept for its life and found
  * by their SQL text, most recently used first: a batch runs the same few
@@ -243,7 +247,8 @@ static int sqlite_exec(store *s, const char *sql, const store_value *params, int
         rc = sdfed_fail(err, SDFED_ERR_ARG, "store: %s: %s", what, sqlite3_errmsg(db_of(s)));
     } else if (rc == SDFED_OK && step != SQLITE_DONE) {
         int primary = step & 0xff; /* read-only, or its -wal cannot be opened: open it again before the next write */
-        if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN) ((sqlite_connection *)s->connection)->read_only = 1;
+        if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN)
+            ((sqlite_connection *)s->connection)->read_only = 1;
         rc = fail(s, err, what);
     }
     sqlite3_reset(st);

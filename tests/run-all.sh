@@ -41,14 +41,17 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # the same federation again over PostgreSQL, whose feature cache of 10,000
 # test images takes minutes to encode under ASan, nor the cluster's 34
 # processes, nor aggregator_devices (more parity runs; the rule it follows
-# is the core's, test_local_prompt), nor sim, which encodes 40,000 images four times (two caches,
-# f32 activations, a resumed file: 12 of the ASan tree's minutes; the
-# simulator's secure rounds run under ASan in test_secagg_sim); the clang
-# tree leaves them all to those two, as it leaves the folder dataset's
-# 80,000 images to the gcc tree)
+# is the core's, test_local_prompt), nor aggregator_secure (the secure
+# rounds' headless clients; test_secagg_round and test_secagg_sim run the
+# protocol under ASan), nor sim, which encodes 40,000 images four times
+# (two caches, f32 activations, a resumed file: 12 of the ASan tree's
+# minutes; the simulator's secure rounds run under ASan in test_secagg_sim);
+# the clang tree leaves them all to those two, as it leaves the folder
+# dataset's 80,000 images to the gcc tree)
 run_ctest native build
-run_ctest clang build/targets/clang -E '^(aggregator|aggregator_postgres|aggregator_cluster|aggregator_devices|sim|folder_dataset)$'
-run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster|aggregator_devices|sim)$'
+run_ctest clang build/targets/clang \
+  -E '^(aggregator|aggregator_postgres|aggregator_cluster|aggregator_devices|aggregator_secure|sim|folder_dataset)$'
+run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster|aggregator_devices|aggregator_secure|sim)$'
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
 

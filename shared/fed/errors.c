@@ -29,11 +29,58 @@ const sdfed_code_info sdfed_codes[] = {
                                             "a round without the client's accepted update"},
     [SDFED_CODE_DUPLICATE_UPDATE] = {.name = "duplicate_update", .meaning = "a second update for the same round"},
     [SDFED_CODE_TOO_LARGE] = {.name = "too_large", .meaning = "a message above the size limit"},
-    [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited", .meaning = "more messages than the rate limit allows in its window"},
+    [SDFED_CODE_RATE_LIMITED] = {.name = "rate_limited",
+                                 .meaning = "more messages than the rate limit allows in its window"},
     [SDFED_CODE_SERVER_ERROR] = {.name = "server_error", .meaning = "the server could not store the update; resend it"},
     [SDFED_CODE_TOO_MANY_REFUSALS] = {.name = "too_many_refusals",
                                       .meaning =
                                           "the last message on a connection refused too often; it closes (1008)"},
+    [SDFED_CODE_SECAGG_OFF] = {.name = "secagg_off",
+                               .meaning = "a secure-aggregation frame or message while the task's rounds are not "
+                                          "secure"},
+    [SDFED_CODE_SECAGG_WRONG_STAGE] = {.name = "secagg_wrong_stage",
+                                       .meaning = "a secure round's message for another stage than the round's (or "
+                                                  "no secure round is open)"},
+    [SDFED_CODE_SECAGG_NOT_IN_ROUND] = {.name = "secagg_not_in_round",
+                                        .meaning = "a secure round's message from a client not sampled for it, or "
+                                                   "one that left it"},
+    [SDFED_CODE_SECAGG_REPEATED] = {.name = "secagg_repeated",
+                                    .meaning = "a client's second message in one stage, or an entry named twice"},
+    [SDFED_CODE_SECAGG_MISSED_STAGE] = {.name = "secagg_missed_stage",
+                                        .meaning = "a secure round's message from a client that did not complete "
+                                                   "the stage before"},
+    [SDFED_CODE_SECAGG_BAD_KEYS] = {.name = "secagg_bad_keys",
+                                    .meaning = "an `advertise` whose public keys are malformed, all zeros, or "
+                                               "already advertised in the round"},
+    [SDFED_CODE_SECAGG_BAD_SHARES] = {.name = "secagg_bad_shares",
+                                      .meaning = "a `shares` message that is malformed or misses a neighbour"},
+    [SDFED_CODE_SECAGG_NOT_NEIGHBOUR] = {.name = "secagg_not_neighbour",
+                                         .meaning = "shares or unmasking answers for a client that is not a "
+                                                    "neighbour (or a request naming one, refused by a client)"},
+    [SDFED_CODE_SECAGG_BAD_MASKED] = {.name = "secagg_bad_masked",
+                                      .meaning = "a masked input of the wrong length, or a value beyond the ring"},
+    [SDFED_CODE_SECAGG_BAD_UNMASK] = {.name = "secagg_bad_unmask",
+                                      .meaning = "an `unmask` answer that is malformed, misses shares or holds a "
+                                                 "share that is no field element"},
+    [SDFED_CODE_SECAGG_INCONSISTENT] = {.name = "secagg_inconsistent",
+                                        .meaning = "unmasking answers for other clients or secrets than asked; a "
+                                                   "request that disagrees with what the client masked with "
+                                                   "(refused by the client)"},
+    [SDFED_CODE_SECAGG_BOTH_SETS] = {.name = "secagg_both_sets",
+                                     .meaning = "an unmasking request naming a client both alive and dropped "
+                                                "(refused by the client)"},
+    [SDFED_CODE_SECAGG_SELF_NOT_ALIVE] = {.name = "secagg_self_not_alive",
+                                          .meaning = "an unmasking request that does not name its own client alive "
+                                                     "(refused by the client)"},
+    [SDFED_CODE_SECAGG_TOO_FEW] = {.name = "secagg_too_few",
+                                   .meaning = "an unmasking request for fewer inputs than the round accepts "
+                                              "(refused by the client)"},
+    [SDFED_CODE_SECAGG_AUTH_FAILED] = {.name = "secagg_auth_failed",
+                                       .meaning = "a relayed share pair that fails authentication (AES-GCM), "
+                                                  "reported by its recipient"},
+    [SDFED_CODE_SECAGG_BAD_REQUEST] = {.name = "secagg_bad_request",
+                                       .meaning = "a server's request a client could not read or that disagrees "
+                                                  "with the round's plan (reported by the client)"},
 };
 static_assert(sizeof sdfed_codes / sizeof sdfed_codes[0] == SDFED_CODE_COUNT, "one entry per sdfed_code");
 

@@ -10,6 +10,7 @@
 
 #include "base/json.h"
 #include "base/names.h"
+#include "fed/secagg_message.h"
 
 /* CRC-32 (reflected polynomial 0xEDB88320), eight bytes a step ("slicing
  * by 8"): crc_table[k][b] is the CRC of byte b followed by k zero bytes.
@@ -134,6 +135,43 @@ void sdfed_frame_values(const sdfed_frame *f, float *out) {
     }
 }
 
+/* ------------------------------------------------------- secure frames */
+
+int sdfed_secure_frame_is(const void *buf, size_t len) { return len >= 4 && memcmp(buf, SDFED_SECURE_MAGIC, 4) == 0; }
+
+int sdfed_secure_frame_encode(const unsigned char *msg, size_t len, sdfed_buffer *out, sdfed_error *err) {
+    const size_t size = len + SDFED_SECURE_OVERHEAD;
+    unsigned char *p = malloc(size);
+    if (!p) return sdfed_fail(err, SDFED_ERR_NOMEM, "secure frame: out of memory");
+    memcpy(p, SDFED_SECURE_MAGIC, 4);
+    p[4] = SDFED_SECURE_VERSION;
+    memcpy(p + 5, msg, len);
+    put32(p + size - 4, sdfed_crc32(0, p, size - 4));
+    out->size = 0;
+    sdfed_sink sink = sdfed_buffer_sink(out);
+    int failed = sink.write(sink.ctx, p, size);
+    free(p);
+    return failed ? sdfed_fail(err, SDFED_ERR_NOMEM, "secure frame: out of memory") : SDFED_OK;
+}
+
+int sdfed_secure_frame_decode(const void *buf, size_t len, const unsigned char **msg, size_t *msg_len, sdfed_code *code,
+                              sdfed_error *err) {
+    const unsigned char *p = buf;
+    *msg = NULL;
+    *msg_len = 0;
+    if (!sdfed_secure_frame_is(buf, len)) return BAD(SDFED_CODE_BAD_FRAME, "secure frame: not an SDFS frame");
+    if (len < SDFED_SECURE_OVERHEAD + SDFED_SECAGG_MSG_HEADER)
+        return BAD(SDFED_CODE_BAD_FRAME, "secure frame: %zu bytes, shorter than a header", len);
+    if (p[4] != SDFED_SECURE_VERSION)
+        return BAD(SDFED_CODE_BAD_FRAME, "secure frame: version %d (expected %d)", p[4], SDFED_SECURE_VERSION);
+    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4))
+        return BAD(SDFED_CODE_BAD_CRC, "secure frame: CRC-32 mismatch");
+    if (!sdfed_secagg_msg_name(p[5])) return BAD(SDFED_CODE_BAD_FRAME, "secure frame: unknown message kind %d", p[5]);
+    *msg = p + 5;
+    *msg_len = len - SDFED_SECURE_OVERHEAD;
+    return SDFED_OK;
+}
+
 /* ------------------------------------------------------------- messages */
 
 static const sdfed_name type_names[] = {
@@ -149,6 +187,8 @@ static const sdfed_name type_names[] = {
     [SDFED_MSG_WAIT] = {.name = "wait", .value = SDFED_MSG_WAIT},
     [SDFED_MSG_DONE] = {.name = "done", .value = SDFED_MSG_DONE},
     [SDFED_MSG_ERROR] = {.name = "error", .value = SDFED_MSG_ERROR},
+    [SDFED_MSG_SECAGG_ACK] = {.name = "secagg_ack", .value = SDFED_MSG_SECAGG_ACK},
+    [SDFED_MSG_SECAGG_REFUSAL] = {.name = "secagg_refusal", .value = SDFED_MSG_SECAGG_REFUSAL},
 };
 static_assert(sizeof type_names / sizeof type_names[0] == SDFED_MSG_COUNT, "a name per message type");
 
@@ -278,6 +318,28 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
     return SDFED_OK;
 }
 
+/* round_start's "secure" object, when there is one: the client's place
+ * and the plan's n, k, t and min_inputs */
+static int get_secure(const sdfed_json *j, sdfed_message *m, sdfed_code *code, sdfed_error *err) {
+    reader s = {j, sdfed_json_get(j, 0, "secure"), code, err};
+    if (s.obj < 0) return SDFED_OK;
+    if (j->nodes[s.obj].type != SDFED_JSON_OBJECT) {
+        *code = SDFED_CODE_BAD_MESSAGE;
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "message: 'secure' must be an object");
+    }
+    const int64_t most = 1 << 24;
+    int64_t v[5] = {0};
+    const char *keys[5] = {"place", "n", "k", "t", "min_inputs"};
+    for (int i = 0; i < 5; i++) {
+        int rc = get_int(&s, keys[i], 0, most, 1, &v[i]);
+        if (rc) return rc;
+    }
+    m->secure = 1;
+    m->place = (int)v[0], m->secure_n = (int)v[1], m->secure_k = (int)v[2], m->secure_t = (int)v[3];
+    m->secure_min_inputs = (int)v[4];
+    return SDFED_OK;
+}
+
 int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, sdfed_code *code,
                         sdfed_error *err) {
     memset(m, 0, sizeof *m);
@@ -381,9 +443,27 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     case SDFED_MSG_ROUND_START:
         if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) ||
             (rc = get_int(&r, "deadline_ms", 0, big, 0, &m->deadline_ms)) ||
-            (rc = get_text(&r, "global_sha256", m->global_sha256, sizeof m->global_sha256)))
+            (rc = get_text(&r, "global_sha256", m->global_sha256, sizeof m->global_sha256)) ||
+            (rc = get_secure(&j, m, code, err)))
             break;
         rc = get_tensor(&r, max_values, m);
+        break;
+    case SDFED_MSG_SECAGG_ACK:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round))) break;
+        rc = get_text(&r, "stage", m->stage, sizeof m->stage);
+        if (rc == SDFED_OK && !m->stage[0]) {
+            *code = SDFED_CODE_BAD_MESSAGE;
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: secagg_ack without a 'stage'");
+        }
+        break;
+    case SDFED_MSG_SECAGG_REFUSAL:
+        if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_text(&r, "code", m->code, sizeof m->code)) ||
+            (rc = get_text(&r, "message", m->message, sizeof m->message)))
+            break;
+        if (sdfed_code_from_name(m->code) < SDFED_CODE_SECAGG_OFF) {
+            *code = SDFED_CODE_BAD_MESSAGE;
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: secagg_refusal's 'code' must be a secagg_ code");
+        }
         break;
     case SDFED_MSG_ACK: rc = get_int(&r, "round", 0, big, 1, &m->round); break;
     case SDFED_MSG_ROUND_END:

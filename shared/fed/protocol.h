@@ -43,6 +43,24 @@ int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_fra
                        sdfed_error *err);
 void sdfed_frame_values(const sdfed_frame *f, float *out);
 
+/* Secure aggregation's frames (docs/protocol.md, "Secure rounds"): magic
+ * SDFS, version 1, then one message of fed/secagg_message.h exactly as it
+ * writes it (its kind, round and body), then the CRC-32 of every byte
+ * before it (little-endian, as a tensor frame's). */
+#define SDFED_SECURE_MAGIC "SDFS"
+#define SDFED_SECURE_VERSION 1
+#define SDFED_SECURE_OVERHEAD 9 /* magic, version, CRC-32 */
+
+/* Whether a binary message claims to be a secure frame (its magic). */
+int sdfed_secure_frame_is(const void *buf, size_t len);
+/* out = the frame carrying msg (len bytes, a whole secagg message). */
+int sdfed_secure_frame_encode(const unsigned char *msg, size_t len, sdfed_buffer *out, sdfed_error *err);
+/* *msg, *msg_len = the message inside (a view into buf) after checking
+ * magic, version, size (a secagg header at least, a known kind) and CRC
+ * (bad_frame, bad_crc in *code). */
+int sdfed_secure_frame_decode(const void *buf, size_t len, const unsigned char **msg, size_t *msg_len, sdfed_code *code,
+                              sdfed_error *err);
+
 /* JSON messages, both directions. */
 enum {
     SDFED_MSG_HELLO,
@@ -57,6 +75,8 @@ enum {
     SDFED_MSG_WAIT,
     SDFED_MSG_DONE,
     SDFED_MSG_ERROR,
+    SDFED_MSG_SECAGG_ACK,     /* server: a secure round's stage message stored (round, stage) */
+    SDFED_MSG_SECAGG_REFUSAL, /* client: it refuses the server's request of a secure round (round, code, message) */
     SDFED_MSG_COUNT
 };
 
@@ -91,6 +111,11 @@ typedef struct sdfed_message {
     char *task_json;
     char model_url[SDFED_MSG_TEXT], model_sha256[65];
     int64_t model_size;
+    /* round_start of a secure round: the client's place and the plan's
+     * settings (secure 0 for a plain round); secagg_ack: the stage */
+    int secure;
+    int place, secure_n, secure_k, secure_t, secure_min_inputs;
+    char stage[16];
 } sdfed_message;
 
 /* Parses one JSON message; max_values bounds inline tensors. *code

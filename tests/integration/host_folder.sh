@@ -12,8 +12,8 @@
 #    partitions them, and its log names the files not used;
 #  - a cache torn mid-record (the record file's own checks,
 #    native/keyed_records.h);
-#  - a task asking for secure aggregation refused by the aggregator, which
-#    does not run secure rounds yet.
+#  - a task asking for secure aggregation refused by the aggregator in
+#    asynchronous mode, which has no secure rounds (never plain ones).
 #   host_folder.sh BUILD_DIR WORK_DIR
 set -u
 build=$1 work=$2
@@ -111,12 +111,12 @@ head -c $((size - 7)) "$records" >"$work/torn" && cp "$work/torn" "$records"
   grep -q "^image features: 17 from the cache, 1 computed" "$work/torn.log" && [ "$(stat -c %s "$records")" = "$size" ] &&
   ok || bad "a torn cache record: $(grep '^image features' "$work/torn.log"), $(stat -c %s "$records") bytes, not $size"
 
-# --- a task that asks for secure aggregation is refused by an aggregator without secure rounds (never plain ones)
+# --- a task that asks for secure aggregation runs secure rounds only: asynchronous ones (never plain) are refused
 "$python" -c "import json; t = json.load(open('$work/task.json')); t['secure_aggregation'] = {}; json.dump(t, open('$work/secure.json', 'w'))"
-"$build/sdfed-aggregator" --task "$work/secure.json" --state "$work/secure-state" --port 0 2>"$work/secure.log" &&
-  bad "the aggregator ran a secure task's rounds in the clear" ||
-  { [ "$(wc -l <"$work/secure.log")" = 1 ] && grep -q '"secure_aggregation": this aggregator does not run secure rounds' \
-    "$work/secure.log" && ok || bad "a secure task: $(cat "$work/secure.log")"; }
+"$build/sdfed-aggregator" --task "$work/secure.json" --state "$work/secure-state" --port 0 --mode async \
+  2>"$work/secure.log" >&2 && bad "the aggregator ran a secure task's rounds asynchronously, in the clear" ||
+  { grep -qF '"secure_aggregation" runs synchronous rounds in one process, not asynchronous ones (--mode async)' \
+    "$work/secure.log" && ok || bad "a secure task in async mode: $(cat "$work/secure.log")"; }
 
 echo "host-folder: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

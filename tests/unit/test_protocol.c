@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "fed/protocol.h"
+#include "fed/secagg_message.h"
 
 /* a code's wire name, "(none)" for none */
 static const char *code_name(sdfed_code code) {
@@ -151,8 +152,7 @@ static void test_messages(void) {
                 &m, &code) &&
               !strcmp(code_name(code), "bad_message"),
           "round 2^53 + 1: %s", code_name(code));
-    CHECK(parse("{\"type\": \"update\", \"round\": 2.5, \"samples\": 1, \"shape\": [1], \"data\": [0]}", &m,
-                &code) &&
+    CHECK(parse("{\"type\": \"update\", \"round\": 2.5, \"samples\": 1, \"shape\": [1], \"data\": [0]}", &m, &code) &&
               !strcmp(code_name(code), "bad_message"),
           "a fractional round: %s", code_name(code));
     CHECK(parse("{\"type\": \"update\", \"round\": 3.0e0, \"samples\": 1e1, \"shape\": [1], \"data\": [0]}", &m,
@@ -181,13 +181,13 @@ static void test_messages(void) {
               !strcmp(code_name(code), "bad_message"),
           "accuracy above 1");
     const char *bad_metrics[] = {
-        "{\"type\": \"metrics\", \"round\": 2, \"loss\": 0.5}",                             /* no accuracy */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": null}",                         /* not a number */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": -0.01}",                        /* below 0 */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": -1}",           /* a negative loss */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": 1e7}",          /* past 1e6 */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": -3}",   /* a negative count */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": 2.5}",  /* not a count */
+        "{\"type\": \"metrics\", \"round\": 2, \"loss\": 0.5}",                            /* no accuracy */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": null}",                       /* not a number */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": -0.01}",                      /* below 0 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": -1}",          /* a negative loss */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": 1e7}",         /* past 1e6 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": -3}",  /* a negative count */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": 2.5}", /* not a count */
     };
     for (size_t i = 0; i < sizeof bad_metrics / sizeof bad_metrics[0]; i++)
         CHECK(parse(bad_metrics[i], &m, &code) && !strcmp(code_name(code), "bad_message"), "%s: bad_message, not %s",
@@ -240,10 +240,66 @@ static void test_writer(void) {
     sdfed_buffer_free(&buf);
 }
 
+/* secure frames: a secagg message round-trips; magic, version, size, kind
+ * and CRC are each refused with their code; round_start's "secure" and the
+ * secagg messages parse */
+static void test_secure_frames(void) {
+    sdfed_buffer msg = {0}, buf = {0};
+    sdfed_error err = {0};
+    unsigned char mask[32], share[32];
+    memset(mask, 1, sizeof mask);
+    memset(share, 2, sizeof share);
+    CHECK(sdfed_secagg_write_advertise(&msg, 5, mask, share, &err) == SDFED_OK, "advertise: %s", err.message);
+    CHECK(sdfed_secure_frame_encode(msg.data, msg.size, &buf, &err) == SDFED_OK, "encode: %s", err.message);
+    CHECK(buf.size == msg.size + SDFED_SECURE_OVERHEAD && sdfed_secure_frame_is(buf.data, buf.size), "frame size");
+    const unsigned char *inner;
+    size_t inner_len;
+    sdfed_code code = SDFED_CODE_NONE;
+    CHECK(sdfed_secure_frame_decode(buf.data, buf.size, &inner, &inner_len, &code, &err) == SDFED_OK &&
+              inner_len == msg.size && !memcmp(inner, msg.data, msg.size),
+          "decode gives the message back: %s", err.message);
+    unsigned char *p = buf.data;
+    p[buf.size - 20] ^= 1;
+    CHECK(sdfed_secure_frame_decode(p, buf.size, &inner, &inner_len, &code, &err) && code == SDFED_CODE_BAD_CRC,
+          "a flipped bit is bad_crc (%s)", code_name(code));
+    p[buf.size - 20] ^= 1;
+    p[4] = 2;
+    CHECK(sdfed_secure_frame_decode(p, buf.size, &inner, &inner_len, &code, &err) && code == SDFED_CODE_BAD_FRAME,
+          "version 2 is bad_frame (%s)", code_name(code));
+    p[4] = 1;
+    CHECK(sdfed_secure_frame_decode(p, 17, &inner, &inner_len, &code, &err) && code == SDFED_CODE_BAD_FRAME,
+          "a frame shorter than a header is bad_frame");
+    CHECK(!sdfed_secure_frame_is("SDFT", 4), "a tensor frame is no secure frame");
+    unsigned char unknown[] = {'S', 'D', 'F', 'S', 1, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t crc = sdfed_crc32(0, unknown, 14);
+    for (int i = 0; i < 4; i++) unknown[14 + i] = (unsigned char)(crc >> (8 * i));
+    CHECK(sdfed_secure_frame_decode(unknown, sizeof unknown, &inner, &inner_len, &code, &err) &&
+              code == SDFED_CODE_BAD_FRAME,
+          "an unknown kind is bad_frame");
+    sdfed_buffer_free(&msg);
+    sdfed_buffer_free(&buf);
+
+    sdfed_message m;
+    const char *start =
+        "{\"type\": \"round_start\", \"round\": 2, \"global_sha256\": \"ab\", \"secure\": {\"place\": 3, "
+        "\"n\": 10, \"k\": 8, \"t\": 5, \"min_inputs\": 6}}";
+    CHECK(sdfed_message_parse(start, strlen(start), 10, &m, &code, &err) == SDFED_OK && m.secure && m.place == 3 &&
+              m.secure_n == 10 && m.secure_k == 8 && m.secure_t == 5 && m.secure_min_inputs == 6,
+          "round_start's secure: %s", err.message);
+    sdfed_message_free(&m);
+    const char *ack = "{\"type\": \"secagg_ack\", \"round\": 2, \"stage\": \"advertise\"}";
+    CHECK(sdfed_message_parse(ack, strlen(ack), 10, &m, &code, &err) == SDFED_OK && !strcmp(m.stage, "advertise"),
+          "secagg_ack: %s", err.message);
+    const char *refusal = "{\"type\": \"secagg_refusal\", \"round\": 2, \"code\": \"bad_crc\", \"message\": \"x\"}";
+    CHECK(sdfed_message_parse(refusal, strlen(refusal), 10, &m, &code, &err) && code == SDFED_CODE_BAD_MESSAGE,
+          "a secagg_refusal with another code is bad_message");
+}
+
 int main(void) {
     test_codes();
     test_crc();
     test_frames();
+    test_secure_frames();
     test_messages();
     test_writer();
     return check_report("test_protocol");

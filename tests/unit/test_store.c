@@ -334,6 +334,41 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     store_watch_faults(s, NULL, NULL);
 }
 
+/* a secure round's key and rows: stored, replaced (the key), read back in
+ * seq order; a batch whose row repeats a seq stores none of its rows */
+static void check_secagg(store *s, const char *label) {
+    sdfed_error err = {0};
+    unsigned char key[32], back[32];
+    int found = 1;
+    CHECK(store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && !found, "%s: a round without a key has one", label);
+    memset(key, 0xa5, sizeof key);
+    CHECK(store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key: %s", label, err.message);
+    key[0] = 0x5a; /* a start tried again draws another */
+    CHECK(store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key again: %s", label, err.message);
+    CHECK(store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && found && !memcmp(back, key, 32),
+          "%s: the secagg key read back is the last one stored", label);
+    const unsigned char advertise[] = {1, 0, 0, 0, 0, 0, 0, 0, 7, 42}, marker[] = {0};
+    const store_new_secagg rows[] = {
+        {.round = 7, .seq = 1, .client = -1, .message = marker, .len = 1},
+        {.round = 7, .seq = 0, .client = 3, .message = advertise, .len = sizeof advertise}};
+    store_batch b = {.secagg = rows, .n_secagg = 2};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK, "%s: secagg rows: %s", label, err.message);
+    const store_new_secagg again[] = {{.round = 7, .seq = 2, .client = 4, .message = advertise, .len = 1},
+                                      {.round = 7, .seq = 1, .client = 5, .message = advertise, .len = 1}};
+    b = (store_batch){.secagg = again, .n_secagg = 2};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) != SDFED_OK, "%s: a repeated seq was stored", label);
+    store_secagg *read = NULL;
+    int n = 0;
+    CHECK(store_secagg_rows(s, 7, &read, &n, &err) == SDFED_OK && n == 2, "%s: %d secagg rows read: %s", label, n,
+          err.message);
+    if (n == 2)
+        CHECK(read[0].seq == 0 && read[0].client == 3 && read[0].len == sizeof advertise &&
+                  !memcmp(read[0].message, advertise, sizeof advertise) && read[1].seq == 1 && read[1].client == -1 &&
+                  read[1].len == 1 && read[1].message[0] == 0,
+              "%s: the secagg rows read back in seq order, whole", label);
+    store_secagg_free(read, n);
+}
+
 static void run_suite(const char *where, const char *label, break_commits_fn break_commits) {
     store *s = open_store(where, label);
     if (!s) return;
@@ -438,6 +473,8 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     CHECK(add_metrics(s, 0, ids[1], 0.75, 0.5, 50, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
     CHECK(add_metrics(s, 1, ids[0], 0.125, 2.0, 10, &err) == STORE_STORED, "%s: metrics: %s", label, err.message);
     check_history(s, label, 2);
+
+    check_secagg(s, label);
 
     /* nothing above was a fault (a duplicate is the caller's, not the store's) */
     CHECK(f.begun == 0 && store_failures(s) == 0 && !store_failing(s), "%s: faults reported: %d (%s)", label, f.begun,

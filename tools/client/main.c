@@ -17,7 +17,8 @@
  * answering the server (its keepalive hangs up a client silent for a
  * minute; a loaded machine can take longer than that); what the server says
  * meanwhile is handled, in order, once the work is done. Used by the tests,
- * the load tests and `make run`. */
+ * the load tests and `make run`. A secure task's rounds (secure.h) send
+ * the masked input instead of the update, never the prompt in the clear. */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +41,7 @@
 #include "native/step_timer.h"
 #include "native/task_file.h"
 #include "native/ws_client.h"
+#include "secure.h"
 
 /* the longest message the server sends that this client reads */
 #define MAX_MESSAGE_BYTES ((size_t)1 << 24)
@@ -96,6 +98,10 @@ struct client {
     const char *step_ms;
     int step_sleep_ms, n_step_s, step_measured;
     double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+    /* secure rounds (secure.h) */
+    client_secure sec;
+    sdfed_message secure_start; /* a secure round_start whose parameters are to come (its fields, no heap) */
+    const char *exit_after;     /* a test's: the stage after whose acknowledgement it kills itself */
 };
 
 /* Ctrl-C ends the event loop; in the middle of a long computation (loading
@@ -143,6 +149,8 @@ static void send_message(client *c, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
     if (ws_conn_send(&c->conn, data, len, binary, &err)) fail(c, "%s", err.message);
 }
+
+static void send_raw(void *ctx, const void *data, size_t len, int binary) { send_message(ctx, data, len, binary); }
 
 static void send_writer(client *c, sdfed_json_writer *w, sdfed_buffer *b) {
     if (sdfed_jw_end(w, NULL) == SDFED_OK) send_message(c, b->data, b->size, 0);
@@ -300,11 +308,7 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "--client-index %d is not a shard of this task (0..%d)", c->index, c->task.clients - 1);
         return -1;
     }
-    if (c->task.secagg.on) { /* its secure rounds are to come: never send the prompt in the clear meanwhile */
-        fail(c, "the server's task asks for secure aggregation, which this client does not run yet; it will not "
-                "send its prompt in the clear");
-        return -1;
-    }
+    client_secure_init(&c->sec, &c->task, c->index, send_raw, c);
     if (native_model_open(&c->model, c->model_path, &err)) {
         fail(c, "model: %s", err.message);
         return -1;
@@ -349,6 +353,16 @@ static void send_update(client *c, int64_t round) {
     }
 }
 
+/* What a secure round's step said, logged; when it leaves the round (the
+ * task's dropouts) the connection closes, as a plain round's dropout. */
+static void secure_said(client *c) {
+    if (c->sec.log[0]) say(c, "%s", c->sec.log);
+    c->sec.log[0] = '\0';
+    if (!c->sec.vanish) return;
+    c->sec.vanish = 0;
+    c->vanishing = 1;
+}
+
 /* On the worker: a round's training, then the accuracy on the test split. */
 static void train_body(client *c) {
     c->train_sum = (sdfed_losses){0};
@@ -389,7 +403,10 @@ static void train_end(client *c) {
     c->cached_round = round;
     int steps = c->train_steps;
     double loss = steps ? c->train_sum.total / steps : 0.0;
-    if (c->conn.state == WS_CONN_OPEN) {
+    if (c->task.secagg.on) { /* never in the clear: its masked input, when the server asks for it */
+        client_secure_trained(&c->sec, round, c->cached, c->fc.split->n_train);
+        secure_said(c);
+    } else if (c->conn.state == WS_CONN_OPEN) {
         send_update(c, round);
         sdfed_buffer b = {0};
         sdfed_json_writer w;
@@ -420,13 +437,22 @@ static void run_round(client *c, int64_t round, const float *global, size_t n) {
         fail(c, "round %lld: the server's parameters hold %zu values, the method %zu", (long long)round, n, shared);
         return;
     }
-    if (c->cached_round == round) {
+    if (c->task.secagg.on) {
+        if (c->secure_start.round != round) {
+            say(c, "round %lld: a secure task's round without its secure settings", (long long)round);
+            return;
+        }
+        int rc = client_secure_start(&c->sec, &c->secure_start, global, n);
+        secure_said(c);
+        if (rc) return;
+        if (c->cached_round == round) return; /* trained before the server went away: the masked input is due */
+    } else if (c->cached_round == round) {
         say(c, "round %lld: sending the update computed before the disconnect", (long long)round);
         send_update(c, round);
         return;
     }
-    /* the task's model of volunteers leaving, drawn as the simulator draws it */
-    if (sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
+    /* the task's model of volunteers leaving, drawn as the simulator draws it (a secure round's: secure.h) */
+    if (!c->task.secagg.on && sdfed_round_drops_out(c->task.seed, round, c->index, c->task.dropout)) {
         say(c, "round %lld: dropping out (the task's dropout %g): disconnecting", (long long)round, c->task.dropout);
         c->vanishing = 1;
         return;
@@ -488,13 +514,26 @@ static void handle_text(client *c, const char *text, size_t len) {
         break;
     case SDFED_MSG_ROUND_START:
         if (!c->ready) break;
+        c->secure_start = m; /* its secure fields, for run_round */
+        c->secure_start.values = NULL;
+        c->secure_start.task_json = NULL;
         if (m.values)
             run_round(c, m.round, m.values, m.n_values);
         else
             c->waiting_round = m.round;
         break;
     case SDFED_MSG_ACK: say(c, "the update for round %lld was acknowledged", (long long)m.round); break;
-    case SDFED_MSG_ROUND_END: c->rounds_done = m.round + 1; break;
+    case SDFED_MSG_ROUND_END:
+        c->rounds_done = m.round + 1;
+        if (m.round == c->sec.round) client_secure_end(&c->sec);
+        break;
+    case SDFED_MSG_SECAGG_ACK:
+        say(c, "round %lld: the server stored its %s message", (long long)m.round, m.stage);
+        if (c->exit_after && strcmp(c->exit_after, m.stage) == 0) { /* a test's dropout: gone, as by kill -9 */
+            say(c, "exiting after the %s stage (--exit-after-stage)", m.stage);
+            raise(SIGKILL);
+        }
+        break;
     case SDFED_MSG_DONE:
         say(c, "the federation finished its %lld rounds", (long long)m.rounds);
         c->finished = 1;
@@ -507,7 +546,7 @@ static void handle_text(client *c, const char *text, size_t len) {
         sdfed_code refusal = sdfed_code_from_name(m.code);
         if (refusal == SDFED_CODE_BAD_JOIN_KEY || refusal == SDFED_CODE_BAD_TOKEN || refusal == SDFED_CODE_BAD_PROTOCOL)
             fail(c, "the server refused to let this client in: %s", m.message);
-        if (refusal == SDFED_CODE_SERVER_ERROR) resend_later(c);
+        if (refusal == SDFED_CODE_SERVER_ERROR && !c->task.secagg.on) resend_later(c);
         break;
     case SDFED_MSG_WAIT: sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms); break;
     default: break; /* heartbeat */
@@ -519,6 +558,12 @@ static void handle_binary(client *c, const unsigned char *data, size_t len) {
     sdfed_frame f;
     sdfed_code code;
     sdfed_error err = {0};
+    if (sdfed_secure_frame_is(data, len)) {
+        if (!c->ready) return;
+        client_secure_request(&c->sec, data, len);
+        secure_said(c);
+        return;
+    }
     if (sdfed_frame_decode(data, len, MAX_MESSAGE_BYTES, &f, &code, &err) || f.kind != SDFED_FRAME_GLOBAL) {
         fail(c, "the server sent a bad frame: %s", err.message);
         return;
@@ -645,6 +690,8 @@ static const char usage[] =
     "  --step-ms T1,T2,...   a task with local_prompt: this device's ms a step at each of its lengths, instead\n"
     "                        of timing steps at join (reproducible runs)\n"
     "  --step-sleep-ms N     sleep N ms after every local step (a slow device)\n"
+    "  --exit-after-stage S  a secure round's dropout, for tests: killed (SIGKILL) once the server\n"
+    "                        acknowledged its advertise, shares, masked or unmask message\n"
     "  --quiet               log errors only\n";
 
 int main(int argc, char **argv) {
@@ -659,9 +706,9 @@ int main(int argc, char **argv) {
                                   {"--backend", &backend, NULL},    {"--token-file", &c.token_file, NULL},
                                   {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
                                   {"--encoding", &encoding, NULL},  {"--join-key", &c.join_key, NULL},
-                                  {"--jitter-seed", &jitter, NULL}, {"--quiet", NULL, &quiet},
+                                  {"--jitter-seed", &jitter, NULL}, {"--exit-after-stage", &c.exit_after, NULL},
                                   {"--step-ms", &c.step_ms, NULL},  {"--step-sleep-ms", &step_sleep, NULL},
-                                  {"--help", NULL, &help}};
+                                  {"--quiet", NULL, &quiet},        {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {
@@ -685,10 +732,14 @@ int main(int argc, char **argv) {
     c.step_sleep_ms = atoi(step_sleep);
     if (c.step_sleep_ms < 0) return cli_error(CLI_USAGE, "--step-sleep-ms must be a number of ms >= 0");
     c.k = native_backend(backend);
-    c.cached_round = c.waiting_round = -1;
+    c.cached_round = c.waiting_round = c.secure_start.round = -1;
+    c.sec.round = -1;
     if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
         return cli_error(CLI_USAGE, "--attack must be flip or scale:F");
+    if (c.exit_after && strcmp(c.exit_after, "advertise") && strcmp(c.exit_after, "shares") &&
+        strcmp(c.exit_after, "masked") && strcmp(c.exit_after, "unmask"))
+        return cli_error(CLI_USAGE, "--exit-after-stage must be advertise, shares, masked or unmask");
     /* the host's task file is read now: a bad one is said before connecting,
      * and its model (found as the file finds it) is the one to load */
     sdfed_error err = {0};
@@ -720,6 +771,7 @@ int main(int argc, char **argv) {
     free(c.train_before);
     ws_conn_free(&c.conn);
     free(c.cached);
+    client_secure_end(&c.sec);
     if (c.ready) {
         fed_client_free(&c.fc);
         sdfed_partition_free(&c.part);

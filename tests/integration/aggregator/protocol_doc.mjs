@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { connect } from '../../lib/connection.mjs';
-import { decode, frame, GLOBAL, UPDATE } from '../../lib/frame.mjs';
+import { decode, decodeSecure, frame, GLOBAL, secureFrame, UPDATE } from '../../lib/frame.mjs';
 import { servers } from './servers.mjs';
 
 const [aggregator, model, work, doc] = process.argv.slice(2);
@@ -99,6 +99,14 @@ function frameToSend(d) {
   return frame(KINDS[d.kind], d.round, d.samples, d.shape, d.data ?? new Array(n).fill(d.fill), { badCrc: !!d.bad_crc });
 }
 
+// What "NAME> secagg {...}" sends: a secure frame of kind (its name) and
+// round around body (hex) or `bytes` bytes of `fill`; bad_crc spoils the
+// CRC-32.
+function secureToSend(d) {
+  const body = d.body !== undefined ? Buffer.from(d.body, 'hex') : new Uint8Array(d.bytes).fill(d.fill);
+  return secureFrame(d.kind, d.round, body, { badCrc: !!d.bad_crc });
+}
+
 async function play(block) {
   const where = (l) => `${doc}:${l.line}`;
   const server = await startServer(`exchange-${block.line}`, block.options);
@@ -114,6 +122,7 @@ async function play(block) {
         if (rest === 'close') clients[name].close();
         else if (bytes) clients[name].send(new Uint8Array(Number(bytes[1])).buffer);
         else if (rest.startsWith('frame ')) clients[name].send(frameToSend(JSON.parse(substitute(rest.slice(6), bound))));
+        else if (rest.startsWith('secagg ')) clients[name].send(secureToSend(JSON.parse(substitute(rest.slice(7), bound))));
         else clients[name].send(substitute(rest, bound));
         continue;
       }
@@ -128,6 +137,14 @@ async function play(block) {
         if (got === null) delete clients[name];
       } else if (got === null) {
         error = `closed (${clients[name].closeCode}) instead of sending ${rest.slice(0, 80)}`;
+      } else if (rest.startsWith('secagg ')) {
+        try {
+          const f = got.type === 'binary' ? decodeSecure(got.data) : null;
+          error = f ? match(JSON.parse(rest.slice(7)), { kind: f.kind, round: f.round, bytes: f.body.length }, bound, 'secagg')
+            : `expected a secure frame, got ${JSON.stringify(got).slice(0, 300)}`;
+        } catch (e) {
+          error = e.message;
+        }
       } else if (rest.startsWith('frame ')) {
         if (got.type !== 'binary') {
           error = `expected a frame, got ${JSON.stringify(got).slice(0, 300)}`;

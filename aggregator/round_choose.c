@@ -1,0 +1,81 @@
+/* A round's clients chosen, whatever its policy (see core.h): the round
+ * engine (fed/round.h) chooses among the connected clients sorted by shard
+ * then id, and the start is stored in one decision. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_sync.h"
+#include "core.h"
+#include "native/log.h"
+
+static int compare_clients(const void *a, const void *b) {
+    const roster_client *x = a, *y = b;
+    int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The connected clients, this process's or (cluster) every node's. */
+static int connected_clients(federation *f, roster_client **out, int *count) {
+    *out = NULL;
+    *count = 0;
+    if (!f->cl) {
+        if (f->clients.n && !(*out = malloc(sizeof **out * (size_t)f->clients.n))) return SDFED_ERR_NOMEM;
+        if (f->clients.n) memcpy(*out, f->clients.clients, sizeof **out * (size_t)f->clients.n);
+        *count = f->clients.n;
+        return SDFED_OK;
+    }
+    int64_t *clients;
+    int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
+    if (rc) return rc;
+    if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
+    for (int i = 0; rc == SDFED_OK && i < n; i++)
+        (*out)[i] = (roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
+    *count = rc ? 0 : n;
+    free(clients);
+    free(shards);
+    return rc;
+}
+
+int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms) {
+    roster_client *sorted;
+    int count;
+    int rc = connected_clients(f, &sorted, &count);
+    if (rc) return rc; /* the store reports its fault */
+    *present = count;
+    if (count < f->opt.min_clients || count == 0) {
+        free(sorted);
+        return SDFED_ERR_ARG;
+    }
+    int64_t *candidates = malloc(sizeof *candidates * (size_t)count);
+    sdfed_rng before = *sampler;
+    rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
+    if (rc == SDFED_OK) {
+        qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
+        for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
+        rc = sdfed_round_choose(next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
+                                sampler, NULL);
+    }
+    free(sorted);
+    free(candidates);
+    if (rc) {
+        *sampler = before;
+        native_logf("error", "\"message\": \"out of memory starting a round\"");
+        return rc;
+    }
+    sdfed_error err = {0};
+    rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_START, &err);
+    if (rc == SDFED_OK) rc = store_start_round(f->st, f->round, next->clients, next->n_clients, sampler->s, &err);
+    if (rc == SDFED_OK) rc = store_commit_decision(f->st, &err);
+    if (rc) {
+        /* tried again next tick; the store reports its fault (store.h) */
+        store_abort_decision(f->st);
+        *sampler = before;
+        sdfed_round_free(next);
+        cluster_refused(f, rc, &err, now_ms);
+        return rc;
+    }
+    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
+                next->n_clients, count);
+    return SDFED_OK;
+}

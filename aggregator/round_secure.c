@@ -1,0 +1,562 @@
+/* The secure round policy (round_policy.h; SecAgg+, docs/secure-aggregation.md;
+ * the wire: docs/protocol.md, "Secure rounds"): a round chooses its clients
+ * as a synchronous one does (core_round_choose; their order is their place
+ * 0..n-1) after its 32-byte graph key (getrandom) is stored, and sends each
+ * round_start with its place and the plan (fed/secagg_task.h) for n. Then
+ * the stages of native/secagg_server.h: advertise, shares (each client
+ * gets its share_request), masked inputs (masked_request; clients train
+ * meanwhile), unmasking (unmask_request, the survivors and the dropped
+ * frozen before any share is asked); done, the sum is unmasked
+ * (native/secagg_unmask.h) into the next global parameters, and the round
+ * closes through the core (core_round_closed). Every message is checked
+ * by the server's round, then stored (a row of the batch, group_commit.h)
+ * before it is acknowledged; a stage ends (every client due answered or
+ * left, or its deadline, --deadline, passed) only once its messages are
+ * stored, and its end is stored too (a marker row) before the next stage's
+ * requests go out. The round is abandoned, never stalled and never
+ * unmasked partially, as soon as the stage machine says it cannot succeed
+ * (fed/secagg_stage.h: fewer clients than min_inputs, or a secret with
+ * fewer than t holders left); a client that disconnects or refuses a
+ * request (secagg_refusal) leaves the round for good. After a restart the
+ * open round is rebuilt from its stored graph key and rows, replayed in
+ * order through the same steps; its clients come back and are sent the
+ * round and their current request again (a round without its key, or whose
+ * rows do not replay, is abandoned). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "fed/secagg_message.h"
+#include "native/clock.h"
+#include "native/crypto.h"
+#include "native/log.h"
+#include "native/secagg_server.h"
+#include "native/secagg_unmask.h"
+
+typedef struct round_secure {
+    sdfed_round current; /* the open round's clients, by place */
+    int open;
+    int broken;         /* the open round could not be rebuilt after a restart: abandoned on the next tick */
+    int requests_due;   /* a stage's end is in the batch: its requests go out once it is stored */
+    int64_t deadline;   /* the current stage's */
+    int64_t next_start; /* no round starts before (the pause after the last one) */
+    sdfed_rng sampler;
+    int64_t present;
+    int64_t seq; /* the open round's rows so far, stored or in the batch */
+    sdfed_secagg_plan plan;
+    secagg_server server;
+    int started;             /* server holds the open round */
+    const char *not_started; /* why it does not (a constant sentence) */
+} round_secure;
+
+static round_secure *secure_of(const federation *f) { return f->rounds; }
+
+static sdfed_secagg_stage stage_of(const round_secure *s) { return s->server.stages.stage; }
+
+/* ------------------------------------------------------------ messages */
+
+/* round_start with the client's place, the plan, and the stage's time left */
+static void send_round(federation *f, int64_t client, int place, int64_t now_ms) {
+    const round_secure *s = secure_of(f);
+    const sdfed_secagg_params *p = &s->plan.params;
+    outbox_put(&f->out, (federation_message){.type = FEDERATION_ROUND_START,
+                                             .client = client,
+                                             .round = f->round,
+                                             .deadline_ms = s->deadline > now_ms ? s->deadline - now_ms : 0,
+                                             .secure = 1,
+                                             .place = place,
+                                             .n = p->n,
+                                             .k = p->k,
+                                             .t = p->t,
+                                             .min_inputs = p->min_inputs});
+}
+
+/* The current stage's request to the client at `place`, when it is due one:
+ * it completed the stage before, not this one, and is still in. */
+static void send_request(federation *f, int place) {
+    const round_secure *s = secure_of(f);
+    const sdfed_secagg_stage stage = stage_of(s);
+    const sdfed_secagg_server *m = &s->server.stages;
+    if (stage == SDFED_SECAGG_ADVERTISE || stage >= SDFED_SECAGG_DONE || sdfed_secagg_server_gone(m, place) ||
+        !sdfed_secagg_server_completed(m, place, stage - 1) || sdfed_secagg_server_completed(m, place, stage))
+        return;
+    sdfed_buffer b = {0};
+    sdfed_error err = {0};
+    if (secagg_server_request(&s->server, place, &b, &err)) {
+        native_logf("error", "\"round\": %lld, \"client\": %lld, \"message\": \"secure request: %s\"",
+                    (long long)f->round, (long long)s->current.clients[place], err.message);
+    } else {
+        outbox_put(&f->out, (federation_message){.type = FEDERATION_SECAGG_REQUEST,
+                                                 .client = s->current.clients[place],
+                                                 .round = f->round,
+                                                 .bytes = b.data,
+                                                 .n_bytes = b.size});
+        b.data = NULL;
+    }
+    sdfed_buffer_free(&b);
+}
+
+/* the round to every client it concerns (whom this process holds) */
+static void announce(federation *f, int64_t now_ms) {
+    const round_secure *s = secure_of(f);
+    for (int i = 0; i < f->clients.n; i++) {
+        const int64_t id = f->clients.clients[i].id;
+        const int place = sdfed_round_index(&s->current, id);
+        if (place < 0) {
+            outbox_wait(&f->out, id, f->round, "not_sampled");
+            continue;
+        }
+        send_round(f, id, place, now_ms);
+        send_request(f, place);
+    }
+}
+
+/* ------------------------------------------------------------ a round's end */
+
+static int count_completed(const round_secure *s, sdfed_secagg_stage stage) {
+    int count = 0;
+    for (int p = 0; p < s->plan.params.n; p++) count += sdfed_secagg_server_completed(&s->server.stages, p, stage);
+    return count;
+}
+
+/* The parameters stay; the round's masked inputs are never unmasked. */
+static int secure_abandon(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    const int inputs = s->started ? count_completed(s, SDFED_SECAGG_MASKED) : 0;
+    int rc = core_round_abandoned(f, inputs, now_ms);
+    if (rc) return rc;
+    native_logf("round_abandoned", "\"round\": %lld, \"masked_inputs\": %d, \"why\": \"%s\"", (long long)f->round,
+                inputs, s->started ? s->server.stages.why : s->not_started);
+    core_round_next(f, now_ms, inputs, 1);
+    return SDFED_OK;
+}
+
+static void abandon(federation *f, const char *why, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    if (s->started && stage_of(s) != SDFED_SECAGG_ABANDONED) {
+        char sentence[200];
+        snprintf(sentence, sizeof sentence, "at its %s stage: %s", sdfed_secagg_stage_name(stage_of(s)), why);
+        sdfed_secagg_server_abandon(&s->server.stages, sentence);
+    }
+    core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+}
+
+/* The unmasked sum into the next parameters, closed through the core; a
+ * store failure leaves the round done, closed again on the next tick. */
+static void close_round(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    float *next = malloc(sizeof *next * f->n);
+    int64_t weight = 0;
+    sdfed_error err = {0};
+    int64_t t0 = native_clock_monotonic_ns();
+    int rc = next ? secagg_server_finish(&s->server, f->global, next, &weight, &err)
+                  : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    double unmask_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
+    if (rc) {
+        native_logf("error", "\"round\": %lld, \"message\": \"unmasking failed: %s\"", (long long)f->round,
+                    err.message);
+        free(next);
+        sdfed_secagg_server_abandon(&s->server.stages, "the unmasking failed");
+        core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+        return;
+    }
+    const int inputs = count_completed(s, SDFED_SECAGG_MASKED);
+    native_logf("secagg_unmasked", "\"round\": %lld, \"inputs\": %d, \"weight\": %lld, \"unmask_ms\": %.3f",
+                (long long)f->round, inputs, (long long)weight, unmask_ms);
+    if (store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err) == SDFED_OK)
+        core_round_closed(f, next, inputs, unmask_ms, now_ms);
+    free(next);
+}
+
+/* ------------------------------------------------------------ stages */
+
+/* The stage ended: the next one's start stored (a marker row, written at
+ * once), its requests sent once it is (secure_secagg_written). */
+static void end_stage(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    const sdfed_secagg_stage ended = stage_of(s);
+    sdfed_error err = {0};
+    if (secagg_server_advance(&s->server, &err)) {
+        abandon(f, err.message, now_ms);
+        return;
+    }
+    if (stage_of(s) == SDFED_SECAGG_DONE) {
+        close_round(f, now_ms);
+        return;
+    }
+    const unsigned char marker = (unsigned char)ended;
+    store_new_secagg row = {.round = f->round, .seq = s->seq, .client = -1, .message = &marker, .len = 1};
+    if (group_commit_add_secagg(&f->batch, &row, now_ms)) {
+        abandon(f, "out of memory storing the end of a stage", now_ms);
+        return;
+    }
+    s->seq++;
+    s->requests_due = 1;
+    s->deadline = now_ms + f->opt.deadline_ms;
+    core_write_batch(f, now_ms);
+}
+
+/* Acts on the stage machine's verdict, on stored messages only. */
+static void judge(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    if (!s->open || !s->started || f->batch.n_secagg || s->requests_due) return;
+    if (stage_of(s) == SDFED_SECAGG_DONE) return; /* closed on the next tick (its store refused) */
+    switch (secagg_server_check(&s->server, now_ms >= s->deadline)) {
+    case SDFED_SECAGG_WAIT: return;
+    case SDFED_SECAGG_NEXT: end_stage(f, now_ms); return;
+    case SDFED_SECAGG_ABANDON:
+        abandon(f,
+                stage_of(s) == SDFED_SECAGG_UNMASK ? "a secret's holders that answered fell below t"
+                                                   : "the clients left fell below the inputs a round accepts",
+                now_ms);
+        return;
+    }
+}
+
+static void secure_secagg_written(federation *f, int stored, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    if (!s->open) return;
+    if (!stored) { /* the round and the store would disagree: never go on from what is not stored */
+        abandon(f, "its messages could not be stored", now_ms);
+        return;
+    }
+    if (s->requests_due) {
+        s->requests_due = 0;
+        native_logf("secagg_stage", "\"round\": %lld, \"stage\": \"%s\", \"due\": %d", (long long)f->round,
+                    sdfed_secagg_stage_name(stage_of(s)), s->server.stages.due);
+        for (int p = 0; p < s->plan.params.n; p++)
+            if (roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
+    }
+    judge(f, now_ms);
+}
+
+/* ------------------------------------------------------------ starting */
+
+/* Starts the next round if nothing holds it back: its key stored, its
+ * clients chosen, its plan made. */
+static void start_round_if_due(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    if (s->open || f->done || now_ms < s->next_start) return;
+    if (f->clients.n < f->opt.min_clients || f->clients.n == 0) return;
+    unsigned char key[32];
+    sdfed_error err = {0};
+    int rc = sdfed_crypto_random(key, sizeof key, &err);
+    if (rc == SDFED_OK) rc = store_set_secagg_key(f->st, f->round, key, &err);
+    if (rc) {
+        native_logf("error", "\"round\": %lld, \"message\": \"a secure round's key: %s\"", (long long)f->round,
+                    err.message);
+        return; /* tried again next tick */
+    }
+    sdfed_round next = {0};
+    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms)) {
+        memset(key, 0, sizeof key);
+        return;
+    }
+    sdfed_round_free(&s->current);
+    s->current = next;
+    s->open = 1;
+    s->seq = 0;
+    s->deadline = now_ms + f->opt.deadline_ms;
+    rc = sdfed_secagg_plan_make(&f->task, next.n_clients, f->n, &s->plan, &err);
+    if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, f->round, key, &err);
+    memset(key, 0, sizeof key);
+    s->started = rc == SDFED_OK;
+    s->not_started = "its plan or its graph could not be made";
+    if (rc) {
+        native_logf("error", "\"round\": %lld, \"message\": \"a secure round of %d clients: %s\"", (long long)f->round,
+                    next.n_clients, err.message);
+        core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+        return;
+    }
+    native_logf("secagg_stage",
+                "\"round\": %lld, \"stage\": \"advertise\", \"due\": %d, \"k\": %d, \"t\": %d, "
+                "\"min_inputs\": %d",
+                (long long)f->round, s->server.stages.due, s->plan.params.k, s->plan.params.t,
+                s->plan.params.min_inputs);
+    announce(f, now_ms);
+}
+
+static void maybe_start_round(federation *f, int64_t now_ms) {
+    start_round_if_due(f, now_ms);
+    core_note_waiting(f, now_ms);
+}
+
+static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    s->open = s->broken = s->requests_due = 0;
+    if (s->started) secagg_server_free(&s->server);
+    s->started = 0;
+    sdfed_round_free(&s->current);
+    s->next_start = now_ms + f->opt.round_pause_ms;
+    start_round_if_due(f, now_ms);
+}
+
+/* ------------------------------------------------------------ clients */
+
+static void secure_joined(federation *f, int64_t client, int64_t now_ms) {
+    const round_secure *s = secure_of(f);
+    if (!s->open) { /* a round it starts is announced to everyone */
+        maybe_start_round(f, now_ms);
+        if (!s->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
+        return;
+    }
+    const int place = sdfed_round_index(&s->current, client);
+    if (place < 0 || !s->started || sdfed_secagg_server_gone(&s->server.stages, place)) {
+        outbox_wait(&f->out, client, f->round, "round_in_progress");
+        return;
+    }
+    /* after a restart, its round and its current request again */
+    send_round(f, client, place, now_ms);
+    send_request(f, place);
+}
+
+/* out of the round for good */
+static void leave_round(federation *f, int place, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    sdfed_error err = {0};
+    if (secagg_server_leave(&s->server, place, &err))
+        native_logf("error", "\"round\": %lld, \"message\": \"%s\"", (long long)f->round, err.message);
+    judge(f, now_ms);
+}
+
+static void secure_left(federation *f, int64_t client, int64_t now_ms) {
+    const round_secure *s = secure_of(f);
+    const int place = s->open && s->started ? sdfed_round_index(&s->current, client) : -1;
+    if (place >= 0) leave_round(f, place, now_ms);
+}
+
+/* ------------------------------------------------------------ reports */
+
+static sdfed_code secure_admit_update(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    return core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
+                       "this federation's rounds are secure: a client sends its masked input, never its update");
+}
+
+static sdfed_code secure_admit_metrics(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
+                       "secure rounds keep no client's metrics: the server knows no client's update");
+}
+
+static int secure_could_end(const federation *f, int waiting) { return 0; }
+
+/* a message's round (its header's, big-endian) */
+static int64_t round_of(const unsigned char *msg) {
+    return (int64_t)((uint64_t)sdfed_secagg_be32(msg + 1) << 32 | sdfed_secagg_be32(msg + 5));
+}
+
+/* the protocol's code for a refusal of the server's round */
+static sdfed_code wire_code(int rc, int kind) {
+    if (rc >= SDFED_SECAGG_WRONG_STAGE && rc < SDFED_SECAGG_CODE_END)
+        return sdfed_code_from_name(sdfed_secagg_code_name(rc));
+    if (rc != SDFED_ERR_FORMAT) return SDFED_CODE_SERVER_ERROR;
+    switch (kind) {
+    case SDFED_SECAGG_MSG_ADVERTISE: return SDFED_CODE_SECAGG_BAD_KEYS;
+    case SDFED_SECAGG_MSG_SHARES: return SDFED_CODE_SECAGG_BAD_SHARES;
+    case SDFED_SECAGG_MSG_MASKED: return SDFED_CODE_SECAGG_BAD_MASKED;
+    default: return SDFED_CODE_SECAGG_BAD_UNMASK;
+    }
+}
+
+static sdfed_code secure_receive(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
+                                 char *message, size_t cap) {
+    round_secure *s = secure_of(f);
+    const int kind = sdfed_secagg_msg_kind_of(msg, len);
+    if (kind != SDFED_SECAGG_MSG_ADVERTISE && kind != SDFED_SECAGG_MSG_SHARES && kind != SDFED_SECAGG_MSG_MASKED &&
+        kind != SDFED_SECAGG_MSG_UNMASK)
+        return core_refuse(message, cap, SDFED_CODE_BAD_FRAME,
+                           "clients send advertise, shares, masked and unmask messages, not %s",
+                           kind ? sdfed_secagg_msg_name(kind) : "an empty one");
+    const int64_t round = round_of(msg);
+    if (!s->open || round != f->round)
+        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+    const int place = sdfed_round_index(&s->current, client);
+    if (place < 0)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
+                           (long long)client, (long long)round);
+    if (!s->started || s->requests_due || stage_of(s) >= SDFED_SECAGG_DONE)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
+                           "round %lld is between stages; its %s stage is over", (long long)round,
+                           s->started ? sdfed_secagg_stage_name(stage_of(s)) : "first");
+    sdfed_error err = {0};
+    int rc = secagg_server_receive(&s->server, place, msg, len, &err);
+    if (rc) return core_refuse(message, cap, wire_code(rc, kind), "%s", err.message);
+    store_new_secagg row = {.round = round, .seq = s->seq, .client = client, .message = msg, .len = len};
+    if (group_commit_add_secagg(&f->batch, &row, now_ms)) { /* kept by the round, yet not stored: abandoned */
+        abandon(f, "out of memory storing a message", now_ms);
+        return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
+    }
+    s->seq++;
+    if (secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || core_batch_due(f, now_ms))
+        core_write_batch(f, now_ms);
+    return SDFED_CODE_NONE;
+}
+
+static sdfed_code secure_declined(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+                                  int64_t now_ms, char *message, size_t cap) {
+    const round_secure *s = secure_of(f);
+    if (!s->open || round != f->round)
+        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+    const int place = s->started ? sdfed_round_index(&s->current, client) : -1;
+    if (place < 0)
+        return core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
+                           (long long)client, (long long)round);
+    char quoted[SDFED_ERROR_MESSAGE_MAX];
+    size_t q = 0;
+    for (const char *c = why; *c && q + 2 < sizeof quoted; c++) /* the client's words, safe in a JSON string */
+        quoted[q++] = *c == '"' || *c == '\\' || (unsigned char)*c < 0x20 ? '\'' : *c;
+    quoted[q] = '\0';
+    native_logf("secagg_refused_by_client", "\"round\": %lld, \"client\": %lld, \"code\": \"%s\", \"why\": \"%s\"",
+                (long long)round, (long long)client, sdfed_code_name(code), quoted);
+    leave_round(f, place, now_ms);
+    return SDFED_CODE_NONE;
+}
+
+/* --------------------------------------------------------------- time */
+
+static void secure_tick(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    if (core_round_retry(f, now_ms)) return;
+    if (s->open && s->broken) {
+        abandon(f, "it could not be rebuilt from the store after a restart", now_ms);
+        return;
+    }
+    if (s->open && s->started && stage_of(s) == SDFED_SECAGG_DONE) {
+        close_round(f, now_ms);
+        return;
+    }
+    if (!s->open) maybe_start_round(f, now_ms);
+    if (!s->open || now_ms < s->deadline || !s->started) return;
+    judge(f, now_ms);
+}
+
+/* ------------------------------------------------------------- status */
+
+static void secure_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
+    const round_secure *s = secure_of(f);
+    if (s->open)
+        w->reason = FEDERATION_NOT_WAITING;
+    else if (now_ms < s->next_start)
+        w->reason = FEDERATION_ROUND_PAUSE;
+    else if (w->connected < w->needed)
+        w->reason = FEDERATION_TOO_FEW_CLIENTS;
+    else
+        w->reason = FEDERATION_STARTING;
+}
+
+static void secure_status(const federation *f, federation_status *st) {
+    const round_secure *s = secure_of(f);
+    st->open = s->open;
+    st->participants = s->open ? s->current.n_clients : 0;
+    st->reported = s->started ? count_completed(s, SDFED_SECAGG_MASKED) : 0;
+}
+
+/* ------------------------------------------------------------ restart */
+
+/* The open round's stored rows applied again in order: messages through the
+ * round's server, markers as the stages' ends. */
+static int replay(federation *f, sdfed_error *err) {
+    round_secure *s = secure_of(f);
+    store_secagg *rows = NULL;
+    int n = 0, rc = store_secagg_rows(f->st, f->round, &rows, &n, err);
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        const store_secagg *r = &rows[i];
+        const int place = r->client < 0 ? -1 : sdfed_round_index(&s->current, r->client);
+        if (r->client < 0)
+            rc =
+                r->len == 1 && r->message[0] == stage_of(s)
+                    ? secagg_server_advance(&s->server, err)
+                    : sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld ends a stage the round is not at", (long long)r->seq);
+        else if (place < 0)
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld is client %lld's, not one of the round's",
+                            (long long)r->seq, (long long)r->client);
+        else
+            rc = secagg_server_receive(&s->server, place, r->message, r->len, err);
+        if (rc) sdfed_fail_context(err, rc, "secure round %lld's row %lld", (long long)f->round, (long long)r->seq);
+        s->seq = r->seq + 1;
+    }
+    if (rc == SDFED_OK)
+        native_logf("secagg_resumed", "\"round\": %lld, \"rows\": %d, \"stage\": \"%s\"", (long long)f->round, n,
+                    sdfed_secagg_stage_name(stage_of(s)));
+    store_secagg_free(rows, n);
+    return rc;
+}
+
+/* The open round rebuilt from its key and rows (abandoned on the first
+ * tick when it cannot be), or the sampler as the last round left it. */
+static int secure_open(federation *f, const store_round *latest, const store_update *waiting, int n_waiting,
+                       int64_t now_ms, sdfed_error *err) {
+    round_secure *s = calloc(1, sizeof *s);
+    if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
+    f->rounds = s;
+    sdfed_round_sampler(&s->sampler, f->task.seed);
+    /* the task's rounds must be possible at all: its plan for a full round */
+    const int full = f->task.clients_per_round > 0 ? f->task.clients_per_round : f->task.clients;
+    int rc = sdfed_secagg_plan_make(&f->task, full, f->n, &s->plan, err);
+    if (rc) return sdfed_fail_context(err, rc, "the task's \"secure_aggregation\"");
+    if (latest->started && !latest->closed) {
+        memcpy(s->sampler.s, latest->rng, sizeof latest->rng);
+        rc = sdfed_round_resume(&s->current, latest->round, latest->participants, latest->n_participants,
+                                latest->n_participants, err);
+        if (rc) return rc;
+        s->open = 1;
+        s->deadline = now_ms + f->opt.deadline_ms;
+        unsigned char key[32];
+        int found = 0;
+        sdfed_error why = {0};
+        rc = store_secagg_key(f->st, latest->round, key, &found, &why);
+        if (rc == SDFED_OK && !found)
+            rc = sdfed_fail(&why, SDFED_ERR_NOT_FOUND, "no graph key is stored for round %lld",
+                            (long long)latest->round);
+        if (rc == SDFED_OK) rc = sdfed_secagg_plan_make(&f->task, latest->n_participants, f->n, &s->plan, &why);
+        if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, latest->round, key, &why);
+        memset(key, 0, sizeof key);
+        s->started = rc == SDFED_OK;
+        if (rc == SDFED_OK) rc = replay(f, &why);
+        if (rc) {
+            s->broken = 1;
+            s->not_started = "it could not be rebuilt from the store after a restart";
+            native_logf("error",
+                        "\"round\": %lld, \"message\": \"the secure round cannot resume; it is abandoned: %s\"",
+                        (long long)latest->round, why.message);
+        }
+    } else if (latest->round > 0) {
+        store_round previous = {0};
+        int found;
+        if ((rc = store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
+            previous.started)
+            memcpy(s->sampler.s, previous.rng, sizeof previous.rng);
+        store_round_free(&previous);
+        if (rc) return rc;
+    }
+    return SDFED_OK;
+}
+
+static void secure_close(federation *f) {
+    round_secure *s = secure_of(f);
+    if (s->started) secagg_server_free(&s->server);
+    sdfed_round_free(&s->current);
+    free(s);
+    f->rounds = NULL;
+}
+
+const round_policy round_secure_policy = {
+    .mode = "secure",
+    .open = secure_open,
+    .close = secure_close,
+    .joined = secure_joined,
+    .left = secure_left,
+    .admit_update = secure_admit_update,
+    .admit_metrics = secure_admit_metrics,
+    .could_end = secure_could_end,
+    .tick = secure_tick,
+    .abandon = secure_abandon,
+    .ended = secure_ended,
+    .waiting = secure_waiting,
+    .status = secure_status,
+    .receive = secure_receive,
+    .declined = secure_declined,
+    .secagg_written = secure_secagg_written,
+};
