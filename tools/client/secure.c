@@ -134,7 +134,7 @@ static void mask(client_secure *s, const unsigned char *request, size_t len) {
     sdfed_error err = {0};
     sdfed_secagg_list relayed;
     /* a request it cannot read, or a pair that does not open */
-    int rc = sdfed_secagg_read_relayed(request, len, SDFED_SECAGG_MSG_MASKED_REQUEST, s->round, s->sa.holders - 1,
+    int rc = sdfed_secagg_read_relayed(request, len, SDFED_SECAGG_MSG_MASKED_REQUEST, s->round, s->sa.core.holders - 1,
                                        &relayed, &err);
     if (rc) {
         refuse(s, code_of(rc, SDFED_CODE_SECAGG_BAD_REQUEST), &err);
@@ -145,7 +145,7 @@ static void mask(client_secure *s, const unsigned char *request, size_t len) {
     sdfed_secagg_bytes noise = sdfed_crypto_stream_source(&s->own);
     sdfed_buffer out = {0};
     rc = secagg_client_mask(&s->sa, request, len, s->trained, s->global, s->samples, &rounding,
-                            s->sa.plan.sigma2 ? &noise : NULL, &out, &err);
+                            s->sa.core.plan.sigma2 ? &noise : NULL, &out, &err);
     if (rc == SDFED_OK) {
         send_frame(s, &out);
         snprintf(s->log, sizeof s->log, "round %lld: masked input sent", (long long)s->round);
