@@ -82,6 +82,7 @@ typedef struct federation_options {
     int batch_rows;        /* group commit: updates and metrics written in one transaction at most (0, 1: each alone) */
     int64_t batch_wait_ms; /* group commit: the longest an accepted update or metrics row waits for its batch */
     int64_t rejoin_grace_ms; /* sync: how long a chosen client whose connection was lost keeps its place (0: none) */
+    int graph_from_seed;     /* secure: each round's graph key from the task's seed (as sdfed sim's), not the OS */
 } federation_options;
 
 /* A message for the network layer to write (docs/protocol.md). */

@@ -63,6 +63,8 @@ static const char usage[] =
     "  --round-pause S       sync: seconds between one round's end and the next's start (0)\n"
     "  --rejoin-grace S      sync: seconds a chosen client whose connection was lost (no close) keeps its place\n"
     "                        in the round, to come back with its token (30; 0: it is out at once)\n"
+    "  --graph-from-seed     secure rounds: each round's share graph drawn from the task's seed, as sdfed sim\n"
+    "                        draws it, not from the OS (reproducible runs; the graph is the server's choice)\n"
     "  --buffer K            async: updates per new version (10)\n"
     "  --max-staleness S     async: oldest base version accepted (10)\n"
     "  --aggregate RULE      mean (the paper), median or trimmed_mean (mean)\n"
@@ -108,7 +110,7 @@ typedef struct args {
         *rate_window, *refusals, *lease, *poll, *commit_batch, *commit_wait, *ping_after, *hangup_after, *max_header;
     const char *max_connections, *status_reserve, *per_address, *max_addresses, *key_failures, *key_lockout,
         *registrations, *metrics_token, *demo_leases, *hello_timeout, *file_sends;
-    int help, verify;
+    int help, verify, graph_from_seed;
 } args;
 
 static int number(const char *text, const char *name, double lo, double hi, double *out) {
@@ -223,6 +225,7 @@ int main(int argc, char **argv) {
                                   {"--demo-leases-per-address", &a.demo_leases, NULL},
                                   {"--hello-timeout", &a.hello_timeout, NULL},
                                   {"--verify", NULL, &a.verify},
+                                  {"--graph-from-seed", NULL, &a.graph_from_seed},
                                   {"--help", NULL, &a.help}};
     const char *allow_origin[ORIGINS_ALLOWED_MAX];
     int n_allow_origin;
@@ -425,6 +428,7 @@ int main(int argc, char **argv) {
                              .deadline_ms = (int64_t)(deadline * 1000),
                              .round_pause_ms = (int64_t)(pause * 1000),
                              .rejoin_grace_ms = (int64_t)(grace * 1000),
+                             .graph_from_seed = a.graph_from_seed,
                              .buffer = (int)buffer,
                              .max_staleness = (int)staleness,
                              .aggregate = aggregate,

@@ -241,7 +241,11 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     if (f->clients.n < f->opt.min_clients || f->clients.n == 0) return;
     unsigned char key[32];
     sdfed_error err = {0};
-    int rc = sdfed_crypto_random(key, sizeof key, &err);
+    int rc = SDFED_OK;
+    if (f->opt.graph_from_seed)
+        sdfed_secagg_graph_key(f->task.seed, f->round, key);
+    else
+        rc = sdfed_crypto_random(key, sizeof key, &err);
     if (rc == SDFED_OK) rc = store_set_secagg_key(f->st, f->round, key, &err);
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"a secure round's key: %s\"", (long long)f->round,

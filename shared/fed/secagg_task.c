@@ -95,6 +95,13 @@ int sdfed_secagg_epsilon(const sdfed_secagg_plan *p, double rho_spent, double *e
     return sdfed_secagg_dp_epsilon(rho_spent, 1, p->delta, epsilon, err);
 }
 
+void sdfed_secagg_graph_key(uint64_t seed, int64_t round, unsigned char key[32]) {
+    sdfed_rng rng;
+    sdfed_rng_seed_stream(&rng, seed, SDFED_STREAM_SECAGG_GRAPH + ((uint64_t)round << 20));
+    sdfed_secagg_bytes bytes = sdfed_secagg_rng_source(&rng);
+    sdfed_secagg_draw(&bytes, key, 32, NULL);
+}
+
 sdfed_secagg_bytes sdfed_secagg_rounding(sdfed_rng *state, uint64_t seed, int64_t round, int64_t client) {
     sdfed_rng_seed_stream(state, seed ^ sdfed_rng_mix64((uint64_t)client),
                           SDFED_STREAM_SECAGG_ROUND + ((uint64_t)round << 20));

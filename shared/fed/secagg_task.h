@@ -76,6 +76,11 @@ int sdfed_secagg_plan_make(const sdfed_task *t, int n, size_t P, sdfed_secagg_pl
 /* *epsilon at the plan's delta after rounds whose rho add up to rho_spent. */
 int sdfed_secagg_epsilon(const sdfed_secagg_plan *p, double rho_spent, double *epsilon, sdfed_error *err);
 
+/* key = round `round`'s graph key drawn from the task's seed: the
+ * simulator's, and the aggregator's with --graph-from-seed (reproducible
+ * rounds; by default its key comes from the OS). */
+void sdfed_secagg_graph_key(uint64_t seed, int64_t round, unsigned char key[32]);
+
 /* The rounding bytes of `client` in round `round` (see above); state holds
  * the generator and must outlive the source. */
 sdfed_secagg_bytes sdfed_secagg_rounding(sdfed_rng *state, uint64_t seed, int64_t round, int64_t client);

@@ -146,7 +146,7 @@ enum {
     SDFED_STREAM_DROPOUT = 13,      /* whether a chosen client drops out of a round */
     SDFED_STREAM_SECAGG_DROP = 14,  /* + (round << 20) + (stage << 8): secure aggregation's dropouts at a stage */
     SDFED_STREAM_SECAGG_ROUND = 15, /* + (round << 20): a secure round's stochastic rounding (per client) */
-    SDFED_STREAM_SECAGG_GRAPH = 16, /* + (round << 20): the simulator's key of a secure round's graph */
+    SDFED_STREAM_SECAGG_GRAPH = 16, /* + (round << 20): a secure round's graph key from the seed */
     SDFED_STREAM_DEVICES = 17,      /* + (client << 20): a simulated client's device (fed/devices.h) */
     SDFED_STREAM_CLIENTS = 1000,    /* + c: client c's initialisation and batch order */
     SDFED_STREAM_NOISE = 100000,    /* + r: round r's differential-privacy noise */

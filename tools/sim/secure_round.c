@@ -40,14 +40,6 @@ static int randomness(round_state *s, int p, sdfed_secagg_bytes *secret, sdfed_s
     return SDFED_OK;
 }
 
-/* the round's graph key from the task seed */
-static void graph_key(uint64_t seed, int64_t round, unsigned char key[32]) {
-    sdfed_rng rng;
-    sdfed_rng_seed_stream(&rng, seed, SDFED_STREAM_SECAGG_GRAPH + ((uint64_t)round << 20));
-    sdfed_secagg_bytes bytes = sdfed_secagg_rng_source(&rng);
-    sdfed_secagg_draw(&bytes, key, 32, NULL);
-}
-
 /* whether the client at place p is due in the current stage (completed the one before, still in) */
 static int due(const round_state *s, int p, sdfed_secagg_stage stage) {
     if (sdfed_secagg_server_gone(&s->server.stages, p)) return 0;
@@ -164,7 +156,7 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     s.c = calloc((size_t)n, sizeof *s.c);
     s.own = calloc((size_t)n, sizeof *s.own);
     unsigned char key[32];
-    graph_key(task->seed, round, key);
+    sdfed_secagg_graph_key(task->seed, round, key);
     int rc = s.c && s.own ? secagg_server_start(&s.server, plan, round, key, err)
                           : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
     int going = rc == SDFED_OK;
