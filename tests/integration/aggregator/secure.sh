@@ -72,6 +72,14 @@ start_client() { # start_client NAME K [FLAGS...]
   pids+=("$client_pid")
   disown "$client_pid" # those killed on purpose are not reported
 }
+hold_round_zero() { # hold_round_zero NAME: NAME's server and 10 clients; once round 0 started the last client is
+  # frozen (SIGSTOP; $client_pid), holding its stage open
+  local name=$1
+  start_server "$name" "$work/$name.json"
+  for k in $(seq 0 9); do start_client "$name" "$k" --give-up 60; done
+  round_zero_started() { [ "$(query "$name" 'SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL')" = 1 ]; }
+  wait_for "round 0 to start" 60 round_zero_started && kill -STOP "$client_pid"
+}
 status() { curl -s "http://127.0.0.1:$port/status"; }
 done_in() { status | grep -q '"done": 1'; }
 query() { sqlite3 "$work/$1-state/aggregator.sqlite" "$2"; }
@@ -155,10 +163,7 @@ part 3 && {
 # round 0 started holds its stage open while the others' messages are stored; then the server dies, the
 # client thaws, and the restarted server resumes the round from its rows
 task restart '{"rounds": 2}'
-start_server restart "$work/restart.json"
-for k in $(seq 0 9); do start_client restart "$k" --give-up 60; done
-started() { [ "$(query restart 'SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL')" = 1 ]; }
-wait_for "round 0 to start" 60 started && kill -STOP "$client_pid"
+hold_round_zero restart
 others_in() { [ "$(query restart 'SELECT count(DISTINCT client) FROM secagg_messages WHERE round = 0 AND client >= 0')" -ge 9 ]; }
 wait_for "9 clients' messages stored in round 0" 180 others_in
 rows=$(query restart 'SELECT count(*) FROM secagg_messages WHERE round = 0')
@@ -204,10 +209,7 @@ part 6 && {
 # --- 6. a round that cannot be rebuilt: one client frozen holds round 0 open, the server dies, the round's key
 # is removed from the store; after the restart the round is abandoned and the next one closes
 task broken '{"rounds": 2}'
-start_server broken "$work/broken.json"
-for k in $(seq 0 9); do start_client broken "$k" --give-up 60; done
-broken_started() { [ "$(query broken 'SELECT count(*) FROM rounds WHERE round = 0 AND started IS NOT NULL')" = 1 ]; }
-wait_for "round 0 to start" 60 broken_started && kill -STOP "$client_pid"
+hold_round_zero broken
 kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null
 query broken 'DELETE FROM secagg_rounds WHERE round = 0'
 kill -CONT "$client_pid"
