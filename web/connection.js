@@ -91,9 +91,10 @@ async function onMessage(m) {
     }
     retry.reset(); // a session that succeeded
     welcomed = true;
-    page.stored = await store.updateState(page.federation, { token: m.token });
+    // said before the token is stored: the round_start after it says more
     showConnection('online', `connected as volunteer ${m.client_id}`);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
+    page.stored = await store.updateState(page.federation, { token: m.token });
     break;
   case 'round_start':
     roundWaiting = m;
@@ -137,6 +138,10 @@ async function onMessage(m) {
     }
     if (m.code === RATE_LIMITED && !welcomed) { // not now (too many new volunteers from here): after retry_after
       socket.close();
+      break;
+    }
+    if (secureRound.refusedAgain(m.code)) {
+      showTrainingStatus('The server already had your last secure-round message; the round goes on.');
       break;
     }
     if (m.code === WRONG_ROUND || m.code === NOT_IN_ROUND) {

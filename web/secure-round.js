@@ -19,7 +19,8 @@ const REFUSED_AS = { share_request: 'secagg_bad_request', masked_request: 'secag
                      unmask_request: 'secagg_bad_request' };
 
 // the round this page is in: {round, last: its last message {kind, frame},
-// samples (once trained), over (it refused, or a step failed), queue}
+// again (that message was sent again), samples (once trained), over (it
+// refused, or a step failed), queue}
 let current = null;
 
 const say = (round, text) => { $('training-status').textContent = `Secure round ${round}: ${text}.`; };
@@ -36,6 +37,7 @@ async function answer(r, kind, message, send) {
   const frame = await page.compute.call('secureFrame', { message });
   if (r.over) return;
   r.last = { kind, frame };
+  r.again = false;
   send(frame);
   say(r.round, SAID[kind]);
 }
@@ -60,7 +62,11 @@ function then(r, step) {
 // keys sent again if they were its last message.
 export function start(m, frame, send) {
   if (current && current.round === m.round) {
-    if (current.last && current.last.kind === 'advertise' && !current.over) send(current.last.frame);
+    if (current.last && current.last.kind === 'advertise' && !current.over) {
+      send(current.last.frame);
+      current.again = true;
+      say(current.round, 'keys sent again (the server came back)');
+    }
     return null;
   }
   const r = { round: m.round, last: null, samples: null, over: false, queue: Promise.resolve() };
@@ -101,6 +107,7 @@ export function request(data, send) {
     if (!kind) refuse(r, 'secagg_bad_request', `a ${m.kind} message is no server's request`, send);
     if (r.last && r.last.kind === kind) {
       send(r.last.frame);
+      r.again = true;
       return say(r.round, `${SAID[kind]} again (the server asked again)`);
     }
     if (m.kind === 'unmask_request') say(r.round, 'unmasking');
@@ -114,6 +121,12 @@ export function request(data, send) {
     await answer(r, kind, out.message, send);
   });
 }
+
+// Whether the server's refusal (its code) is of a message sent again that
+// it had stored already (its keys: known; another: repeated) or whose stage
+// it had left: the round goes on without it.
+export const refusedAgain = (code) => current !== null && current.again &&
+  ['secagg_bad_keys', 'secagg_repeated', 'secagg_wrong_stage'].includes(code);
 
 // round_end: the round is over (closed or abandoned), nothing more to send
 // in it, not even an answer on its way.
