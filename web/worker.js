@@ -6,8 +6,9 @@
 // Ops: init, setTask, classify, encode, setSamples, device, round,
 // accuracy, predict, saveParams, loadParams, and a secure round's steps
 // (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
-// secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage. An error is {id, error, code} (code: a
-// refusal's name, as 'secagg_both_sets', when it has one).
+// secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage.
+// An error is {id, error, code} (code: a refusal's name, as
+// 'secagg_both_sets', when it has one).
 'use strict';
 
 let api = null;
@@ -166,8 +167,8 @@ const ops = {
     }
     const steps = api.roundProgress().taken;
     const update = secure ? null : api.roundUpdate();
-    return { update, samples: api.roundSamples(), losses, steps, stepMs: (performance.now() - started) / Math.max(1, steps),
-             accuracy: api.accuracy() };
+    return { update, samples: api.roundSamples(), losses, steps,
+             stepMs: (performance.now() - started) / Math.max(1, steps), accuracy: api.accuracy() };
   },
   accuracy: () => api.accuracy(),
   async predict({ image }) {

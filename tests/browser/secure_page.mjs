@@ -44,7 +44,8 @@ const taskFile = path.join(data, 'task.json');
 writeFileSync(taskFile, JSON.stringify(task));
 
 const startAggregator = (name) => h.startAggregator(name, ['--task', taskFile, '--state', path.join(out, 'state'),
-  '--min-clients', '4', '--deadline', '120', '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+  '--min-clients', '4', '--deadline', '120', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
 await startAggregator('aggregator');
 for (const k of [0, 1, 2])
   start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
@@ -122,8 +123,8 @@ try {
     `the federation panel says what the server sees (t = ${t}) and the noise: ${panel}`);
 
   // 4. only secure frames, each message once a round, no update in the clear and no metrics
-  const kinds = sent.binary.map((b) => (b.subarray(0, 4).toString() === 'SDFS' ? `${KINDS[b[5]]} ${b.readBigInt64BE(6)}` :
-    `a plain ${b.subarray(0, 4).toString('hex')} frame`));
+  const kinds = sent.binary.map((b) => (b.subarray(0, 4).toString() === 'SDFS' ?
+    `${KINDS[b[5]]} ${b.readBigInt64BE(6)}` : `a plain ${b.subarray(0, 4).toString('hex')} frame`));
   const expected = [0, 1].flatMap((r) => ['advertise', 'shares', 'masked', 'unmask'].map((k) => `${k} ${r}`));
   // round 2's keys twice: before the kill and when the server came back
   expected.push('advertise 2', 'advertise 2', 'shares 2', 'masked 2', 'unmask 2');
