@@ -363,12 +363,13 @@ int wc_round_steps_total(void) { return W.in_round ? W.round.total_steps : 0; }
 int wc_round_steps_taken(void) { return W.in_round ? W.round.steps : 0; }
 const double *wc_round_losses(void) { return W.losses; }
 
+int wc_round_samples(void) { return W.have_device_plan ? (int)W.device_plan.samples : W.train.n; }
+
 int wc_round_update(void) {
     if (!W.in_round || !sdfed_local_round_done(&W.round)) return fail(SDFED_ERR_ARG, "the round is not finished");
     uint32_t shape[2] = {(uint32_t)W.params.global_rows, (uint32_t)W.params.width};
     sdfed_buffer_free(&W.out);
-    uint32_t weight =
-        (uint32_t)(W.have_device_plan ? W.device_plan.samples : W.train.n); /* the samples the steps used */
+    uint32_t weight = (uint32_t)wc_round_samples();
     return sdfed_frame_encode(SDFED_FRAME_UPDATE, W.round_number, weight, 2, shape, W.params.global, &W.out, &W.err);
 }
 
@@ -642,6 +643,23 @@ int wc_secagg_input_values(void) {
 }
 
 const char *wc_secagg_code_name(int code) { return sdfed_secagg_code_name(code); }
+
+int wc_secure_frame_encode(const uint8_t *msg, size_t len) {
+    out_wipe();
+    return sdfed_secure_frame_encode(msg, len, &W.out, &W.err);
+}
+
+int wc_secure_frame_decode(const uint8_t *frame, size_t len) {
+    const unsigned char *msg;
+    size_t msg_len;
+    sdfed_code code;
+    int rc = sdfed_secure_frame_decode(frame, len, &msg, &msg_len, &code, &W.err);
+    unsigned char *o = rc ? NULL : out_reserve(msg_len);
+    if (o) memcpy(o, msg, msg_len);
+    return rc ? rc : o ? SDFED_OK : SDFED_ERR_NOMEM;
+}
+
+const char *wc_secagg_msg_name(int kind) { return sdfed_secagg_msg_name(kind); }
 
 int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, double b) {
     int64_t r = 0, x = 0, y = 0;

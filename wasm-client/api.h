@@ -74,8 +74,10 @@ WC_EXPORT int wc_round_steps_total(void);
 WC_EXPORT int wc_round_steps_taken(void);
 /* The last step's losses: ce_local, ce_global, stretch, separation, total. */
 WC_EXPORT const double *wc_round_losses(void);
+/* The training samples the round's steps used: its update's weight. */
+WC_EXPORT int wc_round_samples(void);
 /* The update frame of the round (the shared parameters only, the training
- * sample count) into the output buffer. */
+ * sample count) into the output buffer; a secure round sends none. */
 WC_EXPORT int wc_round_update(void);
 
 /* The round's global parameters as wc_round_begin received them (which 0)
@@ -194,6 +196,14 @@ WC_EXPORT void wc_secagg_abandon(void);
 WC_EXPORT int wc_secagg_input_values(void);
 /* "secagg_both_sets", ... for a code; NULL for another. */
 WC_EXPORT const char *wc_secagg_code_name(int code);
+/* A secure round's frames on the wire (fed/protocol.h, docs/protocol.md
+ * "Secure rounds"): out = the SDFS frame around a secagg message; out = the
+ * message inside a frame, after its magic, version, size and CRC-32 are
+ * checked (a bad one: SDFED_ERR_FORMAT, the reason in wc_error()). */
+WC_EXPORT int wc_secure_frame_encode(const uint8_t *msg, size_t len);
+WC_EXPORT int wc_secure_frame_decode(const uint8_t *frame, size_t len);
+/* "advertise", "share_request", ... for a secagg message's kind; NULL for another. */
+WC_EXPORT const char *wc_secagg_msg_name(int kind);
 /* Layouts alone, for checks against tests/vectors/secagg-v1.txt: out = the
  * 64-byte info of purpose (2 share, 3 pair, 4 self) and clients a, b; the
  * session id (32) of n clients' keys (n x 32 each, all advertised); v

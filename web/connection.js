@@ -3,16 +3,19 @@
 // key, the server's messages shown, a round's global prompt handed to
 // training, reconnecting until the volunteer leaves, after waits with jitter
 // (backoff.js) that respect the server's retry_after; a refused join key
-// ends the joining (trying again could only lock this address out).
+// ends the joining (trying again could only lock this address out). A
+// secure round's stages are secure-round.js's.
 import { backoff } from './backoff.js';
 import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
+import { showSecureAggregation } from './federation.js';
 import { $, joinKey, page, setStage, showError } from './page.js';
+import * as secureRound from './secure-round.js';
 import * as store from './store.js';
 import { trainRound } from './training.js';
 
 let socket = null;
 const retry = backoff();
-let roundWaiting = null; // a round_start whose parameters are to come
+let roundWaiting = null; // a round_start message whose parameters are to come
 let training = null; // the round being trained now
 let sent = null; // the last update sent, { round, update }: sent again, not retrained, if its round comes back
 let left = false; // "forget me": never connect again
@@ -88,18 +91,21 @@ async function onMessage(m) {
     }
     retry.reset(); // a session that succeeded
     welcomed = true;
-    page.stored = await store.updateState(page.federation, { token: m.token });
+    // said before the token is stored: the round_start after it says more
     showConnection('online', `connected as volunteer ${m.client_id}`);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
+    page.stored = await store.updateState(page.federation, { token: m.token });
     break;
   case 'round_start':
-    roundWaiting = m.round;
-    showTrainingStatus(`Round ${m.round}: receiving the shared prompt…`);
+    roundWaiting = m;
+    if (m.secure) showSecureAggregation(m.secure.min_inputs);
+    showTrainingStatus(`${m.secure ? 'Secure round' : 'Round'} ${m.round}: receiving the shared prompt…`);
     break;
   case 'ack':
     showTrainingStatus(`Round ${m.round}: the server stored your update. Waiting for the others…`);
     break;
   case 'round_end':
+    secureRound.end(m.round);
     showTrainingStatus(m.abandoned ?
       `Round ${m.round} was abandoned: too few volunteers reported, so the shared prompt stays as it was. ` +
       'Waiting for the next…' :
@@ -134,6 +140,10 @@ async function onMessage(m) {
       socket.close();
       break;
     }
+    if (secureRound.refusedAgain(m.code)) {
+      showTrainingStatus('The server already had your last secure-round message; the round goes on.');
+      break;
+    }
     if (m.code === WRONG_ROUND || m.code === NOT_IN_ROUND) {
       showTrainingStatus('The round closed before your update arrived; you are in line for round ' +
         `${m.next_round ?? 0}.`);
@@ -144,14 +154,18 @@ async function onMessage(m) {
   }
 }
 
-// The binary frame after a round_start: that round's global parameters.
-// A round given again (a rejoin: the connection came back while the round
-// is open) is not trained twice: one being trained sends its update when
-// done, and one already sent is sent again.
+// A binary frame: a secure round's request, or the frame after a
+// round_start: that round's global parameters. A round given again (a
+// rejoin: the connection came back while the round is open) is not trained
+// twice: one being trained sends its update when done, and one already sent
+// is sent again (a secure round's: secure-round.js).
 async function onFrame(frame) {
-  const round = roundWaiting;
-  if (round === null) return;
+  if (secureRound.isSecureFrame(frame)) return secureRound.request(frame, send);
+  const start = roundWaiting;
+  if (start === null) return;
   roundWaiting = null;
+  if (start.secure) return secureRound.start(start, frame, send);
+  const round = start.round;
   if (training === round) return;
   if (sent && sent.round === round) return send(sent.update);
   training = round;

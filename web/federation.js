@@ -48,12 +48,28 @@ export async function describe() {
   $('method').textContent = `${d.task.method} (global prompt ${d.task.global_prompt_length} tokens, shared; ` +
     'personal prompt kept here)';
   $('model').textContent = `${(d.model.size / 1e6).toFixed(1)} MB, sha256 ${d.model.sha256.slice(0, 12)}…`;
+  showSecureAggregation(null);
   const problem = d.task.secure_aggregation ? self.sdfedSecagg.secureContextProblem() : null;
   if (problem) {
     $('join-hint').textContent = problem;
     throw new Error(problem);
   }
   page.federation = `${d.model.sha256}:${await sha256Hex(new TextEncoder().encode(JSON.stringify(d.task)))}`;
+}
+
+// With secure aggregation, its promise in the panel: t, the fewest inputs a
+// round's sum holds (round_start's min_inputs; null before the first round),
+// and what each volunteer adds for differential privacy when the task asks.
+export function showSecureAggregation(t) {
+  const { rounds, secure_aggregation: sa } = page.description.task;
+  if (!sa) return;
+  const noise = sa.noise ? ` For differential privacy each volunteer's browser adds its own random integer noise ` +
+    `(a discrete Gaussian) to its prompt before masking it, so that the sum is (ε = ${sa.noise.epsilon}, ` +
+    `δ = ${sa.noise.delta})-differentially private over the ${rounds} rounds; the server adds none.` :
+    ' No noise is added for differential privacy.';
+  $('secure').textContent = `On: the server sees only the sum of ${t ? `at least ${t}` : 'several'} volunteers' ` +
+    `prompts, never one alone; yours leaves this browser masked.${noise}`;
+  $('secure').hidden = $('secure-label').hidden = false;
 }
 
 export async function pollStatus() {

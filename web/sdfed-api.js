@@ -96,6 +96,8 @@ function sdfedApi(M, memory = null) {
     },
     roundDone: () => M._wc_round_done() !== 0,
     roundProgress: () => ({ taken: M._wc_round_steps_taken(), total: M._wc_round_steps_total() }),
+    // the training samples the round's steps used (its update's weight)
+    roundSamples: () => M._wc_round_samples(),
     // the update frame to upload (shared parameters only)
     roundUpdate() { check(M._wc_round_update(), 'the update'); return output(); },
     accuracy() {
@@ -203,6 +205,18 @@ function sdfedApi(M, memory = null) {
       return output();
     },
     secaggAbandon() { M._wc_secagg_abandon(); },
+    // a secure round's frames on the wire: the SDFS frame around a secagg
+    // message, and a frame's message checked ({kind: 'share_request', ...,
+    // round, message}; a bad frame throws)
+    secureFrame(message) {
+      withBytes(message, (p) => check(M._wc_secure_frame_encode(p, message.byteLength), 'a secure frame'));
+      return output();
+    },
+    secureMessage(frame) {
+      withBytes(frame, (p) => check(M._wc_secure_frame_decode(p, frame.byteLength), 'the server\'s secure frame'));
+      const message = output(), view = new DataView(message.buffer);
+      return { kind: M.UTF8ToString(M._wc_secagg_msg_name(message[0])), round: Number(view.getBigInt64(1)), message };
+    },
     // its input before the masks, (P + 1) u64 little-endian bytes
     secaggInputValues() { check(M._wc_secagg_input_values(), 'the input'); return output(); },
     // the layouts alone (the test vector)

@@ -8,7 +8,7 @@ import * as store from './store.js';
 
 // The client's index picks its random stream and, for tasks with varied
 // lengths, its personal prompt's length: the demo shard, or a number drawn once.
-function clientIndex() {
+export function clientIndex() {
   if (page.stored.shard !== undefined) return page.stored.shard;
   return page.stored.index;
 }
@@ -63,17 +63,22 @@ export async function changeShard(shard) {
   await setTask();
 }
 
-// The global parameters of a round: train, upload (send), report, keep.
-export async function trainRound(round, frame, send) {
+// The global parameters of a round: train, upload (send), report, keep. A
+// secure round (secure-round.js) uploads nothing here and reports no
+// metrics (the server knows no one's update): its masked input goes when
+// the server asks; the samples the steps used are returned for it.
+export async function trainRound(round, frame, send, { secure = false } = {}) {
   setStage('training');
-  const r = await page.compute.call('round', { frame }, (done, total) =>
+  const r = await page.compute.call('round', { frame, secure }, (done, total) =>
     showProgress('round-progress', done, total, `round ${round}: training step ${done} of ${total}`), [frame]);
-  send(r.update.buffer);
-  // with a local_prompt, the device's figures too: step times, threads, kernels
-  const device = page.device ? { step_ms: page.device.stepMs, threads: page.info.threads, kernels: page.info.kernels } :
-    {};
-  send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
-    test_samples: page.dataset.test.reduce((a, b) => a + b, 0), ...device }));
+  if (!secure) {
+    send(r.update.buffer);
+    // with a local_prompt, the device's figures too: step times, threads, kernels
+    const device = page.device ?
+      { step_ms: page.device.stepMs, threads: page.info.threads, kernels: page.info.kernels } : {};
+    send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
+      test_samples: page.dataset.test.reduce((a, b) => a + b, 0), ...device }));
+  }
   const params = await page.compute.call('saveParams');
   const history = (page.stored.history || []).filter((h) => h.round !== round)
     .concat([{ round, accuracy: r.accuracy }]);
@@ -82,6 +87,7 @@ export async function trainRound(round, frame, send) {
     `${r.stepMs.toFixed(0)} ms per step; your accuracy ${(100 * r.accuracy).toFixed(1)}%`);
   drawChart(history);
   setStage(`trained-${history.length}`);
+  return r.samples;
 }
 
 // After a reload, prompts trained in an earlier round: which round, and

@@ -6,8 +6,9 @@
 // Ops: init, setTask, classify, encode, setSamples, device, round,
 // accuracy, predict, saveParams, loadParams, and a secure round's steps
 // (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
-// secaggUnmask, secaggInput. An error is {id, error, code} (code: a
-// refusal's name, as 'secagg_both_sets', when it has one).
+// secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage.
+// An error is {id, error, code} (code: a refusal's name, as
+// 'secagg_both_sets', when it has one).
 'use strict';
 
 let api = null;
@@ -153,8 +154,9 @@ const ops = {
     return { stepMs, plan: api.choose(stepMs) };
   },
   // One round from the server's global frame: steps with progress, then the
-  // update frame to upload and the accuracy on the held-out images.
-  round({ frame }, progress) {
+  // update frame to upload (none in a secure round: its masked input goes
+  // instead), the samples it weighs and the accuracy on the held-out images.
+  round({ frame, secure = false }, progress) {
     api.roundBegin(new Uint8Array(frame));
     const started = performance.now();
     let losses = null;
@@ -164,9 +166,9 @@ const ops = {
       progress(p.taken, p.total);
     }
     const steps = api.roundProgress().taken;
-    const update = api.roundUpdate();
-    return { update, losses, steps, stepMs: (performance.now() - started) / Math.max(1, steps),
-             accuracy: api.accuracy() };
+    const update = secure ? null : api.roundUpdate();
+    return { update, samples: api.roundSamples(), losses, steps,
+             stepMs: (performance.now() - started) / Math.max(1, steps), accuracy: api.accuracy() };
   },
   accuracy: () => api.accuracy(),
   async predict({ image }) {
@@ -197,6 +199,9 @@ const ops = {
     return secureRound().mask(request, { x: trained.x, g: trained.g, samples });
   },
   secaggUnmask: ({ request }) => secureRound().unmask(request),
+  // the wire's secure frames (sdfed-api.js): a message's frame, a frame's message
+  secureFrame: ({ message }) => api.secureFrame(new Uint8Array(message)),
+  secureMessage: ({ frame }) => api.secureMessage(new Uint8Array(frame)),
   // the input before its masks (the parity tests)
   secaggInput: () => secureRound().inputValues(),
 };

@@ -5,7 +5,8 @@
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
 # (host_federation.mjs), the page's side of secure rounds against a
-# native server and native clients (secagg.mjs) and the local prompt fitted
+# native server and native clients (secagg.mjs), the page in secure rounds
+# over the aggregator's socket (secure_page.mjs) and the local prompt fitted
 # to the device (device_page.mjs). Installs playwright-core from the npm
 # registry into tests/browser/node_modules the first time (package-lock.json
 # pins it).
@@ -53,6 +54,7 @@ chromium "a volunteer's own folder, a phone and \"Forget me\" in Chromium" folde
 chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
 chromium "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context" \
   secagg.mjs "$model"
+chromium "secure rounds on the page over the aggregator's socket in Chromium" secure_page.mjs "$model"
 chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

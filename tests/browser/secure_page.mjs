@@ -1,0 +1,145 @@
+// The volunteer page in secure rounds over the aggregator's socket (issue
+// 38), in Debian's Chromium: tasks/fmnist-secure.json made small (4
+// volunteers, 3 rounds, with distributed noise; four classes of
+// Fashion-MNIST as a folder, 16 images a class, so that no client encodes
+// the whole training set), a real aggregator on loopback (a secure
+// context), 3 headless clients and the page on a demo share; the page
+// joins and
+//   1. the rounds close with the 4 masked inputs in each sum (/status and
+//      the page's own "Round R is over (4 volunteers)"), round 2 too,
+//      whose aggregator is killed (kill -9) once the page sent its keys and
+//      started again on its state: the page comes back to the round and
+//      goes on where it was (its keys sent again as the headless client
+//      does, the server's requests answered);
+//   2. the page says each stage in words: keys sent, shares sent, masked
+//      prompt sent, unmasking; and no error;
+//   3. the federation panel says "the server sees only the sum of at least
+//      t volunteers' prompts", t the round_start's min_inputs, and the
+//      noise each volunteer adds for differential privacy;
+//   4. every binary frame the page sent is a secure (SDFS) frame, never a
+//      plain update: its advertise, shares, masked and unmask messages, once
+//      each in rounds 0 and 1; no metrics (the server knows no one's update).
+//   node secure_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
+
+const { root, build, emBuild, model, out, shots, h } = chromiumTest();
+const { check, start, until } = h;
+
+const data = path.join(out, 'data');
+const CLASSES = ['Trouser', 'Bag', 'Sandal', 'Sneaker'];
+const exported = spawnSync('/usr/bin/python3', [path.join(root, 'tools/fmnist_to_folder.py'), '--out', data,
+  '--classes', CLASSES.join(','), '--per-class', '16'], { encoding: 'utf8' });
+if (exported.status !== 0) throw new Error(`fmnist_to_folder.py: ${exported.stderr}`);
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-secure.json'), 'utf8'));
+// (40 epochs: the page trains long enough, after its keys, for the kill to
+// find round 2 open)
+Object.assign(task, { model, dataset: { train: 'train', test: 'test' }, classes: CLASSES, clients: 4,
+  clients_per_round: 4, rounds: 3, local_epochs: 40, partition: { kind: 'pathological', classes_per_client: 2 } });
+Object.assign(task.secure_aggregation, { dropout_rate: 0.4, l2_clip: 0.2, max_weight: 1,
+  noise: { epsilon: 8, delta: 1e-5 } });
+const taskFile = path.join(data, 'task.json');
+writeFileSync(taskFile, JSON.stringify(task));
+
+const startAggregator = (name) => h.startAggregator(name, ['--task', taskFile, '--state', path.join(out, 'state'),
+  '--min-clients', '4', '--deadline', '120', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
+await startAggregator('aggregator');
+for (const k of [0, 1, 2])
+  start(`client${k}`, path.join(build, 'sdfed-client'), ['--server', `ws://127.0.0.1:${h.port}`, '--client-index',
+    String(k), '--model', model, '--cache', path.join(out, 'cache'), '--token-file', path.join(out, `token${k}`),
+    '--host-task', taskFile]);
+await until('3 headless clients', async () => (await h.status()).clients === 3, 120);
+
+const KINDS = ['', 'advertise', 'share_request', 'shares', 'masked_request', 'masked', 'unmask_request', 'unmask'];
+const browser = await launchChromium();
+let watch = { lines: [], tail: () => '' };
+try {
+  const page = await (await browser.newContext()).newPage();
+  watch = watchPage(page);
+  const { stage, text } = watch;
+  // what the page sends and the round_starts it gets
+  const sent = { binary: [], text: [] }, starts = [];
+  page.on('websocket', (ws) => {
+    ws.on('framesent', ({ payload }) => (typeof payload === 'string' ? sent.text : sent.binary).push(payload));
+    ws.on('framereceived', ({ payload }) => {
+      if (typeof payload === 'string' && payload.includes('"round_start"')) starts.push(JSON.parse(payload));
+    });
+  });
+  const waitStage = (what, ok, seconds) => until(`stage ${what}`, async () => ok(await stage()), seconds);
+  // every line the training status shows, kept as it changes; the aggregator
+  // killed the moment the page says it sent its keys of round 2 (it trains then)
+  const lines = [];
+  let killed = false;
+  await page.exposeFunction('statusSaid', (line) => {
+    lines.push(line);
+    if (line !== 'Secure round 2: keys sent.' || killed) return;
+    killed = true;
+    h.aggregator.kill('SIGKILL');
+  });
+  await page.goto(`${h.base}/`);
+  await waitStage('empty', (s) => s === 'empty', 60);
+  await page.evaluate(() => {
+    const box = document.getElementById('training-status');
+    new MutationObserver(() => window.statusSaid(box.textContent)).observe(box, { childList: true, subtree: true,
+      characterData: true });
+  });
+  await page.click('#demo');
+  await waitStage('ready', (s) => s === 'ready', 120);
+  await page.click('#join');
+  await until('the page\'s keys of round 2, and the aggregator killed', async () => killed &&
+    (h.aggregator.exitCode !== null || h.aggregator.signalCode), 120);
+  await startAggregator('aggregator-restarted');
+  await until('the federation to finish', async () => (await h.status()).done === 1, 180);
+  await waitStage('done', (s) => s === 'done', 30);
+  await page.screenshot({ path: path.join(shots, '01-done.png'), fullPage: true });
+
+  // 1. the rounds closed, each with 4 masked inputs in its sum, the one killed too
+  const s = await h.status();
+  check(s.rounds_closed === 3 && s.rounds_abandoned === 0,
+    `the aggregator closed the 3 secure rounds, through its restart: ${s.rounds_closed} closed, ` +
+    `${s.rounds_abandoned} abandoned`);
+  check([0, 1, 2].every((r) => lines.includes(`Round ${r} is over (4 volunteers). Waiting for the next…`)),
+    `the page saw the rounds close with 4 volunteers: ${lines.filter((l) => / is over /.test(l)).join(' | ')}`);
+  check(lines.includes('Secure round 2: keys sent again (the server came back).'),
+    `after the restart the page went on with round 2, its keys sent again: ` +
+    lines.filter((l) => /round 2/i.test(l)).join(' | '));
+
+  // 2. the stages in words
+  const words = ['keys sent', 'shares sent', 'masked prompt sent', 'unmasking'];
+  const missing = [0, 1, 2].flatMap((r) => words.filter((w) =>
+    !lines.some((l) => l.startsWith(`Secure round ${r}: ${w}`))).map((w) => `round ${r}: ${w}`));
+  check(!missing.length, `the page said each stage of the rounds in words${missing.length ? `; missing ${missing}` :
+    ''}: ${lines.filter((l) => l.startsWith('Secure round 1')).join(' | ')}`);
+
+  // 3. the panel's promise, with t from round_start, and the noise
+  const panel = await text('secure');
+  const t = starts.length ? starts[0].secure.min_inputs : -1;
+  check(starts.length >= 3 && starts.every((m) => m.secure && m.secure.n === 4 && m.secure.min_inputs === t) &&
+    panel.includes(`the server sees only the sum of at least ${t} volunteers' prompts`) &&
+    panel.includes('(ε = 8, δ = 0.00001)-differentially private over the 3 rounds'),
+    `the federation panel says what the server sees (t = ${t}) and the noise: ${panel}`);
+
+  // 4. only secure frames, each message once a round, no update in the clear and no metrics
+  const kinds = sent.binary.map((b) => (b.subarray(0, 4).toString() === 'SDFS' ?
+    `${KINDS[b[5]]} ${b.readBigInt64BE(6)}` : `a plain ${b.subarray(0, 4).toString('hex')} frame`));
+  const expected = [0, 1].flatMap((r) => ['advertise', 'shares', 'masked', 'unmask'].map((k) => `${k} ${r}`));
+  // round 2's keys twice: before the kill and when the server came back
+  expected.push('advertise 2', 'advertise 2', 'shares 2', 'masked 2', 'unmask 2');
+  check(JSON.stringify(kinds) === JSON.stringify(expected),
+    `the page's binary frames are its secure messages alone, in order: ${kinds.join(', ')}`);
+  const types = sent.text.map((m) => JSON.parse(m).type);
+  check(!types.includes('metrics') && !types.includes('update') && !types.includes('secagg_refusal'),
+    `the page sent no update, metrics or refusal as text: ${types.join(', ')}`);
+  check(!(await text('error')).trim(), `the page shows no error: ${await text('error')}`);
+  writeFileSync(path.join(out, 'console.log'), watch.lines.join('\n'));
+} catch (e) {
+  check(false, e.message);
+  console.log(watch.tail());
+} finally {
+  await browser.close();
+  h.cleanup();
+}
+process.exit(h.summary('chromium, secure rounds on the page', shots));
