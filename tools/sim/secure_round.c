@@ -102,9 +102,15 @@ static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x,
         rc = secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
     int64_t t2 = native_clock_monotonic_ns();
     if (rc == SDFED_OK) rc = secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
-    stats->server_seconds += native_clock_seconds(t1 - t0 + native_clock_monotonic_ns() - t2);
-    stats->bytes_down += stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
+    const double server = native_clock_seconds(t1 - t0 + native_clock_monotonic_ns() - t2);
+    const int64_t down = stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
+    stats->server_seconds += server;
+    stats->bytes_down += down;
     stats->bytes_up += (int64_t)s->message.size;
+    stats->stage[stage].server_seconds += server;
+    stats->stage[stage].client_seconds += native_clock_seconds(t2 - t1);
+    stats->stage[stage].bytes_down += down;
+    stats->stage[stage].bytes_up += (int64_t)s->message.size;
     return rc ? sdfed_fail_context(err, rc, "secure round %lld, %s stage, client %lld", (long long)s->round,
                                    sdfed_secagg_stage_name(stage), (long long)s->clients[p])
               : SDFED_OK;
@@ -181,9 +187,10 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     stats->shared = count_completed(&s, SDFED_SECAGG_SHARE);
     stats->masked = count_completed(&s, SDFED_SECAGG_MASKED);
     stats->survivors = count_completed(&s, SDFED_SECAGG_UNMASK);
-    int64_t t1 = native_clock_monotonic_ns();
+    int64_t t1 = native_clock_monotonic_ns(), cpu = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
     stats->unmask_seconds = native_clock_seconds(native_clock_monotonic_ns() - t1);
+    stats->unmask_cpu_seconds = native_clock_seconds(native_clock_thread_cpu_ns() - cpu);
     stats->server_seconds += stats->unmask_seconds;
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
