@@ -45,10 +45,10 @@ typedef struct secure_round_stats {
     double unmask_cpu_seconds;                 /* the unmasking's CPU time (the others are wall) */
     int64_t bytes_up, bytes_down;              /* the protocol's messages, all clients: to the server, from it */
     char plain_sha256[65];                     /* of the plain global of the same inputs ("" when abandoned) */
-    /* the same by stage (advertise to unmask; the unmasking into the sum apart): the clients' own steps
-     * (training excluded), the server's, the messages each way */
+    /* by stage (advertise to unmask; the unmasking into the sum apart): the CPU time of the clients' own steps
+     * (training excluded) and of the server's, the messages each way */
     struct {
-        double client_seconds, server_seconds;
+        double client_cpu_seconds, server_cpu_seconds;
         int64_t bytes_up, bytes_down;
     } stage[SDFED_SECAGG_UNMASK + 1];
 } secure_round_stats;
