@@ -25,7 +25,6 @@
  *   bench_secagg TASK.json N [N ...]   (run from the root: the task's model path is relative) */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/rng.h"
 #include "fed/protocol.h"
