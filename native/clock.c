@@ -1,4 +1,4 @@
-/* The monotonic and wall clocks (see clock.h), from clock_gettime. */
+/* The monotonic, wall and thread CPU clocks (see clock.h), from clock_gettime. */
 #include "native/clock.h"
 
 #include <time.h>
@@ -12,3 +12,5 @@ static int64_t read_clock(clockid_t id) {
 int64_t native_clock_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 
 int64_t native_clock_wall_ns(void) { return read_clock(CLOCK_REALTIME); }
+
+int64_t native_clock_thread_cpu_ns(void) { return read_clock(CLOCK_THREAD_CPUTIME_ID); }

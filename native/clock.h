@@ -1,6 +1,7 @@
 /* The clocks of native programs: one monotonic (for durations, deadlines and
- * timeouts) and one wall clock (for timestamps people and files read), both
- * in integer nanoseconds so that callers round as they need. */
+ * timeouts), one wall clock (for timestamps people and files read) and the
+ * calling thread's CPU time (for benchmarks on a loaded machine), all in
+ * integer nanoseconds so that callers round as they need. */
 #ifndef SDFED_NATIVE_CLOCK_H
 #define SDFED_NATIVE_CLOCK_H
 
@@ -10,6 +11,8 @@
 int64_t native_clock_monotonic_ns(void);
 /* Nanoseconds since the Unix epoch (may jump when the system clock is set). */
 int64_t native_clock_wall_ns(void);
+/* Nanoseconds of CPU the calling thread has run. */
+int64_t native_clock_thread_cpu_ns(void);
 
 /* ns in seconds and in whole milliseconds */
 static inline double native_clock_seconds(int64_t ns) { return 1e-9 * (double)ns; }

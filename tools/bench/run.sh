@@ -6,7 +6,8 @@
 # against numpy on the same updates (aggregate.sh), the browser client in
 # Chromium next to native (browser.mjs; image features timed by
 # bench_features natively), a secure round's client steps in Chromium next
-# to a native client's (secagg_page.mjs), a host's folder of images through
+# to a native client's (secagg_page.mjs), the server's side of a secure round
+# of 100 to 10,000 clients (bench_secagg), a host's folder of images through
 # the feature cache (folder.sh), what each model size costs a volunteer (volunteer.sh),
 # image features against ONNX Runtime natively and in Chromium, F32 and Q8_0
 # (in integers, and on f32 activations) (peers.sh) and the kernels against
@@ -92,6 +93,10 @@ printf '%s\n' "${browser_rows[@]}"
 echo
 echo "== a secure round's client steps in Chromium and natively"
 node tools/bench/secagg_page.mjs build build/targets/emscripten models/fmnist-tiny-clip.q8_0.gguf "$out/secagg"
+# a secure round's server (and its clients, natively) at 100, 1,000 and 10,000 clients
+echo
+echo "== a secure round of 100, 1,000 and 10,000 clients natively (the server timed; $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg))"
+build/bench_secagg tasks/fmnist-secure.json 100 1000 10000
 echo
 bash tools/bench/folder.sh
 echo

@@ -78,9 +78,9 @@ static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x,
     secagg_client *c = &s->c[p];
     sdfed_secagg_bytes secret, noise;
     int rc = randomness(s, p, &secret, &noise, err);
-    int64_t t0 = native_clock_monotonic_ns();
+    int64_t t0 = native_clock_monotonic_ns(), c0 = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK && stage != SDFED_SECAGG_ADVERTISE) rc = secagg_server_request(&s->server, p, &s->request, err);
-    int64_t t1 = native_clock_monotonic_ns();
+    int64_t t1 = native_clock_monotonic_ns(), c1 = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK && stage == SDFED_SECAGG_ADVERTISE)
         rc = secagg_client_advertise(c, s->plan, s->round, &secret, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_SHARE)
@@ -92,11 +92,16 @@ static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x,
                                 s->plan->sigma2 ? &noise : NULL, &s->message, err);
     } else if (rc == SDFED_OK)
         rc = secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
-    int64_t t2 = native_clock_monotonic_ns();
+    int64_t t2 = native_clock_monotonic_ns(), c2 = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK) rc = secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
+    const int64_t down = stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
     stats->server_seconds += native_clock_seconds(t1 - t0 + native_clock_monotonic_ns() - t2);
-    stats->bytes_down += stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
+    stats->bytes_down += down;
     stats->bytes_up += (int64_t)s->message.size;
+    stats->stage[stage].server_cpu_seconds += native_clock_seconds(c1 - c0 + native_clock_thread_cpu_ns() - c2);
+    stats->stage[stage].client_cpu_seconds += native_clock_seconds(c2 - c1);
+    stats->stage[stage].bytes_down += down;
+    stats->stage[stage].bytes_up += (int64_t)s->message.size;
     return rc ? sdfed_fail_context(err, rc, "secure round %lld, %s stage, client %lld", (long long)s->round,
                                    sdfed_secagg_stage_name(stage), (long long)s->clients[p])
               : SDFED_OK;
@@ -173,9 +178,10 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     stats->shared = count_completed(&s, SDFED_SECAGG_SHARE);
     stats->masked = count_completed(&s, SDFED_SECAGG_MASKED);
     stats->survivors = count_completed(&s, SDFED_SECAGG_UNMASK);
-    int64_t t1 = native_clock_monotonic_ns();
+    int64_t t1 = native_clock_monotonic_ns(), cpu = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
     stats->unmask_seconds = native_clock_seconds(native_clock_monotonic_ns() - t1);
+    stats->unmask_cpu_seconds = native_clock_seconds(native_clock_thread_cpu_ns() - cpu);
     stats->server_seconds += stats->unmask_seconds;
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);

@@ -42,8 +42,15 @@ typedef struct secure_round_stats {
     double protocol_seconds;                   /* the round's time less the clients' training */
     double server_seconds;                     /* of which the server's: its requests, receiving, unmasking */
     double unmask_seconds;                     /* of which the unmasking into the sum (secagg_server_finish) */
+    double unmask_cpu_seconds;                 /* the unmasking's CPU time (the others are wall) */
     int64_t bytes_up, bytes_down;              /* the protocol's messages, all clients: to the server, from it */
     char plain_sha256[65];                     /* of the plain global of the same inputs ("" when abandoned) */
+    /* by stage (advertise to unmask; the unmasking into the sum apart): the CPU time of the clients' own steps
+     * (training excluded) and of the server's, the messages each way */
+    struct {
+        double client_cpu_seconds, server_cpu_seconds;
+        int64_t bytes_up, bytes_down;
+    } stage[SDFED_SECAGG_UNMASK + 1];
 } secure_round_stats;
 
 /* What a test may set instead of the defaults (NULL members: the defaults). */
