@@ -12,6 +12,7 @@
 #include "native/clock.h"
 #include "native/svg_chart.h"
 #include "response.h"
+#include "status_devices.h"
 
 /* a page that cannot be built whole is not sent in part */
 static int out_of_memory(struct lws *wsi) {
@@ -95,6 +96,9 @@ static int status_json(struct lws *wsi, status_board *site) {
         failed |= sdfed_sink_printf(sink, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}", i ? ", " : "",
                                     (long long)rounds[i], accuracy[i], (long long)clients[i]);
     failed |= sdfed_sink_printf(sink, "]");
+    devices_summary dev;
+    sdfed_buffer devices_text = {0};
+    failed |= federation_get_devices(site->fed, &dev) || status_devices_json(sdfed_buffer_sink(&devices_text), &dev);
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_string(&w, "name", site->name ? site->name : "");
@@ -136,11 +140,13 @@ static int status_json(struct lws *wsi, status_board *site) {
         sdfed_buffer_free(&nb);
     }
     sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
+    sdfed_jw_raw(&w, "devices", (const char *)devices_text.data, devices_text.size);
     int rc = sdfed_jw_end(&w, NULL) || failed
                  ? out_of_memory(wsi)
                  : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
     sdfed_buffer_free(&history);
+    sdfed_buffer_free(&devices_text);
     return rc;
 }
 
@@ -241,6 +247,8 @@ static int metrics_text(struct lws *wsi, status_board *site) {
     for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
         failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
                                     (long long)edge.refused[i]);
+    devices_summary dev;
+    failed |= federation_get_devices(site->fed, &dev) || status_devices_metrics(sink, &dev);
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
                                     "no-store");
@@ -420,13 +428,12 @@ static int status_page(struct lws *wsi, status_board *site) {
 /* status.html's style, a file of its own (the content security policy
  * allows no inline style) */
 static int status_css(struct lws *wsi) {
-    static const char css[] =
-        "body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}\n"
-        "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}\n"
-        ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}\n"
-        ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
-        ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
-        "svg{max-width:100%;height:auto}\n";
+    static const char css[] = "body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}\n"
+                              "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}\n"
+                              ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}\n"
+                              ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
+                              ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
+                              "svg{max-width:100%;height:auto}\n";
     return response_send(wsi, HTTP_STATUS_OK, "text/css", css, sizeof css - 1, "no-cache");
 }
 
