@@ -275,8 +275,8 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
                            (long long)f->opt.max_samples);
     if (device && device->n_step_ms != f->task.local_prompt.n_lengths)
         return core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE,
-                           "'step_ms' holds %d step times; the task has %d local prompt lengths", device->n_step_ms,
-                           f->task.local_prompt.n_lengths);
+                           "'step_ms' must hold a step time for each of the task's %d local prompt lengths, not %d",
+                           f->task.local_prompt.n_lengths, device->n_step_ms);
     if (round >= f->round && f->done) {
         outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;

@@ -244,11 +244,13 @@ static void sync_written(federation *f, const group_commit *g, int64_t now_ms) {
 /* --------------------------------------------------------------- time */
 
 /* Pace steering (pace.h): the chosen clients still due at the deadline
- * missed the round (those that left it did not). */
+ * missed the round (those that left it did not); those that reported are
+ * forgiven (in a cluster, also the clients of other nodes). */
 static void note_misses(federation *f) {
     const round_sync *s = round_sync_of(f);
     for (int i = 0; i < s->current.n_clients; i++) {
         int64_t client = s->current.clients[i];
+        if (sdfed_round_reported(&s->current, client)) pace_reported(&f->pace, client);
         if (!sdfed_round_due(&s->current, client)) continue;
         if (pace_missed(&f->pace, client, f->round))
             native_logf("error", "\"message\": \"out of memory noting a missed round\"");
