@@ -6,7 +6,8 @@
  *   /status.html  a page for a host, readable on a phone: the task's name
  *                 and description, the round and how many are done, why no
  *                 round is open, the federation's counts, the
- *                 accuracy-per-round chart clients report and the
+ *                 accuracy-per-round chart clients report, the chart of
+ *                 the devices' step time against local prompt length, and the
  *                 STATUS_VOLUNTEERS volunteers heard from last (anonymous
  *                 names, first and last seen, rounds, last accuracy)
  *                 (it reloads every 5 s; 503 when the page cannot be built)

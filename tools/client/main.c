@@ -94,13 +94,15 @@ struct client {
     int train_steps;
     double train_accuracy;
     /* the device (native/step_timer.h): --step-ms's step times, or measured
-     * at join and again when a round's steps drift from them (remeasured:
-     * the last round's did), one a length of the task's local_prompt
+     * at join and again when a round's steps drift from those of the first
+     * round after the measurement (a round's steps hold work a probe's do
+     * not; remeasured: the last round's did), one a length of the task's local_prompt
      * (n_step_s 0: none); --step-sleep-ms from the slow_from-th round
      * trained on (0: from the start, the measurement at join too) */
     const char *step_ms;
     int step_sleep_ms, slow_from, rounds_trained, n_step_s, step_measured, remeasured;
     double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS], round_step_s, measured_before_s;
+    double reference_step_s; /* a round's seconds a step, the first after a measurement (0: none yet) */
     /* secure rounds (secure.h) */
     client_secure sec;
     sdfed_message secure_start; /* a secure round_start whose parameters are to come (its fields, no heap) */
@@ -379,8 +381,8 @@ static double planned_step_s(const client *c) {
 }
 
 /* On the worker: a round's training (its steps timed: a measured device
- * whose steps drifted is measured again, fed/local_prompt.h), then the
- * accuracy on the test split. */
+ * whose steps drifted from the first round's after its measurement is
+ * measured again, fed/local_prompt.h), then the accuracy on the test split. */
 static void train_body(client *c) {
     c->train_sum = (sdfed_losses){0};
     c->train_steps = 0;
@@ -391,15 +393,19 @@ static void train_body(client *c) {
                                   &c->train_steps, &c->arena, &c->work_err);
     if (c->work_rc) return;
     step_timer_sleep_ms(c->train_steps * sleep_ms_now(c)); /* --step-sleep-ms: a slow device */
-    c->rounds_trained++;
     c->round_step_s = c->train_steps ? native_clock_seconds(native_clock_monotonic_ns() - started) / c->train_steps : 0;
     sdfed_arena_reset(&c->arena);
-    if (c->step_measured && sdfed_local_prompt_drifted(planned_step_s(c), c->round_step_s)) {
-        c->remeasured = 1;
-        c->measured_before_s = planned_step_s(c);
-        if ((c->work_rc = measure_steps(c, c->fc.split, &c->work_err))) return;
+    if (c->step_measured && c->reference_step_s == 0) {
+        c->reference_step_s = c->round_step_s;
+    } else if (c->step_measured && sdfed_local_prompt_drifted(c->reference_step_s, c->round_step_s)) {
+        c->remeasured = 1; /* the device as it was this round */
+        c->measured_before_s = c->reference_step_s;
+        c->reference_step_s = 0;
+        c->work_rc = measure_steps(c, c->fc.split, &c->work_err);
         sdfed_arena_reset(&c->arena);
     }
+    c->rounds_trained++;
+    if (c->work_rc) return;
     sdfed_error ignored = {0}; /* an accuracy it cannot compute is reported as 0 */
     fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena, &ignored);
 }
@@ -454,7 +460,9 @@ static void train_end(client *c) {
     say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
         c->attack ? " (attacking)" : "");
     if (c->remeasured)
-        say(c, "round %lld: %.1f ms a step, not the %.1f ms measured: measured again, now %.1f ms a step",
+        say(c,
+            "round %lld: %.1f ms a step, not the %.1f ms of the first round after measuring: measured again, now "
+            "%.1f ms a step",
             (long long)round, 1000 * c->round_step_s, 1000 * c->measured_before_s, 1000 * planned_step_s(c));
 }
 
