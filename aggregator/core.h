@@ -15,6 +15,8 @@
  *   waiting.c       why no round is open, for the log and /status
  *   outbox.c        the typed messages left for the network layer
  *   roster.c        the clients connected to this process
+ *   devices.c       the clients' device figures, summarised
+ *   pace.c          pace steering: the clients that missed rounds
  *   group_commit.c  rows waiting for the transaction that stores them
  * The round policies (round_policy.h): round_sync.c, round_async.c and
  * round_secure.c;
@@ -31,6 +33,7 @@
 #include "federation.h"
 #include "group_commit.h"
 #include "outbox.h"
+#include "pace.h"
 #include "presence.h"
 #include "roster.h"
 #include "round_policy.h"
@@ -54,6 +57,8 @@ struct federation {
     sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
     outbox out;
     roster clients;             /* connected to this process */
+    device_board devices;       /* the clients' device figures heard by this process */
+    pace_board pace;            /* pace steering: who missed rounds, who sits out (pace.h) */
     group_commit batch;         /* rows waiting for their transaction, and new clients' hellos */
     federation_waiting waiting; /* why no round is open, as last noted (core_note_waiting) */
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
@@ -84,7 +89,9 @@ void core_write_batch(federation *f, int64_t now_ms);
  * clients_per_round among the connected ones, this process's or a
  * cluster's every node's, sorted by shard then id) into next, and its start
  * stored in one decision (store_start_round); *present the clients
- * connected. Non-zero, with the sampler as it was and nothing stored, when
+ * connected. A client pace steering has sitting out the round (pace.h) is
+ * no candidate, unless fewer than min_clients (at least 1) would be left:
+ * when no client sits out, the choice is the simulator's. Non-zero, with the sampler as it was and nothing stored, when
  * fewer than min_clients are connected (SDFED_ERR_ARG), memory ran out, or
  * the store refused (a cluster's coordinator told, cluster_refused). */
 int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms);

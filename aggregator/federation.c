@@ -143,6 +143,8 @@ void federation_close(federation *f) {
     free(f->global);
     outbox_free(&f->out);
     roster_free(&f->clients);
+    devices_free(&f->devices);
+    pace_free(&f->pace);
     presence_free(&f->leaving);
     group_commit_free(&f->batch);
     sdfed_arena_free(&f->arena);
@@ -266,10 +268,15 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
 }
 
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                              int64_t test_samples, int64_t now_ms, char *message, size_t cap) {
+                              int64_t test_samples, const device_figures *device, int64_t now_ms, char *message,
+                              size_t cap) {
     if (test_samples > f->opt.max_samples)
         return core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
                            (long long)f->opt.max_samples);
+    if (device && device->n_step_ms != f->task.local_prompt.n_lengths)
+        return core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE,
+                           "'step_ms' must hold a step time for each of the task's %d local prompt lengths, not %d",
+                           f->task.local_prompt.n_lengths, device->n_step_ms);
     if (round >= f->round && f->done) {
         outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;
@@ -282,7 +289,7 @@ sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, doub
     if (code != SDFED_CODE_NONE) return code;
     store_new_metrics m = {
         .round = round, .client = client, .accuracy = accuracy, .loss = loss, .test_samples = test_samples};
-    if (group_commit_add_metrics(&f->batch, &m, now_ms))
+    if (group_commit_add_metrics(&f->batch, &m, now_ms) || (device && devices_note(&f->devices, device)))
         return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
     if (core_batch_due(f, now_ms)) core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
@@ -331,6 +338,10 @@ int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
 federation_global federation_get_global(const federation *f) {
     return (federation_global){
         .values = f->global, .n = f->n, .shape = {f->shape[0], f->shape[1]}, .sha256 = f->sha, .round = f->round};
+}
+
+int federation_get_devices(const federation *f, devices_summary *s) {
+    return devices_summarise(&f->devices, &f->task.local_prompt, s);
 }
 
 int federation_shard_connected(const federation *f, int shard) { return roster_holds_shard(&f->clients, shard); }

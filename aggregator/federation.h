@@ -59,6 +59,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devices.h"
 #include "clip/clip_model.h"
 #include "fed/aggregate.h"
 #include "fed/errors.h"
@@ -91,7 +92,7 @@ typedef enum federation_message_type {
                                NULL when the caller knew the client (federation_join) */
     FEDERATION_ROUND_START, /* round: the round (version) with the current global parameters; deadline_ms (sync):
                                the time left until its deadline */
-    FEDERATION_WAIT,        /* round, reason */
+    FEDERATION_WAIT,        /* round, reason, retry_after_ms (0: none) */
     FEDERATION_ACK,         /* round: the update's */
     FEDERATION_ROUND_END,   /* round: ended, next_round, participants (its reports), global_sha256 of the
                                parameters now, abandoned */
@@ -108,7 +109,7 @@ typedef enum federation_message_type {
 typedef struct federation_message {
     federation_message_type type;
     int64_t client; /* or FEDERATION_EVERYONE */
-    int64_t round, next_round, participants, rounds, deadline_ms;
+    int64_t round, next_round, participants, rounds, deadline_ms, retry_after_ms;
     int abandoned;      /* round_end: the round was abandoned, the parameters stayed */
     const char *reason; /* wait: a constant string */
     char global_sha256[65];
@@ -170,9 +171,13 @@ sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64
  * same batch as updates; once it is written they are refused (in the
  * outbox) with server_error if it could not be stored, and with
  * not_in_round if the store holds no update of theirs for the round (an
- * earlier round's, which only the store knows). */
+ * earlier round's, which only the store knows). device (NULL: none sent):
+ * the client's device figures (devices.h), which must hold a step time for
+ * each of the task's local prompt lengths (else bad_message naming
+ * step_ms); accepted metrics' figures replace the client's earlier ones. */
 sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                              int64_t test_samples, int64_t now_ms, char *message, size_t cap);
+                              int64_t test_samples, const device_figures *device, int64_t now_ms, char *message,
+                              size_t cap);
 /* A secure round's message (fed/secagg_message.h, its frame unwrapped by
  * the caller); SDFED_CODE_NONE when accepted, else the code (secagg_off
  * when the task's rounds are not secure), with the reason in message. An
@@ -247,6 +252,8 @@ typedef struct federation_status {
 } federation_status;
 
 void federation_get_status(const federation *f, federation_status *s);
+/* The devices whose figures this process heard (devices.h). */
+int federation_get_devices(const federation *f, devices_summary *s);
 /* Counts a refusal under its code (the network layer counts every one it sends). */
 void federation_count_refusal(federation *f, sdfed_code code);
 

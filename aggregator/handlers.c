@@ -134,6 +134,7 @@ static int write_message(handlers *h, const federation_message *m, const session
     case FEDERATION_WAIT:
         sdfed_jw_int(&w, "round", m->round);
         sdfed_jw_string(&w, "reason", m->reason);
+        if (m->retry_after_ms > 0) sdfed_jw_int(&w, "retry_after", m->retry_after_ms);
         break;
     case FEDERATION_ACK: sdfed_jw_int(&w, "round", m->round); break;
     case FEDERATION_ROUND_END:
@@ -394,11 +395,16 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
         switch (m.type) {
         case SDFED_MSG_HELLO: hello(h, ss, &m, now_ms); break;
         case SDFED_MSG_UPDATE: update(h, ss, m.round, m.samples, m.n_dims, m.shape, m.values, now_ms); break;
-        case SDFED_MSG_METRICS:
-            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples, now_ms,
-                                           message, sizeof message)) != SDFED_CODE_NONE)
+        case SDFED_MSG_METRICS: {
+            device_figures device = {.client = ss->client, .n_step_ms = m.n_step_ms, .threads = (int)m.threads};
+            memcpy(device.step_ms, m.step_ms, sizeof device.step_ms);
+            memcpy(device.kernels, m.kernels, sizeof device.kernels);
+            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples,
+                                           m.n_step_ms ? &device : NULL, now_ms, message, sizeof message)) !=
+                SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
+        }
         case SDFED_MSG_SECAGG_REFUSAL:
             if ((code = federation_secagg_refusal(h->fed, ss->client, m.round, sdfed_code_from_name(m.code), m.message,
                                                   now_ms, message, sizeof message)) != SDFED_CODE_NONE)

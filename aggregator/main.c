@@ -59,7 +59,8 @@ static const char usage[] =
     "                        abandoned (the task's min_clients, else clients_per_round, else clients)\n"
     "  --over-select F       sync: choose F x clients_per_round clients, close when clients_per_round\n"
     "                        reported (1: no over-selection)\n"
-    "  --deadline S          sync: seconds a round waits for its clients (300)\n"
+    "  --deadline S          sync: seconds a round waits for its clients (300; with the task's\n"
+    "                        local_prompt.budget_s: 2 x budget_s + 30)\n"
     "  --round-pause S       sync: seconds between one round's end and the next's start (0)\n"
     "  --rejoin-grace S      sync: seconds a chosen client whose connection was lost (no close) keeps its place\n"
     "                        in the round, to come back with its token (30; 0: it is out at once)\n"
@@ -169,7 +170,7 @@ static void log_dataset(const fed_data *d) {
 int main(int argc, char **argv) {
     cli_set_program("sdfed-aggregator");
     args a = {0};
-    a.port = "8080", a.mode = "sync", a.deadline = "300", a.pause = "0", a.buffer = "10", a.staleness = "10";
+    a.port = "8080", a.mode = "sync", a.deadline = NULL, a.pause = "0", a.buffer = "10", a.staleness = "10";
     a.grace = "30";
     a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
     a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
@@ -243,7 +244,8 @@ int main(int argc, char **argv) {
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
         max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
         demo_leases, hello_timeout, file_sends;
-    if (number(a.port, "--port", 0, 65535, &port) || number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline) ||
+    if (number(a.port, "--port", 0, 65535, &port) ||
+        (a.deadline && number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline)) ||
         number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.grace, "--rejoin-grace", 0, 86400, &grace) ||
         number(a.buffer, "--buffer", 1, 1e6, &buffer) || number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
         number(a.trim, "--trim", 0, 0.49, &trim) || number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
@@ -325,6 +327,10 @@ int main(int argc, char **argv) {
     sdfed_task task;
     char task_sha[65];
     if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+    if (!a.deadline) { /* the budget's (fed/local_prompt.h), else 300 s */
+        deadline = sdfed_local_prompt_deadline_s(&task.local_prompt);
+        if (deadline == 0) deadline = 300;
+    }
     double min_clients = task.min_clients > 0         ? task.min_clients
                          : task.clients_per_round > 0 ? task.clients_per_round
                                                       : task.clients,

@@ -41,6 +41,14 @@ void outbox_wait(outbox *o, int64_t client, int64_t round, const char *reason) {
     outbox_put(o, (federation_message){.type = FEDERATION_WAIT, .client = client, .round = round, .reason = reason});
 }
 
+void outbox_wait_paced(outbox *o, int64_t client, int64_t round, int64_t retry_after_ms) {
+    outbox_put(o, (federation_message){.type = FEDERATION_WAIT,
+                                       .client = client,
+                                       .round = round,
+                                       .reason = "paced",
+                                       .retry_after_ms = retry_after_ms});
+}
+
 void outbox_done(outbox *o, int64_t client, int64_t rounds) {
     outbox_put(o, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = rounds});
 }

@@ -22,6 +22,8 @@ void outbox_free(outbox *o);
 /* round_start of `round`, with deadline_ms left until its deadline (0: none) */
 void outbox_round_start(outbox *o, int64_t client, int64_t round, int64_t deadline_ms);
 void outbox_wait(outbox *o, int64_t client, int64_t round, const char *reason);
+/* wait "paced": the client sits out round `round`, back in retry_after_ms at the soonest */
+void outbox_wait_paced(outbox *o, int64_t client, int64_t round, int64_t retry_after_ms);
 void outbox_done(outbox *o, int64_t client, int64_t rounds);
 /* Something accepted but then not stored, refused with code; why, cut at
  * 255 bytes. */

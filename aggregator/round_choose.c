@@ -1,6 +1,7 @@
 /* A round's clients chosen, whatever its policy (see core.h): the round
  * engine (fed/round.h) chooses among the connected clients sorted by shard
- * then id, and the start is stored in one decision. */
+ * then id, but those pace steering has sitting out the round, and the
+ * start is stored in one decision. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +53,15 @@ int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int6
     rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
     if (rc == SDFED_OK) {
         qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
-        for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
-        rc = sdfed_round_choose(next, f->round, candidates, count, f->task.clients_per_round, f->opt.over_select,
-                                sampler, NULL);
+        int n = 0;
+        for (int i = 0; i < count; i++)
+            if (pace_rounds_out(&f->pace, sorted[i].id, f->round) == 0) candidates[n++] = sorted[i].id;
+        if (n < f->opt.min_clients || n == 0) { /* too few would be left: nobody sits out */
+            for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
+            n = count;
+        }
+        rc = sdfed_round_choose(next, f->round, candidates, n, f->task.clients_per_round, f->opt.over_select, sampler,
+                                NULL);
     }
     free(sorted);
     free(candidates);

@@ -44,13 +44,23 @@ static void send_round(federation *f, int64_t client, int64_t now_ms) {
     outbox_round_start(&f->out, client, f->round, s->deadline > now_ms ? s->deadline - now_ms : 0);
 }
 
+/* wait: paced (with the longest the rounds it sits out take: each its
+ * deadline and the pause after it) or not_sampled */
+static void send_wait(federation *f, int64_t client) {
+    int64_t out = pace_rounds_out(&f->pace, client, f->round);
+    if (out > 0)
+        outbox_wait_paced(&f->out, client, f->round, out * (f->opt.deadline_ms + f->opt.round_pause_ms));
+    else
+        outbox_wait(&f->out, client, f->round, "not_sampled");
+}
+
 void round_sync_announce(federation *f, int64_t now_ms) {
     const round_sync *s = round_sync_of(f);
     for (int i = 0; i < f->clients.n; i++) {
         if (sdfed_round_due(&s->current, f->clients.clients[i].id))
             send_round(f, f->clients.clients[i].id, now_ms);
         else
-            outbox_wait(&f->out, f->clients.clients[i].id, f->round, "not_sampled");
+            send_wait(f, f->clients.clients[i].id);
     }
 }
 
@@ -226,11 +236,29 @@ static int sync_could_end(const federation *f, int waiting) {
 
 static void sync_stored(federation *f, const store_new_update *u) {
     if (u->round == f->round) sdfed_round_report(&round_sync_of(f)->current, u->client);
+    pace_reported(&f->pace, u->client);
 }
 
 static void sync_written(federation *f, const group_commit *g, int64_t now_ms) { check_round(f, now_ms); }
 
 /* --------------------------------------------------------------- time */
+
+/* Pace steering (pace.h): the chosen clients still due at the deadline
+ * missed the round (those that left it did not); those that reported are
+ * forgiven (in a cluster, also the clients of other nodes). */
+static void note_misses(federation *f) {
+    const round_sync *s = round_sync_of(f);
+    for (int i = 0; i < s->current.n_clients; i++) {
+        int64_t client = s->current.clients[i];
+        if (sdfed_round_reported(&s->current, client)) pace_reported(&f->pace, client);
+        if (!sdfed_round_due(&s->current, client)) continue;
+        if (pace_missed(&f->pace, client, f->round))
+            native_logf("error", "\"message\": \"out of memory noting a missed round\"");
+        else if (pace_rounds_out(&f->pace, client, f->round + 1))
+            native_logf("paced", "\"client\": %lld, \"round\": %lld, \"rounds_out\": %lld", (long long)client,
+                        (long long)f->round, (long long)pace_rounds_out(&f->pace, client, f->round + 1));
+    }
+}
 
 /* Places kept past their grace; a cluster node's leases, store and
  * presence; a decision the store refused; the next round; the deadline. */
@@ -248,6 +276,7 @@ static void sync_tick(federation *f, int64_t now_ms) {
     if (!s->open || now_ms < s->deadline) return;
     native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
                 s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
+    note_misses(f);
     core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
 }
 

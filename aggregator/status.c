@@ -12,6 +12,7 @@
 #include "native/clock.h"
 #include "native/svg_chart.h"
 #include "response.h"
+#include "status_devices.h"
 
 /* a page that cannot be built whole is not sent in part */
 static int out_of_memory(struct lws *wsi) {
@@ -95,6 +96,9 @@ static int status_json(struct lws *wsi, status_board *site) {
         failed |= sdfed_sink_printf(sink, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}", i ? ", " : "",
                                     (long long)rounds[i], accuracy[i], (long long)clients[i]);
     failed |= sdfed_sink_printf(sink, "]");
+    devices_summary dev;
+    sdfed_buffer devices_text = {0};
+    failed |= federation_get_devices(site->fed, &dev) || status_devices_json(sdfed_buffer_sink(&devices_text), &dev);
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_string(&w, "name", site->name ? site->name : "");
@@ -136,11 +140,13 @@ static int status_json(struct lws *wsi, status_board *site) {
         sdfed_buffer_free(&nb);
     }
     sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
+    sdfed_jw_raw(&w, "devices", (const char *)devices_text.data, devices_text.size);
     int rc = sdfed_jw_end(&w, NULL) || failed
                  ? out_of_memory(wsi)
                  : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
     sdfed_buffer_free(&history);
+    sdfed_buffer_free(&devices_text);
     return rc;
 }
 
@@ -241,6 +247,8 @@ static int metrics_text(struct lws *wsi, status_board *site) {
     for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
         failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
                                     (long long)edge.refused[i]);
+    devices_summary dev;
+    failed |= federation_get_devices(site->fed, &dev) || status_devices_metrics(sink, &dev);
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
                                     "no-store");
@@ -342,9 +350,47 @@ static int round_words(sdfed_sink sink, const federation_status *st) {
                              (long long)st->round, (long long)st->round, (long long)st->rounds);
 }
 
+/* The devices' step time against local prompt length (the median, and the
+ * 10th to 90th percentile as a band), when any device reported; non-zero
+ * when a write failed. */
+static int devices_chart(sdfed_buffer *b, status_board *site) {
+    devices_summary d;
+    if (federation_get_devices(site->fed, &d)) return 1;
+    if (d.count == 0 || d.n_lengths == 0) return 0;
+    double top = 0, scale = 1;
+    for (int l = 0; l < d.n_lengths; l++) top = d.p90[l] > top ? d.p90[l] : top;
+    while (scale * 10 < top) scale *= 10; /* the grid's top: 1, 2 or 5 x 10^k ms above the slowest */
+    double y_max = top <= scale ? scale : top <= 2 * scale ? 2 * scale : top <= 5 * scale ? 5 * scale : 10 * scale;
+    char x_label[160];
+    int used = snprintf(x_label, sizeof x_label, "local prompt length (tokens:");
+    for (int l = 0; l < d.n_lengths && used < (int)sizeof x_label; l++)
+        used += snprintf(x_label + used, sizeof x_label - (size_t)used, " %d", d.lengths[l]);
+    if (used < (int)sizeof x_label) snprintf(x_label + used, sizeof x_label - (size_t)used, ")");
+    char legend[96];
+    snprintf(legend, sizeof legend, "ms a step: median of %d devices, 10th to 90th percentile", d.count);
+    svg_chart chart = {.width = 640,
+                       .height = 240,
+                       .left = 50,
+                       .right = 20,
+                       .top = 20,
+                       .bottom = 30,
+                       .font_size = 11,
+                       .x_label = x_label,
+                       .legend = legend,
+                       .n = d.n_lengths,
+                       .line = d.p50,
+                       .band_low = d.p10,
+                       .band_high = d.p90,
+                       .y_max = y_max};
+    sdfed_error err;
+    return sdfed_sink_printf(sdfed_buffer_sink(b), "<h2>The volunteers' devices</h2>") ||
+           svg_chart_write(b, &chart, &err) != SDFED_OK;
+}
+
 /* The status page, for a host (also on a phone): the round, what happens
  * now, the federation's counts, the accuracy the clients report per round
- * as an SVG chart and the volunteers last heard from; it reloads every 5 s. */
+ * as an SVG chart, the devices' step times as another and the volunteers
+ * last heard from; it reloads every 5 s. */
 static int status_page(struct lws *wsi, status_board *site) {
     federation_status st;
     federation_get_status(site->fed, &st);
@@ -400,6 +446,7 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= sdfed_sink_printf(sink, "<h2>Accuracy the clients report</h2>");
     sdfed_error chart_err;
     failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
+    failed |= devices_chart(&b, site);
     failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
     failed |= volunteers_table(sink, site, k->clients);
     /* the links carry the join key where it is needed (its characters need no escaping) */
@@ -420,13 +467,12 @@ static int status_page(struct lws *wsi, status_board *site) {
 /* status.html's style, a file of its own (the content security policy
  * allows no inline style) */
 static int status_css(struct lws *wsi) {
-    static const char css[] =
-        "body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}\n"
-        "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}\n"
-        ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}\n"
-        ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
-        ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
-        "svg{max-width:100%;height:auto}\n";
+    static const char css[] = "body{font-family:sans-serif;margin:1em auto;padding:0 1em;max-width:50em;color:#222}\n"
+                              "td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}\n"
+                              ".facts td:first-child{color:#555;white-space:nowrap}code{word-break:break-all}\n"
+                              ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
+                              ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
+                              "svg{max-width:100%;height:auto}\n";
     return response_send(wsi, HTTP_STATUS_OK, "text/css", css, sizeof css - 1, "no-cache");
 }
 

@@ -1,11 +1,13 @@
 /* The federation's state for people and monitors:
  *   /status       JSON: the task's name and description, round, clients,
  *                 why no round is open (waiting), the federation's counts,
- *                 global_prompt_sha256, accuracy per round, ...
+ *                 global_prompt_sha256, accuracy per round, the
+ *                 devices this process heard of (status_devices.h), ...
  *   /status.html  a page for a host, readable on a phone: the task's name
  *                 and description, the round and how many are done, why no
  *                 round is open, the federation's counts, the
- *                 accuracy-per-round chart clients report and the
+ *                 accuracy-per-round chart clients report, the chart of
+ *                 the devices' step time against local prompt length, and the
  *                 STATUS_VOLUNTEERS volunteers heard from last (anonymous
  *                 names, first and last seen, rounds, last accuracy)
  *                 (it reloads every 5 s; 503 when the page cannot be built)
@@ -13,7 +15,7 @@
  *   /metrics      Prometheus text: clients, rounds, updates accepted and
  *                 refused by reason (by this process), store failures,
  *                 aggregation time, the connections held and what the
- *                 edge's limits refused, by limit (peers.h)
+ *                 edge's limits refused, by limit (peers.h), the devices
  * The federation's counts (rounds closed and abandoned, updates accepted,
  * clients registered) are the store's, since the federation began: a
  * restart or another node changes nothing in them. The accuracy history

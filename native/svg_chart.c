@@ -9,7 +9,7 @@ static double x_of(const svg_chart *c, int i) {
 
 static double y_of(const svg_chart *c, double v) {
     double ph = c->height - c->top - c->bottom;
-    return c->top + ph * (1.0 - v);
+    return c->top + ph * (1.0 - v / (c->y_max > 0 ? c->y_max : 1.0));
 }
 
 int svg_chart_write(sdfed_buffer *b, const svg_chart *c, sdfed_error *err) {
@@ -27,11 +27,17 @@ int svg_chart_write(sdfed_buffer *b, const svg_chart *c, sdfed_error *err) {
                                     c->width, c->height, c->width, c->height, c->font_size);
     if (c->title)
         failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"22\" font-size=\"14\">%s</text>\n", c->left, c->title);
+    double top = c->y_max > 0 ? c->y_max : 1.0;
     for (int p = 0; p <= 100; p += 20) {
+        double v = top * p / 100.0;
         failed |= sdfed_sink_printf(sink, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#ddd\"/>", c->left,
-                                    y_of(c, p / 100.0), c->width - c->right, y_of(c, p / 100.0));
-        failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%d%%</text>\n", c->left - 6,
-                                    y_of(c, p / 100.0) + 4, p);
+                                    y_of(c, v), c->width - c->right, y_of(c, v));
+        if (c->y_max > 0)
+            failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%g</text>\n", c->left - 6,
+                                        y_of(c, v) + 4, v);
+        else
+            failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%d%%</text>\n", c->left - 6,
+                                        y_of(c, v) + 4, p);
     }
     if (c->x_label)
         failed |= sdfed_sink_printf(sink, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",

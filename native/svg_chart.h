@@ -1,6 +1,8 @@
 /* The one SVG chart writer of native programs: accuracy (0..1) over rounds
  * as a line, optionally with a band (worst to best client), on a 0..100%
- * grid. The simulator's accuracy.svg and the aggregator's /status.html use it. */
+ * grid; or any values from 0 to y_max (the grid labelled in their unit).
+ * The simulator's accuracy.svg and the aggregator's /status.html (accuracy,
+ * and the devices' step time against local prompt length) use it. */
 #ifndef SDFED_NATIVE_SVG_CHART_H
 #define SDFED_NATIVE_SVG_CHART_H
 
@@ -19,6 +21,7 @@ typedef struct svg_chart {
     int n;                              /* points */
     const double *line;                 /* (n) values in 0..1 */
     const double *band_low, *band_high; /* (n) each, or both NULL */
+    double y_max; /* 0: the values are fractions, the grid 0..100%; else 0..y_max, unlabelled units */
 } svg_chart;
 
 /* Appends the chart to b; SDFED_ERR_NOMEM (b may then hold part of it, which

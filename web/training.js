@@ -3,6 +3,7 @@
 // round by round on the server's global prompt (the update and the accuracy
 // sent back, the prompts and the accuracy per round kept).
 import { drawChart } from './chart.js';
+import { remeasureIfDrifted } from './device.js';
 import { $, page, setStage, showProgress } from './page.js';
 import * as store from './store.js';
 
@@ -86,6 +87,7 @@ export async function trainRound(round, frame, send, { secure = false } = {}) {
   showProgress('round-progress', r.steps, r.steps, `round ${round}: ${r.steps} steps, ` +
     `${r.stepMs.toFixed(0)} ms per step; your accuracy ${(100 * r.accuracy).toFixed(1)}%`);
   drawChart(history);
+  await remeasureIfDrifted(r.stepMs); // the next metrics carry the new figures (device.js)
   setStage(`trained-${history.length}`);
   return r.samples;
 }

@@ -82,3 +82,14 @@ int sdfed_local_prompt_plan(const sdfed_local_prompt *lp, int draw, const double
     };
     return SDFED_OK;
 }
+
+double sdfed_local_prompt_deadline_s(const sdfed_local_prompt *lp) {
+    if (!(lp->n_lengths > 0 && lp->budget_s > 0)) return 0;
+    return SDFED_LOCAL_PROMPT_DEADLINE_FACTOR * lp->budget_s + SDFED_LOCAL_PROMPT_DEADLINE_SLACK_S;
+}
+
+int sdfed_local_prompt_drifted(double measured_s, double round_step_s) {
+    if (!(measured_s > 0 && round_step_s > 0)) return 0;
+    return round_step_s > SDFED_LOCAL_PROMPT_DRIFT_SLOWER * measured_s ||
+           round_step_s < SDFED_LOCAL_PROMPT_DRIFT_FASTER * measured_s;
+}

@@ -79,4 +79,24 @@ typedef struct sdfed_local_plan {
 int sdfed_local_prompt_plan(const sdfed_local_prompt *lp, int draw, const double *step_s, int n_train, int local_epochs,
                             int batch_size, sdfed_local_plan *out, sdfed_error *err);
 
+/* Whether a device's step time drifted since its measurement: a round's
+ * steps took more than SDFED_LOCAL_PROMPT_DRIFT_SLOWER or less than
+ * SDFED_LOCAL_PROMPT_DRIFT_FASTER times measured_s a step (round_step_s
+ * and measured_s > 0; else no drift). The clients' measured_s is the first
+ * round's after the measurement (a round's steps hold work the measured
+ * ones do not, so the two are not compared). The client then measures
+ * again, and its next metrics carry the new figures; its length and local
+ * work stay as they were chosen. */
+#define SDFED_LOCAL_PROMPT_DRIFT_SLOWER 1.5
+#define SDFED_LOCAL_PROMPT_DRIFT_FASTER 0.67
+int sdfed_local_prompt_drifted(double measured_s, double round_step_s);
+
+/* A round's deadline that follows the budget, for a server given none:
+ * SDFED_LOCAL_PROMPT_DEADLINE_FACTOR x budget_s for the local work and
+ * SDFED_LOCAL_PROMPT_DEADLINE_SLACK_S more for the rest (the parameters
+ * down and up, the client's evaluation); 0 without a budget. */
+#define SDFED_LOCAL_PROMPT_DEADLINE_FACTOR 2.0
+#define SDFED_LOCAL_PROMPT_DEADLINE_SLACK_S 30.0
+double sdfed_local_prompt_deadline_s(const sdfed_local_prompt *lp);
+
 #endif

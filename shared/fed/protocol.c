@@ -2,6 +2,7 @@
 #include "fed/protocol.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -264,6 +265,41 @@ static int get_secret(reader *r, const char *key, char *out, size_t cap, int *le
     return SDFED_OK;
 }
 
+/* metrics' optional device: step_ms, 1..SDFED_LOCAL_PROMPT_MAX_LENGTHS
+ * numbers in (0, SDFED_METRICS_MAX_STEP_MS], threads 1..
+ * SDFED_METRICS_MAX_THREADS, kernels a short name (letters, digits, - _ . +:
+ * it becomes a label of /metrics). */
+static int get_device(reader *r, sdfed_message *m) {
+    int list = sdfed_json_get(r->j, r->obj, "step_ms"), rc;
+    if ((rc = get_int(r, "threads", 1, SDFED_METRICS_MAX_THREADS, 0, &m->threads)) ||
+        (rc = get_text(r, "kernels", m->kernels, sizeof m->kernels)))
+        return rc;
+    for (const char *c = m->kernels; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("-_.+", *c)) {
+            *r->code = SDFED_CODE_BAD_MESSAGE;
+            return sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                              "message: 'kernels' must be a name of letters, digits, - _ . +");
+        }
+    if (list < 0) return SDFED_OK;
+    const sdfed_json *j = r->j;
+    int n = j->nodes[list].type == SDFED_JSON_ARRAY ? j->nodes[list].size : 0;
+    for (int i = 0; i < n && n <= SDFED_LOCAL_PROMPT_MAX_LENGTHS; i++) {
+        double v;
+        if (sdfed_json_number(j, sdfed_json_at(j, list, i), &v) || !(v > 0 && v <= SDFED_METRICS_MAX_STEP_MS)) {
+            n = 0;
+            break;
+        }
+        m->step_ms[i] = v;
+    }
+    if (n < 1 || n > SDFED_LOCAL_PROMPT_MAX_LENGTHS) {
+        *r->code = SDFED_CODE_BAD_MESSAGE;
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: 'step_ms' must be a list of 1..%d numbers in (0, %g]",
+                          SDFED_LOCAL_PROMPT_MAX_LENGTHS, SDFED_METRICS_MAX_STEP_MS);
+    }
+    m->n_step_ms = n;
+    return SDFED_OK;
+}
+
 /* Optional inline tensor: "shape", 1..4 positive integers, and "data", a
  * flat list of numbers (row-major), each within float range. */
 static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
@@ -401,7 +437,8 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     case SDFED_MSG_METRICS:
         m->accuracy = NAN; /* required */
         if ((rc = get_int(&r, "round", 0, big, 1, &m->round)) || (rc = get_real(&r, "accuracy", &m->accuracy)) ||
-            (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)))
+            (rc = get_real(&r, "loss", &m->loss)) || (rc = get_int(&r, "test_samples", 0, big, 0, &m->test_samples)) ||
+            (rc = get_device(&r, m)))
             break;
         if (!(m->accuracy >= 0 && m->accuracy <= 1)) {
             *code = SDFED_CODE_BAD_MESSAGE;

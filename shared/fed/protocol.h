@@ -10,6 +10,7 @@
 
 #include "base/io.h"
 #include "base/status.h"
+#include "fed/local_prompt.h"
 #include "fed/errors.h"
 
 #define SDFED_PROTOCOL "sdfed.v1"
@@ -84,6 +85,10 @@ enum {
 /* a metrics message's loss: every method's training loss is a sum of
  * non-negative terms; past this it is no loss a client computed */
 #define SDFED_METRICS_MAX_LOSS 1e6
+/* a metrics message's step time (step_ms): past an hour a step is no
+ * device's measurement */
+#define SDFED_METRICS_MAX_STEP_MS 3.6e6
+enum { SDFED_METRICS_MAX_THREADS = 1024 };
 
 typedef struct sdfed_message {
     int type;
@@ -105,6 +110,12 @@ typedef struct sdfed_message {
     size_t n_values;
     double accuracy, loss;
     int64_t test_samples;
+    /* metrics: the device (n_step_ms 0: none sent), its ms a step at each
+     * of the task's local prompt lengths, its threads and kernels */
+    int n_step_ms;
+    double step_ms[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+    int64_t threads;
+    char kernels[32];
     char code[48], message[SDFED_MSG_TEXT * 2], reason[48], mode[16], global_sha256[65];
     /* welcome: the task object's JSON text (heap, caller frees; the
      * task-file format) and the model's url, hash and size */

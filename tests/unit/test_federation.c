@@ -262,9 +262,9 @@ static void test_waiting(void) {
           "an update once the federation is done is answered done, not a round that never opens");
     federation_outbox_clear(f);
     char message[256];
-    CHECK(federation_metrics(f, 1, 1, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+    CHECK(federation_metrics(f, 1, 1, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
               !find(f, FEDERATION_DONE, 1) &&
-              federation_metrics(f, 1, 2, 0.5, 1.0, 10, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 1, 2, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
               find(f, FEDERATION_DONE, 1),
           "metrics of the last round are taken; of a round past it, answered done");
     free(u1);
@@ -459,9 +459,9 @@ static void test_group_commit(void) {
           (long long)federation_flush_in_ms(f, 12));
     CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
     char message[256];
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
           "metrics of a client whose update for the round is not in are refused: not_in_round");
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 13, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NONE,
           "metrics beside their update are accepted into the same batch");
     federation_flush(f, 14);
     CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
@@ -500,8 +500,8 @@ static void test_group_commit(void) {
     CHECK(find(f, FEDERATION_ACK, 3) && find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE) && s.rounds_closed == 1,
           "an update that can end the round is written at once, and the round closes");
     /* metrics of the closed round wait for their batch's time, then are stored */
-    CHECK(federation_metrics(f, 1, 0, 0.75, 0.5, 10, 40, message, sizeof message) == SDFED_CODE_NONE &&
-              federation_metrics(f, 2, 0, 0.5, 1.0, 10, 41, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(federation_metrics(f, 1, 0, 0.75, 0.5, 10, NULL, 40, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 41, message, sizeof message) == SDFED_CODE_NONE,
           "metrics of the round that closed");
     federation_get_status(f, &s);
     CHECK(s.metrics_stored == 0 && federation_flush_in_ms(f, 41) == 4,
@@ -582,7 +582,8 @@ static void test_rejoin(void) {
     /* round 2: 2 closes its connection on purpose: out at once */
     federation_leave(f, 2, FEDERATION_LEFT, 1700);
     federation_get_status(f, &s);
-    CHECK(s.round == 3 && s.rounds_abandoned == 2, "a client that closed on purpose leaves at once (round 2 abandoned)");
+    CHECK(s.round == 3 && s.rounds_abandoned == 2,
+          "a client that closed on purpose leaves at once (round 2 abandoned)");
     federation_join(f, 2, 1, 1800);
     federation_outbox_clear(f);
     /* round 3: with no grace (0), a lost connection is out at once, as a close is */
@@ -613,8 +614,8 @@ static void test_rejoin(void) {
 static void test_metrics(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
-    federation_options opt = {.min_clients = 2, .deadline_ms = 100000, .max_samples = 1000, .batch_rows = 64,
-                              .batch_wait_ms = 5};
+    federation_options opt = {
+        .min_clients = 2, .deadline_ms = 100000, .max_samples = 1000, .batch_rows = 64, .batch_wait_ms = 5};
     store *st = new_store(dir, sizeof dir);
     federation *f = open_federation(&t, st, &opt, 0);
     federation_join(f, 1, 0, 0);
@@ -622,11 +623,12 @@ static void test_metrics(void) {
     char message[256];
     int refused = 0;
     for (int64_t c = 100; c < 110; c++) /* round 0 is open without them; 1 and 2 are ahead */
-        refused += federation_metrics(f, c, 0, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
-                   federation_metrics(f, c, 1, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
-                   federation_metrics(f, c, 2, 0.0, 1.0, 10, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
+        refused +=
+            federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+            federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
+            federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
     CHECK(refused == 10, "metrics from clients in no round, for the open round and later ones, refused (%d)", refused);
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
           "metrics before the update: not_in_round");
     float *u = update_of(f, 1);
     CHECK(send_update(f, 1, 0, 10, u, 3) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u, 3) == SDFED_CODE_NONE,
@@ -634,17 +636,17 @@ static void test_metrics(void) {
     federation_status s;
     federation_get_status(f, &s);
     CHECK(s.round == 1 && s.open, "round 0 closed");
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, 4, message, sizeof message) == SDFED_CODE_NONE &&
-              federation_metrics(f, 2, 0, 0.5, 1.0, 1000, 4, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 4, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 1000, NULL, 4, message, sizeof message) == SDFED_CODE_NONE,
           "the reporters' metrics of round 0");
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 1001, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
+    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 1001, NULL, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
           "more test samples than --max-samples: bad_message");
     federation_outbox_clear(f);
     for (int64_t c = 100; c < 110; c++) {
-        CHECK(federation_metrics(f, c, 0, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NONE,
+        CHECK(federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_NONE,
               "a past round's metrics wait for the store's verdict");
-        CHECK(federation_metrics(f, c, 1, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
-                  federation_metrics(f, c, 2, 0.0, 1.0, 10, 5, message, sizeof message) == SDFED_CODE_WRONG_ROUND,
+        CHECK(federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
+                  federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_WRONG_ROUND,
               "round 1 (open without them) and round 2 (ahead) refused at once");
     }
     federation_flush(f, 20);
@@ -673,6 +675,122 @@ static void test_metrics(void) {
     store_close(st);
 }
 
+/* pace steering (fed/pace.h): client 2 of two misses rounds 1, 2 and 3 at
+ * their deadline (client 1 reports each); it sits out round 4, told
+ * "paced" with the rounds' longest time as retry_after, is sampled for
+ * round 5, misses it and sits out 6 and 7; an update forgets its misses.
+ * With min_clients 2 nobody sits out (too few would be left). */
+static void test_pace_steering(void) {
+    char dir[512];
+    sdfed_task t = task_for(2, 2, 12);
+    federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0); /* round 0 starts with client 1 alone */
+    federation_join(f, 2, 1, 0);
+    float *u = update_of(f, 1);
+    CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE, "client 1 reports round 0");
+    free(u);
+    int64_t now = 600; /* past the pause */
+    federation_tick(f, now);
+    int chosen[9] = {0};
+    int64_t retry[9] = {0};
+    for (int r = 1; r <= 7; r++) {
+        federation_status s;
+        federation_get_status(f, &s);
+        CHECK(s.open && s.round == r, "round %d is open", r);
+        const federation_message *wait = find(f, FEDERATION_WAIT, 2);
+        chosen[r] = find(f, FEDERATION_ROUND_START, 2) != NULL;
+        retry[r] = wait && !strcmp(wait->reason, "paced") ? wait->retry_after_ms : -1;
+        federation_outbox_clear(f);
+        u = update_of(f, 1);
+        CHECK(send_update(f, 1, r, 5, u, now + 10) == SDFED_CODE_NONE, "client 1 reports round %d", r);
+        free(u);
+        now += 1000; /* the deadline: round r closes with client 1's report */
+        federation_tick(f, now);
+        now += 500; /* the pause */
+        federation_tick(f, now);
+    }
+    CHECK(chosen[1] && chosen[2] && chosen[3], "client 2 is sampled for rounds 1, 2 and 3 (misses 1, 2, 3)");
+    CHECK(!chosen[4] && retry[4] == 1500, "after 3 misses it sits out round 4, told paced, retry_after %lld",
+          (long long)retry[4]);
+    CHECK(chosen[5], "it is sampled again for round 5");
+    CHECK(!chosen[6] && !chosen[7] && retry[6] == 3000 && retry[7] == 1500,
+          "a fourth miss: rounds 6 and 7 sat out (retry_after %lld, %lld)", (long long)retry[6], (long long)retry[7]);
+    federation_status s;
+    federation_get_status(f, &s);
+    CHECK(s.round == 8 && find(f, FEDERATION_ROUND_START, 2), "back for round 8");
+    u = update_of(f, 2);
+    CHECK(send_update(f, 2, 8, 5, u, now + 10) == SDFED_CODE_NONE &&
+              send_update(f, 1, 8, 5, u, now + 10) == SDFED_CODE_NONE,
+          "both report round 8");
+    free(u);
+    federation_tick(f, now + 500);
+    federation_get_status(f, &s);
+    CHECK(s.round == 9 && find(f, FEDERATION_ROUND_START, 2), "an update forgets the misses: sampled for round 9");
+    federation_close(f);
+    store_close(st);
+
+    opt.min_clients = 2;
+    st = new_store(dir, sizeof dir);
+    f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0);
+    federation_join(f, 2, 1, 0);
+    now = 0;
+    int always = 1;
+    for (int r = 0; r < 5; r++) {
+        always &= find(f, FEDERATION_ROUND_START, 2) != NULL;
+        federation_outbox_clear(f);
+        now += 1000; /* nobody reports: abandoned at the deadline */
+        federation_tick(f, now);
+        now += 500;
+        federation_tick(f, now);
+    }
+    CHECK(always, "with min_clients 2 of 2 connected, a client that keeps missing is still sampled");
+    federation_close(f);
+    store_close(st);
+}
+
+/* metrics' device figures (devices.h): the task's lengths' count or
+ * bad_message naming step_ms; the latest a client's, summarised */
+static void test_device_figures(void) {
+    char dir[512];
+    sdfed_task t = task_for(2, 2, 3);
+    t.local_prompt = (sdfed_local_prompt){.rule = SDFED_LOCAL_RULE_RANDOM, .n_lengths = 2, .lengths = {4, 16}};
+    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
+    store *st = new_store(dir, sizeof dir);
+    federation *f = open_federation(&t, st, &opt, 0);
+    federation_join(f, 1, 0, 0);
+    federation_join(f, 2, 1, 0);
+    float *u = update_of(f, 1);
+    CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE && send_update(f, 2, 0, 5, u, 1) == SDFED_CODE_NONE,
+          "both report round 0");
+    free(u);
+    char message[256];
+    device_figures one = {.client = 1, .n_step_ms = 1, .step_ms = {10}, .threads = 4, .kernels = "native"};
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 2, message, sizeof message) == SDFED_CODE_BAD_MESSAGE &&
+              strstr(message, "'step_ms'"),
+          "one step time for a task of two lengths: bad_message naming step_ms (%s)", message);
+    one.n_step_ms = 2;
+    one.step_ms[1] = 30;
+    device_figures two = {.client = 2, .n_step_ms = 2, .step_ms = {20, 60}, .threads = 1, .kernels = "simd128"};
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 3, message, sizeof message) == SDFED_CODE_NONE &&
+              federation_metrics(f, 2, 0, 0.5, 1.0, 10, &two, 3, message, sizeof message) == SDFED_CODE_NONE,
+          "both clients' figures accepted");
+    one.step_ms[0] = 12;
+    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 4, message, sizeof message) == SDFED_CODE_NONE,
+          "client 1's new figures");
+    devices_summary d;
+    CHECK(federation_get_devices(f, &d) == SDFED_OK && d.count == 2 && d.n_lengths == 2 && d.lengths[1] == 16 &&
+              d.p10[0] == 12 && d.p50[0] == 12 && d.p90[0] == 20 && d.p50[1] == 30 && d.p90[1] == 60,
+          "two devices, the latest figures, their percentiles by length");
+    CHECK(d.n_threads == 2 && d.threads[0].threads == 1 && d.threads[0].devices == 1 && d.n_kernels == 2 &&
+              !strcmp(d.kernels[0].kernels, "native"),
+          "counted by threads and kernels");
+    federation_close(f);
+    store_close(st);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_federation MODEL.gguf STATE_DIR\n");
@@ -696,6 +814,8 @@ int main(int argc, char **argv) {
     test_group_commit();
     test_rejoin();
     test_metrics();
+    test_pace_steering();
+    test_device_figures();
     sdfed_classes_free(&cls);
     native_model_close(&model);
     return check_report("test_federation");

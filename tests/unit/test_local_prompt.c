@@ -210,11 +210,27 @@ static void test_devices(void) {
     }
 }
 
+/* when a client measures again, and the deadline a budget gives */
+static void test_drift_and_deadline(void) {
+    CHECK(!sdfed_local_prompt_drifted(0.040, 0.040) && !sdfed_local_prompt_drifted(0.040, 0.059) &&
+              !sdfed_local_prompt_drifted(0.040, 0.027),
+          "steps within 0.67x..1.5x of the measured time: no drift");
+    CHECK(sdfed_local_prompt_drifted(0.040, 0.061) && sdfed_local_prompt_drifted(0.040, 0.026),
+          "more than 1.5x or less than 0.67x: measured again");
+    CHECK(!sdfed_local_prompt_drifted(0, 0.5) && !sdfed_local_prompt_drifted(0.04, 0),
+          "no measurement, or a round without steps: no drift");
+    sdfed_local_prompt lp = {.rule = SDFED_LOCAL_RULE_ADAPTIVE, .n_lengths = 2, .lengths = {4, 16}, .budget_s = 60};
+    CHECK(sdfed_local_prompt_deadline_s(&lp) == 150, "a 60 s budget: a 150 s deadline (2 x 60 + 30)");
+    lp.budget_s = 0;
+    CHECK(sdfed_local_prompt_deadline_s(&lp) == 0, "no budget: no deadline of its own");
+}
+
 int main(void) {
     test_adaptive();
     test_edges();
     test_refused();
     test_task_key();
     test_devices();
+    test_drift_and_deadline();
     return check_report("test_local_prompt");
 }

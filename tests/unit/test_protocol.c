@@ -188,6 +188,18 @@ static void test_messages(void) {
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"loss\": 1e7}",         /* past 1e6 */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": -3}",  /* a negative count */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"test_samples\": 2.5}", /* not a count */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": []}",       /* no step time */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [0]}",      /* not > 0 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [5, -1]}",  /* negative */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [4e6]}",    /* past an hour */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [\"5\"]}",  /* a string */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": 5}",        /* not a list */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": "
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}",                                      /* past 16 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"threads\": 0}",          /* no threads */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"threads\": 1025}",       /* past 1024 */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"kernels\": \"a b\"}",    /* a space */
+        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"kernels\": \"a\\\"b\"}", /* a quote */
     };
     for (size_t i = 0; i < sizeof bad_metrics / sizeof bad_metrics[0]; i++)
         CHECK(parse(bad_metrics[i], &m, &code) && !strcmp(code_name(code), "bad_message"), "%s: bad_message, not %s",
@@ -196,6 +208,12 @@ static void test_messages(void) {
                 &code) == SDFED_OK &&
               m.accuracy == 1 && m.loss == 1e6 && m.test_samples == 40,
           "metrics at their bounds");
+    CHECK(parse("{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 1, \"step_ms\": [41.5, 3600000], "
+                "\"threads\": 8, \"kernels\": \"simd128-relaxed\"}",
+                &m, &code) == SDFED_OK &&
+              m.n_step_ms == 2 && m.step_ms[0] == 41.5 && m.step_ms[1] == 3.6e6 && m.threads == 8 &&
+              !strcmp(m.kernels, "simd128-relaxed"),
+          "metrics with the device's figures");
     CHECK(
         parse(
             "{\"type\": \"error\", \"code\": \"wrong_round\", \"message\": \"late\", \"round\": 3, \"next_round\": 4}",

@@ -94,10 +94,15 @@ struct client {
     int train_steps;
     double train_accuracy;
     /* the device (native/step_timer.h): --step-ms's step times, or measured
-     * at join, one a length of the task's local_prompt (n_step_s 0: none) */
+     * at join and again when a round's steps drift from those of the first
+     * round after the measurement (a round's steps hold work a probe's do
+     * not; remeasured: the last round's did), one a length of the task's local_prompt
+     * (n_step_s 0: none); --step-sleep-ms from the slow_from-th round
+     * trained on (0: from the start, the measurement at join too) */
     const char *step_ms;
-    int step_sleep_ms, n_step_s, step_measured;
-    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+    int step_sleep_ms, slow_from, rounds_trained, n_step_s, step_measured, remeasured;
+    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS], round_step_s, measured_before_s;
+    double reference_step_s; /* a round's seconds a step, the first after a measurement (0: none yet) */
     /* secure rounds (secure.h) */
     client_secure sec;
     sdfed_message secure_start; /* a secure round_start whose parameters are to come (its fields, no heap) */
@@ -235,21 +240,26 @@ static int host_folders(client *c, sdfed_error *err) {
     return rc;
 }
 
-/* With a local_prompt key: the device's step times, --step-ms's or timed
- * here on this shard's images with these kernels. */
+/* --step-sleep-ms as it applies now (--slow-from-round) */
+static int sleep_ms_now(const client *c) { return c->rounds_trained >= c->slow_from ? c->step_sleep_ms : 0; }
+
+/* The device's step times timed here on this shard's images with these kernels. */
+static int measure_steps(client *c, const sdfed_client_split *split, sdfed_error *err) {
+    int test = split->n_train == 0;
+    sdfed_feature_set own = {test ? c->data.test_features : c->data.train_features,
+                             test ? c->data.test_labels : c->data.train_labels, c->data.dim,
+                             test ? split->test : split->train, test ? split->n_test : split->n_train};
+    c->step_measured = 1;
+    return step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, sleep_ms_now(c), c->step_s, &c->arena,
+                              err);
+}
+
+/* With a local_prompt key: the device's step times, --step-ms's or measured. */
 static int device_steps(client *c, const sdfed_client_split *split, sdfed_error *err) {
     int n = c->task.local_prompt.n_lengths;
     if (n == 0) return SDFED_OK;
     c->n_step_s = n;
-    if (!c->step_ms) {
-        int test = split->n_train == 0;
-        sdfed_feature_set own = {test ? c->data.test_features : c->data.train_features,
-                                 test ? c->data.test_labels : c->data.train_labels, c->data.dim,
-                                 test ? split->test : split->train, test ? split->n_test : split->n_train};
-        c->step_measured = 1;
-        return step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, c->step_sleep_ms, c->step_s, &c->arena,
-                                  err);
-    }
+    if (!c->step_ms) return measure_steps(c, split, err);
     const char *p = c->step_ms;
     for (int i = 0; i < n; i++) {
         char *end = NULL;
@@ -363,16 +373,39 @@ static void secure_said(client *c) {
     c->vanishing = 1;
 }
 
-/* On the worker: a round's training, then the accuracy on the test split. */
+/* The measured step time at the plan's length. */
+static double planned_step_s(const client *c) {
+    for (int i = 0; i < c->n_step_s; i++)
+        if (c->task.local_prompt.lengths[i] == c->fc.plan.length) return c->step_s[i];
+    return 0;
+}
+
+/* On the worker: a round's training (its steps timed: a measured device
+ * whose steps drifted from the first round's after its measurement is
+ * measured again, fed/local_prompt.h), then the accuracy on the test split. */
 static void train_body(client *c) {
     c->train_sum = (sdfed_losses){0};
     c->train_steps = 0;
     c->train_accuracy = 0;
+    c->remeasured = 0;
+    int64_t started = native_clock_monotonic_ns();
     c->work_rc = fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &c->train_sum,
                                   &c->train_steps, &c->arena, &c->work_err);
     if (c->work_rc) return;
-    step_timer_sleep_ms(c->train_steps * c->step_sleep_ms); /* --step-sleep-ms: a slow device */
+    step_timer_sleep_ms(c->train_steps * sleep_ms_now(c)); /* --step-sleep-ms: a slow device */
+    c->round_step_s = c->train_steps ? native_clock_seconds(native_clock_monotonic_ns() - started) / c->train_steps : 0;
     sdfed_arena_reset(&c->arena);
+    if (c->step_measured && c->reference_step_s == 0) {
+        c->reference_step_s = c->round_step_s;
+    } else if (c->step_measured && sdfed_local_prompt_drifted(c->reference_step_s, c->round_step_s)) {
+        c->remeasured = 1; /* the device as it was this round */
+        c->measured_before_s = c->reference_step_s;
+        c->reference_step_s = 0;
+        c->work_rc = measure_steps(c, c->fc.split, &c->work_err);
+        sdfed_arena_reset(&c->arena);
+    }
+    c->rounds_trained++;
+    if (c->work_rc) return;
     sdfed_error ignored = {0}; /* an accuracy it cannot compute is reported as 0 */
     fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena, &ignored);
 }
@@ -426,6 +459,11 @@ static void train_end(client *c) {
     }
     say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
         c->attack ? " (attacking)" : "");
+    if (c->remeasured)
+        say(c,
+            "round %lld: %.1f ms a step, not the %.1f ms of the first round after measuring: measured again, now "
+            "%.1f ms a step",
+            (long long)round, 1000 * c->round_step_s, 1000 * c->measured_before_s, 1000 * planned_step_s(c));
 }
 
 /* The round's parameters arrived: train (once per round) as work, then
@@ -548,7 +586,12 @@ static void handle_text(client *c, const char *text, size_t len) {
             fail(c, "the server refused to let this client in: %s", m.message);
         if (refusal == SDFED_CODE_SERVER_ERROR && !c->task.secagg.on) resend_later(c);
         break;
-    case SDFED_MSG_WAIT: sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms); break;
+    case SDFED_MSG_WAIT:
+        if (!strcmp(m.reason, "paced")) /* pace steering: it missed its last rounds' deadlines */
+            say(c, "round %lld: paced: sitting it out after missed deadlines, back in %lld ms at the soonest",
+                (long long)m.round, (long long)m.retry_after_ms);
+        sdfed_backoff_server_asked(&c->backoff, m.retry_after_ms);
+        break;
     default: break; /* heartbeat */
     }
     sdfed_message_free(&m);
@@ -690,6 +733,8 @@ static const char usage[] =
     "  --step-ms T1,T2,...   a task with local_prompt: this device's ms a step at each of its lengths, instead\n"
     "                        of timing steps at join (reproducible runs)\n"
     "  --step-sleep-ms N     sleep N ms after every local step (a slow device)\n"
+    "  --slow-from-round N   --step-sleep-ms only from the N-th round it trains on (0: from the start, its\n"
+    "                        timing at join too): a device that slows down, measured again\n"
     "  --exit-after-stage S  a secure round's dropout, for tests: killed (SIGKILL) once the server\n"
     "                        acknowledged its advertise, shares, masked or unmask message\n"
     "  --quiet               log errors only\n";
@@ -697,18 +742,28 @@ static const char usage[] =
 int main(int argc, char **argv) {
     static client c;
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
-    const char *step_sleep = "0";
+    const char *step_sleep = "0", *slow_from = "0";
     int quiet = 0, help = 0;
     cli_set_program("sdfed-client");
-    const cli_option options[] = {{"--server", &server, NULL},      {"--client-index", &index, NULL},
-                                  {"--model", &c.model_path, NULL}, {"--cache", &c.cache, NULL},
-                                  {"--data", &c.data_dir, NULL},    {"--host-task", &c.host_task, NULL},
-                                  {"--backend", &backend, NULL},    {"--token-file", &c.token_file, NULL},
-                                  {"--attack", &c.attack, NULL},    {"--give-up", &give_up, NULL},
-                                  {"--encoding", &encoding, NULL},  {"--join-key", &c.join_key, NULL},
-                                  {"--jitter-seed", &jitter, NULL}, {"--exit-after-stage", &c.exit_after, NULL},
-                                  {"--step-ms", &c.step_ms, NULL},  {"--step-sleep-ms", &step_sleep, NULL},
-                                  {"--quiet", NULL, &quiet},        {"--help", NULL, &help}};
+    const cli_option options[] = {{"--server", &server, NULL},
+                                  {"--client-index", &index, NULL},
+                                  {"--model", &c.model_path, NULL},
+                                  {"--cache", &c.cache, NULL},
+                                  {"--data", &c.data_dir, NULL},
+                                  {"--host-task", &c.host_task, NULL},
+                                  {"--backend", &backend, NULL},
+                                  {"--token-file", &c.token_file, NULL},
+                                  {"--attack", &c.attack, NULL},
+                                  {"--give-up", &give_up, NULL},
+                                  {"--encoding", &encoding, NULL},
+                                  {"--join-key", &c.join_key, NULL},
+                                  {"--jitter-seed", &jitter, NULL},
+                                  {"--exit-after-stage", &c.exit_after, NULL},
+                                  {"--step-ms", &c.step_ms, NULL},
+                                  {"--step-sleep-ms", &step_sleep, NULL},
+                                  {"--slow-from-round", &slow_from, NULL},
+                                  {"--quiet", NULL, &quiet},
+                                  {"--help", NULL, &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {
@@ -731,6 +786,8 @@ int main(int argc, char **argv) {
     c.give_up_s = atof(give_up);
     c.step_sleep_ms = atoi(step_sleep);
     if (c.step_sleep_ms < 0) return cli_error(CLI_USAGE, "--step-sleep-ms must be a number of ms >= 0");
+    c.slow_from = atoi(slow_from);
+    if (c.slow_from < 0) return cli_error(CLI_USAGE, "--slow-from-round must be a number of rounds >= 0");
     c.k = native_backend(backend);
     c.cached_round = c.waiting_round = c.secure_start.round = -1;
     c.sec.round = -1;

@@ -46,7 +46,10 @@
 # train a partial epoch and end on sdfed sim's history, bit for bit; a slow
 # client (--step-sleep-ms) times its steps at join, trains fewer of them and
 # its update counts with the samples it used; one too slow for a single step
-# within the budget leaves every round, which closes without it.
+# within the budget leaves every round, which closes without it; /status and
+# /metrics summarise the clients' device figures; a client that misses three
+# deadlines in a row sits out the next round, told so (wait "paced" with
+# retry_after); a measured device that slows down is measured again.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
@@ -152,6 +155,14 @@ json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
     bad "a partial epoch's updates do not weigh the 16 samples used"
   grep -q 'this device: 300.0 ms a step (--step-ms) -> a local prompt of 4 tokens, 1 of 2 steps a round' \
     "$work/dev.client0.log" && ok || bad "the client does not say its plan: $(cat "$work/dev.client0.log")"
+  # the figures the clients' metrics carried, summarised in /status and /metrics
+  status | grep -q '"devices": {"count": 3, "step_ms": \[{"length": 4, "p10": 300.000, "p50": 300.000, "p90": 300.000}, {"length": 16, "p10": 400.000, "p50": 400.000, "p90": 400.000}\], "threads": \[{"threads": [0-9]*, "devices": 3}\], "kernels": \[{"kernels": "[a-z0-9_.+-]*", "devices": 3}\]' &&
+    ok || bad "/status's devices: $(status | grep -o '"devices": {.*')"
+  curl -s "http://127.0.0.1:$port/metrics" | grep -q '^sdfed_device_step_ms{length="16",quantile="0.5"} 400.000$' &&
+    curl -s "http://127.0.0.1:$port/metrics" | grep -q '^sdfed_devices 3$' && ok ||
+    bad "/metrics' devices: $(curl -s "http://127.0.0.1:$port/metrics" | grep device)"
+  curl -s "http://127.0.0.1:$port/status.html" | grep -q "<h2>The volunteers' devices</h2><svg" && ok ||
+    bad "no devices chart on the status page"
   stop_server
   # a slow client (400 ms of sleep after every step) and another, both timing their steps at join: the slow one
   # trains 1 of its 2 steps and its update counts with 16 samples
@@ -177,6 +188,36 @@ json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
   grep -q 'not one step fits local_prompt.budget_s on this device: disconnecting' "$work/hopeless.client0.log" &&
     [ "$(store_query "$work/hopeless-state" 'SELECT count(DISTINCT client), min(samples) FROM updates')" = "1|32" ] &&
     ok || bad "a device too slow for one step: $(grep round "$work/hopeless.client0.log" | head -n 3)"
+  stop_server
+  # a device that slows down (300 ms of sleep a step from its second round on) after timing its steps at join:
+  # the round whose steps drift from the measured time measures again, and its metrics carry the new figures
+  # (slower than 300 ms at 4 tokens: the figures timed at join were not; round 0 is the reference, round 1 drifts)
+  devices_task drift '{"clients": 2, "clients_per_round": 2, "rounds": 3,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 5}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-sleep-ms 300 --slow-from-round 1; }
+  start_server drift "$work/drift.json" "$work/drift-state" && start_clients drift 2 && wait_done drift 120
+  client_extra() { :; }
+  grep -q 'round 1: [0-9.]* ms a step, not the [0-9.]* ms of the first round after measuring: measured again, now [0-9.]* ms a step' \
+    "$work/drift.client0.log" && ok || bad "the slowed device is not measured again: $(cat "$work/drift.client0.log")"
+  status | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"]
+sys.exit(not (d["count"] == 2 and d["step_ms"][0]["length"] == 4 and d["step_ms"][0]["p90"] >= 300))' &&
+    ok || bad "/status does not carry the new figures: $(status | grep -o '"devices": {.*')"
+  stop_server
+  # pace steering: a device that says it is fast (--step-ms) but sleeps 0.7 s a step misses the 1 s deadline of
+  # every round it is sampled for; after three in a row it sits out a round, told so with retry_after (it reads
+  # the messages that came while it trained once it is done: waited for), while the rounds go on without it
+  devices_task paced '{"clients": 2, "clients_per_round": 2, "min_clients": 1, "rounds": 7,
+    "local_prompt": {"lengths": [4, 16], "rule": "adaptive", "budget_s": 0.7}}'
+  client_extra() { [ "$1" = 0 ] && echo --step-ms 100,100 --step-sleep-ms 700; }
+  start_server paced "$work/paced.json" "$work/paced-state" --deadline 1 && start_clients paced 2 &&
+    wait_done paced 120
+  client_extra() { :; }
+  told() { grep -q 'paced: sitting it out after missed deadlines, back in [0-9]* ms at the soonest' "$work/paced.client0.log"; }
+  for _ in $(seq 1 300); do told && break; sleep 0.1; done
+  told && ok || bad "the slow client is not told to sit out: $(grep -i 'round' "$work/paced.client0.log" | tail -n 5)"
+  grep -q '"event": "paced", "client": [0-9]*, "round": [0-9]*, "rounds_out": 1' "$work/paced.server.log" &&
+    [ "$(grep -c '"event": "round_start", "round": [0-9]*, "participants": 1, "connected": 2' "$work/paced.server.log")" -ge 1 ] &&
+    ok || bad "the server does not sit the slow client out: $(grep -E 'paced|round_start' "$work/paced.server.log")"
   stop_server
   summary
   [ "$failed" -eq 0 ]

@@ -1,0 +1,17 @@
+/* The federation's devices (devices.h) as /status and /metrics say them. */
+#ifndef SDFED_AGGREGATOR_STATUS_DEVICES_H
+#define SDFED_AGGREGATOR_STATUS_DEVICES_H
+
+#include "devices.h"
+#include "base/io.h"
+
+/* /status's "devices": {"count": N, "step_ms": [{"length": L, "p10": ms,
+ * "p50": ms, "p90": ms}, ...], "threads": [{"threads": T, "devices": n},
+ * ...], "kernels": [{"kernels": "name", "devices": n}, ...], "others":
+ * {"threads": n, "kernels": n}} (step_ms empty while no device reported);
+ * non-zero when a write failed. */
+int status_devices_json(sdfed_sink sink, const devices_summary *s);
+/* The sdfed_devices* Prometheus lines. */
+int status_devices_metrics(sdfed_sink sink, const devices_summary *s);
+
+#endif
