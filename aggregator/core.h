@@ -129,5 +129,10 @@ void core_round_end(federation *f, int64_t now_ms, int64_t next, int reports, in
 /* waiting.c: keeps why no round is open (the policy's reason, or the end),
  * logged when it changes to a wait. */
 void core_note_waiting(federation *f, int64_t now_ms);
+/* waiting.c: a round policy's reason, with rounds that start when enough
+ * clients are connected: none while one is open, else the coordinator's
+ * (cluster mode), the pause until next_start_ms, the clients, or starting. */
+federation_wait_reason core_round_wait_reason(const federation *f, const federation_waiting *w, int open,
+                                              int64_t next_start_ms, int64_t now_ms);
 
 #endif

@@ -440,14 +440,7 @@ static void secure_tick(federation *f, int64_t now_ms) {
 
 static void secure_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
     const round_secure *s = secure_of(f);
-    if (s->open)
-        w->reason = FEDERATION_NOT_WAITING;
-    else if (now_ms < s->next_start)
-        w->reason = FEDERATION_ROUND_PAUSE;
-    else if (w->connected < w->needed)
-        w->reason = FEDERATION_TOO_FEW_CLIENTS;
-    else
-        w->reason = FEDERATION_STARTING;
+    w->reason = core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
 }
 
 static void secure_status(const federation *f, federation_status *st) {

@@ -285,16 +285,7 @@ static void sync_tick(federation *f, int64_t now_ms) {
 static void sync_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
     const round_sync *s = round_sync_of(f);
     if (f->cl && core_deciding(f)) w->connected = s->present;
-    if (s->open)
-        w->reason = FEDERATION_NOT_WAITING;
-    else if (!core_deciding(f))
-        w->reason = FEDERATION_NOT_COORDINATOR;
-    else if (now_ms < s->next_start)
-        w->reason = FEDERATION_ROUND_PAUSE;
-    else if (w->connected < w->needed)
-        w->reason = FEDERATION_TOO_FEW_CLIENTS;
-    else
-        w->reason = FEDERATION_STARTING;
+    w->reason = core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
 }
 
 static void sync_status(const federation *f, federation_status *st) {

@@ -21,6 +21,15 @@ const char *federation_wait_reason_name(federation_wait_reason reason) {
     return sdfed_name_of(wait_reason_names, FEDERATION_WAIT_REASON_COUNT, (int)reason);
 }
 
+federation_wait_reason core_round_wait_reason(const federation *f, const federation_waiting *w, int open,
+                                              int64_t next_start_ms, int64_t now_ms) {
+    if (open) return FEDERATION_NOT_WAITING;
+    if (!core_deciding(f)) return FEDERATION_NOT_COORDINATOR;
+    if (now_ms < next_start_ms) return FEDERATION_ROUND_PAUSE;
+    if (w->connected < w->needed) return FEDERATION_TOO_FEW_CLIENTS;
+    return FEDERATION_STARTING;
+}
+
 /* Why no round is open now, from the state alone: the clients a round
  * needs connected to start, and those connected here (the policy may count
  * otherwise), with the policy's reason. */
