@@ -194,8 +194,8 @@ static void test_messages(void) {
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [4e6]}",    /* past an hour */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": [\"5\"]}",  /* a string */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": 5}",        /* not a list */
-        "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"step_ms\": "
-        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}",                                      /* past 16 */
+        /* past 16 step times */
+        "{\"type\":\"metrics\",\"round\":2,\"accuracy\":0.5,\"step_ms\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}",
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"threads\": 0}",          /* no threads */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"threads\": 1025}",       /* past 1024 */
         "{\"type\": \"metrics\", \"round\": 2, \"accuracy\": 0.5, \"kernels\": \"a b\"}",    /* a space */
