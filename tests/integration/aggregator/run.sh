@@ -315,185 +315,185 @@ stop_server
 # --- 1c-1g (not in the sanitizer tree: the same server code as part 1 on other tasks; their clients' and
 # the simulator's data paths run under ASan in the unit tests)
 if [ "$parts" != sanitizer ]; then
-  # --- 1c. a task with its own text: renamed classes (names shown, texts put
-  # into prompts), its own template and prompt_init, a name and description:
-  # the simulator runs it, and the aggregator with 3 headless clients gives
-  # its bits; the server shows the task's name and classes; the text changes
-  # the federation (another history than the same task without it)
-  task named '{"clients": 3, "clients_per_round": 3, "rounds": 3,
-    "name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed",
-    "classes": [{"name": "Tee", "text": "t-shirt"}, {"name": "Trousers", "text": "pair of trousers"}, "Pullover",
-                "Dress", "Coat", {"name": "Sandal", "text": "summer sandal"}, "Shirt", "Sneaker", "Bag",
-                {"name": "Boot", "text": "ankle boot"}],
-    "template": "a grey photo of a {}, a piece of clothing.", "prompt_init": "a photo of a"}'
-  task plain '{"clients": 3, "clients_per_round": 3, "rounds": 3}'
-  for t in named plain; do
-    "$sdfed" sim --task "$work/$t.json" --out "$work/$t-sim" --cache "$cache" >"$work/$t-sim.log" 2>&1 ||
-      bad "sim of the $t task: $(tail -n 2 "$work/$t-sim.log")"
-  done
-  [ -n "$(sim_history "$work/named-sim")" ] && [ "$(sim_history "$work/named-sim")" != "$(sim_history "$work/plain-sim")" ] &&
-    ok || bad "the task's classes, template and prompt_init change nothing in the simulator"
-  start_server named "$work/named.json" "$work/named-state" && start_clients named 3 && wait_done named 120
-  [ "$(history "$work/named-state")" = "$(sim_history "$work/named-sim")" ] && ok ||
-    bad "with the task's own text the aggregator's history differs from sdfed sim's"
-  curl -s "http://127.0.0.1:$port/task" | /usr/bin/python3 -c '
-  import json, sys
-  d = json.load(sys.stdin)
-  names = ["Tee", "Trousers", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Boot"]
-  assert d["classes"] == names, d["classes"]
-  t = d["task"]
-  assert t["name"] == "Clothes & shoes" and t["description"] == "Ten <kinds> of clothing, renamed", t
-  assert [c["name"] for c in t["classes"]] == names and t["classes"][0]["text"] == "t-shirt", t["classes"]
-  assert t["template"] == "a grey photo of a {}, a piece of clothing." and t["prompt_init"] == "a photo of a", t
-  ' && ok || bad "/task does not carry the task's name, classes, template and prompt_init"
-  status | grep -q '"name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed"' && ok ||
-    bad "/status does not show the task's name and description: $(status)"
-  curl -s "http://127.0.0.1:$port/status.html" | grep -q '<h1>Clothes &amp; shoes</h1><p class="description">Ten &lt;kinds&gt; of clothing, renamed</p>' &&
-    ok || bad "the status page does not show the task's name and description, escaped"
-  stop_server
+# --- 1c. a task with its own text: renamed classes (names shown, texts put
+# into prompts), its own template and prompt_init, a name and description:
+# the simulator runs it, and the aggregator with 3 headless clients gives
+# its bits; the server shows the task's name and classes; the text changes
+# the federation (another history than the same task without it)
+task named '{"clients": 3, "clients_per_round": 3, "rounds": 3,
+  "name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed",
+  "classes": [{"name": "Tee", "text": "t-shirt"}, {"name": "Trousers", "text": "pair of trousers"}, "Pullover",
+              "Dress", "Coat", {"name": "Sandal", "text": "summer sandal"}, "Shirt", "Sneaker", "Bag",
+              {"name": "Boot", "text": "ankle boot"}],
+  "template": "a grey photo of a {}, a piece of clothing.", "prompt_init": "a photo of a"}'
+task plain '{"clients": 3, "clients_per_round": 3, "rounds": 3}'
+for t in named plain; do
+  "$sdfed" sim --task "$work/$t.json" --out "$work/$t-sim" --cache "$cache" >"$work/$t-sim.log" 2>&1 ||
+    bad "sim of the $t task: $(tail -n 2 "$work/$t-sim.log")"
+done
+[ -n "$(sim_history "$work/named-sim")" ] && [ "$(sim_history "$work/named-sim")" != "$(sim_history "$work/plain-sim")" ] &&
+  ok || bad "the task's classes, template and prompt_init change nothing in the simulator"
+start_server named "$work/named.json" "$work/named-state" && start_clients named 3 && wait_done named 120
+[ "$(history "$work/named-state")" = "$(sim_history "$work/named-sim")" ] && ok ||
+  bad "with the task's own text the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/task" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = ["Tee", "Trousers", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Boot"]
+assert d["classes"] == names, d["classes"]
+t = d["task"]
+assert t["name"] == "Clothes & shoes" and t["description"] == "Ten <kinds> of clothing, renamed", t
+assert [c["name"] for c in t["classes"]] == names and t["classes"][0]["text"] == "t-shirt", t["classes"]
+assert t["template"] == "a grey photo of a {}, a piece of clothing." and t["prompt_init"] == "a photo of a", t
+' && ok || bad "/task does not carry the task's name, classes, template and prompt_init"
+status | grep -q '"name": "Clothes & shoes", "description": "Ten <kinds> of clothing, renamed"' && ok ||
+  bad "/status does not show the task's name and description: $(status)"
+curl -s "http://127.0.0.1:$port/status.html" | grep -q '<h1>Clothes &amp; shoes</h1><p class="description">Ten &lt;kinds&gt; of clothing, renamed</p>' &&
+  ok || bad "the status page does not show the task's name and description, escaped"
+stop_server
 
-  # --- 1d. a folder dataset: four Fashion-MNIST classes written as PNGs (tools/fmnist_to_folder.py), named
-  # by the task with their own texts, template and prompt_init: the aggregator with 3 headless clients gives
-  # the simulator's bits, and the server names the four classes
-  /usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/four" --classes "Trouser,Bag,Sandal,Ankle boot" \
-    --per-class 120 2>"$work/four-export.log" || bad "export: $(tail -n 2 "$work/four-export.log")"
-  task four '{"dataset": {"train": "'"$work"'/four/train", "test": "'"$work"'/four/test"}, "clients": 3,
-    "clients_per_round": 3, "rounds": 3, "partition": {"kind": "pathological", "classes_per_client": 2},
-    "classes": [{"name": "Trouser", "text": "pair of trousers"}, "Bag", {"name": "Sandal", "text": "summer sandal"},
-                {"name": "Ankle boot", "text": "boot"}],
-    "template": "a grey photo of a {}.", "prompt_init": "a photo of a"}'
-  "$sdfed" sim --task "$work/four.json" --out "$work/four-sim" --cache "$cache" >"$work/four-sim.log" 2>&1 ||
-    bad "sim of the folder task: $(tail -n 2 "$work/four-sim.log")"
-  client_extra() { echo --host-task "$work/four.json"; }
-  start_server four "$work/four.json" "$work/four-state" && start_clients four 3 && wait_done four 120
-  [ -n "$(sim_history "$work/four-sim")" ] && [ "$(history "$work/four-state")" = "$(sim_history "$work/four-sim")" ] &&
-    ok || bad "on the folder dataset the aggregator's history differs from sdfed sim's"
-  curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
-    bad "/task does not name the folder task's four classes"
-  # the host's folders are not sent: a client needs its own images, or on the host's machine the host's task file
-  curl -s "http://127.0.0.1:$port/task" | grep -q '"dataset": "folder"' && ! curl -s "http://127.0.0.1:$port/task" | grep -q "$work" &&
-    ok || bad "/task gives the host's paths: $(curl -s "http://127.0.0.1:$port/task" | grep -o '"dataset": [^,]*')"
-  "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
-    >"$work/four-nodata.log" 2>&1 && bad "a client without images joined the folder task" ||
-    { grep -q "this federation's images are its host's: give --data DIR" "$work/four-nodata.log" && ok ||
-      bad "a client without images: $(tail -n 2 "$work/four-nodata.log")"; }
-  "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
-    --host-task "$work/named.json" >"$work/four-othertask.log" 2>&1 && bad "a client with another task file joined" ||
-    { grep -q "host-task .*named.json is not the server's task" "$work/four-othertask.log" && ok ||
-      bad "a client with another task file: $(tail -n 2 "$work/four-othertask.log")"; }
-  stop_server
-  # --- 1e. another CLIP (the reference mini-vit: 64x64 colour input, 16x16 patches, other widths and depths)
-  # on the four classes written as a host's own folder looks (colour JPEGs and PNGs of mixed sizes): the
-  # aggregator with 3 headless clients gives the simulator's bits; its demo shards are the folder's files.
-  # The task names its model relative to its own folder, and the clients are given no --model: each loads
-  # the one --host-task's file names, found as the file finds it (here and in 1f)
-  /usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/mixed" --classes "Trouser,Bag,Sandal,Ankle boot" \
-    --per-class 60 --mixed 2>"$work/mixed-export.log" || bad "export: $(tail -n 2 "$work/mixed-export.log")"
-  ln -sf "$other_model" "$work/mini-vit.gguf"
-  sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"mini-vit.gguf\"|" "$work/four.json" >"$work/mixed.json"
-  "$sdfed" sim --task "$work/mixed.json" --out "$work/mixed-sim" --cache "$cache" >"$work/mixed-sim.log" 2>&1 ||
-    bad "sim of the mixed folder with mini-vit: $(tail -n 2 "$work/mixed-sim.log")"
-  tiny_model=$model model=
-  client_extra() { echo --host-task "$work/mixed.json"; }
-  start_server mixed "$work/mixed.json" "$work/mixed-state" && start_clients mixed 3 && wait_done mixed 180
-  model=$tiny_model
-  [ -n "$(sim_history "$work/mixed-sim")" ] && [ "$(history "$work/mixed-state")" = "$(sim_history "$work/mixed-sim")" ] &&
-    ok || bad "with mini-vit on colour JPEGs and PNGs the aggregator's history differs from sdfed sim's"
-  curl -s "http://127.0.0.1:$port/demo/shard?k=1" | /usr/bin/python3 -c '
-  import base64, glob, hashlib, json, sys
-  shard = json.load(sys.stdin)
-  on_disk = {hashlib.sha256(open(f, "rb").read()).hexdigest() for f in glob.glob(sys.argv[1] + "/*/*/*")}
-  for split in ("train", "test"):
-      s = shard[split]
-      assert len(s["files"]) == len(s["labels"]) > 0, (split, len(s["files"]), len(s["labels"]))
-      assert all(hashlib.sha256(base64.b64decode(f)).hexdigest() in on_disk for f in s["files"]), split
-  assert shard["shard"] == 1 and "pixels" not in shard["train"], shard.keys()
-  ' "$work/mixed" && ok || bad "the folder task's demo shard is not the folder's files"
-  curl -s "http://127.0.0.1:$port/task" | grep -q '"demo_shards": 3' && ok || bad "/task does not offer the 3 demo shards"
-  stop_server
-  # --- 1f. derived domains on that folder: each image seen inverted, rotated, with low contrast or as it is, one
-  # client a domain: the aggregator with 4 headless clients gives the simulator's bits; a demo shard carries its
-  # images decoded and in their domains (each one checked against the transform of a file of the folder)
-  /usr/bin/python3 - "$work/mixed.json" >"$work/domains.json" <<'PY'
+# --- 1d. a folder dataset: four Fashion-MNIST classes written as PNGs (tools/fmnist_to_folder.py), named
+# by the task with their own texts, template and prompt_init: the aggregator with 3 headless clients gives
+# the simulator's bits, and the server names the four classes
+/usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/four" --classes "Trouser,Bag,Sandal,Ankle boot" \
+  --per-class 120 2>"$work/four-export.log" || bad "export: $(tail -n 2 "$work/four-export.log")"
+task four '{"dataset": {"train": "'"$work"'/four/train", "test": "'"$work"'/four/test"}, "clients": 3,
+  "clients_per_round": 3, "rounds": 3, "partition": {"kind": "pathological", "classes_per_client": 2},
+  "classes": [{"name": "Trouser", "text": "pair of trousers"}, "Bag", {"name": "Sandal", "text": "summer sandal"},
+              {"name": "Ankle boot", "text": "boot"}],
+  "template": "a grey photo of a {}.", "prompt_init": "a photo of a"}'
+"$sdfed" sim --task "$work/four.json" --out "$work/four-sim" --cache "$cache" >"$work/four-sim.log" 2>&1 ||
+  bad "sim of the folder task: $(tail -n 2 "$work/four-sim.log")"
+client_extra() { echo --host-task "$work/four.json"; }
+start_server four "$work/four.json" "$work/four-state" && start_clients four 3 && wait_done four 120
+[ -n "$(sim_history "$work/four-sim")" ] && [ "$(history "$work/four-state")" = "$(sim_history "$work/four-sim")" ] &&
+  ok || bad "on the folder dataset the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"classes": \["Trouser", "Bag", "Sandal", "Ankle boot"\]' && ok ||
+  bad "/task does not name the folder task's four classes"
+# the host's folders are not sent: a client needs its own images, or on the host's machine the host's task file
+curl -s "http://127.0.0.1:$port/task" | grep -q '"dataset": "folder"' && ! curl -s "http://127.0.0.1:$port/task" | grep -q "$work" &&
+  ok || bad "/task gives the host's paths: $(curl -s "http://127.0.0.1:$port/task" | grep -o '"dataset": [^,]*')"
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
+  >"$work/four-nodata.log" 2>&1 && bad "a client without images joined the folder task" ||
+  { grep -q "this federation's images are its host's: give --data DIR" "$work/four-nodata.log" && ok ||
+    bad "a client without images: $(tail -n 2 "$work/four-nodata.log")"; }
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --give-up 5 \
+  --host-task "$work/named.json" >"$work/four-othertask.log" 2>&1 && bad "a client with another task file joined" ||
+  { grep -q "host-task .*named.json is not the server's task" "$work/four-othertask.log" && ok ||
+    bad "a client with another task file: $(tail -n 2 "$work/four-othertask.log")"; }
+stop_server
+# --- 1e. another CLIP (the reference mini-vit: 64x64 colour input, 16x16 patches, other widths and depths)
+# on the four classes written as a host's own folder looks (colour JPEGs and PNGs of mixed sizes): the
+# aggregator with 3 headless clients gives the simulator's bits; its demo shards are the folder's files.
+# The task names its model relative to its own folder, and the clients are given no --model: each loads
+# the one --host-task's file names, found as the file finds it (here and in 1f)
+/usr/bin/python3 "$here/../../../tools/fmnist_to_folder.py" --out "$work/mixed" --classes "Trouser,Bag,Sandal,Ankle boot" \
+  --per-class 60 --mixed 2>"$work/mixed-export.log" || bad "export: $(tail -n 2 "$work/mixed-export.log")"
+ln -sf "$other_model" "$work/mini-vit.gguf"
+sed -e "s|$work/four/|$work/mixed/|g" -e "s|\"model\": \"[^\"]*\"|\"model\": \"mini-vit.gguf\"|" "$work/four.json" >"$work/mixed.json"
+"$sdfed" sim --task "$work/mixed.json" --out "$work/mixed-sim" --cache "$cache" >"$work/mixed-sim.log" 2>&1 ||
+  bad "sim of the mixed folder with mini-vit: $(tail -n 2 "$work/mixed-sim.log")"
+tiny_model=$model model=
+client_extra() { echo --host-task "$work/mixed.json"; }
+start_server mixed "$work/mixed.json" "$work/mixed-state" && start_clients mixed 3 && wait_done mixed 180
+model=$tiny_model
+[ -n "$(sim_history "$work/mixed-sim")" ] && [ "$(history "$work/mixed-state")" = "$(sim_history "$work/mixed-sim")" ] &&
+  ok || bad "with mini-vit on colour JPEGs and PNGs the aggregator's history differs from sdfed sim's"
+curl -s "http://127.0.0.1:$port/demo/shard?k=1" | /usr/bin/python3 -c '
+import base64, glob, hashlib, json, sys
+shard = json.load(sys.stdin)
+on_disk = {hashlib.sha256(open(f, "rb").read()).hexdigest() for f in glob.glob(sys.argv[1] + "/*/*/*")}
+for split in ("train", "test"):
+    s = shard[split]
+    assert len(s["files"]) == len(s["labels"]) > 0, (split, len(s["files"]), len(s["labels"]))
+    assert all(hashlib.sha256(base64.b64decode(f)).hexdigest() in on_disk for f in s["files"]), split
+assert shard["shard"] == 1 and "pixels" not in shard["train"], shard.keys()
+' "$work/mixed" && ok || bad "the folder task's demo shard is not the folder's files"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"demo_shards": 3' && ok || bad "/task does not offer the 3 demo shards"
+stop_server
+# --- 1f. derived domains on that folder: each image seen inverted, rotated, with low contrast or as it is, one
+# client a domain: the aggregator with 4 headless clients gives the simulator's bits; a demo shard carries its
+# images decoded and in their domains (each one checked against the transform of a file of the folder)
+/usr/bin/python3 - "$work/mixed.json" >"$work/domains.json" <<'PY'
 import json, sys
 task = json.load(open(sys.argv[1]))
 task.update({"clients": 4, "clients_per_round": 4, "partition": {"kind": "domains", "clients_per_domain": 1}})
 print(json.dumps(task))
 PY
-  "$sdfed" sim --task "$work/domains.json" --out "$work/domains-sim" --cache "$cache" >"$work/domains-sim.log" 2>&1 ||
-    bad "sim of the folder in domains: $(tail -n 2 "$work/domains-sim.log")"
-  # each image in its domain is an image of its own to the cache (its key names the domain and its noise)
-  grep -q "^sim: image features: 0 from the cache, [1-9][0-9]* computed" "$work/domains-sim.log" && ok ||
-    bad "the folder in domains took features of the images as they are: $(grep '^sim: image' "$work/domains-sim.log")"
-  model=
-  client_extra() { echo --host-task "$work/domains.json"; }
-  start_server domains "$work/domains.json" "$work/domains-state" && start_clients domains 4 && wait_done domains 180
-  client_extra() { :; }
-  model=$tiny_model
-  [ -n "$(sim_history "$work/domains-sim")" ] && [ "$(history "$work/domains-state")" = "$(sim_history "$work/domains-sim")" ] &&
-    ok || bad "on the folder in domains the aggregator's history differs from sdfed sim's"
-  /usr/bin/python3 -c '
-  import base64, glob, json, sys, urllib.request
-  import numpy as np
-  from PIL import Image
-  files = [np.asarray(Image.open(f)) for f in glob.glob(sys.argv[1] + "/*/*/*")]
-  def transforms(a):  # the domains a file can be seen in, but low contrast, whose noise is drawn
-      return [a, 255 - a, np.rot90(a, -1)]
-  seen = {(d, x.shape, x.tobytes()) for a in files for d, x in enumerate(transforms(a))}
-  for k in range(4):  # client k is the one of domain k
-      shard = json.load(urllib.request.urlopen("http://127.0.0.1:%s/demo/shard?k=%d" % (sys.argv[2], k)))
-      assert shard["shard"] == k and "files" not in shard["train"], shard.keys()
-      for split in ("train", "test"):
-          s = shard[split]
-          assert len(s["images"]) == len(s["labels"]) == len(s["domains"]) > 0 and set(s["domains"]) == {k}, (k, split)
-          for image in s["images"]:
-              shape = (image["height"], image["width"]) + ((image["channels"],) if image["channels"] > 1 else ())
-              x = np.frombuffer(base64.b64decode(image["pixels"]), np.uint8).reshape(shape)
-              if k < 3:
-                  assert (k, x.shape, x.tobytes()) in seen, (split, k, x.shape)
-              else:  # 64 + v / 2 + e, e in -16..16, for one of the files
-                  assert any(a.shape == x.shape and np.all(np.abs(x.astype(int) - 64 - a // 2) <= 16) for a in files), shape
-  ' "$work/mixed" "$port" >"$work/domains-shard.log" 2>&1 && ok || bad "the demo shards of the folder in domains: $(tail -n 3 "$work/domains-shard.log")"
-  stop_server
-  # --- 1g. FedOTP on the four classes: prompts matched to each image's patch features by optimal transport;
-  # the patch features are cached apart from the pooled ones; the aggregator with 3 headless clients gives the
-  # simulator's bits
-  /usr/bin/python3 - "$work/four.json" >"$work/fedotp.json" <<'PY'
+"$sdfed" sim --task "$work/domains.json" --out "$work/domains-sim" --cache "$cache" >"$work/domains-sim.log" 2>&1 ||
+  bad "sim of the folder in domains: $(tail -n 2 "$work/domains-sim.log")"
+# each image in its domain is an image of its own to the cache (its key names the domain and its noise)
+grep -q "^sim: image features: 0 from the cache, [1-9][0-9]* computed" "$work/domains-sim.log" && ok ||
+  bad "the folder in domains took features of the images as they are: $(grep '^sim: image' "$work/domains-sim.log")"
+model=
+client_extra() { echo --host-task "$work/domains.json"; }
+start_server domains "$work/domains.json" "$work/domains-state" && start_clients domains 4 && wait_done domains 180
+client_extra() { :; }
+model=$tiny_model
+[ -n "$(sim_history "$work/domains-sim")" ] && [ "$(history "$work/domains-state")" = "$(sim_history "$work/domains-sim")" ] &&
+  ok || bad "on the folder in domains the aggregator's history differs from sdfed sim's"
+/usr/bin/python3 -c '
+import base64, glob, json, sys, urllib.request
+import numpy as np
+from PIL import Image
+files = [np.asarray(Image.open(f)) for f in glob.glob(sys.argv[1] + "/*/*/*")]
+def transforms(a):  # the domains a file can be seen in, but low contrast, whose noise is drawn
+    return [a, 255 - a, np.rot90(a, -1)]
+seen = {(d, x.shape, x.tobytes()) for a in files for d, x in enumerate(transforms(a))}
+for k in range(4):  # client k is the one of domain k
+    shard = json.load(urllib.request.urlopen("http://127.0.0.1:%s/demo/shard?k=%d" % (sys.argv[2], k)))
+    assert shard["shard"] == k and "files" not in shard["train"], shard.keys()
+    for split in ("train", "test"):
+        s = shard[split]
+        assert len(s["images"]) == len(s["labels"]) == len(s["domains"]) > 0 and set(s["domains"]) == {k}, (k, split)
+        for image in s["images"]:
+            shape = (image["height"], image["width"]) + ((image["channels"],) if image["channels"] > 1 else ())
+            x = np.frombuffer(base64.b64decode(image["pixels"]), np.uint8).reshape(shape)
+            if k < 3:
+                assert (k, x.shape, x.tobytes()) in seen, (split, k, x.shape)
+            else:  # 64 + v / 2 + e, e in -16..16, for one of the files
+                assert any(a.shape == x.shape and np.all(np.abs(x.astype(int) - 64 - a // 2) <= 16) for a in files), shape
+' "$work/mixed" "$port" >"$work/domains-shard.log" 2>&1 && ok || bad "the demo shards of the folder in domains: $(tail -n 3 "$work/domains-shard.log")"
+stop_server
+# --- 1g. FedOTP on the four classes: prompts matched to each image's patch features by optimal transport;
+# the patch features are cached apart from the pooled ones; the aggregator with 3 headless clients gives the
+# simulator's bits
+/usr/bin/python3 - "$work/four.json" >"$work/fedotp.json" <<'PY'
 import json, sys
 task = json.load(open(sys.argv[1]))
 task.update({"method": "fedotp", "transport": {"kind": "partial", "epsilon": 0.1, "mass": 0.8}})
 print(json.dumps(task))
 PY
-  "$sdfed" sim --task "$work/fedotp.json" --out "$work/fedotp-sim" --cache "$cache" >"$work/fedotp-sim.log" 2>&1 ||
-    bad "sim of fedotp: $(tail -n 2 "$work/fedotp-sim.log")"
-  ls "$cache"/*/patches-v3.records >/dev/null 2>&1 && ok || bad "no patch-feature cache for fedotp"
-  client_extra() { echo --host-task "$work/fedotp.json"; }
-  start_server fedotp "$work/fedotp.json" "$work/fedotp-state" && start_clients fedotp 3 && wait_done fedotp 120
-  client_extra() { :; }
-  [ -n "$(sim_history "$work/fedotp-sim")" ] && [ "$(history "$work/fedotp-state")" = "$(sim_history "$work/fedotp-sim")" ] &&
-    [ "$(sim_history "$work/fedotp-sim")" != "$(sim_history "$work/four-sim")" ] &&
-    ok || bad "with fedotp the aggregator's history differs from sdfed sim's (or equals sdfed's)"
-  curl -s "http://127.0.0.1:$port/task" | grep -q '"method": "fedotp"' && ok || bad "/task does not say fedotp"
-  stop_server
-  # a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
-  # federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name
-  mkdir -p "$work/own/trouser" "$work/own/BAG" "$work/own-bad/Bag" "$work/own-bad/kangaroo"
-  for f in $(ls "$work/four/train/Trouser" | head -n 15); do cp "$work/four/train/Trouser/$f" "$work/own/trouser/"; done
-  for f in $(ls "$work/four/train/Bag" | head -n 15); do
-    cp "$work/four/train/Bag/$f" "$work/own/BAG/" && cp "$work/four/train/Bag/$f" "$work/own-bad/Bag/"
-  done
-  cp "$work/own/trouser/"* "$work/own-bad/kangaroo/"
-  start_server own "$work/four.json" "$work/own-state" --min-clients 1
-  "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own-bad" \
-    >"$work/own-bad.log" 2>&1 && bad "a client whose own folder is none of the classes was let in" ||
-    { grep -q "folders without a class: 'kangaroo'" "$work/own-bad.log" && ok ||
-      bad "the refusal does not name the folder: $(tail -n 2 "$work/own-bad.log")"; }
-  "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own" \
-    >"$work/own.client.log" 2>&1 &
-  pids+=("$!")
-  wait_done own 120 && grep -q "shard of 24 training and 6 test images" "$work/own.client.log" && ok ||
-    bad "the client on its own images: $(tail -n 3 "$work/own.client.log")"
-  stop_server
+"$sdfed" sim --task "$work/fedotp.json" --out "$work/fedotp-sim" --cache "$cache" >"$work/fedotp-sim.log" 2>&1 ||
+  bad "sim of fedotp: $(tail -n 2 "$work/fedotp-sim.log")"
+ls "$cache"/*/patches-v3.records >/dev/null 2>&1 && ok || bad "no patch-feature cache for fedotp"
+client_extra() { echo --host-task "$work/fedotp.json"; }
+start_server fedotp "$work/fedotp.json" "$work/fedotp-state" && start_clients fedotp 3 && wait_done fedotp 120
+client_extra() { :; }
+[ -n "$(sim_history "$work/fedotp-sim")" ] && [ "$(history "$work/fedotp-state")" = "$(sim_history "$work/fedotp-sim")" ] &&
+  [ "$(sim_history "$work/fedotp-sim")" != "$(sim_history "$work/four-sim")" ] &&
+  ok || bad "with fedotp the aggregator's history differs from sdfed sim's (or equals sdfed's)"
+curl -s "http://127.0.0.1:$port/task" | grep -q '"method": "fedotp"' && ok || bad "/task does not say fedotp"
+stop_server
+# a volunteer's own images (--data): two of the four classes, folder names in another case; alone in its
+# federation (--min-clients 1) it trains on them; an own folder that is none of the classes is refused by name
+mkdir -p "$work/own/trouser" "$work/own/BAG" "$work/own-bad/Bag" "$work/own-bad/kangaroo"
+for f in $(ls "$work/four/train/Trouser" | head -n 15); do cp "$work/four/train/Trouser/$f" "$work/own/trouser/"; done
+for f in $(ls "$work/four/train/Bag" | head -n 15); do
+  cp "$work/four/train/Bag/$f" "$work/own/BAG/" && cp "$work/four/train/Bag/$f" "$work/own-bad/Bag/"
+done
+cp "$work/own/trouser/"* "$work/own-bad/kangaroo/"
+start_server own "$work/four.json" "$work/own-state" --min-clients 1
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own-bad" \
+  >"$work/own-bad.log" 2>&1 && bad "a client whose own folder is none of the classes was let in" ||
+  { grep -q "folders without a class: 'kangaroo'" "$work/own-bad.log" && ok ||
+    bad "the refusal does not name the folder: $(tail -n 2 "$work/own-bad.log")"; }
+"$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own" \
+  >"$work/own.client.log" 2>&1 &
+pids+=("$!")
+wait_done own 120 && grep -q "shard of 24 training and 6 test images" "$work/own.client.log" && ok ||
+  bad "the client on its own images: $(tail -n 3 "$work/own.client.log")"
+stop_server
 fi
 
 # --- 1h. a host's task as `sdfed task init` writes it: 20 volunteers, 10 a round, min_clients 2 (no --min-clients:
