@@ -121,7 +121,8 @@ static void test_task_key(void) {
               t.local_prompt.images_per_token == SDFED_LOCAL_PROMPT_IMAGES_PER_TOKEN,
           "the key parses: %s", err.message);
     sdfed_buffer b = {0};
-    CHECK(sdfed_task_write(&t, NULL, &b, &err) == SDFED_OK && parse(&back, (const char *)b.data, &err) == SDFED_OK &&
+    CHECK(sdfed_task_write(&t, NULL, &b, &err) == SDFED_OK &&
+              sdfed_task_parse(&back, (const char *)b.data, b.size, &err) == SDFED_OK &&
               memcmp(&back.local_prompt, &t.local_prompt, sizeof t.local_prompt) == 0,
           "written and read back: %.*s", (int)b.size, (const char *)b.data);
     sdfed_buffer_free(&b);
@@ -174,7 +175,8 @@ static void test_devices(void) {
               strcmp(t.devices.device[0].name, "phone") == 0 && t.devices.device[1].step_ms[1] == 7.5f,
           "devices parse: %s", err.message);
     sdfed_buffer b = {0};
-    CHECK(sdfed_task_write(&t, NULL, &b, &err) == SDFED_OK && parse(&back, (const char *)b.data, &err) == SDFED_OK &&
+    CHECK(sdfed_task_write(&t, NULL, &b, &err) == SDFED_OK &&
+              sdfed_task_parse(&back, (const char *)b.data, b.size, &err) == SDFED_OK &&
               memcmp(&back.devices, &t.devices, sizeof t.devices) == 0,
           "devices written and read back: %s", err.message);
     sdfed_buffer_free(&b);
