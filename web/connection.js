@@ -150,6 +150,9 @@ async function onMessage(m) {
       break;
     }
     throw new Error(`the server refused: ${m.message} (${m.code})`);
+  case 'secagg_ack':
+    secureRound.acknowledged(m.round, m.stage);
+    break;
   default: break;
   }
 }

@@ -19,8 +19,10 @@ const REFUSED_AS = { share_request: 'secagg_bad_request', masked_request: 'secag
                      unmask_request: 'secagg_bad_request' };
 
 // the round this page is in: {round, last: its last message {kind, frame},
-// again (that message was sent again), samples (once trained), over (it
-// refused, or a step failed), queue}
+// resent (the messages sent again after the server came back and not
+// answered yet: each the server may refuse as one it had already, even
+// once the page has answered a later request), samples (once trained), over
+// (it refused, or a step failed), queue}
 let current = null;
 
 const say = (round, text) => { $('training-status').textContent = `Secure round ${round}: ${text}.`; };
@@ -37,7 +39,6 @@ async function answer(r, kind, message, send) {
   const frame = await page.compute.call('secureFrame', { message });
   if (r.over) return;
   r.last = { kind, frame };
-  r.again = false;
   send(frame);
   say(r.round, SAID[kind]);
 }
@@ -64,12 +65,12 @@ export function start(m, frame, send) {
   if (current && current.round === m.round) {
     if (current.last && current.last.kind === 'advertise' && !current.over) {
       send(current.last.frame);
-      current.again = true;
+      current.resent.push('advertise');
       say(current.round, 'keys sent again (the server came back)');
     }
     return null;
   }
-  const r = { round: m.round, last: null, samples: null, over: false, queue: Promise.resolve() };
+  const r = { round: m.round, last: null, resent: [], samples: null, over: false, queue: Promise.resolve() };
   current = r;
   const { n, k, t, min_inputs: minInputs } = m.secure;
   return then(r, async () => {
@@ -107,7 +108,7 @@ export function request(data, send) {
     if (!kind) refuse(r, 'secagg_bad_request', `a ${m.kind} message is no server's request`, send);
     if (r.last && r.last.kind === kind) {
       send(r.last.frame);
-      r.again = true;
+      r.resent.push(kind);
       return say(r.round, `${SAID[kind]} again (the server asked again)`);
     }
     if (m.kind === 'unmask_request') say(r.round, 'unmasking');
@@ -124,9 +125,23 @@ export function request(data, send) {
 
 // Whether the server's refusal (its code) is of a message sent again that
 // it had stored already (its keys: known; another: repeated) or whose stage
-// it had left: the round goes on without it.
-export const refusedAgain = (code) => current !== null && current.again &&
-  ['secagg_bad_keys', 'secagg_repeated', 'secagg_wrong_stage'].includes(code);
+// it had left: the round goes on without it. Each message sent again takes
+// one such refusal; an acknowledgement of it (secagg_ack: the server had
+// not stored it) takes it too.
+export function refusedAgain(code) {
+  if (current === null || current.resent.length === 0 ||
+      !['secagg_bad_keys', 'secagg_repeated', 'secagg_wrong_stage'].includes(code)) return false;
+  current.resent.shift();
+  return true;
+}
+
+// secagg_ack: the server stored the page's message of that stage; one sent
+// again waits for no refusal any more.
+export function acknowledged(round, stage) {
+  if (current === null || current.round !== round) return;
+  const i = current.resent.indexOf(stage);
+  if (i >= 0) current.resent.splice(i, 1);
+}
 
 // round_end: the round is over (closed or abandoned), nothing more to send
 // in it, not even an answer on its way.
