@@ -6,9 +6,35 @@
 
 #include "fed/secagg_layout.h"
 #include "fed/secagg_message.h"
+#include "base/rng.h"
 #include "native/crypto.h"
 
 static const unsigned char ZERO_KEY[32];
+
+static uint64_t load64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* the first slot of a key's probe sequence: salted, so that no client can
+ * choose keys that fall together */
+static size_t key_slot(const secagg_server *s, const unsigned char *key) {
+    return (size_t)sdfed_rng_mix64(load64(key) ^ s->key_salt ^ sdfed_rng_mix64(load64(key + 8))) & (s->key_slots - 1);
+}
+
+static const unsigned char *indexed_key(const secagg_server *s, uint32_t entry) {
+    const unsigned char *keys = (entry - 1) & 1 ? s->share_keys : s->mask_keys;
+    return keys + 32 * (size_t)((entry - 1) >> 1);
+}
+
+/* client's mask key (which 0) or share key (1), as stored, into the index */
+static void index_key(secagg_server *s, int client, int which) {
+    const uint32_t entry = 2 * (uint32_t)client + (uint32_t)which + 1;
+    size_t i = key_slot(s, indexed_key(s, entry));
+    while (s->key_index[i]) i = (i + 1) & (s->key_slots - 1);
+    s->key_index[i] = entry;
+}
 
 void secagg_server_free(secagg_server *s) {
     sdfed_arena_free(&s->arena);
@@ -37,22 +63,27 @@ int secagg_server_start(secagg_server *s, const sdfed_secagg_plan *plan, int64_t
     s->sum = sdfed_arena_alloc(&s->arena, sizeof *s->sum * (plan->dims + 1));
     s->shares = sdfed_arena_alloc(&s->arena, sizeof *s->shares * n * h);
     s->n_shares = sdfed_arena_alloc(&s->arena, sizeof *s->n_shares * n);
-    if (!s->mask_keys || !s->share_keys || !s->relay || !s->relayed || !s->sum || !s->shares || !s->n_shares)
+    for (s->key_slots = 8; s->key_slots < 4 * n; s->key_slots *= 2) {
+    }
+    s->key_index = sdfed_arena_alloc(&s->arena, sizeof *s->key_index * s->key_slots);
+    s->key_salt = sdfed_rng_mix64(load64(graph_key + 24));
+    if (!s->mask_keys || !s->share_keys || !s->relay || !s->relayed || !s->sum || !s->shares || !s->n_shares ||
+        !s->key_index)
         return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg round %lld: out of memory", (long long)round);
     memset(s->mask_keys, 0, 32 * n);
     memset(s->share_keys, 0, 32 * n);
     memset(s->relayed, 0, n * h);
     memset(s->sum, 0, sizeof *s->sum * (plan->dims + 1));
     memset(s->n_shares, 0, sizeof *s->n_shares * n);
+    memset(s->key_index, 0, sizeof *s->key_index * s->key_slots);
     return SDFED_OK;
 }
 
 /* the key is all zeros, or one already advertised in the round */
 static int bad_key(const secagg_server *s, const unsigned char *key) {
     if (!memcmp(key, ZERO_KEY, 32)) return 1;
-    for (int i = 0; i < s->plan.params.n; i++)
-        if (!memcmp(s->mask_keys + 32 * (size_t)i, key, 32) || !memcmp(s->share_keys + 32 * (size_t)i, key, 32))
-            return 1;
+    for (size_t i = key_slot(s, key); s->key_index[i]; i = (i + 1) & (s->key_slots - 1))
+        if (!memcmp(indexed_key(s, s->key_index[i]), key, 32)) return 1;
     return 0;
 }
 
@@ -177,6 +208,8 @@ int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg
     if (rc == SDFED_OK && kind == SDFED_SECAGG_MSG_ADVERTISE) {
         memcpy(s->mask_keys + 32 * (size_t)client, msg + SDFED_SECAGG_MSG_HEADER, 32);
         memcpy(s->share_keys + 32 * (size_t)client, msg + SDFED_SECAGG_MSG_HEADER + 32, 32);
+        index_key(s, client, 0);
+        index_key(s, client, 1);
     } else if (rc == SDFED_OK && kind == SDFED_SECAGG_MSG_SHARES) {
         for (int i = 0; i < list.count; i++) {
             const unsigned char *e = list.entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;

@@ -45,8 +45,12 @@ typedef struct secagg_server {
     sdfed_secagg_graph graph;
     sdfed_secagg_server stages;
     unsigned char session[32];
-    unsigned char *mask_keys;   /* (n) x 32: each client's advertised keys (zeros: none yet) */
-    unsigned char *share_keys;  /* (n) x 32 */
+    unsigned char *mask_keys;  /* (n) x 32: each client's advertised keys (zeros: none yet) */
+    unsigned char *share_keys; /* (n) x 32 */
+    uint32_t *key_index;       /* (key_slots) the advertised keys by a hash salted from the graph key, open
+                                  addressing: 2 x client + (0 mask, 1 share) + 1, 0 empty */
+    size_t key_slots;          /* a power of two, at least 4 n */
+    uint64_t key_salt;
     unsigned char *relay;       /* (n) x (k + 1) x 108: sealed pairs for each recipient, by the sender's slot */
     unsigned char *relayed;     /* (n) x (k + 1): which of those arrived */
     uint64_t *sum;              /* (P + 1) the masked inputs received, added in the ring */

@@ -128,6 +128,23 @@ int client_secure_start(client_secure *s, const sdfed_message *m, const float *g
     return 0;
 }
 
+/* the request answered by a step of the client's (its share or unmask
+ * step), or refused with the step's code */
+static void answer(client_secure *s,
+                   int (*step)(secagg_client *, const unsigned char *, size_t, sdfed_buffer *, sdfed_error *),
+                   const unsigned char *request, size_t len, const char *said) {
+    sdfed_error err = {0};
+    sdfed_buffer out = {0};
+    int rc = step(&s->sa, request, len, &out, &err);
+    if (rc == SDFED_OK) {
+        send_frame(s, &out);
+        snprintf(s->log, sizeof s->log, "round %lld: %s", (long long)s->round, said);
+    } else {
+        refuse(s, code_of(rc, SDFED_CODE_SECAGG_BAD_REQUEST), &err);
+    }
+    sdfed_buffer_free(&out);
+}
+
 /* its masked input for the request (trained already) */
 static void mask(client_secure *s, const unsigned char *request, size_t len) {
     if (leaves(s, SDFED_SECAGG_MASKED)) return;
@@ -182,21 +199,13 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
         return;
     }
     const int kind = sdfed_secagg_msg_kind_of(msg, msg_len);
-    if (s->round < 0) return; /* a request of a round it left */
-    sdfed_buffer out = {0};
-    int rc = SDFED_OK;
+    if (s->round < 0) return;             /* a request of a round it left */
     if (asked_again(s, kind + 1)) return; /* each request's answer is the next kind */
     if ((kind == SDFED_SECAGG_MSG_SHARE_REQUEST && leaves(s, SDFED_SECAGG_SHARE)) ||
         (kind == SDFED_SECAGG_MSG_UNMASK_REQUEST && leaves(s, SDFED_SECAGG_UNMASK)))
         return;
     if (kind == SDFED_SECAGG_MSG_SHARE_REQUEST) {
-        rc = secagg_client_share(&s->sa, msg, msg_len, &out, &err);
-        if (rc == SDFED_OK) {
-            send_frame(s, &out);
-            snprintf(s->log, sizeof s->log, "round %lld: shares sent", (long long)s->round);
-        } else {
-            refuse(s, code_of(rc, SDFED_CODE_SECAGG_BAD_REQUEST), &err);
-        }
+        answer(s, secagg_client_share, msg, msg_len, "shares sent");
     } else if (kind == SDFED_SECAGG_MSG_MASKED_REQUEST && s->trained) {
         mask(s, msg, msg_len);
     } else if (kind == SDFED_SECAGG_MSG_MASKED_REQUEST) { /* answered once it has trained */
@@ -206,16 +215,9 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
             s->masked_request_len = msg_len;
         }
     } else if (kind == SDFED_SECAGG_MSG_UNMASK_REQUEST) {
-        rc = secagg_client_unmask(&s->sa, msg, msg_len, &out, &err);
-        if (rc == SDFED_OK) {
-            send_frame(s, &out);
-            snprintf(s->log, sizeof s->log, "round %lld: unmasking shares sent", (long long)s->round);
-        } else {
-            refuse(s, code_of(rc, SDFED_CODE_SECAGG_BAD_REQUEST), &err);
-        }
+        answer(s, secagg_client_unmask, msg, msg_len, "unmasking shares sent");
     } else {
         sdfed_fail(&err, SDFED_ERR_FORMAT, "a %s message is no server's request", sdfed_secagg_msg_name(kind));
         refuse(s, SDFED_CODE_SECAGG_BAD_REQUEST, &err);
     }
-    sdfed_buffer_free(&out);
 }
