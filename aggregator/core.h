@@ -17,6 +17,7 @@
  *   roster.c        the clients connected to this process
  *   devices.c       the clients' device figures, summarised
  *   pace.c          pace steering: the clients that missed rounds
+ *   privacy.c       the privacy a secure federation's noise has spent
  *   group_commit.c  rows waiting for the transaction that stores them
  * The round policies (round_policy.h): round_sync.c, round_async.c and
  * round_secure.c;

@@ -353,6 +353,7 @@ void federation_get_status(const federation *f, federation_status *s) {
                              .waiting = f->waiting,
                              .done = f->done,
                              .async = f->opt.async,
+                             .secure = f->task.secagg.on,
                              .updates_accepted = f->updates_accepted,
                              .rounds_closed = f->rounds_closed,
                              .rounds_abandoned = f->rounds_abandoned,

@@ -244,7 +244,7 @@ const char *federation_wait_reason_name(federation_wait_reason reason);
 typedef struct federation_status {
     int64_t round, rounds, connected, participants, reported;
     federation_waiting waiting;
-    int open, done, async;
+    int open, done, async, secure;
     char global_sha256[65];
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored;
     double last_aggregation_ms, total_aggregation_ms;
@@ -254,6 +254,14 @@ typedef struct federation_status {
 void federation_get_status(const federation *f, federation_status *s);
 /* The devices whose figures this process heard (devices.h). */
 int federation_get_devices(const federation *f, devices_summary *s);
+/* A secure federation's distributed DP (the task's "noise"): the privacy
+ * its unmasked rounds spent, from the store (privacy.c). */
+typedef struct federation_privacy_spent {
+    int noise; /* 0: no noise, the rest is zero */
+    int64_t rounds_unmasked;
+    double epsilon_spent, epsilon_budget, delta;
+} federation_privacy_spent;
+int federation_privacy(const federation *f, federation_privacy_spent *out, sdfed_error *err);
 /* Counts a refusal under its code (the network layer counts every one it sends). */
 void federation_count_refusal(federation *f, sdfed_code code);
 

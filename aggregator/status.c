@@ -78,6 +78,33 @@ static int waiting_json(sdfed_json_writer *w, const federation_waiting *waiting)
     return failed;
 }
 
+/* "async", "secure" (synchronous rounds whose sum alone is unmasked) or "sync" */
+static const char *mode_name(const federation_status *st) {
+    if (st->async) return "async";
+    return st->secure ? "secure" : "sync";
+}
+
+/* "privacy": what a secure federation's noise has spent (federation.h), or
+ * null without noise or while the store cannot say. */
+static int privacy_json(sdfed_json_writer *w, const status_board *site) {
+    federation_privacy_spent p;
+    if (federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) {
+        sdfed_jw_raw(w, "privacy", "null", 4);
+        return 0;
+    }
+    sdfed_buffer b = {0};
+    sdfed_json_writer inner;
+    sdfed_jw_begin(&inner, &b, NULL);
+    sdfed_jw_int(&inner, "rounds_unmasked", p.rounds_unmasked);
+    sdfed_jw_double(&inner, "epsilon_spent", p.epsilon_spent);
+    sdfed_jw_double(&inner, "epsilon_budget", p.epsilon_budget);
+    sdfed_jw_double(&inner, "delta", p.delta);
+    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
+    if (!failed) sdfed_jw_raw(w, "privacy", (const char *)b.data, b.size);
+    sdfed_buffer_free(&b);
+    return failed;
+}
+
 static int status_json(struct lws *wsi, status_board *site) {
     federation_status st, node;
     federation_get_status(site->fed, &st);
@@ -105,7 +132,7 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_string(&w, "description", site->description ? site->description : "");
     sdfed_jw_int(&w, "round", st.round);
     sdfed_jw_int(&w, "rounds", st.rounds);
-    sdfed_jw_string(&w, "mode", st.async ? "async" : "sync");
+    sdfed_jw_string(&w, "mode", mode_name(&st));
     sdfed_jw_int(&w, "clients", st.connected);
     sdfed_jw_int(&w, "clients_registered", site->counts.clients);
     sdfed_jw_int(&w, "round_open", st.open);
@@ -113,6 +140,7 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "reported", st.reported);
     sdfed_jw_int(&w, "done", st.done);
     failed |= waiting_json(&w, &st.waiting);
+    failed |= privacy_json(&w, site);
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
     sdfed_jw_int(&w, "updates_accepted", site->counts.updates);
     sdfed_jw_int(&w, "rounds_closed", site->counts.rounds_closed);
@@ -249,6 +277,17 @@ static int metrics_text(struct lws *wsi, status_board *site) {
                                     (long long)edge.refused[i]);
     devices_summary dev;
     failed |= federation_get_devices(site->fed, &dev) || status_devices_metrics(sink, &dev);
+    federation_privacy_spent privacy;
+    if (federation_privacy(site->fed, &privacy, NULL) == SDFED_OK && privacy.noise)
+        failed |= sdfed_sink_printf(sink,
+                                    "# HELP sdfed_privacy_epsilon_spent Distributed DP: epsilon spent by the rounds "
+                                    "unmasked, at delta sdfed_privacy_delta.\n"
+                                    "# TYPE sdfed_privacy_epsilon_spent gauge\nsdfed_privacy_epsilon_spent %.6f\n"
+                                    "# HELP sdfed_privacy_epsilon_budget The task's epsilon over its whole run.\n"
+                                    "# TYPE sdfed_privacy_epsilon_budget gauge\nsdfed_privacy_epsilon_budget %g\n"
+                                    "# HELP sdfed_privacy_delta The accountant's delta.\n"
+                                    "# TYPE sdfed_privacy_delta gauge\nsdfed_privacy_delta %g\n",
+                                    privacy.epsilon_spent, privacy.epsilon_budget, privacy.delta);
     int rc = failed ? out_of_memory(wsi)
                     : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
                                     "no-store");
@@ -290,6 +329,24 @@ static int now_words(sdfed_sink sink, const federation_status *st) {
     case FEDERATION_WAIT_REASON_COUNT: break;
     }
     return 0;
+}
+
+/* The mode in words, for status.html. */
+static const char *mode_words(const federation_status *st) {
+    if (st->async) return "asynchronous";
+    return st->secure ? "synchronous, secure aggregation: the server sees only the sum of each round's prompts"
+                      : "synchronous";
+}
+
+/* The privacy row of a secure federation with noise, nothing otherwise;
+ * non-zero when a write failed. */
+static int privacy_row(sdfed_sink sink, const status_board *site) {
+    federation_privacy_spent p;
+    if (federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) return 0;
+    return sdfed_sink_printf(sink,
+                             "<tr><td>privacy spent</td><td>epsilon %.3f of %g at delta %g, over %lld rounds "
+                             "unmasked</td></tr>",
+                             p.epsilon_spent, p.epsilon_budget, p.delta, (long long)p.rounds_unmasked);
 }
 
 /* Unix seconds as "2026-11-28 14:03" (UTC). */
@@ -425,11 +482,12 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= sdfed_sink_printf(sink,
                                 "</td></tr><tr><td>volunteers</td><td>%lld connected, %lld registered</td></tr>"
                                 "<tr><td>rounds</td><td>%lld closed, %lld abandoned</td></tr>"
-                                "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>mode</td><td>%s</td></tr>"
-                                "<tr><td>global prompt sha256</td><td><code>%s</code></td></tr></table>",
+                                "<tr><td>updates accepted</td><td>%lld</td></tr><tr><td>mode</td><td>%s</td></tr>",
                                 (long long)st.connected, (long long)k->clients, (long long)k->rounds_closed,
-                                (long long)k->rounds_abandoned, (long long)k->updates,
-                                st.async ? "asynchronous" : "synchronous", st.global_sha256);
+                                (long long)k->rounds_abandoned, (long long)k->updates, mode_words(&st));
+    failed |= privacy_row(sink, site);
+    failed |= sdfed_sink_printf(sink, "<tr><td>global prompt sha256</td><td><code>%s</code></td></tr></table>",
+                                st.global_sha256);
     char x_label[64];
     snprintf(x_label, sizeof x_label, "round (%d reported)", n);
     svg_chart chart = {.width = 640,

@@ -623,6 +623,29 @@ int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
                           fields, (int)(sizeof fields / sizeof *fields), "federation counts", err);
 }
 
+static int row_round_size(void *ctx, const store_value *c, int n, sdfed_error *err) {
+    int64_t *size = row_list_add(ctx);
+    if (!size) return no_memory(err);
+    *size = as_integer(&c[0]);
+    return SDFED_OK;
+}
+
+int store_closed_round_sizes(store *s, int64_t **sizes, int *n, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(int64_t)};
+    /* participants: the clients' ids as 8-byte integers */
+    int rc = query(s,
+                   "SELECT length(participants) / 8 FROM rounds WHERE closed IS NOT NULL AND abandoned = 0 "
+                   "ORDER BY round",
+                   NULL, 0, row_round_size, &l, "closed rounds' clients", err);
+    if (rc) {
+        free(l.rows);
+        l = (row_list){0};
+    }
+    *sizes = l.rows;
+    *n = l.n;
+    return rc;
+}
+
 static int row_volunteer(void *ctx, const store_value *c, int n, sdfed_error *err) {
     store_volunteer *v = row_list_add(ctx);
     if (!v) return no_memory(err);

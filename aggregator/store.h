@@ -253,6 +253,11 @@ typedef struct store_counts {
 } store_counts;
 int store_federation_counts(store *s, store_counts *c, sdfed_error *err);
 
+/* The clients each closed (aggregated) round started with, in round order:
+ * a secure federation's unmasked rounds, whose plans (fed/secagg_task.h)
+ * say what privacy each spent (heap: free). */
+int store_closed_round_sizes(store *s, int64_t **sizes, int *n, sdfed_error *err);
+
 /* A client as a host sees it: when it registered and when it was last
  * heard from (the latest of its registration, its updates and its latest
  * metrics; unix seconds), its updates stored (the rounds it took part in;

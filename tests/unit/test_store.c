@@ -182,6 +182,19 @@ static void check_counts(store *s, const char *label, int64_t closed, int64_t ab
           (long long)closed, (long long)abandoned, (long long)updates, (long long)clients, err.message);
 }
 
+/* the clients each closed round started with (store_closed_round_sizes): the abandoned ones left out */
+static void check_round_sizes(store *s, const char *label, const int64_t *want, int n_want) {
+    sdfed_error err = {0};
+    int64_t *sizes;
+    int n;
+    CHECK(store_closed_round_sizes(s, &sizes, &n, &err) == SDFED_OK && n == n_want, "%s: %d closed rounds' sizes %s",
+          label, n, err.message);
+    for (int i = 0; i < n && i < n_want; i++)
+        CHECK(sizes[i] == want[i], "%s: closed round %d started with %lld, not %lld", label, i, (long long)sizes[i],
+              (long long)want[i]);
+    free(sizes);
+}
+
 /* the volunteers last heard from (store_recent_volunteers), at most limit:
  * want their clients in order, each one's updates and last accuracy (NAN:
  * none) */
@@ -222,6 +235,8 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     int shard;
     /* round 0 closed, 1 abandoned; 7 updates (one of a client never registered), 3 clients */
     check_counts(s, label, 1, 1, 7, 3);
+    const int64_t closed_sizes[] = {3}; /* round 0 started with 3 clients; round 1 (2) was abandoned */
+    check_round_sizes(s, label, closed_sizes, 1);
     /* heard from last: a's and b's metrics, in the order they came (a's last), then c's update */
     const want_volunteer heard[] = {{ids[0], 3, 0.125}, {ids[1], 2, 0.75}, {ids[2], 1, NAN}};
     check_volunteers(s, label, 10, heard, 3);

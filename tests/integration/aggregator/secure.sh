@@ -23,10 +23,13 @@
 #     same rounds closed with the same inputs, the same round abandoned,
 #     and the same globals bit for bit;
 #  6. a round the store cannot rebuild after kill -9 (its graph key gone):
-#     abandoned, never unmasked, and the next round closes.
+#     abandoned, never unmasked, and the next round closes;
+#  7. distributed DP (the task's noise): the privacy spent, as /status,
+#     /metrics and status.html say it, is the simulator's after the same
+#     rounds, and the mode says secure.
 #   secure.sh BUILD_DIR MODEL.gguf WORK_DIR [PARTS, e.g. "2 4": those only]
 set -u
-build=$1 model=$2 work=$3 parts=${4:-1 2 3 4 5 6}
+build=$1 model=$2 work=$3 parts=${4:-1 2 3 4 5 6 7}
 part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
@@ -219,6 +222,43 @@ wait_for "the federation to end after the restart" 90 done_in
   ok || bad "round 0 without its key: $(query broken 'SELECT round, abandoned FROM rounds' | tr '\n' ' ')"
 grep -q '"event": "round_abandoned", "round": 0, "masked_inputs": 0, "why": "it could not be rebuilt from the store' \
   "$work/broken.server.log" && ok || bad "round 0's abandonment: $(grep -E 'abandoned|error' "$work/broken.server.log")"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null
+}
+part 7 && {
+# --- 7. distributed DP, epsilon 8 over 2 rounds: the privacy spent is the simulator's after the same rounds
+task noise '{"rounds": 2, "secure_aggregation": {"dropout_rate": 0.33, "corrupt_rate": 0.05, "clip": 0.5,
+  "l2_clip": 0.2, "quant_bits": 16, "ring_bits": 32, "max_weight": 32, "noise": {"epsilon": 8}}}'
+"$sdfed" sim --task "$work/noise.json" --out "$work/noise-sim" --cache "$cache" >"$work/noise-sim.log" 2>&1 ||
+  bad "sim with noise: $(tail -n 2 "$work/noise-sim.log")"
+epsilon_after() { # epsilon_after ROUND: the simulator's epsilon spent after it, 6 decimals
+  /usr/bin/python3 -c 'import json, sys; print("%.6f" % json.load(open(sys.argv[1]))["rounds"][int(sys.argv[2])]["secure"]["epsilon"])' \
+    "$work/noise-sim/results.json" "$1"
+}
+privacy_is() { # privacy_is ROUNDS EPSILON: /status says ROUNDS unmasked, EPSILON spent (6 decimals) of 8
+  status >"$work/noise-status.json"
+  /usr/bin/python3 - "$work/noise-status.json" "$1" "$2" <<'PY' && ok || bad "/status after $1 rounds with noise: $(cat "$work/noise-status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = s["privacy"]
+assert s["mode"] == "secure", s["mode"]
+assert p["rounds_unmasked"] == int(sys.argv[2]) and p["epsilon_budget"] == 8 and p["delta"] == 1e-5, p
+assert "%.6f" % p["epsilon_spent"] == sys.argv[3], (p, sys.argv[3])
+PY
+}
+start_server noise "$work/noise.json" && privacy_is 0 0.000000
+# round 1 held open by a frozen client while /status is read after round 0
+for k in $(seq 0 9); do start_client noise "$k"; done
+round_one_started() { [ "$(query noise 'SELECT count(*) FROM rounds WHERE round = 1 AND started IS NOT NULL')" = 1 ]; }
+wait_for "round 1 with noise to start" 60 round_one_started && kill -STOP "$client_pid"
+privacy_is 1 "$(epsilon_after 0)"
+kill -CONT "$client_pid"
+wait_for "the federation with noise to end" 60 done_in
+sim_epsilon=$(epsilon_after 1)
+privacy_is 2 "$sim_epsilon"
+curl -s "http://127.0.0.1:$port/metrics" | grep -q "^sdfed_privacy_epsilon_spent $sim_epsilon$" && ok ||
+  bad "/metrics' epsilon spent is not the simulator's $sim_epsilon: $(curl -s "http://127.0.0.1:$port/metrics" | grep privacy)"
+curl -s "http://127.0.0.1:$port/status.html" | grep -q "<td>privacy spent</td><td>epsilon $(printf %.3f "$sim_epsilon") of 8 at delta 1e-05, over 2 rounds unmasked" &&
+  ok || bad "status.html's privacy row: $(curl -s "http://127.0.0.1:$port/status.html" | grep -o '<tr><td>privacy[^/]*')"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null
 }
 
