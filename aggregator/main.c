@@ -114,15 +114,6 @@ typedef struct args {
     int help, verify, graph_from_seed;
 } args;
 
-static int number(const char *text, const char *name, double lo, double hi, double *out) {
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !(v >= lo && v <= hi))
-        return cli_error(CLI_USAGE, "%s must be a number in [%g, %g], not '%s'", name, lo, hi, text);
-    *out = v;
-    return CLI_OK;
-}
-
 /* Descriptors: one for each connection (those of the reserve too) and for
  * each file being sent, and SPARE_DESCRIPTORS more for the process (the
  * store, the model, the log, lws's own). The soft limit is raised as far
@@ -244,34 +235,35 @@ int main(int argc, char **argv) {
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
         max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
         demo_leases, hello_timeout, file_sends;
-    if (number(a.port, "--port", 0, 65535, &port) ||
-        (a.deadline && number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline)) ||
-        number(a.pause, "--round-pause", 0, 86400, &pause) || number(a.grace, "--rejoin-grace", 0, 86400, &grace) ||
-        number(a.buffer, "--buffer", 1, 1e6, &buffer) || number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
-        number(a.trim, "--trim", 0, 0.49, &trim) || number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
-        number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
-        number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
-        number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
-        number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
-        number(a.rate, "--rate-limit", 1, 1e6, &rate) ||
-        number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
-        number(a.refusals, "--max-refusals", 1, 1e6, &refusals) || number(a.lease, "--node-lease", 0.5, 3600, &lease) ||
-        number(a.poll, "--poll", 0.05, 3600, &poll) ||
-        number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
-        number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
-        number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
-        number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
-        number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
-        number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
-        number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
-        number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
-        number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
-        number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
-        number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
-        number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
-        number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
-        number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
-        number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
+    if (cli_number(a.port, "--port", 0, 65535, &port) ||
+        (a.deadline && cli_number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline)) ||
+        cli_number(a.pause, "--round-pause", 0, 86400, &pause) ||
+        cli_number(a.grace, "--rejoin-grace", 0, 86400, &grace) || cli_number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
+        cli_number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
+        cli_number(a.trim, "--trim", 0, 0.49, &trim) || cli_number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
+        cli_number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
+        cli_number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
+        cli_number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
+        cli_number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
+        cli_number(a.rate, "--rate-limit", 1, 1e6, &rate) ||
+        cli_number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
+        cli_number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
+        cli_number(a.lease, "--node-lease", 0.5, 3600, &lease) || cli_number(a.poll, "--poll", 0.05, 3600, &poll) ||
+        cli_number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
+        cli_number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
+        cli_number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
+        cli_number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
+        cli_number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
+        cli_number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
+        cli_number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
+        cli_number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
+        cli_number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
+        cli_number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
+        cli_number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
+        cli_number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
+        cli_number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
+        cli_number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
+        cli_number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
         return CLI_USAGE;
     if (max_addresses < max_connections + status_reserve)
         return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
@@ -302,7 +294,8 @@ int main(int argc, char **argv) {
         sdfed_error origin_err = {0};
         if (origins_allow(&pages, allow_origin[i], &origin_err)) return cli_error(CLI_USAGE, "%s", origin_err.message);
     }
-    const char *where = a.db ? a.db : a.state ? a.state : "state";
+    const char *where = a.db ? a.db : a.state;
+    if (!where) where = "state";
     sdfed_error host_err = {0};
     char bind_address[256];
     if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
@@ -331,12 +324,10 @@ int main(int argc, char **argv) {
         deadline = sdfed_local_prompt_deadline_s(&task.local_prompt);
         if (deadline == 0) deadline = 300;
     }
-    double min_clients = task.min_clients > 0         ? task.min_clients
-                         : task.clients_per_round > 0 ? task.clients_per_round
-                                                      : task.clients,
-           over_select = 1;
-    if ((a.min_clients && number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
-        (a.over_select && number(a.over_select, "--over-select", 1, 100, &over_select))) {
+    double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients, over_select = 1;
+    if (task.min_clients > 0) min_clients = task.min_clients;
+    if ((a.min_clients && cli_number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
+        (a.over_select && cli_number(a.over_select, "--over-select", 1, 100, &over_select))) {
         sdfed_task_free(&task);
         return CLI_USAGE;
     }

@@ -34,19 +34,22 @@ static int authority(const char *text, size_t len, int default_port, char *host,
     if (!n || n >= sizeof digits || strspn(colon + 1, "0123456789") < n) return -1;
     memcpy(digits, colon + 1, n);
     digits[n] = '\0';
-    *port = atoi(digits);
+    *port = (int)strtol(digits, NULL, 10); /* digits alone, at most 7 */
     return *port > 0 && *port <= 65535 ? 0 : -1;
 }
 
 /* "scheme://host[:port]" as RFC 6454 writes it (out), its host and port;
  * 0, or -1 when it is not an origin of http or https. */
 static int parse_origin(const char *origin, char *out, size_t cap, char *host, size_t host_cap, int *port) {
-    int default_port = strncmp(origin, "http://", 7) == 0 ? 80 : strncmp(origin, "https://", 8) == 0 ? 443 : 0;
+    int default_port = 0;
+    if (strncmp(origin, "http://", 7) == 0) default_port = 80;
+    if (strncmp(origin, "https://", 8) == 0) default_port = 443;
     if (!default_port) return -1;
     const char *rest = strstr(origin, "://") + 3;
     if (authority(rest, strlen(rest), default_port, host, host_cap, port)) return -1;
-    int n = *port == default_port ? snprintf(out, cap, "%s://%s", default_port == 80 ? "http" : "https", host)
-                                  : snprintf(out, cap, "%s://%s:%d", default_port == 80 ? "http" : "https", host, *port);
+    const char *scheme = default_port == 80 ? "http" : "https";
+    int n = *port == default_port ? snprintf(out, cap, "%s://%s", scheme, host)
+                                  : snprintf(out, cap, "%s://%s:%d", scheme, host, *port);
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 

@@ -49,9 +49,8 @@ static const char *reason_phrase(int status) {
     static const struct {
         int status;
         const char *phrase;
-    } phrases[] = {{400, "Bad Request"},       {401, "Unauthorized"},
-                   {403, "Forbidden"},         {405, "Method Not Allowed"},
-                   {429, "Too Many Requests"}, {431, "Request Header Fields Too Large"},
+    } phrases[] = {{400, "Bad Request"},        {401, "Unauthorized"},      {403, "Forbidden"},
+                   {405, "Method Not Allowed"}, {429, "Too Many Requests"}, {431, "Request Header Fields Too Large"},
                    {503, "Service Unavailable"}};
     for (size_t i = 0; i < sizeof phrases / sizeof phrases[0]; i++)
         if (phrases[i].status == status) return phrases[i].phrase;
@@ -169,5 +168,6 @@ int response_file(struct lws *wsi, const char *file, const char *etag, int *send
      * LWS_CALLBACK_HTTP_FILE_COMPLETION */
     int n = lws_serve_http_file(wsi, file, mime_of(file), (const char *)extra, (int)(p - extra));
     *sending = n == 0;
-    return n < 0 ? -1 : n > 0 ? completed(wsi) : 0;
+    if (n < 0) return -1;
+    return n > 0 ? completed(wsi) : 0;
 }

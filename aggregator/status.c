@@ -295,15 +295,22 @@ static int metrics_text(struct lws *wsi, status_board *site) {
     return rc;
 }
 
+/* The entity that stands for c in HTML text, NULL when c stands for itself. */
+static const char *html_entity(char c) {
+    switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    default: return NULL;
+    }
+}
+
 /* Text as HTML (&, <, >, " escaped); non-zero when a write failed. */
 static int html_text(sdfed_sink sink, const char *text) {
     int failed = 0;
     for (const char *p = text; *p && !failed; p++) {
-        const char *entity = *p == '&'   ? "&amp;"
-                             : *p == '<' ? "&lt;"
-                             : *p == '>' ? "&gt;"
-                             : *p == '"' ? "&quot;"
-                                         : NULL;
+        const char *entity = html_entity(*p);
         failed = entity ? sdfed_sink_printf(sink, "%s", entity) : sink.write(sink.ctx, p, 1);
     }
     return failed;
@@ -417,7 +424,10 @@ static int devices_chart(sdfed_buffer *b, status_board *site) {
     double top = 0, scale = 1;
     for (int l = 0; l < d.n_lengths; l++) top = d.p90[l] > top ? d.p90[l] : top;
     while (scale * 10 < top) scale *= 10; /* the grid's top: 1, 2 or 5 x 10^k ms above the slowest */
-    double y_max = top <= scale ? scale : top <= 2 * scale ? 2 * scale : top <= 5 * scale ? 5 * scale : 10 * scale;
+    static const double grid_tops[] = {5, 2, 1};
+    double y_max = 10 * scale; /* the least of 1, 2, 5 or 10 x scale at or above top */
+    for (int i = 0; i < 3; i++)
+        if (top <= grid_tops[i] * scale) y_max = grid_tops[i] * scale;
     char x_label[160];
     int used = snprintf(x_label, sizeof x_label, "local prompt length (tokens:");
     for (int l = 0; l < d.n_lengths && used < (int)sizeof x_label; l++)

@@ -1,8 +1,10 @@
 /* Command-line option parsing and error printing (see args.h). */
 #include "native/args.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/linear_fma.h"
@@ -11,6 +13,25 @@
 static const char *program = "sdfed";
 /* where the unknown-option error points the user */
 static const char *help_hint = "see 'sdfed help'";
+
+int cli_number(const char *text, const char *name, double lo, double hi, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= lo && v <= hi))
+        return cli_error(CLI_USAGE, "%s must be a number in [%g, %g], not '%s'", name, lo, hi, text);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_integer(const char *text, const char *name, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || *end || errno || v < lo || v > hi)
+        return cli_error(CLI_USAGE, "%s must be an integer in [%lld, %lld], not '%s'", name, lo, hi, text);
+    *out = v;
+    return CLI_OK;
+}
 
 void cli_set_program(const char *name) {
     program = name;

@@ -30,6 +30,14 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options, c
  * its max times is an error too. */
 int cli_parse_lists(int argc, char **argv, const cli_option *options, int n_options, const cli_list *lists, int n_lists,
                     char ***positional, int *n_positional);
+/* text, all of it, as a number in [lo, hi] ("12x" and "" are none); else
+ * prints "NAME must be a number in [lo, hi], not 'text'" and returns
+ * CLI_USAGE. */
+int cli_number(const char *text, const char *name, double lo, double hi, double *out);
+/* text, all of it, as a decimal integer in [lo, hi]; else prints why, as
+ * cli_number does, and returns CLI_USAGE. */
+int cli_integer(const char *text, const char *name, long long lo, long long hi, long long *out);
+
 /* A program of its own, not a subcommand of sdfed (sdfed-aggregator, say):
  * its error lines start with its name and point the user to its --help. */
 void cli_set_program(const char *name);

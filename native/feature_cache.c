@@ -55,7 +55,8 @@ static int encode_chunk(const native_model *m, const sdfed_kernels *k, const fea
         memcpy(keys[m_images], p->keys + (size_t)(first + j) * 32, 32);
         m_images++;
     }
-    float *features = rc == SDFED_OK ? sdfed_arena_floats(arena, (size_t)(m_images ? m_images : 1) * D) : NULL;
+    size_t rows = m_images > 0 ? (size_t)m_images : 1; /* an arena of 0 floats is no arena */
+    float *features = rc == SDFED_OK ? sdfed_arena_floats(arena, rows * D) : NULL;
     if (rc == SDFED_OK && !features) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
     if (rc == SDFED_OK && m_images)
         rc = sdfed_method_image_features(src->method, &m->clip, k, images, m_images, features, arena, err);
@@ -107,8 +108,8 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
         int done = first + n;
         double t = native_clock_seconds(native_clock_monotonic_ns() - t0), rate = done / (t > 0 ? t : 1e-9);
         int left = (int)((p.n - done) / rate);
-        progress_show("features of the %s: %d of %d computed (%.0f%%), %.1f images/s, %d:%02d left%s",
-                      src->name, done, p.n, 100.0 * done / p.n, rate, left / 60, left % 60,
+        progress_show("features of the %s: %d of %d computed (%.0f%%), %.1f images/s, %d:%02d left%s", src->name, done,
+                      p.n, 100.0 * done / p.n, rate, left / 60, left % 60,
                       src->n > p.n ? ", the others from the cache" : "");
     }
     progress_end();

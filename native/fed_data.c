@@ -93,10 +93,10 @@ static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int w
         const storage *s = d->storage;
         uint8_t *original = decoded;
         decoded = malloc((size_t)width * height * channels);
-        int rc = decoded ? sdfed_domain_apply(domains[i], original, height, width, channels,
-                                              DOMAIN_SEED + (uint64_t)test, (uint64_t)s->noise_index[test][i], decoded,
-                                              err)
-                         : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        int rc = decoded
+                     ? sdfed_domain_apply(domains[i], original, height, width, channels, DOMAIN_SEED + (uint64_t)test,
+                                          (uint64_t)s->noise_index[test][i], decoded, err)
+                     : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
         free(original);
         if (rc) {
             free(decoded);
@@ -117,7 +117,8 @@ static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int w
  * used (*usable 0). */
 static int read_keys(storage *s, int split, uint8_t *usable, sdfed_error *err) {
     image_folder *f = &s->folder[split];
-    if (!(s->keys[split] = malloc(32 * ((size_t)f->n + 1)))) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    if (!(s->keys[split] = malloc(32 * ((size_t)f->n + 1))))
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     int rc = SDFED_OK;
     for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
         sdfed_error why = {0};
@@ -136,8 +137,8 @@ static int check_split(const fed_data *d, storage *s, int split, uint8_t *usable
         if (!usable[i]) continue;
         char reason[IMAGE_CHECK_REASON];
         int ok = 0;
-        rc = image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &d->decode, &ok, reason,
-                                  err);
+        rc =
+            image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &d->decode, &ok, reason, err);
         if (rc == SDFED_OK && !ok) rc = image_folder_skip_add(&s->skipped, f->paths[i], reason, 1, err);
         usable[i] = ok;
         progress_show("checking the %s: %d of %d", split_names[split], i + 1, f->n);
@@ -196,8 +197,8 @@ static int file_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned,
 /* The features of a split's readable images; *usable 0 for those that do
  * not decode. */
 static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, const sdfed_task *task,
-                        const char *cache_dir, const native_model *m, const char *model_sha256,
-                        const sdfed_kernels *k, sdfed_error *err) {
+                        const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
+                        sdfed_error *err) {
     int n = split ? out->n_test : out->n_train;
     float **features = split ? &out->test_features : &out->train_features;
     int *items = malloc(sizeof *items * ((size_t)n + 1));
@@ -221,7 +222,8 @@ static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, c
     for (int j = 0; j < readable && rc == SDFED_OK; j++) {
         usable[items[j]] = decoded[j];
         if (!decoded[j]) continue;
-        memmove(*features + (size_t)kept * out->dim, *features + (size_t)j * out->dim, sizeof(float) * (size_t)out->dim);
+        memmove(*features + (size_t)kept * out->dim, *features + (size_t)j * out->dim,
+                sizeof(float) * (size_t)out->dim);
         kept++;
     }
     free(items);
@@ -409,9 +411,10 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
                               .key = pixels_key,
                               .image = pixels_image,
                               .ctx = &view};
-        rc = usable && *features ? feature_cache_load(cache_dir ? cache_dir : feature_cache_default_dir(), m,
-                                                      model_sha256, k, &src, *features, usable, &out->features, err)
-                                 : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+        const char *cache = cache_dir ? cache_dir : feature_cache_default_dir();
+        rc = usable && *features
+                 ? feature_cache_load(cache, m, model_sha256, k, &src, *features, usable, &out->features, err)
+                 : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
         free(usable);
     }
     if (rc) fed_data_free(out);

@@ -41,9 +41,9 @@ int image_exif_orientation(const uint8_t *payload, size_t size) {
         size_t entry = (size_t)ifd + 2 + 12 * (size_t)i;
         if (number(&t, entry, 2) != TAG_ORIENTATION) continue;
         int64_t type = number(&t, entry + 2, 2), count = number(&t, entry + 4, 4);
-        int64_t value = type == TYPE_SHORT  ? number(&t, entry + 8, 2)
-                        : type == TYPE_LONG ? number(&t, entry + 8, 4)
-                                            : -1;
+        int64_t value = -1;
+        if (type == TYPE_SHORT) value = number(&t, entry + 8, 2);
+        if (type == TYPE_LONG) value = number(&t, entry + 8, 4);
         return count == 1 && value >= 1 && value <= 8 ? (int)value : 1;
     }
     return 1;

@@ -58,8 +58,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
     case LWS_CALLBACK_CLIENT_CLOSED:
         /* lws may report the end of a connection more than once */
-        if (conn && conn->state != WS_CONN_IDLE)
-            ended(conn, in ? (const char *)in : reason == LWS_CALLBACK_CLIENT_CLOSED ? "closed" : "connection error");
+        if (conn && conn->state != WS_CONN_IDLE) {
+            const char *why = reason == LWS_CALLBACK_CLIENT_CLOSED ? "closed" : "connection error";
+            ended(conn, in ? (const char *)in : why);
+        }
         break;
     default: break;
     }

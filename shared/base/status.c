@@ -24,7 +24,8 @@ int sdfed_fail_context(sdfed_error *err, int code, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
-    size_t used = n < 0 ? 0 : (size_t)n < sizeof err->message ? (size_t)n : sizeof err->message - 1;
+    size_t used = 0; /* what vsnprintf wrote, at most what the message holds */
+    if (n > 0) used = (size_t)n < sizeof err->message ? (size_t)n : sizeof err->message - 1;
     /* append ": old", truncated to what is left */
     size_t left = sizeof err->message - 1 - used;
     const char *sep = ": ";

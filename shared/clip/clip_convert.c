@@ -141,8 +141,19 @@ static int emit(converter *cv, const char *out_name, int op, int matrix, int64_t
     return SDFED_OK;
 }
 
-/* printf into a small static-size buffer for names */
-#define NAMEF(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
+/* A tensor's name, printf-style, written in name */
+static const char *tensor_name(char name[NAME_MAX_LEN], const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static const char *tensor_name(char name[NAME_MAX_LEN], const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, NAME_MAX_LEN, fmt, ap);
+    va_end(ap);
+    return name;
+}
 
 typedef struct arch {
     int hf;
@@ -152,7 +163,7 @@ typedef struct arch {
 static int count_layers(const sdfed_safetensors *st, const char *fmt) {
     char name[NAME_MAX_LEN];
     int n = 0;
-    while (n < 1000 && sdfed_safetensors_find(st, NAMEF(name, fmt, n))) n++;
+    while (n < 1000 && sdfed_safetensors_find(st, tensor_name(name, fmt, n))) n++;
     return n;
 }
 
@@ -226,11 +237,12 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
 static int emit_block(converter *cv, const arch *a, const char *tower, int i, int W) {
     char o[NAME_MAX_LEN], s1[NAME_MAX_LEN], s2[NAME_MAX_LEN], s3[NAME_MAX_LEN];
     int rc;
-    const char *base = a->hf
-                           ? (strcmp(tower, "text") == 0 ? "text_model.encoder.layers" : "vision_model.encoder.layers")
-                           : (strcmp(tower, "text") == 0 ? "transformer.resblocks" : "visual.transformer.resblocks");
-#define OUT(suffix) NAMEF(o, "%s.blk.%d.%s", tower, i, suffix)
-#define SRC(buf, suffix) NAMEF(buf, "%s.%d.%s", base, i, suffix)
+    int text = strcmp(tower, "text") == 0;
+    const char *hf_base = text ? "text_model.encoder.layers" : "vision_model.encoder.layers";
+    const char *openai_base = text ? "transformer.resblocks" : "visual.transformer.resblocks";
+    const char *base = a->hf ? hf_base : openai_base;
+#define OUT(suffix) tensor_name(o, "%s.blk.%d.%s", tower, i, suffix)
+#define SRC(buf, suffix) tensor_name(buf, "%s.%d.%s", base, i, suffix)
     if (a->hf) {
         if ((rc = emit(cv, OUT("ln1.weight"), OP_COPY, 0, 0, W, 1, SRC(s1, "layer_norm1.weight"))) ||
             (rc = emit(cv, OUT("ln1.bias"), OP_COPY, 0, 0, W, 1, SRC(s1, "layer_norm1.bias"))) ||

@@ -118,24 +118,30 @@ static int find_weight(const sdfed_gguf *g, const char *name, int rows, int cols
     return SDFED_OK;
 }
 
+enum { BLOCK_TENSOR_NAME_BYTES = 128 };
+
+/* "TOWER.blk.I.SUFFIX", written in name */
+static const char *block_tensor(char name[BLOCK_TENSOR_NAME_BYTES], const char *tower, int i, const char *suffix) {
+    snprintf(name, BLOCK_TENSOR_NAME_BYTES, "%s.blk.%d.%s", tower, i, suffix);
+    return name;
+}
+
 static int load_block(const sdfed_gguf *g, const char *tower, int i, int width, sdfed_clip_block *b, sdfed_error *err) {
-    char name[128];
+    char name[BLOCK_TENSOR_NAME_BYTES];
     int rc;
-#define NAME(suffix) (snprintf(name, sizeof name, "%s.blk.%d.%s", tower, i, suffix), name)
-    if ((rc = find_f32(g, NAME("ln1.weight"), 0, width, &b->ln1_w, err)) ||
-        (rc = find_f32(g, NAME("ln1.bias"), 0, width, &b->ln1_b, err)) ||
-        (rc = find_weight(g, NAME("attn_qkv.weight"), 3 * width, width, &b->attn_qkv, err)) ||
-        (rc = find_f32(g, NAME("attn_qkv.bias"), 0, 3 * width, &b->attn_qkv_b, err)) ||
-        (rc = find_weight(g, NAME("attn_out.weight"), width, width, &b->attn_out, err)) ||
-        (rc = find_f32(g, NAME("attn_out.bias"), 0, width, &b->attn_out_b, err)) ||
-        (rc = find_f32(g, NAME("ln2.weight"), 0, width, &b->ln2_w, err)) ||
-        (rc = find_f32(g, NAME("ln2.bias"), 0, width, &b->ln2_b, err)) ||
-        (rc = find_weight(g, NAME("mlp_fc.weight"), 4 * width, width, &b->mlp_fc, err)) ||
-        (rc = find_f32(g, NAME("mlp_fc.bias"), 0, 4 * width, &b->mlp_fc_b, err)) ||
-        (rc = find_weight(g, NAME("mlp_proj.weight"), width, 4 * width, &b->mlp_proj, err)) ||
-        (rc = find_f32(g, NAME("mlp_proj.bias"), 0, width, &b->mlp_proj_b, err)))
+    if ((rc = find_f32(g, block_tensor(name, tower, i, "ln1.weight"), 0, width, &b->ln1_w, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "ln1.bias"), 0, width, &b->ln1_b, err)) ||
+        (rc = find_weight(g, block_tensor(name, tower, i, "attn_qkv.weight"), 3 * width, width, &b->attn_qkv, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "attn_qkv.bias"), 0, 3 * width, &b->attn_qkv_b, err)) ||
+        (rc = find_weight(g, block_tensor(name, tower, i, "attn_out.weight"), width, width, &b->attn_out, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "attn_out.bias"), 0, width, &b->attn_out_b, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "ln2.weight"), 0, width, &b->ln2_w, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "ln2.bias"), 0, width, &b->ln2_b, err)) ||
+        (rc = find_weight(g, block_tensor(name, tower, i, "mlp_fc.weight"), 4 * width, width, &b->mlp_fc, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "mlp_fc.bias"), 0, 4 * width, &b->mlp_fc_b, err)) ||
+        (rc = find_weight(g, block_tensor(name, tower, i, "mlp_proj.weight"), width, 4 * width, &b->mlp_proj, err)) ||
+        (rc = find_f32(g, block_tensor(name, tower, i, "mlp_proj.bias"), 0, width, &b->mlp_proj_b, err)))
         return rc;
-#undef NAME
     return SDFED_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/rng.h"
+#include "base/clamp.h"
 
 const char *const sdfed_domain_names[SDFED_DOMAINS] = {"original", "inverted", "rotated", "low-contrast"};
 
@@ -32,7 +33,7 @@ int sdfed_domain_apply(int domain, const uint8_t *in, int rows, int cols, int ch
         sdfed_rng_seed_stream(&rng, seed, image_index);
         for (size_t i = 0; i < n; i++) {
             int v = 64 + in[i] / 2 + (int)sdfed_rng_below(&rng, 33) - 16;
-            out[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            out[i] = (uint8_t)sdfed_clamp_int(v, 0, 255);
         }
         break;
     }

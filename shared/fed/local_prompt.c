@@ -77,7 +77,7 @@ int sdfed_local_prompt_plan(const sdfed_local_prompt *lp, int draw, const double
         .length = lp->lengths[index],
         .steps = steps,
         .epoch_steps = epoch_steps,
-        .samples = steps == epoch_steps ? n_train : (used < n_train ? used : n_train),
+        .samples = steps == epoch_steps || used > n_train ? n_train : used,
         .seconds = step_s ? steps * step_s[index] : 0.0,
     };
     return SDFED_OK;

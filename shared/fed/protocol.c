@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,41 +91,59 @@ int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, c
     return failed ? sdfed_fail(err, SDFED_ERR_NOMEM, "frame: out of memory") : SDFED_OK;
 }
 
-#define BAD(c, ...) (*code = (c), sdfed_fail(err, SDFED_ERR_FORMAT, __VA_ARGS__))
+/* A frame refused: *code says how (the wire's code), err says why. */
+static int refuse(sdfed_code *code, sdfed_code how, sdfed_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int refuse(sdfed_code *code, sdfed_code how, sdfed_error *err, const char *fmt, ...) {
+    char why[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    *code = how;
+    return sdfed_fail(err, SDFED_ERR_FORMAT, "%s", why);
+}
 
 int sdfed_frame_decode(const void *buf, size_t len, size_t max_values, sdfed_frame *f, sdfed_code *code,
                        sdfed_error *err) {
     const unsigned char *p = buf;
     memset(f, 0, sizeof *f);
-    if (len < 20 || memcmp(p, SDFED_FRAME_MAGIC, 4) != 0) return BAD(SDFED_CODE_BAD_FRAME, "frame: not an sdfed frame");
+    if (len < 20 || memcmp(p, SDFED_FRAME_MAGIC, 4) != 0)
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: not an sdfed frame");
     if (p[4] != SDFED_FRAME_VERSION)
-        return BAD(SDFED_CODE_BAD_FRAME, "frame: version %d (expected %d)", p[4], SDFED_FRAME_VERSION);
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: version %d (expected %d)", p[4], SDFED_FRAME_VERSION);
     if (p[5] != SDFED_FRAME_GLOBAL && p[5] != SDFED_FRAME_UPDATE)
-        return BAD(SDFED_CODE_BAD_FRAME, "frame: unknown kind %d", p[5]);
-    if (p[6] != 0) return BAD(SDFED_CODE_BAD_FRAME, "frame: dtype %d is not f32", p[6]);
-    if (p[7] < 1 || p[7] > SDFED_FRAME_MAX_DIMS) return BAD(SDFED_CODE_BAD_FRAME, "frame: %d dimensions", p[7]);
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: unknown kind %d", p[5]);
+    if (p[6] != 0) return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: dtype %d is not f32", p[6]);
+    if (p[7] < 1 || p[7] > SDFED_FRAME_MAX_DIMS)
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: %d dimensions", p[7]);
     f->kind = p[5];
     f->n_dims = p[7];
     f->round = get32(p + 8);
     f->samples = get32(p + 12);
-    if (len < 20 + 4 * (size_t)f->n_dims) return BAD(SDFED_CODE_BAD_FRAME, "frame: truncated header");
+    if (len < 20 + 4 * (size_t)f->n_dims) return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: truncated header");
     size_t n = 1;
     for (int d = 0; d < f->n_dims; d++) {
         f->shape[d] = get32(p + 16 + 4 * d);
         if (f->shape[d] == 0 || n > max_values / f->shape[d])
-            return BAD(f->shape[d] ? SDFED_CODE_TOO_LARGE : SDFED_CODE_BAD_FRAME,
-                       "frame: shape holds more than %zu values or a zero", max_values);
+            return refuse(code, f->shape[d] ? SDFED_CODE_TOO_LARGE : SDFED_CODE_BAD_FRAME, err,
+                          "frame: shape holds more than %zu values or a zero", max_values);
         n *= f->shape[d];
     }
     if (len != sdfed_frame_size(f->n_dims, f->shape))
-        return BAD(SDFED_CODE_BAD_FRAME, "frame: %zu bytes, its header says %zu", len,
-                   sdfed_frame_size(f->n_dims, f->shape));
-    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4)) return BAD(SDFED_CODE_BAD_CRC, "frame: CRC-32 mismatch");
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "frame: %zu bytes, its header says %zu", len,
+                      sdfed_frame_size(f->n_dims, f->shape));
+    if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4))
+        return refuse(code, SDFED_CODE_BAD_CRC, err, "frame: CRC-32 mismatch");
     f->n_values = n;
     f->data = p + 16 + 4 * f->n_dims;
     for (size_t i = 0; i < n; i++) {
         uint32_t u = get32(f->data + 4 * i);
-        if ((u & 0x7f800000u) == 0x7f800000u) return BAD(SDFED_CODE_NOT_FINITE, "frame: value %zu is NaN or Inf", i);
+        if ((u & 0x7f800000u) == 0x7f800000u)
+            return refuse(code, SDFED_CODE_NOT_FINITE, err, "frame: value %zu is NaN or Inf", i);
     }
     return SDFED_OK;
 }
@@ -160,14 +179,17 @@ int sdfed_secure_frame_decode(const void *buf, size_t len, const unsigned char *
     const unsigned char *p = buf;
     *msg = NULL;
     *msg_len = 0;
-    if (!sdfed_secure_frame_is(buf, len)) return BAD(SDFED_CODE_BAD_FRAME, "secure frame: not an SDFS frame");
+    if (!sdfed_secure_frame_is(buf, len))
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "secure frame: not an SDFS frame");
     if (len < SDFED_SECURE_OVERHEAD + SDFED_SECAGG_MSG_HEADER)
-        return BAD(SDFED_CODE_BAD_FRAME, "secure frame: %zu bytes, shorter than a header", len);
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "secure frame: %zu bytes, shorter than a header", len);
     if (p[4] != SDFED_SECURE_VERSION)
-        return BAD(SDFED_CODE_BAD_FRAME, "secure frame: version %d (expected %d)", p[4], SDFED_SECURE_VERSION);
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "secure frame: version %d (expected %d)", p[4],
+                      SDFED_SECURE_VERSION);
     if (get32(p + len - 4) != sdfed_crc32(0, p, len - 4))
-        return BAD(SDFED_CODE_BAD_CRC, "secure frame: CRC-32 mismatch");
-    if (!sdfed_secagg_msg_name(p[5])) return BAD(SDFED_CODE_BAD_FRAME, "secure frame: unknown message kind %d", p[5]);
+        return refuse(code, SDFED_CODE_BAD_CRC, err, "secure frame: CRC-32 mismatch");
+    if (!sdfed_secagg_msg_name(p[5]))
+        return refuse(code, SDFED_CODE_BAD_FRAME, err, "secure frame: unknown message kind %d", p[5]);
     *msg = p + 5;
     *msg_len = len - SDFED_SECURE_OVERHEAD;
     return SDFED_OK;

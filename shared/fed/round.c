@@ -134,7 +134,8 @@ typedef struct ordered {
 
 static int compare_ordered(const void *a, const void *b) {
     const ordered *x = a, *y = b;
-    return x->key != y->key ? (x->key < y->key ? -1 : 1) : x->given - y->given;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->given - y->given;
 }
 
 int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_error *err) {

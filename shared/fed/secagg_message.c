@@ -135,14 +135,18 @@ int sdfed_secagg_write_unmask(sdfed_buffer *out, int64_t round, int count, const
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* What a message that is not the one expected is, in words. */
+static const char *message_kind_words(const unsigned char *msg, size_t len) {
+    if (len < SDFED_SECAGG_MSG_HEADER) return "too short";
+    const char *kind = sdfed_secagg_msg_name(msg[0]);
+    return kind ? kind : "unknown kind";
+}
+
 int sdfed_secagg_read_header(const unsigned char *msg, size_t len, int kind, int64_t round, sdfed_error *err) {
     const char *name = sdfed_secagg_msg_name(kind);
     if (len < SDFED_SECAGG_MSG_HEADER || msg[0] != kind)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg: not a %s message (%s, %zu bytes)", name,
-                          len < SDFED_SECAGG_MSG_HEADER   ? "too short"
-                          : sdfed_secagg_msg_name(msg[0]) ? sdfed_secagg_msg_name(msg[0])
-                                                          : "unknown kind",
-                          len);
+                          message_kind_words(msg, len), len);
     uint64_t r = 0;
     for (int i = 0; i < 8; i++) r = r << 8 | msg[1 + i];
     if ((int64_t)r != round)

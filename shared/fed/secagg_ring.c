@@ -1,6 +1,7 @@
 /* Secure aggregation's ring: quantisation, masks, the sum decoded (see
  * secagg_ring.h). */
 #include "fed/secagg_ring.h"
+#include "base/clamp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -66,13 +67,13 @@ int sdfed_secagg_quantise(const sdfed_secagg_ring *r, const float *x, size_t P, 
     double scale = (double)qmax / r->clip;
     uint64_t mask = ring_mask(r->ring_bits);
     for (size_t j = 0; j < P; j++) {
-        double clipped = x[j] > r->clip ? r->clip : x[j] < -r->clip ? -r->clip : (double)x[j];
+        double clipped = sdfed_clamp_double((double)x[j], -r->clip, r->clip);
         double v = clipped * scale, below = floor(v);
         uint64_t u;
         rc = sdfed_secagg_draw_u64(random, &u, err);
         if (rc) return sdfed_fail_context(err, rc, "secagg: rounding coordinate %zu", j);
         int64_t q = (int64_t)below + ((double)(u >> 11) < (v - below) * 0x1.0p53);
-        q = q > qmax ? qmax : q < -qmax ? -qmax : q;
+        q = sdfed_clamp_i64(q, -qmax, qmax);
         out[j] = (uint64_t)(w * q) & mask;
     }
     out[P] = (uint64_t)w & mask;
@@ -116,10 +117,13 @@ int sdfed_secagg_ring_add_stream(int ring_bits, uint64_t *v, size_t len, const u
     return SDFED_OK;
 }
 
-int sdfed_secagg_pair_sign(int i, int j) { return i < j ? 1 : i > j ? -1 : 0; }
+int sdfed_secagg_pair_sign(int i, int j) {
+    if (i == j) return 0;
+    return i < j ? 1 : -1;
+}
 
-int sdfed_secagg_dequantise(const sdfed_secagg_ring *r, const uint64_t *sum, size_t P, float *mean,
-                            int64_t *weight_sum, sdfed_error *err) {
+int sdfed_secagg_dequantise(const sdfed_secagg_ring *r, const uint64_t *sum, size_t P, float *mean, int64_t *weight_sum,
+                            sdfed_error *err) {
     int rc = sdfed_secagg_ring_check(r, err);
     if (rc) return rc;
     int64_t w = sdfed_secagg_ring_signed(r->ring_bits, sum[P]);

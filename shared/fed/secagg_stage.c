@@ -59,8 +59,9 @@ static int expected(const sdfed_secagg_server *s, int client) {
 int sdfed_secagg_server_start(sdfed_secagg_server *s, int64_t round, const sdfed_secagg_params *p,
                               const sdfed_secagg_graph *g, sdfed_arena *arena, sdfed_error *err) {
     if (g->n != p->n || g->k != p->k)
-        return sdfed_fail(err, SDFED_ERR_ARG, "secagg round %lld: a graph of %d clients and %d neighbours for %d and %d",
-                          (long long)round, g->n, g->k, p->n, p->k);
+        return sdfed_fail(err, SDFED_ERR_ARG,
+                          "secagg round %lld: a graph of %d clients and %d neighbours for %d and %d", (long long)round,
+                          g->n, g->k, p->n, p->k);
     if (p->t < 2 || p->t > p->k + 1 || p->min_inputs < 1 || p->min_inputs > p->n)
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg round %lld: threshold %d of %d holders, %d inputs of %d",
                           (long long)round, p->t, p->k + 1, p->min_inputs, p->n);
@@ -92,8 +93,8 @@ int sdfed_secagg_server_receive(sdfed_secagg_server *s, int client, sdfed_secagg
         return sdfed_fail(err, SDFED_SECAGG_NOT_IN_ROUND, "client %d is not in secagg round %lld", client,
                           (long long)s->round);
     if (!expected(s, client))
-        return sdfed_fail(err, SDFED_SECAGG_MISSED_STAGE, "client %d did not complete the %s stage of round %lld", client,
-                          sdfed_secagg_stage_name(stage - 1), (long long)s->round);
+        return sdfed_fail(err, SDFED_SECAGG_MISSED_STAGE, "client %d did not complete the %s stage of round %lld",
+                          client, sdfed_secagg_stage_name(stage - 1), (long long)s->round);
     if (s->flags[client] & bit(stage))
         return sdfed_fail(err, SDFED_SECAGG_REPEATED, "client %d's second %s message in round %lld", client,
                           sdfed_secagg_stage_name(stage), (long long)s->round);
@@ -199,9 +200,8 @@ int sdfed_secagg_server_advance(sdfed_secagg_server *s, sdfed_error *err) {
 int sdfed_secagg_server_needs(const sdfed_secagg_server *s, int j) {
     if (!valid_client(s, j) || s->stage < SDFED_SECAGG_UNMASK || s->stage == SDFED_SECAGG_ABANDONED)
         return SDFED_SECAGG_NONE;
-    return s->flags[j] & NEED_SEED ? SDFED_SECAGG_SELF_SEED
-           : s->flags[j] & NEED_KEY ? SDFED_SECAGG_MASK_KEY
-                                    : SDFED_SECAGG_NONE;
+    if (s->flags[j] & NEED_SEED) return SDFED_SECAGG_SELF_SEED;
+    return s->flags[j] & NEED_KEY ? SDFED_SECAGG_MASK_KEY : SDFED_SECAGG_NONE;
 }
 
 static int compare_int(const void *a, const void *b) {
@@ -304,8 +304,8 @@ int sdfed_secagg_client_check_request(const sdfed_secagg_client_view *v, const i
     }
     if (inputs < v->min_inputs) {
         memset(reply, SDFED_SECAGG_NONE, (size_t)holders);
-        return sdfed_fail(err, SDFED_SECAGG_TOO_FEW, "unmasking request refused: %d inputs, the round accepts %d at least",
-                          inputs, v->min_inputs);
+        return sdfed_fail(err, SDFED_SECAGG_TOO_FEW,
+                          "unmasking request refused: %d inputs, the round accepts %d at least", inputs, v->min_inputs);
     }
     return SDFED_OK;
 }

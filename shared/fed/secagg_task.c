@@ -147,10 +147,13 @@ int sdfed_secagg_plain_global(const sdfed_secagg_plan *p, const uint64_t *const 
 
 int sdfed_secagg_drops_out(const sdfed_task *t, int64_t round, int64_t client, sdfed_secagg_stage stage) {
     if (stage == SDFED_SECAGG_MASKED) return sdfed_round_drops_out(t->seed, round, client, t->dropout);
-    double p = stage == SDFED_SECAGG_ADVERTISE ? t->secagg.drop_advertise
-               : stage == SDFED_SECAGG_SHARE   ? t->secagg.drop_share
-               : stage == SDFED_SECAGG_UNMASK  ? t->secagg.drop_unmask
-                                               : 0;
+    double p = 0;
+    switch (stage) {
+    case SDFED_SECAGG_ADVERTISE: p = t->secagg.drop_advertise; break;
+    case SDFED_SECAGG_SHARE: p = t->secagg.drop_share; break;
+    case SDFED_SECAGG_UNMASK: p = t->secagg.drop_unmask; break;
+    default: break;
+    }
     if (!(p > 0)) return 0;
     sdfed_rng rng;
     sdfed_rng_seed_stream(&rng, t->seed ^ sdfed_rng_mix64((uint64_t)client),

@@ -324,10 +324,10 @@ static int read_noise(reader *r, int obj, sdfed_task_secagg *s) {
 
 static int drop_member(reader *r, const member *m, void *ctx) {
     sdfed_task_secagg *s = ctx;
-    double *p = strcmp(m->name, "advertise") == 0 ? &s->drop_advertise
-                : strcmp(m->name, "share") == 0   ? &s->drop_share
-                : strcmp(m->name, "unmask") == 0  ? &s->drop_unmask
-                                                  : NULL;
+    double *p = NULL;
+    if (strcmp(m->name, "advertise") == 0) p = &s->drop_advertise;
+    if (strcmp(m->name, "share") == 0) p = &s->drop_share;
+    if (strcmp(m->name, "unmask") == 0) p = &s->drop_unmask;
     if (p) return read_real(r, m->value, m->full, 0.0, 0.99, p);
     return sdfed_fail(r->err, SDFED_ERR_FORMAT,
                       "task: unknown key '%s' (the masked input's dropout is the task's 'dropout')", m->full);

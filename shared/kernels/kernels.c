@@ -35,7 +35,8 @@ const sdfed_kernels *const *sdfed_kernels_all(void) {
 
 int sdfed_kernel_panel_rows(const sdfed_kernels *k, int cols) {
     size_t rows = k->panel_floats / (size_t)cols, least = k->min_panel_rows > 1 ? (size_t)k->min_panel_rows : 1;
-    return rows < least ? (int)least : rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
+    if (rows < least) return (int)least;
+    return rows > (size_t)1 << 30 ? 1 << 30 : (int)rows;
 }
 
 int sdfed_fma_backward_panel_rows(int cols) {

@@ -12,6 +12,7 @@
 #include "base/dtype.h"
 #include "base/names.h"
 #include "base/vectors.h"
+#include "base/clamp.h"
 
 /* gemm's epilogue, alpha * acc + beta * C, is two products and a sum, each
  * rounded, never fused into an FMA (GCC in the build's ISO C mode does not
@@ -75,15 +76,15 @@ _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fi
  * count a constant, so that the loops over rows unroll and the sums stay
  * in registers (a partial tile computes its own rows, not padding) */
 #define TILE_ARGS cols, x, ldx, panel, out, ldo, alpha, beta, bias
-#define TILE_ROWS_CASE(body, r) \
+#define TILE_ROWS_CASE(body, r)                                                                                        \
     case r: body(r, TILE_ARGS); return;
 /* the cases of 1 to 6 rows (AVX2's tile, the lower half of AVX-512's) */
-#define TILE_ROWS_UP_TO_6(body) \
-    TILE_ROWS_CASE(body, 6) \
-    TILE_ROWS_CASE(body, 5) \
-    TILE_ROWS_CASE(body, 4) \
-    TILE_ROWS_CASE(body, 3) \
-    TILE_ROWS_CASE(body, 2) \
+#define TILE_ROWS_UP_TO_6(body)                                                                                        \
+    TILE_ROWS_CASE(body, 6)                                                                                            \
+    TILE_ROWS_CASE(body, 5)                                                                                            \
+    TILE_ROWS_CASE(body, 4)                                                                                            \
+    TILE_ROWS_CASE(body, 3)                                                                                            \
+    TILE_ROWS_CASE(body, 2)                                                                                            \
     TILE_ROWS_CASE(body, 1)
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
@@ -262,7 +263,7 @@ size_t sdfed_fma_packed_floats(const sdfed_weight *w) {
 void sdfed_fma_pack(const sdfed_weight *w, float *packed, float *scratch) {
     size_t panels = sdfed_fma_packed_floats(w) / NR / (size_t)w->cols;
     for (size_t p = 0; p < panels; p++) {
-        int r0 = (int)p * NR, count = w->rows - r0 < 0 ? 0 : w->rows - r0 < NR ? w->rows - r0 : NR;
+        int r0 = (int)p * NR, count = sdfed_clamp_int(w->rows - r0, 0, NR);
         pack_panel(w, r0, count, packed + p * NR * (size_t)w->cols, scratch);
     }
 }
@@ -298,15 +299,15 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
         int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
         const float *tile_panels = packed ? packed + (size_t)(r0 / NR) * NR * cols : panels;
         for (int p = 0; !packed && p < tk->panels; p++) {
-            int in_panel = nc - p * NR < 0 ? 0 : nc - p * NR < NR ? nc - p * NR : NR;
+            int in_panel = sdfed_clamp_int(nc - p * NR, 0, NR);
             pack_panel(w, r0 + p * NR, in_panel, panels + (size_t)p * cols * NR, rows_f32);
         }
         for (int i0 = 0; i0 < n; i0 += mr) {
             int nr = n - i0 < mr ? n - i0 : mr;
             const float *x_tile = x + (size_t)i0 * ldx;
             if (nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
-                tk->run(nr, cols, x_tile, ldx, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows, 1.0f,
-                        0.0f, bias ? bias + r0 : NULL);
+                tk->run(nr, cols, x_tile, ldx, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows, 1.0f, 0.0f,
+                        bias ? bias + r0 : NULL);
                 continue;
             }
             float out[MAX_TILE_ROWS * MAX_PANELS * NR];
@@ -370,7 +371,7 @@ static void gemm_chains(int trans_a, int trans_b, int m, int n, int k, float alp
 static void pack_b(const float *b, int ldb, int trans_b, int n, int k, int j0, int width, float *panels) {
     for (int p0 = 0; p0 < width; p0 += NR) {
         float *panel = panels + (size_t)p0 * k;
-        int count = n - j0 - p0 < 0 ? 0 : n - j0 - p0 < NR ? n - j0 - p0 : NR;
+        int count = sdfed_clamp_int(n - j0 - p0, 0, NR);
         if (count < NR) memset(panel, 0, sizeof *panel * (size_t)k * NR);
         if (trans_b)
             for (int jj = 0; jj < count; jj++) {
@@ -380,7 +381,8 @@ static void pack_b(const float *b, int ldb, int trans_b, int n, int k, int j0, i
         else if (count == NR) /* a constant size: vector moves */
             for (int q = 0; q < k; q++) memcpy(panel + (size_t)q * NR, b + (size_t)q * ldb + j0 + p0, sizeof *b * NR);
         else
-            for (int q = 0; q < k; q++) memcpy(panel + (size_t)q * NR, b + (size_t)q * ldb + j0 + p0, sizeof *b * count);
+            for (int q = 0; q < k; q++)
+                memcpy(panel + (size_t)q * NR, b + (size_t)q * ldb + j0 + p0, sizeof *b * count);
     }
 }
 

@@ -12,6 +12,7 @@
 #include "base/dtype.h"
 #include "base/names.h"
 #include "kernels/linear_fma.h"
+#include "base/clamp.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -61,8 +62,8 @@ static void quantise_portable(const float *x, int cols, unsigned char *q, float 
 #define PORTABLE_MR 4
 _Static_assert(PORTABLE_MR <= MAX_TILE_ROWS && CHUNK % PORTABLE_MR == 0, "tiles fit the chunk and the output");
 
-static void tile_portable(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel,
-                          float *out, size_t ldo, const float *bias) {
+static void tile_portable(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out,
+                          size_t ldo, const float *bias) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
     float acc[PORTABLE_MR][NR] = {{0}};
     for (int b = 0; b < blocks; b++) {
@@ -179,9 +180,10 @@ __attribute__((target("avx2"))) static void tile_avx2(int blocks, const unsigned
         }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-tile_vnni(int blocks, const unsigned char *xq, const float *xd, const unsigned char *panel, float *out, size_t ldo,
-          const float *bias) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(int blocks, const unsigned char *xq,
+                                                                             const float *xd,
+                                                                             const unsigned char *panel, float *out,
+                                                                             size_t ldo, const float *bias) {
     // two panels: each token's 32 outputs in two 16-lane registers; every loop over them unrolled, or GCC keeps
     // the sums and accumulators on the stack and copies them on every group (the tile then ran 1.3x slower)
     int cols = blocks * SDFED_Q8_0_BLOCK;
@@ -304,7 +306,7 @@ void sdfed_int8_pack(const sdfed_weight *w, unsigned char *packed) {
     size_t panel_bytes = (size_t)(w->cols / SDFED_Q8_0_BLOCK) * PANEL_BLOCK_BYTES;
     size_t panels = sdfed_int8_packed_bytes(w) / panel_bytes;
     for (size_t p = 0; p < panels; p++) {
-        int r0 = (int)p * NR, count = w->rows - r0 < 0 ? 0 : w->rows - r0 < NR ? w->rows - r0 : NR;
+        int r0 = (int)p * NR, count = sdfed_clamp_int(w->rows - r0, 0, NR);
         pack_panel(w, r0, count, packed + p * panel_bytes);
     }
 }
@@ -328,7 +330,7 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
             int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
             const unsigned char *tile_panels = packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels;
             for (int p = 0; !packed && p < tk->panels; p++) {
-                int in_panel = nc - p * NR < 0 ? 0 : nc - p * NR < NR ? nc - p * NR : NR;
+                int in_panel = sdfed_clamp_int(nc - p * NR, 0, NR);
                 pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
             }
             for (int i0 = 0; i0 < count; i0 += mr) {

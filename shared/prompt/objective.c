@@ -93,7 +93,7 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
         need_refined = (t & SDFED_TERM_STRETCH) != 0;
     int local_grad = grad_Gc && (t & (SDFED_TERM_CE_LOCAL | SDFED_TERM_STRETCH | SDFED_TERM_SEPARATION));
     int global_grad = grad_Gs && need_global;
-    int n_grad = global_grad ? 2 : local_grad ? 1 : 0;
+    int n_grad = global_grad ? 2 : local_grad; /* local_grad is 0 or 1 */
     const float *P[3] = {Gc, Gs, NULL};
     int T[3] = {S_l, S_s, S_l}, slot[3] = {0, 1, need_global ? 2 : 1}, n = 1 + need_global + need_refined;
     float *feats[3], *d_feats[2];

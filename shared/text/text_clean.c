@@ -108,7 +108,11 @@ static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *out) {
     return k;
 }
 
-size_t sdfed_utf8_len(uint32_t cp) { return (cp & RAW) || cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
+size_t sdfed_utf8_len(uint32_t cp) {
+    if ((cp & RAW) || cp < 0x80) return 1;
+    if (cp < 0x800) return 2;
+    return cp < 0x10000 ? 3 : 4;
+}
 
 size_t sdfed_utf8_put(unsigned char *out, uint32_t cp) {
     if (cp & RAW) {
@@ -144,7 +148,7 @@ static const sdfed_html_entity *entity_find(const char *name, size_t len) {
         const char *e = sdfed_html_entities[mid].name;
         size_t elen = strlen(e);
         int c = memcmp(name, e, len < elen ? len : elen);
-        if (c == 0) c = len < elen ? -1 : len > elen ? 1 : 0;
+        if (c == 0) c = (len > elen) - (len < elen);
         if (c == 0) return &sdfed_html_entities[mid];
         if (c < 0)
             hi = mid - 1;
@@ -171,6 +175,8 @@ static int numeric_charref(uint32_t num, uint32_t *out) {
     return 1;
 }
 
+static int decimal_value(uint32_t c) { return c >= '0' && c <= '9' ? (int)(c - '0') : -1; }
+
 static int hex_value(uint32_t c) {
     if (c >= '0' && c <= '9') return (int)(c - '0');
     if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
@@ -195,7 +201,7 @@ static size_t charref(const uint32_t *s, size_t n, uint32_t rep[34], size_t *n_r
             return 0;
         }
         for (; j < n; j++) {
-            int d = base == 16 ? hex_value(s[j]) : (s[j] >= '0' && s[j] <= '9') ? (int)(s[j] - '0') : -1;
+            int d = base == 16 ? hex_value(s[j]) : decimal_value(s[j]);
             if (d < 0) break;
             num = num > 0x10ffff ? 0x110000 : num * (uint32_t)base + (uint32_t)d;
             if (num > 0x10ffff) num = 0x110000;

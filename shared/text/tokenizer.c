@@ -447,10 +447,12 @@ int sdfed_tokenizer_init(sdfed_tokenizer *t, const sdfed_str *tokens, int n_toke
         if (bytes > UINT32_MAX / 2) return sdfed_fail(err, SDFED_ERR_ARG, "tokenizer: the vocabulary is too large");
     }
     for (int i = 0; i < n_merges; i++) {
+        int shown = 0; /* of the merge, in the message: at most 64 bytes */
+        if (merges[i].ptr) shown = merges[i].len > 64 ? 64 : (int)merges[i].len;
         if (!merges[i].ptr || sdfed_bpe_merge_split(merges[i].ptr, merges[i].len) == 0)
-            return sdfed_fail(
-                err, SDFED_ERR_FORMAT, "tokenizer: merge %d ('%.*s') is not two symbols separated by one space", i,
-                merges[i].ptr ? (int)(merges[i].len > 64 ? 64 : merges[i].len) : 0, merges[i].ptr ? merges[i].ptr : "");
+            return sdfed_fail(err, SDFED_ERR_FORMAT,
+                              "tokenizer: merge %d ('%.*s') is not two symbols separated by one space", i, shown,
+                              merges[i].ptr ? merges[i].ptr : "");
         bytes += 2 * (uint64_t)merges[i].len + 1;
         if (bytes > UINT32_MAX / 2) return sdfed_fail(err, SDFED_ERR_ARG, "tokenizer: the merges are too large");
     }

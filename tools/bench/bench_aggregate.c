@@ -65,18 +65,19 @@ int main(int argc, char **argv) {
         printf("usage: bench_aggregate --updates N --size P --dir DIR [--repeats 5] [--seed 1]\n");
         return CLI_OK;
     }
-    int n = n_text ? atoi(n_text) : 0, repeats = atoi(repeats_text);
-    long long P = p_text ? atoll(p_text) : 0;
-    if (n < 1 || P < 1 || repeats < 1 || !dir)
-        return cli_error(CLI_USAGE, "--updates, --size and --dir are required, counts >= 1");
+    if (!n_text || !p_text || !dir) return cli_error(CLI_USAGE, "--updates, --size and --dir are required");
+    long long n_updates, P, repeat_count;
+    if (cli_integer(n_text, "--updates", 1, 1 << 24, &n_updates) || cli_integer(p_text, "--size", 1, 1LL << 40, &P) ||
+        cli_integer(repeats_text, "--repeats", 1, 1 << 20, &repeat_count))
+        return CLI_USAGE;
+    int n = (int)n_updates, repeats = (int)repeat_count;
 
     sdfed_rng rng;
     sdfed_rng_seed(&rng, (uint64_t)strtoull(seed_text, NULL, 10));
     float *data = malloc(sizeof(float) * (size_t)n * (size_t)P), *previous = malloc(sizeof(float) * (size_t)P);
     float **updates = malloc(sizeof *updates * (size_t)n), *out = malloc(sizeof(float) * (size_t)P);
     double *weights = malloc(sizeof *weights * (size_t)n);
-    if (!data || !previous || !updates || !out || !weights)
-        return cli_error(CLI_FAILED, "out of memory");
+    if (!data || !previous || !updates || !out || !weights) return cli_error(CLI_FAILED, "out of memory");
     for (long long j = 0; j < P; j++) previous[j] = (float)(0.02 * sdfed_rng_normal(&rng));
     for (int i = 0; i < n; i++) {
         updates[i] = data + (size_t)i * (size_t)P;

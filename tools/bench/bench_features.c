@@ -59,19 +59,22 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL,
                *isa = NULL;
     int help = 0;
-    const cli_option options[] = {{"--model", &model_path, NULL},   {"--threads", &threads_s, NULL},
-                                  {"--images", &images_s, NULL},    {"--repeats", &repeats_s, NULL},
-                                  {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
-                                  {"--isa", &isa, NULL},            {"--help", NULL, &help}};
+    const cli_option options[] = {
+        {"--model", &model_path, NULL},  {"--threads", &threads_s, NULL},  {"--images", &images_s, NULL},
+        {"--repeats", &repeats_s, NULL}, {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
+        {"--isa", &isa, NULL},           {"--help", NULL, &help}};
     cli_set_program("bench_features");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path) {
         fputs(usage, help ? stdout : stderr);
         return help ? CLI_OK : CLI_USAGE;
     }
-    int threads = atoi(threads_s), n_images = atoi(images_s), repeats = atoi(repeats_s);
-    if (threads < 1 || n_images < 1 || repeats < 1)
-        return cli_error(CLI_USAGE, "--threads, --images and --repeats must be at least 1");
+    long long counts[3];
+    if (cli_integer(threads_s, "--threads", 1, 1024, &counts[0]) ||
+        cli_integer(images_s, "--images", 1, 1 << 20, &counts[1]) ||
+        cli_integer(repeats_s, "--repeats", 1, 1 << 20, &counts[2]))
+        return CLI_USAGE;
+    int threads = (int)counts[0], n_images = (int)counts[1], repeats = (int)counts[2];
     if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
         return cli_error(CLI_USAGE, "--int8-images must be 0 or 1, not '%s'", int8_s);
     if (isa && cli_isa_cap(isa)) return CLI_USAGE;
@@ -111,8 +114,7 @@ int main(int argc, char **argv) {
         double t0 = 0;
         for (int i = -1; i < n_images; i++) {
             if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
-            if (features_of(&m.clip, k, rgb, features, &arena, &err))
-                return cli_error(CLI_FAILED, "%s", err.message);
+            if (features_of(&m.clip, k, rgb, features, &arena, &err)) return cli_error(CLI_FAILED, "%s", err.message);
         }
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }

@@ -61,7 +61,13 @@ int main(int argc, char **argv) {
         fputs(usage, help ? stdout : stderr);
         return help ? CLI_OK : CLI_USAGE;
     }
-    int C = atoi(n_classes_s), B = atoi(batch_s), S_s = atoi(global_s), S_l = atoi(local_s), steps = atoi(steps_s);
+    long long counts[5];
+    if (cli_integer(n_classes_s, "--n-classes", 1, 1024, &counts[0]) ||
+        cli_integer(batch_s, "--batch", 1, 1 << 20, &counts[1]) ||
+        cli_integer(global_s, "--global", 0, 1024, &counts[2]) ||
+        cli_integer(local_s, "--local", 0, 1024, &counts[3]) || cli_integer(steps_s, "--steps", 1, 1 << 20, &counts[4]))
+        return CLI_USAGE;
+    int C = (int)counts[0], B = (int)counts[1], S_s = (int)counts[2], S_l = (int)counts[3], steps = (int)counts[4];
     const sdfed_kernels *k = native_backend(backend);
     char *names[1024];
     native_model m;

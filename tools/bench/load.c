@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fed/protocol.h"
+#include "native/args.h"
 #include "native/clock.h"
 #include "native/ws_client.h"
 
@@ -47,7 +48,7 @@ static struct {
     lws_sorted_usec_list_t check;
     round_times round[MAX_ROUNDS];
     int rounds_seen;
-} L;
+} load_run;
 
 static void send_message(conn *c, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
@@ -56,10 +57,10 @@ static void send_message(conn *c, const void *data, size_t len, int binary) {
 }
 
 static void start_next(void) {
-    while (L.started < L.n && L.started - L.established < L.ramp) {
-        conn *c = &L.conns[L.started];
-        c->index = L.started++;
-        ws_conn_init(&c->ws, &L.ws, c);
+    while (load_run.started < load_run.n && load_run.started - load_run.established < load_run.ramp) {
+        conn *c = &load_run.conns[load_run.started];
+        c->index = load_run.started++;
+        ws_conn_init(&c->ws, &load_run.ws, c);
         ws_conn_connect(&c->ws, 0);
     }
 }
@@ -67,11 +68,11 @@ static void start_next(void) {
 /* The parameters of a round: answer with params + a small change. */
 static void on_params(conn *c, const sdfed_frame *f) {
     if (f->round >= MAX_ROUNDS) return;
-    round_times *r = &L.round[f->round];
+    round_times *r = &load_run.round[f->round];
     double t = native_clock_seconds(native_clock_monotonic_ns());
     if (r->n_params++ == 0) r->first_params = t;
     r->last_params = t;
-    if ((int)f->round + 1 > L.rounds_seen) L.rounds_seen = (int)f->round + 1;
+    if ((int)f->round + 1 > load_run.rounds_seen) load_run.rounds_seen = (int)f->round + 1;
     float *values = malloc(sizeof *values * f->n_values);
     if (!values) return;
     sdfed_frame_values(f, values);
@@ -100,9 +101,9 @@ static int on_message(ws_conn *ws, ws_rx rx) {
     if (sdfed_message_parse((const char *)ws->in.data, ws->in.len, MAX_MESSAGE_BYTES, &m, &code, NULL)) return 0;
     if (m.type == SDFED_MSG_WELCOME && !c->welcomed) {
         c->welcomed = 1;
-        if (++L.welcomed == L.n) L.t_welcomed = native_clock_seconds(native_clock_monotonic_ns());
+        if (++load_run.welcomed == load_run.n) load_run.t_welcomed = native_clock_seconds(native_clock_monotonic_ns());
     } else if (m.type == SDFED_MSG_ROUND_END && m.round >= 0 && m.round < MAX_ROUNDS) {
-        round_times *r = &L.round[m.round];
+        round_times *r = &load_run.round[m.round];
         if (r->n_end++ == 0) r->first_end = native_clock_seconds(native_clock_monotonic_ns());
     } else if (m.type == SDFED_MSG_ERROR) {
         fprintf(stderr, "load: client %d refused: %s (%s)\n", c->index, m.code, m.message);
@@ -112,7 +113,7 @@ static int on_message(ws_conn *ws, ws_rx rx) {
 }
 
 static void on_connected(ws_conn *ws) {
-    L.established++;
+    load_run.established++;
     static const char hello[] = "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"load\"}";
     send_message(ws->user, hello, sizeof hello - 1, 0);
     start_next();
@@ -123,16 +124,16 @@ static void on_connected(ws_conn *ws) {
  * time) is tried again a second later, as a volunteer's client would. */
 static void on_closed(ws_conn *ws, int was_open, const char *why) {
     if (was_open) {
-        L.closed++;
+        load_run.closed++;
         return;
     }
-    if (L.failed++ < 5) fprintf(stderr, "load: a connection failed (tried again in 1 s): %s\n", why);
+    if (load_run.failed++ < 5) fprintf(stderr, "load: a connection failed (tried again in 1 s): %s\n", why);
     ws_conn_connect(ws, LWS_US_PER_SEC);
 }
 
 static int all_rounds_ended(void) {
-    for (int r = 0; r < L.rounds; r++)
-        if (L.round[r].n_end < L.welcomed) return 0;
+    for (int r = 0; r < load_run.rounds; r++)
+        if (load_run.round[r].n_end < load_run.welcomed) return 0;
     return 1;
 }
 
@@ -140,75 +141,69 @@ static int all_rounds_ended(void) {
  * connection for a second past the last round, or at the timeout. */
 static void check(lws_sorted_usec_list_t *sul) {
     double t = native_clock_seconds(native_clock_monotonic_ns());
-    if (!L.t_held && L.welcomed == L.n && all_rounds_ended()) L.t_held = t;
-    if ((L.t_held && t - L.t_held > 1.0) || t - L.t_start > L.timeout) L.finished = 1;
-    lws_sul_schedule(L.ws.context, 0, sul, check, 100 * LWS_US_PER_MS);
+    if (!load_run.t_held && load_run.welcomed == load_run.n && all_rounds_ended()) load_run.t_held = t;
+    if ((load_run.t_held && t - load_run.t_held > 1.0) || t - load_run.t_start > load_run.timeout)
+        load_run.finished = 1;
+    lws_sul_schedule(load_run.ws.context, 0, sul, check, 100 * LWS_US_PER_MS);
 }
 
 static const char usage_line[] =
     "usage: sdfed-load --server ws://HOST:PORT --clients N [--rounds R (3)] [--ramp K (256)] [--timeout S (300)]\n";
 
-static int usage(void) {
-    fputs(usage_line, stderr);
-    return 2;
-}
-
 int main(int argc, char **argv) {
-    const char *server = NULL;
-    L.timeout = 300;
-    L.n = 0, L.ramp = 256, L.rounds = 3;
-    if (argc == 2 && !strcmp(argv[1], "--help")) {
+    const char *server = NULL, *clients = NULL, *rounds = "3", *ramp = "256", *timeout = "300";
+    int help = 0;
+    const cli_option options[] = {{.name = "--server", .value = &server},   {.name = "--clients", .value = &clients},
+                                  {.name = "--rounds", .value = &rounds},   {.name = "--ramp", .value = &ramp},
+                                  {.name = "--timeout", .value = &timeout}, {.name = "--help", .flag = &help}};
+    cli_set_program("sdfed-load");
+    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    if (help) {
         fputs(usage_line, stdout);
-        return 0;
+        return CLI_OK;
     }
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--server"))
-            server = argv[i + 1];
-        else if (!strcmp(argv[i], "--clients"))
-            L.n = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--rounds"))
-            L.rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--ramp"))
-            L.ramp = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--timeout"))
-            L.timeout = atof(argv[i + 1]);
-        else
-            return usage();
-    }
-    if (argc % 2 == 0 || !server || L.n <= 0 || L.ramp <= 0 || L.rounds <= 0 || L.rounds > MAX_ROUNDS || L.timeout <= 0)
-        return usage();
+    long long n, round_count, ramp_size;
+    if (!server || !clients) return cli_error(CLI_USAGE, "--server and --clients are required (see --help)");
+    if (cli_integer(clients, "--clients", 1, 1000000, &n) ||
+        cli_integer(rounds, "--rounds", 1, MAX_ROUNDS, &round_count) ||
+        cli_integer(ramp, "--ramp", 1, 1000000, &ramp_size) ||
+        cli_number(timeout, "--timeout", 0.001, 86400, &load_run.timeout))
+        return CLI_USAGE;
+    load_run.n = (int)n;
+    load_run.rounds = (int)round_count;
+    load_run.ramp = (int)ramp_size;
     ws_url url;
-    if (ws_url_parse(&url, server, NULL)) return usage();
-    L.conns = calloc((size_t)L.n, sizeof *L.conns);
-    if (!L.conns) return 1;
+    if (ws_url_parse(&url, server, NULL)) return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
+    load_run.conns = calloc((size_t)load_run.n, sizeof *load_run.conns);
+    if (!load_run.conns) return 1;
     signal(SIGPIPE, SIG_IGN);
 
     const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
-    if (ws_client_start(&L.ws, &url, L.n, MAX_MESSAGE_BYTES, &on, NULL)) {
+    if (ws_client_start(&load_run.ws, &url, load_run.n, MAX_MESSAGE_BYTES, &on, NULL)) {
         fprintf(stderr, "load: cannot create the lws context (file descriptor limit?)\n");
-        free(L.conns);
+        free(load_run.conns);
         return 1;
     }
-    L.t_start = native_clock_seconds(native_clock_monotonic_ns());
+    load_run.t_start = native_clock_seconds(native_clock_monotonic_ns());
     start_next();
-    lws_sul_schedule(L.ws.context, 0, &L.check, check, 100 * LWS_US_PER_MS);
-    while (!L.finished && ws_client_service(&L.ws) >= 0)
+    lws_sul_schedule(load_run.ws.context, 0, &load_run.check, check, 100 * LWS_US_PER_MS);
+    while (!load_run.finished && ws_client_service(&load_run.ws) >= 0)
         ;
-    int timed_out = !L.t_held;
+    int timed_out = !load_run.t_held;
 
-    printf("clients %d: welcomed %d in %.2f s, handshakes failed and tried again %d\n", L.n, L.welcomed,
-           L.t_welcomed ? L.t_welcomed - L.t_start : -1.0, L.failed);
-    for (int r = 0; r < L.rounds_seen && r < L.rounds; r++) {
-        round_times *t = &L.round[r];
+    printf("clients %d: welcomed %d in %.2f s, handshakes failed and tried again %d\n", load_run.n, load_run.welcomed,
+           load_run.t_welcomed ? load_run.t_welcomed - load_run.t_start : -1.0, load_run.failed);
+    for (int r = 0; r < load_run.rounds_seen && r < load_run.rounds; r++) {
+        round_times *t = &load_run.round[r];
         printf("round %d: params to %d clients, broadcast_ms=%.1f collection_ms=%.1f round_ms=%.1f first_params_s=%.6f "
                "last_params_s=%.6f first_end_s=%.6f\n",
                r, t->n_params, 1e3 * (t->last_params - t->first_params),
                t->n_end ? 1e3 * (t->first_end - t->last_params) : -1.0,
                t->n_end ? 1e3 * (t->first_end - t->first_params) : -1.0, t->first_params, t->last_params, t->first_end);
     }
-    printf("held=%d of %d%s\n", L.established - L.closed, L.n, timed_out ? " (timed out)" : "");
-    ws_client_stop(&L.ws);
-    for (int i = 0; i < L.started; i++) ws_conn_free(&L.conns[i].ws);
-    free(L.conns);
-    return timed_out || L.welcomed < L.n ? 1 : 0;
+    printf("held=%d of %d%s\n", load_run.established - load_run.closed, load_run.n, timed_out ? " (timed out)" : "");
+    ws_client_stop(&load_run.ws);
+    for (int i = 0; i < load_run.started; i++) ws_conn_free(&load_run.conns[i].ws);
+    free(load_run.conns);
+    return timed_out || load_run.welcomed < load_run.n ? 1 : 0;
 }

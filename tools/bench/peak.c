@@ -93,8 +93,8 @@ static int has_avx512vnni(void) { return __builtin_cpu_supports("avx512f") && __
 
 typedef struct isa {
     const char *name, *kind; /* kind: "" for f32 FMAs, "int8 " for 8-bit multiply-adds */
-    int lanes;                /* multiply-adds per instruction (per step, for AVX2's int8) */
-    int (*supported)(void);   /* whether this CPU has it (after __builtin_cpu_init) */
+    int lanes;               /* multiply-adds per instruction (per step, for AVX2's int8) */
+    int (*supported)(void);  /* whether this CPU has it (after __builtin_cpu_init) */
     float (*kernel)(long iterations);
 } isa;
 
@@ -122,7 +122,7 @@ static double measure(const isa *s, int threads, long iterations) {
     run_thread(&runs[0]);
     for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
     double seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
-    if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n"); /* keeps the result alive */
+    if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n");          /* keeps the result alive */
     return 2.0 * s->lanes * ACCUMULATORS * (double)iterations * threads / seconds / 1e9; /* G ops/s */
 }
 
@@ -141,9 +141,9 @@ int main(int argc, char **argv) {
         fputs("usage: bench_peak [--repeats N (5)] [--ms MILLISECONDS (300)]\n", stdout);
         return CLI_OK;
     }
-    int repeats = atoi(repeats_s), ms = atoi(ms_s);
-    if (repeats < 1 || repeats > 99 || ms < 1)
-        return cli_error(CLI_USAGE, "bench_peak: --repeats must be 1..99 and --ms at least 1");
+    long long repeats, ms;
+    if (cli_integer(repeats_s, "--repeats", 1, 99, &repeats) || cli_integer(ms_s, "--ms", 1, 3600000, &ms))
+        return CLI_USAGE;
     __builtin_cpu_init();
     static const isa isas[] = {{"avx2", "", 8, has_avx2_fma, fma_avx2},
                                {"avx512", "", 16, has_avx512, fma_avx512},

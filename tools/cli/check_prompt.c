@@ -48,11 +48,10 @@ static void check_layout(checker *c, const sdfed_classes *cls, int T, const char
     for (int k = 0; k < C; k++) {
         int n = cls->first[k + 1] - cls->first[k];
         for (int p = 0; p < L; p++) {
-            int32_t id = p == 0           ? cls->sot
-                         : p <= T         ? 0
-                         : p <= T + n     ? cls->ids[cls->first[k] + p - T - 1]
-                         : p == T + n + 1 ? cls->eot
-                                          : 0;
+            int32_t id = 0; /* the context's places and the padding */
+            if (p == 0) id = cls->sot;
+            if (p > T && p <= T + n) id = cls->ids[cls->first[k] + p - T - 1];
+            if (p == T + n + 1) id = cls->eot;
             differ += want[(size_t)k * L + p] != id;
         }
         differ += eot[k] != T + n + 1;
@@ -62,6 +61,13 @@ static void check_layout(checker *c, const sdfed_classes *cls, int T, const char
     check_report(c, name, differ == 0, detail);
 }
 
+/* The reference's floats PREFIX.SUFFIX, n of them (check_load), NULL when they are not there */
+static const float *reference(checker *c, const char *prefix, const char *suffix, size_t n, sdfed_error *err) {
+    char name[80];
+    snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+    return check_load(c, name, n, 0, err);
+}
+
 static void check_prompt(checker *c, const sdfed_classes *cls, int T, const float *img, const int32_t *labels, int B) {
     const sdfed_clip_config *cfg = &c->m->clip.cfg;
     int W = cfg->text_width, D = cfg->embed_dim, C = cls->n_classes;
@@ -69,12 +75,11 @@ static void check_prompt(checker *c, const sdfed_classes *cls, int T, const floa
     snprintf(prefix, sizeof prefix, "prompt.T%d", T);
     check_layout(c, cls, T, prefix);
     sdfed_error err = {0};
-#define REF(suffix, n) (snprintf(name, sizeof name, "%s.%s", prefix, suffix), check_load(c, name, (size_t)(n), 0, &err))
-    const float *ctx = REF("ctx", T * W), *want_features = ctx ? REF("text_features", C * D) : NULL;
-    const float *want_logits = want_features ? REF("logits", B * C) : NULL;
-    const float *want_loss = want_logits ? REF("loss", 1) : NULL;
-    const float *want_grad = want_loss ? REF("grad_ctx", T * W) : NULL;
-#undef REF
+    const float *ctx = reference(c, prefix, "ctx", (size_t)T * W, &err);
+    const float *want_features = ctx ? reference(c, prefix, "text_features", (size_t)C * D, &err) : NULL;
+    const float *want_logits = want_features ? reference(c, prefix, "logits", (size_t)B * C, &err) : NULL;
+    const float *want_loss = want_logits ? reference(c, prefix, "loss", 1, &err) : NULL;
+    const float *want_grad = want_loss ? reference(c, prefix, "grad_ctx", (size_t)T * W, &err) : NULL;
     float *feats = sdfed_arena_floats(&c->arena, (size_t)C * D),
           *d_feats = sdfed_arena_floats(&c->arena, (size_t)C * D);
     float *logits = sdfed_arena_floats(&c->arena, (size_t)B * C), *probs = sdfed_arena_floats(&c->arena, (size_t)B * C);

@@ -57,7 +57,8 @@ check_result check_measure(checker *c, const float *got, const float *want, int 
             ng += g * g;
             nw += w * w;
         }
-        double cos = ng > 0 && nw > 0 ? dot / sqrt(ng * nw) : (ng == nw ? 1.0 : 0.0);
+        double cos = ng == nw ? 1.0 : 0.0; /* two zero vectors are alike; a zero and another are not */
+        if (ng > 0 && nw > 0) cos = dot / sqrt(ng * nw);
         worst_cos = fmin(worst_cos, cos);
     }
     double rel = max_ref > 0 ? max_err / max_ref : max_err;

@@ -47,14 +47,16 @@ int main(int argc, char **argv) {
     if (argc < 2) return cli_error(CLI_USAGE, "no command given (see 'sdfed help')");
     /* sdfed help [COMMAND] is sdfed [COMMAND] --help */
     int help = strcmp(argv[1], "help") == 0 || wants_help(argv[1]);
-    const char *name = help ? (argc > 2 ? argv[2] : NULL) : argv[1];
+    const char *name = argv[1];
+    if (help) name = argc > 2 ? argv[2] : NULL;
     if (!name) {
         usage(stdout);
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name)) continue;
-        if (help || (argc == 3 && wants_help(argv[2]))) return fputs(commands[i].help, stdout) < 0 ? CLI_FAILED : CLI_OK;
+        if (help || (argc == 3 && wants_help(argv[2])))
+            return fputs(commands[i].help, stdout) < 0 ? CLI_FAILED : CLI_OK;
         return commands[i].run(argc - 2, argv + 2);
     }
     if (help) return cli_error(CLI_USAGE, "no command '%s' (see 'sdfed help')", name);

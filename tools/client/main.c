@@ -22,8 +22,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,9 @@ struct client {
     /* options */
     int index, json, quiet;
     const char *model_path, *cache, *data_dir, *host_task, *token_file, *join_key;
-    const char *attack; /* NULL, "flip" or "scale:F" */
-    sdfed_task host;    /* --host-task's file, read at the start (its model is the default --model) */
+    const char *attack;   /* NULL, "flip" or "scale:F" */
+    double attack_factor; /* what the attack multiplies the change by: -1 (flip) or F */
+    sdfed_task host;      /* --host-task's file, read at the start (its model is the default --model) */
     double give_up_s;
     /* connection */
     ws_client ws;
@@ -337,8 +339,7 @@ static int prepare(client *c, const sdfed_message *m) {
 /* A scaled or sign-flipped change, for robustness tests. */
 static void apply_attack(const client *c, float *update, const float *before, size_t n) {
     if (!c->attack) return;
-    double factor = strcmp(c->attack, "flip") == 0 ? -1.0 : atof(c->attack + 6);
-    for (size_t i = 0; i < n; i++) update[i] = (float)(before[i] + factor * ((double)update[i] - before[i]));
+    for (size_t i = 0; i < n; i++) update[i] = (float)(before[i] + c->attack_factor * ((double)update[i] - before[i]));
 }
 
 static void send_update(client *c, int64_t round) {
@@ -773,7 +774,9 @@ int main(int argc, char **argv) {
     if (!server) return cli_error(CLI_USAGE, "--server is required (see --help)");
     ws_url url;
     if (ws_url_parse(&url, server, NULL)) return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
-    c.index = atoi(index);
+    long long index_value;
+    if (cli_integer(index, "--client-index", 0, INT32_MAX, &index_value)) return CLI_USAGE;
+    c.index = (int)index_value;
     char *end = NULL;
     unsigned long long seed = jitter ? strtoull(jitter, &end, 10) : (unsigned long long)c.index;
     if (jitter && (!*jitter || *end || *jitter == '-'))
@@ -783,17 +786,23 @@ int main(int argc, char **argv) {
         return cli_error(CLI_USAGE, "--encoding must be binary or json");
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
-    c.give_up_s = atof(give_up);
-    c.step_sleep_ms = atoi(step_sleep);
-    if (c.step_sleep_ms < 0) return cli_error(CLI_USAGE, "--step-sleep-ms must be a number of ms >= 0");
-    c.slow_from = atoi(slow_from);
-    if (c.slow_from < 0) return cli_error(CLI_USAGE, "--slow-from-round must be a number of rounds >= 0");
+    long long sleep_ms, slow_round;
+    if (cli_number(give_up, "--give-up", 0, 1e9, &c.give_up_s) ||
+        cli_integer(step_sleep, "--step-sleep-ms", 0, 3600000, &sleep_ms) ||
+        cli_integer(slow_from, "--slow-from-round", 0, INT32_MAX, &slow_round))
+        return CLI_USAGE;
+    c.step_sleep_ms = (int)sleep_ms;
+    c.slow_from = (int)slow_round;
     c.k = native_backend(backend);
     c.cached_round = c.waiting_round = c.secure_start.round = -1;
     c.sec.round = -1;
     if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
         return cli_error(CLI_USAGE, "--attack must be flip or scale:F");
+    c.attack_factor = -1.0;
+    if (c.attack && strcmp(c.attack, "flip") &&
+        cli_number(c.attack + 6, "--attack scale:F's F", -1e6, 1e6, &c.attack_factor))
+        return CLI_USAGE;
     if (c.exit_after && strcmp(c.exit_after, "advertise") && strcmp(c.exit_after, "shares") &&
         strcmp(c.exit_after, "masked") && strcmp(c.exit_after, "unmask"))
         return cli_error(CLI_USAGE, "--exit-after-stage must be advertise, shares, masked or unmask");

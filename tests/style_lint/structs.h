@@ -1,0 +1,4 @@
+/* The self-test's struct of the project's own kind (tests/style_lint.py --self-test). */
+typedef struct point {
+    int x, y;
+} point;
