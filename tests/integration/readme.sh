@@ -39,7 +39,8 @@
 # the copy, and it names nothing outside it; every relative link of
 # README.md and docs/*.md (and its #anchor, as GitHub makes one from a
 # heading) resolves; the option lists docs/aggregator.md and docs/commands.md
-# copy from `--help` are the binaries' own.
+# copy from `--help` are the binaries' own; the README's table of the
+# methods holds docs/results.md's numbers.
 #   readme.sh SOURCE_DIR BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR
 set -u
 source_dir=$1 build=$2 em=$3 work=$4
@@ -104,6 +105,28 @@ for page in pages:
 PY
 )
 [ -z "$links" ] && ok || bad "links that do not resolve: $links"
+
+# --- the README's table of the methods is docs/results.md's (the paper protocol's final accuracies)
+table=$("$python" - "$repo" <<'PY'
+import re, sys
+root = sys.argv[1]
+readme = open(f'{root}/README.md', encoding='utf-8').read().split('\n')
+results = open(f'{root}/docs/results.md', encoding='utf-8').read()
+paper = results[results.index('## The paper protocol'):results.index('## The quick protocol')]
+sections = {s.split(':')[0].strip(): s for s in re.split(r'\n### ', paper)[1:]}
+where = {'pathological': 'pathological', 'Dirichlet(0.3)': 'Dirichlet', '4 domains': 'domains', 'hetero S_l': 'hetero'}
+head = next(i for i, l in enumerate(readme) if l.startswith('| setting | zero-shot |'))
+methods = [m.strip().lower().replace('-', '') for m in readme[head].strip('|').split('|')[1:]]
+for row in readme[head + 2:]:
+    if not row.startswith('|'): break
+    cells = [c.strip().strip('*') for c in row.strip('|').split('|')]
+    section = sections.get(where.get(cells[0], ''), '')
+    for method, value in zip(methods, cells[1:]):
+        if not re.search(rf'^\| {method} \| [^|]* \| {re.escape(value)} ±', section, re.M):
+            print(f'{cells[0]}, {method}: {value}')
+PY
+)
+[ -z "$table" ] && ok || bad "the README's table of the methods is not docs/results.md's: $table"
 
 # --- the option lists the docs copy from --help are the binaries' own
 help_block() { # help_block FILE MARKER: the fenced block after the line holding MARKER
