@@ -75,9 +75,8 @@ _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fi
 /* A tile of every row count up to a kernel's mr: its body inlined with the
  * count a constant, so that the loops over rows unroll and the sums stay
  * in registers (a partial tile computes its own rows, not padding) */
-#define TILE_ARGS cols, x, ldx, panel, out, ldo, alpha, beta, bias
 #define TILE_ROWS_CASE(body, r)                                                                                        \
-    case r: body(r, TILE_ARGS); return;
+    case r: body(r, cols, x, ldx, panel, out, ldo, alpha, beta, bias); return;
 /* the cases of 1 to 6 rows (AVX2's tile, the lower half of AVX-512's) */
 #define TILE_ROWS_UP_TO_6(body)                                                                                        \
     TILE_ROWS_CASE(body, 6)                                                                                            \
