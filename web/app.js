@@ -4,6 +4,7 @@
 // in). After "Forget me" the reloaded page starts only the federation's
 // description, and the rest when the volunteer adds images or takes a demo
 // share, as on a first visit.
+import { bindCamera } from './camera.js';
 import { drawChart } from './chart.js';
 import { startCompute } from './compute.js';
 import { join, leave } from './connection.js';
@@ -87,6 +88,7 @@ async function main() {
     return starting;
   };
   await described;
+  bindCamera();
   $('demo').disabled = false; // takes the share once the model is ready
   pollStatus();
   if (sessionStorage.getItem(FORGOTTEN)) {

@@ -6,8 +6,9 @@
 # me" (folder_page.mjs), a host's own federation on another CLIP
 # (host_federation.mjs), the page's side of secure rounds against a
 # native server and native clients (secagg.mjs), the page in secure rounds
-# over the aggregator's socket (secure_page.mjs) and the local prompt fitted
-# to the device (device_page.mjs). Installs playwright-core from the npm
+# over the aggregator's socket (secure_page.mjs), the local prompt fitted
+# to the device (device_page.mjs) and photos from a fake camera
+# (camera_page.mjs). Installs playwright-core from the npm
 # registry into tests/browser/node_modules the first time (package-lock.json
 # pins it).
 # Prints one summary line: "browser: N passed, M failed".
@@ -56,5 +57,6 @@ chromium "secure rounds in Chromium: the test vector, rounds with native clients
   secagg.mjs "$model"
 chromium "secure rounds on the page over the aggregator's socket in Chromium" secure_page.mjs "$model"
 chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
+chromium "photos from a fake camera in Chromium, and the camera refused" camera_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
