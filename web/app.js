@@ -11,6 +11,7 @@ import { join, leave } from './connection.js';
 import { addFiles, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
+import { fitMemory } from './memory.js';
 import { $, forgetJoinKey, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
@@ -30,11 +31,18 @@ async function forgetMe() {
   location.reload();
 }
 
+// The federation's model on this device's memory (memory.js): the build
+// it runs in, or refused before its download.
+const memoryFit = () => fitMemory(page.description.model.size, navigator.deviceMemory);
+
 // Everything after the description: the stored state (or a client index
-// drawn once), the model (downloaded once) in the worker with the task,
-// the stored images and prompts, the federation rejoined.
+// drawn once), the model (downloaded once, if this device holds it) in the
+// worker with the task, the stored images and prompts, the federation
+// rejoined.
 async function start(described) {
   await described;
+  const memory = memoryFit();
+  if (memory.refused) throw new Error(memory.said);
   sessionStorage.removeItem(FORGOTTEN);
   page.forgotten = false;
   $('forgotten').hidden = true;
@@ -46,8 +54,10 @@ async function start(described) {
   const model = await loadModel();
   page.compute = startCompute(showError);
   // handed over, not copied: the page keeps no use for the bytes
-  const info = page.info = await page.compute.call('init', { model: model.buffer }, null, [model.buffer]);
-  $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
+  const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads },
+    null, [model.buffer]);
+  $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
+    'on one thread'}`;
   await setTask();
   drawChart(page.stored.history);
   const dataset = await store.getDataset(page.federation);
@@ -89,8 +99,16 @@ async function main() {
   };
   await described;
   bindCamera();
-  $('demo').disabled = false; // takes the share once the model is ready
+  const memory = memoryFit();
+  $('memory').textContent = memory.said;
   pollStatus();
+  if (memory.refused) {
+    $('join-hint').textContent = 'This device cannot run the model (said above).';
+    showError(new Error(memory.said));
+    setStage('refused');
+    return;
+  }
+  $('demo').disabled = false; // takes the share once the model is ready
   if (sessionStorage.getItem(FORGOTTEN)) {
     page.forgotten = true;
     $('forgotten').hidden = false;
