@@ -25,8 +25,8 @@ function whyNoCamera(e) {
 
 async function startCamera() {
   if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia)
-    throw new Error('This browser gives the page no camera (it needs HTTPS); take photos with the camera app ' +
-      '(the button above).');
+    throw new Error('This browser gives the page no camera (browsers give one to HTTPS pages only); take photos with ' +
+      'the camera app (the button above).');
   try {
     stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'environment' }, audio: false });
   } catch (e) {

@@ -13,7 +13,8 @@
 //      round with them;
 //   2. the camera refused (no fake permission prompt; Chromium denies it):
 //      the page says so, and the camera app's file input stays, and takes
-//      a photo (one of the kept PNGs, features again the native ones).
+//      a photo (one of the kept PNGs, features again the native ones); a
+//      browser without getUserMedia: the page says so too.
 //   node camera_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -198,6 +199,17 @@ try {
     await until('the camera app\'s photo', async () => /^Photos: \S+ 1 \(1 of them/.test(await watch.text('camera-counts')), 60);
     sameAsNative(await storedImages(page), 'camera-app');
   }
+  const context = await browser.newContext();
+  await context.addInitScript(() => { delete Navigator.prototype.mediaDevices; });
+  const bare = await context.newPage();
+  watch = watchPage(bare);
+  await bare.goto(h.base);
+  await until('the page without getUserMedia', async () => (await watch.stage()) === 'empty', 60);
+  await bare.click('#camera-start');
+  const none = await until('the page to say it has no camera', async () =>
+    (await bare.locator('#camera-error').isVisible()) && watch.text('camera-error'), 30);
+  check(/gives the page no camera/.test(none) && await bare.locator('label:has(#camera-file)').isVisible(),
+    `without getUserMedia the page says so, the file input stays: ${none}`);
 } catch (e) {
   check(false, `${e.message}\n${watch.tail()}`);
 } finally {
