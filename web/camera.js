@@ -54,6 +54,7 @@ const keepPhotos = () => $('keep-photos').checked;
 // The preview's frame now: its pixels encoded, and a PNG of them when kept.
 async function takePhoto() {
   const video = $('camera-preview'), width = video.videoWidth, height = video.videoHeight;
+  if (!width || !height) throw new Error('The camera gives no picture yet; try again in a moment.');
   frame.width = width;
   frame.height = height;
   context.drawImage(video, 0, 0, width, height);
@@ -65,12 +66,12 @@ async function takePhoto() {
 // Binds the camera's controls, the classes of the federation in the picker.
 export function bindCamera() {
   $('camera-class').replaceChildren(...page.description.classes.map((c, i) => new Option(c, String(i))));
-  const act = (fn) => () => { showError(null, 'camera-error'); fn().catch(cameraError); };
+  const act = (fn) => () => { showError(null, 'camera-error'); return fn().catch(cameraError); };
   $('camera-start').onclick = act(startCamera);
   $('camera-stop').onclick = stopCamera;
   $('shutter').onclick = () => {
     $('shutter').disabled = true; // one photo at a time
-    takePhoto().catch(cameraError).finally(() => { $('shutter').disabled = !stream; });
+    act(takePhoto)().finally(() => { $('shutter').disabled = !stream; });
   };
   $('undo').onclick = act(undoPhoto);
   // a photo from the camera app: the file is the photo, kept as it came when asked
@@ -79,10 +80,13 @@ export function bindCamera() {
     e.target.value = '';
     if (file) act(() => addPhoto({ blob: file }, pickedClass(), keepPhotos() ? file : null))();
   };
-  $('keep-photos').onchange = () => {
+  // what is kept, said as the box is (a reload may restore it ticked)
+  const sayKept = () => {
     $('camera-kept').textContent = keepPhotos() ?
       'Each photo becomes features at once, and the photo itself is kept in this browser too (never uploaded; ' +
       '"Undo" and "Forget me" delete it).' :
       'Each photo becomes features at once; only the features are kept in this browser, the photo itself is not.';
   };
+  sayKept();
+  $('keep-photos').onchange = sayKept;
 }
