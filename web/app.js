@@ -4,12 +4,14 @@
 // in). After "Forget me" the reloaded page starts only the federation's
 // description, and the rest when the volunteer adds images or takes a demo
 // share, as on a first visit.
+import { bindCamera } from './camera.js';
 import { drawChart } from './chart.js';
 import { startCompute } from './compute.js';
 import { join, leave } from './connection.js';
 import { addFiles, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
+import { fitMemory } from './memory.js';
 import { $, forgetJoinKey, page, setStage, showError } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
@@ -29,11 +31,18 @@ async function forgetMe() {
   location.reload();
 }
 
+// The federation's model on this device's memory (memory.js): the build
+// it runs in, or refused before its download.
+const memoryFit = () => fitMemory(page.description.model.size, navigator.deviceMemory);
+
 // Everything after the description: the stored state (or a client index
-// drawn once), the model (downloaded once) in the worker with the task,
-// the stored images and prompts, the federation rejoined.
+// drawn once), the model (downloaded once, if this device holds it) in the
+// worker with the task, the stored images and prompts, the federation
+// rejoined.
 async function start(described) {
   await described;
+  const memory = memoryFit();
+  if (memory.refused) throw new Error(memory.said);
   sessionStorage.removeItem(FORGOTTEN);
   page.forgotten = false;
   $('forgotten').hidden = true;
@@ -45,8 +54,10 @@ async function start(described) {
   const model = await loadModel();
   page.compute = startCompute(showError);
   // handed over, not copied: the page keeps no use for the bytes
-  const info = page.info = await page.compute.call('init', { model: model.buffer }, null, [model.buffer]);
-  $('model').textContent += `; running in WebAssembly${info.threaded ? ' with threads' : ''}`;
+  const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads },
+    null, [model.buffer]);
+  $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
+    'on one thread'}`;
   await setTask();
   drawChart(page.stored.history);
   const dataset = await store.getDataset(page.federation);
@@ -87,8 +98,17 @@ async function main() {
     return starting;
   };
   await described;
-  $('demo').disabled = false; // takes the share once the model is ready
+  bindCamera();
+  const memory = memoryFit();
+  $('memory').textContent = memory.said;
   pollStatus();
+  if (memory.refused) {
+    $('join-hint').textContent = 'This device cannot run the model (said above).';
+    showError(new Error(memory.said));
+    setStage('refused');
+    return;
+  }
+  $('demo').disabled = false; // takes the share once the model is ready
   if (sessionStorage.getItem(FORGOTTEN)) {
     page.forgotten = true;
     $('forgotten').hidden = false;

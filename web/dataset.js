@@ -1,8 +1,9 @@
 // The volunteer's images, made into features: a choice of files or a
 // folder (sorted by folder.js, classes from the class folders or picked by
-// hand, one image in five of each class held out) or a demo shard from the
-// server, encoded in the worker (an image that does not decode left out
-// and named), kept in IndexedDB and handed to the worker to train on.
+// hand, one image in five of each class held out), photos added one by one
+// (camera.js; the last one can be undone) or a demo shard from the server,
+// encoded in the worker (an image that does not decode left out and named),
+// kept in IndexedDB and handed to the worker to train on.
 import { fetchDemoShard } from './federation.js';
 import { askClasses, dropQuestion, sortFiles, undecided } from './folder.js';
 import { showNotUsed } from './not-used.js';
@@ -14,12 +15,27 @@ const HELD_OUT_EVERY = 5; // one image in five of each class is kept aside for t
 let latest = 0; // the latest choice of files: an earlier one still sorting or asking gives way
 let encoding = Promise.resolve(); // one encoding at a time in the worker
 
-function summary(dataset, trained, heldOut) {
+// "Sneaker 3, Bag 2": the images of each class among labels
+function perClass(labels) {
   const classes = page.description.classes, counts = new Array(classes.length).fill(0);
-  dataset.labels.forEach((l) => counts[l]++);
-  const per = counts.map((n, c) => (n ? `${classes[c]} ${n}` : null)).filter(Boolean).join(', ');
+  labels.forEach((l) => counts[l]++);
+  return counts.map((n, c) => (n ? `${classes[c]} ${n}` : null)).filter(Boolean).join(', ');
+}
+
+function summary(dataset, trained, heldOut) {
+  if (!dataset.labels.length) return 'No images yet.';
   return `${dataset.labels.length} images ready (${trained} to train on, ${heldOut} held out` +
-    `${dataset.source === 'demo' ? `; demo share ${dataset.shard}` : ''}): ${per}.`;
+    `${dataset.source === 'demo' ? `; demo share ${dataset.shard}` : ''}): ${perClass(dataset.labels)}.`;
+}
+
+// The photos' counts per class, and the last one's undo.
+function showPhotos(photos = []) {
+  const kept = photos.filter((p) => p.photo).length;
+  $('camera-counts').textContent = photos.length ? `Photos: ${perClass(photos.map((p) => p.label))}` +
+    ` (${kept ? `${kept} of them kept as photos` : 'features only'}).` : 'No photos yet.';
+  $('undo').disabled = !photos.length;
+  $('undo').textContent = photos.length ?
+    `Undo the last photo (${page.description.classes[photos[photos.length - 1].label]})` : 'Undo the last photo';
 }
 
 // Hands the features to the worker: training and held-out sets.
@@ -38,13 +54,14 @@ export async function useDataset(dataset) {
   const train = pick(0), test = pick(1);
   await page.compute.call('setSamples', { which: 0, ...train });
   await page.compute.call('setSamples', { which: 1, ...test });
-  await fitDevice();
+  if (train.labels.length) await fitDevice();
   page.dataset = dataset;
   $('data-summary').textContent = summary(dataset, train.labels.length, test.labels.length);
+  showPhotos(dataset.photos);
   showNotUsed(dataset.skipped);
   $('join').disabled = page.joined || train.labels.length === 0;
   $('join-hint').textContent = train.labels.length ? '' : 'Add images first.';
-  setStage(page.joined ? 'joined' : 'ready');
+  setStage(page.joined ? 'joined' : dataset.labels.length ? 'ready' : 'empty');
 }
 
 // images: [{blob} | {rgba, width, height}], names: what the volunteer
@@ -54,7 +71,7 @@ export async function useDataset(dataset) {
 // the others are named beside the counts with skipped (not-used.js). Fails
 // when none encoded, keeping the images in use before.
 function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
-  const work = encoding.then(async () => {
+  return inTurn(async () => {
     setStage('encoding');
     const { features, failed, seconds } = await page.compute.call('encode', { images }, (done, total) =>
       showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
@@ -72,12 +89,55 @@ function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
     const keptLabels = Uint8Array.from(kept, (i) => labels[i]);
     const dataset = { ...extra, features, labels: keptLabels, test: test ? Uint8Array.from(kept, (i) => test[i]) :
       heldOut(keptLabels), skipped: notUsed };
-    if (extra.source === 'files' && page.stored.shard !== undefined) await changeShard(undefined);
-    await store.putDataset(page.federation, dataset);
-    await useDataset(dataset);
+    await keep(dataset);
   });
+}
+
+// dataset stored, then used; the volunteer's own images after a demo
+// share's start the prompts afresh (another client index)
+async function keep(dataset) {
+  if (dataset.source !== 'demo' && page.stored.shard !== undefined) await changeShard(undefined);
+  await store.putDataset(page.federation, dataset);
+  await useDataset(dataset);
+}
+
+// One encoding or change of the images at a time, in the order asked.
+function inTurn(fn) {
+  const work = encoding.then(fn);
   encoding = work.catch(() => {});
   return work;
+}
+
+// A photo (camera.js: {rgba, width, height}, or {blob} from the camera
+// app) of class label, made into features and added to the volunteer's own
+// images (a demo share's give way to them); photo: the photo itself (a
+// Blob) to keep with them, or null. Photos come after any chosen files,
+// each in dataset.photos as {label, photo}.
+export function addPhoto(image, label, photo) {
+  return inTurn(async () => {
+    await page.ready();
+    const { features, failed } = await page.compute.call('encode', { images: [image] });
+    if (failed.length) throw new Error(`the photo could not be used: ${failed[0].reason}`);
+    const own = page.dataset && page.dataset.source !== 'demo' ? page.dataset :
+      { source: 'camera', features: new Float32Array(0), labels: new Uint8Array(0), skipped: [] };
+    const all = new Float32Array(own.features.length + features.length);
+    all.set(own.features);
+    all.set(features, own.features.length);
+    const labels = Uint8Array.from([...own.labels, label]);
+    await keep({ ...own, features: all, labels, test: heldOut(labels),
+                 photos: [...(own.photos || []), { label, photo }] });
+  });
+}
+
+// The last photo taken left out again (its features, and the photo if kept).
+export function undoPhoto() {
+  return inTurn(async () => {
+    const d = page.dataset;
+    if (!d || !d.photos || !d.photos.length) throw new Error('there is no photo to undo');
+    const n = d.labels.length - 1, D = d.features.length / d.labels.length;
+    await keep({ ...d, features: d.features.slice(0, n * D), labels: d.labels.slice(0, n), test: d.test.slice(0, n),
+                 photos: d.photos.slice(0, -1) });
+  });
 }
 
 // One image in five of each class held out: test flags per image.

@@ -4,7 +4,9 @@
 //             in parts of MODEL_PART bytes (a real CLIP is far above the
 //             largest value Chromium stores, 128 MiB): sha256 -> {size,
 //             parts}, `${sha256}/${i}` -> part i
-//   datasets  the volunteer's image features and labels, per federation
+//   datasets  the volunteer's image features and labels, per federation,
+//             with the photos taken (their classes, and each photo itself
+//             where the volunteer asked to keep it: dataset.js addPhoto)
 //   state     per federation: the client token, the demo shard or client
 //             index, the saved prompts (global + private local), the
 //             accuracy history

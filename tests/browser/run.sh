@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The browser tests (make test-browser; part of make test): the wasm client
 # against the native one under Node (and the page's reconnection schedule,
-# backoff.mjs), then the volunteer page in Debian's
+# backoff.mjs, and its choice of build by the device's memory,
+# memory.mjs), then the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
 # (host_federation.mjs), the page's side of secure rounds against a
 # native server and native clients (secagg.mjs), the page in secure rounds
-# over the aggregator's socket (secure_page.mjs) and the local prompt fitted
-# to the device (device_page.mjs). Installs playwright-core from the npm
+# over the aggregator's socket (secure_page.mjs), the local prompt fitted
+# to the device (device_page.mjs), photos from a fake camera
+# (camera_page.mjs) and a whole visit on an emulated phone by taps, with
+# too little memory for threads or for the model (phone_page.mjs). Installs
+# playwright-core from the npm
 # registry into tests/browser/node_modules the first time (package-lock.json
 # pins it).
 # Prints one summary line: "browser: N passed, M failed".
@@ -34,6 +38,8 @@ fi
 passed=0 failed=0
 echo "== the page's reconnection schedule (web/backoff.js) under Node"
 if node backoff.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "== the page's choice of build by the device's memory (web/memory.js) under Node"
+if node memory.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts
@@ -56,5 +62,7 @@ chromium "secure rounds in Chromium: the test vector, rounds with native clients
   secagg.mjs "$model"
 chromium "secure rounds on the page over the aggregator's socket in Chromium" secure_page.mjs "$model"
 chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
+chromium "photos from a fake camera in Chromium, and the camera refused" camera_page.mjs "$model"
+chromium "the page on an emulated phone by taps, and on too little memory" phone_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

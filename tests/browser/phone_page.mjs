@@ -1,0 +1,145 @@
+// The volunteer page on a phone, in Debian's Chromium emulating one
+// (viewport, touch, device scale factor, a phone's user agent) against a
+// real aggregator, by taps alone:
+//   1. join, a demo share, a round, "Try it" (the file picker opened by a
+//      tap), "Forget me"; at each step, at 360x740 and at 390x844, no
+//      element reaches past the viewport's sides and every button, file
+//      picker, class picker and check box is at least 40 px high and wide;
+//      the page says its device has memory enough for the threaded build,
+//      and runs it;
+//   2. a device whose memory (navigator.deviceMemory) holds only the
+//      single-threaded build's peak for the model: the page says so and
+//      runs it on one thread;
+//   3. one whose memory holds neither: the model is refused before its
+//      download (no request for it), with the reason, and nothing can start.
+//   node phone_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
+import { png } from './image_files.mjs';
+import { fmnistImages } from './parity.mjs';
+import { peakMiB } from '../../web/memory.js';
+
+const { root, model, emBuild, out, shots, h } = chromiumTest();
+const { check, until } = h;
+
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model, clients: 3, rounds: 1, min_clients: 1, clients_per_round: 1 });
+writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
+await h.startAggregator('aggregator', ['--task', path.join(out, 'task.json'), '--state', path.join(out, 'state'),
+  '--min-clients', '1', '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
+  '--wasm', path.join(emBuild, 'wasm-client')]);
+const shoe = fmnistImages(0, 1);
+const tryFile = path.join(out, 'try.png');
+writeFileSync(tryFile, png(shoe.rgba, 28, 28));
+
+const SIZES = [[360, 740], [390, 844]];
+const phone = {
+  viewport: { width: 390, height: 844 }, deviceScaleFactor: 2.75, isMobile: true, hasTouch: true,
+  userAgent: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) ' +
+    'Chrome/156.0.0.0 Mobile Safari/537.36',
+};
+// navigator.deviceMemory as a device of gib GiB would give it (in the page; the worker is told by the page)
+const withMemory = (gib) => Object.defineProperty(Navigator.prototype, 'deviceMemory', { get: () => gib });
+
+const browser = await launchChromium();
+// Each part on a page of its own: one that fails does not keep the others from running.
+async function part(name, options, memoryGiB, fn) {
+  const context = await browser.newContext(options);
+  if (memoryGiB) await context.addInitScript(withMemory, memoryGiB);
+  const page = await context.newPage();
+  const watch = watchPage(page);
+  try {
+    await fn(page, watch);
+  } catch (e) {
+    check(false, `${name}: ${e.message}\n${watch.tail()}`);
+  } finally {
+    writeFileSync(path.join(out, `${name.replace(/\W+/g, '-')}.console.log`), watch.lines.join('\n'));
+    await context.close();
+  }
+}
+
+// At both sizes: nothing past the viewport's sides, and the touch targets finger-sized.
+async function fits(page, step) {
+  for (const [width, height] of SIZES) {
+    await page.setViewportSize({ width, height });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const m = await page.evaluate(() => {
+      const shown = [...document.body.querySelectorAll('*')].filter((el) => el.getClientRects().length > 0);
+      const name = (el) => el.id || `${el.tagName.toLowerCase()}.${el.className || ''} "${el.textContent.trim().slice(0, 20)}"`;
+      const past = shown.filter((el) => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && (r.left < -0.5 || r.right > innerWidth + 0.5);
+      }).map(name);
+      const small = [...document.querySelectorAll('button, label.button, label.check, select')]
+        .filter((el) => el.getClientRects().length > 0).map((el) => ({ el, r: el.getBoundingClientRect() }))
+        .filter(({ r }) => r.height < 40 || r.width < 40).map(({ el, r }) => `${name(el)} ${r.width}x${r.height}`);
+      return { past, small, scroll: document.documentElement.scrollWidth - innerWidth, elements: shown.length };
+    });
+    check(m.past.length === 0 && m.scroll <= 0, `${step}, ${width}x${height}: none of the ${m.elements} elements ` +
+      `shown reaches past the viewport${m.past.length ? `: ${m.past.slice(0, 8).join('; ')}` : ''}`);
+    check(m.small.length === 0, `${step}, ${width}x${height}: the touch targets are at least 40 px` +
+      `${m.small.length ? `; smaller: ${m.small.join('; ')}` : ''}`);
+    await page.screenshot({ path: path.join(shots, `${step.replace(/\W+/g, '-')}-${width}x${height}.png`), fullPage: true });
+  }
+}
+
+try {
+  // 1. the whole visit by taps
+  await part('a phone', phone, 0, async (page, watch) => {
+    let modelRequests = 0;
+    page.on('request', (r) => { if (r.url().includes('/model/')) modelRequests++; });
+    await page.goto(h.base);
+    await until('the page', async () => (await watch.stage()) === 'empty', 60);
+    const memory = await watch.text('memory'), said = await watch.text('model');
+    check(/enough for the threaded build/.test(memory) && /running in WebAssembly with \d+ threads/.test(said),
+      `the page says its device holds the threaded build, and runs it: ${memory}; ${said}`);
+    await fits(page, '1 loaded');
+    await page.tap('#demo');
+    await until('the demo share', async () => (await watch.stage()) === 'ready', 120);
+    await fits(page, '2 demo share');
+    await page.tap('#join');
+    await until('a round', async () => (await h.status()).done === 1 && /^trained-1|^done$/.test(await watch.stage()), 300);
+    check(/your accuracy \d+\.\d%/.test(await watch.text('round-progress')), `a round on the phone: ${await watch.text('round-progress')}`);
+    await fits(page, '3 a round');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.tap('label:has(#try-file)')]);
+    await chooser.setFiles(tryFile);
+    await until('"Try it"', async () => (await page.locator('#try-result .bars .best').count()) === 1, 60);
+    check(true, `"Try it" classifies the image: ${(await watch.text('try-result')).split('\n')[0]}`);
+    await fits(page, '4 try it');
+    await page.tap('#forget');
+    await until('the page after forgetting', async () => (await watch.stage()) === 'forgotten', 60);
+    const left = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+    check(!left.includes('sdfed') && modelRequests === 1, `"Forget me" deleted the page's database (left: ${left})`);
+    await fits(page, '5 forgotten');
+  });
+
+  // 2. memory for the single-threaded build only (its peak fits half of it, the threaded one's does not)
+  const peak = peakMiB(readFileSync(model).length);
+  const between = (peak.single + peak.threaded) / 2 / 1024 / 0.5;
+  await part('a phone with little memory', phone, between, async (page, watch) => {
+    await page.goto(h.base);
+    await until('the page', async () => (await watch.stage()) === 'empty', 60);
+    const memory = await watch.text('memory'), said = await watch.text('model');
+    check(/too little for the threaded build.*the single-threaded one runs/.test(memory) &&
+      /running in WebAssembly on one thread/.test(said), `the page says which build, and runs it: ${memory}; ${said}`);
+    await fits(page, '6 single-threaded');
+  });
+
+  // 3. too little memory for the model: refused before its download
+  await part('a phone with too little memory', phone, 0.25, async (page, watch) => {
+    let modelRequests = 0;
+    page.on('request', (r) => { if (r.url().includes('/model/')) modelRequests++; });
+    await page.goto(h.base);
+    await until('the refusal', async () => (await watch.stage()) === 'refused', 60);
+    const error = await watch.text('error');
+    check(/needs about \d+ MiB of memory while it runs, and this device has about 0\.25 GiB .*not downloaded/.test(error) &&
+      modelRequests === 0 && await page.locator('#demo').isDisabled() && await page.locator('#join').isDisabled(),
+      `the model is refused before its download, with the reason (${modelRequests} model requests): ${error}`);
+    await fits(page, '7 refused');
+  });
+} finally {
+  await browser.close();
+  h.cleanup();
+}
+process.exit(h.summary('chromium phone', shots));
