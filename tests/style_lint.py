@@ -336,8 +336,9 @@ class Linter:
             prev = tokens[i - 1]
             struct = None
             array = False
-            if prev.text == ")" and i >= 3 and tokens[i - 2].kind == "ident" and tokens[i - 3].text == "(":
-                struct = tokens[i - 2].text  # (NAME){
+            if (prev.text == ")" and i >= 4 and tokens[i - 2].kind == "ident" and tokens[i - 3].text == "(" and
+                    (tokens[i - 4].kind != "ident" or tokens[i - 4].text in EXPRESSION_KEYWORDS)):
+                struct = tokens[i - 2].text  # (NAME){, not if (name) {
             elif prev.text == "=":
                 j = i - 2
                 if tokens[j].text == "]":
