@@ -3,15 +3,14 @@
 
 #include <string.h>
 
-static const uint64_t P = SDFED_SHAMIR_PRIME;
 static const int CHUNK_BYTES[SDFED_SHAMIR_CHUNKS] = {7, 7, 7, 7, 4};
 
 static uint64_t add(uint64_t a, uint64_t b) {
     uint64_t s = a + b; /* < 2^62 */
-    return s >= P ? s - P : s;
+    return s >= SDFED_SHAMIR_PRIME ? s - SDFED_SHAMIR_PRIME : s;
 }
 
-static uint64_t sub(uint64_t a, uint64_t b) { return a >= b ? a - b : a + P - b; }
+static uint64_t sub(uint64_t a, uint64_t b) { return a >= b ? a - b : a + SDFED_SHAMIR_PRIME - b; }
 
 uint64_t sdfed_shamir_mul(uint64_t a, uint64_t b) {
     /* the 122-bit product hi:lo from 32-bit halves, then 2^61 = 1 (mod p) */
@@ -21,14 +20,14 @@ uint64_t sdfed_shamir_mul(uint64_t a, uint64_t b) {
     uint64_t lo_next = lo + (mid << 32);
     hi += (mid >> 32) + (lo_next < lo);
     lo = lo_next;
-    uint64_t r = (lo & P) + ((lo >> 61) | (hi << 3)); /* < 2^62 */
-    r = (r & P) + (r >> 61);
-    return r >= P ? r - P : r;
+    uint64_t r = (lo & SDFED_SHAMIR_PRIME) + ((lo >> 61) | (hi << 3)); /* < 2^62 */
+    r = (r & SDFED_SHAMIR_PRIME) + (r >> 61);
+    return r >= SDFED_SHAMIR_PRIME ? r - SDFED_SHAMIR_PRIME : r;
 }
 
 uint64_t sdfed_shamir_inverse(uint64_t a) {
     /* a^(p-2) by square and multiply; 0 has no inverse and gives 0 */
-    uint64_t result = 1, base = a, e = P - 2;
+    uint64_t result = 1, base = a, e = SDFED_SHAMIR_PRIME - 2;
     while (e) {
         if (e & 1) result = sdfed_shamir_mul(result, base);
         base = sdfed_shamir_mul(base, base);
@@ -50,14 +49,14 @@ static void secret_to_chunks(const unsigned char *secret, uint64_t chunk[SDFED_S
 int sdfed_shamir_split(const unsigned char secret[SDFED_SHAMIR_SECRET_BYTES], int t, int holders,
                        const sdfed_secagg_bytes *random, uint64_t *scratch, sdfed_shamir_share *out, sdfed_error *err) {
     if (holders < 2 || holders > SDFED_SECAGG_MAX_HOLDERS || t < 2 || t > holders)
-        return sdfed_fail(err, SDFED_ERR_ARG, "shamir: threshold %d of %d holders (2 <= t <= holders <= %d)", t, holders,
-                          SDFED_SECAGG_MAX_HOLDERS);
+        return sdfed_fail(err, SDFED_ERR_ARG, "shamir: threshold %d of %d holders (2 <= t <= holders <= %d)", t,
+                          holders, SDFED_SECAGG_MAX_HOLDERS);
     uint64_t chunk[SDFED_SHAMIR_CHUNKS];
     secret_to_chunks(secret, chunk);
     uint64_t *a = scratch; /* a[d] for d = 1..t-1: chunk c's coefficients */
     for (int c = 0; c < SDFED_SHAMIR_CHUNKS; c++) {
         for (int d = 1; d < t; d++) {
-            int rc = sdfed_secagg_draw_below(random, P, &a[d], err);
+            int rc = sdfed_secagg_draw_below(random, SDFED_SHAMIR_PRIME, &a[d], err);
             if (rc) return sdfed_fail_context(err, rc, "shamir: drawing a coefficient");
         }
         for (int h = 0; h < holders; h++) { /* Horner: f(x) = chunk + x (a_1 + x (a_2 + ...)) */
@@ -115,8 +114,9 @@ int sdfed_shamir_combine(const sdfed_shamir_share *shares, int count, int t, int
         if (shares[i].x < 1 || shares[i].x > (uint32_t)holders)
             return sdfed_fail(err, SDFED_ERR_FORMAT, "shamir: a share for holder %u of %d", shares[i].x, holders);
         for (int c = 0; c < SDFED_SHAMIR_CHUNKS; c++)
-            if (shares[i].y[c] >= P)
-                return sdfed_fail(err, SDFED_ERR_FORMAT, "shamir: holder %u's share is not a field element", shares[i].x);
+            if (shares[i].y[c] >= SDFED_SHAMIR_PRIME)
+                return sdfed_fail(err, SDFED_ERR_FORMAT, "shamir: holder %u's share is not a field element",
+                                  shares[i].x);
     }
     uint64_t *w = scratch, *lambda = scratch + t, *prefix = scratch + 2 * (size_t)t;
     /* barycentric weights of the first t: w_i = 1 / prod_{j != i} (x_i - x_j) */
@@ -147,8 +147,8 @@ int sdfed_shamir_combine(const sdfed_shamir_share *shares, int count, int t, int
         chunk[c] = evaluate(shares, t, lambda, c);
         if (chunk[c] >> (8 * CHUNK_BYTES[c]))
             return sdfed_fail(err, SDFED_ERR_FORMAT,
-                              "shamir: the shares are inconsistent (part %d of the secret does not fit its %d bytes)", c,
-                              CHUNK_BYTES[c]);
+                              "shamir: the shares are inconsistent (part %d of the secret does not fit its %d bytes)",
+                              c, CHUNK_BYTES[c]);
     }
     unsigned char *at = secret;
     for (int c = 0; c < SDFED_SHAMIR_CHUNKS; c++) {
@@ -169,7 +169,8 @@ int sdfed_shamir_share_read(const unsigned char in[SDFED_SHAMIR_SHARE_BYTES], ui
     for (int c = 0; c < SDFED_SHAMIR_CHUNKS; c++) {
         uint64_t v = 0;
         for (int b = 7; b >= 0; b--) v = v << 8 | in[8 * c + b];
-        if (v >= P) return sdfed_fail(err, SDFED_ERR_FORMAT, "shamir: holder %u's share is not a field element", x);
+        if (v >= SDFED_SHAMIR_PRIME)
+            return sdfed_fail(err, SDFED_ERR_FORMAT, "shamir: holder %u's share is not a field element", x);
         share->y[c] = v;
     }
     return SDFED_OK;
