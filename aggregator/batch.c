@@ -70,6 +70,7 @@ void core_write_batch(federation *f, int64_t now_ms) {
     for (int i = 0; i < g->n_secagg; i++) {
         const store_new_secagg *m = &g->secagg[i];
         if (rc == SDFED_OK && g->secagg_outcome[i] != STORE_STORED) secagg_stored = 0;
+        if (!sdfed_secagg_msg_kind_of(m->message, m->len)) continue; /* a leave: its client is gone */
         if (rc)
             outbox_refusal(&f->out, m->client, m->round, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
         else if (g->secagg_outcome[i] == STORE_DUPLICATE)

@@ -21,7 +21,14 @@
  * open round is rebuilt from its stored graph key and rows, replayed in
  * order through the same steps; its clients come back and are sent the
  * round and their current request again (a round without its key, or whose
- * rows do not replay, is abandoned). */
+ * rows do not replay, is abandoned). In cluster mode (cluster_sync.h) the
+ * coordinator decides as a single process does, each decision at its
+ * fence (the start, each stage's end once it holds every stored row, the
+ * abandonment, the close), and every node, it too, holds the round only as
+ * the store does: opened from the key and rows with the restart's replay,
+ * the rows stored since applied on each catch-up (secure_catch_up); each
+ * node stores its own clients' messages and leaves as rows of the round
+ * (store.h: in commit order). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,13 +159,14 @@ static void abandon(federation *f, const char *why, int64_t now_ms) {
         s->rebuild = 1;
         return;
     }
+    const int64_t round = f->round;
     if (s->started && stage_of(s) != SDFED_SECAGG_ABANDONED) {
         char sentence[200];
         snprintf(sentence, sizeof sentence, "at its %s stage: %s", sdfed_secagg_stage_name(stage_of(s)), why);
         sdfed_secagg_server_abandon(&s->server.stages, sentence);
     }
     core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
-    if (f->cl && s->open) s->rebuild = 1; /* the decision was refused: the round is as the store holds it */
+    if (f->cl && s->open && f->round == round) s->rebuild = 1; /* refused: the round is as the store holds it */
 }
 
 /* The unmasked sum into the next parameters, closed through the core; a
@@ -340,13 +348,26 @@ static void secure_joined(federation *f, int64_t client, int64_t now_ms) {
     send_request(f, place);
 }
 
-/* Out of the round for good; in a cluster nothing: a leave is not shared
- * (the client may come back through another node, and the stored rows
- * alone make the round), and the coordinator ends the stage at its
- * deadline without it. */
+/* A leave row's message (secagg_messages): kind 0, which no client sends. */
+static const unsigned char left_message[1] = {0};
+
+/* Out of the round for good. In a cluster the leave is a row of the round
+ * (stored at any stage: SDFED_SECAGG_DONE, which no stage's end names),
+ * applied by every node, this one too, where it reads it in seq order, so
+ * that the nodes agree on it (a node that dies leaves its clients in the
+ * round: they may come back through another node); a single process
+ * applies it at once. */
 static void leave_round(federation *f, int place, int64_t now_ms) {
-    if (f->cl) return;
     round_secure *s = secure_of(f);
+    if (f->cl) {
+        store_new_secagg row = {.round = f->round,
+                                .client = s->current.clients[place],
+                                .stage = SDFED_SECAGG_DONE,
+                                .message = left_message,
+                                .len = sizeof left_message};
+        if (group_commit_add_secagg(&f->batch, &row, now_ms) == SDFED_OK) core_write_batch(f, now_ms);
+        return;
+    }
     sdfed_error err = {0};
     if (secagg_server_leave(&s->server, place, &err))
         native_logf("error", "\"round\": %lld, \"message\": \"%s\"", (long long)f->round, err.message);
@@ -355,9 +376,10 @@ static void leave_round(federation *f, int place, int64_t now_ms) {
 
 static void secure_left(federation *f, int64_t client, int64_t now_ms) {
     const round_secure *s = secure_of(f);
-    if (f->cl) presence_depart(f, client, -1);
+    /* in a cluster only while this node held it (it may be another node's client now) */
+    const int held_here = f->cl ? presence_depart(f, client, -1) : 1;
     const int place = s->open && s->started ? sdfed_round_index(&s->current, client) : -1;
-    if (place >= 0) leave_round(f, place, now_ms);
+    if (held_here && place >= 0 && !sdfed_secagg_server_gone(&s->server.stages, place)) leave_round(f, place, now_ms);
 }
 
 /* ------------------------------------------------------------ reports */
@@ -453,7 +475,8 @@ static sdfed_code secure_declined(federation *f, int64_t client, int64_t round, 
 
 /* A cluster node's leases and catch-up (a round here that the decisions
  * left behind is rebuilt); then the coordinator's, or the single
- * process's: a round to abandon, close or start, the stage's deadline. */
+ * process's: a round to abandon, close or start, the stage judged (its
+ * deadline, or its end the store refused before). */
 static void secure_tick(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (f->cl) {
@@ -472,7 +495,6 @@ static void secure_tick(federation *f, int64_t now_ms) {
         return;
     }
     if (!s->open) maybe_start_round(f, now_ms);
-    if (!s->open || !s->started || (now_ms < s->deadline && !f->cl)) return;
     judge(f, now_ms);
 }
 
@@ -493,9 +515,9 @@ static void secure_status(const federation *f, federation_status *st) {
 /* ------------------------------------------------------------ the store */
 
 /* The open round's stored rows from s->read on, applied in order: messages
- * through the round's server, markers as the stages' ends; a row the
- * server holds already (this process stored it: a message it took, a stage
- * it ended) is passed over. */
+ * through the round's server, markers as the stages' ends, leaves (a
+ * cluster's) as the clients leaving; a row the server holds already (this
+ * process stored it: a message it took, a stage it ended) is passed over. */
 static int replay(federation *f, sdfed_error *err) {
     round_secure *s = secure_of(f);
     store_secagg *rows = NULL;
@@ -512,7 +534,9 @@ static int replay(federation *f, sdfed_error *err) {
             stage >= 0 &&
             (r->client < 0 ? stage < at : place >= 0 && sdfed_secagg_server_completed(&s->server.stages, place, stage));
         if (held) continue;
-        if (r->client < 0)
+        if (place >= 0 && r->len == sizeof left_message && r->message[0] == left_message[0])
+            rc = secagg_server_leave(&s->server, place, err);
+        else if (r->client < 0)
             rc = stage == at ? secagg_server_advance(&s->server, err)
                              : sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld ends a stage the round is not at",
                                           (long long)r->seq);

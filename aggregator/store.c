@@ -407,11 +407,15 @@ static const char insert_metrics[] =
 #define NEXT_SECAGG_SEQ "(SELECT coalesce(max(seq) + 1, 0) FROM secagg_messages WHERE round = $1)"
 /* $2 client, $3 message: the client's message of the same kind */
 #define SAME_KIND "client = $2 AND substr(message, 1, 1) = substr($3, 1, 1)"
-/* $5 the message's stage: stored unless that stage has ended, or it is there already */
+/* $5 the message's stage, $6 a leave's message: stored unless that stage
+ * has ended, the round holds its client's message of its kind already, or
+ * its client left the round */
 static const char insert_secagg[] =
     "INSERT INTO secagg_messages (round, seq, client, message, received) SELECT $1, " NEXT_SECAGG_SEQ ", $2, $3, $4 "
     "WHERE NOT EXISTS (SELECT 1 FROM secagg_messages WHERE round = $1 AND client = -1 AND message = $5) "
-    "AND NOT EXISTS (SELECT 1 FROM secagg_messages WHERE round = $1 AND " SAME_KIND ") RETURNING seq";
+    "AND NOT EXISTS (SELECT 1 FROM secagg_messages WHERE round = $1 AND (" SAME_KIND
+    " OR client = $2 AND message = $6))"
+    " RETURNING seq";
 
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
     int rc = transaction_begin(s, err);
@@ -439,12 +443,13 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
     }
     for (int i = 0; i < b->n_secagg && rc == SDFED_OK; i++) {
         const store_new_secagg *m = &b->secagg[i];
-        const unsigned char stage = (unsigned char)m->stage;
-        store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len), received, blob(&stage, 1)};
+        const unsigned char stage = (unsigned char)m->stage, left = 0;
+        store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len),
+                           received,          blob(&stage, 1),    blob(&left, 1)};
         int open = rule == STORE_ANY_ROUND, stored = 0, duplicate = 0;
         if (!open) rc = query(s, lock_open_round, p, 1, row_count, &open, "lock round", err);
         if (rc == SDFED_OK && open)
-            rc = query(s, insert_secagg, p, 5, row_count, &stored, "secure round's message", err);
+            rc = query(s, insert_secagg, p, 6, row_count, &stored, "secure round's message", err);
         if (rc == SDFED_OK && open && !stored)
             rc = query(s, "SELECT 1 FROM secagg_messages WHERE round = $1 AND " SAME_KIND, p, 3, row_count, &duplicate,
                        "secure round's message", err);

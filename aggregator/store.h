@@ -190,9 +190,10 @@ typedef enum store_outcome {
     STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
 } store_outcome;
 /* A secure round's message (secagg_messages), accepted at `stage` (the
- * round's stage, fed/secagg_stage.h): stored after the round's rows (its
- * seq the next) unless that stage has ended (its marker is stored) or the
- * round holds the client's message of that kind already. */
+ * round's stage, fed/secagg_stage.h), or with the one byte 0 the client's
+ * leave (a cluster's): stored after the round's rows (its seq the next)
+ * unless that stage has ended (its marker is stored), the round holds the
+ * client's message of that kind already, or the client left the round. */
 typedef struct store_new_secagg {
     int64_t round, client;
     int stage;

@@ -336,8 +336,8 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
 
 /* a secure round's key and rows: stored, replaced (the key), numbered by
  * the store and read back in seq order (from a seq on); a client's second
- * message of a kind, a message of a stage that ended and a stage's end at a
- * seq another row has are not stored */
+ * message of a kind, a message of a stage that ended, a stage's end at a
+ * seq another row has and a message of a client that left are not stored */
 static void check_secagg(store *s, const char *label) {
     sdfed_error err = {0};
     unsigned char key[32], back[32];
@@ -380,6 +380,16 @@ static void check_secagg(store *s, const char *label) {
     CHECK(store_secagg_rows(s, 7, 1, &read, &n, &err) == SDFED_OK && n == 1 && read[0].seq == 1,
           "%s: the secagg rows from seq 1: %d", label, n);
     store_secagg_free(read, n);
+    /* client 3 leaves (at any stage): stored once, and no message of its after it */
+    const unsigned char left[] = {0}, shares[] = {3, 0, 0, 0, 0, 0, 0, 0, 7, 1};
+    const store_new_secagg after[] = {{.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+                                      {.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+                                      {.round = 7, .client = 3, .stage = 1, .message = shares, .len = sizeof shares}};
+    store_outcome left_out[3];
+    b = (store_batch){.secagg = after, .n_secagg = 3, .secagg_outcome = left_out};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && left_out[0] == STORE_STORED &&
+              left_out[1] == STORE_DUPLICATE && left_out[2] == STORE_NOT_OPEN,
+          "%s: a leave, again, and a message after it: %d %d %d", label, left_out[0], left_out[1], left_out[2]);
 }
 
 static void run_suite(const char *where, const char *label, break_commits_fn break_commits) {
