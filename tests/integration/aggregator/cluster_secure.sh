@@ -7,8 +7,10 @@
 # the task's dropouts at the unmasking (secure_aggregation.drop, which the
 # headless clients draw as the simulator's do: with the task's seed two
 # clients leave round 0's unmasking, which is abandoned, and one round 1's,
-# which closes without it); a client that leaves closes its connection,
-# and its node stores its leave, which every node applies. Once
+# which closes without it: the share graph is drawn from the task's seed,
+# --graph-from-seed, as the simulator draws it, so that which secrets the
+# dropouts leave short of t is the same); a client that leaves closes its
+# connection, and its node stores its leave, which every node applies. Once
 # round 0 started one client is frozen (SIGSTOP), holding its advertise stage
 # open; when the other five's keys are stored, a front-end (not the
 # coordinator) that holds some of the round's clients is killed -9: its
@@ -66,7 +68,7 @@ sql() { postgres_psql secure -c "$1"; }
 
 for k in 1 2 3; do
   "$aggregator" --task "$work/task.json" --db "$db" --port 0 --port-file "$work/node$k.port" --host 127.0.0.1 \
-    --node-lease 4 --poll 0.3 --deadline 120 >"$work/node$k.log" 2>&1 &
+    --node-lease 4 --poll 0.3 --deadline 120 --graph-from-seed >"$work/node$k.log" 2>&1 &
   node_pid[k]=$!
   pids+=("$!")
 done
