@@ -441,13 +441,19 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
         if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
     }
+    int64_t locked = -1; /* STORE_OPEN_ROUND: the round whose row the transaction locked, open or not */
+    int open = rule == STORE_ANY_ROUND;
     for (int i = 0; i < b->n_secagg && rc == SDFED_OK; i++) {
         const store_new_secagg *m = &b->secagg[i];
         const unsigned char stage = (unsigned char)m->stage, left = 0;
         store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len),
                            received,          blob(&stage, 1),    blob(&left, 1)};
-        int open = rule == STORE_ANY_ROUND, stored = 0, duplicate = 0;
-        if (!open) rc = query(s, lock_open_round, p, 1, row_count, &open, "lock round", err);
+        int stored = 0, duplicate = 0;
+        if (rule == STORE_OPEN_ROUND && m->round != locked) {
+            open = 0;
+            locked = m->round;
+            rc = query(s, lock_open_round, p, 1, row_count, &open, "lock round", err);
+        }
         if (rc == SDFED_OK && open)
             rc = query(s, insert_secagg, p, 6, row_count, &stored, "secure round's message", err);
         if (rc == SDFED_OK && open && !stored)
