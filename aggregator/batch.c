@@ -7,6 +7,7 @@
 
 #include "core.h"
 #include "fed/secagg_message.h"
+#include "fed/secagg_stage.h"
 #include "native/log.h"
 
 int core_batch_due(const federation *f, int64_t now_ms) {
@@ -65,11 +66,20 @@ void core_write_batch(federation *f, int64_t now_ms) {
         else
             stored(f, u);
     }
+    int secagg_stored = rc == SDFED_OK;
     for (int i = 0; i < g->n_secagg; i++) {
         const store_new_secagg *m = &g->secagg[i];
-        if (m->client < 0) continue; /* a stage's end: no one's message */
+        if (rc == SDFED_OK && g->secagg_outcome[i] != STORE_STORED) secagg_stored = 0;
+        if (!sdfed_secagg_msg_kind_of(m->message, m->len)) continue; /* a leave: its client is gone */
         if (rc)
             outbox_refusal(&f->out, m->client, m->round, SDFED_CODE_SERVER_ERROR, "not stored: %s", err.message);
+        else if (g->secagg_outcome[i] == STORE_DUPLICATE)
+            outbox_refusal(&f->out, m->client, m->round, SDFED_CODE_SECAGG_REPEATED,
+                           "round %lld holds this client's %s message already", (long long)m->round,
+                           sdfed_secagg_msg_name(m->message[0]));
+        else if (g->secagg_outcome[i] == STORE_NOT_OPEN)
+            outbox_refusal(&f->out, m->client, m->round, SDFED_CODE_SECAGG_WRONG_STAGE, "round %lld's %s stage is over",
+                           (long long)m->round, sdfed_secagg_stage_name(m->stage));
         else
             outbox_put(&f->out, (federation_message){.type = FEDERATION_SECAGG_ACK,
                                                      .client = m->client,
@@ -80,5 +90,5 @@ void core_write_batch(federation *f, int64_t now_ms) {
     const int secagg = g->n_secagg;
     group_commit_clear(g);
     /* after the batch is empty: the policy may store and write again */
-    if (secagg) f->policy->secagg_written(f, rc == SDFED_OK, now_ms);
+    if (secagg) f->policy->secagg_written(f, secagg_stored, now_ms);
 }

@@ -9,26 +9,33 @@
 #include "round_sync.h"
 #include "native/log.h"
 
-void cluster_catch_up(federation *f, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
-    store_round latest;
+int cluster_learn_ends(federation *f, sdfed_rng *sampler, store_round *latest, int64_t now_ms) {
     int found;
-    if (store_latest_round(f->st, &latest, &found, NULL) || !found) return; /* the store reports its fault */
-    if (latest.n_values != f->n) {
+    if (store_latest_round(f->st, latest, &found, NULL) || !found) return 0; /* the store reports its fault */
+    if (latest->n_values != f->n) {
         native_logf("error", "\"message\": \"the stored parameters do not fit the task's method\"");
-        store_round_free(&latest);
-        return;
+        store_round_free(latest);
+        return 0;
     }
-    if (latest.round > f->round) {
+    if (latest->round > f->round) {
         store_round ended = {0};
         int have = 0;
-        store_get_round(f->st, latest.round - 1, &ended, &have, NULL);
-        memcpy(f->global, latest.global, sizeof *f->global * f->n);
-        memcpy(f->sha, latest.sha256, sizeof f->sha);
-        if (have && ended.started) memcpy(s->sampler.s, ended.rng, sizeof ended.rng);
-        core_round_end(f, now_ms, latest.round, have ? ended.n_updates : 0, have && ended.abandoned, 0);
+        store_get_round(f->st, latest->round - 1, &ended, &have, NULL);
+        memcpy(f->global, latest->global, sizeof *f->global * f->n);
+        memcpy(f->sha, latest->sha256, sizeof f->sha);
+        if (have && ended.started) memcpy(sampler->s, ended.rng, sizeof ended.rng);
+        core_round_end(f, now_ms, latest->round, have ? ended.n_updates : 0, have && ended.abandoned, 0);
         store_round_free(&ended);
     }
+    return 1;
+}
+
+void cluster_catch_up(federation *f, int64_t now_ms) { f->policy->catch_up(f, now_ms); }
+
+void cluster_sync_catch_up(federation *f, int64_t now_ms) {
+    round_sync *s = round_sync_of(f);
+    store_round latest;
+    if (!cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
     if (latest.round == f->round && latest.started && !latest.closed && !s->open && !f->done &&
         sdfed_round_resume(&s->current, latest.round, latest.participants, latest.n_participants,
                            f->task.clients_per_round, NULL) == SDFED_OK) {
@@ -50,7 +57,9 @@ void cluster_catch_up(federation *f, int64_t now_ms) {
 }
 
 void cluster_catch_up_to(federation *f, int64_t round, int64_t now_ms) {
-    if (!round_sync_of(f)->open || round != f->round) cluster_catch_up(f, now_ms);
+    federation_status open = {0};
+    f->policy->status(f, &open);
+    if (!open.open || round != f->round) cluster_catch_up(f, now_ms);
 }
 
 void cluster_follow(federation *f, int64_t now_ms) {

@@ -8,17 +8,28 @@
  * when notified (LISTEN/NOTIFY), every poll_ms without a notification,
  * on every tick on the coordinator, before it answers a hello when a
  * notification came, and before an update for a round it has not seen
- * open. Cluster mode runs synchronous rounds: what it learns goes into
- * round_sync.h's state. */
+ * open. Each round policy that runs in a cluster catches up its own way
+ * (round_policy.h: catch_up): synchronous rounds here (the open round's
+ * reports and departures, into round_sync.h's state), secure rounds in
+ * round_secure.c (the open round's stored rows, replayed). */
 #ifndef SDFED_AGGREGATOR_CLUSTER_SYNC_H
 #define SDFED_AGGREGATOR_CLUSTER_SYNC_H
 
 #include <stdint.h>
 
 #include "federation.h"
+#include "store.h"
+#include "base/rng.h"
 
-/* What the store holds now, learnt. */
+/* What the store holds now, learnt (the policy's catch_up). */
 void cluster_catch_up(federation *f, int64_t now_ms);
+/* The rounds that ended since this node's current one, learnt (the
+ * parameters, the ended round's sampler state into sampler, core_round_end);
+ * 1 with the latest round row in *latest (store_round_free), 0 when the
+ * store could not be read. */
+int cluster_learn_ends(federation *f, sdfed_rng *sampler, store_round *latest, int64_t now_ms);
+/* The synchronous policy's catch_up. */
+void cluster_sync_catch_up(federation *f, int64_t now_ms);
 /* Before an update for `round`: caught up unless that round is open here. */
 void cluster_catch_up_to(federation *f, int64_t round, int64_t now_ms);
 /* A tick: the node's leases (cluster.h), and the store read when notified,

@@ -21,7 +21,7 @@
  *   group_commit.c  rows waiting for the transaction that stores them
  * The round policies (round_policy.h): round_sync.c, round_async.c and
  * round_secure.c;
- * cluster mode, which runs synchronous rounds, adds cluster_sync.c (the
+ * cluster mode (synchronous and secure rounds) adds cluster_sync.c (the
  * rounds the coordinator decided, followed through the store) and
  * presence.c (this node's clients in the store). */
 #ifndef SDFED_AGGREGATOR_CORE_H

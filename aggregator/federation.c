@@ -103,11 +103,10 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
                     const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
                     sdfed_error *err) {
     *out = NULL;
-    if (task->secagg.on && (opt->async || opt->cluster))
+    if (task->secagg.on && opt->async)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
-                          "federation: the task's \"secure_aggregation\" runs synchronous rounds in one process, "
-                          "not %s",
-                          opt->async ? "asynchronous ones (--mode async)" : "in cluster mode (a PostgreSQL --db)");
+                          "federation: the task's \"secure_aggregation\" runs synchronous rounds, not asynchronous "
+                          "ones (--mode async)");
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     *f = (struct federation){.task = *task,

@@ -28,6 +28,7 @@ void group_commit_free(group_commit *g) {
     free(g->metrics_outcome);
     free(g->presence);
     free(g->secagg);
+    free(g->secagg_outcome);
     free(g->hellos);
     memset(g, 0, sizeof *g);
 }
@@ -78,6 +79,10 @@ int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_
 }
 
 int group_commit_add_secagg(group_commit *g, const store_new_secagg *row, int64_t now_ms) {
+    int outcome_cap = g->cap_secagg; /* a parallel array: as many */
+    store_outcome *outcome = sdfed_grow(g->secagg_outcome, &outcome_cap, g->n_secagg, sizeof *outcome);
+    if (!outcome) return SDFED_ERR_NOMEM;
+    g->secagg_outcome = outcome;
     store_new_secagg *secagg = sdfed_grow(g->secagg, &g->cap_secagg, g->n_secagg, sizeof *secagg);
     if (!secagg) return SDFED_ERR_NOMEM;
     g->secagg = secagg;
@@ -118,7 +123,8 @@ int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_
                      .n_presence = g->n_presence,
                      .node = g->node,
                      .secagg = g->secagg,
-                     .n_secagg = g->n_secagg};
+                     .n_secagg = g->n_secagg,
+                     .secagg_outcome = g->secagg_outcome};
     return store_add_batch(s, &b, rule, g->outcome, err);
 }
 

@@ -37,8 +37,9 @@ typedef struct group_commit {
     int n_metrics, cap_metrics;
     store_new_presence *presence;
     int n_presence, cap_presence;
-    int64_t node;             /* the presence rows' */
-    store_new_secagg *secagg; /* messages copied (heap) */
+    int64_t node;                  /* the presence rows' */
+    store_new_secagg *secagg;      /* messages copied (heap) */
+    store_outcome *secagg_outcome; /* each waiting message's, once written */
     int n_secagg, cap_secagg;
     int64_t oldest_ms;          /* when the first waiting row came */
     group_commit_hello *hellos; /* the other batch */
@@ -65,7 +66,8 @@ int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
 int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms);
 /* Writes every waiting row in one transaction (store_add_batch): on
  * SDFED_OK it committed and g->outcome holds each update's outcome and
- * g->metrics_outcome each metrics row's (stored only beside its update); on any
+ * g->metrics_outcome each metrics row's (stored only beside its update),
+ * g->secagg_outcome each secure round's message's; on any
  * other status nothing was stored. The rows stay until group_commit_clear. */
 int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err);
 void group_commit_clear(group_commit *g);

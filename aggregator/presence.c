@@ -13,18 +13,19 @@ void presence_arrive(federation *f, int64_t client, int shard, int64_t now_ms) {
         core_write_batch(f, now_ms);
 }
 
-void presence_depart(federation *f, int64_t client, int64_t round) {
+int presence_depart(federation *f, int64_t client, int64_t round) {
     int removed;
     if (store_presence_remove(f->st, client, cluster_node(f->cl), round, &removed, NULL) == SDFED_OK) {
         round_sync *s = round_sync_of(f);
         if (removed && round == f->round && s->open) sdfed_round_leave(&s->current, client);
-        return;
+        return removed;
     }
     presence_queue *q = &f->leaving;
     presence_departure *grown = sdfed_grow(q->departures, &q->cap, q->n, sizeof *grown);
-    if (!grown) return;
+    if (!grown) return 0;
     q->departures = grown;
     q->departures[q->n++] = (presence_departure){.client = client, .round = round};
+    return 0;
 }
 
 void presence_retry(federation *f) {

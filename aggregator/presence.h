@@ -28,8 +28,10 @@ typedef struct presence_queue {
 /* A client joined this node: its row waits for the batch. */
 void presence_arrive(federation *f, int64_t client, int shard, int64_t now_ms);
 /* A client's connection to this node closed; round: the round it departs
- * from (-1: none). */
-void presence_depart(federation *f, int64_t client, int64_t round);
+ * from (-1: none). Whether its row was this node's and is removed (0: the
+ * client is another node's now, or the store refused, and a tick tries
+ * again). */
+int presence_depart(federation *f, int64_t client, int64_t round);
 /* A tick: the removals and the rows the store refused before. */
 void presence_retry(federation *f);
 void presence_free(presence_queue *q);

@@ -45,7 +45,8 @@
  * stage message and its refusal of a request; the core refuses both with
  * secagg_off for a policy without them) and secagg_written (its rows of the
  * batch, group_commit.h, stored or not).
- * Cluster mode follows synchronous rounds only (cluster_sync.h). */
+ * Cluster mode runs synchronous and secure rounds, each policy catching up
+ * with the store its own way (catch_up; cluster_sync.h). */
 #ifndef SDFED_AGGREGATOR_ROUND_POLICY_H
 #define SDFED_AGGREGATOR_ROUND_POLICY_H
 
@@ -84,9 +85,12 @@ typedef struct round_policy {
                           char *message, size_t cap);
     sdfed_code (*declined)(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
                            int64_t now_ms, char *message, size_t cap);
-    /* The batch holding its messages was written (stored: committed; each
-     * acknowledged or refused already), and emptied. */
+    /* The batch holding its messages was written (stored: committed, and
+     * every message stored; each acknowledged or refused already), and
+     * emptied. */
     void (*secagg_written)(federation *f, int stored, int64_t now_ms);
+    /* Cluster mode: what the store holds now, learnt (cluster_sync.h). */
+    void (*catch_up)(federation *f, int64_t now_ms);
 } round_policy;
 
 extern const round_policy round_sync_policy, round_async_policy, round_secure_policy;

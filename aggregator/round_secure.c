@@ -21,11 +21,19 @@
  * open round is rebuilt from its stored graph key and rows, replayed in
  * order through the same steps; its clients come back and are sent the
  * round and their current request again (a round without its key, or whose
- * rows do not replay, is abandoned). */
+ * rows do not replay, is abandoned). In cluster mode (cluster_sync.h) the
+ * coordinator decides as a single process does, each decision at its
+ * fence (the start, each stage's end once it holds every stored row, the
+ * abandonment, the close), and every node, it too, holds the round only as
+ * the store does: opened from the key and rows with the restart's replay,
+ * the rows stored since applied on each catch-up (secure_catch_up); each
+ * node stores its own clients' messages and leaves as rows of the round
+ * (store.h: in commit order). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_sync.h"
 #include "core.h"
 #include "fed/secagg_message.h"
 #include "native/clock.h"
@@ -37,13 +45,15 @@
 typedef struct round_secure {
     sdfed_round current; /* the open round's clients, by place */
     int open;
-    int broken;         /* the open round could not be rebuilt after a restart: abandoned on the next tick */
-    int requests_due;   /* a stage's end is in the batch: its requests go out once it is stored */
-    int64_t deadline;   /* the current stage's */
+    int broken;       /* the open round could not be rebuilt from the store: abandoned on the coordinator's next tick */
+    int rebuild;      /* cluster: the round here may differ from the store's (a message it took was not stored, or a
+                         decision was refused): rebuilt from the stored rows on the next catch-up */
+    int64_t deadline; /* the current stage's */
     int64_t next_start; /* no round starts before (the pause after the last one) */
     sdfed_rng sampler;
     int64_t present;
-    int64_t seq; /* the open round's rows so far, stored or in the batch */
+    int64_t held; /* the open round's rows its server holds: stored, or in the batch */
+    int64_t read; /* the open round's stored rows read (replay): the next seq to read */
     sdfed_secagg_plan plan;
     secagg_server server;
     int started;             /* server holds the open round */
@@ -112,6 +122,15 @@ static void announce(federation *f, int64_t now_ms) {
     }
 }
 
+/* The current stage's requests to this process's clients due one. */
+static void send_requests(federation *f) {
+    const round_secure *s = secure_of(f);
+    native_logf("secagg_stage", "\"round\": %lld, \"stage\": \"%s\", \"due\": %d", (long long)f->round,
+                sdfed_secagg_stage_name(stage_of(s)), s->server.stages.due);
+    for (int p = 0; p < s->plan.params.n; p++)
+        if (roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
+}
+
 /* ------------------------------------------------------------ a round's end */
 
 static int count_completed(const round_secure *s, sdfed_secagg_stage stage) {
@@ -132,14 +151,22 @@ static int secure_abandon(federation *f, int64_t now_ms) {
     return SDFED_OK;
 }
 
+/* Only the process that decides abandons (a cluster's other nodes rebuild
+ * the round from the store instead, which the coordinator judges). */
 static void abandon(federation *f, const char *why, int64_t now_ms) {
     round_secure *s = secure_of(f);
+    if (!core_deciding(f)) {
+        s->rebuild = 1;
+        return;
+    }
+    const int64_t round = f->round;
     if (s->started && stage_of(s) != SDFED_SECAGG_ABANDONED) {
         char sentence[200];
         snprintf(sentence, sizeof sentence, "at its %s stage: %s", sdfed_secagg_stage_name(stage_of(s)), why);
         sdfed_secagg_server_abandon(&s->server.stages, sentence);
     }
     core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+    if (f->cl && s->open && f->round == round) s->rebuild = 1; /* refused: the round is as the store holds it */
 }
 
 /* The unmasked sum into the next parameters, closed through the core; a
@@ -171,12 +198,26 @@ static void close_round(federation *f, int64_t now_ms) {
 
 /* ------------------------------------------------------------ stages */
 
-/* The stage ended: the next one's start stored (a marker row, written at
- * once), its requests sent once it is (secure_secagg_written). */
+/* The stage ends: its end stored (a marker row, in a decision at the
+ * coordinator's fence; only when the store holds no row this process does
+ * not: else judged again once they are read), then the next stage's
+ * requests sent; the unmasking's end is the round's close. */
 static void end_stage(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     const sdfed_secagg_stage ended = stage_of(s);
     sdfed_error err = {0};
+    if (ended != SDFED_SECAGG_UNMASK) {
+        int stored = 0;
+        int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_STAGE, &err);
+        if (rc == SDFED_OK) rc = store_end_secagg_stage(f->st, f->round, s->held, ended, &stored, &err);
+        if (rc == SDFED_OK && stored) rc = store_commit_decision(f->st, &err);
+        if (rc || !stored) { /* tried again on the next tick; the store reports its fault */
+            store_abort_decision(f->st);
+            if (rc) cluster_refused(f, rc, &err, now_ms);
+            return;
+        }
+        s->held++;
+    }
     if (secagg_server_advance(&s->server, &err)) {
         abandon(f, err.message, now_ms);
         return;
@@ -185,22 +226,14 @@ static void end_stage(federation *f, int64_t now_ms) {
         close_round(f, now_ms);
         return;
     }
-    const unsigned char marker = (unsigned char)ended;
-    store_new_secagg row = {.round = f->round, .seq = s->seq, .client = -1, .message = &marker, .len = 1};
-    if (group_commit_add_secagg(&f->batch, &row, now_ms)) {
-        abandon(f, "out of memory storing the end of a stage", now_ms);
-        return;
-    }
-    s->seq++;
-    s->requests_due = 1;
     s->deadline = now_ms + f->opt.deadline_ms;
-    core_write_batch(f, now_ms);
+    send_requests(f);
 }
 
 /* Acts on the stage machine's verdict, on stored messages only. */
 static void judge(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    if (!s->open || !s->started || f->batch.n_secagg || s->requests_due) return;
+    if (!s->open || !s->started || f->batch.n_secagg || s->rebuild || !core_deciding(f)) return;
     if (stage_of(s) == SDFED_SECAGG_DONE) return; /* closed on the next tick (its store refused) */
     switch (secagg_server_check(&s->server, now_ms >= s->deadline)) {
     case SDFED_SECAGG_WAIT: return;
@@ -217,16 +250,13 @@ static void judge(federation *f, int64_t now_ms) {
 static void secure_secagg_written(federation *f, int stored, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (!s->open) return;
+    if (!stored && f->cl) { /* another node's, or the stage ended meanwhile: the store's rows are the round */
+        s->rebuild = 1;
+        return;
+    }
     if (!stored) { /* the round and the store would disagree: never go on from what is not stored */
         abandon(f, "its messages could not be stored", now_ms);
         return;
-    }
-    if (s->requests_due) {
-        s->requests_due = 0;
-        native_logf("secagg_stage", "\"round\": %lld, \"stage\": \"%s\", \"due\": %d", (long long)f->round,
-                    sdfed_secagg_stage_name(stage_of(s)), s->server.stages.due);
-        for (int p = 0; p < s->plan.params.n; p++)
-            if (roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
     }
     judge(f, now_ms);
 }
@@ -234,11 +264,12 @@ static void secure_secagg_written(federation *f, int stored, int64_t now_ms) {
 /* ------------------------------------------------------------ starting */
 
 /* Starts the next round if nothing holds it back: its key stored, its
- * clients chosen, its plan made. */
+ * clients chosen, its plan made (a cluster's coordinator: every node, it
+ * too, opens the round as the store holds it, secure_catch_up). */
 static void start_round_if_due(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    if (s->open || f->done || now_ms < s->next_start) return;
-    if (f->clients.n < f->opt.min_clients || f->clients.n == 0) return;
+    if (s->open || f->done || !core_deciding(f) || now_ms < s->next_start) return;
+    if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
     unsigned char key[32];
     sdfed_error err = {0};
     int rc = SDFED_OK;
@@ -253,14 +284,16 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
         return; /* tried again next tick */
     }
     sdfed_round next = {0};
-    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms)) {
+    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms) || f->cl) {
         memset(key, 0, sizeof key);
+        sdfed_round_free(&next);
+        if (f->cl) cluster_catch_up(f, now_ms);
         return;
     }
     sdfed_round_free(&s->current);
     s->current = next;
     s->open = 1;
-    s->seq = 0;
+    s->held = s->read = 0;
     s->deadline = now_ms + f->opt.deadline_ms;
     rc = sdfed_secagg_plan_make(&f->task, next.n_clients, f->n, &s->plan, &err);
     if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, f->round, key, &err);
@@ -288,7 +321,7 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
 
 static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    s->open = s->broken = s->requests_due = 0;
+    s->open = s->broken = s->rebuild = 0;
     if (s->started) secagg_server_free(&s->server);
     s->started = 0;
     sdfed_round_free(&s->current);
@@ -300,8 +333,8 @@ static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
 
 static void secure_joined(federation *f, int64_t client, int64_t now_ms) {
     const round_secure *s = secure_of(f);
-    if (!s->open) { /* a round it starts is announced to everyone */
-        maybe_start_round(f, now_ms);
+    if (!s->open) { /* a round it starts is announced to everyone (a cluster's coordinator starts them on ticks) */
+        if (!f->cl) maybe_start_round(f, now_ms);
         if (!s->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
         return;
     }
@@ -315,9 +348,26 @@ static void secure_joined(federation *f, int64_t client, int64_t now_ms) {
     send_request(f, place);
 }
 
-/* out of the round for good */
+/* A leave row's message (secagg_messages): kind 0, which no client sends. */
+static const unsigned char left_message[1] = {0};
+
+/* Out of the round for good. In a cluster the leave is a row of the round
+ * (stored at any stage: SDFED_SECAGG_DONE, which no stage's end names),
+ * applied by every node, this one too, where it reads it in seq order, so
+ * that the nodes agree on it (a node that dies leaves its clients in the
+ * round: they may come back through another node); a single process
+ * applies it at once. */
 static void leave_round(federation *f, int place, int64_t now_ms) {
     round_secure *s = secure_of(f);
+    if (f->cl) {
+        store_new_secagg row = {.round = f->round,
+                                .client = s->current.clients[place],
+                                .stage = SDFED_SECAGG_DONE,
+                                .message = left_message,
+                                .len = sizeof left_message};
+        if (group_commit_add_secagg(&f->batch, &row, now_ms) == SDFED_OK) core_write_batch(f, now_ms);
+        return;
+    }
     sdfed_error err = {0};
     if (secagg_server_leave(&s->server, place, &err))
         native_logf("error", "\"round\": %lld, \"message\": \"%s\"", (long long)f->round, err.message);
@@ -326,8 +376,10 @@ static void leave_round(federation *f, int place, int64_t now_ms) {
 
 static void secure_left(federation *f, int64_t client, int64_t now_ms) {
     const round_secure *s = secure_of(f);
+    /* in a cluster only while this node held it (it may be another node's client now) */
+    const int held_here = f->cl ? presence_depart(f, client, -1) : 1;
     const int place = s->open && s->started ? sdfed_round_index(&s->current, client) : -1;
-    if (place >= 0) leave_round(f, place, now_ms);
+    if (held_here && place >= 0 && !sdfed_secagg_server_gone(&s->server.stages, place)) leave_round(f, place, now_ms);
 }
 
 /* ------------------------------------------------------------ reports */
@@ -372,6 +424,7 @@ static sdfed_code secure_receive(federation *f, int64_t client, const unsigned c
                            "clients send advertise, shares, masked and unmask messages, not %s",
                            kind ? sdfed_secagg_msg_name(kind) : "an empty one");
     const int64_t round = round_of(msg);
+    if (f->cl && (!s->open || round != f->round || s->rebuild)) cluster_catch_up(f, now_ms); /* a round not seen yet */
     if (!s->open || round != f->round)
         return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
                            (long long)round, s->open ? "current" : "next", (long long)f->round);
@@ -379,19 +432,19 @@ static sdfed_code secure_receive(federation *f, int64_t client, const unsigned c
     if (place < 0)
         return core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
                            (long long)client, (long long)round);
-    if (!s->started || s->requests_due || stage_of(s) >= SDFED_SECAGG_DONE)
+    if (!s->started || s->broken || s->rebuild || stage_of(s) >= SDFED_SECAGG_DONE)
         return core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
                            "round %lld is between stages; its %s stage is over", (long long)round,
                            s->started ? sdfed_secagg_stage_name(stage_of(s)) : "first");
     sdfed_error err = {0};
     int rc = secagg_server_receive(&s->server, place, msg, len, &err);
     if (rc) return core_refuse(message, cap, wire_code(rc, kind), "%s", err.message);
-    store_new_secagg row = {.round = round, .seq = s->seq, .client = client, .message = msg, .len = len};
+    store_new_secagg row = {.round = round, .client = client, .stage = stage_of(s), .message = msg, .len = len};
     if (group_commit_add_secagg(&f->batch, &row, now_ms)) { /* kept by the round, yet not stored: abandoned */
         abandon(f, "out of memory storing a message", now_ms);
         return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
     }
-    s->seq++;
+    s->held++;
     if (secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || core_batch_due(f, now_ms))
         core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
@@ -420,11 +473,21 @@ static sdfed_code secure_declined(federation *f, int64_t client, int64_t round, 
 
 /* --------------------------------------------------------------- time */
 
+/* A cluster node's leases and catch-up (a round here that the decisions
+ * left behind is rebuilt); then the coordinator's, or the single
+ * process's: a round to abandon, close or start, the stage judged (its
+ * deadline, or its end the store refused before). */
 static void secure_tick(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
+    if (f->cl) {
+        if (!core_deciding(f) && s->open && s->started && stage_of(s) >= SDFED_SECAGG_DONE) s->rebuild = 1;
+        cluster_follow(f, now_ms);
+        presence_retry(f);
+        if (!core_deciding(f)) return;
+    }
     if (core_round_retry(f, now_ms)) return;
     if (s->open && s->broken) {
-        abandon(f, "it could not be rebuilt from the store after a restart", now_ms);
+        abandon(f, "it could not be rebuilt from the store", now_ms);
         return;
     }
     if (s->open && s->started && stage_of(s) == SDFED_SECAGG_DONE) {
@@ -432,7 +495,6 @@ static void secure_tick(federation *f, int64_t now_ms) {
         return;
     }
     if (!s->open) maybe_start_round(f, now_ms);
-    if (!s->open || now_ms < s->deadline || !s->started) return;
     judge(f, now_ms);
 }
 
@@ -450,35 +512,106 @@ static void secure_status(const federation *f, federation_status *st) {
     st->reported = s->started ? count_completed(s, SDFED_SECAGG_MASKED) : 0;
 }
 
-/* ------------------------------------------------------------ restart */
+/* ------------------------------------------------------------ the store */
 
-/* The open round's stored rows applied again in order: messages through the
- * round's server, markers as the stages' ends. */
+/* The open round's stored rows from s->read on, applied in order: messages
+ * through the round's server, markers as the stages' ends, leaves (a
+ * cluster's) as the clients leaving; a row the server holds already (this
+ * process stored it: a message it took, a stage it ended) is passed over. */
 static int replay(federation *f, sdfed_error *err) {
     round_secure *s = secure_of(f);
     store_secagg *rows = NULL;
-    int n = 0, rc = store_secagg_rows(f->st, f->round, &rows, &n, err);
+    int n = 0, rc = store_secagg_rows(f->st, f->round, s->read, &rows, &n, err);
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
         const store_secagg *r = &rows[i];
         const int place = r->client < 0 ? -1 : sdfed_round_index(&s->current, r->client);
-        if (r->client < 0)
-            rc =
-                r->len == 1 && r->message[0] == stage_of(s)
-                    ? secagg_server_advance(&s->server, err)
-                    : sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld ends a stage the round is not at", (long long)r->seq);
+        const int stage = r->client < 0 ? (r->len == 1 ? r->message[0] : -1)
+                                        : secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
+        const int at = (int)stage_of(s);
+        s->read = r->seq + 1;
+        /* a row this process stored is held already: a stage it ended, a message it took */
+        const int held =
+            stage >= 0 &&
+            (r->client < 0 ? stage < at : place >= 0 && sdfed_secagg_server_completed(&s->server.stages, place, stage));
+        if (held) continue;
+        if (place >= 0 && r->len == sizeof left_message && r->message[0] == left_message[0])
+            rc = secagg_server_leave(&s->server, place, err);
+        else if (r->client < 0)
+            rc = stage == at ? secagg_server_advance(&s->server, err)
+                             : sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld ends a stage the round is not at",
+                                          (long long)r->seq);
         else if (place < 0)
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld is client %lld's, not one of the round's",
                             (long long)r->seq, (long long)r->client);
         else
             rc = secagg_server_receive(&s->server, place, r->message, r->len, err);
         if (rc) sdfed_fail_context(err, rc, "secure round %lld's row %lld", (long long)f->round, (long long)r->seq);
-        s->seq = r->seq + 1;
+        s->held++;
     }
-    if (rc == SDFED_OK)
-        native_logf("secagg_resumed", "\"round\": %lld, \"rows\": %d, \"stage\": \"%s\"", (long long)f->round, n,
-                    sdfed_secagg_stage_name(stage_of(s)));
     store_secagg_free(rows, n);
     return rc;
+}
+
+/* The open round `latest` (started, not closed) rebuilt from its stored key
+ * and rows: after a restart, in a cluster as a node learns of it (or must
+ * rebuild it); broken (abandoned by the coordinator) when it cannot be. */
+static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfed_error *err) {
+    round_secure *s = secure_of(f);
+    if (s->started) secagg_server_free(&s->server);
+    s->started = s->broken = s->rebuild = 0;
+    s->held = s->read = 0;
+    sdfed_round_free(&s->current);
+    memcpy(s->sampler.s, latest->rng, sizeof latest->rng);
+    int rc = sdfed_round_resume(&s->current, latest->round, latest->participants, latest->n_participants,
+                                latest->n_participants, err);
+    if (rc) return rc;
+    s->open = 1;
+    s->deadline = now_ms + f->opt.deadline_ms;
+    unsigned char key[32];
+    int found = 0;
+    sdfed_error why = {0};
+    rc = store_secagg_key(f->st, latest->round, key, &found, &why);
+    if (rc == SDFED_OK && !found)
+        rc = sdfed_fail(&why, SDFED_ERR_NOT_FOUND, "no graph key is stored for round %lld", (long long)latest->round);
+    if (rc == SDFED_OK) rc = sdfed_secagg_plan_make(&f->task, latest->n_participants, f->n, &s->plan, &why);
+    if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, latest->round, key, &why);
+    memset(key, 0, sizeof key);
+    s->started = rc == SDFED_OK;
+    if (rc == SDFED_OK) rc = replay(f, &why);
+    if (rc) {
+        s->broken = 1;
+        s->not_started = "it could not be rebuilt from the store";
+        native_logf("error", "\"round\": %lld, \"message\": \"the secure round cannot resume; it is abandoned: %s\"",
+                    (long long)latest->round, why.message);
+    } else {
+        native_logf("secagg_resumed", "\"round\": %lld, \"rows\": %lld, \"stage\": \"%s\"", (long long)f->round,
+                    (long long)s->read, sdfed_secagg_stage_name(stage_of(s)));
+    }
+    return SDFED_OK;
+}
+
+/* Cluster mode (cluster_sync.h): rounds that ended; the open round opened
+ * (and announced) as the store holds it, or rebuilt; its rows stored since,
+ * applied: a stage's end sends its requests to this node's clients. */
+static void secure_catch_up(federation *f, int64_t now_ms) {
+    round_secure *s = secure_of(f);
+    store_round latest;
+    if (!cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
+    sdfed_error err = {0};
+    if (latest.round == f->round && latest.started && !latest.closed && !f->done) {
+        const sdfed_secagg_stage before = s->started ? stage_of(s) : SDFED_SECAGG_ADVERTISE;
+        if (!s->open || s->rebuild) {
+            if (resume(f, &latest, now_ms, &err) == SDFED_OK && !s->broken) announce(f, now_ms);
+        } else if (s->started && !s->broken && replay(f, &err)) {
+            native_logf("error", "\"round\": %lld, \"message\": \"a secure round's rows: %s\"", (long long)f->round,
+                        err.message);
+            s->rebuild = 1;
+        } else if (s->started && !s->broken && stage_of(s) != before) {
+            s->deadline = now_ms + f->opt.deadline_ms;
+            send_requests(f);
+        }
+    }
+    store_round_free(&latest);
 }
 
 /* The open round rebuilt from its key and rows (abandoned on the first
@@ -493,33 +626,8 @@ static int secure_open(federation *f, const store_round *latest, const store_upd
     const int full = f->task.clients_per_round > 0 ? f->task.clients_per_round : f->task.clients;
     int rc = sdfed_secagg_plan_make(&f->task, full, f->n, &s->plan, err);
     if (rc) return sdfed_fail_context(err, rc, "the task's \"secure_aggregation\"");
-    if (latest->started && !latest->closed) {
-        memcpy(s->sampler.s, latest->rng, sizeof latest->rng);
-        rc = sdfed_round_resume(&s->current, latest->round, latest->participants, latest->n_participants,
-                                latest->n_participants, err);
-        if (rc) return rc;
-        s->open = 1;
-        s->deadline = now_ms + f->opt.deadline_ms;
-        unsigned char key[32];
-        int found = 0;
-        sdfed_error why = {0};
-        rc = store_secagg_key(f->st, latest->round, key, &found, &why);
-        if (rc == SDFED_OK && !found)
-            rc = sdfed_fail(&why, SDFED_ERR_NOT_FOUND, "no graph key is stored for round %lld",
-                            (long long)latest->round);
-        if (rc == SDFED_OK) rc = sdfed_secagg_plan_make(&f->task, latest->n_participants, f->n, &s->plan, &why);
-        if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, latest->round, key, &why);
-        memset(key, 0, sizeof key);
-        s->started = rc == SDFED_OK;
-        if (rc == SDFED_OK) rc = replay(f, &why);
-        if (rc) {
-            s->broken = 1;
-            s->not_started = "it could not be rebuilt from the store after a restart";
-            native_logf("error",
-                        "\"round\": %lld, \"message\": \"the secure round cannot resume; it is abandoned: %s\"",
-                        (long long)latest->round, why.message);
-        }
-    } else if (latest->round > 0) {
+    if (latest->started && !latest->closed) return resume(f, latest, now_ms, err);
+    if (latest->round > 0) {
         store_round previous = {0};
         int found;
         if ((rc = store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
@@ -556,4 +664,5 @@ const round_policy round_secure_policy = {
     .receive = secure_receive,
     .declined = secure_declined,
     .secagg_written = secure_secagg_written,
+    .catch_up = secure_catch_up,
 };

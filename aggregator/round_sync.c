@@ -354,4 +354,5 @@ const round_policy round_sync_policy = {
     .ended = sync_ended,
     .waiting = sync_waiting,
     .status = sync_status,
+    .catch_up = cluster_sync_catch_up,
 };

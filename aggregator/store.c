@@ -300,6 +300,10 @@ static int row_count(void *ctx, const store_value *c, int n, sdfed_error *err) {
     return SDFED_OK;
 }
 
+/* round $1's row locked for writing, while it is open (started, not closed) */
+static const char lock_open_round[] =
+    "SELECT round FROM rounds WHERE round = $1 AND started IS NOT NULL AND closed IS NULL FOR UPDATE";
+
 int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err) {
     if (!fence) return SDFED_OK;
     assert(!s->in_transaction);
@@ -316,18 +320,16 @@ int store_begin_decision(store *s, const store_fence *fence, int64_t round, stor
                         (long long)fence->epoch);
     store_value r[] = {integer(round)};
     if (rc == SDFED_OK)
-        rc = query(
-            s,
-            what == STORE_START
-                ? "SELECT round FROM rounds WHERE round = $1 AND started IS NULL FOR UPDATE"
-                : "SELECT round FROM rounds WHERE round = $1 AND started IS NOT NULL AND closed IS NULL FOR UPDATE",
-            r, 1, row_count, &lockable, "lock round", err);
+        rc = query(s,
+                   what == STORE_START ? "SELECT round FROM rounds WHERE round = $1 AND started IS NULL FOR UPDATE"
+                                       : lock_open_round,
+                   r, 1, row_count, &lockable, "lock round", err);
     if (rc == SDFED_OK && !lockable)
         rc = sdfed_fail(err, SDFED_ERR_NOT_FOUND, "store: round %lld is not %s", (long long)round,
                         what == STORE_START ? "waiting to start" : "open");
     store_value d[] = {integer(round), text(what == STORE_START ? "start" : "close"), integer(fence->epoch),
                        integer(fence->node)};
-    if (rc == SDFED_OK)
+    if (rc == SDFED_OK && what != STORE_STAGE)
         rc = write_statement(s, "INSERT INTO decisions (round, kind, epoch, node) VALUES ($1, $2, $3, $4)", d, 4, NULL,
                              NULL, "decision", err);
     if (rc) store_abort_decision(s);
@@ -394,6 +396,27 @@ static const char insert_metrics[] =
     "ON CONFLICT (round, client) DO UPDATE SET accuracy = excluded.accuracy, loss = excluded.loss, "
     "test_samples = excluded.test_samples, received = excluded.received RETURNING round";
 
+/* A secure round's rows are numbered by seq in the order they are stored:
+ * the next after the round's highest, counted under the round's row lock
+ * that every writer of its rows holds until it commits (STORE_OPEN_ROUND
+ * and STORE_STAGE in a cluster; a SQLite database has one writer anyway).
+ * So rows commit in seq order, without gaps, and a node that read a
+ * round's rows up to some seq never misses one committed later below it,
+ * which a sequence or an identity column would allow (their numbers are
+ * drawn in one order and committed in another). */
+#define NEXT_SECAGG_SEQ "(SELECT coalesce(max(seq) + 1, 0) FROM secagg_messages WHERE round = $1)"
+/* $2 client, $3 message: the client's message of the same kind */
+#define SAME_KIND "client = $2 AND substr(message, 1, 1) = substr($3, 1, 1)"
+/* $5 the message's stage, $6 a leave's message: stored unless that stage
+ * has ended, the round holds its client's message of its kind already, or
+ * its client left the round */
+static const char insert_secagg[] =
+    "INSERT INTO secagg_messages (round, seq, client, message, received) SELECT $1, " NEXT_SECAGG_SEQ ", $2, $3, $4 "
+    "WHERE NOT EXISTS (SELECT 1 FROM secagg_messages WHERE round = $1 AND client = -1 AND message = $5) "
+    "AND NOT EXISTS (SELECT 1 FROM secagg_messages WHERE round = $1 AND (" SAME_KIND
+    " OR client = $2 AND message = $6))"
+    " RETURNING seq";
+
 int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
     int rc = transaction_begin(s, err);
     if (rc) return rc;
@@ -418,11 +441,26 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
         if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
     }
+    int64_t locked = -1; /* STORE_OPEN_ROUND: the round whose row the transaction locked, open or not */
+    int open = rule == STORE_ANY_ROUND;
     for (int i = 0; i < b->n_secagg && rc == SDFED_OK; i++) {
         const store_new_secagg *m = &b->secagg[i];
-        store_value p[] = {integer(m->round), integer(m->seq), integer(m->client), blob(m->message, m->len), received};
-        rc = query(s, "INSERT INTO secagg_messages (round, seq, client, message, received) VALUES ($1, $2, $3, $4, $5)",
-                   p, 5, NULL, NULL, "secure round's message", err);
+        const unsigned char stage = (unsigned char)m->stage, left = 0;
+        store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len),
+                           received,          blob(&stage, 1),    blob(&left, 1)};
+        int stored = 0, duplicate = 0;
+        if (rule == STORE_OPEN_ROUND && m->round != locked) {
+            open = 0;
+            locked = m->round;
+            rc = query(s, lock_open_round, p, 1, row_count, &open, "lock round", err);
+        }
+        if (rc == SDFED_OK && open)
+            rc = query(s, insert_secagg, p, 6, row_count, &stored, "secure round's message", err);
+        if (rc == SDFED_OK && open && !stored)
+            rc = query(s, "SELECT 1 FROM secagg_messages WHERE round = $1 AND " SAME_KIND, p, 3, row_count, &duplicate,
+                       "secure round's message", err);
+        if (b->secagg_outcome)
+            b->secagg_outcome[i] = stored ? STORE_STORED : duplicate ? STORE_DUPLICATE : STORE_NOT_OPEN;
     }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
         const store_new_presence *c = &b->presence[i];
@@ -495,7 +533,8 @@ int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], s
     store_value p[] = {integer(round), blob(key, 32)};
     return write_statement(s,
                            "INSERT INTO secagg_rounds (round, graph_key) VALUES ($1, $2) ON CONFLICT (round) DO UPDATE "
-                           "SET graph_key = excluded.graph_key",
+                           "SET graph_key = excluded.graph_key WHERE NOT EXISTS (SELECT 1 FROM rounds WHERE round = "
+                           "excluded.round AND started IS NOT NULL)",
                            p, 2, NULL, NULL, "secure round's key", err);
 }
 
@@ -535,11 +574,21 @@ static int row_secagg(void *ctx, const store_value *c, int n, sdfed_error *err) 
     return SDFED_OK;
 }
 
-int store_secagg_rows(store *s, int64_t round, store_secagg **rows, int *n, sdfed_error *err) {
-    store_value p[] = {integer(round)};
+int store_end_secagg_stage(store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err) {
+    const unsigned char marker = (unsigned char)stage;
+    store_value p[] = {integer(round), integer(seq), blob(&marker, 1), now()};
+    *stored = 0;
+    return write_statement(s,
+                           "INSERT INTO secagg_messages (round, seq, client, message, received) SELECT $1, $2, -1, $3, "
+                           "$4 WHERE " NEXT_SECAGG_SEQ " = $2 RETURNING seq",
+                           p, 4, row_count, stored, "end of a secure round's stage", err);
+}
+
+int store_secagg_rows(store *s, int64_t round, int64_t from, store_secagg **rows, int *n, sdfed_error *err) {
+    store_value p[] = {integer(round), integer(from)};
     row_list l = {.item_size = sizeof(store_secagg)};
-    int rc = query(s, "SELECT seq, client, message FROM secagg_messages WHERE round = $1 ORDER BY seq", p, 1,
-                   row_secagg, &l, "secure round's messages", err);
+    int rc = query(s, "SELECT seq, client, message FROM secagg_messages WHERE round = $1 AND seq >= $2 ORDER BY seq", p,
+                   2, row_secagg, &l, "secure round's messages", err);
     if (rc) {
         store_secagg_free(l.rows, l.n);
         l = (row_list){0};

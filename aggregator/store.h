@@ -28,9 +28,11 @@
  *            (aggregator/round_secure.c), stored before the round starts
  *   secagg_messages  (round, seq, client, message)   each stage message a
  *            secure round accepted (fed/secagg_message.h's bytes; a stage's
- *            end as a marker, below), in the order it applied them, stored
- *            before it is acknowledged; a masked input is masked, and the
- *            sum is never stored
+ *            end as a marker, below), numbered by seq in the order they
+ *            were stored (every node of a cluster writes them: store.c says
+ *            how seq stays in commit order), stored before it is
+ *            acknowledged; a masked input is masked, and the sum is never
+ *            stored
  *
  * Cluster mode (PostgreSQL only): several aggregator processes, the
  * nodes, serve one federation from one database; these tables hold what
@@ -150,7 +152,9 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
 typedef struct store_fence {
     int64_t node, epoch;
 } store_fence;
-typedef enum store_decision { STORE_START, STORE_CLOSE } store_decision;
+/* STORE_STAGE: a secure round's stage ends (store_end_secagg_stage): the
+ * round locked as for its close, no decision row (its marker is the record). */
+typedef enum store_decision { STORE_START, STORE_CLOSE, STORE_STAGE } store_decision;
 int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err);
 int store_commit_decision(store *s, sdfed_error *err);
 void store_abort_decision(store *s);
@@ -185,10 +189,14 @@ typedef enum store_outcome {
     STORE_NOT_OPEN,  /* update, STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
     STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
 } store_outcome;
-/* A secure round's row (secagg_messages): the message's bytes, or, with
- * client -1, the end of the stage the one byte of message names. */
+/* A secure round's message (secagg_messages), accepted at `stage` (the
+ * round's stage, fed/secagg_stage.h), or with the one byte 0 the client's
+ * leave (a cluster's): stored after the round's rows (its seq the next)
+ * unless that stage has ended (its marker is stored), the round holds the
+ * client's message of that kind already, or the client left the round. */
 typedef struct store_new_secagg {
-    int64_t round, seq, client;
+    int64_t round, client;
+    int stage;
     const unsigned char *message;
     size_t len;
 } store_new_secagg;
@@ -203,12 +211,16 @@ typedef struct store_batch {
     int64_t node;
     const store_new_secagg *secagg; /* secure rounds' rows */
     int n_secagg;
+    store_outcome *secagg_outcome; /* each one's, once written: stored, STORE_DUPLICATE (the round holds the
+                                      client's message of that kind), STORE_NOT_OPEN (its stage or round is over) */
 } store_batch;
 /* Which rounds take updates: any (a single process, whose federation
  * checks the round itself), or only one that is started and not closed,
  * and not from a client that left it, under a share lock of the round's
  * row held until the batch commits (a cluster's synchronous round, whose
- * coordinator may close it meanwhile). */
+ * coordinator may close it meanwhile). A secure round's messages, with
+ * STORE_OPEN_ROUND, only into a round started and not closed, under an
+ * exclusive lock of its row held until the batch commits. */
 typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
 /* Stores a batch in one transaction (its metrics after its updates). When
  * it returns 0 the transaction has committed, every presence row is stored,
@@ -227,17 +239,25 @@ int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error 
 int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
 void store_updates_free(store_update *u, int n);
 
-/* A secure round's graph key: stored (again: replaced) before it starts,
+/* A secure round's graph key: stored (again: replaced, until the round has
+ * started: a superseded coordinator cannot change a started round's key)
+ * before it starts,
  * and read back (*found 0 when the round has none). */
 int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], sdfed_error *err);
 int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err);
-/* A secure round's stored rows in seq order (heap: store_secagg_free). */
+/* The end of `stage` of a secure round: its marker row (client -1, the
+ * stage's one byte) stored as the round's row `seq`, only when the round
+ * holds seq rows (*stored 0: other rows came meanwhile; read them first).
+ * A cluster's coordinator calls it in a decision (STORE_STAGE). */
+int store_end_secagg_stage(store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err);
+/* A secure round's stored rows from seq `from` on, in seq order (heap:
+ * store_secagg_free). Rows commit in seq order, without gaps. */
 typedef struct store_secagg {
     int64_t seq, client;
     unsigned char *message;
     size_t len;
 } store_secagg;
-int store_secagg_rows(store *s, int64_t round, store_secagg **rows, int *n, sdfed_error *err);
+int store_secagg_rows(store *s, int64_t round, int64_t from, store_secagg **rows, int *n, sdfed_error *err);
 void store_secagg_free(store_secagg *rows, int n);
 
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];

@@ -37,7 +37,9 @@ static const char schema[] =
     /* secure rounds (store.h) */
     "CREATE TABLE IF NOT EXISTS secagg_rounds (round INTEGER PRIMARY KEY, graph_key BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS secagg_messages (round INTEGER NOT NULL, seq INTEGER NOT NULL, client INTEGER NOT NULL,"
-    "  message BLOB NOT NULL, received REAL NOT NULL, PRIMARY KEY (round, seq));";
+    "  message BLOB NOT NULL, received REAL NOT NULL, PRIMARY KEY (round, seq));"
+    /* a client's messages and the stages' ends, found as each message is stored (store.c) */
+    "CREATE INDEX IF NOT EXISTS secagg_messages_client ON secagg_messages (round, client);";
 
 /* The connection and its prepared statements, kept for its life and found
  * by their SQL text, most recently used first: a batch runs the same few

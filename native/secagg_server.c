@@ -159,8 +159,7 @@ static int check_unmask(const secagg_server *s, int client, const sdfed_secagg_l
     return SDFED_OK;
 }
 
-/* the stage a client's message belongs to, or -1 for a message the server sends */
-static int stage_of(int kind) {
+int secagg_server_stage_of(int kind) {
     switch (kind) {
     case SDFED_SECAGG_MSG_ADVERTISE: return SDFED_SECAGG_ADVERTISE;
     case SDFED_SECAGG_MSG_SHARES: return SDFED_SECAGG_SHARE;
@@ -172,7 +171,7 @@ static int stage_of(int kind) {
 
 int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg, size_t len, sdfed_error *err) {
     const int n = s->plan.params.n, h = s->plan.params.k + 1, kind = sdfed_secagg_msg_kind_of(msg, len);
-    const int stage = stage_of(kind);
+    const int stage = secagg_server_stage_of(kind);
     if (stage < 0)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg: client %d sent a message of kind %d, not a client's", client,
                           kind);

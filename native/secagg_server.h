@@ -67,6 +67,9 @@ void secagg_server_free(secagg_server *s);
 
 /* Client `client`'s message (any kind): checked, then kept. */
 int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg, size_t len, sdfed_error *err);
+/* The stage a client's message of `kind` belongs to, or -1 for a message
+ * the server sends. */
+int secagg_server_stage_of(int kind);
 /* Client `client` left the round. */
 int secagg_server_leave(secagg_server *s, int client, sdfed_error *err);
 /* What to do now (the stage machine's verdict). */

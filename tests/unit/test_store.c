@@ -349,8 +349,10 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     store_watch_faults(s, NULL, NULL);
 }
 
-/* a secure round's key and rows: stored, replaced (the key), read back in
- * seq order; a batch whose row repeats a seq stores none of its rows */
+/* a secure round's key and rows: stored, replaced (the key), numbered by
+ * the store and read back in seq order (from a seq on); a client's second
+ * message of a kind, a message of a stage that ended, a stage's end at a
+ * seq another row has and a message of a client that left are not stored */
 static void check_secagg(store *s, const char *label) {
     sdfed_error err = {0};
     unsigned char key[32], back[32];
@@ -362,19 +364,27 @@ static void check_secagg(store *s, const char *label) {
     CHECK(store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key again: %s", label, err.message);
     CHECK(store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && found && !memcmp(back, key, 32),
           "%s: the secagg key read back is the last one stored", label);
-    const unsigned char advertise[] = {1, 0, 0, 0, 0, 0, 0, 0, 7, 42}, marker[] = {0};
+    const unsigned char advertise[] = {1, 0, 0, 0, 0, 0, 0, 0, 7, 42};
     const store_new_secagg rows[] = {
-        {.round = 7, .seq = 1, .client = -1, .message = marker, .len = 1},
-        {.round = 7, .seq = 0, .client = 3, .message = advertise, .len = sizeof advertise}};
-    store_batch b = {.secagg = rows, .n_secagg = 2};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK, "%s: secagg rows: %s", label, err.message);
-    const store_new_secagg again[] = {{.round = 7, .seq = 2, .client = 4, .message = advertise, .len = 1},
-                                      {.round = 7, .seq = 1, .client = 5, .message = advertise, .len = 1}};
-    b = (store_batch){.secagg = again, .n_secagg = 2};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) != SDFED_OK, "%s: a repeated seq was stored", label);
+        {.round = 7, .client = 3, .stage = 0, .message = advertise, .len = sizeof advertise},
+        {.round = 7, .client = 3, .stage = 0, .message = advertise, .len = sizeof advertise}};
+    store_outcome out[2] = {STORE_NOT_OPEN, STORE_NOT_OPEN};
+    store_batch b = {.secagg = rows, .n_secagg = 2, .secagg_outcome = out};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_STORED &&
+              out[1] == STORE_DUPLICATE,
+          "%s: secagg rows (a client's second advertise is a duplicate): %s", label, err.message);
+    int stored = 1;
+    CHECK(store_end_secagg_stage(s, 7, 0, 0, &stored, &err) == SDFED_OK && !stored,
+          "%s: a stage's end stored at a seq another row has", label);
+    CHECK(store_end_secagg_stage(s, 7, 1, 0, &stored, &err) == SDFED_OK && stored, "%s: a stage's end: %s", label,
+          err.message);
+    const store_new_secagg late[] = {{.round = 7, .client = 4, .stage = 0, .message = advertise, .len = 1}};
+    b = (store_batch){.secagg = late, .n_secagg = 1, .secagg_outcome = out};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_NOT_OPEN,
+          "%s: a message of a stage that ended was stored", label);
     store_secagg *read = NULL;
     int n = 0;
-    CHECK(store_secagg_rows(s, 7, &read, &n, &err) == SDFED_OK && n == 2, "%s: %d secagg rows read: %s", label, n,
+    CHECK(store_secagg_rows(s, 7, 0, &read, &n, &err) == SDFED_OK && n == 2, "%s: %d secagg rows read: %s", label, n,
           err.message);
     if (n == 2)
         CHECK(read[0].seq == 0 && read[0].client == 3 && read[0].len == sizeof advertise &&
@@ -382,6 +392,19 @@ static void check_secagg(store *s, const char *label) {
                   read[1].len == 1 && read[1].message[0] == 0,
               "%s: the secagg rows read back in seq order, whole", label);
     store_secagg_free(read, n);
+    CHECK(store_secagg_rows(s, 7, 1, &read, &n, &err) == SDFED_OK && n == 1 && read[0].seq == 1,
+          "%s: the secagg rows from seq 1: %d", label, n);
+    store_secagg_free(read, n);
+    /* client 3 leaves (at any stage): stored once, and no message of its after it */
+    const unsigned char left[] = {0}, shares[] = {3, 0, 0, 0, 0, 0, 0, 0, 7, 1};
+    const store_new_secagg after[] = {{.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+                                      {.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+                                      {.round = 7, .client = 3, .stage = 1, .message = shares, .len = sizeof shares}};
+    store_outcome left_out[3];
+    b = (store_batch){.secagg = after, .n_secagg = 3, .secagg_outcome = left_out};
+    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && left_out[0] == STORE_STORED &&
+              left_out[1] == STORE_DUPLICATE && left_out[2] == STORE_NOT_OPEN,
+          "%s: a leave, again, and a message after it: %d %d %d", label, left_out[0], left_out[1], left_out[2]);
 }
 
 static void run_suite(const char *where, const char *label, break_commits_fn break_commits) {

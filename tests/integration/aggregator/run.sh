@@ -34,9 +34,8 @@
 #   run.sh BUILD_DIR MODEL.gguf WORK_DIR [postgres]
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
-# tests/lib/postgres.sh), then a database of another task, a secure task
-# (refused: secure rounds run in one process) and --db's command-line
-# errors (ctest aggregator_postgres); with "edge" only part 7;
+# tests/lib/postgres.sh), then a database of another task and --db's
+# command-line errors (ctest aggregator_postgres); with "edge" only part 7;
 # with "sanitizer" all but parts 1c-1g (the same server code as part 1 on
 # other tasks) and 4 (robust aggregation: its rules are the core's, which
 # test_aggregate runs there): their federations of ten clients took minutes
@@ -258,7 +257,7 @@ if [ "$parts" = edge ]; then
 fi
 
 if [ "$parts" = postgres ]; then
-  postgres_start && postgres_createdb eq && postgres_createdb other && postgres_createdb secure ||
+  postgres_start && postgres_createdb eq && postgres_createdb other ||
     { bad "no PostgreSQL server"; summary; exit 1; }
   db=$(postgres_uri eq)
   same_as_sim eq-pg "$db"
@@ -268,12 +267,6 @@ if [ "$parts" = postgres ]; then
     bad "the database of another task was accepted" || ok
   grep -q "belongs to another task .*use another --db" "$work/other-pg.log" && ok ||
     bad "no clear message for another task's database: $(cat "$work/other-pg.log")"
-  # a secure task: its rounds run in one process, not in a cluster (never in the clear)
-  task secure '{"rounds": 1, "secure_aggregation": {}}'
-  "$aggregator" --task "$work/secure.json" --port 0 --host 127.0.0.1 --db "$(postgres_uri secure)" >"$work/secure-pg.log" 2>&1 &&
-    bad "a cluster node ran a secure task" || ok
-  grep -qF '"secure_aggregation" runs synchronous rounds in one process, not in cluster mode (a PostgreSQL --db)' \
-    "$work/secure-pg.log" && ok || bad "a secure task in cluster mode: $(grep -v '"event"' "$work/secure-pg.log")"
   # --db's command-line errors: status 2; a server that refuses the login is one line naming the URI, not the password
   "$aggregator" --task "$work/other.json" --db "$db" --state "$work/other-state" 2>"$work/db-args.log"
   [ $? -eq 2 ] && grep -q "give one" "$work/db-args.log" && ok || bad "--db with --state: $(cat "$work/db-args.log")"
