@@ -99,6 +99,12 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     return rc;
 }
 
+/* The round policy a task and the options ask for: secure, asynchronous or synchronous. */
+static const round_policy *policy_of(const sdfed_task *task, const federation_options *opt) {
+    if (task->secagg.on) return &round_secure_policy;
+    return opt->async ? &round_async_policy : &round_sync_policy;
+}
+
 int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
                     const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
                     sdfed_error *err) {
@@ -109,14 +115,8 @@ int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_m
                           "ones (--mode async)");
     federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
-    *f = (struct federation){.task = *task,
-                             .opt = *opt,
-                             .st = st,
-                             .k = k,
-                             .cl = opt->cluster,
-                             .policy = task->secagg.on ? &round_secure_policy
-                                       : opt->async    ? &round_async_policy
-                                                       : &round_sync_policy};
+    *f = (struct federation){
+        .task = *task, .opt = *opt, .st = st, .k = k, .cl = opt->cluster, .policy = policy_of(task, opt)};
     sdfed_arena_init(&f->arena);
     group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms, f->cl ? cluster_node(f->cl) : 0);
     int rc = load_state(f, m, cls, now_ms, err);

@@ -514,6 +514,13 @@ static void secure_status(const federation *f, federation_status *st) {
 
 /* ------------------------------------------------------------ the store */
 
+/* The stage a stored row belongs to: a marker's (a row of no client, one
+ * byte), a message's by its kind; -1 for a row of no stage. */
+static int row_stage(const store_secagg *r) {
+    if (r->client >= 0) return secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
+    return r->len == 1 ? r->message[0] : -1;
+}
+
 /* The open round's stored rows from s->read on, applied in order: messages
  * through the round's server, markers as the stages' ends, leaves (a
  * cluster's) as the clients leaving; a row the server holds already (this
@@ -525,8 +532,7 @@ static int replay(federation *f, sdfed_error *err) {
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
         const store_secagg *r = &rows[i];
         const int place = r->client < 0 ? -1 : sdfed_round_index(&s->current, r->client);
-        const int stage = r->client < 0 ? (r->len == 1 ? r->message[0] : -1)
-                                        : secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
+        const int stage = row_stage(r);
         const int at = (int)stage_of(s);
         s->read = r->seq + 1;
         /* a row this process stored is held already: a stage it ended, a message it took */

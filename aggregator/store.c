@@ -87,10 +87,12 @@ static store_value now(void) { return real(native_clock_seconds(native_clock_wal
 
 /* A column as a number, whichever numeric type the back end gave it. */
 static int64_t as_integer(const store_value *v) {
-    return v->type == STORE_INT ? v->integer : v->type == STORE_REAL ? (int64_t)v->real : 0;
+    if (v->type == STORE_INT) return v->integer;
+    return v->type == STORE_REAL ? (int64_t)v->real : 0;
 }
 static double as_real(const store_value *v) {
-    return v->type == STORE_REAL ? v->real : v->type == STORE_INT ? (double)v->integer : 0;
+    if (v->type == STORE_REAL) return v->real;
+    return v->type == STORE_INT ? (double)v->integer : 0;
 }
 
 static int query(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
@@ -431,7 +433,8 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         if (rc == SDFED_OK && !stored && rule == STORE_OPEN_ROUND)
             rc = query(s, "SELECT 1 FROM rounds r WHERE " OPEN_FOR_CLIENT, p, 2, row_count, &open_for_it, "add update",
                        err);
-        outcome[i] = stored ? STORE_STORED : open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
+        outcome[i] = STORE_STORED;
+        if (!stored) outcome[i] = open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
     }
     for (int i = 0; i < b->n_metrics && rc == SDFED_OK; i++) {
         const store_new_metrics *m = &b->metrics[i];
@@ -459,8 +462,10 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         if (rc == SDFED_OK && open && !stored)
             rc = query(s, "SELECT 1 FROM secagg_messages WHERE round = $1 AND " SAME_KIND, p, 3, row_count, &duplicate,
                        "secure round's message", err);
-        if (b->secagg_outcome)
-            b->secagg_outcome[i] = stored ? STORE_STORED : duplicate ? STORE_DUPLICATE : STORE_NOT_OPEN;
+        if (b->secagg_outcome) {
+            b->secagg_outcome[i] = STORE_STORED;
+            if (!stored) b->secagg_outcome[i] = duplicate ? STORE_DUPLICATE : STORE_NOT_OPEN;
+        }
     }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
         const store_new_presence *c = &b->presence[i];
@@ -913,8 +918,8 @@ typedef struct round_events {
 
 static int row_event(void *ctx, const store_value *c, int n, sdfed_error *err) {
     round_events *e = ctx;
-    return id_list_add(as_integer(&c[1]) ? &e->departed : &e->reported, as_integer(&c[0]), 0) ? no_memory(err)
-                                                                                              : SDFED_OK;
+    id_list *list = as_integer(&c[1]) ? &e->departed : &e->reported;
+    return id_list_add(list, as_integer(&c[0]), 0) ? no_memory(err) : SDFED_OK;
 }
 
 int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
