@@ -13,6 +13,9 @@
 
 enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
 
+/* its name in a task ("dataset"), and a task's data set when it names none */
+#define SDFED_FMNIST_NAME "fashion-mnist"
+
 #define SDFED_FMNIST_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
 /* the most one file may uncompress to (a corrupt or hostile file stops here) */
 #define SDFED_DATASET_FILE_MAX ((size_t)256 << 20)

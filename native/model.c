@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "native/clock.h"
 #include "native/paths.h"
 
 int native_model_open(native_model *m, const char *path, sdfed_error *err) {
@@ -44,7 +45,7 @@ const sdfed_kernels *native_backend(const char *name) {
     const sdfed_kernels *k = name ? sdfed_kernels_by_name(name) : sdfed_kernels_default();
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     /* natively, split over the cores this process may use */
-    if (k) k = sdfed_kernels_threaded(k, native_backend_threads());
+    if (k) k = sdfed_kernels_threaded(k, native_backend_threads(), native_clock_monotonic_ns);
 #endif
     return k;
 }

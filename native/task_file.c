@@ -6,13 +6,34 @@
 #include <unistd.h>
 
 #include "base/sha256.h"
+#include "native/dataset_file.h"
 #include "native/file_map.h"
+#include "native/model.h"
 #include "native/paths.h"
 
 /* path made relative to dir when it is relative; 0 when it does not fit */
 static int under(const char *dir, const char *path, char *out, size_t cap) {
     if (path[0] == '/') return snprintf(out, cap, "%s", path) < (int)cap;
     return snprintf(out, cap, "%s/%s", dir, path) < (int)cap;
+}
+
+int native_task_host_defaults(sdfed_task *task, sdfed_error *err) {
+    if (!task->model[0]) snprintf(task->model, sizeof task->model, "%s", NATIVE_DEFAULT_MODEL);
+    if (!task->dataset[0]) snprintf(task->dataset, sizeof task->dataset, "%s", SDFED_FMNIST_NAME);
+    if (strcmp(task->dataset, "folder") == 0) return SDFED_OK;
+    if (strcmp(task->dataset, SDFED_FMNIST_NAME) != 0)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'dataset' must be \"" SDFED_FMNIST_NAME "\", {\"train\": DIR, \"test\": DIR} or "
+                          "{\"folder\": DIR, \"test_fraction\": F}");
+    if (task->n_classes == 0)
+        return sdfed_task_set_classes(task, sdfed_fmnist_class_names, NULL, SDFED_FMNIST_CLASSES, err);
+    if (task->n_classes != SDFED_FMNIST_CLASSES)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "task: key 'classes' lists %d classes; " SDFED_FMNIST_NAME "'s %d are needed, in label "
+                          "order (%s, %s, ..., %s)",
+                          task->n_classes, SDFED_FMNIST_CLASSES, sdfed_fmnist_class_names[0],
+                          sdfed_fmnist_class_names[1], sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
+    return SDFED_OK;
 }
 
 int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_error *err) {
@@ -26,6 +47,7 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
     if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
     file_map_close(&f);
+    if (rc == SDFED_OK) rc = native_task_host_defaults(task, err);
     if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);
     if (rc == SDFED_OK && strcmp(task->dataset, "folder") == 0 && !task->data_train[0])
         rc = sdfed_fail(err, SDFED_ERR_FORMAT,

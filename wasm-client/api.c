@@ -19,6 +19,18 @@
 #include "prompt/losses.h"
 #include "text/tokenizer.h"
 
+#if defined(__EMSCRIPTEN__)
+#include <time.h>
+
+/* The module's clock, the one the core is given where it times its own
+ * speed (base/clock.h): the engine's monotonic clock (performance.now). */
+static int64_t module_clock_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+#endif
+
 /* The most classes a client's labels can name (they are bytes). */
 #define WC_MAX_CLASSES 256
 
@@ -118,6 +130,9 @@ static void init_once(void) {
     static int done;
     if (done) return;
     done = 1;
+#if defined(__EMSCRIPTEN__) && defined(__wasm_simd128__)
+    sdfed_kernels_relaxed_clock(module_clock_ns); /* before the backends are listed */
+#endif
     if (!W.k) W.k = sdfed_kernels_default();
     W.int8_images = 1;
     sdfed_task_defaults(&W.task); /* what W.task is whenever no task is set */
@@ -127,7 +142,7 @@ static void init_once(void) {
 #if defined(__EMSCRIPTEN_PTHREADS__)
 int wc_set_threads(int n) {
     init_once();
-    W.k = sdfed_kernels_threaded(sdfed_kernels_default(), n < 1 ? 1 : n);
+    W.k = sdfed_kernels_threaded(sdfed_kernels_default(), n < 1 ? 1 : n, module_clock_ns);
     return sdfed_kernels_thread_count();
 }
 #endif

@@ -9,7 +9,6 @@
 
 #include "base/json.h"
 #include "base/names.h"
-#include "data/idx.h"
 #include "fed/protocol.h"
 #include "fed/secagg_params.h"
 #include "fed/secagg_ring.h"
@@ -41,9 +40,7 @@ static sdfed_task_secagg secagg_defaults(void) {
 }
 
 void sdfed_task_defaults(sdfed_task *t) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->model, sizeof t->model, "models/fmnist-tiny-clip.q8_0.gguf");
-    snprintf(t->dataset, sizeof t->dataset, "fashion-mnist");
+    memset(t, 0, sizeof *t); /* model and dataset "": the host's */
     t->clients = 10;
     t->partition.kind = SDFED_PARTITION_PATHOLOGICAL;
     t->partition.classes_per_client = 2;
@@ -136,19 +133,16 @@ int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *
     return SDFED_OK;
 }
 
-int sdfed_task_class_count(const sdfed_task *t) {
-    if (t->n_classes > 0) return t->n_classes;
-    return strcmp(t->dataset, "fashion-mnist") == 0 ? SDFED_FMNIST_CLASSES : 0;
-}
+int sdfed_task_class_count(const sdfed_task *t) { return t->n_classes; }
 
 const char *sdfed_task_class_name(const sdfed_task *t, int i) {
-    assert(i >= 0 && i < sdfed_task_class_count(t));
-    return t->n_classes > 0 ? t->class_names[i] : sdfed_fmnist_class_names[i];
+    assert(i >= 0 && i < t->n_classes);
+    return t->class_names[i];
 }
 
 const char *sdfed_task_class_text(const sdfed_task *t, int i) {
-    assert(i >= 0 && i < sdfed_task_class_count(t));
-    return t->n_classes > 0 ? t->class_texts[i] : sdfed_fmnist_class_names[i];
+    assert(i >= 0 && i < t->n_classes);
+    return t->class_texts[i];
 }
 
 const char *sdfed_task_name(const sdfed_task *t) { return t->name ? t->name : ""; }
@@ -162,7 +156,7 @@ int sdfed_task_classes(const sdfed_task *t, const sdfed_tokenizer *tok, int cont
     int n = sdfed_task_class_count(t);
     if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "task: the classes of dataset '%s' are not known", t->dataset);
     sdfed_class_text text = {
-        .texts = t->n_classes > 0 ? (const char *const *)t->class_texts : sdfed_fmnist_class_names,
+        .texts = (const char *const *)t->class_texts,
         .n = n,
         .template_text = sdfed_task_template(t),
         .prompt_init = t->prompt_init,
@@ -397,17 +391,14 @@ static int dataset_member(reader *r, const member *m, void *ctx) {
     return unknown(r, m);
 }
 
-/* "fashion-mnist", {"train": DIR, "test": DIR}, {"folder": DIR, "test_fraction": F}, or "folder" (the
- * host's folders, unnamed) */
+/* A data set's name (one the host has: it checks the name), {"train": DIR, "test": DIR}, {"folder": DIR,
+ * "test_fraction": F}, or "folder" (the host's folders, unnamed) */
 static int read_dataset(reader *r, int node, sdfed_task *t) {
-    static const char *const want = "\"fashion-mnist\", {\"train\": DIR, \"test\": DIR} or {\"folder\": DIR, "
+    static const char *const want = "a data set's name, {\"train\": DIR, \"test\": DIR} or {\"folder\": DIR, "
                                     "\"test_fraction\": F}";
     if (r->j->nodes[node].type == SDFED_JSON_STRING) {
         t->data_train[0] = t->data_test[0] = '\0';
-        int rc = read_string(r, node, "dataset", t->dataset, sizeof t->dataset);
-        return rc == SDFED_OK && strcmp(t->dataset, "fashion-mnist") != 0 && strcmp(t->dataset, "folder") != 0
-                   ? bad(r, "dataset", want)
-                   : rc;
+        return read_string(r, node, "dataset", t->dataset, sizeof t->dataset);
     }
     if (r->j->nodes[node].type != SDFED_JSON_OBJECT) return bad(r, "dataset", want);
     snprintf(t->dataset, sizeof t->dataset, "folder");
@@ -788,7 +779,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     if (rc == SDFED_OK && t->devices.n > 0) rc = write_devices(&t->devices, &devices, err);
     if (rc == SDFED_OK && t->secagg.on) rc = write_secagg(&t->secagg, &secagg, err);
     sdfed_jw_begin(&w, out, NULL);
-    sdfed_jw_string(&w, "model", model_url ? model_url : t->model);
+    if (model_url || t->model[0]) sdfed_jw_string(&w, "model", model_url ? model_url : t->model); /* else the host's */
     if (strcmp(t->dataset, "folder") == 0 && !model_url) {
         sdfed_buffer data = {0};
         sdfed_json_writer d;
@@ -801,7 +792,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
         if (rc == SDFED_OK) rc = sdfed_jw_end(&d, err);
         sdfed_jw_raw(&w, "dataset", (const char *)data.data, data.size);
         sdfed_buffer_free(&data);
-    } else {
+    } else if (t->dataset[0]) { /* else the host's */
         sdfed_jw_string(&w, "dataset", t->dataset);
     }
     sdfed_jw_int(&w, "clients", t->clients);
@@ -834,7 +825,7 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_int(&w, "seed", (int64_t)t->seed);
     sdfed_jw_string(&w, "name", sdfed_task_name(t));
     sdfed_jw_string(&w, "description", sdfed_task_description(t));
-    sdfed_jw_raw(&w, "classes", (const char *)classes.data, classes.size);
+    if (t->n_classes > 0) sdfed_jw_raw(&w, "classes", (const char *)classes.data, classes.size); /* else the host's */
     sdfed_jw_string(&w, "template", sdfed_task_template(t));
     if (t->prompt_init) sdfed_jw_string(&w, "prompt_init", t->prompt_init);
     sdfed_jw_raw(&w, "demo", t->demo ? "true" : "false", t->demo ? 4 : 5);
@@ -953,12 +944,6 @@ int sdfed_task_validate(const sdfed_task *t, sdfed_error *err) {
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: key 'clients' (%d) must be 4 domains x partition.clients_per_domain (%d)", t->clients,
                           t->partition.clients_per_domain);
-    if (strcmp(t->dataset, "fashion-mnist") == 0 && t->n_classes > 0 && t->n_classes != SDFED_FMNIST_CLASSES)
-        return sdfed_fail(err, SDFED_ERR_FORMAT,
-                          "task: key 'classes' lists %d classes; fashion-mnist's %d are needed, in label order (%s, "
-                          "%s, ..., %s)",
-                          t->n_classes, SDFED_FMNIST_CLASSES, sdfed_fmnist_class_names[0], sdfed_fmnist_class_names[1],
-                          sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
     if (t->transport.kind == SDFED_TRANSPORT_BALANCED && t->transport.mass != 1.0)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'transport.mass' must be 1 for balanced transport (got %g)",
                           t->transport.mass);

@@ -2,8 +2,9 @@
  * read. Every key is optional (defaults below, DESIGN.md's settings); an
  * unknown key or a value of the wrong type or range is an error naming the
  * key. Keys:
- *   model                  path of the GGUF model     ("models/fmnist-tiny-clip.q8_0.gguf")
- *   dataset                "fashion-mnist", or a folder dataset in the ImageFolder
+ *   model                  path of the GGUF model     ("": the host's)
+ *   dataset                the name of a data set the host has ("": the
+ *                          host's; native/task_file.h's), or a folder dataset in the ImageFolder
  *                          layout (one sub-folder per class): {"train": DIR,
  *                          "test": DIR}, or {"folder": DIR, "test_fraction": 0.2}
  *                          (paths relative to the task file: native/task_file.h);
@@ -38,9 +39,8 @@
  *   classes                the classes in label order: each a string (its
  *                          name, which is also its text) or {"name": "T-shirt/top",
  *                          "text": "t-shirt"} when prompts say something else;
- *                          names unique (default: the dataset's, for
- *                          fashion-mnist sdfed_fmnist_class_names; a list for
- *                          fashion-mnist has its 10 classes)
+ *                          names unique (default: the dataset's, which its
+ *                          host gives: sdfed_task_set_classes)
  *   template               the zero-shot prompt, one {} for the class text
  *                          ("a photo of a {}."): zero-shot and FedOT's classifier
  *   prompt_init            words whose token embeddings start every learned
@@ -100,7 +100,7 @@ typedef struct sdfed_task_secagg {
 
 typedef struct sdfed_task {
     char model[1024];
-    char dataset[64]; /* "fashion-mnist" or "folder" */
+    char dataset[64]; /* a data set the host has by name, "folder", or "" (the host's) */
     /* a folder dataset: train and test folders, or one folder (train) and
      * the fraction of each class held out for testing */
     char data_train[1024], data_test[1024];
@@ -129,7 +129,7 @@ typedef struct sdfed_task {
     char *name, *description;
     char *template_text; /* NULL: SDFED_TEMPLATE_DEFAULT */
     char *prompt_init;   /* NULL: random prompts */
-    int n_classes;       /* 0: the dataset's classes */
+    int n_classes;       /* 0: the dataset's classes, not known yet */
     char **class_names, **class_texts;
     int demo;              /* 1: offer demo shards when the server has the dataset */
     uint8_t background[3]; /* red, green, blue behind transparent pixels */
@@ -165,8 +165,8 @@ void sdfed_task_free(sdfed_task *t);
  * known only once it is read. Duplicate names are an error naming 'classes'. */
 int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *const *texts, int n, sdfed_error *err);
 
-/* The task's classes: the "classes" key, else the dataset's (0 when a
- * dataset's classes are not known yet). */
+/* The task's classes: the "classes" key, else the dataset's as its host
+ * set them (0 when a dataset's classes are not known yet). */
 int sdfed_task_class_count(const sdfed_task *t);
 const char *sdfed_task_class_name(const sdfed_task *t, int i);
 const char *sdfed_task_class_text(const sdfed_task *t, int i);
@@ -187,7 +187,8 @@ int sdfed_task_check_aggregate(const sdfed_task *t, const sdfed_aggregate_config
 
 /* The task in the task-file format, every key explicit (the method's own
  * projector, lambda and gamma written out, the classes as {"name", "text"}
- * objects; prompt_init only when set), readable by sdfed_task_parse.
+ * objects; model, dataset and classes only when known, else left to the
+ * host; prompt_init only when set), readable by sdfed_task_parse.
  * model_url NULL: the task as its host has it; else the task as clients are
  * told of it: the model's URL for its path, and a folder dataset as "folder"
  * (the host's folders, which name paths on the host, left out). */

@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include "base/clock.h"
+
 /* A weight matrix as stored in the model: `rows` output rows of `cols`
  * inputs each, row-major, in any SDFED_TYPE_* (Q8_0 rows are cut into
  * 32-value blocks along cols). packed is NULL, or the same matrix packed
@@ -108,6 +110,13 @@ extern const sdfed_kernels sdfed_kernels_simd128;
 #endif
 #if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
 extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
+/* The host's clock (base/clock.h) for simd128-relaxed's choice where the
+ * page leaves it to the module (Module.relaxedSimd unset): linear_int8 on
+ * the relaxed dot when it times faster than SIMD128's. Given before the
+ * backends are first listed (sdfed_kernels_all, _default, _by_name);
+ * without it SIMD128's products are kept (the same bits either way).
+ * kernels_simd128.c */
+void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock);
 #endif
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
 extern const sdfed_kernels sdfed_kernels_native;
@@ -155,9 +164,12 @@ void sdfed_kernels_parallel(const sdfed_kernels *k, int count, double work_per_i
  * with linear (and linear_backward where base is reentrant there) split by
  * rows, and parallel's items, over one pool of `threads`
  * threads in all (the caller's included; started on the first call, kept
- * for the process). Returns base itself when no thread could be started or
- * when the pool already serves another base. kernels_threads.c */
-const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads);
+ * for the process). clock is the host's (base/clock.h), kept from the call
+ * that starts the pool: a thread waiting for work polls on it for some
+ * microseconds before it sleeps (NULL: it sleeps at once, slower between
+ * jobs, the same bits). Returns base itself when no thread could be started
+ * or when the pool already serves another base. kernels_threads.c */
+const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads, sdfed_clock_fn *clock);
 /* Threads of the pool (1 before it starts). */
 int sdfed_kernels_thread_count(void);
 

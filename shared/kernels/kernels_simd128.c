@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <wasm_simd128.h>
 
 #include "base/dtype.h"
@@ -456,27 +455,28 @@ static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsi
 static const int8_path relaxed_path = {RELAXED_MR, RELAXED_X_BLOCK_BYTES, quantise_sign_split_row,
                                        pack_complement_panel, sdfed_relaxed_panel};
 
-static double seconds_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+/* the host's clock for relaxed_pays (sdfed_kernels_relaxed_clock) */
+static sdfed_clock_fn *host_clock;
 
-/* The fastest of 3 runs of path, each 4 products of 64 tokens by w (a few
- * milliseconds, many times the resolution of browsers' clocks). */
-static double time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
-    double best = 1e30;
+void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock) { host_clock = clock; }
+
+/* The fastest of 3 runs of path on the host's clock, each 4 products of 64
+ * tokens by w (a few milliseconds, many times the resolution of browsers'
+ * clocks). */
+static int64_t time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
+    int64_t best = INT64_MAX;
     for (int r = 0; r < 3; r++) {
-        double t = seconds_now();
+        int64_t t = host_clock();
         for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
-        t = seconds_now() - t;
+        t = host_clock() - t;
         best = t < best ? t : best;
     }
     return best;
 }
 
 /* Whether the relaxed tile is faster than SIMD128's on this machine, on a
- * ViT-B-wide product (256 rows of 768 columns; some 30 ms in all). Engines
+ * ViT-B-wide product (256 rows of 768 columns; some 30 ms in all), timed on
+ * the host's clock (without one, SIMD128's path is kept). Engines
  * lower the relaxed dot to one instruction where the CPU has an 8-bit dot
  * product (x86's AVX-VNNI, Arm's dot product) and to three elsewhere (x86's
  * pmaddubsw, pmaddwd, paddd), where the exact split's two of them cost more
@@ -488,7 +488,7 @@ static int relaxed_pays(void) {
     float *x = malloc(sizeof *x * N * COLS), *y = malloc(sizeof *y * N * ROWS);
     float *scratch = malloc(sizeof *scratch * INT8_SCRATCH_ROWS * COLS);
     int pays = 0;
-    if (blocks && x && y && scratch) {
+    if (host_clock && blocks && x && y && scratch) {
         for (int b = 0; b < ROWS * BLOCKS; b++) {
             blocks[b].d = sdfed_f32_to_f16(0.01f);
             for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) blocks[b].qs[c] = (signed char)((b * 37 + c * 11) % 255 - 127);

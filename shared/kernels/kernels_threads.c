@@ -16,7 +16,8 @@
  *   parallel                 ranges of the caller's items (rows of the
  *                            layer norms, activations, softmax rows)
  * A thread waiting for a job, or for the workers' end of one, polls for
- * at most SPIN_NS, yielding its core between polls, and then sleeps on a
+ * at most SPIN_NS on the clock the host gave the pool (none: it does not
+ * poll), yielding its core between polls, and then sleeps on a
  * condition variable: an image's jobs follow each other within
  * microseconds (waking a sleeping thread costs tens of them: 2-6% of an
  * image on two threads), while the yields leave the core to another
@@ -25,7 +26,6 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "kernels/kernels.h"
 
@@ -62,6 +62,8 @@ typedef struct job {
 
 static struct {
     const sdfed_kernels *base;
+    /* the host's clock, for the polls (NULL: none) */
+    sdfed_clock_fn *clock;
     int threads; /* 1 + workers */
     pthread_t workers[MAX_THREADS];
     pthread_mutex_t lock;
@@ -108,16 +110,12 @@ static void run_share(const job *j, int t, int parts, float *scratch) {
     }
 }
 
-static long long now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* Polls *value (written under the lock) for up to SPIN_NS until it equals
- * `target` (or, with `until_equal` 0, differs from it). */
+ * `target` (or, with `until_equal` 0, differs from it); without the host's
+ * clock, not at all. */
 static void spin_for(const unsigned *value, unsigned target, int until_equal) {
-    long long until = now_ns() + SPIN_NS;
+    if (!P.clock) return;
+    int64_t until = P.clock() + SPIN_NS;
     for (;;) {
         for (int i = 0; i < 64; i++) {
             if ((__atomic_load_n(value, __ATOMIC_ACQUIRE) == target) == until_equal) return;
@@ -125,7 +123,7 @@ static void spin_for(const unsigned *value, unsigned target, int until_equal) {
             __builtin_ia32_pause();
 #endif
         }
-        if (now_ns() > until) return;
+        if (P.clock() > until) return;
         sched_yield(); /* a thread of another process waiting for this core gets it */
     }
 }
@@ -232,10 +230,11 @@ static sdfed_kernels threaded = {.linear = linear,
                                  .gemm = gemm,
                                  .parallel = parallel};
 
-const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads) {
+const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads, sdfed_clock_fn *clock) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (P.base && P.base != base) return base; /* one pool, for one base */
     P.base = base;
+    if (P.threads == 1) P.clock = clock; /* the pool's, before its first worker reads it */
     while (P.threads < threads) {
         if (pthread_create(&P.workers[P.threads], NULL, worker, (void *)(intptr_t)P.threads) != 0) break;
         P.threads++;

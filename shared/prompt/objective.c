@@ -5,7 +5,6 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "prompt/losses.h"
 #include "prompt/projector.h"
@@ -24,11 +23,8 @@ sdfed_objective_config sdfed_objective_defaults(void) {
     return c;
 }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* Seconds on the profile's clock (0 without one: nothing is timed). */
+static double now(const sdfed_profile *prof) { return prof->clock ? 1e-9 * (double)prof->clock() : 0.0; }
 
 static int all_finite(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -107,24 +103,24 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     memset(d_feats[1], 0, sizeof(float) * (size_t)C * D);
 
     if (need_refined) { /* G~_c = G_c R, R from the SVD of G_s */
-        double t0 = now();
+        double t0 = now(prof);
         sdfed_projector R;
         rc = sdfed_projector_build(Gs, S_s, W, cfg->projector, cfg->lambda, &R, arena, err);
-        double t1 = now();
+        double t1 = now(prof);
         float *refined = sdfed_arena_floats(arena, (size_t)S_l * W);
         if (rc == SDFED_OK && !refined) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "objective: out of memory");
         if (rc == SDFED_OK) rc = sdfed_projector_apply(&R, k, Gc, S_l, refined, arena, err);
         prof->svd += t1 - t0;
-        prof->projection += now() - t1;
+        prof->projection += now(prof) - t1;
         if (rc) return rc;
         P[slot[REFINED]] = refined;
         T[slot[REFINED]] = S_l;
     }
     float *f_local = feats[0], *f_global = feats[slot[GLOBAL]], *f_refined = feats[slot[REFINED]];
-    double t0 = now();
+    double t0 = now(prof);
     sdfed_prompt_pass pass;
     rc = sdfed_prompt_features(m, k, cls, n, P, T, feats, n_grad ? &pass : NULL, arena, err);
-    prof->forward += now() - t0;
+    prof->forward += now(prof) - t0;
     if (rc) return rc;
 
     int correct = 0;
@@ -147,7 +143,7 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
     losses->correct = correct;
     if (!isfinite(losses->total)) return sdfed_fail(err, SDFED_ERR_NUMERIC, "objective: the loss is not finite");
 
-    t0 = now();
+    t0 = now(prof);
     if (grad_Gc) memset(grad_Gc, 0, sizeof(float) * (size_t)S_l * W);
     if (grad_Gs && Gs) memset(grad_Gs, 0, sizeof(float) * (size_t)S_s * W);
     if (n_grad) {
@@ -160,7 +156,7 @@ int sdfed_objective_eval(const sdfed_clip_model *m, const sdfed_kernels *k, cons
         rc = sdfed_prompt_backward(m, k, &pass, n_grad, (const float *const *)feats, (const float *const *)d_feats, dP,
                                    arena, err);
     }
-    prof->backward += now() - t0;
+    prof->backward += now(prof) - t0;
     if (rc) return rc;
     if ((grad_Gc && !all_finite(grad_Gc, (size_t)S_l * W)) || (grad_Gs && !all_finite(grad_Gs, (size_t)S_s * W)))
         return sdfed_fail(err, SDFED_ERR_NUMERIC, "objective: a gradient is not finite");

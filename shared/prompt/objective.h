@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/clock.h"
 #include "base/names.h"
 #include "clip/clip_model.h"
 #include "prompt/prompt.h"
@@ -59,8 +60,10 @@ typedef struct sdfed_losses {
     int correct; /* batch rows the local prompt classifies right */
 } sdfed_losses;
 
-/* Seconds spent per phase, summed over calls (zero it to start). */
+/* Seconds spent per phase, summed over calls (zero them to start), on the
+ * caller's clock (base/clock.h; NULL: nothing is timed). */
 typedef struct sdfed_profile {
+    sdfed_clock_fn *clock;
     double svd, projection, forward, backward;
 } sdfed_profile;
 

@@ -353,6 +353,7 @@ expect 1 "key 'clients_per_round' (20) exceeds 'clients' (10)" '{"clients": 10, 
 expect 1 "key 'classes' names the class 'Bag' twice" '{"classes": ["Bag", "Coat", {"name": "Bag", "text": "purse"}]}'
 expect 1 "unknown key 'classes\[0\].label'" '{"classes": [{"name": "Bag", "label": "bag"}]}'
 expect 1 "key 'classes' lists 3 classes; fashion-mnist's 10 are needed" '{"classes": ["Bag", "Coat", "Dress"]}'
+expect 1 "key 'dataset' must be .fashion-mnist., " '{"dataset": "folders"}'
 expect 1 "key 'template' must be a string with exactly one {}" '{"template": "a photo of a"}'
 expect 1 "key 'prompt_init' must be" '{"prompt_init": 4}'
 expect 1 "key 'demo' must be true or false" '{"demo": "no"}'

@@ -183,7 +183,7 @@ int main(int argc, char **argv) {
     }
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     /* natively also the kernels split over the thread pool */
-    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);
+    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2, NULL);
     if (have_oracle) test_tokens(&m, split, &o);
 #endif
     free(o.pixels);

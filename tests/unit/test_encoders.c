@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     test_packed(&m, &tok, sdfed_kernels_default());
     /* natively also the kernels split over the thread pool: the same bits */
-    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2);
+    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2, NULL);
     CHECK(sdfed_kernels_thread_count() == 2, "the pool started 2 threads (%d)", sdfed_kernels_thread_count());
     test_image_batches(&m, split);
     test_text_batches(&m, &tok, split);

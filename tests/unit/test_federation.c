@@ -21,6 +21,7 @@
 #include "federation.h"
 #include "fed/round.h"
 #include "native/model.h"
+#include "native/task_file.h"
 
 static native_model model;
 static sdfed_classes cls;
@@ -37,6 +38,7 @@ static sdfed_task task_for(int clients, int clients_per_round, int rounds) {
     sdfed_task t;
     sdfed_error err = {0};
     int rc = sdfed_task_parse(&t, json, strlen(json), &err);
+    if (rc == SDFED_OK) rc = native_task_host_defaults(&t, &err); /* as the aggregator reads it */
     CHECK(rc == SDFED_OK, "task: %s", err.message);
     return t;
 }
@@ -801,7 +803,7 @@ int main(int argc, char **argv) {
     sdfed_error err = {0};
     sdfed_task defaults; /* the tasks here are Fashion-MNIST's, with its classes */
     sdfed_task_defaults(&defaults);
-    if (native_model_open(&model, argv[1], &err) ||
+    if (native_task_host_defaults(&defaults, &err) || native_model_open(&model, argv[1], &err) ||
         sdfed_task_classes(&defaults, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
         fprintf(stderr, "test_federation: %s\n", err.message);
         return 1;

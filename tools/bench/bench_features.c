@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     sdfed_error err = {0};
     if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
     m.clip.int8_images = int8_s[0] == '1';
-    const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads);
+    const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads, native_clock_monotonic_ns);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
         return cli_error(CLI_FAILED, "could not start %d threads", threads);
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_IMAGE);

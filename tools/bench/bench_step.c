@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     double *t_total = malloc(sizeof(double) * steps), *t_phase[4];
     for (int i = 0; i < 4; i++) t_phase[i] = malloc(sizeof(double) * steps);
     for (int s = -1; s < steps; s++) { /* one untimed warm-up step */
-        sdfed_profile prof = {0};
+        sdfed_profile prof = {.clock = native_clock_monotonic_ns};
         sdfed_losses losses;
         sdfed_arena_reset(&arena);
         double t0 = native_clock_seconds(native_clock_monotonic_ns());
