@@ -196,7 +196,7 @@ task dropouts '{"rounds": 3, "dropout": 0.1, "secure_aggregation": {"dropout_rat
   "clip": 0.5, "quant_bits": 16, "ring_bits": 32, "max_weight": 4096, "drop": {"advertise": 0.1, "share": 0.1, "unmask": 0.1}}}'
 "$sdfed" sim --task "$work/dropouts.json" --out "$work/dropouts-sim" --cache "$cache" >"$work/dropouts-sim.log" 2>&1 ||
   bad "sim with dropouts: $(tail -n 2 "$work/dropouts-sim.log")"
-start_server dropouts "$work/dropouts.json" && for k in $(seq 0 9); do start_client dropouts "$k"; done
+start_server dropouts "$work/dropouts.json" --graph-from-seed && for k in $(seq 0 9); do start_client dropouts "$k"; done
 wait_for "the federation with the task's dropouts to end" 60 done_in
 sim_rounds=$(awk '/^round [0-9]+: .*; secure: / { sub(":", "", $2); masked = $0; sub(/ masked,.*/, "", masked);
   sub(/.* /, "", masked); print $2 " " (/abandoned/ ? "abandoned" : masked) }' "$work/dropouts-sim.log" | tr '\n' ';')
