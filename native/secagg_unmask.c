@@ -108,7 +108,8 @@ static double cut(const sdfed_secagg_term *terms, int n_terms, size_t stream_byt
     for (int p = 0; p < count; p++) {
         parts[p].first = i;
         const double until = total * (p + 1) / count;
-        while (i < n_terms && (done < until || continues_pairs(terms, i))) done += term_cost(&terms[i++], stream_bytes);
+        for (; i < n_terms && (done < until || continues_pairs(terms, i)); i++)
+            done += term_cost(&terms[i], stream_bytes);
         parts[p].end = p == count - 1 ? n_terms : i;
     }
     return total * WORK_PER_STREAM_BYTE;
