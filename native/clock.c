@@ -1,4 +1,4 @@
-/* The monotonic, wall and thread CPU clocks (see clock.h), from clock_gettime. */
+/* The monotonic, wall, thread and process CPU clocks (see clock.h), from clock_gettime. */
 #include "native/clock.h"
 
 #include <time.h>
@@ -14,3 +14,5 @@ int64_t native_clock_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 int64_t native_clock_wall_ns(void) { return read_clock(CLOCK_REALTIME); }
 
 int64_t native_clock_thread_cpu_ns(void) { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+
+int64_t native_clock_process_cpu_ns(void) { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }

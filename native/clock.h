@@ -1,7 +1,8 @@
 /* The clocks of native programs: one monotonic (for durations, deadlines and
  * timeouts), one wall clock (for timestamps people and files read) and the
- * calling thread's CPU time (for benchmarks on a loaded machine), all in
- * integer nanoseconds so that callers round as they need. */
+ * CPU time of the calling thread or of the whole process (for benchmarks on
+ * a loaded machine), all in integer nanoseconds so that callers round as
+ * they need. */
 #ifndef SDFED_NATIVE_CLOCK_H
 #define SDFED_NATIVE_CLOCK_H
 
@@ -13,6 +14,9 @@ int64_t native_clock_monotonic_ns(void);
 int64_t native_clock_wall_ns(void);
 /* Nanoseconds of CPU the calling thread has run. */
 int64_t native_clock_thread_cpu_ns(void);
+/* Nanoseconds of CPU all the process's threads have run (work split over a
+ * thread pool). */
+int64_t native_clock_process_cpu_ns(void);
 
 /* ns in seconds and in whole milliseconds */
 static inline double native_clock_seconds(int64_t ns) { return 1e-9 * (double)ns; }

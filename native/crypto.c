@@ -46,18 +46,35 @@ int sdfed_x25519_keypair(unsigned char priv[32], unsigned char pub[32], sdfed_er
     return rc ? rc : sdfed_x25519_public(priv, pub, err);
 }
 
-int sdfed_x25519_agree(const unsigned char priv[32], const unsigned char peer[32], unsigned char shared[32],
-                       sdfed_error *err) {
+int sdfed_x25519_key_open(sdfed_x25519_key *k, const unsigned char priv[32], sdfed_error *err) {
+    EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv, 32);
+    *k = (sdfed_x25519_key){.pkey = pkey,
+                            .derive = pkey ? EVP_PKEY_CTX_new(pkey, NULL) : NULL,
+                            .peers = EVP_PKEY_CTX_new_from_name(NULL, "X25519", NULL)};
+    if (k->derive && k->peers && EVP_PKEY_derive_init(k->derive) == 1 && EVP_PKEY_fromdata_init(k->peers) == 1)
+        return SDFED_OK;
+    sdfed_x25519_key_close(k);
+    return openssl_fail(err, "X25519 private key");
+}
+
+void sdfed_x25519_key_close(sdfed_x25519_key *k) {
+    EVP_PKEY_CTX_free(k->peers);
+    EVP_PKEY_CTX_free(k->derive);
+    EVP_PKEY_free(k->pkey);
+    *k = (sdfed_x25519_key){0};
+}
+
+int sdfed_x25519_key_agree(sdfed_x25519_key *k, const unsigned char peer[32], unsigned char shared[32],
+                           sdfed_error *err) {
     static const unsigned char zero[32];
-    EVP_PKEY *mine = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv, 32);
-    EVP_PKEY *theirs = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer, 32);
-    EVP_PKEY_CTX *ctx = mine ? EVP_PKEY_CTX_new(mine, NULL) : NULL;
+    OSSL_PARAM public_key[] = {OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)peer, 32),
+                               OSSL_PARAM_construct_end()};
+    EVP_PKEY *theirs = NULL;
     size_t len = 32;
-    int ok = ctx && theirs && EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, theirs) == 1 &&
-             EVP_PKEY_derive(ctx, shared, &len) == 1 && len == 32;
-    EVP_PKEY_CTX_free(ctx);
+    int ok = k->derive && EVP_PKEY_fromdata(k->peers, &theirs, EVP_PKEY_PUBLIC_KEY, public_key) == 1 &&
+             EVP_PKEY_derive_set_peer(k->derive, theirs) == 1 && EVP_PKEY_derive(k->derive, shared, &len) == 1 &&
+             len == 32;
     EVP_PKEY_free(theirs);
-    EVP_PKEY_free(mine);
     if (!ok) {
         memset(shared, 0, 32);
         return openssl_fail(err, "X25519 agreement");
@@ -65,6 +82,16 @@ int sdfed_x25519_agree(const unsigned char priv[32], const unsigned char peer[32
     if (!memcmp(shared, zero, 32))
         return sdfed_fail(err, SDFED_ERR_FORMAT, "X25519 agreement: the peer's key is a small-order point");
     return SDFED_OK;
+}
+
+int sdfed_x25519_agree(const unsigned char priv[32], const unsigned char peer[32], unsigned char shared[32],
+                       sdfed_error *err) {
+    sdfed_x25519_key mine;
+    int rc = sdfed_x25519_key_open(&mine, priv, err);
+    if (rc == SDFED_OK) rc = sdfed_x25519_key_agree(&mine, peer, shared, err);
+    sdfed_x25519_key_close(&mine);
+    if (rc) memset(shared, 0, 32);
+    return rc;
 }
 
 int sdfed_hkdf_sha256(const unsigned char *ikm, size_t ikm_len, const unsigned char *salt, size_t salt_len,

@@ -27,6 +27,25 @@ int sdfed_x25519_keypair(unsigned char priv[32], unsigned char pub[32], sdfed_er
 int sdfed_x25519_agree(const unsigned char priv[32], const unsigned char peer[32], unsigned char shared[32],
                        sdfed_error *err);
 
+/* One private key for agreements with many peers: OpenSSL sets a raw
+ * private key up by deriving its public key, about half of an agreement's
+ * cost, so a key that meets many peers (a client's neighbours, a dropped
+ * client's surviving neighbours in the unmasking) is set up once, with its
+ * agreement's context and the context that makes each peer's key (a tenth
+ * more when looked up again for every peer). One thread uses a key at a
+ * time. */
+typedef struct sdfed_x25519_key {
+    void *pkey;   /* OpenSSL's EVP_PKEY, which wipes the private key when freed */
+    void *derive; /* the EVP_PKEY_CTX of its agreements */
+    void *peers;  /* the EVP_PKEY_CTX that makes a peer's public key */
+} sdfed_x25519_key;
+
+int sdfed_x25519_key_open(sdfed_x25519_key *k, const unsigned char priv[32], sdfed_error *err);
+void sdfed_x25519_key_close(sdfed_x25519_key *k);
+/* shared = X25519(k's private key, peer), as sdfed_x25519_agree. */
+int sdfed_x25519_key_agree(sdfed_x25519_key *k, const unsigned char peer[32], unsigned char shared[32],
+                           sdfed_error *err);
+
 /* out (out_len) = HKDF-SHA256(ikm, salt, info) (RFC 5869); salt may be empty. */
 int sdfed_hkdf_sha256(const unsigned char *ikm, size_t ikm_len, const unsigned char *salt, size_t salt_len,
                       const unsigned char *info, size_t info_len, unsigned char *out, size_t out_len,

@@ -50,6 +50,8 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
     unsigned char *sealed = malloc((size_t)SDFED_SECAGG_SEALED_BYTES * (size_t)holders_most);
     int rc = pairs && sealed ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     if (rc == SDFED_OK) rc = sdfed_secagg_client_share(core, request, len, &c->secret, pairs, err);
+    sdfed_x25519_key share_sk = {0}; /* set up once for its k recipients */
+    if (rc == SDFED_OK) rc = sdfed_x25519_key_open(&share_sk, c->share_sk, err);
     int count = 0;
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_recipient(core, slot)) continue;
@@ -57,8 +59,8 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
         unsigned char key[32], nonce[SDFED_SECAGG_NONCE_BYTES];
         rc = sdfed_secagg_draw(&c->secret, nonce, sizeof nonce, err);
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_share_key(c->share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                        (uint32_t)core->self, (uint32_t)h, key, err);
+            rc = sdfed_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
+                                             (uint32_t)core->self, (uint32_t)h, key, err);
         if (rc == SDFED_OK)
             rc = sdfed_secagg_seal(key, nonce, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
                                    pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
@@ -66,22 +68,25 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
         count++;
         memset(key, 0, sizeof key);
     }
+    sdfed_x25519_key_close(&share_sk);
     if (rc == SDFED_OK) rc = sdfed_secagg_client_write_shares(core, sealed, out, err);
     if (pairs) memset(pairs, 0, (size_t)SDFED_SECAGG_PAIR_BYTES * (size_t)holders_most);
-    free(pairs), free(sealed);
+    free(pairs);
+    free(sealed);
     return verdict(c, rc);
 }
 
 /* every pair relayed to it opened and kept */
 static int open_pairs(secagg_client *c, const sdfed_secagg_list *relayed, const int *slots, sdfed_error *err) {
     sdfed_secagg_client *core = &c->core;
-    int rc = SDFED_OK;
+    sdfed_x25519_key share_sk; /* set up once for every sender */
+    int rc = sdfed_x25519_key_open(&share_sk, c->share_sk, err);
     for (int i = 0; i < relayed->count && rc == SDFED_OK; i++) {
         const unsigned char *e = relayed->entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;
         int slot = slots[i], j = core->holder[slot];
         unsigned char key[32], pair[SDFED_SECAGG_PAIR_BYTES];
-        rc = sdfed_secagg_share_key(c->share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                    (uint32_t)j, (uint32_t)core->self, key, err);
+        rc = sdfed_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
+                                         (uint32_t)j, (uint32_t)core->self, key, err);
         if (rc == SDFED_OK)
             rc =
                 sdfed_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair, err);
@@ -90,6 +95,7 @@ static int open_pairs(secagg_client *c, const sdfed_secagg_list *relayed, const 
         memset(key, 0, sizeof key);
         memset(pair, 0, sizeof pair);
     }
+    sdfed_x25519_key_close(&share_sk);
     return rc;
 }
 
@@ -109,17 +115,20 @@ int secagg_client_mask(secagg_client *c, const unsigned char *request, size_t le
     size_t bytes = sdfed_secagg_stream_bytes(bits, values);
     unsigned char *stream = rc == SDFED_OK ? malloc(bytes) : NULL;
     if (rc == SDFED_OK && !stream) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
+    sdfed_x25519_key mask_sk = {0}; /* set up once for every neighbour */
+    if (rc == SDFED_OK) rc = sdfed_x25519_key_open(&mask_sk, core->mask_sk, err);
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_masks_with(core, slot)) continue;
         int j = core->holder[slot];
         unsigned char key[32];
         rc = j == core->self ? sdfed_secagg_self_key(core->seed, core->session, core->round, (uint32_t)j, key, err)
-                             : sdfed_secagg_pair_key(core->mask_sk, core->keys + 64 * (size_t)slot, core->session,
-                                                     core->round, (uint32_t)core->self, (uint32_t)j, key, err);
+                             : sdfed_secagg_pair_key_from(&mask_sk, core->keys + 64 * (size_t)slot, core->session,
+                                                          core->round, (uint32_t)core->self, (uint32_t)j, key, err);
         if (rc == SDFED_OK) rc = sdfed_secagg_mask_stream(key, stream, bytes, err);
         if (rc == SDFED_OK) rc = sdfed_secagg_client_add_mask(core, slot, stream, bytes, err);
         memset(key, 0, sizeof key);
     }
+    sdfed_x25519_key_close(&mask_sk);
     free(stream);
     if (rc == SDFED_OK) rc = sdfed_secagg_client_write_masked(core, out, err);
     return verdict(c, rc);

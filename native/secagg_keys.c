@@ -16,24 +16,43 @@ static int derive(const unsigned char *ikm, int purpose, const unsigned char ses
     return rc ? rc : sdfed_hkdf_sha256(ikm, 32, NULL, 0, info, sizeof info, key, 32, err);
 }
 
+int sdfed_secagg_share_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
+                                int64_t round, uint32_t sender, uint32_t recipient, unsigned char key[32],
+                                sdfed_error *err) {
+    unsigned char shared[32];
+    int rc = sdfed_x25519_key_agree(mine, theirs, shared, err);
+    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
+    memset(shared, 0, sizeof shared);
+    return rc;
+}
+
+int sdfed_secagg_pair_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
+                               int64_t round, uint32_t i, uint32_t j, unsigned char key[32], sdfed_error *err) {
+    if (i == j) return sdfed_fail(err, SDFED_ERR_ARG, "secagg: a pair key of client %u with itself", i);
+    unsigned char shared[32];
+    int rc = sdfed_x25519_key_agree(mine, theirs, shared, err);
+    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_PAIR, session, round, i < j ? i : j, i < j ? j : i, key, err);
+    memset(shared, 0, sizeof shared);
+    return rc;
+}
+
 int sdfed_secagg_share_key(const unsigned char mine[32], const unsigned char theirs[32],
                            const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
                            unsigned char key[32], sdfed_error *err) {
-    unsigned char shared[32];
-    int rc = sdfed_x25519_agree(mine, theirs, shared, err);
-    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
-    memset(shared, 0, sizeof shared);
+    sdfed_x25519_key k;
+    int rc = sdfed_x25519_key_open(&k, mine, err);
+    if (rc == SDFED_OK) rc = sdfed_secagg_share_key_from(&k, theirs, session, round, sender, recipient, key, err);
+    sdfed_x25519_key_close(&k);
     return rc;
 }
 
 int sdfed_secagg_pair_key(const unsigned char mine[32], const unsigned char theirs[32],
                           const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
                           unsigned char key[32], sdfed_error *err) {
-    if (i == j) return sdfed_fail(err, SDFED_ERR_ARG, "secagg: a pair key of client %u with itself", i);
-    unsigned char shared[32];
-    int rc = sdfed_x25519_agree(mine, theirs, shared, err);
-    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_PAIR, session, round, i < j ? i : j, i < j ? j : i, key, err);
-    memset(shared, 0, sizeof shared);
+    sdfed_x25519_key k;
+    int rc = sdfed_x25519_key_open(&k, mine, err);
+    if (rc == SDFED_OK) rc = sdfed_secagg_pair_key_from(&k, theirs, session, round, i, j, key, err);
+    sdfed_x25519_key_close(&k);
     return rc;
 }
 

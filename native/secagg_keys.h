@@ -22,6 +22,7 @@
 
 #include "base/status.h"
 #include "fed/secagg_layout.h"
+#include "native/crypto.h"
 
 /* key (32) = the share key from sender to recipient; mine is the caller's
  * share private key (sender's or recipient's), theirs the other's public. */
@@ -32,6 +33,14 @@ int sdfed_secagg_share_key(const unsigned char mine[32], const unsigned char the
 int sdfed_secagg_pair_key(const unsigned char mine[32], const unsigned char theirs[32],
                           const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
                           unsigned char key[32], sdfed_error *err);
+/* The same two keys from the caller's private key set up once
+ * (native/crypto.h's sdfed_x25519_key): for a key that meets many peers, a
+ * client's neighbours or a dropped client's surviving neighbours. */
+int sdfed_secagg_share_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
+                                int64_t round, uint32_t sender, uint32_t recipient, unsigned char key[32],
+                                sdfed_error *err);
+int sdfed_secagg_pair_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
+                               int64_t round, uint32_t i, uint32_t j, unsigned char key[32], sdfed_error *err);
 /* key (32) = client i's self-mask key from its seed b_i. */
 int sdfed_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
                           unsigned char key[32], sdfed_error *err);

@@ -60,6 +60,39 @@ static void test_x25519(void) {
           "two fresh key pairs agree");
 }
 
+/* one private key set up once agrees with many peers exactly as one agreement at a time */
+static void test_x25519_many_peers(void) {
+    enum { PEERS = 6 };
+    unsigned char priv[32], peer[PEERS][32], one[32], many[32], rfc[32];
+    sdfed_error err = {0};
+    sdfed_x25519_key mine;
+    CHECK(sdfed_x25519_keypair(priv, one, &err) == SDFED_OK && sdfed_x25519_key_open(&mine, priv, &err) == SDFED_OK,
+          "a key opened %s", err.message);
+    for (int p = 0; p < PEERS; p++) {
+        unsigned char peer_priv[32];
+        CHECK(sdfed_x25519_keypair(peer_priv, peer[p], &err) == SDFED_OK, "peer %d's key pair", p);
+    }
+    for (int p = 0; p < PEERS; p++)
+        CHECK(sdfed_x25519_key_agree(&mine, peer[p], many, &err) == SDFED_OK &&
+                  sdfed_x25519_agree(priv, peer[p], one, &err) == SDFED_OK && !memcmp(one, many, 32),
+              "peer %d: the key set up once agrees as one agreement does", p);
+    unsigned char small_order[32] = {0};
+    CHECK(sdfed_x25519_key_agree(&mine, small_order, many, &err) != SDFED_OK, "a small-order peer refused");
+    CHECK(sdfed_x25519_key_agree(&mine, peer[0], many, &err) == SDFED_OK &&
+              sdfed_x25519_agree(priv, peer[0], one, &err) == SDFED_OK && !memcmp(one, many, 32),
+          "the key still agrees after a refusal");
+    sdfed_x25519_key_close(&mine);
+    CHECK(mine.pkey == NULL, "a closed key holds nothing");
+    /* RFC 7748 6.1 through the key: Alice's private key with Bob's public key */
+    unhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a", priv);
+    unhex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f", rfc);
+    CHECK(sdfed_x25519_key_open(&mine, priv, &err) == SDFED_OK &&
+              sdfed_x25519_key_agree(&mine, rfc, many, &err) == SDFED_OK &&
+              same(many, "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742"),
+          "RFC 7748 6.1 through a key set up once %s", err.message);
+    sdfed_x25519_key_close(&mine);
+}
+
 static void test_hkdf(void) {
     unsigned char ikm[22], salt[13], info[10], okm[42];
     sdfed_error err = {0};
@@ -149,6 +182,7 @@ static void test_ctr(void) {
 
 int main(void) {
     test_x25519();
+    test_x25519_many_peers();
     test_hkdf();
     test_gcm();
     test_ctr();

@@ -178,10 +178,10 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     stats->shared = count_completed(&s, SDFED_SECAGG_SHARE);
     stats->masked = count_completed(&s, SDFED_SECAGG_MASKED);
     stats->survivors = count_completed(&s, SDFED_SECAGG_UNMASK);
-    int64_t t1 = native_clock_monotonic_ns(), cpu = native_clock_thread_cpu_ns();
+    int64_t t1 = native_clock_monotonic_ns(), cpu = native_clock_process_cpu_ns();
     if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
     stats->unmask_seconds = native_clock_seconds(native_clock_monotonic_ns() - t1);
-    stats->unmask_cpu_seconds = native_clock_seconds(native_clock_thread_cpu_ns() - cpu);
+    stats->unmask_cpu_seconds = native_clock_seconds(native_clock_process_cpu_ns() - cpu);
     stats->server_seconds += stats->unmask_seconds;
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
