@@ -151,7 +151,9 @@ int sdfed_aes256gcm_open(const unsigned char key[32], const unsigned char nonce[
 
 int sdfed_aes_ctr(const unsigned char *key, size_t key_len, const unsigned char iv[16], const unsigned char *in,
                   unsigned char *out, size_t n, sdfed_error *err) {
-    const EVP_CIPHER *cipher = key_len == 32 ? EVP_aes_256_ctr() : key_len == 16 ? EVP_aes_128_ctr() : NULL;
+    const EVP_CIPHER *cipher = NULL;
+    if (key_len == 32) cipher = EVP_aes_256_ctr();
+    if (key_len == 16) cipher = EVP_aes_128_ctr();
     if (!cipher) return sdfed_fail(err, SDFED_ERR_ARG, "AES-CTR: a key of %zu bytes (16 or 32)", key_len);
     if (!in) memset(out, 0, n);
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();

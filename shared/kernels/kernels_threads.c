@@ -74,10 +74,10 @@ static struct {
     job current;
     float *scratch[MAX_THREADS];
     size_t scratch_floats[MAX_THREADS];
-} P = {.threads = 1,
-       .lock = PTHREAD_MUTEX_INITIALIZER,
-       .start = PTHREAD_COND_INITIALIZER,
-       .finished = PTHREAD_COND_INITIALIZER};
+} pool = {.threads = 1,
+          .lock = PTHREAD_MUTEX_INITIALIZER,
+          .start = PTHREAD_COND_INITIALIZER,
+          .finished = PTHREAD_COND_INITIALIZER};
 
 /* Share t of `parts` of the job's items. Every base kernel computes a row
  * the same way whatever rows surround it, and linear_outputs an output
@@ -93,19 +93,19 @@ static void run_share(const job *j, int t, int parts, float *scratch) {
     int cols = j->w->cols, rows = j->w->rows;
     if (j->by_outputs) {
         int end = r1 * OUTPUT_GROUP < rows ? r1 * OUTPUT_GROUP : rows;
-        P.base->linear_outputs(j->kind == JOB_LINEAR_INT8, j->y, j->x, j->w, j->bias, j->n, r0 * OUTPUT_GROUP, end,
-                               scratch);
+        pool.base->linear_outputs(j->kind == JOB_LINEAR_INT8, j->y, j->x, j->w, j->bias, j->n, r0 * OUTPUT_GROUP, end,
+                                  scratch);
         return;
     }
     switch (j->kind) {
     case JOB_LINEAR:
-        P.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+        pool.base->linear(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
         break;
     case JOB_LINEAR_INT8:
-        P.base->linear_int8(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
+        pool.base->linear_int8(j->y + (size_t)r0 * rows, j->x + (size_t)r0 * cols, j->w, j->bias, r1 - r0, scratch);
         break;
     case JOB_BACKWARD:
-        P.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
+        pool.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
         break;
     }
 }
@@ -114,8 +114,8 @@ static void run_share(const job *j, int t, int parts, float *scratch) {
  * `target` (or, with `until_equal` 0, differs from it); without the host's
  * clock, not at all. */
 static void spin_for(const unsigned *value, unsigned target, int until_equal) {
-    if (!P.clock) return;
-    int64_t until = P.clock() + SPIN_NS;
+    if (!pool.clock) return;
+    int64_t until = pool.clock() + SPIN_NS;
     for (;;) {
         for (int i = 0; i < 64; i++) {
             if ((__atomic_load_n(value, __ATOMIC_ACQUIRE) == target) == until_equal) return;
@@ -123,41 +123,41 @@ static void spin_for(const unsigned *value, unsigned target, int until_equal) {
             __builtin_ia32_pause();
 #endif
         }
-        if (P.clock() > until) return;
+        if (pool.clock() > until) return;
         sched_yield(); /* a thread of another process waiting for this core gets it */
     }
 }
 
 /* A worker's scratch, big enough for the job's weight. */
 static float *scratch_for(int t, const job *j) {
-    size_t need = sdfed_kernel_scratch_floats(P.base, j->w->cols);
-    if (need > P.scratch_floats[t]) {
-        free(P.scratch[t]);
-        P.scratch[t] = malloc(sizeof(float) * need);
-        P.scratch_floats[t] = P.scratch[t] ? need : 0;
+    size_t need = sdfed_kernel_scratch_floats(pool.base, j->w->cols);
+    if (need > pool.scratch_floats[t]) {
+        free(pool.scratch[t]);
+        pool.scratch[t] = malloc(sizeof(float) * need);
+        pool.scratch_floats[t] = pool.scratch[t] ? need : 0;
     }
-    return P.scratch[t];
+    return pool.scratch[t];
 }
 
 static void *worker(void *arg) {
     int t = (int)(intptr_t)arg;
     unsigned seen = 0;
     for (;;) {
-        spin_for(&P.generation, seen, 0);
-        pthread_mutex_lock(&P.lock);
-        while (P.generation == seen) pthread_cond_wait(&P.start, &P.lock);
-        seen = P.generation;
-        job j = P.current;
-        pthread_mutex_unlock(&P.lock);
+        spin_for(&pool.generation, seen, 0);
+        pthread_mutex_lock(&pool.lock);
+        while (pool.generation == seen) pthread_cond_wait(&pool.start, &pool.lock);
+        seen = pool.generation;
+        job j = pool.current;
+        pthread_mutex_unlock(&pool.lock);
         int needs_scratch = j.kind != JOB_RANGE;
         float *scratch = needs_scratch ? scratch_for(t, &j) : NULL;
         /* without scratch this worker's share runs on the caller's thread */
         int runs = scratch || !needs_scratch;
-        if (runs) run_share(&j, t, P.threads, scratch);
-        pthread_mutex_lock(&P.lock);
-        if (!runs) P.skipped |= 1u << t;
-        if (__atomic_sub_fetch(&P.pending, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&P.finished);
-        pthread_mutex_unlock(&P.lock);
+        if (runs) run_share(&j, t, pool.threads, scratch);
+        pthread_mutex_lock(&pool.lock);
+        if (!runs) pool.skipped |= 1u << t;
+        if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&pool.finished);
+        pthread_mutex_unlock(&pool.lock);
     }
     return NULL;
 }
@@ -165,32 +165,33 @@ static void *worker(void *arg) {
 /* Runs a job on every thread (the caller's is thread 0), or alone when it
  * is too small to share. */
 static void run(const job *j, float *scratch) {
-    if (P.threads == 1 || j->items < P.threads ||
-        j->items * j->work_per_item < (double)MIN_WORK_PER_THREAD * P.threads) {
+    if (pool.threads == 1 || j->items < pool.threads ||
+        j->items * j->work_per_item < (double)MIN_WORK_PER_THREAD * pool.threads) {
         run_share(j, 0, 1, scratch);
         return;
     }
-    pthread_mutex_lock(&P.lock);
-    P.current = *j;
-    __atomic_store_n(&P.pending, (unsigned)P.threads - 1, __ATOMIC_RELAXED);
-    P.skipped = 0;
-    __atomic_add_fetch(&P.generation, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&P.start);
-    pthread_mutex_unlock(&P.lock);
-    run_share(j, 0, P.threads, scratch);
-    spin_for(&P.pending, 0, 1);
-    pthread_mutex_lock(&P.lock);
-    while (P.pending > 0) pthread_cond_wait(&P.finished, &P.lock);
-    unsigned skipped = P.skipped;
-    pthread_mutex_unlock(&P.lock);
-    for (int t = 1; t < P.threads; t++)
-        if (skipped & 1u << t) run_share(j, t, P.threads, scratch);
+    pthread_mutex_lock(&pool.lock);
+    pool.current = *j;
+    __atomic_store_n(&pool.pending, (unsigned)pool.threads - 1, __ATOMIC_RELAXED);
+    pool.skipped = 0;
+    __atomic_add_fetch(&pool.generation, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&pool.start);
+    pthread_mutex_unlock(&pool.lock);
+    run_share(j, 0, pool.threads, scratch);
+    spin_for(&pool.pending, 0, 1);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0) pthread_cond_wait(&pool.finished, &pool.lock);
+    unsigned skipped = pool.skipped;
+    pthread_mutex_unlock(&pool.lock);
+    for (int t = 1; t < pool.threads; t++)
+        if (skipped & 1u << t) run_share(j, t, pool.threads, scratch);
 }
 
 /* A forward linear job of `kind`, split by outputs where the base can. */
 static void run_linear(int kind, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                        float *scratch) {
-    job j = {.kind = kind, .y = y, .x = x, .w = w, .bias = bias, .n = n, .by_outputs = P.base->linear_outputs != NULL};
+    job j = {
+        .kind = kind, .y = y, .x = x, .w = w, .bias = bias, .n = n, .by_outputs = pool.base->linear_outputs != NULL};
     j.items = j.by_outputs ? (w->rows + OUTPUT_GROUP - 1) / OUTPUT_GROUP : n;
     j.work_per_item = (double)w->cols * (j.by_outputs ? (double)n * OUTPUT_GROUP : w->rows);
     run(&j, scratch);
@@ -205,8 +206,8 @@ static void linear_int8(float *y, const float *x, const sdfed_weight *w, const f
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
-    if (!P.base->reentrant_backward) {
-        P.base->linear_backward(dx, dy, w, n, scratch);
+    if (!pool.base->reentrant_backward) {
+        pool.base->linear_backward(dx, dy, w, n, scratch);
         return;
     }
     job j = {
@@ -216,7 +217,7 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    P.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    pool.base->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 static void parallel(int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {
@@ -232,14 +233,14 @@ static sdfed_kernels threaded = {.linear = linear,
 
 const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads, sdfed_clock_fn *clock) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    if (P.base && P.base != base) return base; /* one pool, for one base */
-    P.base = base;
-    if (P.threads == 1) P.clock = clock; /* the pool's, before its first worker reads it */
-    while (P.threads < threads) {
-        if (pthread_create(&P.workers[P.threads], NULL, worker, (void *)(intptr_t)P.threads) != 0) break;
-        P.threads++;
+    if (pool.base && pool.base != base) return base; /* one pool, for one base */
+    pool.base = base;
+    if (pool.threads == 1) pool.clock = clock; /* the pool's, before its first worker reads it */
+    while (pool.threads < threads) {
+        if (pthread_create(&pool.workers[pool.threads], NULL, worker, (void *)(intptr_t)pool.threads) != 0) break;
+        pool.threads++;
     }
-    if (P.threads == 1) return base;
+    if (pool.threads == 1) return base;
     threaded.name = base->name; /* the same kernels, only split */
     threaded.fma_chains = base->fma_chains;
     threaded.panel_floats = base->panel_floats;
@@ -249,4 +250,4 @@ const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threa
     return &threaded;
 }
 
-int sdfed_kernels_thread_count(void) { return P.threads; }
+int sdfed_kernels_thread_count(void) { return pool.threads; }

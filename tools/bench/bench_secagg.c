@@ -35,6 +35,7 @@
 #include "fed/protocol.h"
 #include "fed/secagg_task.h"
 #include "kernels/kernels.h"
+#include "native/args.h"
 #include "native/clock.h"
 #include "native/model.h"
 #include "native/task_file.h"
@@ -128,10 +129,12 @@ static int bench(sdfed_task *task, size_t width, int n, sdfed_error *err) {
                1e3 * s.stage[SDFED_SECAGG_MASKED].server_cpu_seconds,
                1e3 * s.stage[SDFED_SECAGG_UNMASK].server_cpu_seconds, 1e3 * s.unmask_cpu_seconds, server_total);
         const int threads = sdfed_kernels_thread_count();
+        const char *goal = ""; /* the issue's: the unmasking at 10,000 under 5 s */
+        if (n == 10000) goal = s.unmask_seconds < 5 ? " goal=under_5_s_wall:met" : " goal=under_5_s_wall:missed";
         printf("secagg_unmasking n=%d dropped_after_sharing=%d threads=%d wall_s=%.2f cpu_s=%.2f "
                "cpu_per_thread_s=%.2f%s\n",
                n, s.shared - s.masked, threads, s.unmask_seconds, s.unmask_cpu_seconds, s.unmask_cpu_seconds / threads,
-               n == 10000 ? (s.unmask_seconds < 5 ? " goal=under_5_s_wall:met" : " goal=under_5_s_wall:missed") : "");
+               goal);
         fflush(stdout);
     }
     free(clients);
@@ -142,6 +145,7 @@ static int bench(sdfed_task *task, size_t width, int n, sdfed_error *err) {
 }
 
 int main(int argc, char **argv) {
+    cli_set_program("bench_secagg");
     if (argc < 3) {
         fprintf(stderr, "usage: bench_secagg TASK.json N [N ...]\n");
         return 2;
@@ -157,7 +161,14 @@ int main(int argc, char **argv) {
     int rc = native_model_open(&model, task.model, &err);
     const size_t width = rc == SDFED_OK ? (size_t)model.clip.cfg.text_width : 0;
     if (rc == SDFED_OK) native_model_close(&model);
-    for (int i = 2; i < argc && rc == SDFED_OK; i++) rc = bench(&task, width, atoi(argv[i]), &err);
+    for (int i = 2; i < argc && rc == SDFED_OK; i++) {
+        long long n;
+        if (cli_integer(argv[i], "N", 2, 1000000, &n)) {
+            sdfed_task_free(&task);
+            return CLI_USAGE;
+        }
+        rc = bench(&task, width, (int)n, &err);
+    }
     if (rc) fprintf(stderr, "bench_secagg: %s\n", err.message);
     sdfed_task_free(&task);
     return rc ? 1 : 0;
