@@ -150,7 +150,8 @@ static void test_against_reference(void) {
     for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
         int n = counts[c];
         /* P: cuts the robust rules' 16-column tiles short, and the mean's 2048-float blocks (large n: fewer) */
-        size_t P = n >= 1000 ? 37 : (n % 2 ? 2048 + 19 : 21);
+        size_t P = n % 2 ? 2048 + 19 : 21;
+        if (n >= 1000) P = 37;
         for (int kind = 0; kind < VALUES_KINDS; kind++) {
             case_data d = make_case(n, P, kind, 100 + (uint64_t)(n * VALUES_KINDS + kind));
             float *got = malloc(sizeof(float) * P), *want = malloc(sizeof(float) * P);

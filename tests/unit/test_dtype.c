@@ -77,8 +77,11 @@ static void test_q8_0(void) {
     float x[N], y[N];
     sdfed_block_q8_0 q[N / SDFED_Q8_0_BLOCK];
     srand(2);
-    for (int i = 0; i < N; i++)
-        x[i] = ((float)((double)rand() / RAND_MAX) - 0.5f) * (i < 32 ? 1e-3f : i < 64 ? 10.0f : 1.0f);
+    for (int i = 0; i < N; i++) {
+        float scale = i < 32 ? 1e-3f : 1.0f; /* small values, then large ones, then ordinary ones */
+        if (i >= 32 && i < 64) scale = 10.0f;
+        x[i] = ((float)((double)rand() / RAND_MAX) - 0.5f) * scale;
+    }
     for (int i = 96; i < N; i++) x[i] = 0.0f; /* an all-zero block */
     CHECK(sdfed_type_row_bytes(SDFED_TYPE_Q8_0, N) == sizeof q, "row bytes of q8_0");
     sdfed_row_from_f32(SDFED_TYPE_Q8_0, q, x, N);

@@ -125,7 +125,8 @@ static void test_image_batches(const sdfed_clip_model *m, const sdfed_kernels *k
         for (int offset = 0; offset < size; offset++) {
             /* images [0, offset) as one batch, then batches of `size` */
             for (int first = 0; first < N_IMAGES;) {
-                int count = first < offset ? offset : N_IMAGES - first < size ? N_IMAGES - first : size;
+                int count = N_IMAGES - first < size ? N_IMAGES - first : size;
+                if (first < offset) count = offset;
                 sdfed_arena_reset(&arena);
                 sdfed_image_encode(m, k, pixels + first * per, count, cut + first * E, &arena, &err);
                 first += count;

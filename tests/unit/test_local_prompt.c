@@ -158,7 +158,8 @@ static void test_task_key(void) {
     for (int c = 0; c < 40; c++) {
         int len = sdfed_task_local_prompt_length(&t, c);
         listed &= len == 4 || len == 8 || len == 16 || len == 32;
-        seen[len == 4 ? 0 : len == 8 ? 1 : len == 16 ? 2 : 3]++;
+        static const int lengths[4] = {4, 8, 16, 32};
+        for (int l = 0; l < 4; l++) seen[l] += len == lengths[l];
     }
     CHECK(listed && seen[0] && seen[1] && seen[2] && seen[3], "random: every listed length drawn, none other");
     sdfed_task_free(&t);

@@ -24,9 +24,9 @@
 enum { B = 8, C = 5 };
 static sdfed_clip_model model;
 static sdfed_classes classes;
-static int D, M;            /* embed_dim, patches per image */
-static float image[B * 64]; /* pooled features */
-static float *patches;      /* (B, M, D) unit rows: what fedotp reads */
+static int embed_dim, patch_count; /* the model's, and patches per image */
+static float image[B * 64];        /* pooled features */
+static float *patches;             /* (B, patch_count, embed_dim) unit rows: what fedotp reads */
 static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
 
 /* the batch a method reads */
@@ -70,11 +70,11 @@ static void test_training(const sdfed_kernels *k) {
         sdfed_classifier clf;
         CHECK(sdfed_method_classifier(&cfg, &model, k, &classes, &p, &clf, &arena, &err) == SDFED_OK,
               "%s classifier: %s", name, err.message);
-        int finite = 1, per_class = clf.patches ? SDFED_FEDOTP_PROMPTS * D : D;
+        int finite = 1, per_class = clf.patches ? SDFED_FEDOTP_PROMPTS * embed_dim : embed_dim;
         for (int i = 0; i < C * per_class; i++) finite &= isfinite(clf.feats[i]);
         CHECK(finite, "%s: class features are finite", name);
-        CHECK(clf.patches == (method == SDFED_METHOD_FEDOTP ? M : 0) &&
-                  sdfed_method_feature_size(method, &model.cfg) == (clf.patches ? M * D : D),
+        CHECK(clf.patches == (method == SDFED_METHOD_FEDOTP ? patch_count : 0) &&
+                  sdfed_method_feature_size(method, &model.cfg) == (clf.patches ? patch_count * embed_dim : embed_dim),
               "%s reads %s", name, clf.patches ? "patch features" : "the pooled feature");
         if (method == SDFED_METHOD_ZEROSHOT) {
             sdfed_batch batch = batch_for(method);
@@ -127,7 +127,8 @@ static double fedot_loss(const float *x, void *p) {
     sdfed_arena_init(&arena);
     sdfed_losses l;
     sdfed_batch batch = {image, labels, B};
-    sdfed_fedot_eval(c->which ? c->W : x, c->which ? x : c->A, C, D, 14.0f, &batch, &l, NULL, NULL, &arena, NULL);
+    sdfed_fedot_eval(c->which ? c->W : x, c->which ? x : c->A, C, embed_dim, 14.0f, &batch, &l, NULL, NULL, &arena,
+                     NULL);
     sdfed_arena_free(&arena);
     return l.total;
 }
@@ -137,34 +138,36 @@ static void test_fedot(void) {
     sdfed_arena_init(&arena);
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 9);
-    float *W = malloc(sizeof(float) * C * D), *A = malloc(sizeof(float) * D * D);
-    float *gW = malloc(sizeof(float) * C * D), *gA = malloc(sizeof(float) * D * D), *Q = malloc(sizeof(float) * D * D);
-    for (int i = 0; i < C * D; i++) W[i] = (float)sdfed_rng_normal(&rng);
-    for (int i = 0; i < D; i++)
+    float *W = malloc(sizeof(float) * C * embed_dim), *A = malloc(sizeof(float) * embed_dim * embed_dim);
+    float *gW = malloc(sizeof(float) * C * embed_dim), *gA = malloc(sizeof(float) * embed_dim * embed_dim),
+          *Q = malloc(sizeof(float) * embed_dim * embed_dim);
+    for (int i = 0; i < C * embed_dim; i++) W[i] = (float)sdfed_rng_normal(&rng);
+    for (int i = 0; i < embed_dim; i++)
         for (int j = 0; j <= i; j++) {
             float v = i == j ? 0.0f : (float)(0.1 * sdfed_rng_normal(&rng));
-            A[i * D + j] = v, A[j * D + i] = -v;
+            A[i * embed_dim + j] = v, A[j * embed_dim + i] = -v;
         }
     sdfed_error err = {0};
-    CHECK(sdfed_cayley(A, D, Q, &arena, &err) == SDFED_OK, "cayley: %s", err.message);
+    CHECK(sdfed_cayley(A, embed_dim, Q, &arena, &err) == SDFED_OK, "cayley: %s", err.message);
     double orth = 0;
-    for (int i = 0; i < D; i++)
-        for (int j = 0; j < D; j++) {
+    for (int i = 0; i < embed_dim; i++)
+        for (int j = 0; j < embed_dim; j++) {
             double s = 0;
-            for (int t = 0; t < D; t++) s += (double)Q[i * D + t] * Q[j * D + t];
+            for (int t = 0; t < embed_dim; t++) s += (double)Q[i * embed_dim + t] * Q[j * embed_dim + t];
             orth = fmax(orth, fabs(s - (i == j)));
         }
     CHECK(orth < 1e-5, "the Cayley map of a skew matrix is orthogonal (%.2e)", orth);
     sdfed_losses l;
     sdfed_batch batch = {image, labels, B};
-    CHECK(sdfed_fedot_eval(W, A, C, D, 14.0f, &batch, &l, gW, gA, &arena, &err) == SDFED_OK, "fedot: %s", err.message);
+    CHECK(sdfed_fedot_eval(W, A, C, embed_dim, 14.0f, &batch, &l, gW, gA, &arena, &err) == SDFED_OK, "fedot: %s",
+          err.message);
     int skew = 1;
-    for (int i = 0; i < D; i++)
-        for (int j = 0; j < D; j++) skew &= gA[i * D + j] == -gA[j * D + i];
+    for (int i = 0; i < embed_dim; i++)
+        for (int j = 0; j < embed_dim; j++) skew &= gA[i * embed_dim + j] == -gA[j * embed_dim + i];
     CHECK(skew, "the transform's gradient is skew-symmetric");
     fedot_ctx cw = {0, W, A}, ca = {1, W, A};
-    check_directional("fedot classifier", fedot_loss, &cw, W, gW, (size_t)C * D, 1e-2);
-    check_directional("fedot transform", fedot_loss, &ca, A, gA, (size_t)D * D, 1e-2);
+    check_directional("fedot classifier", fedot_loss, &cw, W, gW, (size_t)C * embed_dim, 1e-2);
+    check_directional("fedot transform", fedot_loss, &ca, A, gA, (size_t)embed_dim * embed_dim, 1e-2);
     free(W), free(A), free(gW), free(gA), free(Q);
     sdfed_arena_free(&arena);
 }
@@ -219,7 +222,7 @@ typedef struct fedotp_ctx {
     int which; /* 0: G varies, 1: L varies */
     const float *G, *L;
     int S_g, S_l;
-    const float *plans; /* (B, C, M, 2) held constant */
+    const float *plans; /* (B, C, patch_count, 2) held constant */
 } fedotp_ctx;
 
 /* FedOTP's loss computed here: mean over the batch of the cross-entropy of
@@ -229,7 +232,7 @@ static double fedotp_frozen_loss(const float *x, void *p) {
     fedotp_ctx *c = p;
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * D);
+    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * embed_dim);
     sdfed_fedotp_class_prompts(&model, c->k, &classes, c->which ? c->G : x, c->S_g, c->which ? x : c->L, c->S_l, y,
                                &arena, NULL);
     double loss = 0, scale = exp(model.logit_scale);
@@ -237,13 +240,13 @@ static double fedotp_frozen_loss(const float *x, void *p) {
         double logit[C], top = -INFINITY, sum = 0;
         for (int k = 0; k < C; k++) {
             double s = 0;
-            for (int m = 0; m < M; m++)
+            for (int m = 0; m < patch_count; m++)
                 for (int n = 0; n < SDFED_FEDOTP_PROMPTS; n++) {
                     double dot = 0;
-                    for (int d = 0; d < D; d++)
-                        dot += (double)patches[((size_t)b * M + m) * D + d] *
-                               y[((size_t)k * SDFED_FEDOTP_PROMPTS + n) * D + d];
-                    s += c->plans[(((size_t)b * C + k) * M + m) * SDFED_FEDOTP_PROMPTS + n] * dot;
+                    for (int d = 0; d < embed_dim; d++)
+                        dot += (double)patches[((size_t)b * patch_count + m) * embed_dim + d] *
+                               y[((size_t)k * SDFED_FEDOTP_PROMPTS + n) * embed_dim + d];
+                    s += c->plans[(((size_t)b * C + k) * patch_count + m) * SDFED_FEDOTP_PROMPTS + n] * dot;
                 }
             logit[k] = scale * s;
             top = fmax(top, logit[k]);
@@ -273,11 +276,11 @@ static void test_fedotp(const sdfed_kernels *k) {
     CHECK(sdfed_fedotp_eval(&model, k, &classes, &t, G, S_g, L, S_l, &batch, &l, gG, gL, &arena, &err) == SDFED_OK,
           "fedotp: %s", err.message);
     /* the plans at this point, every one from the transport of its cosines */
-    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * D), *logits = malloc(sizeof(float) * B * C);
-    float *plans = malloc(sizeof(float) * B * C * M * SDFED_FEDOTP_PROMPTS);
+    float *y = malloc(sizeof(float) * C * SDFED_FEDOTP_PROMPTS * embed_dim), *logits = malloc(sizeof(float) * B * C);
+    float *plans = malloc(sizeof(float) * B * C * patch_count * SDFED_FEDOTP_PROMPTS);
     sdfed_fedotp_class_prompts(&model, k, &classes, G, S_g, L, S_l, y, &arena, &err);
-    CHECK(sdfed_fedotp_logits(&t, y, C, D, patches, B, M, expf(model.logit_scale), logits, plans, &arena, &err) ==
-              SDFED_OK,
+    CHECK(sdfed_fedotp_logits(&t, y, C, embed_dim, patches, B, patch_count, expf(model.logit_scale), logits, plans,
+                              &arena, &err) == SDFED_OK,
           "fedotp logits: %s", err.message);
     fedotp_ctx cg = {k, 0, G, L, S_g, S_l, plans}, cl = {k, 1, G, L, S_g, S_l, plans};
     double here = fedotp_frozen_loss(G, &cg);
@@ -288,7 +291,8 @@ static void test_fedotp(const sdfed_kernels *k) {
     for (int p = 0; p < B * C; p++)
         for (int n = 0; n < SDFED_FEDOTP_PROMPTS; n++) {
             double col = 0;
-            for (int m = 0; m < M; m++) col += plans[((size_t)p * M + m) * SDFED_FEDOTP_PROMPTS + n];
+            for (int m = 0; m < patch_count; m++)
+                col += plans[((size_t)p * patch_count + m) * SDFED_FEDOTP_PROMPTS + n];
             worst = fmax(worst, fabs(col - t.mass / SDFED_FEDOTP_PROMPTS));
         }
     CHECK(worst < 1e-5, "%s fedotp: every plan gives each prompt mass/2 (worst %.2e)", k->name, worst);
@@ -332,7 +336,8 @@ static void test_save_load(const sdfed_kernels *k) {
     sdfed_method_classifier(&cfg, &model, k, &classes, &q, &fq, &arena, &err);
     sdfed_classifier_predict(&fp, image, B, pp, &arena, &err);
     sdfed_classifier_predict(&fq, image, B, pq, &arena, &err);
-    CHECK(!memcmp(fp.feats, fq.feats, sizeof(float) * C * D) && !memcmp(pp, pq, sizeof pp), "and the same predictions");
+    CHECK(!memcmp(fp.feats, fq.feats, sizeof(float) * C * embed_dim) && !memcmp(pp, pq, sizeof pp),
+          "and the same predictions");
     /* damaged files are refused, never half-loaded */
     sdfed_method_params_free(&q);
     buf.data[buf.size / 2] ^= 0xff;
@@ -353,7 +358,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_methods MODEL.gguf (%s)\n", err.message);
         return 2;
     }
-    D = model.cfg.embed_dim;
+    embed_dim = model.cfg.embed_dim;
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
     CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes: %s",
           err.message);
@@ -378,15 +383,15 @@ int main(int argc, char **argv) {
     sdfed_rng_seed(&rng, 8);
     for (int b = 0; b < B; b++) {
         double n = 0;
-        for (int d = 0; d < D; d++) n += pow(image[b * D + d] = (float)sdfed_rng_normal(&rng), 2);
-        for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
+        for (int d = 0; d < embed_dim; d++) n += pow(image[b * embed_dim + d] = (float)sdfed_rng_normal(&rng), 2);
+        for (int d = 0; d < embed_dim; d++) image[b * embed_dim + d] /= (float)sqrt(n);
     }
-    M = sdfed_image_token_count(&model.cfg) - 1;
-    patches = malloc(sizeof(float) * B * M * D);
-    for (int r = 0; r < B * M; r++) {
+    patch_count = sdfed_image_token_count(&model.cfg) - 1;
+    patches = malloc(sizeof(float) * B * patch_count * embed_dim);
+    for (int r = 0; r < B * patch_count; r++) {
         double n = 0;
-        for (int d = 0; d < D; d++) n += pow(patches[r * D + d] = (float)sdfed_rng_normal(&rng), 2);
-        for (int d = 0; d < D; d++) patches[r * D + d] /= (float)sqrt(n);
+        for (int d = 0; d < embed_dim; d++) n += pow(patches[r * embed_dim + d] = (float)sdfed_rng_normal(&rng), 2);
+        for (int d = 0; d < embed_dim; d++) patches[r * embed_dim + d] /= (float)sqrt(n);
     }
     sdfed_method_config fedpha = sdfed_method_defaults(SDFED_METHOD_FEDPHA);
     CHECK(fedpha.objective.lambda == 0.2f && fedpha.objective.gamma == 1.0f && fedpha.objective.projector == 2,

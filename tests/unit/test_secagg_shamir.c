@@ -9,26 +9,25 @@
 #include "fed/secagg_shamir.h"
 #include "test_bytes.h"
 
-static const uint64_t P = SDFED_SHAMIR_PRIME;
-
 static void test_field(void) {
-    CHECK(sdfed_shamir_mul(P - 1, P - 1) == 1, "(-1)(-1) = 1");
+    CHECK(sdfed_shamir_mul(SDFED_SHAMIR_PRIME - 1, SDFED_SHAMIR_PRIME - 1) == 1, "(-1)(-1) = 1");
     CHECK(sdfed_shamir_mul((uint64_t)1 << 60, 2) == 1, "2^61 = 1");
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 7);
     int inverses = 1;
     for (int i = 0; i < 1000; i++) {
-        uint64_t a = sdfed_rng_below(&rng, P - 1) + 1;
+        uint64_t a = sdfed_rng_below(&rng, SDFED_SHAMIR_PRIME - 1) + 1;
         if (sdfed_shamir_mul(a, sdfed_shamir_inverse(a)) != 1) inverses = 0;
     }
     CHECK(inverses, "a times its inverse is 1 for 1000 random a");
     /* the product against one computed by shifts and adds */
     int products = 1;
     for (int i = 0; i < 1000; i++) {
-        uint64_t a = sdfed_rng_below(&rng, P), b = sdfed_rng_below(&rng, P), slow = 0, add = a;
+        uint64_t a = sdfed_rng_below(&rng, SDFED_SHAMIR_PRIME), b = sdfed_rng_below(&rng, SDFED_SHAMIR_PRIME), slow = 0,
+                 add = a;
         for (uint64_t e = b; e; e >>= 1) {
-            if (e & 1) slow = (slow + add) % P;
-            add = (add * 2) % P;
+            if (e & 1) slow = (slow + add) % SDFED_SHAMIR_PRIME;
+            add = (add * 2) % SDFED_SHAMIR_PRIME;
         }
         if (sdfed_shamir_mul(a, b) != slow) products = 0;
     }
@@ -113,7 +112,7 @@ static void test_inconsistent(void) {
     mixed[1].x = 8;
     CHECK(sdfed_shamir_combine(mixed, 3, 3, 7, scratch, back, &err) == SDFED_ERR_FORMAT, "a holder beyond 7");
     mixed[1] = sa[1];
-    mixed[2].y[0] = P;
+    mixed[2].y[0] = SDFED_SHAMIR_PRIME;
     CHECK(sdfed_shamir_combine(mixed, 3, 3, 7, scratch, back, &err) == SDFED_ERR_FORMAT, "y not below p");
     unsigned char wire[SDFED_SHAMIR_SHARE_BYTES];
     sdfed_shamir_share read;

@@ -24,6 +24,7 @@
 #include "fed/secagg_noise.h"
 #include "fed/secagg_task.h"
 #include "test_bytes.h"
+#include "base/clamp.h"
 
 enum { P = 1024, N = 10 };
 
@@ -150,7 +151,7 @@ static void test_inputs(void) {
         double clipped_mean = 0;
         for (int i = 0; i < N; i++) {
             double d = x[i][j] - g[j];
-            clipped_mean += (double)rows[i][P] * (d > 0.05 ? 0.05 : d < -0.05 ? -0.05 : d) / (double)w1;
+            clipped_mean += (double)rows[i][P] * sdfed_clamp_double(d, -0.05, 0.05) / (double)w1;
         }
         worst = fmax(worst, fabs((next[j] - g[j]) - clipped_mean));
         (void)mean;

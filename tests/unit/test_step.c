@@ -23,7 +23,7 @@
 static sdfed_clip_model model;
 static sdfed_classes classes;
 enum { S_S = 3, S_L = 6, B = 8, C = 5 };
-static int W, D;
+static int text_width, embed_dim;
 static float image[B * 64];
 static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
 
@@ -33,8 +33,8 @@ static double gauss(void) {
 }
 
 static float *random_prompt(int S, double std) {
-    float *p = malloc(sizeof *p * (size_t)S * W);
-    for (int i = 0; i < S * W; i++) p[i] = (float)(std * gauss());
+    float *p = malloc(sizeof *p * (size_t)S * text_width);
+    for (int i = 0; i < S * text_width; i++) p[i] = (float)(std * gauss());
     return p;
 }
 
@@ -42,7 +42,7 @@ static float *random_prompt(int S, double std) {
  * with the same pieces as the core (this is what the gradient is of). */
 typedef struct fixed_target {
     const sdfed_kernels *k;
-    const float *target; /* (C, D) */
+    const float *target; /* (C, embed_dim) */
     float gamma;
     int stretch; /* SDFED_STRETCH_* */
 } fixed_target;
@@ -55,12 +55,12 @@ static double objective_fixed(const fixed_target *ft, const float *Gs, const flo
                           (float *const[]){fs, fc}, NULL, &arena, NULL);
     float scale = expf(model.logit_scale);
     double L = 0;
-    sdfed_logits_forward(logits, image, fc, B, C, D, scale);
+    sdfed_logits_forward(logits, image, fc, B, C, embed_dim, scale);
     L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
-    sdfed_logits_forward(logits, image, fs, B, C, D, scale);
+    sdfed_logits_forward(logits, image, fs, B, C, embed_dim, scale);
     L += sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
-    L += sdfed_stretch_forward(fc, ft->target, C * D, ft->stretch == SDFED_STRETCH_SUM);
-    L += sdfed_separation_forward(dist, fc, fs, C, D, ft->gamma);
+    L += sdfed_stretch_forward(fc, ft->target, C * embed_dim, ft->stretch == SDFED_STRETCH_SUM);
+    L += sdfed_separation_forward(dist, fc, fs, C, embed_dim, ft->gamma);
     sdfed_arena_free(&arena);
     return L;
 }
@@ -70,7 +70,7 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
     float *Gs = random_prompt(S_S, 0.5), *Gc = random_prompt(S_L, 0.5);
-    float *gs = malloc(sizeof *gs * S_S * W), *gc = malloc(sizeof *gc * S_L * W);
+    float *gs = malloc(sizeof *gs * S_S * text_width), *gc = malloc(sizeof *gc * S_L * text_width);
     sdfed_objective_config cfg = sdfed_objective_defaults();
     cfg.projector = projector;
     cfg.stretch = stretch;
@@ -82,7 +82,7 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     float fs[C * 64], fc[C * 64], dist[C];
     sdfed_prompt_features(&model, k, &classes, 2, (const float *const[]){Gs, Gc}, (int[]){S_S, S_L},
                           (float *const[]){fs, fc}, NULL, &arena, NULL);
-    sdfed_separation_forward(dist, fc, fs, C, D, 0.0f);
+    sdfed_separation_forward(dist, fc, fs, C, embed_dim, 0.0f);
     float lo = INFINITY, hi = 0;
     for (int c = 0; c < C; c++) lo = fminf(lo, dist[c]), hi = fmaxf(hi, dist[c]);
     cfg.gamma = 0.5f * (lo + hi);
@@ -94,8 +94,8 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
 
     /* the stop-gradient target f(G_c R) */
     sdfed_projector R;
-    float *refined = malloc(sizeof *refined * S_L * W), target[C * 64];
-    sdfed_projector_build(Gs, S_S, W, projector, cfg.lambda, &R, &arena, &err);
+    float *refined = malloc(sizeof *refined * S_L * text_width), target[C * 64];
+    sdfed_projector_build(Gs, S_S, text_width, projector, cfg.lambda, &R, &arena, &err);
     sdfed_projector_apply(&R, k, Gc, S_L, refined, &arena, &err);
     sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){refined}, (int[]){S_L},
                           (float *const[]){target}, NULL, &arena, NULL);
@@ -106,16 +106,16 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
 
     /* along the gradient: d/dh L(x + h g/|g|) = |g| */
     double norm = 0;
-    for (int i = 0; i < S_S * W; i++) norm += (double)gs[i] * gs[i];
-    for (int i = 0; i < S_L * W; i++) norm += (double)gc[i] * gc[i];
+    for (int i = 0; i < S_S * text_width; i++) norm += (double)gs[i] * gs[i];
+    for (int i = 0; i < S_L * text_width; i++) norm += (double)gc[i] * gc[i];
     norm = sqrt(norm);
     double h = 1e-2;
-    float *Gs2 = malloc(sizeof *Gs2 * S_S * W), *Gc2 = malloc(sizeof *Gc2 * S_L * W);
+    float *Gs2 = malloc(sizeof *Gs2 * S_S * text_width), *Gc2 = malloc(sizeof *Gc2 * S_L * text_width);
     double L[2];
     for (int side = 0; side < 2; side++) {
         double step = side ? -h : h;
-        for (int i = 0; i < S_S * W; i++) Gs2[i] = (float)(Gs[i] + step * gs[i] / norm);
-        for (int i = 0; i < S_L * W; i++) Gc2[i] = (float)(Gc[i] + step * gc[i] / norm);
+        for (int i = 0; i < S_S * text_width; i++) Gs2[i] = (float)(Gs[i] + step * gs[i] / norm);
+        for (int i = 0; i < S_L * text_width; i++) Gc2[i] = (float)(Gc[i] + step * gc[i] / norm);
         L[side] = objective_fixed(&ft, Gs2, Gc2);
     }
     double numeric = (L[0] - L[1]) / (2 * h);
@@ -125,7 +125,7 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     /* the 6 largest coordinates of each prompt's gradient */
     for (int which = 0; which < 2; which++) {
         float *P = which ? Gc : Gs, *g = which ? gc : gs;
-        int n = (which ? S_L : S_S) * W, worst_ok = 1;
+        int n = (which ? S_L : S_S) * text_width, worst_ok = 1;
         char used[1152] = {0};
         for (int t = 0; t < 6; t++) {
             int best = -1;
@@ -166,39 +166,39 @@ static void test_sgd(const sdfed_kernels *k) {
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
     float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
-    float *ms = calloc((size_t)S_S * W, sizeof *ms), *mc = calloc((size_t)S_L * W, sizeof *mc);
-    float *g1s = malloc(sizeof *g1s * S_S * W), *g1c = malloc(sizeof *g1c * S_L * W);
-    float *g2s = malloc(sizeof *g2s * S_S * W), *g2c = malloc(sizeof *g2c * S_L * W);
-    float *Gs0 = malloc(sizeof *Gs0 * S_S * W), *Gc0 = malloc(sizeof *Gc0 * S_L * W);
-    float *Gs1 = malloc(sizeof *Gs1 * S_S * W), *Gc1 = malloc(sizeof *Gc1 * S_L * W);
-    memcpy(Gs0, Gs, sizeof *Gs * S_S * W), memcpy(Gc0, Gc, sizeof *Gc * S_L * W);
+    float *ms = calloc((size_t)S_S * text_width, sizeof *ms), *mc = calloc((size_t)S_L * text_width, sizeof *mc);
+    float *g1s = malloc(sizeof *g1s * S_S * text_width), *g1c = malloc(sizeof *g1c * S_L * text_width);
+    float *g2s = malloc(sizeof *g2s * S_S * text_width), *g2c = malloc(sizeof *g2c * S_L * text_width);
+    float *Gs0 = malloc(sizeof *Gs0 * S_S * text_width), *Gc0 = malloc(sizeof *Gc0 * S_L * text_width);
+    float *Gs1 = malloc(sizeof *Gs1 * S_S * text_width), *Gc1 = malloc(sizeof *Gc1 * S_L * text_width);
+    memcpy(Gs0, Gs, sizeof *Gs * S_S * text_width), memcpy(Gc0, Gc, sizeof *Gc * S_L * text_width);
     sdfed_objective_config cfg = sdfed_objective_defaults();
     sdfed_batch batch = {image, labels, B};
     sdfed_sgd sgd = {0.01f, 0.9f, 5e-4f};
-    sdfed_method_params p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_method_params p = {text_width, S_S, S_L, Gs, Gc, ms, mc};
     sdfed_losses l1, l2;
 
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g1s, g1c, NULL, &arena, &err);
     CHECK(local_step(k, &p, &batch, &sgd, &l2, &arena, &err) == SDFED_OK, "step: %s", err.message);
     CHECK(l1.total == l2.total, "the step reports the objective at the old prompts");
     int exact = 1;
-    for (int i = 0; i < S_S * W; i++) {
+    for (int i = 0; i < S_S * text_width; i++) {
         float g = g1s[i] + sgd.weight_decay * Gs0[i];
         exact &= ms[i] == g && Gs[i] == Gs0[i] - sgd.lr * g;
     }
-    for (int i = 0; i < S_L * W; i++) {
+    for (int i = 0; i < S_L * text_width; i++) {
         float g = g1c[i] + sgd.weight_decay * Gc0[i];
         exact &= mc[i] == g && Gc[i] == Gc0[i] - sgd.lr * g;
     }
     CHECK(exact, "%s: first step: buf = grad + wd p, p -= lr buf (bit for bit)", k->name);
-    memcpy(Gs1, Gs, sizeof *Gs * S_S * W), memcpy(Gc1, Gc, sizeof *Gc * S_L * W);
+    memcpy(Gs1, Gs, sizeof *Gs * S_S * text_width), memcpy(Gc1, Gc, sizeof *Gc * S_L * text_width);
     sdfed_arena_reset(&arena);
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g2s, g2c, NULL, &arena, &err);
-    float *ms1 = malloc(sizeof *ms1 * S_S * W);
-    memcpy(ms1, ms, sizeof *ms * S_S * W);
+    float *ms1 = malloc(sizeof *ms1 * S_S * text_width);
+    memcpy(ms1, ms, sizeof *ms * S_S * text_width);
     local_step(k, &p, &batch, &sgd, &l2, &arena, &err);
     exact = 1;
-    for (int i = 0; i < S_S * W; i++) {
+    for (int i = 0; i < S_S * text_width; i++) {
         float buf = sgd.momentum * ms1[i] + (g2s[i] + sgd.weight_decay * Gs1[i]);
         exact &= ms[i] == buf && Gs[i] == Gs1[i] - sgd.lr * buf;
     }
@@ -207,7 +207,7 @@ static void test_sgd(const sdfed_kernels *k) {
 
     /* a plain step without momentum needs no buffers */
     sdfed_sgd plain = {0.01f, 0.0f, 0.0f};
-    sdfed_method_params q = {W, S_S, S_L, Gs, Gc, NULL, NULL};
+    sdfed_method_params q = {text_width, S_S, S_L, Gs, Gc, NULL, NULL};
     CHECK(local_step(k, &q, &batch, &plain, &l2, &arena, &err) == SDFED_OK, "step without momentum: %s", err.message);
     sdfed_arena_free(&arena);
     free(Gs), free(Gc), free(ms), free(mc), free(g1s), free(g1c), free(g2s), free(g2c), free(Gs0), free(Gc0);
@@ -217,7 +217,7 @@ static void test_sgd(const sdfed_kernels *k) {
 /* A failing step must leave every buffer bit for bit unchanged. */
 static void expect_refused(const sdfed_kernels *k, sdfed_method_params *p, const sdfed_batch *batch,
                            const sdfed_sgd *sgd, int want_rc, const char *what) {
-    size_t ns = (size_t)S_S * W * sizeof(float), nl = (size_t)S_L * W * sizeof(float);
+    size_t ns = (size_t)S_S * text_width * sizeof(float), nl = (size_t)S_L * text_width * sizeof(float);
     void *copy[4] = {malloc(ns), malloc(nl), malloc(ns), malloc(nl)};
     memcpy(copy[0], p->global, ns), memcpy(copy[1], p->local, nl);
     memcpy(copy[2], p->global_momentum, ns), memcpy(copy[3], p->local_momentum, nl);
@@ -237,7 +237,7 @@ static void expect_refused(const sdfed_kernels *k, sdfed_method_params *p, const
 static void test_refusals(const sdfed_kernels *k) {
     float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
     float *ms = random_prompt(S_S, 0.01), *mc = random_prompt(S_L, 0.01);
-    sdfed_method_params p = {W, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_method_params p = {text_width, S_S, S_L, Gs, Gc, ms, mc};
     sdfed_batch batch = {image, labels, B};
     sdfed_sgd sgd = {0.01f, 0.9f, 0.0f};
 
@@ -262,8 +262,8 @@ static void test_refusals(const sdfed_kernels *k) {
     /* finite prompts whose rows overflow a float sum inside the encoder's
      * LayerNorm: the loss is not finite */
     float *huge = random_prompt(S_L, 1.0);
-    for (int i = 0; i < S_L * W; i++) huge[i] = 3e38f;
-    sdfed_method_params big = {W, S_S, S_L, Gs, huge, ms, mc};
+    for (int i = 0; i < S_L * text_width; i++) huge[i] = 3e38f;
+    sdfed_method_params big = {text_width, S_S, S_L, Gs, huge, ms, mc};
     expect_refused(k, &big, &batch, &sgd, SDFED_ERR_NUMERIC, "a non-finite loss");
     /* a finite loss whose update overflows */
     sdfed_sgd wild = {3e38f, 0.9f, 0.0f};
@@ -280,8 +280,8 @@ static void test_predict(const sdfed_kernels *k) {
     int32_t pred[B];
     sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){Gc}, (int[]){S_L}, (float *const[]){f}, NULL,
                           &arena, NULL);
-    sdfed_predict(f, C, D, image, B, pred);
-    sdfed_logits_forward(logits, image, f, B, C, D, expf(model.logit_scale));
+    sdfed_predict(f, C, embed_dim, image, B, pred);
+    sdfed_logits_forward(logits, image, f, B, C, embed_dim, expf(model.logit_scale));
     int same = 1;
     for (int b = 0; b < B; b++)
         for (int c = 0; c < C; c++) same &= logits[b * C + c] <= logits[b * C + pred[b]];
@@ -299,14 +299,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_step MODEL.gguf (%s)\n", err.message);
         return 2;
     }
-    W = model.cfg.text_width, D = model.cfg.embed_dim;
+    text_width = model.cfg.text_width, embed_dim = model.cfg.embed_dim;
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
     CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes");
     srand(7);
     for (int b = 0; b < B; b++) {
         double n = 0;
-        for (int d = 0; d < D; d++) n += pow(image[b * D + d] = (float)gauss(), 2);
-        for (int d = 0; d < D; d++) image[b * D + d] /= (float)sqrt(n);
+        for (int d = 0; d < embed_dim; d++) n += pow(image[b * embed_dim + d] = (float)gauss(), 2);
+        for (int d = 0; d < embed_dim; d++) image[b * embed_dim + d] /= (float)sqrt(n);
     }
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
         test_gradient(*k, SDFED_PROJECTOR_COMPLEMENT, SDFED_STRETCH_MEAN);

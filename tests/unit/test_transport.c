@@ -288,9 +288,9 @@ static void test_score(void) {
             /* s(raw with raw_i moved by +-h), in double, the plan fixed */
             double *s_out = side ? &s_minus : &s_plus;
             int n = i / D;
-            double yn[24], nn = 0;
+            double yn[24], nn = 0, step = side ? -h : h;
             for (int d = 0; d < D; d++) {
-                yn[d] = raw[n * D + d] + (d == i % D ? (side ? -h : h) : 0);
+                yn[d] = raw[n * D + d] + (d == i % D ? step : 0);
                 nn += yn[d] * yn[d];
             }
             for (int m = 0; m < M; m++) {
