@@ -808,16 +808,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_federation: %s\n", err.message);
         return 1;
     }
-    test_sync_rounds();
-    test_waiting();
-    test_dropout_and_deadline();
-    test_resume();
-    test_async();
-    test_group_commit();
-    test_rejoin();
-    test_metrics();
-    test_pace_steering();
-    test_device_figures();
+    if (check_case("sync_rounds")) test_sync_rounds();
+    if (check_case("waiting")) test_waiting();
+    if (check_case("dropout_and_deadline")) test_dropout_and_deadline();
+    if (check_case("resume")) test_resume();
+    if (check_case("async")) test_async();
+    if (check_case("group_commit")) test_group_commit();
+    if (check_case("rejoin")) test_rejoin();
+    if (check_case("metrics")) test_metrics();
+    if (check_case("pace_steering")) test_pace_steering();
+    if (check_case("device_figures")) test_device_figures();
     sdfed_classes_free(&cls);
     native_model_close(&model);
     return check_report("test_federation");

@@ -465,23 +465,25 @@ int main(void) {
 #endif
     CHECK(n_backends >= 1 && all[0] == &sdfed_kernels_portable, "portable backend first");
     CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
-    test_portable_gemm_exactness();
+    if (check_case("portable_gemm_exactness")) test_portable_gemm_exactness();
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
-    printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
-    /* (n, rows, cols); 1024 columns: rows 4 KB apart, which the linear reads from a padded copy */
-    static const int fma_shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 33, 96}, {25, 48, 128}, {40, 100, 32},
-                                        {14, 35, 1024}};
-    for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
-        test_linear_fma_exact(SDFED_TYPE_F32, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
-        test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
+    if (check_case("fma")) {
+        printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
+        /* (n, rows, cols); 1024 columns: rows 4 KB apart, which the linear reads from a padded copy */
+        static const int fma_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},
+                                            {25, 48, 128}, {40, 100, 32}, {14, 35, 1024}};
+        for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
+            test_linear_fma_exact(SDFED_TYPE_F32, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
+            test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
+        }
+        test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
+        for (int trial = 0; trial < 48; trial++) {
+            int m = 1 + rand() % 30, n = 1 + rand() % 70, kk = rand() % 90;
+            float beta = trial % 3 == 0 ? 0.0f : trial % 3 == 1 ? 1.0f : frand();
+            test_gemm_fma_exact(trial & 1, (trial >> 1) & 1, m, n, kk, trial % 4 == 0 ? 1.0f : frand(), beta);
+        }
+        test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
     }
-    test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
-    for (int trial = 0; trial < 48; trial++) {
-        int m = 1 + rand() % 30, n = 1 + rand() % 70, kk = rand() % 90;
-        float beta = trial % 3 == 0 ? 0.0f : trial % 3 == 1 ? 1.0f : frand();
-        test_gemm_fma_exact(trial & 1, (trial >> 1) & 1, m, n, kk, trial % 4 == 0 ? 1.0f : frand(), beta);
-    }
-    test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
     int best = sdfed_int8_isa_best();
     printf("int8 linear: tested on");
     for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_int8_isa_name(isa));
@@ -489,51 +491,55 @@ int main(void) {
     for (int isa = best + 1; isa < SDFED_INT8_ISA_COUNT; isa++) printf(" %s", sdfed_int8_isa_name(isa));
     printf("\n");
 #endif
-    test_q8_0_activations();
-    /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
-    static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},  {13, 33, 96},  {25, 48, 128},
-                                         {40, 100, 32}, {7, 31, 160}, {271, 20, 64}, {250, 70, 256}};
-    for (size_t s = 0; s < sizeof int8_shapes / sizeof int8_shapes[0]; s++) {
-        int n = int8_shapes[s][0], rows = int8_shapes[s][1], cols = int8_shapes[s][2];
-        test_int8_definition(n, rows, cols);
-        for (const sdfed_kernels *const *k = all; *k; k++) test_int8_backend(*k, n, rows, cols);
+    if (check_case("q8_0_activations")) test_q8_0_activations();
+    if (check_case("int8")) {
+        /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
+        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},  {13, 33, 96},  {25, 48, 128},
+                                             {40, 100, 32}, {7, 31, 160}, {271, 20, 64}, {250, 70, 256}};
+        for (size_t s = 0; s < sizeof int8_shapes / sizeof int8_shapes[0]; s++) {
+            int n = int8_shapes[s][0], rows = int8_shapes[s][1], cols = int8_shapes[s][2];
+            test_int8_definition(n, rows, cols);
+            for (const sdfed_kernels *const *k = all; *k; k++) test_int8_backend(*k, n, rows, cols);
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
-        test_int8_isas(n, rows, cols);
+            test_int8_isas(n, rows, cols);
 #endif
+        }
     }
 
-    static const int shapes[][3] = {{1, 1, 32},
-                                    {1, 4, 32},
-                                    {2, 5, 64},
-                                    {3, 7, 96},
-                                    {5, 64, 128},
-                                    {7, 65, 160},
-                                    {16, 130, 64},
-                                    {33, 3, 224},
-                                    {9, 129, 512},
-                                    /* more rows than the native backend's 4 MB panel holds */
-                                    {3, 300, 4096}};
-    for (const sdfed_kernels *const *k = all; *k; k++) {
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            test_linear(*k, SDFED_TYPE_F32, shapes[s][0], shapes[s][1], shapes[s][2]);
-            test_linear(*k, SDFED_TYPE_F16, shapes[s][0], shapes[s][1], shapes[s][2]);
-            test_linear(*k, SDFED_TYPE_Q8_0, shapes[s][0], shapes[s][1], shapes[s][2]);
-        }
-        static const int packed_types[] = {SDFED_TYPE_F32, SDFED_TYPE_F16, SDFED_TYPE_Q8_0};
-        for (size_t s = 0; (*k)->pack && s < sizeof shapes / sizeof shapes[0]; s++)
-            for (int int8 = 0; int8 < 2; int8++)
-                for (size_t t = 0; t < sizeof packed_types / sizeof packed_types[0]; t++)
-                    test_pack(*k, packed_types[t], int8, shapes[s][0], shapes[s][1], shapes[s][2]);
-        /* f32 and f16 rows need not be multiples of 32 */
-        test_linear(*k, SDFED_TYPE_F32, 3, 5, 7);
-        test_linear(*k, SDFED_TYPE_F16, 4, 3, 13);
-        for (int trial = 0; trial < 40; trial++) {
-            int ta = trial & 1, tb = (trial >> 1) & 1;
-            int m = 1 + rand() % 40, n = 1 + rand() % 40, kk = 1 + rand() % 70;
-            float alpha = trial % 5 == 0 ? 1.0f : frand(), beta = trial % 3 == 0   ? 0.0f
-                                                                  : trial % 3 == 1 ? 1.0f
-                                                                                   : frand();
-            test_gemm(*k, ta, tb, m, n, kk, alpha, beta);
+    if (check_case("linear_and_gemm")) {
+        static const int shapes[][3] = {{1, 1, 32},
+                                        {1, 4, 32},
+                                        {2, 5, 64},
+                                        {3, 7, 96},
+                                        {5, 64, 128},
+                                        {7, 65, 160},
+                                        {16, 130, 64},
+                                        {33, 3, 224},
+                                        {9, 129, 512},
+                                        /* more rows than the native backend's 4 MB panel holds */
+                                        {3, 300, 4096}};
+        for (const sdfed_kernels *const *k = all; *k; k++) {
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                test_linear(*k, SDFED_TYPE_F32, shapes[s][0], shapes[s][1], shapes[s][2]);
+                test_linear(*k, SDFED_TYPE_F16, shapes[s][0], shapes[s][1], shapes[s][2]);
+                test_linear(*k, SDFED_TYPE_Q8_0, shapes[s][0], shapes[s][1], shapes[s][2]);
+            }
+            static const int packed_types[] = {SDFED_TYPE_F32, SDFED_TYPE_F16, SDFED_TYPE_Q8_0};
+            for (size_t s = 0; (*k)->pack && s < sizeof shapes / sizeof shapes[0]; s++)
+                for (int int8 = 0; int8 < 2; int8++)
+                    for (size_t t = 0; t < sizeof packed_types / sizeof packed_types[0]; t++)
+                        test_pack(*k, packed_types[t], int8, shapes[s][0], shapes[s][1], shapes[s][2]);
+            /* f32 and f16 rows need not be multiples of 32 */
+            test_linear(*k, SDFED_TYPE_F32, 3, 5, 7);
+            test_linear(*k, SDFED_TYPE_F16, 4, 3, 13);
+            for (int trial = 0; trial < 40; trial++) {
+                int ta = trial & 1, tb = (trial >> 1) & 1;
+                int m = 1 + rand() % 40, n = 1 + rand() % 40, kk = 1 + rand() % 70;
+                float alpha = trial % 5 == 0 ? 1.0f : frand(), beta = trial % 3 == 0   ? 0.0f
+                                                                      : trial % 3 == 1 ? 1.0f
+                                                                                       : frand();
+                test_gemm(*k, ta, tb, m, n, kk, alpha, beta);
+            }
         }
     }
     return check_report("test_kernels");

@@ -443,9 +443,9 @@ static void test_refusals(void) {
 }
 
 int main(void) {
-    test_patterns();
-    test_randomness();
-    test_task_dropouts();
-    test_refusals();
+    if (check_case("patterns")) test_patterns();
+    if (check_case("randomness")) test_randomness();
+    if (check_case("task_dropouts")) test_task_dropouts();
+    if (check_case("refusals")) test_refusals();
     return check_report("test_secagg_sim");
 }

@@ -18,7 +18,11 @@ server="bash -c '. \"$here/../lib/postgres.sh\" && postgres_dir=$postgres_dir &&
 "$binary" "$work" "$postgres_dir" "$postgres_password" "$server postgres_pause'" "$server postgres_resume'" \
   "$server postgres_psql store_test -c \"\$0\"'" || exit 1
 
-# the same rows, the same bytes: SQLite's BLOBs and PostgreSQL's bytea
+# the same rows, the same bytes: SQLite's BLOBs and PostgreSQL's bytea (both suites, which a TEST_FILTER may leave out)
+if [ -n "${TEST_FILTER:-}" ]; then
+  echo "test_store.sh: TEST_FILTER=$TEST_FILTER: the back ends' bytes not compared"
+  exit 0
+fi
 from_sqlite=$(sqlite3 "$work/state/aggregator.sqlite" \
   "SELECT round, hex(global) FROM rounds ORDER BY round; SELECT round, client, hex(data) FROM updates ORDER BY round, client")
 from_postgres=$(postgres_psql store_test -F '|' \

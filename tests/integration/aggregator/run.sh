@@ -31,11 +31,19 @@
 #     and requests over their limits refused before they are read.
 # Every server listens on a port the kernel chooses (--port 0), read from
 # its --port-file; a restart after kill -9 takes the same port again.
-#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [postgres]
+#   run.sh BUILD_DIR MODEL.gguf WORK_DIR [PART]
+# Without PART (or with "all") every part runs in turn in WORK_DIR. ctest runs
+# one part a test: "setup" makes WORK_DIR afresh, with part 1's task and its
+# run of sdfed sim (eq.json, eq-sim) and the feature cache that run fills;
+# then each of "1" (1, 1b and 1h), "1c" (1c-1g and a volunteer's own
+# images), "2", "3" (3 and 3b), "4", "5", "6" and "7" runs in WORK_DIR/PART
+# on a copy of them (a cache of its own: part 6c locks its files), and
+# "reports" looks for sanitizer reports in every part's logs.
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
 # tests/lib/postgres.sh), then a database of another task and --db's
-# command-line errors (ctest aggregator_postgres); with "edge" only part 7;
+# command-line errors (ctest aggregator_postgres); with "edge" only part 7
+# (in WORK_DIR);
 # with "sanitizer" all but parts 1c-1g (the same server code as part 1 on
 # other tasks) and 4 (robust aggregation: its rules are the core's, which
 # test_aggregate runs there): their federations of ten clients took minutes
@@ -51,12 +59,22 @@
 # retry_after); a measured device that slows down is measured again.
 set -u
 build=$1 model=$2 work=$3 parts=${4:-all}
+root=$3 # a part's own folder is under it when ctest runs the parts one a test
+case $parts in
+  all) run_parts="1 1c 2 3 4 5 6 7 reports" ;;
+  sanitizer) run_parts="1 2 3 5 6 7 reports" ;;
+  setup | 1 | 1c | 2 | 3 | 4 | 5 | 6 | 7 | reports) run_parts=$parts work=$root/$parts ;;
+  postgres | devices | edge) run_parts= ;;
+  *) echo "run.sh: no part '$parts' (all, sanitizer, setup, 1, 1c, 2-7, reports, postgres, devices, edge)" >&2; exit 2 ;;
+esac
+part() { case " $run_parts " in *" $1 "*) return 0 ;; esac; return 1; } # part NAME: whether this run makes part NAME
 other_model=$build/test-models/mini-vit.openai.f32.gguf # another CLIP (ctest converts it first)
 sdfed=$build/sdfed aggregator=$build/sdfed-aggregator client=$build/sdfed-client
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
 . "$here/../../lib/postgres.sh"
 . "$here/../../lib/wait_for.sh"
+[ "$parts" = setup ] && rm -rf "$root" # the last run's parts and their logs go with it
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
 passed=0 failed=0
@@ -224,8 +242,19 @@ sys.exit(not (d["count"] == 2 and d["step_ms"][0]["length"] == 4 and d["step_ms"
 fi
 
 # --- 1. the simulator and the aggregator compute the same bits
+if [ -z "$run_parts" ] || [ "$work" = "$root" ] || [ "$parts" = setup ]; then
 task eq '{"rounds": 5}'
 "$sdfed" sim --task "$work/eq.json" --out "$work/eq-sim" --cache "$cache" >"$work/eq-sim.log" 2>&1 || bad "sim: $(tail -n 2 "$work/eq-sim.log")"
+if [ "$parts" = setup ]; then
+  summary
+  [ "$failed" -eq 0 ]
+  exit
+fi
+elif [ "$parts" != reports ]; then
+  # one part: the setup's task, its simulated history and the features it cached, copied
+  cp -r "$root/setup/eq.json" "$root/setup/eq-sim" "$root/setup/cache" "$work/" ||
+    { bad "no $root/setup (ctest runs aggregator_setup first)"; summary; exit 1; }
+fi
 same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, with this state (a folder or a URI)
   local name=$1 state=$2
   start_server "$name" "$work/eq.json" "$state" && start_clients "$name" 10 && wait_done "$name" 120
@@ -283,6 +312,7 @@ if [ "$parts" = postgres ]; then
   exit
 fi
 
+if part 1; then
 same_as_sim eq "$work/eq-state"
 
 # --- 1b. part 1 with volunteers dropping out (the task's dropout): a chosen
@@ -304,10 +334,11 @@ stored_abandoned=$(sqlite3 "$work/drop-state/aggregator.sqlite" \
 status | grep -q '"rounds_abandoned": '"$(grep -o true <<<"$sim_abandoned" | wc -l)" && ok ||
   bad "/status does not count the abandoned rounds: $(status)"
 stop_server
+fi
 
 # --- 1c-1g (not in the sanitizer tree: the same server code as part 1 on other tasks; their clients' and
 # the simulator's data paths run under ASan in the unit tests)
-if [ "$parts" != sanitizer ]; then
+if part 1c; then
 # --- 1c. a task with its own text: renamed classes (names shown, texts put
 # into prompts), its own template and prompt_init, a name and description:
 # the simulator runs it, and the aggregator with 3 headless clients gives
@@ -492,6 +523,7 @@ fi
 # --- 1h. a host's task as `sdfed task init` writes it: 20 volunteers, 10 a round, min_clients 2 (no --min-clients:
 # the task's is the default): with one volunteer connected no round starts, and /status, status.html and the log
 # say why; with a second one the rounds run with the two (2 reports each); /metrics stays Prometheus text
+if part 1; then
 task host '{"clients": 20, "clients_per_round": 10, "min_clients": 2, "rounds": 2}'
 if start_server host "$work/host.json" "$work/host-state"; then
   start_clients host 1
@@ -520,8 +552,10 @@ for line in text.splitlines():
 ' && ok || bad "/metrics is not Prometheus text"
 fi
 stop_server
+fi
 
 # --- 2. hostile clients first, then the same federation
+if part 2; then
 start_server adv "$work/eq.json" "$work/adv-state" --join-key sesame --max-update-norm 100 \
   --max-message-bytes 1048576 --rate-limit 50 --rate-window 60 --max-refusals 20 &&
   node --experimental-websocket --no-warnings "$here/adversary.mjs" "$port" sesame >"$work/adversary.log" 2>&1
@@ -537,8 +571,10 @@ join_key=
 grep -q "join key" "$work/nokey.log" && ok || bad "no join-key message: $(cat "$work/nokey.log")"
 client_extra() { :; }
 stop_server
+fi
 
 # --- 3. kill -9 while a round is open, restart on the same state
+if part 3; then
 task crash '{"rounds": 6}'
 "$sdfed" sim --task "$work/crash.json" --out "$work/crash-sim" --cache "$cache" >"$work/crash-sim.log" 2>&1
 # Client 9 is stopped (SIGSTOP) in the pause before round 3, after its
@@ -632,9 +668,10 @@ if start_server rejoin "$work/eq.json" "$work/rejoin-state" --rejoin-grace 600 -
   fi
 fi
 stop_server
+fi
 
 # --- 4. robust aggregation: 2 of 10 clients attack PromptFL's global prompt
-if [ "$parts" != sanitizer ]; then
+if part 4; then
   task robust '{"method": "promptfl", "rounds": 8, "partition": {"kind": "iid", "shots": 16}}'
   honest_accuracy() { # the honest clients' mean accuracy over the last 3 rounds
     sqlite3 "$1/aggregator.sqlite" "SELECT printf('%.4f', avg(m.accuracy) * 100) FROM metrics m JOIN clients c ON m.client = c.id
@@ -662,6 +699,7 @@ if [ "$parts" != sanitizer ]; then
 fi
 
 # --- 5a. asynchronous rounds
+if part 5; then
 task async '{"rounds": 4}'
 start_server async "$work/async.json" "$work/async-state" --mode async --buffer 5 --max-staleness 3 &&
   start_clients async 10 && wait_done async 120
@@ -686,8 +724,8 @@ fi
 stop_server
 scheme=http ws=ws
 
-# --- 5c. a state folder is refused for another task
-"$aggregator" --task "$work/tls.json" --port 0 --host 127.0.0.1 --state "$work/eq-state" >"$work/other.log" 2>&1 &&
+# --- 5c. a state folder is refused for another task (5a's)
+"$aggregator" --task "$work/tls.json" --port 0 --host 127.0.0.1 --state "$work/async-state" >"$work/other.log" 2>&1 &&
   bad "the state of another task was accepted" || ok
 grep -q "belongs to another task" "$work/other.log" && ok || bad "no clear message for another task's state"
 
@@ -860,6 +898,7 @@ for prog in "$build"/sdfed-load "$build"/sdfed-errors "$build"/bench_features "$
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
 done
+fi
 
 # --- 6a. volunteers vanish and the federation goes on (min_clients 2, deadline 10 s): A (headless)
 # and X, Y (silent.mjs: they never report) join; the round they are in is abandoned at its deadline
@@ -868,6 +907,7 @@ done
 # the next round with A, and it closes. X and Y join once A has its data (as B is in before X
 # goes), so that the deadline waits for a report, not for a shard's features encoded on a loaded
 # machine (under ASan they took longer than a deadline of 3 s)
+if part 6; then
 task live '{"rounds": 3, "clients": 3, "clients_per_round": 3}'
 start_server live "$work/live.json" "$work/live-state" --min-clients 2 --deadline 10
 start_clients live 1
@@ -928,14 +968,19 @@ stop_server
 "$aggregator" --task "$work/keepalive.json" --ping-after 5 --hangup-after 5 >"$work/keepalive.cli" 2>&1
 [ $? = 2 ] && grep -q "hangup-after (5 s) must be longer than --ping-after (5 s)" "$work/keepalive.cli" && ok ||
   bad "--hangup-after not longer than --ping-after: $(cat "$work/keepalive.cli")"
+fi
 
-edge
+part 7 && edge
 
-# sanitizer builds: no process reported a memory error or a leak
+# sanitizer builds: no process reported a memory error or a leak (in every part's logs when ctest ran them apart)
+if part reports; then
 cleanup
 sleep 1
-reports=$(grep -l "ERROR: [A-Za-z]*Sanitizer\|runtime error:" "$work"/*.log 2>/dev/null)
+logs=("$work"/*.log)
+[ "$parts" = reports ] && logs=("$root"/*/*.log)
+reports=$(grep -l "ERROR: [A-Za-z]*Sanitizer\|runtime error:" "${logs[@]}" 2>/dev/null)
 [ -z "$reports" ] && ok || bad "sanitizer reports in: $reports"
+fi
 
 summary
 [ "$failed" -eq 0 ]
