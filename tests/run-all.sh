@@ -41,7 +41,9 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # too, and the PostgreSQL back end through test_store; not aggregator_postgres,
 # the same federation again over PostgreSQL, whose feature cache of 10,000
 # test images takes minutes to encode under ASan, nor the cluster's 34
-# processes, nor aggregator_devices (more parity runs; the rule it follows
+# processes (aggregator_cluster, and aggregator_cluster_secure's secure
+# rounds on three nodes), nor readme (the README's commands, make run's
+# included: the same programs the gcc tree runs), nor aggregator_devices (more parity runs; the rule it follows
 # is the core's, test_local_prompt), nor aggregator_secure (the secure
 # rounds' headless clients; test_secagg_round and test_secagg_sim run the
 # protocol under ASan), nor sim, which encodes 40,000 images four times
@@ -51,8 +53,9 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # dataset's 80,000 images to the gcc tree)
 run_ctest native build
 run_ctest clang build/targets/clang \
-  -E '^(aggregator_(setup|[1-7][a-z]*_[a-z]+|reports)|aggregator_postgres|aggregator_cluster|aggregator_devices|aggregator_secure|sim|folder_dataset)$'
-run_ctest asan build/targets/asan -E '^(aggregator_postgres|aggregator_cluster|aggregator_devices|aggregator_secure|sim)$'
+  -E '^(aggregator_(setup|[1-7][a-z]*_[a-z]+|reports)|aggregator_postgres|aggregator_cluster|aggregator_cluster_secure|aggregator_devices|aggregator_secure|readme|sim|folder_dataset)$'
+run_ctest asan build/targets/asan \
+  -E '^(aggregator_postgres|aggregator_cluster|aggregator_cluster_secure|aggregator_devices|aggregator_secure|readme|sim)$'
 run_ctest emscripten build/targets/emscripten
 run_ctest wasi build/targets/wasi
 
