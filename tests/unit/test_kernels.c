@@ -479,7 +479,8 @@ int main(void) {
         test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
         for (int trial = 0; trial < 48; trial++) {
             int m = 1 + rand() % 30, n = 1 + rand() % 70, kk = rand() % 90;
-            float beta = trial % 3 == 0 ? 0.0f : trial % 3 == 1 ? 1.0f : frand();
+            float beta = trial % 3 == 0 ? 0.0f : 1.0f;
+            if (trial % 3 == 2) beta = frand();
             test_gemm_fma_exact(trial & 1, (trial >> 1) & 1, m, n, kk, trial % 4 == 0 ? 1.0f : frand(), beta);
         }
         test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
@@ -535,9 +536,9 @@ int main(void) {
             for (int trial = 0; trial < 40; trial++) {
                 int ta = trial & 1, tb = (trial >> 1) & 1;
                 int m = 1 + rand() % 40, n = 1 + rand() % 40, kk = 1 + rand() % 70;
-                float alpha = trial % 5 == 0 ? 1.0f : frand(), beta = trial % 3 == 0   ? 0.0f
-                                                                      : trial % 3 == 1 ? 1.0f
-                                                                                       : frand();
+                float alpha = trial % 5 == 0 ? 1.0f : frand();
+                float beta = trial % 3 == 0 ? 0.0f : 1.0f;
+                if (trial % 3 == 2) beta = frand(); /* after alpha's: the same random inputs as ever */
                 test_gemm(*k, ta, tb, m, n, kk, alpha, beta);
             }
         }
