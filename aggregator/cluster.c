@@ -17,7 +17,8 @@ int cluster_open(cluster **out, store *st, double lease_s, sdfed_error *err) {
     *out = NULL;
     cluster *c = calloc(1, sizeof *c);
     if (!c) return sdfed_fail(err, SDFED_ERR_NOMEM, "cluster: out of memory");
-    c->st = st, c->lease_s = lease_s;
+    c->st = st;
+    c->lease_s = lease_s;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     int rc = store_node_join(st, host, (int)getpid(), lease_s, &c->fence.node, err);

@@ -38,6 +38,8 @@ int description_write(const sdfed_task *task, const description_model *model, co
             (*out)[b.size - 2] = '\0';
         }
     }
-    sdfed_buffer_free(&task_json), sdfed_buffer_free(&model_json), sdfed_buffer_free(&b);
+    sdfed_buffer_free(&task_json);
+    sdfed_buffer_free(&model_json);
+    sdfed_buffer_free(&b);
     return rc;
 }

@@ -52,7 +52,8 @@ int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t sam
     if (!copy) return SDFED_ERR_NOMEM;
     memcpy(copy, values, sizeof *copy * n_values);
     arrived(g, now_ms);
-    g->updates[g->n_updates++] = (store_new_update){round, client, samples, copy, n_values};
+    g->updates[g->n_updates++] =
+        (store_new_update){.round = round, .client = client, .samples = samples, .values = copy, .n_values = n_values};
     return SDFED_OK;
 }
 
@@ -74,7 +75,7 @@ int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_
     if (!presence) return SDFED_ERR_NOMEM;
     g->presence = presence;
     arrived(g, now_ms);
-    g->presence[g->n_presence++] = (store_new_presence){client, shard};
+    g->presence[g->n_presence++] = (store_new_presence){.client = client, .shard = shard};
     return SDFED_OK;
 }
 

@@ -44,7 +44,7 @@ static int shard_connected(void *fed, int shard) { return federation_shard_conne
 static int demo_shard(struct lws *wsi, http_site *site, const peer_conn *from) {
     char arg[32];
     const char *k = lws_get_urlarg_by_name(wsi, "k=", arg, sizeof arg);
-    const peer_address nowhere = {{0}};
+    const peer_address nowhere = {.bytes = {0}};
     int64_t free_in_ms = 0;
     int shard;
     if (!site->demo) {
@@ -131,7 +131,7 @@ static int refused_for_secret(http_site *site, struct lws *wsi, const peer_conn 
     char presented[4096], why[256], seconds[32];
     long len = presented_secret(wsi, presented, sizeof presented);
     int64_t locked_ms;
-    const peer_address nowhere = {{0}};
+    const peer_address nowhere = {.bytes = {0}};
     join_key_verdict verdict =
         join_key_check(needed, site->peers, from ? &from->address : &nowhere, len >= 0 ? presented : NULL,
                        len >= 0 ? (size_t)len : 0, native_clock_ms(native_clock_monotonic_ns()), &locked_ms);

@@ -219,8 +219,8 @@ static int confirm_upgrade(loop *l, struct lws *wsi) {
     char path[256] = "";
     if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0 || strcmp(path, SDFED_WEBSOCKET_PATH))
         return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
-                              "the sdfed.v1 WebSocket is at " SDFED_WEBSOCKET_PATH " (ws://HOST:PORT"
-                              SDFED_WEBSOCKET_PATH ", or wss://)",
+                              "the sdfed.v1 WebSocket is at " SDFED_WEBSOCKET_PATH
+                              " (ws://HOST:PORT" SDFED_WEBSOCKET_PATH ", or wss://)",
                               NULL, NULL);
     if (!offers_sdfed(wsi))
         return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
@@ -304,7 +304,10 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     int rc;
     loop *l = calloc(1, sizeof *l);
     if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
-    l->opt = *opt, l->site = site, l->handlers = h, l->flush_at_ms = -1;
+    l->opt = *opt;
+    l->site = site;
+    l->handlers = h;
+    l->flush_at_ms = -1;
     lws_set_log_level(LLL_ERR, NULL);
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);

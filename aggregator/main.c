@@ -161,64 +161,90 @@ static void log_dataset(const fed_data *d) {
 int main(int argc, char **argv) {
     cli_set_program("sdfed-aggregator");
     args a = {0};
-    a.port = "8080", a.mode = "sync", a.deadline = NULL, a.pause = "0", a.buffer = "10", a.staleness = "10";
+    a.port = "8080";
+    a.mode = "sync";
+    a.deadline = NULL;
+    a.pause = "0";
+    a.buffer = "10";
+    a.staleness = "10";
     a.grace = "30";
-    a.rule = "mean", a.trim = "0.1", a.clip = "0", a.noise = "0", a.max_norm = "0", a.max_samples = "1000000";
-    a.max_bytes = "4194304", a.rate = "50", a.rate_window = "1", a.refusals = "20", a.lease = "10", a.poll = "1";
-    a.commit_batch = "512", a.commit_wait = "0.005", a.ping_after = "30", a.hangup_after = "60";
-    a.max_header = "8192", a.max_connections = "10000", a.status_reserve = "32", a.per_address = "128";
-    a.max_addresses = "65536", a.key_failures = "10", a.key_lockout = "60", a.registrations = "20";
-    a.demo_leases = "4", a.hello_timeout = "10", a.file_sends = "256";
-    const cli_option options[] = {{"--task", &a.task, NULL},
-                                  {"--port", &a.port, NULL},
-                                  {"--port-file", &a.port_file, NULL},
-                                  {"--host", &a.host, NULL},
-                                  {"--state", &a.state, NULL},
-                                  {"--db", &a.db, NULL},
-                                  {"--web", &a.web, NULL},
-                                  {"--wasm", &a.wasm, NULL},
-                                  {"--mode", &a.mode, NULL},
-                                  {"--min-clients", &a.min_clients, NULL},
-                                  {"--over-select", &a.over_select, NULL},
-                                  {"--deadline", &a.deadline, NULL},
-                                  {"--round-pause", &a.pause, NULL},
-                                  {"--rejoin-grace", &a.grace, NULL},
-                                  {"--buffer", &a.buffer, NULL},
-                                  {"--max-staleness", &a.staleness, NULL},
-                                  {"--aggregate", &a.rule, NULL},
-                                  {"--trim", &a.trim, NULL},
-                                  {"--clip-norm", &a.clip, NULL},
-                                  {"--noise-multiplier", &a.noise, NULL},
-                                  {"--max-update-norm", &a.max_norm, NULL},
-                                  {"--max-samples", &a.max_samples, NULL},
-                                  {"--join-key", &a.join_key, NULL},
-                                  {"--metrics-token", &a.metrics_token, NULL},
-                                  {"--cert", &a.cert, NULL},
-                                  {"--key", &a.key, NULL},
-                                  {"--max-message-bytes", &a.max_bytes, NULL},
-                                  {"--rate-limit", &a.rate, NULL},
-                                  {"--rate-window", &a.rate_window, NULL},
-                                  {"--max-refusals", &a.refusals, NULL},
-                                  {"--node-lease", &a.lease, NULL},
-                                  {"--poll", &a.poll, NULL},
-                                  {"--commit-batch", &a.commit_batch, NULL},
-                                  {"--commit-wait", &a.commit_wait, NULL},
-                                  {"--ping-after", &a.ping_after, NULL},
-                                  {"--hangup-after", &a.hangup_after, NULL},
-                                  {"--max-header-bytes", &a.max_header, NULL},
-                                  {"--max-connections", &a.max_connections, NULL},
-                                  {"--status-reserve", &a.status_reserve, NULL},
-                                  {"--max-connections-per-address", &a.per_address, NULL},
-                                  {"--max-addresses", &a.max_addresses, NULL},
-                                  {"--max-file-sends", &a.file_sends, NULL},
-                                  {"--key-failures", &a.key_failures, NULL},
-                                  {"--key-lockout", &a.key_lockout, NULL},
-                                  {"--registrations-per-minute", &a.registrations, NULL},
-                                  {"--demo-leases-per-address", &a.demo_leases, NULL},
-                                  {"--hello-timeout", &a.hello_timeout, NULL},
-                                  {"--verify", NULL, &a.verify},
-                                  {"--graph-from-seed", NULL, &a.graph_from_seed},
-                                  {"--help", NULL, &a.help}};
+    a.rule = "mean";
+    a.trim = "0.1";
+    a.clip = "0";
+    a.noise = "0";
+    a.max_norm = "0";
+    a.max_samples = "1000000";
+    a.max_bytes = "4194304";
+    a.rate = "50";
+    a.rate_window = "1";
+    a.refusals = "20";
+    a.lease = "10";
+    a.poll = "1";
+    a.commit_batch = "512";
+    a.commit_wait = "0.005";
+    a.ping_after = "30";
+    a.hangup_after = "60";
+    a.max_header = "8192";
+    a.max_connections = "10000";
+    a.status_reserve = "32";
+    a.per_address = "128";
+    a.max_addresses = "65536";
+    a.key_failures = "10";
+    a.key_lockout = "60";
+    a.registrations = "20";
+    a.demo_leases = "4";
+    a.hello_timeout = "10";
+    a.file_sends = "256";
+    const cli_option options[] = {{.name = "--task", .value = &a.task, .flag = NULL},
+                                  {.name = "--port", .value = &a.port, .flag = NULL},
+                                  {.name = "--port-file", .value = &a.port_file, .flag = NULL},
+                                  {.name = "--host", .value = &a.host, .flag = NULL},
+                                  {.name = "--state", .value = &a.state, .flag = NULL},
+                                  {.name = "--db", .value = &a.db, .flag = NULL},
+                                  {.name = "--web", .value = &a.web, .flag = NULL},
+                                  {.name = "--wasm", .value = &a.wasm, .flag = NULL},
+                                  {.name = "--mode", .value = &a.mode, .flag = NULL},
+                                  {.name = "--min-clients", .value = &a.min_clients, .flag = NULL},
+                                  {.name = "--over-select", .value = &a.over_select, .flag = NULL},
+                                  {.name = "--deadline", .value = &a.deadline, .flag = NULL},
+                                  {.name = "--round-pause", .value = &a.pause, .flag = NULL},
+                                  {.name = "--rejoin-grace", .value = &a.grace, .flag = NULL},
+                                  {.name = "--buffer", .value = &a.buffer, .flag = NULL},
+                                  {.name = "--max-staleness", .value = &a.staleness, .flag = NULL},
+                                  {.name = "--aggregate", .value = &a.rule, .flag = NULL},
+                                  {.name = "--trim", .value = &a.trim, .flag = NULL},
+                                  {.name = "--clip-norm", .value = &a.clip, .flag = NULL},
+                                  {.name = "--noise-multiplier", .value = &a.noise, .flag = NULL},
+                                  {.name = "--max-update-norm", .value = &a.max_norm, .flag = NULL},
+                                  {.name = "--max-samples", .value = &a.max_samples, .flag = NULL},
+                                  {.name = "--join-key", .value = &a.join_key, .flag = NULL},
+                                  {.name = "--metrics-token", .value = &a.metrics_token, .flag = NULL},
+                                  {.name = "--cert", .value = &a.cert, .flag = NULL},
+                                  {.name = "--key", .value = &a.key, .flag = NULL},
+                                  {.name = "--max-message-bytes", .value = &a.max_bytes, .flag = NULL},
+                                  {.name = "--rate-limit", .value = &a.rate, .flag = NULL},
+                                  {.name = "--rate-window", .value = &a.rate_window, .flag = NULL},
+                                  {.name = "--max-refusals", .value = &a.refusals, .flag = NULL},
+                                  {.name = "--node-lease", .value = &a.lease, .flag = NULL},
+                                  {.name = "--poll", .value = &a.poll, .flag = NULL},
+                                  {.name = "--commit-batch", .value = &a.commit_batch, .flag = NULL},
+                                  {.name = "--commit-wait", .value = &a.commit_wait, .flag = NULL},
+                                  {.name = "--ping-after", .value = &a.ping_after, .flag = NULL},
+                                  {.name = "--hangup-after", .value = &a.hangup_after, .flag = NULL},
+                                  {.name = "--max-header-bytes", .value = &a.max_header, .flag = NULL},
+                                  {.name = "--max-connections", .value = &a.max_connections, .flag = NULL},
+                                  {.name = "--status-reserve", .value = &a.status_reserve, .flag = NULL},
+                                  {.name = "--max-connections-per-address", .value = &a.per_address, .flag = NULL},
+                                  {.name = "--max-addresses", .value = &a.max_addresses, .flag = NULL},
+                                  {.name = "--max-file-sends", .value = &a.file_sends, .flag = NULL},
+                                  {.name = "--key-failures", .value = &a.key_failures, .flag = NULL},
+                                  {.name = "--key-lockout", .value = &a.key_lockout, .flag = NULL},
+                                  {.name = "--registrations-per-minute", .value = &a.registrations, .flag = NULL},
+                                  {.name = "--demo-leases-per-address", .value = &a.demo_leases, .flag = NULL},
+                                  {.name = "--hello-timeout", .value = &a.hello_timeout, .flag = NULL},
+                                  {.name = "--verify", .value = NULL, .flag = &a.verify},
+                                  {.name = "--graph-from-seed", .value = NULL, .flag = &a.graph_from_seed},
+                                  {.name = "--help", .value = NULL, .flag = &a.help}};
     const char *allow_origin[ORIGINS_ALLOWED_MAX];
     int n_allow_origin;
     const cli_list lists[] = {
@@ -375,7 +401,7 @@ int main(int argc, char **argv) {
         goto done;
     }
 
-    sdfed_aggregate_config aggregate = {rule, trim, clip, noise};
+    sdfed_aggregate_config aggregate = {.rule = rule, .trim = trim, .clip_norm = clip, .noise_multiplier = noise};
     if (a.verify) {
         int mismatches = 0;
         if (verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
@@ -435,7 +461,7 @@ int main(int argc, char **argv) {
                              .poll_ms = (int64_t)(poll * 1000),
                              .batch_rows = (int)commit_batch,
                              .batch_wait_ms = (int64_t)(commit_wait * 1000)};
-    description_model dm = {model_url, model_sha, model.file.size};
+    description_model dm = {.url = model_url, .sha256 = model_sha, .size = model.file.size};
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
         description_write(&task, &dm, federation_get_global(fed).shape, demo_shards(shards), &description, &err)) {

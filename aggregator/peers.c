@@ -35,7 +35,7 @@ struct peers {
     int32_t *buckets; /* -1: empty */
     uint32_t bucket_mask;
     uint64_t seed;
-    int32_t unused;                /* the first unused entry */
+    int32_t unused; /* the first unused entry */
     int32_t idle_oldest, idle_newest;
     int64_t addresses, connections, file_sends;
     int64_t refused[PEERS_REFUSAL_COUNT];
@@ -62,7 +62,7 @@ const char *peers_refusal_name(peers_refusal why) { return refusal_names[why]; }
 /* ------------------------------------------------------------ addresses */
 
 peer_address peers_address(const struct sockaddr *sa) {
-    peer_address a = {{0}};
+    peer_address a = {.bytes = {0}};
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
         a.bytes[10] = a.bytes[11] = 0xff;

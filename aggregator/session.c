@@ -10,7 +10,10 @@
 
 void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms) {
     memset(ss, 0, sizeof *ss);
-    ss->wsi = wsi, ss->client = -1, ss->binary = 1, ss->last_rx = now_ms;
+    ss->wsi = wsi;
+    ss->client = -1;
+    ss->binary = 1;
+    ss->last_rx = now_ms;
     ss->opened_ms = now_ms;
     if (from) ss->address = *from;
     ws_reassembly_init(&ss->in, max_message_bytes);
@@ -39,7 +42,8 @@ int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
         return 0;
     }
     if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx) {
-        ss->pinged_at = now_ms, ss->ping_due = 1;
+        ss->pinged_at = now_ms;
+        ss->ping_due = 1;
         lws_callback_on_writable(ss->wsi);
     }
     return 0;

@@ -21,7 +21,9 @@ static int out_of_memory(struct lws *wsi) {
 }
 
 void status_board_free(status_board *site) {
-    free(site->history.rounds), free(site->history.clients), free(site->history.accuracy);
+    free(site->history.rounds);
+    free(site->history.clients);
+    free(site->history.accuracy);
     memset(&site->history, 0, sizeof site->history);
 }
 
@@ -36,9 +38,13 @@ static void update_history(status_board *site, const federation_status *st) {
     int n;
     if (store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL)) return; /* keep the last one */
     status_board_free(site);
-    site->history.rounds = rounds, site->history.clients = clients, site->history.accuracy = accuracy;
-    site->history.n = n, site->history.valid = 1;
-    site->history.metrics_seen = st->metrics_stored, site->history.read_at_ms = now;
+    site->history.rounds = rounds;
+    site->history.clients = clients;
+    site->history.accuracy = accuracy;
+    site->history.n = n;
+    site->history.valid = 1;
+    site->history.metrics_seen = st->metrics_stored;
+    site->history.read_at_ms = now;
 }
 
 /* The federation's counts as the store holds them (since it began, every

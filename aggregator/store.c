@@ -192,7 +192,7 @@ int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfe
     char hash[65];
     token_hash(token, hash);
     store_value p[] = {text(hash)};
-    found_client f = {id, shard};
+    found_client f = {.id = id, .shard = shard};
     return query(s, "SELECT id, shard FROM clients WHERE token_sha256 = $1", p, 1, row_client, &f, "find client", err);
 }
 
@@ -239,7 +239,7 @@ static int read_round(store *s, const char *sql, const store_value *params, int 
                       sdfed_error *err) {
     memset(r, 0, sizeof *r);
     *found = 0;
-    found_round f = {r, found};
+    found_round f = {.r = r, .found = found};
     int rc = query(s, sql, params, n, row_round, &f, "round", err);
     if (rc) {
         store_round_free(r);
@@ -664,7 +664,7 @@ static int row_integers(void *ctx, const store_value *c, int n, sdfed_error *err
 static int query_integers(store *s, const char *sql, int64_t *const *fields, int n, const char *what,
                           sdfed_error *err) {
     for (int i = 0; i < n; i++) *fields[i] = 0;
-    integer_fields f = {fields, n};
+    integer_fields f = {.fields = fields, .n = n};
     return query(s, sql, NULL, 0, row_integers, &f, what, err);
 }
 
@@ -849,8 +849,10 @@ static int row_coordinator(void *ctx, const store_value *c, int n, sdfed_error *
 }
 
 int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err) {
-    *node = -1, *epoch = 0, *live = 0;
-    coordinator_row r = {node, epoch, live};
+    *node = -1;
+    *epoch = 0;
+    *live = 0;
+    coordinator_row r = {.node = node, .epoch = epoch, .live = live};
     return query(s, "SELECT node, epoch, CASE WHEN lease_until > now() THEN 1 ELSE 0 END FROM coordinator WHERE id = 1",
                  NULL, 0, row_coordinator, &r, "coordinator", err);
 }
@@ -905,10 +907,13 @@ int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdf
         query(s, "SELECT p.client, p.shard FROM presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()",
               NULL, 0, row_present, &l, "present clients", err);
     if (rc) {
-        free(l.ids), free(l.shards);
+        free(l.ids);
+        free(l.shards);
         l = (id_list){0};
     }
-    *clients = l.ids, *shards = l.shards, *n = l.n;
+    *clients = l.ids;
+    *shards = l.shards;
+    *n = l.n;
     return rc;
 }
 
@@ -930,13 +935,17 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
                    "SELECT client, 0 FROM updates WHERE round = $1 UNION ALL SELECT client, 1 FROM departures WHERE "
                    "round = $1",
                    p, 1, row_event, &e, "round events", err);
-    free(e.reported.shards), free(e.departed.shards);
+    free(e.reported.shards);
+    free(e.departed.shards);
     if (rc) {
-        free(e.reported.ids), free(e.departed.ids);
+        free(e.reported.ids);
+        free(e.departed.ids);
         e = (round_events){0};
     }
-    *reported = e.reported.ids, *n_reported = e.reported.n;
-    *departed = e.departed.ids, *n_departed = e.departed.n;
+    *reported = e.reported.ids;
+    *n_reported = e.reported.n;
+    *departed = e.departed.ids;
+    *n_departed = e.departed.n;
     return rc;
 }
 

@@ -22,7 +22,8 @@ static int recompute(store *st, const sdfed_task *task, const sdfed_aggregate_co
         if (u[i].n_values != r->n_values)
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "verify: client %lld's update holds %zu values, not %zu",
                             (long long)u[i].client, u[i].n_values, r->n_values);
-        updates[i] = (sdfed_round_update){u[i].client, u[i].round, u[i].samples, u[i].values};
+        updates[i] = (sdfed_round_update){
+            .client = u[i].client, .base = u[i].round, .samples = u[i].samples, .values = u[i].values};
     }
     if (rc == SDFED_OK)
         rc = sdfed_round_resume(&order, r->round, r->participants, r->n_participants, task->clients_per_round, err);

@@ -22,8 +22,8 @@ int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p,
     pc.shots = task->partition.shots;
     pc.test_per_client = task->partition.test_per_client;
     pc.seed = task->seed;
-    sdfed_samples train = {d->n_train, NULL, d->train_labels, d->train_domains};
-    sdfed_samples test = {d->n_test, NULL, d->test_labels, d->test_domains};
+    sdfed_samples train = {.n = d->n_train, .id = NULL, .label = d->train_labels, .domain = d->train_domains};
+    sdfed_samples test = {.n = d->n_test, .id = NULL, .label = d->test_labels, .domain = d->test_domains};
     return sdfed_partition_make(&pc, &train, &test, p, err);
 }
 
@@ -43,7 +43,11 @@ void fed_client_free(fed_client *c) { sdfed_method_params_free(&c->params); }
 int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
                      const sdfed_classes *cls, const fed_data *d, sdfed_losses *sum, int *steps, sdfed_arena *arena,
                      sdfed_error *err) {
-    sdfed_feature_set train = {d->train_features, d->train_labels, d->dim, c->split->train, c->split->n_train};
+    sdfed_feature_set train = {.features = d->train_features,
+                               .labels = d->train_labels,
+                               .dim = d->dim,
+                               .index = c->split->train,
+                               .n = c->split->n_train};
     return sdfed_local_train(&c->cfg, m, k, cls, &c->params, &c->rng, &train, task->local_epochs, task->batch_size,
                              c->plan.steps, sum, steps, arena, err);
 }
@@ -51,6 +55,10 @@ int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_mod
 int fed_client_accuracy(const fed_client *c, const sdfed_clip_model *m, const sdfed_kernels *k,
                         const sdfed_classes *cls, const fed_data *d, double *accuracy, sdfed_arena *arena,
                         sdfed_error *err) {
-    sdfed_feature_set test = {d->test_features, d->test_labels, d->dim, c->split->test, c->split->n_test};
+    sdfed_feature_set test = {.features = d->test_features,
+                              .labels = d->test_labels,
+                              .dim = d->dim,
+                              .index = c->split->test,
+                              .n = c->split->n_test};
     return sdfed_local_accuracy(&c->cfg, m, k, cls, &c->params, &test, accuracy, arena, err);
 }

@@ -109,7 +109,8 @@ static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int w
         }
     }
     *owned = decoded;
-    *out = (sdfed_image){decoded, width, height, channels, (size_t)width * channels};
+    *out = (sdfed_image){
+        .pixels = decoded, .width = width, .height = height, .channels = channels, .stride = (size_t)width * channels};
     return SDFED_OK;
 }
 
@@ -358,7 +359,11 @@ int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t
     const char *const *paths = test ? d->test_paths : d->train_paths;
     if (!paths) { /* Fashion-MNIST's pixels, already in their domains */
         const uint8_t *pixels = test ? d->test_pixels : d->train_pixels;
-        *out = (sdfed_image){pixels + (size_t)i * d->rows * d->cols, d->cols, d->rows, 1, (size_t)d->cols};
+        *out = (sdfed_image){.pixels = pixels + (size_t)i * d->rows * d->cols,
+                             .width = d->cols,
+                             .height = d->rows,
+                             .channels = 1,
+                             .stride = (size_t)d->cols};
         return SDFED_OK;
     }
     uint8_t *decoded;

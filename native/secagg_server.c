@@ -247,7 +247,8 @@ int secagg_server_advance(secagg_server *s, sdfed_error *err) {
         for (int i = 0; i < n && rc == SDFED_OK; i++) flags[i] = (unsigned char)advertised(s, i);
         if (rc == SDFED_OK)
             rc = sdfed_secagg_session_id(s->round, n, s->mask_keys, s->share_keys, flags, scratch, s->session, err);
-        free(flags), free(scratch);
+        free(flags);
+        free(scratch);
     }
     return rc ? rc : sdfed_secagg_server_advance(&s->stages, err);
 }
@@ -297,6 +298,7 @@ int secagg_server_request(const secagg_server *s, int client, sdfed_buffer *out,
         rc = sdfed_fail(err, SDFED_SECAGG_WRONG_STAGE, "secagg round %lld sends no request at its %s stage",
                         (long long)s->round, sdfed_secagg_stage_name(s->stages.stage));
     }
-    free(clients), free(bytes);
+    free(clients);
+    free(bytes);
     return rc;
 }

@@ -109,7 +109,8 @@ static void drop_task(void) {
     wasm.have_task = 0;
     for (int which = 0; which < 2; which++) {
         samples *s = which ? &wasm.test : &wasm.train;
-        free(s->features), free(s->labels);
+        free(s->features);
+        free(s->labels);
         memset(s, 0, sizeof *s);
     }
 }
@@ -225,7 +226,8 @@ int wc_probe_begin(int length) {
     int rc = sdfed_method_params_init(&wasm.probe_params, &wasm.probe_cfg, &wasm.model, wasm.k, &wasm.cls,
                                       &wasm.probe_rng, &wasm.arena, &wasm.err);
     if (rc) return rc;
-    wasm.probe_set = (sdfed_feature_set){s->features, s->labels, wc_feature_size(), NULL, s->n};
+    wasm.probe_set = (sdfed_feature_set){
+        .features = s->features, .labels = s->labels, .dim = wc_feature_size(), .index = NULL, .n = s->n};
     /* a few steps, however few the samples: as many passes as steps */
     rc = sdfed_local_round_begin(&wasm.probe_round, &wasm.probe_set, WC_PROBE_STEPS, wasm.task.batch_size,
                                  WC_PROBE_STEPS, &wasm.err);
@@ -261,7 +263,10 @@ int wc_choose(const double *step_ms) {
                                   &params, &wasm.arena, &wasm.err);
     if (rc) return rc;
     sdfed_method_params_free(&wasm.params);
-    wasm.params = params, wasm.cfg = cfg, wasm.rng = rng, wasm.device_plan = plan;
+    wasm.params = params;
+    wasm.cfg = cfg;
+    wasm.rng = rng;
+    wasm.device_plan = plan;
     wasm.have_device_plan = 1;
     return SDFED_OK;
 }
@@ -309,7 +314,7 @@ int wc_encode_image(uint8_t *rgba, int width, int height, float *features) {
     if (width < 1 || height < 1) return fail(SDFED_ERR_ARG, "an image needs a width and a height of at least 1");
     /* onto the task's background (the default's before a task), RGB packed in place */
     sdfed_composite(rgba, 4, (size_t)width * (size_t)height, wasm.task.background, rgba);
-    sdfed_image img = {rgba, width, height, 3, (size_t)width * 3};
+    sdfed_image img = {.pixels = rgba, .width = width, .height = height, .channels = 3, .stride = (size_t)width * 3};
     sdfed_arena_reset(&wasm.arena);
     return sdfed_method_image_features(feature_method(), &wasm.model, wasm.k, &img, 1, features, &wasm.arena,
                                        &wasm.err);
@@ -324,16 +329,18 @@ int wc_set_samples(int which, const float *features, const uint8_t *labels, int 
         if (labels[i] >= wasm.cls.n_classes) return fail(SDFED_ERR_ARG, "samples: a label names no class of the task");
     for (size_t i = 0; i < (size_t)n * D; i++)
         if (!isfinite(features[i])) return fail(SDFED_ERR_NUMERIC, "samples: features are not finite");
-    samples s = {malloc(sizeof(float) * D * (size_t)n + 1), malloc((size_t)n + 1), n};
+    samples s = {.features = malloc(sizeof(float) * D * (size_t)n + 1), .labels = malloc((size_t)n + 1), .n = n};
     if (!s.features || !s.labels) {
-        free(s.features), free(s.labels);
+        free(s.features);
+        free(s.labels);
         return fail(SDFED_ERR_NOMEM, "samples: out of memory");
     }
     memcpy(s.features, features, sizeof(float) * D * (size_t)n);
     memcpy(s.labels, labels, (size_t)n);
     samples *dst = which ? &wasm.test : &wasm.train;
     if (!which) wasm.have_device_plan = 0; /* other training samples: another plan (wc_choose) */
-    free(dst->features), free(dst->labels);
+    free(dst->features);
+    free(dst->labels);
     *dst = s;
     return SDFED_OK;
 }
@@ -359,7 +366,11 @@ int wc_round_begin(const uint8_t *frame, size_t size) {
     if (!wasm.round_start) return fail(SDFED_ERR_NOMEM, "the round: out of memory");
     sdfed_frame_values(&f, wasm.params.global);
     memcpy(wasm.round_start, wasm.params.global, sizeof *wasm.round_start * n);
-    wasm.train_set = (sdfed_feature_set){wasm.train.features, wasm.train.labels, wc_feature_size(), NULL, wasm.train.n};
+    wasm.train_set = (sdfed_feature_set){.features = wasm.train.features,
+                                         .labels = wasm.train.labels,
+                                         .dim = wc_feature_size(),
+                                         .index = NULL,
+                                         .n = wasm.train.n};
     rc = sdfed_local_round_begin(&wasm.round, &wasm.train_set, wasm.task.local_epochs, wasm.task.batch_size,
                                  wasm.have_device_plan ? wasm.device_plan.steps : -1, &wasm.err);
     if (rc) return rc;
@@ -402,7 +413,11 @@ const float *wc_round_global(int which) {
 
 double wc_accuracy(void) {
     if (!wasm.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
-    sdfed_feature_set test = {wasm.test.features, wasm.test.labels, wc_feature_size(), NULL, wasm.test.n};
+    sdfed_feature_set test = {.features = wasm.test.features,
+                              .labels = wasm.test.labels,
+                              .dim = wc_feature_size(),
+                              .index = NULL,
+                              .n = wasm.test.n};
     double accuracy;
     sdfed_arena_reset(&wasm.arena);
     int rc = sdfed_local_accuracy(&wasm.cfg, &wasm.model, wasm.k, &wasm.cls, &wasm.params, &test, &accuracy,
@@ -524,7 +539,7 @@ int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *
 
 int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, size_t random_len) {
     sdfed_secagg_client *c = &wasm.secagg;
-    sdfed_secagg_buffer buffer = {random, random_len, 0};
+    sdfed_secagg_buffer buffer = {.bytes = random, .size = random_len, .used = 0};
     sdfed_secagg_bytes source = sdfed_secagg_buffer_source(&buffer);
     size_t most = (size_t)c->plan.params.k + 1;
     unsigned char *pairs = malloc(SDFED_SECAGG_PAIR_BYTES * (most ? most : 1));
@@ -614,7 +629,7 @@ int wc_secagg_input(const float *x, const float *g, double sample_count, double 
     if (rc) return rc;
     sdfed_rng state;
     sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&state, wasm.task.seed, c->round, who);
-    sdfed_secagg_buffer buffer = {noise, noise_len, 0};
+    sdfed_secagg_buffer buffer = {.bytes = noise, .size = noise_len, .used = 0};
     sdfed_secagg_bytes own = sdfed_secagg_buffer_source(&buffer);
     rc = sdfed_secagg_client_input(c, x, g, count, &rounding, noise_len ? &own : NULL, &wasm.err);
     if (rc) return rc;
@@ -710,7 +725,8 @@ int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const ui
         memset(advertised, 1, (size_t)n);
         rc = sdfed_secagg_session_id(r, n, mask_keys, share_keys, advertised, scratch, session, &wasm.err);
     }
-    free(advertised), free(scratch);
+    free(advertised);
+    free(scratch);
     unsigned char *o = rc ? NULL : out_reserve(sizeof session);
     if (o) memcpy(o, session, sizeof session);
     if (rc) return rc;

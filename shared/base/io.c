@@ -25,7 +25,7 @@ static int buffer_write(void *ctx, const void *data, size_t n) {
 }
 
 sdfed_sink sdfed_buffer_sink(sdfed_buffer *buf) {
-    sdfed_sink s = {buffer_write, buf};
+    sdfed_sink s = {.write = buffer_write, .ctx = buf};
     return s;
 }
 

@@ -170,7 +170,7 @@ int sdfed_json_parse(sdfed_json *j, const char *text, size_t len, sdfed_error *e
     memset(j, 0, sizeof *j);
     j->text = text;
     j->len = len;
-    parser p = {j, 0, err};
+    parser p = {.j = j, .pos = 0, .err = err};
     int rc = parse_value(&p, 0);
     if (rc == SDFED_OK) {
         skip_space(&p);

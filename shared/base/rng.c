@@ -79,7 +79,8 @@ void sdfed_rng_choose(sdfed_rng *r, int n, int k, int *out) {
     for (int i = 0; i < n; i++) out[i] = i;
     for (int i = 0; i < k; i++) {
         int j = i + (int)sdfed_rng_below(r, (uint64_t)(n - i)), t = out[i];
-        out[i] = out[j], out[j] = t;
+        out[i] = out[j];
+        out[j] = t;
     }
     qsort(out, (size_t)k, sizeof *out, compare_int);
 }

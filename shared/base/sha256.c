@@ -30,9 +30,23 @@ static void compress(uint32_t s[8], const unsigned char *p) {
     for (int i = 0; i < 64; i++) {
         uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + round_constants[i] + w[i];
         uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
     }
-    s[0] += a, s[1] += b, s[2] += c, s[3] += d, s[4] += e, s[5] += f, s[6] += g, s[7] += h;
+    s[0] += a;
+    s[1] += b;
+    s[2] += c;
+    s[3] += d;
+    s[4] += e;
+    s[5] += f;
+    s[6] += g;
+    s[7] += h;
 }
 
 void sdfed_sha256_init(sdfed_sha256 *h) {
@@ -49,12 +63,15 @@ void sdfed_sha256_update(sdfed_sha256 *h, const void *data, size_t n) {
     while (n > 0) {
         if (h->used == 0 && n >= 64) {
             compress(h->state, p);
-            p += 64, n -= 64;
+            p += 64;
+            n -= 64;
             continue;
         }
         size_t take = 64 - h->used < n ? 64 - h->used : n;
         memcpy(h->block + h->used, p, take);
-        h->used += take, p += take, n -= take;
+        h->used += take;
+        p += take;
+        n -= take;
         if (h->used == 64) {
             compress(h->state, h->block);
             h->used = 0;
@@ -80,6 +97,9 @@ void sdfed_sha256_hex(const void *data, size_t n, char hex[65]) {
     sdfed_sha256_init(&h);
     sdfed_sha256_update(&h, data, n);
     sdfed_sha256_final(&h, d);
-    for (int i = 0; i < 32; i++) hex[2 * i] = digits[d[i] >> 4], hex[2 * i + 1] = digits[d[i] & 15];
+    for (int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
     hex[64] = '\0';
 }

@@ -55,23 +55,23 @@ static int encode_hidden(const sdfed_clip_model *m, const sdfed_kernels *k, cons
             const float *pe = m->vision_pos + (size_t)t * W;
             for (int ch = 0; ch < W; ch++) x_i[(size_t)t * W + ch] = src[ch] + pe[ch];
         }
-        spans[i] = (sdfed_attn_span){i * T, T, 0, 0};
+        spans[i] = (sdfed_attn_span){.q0 = i * T, .nq = T, .c0 = 0, .nc = 0};
     }
     sdfed_layernorm_forward(x, NULL, NULL, x, m->ln_pre_w, m->ln_pre_b, N, W, c->layer_norm_eps);
 
-    sdfed_transformer t = {m->vision_blocks,
-                           c->vision_layers,
-                           W,
-                           c->vision_heads,
-                           c->activation,
-                           0,
-                           c->layer_norm_eps,
-                           spans,
-                           n,
-                           N,
-                           m->int8_images,
-                           NULL,
-                           NULL};
+    sdfed_transformer t = {.blocks = m->vision_blocks,
+                           .n_layers = c->vision_layers,
+                           .C = W,
+                           .heads = c->vision_heads,
+                           .activation = c->activation,
+                           .causal = 0,
+                           .eps = c->layer_norm_eps,
+                           .spans = spans,
+                           .n_spans = n,
+                           .N = N,
+                           .int8 = m->int8_images,
+                           .att_offset = NULL,
+                           .acts = NULL};
     *hidden = x;
     return sdfed_transformer_forward(k, &t, x, 0, arena, err);
 }

@@ -23,9 +23,9 @@ SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *
         float m = sdfed_sum_f32x8(&sums) / (float)C;
         sums = (f32x8){0};
         SDFED_EACH_F32X8(C, c, count, { /* the lanes past the row are m: (m - m)^2 = 0 */
-            f32x8 v;
-            sdfed_load_f32x8(&v, x + c, count, m);
-            sums += (v - m) * (v - m);
+                                        f32x8 v;
+                                        sdfed_load_f32x8(&v, x + c, count, m);
+                                        sums += (v - m) * (v - m);
         });
         float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
         SDFED_EACH_F32X8(C, c, count, {
@@ -289,7 +289,15 @@ void sdfed_attention_forward(const sdfed_kernels *k, float *out, float *att, con
                              int causal) {
     // qkv is (N, 3C), out is (N, C); per span and head, S = softmax(q k^T / sqrt(hd)) and o = S v,
     // the blocks split over the kernels' threads
-    attention_task task = {k, out, att, qkv, spans, att_offset, C, heads, causal};
+    attention_task task = {.k = k,
+                           .out = out,
+                           .att = att,
+                           .qkv = qkv,
+                           .spans = spans,
+                           .att_offset = att_offset,
+                           .C = C,
+                           .heads = heads,
+                           .causal = causal};
     double values = 0.0; /* of one head's blocks */
     for (int s = 0; s < n_spans; s++) values += (double)spans[s].nq * (spans[s].nc + spans[s].nq);
     double work = values / n_spans * (SOFTMAX_WORK_PER_VALUE + 2.0 * (C / heads));

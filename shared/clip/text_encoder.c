@@ -77,12 +77,12 @@ static int plan_rows(const sdfed_text_batch *b, int base, sdfed_text_pass *pass,
     p->prefix = prefix;
     p->span0 = pass->n_spans;
     p->seq0 = pass->n_seqs;
-    if (prefix > 0) pass->spans[pass->n_spans++] = (sdfed_attn_span){base, prefix, 0, 0};
+    if (prefix > 0) pass->spans[pass->n_spans++] = (sdfed_attn_span){.q0 = base, .nq = prefix, .c0 = 0, .nc = 0};
     int row = base + prefix;
     for (int s = 0; s < b->n_seqs; s++) {
         p->first[s] = row;
         int own = p->eot[s] - prefix + 1;
-        pass->spans[pass->n_spans++] = (sdfed_attn_span){row, own, base, prefix};
+        pass->spans[pass->n_spans++] = (sdfed_attn_span){.q0 = row, .nq = own, .c0 = base, .nc = prefix};
         row += own;
     }
     p->n_spans = pass->n_spans - p->span0;
@@ -149,19 +149,19 @@ static int forward(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfe
         }
     }
 
-    pass->blocks = (sdfed_transformer){m->text_blocks,
-                                       m->cfg.text_layers,
-                                       W,
-                                       m->cfg.text_heads,
-                                       m->cfg.activation,
-                                       1,
-                                       m->cfg.layer_norm_eps,
-                                       pass->spans,
-                                       pass->n_spans,
-                                       N,
-                                       0,
-                                       NULL,
-                                       NULL};
+    pass->blocks = (sdfed_transformer){.blocks = m->text_blocks,
+                                       .n_layers = m->cfg.text_layers,
+                                       .C = W,
+                                       .heads = m->cfg.text_heads,
+                                       .activation = m->cfg.activation,
+                                       .causal = 1,
+                                       .eps = m->cfg.layer_norm_eps,
+                                       .spans = pass->spans,
+                                       .n_spans = pass->n_spans,
+                                       .N = N,
+                                       .int8 = 0,
+                                       .att_offset = NULL,
+                                       .acts = NULL};
     if ((rc = sdfed_transformer_forward(k, &pass->blocks, x, keep, arena, err))) return rc;
 
     /* the feature is text_proj @ ln_final(x[eot]) */

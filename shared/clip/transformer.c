@@ -110,20 +110,37 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
 
     void (*linear)(float *, const float *, const sdfed_weight *, const float *, int, float *) =
         t->int8 ? k->linear_int8 : k->linear;
-    activation_task act_task = {act, NULL, 4 * C, t->activation};
+    activation_task act_task = {.out = act, .inp = NULL, .width = 4 * C, .activation = t->activation};
     for (int l = 0; l < t->n_layers; l++) {
         const sdfed_clip_block *b = &t->blocks[l];
         sdfed_block_acts *a = &t->acts[keep_activations ? l : 0];
         /* x += the previous block's MLP output; inp = x; ln = ln_1(x) */
-        rows_task before_attn = {
-            x, l > 0 ? proj : NULL, a->inp, ln, a->ln1_mean, a->ln1_rstd, b->ln1_w, b->ln1_b, C, t->eps};
+        rows_task before_attn = {.x = x,
+                                 .add = l > 0 ? proj : NULL,
+                                 .save = a->inp,
+                                 .ln = ln,
+                                 .mean = a->ln1_mean,
+                                 .rstd = a->ln1_rstd,
+                                 .ln_w = b->ln1_w,
+                                 .ln_b = b->ln1_b,
+                                 .C = C,
+                                 .eps = t->eps};
         sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &before_attn);
         linear(a->qkv, ln, &b->attn_qkv, b->attn_qkv_b, N, scratch);
         sdfed_attention_forward(k, att_out, a->att, a->qkv, t->spans, t->att_offset, t->n_spans, C, t->heads,
                                 t->causal);
         linear(proj, att_out, &b->attn_out, b->attn_out_b, N, scratch);
         /* x += attention output; res = x; ln = ln_2(x) */
-        rows_task before_mlp = {x, proj, a->res, ln, a->ln2_mean, a->ln2_rstd, b->ln2_w, b->ln2_b, C, t->eps};
+        rows_task before_mlp = {.x = x,
+                                .add = proj,
+                                .save = a->res,
+                                .ln = ln,
+                                .mean = a->ln2_mean,
+                                .rstd = a->ln2_rstd,
+                                .ln_w = b->ln2_w,
+                                .ln_b = b->ln2_b,
+                                .C = C,
+                                .eps = t->eps};
         sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &before_mlp);
         linear(a->fc, ln, &b->mlp_fc, b->mlp_fc_b, N, scratch);
         act_task.inp = a->fc;
@@ -131,7 +148,16 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
         linear(proj, act, &b->mlp_proj, b->mlp_proj_b, N, scratch);
     }
     /* x += the last block's MLP output */
-    rows_task last = {x, proj, NULL, NULL, NULL, NULL, NULL, NULL, C, t->eps};
+    rows_task last = {.x = x,
+                      .add = proj,
+                      .save = NULL,
+                      .ln = NULL,
+                      .mean = NULL,
+                      .rstd = NULL,
+                      .ln_w = NULL,
+                      .ln_b = NULL,
+                      .C = C,
+                      .eps = t->eps};
     if (t->n_layers > 0) sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, residual_rows, &last);
     return SDFED_OK;
 }
@@ -160,11 +186,12 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
         /* x_out = res + mlp_proj(act(mlp_fc(ln_2(res)))) */
         memset(d_act, 0, NC * 4 * sizeof *d_act);
         k->linear_backward(d_act, dx, &b->mlp_proj, N, scratch);
-        activation_grad_task act_grad = {d_act, a->fc, 4 * C, t->activation};
+        activation_grad_task act_grad = {.d = d_act, .inp = a->fc, .width = 4 * C, .activation = t->activation};
         sdfed_kernels_parallel(k, N, 4 * C * ACTIVATION_WORK_PER_VALUE, activation_grad_rows, &act_grad);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_act, &b->mlp_fc, N, scratch);
-        norm_grad_task ln2_grad = {dx, d_ln, a->res, b->ln2_w, a->ln2_mean, a->ln2_rstd, C};
+        norm_grad_task ln2_grad = {
+            .dx = dx, .d_ln = d_ln, .inp = a->res, .ln_w = b->ln2_w, .mean = a->ln2_mean, .rstd = a->ln2_rstd, .C = C};
         sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln2_grad);
         /* res = inp + attn_out(attention(attn_qkv(ln_1(inp)))) */
         memset(d_att, 0, NC * sizeof *d_att);
@@ -174,7 +201,8 @@ int sdfed_transformer_backward(const sdfed_kernels *k, const sdfed_transformer *
                                  d_scores);
         memset(d_ln, 0, NC * sizeof *d_ln);
         k->linear_backward(d_ln, d_qkv, &b->attn_qkv, N, scratch);
-        norm_grad_task ln1_grad = {dx, d_ln, a->inp, b->ln1_w, a->ln1_mean, a->ln1_rstd, C};
+        norm_grad_task ln1_grad = {
+            .dx = dx, .d_ln = d_ln, .inp = a->inp, .ln_w = b->ln1_w, .mean = a->ln1_mean, .rstd = a->ln1_rstd, .C = C};
         sdfed_kernels_parallel(k, N, C * NORM_WORK_PER_VALUE, norm_grad_rows, &ln1_grad);
     }
     return SDFED_OK;

@@ -12,11 +12,19 @@ typedef struct extension {
 static const char *const decoded[] = {".png", ".jpg", ".jpeg", ".jpe", ".jfif"};
 
 static const extension unsupported[] = {
-    {".gif", "GIF"},   {".webp", "WebP"}, {".bmp", "BMP"},   {".dib", "BMP"},   {".tif", "TIFF"},  {".tiff", "TIFF"},
-    {".svg", "SVG"},   {".svgz", "SVG"},  {".heic", "HEIC"}, {".heif", "HEIF"}, {".avif", "AVIF"}, {".ico", "ICO"},
-    {".psd", "PSD"},   {".ppm", "PNM"},   {".pgm", "PNM"},   {".pbm", "PNM"},   {".pnm", "PNM"},   {".jxl", "JPEG XL"},
-    {".jp2", "JPEG 2000"}, {".cr2", "camera raw"}, {".cr3", "camera raw"}, {".nef", "camera raw"},
-    {".arw", "camera raw"}, {".dng", "camera raw"}, {".raf", "camera raw"}, {".orf", "camera raw"},
+    {.dot = ".gif", .format = "GIF"},        {.dot = ".webp", .format = "WebP"},
+    {.dot = ".bmp", .format = "BMP"},        {.dot = ".dib", .format = "BMP"},
+    {.dot = ".tif", .format = "TIFF"},       {.dot = ".tiff", .format = "TIFF"},
+    {.dot = ".svg", .format = "SVG"},        {.dot = ".svgz", .format = "SVG"},
+    {.dot = ".heic", .format = "HEIC"},      {.dot = ".heif", .format = "HEIF"},
+    {.dot = ".avif", .format = "AVIF"},      {.dot = ".ico", .format = "ICO"},
+    {.dot = ".psd", .format = "PSD"},        {.dot = ".ppm", .format = "PNM"},
+    {.dot = ".pgm", .format = "PNM"},        {.dot = ".pbm", .format = "PNM"},
+    {.dot = ".pnm", .format = "PNM"},        {.dot = ".jxl", .format = "JPEG XL"},
+    {.dot = ".jp2", .format = "JPEG 2000"},  {.dot = ".cr2", .format = "camera raw"},
+    {.dot = ".cr3", .format = "camera raw"}, {.dot = ".nef", .format = "camera raw"},
+    {.dot = ".arw", .format = "camera raw"}, {.dot = ".dng", .format = "camera raw"},
+    {.dot = ".raf", .format = "camera raw"}, {.dot = ".orf", .format = "camera raw"},
 };
 
 static const char *const reasons[SDFED_FOLDER_KINDS] = {

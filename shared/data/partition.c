@@ -94,7 +94,10 @@ static void shares_from_proportions(int n, int m, const double *p, int *counts, 
     /* sum(p) is 1 within m ulp, so the floors cannot exceed n for any n
      * and m this accepts; should they, the last clients give back */
     for (int i = m - 1; sum > n && i >= 0; i--)
-        while (sum > n && counts[i] > 0) counts[i]--, sum--;
+        while (sum > n && counts[i] > 0) {
+            counts[i]--;
+            sum--;
+        }
     add_largest_remainders(n - sum, m, counts, rem);
 }
 
@@ -121,7 +124,10 @@ static int partition_pathological(sdfed_rng *rng, const groups *g, int C, int K,
     int *hstart = calloc((size_t)C + 1, sizeof *hstart), *fill = malloc(sizeof *fill * (size_t)C);
     int *holder = malloc(sizeof *holder * entries), *share = malloc(sizeof *share * (size_t)K);
     if (!hstart || !fill || !holder || !share) {
-        free(hstart), free(fill), free(holder), free(share);
+        free(hstart);
+        free(fill);
+        free(holder);
+        free(share);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "partition: out of memory for %d clients", K);
     }
     for (int c = 0; c < K; c++)
@@ -140,7 +146,10 @@ static int partition_pathological(sdfed_rng *rng, const groups *g, int C, int K,
         for (int i = 0; i < h; i++)
             for (int j = 0; j < share[i]; j++) owner[list[off++]] = holder[hstart[x] + i];
     }
-    free(hstart), free(fill), free(holder), free(share);
+    free(hstart);
+    free(fill);
+    free(holder);
+    free(share);
     return SDFED_OK;
 }
 
@@ -202,7 +211,10 @@ static int apply_shots(sdfed_rng *rng, const sdfed_samples *train, int C, int K,
     int *start = calloc((size_t)K + 1, sizeof *start), *fill = malloc(sizeof *fill * (size_t)K);
     int *pos = malloc(sizeof *pos * ((size_t)n + 1)), *kept = malloc(sizeof *kept * (size_t)C);
     if (!start || !fill || !pos || !kept) {
-        free(start), free(fill), free(pos), free(kept);
+        free(start);
+        free(fill);
+        free(pos);
+        free(kept);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "partition: out of memory for shots");
     }
     for (int i = 0; i < n; i++)
@@ -223,7 +235,10 @@ static int apply_shots(sdfed_rng *rng, const sdfed_samples *train, int C, int K,
                 owner[list[j]] = -1;
         }
     }
-    free(start), free(fill), free(pos), free(kept);
+    free(start);
+    free(fill);
+    free(pos);
+    free(kept);
     return SDFED_OK;
 }
 
@@ -337,7 +352,8 @@ static int fill_tests(const sdfed_partition_config *cfg, const groups *pg, int n
     int *cursor = calloc((size_t)n_groups, sizeof *cursor);
     long long *used = calloc((size_t)n_groups, sizeof *used);
     if (!cursor || !used) {
-        free(cursor), free(used);
+        free(cursor);
+        free(used);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "partition: out of memory for the test splits");
     }
     for (int c = 0; c < K; c++) {
@@ -356,7 +372,8 @@ static int fill_tests(const sdfed_partition_config *cfg, const groups *pg, int n
     }
     for (int g = 0; g < n_groups; g++)
         if (used[g] > group_size(pg, g)) out->test_reused += (int)(used[g] - group_size(pg, g));
-    free(cursor), free(used);
+    free(cursor);
+    free(used);
     return SDFED_OK;
 }
 
@@ -479,8 +496,14 @@ nomem:
 done:
     groups_free(&tg);
     groups_free(&pg);
-    free(ds.counts), free(ds.totals), free(ds.p);
-    free(owner), free(n_train), free(hist), free(want), free(rem);
+    free(ds.counts);
+    free(ds.totals);
+    free(ds.p);
+    free(owner);
+    free(n_train);
+    free(hist);
+    free(want);
+    free(rem);
     if (rc) sdfed_partition_free(out);
     return rc;
 }
@@ -502,7 +525,9 @@ int sdfed_partition_hold_out(sdfed_partition *p, const sdfed_samples *train, int
         *held = malloc(sizeof *held * (size_t)(longest + 1));
     char *out = malloc((size_t)longest + 1);
     if (!of_class || !held || !out) {
-        free(of_class), free(held), free(out);
+        free(of_class);
+        free(held);
+        free(out);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "hold out: out of memory");
     }
     sdfed_rng rng;
@@ -531,6 +556,8 @@ int sdfed_partition_hold_out(sdfed_partition *p, const sdfed_samples *train, int
         s->test = s->train + kept;
         s->n_test = n_held;
     }
-    free(of_class), free(held), free(out);
+    free(of_class);
+    free(held);
+    free(out);
     return SDFED_OK;
 }

@@ -148,7 +148,8 @@ static float value_of_rank(const float *column, int n, int k, uint32_t *keys) {
         while ((uint32_t)k >= count[b]) k -= (int)count[b++];
         int kept = 0;
         uint32_t first = lo;
-        lo = UINT32_MAX, hi = 0;
+        lo = UINT32_MAX;
+        hi = 0;
         for (int i = 0; i < n; i++) {
             uint32_t key = keys[i];
             if ((key - first) >> shift != b) continue;
@@ -198,9 +199,11 @@ static float trimmed_mean_of(const float *column, int n, int cut, uint32_t *keys
     float smallest = FLT_MAX;
     for (int i = 0; i < n; i++) {
         float v = column[i], a = fabsf(v);
-        up_to_low += v <= low, below_high += v < high;
+        up_to_low += v <= low;
+        below_high += v < high;
         if (!(low < v && v < high)) continue;
-        sum += v, absolute += a;
+        sum += v;
+        absolute += a;
         if (a != 0.0f && a < smallest) smallest = a;
     }
     /* copies of low and high in the middle (all of it when they are equal) */
@@ -209,7 +212,8 @@ static float trimmed_mean_of(const float *column, int n, int cut, uint32_t *keys
         float v = c ? high : low, a = fabsf(v);
         int copies = c ? highs : lows;
         if (copies == 0) continue;
-        sum += copies * (double)v, absolute += copies * (double)a;
+        sum += copies * (double)v;
+        absolute += copies * (double)a;
         if (a != 0.0f && a < smallest) smallest = a;
     }
     int exponent;

@@ -5,9 +5,9 @@
 #include <math.h>
 
 const sdfed_name sdfed_local_rule_names[] = {
-    {"random", SDFED_LOCAL_RULE_RANDOM},
-    {"fixed", SDFED_LOCAL_RULE_FIXED},
-    {"adaptive", SDFED_LOCAL_RULE_ADAPTIVE},
+    {.name = "random", .value = SDFED_LOCAL_RULE_RANDOM},
+    {.name = "fixed", .value = SDFED_LOCAL_RULE_FIXED},
+    {.name = "adaptive", .value = SDFED_LOCAL_RULE_ADAPTIVE},
 };
 static_assert(sizeof sdfed_local_rule_names / sizeof sdfed_local_rule_names[0] == SDFED_LOCAL_RULE_COUNT,
               "a name for every rule");

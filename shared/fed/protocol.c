@@ -74,7 +74,10 @@ int sdfed_frame_encode(int kind, uint32_t round, uint32_t samples, int n_dims, c
     unsigned char *p = malloc(size);
     if (!p) return sdfed_fail(err, SDFED_ERR_NOMEM, "frame: out of memory");
     memcpy(p, SDFED_FRAME_MAGIC, 4);
-    p[4] = SDFED_FRAME_VERSION, p[5] = (unsigned char)kind, p[6] = 0, p[7] = (unsigned char)n_dims;
+    p[4] = SDFED_FRAME_VERSION;
+    p[5] = (unsigned char)kind;
+    p[6] = 0;
+    p[7] = (unsigned char)n_dims;
     put32(p + 8, round);
     put32(p + 12, samples);
     for (int d = 0; d < n_dims; d++) put32(p + 16 + 4 * d, shape[d]);
@@ -379,7 +382,7 @@ static int get_tensor(reader *r, size_t max_values, sdfed_message *m) {
 /* round_start's "secure" object, when there is one: the client's place
  * and the plan's n, k, t and min_inputs */
 static int get_secure(const sdfed_json *j, sdfed_message *m, sdfed_code *code, sdfed_error *err) {
-    reader s = {j, sdfed_json_get(j, 0, "secure"), code, err};
+    reader s = {.j = j, .obj = sdfed_json_get(j, 0, "secure"), .code = code, .err = err};
     if (s.obj < 0) return SDFED_OK;
     if (j->nodes[s.obj].type != SDFED_JSON_OBJECT) {
         *code = SDFED_CODE_BAD_MESSAGE;
@@ -393,7 +396,10 @@ static int get_secure(const sdfed_json *j, sdfed_message *m, sdfed_code *code, s
         if (rc) return rc;
     }
     m->secure = 1;
-    m->place = (int)v[0], m->secure_n = (int)v[1], m->secure_k = (int)v[2], m->secure_t = (int)v[3];
+    m->place = (int)v[0];
+    m->secure_n = (int)v[1];
+    m->secure_k = (int)v[2];
+    m->secure_t = (int)v[3];
     m->secure_min_inputs = (int)v[4];
     return SDFED_OK;
 }
@@ -410,7 +416,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         *code = SDFED_CODE_BAD_JSON;
         return SDFED_ERR_FORMAT;
     }
-    reader r = {&j, 0, code, err};
+    reader r = {.j = &j, .obj = 0, .code = code, .err = err};
     char type[32] = "", encoding[16] = "";
     int rc = SDFED_OK;
     int type_node = sdfed_json_get(&j, 0, "type");
@@ -489,7 +495,7 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
         }
         memcpy(m->task_json, text + j.nodes[task].start, n);
         m->task_json[n] = '\0';
-        reader model = {&j, sdfed_json_get(&j, 0, "model"), code, err};
+        reader model = {.j = &j, .obj = sdfed_json_get(&j, 0, "model"), .code = code, .err = err};
         if (model.obj < 0 || j.nodes[model.obj].type != SDFED_JSON_OBJECT) {
             *code = SDFED_CODE_BAD_MESSAGE;
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: welcome without a 'model' object");
@@ -569,7 +575,8 @@ static void emit_quoted(sdfed_json_writer *w, const char *s) {
         unsigned char c = (unsigned char)*s;
         char esc[8];
         if (c == '"' || c == '\\') {
-            esc[0] = '\\', esc[1] = (char)c;
+            esc[0] = '\\';
+            esc[1] = (char)c;
             emit(w, esc, 2);
         } else if (c < 0x20) {
             snprintf(esc, sizeof esc, "\\u%04x", c);

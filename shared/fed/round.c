@@ -23,7 +23,7 @@ static int compare_places(const void *a, const void *b) {
 
 /* the lookup from client to place, once the clients are in */
 static void index_clients(sdfed_round *r) {
-    for (int i = 0; i < r->n_clients; i++) r->lookup[i] = (sdfed_round_place){r->clients[i], i};
+    for (int i = 0; i < r->n_clients; i++) r->lookup[i] = (sdfed_round_place){.client = r->clients[i], .place = i};
     qsort(r->lookup, (size_t)r->n_clients, sizeof *r->lookup, compare_places);
 }
 
@@ -79,7 +79,7 @@ int sdfed_round_resume(sdfed_round *r, int64_t number, const int64_t *clients, i
 }
 
 int sdfed_round_index(const sdfed_round *r, int64_t client) {
-    sdfed_round_place key = {client, 0};
+    sdfed_round_place key = {.client = client, .place = 0};
     const sdfed_round_place *found =
         r->n_clients ? bsearch(&key, r->lookup, (size_t)r->n_clients, sizeof key, compare_places) : NULL;
     return found ? found->place : -1;
@@ -97,13 +97,19 @@ int sdfed_round_reported(const sdfed_round *r, int64_t client) {
 
 int sdfed_round_report(sdfed_round *r, int64_t client) {
     int i = sdfed_round_index(r, client);
-    if (i >= 0 && !r->reported[i] && !r->gone[i]) r->reported[i] = 1, r->n_reported++;
+    if (i >= 0 && !r->reported[i] && !r->gone[i]) {
+        r->reported[i] = 1;
+        r->n_reported++;
+    }
     return i;
 }
 
 int sdfed_round_leave(sdfed_round *r, int64_t client) {
     int i = sdfed_round_index(r, client);
-    if (i >= 0 && !r->reported[i] && !r->gone[i]) r->gone[i] = 1, r->n_gone++;
+    if (i >= 0 && !r->reported[i] && !r->gone[i]) {
+        r->gone[i] = 1;
+        r->n_gone++;
+    }
     return i;
 }
 
@@ -142,17 +148,19 @@ int sdfed_round_order(const sdfed_round *r, sdfed_round_update *u, int n, sdfed_
     ordered *o = malloc(sizeof *o * (size_t)(n > 0 ? n : 1));
     sdfed_round_update *copy = malloc(sizeof *copy * (size_t)(n > 0 ? n : 1));
     if (!o || !copy) {
-        free(o), free(copy);
+        free(o);
+        free(copy);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "round %lld: out of memory", (long long)r->number);
     }
     for (int i = 0; i < n; i++) {
         int place = sdfed_round_index(r, u[i].client);
-        o[i] = (ordered){place < 0 ? r->n_clients : place, i};
+        o[i] = (ordered){.key = place < 0 ? r->n_clients : place, .given = i};
     }
     qsort(o, (size_t)n, sizeof *o, compare_ordered);
     memcpy(copy, u, sizeof *u * (size_t)n);
     for (int i = 0; i < n; i++) u[i] = copy[o[i].given];
-    free(o), free(copy);
+    free(o);
+    free(copy);
     return SDFED_OK;
 }
 
@@ -170,6 +178,7 @@ int sdfed_round_combine(const sdfed_aggregate_config *cfg, uint64_t seed, int64_
     sdfed_rng noise;
     sdfed_rng_seed_stream(&noise, seed, SDFED_STREAM_NOISE + (uint64_t)number);
     if (rc == SDFED_OK) rc = sdfed_aggregate(cfg, rows, weights, n, P, global, &noise, next, arena, err);
-    free(rows), free(weights);
+    free(rows);
+    free(weights);
     return rc;
 }

@@ -113,7 +113,9 @@ int sdfed_secagg_client_share(sdfed_secagg_client *c, const unsigned char *reque
     }
     if (b) memset(b, 0, sizeof *b * (size_t)holders);
     if (s) memset(s, 0, sizeof *s * (size_t)holders);
-    free(b), free(s), free(scratch);
+    free(b);
+    free(s);
+    free(scratch);
     if (rc) memset(pairs, 0, (size_t)SDFED_SECAGG_PAIR_BYTES * (size_t)holders);
     return verdict(c, rc);
 }
@@ -263,7 +265,12 @@ int sdfed_secagg_client_unmask(sdfed_secagg_client *c, const unsigned char *requ
     }
     if (rc == SDFED_OK) rc = sdfed_secagg_write_unmask(out, c->round, count, owners, which, shares, err);
     if (shares) memset(shares, 0, SDFED_SHAMIR_SHARE_BYTES * h);
-    free(alive), free(dropped), free(owners), free(reply), free(which), free(shares);
+    free(alive);
+    free(dropped);
+    free(owners);
+    free(reply);
+    free(which);
+    free(shares);
     if (rc == SDFED_OK) c->stage = SDFED_SECAGG_DONE;
     return verdict(c, rc);
 }

@@ -49,7 +49,7 @@ static void put_u32(writer *w, uint32_t v) {
 
 static writer begin(sdfed_buffer *out, int kind, int64_t round) {
     out->size = 0;
-    writer w = {out, sdfed_buffer_sink(out), 0};
+    writer w = {.out = out, .sink = sdfed_buffer_sink(out), .failed = 0};
     unsigned char head[SDFED_SECAGG_MSG_HEADER] = {(unsigned char)kind};
     for (int i = 0; i < 8; i++) head[1 + i] = (unsigned char)((uint64_t)round >> (56 - 8 * i));
     put(&w, head, sizeof head);

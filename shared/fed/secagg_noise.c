@@ -10,23 +10,23 @@ typedef struct u128 {
     uint64_t hi, lo;
 } u128;
 
-static u128 u128_from(uint64_t v) { return (u128){0, v}; }
+static u128 u128_from(uint64_t v) { return (u128){.hi = 0, .lo = v}; }
 
 static u128 mul64(uint64_t a, uint64_t b) {
     uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
     uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
     uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
-    return (u128){p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32), (mid << 32) | (p00 & 0xFFFFFFFFu)};
+    return (u128){.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32), .lo = (mid << 32) | (p00 & 0xFFFFFFFFu)};
 }
 
 static int less(u128 a, u128 b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; }
 
-static u128 sub128(u128 a, u128 b) { return (u128){a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo}; }
+static u128 sub128(u128 a, u128 b) { return (u128){.hi = a.hi - b.hi - (a.lo < b.lo), .lo = a.lo - b.lo}; }
 
 /* a k for a < 2^100 and k < 2^27: below 2^127 */
 static u128 mul_small(u128 a, uint64_t k) {
     u128 low = mul64(a.lo, k);
-    return (u128){a.hi * k + low.hi, low.lo};
+    return (u128){.hi = a.hi * k + low.hi, .lo = low.lo};
 }
 
 static int bit_length(u128 a) {
@@ -128,8 +128,9 @@ static uint64_t isqrt(uint64_t v) {
 
 int sdfed_dgauss_sample(uint64_t sigma2, const sdfed_secagg_bytes *random, int64_t *out, sdfed_error *err) {
     if (sigma2 < 1 || sigma2 > SDFED_DGAUSS_MAX_SIGMA2)
-        return sdfed_fail(err, SDFED_ERR_ARG, "discrete Gaussian: sigma^2 = %llu (1 to 2^48)", (unsigned long long)sigma2);
-    uint64_t t = isqrt(sigma2) + 1; /* floor(sigma) + 1 */
+        return sdfed_fail(err, SDFED_ERR_ARG, "discrete Gaussian: sigma^2 = %llu (1 to 2^48)",
+                          (unsigned long long)sigma2);
+    uint64_t t = isqrt(sigma2) + 1;      /* floor(sigma) + 1 */
     u128 den = mul64(t * t, 2 * sigma2); /* 2 sigma^2 t^2: t^2 < 2^49, 2 sigma^2 <= 2^49 */
     for (;;) {
         int64_t y;

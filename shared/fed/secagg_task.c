@@ -32,7 +32,10 @@ static int calibrate(const sdfed_task *t, sdfed_secagg_plan *p, sdfed_error *err
     const sdfed_task_secagg *s = &t->secagg;
     /* the largest rho per round within the budget: bracketed, then bisected in log space */
     double lo = 0, hi = 1e-12;
-    while (run_epsilon(hi, t->rounds, s->delta) <= s->epsilon && hi < 1e12) lo = hi, hi *= 4;
+    while (run_epsilon(hi, t->rounds, s->delta) <= s->epsilon && hi < 1e12) {
+        lo = hi;
+        hi *= 4;
+    }
     for (int i = 0; i < 200 && lo > 0; i++) {
         double mid = sqrt(lo * hi);
         if (run_epsilon(mid, t->rounds, s->delta) <= s->epsilon)

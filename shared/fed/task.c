@@ -288,7 +288,7 @@ static int transport_member(reader *r, const member *m, void *ctx) {
 /* {"kind": "partial"|"balanced", "epsilon", "mass", "iterations", "threshold"}: FedOTP's transport */
 static int read_transport(reader *r, int obj, sdfed_task *t) {
     if (r->j->nodes[obj].type != SDFED_JSON_OBJECT) return bad(r, "transport", "an object");
-    transport_read tr = {&t->transport, 0};
+    transport_read tr = {.transport = &t->transport, .mass_given = 0};
     int rc = each_member(r, obj, "transport", transport_member, &tr);
     if (t->transport.kind == SDFED_TRANSPORT_BALANCED && !tr.mass_given) t->transport.mass = 1.0; /* all of it */
     return rc;
@@ -404,7 +404,7 @@ static int read_dataset(reader *r, int node, sdfed_task *t) {
     snprintf(t->dataset, sizeof t->dataset, "folder");
     t->data_train[0] = t->data_test[0] = '\0';
     t->test_fraction = 0;
-    dataset_read d = {t, 0};
+    dataset_read d = {.t = t, .folder = 0};
     int rc = each_member(r, node, "dataset", dataset_member, &d), folder = d.folder;
     if (rc == SDFED_OK && !(folder == 2 && t->data_train[0] && t->data_test[0]) &&
         !(folder == 1 && t->data_train[0] && t->test_fraction > 0))
@@ -456,7 +456,10 @@ static int read_local_prompt(reader *r, int obj, sdfed_task *t) {
     int rc = each_member(r, obj, "local_prompt", local_prompt_member, lp);
     if (rc == SDFED_OK && lp->n_lengths == 0) return bad(r, "local_prompt.lengths", "present (a list of lengths)");
     if (rc == SDFED_OK) rc = sdfed_local_prompt_check(lp, 0, r->err);
-    if (rc == SDFED_OK) t->local_prompt_min = lp->lengths[0], t->local_prompt_max = lp->lengths[lp->n_lengths - 1];
+    if (rc == SDFED_OK) {
+        t->local_prompt_min = lp->lengths[0];
+        t->local_prompt_max = lp->lengths[lp->n_lengths - 1];
+    }
     return rc;
 }
 
@@ -530,7 +533,7 @@ static int read_class(reader *r, int node, int i, char **name, char **text) {
     if (r->j->nodes[node].type == SDFED_JSON_STRING) return read_text(r, node, key, 1, 1024, name);
     if (r->j->nodes[node].type != SDFED_JSON_OBJECT)
         return bad(r, key, "a name, or an object {\"name\": ..., \"text\": ...}");
-    int rc = each_member(r, node, key, class_member, &(class_read){name, text});
+    int rc = each_member(r, node, key, class_member, &(class_read){.name = name, .text = text});
     if (rc == SDFED_OK && !*name) {
         snprintf(full, sizeof full, "%s.name", key);
         rc = bad(r, full, "a non-empty string");
@@ -653,7 +656,7 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
         sdfed_task_defaults(t);
         return sdfed_fail_context(err, rc, "task");
     }
-    reader r = {&j, err, 0};
+    reader r = {.j = &j, .err = err, .prompt_keys = 0};
     if (j.nodes[0].type != SDFED_JSON_OBJECT)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "task: the file is not a JSON object");
     int key = 1;
@@ -850,7 +853,7 @@ sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {
     c.local_len = t->local_prompt_max;
     c.theta = t->theta;
     c.transport = t->transport;
-    c.sgd = (sdfed_sgd){t->lr, t->momentum, t->weight_decay};
+    c.sgd = (sdfed_sgd){.lr = t->lr, .momentum = t->momentum, .weight_decay = t->weight_decay};
     if (t->projector >= 0) c.objective.projector = t->projector;
     if (t->stretch >= 0) c.objective.stretch = t->stretch;
     if (!isnan(t->lambda)) c.objective.lambda = t->lambda;

@@ -224,7 +224,7 @@ static int read_alignment(sdfed_gguf *g, sdfed_error *err) {
 
 int sdfed_gguf_open(sdfed_gguf *g, const void *data, size_t size, sdfed_error *err) {
     memset(g, 0, sizeof *g);
-    cursor c = {data, size, 0, err};
+    cursor c = {.base = data, .size = size, .pos = 0, .err = err};
     g->data = data;
     g->size = size;
     uint8_t magic[4];
@@ -383,7 +383,7 @@ int sdfed_gguf_get_str(const sdfed_gguf *g, const char *key, sdfed_str *out, sdf
     if (rc) return rc;
     if (kv->type != SDFED_GGUF_STRING)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "gguf: metadata '%s' is not a string", key);
-    sdfed_gguf_str_iter it = {kv->value, 1};
+    sdfed_gguf_str_iter it = {.p = kv->value, .left = 1};
     sdfed_gguf_str_iter_next(&it, out);
     return SDFED_OK;
 }
@@ -410,7 +410,7 @@ int32_t sdfed_gguf_array_i32(const sdfed_gguf_kv *kv, uint64_t i) {
 }
 
 sdfed_gguf_str_iter sdfed_gguf_str_iter_begin(const sdfed_gguf_kv *kv) {
-    sdfed_gguf_str_iter it = {kv->value, kv->count};
+    sdfed_gguf_str_iter it = {.p = kv->value, .left = kv->count};
     return it;
 }
 

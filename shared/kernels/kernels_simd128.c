@@ -213,8 +213,10 @@ static void pack_int16_rows4(const sdfed_block_q8_0 *const rows[4], int b, unsig
             continue;
         }
         v128_t lo = wasm_v128_load(rows[r][b].qs), hi = wasm_v128_load(rows[r][b].qs + 16);
-        pairs[r][0] = wasm_i16x8_extend_low_i8x16(lo), pairs[r][1] = wasm_i16x8_extend_high_i8x16(lo);
-        pairs[r][2] = wasm_i16x8_extend_low_i8x16(hi), pairs[r][3] = wasm_i16x8_extend_high_i8x16(hi);
+        pairs[r][0] = wasm_i16x8_extend_low_i8x16(lo);
+        pairs[r][1] = wasm_i16x8_extend_high_i8x16(lo);
+        pairs[r][2] = wasm_i16x8_extend_low_i8x16(hi);
+        pairs[r][3] = wasm_i16x8_extend_high_i8x16(hi);
     }
     for (int h = 0; h < 4; h++) {
         v128_t t01lo = wasm_i32x4_shuffle(pairs[0][h], pairs[1][h], 0, 4, 1, 5);
@@ -289,7 +291,11 @@ static void panel_int16(int blocks, int count, const unsigned char *xq, const fl
     }
 }
 
-static const int8_path int16_path = {INT8_MR, 2 * SDFED_Q8_0_BLOCK, quantise_int16_row, pack_int16_panel, panel_int16};
+static const int8_path int16_path = {.mr = INT8_MR,
+                                     .x_block_bytes = 2 * SDFED_Q8_0_BLOCK,
+                                     .quantise = quantise_int16_row,
+                                     .pack = pack_int16_panel,
+                                     .panel = panel_int16};
 
 /* linear_int8's outputs [first, end) of each token on path (where w is
  * Q8_0; else as linear_rows) */
@@ -452,8 +458,11 @@ static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsi
     }
 }
 
-static const int8_path relaxed_path = {RELAXED_MR, RELAXED_X_BLOCK_BYTES, quantise_sign_split_row,
-                                       pack_complement_panel, sdfed_relaxed_panel};
+static const int8_path relaxed_path = {.mr = RELAXED_MR,
+                                       .x_block_bytes = RELAXED_X_BLOCK_BYTES,
+                                       .quantise = quantise_sign_split_row,
+                                       .pack = pack_complement_panel,
+                                       .panel = sdfed_relaxed_panel};
 
 /* the host's clock for relaxed_pays (sdfed_kernels_relaxed_clock) */
 static sdfed_clock_fn *host_clock;
@@ -498,7 +507,10 @@ static int relaxed_pays(void) {
         time_path(&relaxed_path, &w, x, y, scratch); /* the module's first call instantiates it */
         pays = time_path(&relaxed_path, &w, x, y, scratch) < time_path(&int16_path, &w, x, y, scratch);
     }
-    free(blocks), free(x), free(y), free(scratch);
+    free(blocks);
+    free(x);
+    free(y);
+    free(scratch);
     return pays;
 }
 

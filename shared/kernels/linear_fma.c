@@ -169,10 +169,10 @@ __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, c
 #endif
 
 static const tile_kernel kernels[SDFED_FMA_ISA_COUNT] = {
-    [SDFED_FMA_PORTABLE] = {PORTABLE_MR, 1, tile_portable},
+    [SDFED_FMA_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable},
 #if HAVE_X86_TILES
-    [SDFED_FMA_AVX2] = {AVX2_MR, 1, tile_avx2},
-    [SDFED_FMA_AVX512] = {AVX512_MR, MAX_PANELS, tile_avx512},
+    [SDFED_FMA_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2},
+    [SDFED_FMA_AVX512] = {.mr = AVX512_MR, .panels = MAX_PANELS, .run = tile_avx512},
 #endif
 };
 

@@ -197,7 +197,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(int
         __m512i c0 = _mm512_loadu_si512(p0 + QS_BYTES + NR * 4), c1 = _mm512_loadu_si512(p1 + QS_BYTES + NR * 4);
         __m512i sum[VNNI_MR][2];
 #pragma GCC unroll 6
-        for (int i = 0; i < VNNI_MR; i++) sum[i][0] = c0, sum[i][1] = c1;
+        for (int i = 0; i < VNNI_MR; i++) {
+            sum[i][0] = c0;
+            sum[i][1] = c1;
+        }
 #pragma GCC unroll 8
         for (int g = 0; g < GROUPS; g++) {
             __m512i w0 = _mm512_loadu_si512(p0 + g * NR * 4), w1 = _mm512_loadu_si512(p1 + g * NR * 4);
@@ -227,10 +230,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(int
 #endif
 
 static const tile_kernel kernels[SDFED_INT8_ISA_COUNT] = {
-    [SDFED_INT8_PORTABLE] = {PORTABLE_MR, 1, tile_portable, quantise_portable},
+    [SDFED_INT8_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable, .quantise = quantise_portable},
 #if HAVE_X86_TILES
-    [SDFED_INT8_AVX2] = {AVX2_MR, 1, tile_avx2, quantise_avx2},
-    [SDFED_INT8_AVX512VNNI] = {VNNI_MR, MAX_PANELS, tile_vnni, quantise_avx512},
+    [SDFED_INT8_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2, .quantise = quantise_avx2},
+    [SDFED_INT8_AVX512VNNI] = {.mr = VNNI_MR, .panels = MAX_PANELS, .run = tile_vnni, .quantise = quantise_avx512},
 #endif
 };
 

@@ -24,12 +24,17 @@ static int inverse_of_identity_plus(const float *A, int D, double *inv, sdfed_ar
         if (a[(size_t)pivot * D + col] == 0.0) return sdfed_fail(err, SDFED_ERR_NUMERIC, "fedot: I + A is singular");
         for (int c = 0; c < D && pivot != col; c++) {
             double t = a[(size_t)col * D + c];
-            a[(size_t)col * D + c] = a[(size_t)pivot * D + c], a[(size_t)pivot * D + c] = t;
+            a[(size_t)col * D + c] = a[(size_t)pivot * D + c];
+            a[(size_t)pivot * D + c] = t;
             t = inv[(size_t)col * D + c];
-            inv[(size_t)col * D + c] = inv[(size_t)pivot * D + c], inv[(size_t)pivot * D + c] = t;
+            inv[(size_t)col * D + c] = inv[(size_t)pivot * D + c];
+            inv[(size_t)pivot * D + c] = t;
         }
         double p = a[(size_t)col * D + col];
-        for (int c = 0; c < D; c++) a[(size_t)col * D + c] /= p, inv[(size_t)col * D + c] /= p;
+        for (int c = 0; c < D; c++) {
+            a[(size_t)col * D + c] /= p;
+            inv[(size_t)col * D + c] /= p;
+        }
         for (int r = 0; r < D; r++) {
             double f = a[(size_t)r * D + col];
             if (r == col || f == 0.0) continue;

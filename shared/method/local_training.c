@@ -43,13 +43,16 @@ int sdfed_local_round_step(sdfed_local_round *r, const sdfed_method_config *cfg,
         memcpy(r->batch + (size_t)b * s->dim, s->features + (size_t)row * s->dim, sizeof(float) * (size_t)s->dim);
         r->labels[b] = s->labels[row];
     }
-    sdfed_batch batch = {r->batch, r->labels, n};
+    sdfed_batch batch = {.features = r->batch, .labels = r->labels, .n = n};
     sdfed_arena_reset(arena);
     int rc = sdfed_method_step(cfg, m, k, cls, p, &batch, losses, NULL, arena, err);
     if (rc) return rc;
     r->steps++;
     r->first += n;
-    if (r->first >= s->n) r->first = 0, r->epoch++;
+    if (r->first >= s->n) {
+        r->first = 0;
+        r->epoch++;
+    }
     return SDFED_OK;
 }
 
@@ -70,8 +73,11 @@ int sdfed_local_train(const sdfed_method_config *cfg, const sdfed_clip_model *m,
         sdfed_losses l;
         rc = sdfed_local_round_step(&r, cfg, m, k, cls, p, rng, &l, arena, err);
         if (rc) break;
-        sum->ce_local += l.ce_local, sum->ce_global += l.ce_global, sum->stretch += l.stretch;
-        sum->separation += l.separation, sum->total += l.total;
+        sum->ce_local += l.ce_local;
+        sum->ce_global += l.ce_global;
+        sum->stretch += l.stretch;
+        sum->separation += l.separation;
+        sum->total += l.total;
         (*steps)++;
     }
     sdfed_local_round_end(&r);

@@ -42,7 +42,7 @@ sdfed_method_config sdfed_method_defaults(int method) {
     c.objective = sdfed_objective_defaults();
     c.theta = 0.2f;
     c.init_std = 0.02f;
-    c.sgd = (sdfed_sgd){0.01f, 0.0f, 0.0f};
+    c.sgd = (sdfed_sgd){.lr = 0.01f, .momentum = 0.0f, .weight_decay = 0.0f};
     c.transport = sdfed_transport_defaults();
     switch (method) {
     case SDFED_METHOD_FEDPHA:
@@ -179,7 +179,10 @@ int sdfed_promptfolio_eval(const sdfed_clip_model *m, const sdfed_kernels *k, co
     sdfed_cross_entropy_backward(logits, probs, batch->labels, B, C, 1.0f);
     memset(d_mix, 0, sizeof(float) * (size_t)C * D);
     sdfed_logits_backward(d_mix, logits, batch->features, B, C, D, scale);
-    for (size_t i = 0; i < (size_t)C * D; i++) d_f[0][i] = (1.0f - theta) * d_mix[i], d_f[1][i] = theta * d_mix[i];
+    for (size_t i = 0; i < (size_t)C * D; i++) {
+        d_f[0][i] = (1.0f - theta) * d_mix[i];
+        d_f[1][i] = theta * d_mix[i];
+    }
     float *dP[2] = {grad_G, grad_L};
     for (int i = 0; i < 2; i++) {
         if (!dP[i] && !(dP[i] = sdfed_arena_floats(arena, (size_t)T[i] * W)))
@@ -200,7 +203,8 @@ int sdfed_method_step(const sdfed_method_config *cfg, const sdfed_clip_model *m,
     size_t ng = (size_t)p->global_rows * p->width, nl = (size_t)p->local_rows * p->width;
     float *grad_g = sdfed_arena_floats(arena, ng + 1), *grad_l = sdfed_arena_floats(arena, nl + 1);
     if (!grad_g || !grad_l) return sdfed_fail(err, SDFED_ERR_NOMEM, "method: out of memory");
-    sdfed_param global = {p->global, p->global_momentum, grad_g, ng}, local = {p->local, p->local_momentum, grad_l, nl};
+    sdfed_param global = {.value = p->global, .momentum = p->global_momentum, .grad = grad_g, .n = ng},
+                local = {p->local, p->local_momentum, grad_l, nl};
     sdfed_objective_config ce_only = cfg->objective;
     ce_only.terms = SDFED_TERM_CE_LOCAL;
     switch (cfg->method) {
@@ -266,12 +270,12 @@ int sdfed_method_classifier(const sdfed_method_config *cfg, const sdfed_clip_mod
                             const sdfed_classes *cls, const sdfed_method_params *p, sdfed_classifier *out,
                             sdfed_arena *arena, sdfed_error *err) {
     int C = cls->n_classes, D = m->cfg.embed_dim, patches = sdfed_method_reads_patches(cfg->method);
-    *out = (sdfed_classifier){cfg,
-                              C,
-                              D,
-                              patches ? sdfed_image_token_count(&m->cfg) - 1 : 0,
-                              expf(m->logit_scale),
-                              sdfed_arena_floats(arena, (size_t)C * D * (patches ? SDFED_FEDOTP_PROMPTS : 1))};
+    *out = (sdfed_classifier){.cfg = cfg,
+                              .n_classes = C,
+                              .dim = D,
+                              .patches = patches ? sdfed_image_token_count(&m->cfg) - 1 : 0,
+                              .scale = expf(m->logit_scale),
+                              .feats = sdfed_arena_floats(arena, (size_t)C * D * (patches ? SDFED_FEDOTP_PROMPTS : 1))};
     if (!out->feats) return sdfed_fail(err, SDFED_ERR_NOMEM, "method: out of memory");
     if (patches)
         return sdfed_fedotp_class_prompts(m, k, cls, p->global, p->global_rows, p->local, p->local_rows, out->feats,

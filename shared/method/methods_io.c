@@ -77,7 +77,9 @@ int sdfed_method_params_load(const void *data, size_t size, int *method, sdfed_m
     if (!sdfed_str_eq(arch, "sdfed-client") || *method < 0 || width < 1 || width > 65536 || global_rows > 65536 ||
         local_rows > 65536)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "params: not an sdfed client file, or an unknown method");
-    p->width = (int)width, p->global_rows = (int)global_rows, p->local_rows = (int)local_rows;
+    p->width = (int)width;
+    p->global_rows = (int)global_rows;
+    p->local_rows = (int)local_rows;
     if (rc == SDFED_OK) rc = take(&g, "global", p->global_rows, p->width, 0, &p->global, err);
     if (rc == SDFED_OK) rc = take(&g, "local", p->local_rows, p->width, 0, &p->local, err);
     if (rc == SDFED_OK) rc = take(&g, "global_momentum", p->global_rows, p->width, 1, &p->global_momentum, err);

@@ -19,7 +19,11 @@ static_assert(sizeof sdfed_stretch_names / sizeof sdfed_stretch_names[0] == SDFE
 const char *sdfed_stretch_name(int stretch) { return sdfed_name_of(sdfed_stretch_names, SDFED_STRETCH_COUNT, stretch); }
 
 sdfed_objective_config sdfed_objective_defaults(void) {
-    sdfed_objective_config c = {SDFED_TERMS_ALL, SDFED_PROJECTOR_COMPLEMENT, 0.6f, 0.8f, SDFED_STRETCH_MEAN};
+    sdfed_objective_config c = {.terms = SDFED_TERMS_ALL,
+                                .projector = SDFED_PROJECTOR_COMPLEMENT,
+                                .lambda = 0.6f,
+                                .gamma = 0.8f,
+                                .stretch = SDFED_STRETCH_MEAN};
     return c;
 }
 

@@ -192,7 +192,7 @@ int sdfed_classes_zeroshot(const sdfed_clip_model *m, const sdfed_kernels *k, co
         memcpy(row + 1, cls->zeroshot_ids + cls->zeroshot_first[c], sizeof *row * (size_t)n);
         row[1 + n] = cls->eot;
     }
-    sdfed_text_batch batch = {C, ids, L, NULL, NULL, 0};
+    sdfed_text_batch batch = {.n_seqs = C, .ids = ids, .stride = L, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     int rc = sdfed_text_encode(m, k, &batch, raw, arena, err);
     if (rc == SDFED_OK) sdfed_l2_normalize_forward(feats, norms, raw, C, D);
     return rc;
@@ -217,7 +217,7 @@ static int build_batch(const sdfed_classes *cls, const float *P, int T, sdfed_te
         row[1 + T + n] = cls->eot;
     }
     for (int t = 0; t < T; t++) slots[t] = 1 + t;
-    *batch = (sdfed_text_batch){C, ids, L, P, slots, T};
+    *batch = (sdfed_text_batch){.n_seqs = C, .ids = ids, .stride = L, .splice = P, .splice_pos = slots, .n_splice = T};
     return SDFED_OK;
 }
 

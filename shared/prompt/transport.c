@@ -16,7 +16,8 @@ const char *sdfed_transport_kind_name(int kind) {
 }
 
 sdfed_transport sdfed_transport_defaults(void) {
-    return (sdfed_transport){SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
+    return (sdfed_transport){
+        .kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3};
 }
 
 size_t sdfed_transport_scratch_size(int M, int N) { return (size_t)M * N + (size_t)M + (size_t)N; }

@@ -77,13 +77,16 @@ static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *out) {
             i++;
             continue;
         } else if (c >= 0xc2 && c <= 0xdf) {
-            need = 1, cp = c & 0x1f;
+            need = 1;
+            cp = c & 0x1f;
         } else if (c >= 0xe0 && c <= 0xef) {
-            need = 2, cp = c & 0x0f;
+            need = 2;
+            cp = c & 0x0f;
             if (c == 0xe0) lo = 0xa0; /* no overlongs */
             if (c == 0xed) hi = 0x9f; /* no surrogates */
         } else if (c >= 0xf0 && c <= 0xf4) {
-            need = 3, cp = c & 0x07;
+            need = 3;
+            cp = c & 0x07;
             if (c == 0xf0) lo = 0x90; /* no overlongs */
             if (c == 0xf4) hi = 0x8f; /* nothing above U+10FFFF */
         } else {

@@ -37,9 +37,11 @@ static int next_piece(const uint32_t *s, size_t n, size_t *pos, size_t *start, s
     int cls = sdfed_char_class(s[i]);
     *kind = PIECE_TEXT;
     if (match_ascii(s + i, n - i, SDFED_CLIP_SOT_TEXT)) {
-        j = i + sizeof SDFED_CLIP_SOT_TEXT - 1, *kind = PIECE_SOT;
+        j = i + sizeof SDFED_CLIP_SOT_TEXT - 1;
+        *kind = PIECE_SOT;
     } else if (match_ascii(s + i, n - i, SDFED_CLIP_EOT_TEXT)) {
-        j = i + sizeof SDFED_CLIP_EOT_TEXT - 1, *kind = PIECE_EOT;
+        j = i + sizeof SDFED_CLIP_EOT_TEXT - 1;
+        *kind = PIECE_EOT;
     } else if (s[i] == '\'' && i + 1 < n &&
                (s[i + 1] == 's' || s[i + 1] == 't' || s[i + 1] == 'm' || s[i + 1] == 'd')) {
         j = i + 2;
@@ -202,7 +204,7 @@ static int work_reserve(bpe_work *w, size_t m) {
 
 static size_t bpe_heap_merge(const sdfed_tokenizer *t, bpe_work *w, size_t m) {
     uint32_t *sym = w->sym, *next = w->next, *prev = w->prev, *round = w->round;
-    bpe_heap h = {w->key, w->heap, w->slot, 0};
+    bpe_heap h = {.key = w->key, .heap = w->heap, .slot = w->slot, .n = 0};
     for (size_t p = 0; p < m; p++) {
         next[p] = p + 1 < m ? (uint32_t)(p + 1) : NONE;
         prev[p] = p > 0 ? (uint32_t)(p - 1) : NONE;
@@ -329,7 +331,7 @@ int sdfed_tokenizer_encode(const sdfed_tokenizer *t, const char *text, size_t le
     if (!n_ids) return sdfed_fail(err, SDFED_ERR_ARG, "tokenizer: n_ids is NULL");
     *n_ids = 0;
     if (ids && cap < 0) return sdfed_fail(err, SDFED_ERR_ARG, "tokenizer: negative capacity %d", cap);
-    encode_out o = {ids, cap, 0, 0, 0};
+    encode_out o = {.ids = ids, .cap = cap, .n = 0, .stop_when_full = 0, .overflow = 0};
     int rc = encode_text(t, text, len, &o, err);
     *n_ids = o.n;
     if (rc) return rc;
@@ -344,7 +346,7 @@ int sdfed_tokenize(const sdfed_tokenizer *t, const char *text, size_t len, int c
     if (context_length < 2)
         return sdfed_fail(err, SDFED_ERR_ARG, "tokenizer: context length %d cannot hold SOT and EOT", context_length);
     memset(ids, 0, sizeof(int32_t) * (size_t)context_length);
-    encode_out o = {ids + 1, context_length - 1, 0, 1, 0};
+    encode_out o = {.ids = ids + 1, .cap = context_length - 1, .n = 0, .stop_when_full = 1, .overflow = 0};
     int rc = encode_text(t, text, len, &o, err);
     if (rc) {
         memset(ids, 0, sizeof(int32_t) * (size_t)context_length);
@@ -462,7 +464,8 @@ int sdfed_tokenizer_init(sdfed_tokenizer *t, const sdfed_str *tokens, int n_toke
     uint32_t merge_size = 16;
     while (merge_size < 2 * (uint32_t)n_merges) merge_size *= 2;
 
-    interner in = {t, 0, (size_t)bytes, max_syms, NULL, table_size - 1};
+    interner in = {
+        .t = t, .used = 0, .cap = (size_t)bytes, .max_syms = max_syms, .table = NULL, .mask = table_size - 1};
     t->n_tokens = n_tokens;
     t->n_merges = n_merges;
     t->sot_id = sot_id;
@@ -519,7 +522,7 @@ int sdfed_tokenizer_init(sdfed_tokenizer *t, const sdfed_str *tokens, int n_toke
         uint32_t h = pair_hash(a, b) & t->merge_mask;
         while (t->merges[h].rank != NONE && !(t->merges[h].left == a && t->merges[h].right == b))
             h = (h + 1) & t->merge_mask;
-        sdfed_bpe_merge_slot slot = {a, b, (uint32_t)i, r};
+        sdfed_bpe_merge_slot slot = {.left = a, .right = b, .rank = (uint32_t)i, .result = r};
         t->merges[h] = slot;
     }
 

@@ -73,7 +73,8 @@ static void reference(const sdfed_aggregate_config *cfg, const float *const *upd
     if (cfg->noise_multiplier > 0.0)
         for (size_t j = 0; j < P; j++)
             out[j] = (float)(out[j] + cfg->noise_multiplier * cfg->clip_norm / n * sdfed_rng_normal(rng));
-    free(rows), free(column);
+    free(rows);
+    free(column);
 }
 
 /* --- data --- */
@@ -111,12 +112,12 @@ typedef struct case_data {
 static case_data make_case(int n, size_t P, int kind, uint64_t seed) {
     sdfed_rng r;
     sdfed_rng_seed(&r, seed);
-    case_data d = {n,
-                   P,
-                   malloc(sizeof(float) * (size_t)n * P),
-                   malloc(sizeof(float) * P),
-                   malloc(sizeof(float *) * (size_t)n),
-                   malloc(sizeof(double) * (size_t)n)};
+    case_data d = {.n = n,
+                   .P = P,
+                   .values = malloc(sizeof(float) * (size_t)n * P),
+                   .previous = malloc(sizeof(float) * P),
+                   .rows = malloc(sizeof(float *) * (size_t)n),
+                   .weights = malloc(sizeof(double) * (size_t)n)};
     for (size_t j = 0; j < P; j++) d.previous[j] = (float)(0.02 * ((double)(j % 7) - 3));
     for (int i = 0; i < n; i++) {
         float *u = d.values + (size_t)i * P;
@@ -128,7 +129,12 @@ static case_data make_case(int n, size_t P, int kind, uint64_t seed) {
     return d;
 }
 
-static void free_case(case_data *d) { free(d->values), free(d->previous), free(d->rows), free(d->weights); }
+static void free_case(case_data *d) {
+    free(d->values);
+    free(d->previous);
+    free(d->rows);
+    free(d->weights);
+}
 
 /* --- fast = reference --- */
 
@@ -159,7 +165,8 @@ static void test_against_reference(void) {
                 if ((kind == VALUES_MAGNITUDES || kind == VALUES_CANCELLING) && rules[r].clip_norm > 0)
                     continue; /* norms overflow: refused below */
                 sdfed_rng noise_a, noise_b;
-                sdfed_rng_seed(&noise_a, 9), sdfed_rng_seed(&noise_b, 9);
+                sdfed_rng_seed(&noise_a, 9);
+                sdfed_rng_seed(&noise_b, 9);
                 sdfed_error err = {0};
                 sdfed_arena_reset(&arena);
                 int rc = sdfed_aggregate(&rules[r], d.rows, d.weights, n, P, d.previous, &noise_a, got, &arena, &err);
@@ -169,7 +176,8 @@ static void test_against_reference(void) {
                       sdfed_aggregate_rule_name(rules[r].rule), rules[r].trim, rules[r].clip_norm,
                       rules[r].noise_multiplier, n, P, kind_names[kind], rc ? err.message : "ok");
             }
-            free(got), free(want);
+            free(got);
+            free(want);
             free_case(&d);
         }
     }
@@ -229,7 +237,7 @@ static void test_rules(void) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+    sdfed_aggregate_config mean = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0};
     CHECK(sdfed_aggregate(&mean, rows, w, N, P, NULL, NULL, out, &arena, &err) == SDFED_OK, "mean: %s", err.message);
     int close = 1;
     for (int j = 0; j < P; j++) {
@@ -238,13 +246,14 @@ static void test_rules(void) {
         close &= fabs(out[j] - s / 100.0) <= 1e-5 * (1 + fabs(s / 100.0));
     }
     CHECK(close, "weighted mean = sum w u / sum w");
-    sdfed_aggregate_config median = {SDFED_AGGREGATE_MEDIAN, 0, 0, 0};
+    sdfed_aggregate_config median = {.rule = SDFED_AGGREGATE_MEDIAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0};
     sdfed_aggregate(&median, rows, w, N, P, NULL, NULL, out, &arena, &err);
     CHECK(out[0] == 1 && out[1] == 1 && out[2] == 3 && out[6] == 7, "coordinate median (%g %g %g %g)", out[0], out[1],
           out[2], out[6]);
     sdfed_aggregate(&median, rows, w, 4, P, NULL, NULL, out, &arena, &err);
     CHECK(out[0] == 1.5f && out[1] == 1.0f, "median of an even count averages the middle two");
-    sdfed_aggregate_config trimmed = {SDFED_AGGREGATE_TRIMMED_MEAN, 0.2, 0, 0};
+    sdfed_aggregate_config trimmed = {
+        .rule = SDFED_AGGREGATE_TRIMMED_MEAN, .trim = 0.2, .clip_norm = 0, .noise_multiplier = 0};
     sdfed_aggregate(&trimmed, rows, w, N, P, NULL, NULL, out, &arena, &err);
     CHECK(fabsf(out[0] - 4.0f / 3) < 1e-6f && fabsf(out[1] - 1.0f) < 1e-6f && fabsf(out[6] - 14.0f / 3) < 1e-6f,
           "trimmed mean drops one value at each end (%g %g %g)", out[0], out[1], out[6]);
@@ -260,41 +269,52 @@ static void test_clipping_and_noise(void) {
     enum { BIG = 4096 };
     float *prev = calloc(BIG, sizeof(float)), *a = malloc(sizeof(float) * BIG), *b = malloc(sizeof(float) * BIG);
     float *out = malloc(sizeof(float) * BIG);
-    for (int j = 0; j < BIG; j++)
-        prev[j] = 1.0f, a[j] = 1.0f + (j == 0 ? 30.0f : 0.0f), b[j] = 1.0f + (j == 1 ? 0.5f : 0.0f);
+    for (int j = 0; j < BIG; j++) {
+        prev[j] = 1.0f;
+        a[j] = 1.0f + (j == 0 ? 30.0f : 0.0f);
+        b[j] = 1.0f + (j == 1 ? 0.5f : 0.0f);
+    }
     const float *rows[2] = {a, b};
     double w[2] = {1, 1};
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    sdfed_aggregate_config clip = {SDFED_AGGREGATE_MEAN, 0, 2.0, 0};
+    sdfed_aggregate_config clip = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 2.0, .noise_multiplier = 0};
     sdfed_aggregate(&clip, rows, w, 2, BIG, prev, NULL, out, &arena, &err);
     CHECK(fabsf(out[0] - 2.0f) < 1e-6f && fabsf(out[1] - 1.25f) < 1e-6f,
           "a change of norm 30 is clipped to 2, one of 0.5 kept (%g %g)", out[0], out[1]);
     CHECK(a[0] == 31.0f, "clipping leaves the caller's update as it was");
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 3);
-    sdfed_aggregate_config dp = {SDFED_AGGREGATE_MEAN, 0, 2.0, 1.5};
+    sdfed_aggregate_config dp = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 2.0, .noise_multiplier = 1.5};
     sdfed_aggregate(&dp, rows, w, 2, BIG, prev, &rng, out, &arena, &err);
     double sum = 0, sum2 = 0;
-    for (int j = 2; j < BIG; j++) sum += out[j] - 1.0, sum2 += (out[j] - 1.0) * (out[j] - 1.0);
+    for (int j = 2; j < BIG; j++) {
+        sum += out[j] - 1.0;
+        sum2 += (out[j] - 1.0) * (out[j] - 1.0);
+    }
     double mean = sum / (BIG - 2), sd = sqrt(sum2 / (BIG - 2) - mean * mean), want = 1.5 * 2.0 / 2;
     CHECK(fabs(mean) < 0.06 && fabs(sd - want) < 0.06, "noise N(0, (1.5 x 2 / 2)^2): mean %.3f sd %.3f", mean, sd);
-    sdfed_aggregate_config bad_noise = {SDFED_AGGREGATE_MEAN, 0, 0, 1.0};
+    sdfed_aggregate_config bad_noise = {
+        .rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 1.0};
     CHECK(sdfed_aggregate(&bad_noise, rows, w, 2, BIG, prev, &rng, out, &arena, &err) == SDFED_ERR_ARG,
           "noise without clipping is refused");
-    sdfed_aggregate_config bad_trim = {SDFED_AGGREGATE_TRIMMED_MEAN, 0.5, 0, 0};
+    sdfed_aggregate_config bad_trim = {
+        .rule = SDFED_AGGREGATE_TRIMMED_MEAN, .trim = 0.5, .clip_norm = 0, .noise_multiplier = 0};
     CHECK(sdfed_aggregate(&bad_trim, rows, w, 2, BIG, prev, NULL, out, &arena, &err) == SDFED_ERR_ARG,
           "trim 0.5 is refused");
     double zero[2] = {1, 0};
-    sdfed_aggregate_config plain = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+    sdfed_aggregate_config plain = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0};
     CHECK(sdfed_aggregate(&plain, rows, zero, 2, BIG, NULL, NULL, out, &arena, &err) == SDFED_ERR_ARG,
           "a zero weight is refused");
     CHECK(sdfed_aggregate_rule_from_name("trimmed_mean") == SDFED_AGGREGATE_TRIMMED_MEAN &&
               sdfed_aggregate_rule_from_name("avg") < 0,
           "rule names");
     sdfed_arena_free(&arena);
-    free(prev), free(a), free(b), free(out);
+    free(prev);
+    free(a);
+    free(b);
+    free(out);
 }
 
 /* An update with a NaN or an infinity is refused by every rule, naming it. */

@@ -106,11 +106,19 @@ static void test_layernorm(void) {
     layernorm_d(ref, xd, w, b, n, C);
     CHECK(forward_rel(out, ref, (size_t)n * C) < 1e-5, "layernorm forward");
     sdfed_layernorm_backward(dx, wout, x, w, mean, rstd, n, C);
-    ln_ctx ctx = {n, C, w, b, wout, ref};
+    ln_ctx ctx = {.n = n, .C = C, .w = w, .b = b, .wout = wout, .out = ref};
     double *g = numeric_grad(ln_loss, &ctx, x, (size_t)n * C);
     double rel = max_rel(dx, g, (size_t)n * C);
     CHECK(rel < 1e-4, "layernorm backward rel %.2e", rel);
-    free(x), free(w), free(b), free(wout), free(out), free(dx), free(ref), free(xd), free(g);
+    free(x);
+    free(w);
+    free(b);
+    free(wout);
+    free(out);
+    free(dx);
+    free(ref);
+    free(xd);
+    free(g);
 }
 
 /* --------------------------------------------------------------- activation */
@@ -139,11 +147,13 @@ static void test_activation(int act) {
     for (int i = 0; i < n; i++) ref[i] = act_d(x[i], act);
     CHECK(forward_rel(out, ref, n) < 1e-5, "%s forward", sdfed_activation_name(act));
     sdfed_activation_backward(dx, wout, x, n, act);
-    act_ctx ctx = {n, act, wout, ref};
+    act_ctx ctx = {.n = n, .act = act, .wout = wout, .out = ref};
     double *g = numeric_grad(act_loss, &ctx, x, n);
     double rel = max_rel(dx, g, n);
     CHECK(rel < 1e-4, "%s backward rel %.2e", sdfed_activation_name(act), rel);
-    free(x), free(wout), free(g);
+    free(x);
+    free(wout);
+    free(g);
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -194,8 +204,12 @@ static void test_attention(const sdfed_kernels *k, int causal) {
     /* a shared prefix of 4 rows and two continuations of 3 and 2 rows, as the
      * text tower plans them; without the causal mask, three separate spans */
     int N = 9, C = 16, heads = 2;
-    sdfed_attn_span text[3] = {{0, 4, 0, 0}, {4, 3, 0, 4}, {7, 2, 0, 4}};
-    sdfed_attn_span image[3] = {{0, 4, 0, 0}, {4, 3, 0, 0}, {7, 2, 0, 0}};
+    sdfed_attn_span text[3] = {{.q0 = 0, .nq = 4, .c0 = 0, .nc = 0},
+                               {.q0 = 4, .nq = 3, .c0 = 0, .nc = 4},
+                               {.q0 = 7, .nq = 2, .c0 = 0, .nc = 4}};
+    sdfed_attn_span image[3] = {{.q0 = 0, .nq = 4, .c0 = 0, .nc = 0},
+                                {.q0 = 4, .nq = 3, .c0 = 0, .nc = 0},
+                                {.q0 = 7, .nq = 2, .c0 = 0, .nc = 0}};
     const sdfed_attn_span *spans = causal ? text : image;
     size_t offset[3];
     size_t n_att = sdfed_attention_size(spans, offset, 3, heads);
@@ -208,11 +222,20 @@ static void test_attention(const sdfed_kernels *k, int causal) {
     attention_d(ref, qd, spans, 3, C, heads, causal);
     CHECK(forward_rel(out, ref, (size_t)N * C) < 1e-5, "%s attention forward (causal %d)", k->name, causal);
     sdfed_attention_backward(k, dqkv, wout, qkv, att, spans, offset, 3, C, heads, scratch);
-    attn_ctx ctx = {spans, 3, N, C, heads, causal, wout, ref};
+    attn_ctx ctx = {
+        .spans = spans, .n_spans = 3, .N = N, .C = C, .heads = heads, .causal = causal, .wout = wout, .out = ref};
     double *g = numeric_grad(attn_loss, &ctx, qkv, (size_t)N * 3 * C);
     double rel = max_rel(dqkv, g, (size_t)N * 3 * C);
     CHECK(rel < 1e-4, "%s attention backward (causal %d) rel %.2e", k->name, causal, rel);
-    free(qkv), free(wout), free(out), free(att), free(dqkv), free(scratch), free(ref), free(qd), free(g);
+    free(qkv);
+    free(wout);
+    free(out);
+    free(att);
+    free(dqkv);
+    free(scratch);
+    free(ref);
+    free(qd);
+    free(g);
 }
 
 /* ------------------------------------------------------- transformer blocks */
@@ -260,7 +283,10 @@ static double stack_loss(const double *x, void *p) {
 }
 
 static void random_block(sdfed_clip_block *b, int C) {
-    b->ln1_w = randf(C, 1.0), b->ln1_b = randf(C, 0.3), b->ln2_w = randf(C, 1.0), b->ln2_b = randf(C, 0.3);
+    b->ln1_w = randf(C, 1.0);
+    b->ln1_b = randf(C, 0.3);
+    b->ln2_w = randf(C, 1.0);
+    b->ln2_b = randf(C, 0.3);
     b->attn_qkv =
         (sdfed_weight){.type = SDFED_TYPE_F32, .rows = 3 * C, .cols = C, .data = randf((size_t)3 * C * C, 0.25)};
     b->attn_out = (sdfed_weight){.type = SDFED_TYPE_F32, .rows = C, .cols = C, .data = randf((size_t)C * C, 0.25)};
@@ -268,23 +294,47 @@ static void random_block(sdfed_clip_block *b, int C) {
         (sdfed_weight){.type = SDFED_TYPE_F32, .rows = 4 * C, .cols = C, .data = randf((size_t)4 * C * C, 0.25)};
     b->mlp_proj =
         (sdfed_weight){.type = SDFED_TYPE_F32, .rows = C, .cols = 4 * C, .data = randf((size_t)4 * C * C, 0.12)};
-    b->attn_qkv_b = randf((size_t)3 * C, 0.1), b->attn_out_b = randf(C, 0.1);
-    b->mlp_fc_b = randf((size_t)4 * C, 0.1), b->mlp_proj_b = randf(C, 0.1);
+    b->attn_qkv_b = randf((size_t)3 * C, 0.1);
+    b->attn_out_b = randf(C, 0.1);
+    b->mlp_fc_b = randf((size_t)4 * C, 0.1);
+    b->mlp_proj_b = randf(C, 0.1);
 }
 
 static void free_block(sdfed_clip_block *b) {
-    free((void *)b->ln1_w), free((void *)b->ln1_b), free((void *)b->ln2_w), free((void *)b->ln2_b);
-    free((void *)b->attn_qkv.data), free((void *)b->attn_out.data), free((void *)b->mlp_fc.data);
-    free((void *)b->mlp_proj.data), free((void *)b->attn_qkv_b), free((void *)b->attn_out_b);
-    free((void *)b->mlp_fc_b), free((void *)b->mlp_proj_b);
+    free((void *)b->ln1_w);
+    free((void *)b->ln1_b);
+    free((void *)b->ln2_w);
+    free((void *)b->ln2_b);
+    free((void *)b->attn_qkv.data);
+    free((void *)b->attn_out.data);
+    free((void *)b->mlp_fc.data);
+    free((void *)b->mlp_proj.data);
+    free((void *)b->attn_qkv_b);
+    free((void *)b->attn_out_b);
+    free((void *)b->mlp_fc_b);
+    free((void *)b->mlp_proj_b);
 }
 
 static void test_stack(const sdfed_kernels *k, int activation) {
     enum { N = 9, C = 32, LAYERS = 2 };
     sdfed_clip_block blocks[LAYERS];
     for (int l = 0; l < LAYERS; l++) random_block(&blocks[l], C);
-    sdfed_attn_span spans[3] = {{0, 4, 0, 0}, {4, 3, 0, 4}, {7, 2, 0, 4}};
-    sdfed_transformer t = {blocks, LAYERS, C, 2, activation, 1, 1e-5f, spans, 3, N, 0, NULL, NULL};
+    sdfed_attn_span spans[3] = {{.q0 = 0, .nq = 4, .c0 = 0, .nc = 0},
+                                {.q0 = 4, .nq = 3, .c0 = 0, .nc = 4},
+                                {.q0 = 7, .nq = 2, .c0 = 0, .nc = 4}};
+    sdfed_transformer t = {.blocks = blocks,
+                           .n_layers = LAYERS,
+                           .C = C,
+                           .heads = 2,
+                           .activation = activation,
+                           .causal = 1,
+                           .eps = 1e-5f,
+                           .spans = spans,
+                           .n_spans = 3,
+                           .N = N,
+                           .int8 = 0,
+                           .att_offset = NULL,
+                           .acts = NULL};
     float *x = randf((size_t)N * C, 1.0), *wout = randf((size_t)N * C, 1.0), *y = malloc(sizeof *y * N * C);
     memcpy(y, x, sizeof *x * N * C);
     sdfed_arena arena;
@@ -299,13 +349,19 @@ static void test_stack(const sdfed_kernels *k, int activation) {
     float *dx = malloc(sizeof *dx * N * C);
     memcpy(dx, wout, sizeof *dx * N * C);
     CHECK(sdfed_transformer_backward(k, &t, dx, &arena, &err) == SDFED_OK, "stack backward: %s", err.message);
-    stack_ctx ctx = {&t, wout, xd, tmp};
+    stack_ctx ctx = {.t = &t, .wout = wout, .x = xd, .tmp = tmp};
     double *g = numeric_grad(stack_loss, &ctx, x, (size_t)N * C);
     double rel = max_rel(dx, g, (size_t)N * C);
     CHECK(rel < 1e-4, "%s block stack backward (%s) rel %.2e", k->name, sdfed_activation_name(activation), rel);
     sdfed_arena_free(&arena);
     for (int l = 0; l < LAYERS; l++) free_block(&blocks[l]);
-    free(x), free(wout), free(y), free(xd), free(tmp), free(dx), free(g);
+    free(x);
+    free(wout);
+    free(y);
+    free(xd);
+    free(tmp);
+    free(dx);
+    free(g);
 }
 
 /* ------------------------------------------------- normalisation and losses */
@@ -334,11 +390,22 @@ static void test_l2_normalize(void) {
     float *x = randf((size_t)n * D, 2.0), *wout = randf((size_t)n * D, 1.0), out[48], norms[4], dx[48] = {0};
     sdfed_l2_normalize_forward(out, norms, x, n, D);
     sdfed_l2_normalize_backward(dx, wout, out, norms, n, D);
-    loss_ctx ctx = {n, D, 0, 0, wout, NULL, NULL, NULL, NULL, 0};
+    loss_ctx ctx = {.n = n,
+                    .D = D,
+                    .B = 0,
+                    .C = 0,
+                    .wout = wout,
+                    .img = NULL,
+                    .other = NULL,
+                    .labels = NULL,
+                    .out = NULL,
+                    .gamma = 0};
     double *g = numeric_grad(l2_loss, &ctx, x, (size_t)n * D);
     double rel = max_rel(dx, g, (size_t)n * D);
     CHECK(rel < 1e-4, "l2 normalize backward rel %.2e", rel);
-    free(x), free(wout), free(g);
+    free(x);
+    free(wout);
+    free(g);
 }
 
 /* CE of logits = scale img f^T, as a function of f */
@@ -364,7 +431,16 @@ static void test_cross_entropy(void) {
     int32_t labels[B] = {0, 4, 2, 2, 1, 3};
     sdfed_logits_forward(logits, img, f, B, C, D, 7.0f);
     double loss = sdfed_cross_entropy_forward(probs, logits, labels, B, C, NULL);
-    loss_ctx ctx = {0, D, B, C, NULL, img, NULL, labels, NULL, 0};
+    loss_ctx ctx = {.n = 0,
+                    .D = D,
+                    .B = B,
+                    .C = C,
+                    .wout = NULL,
+                    .img = img,
+                    .other = NULL,
+                    .labels = labels,
+                    .out = NULL,
+                    .gamma = 0};
     double *fd = malloc(sizeof *fd * C * D);
     for (int i = 0; i < C * D; i++) fd[i] = f[i];
     CHECK(fabs(loss - ce_loss(fd, &ctx)) < 1e-5 * fabs(loss), "cross-entropy forward");
@@ -373,7 +449,10 @@ static void test_cross_entropy(void) {
     double *g = numeric_grad(ce_loss, &ctx, f, C * D);
     double rel = max_rel(df, g, C * D);
     CHECK(rel < 1e-4, "cosine logits + cross-entropy backward rel %.2e", rel);
-    free(img), free(f), free(fd), free(g);
+    free(img);
+    free(f);
+    free(fd);
+    free(g);
 }
 
 static double stretch_loss(const double *a, void *p) {
@@ -399,7 +478,16 @@ static void test_stretch_and_separation(void) {
     enum { C = 6, D = 8 };
     float *a = randf(C * D, 0.5), *target = randf(C * D, 0.5), da[C * D] = {0};
     sdfed_stretch_backward(da, a, target, C * D, 0, 1.0f);
-    loss_ctx ctx = {C * D, D, 0, C, NULL, NULL, target, NULL, NULL, 0};
+    loss_ctx ctx = {.n = C * D,
+                    .D = D,
+                    .B = 0,
+                    .C = C,
+                    .wout = NULL,
+                    .img = NULL,
+                    .other = target,
+                    .labels = NULL,
+                    .out = NULL,
+                    .gamma = 0};
     double *g = numeric_grad(stretch_loss, &ctx, a, C * D);
     CHECK(max_rel(da, g, C * D) < 1e-4, "stretch backward");
     /* the sum reading: C x D times the mean, and so its gradient */
@@ -440,7 +528,9 @@ static void test_stretch_and_separation(void) {
         if (dist[k] >= ctx.gamma)
             for (int d = 0; d < D; d++) inactive_zero &= dab[k * D + d] == 0.0f;
     CHECK(inactive_zero, "classes outside the hinge get no gradient");
-    free(a), free(target), free(g);
+    free(a);
+    free(target);
+    free(g);
 }
 
 int main(void) {

@@ -47,7 +47,8 @@ static void test_fmnist(const char *dir) {
 
     /* a realistic partition: Dirichlet(0.5) over 10 clients with tests */
     sdfed_partition p;
-    sdfed_samples tr = {train.n, NULL, train.labels, NULL}, te = {test.n, NULL, test.labels, NULL};
+    sdfed_samples tr = {.n = train.n, .id = NULL, .label = train.labels, .domain = NULL},
+                  te = {test.n, NULL, test.labels, NULL};
     sdfed_partition_config cfg = {.method = SDFED_PARTITION_DIRICHLET,
                                   .n_clients = 10,
                                   .n_classes = 10,
@@ -93,7 +94,8 @@ static void test_file_errors(const char *dir, const char *tmp) {
     fclose(f);
     rc = sdfed_read_gz_file(path, 1 << 20, &data, &size, &err);
     CHECK(rc == SDFED_ERR_FORMAT && strstr(err.message, "corrupt gzip"), "truncated gzip: %s", err.message);
-    gz[gz_n / 2] ^= 0xff, gz[gz_n / 2 + 1] ^= 0x5a; /* damaged in the middle */
+    gz[gz_n / 2] ^= 0xff;
+    gz[gz_n / 2 + 1] ^= 0x5a; /* damaged in the middle */
     f = fopen(path, "wb");
     fwrite(gz, 1, gz_n, f);
     fclose(f);
@@ -125,7 +127,8 @@ static void test_file_errors(const char *dir, const char *tmp) {
     CHECK(rc == SDFED_OK && test.n == 3 && test.labels[2] == 6, "uncompressed labels: %s", err.message);
     sdfed_dataset_free(&test);
     remove(path);
-    free(im), free(labels);
+    free(im);
+    free(labels);
 }
 
 int main(int argc, char **argv) {

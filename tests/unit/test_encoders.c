@@ -53,10 +53,12 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
 
     /* the first four texts share "a photo of a" after SOT: one batch (shared
      * prefix) against one call per sequence (no sharing possible) */
-    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    sdfed_text_batch batch = {
+        .n_seqs = N_TEXTS, .ids = ids, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     CHECK(sdfed_text_encode(m, k, &batch, together, &arena, &err) == SDFED_OK, "batch: %s", err.message);
     for (int i = 0; i < N_TEXTS; i++) {
-        sdfed_text_batch one = {1, ids + i * ctx, ctx, NULL, NULL, 0};
+        sdfed_text_batch one = {
+            .n_seqs = 1, .ids = ids + i * ctx, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
         sdfed_arena_reset(&arena);
         CHECK(sdfed_text_encode(m, k, &one, alone + i * E, &arena, &err) == SDFED_OK, "single: %s", err.message);
     }
@@ -72,7 +74,8 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
         sdfed_row_to_f32(m->token_embd.type, vectors + j * W,
                          (const char *)m->token_embd.data + (size_t)ids[pos[j]] * row_bytes, W);
     float *spliced = malloc(sizeof(float) * 4 * E);
-    sdfed_text_batch with_slots = {4, ids, ctx, vectors, pos, 3};
+    sdfed_text_batch with_slots = {
+        .n_seqs = 4, .ids = ids, .stride = ctx, .splice = vectors, .splice_pos = pos, .n_splice = 3};
     sdfed_arena_reset(&arena);
     CHECK(sdfed_text_encode(m, k, &with_slots, spliced, &arena, &err) == SDFED_OK, "spliced: %s", err.message);
     rel = max_rel(spliced, together, (size_t)4 * E);
@@ -91,7 +94,8 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
     sdfed_arena_reset(&arena);
     CHECK(sdfed_text_encode(m, k, &with_slots, spliced, &arena, &err) == SDFED_ERR_NUMERIC, "NaN in a prompt vector");
     int late[1] = {40};
-    sdfed_text_batch bad_slot = {4, ids, ctx, vectors, late, 1};
+    sdfed_text_batch bad_slot = {
+        .n_seqs = 4, .ids = ids, .stride = ctx, .splice = vectors, .splice_pos = late, .n_splice = 1};
     CHECK(sdfed_text_encode(m, k, &bad_slot, spliced, &arena, &err) == SDFED_ERR_ARG && strstr(err.message, "EOT"),
           "a slot after the EOT: %s", err.message);
     ids[2] = c->vocab_size + 5;
@@ -99,7 +103,11 @@ static void test_prefix_and_splice(const sdfed_clip_model *m, const sdfed_tokeni
               strstr(err.message, "outside the vocabulary"),
           "an id outside the vocabulary: %s", err.message);
     sdfed_arena_free(&arena);
-    free(ids), free(together), free(alone), free(vectors), free(spliced);
+    free(ids);
+    free(together);
+    free(alone);
+    free(vectors);
+    free(spliced);
 }
 
 /* An image's features are the same bits whatever else is in its batch and
@@ -139,7 +147,9 @@ static void test_image_batches(const sdfed_clip_model *m, const sdfed_kernels *k
     pixels[7] = INFINITY;
     CHECK(sdfed_image_encode(m, k, pixels, 3, together, &arena, &err) == SDFED_ERR_NUMERIC, "Inf pixels refused");
     sdfed_arena_free(&arena);
-    free(pixels), free(together), free(cut);
+    free(pixels);
+    free(together);
+    free(cut);
 }
 
 /* A prompt's text features are the same bits whether its batch runs alone
@@ -150,9 +160,13 @@ static void test_text_batches(const sdfed_clip_model *m, const sdfed_tokenizer *
     tokenize_all(tok, ctx, ids);
     int pos[2] = {1, 2};
     float *prompt_a = malloc(sizeof(float) * 2 * W), *prompt_b = malloc(sizeof(float) * 2 * W);
-    for (int d = 0; d < 2 * W; d++) prompt_a[d] = 0.02f * sinf((float)d), prompt_b[d] = 0.02f * cosf(0.3f * d);
+    for (int d = 0; d < 2 * W; d++) {
+        prompt_a[d] = 0.02f * sinf((float)d);
+        prompt_b[d] = 0.02f * cosf(0.3f * d);
+    }
     /* the first four texts (the fifth is too short for two slots) */
-    sdfed_text_batch a = {4, ids, ctx, prompt_a, pos, 2}, b = {3, ids + ctx, ctx, prompt_b, pos, 2};
+    sdfed_text_batch a = {.n_seqs = 4, .ids = ids, .stride = ctx, .splice = prompt_a, .splice_pos = pos, .n_splice = 2},
+                     b = {3, ids + ctx, ctx, prompt_b, pos, 2};
     float *alone = malloc(sizeof(float) * N_TEXTS * E), *first = malloc(sizeof(float) * N_TEXTS * E),
           *second = malloc(sizeof(float) * N_TEXTS * E), *other = malloc(sizeof(float) * 3 * E);
     sdfed_arena arena;
@@ -169,7 +183,13 @@ static void test_text_batches(const sdfed_clip_model *m, const sdfed_tokenizer *
     CHECK(!memcmp(alone, first, bytes) && !memcmp(alone, second, bytes),
           "%s: a prompt's text features are the same bits alone, stacked first and stacked second", k->name);
     sdfed_arena_free(&arena);
-    free(ids), free(prompt_a), free(prompt_b), free(alone), free(first), free(second), free(other);
+    free(ids);
+    free(prompt_a);
+    free(prompt_b);
+    free(alone);
+    free(first);
+    free(second);
+    free(other);
 }
 
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
@@ -189,7 +209,9 @@ static void test_same_bits(const sdfed_clip_model *m, const sdfed_kernels *a, co
     CHECK(!memcmp(fa, fb, sizeof(float) * N_IMAGES * E), "%s split over %d threads gives the same bits", a->name,
           sdfed_kernels_thread_count());
     sdfed_arena_free(&arena);
-    free(pixels), free(fa), free(fb);
+    free(pixels);
+    free(fa);
+    free(fb);
 }
 #endif
 
@@ -208,7 +230,8 @@ static void test_packed(sdfed_clip_model *m, const sdfed_tokenizer *tok, const s
     for (size_t i = 0; i < N_IMAGES * per; i++) pixels[i] = (float)sin(0.37 * (double)i);
     float *want = malloc(sizeof(float) * 2 * (text_floats + image_floats));
     float *got = malloc(sizeof(float) * (text_floats + image_floats));
-    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    sdfed_text_batch batch = {
+        .n_seqs = N_TEXTS, .ids = ids, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     for (int int8 = 0; int8 < 2; int8++) { /* per call */
@@ -247,7 +270,10 @@ static void test_packed(sdfed_clip_model *m, const sdfed_tokenizer *tok, const s
           "packed for a backend without a packed layout: none");
     m->int8_images = 1;
     sdfed_arena_free(&arena);
-    free(ids), free(pixels), free(want), free(got);
+    free(ids);
+    free(pixels);
+    free(want);
+    free(got);
 }
 #endif
 
@@ -261,7 +287,8 @@ static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok)
     float ref_t[N_TEXTS * 64], ref_i[64], got_t[N_TEXTS * 64], got_i[64];
     sdfed_arena arena;
     sdfed_arena_init(&arena);
-    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    sdfed_text_batch batch = {
+        .n_seqs = N_TEXTS, .ids = ids, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     if (E <= 64) {
         sdfed_text_encode(m, &sdfed_kernels_portable, &batch, ref_t, &arena, NULL);
         sdfed_image_encode(m, &sdfed_kernels_portable, pixels, 1, ref_i, &arena, NULL);
@@ -274,7 +301,8 @@ static void test_backends(const sdfed_clip_model *m, const sdfed_tokenizer *tok)
         }
     }
     sdfed_arena_free(&arena);
-    free(ids), free(pixels);
+    free(ids);
+    free(pixels);
 }
 
 /* The Q8_0 model's image features on the integer path against the F32
@@ -298,9 +326,11 @@ static void test_int8_accuracy(sdfed_clip_model *q8, const sdfed_clip_model *f32
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    sdfed_text_batch batch = {N_TEXTS, ids, ctx, NULL, NULL, 0};
+    sdfed_text_batch batch = {
+        .n_seqs = N_TEXTS, .ids = ids, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     for (int run = 0; run < N_RUNS; run++) {
-        img[run] = malloc(sizeof(float) * N_ACC_IMAGES * E), txt[run] = malloc(sizeof(float) * N_TEXTS * E);
+        img[run] = malloc(sizeof(float) * N_ACC_IMAGES * E);
+        txt[run] = malloc(sizeof(float) * N_TEXTS * E);
         const sdfed_clip_model *m = run == F32 ? f32 : q8;
         q8->int8_images = run == INT8;
         sdfed_arena_reset(&arena);
@@ -323,9 +353,13 @@ static void test_int8_accuracy(sdfed_clip_model *q8, const sdfed_clip_model *f32
     CHECK(memcmp(img[INT8], img[OLD], sizeof(float) * N_ACC_IMAGES * E),
           "the integer path ran (its image features differ from the f32-activation path's)");
     CHECK(!memcmp(txt[INT8], txt[OLD], sizeof(float) * N_TEXTS * E), "the text tower stays on f32 activations");
-    for (int run = 0; run < N_RUNS; run++) free(img[run]), free(txt[run]);
+    for (int run = 0; run < N_RUNS; run++) {
+        free(img[run]);
+        free(txt[run]);
+    }
     sdfed_arena_free(&arena);
-    free(ids), free(pixels);
+    free(ids);
+    free(pixels);
 }
 
 int main(int argc, char **argv) {

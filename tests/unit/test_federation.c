@@ -197,14 +197,17 @@ static void test_sync_rounds(void) {
     CHECK(s.round == 1 && s.rounds_closed == 1 && end && end->round == 0 && end->next_round == 1 &&
               end->participants == 2 && !strcmp(end->global_sha256, s.global_sha256),
           "round 0 closes when its clients reported; round_end to everyone");
-    sdfed_round_update ordered[2] = {{chosen[0], 0, 10, u0}, {chosen[1], 0, 30, u1}};
+    sdfed_round_update ordered[2] = {{.client = chosen[0], .base = 0, .samples = 10, .values = u0},
+                                     {.client = chosen[1], .base = 0, .samples = 30, .values = u1}};
     CHECK(same_as_engine(f, &t, &opt, 0, before, ordered, 2),
           "the new global is the round engine's combination, in the chosen order");
     /* round 1 starts at once (no pause); a late update for round 0 is refused */
     CHECK(s.open && s.round == 1, "round 1 starts at once");
     CHECK(send_update(f, chosen[0], 0, 10, u0, 60) == SDFED_CODE_WRONG_ROUND, "a late update for round 0");
     federation_outbox_clear(f);
-    free(u0), free(u1), free(before);
+    free(u0);
+    free(u1);
+    free(before);
     federation_close(f);
     store_close(st);
 }
@@ -311,7 +314,7 @@ static void test_dropout_and_deadline(void) {
     federation_leave(f, 1, FEDERATION_LEFT, now + 600);
     federation_get_status(f, &s);
     CHECK(s.round == 3 && s.connected == 1, "a chosen client leaving closes the round when the rest reported");
-    sdfed_round_update one = {2, 2, 7, u};
+    sdfed_round_update one = {.client = 2, .base = 2, .samples = 7, .values = u};
     CHECK(same_as_engine(f, &t, &opt, 2, before, &one, 1), "the round's parameters are its one report's combination");
     free(before);
 
@@ -416,7 +419,8 @@ static void test_async(void) {
     federation_get_status(f, &s);
     CHECK(s.round == 1 && find(f, FEDERATION_ROUND_START, 1) && find(f, FEDERATION_ROUND_START, 2),
           "version 1; the idle clients get it");
-    sdfed_round_update first[2] = {{1, 0, 10, a}, {2, 0, 20, b}};
+    sdfed_round_update first[2] = {{.client = 1, .base = 0, .samples = 10, .values = a},
+                                   {.client = 2, .base = 0, .samples = 20, .values = b}};
     CHECK(same_as_engine(f, &t, &opt, 0, v0, first, 2), "version 1 is the engine's combination");
     float *v1 = copy_global(f);
     /* client 3 still trains on version 0: stale by 1, accepted and down-weighted */
@@ -427,11 +431,16 @@ static void test_async(void) {
     a = update_of(f, 5);
     CHECK(send_update(f, 1, 1, 10, a, 4) == SDFED_CODE_NONE, "client 1 on version 1");
     federation_get_status(f, &s);
-    sdfed_round_update second[2] = {{3, 0, 30, c}, {1, 1, 10, a}};
+    sdfed_round_update second[2] = {{.client = 3, .base = 0, .samples = 30, .values = c},
+                                    {.client = 1, .base = 1, .samples = 10, .values = a}};
     CHECK(s.round == 2 && same_as_engine(f, &t, &opt, 1, v1, second, 2),
           "version 2 weighs the stale update by samples / sqrt(2), in base-version order");
     CHECK(send_update(f, 2, 0, 20, b, 5) == SDFED_CODE_WRONG_ROUND, "an update 2 versions old is refused");
-    free(v0), free(v1), free(a), free(b), free(c);
+    free(v0);
+    free(v1);
+    free(a);
+    free(b);
+    free(c);
     federation_close(f);
     store_close(st);
 }
@@ -561,7 +570,9 @@ static void test_rejoin(void) {
     federation_tick(f, 800); /* its grace would have ended: nothing happens, it came back */
     CHECK(send_update(f, 3, 0, 30, u3, 900) == SDFED_CODE_NONE, "its update counts");
     federation_get_status(f, &s);
-    sdfed_round_update all[3] = {{1, 0, 10, u1}, {2, 0, 20, u2}, {3, 0, 30, u3}};
+    sdfed_round_update all[3] = {{.client = 1, .base = 0, .samples = 10, .values = u1},
+                                 {.client = 2, .base = 0, .samples = 20, .values = u2},
+                                 {.client = 3, .base = 0, .samples = 30, .values = u3}};
     CHECK(s.round == 1 && s.rounds_closed == 1 && same_as_engine(f, &t, &opt, 0, before, all, 3),
           "round 0 closes with the three, bit for bit as if 3 had never left");
     federation_outbox_clear(f);

@@ -166,7 +166,16 @@ static void test_linear(const sdfed_kernels *k, int type, int n, int rows, int c
               sdfed_type_name(type), n, rows, cols, panel_rows);
     }
     free(dx_chain);
-    free(dense), free(data), free(x), free(bias), free(y), free(y_ref), free(bound), free(scratch), free(dy), free(dx);
+    free(dense);
+    free(data);
+    free(x);
+    free(bias);
+    free(y);
+    free(y_ref);
+    free(bound);
+    free(scratch);
+    free(dy);
+    free(dx);
     free(dx_ref);
 }
 
@@ -220,7 +229,13 @@ static int8_case int8_case_make(int n, int rows, int cols) {
     return t;
 }
 
-static void int8_case_free(int8_case *t) { free(t->dense), free(t->data), free(t->x), free(t->bias), free(t->want); }
+static void int8_case_free(int8_case *t) {
+    free(t->dense);
+    free(t->data);
+    free(t->x);
+    free(t->bias);
+    free(t->want);
+}
 
 /* The definition against the f32 product with the dequantised weights:
  * quantising x moves each x_c by at most d_x / 2, so |y8 - y| <= sum_c
@@ -250,7 +265,8 @@ static void test_int8_definition(int n, int rows, int cols) {
     }
     CHECK(ok, "int8 definition n=%d rows=%d cols=%d: within the quantisation bound of the f32 product (%.2f x bound)",
           n, rows, cols, worst);
-    free(q), free(d);
+    free(q);
+    free(d);
     int8_case_free(&t);
 }
 
@@ -270,7 +286,9 @@ static void test_int8_backend(const sdfed_kernels *k, int n, int rows, int cols)
     k->linear_int8(got, t.x, &t.w, NULL, n, scratch);
     CHECK(!memcmp(got, no_bias, sizeof *got * (size_t)n * rows), "%s linear_int8 without bias n=%d rows=%d cols=%d",
           k->name, n, rows, cols);
-    free(got), free(scratch), free(no_bias);
+    free(got);
+    free(scratch);
+    free(no_bias);
     int8_case_free(&t);
 }
 
@@ -301,7 +319,9 @@ static void test_int8_isas(int n, int rows, int cols) {
                   "definition's bits",
                   sdfed_int8_isa_name(isa), once ? "once" : "per call", n, rows, cols);
         }
-    free(got), free(scratch), free(packed.packed);
+    free(got);
+    free(scratch);
+    free(packed.packed);
     int8_case_free(&t);
 }
 #endif
@@ -329,7 +349,13 @@ static void test_pack(const sdfed_kernels *k, int type, int int8, int n, int row
           k->name, sdfed_type_name(type), int8 ? "linear_int8" : "linear", bytes, n, rows, cols);
     sdfed_weight_unpack(&w);
     CHECK(!w.packed && !w.packed_int8, "%s: unpacked", k->name);
-    free(dense), free((void *)w.data), free(x), free(bias), free(want), free(got), free(scratch);
+    free(dense);
+    free((void *)w.data);
+    free(x);
+    free(bias);
+    free(want);
+    free(got);
+    free(scratch);
 }
 
 static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int kk, float alpha, float beta) {
@@ -361,7 +387,11 @@ static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int 
               k->name, ta, tb, m, n, kk, alpha, beta);
     }
     free(c_chain);
-    free(a), free(b), free(c), free(c_ref), free(bound);
+    free(a);
+    free(b);
+    free(c);
+    free(c_ref);
+    free(bound);
 }
 
 /* The portable gemm against a double-precision product, so the reference
@@ -381,7 +411,9 @@ static void test_portable_gemm_exactness(void) {
             worst = fmax(worst, fabs(c[i * n + j] - s) / (2.0 * kk * FLT_EPSILON * mag));
         }
     CHECK(worst <= 1.0, "portable gemm within the rounding bound of the exact product (%.2f)", worst);
-    free(a), free(b), free(c);
+    free(a);
+    free(b);
+    free(c);
 }
 
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
@@ -416,7 +448,14 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
                   "chain's bits",
                   sdfed_fma_isa_name(isa), sdfed_type_name(type), once ? "once" : "per call", n, rows, cols);
         }
-    free(dense), free(data), free(x), free(bias), free(want), free(got), free(scratch), free(packed.packed);
+    free(dense);
+    free(data);
+    free(x);
+    free(bias);
+    free(want);
+    free(got);
+    free(scratch);
+    free(packed.packed);
 }
 
 /* The native product on every instruction set this CPU runs gives, bit for
@@ -439,7 +478,11 @@ static void test_gemm_fma_exact(int ta, int tb, int m, int n, int kk, float alph
               "untouched)",
               sdfed_fma_isa_name(isa), ta, tb, m, n, kk, alpha, beta);
     }
-    free(a), free(b), free(c0), free(want), free(got);
+    free(a);
+    free(b);
+    free(c0);
+    free(want);
+    free(got);
 }
 #endif
 

@@ -31,7 +31,7 @@ static int32_t labels[B] = {0, 1, 2, 3, 4, 0, 2, 4};
 
 /* the batch a method reads */
 static sdfed_batch batch_for(int method) {
-    return (sdfed_batch){sdfed_method_reads_patches(method) ? patches : image, labels, B};
+    return (sdfed_batch){.features = sdfed_method_reads_patches(method) ? patches : image, .labels = labels, .n = B};
 }
 
 static double loss_of(const sdfed_method_config *cfg, const sdfed_method_params *p, const sdfed_kernels *k) {
@@ -42,13 +42,16 @@ static double loss_of(const sdfed_method_config *cfg, const sdfed_method_params 
     sdfed_batch batch = batch_for(cfg->method);
     size_t ng = (size_t)p->global_rows * p->width, nl = (size_t)p->local_rows * p->width;
     sdfed_method_params copy = *p;
-    copy.global = malloc(sizeof(float) * (ng + 1)), copy.local = malloc(sizeof(float) * (nl + 1));
+    copy.global = malloc(sizeof(float) * (ng + 1));
+    copy.local = malloc(sizeof(float) * (nl + 1));
     copy.global_momentum = copy.local_momentum = NULL;
-    memcpy(copy.global, p->global, sizeof(float) * ng), memcpy(copy.local, p->local, sizeof(float) * nl);
+    memcpy(copy.global, p->global, sizeof(float) * ng);
+    memcpy(copy.local, p->local, sizeof(float) * nl);
     sdfed_method_config probe = *cfg;
-    probe.sgd = (sdfed_sgd){1e-30f, 0.0f, 0.0f};
+    probe.sgd = (sdfed_sgd){.lr = 1e-30f, .momentum = 0.0f, .weight_decay = 0.0f};
     sdfed_method_step(&probe, &model, k, &classes, &copy, &batch, &l, NULL, &arena, NULL);
-    free(copy.global), free(copy.local);
+    free(copy.global);
+    free(copy.local);
     sdfed_arena_free(&arena);
     return l.total;
 }
@@ -126,7 +129,7 @@ static double fedot_loss(const float *x, void *p) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     sdfed_fedot_eval(c->which ? c->W : x, c->which ? x : c->A, C, embed_dim, 14.0f, &batch, &l, NULL, NULL, &arena,
                      NULL);
     sdfed_arena_free(&arena);
@@ -145,7 +148,8 @@ static void test_fedot(void) {
     for (int i = 0; i < embed_dim; i++)
         for (int j = 0; j <= i; j++) {
             float v = i == j ? 0.0f : (float)(0.1 * sdfed_rng_normal(&rng));
-            A[i * embed_dim + j] = v, A[j * embed_dim + i] = -v;
+            A[i * embed_dim + j] = v;
+            A[j * embed_dim + i] = -v;
         }
     sdfed_error err = {0};
     CHECK(sdfed_cayley(A, embed_dim, Q, &arena, &err) == SDFED_OK, "cayley: %s", err.message);
@@ -158,17 +162,21 @@ static void test_fedot(void) {
         }
     CHECK(orth < 1e-5, "the Cayley map of a skew matrix is orthogonal (%.2e)", orth);
     sdfed_losses l;
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     CHECK(sdfed_fedot_eval(W, A, C, embed_dim, 14.0f, &batch, &l, gW, gA, &arena, &err) == SDFED_OK, "fedot: %s",
           err.message);
     int skew = 1;
     for (int i = 0; i < embed_dim; i++)
         for (int j = 0; j < embed_dim; j++) skew &= gA[i * embed_dim + j] == -gA[j * embed_dim + i];
     CHECK(skew, "the transform's gradient is skew-symmetric");
-    fedot_ctx cw = {0, W, A}, ca = {1, W, A};
+    fedot_ctx cw = {.which = 0, .W = W, .A = A}, ca = {1, W, A};
     check_directional("fedot classifier", fedot_loss, &cw, W, gW, (size_t)C * embed_dim, 1e-2);
     check_directional("fedot transform", fedot_loss, &ca, A, gA, (size_t)embed_dim * embed_dim, 1e-2);
-    free(W), free(A), free(gW), free(gA), free(Q);
+    free(W);
+    free(A);
+    free(gW);
+    free(gA);
+    free(Q);
     sdfed_arena_free(&arena);
 }
 
@@ -184,7 +192,7 @@ static double folio_loss(const float *x, void *p) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     sdfed_promptfolio_eval(&model, c->k, &classes, c->which ? c->G : x, c->S_g, c->which ? x : c->L, c->S_l, 0.2f,
                            &batch, &l, NULL, NULL, &arena, NULL);
     sdfed_arena_free(&arena);
@@ -202,18 +210,21 @@ static void test_promptfolio(const sdfed_kernels *k) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     sdfed_error err = {0};
     CHECK(sdfed_promptfolio_eval(&model, k, &classes, G, S_g, L, S_l, 0.2f, &batch, &l, gG, gL, &arena, &err) ==
               SDFED_OK,
           "promptfolio: %s", err.message);
-    folio_ctx cg = {k, 0, G, L, S_g, S_l}, cl = {k, 1, G, L, S_g, S_l};
+    folio_ctx cg = {.k = k, .which = 0, .G = G, .L = L, .S_g = S_g, .S_l = S_l}, cl = {k, 1, G, L, S_g, S_l};
     char what[64];
     snprintf(what, sizeof what, "%s promptfolio global", k->name);
     check_directional(what, folio_loss, &cg, G, gG, (size_t)S_g * W, 1e-2);
     snprintf(what, sizeof what, "%s promptfolio local", k->name);
     check_directional(what, folio_loss, &cl, L, gL, (size_t)S_l * W, 1e-2);
-    free(G), free(L), free(gG), free(gL);
+    free(G);
+    free(L);
+    free(gG);
+    free(gL);
     sdfed_arena_free(&arena);
 }
 
@@ -270,7 +281,7 @@ static void test_fedotp(const sdfed_kernels *k) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
-    sdfed_batch batch = {patches, labels, B};
+    sdfed_batch batch = {.features = patches, .labels = labels, .n = B};
     sdfed_error err = {0};
     sdfed_transport t = sdfed_transport_defaults();
     CHECK(sdfed_fedotp_eval(&model, k, &classes, &t, G, S_g, L, S_l, &batch, &l, gG, gL, &arena, &err) == SDFED_OK,
@@ -282,7 +293,8 @@ static void test_fedotp(const sdfed_kernels *k) {
     CHECK(sdfed_fedotp_logits(&t, y, C, embed_dim, patches, B, patch_count, expf(model.logit_scale), logits, plans,
                               &arena, &err) == SDFED_OK,
           "fedotp logits: %s", err.message);
-    fedotp_ctx cg = {k, 0, G, L, S_g, S_l, plans}, cl = {k, 1, G, L, S_g, S_l, plans};
+    fedotp_ctx cg = {.k = k, .which = 0, .G = G, .L = L, .S_g = S_g, .S_l = S_l, .plans = plans},
+               cl = {k, 1, G, L, S_g, S_l, plans};
     double here = fedotp_frozen_loss(G, &cg);
     CHECK(fabs(here - l.total) < 1e-5 * fabs(here), "%s fedotp: the loss %.7f is the CE of transport scores %.7f",
           k->name, l.total, here);
@@ -301,7 +313,13 @@ static void test_fedotp(const sdfed_kernels *k) {
     check_directional(what, fedotp_frozen_loss, &cg, G, gG, (size_t)S_g * W, 1e-2);
     snprintf(what, sizeof what, "%s fedotp local (plans held)", k->name);
     check_directional(what, fedotp_frozen_loss, &cl, L, gL, (size_t)S_l * W, 1e-2);
-    free(G), free(L), free(gG), free(gL), free(y), free(logits), free(plans);
+    free(G);
+    free(L);
+    free(gG);
+    free(gL);
+    free(y);
+    free(logits);
+    free(plans);
     sdfed_arena_free(&arena);
 }
 
@@ -315,7 +333,7 @@ static void test_save_load(const sdfed_kernels *k) {
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
     sdfed_method_params_init(&p, &cfg, &model, k, &classes, &rng, &arena, &err);
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     sdfed_losses l;
     for (int s = 0; s < 3; s++) sdfed_method_step(&cfg, &model, k, &classes, &p, &batch, &l, NULL, &arena, &err);
     sdfed_buffer buf = {0};

@@ -120,12 +120,18 @@ static void test_rng(void) {
         double x = ldexp(sdfed_rng_uniform(&a) + 0.5, (int)sdfed_rng_below(&a, 2100) - 1070);
         if (x == 1.0) continue;
         uint64_t u = ulps(sdfed_rng_log(x), log(x));
-        if (u > worst_log) worst_log = u, at_log = x;
+        if (u > worst_log) {
+            worst_log = u;
+            at_log = x;
+        }
         double y = (sdfed_rng_uniform(&a) - 0.5) * 1400.0;
         if (i % 4 == 0) y = (sdfed_rng_uniform(&a) - 0.5) * 2.0; /* near 0 too */
         if (exp(y) < 0x1.0p-1022) continue;                      /* subnormal results: checked below */
         u = ulps(sdfed_rng_exp(y), exp(y));
-        if (u > worst_exp) worst_exp = u, at_exp = y;
+        if (u > worst_exp) {
+            worst_exp = u;
+            at_exp = y;
+        }
     }
     printf("log: worst %llu ulp (at %g), exp: worst %llu ulp (at %g)\n", (unsigned long long)worst_log, at_log,
            (unsigned long long)worst_exp, at_exp);
@@ -183,8 +189,10 @@ static void test_rng(void) {
         }
     }
     int fewest = times[0], most = times[0];
-    for (int i = 1; i < 10; i++)
-        fewest = times[i] < fewest ? times[i] : fewest, most = times[i] > most ? times[i] : most;
+    for (int i = 1; i < 10; i++) {
+        fewest = times[i] < fewest ? times[i] : fewest;
+        most = times[i] > most ? times[i] : most;
+    }
     CHECK(ordered && fewest > 2800 && most < 3200, "choose 3 of 10: ascending %d, counts %d..%d", ordered, fewest,
           most);
 
@@ -193,7 +201,8 @@ static void test_rng(void) {
     int N = 200000;
     for (int i = 0; i < N; i++) {
         double z = sdfed_rng_normal(&a);
-        s1 += z, s2 += z * z;
+        s1 += z;
+        s2 += z * z;
     }
     CHECK(fabs(s1 / N) < 0.01 && fabs(s2 / N - 1) < 0.02, "normal mean %g var %g", s1 / N, s2 / N);
     const double alphas[] = {0.1, 0.5, 1.0, 3.0, 50.0};
@@ -204,7 +213,8 @@ static void test_rng(void) {
         for (int i = 0; i < N; i++) {
             double g = sdfed_rng_gamma(&a, al);
             positive &= g >= 0;
-            s1 += g, s2 += g * g;
+            s1 += g;
+            s2 += g * g;
         }
         double mean = s1 / N, var = s2 / N - mean * mean;
         CHECK(positive && fabs(mean - al) < 0.02 * al + 0.005 && fabs(var - al) < 0.06 * al + 0.005,
@@ -221,7 +231,10 @@ static void test_rng(void) {
         CHECK(sdfed_rng_dirichlet(&a, dalphas[k], 20, p, NULL) == SDFED_OK, "dirichlet(%g)", dalphas[k]);
         double sum = 0;
         int ok = 1;
-        for (int i = 0; i < 20; i++) ok &= p[i] >= 0 && p[i] <= 1, sum += p[i];
+        for (int i = 0; i < 20; i++) {
+            ok &= p[i] >= 0 && p[i] <= 1;
+            sum += p[i];
+        }
         CHECK(ok && fabs(sum - 1) < 1e-14, "dirichlet(%g) sums to %.17g", dalphas[k], sum);
     }
     sdfed_error err = {0};
@@ -253,9 +266,11 @@ static void test_idx(void) {
     uint8_t *im0 = idx_images(SDFED_IDX_MAGIC_IMAGES, 0, 28, 28, &isz);
     uint8_t *lb0 = idx_labels(SDFED_IDX_MAGIC_LABELS, 0, &lsz);
     CHECK(sdfed_idx_dataset(im0, 16, lb0, 8, 10, &ds, &err) == SDFED_OK && ds.n == 0, "empty set: %s", err.message);
-    free(im0), free(lb0);
+    free(im0);
+    free(lb0);
 
-    isz = 16 + 60, lsz = 8 + 5;
+    isz = 16 + 60;
+    lsz = 8 + 5;
     struct {
         const char *name;
         const uint8_t *img;
@@ -289,20 +304,30 @@ static void test_idx(void) {
     CHECK(rc == SDFED_ERR_FORMAT && strstr(err.message, "5 images but 4 labels"), "mismatch: %s", err.message);
     /* zero-sized images, a header announcing 2^31 images */
     uint8_t hdr[16];
-    put32(hdr, SDFED_IDX_MAGIC_IMAGES), put32(hdr + 4, 1), put32(hdr + 8, 0), put32(hdr + 12, 28);
+    put32(hdr, SDFED_IDX_MAGIC_IMAGES);
+    put32(hdr + 4, 1);
+    put32(hdr + 8, 0);
+    put32(hdr + 12, 28);
     int n, rows, cols;
     const uint8_t *px;
     CHECK(sdfed_idx_images(hdr, 16, &n, &rows, &cols, &px, &err) == SDFED_ERR_FORMAT, "0 rows: %s", err.message);
-    put32(hdr + 4, 0x80000000u), put32(hdr + 8, 28);
+    put32(hdr + 4, 0x80000000u);
+    put32(hdr + 8, 28);
     CHECK(sdfed_idx_images(hdr, 16, &n, &rows, &cols, &px, &err) == SDFED_ERR_UNSUPPORTED, "2^31 images: %s",
           err.message);
-    put32(hdr + 4, 0xffffffffu), put32(hdr + 8, 0xffffffffu), put32(hdr + 12, 0xffffffffu);
+    put32(hdr + 4, 0xffffffffu);
+    put32(hdr + 8, 0xffffffffu);
+    put32(hdr + 12, 0xffffffffu);
     CHECK(sdfed_idx_images(hdr, 16, &n, &rows, &cols, &px, &err) == SDFED_ERR_UNSUPPORTED, "huge dims: %s",
           err.message);
-    put32(hdr + 4, 1000), put32(hdr + 8, 28), put32(hdr + 12, 28);
+    put32(hdr + 4, 1000);
+    put32(hdr + 8, 28);
+    put32(hdr + 12, 28);
     CHECK(sdfed_idx_images(hdr, 16, &n, &rows, &cols, &px, &err) == SDFED_ERR_FORMAT && strstr(err.message, "784000"),
           "header announcing more than the buffer: %s", err.message);
-    free(im), free(lb), free(lb4);
+    free(im);
+    free(lb);
+    free(lb4);
 }
 
 /* ---- domains ------------------------------------------------------------ */
@@ -419,16 +444,23 @@ static synthetic make_set(int n, int C, int id0, uint64_t seed) {
     int total = C * (C + 1) / 2;
     for (int i = 0; i < n; i++) {
         int v = (int)sdfed_rng_below(&r, (uint64_t)total), x = 0;
-        while (v >= x + 1) v -= x + 1, x++;
+        while (v >= x + 1) {
+            v -= x + 1;
+            x++;
+        }
         t.id[i] = id0 + 3 * i;
         t.label[i] = (uint8_t)x;
     }
     sdfed_domain_assign(n, 4, seed + 1, t.domain, NULL);
-    t.s = (sdfed_samples){n, t.id, t.label, t.domain};
+    t.s = (sdfed_samples){.n = n, .id = t.id, .label = t.label, .domain = t.domain};
     return t;
 }
 
-static void free_set(synthetic *t) { free(t->id), free(t->label), free(t->domain); }
+static void free_set(synthetic *t) {
+    free(t->id);
+    free(t->label);
+    free(t->domain);
+}
 
 /* position of an id of the set (ids are id0 + 3 i) */
 static int pos_of(const synthetic *t, int id) {
@@ -447,8 +479,10 @@ static int check_lists(const sdfed_partition *p, const synthetic *train, const s
             int i = pos_of(train, cl->train[j]);
             if (i < 0 || seen[i] || (j > 0 && cl->train[j] <= cl->train[j - 1]))
                 ok = 0;
-            else
-                seen[i] = 1, assigned++;
+            else {
+                seen[i] = 1;
+                assigned++;
+            }
         }
         for (int j = 0; pool && j < cl->n_test && ok; j++) {
             int i = pos_of(pool, cl->test[j]);
@@ -516,7 +550,8 @@ static void check_test_proportions(const char *what, const sdfed_partition *p, c
     }
     CHECK(ok, "%s: client %d's test labels do not follow its train labels", what, bad_c);
     CHECK(missing == p->test_short, "%s: %d test samples missing, test_short %d", what, missing, p->test_short);
-    free(h), free(t);
+    free(h);
+    free(t);
 }
 
 static void test_iid_and_pathological(void) {
@@ -549,7 +584,8 @@ static void test_iid_and_pathological(void) {
           "iid: another seed, another split");
     sdfed_partition_free(&q);
     /* the test size changes, the train split does not */
-    cfg.seed = 11, cfg.test_per_client = 0;
+    cfg.seed = 11;
+    cfg.test_per_client = 0;
     CHECK(sdfed_partition_make(&cfg, &train.s, &pool.s, &q, &err) == SDFED_OK, "iid T = pool / K: %s", err.message);
     int train_same = 1;
     for (int c = 0; c < 7; c++)
@@ -582,7 +618,8 @@ static void test_iid_and_pathological(void) {
     sdfed_partition_free(&p);
 
     /* 7 clients x 3 classes over 10: classes shared, shares near-equal */
-    cfg.n_clients = 7, cfg.classes_per_client = 3;
+    cfg.n_clients = 7;
+    cfg.classes_per_client = 3;
     CHECK(sdfed_partition_make(&cfg, &train.s, NULL, &p, &err) == SDFED_OK, "pathological 7 x 3: %s", err.message);
     CHECK(check_lists(&p, &train, NULL) == 1003 && p.clients[0].n_test == 0, "pathological 7 x 3: complete");
     h = histogram(&p, &train, C, 0);
@@ -611,7 +648,8 @@ static void test_iid_and_pathological(void) {
     sdfed_partition_free(&p);
 
     /* K k < C: classes 6..9 held by nobody */
-    cfg.n_clients = 3, cfg.classes_per_client = 2;
+    cfg.n_clients = 3;
+    cfg.classes_per_client = 2;
     CHECK(sdfed_partition_make(&cfg, &train.s, &pool.s, &p, &err) == SDFED_OK, "pathological 3 x 2: %s", err.message);
     int uncovered = 0;
     for (int i = 0; i < train.s.n; i++) uncovered += train.label[i] >= 6;
@@ -646,10 +684,12 @@ static void test_iid_and_pathological(void) {
           subset);
     CHECK(check_lists(&p, &train, &pool) == total && p.unassigned == 1003 - total, "shots: unassigned counted");
     check_test_proportions("shots", &p, &train, &pool, C, 40);
-    free(h), free(hf);
+    free(h);
+    free(hf);
     sdfed_partition_free(&p);
     sdfed_partition_free(&full);
-    free_set(&train), free_set(&pool);
+    free_set(&train);
+    free_set(&pool);
 }
 
 /* mean over classes of max over clients |share - 1/K| */
@@ -688,7 +728,8 @@ static void test_dirichlet_and_domains(void) {
     CHECK(p.test_reused == 0 && p.test_short == 0, "dirichlet(1000): tests fit the pool");
     sdfed_partition_free(&p);
 
-    cfg.alpha = 0.1, cfg.test_per_client = 0;
+    cfg.alpha = 0.1;
+    cfg.test_per_client = 0;
     CHECK(sdfed_partition_make(&cfg, &train.s, &pool.s, &p, &err) == SDFED_OK, "dirichlet(0.1): %s", err.message);
     CHECK(check_lists(&p, &train, &pool) == 20000, "dirichlet(0.1): complete");
     double skewed = dirichlet_skew(&p, &train, C);
@@ -784,14 +825,15 @@ static void test_dirichlet_and_domains(void) {
     CHECK(h == PARTITION_HASH, "partition hash 0x%016llx, expected 0x%016llx: this target splits differently",
           (unsigned long long)h, (unsigned long long)PARTITION_HASH);
     sdfed_partition_free(&p);
-    free_set(&train), free_set(&pool);
+    free_set(&train);
+    free_set(&pool);
 }
 
 /* The validation split: per client and class, one in five held out as its
  * test set; kept and held out are the client's training set, both ascending */
 static void test_hold_out(void) {
     synthetic t = make_set(3000, 4, 0, 41);
-    sdfed_samples positions = {t.s.n, NULL, t.label, NULL};
+    sdfed_samples positions = {.n = t.s.n, .id = NULL, .label = t.label, .domain = NULL};
     sdfed_partition_config cfg = {
         .method = SDFED_PARTITION_DIRICHLET, .n_clients = 6, .n_classes = 4, .alpha = 0.5, .seed = 9};
     sdfed_partition p, again;
@@ -838,7 +880,8 @@ static void test_hold_out(void) {
     CHECK(sdfed_partition_hold_out(&p, &positions, 1, 9, &err) == SDFED_ERR_ARG, "every 1 is refused");
     CHECK(sdfed_partition_hold_out(&p, &t.s, 5, 9, &err) == SDFED_ERR_ARG && strstr(err.message, "positions"),
           "samples with ids are refused: %s", err.message);
-    sdfed_partition_free(&p), sdfed_partition_free(&again);
+    sdfed_partition_free(&p);
+    sdfed_partition_free(&again);
     free_set(&t);
 }
 
@@ -887,7 +930,7 @@ static void test_partition_errors(void) {
     CHECK(sdfed_partition_make(&cfg, &no_domains, NULL, &p, &err) == SDFED_ERR_ARG && strstr(err.message, "domain ids"),
           "no domains: %s", err.message);
     /* an empty train set and more clients than samples are fine */
-    sdfed_samples empty = {0, NULL, NULL, NULL};
+    sdfed_samples empty = {.n = 0, .id = NULL, .label = NULL, .domain = NULL};
     cfg = (sdfed_partition_config){.method = SDFED_PARTITION_DIRICHLET, .n_clients = 3, .n_classes = 10, .alpha = 1};
     CHECK(sdfed_partition_make(&cfg, &empty, &train.s, &p, &err) == SDFED_OK && p.n_clients == 3 &&
               p.clients[2].n_train == 0 && p.clients[2].n_test == 0,

@@ -52,9 +52,14 @@ static void addresses(void) {
 }
 
 static void connections(void) {
-    peers *p = open_with((peers_limits){.max_addresses = 64, .max_connections = 5, .reserve = 2,
-                                        .max_connections_per_address = 3, .max_file_sends = 2, .key_failures = 10,
-                                        .key_lockout_ms = 60000, .registrations_per_minute = 20});
+    peers *p = open_with((peers_limits){.max_addresses = 64,
+                                        .max_connections = 5,
+                                        .reserve = 2,
+                                        .max_connections_per_address = 3,
+                                        .max_file_sends = 2,
+                                        .key_failures = 10,
+                                        .key_lockout_ms = 60000,
+                                        .registrations_per_minute = 20});
     peer_address a = v4("127.0.0.2"), b = v6("2001:db8::1"), b_too = v6("2001:db8::2");
     for (int i = 0; i < 3; i++) CHECK(peers_connect(p, &a, T0) == PEERS_ADMITTED, "a's connection %d", i);
     CHECK(peers_connect(p, &a, T0) == PEERS_ADDRESS_FULL, "a's fourth connection is refused");
@@ -90,8 +95,12 @@ static void connections(void) {
 }
 
 static void lockouts(void) {
-    peers *p = open_with((peers_limits){.max_addresses = 64, .max_connections = 8, .max_connections_per_address = 8,
-                                        .key_failures = 3, .key_lockout_ms = 1000, .registrations_per_minute = 2});
+    peers *p = open_with((peers_limits){.max_addresses = 64,
+                                        .max_connections = 8,
+                                        .max_connections_per_address = 8,
+                                        .key_failures = 3,
+                                        .key_lockout_ms = 1000,
+                                        .registrations_per_minute = 2});
     peer_address a = v4("127.0.0.2"), b = v4("127.0.0.3");
     int64_t t = T0;
     CHECK(peers_key_failed(p, &a, t) == 0 && peers_key_failed(p, &a, t) == 0, "two wrong keys earn nothing");
@@ -123,8 +132,12 @@ static void lockouts(void) {
 
 static void bounded(void) {
     enum { SIZE = 8 };
-    peers *p = open_with((peers_limits){.max_addresses = SIZE, .max_connections = SIZE, .max_connections_per_address = 2,
-                                        .key_failures = 100, .key_lockout_ms = 1000, .registrations_per_minute = 20});
+    peers *p = open_with((peers_limits){.max_addresses = SIZE,
+                                        .max_connections = SIZE,
+                                        .max_connections_per_address = 2,
+                                        .key_failures = 100,
+                                        .key_lockout_ms = 1000,
+                                        .registrations_per_minute = 20});
     peer_address held[4];
     char text[32];
     for (int i = 0; i < 4; i++) {
@@ -133,7 +146,7 @@ static void bounded(void) {
         CHECK(peers_connect(p, &held[i], T0) == PEERS_ADMITTED, "%s connects", text);
     }
     /* 100 idle addresses with a wrong key each: the table keeps SIZE, the ones with connections among them */
-    peer_address last = {{0}};
+    peer_address last = {.bytes = {0}};
     for (int i = 0; i < 100; i++) {
         snprintf(text, sizeof text, "10.1.%d.%d", i / 200, i % 200);
         last = v4(text);
@@ -143,8 +156,7 @@ static void bounded(void) {
     peers_get_stats(p, T0, &s);
     CHECK(s.addresses == SIZE, "the table holds %lld addresses, its size is %d", (long long)s.addresses, SIZE);
     for (int i = 0; i < 4; i++)
-        CHECK(peers_connect(p, &held[i], T0) == PEERS_ADMITTED &&
-                  peers_connect(p, &held[i], T0) == PEERS_ADDRESS_FULL,
+        CHECK(peers_connect(p, &held[i], T0) == PEERS_ADMITTED && peers_connect(p, &held[i], T0) == PEERS_ADDRESS_FULL,
               "an address with a connection kept its count");
     /* expiry: an idle address with a wrong key is kept a day; one that holds nothing goes */
     for (int i = 0; i < 4; i++)

@@ -110,7 +110,11 @@ static void test_order(void) {
     sdfed_round r = {0};
     sdfed_round_resume(&r, 0, ids, 3, 0, NULL);
     static const float v = 0;
-    sdfed_round_update u[5] = {{20, 0, 1, &v}, {99, 0, 2, &v}, {10, 0, 3, &v}, {98, 0, 4, &v}, {30, 0, 5, &v}};
+    sdfed_round_update u[5] = {{.client = 20, .base = 0, .samples = 1, .values = &v},
+                               {.client = 99, .base = 0, .samples = 2, .values = &v},
+                               {.client = 10, .base = 0, .samples = 3, .values = &v},
+                               {.client = 98, .base = 0, .samples = 4, .values = &v},
+                               {.client = 30, .base = 0, .samples = 5, .values = &v}};
     CHECK(sdfed_round_order(&r, u, 5, NULL) == SDFED_OK, "ordering");
     CHECK(u[0].client == 30 && u[1].client == 10 && u[2].client == 20, "the round's order");
     CHECK(u[3].client == 99 && u[4].client == 98, "clients not chosen last, as given");
@@ -126,14 +130,14 @@ static void test_combining(void) {
     sdfed_round_update sync[N], async[N];
     const int64_t samples[N] = {10, 30, 7, 53}, base[N] = {9, 7, 9, 4};
     for (int i = 0; i < N; i++) {
-        sync[i] = (sdfed_round_update){i, 9, samples[i], values[i]};
-        async[i] = (sdfed_round_update){i, base[i], samples[i], values[i]};
+        sync[i] = (sdfed_round_update){.client = i, .base = 9, .samples = samples[i], .values = values[i]};
+        async[i] = (sdfed_round_update){.client = i, .base = base[i], .samples = samples[i], .values = values[i]};
     }
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
     float got[P], want[P];
-    sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+    sdfed_aggregate_config mean = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0};
 
     /* a synchronous round: weights are the sample counts exactly */
     double w[N];
@@ -158,7 +162,7 @@ static void test_combining(void) {
     CHECK(close, "the staleness-weighted mean in double precision");
 
     /* the noise is round r's stream of the task seed */
-    sdfed_aggregate_config dp = {SDFED_AGGREGATE_MEAN, 0, 1.0, 0.5};
+    sdfed_aggregate_config dp = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 1.0, .noise_multiplier = 0.5};
     sdfed_rng noise;
     sdfed_rng_seed_stream(&noise, 5, SDFED_STREAM_NOISE + 9);
     for (int i = 0; i < N; i++) w[i] = (double)samples[i];

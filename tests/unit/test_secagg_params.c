@@ -21,22 +21,53 @@ static const struct {
     double corrupt, dropout;
     int k, t;
 } REFERENCE[] = {
-    {100, 0.45, 0.45, 92, 46},       {1000, 0.45, 0.45, 822, 417},   {10000, 0.45, 0.45, 3494, 1771},
-    {100000, 0.45, 0.45, 5508, 2788}, {1000000, 0.45, 0.45, 6240, 3156},
-    {10, 0.33, 0.33, 8, 4},          {100, 0.33, 0.33, 68, 34},      {1000, 0.33, 0.33, 286, 150},
-    {10000, 0.33, 0.33, 422, 221},   {100000, 0.33, 0.33, 480, 251}, {1000000, 0.33, 0.33, 518, 270},
-    {10, 0.05, 0.33, 4, 2},          {100, 0.05, 0.33, 28, 6},       {1000, 0.05, 0.33, 72, 24},
-    {10000, 0.05, 0.33, 86, 29},     {100000, 0.05, 0.33, 96, 32},   {1000000, 0.05, 0.33, 102, 34},
-    {10, 0.33, 0.05, 4, 4},          {100, 0.33, 0.05, 34, 29},      {1000, 0.33, 0.05, 78, 60},
-    {10000, 0.33, 0.05, 92, 70},     {100000, 0.33, 0.05, 102, 77},  {1000000, 0.33, 0.05, 110, 83},
-    {10, 0.05, 0.05, 2, 2},          {100, 0.05, 0.05, 12, 6},       {1000, 0.05, 0.05, 30, 17},
-    {10000, 0.05, 0.05, 34, 20},     {100000, 0.05, 0.05, 36, 21},   {1000000, 0.05, 0.05, 38, 22},
-    {10, 0.33, 0.0, 4, 4},           {100, 0.33, 0.0, 26, 25},       {1000, 0.33, 0.0, 38, 36},
-    {10000, 0.33, 0.0, 42, 40},      {100000, 0.33, 0.0, 46, 44},    {1000000, 0.33, 0.0, 50, 47},
-    {10, 0.0, 0.33, 4, 2},           {100, 0.0, 0.33, 26, 2},        {1000, 0.0, 0.33, 38, 2},
-    {10000, 0.0, 0.33, 42, 2},       {100000, 0.0, 0.33, 46, 2},     {1000000, 0.0, 0.33, 50, 2},
-    {10, 0.0, 0.0, 2, 2},            {100, 0.0, 0.0, 2, 2},          {1000, 0.0, 0.0, 2, 2},
-    {10000, 0.0, 0.0, 2, 2},         {100000, 0.0, 0.0, 2, 2},       {1000000, 0.0, 0.0, 2, 2},
+    {100, 0.45, 0.45, 92, 46},
+    {1000, 0.45, 0.45, 822, 417},
+    {10000, 0.45, 0.45, 3494, 1771},
+    {100000, 0.45, 0.45, 5508, 2788},
+    {1000000, 0.45, 0.45, 6240, 3156},
+    {10, 0.33, 0.33, 8, 4},
+    {100, 0.33, 0.33, 68, 34},
+    {1000, 0.33, 0.33, 286, 150},
+    {10000, 0.33, 0.33, 422, 221},
+    {100000, 0.33, 0.33, 480, 251},
+    {1000000, 0.33, 0.33, 518, 270},
+    {10, 0.05, 0.33, 4, 2},
+    {100, 0.05, 0.33, 28, 6},
+    {1000, 0.05, 0.33, 72, 24},
+    {10000, 0.05, 0.33, 86, 29},
+    {100000, 0.05, 0.33, 96, 32},
+    {1000000, 0.05, 0.33, 102, 34},
+    {10, 0.33, 0.05, 4, 4},
+    {100, 0.33, 0.05, 34, 29},
+    {1000, 0.33, 0.05, 78, 60},
+    {10000, 0.33, 0.05, 92, 70},
+    {100000, 0.33, 0.05, 102, 77},
+    {1000000, 0.33, 0.05, 110, 83},
+    {10, 0.05, 0.05, 2, 2},
+    {100, 0.05, 0.05, 12, 6},
+    {1000, 0.05, 0.05, 30, 17},
+    {10000, 0.05, 0.05, 34, 20},
+    {100000, 0.05, 0.05, 36, 21},
+    {1000000, 0.05, 0.05, 38, 22},
+    {10, 0.33, 0.0, 4, 4},
+    {100, 0.33, 0.0, 26, 25},
+    {1000, 0.33, 0.0, 38, 36},
+    {10000, 0.33, 0.0, 42, 40},
+    {100000, 0.33, 0.0, 46, 44},
+    {1000000, 0.33, 0.0, 50, 47},
+    {10, 0.0, 0.33, 4, 2},
+    {100, 0.0, 0.33, 26, 2},
+    {1000, 0.0, 0.33, 38, 2},
+    {10000, 0.0, 0.33, 42, 2},
+    {100000, 0.0, 0.33, 46, 2},
+    {1000000, 0.0, 0.33, 50, 2},
+    {10, 0.0, 0.0, 2, 2},
+    {100, 0.0, 0.0, 2, 2},
+    {1000, 0.0, 0.0, 2, 2},
+    {10000, 0.0, 0.0, 2, 2},
+    {100000, 0.0, 0.0, 2, 2},
+    {1000000, 0.0, 0.0, 2, 2},
 };
 
 static void test_reference(void) {
@@ -45,8 +76,8 @@ static void test_reference(void) {
         sdfed_error err = {0};
         int rc = sdfed_secagg_params_choose(REFERENCE[i].n, REFERENCE[i].dropout, REFERENCE[i].corrupt, 0, &p, &err);
         CHECK(rc == SDFED_OK && p.k == REFERENCE[i].k && p.t == REFERENCE[i].t && !p.complete,
-              "n %d, corrupt %.2f, dropout %.2f: k %d t %d (reference %d, %d) %s", REFERENCE[i].n,
-              REFERENCE[i].corrupt, REFERENCE[i].dropout, p.k, p.t, REFERENCE[i].k, REFERENCE[i].t, err.message);
+              "n %d, corrupt %.2f, dropout %.2f: k %d t %d (reference %d, %d) %s", REFERENCE[i].n, REFERENCE[i].corrupt,
+              REFERENCE[i].dropout, p.k, p.t, REFERENCE[i].k, REFERENCE[i].t, err.message);
         CHECK(p.min_inputs >= p.t && p.min_inputs <= p.n, "min_inputs %d", p.min_inputs);
     }
     /* the volunteers' defaults: 10 sampled, dropout 0.33, corrupt 0.05 */
@@ -85,11 +116,14 @@ static void test_refusals(void) {
     sdfed_error err = {0};
     CHECK(sdfed_secagg_params_choose(1, 0.1, 0.1, 0, &p, &err) == SDFED_ERR_ARG, "one client");
     CHECK(sdfed_secagg_params_choose(2000000, 0.1, 0.1, 0, &p, &err) == SDFED_ERR_ARG, "two million");
-    CHECK(sdfed_secagg_params_choose(100, 1.0, 0.0, 0, &p, &err) == SDFED_ERR_ARG && strstr(err.message, "dropout_rate"),
+    CHECK(sdfed_secagg_params_choose(100, 1.0, 0.0, 0, &p, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "dropout_rate"),
           "dropout 1: %s", err.message);
-    CHECK(sdfed_secagg_params_choose(100, 0.1, -0.1, 0, &p, &err) == SDFED_ERR_ARG && strstr(err.message, "corrupt_rate"),
+    CHECK(sdfed_secagg_params_choose(100, 0.1, -0.1, 0, &p, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "corrupt_rate"),
           "corrupt -0.1: %s", err.message);
-    CHECK(sdfed_secagg_params_choose(1000, 0.5, 0.5, 0, &p, &err) == SDFED_ERR_ARG, "0.5 + 0.5 > 0.9 (reference: infeasible)");
+    CHECK(sdfed_secagg_params_choose(1000, 0.5, 0.5, 0, &p, &err) == SDFED_ERR_ARG,
+          "0.5 + 0.5 > 0.9 (reference: infeasible)");
     CHECK(sdfed_secagg_params_choose(4, 0.8, 0.1, 0, &p, &err) == SDFED_ERR_ARG && strstr(err.message, "threshold"),
           "a complete graph's threshold of 1: %s", err.message);
 }
@@ -99,7 +133,7 @@ static unsigned char STREAM[1 << 16];
 
 static sdfed_secagg_buffer fixed_stream(unsigned seed) {
     for (size_t i = 0; i < sizeof STREAM; i++) STREAM[i] = (unsigned char)((i * 2654435761u + seed * 40503u) >> 13);
-    return (sdfed_secagg_buffer){STREAM, sizeof STREAM, 0};
+    return (sdfed_secagg_buffer){.bytes = STREAM, .size = sizeof STREAM, .used = 0};
 }
 
 static void check_graph(const sdfed_secagg_graph *g, const char *what) {
@@ -135,12 +169,10 @@ static void test_graph(void) {
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
-    const struct {
-        int n, k;
-    } shapes[] = {{10, 4}, {10, 8}, {1000, 72}, {7, 6}};
+    const struct { int n, k; } shapes[] = {{10, 4}, {10, 8}, {1000, 72}, {7, 6}};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
-        sdfed_secagg_params p = {.n = shapes[c].n, .k = shapes[c].k, .t = 2, .min_inputs = 2,
-                                 .complete = shapes[c].k == shapes[c].n - 1};
+        sdfed_secagg_params p = {
+            .n = shapes[c].n, .k = shapes[c].k, .t = 2, .min_inputs = 2, .complete = shapes[c].k == shapes[c].n - 1};
         sdfed_secagg_buffer buffer = fixed_stream(1);
         sdfed_secagg_bytes src = sdfed_secagg_buffer_source(&buffer);
         sdfed_secagg_graph g;
@@ -173,7 +205,7 @@ static void test_graph(void) {
     CHECK(moved > 900, "the labels are shuffled (%d of 1000 moved)", moved);
     free(first);
     /* refusals */
-    sdfed_secagg_buffer dry = {STREAM, 40, 0};
+    sdfed_secagg_buffer dry = {.bytes = STREAM, .size = 40, .used = 0};
     src = sdfed_secagg_buffer_source(&dry);
     CHECK(sdfed_secagg_graph_make(&a, &p, &src, &arena, &err) == SDFED_ERR_ARG && strstr(err.message, "ran dry"),
           "a keystream too short: %s", err.message);

@@ -208,7 +208,9 @@ static void test_drops(void) {
         int s = sdfed_secagg_drops_out(&t, round, client, SDFED_SECAGG_SHARE);
         again &= a == sdfed_secagg_drops_out(&t, round, client, SDFED_SECAGG_ADVERTISE);
         apart += a != s;
-        counts[0] += a, counts[1] += s, counts[2] += sdfed_secagg_drops_out(&t, round, client, SDFED_SECAGG_MASKED);
+        counts[0] += a;
+        counts[1] += s;
+        counts[2] += sdfed_secagg_drops_out(&t, round, client, SDFED_SECAGG_MASKED);
         counts[3] += sdfed_secagg_drops_out(&t, round, client, SDFED_SECAGG_UNMASK);
     }
     CHECK(same, "before the masked input, exactly a plain round's dropout");

@@ -75,7 +75,7 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     cfg.projector = projector;
     cfg.stretch = stretch;
     cfg.lambda = projector == SDFED_PROJECTOR_ROWSPACE ? 0.4f : 0.6f;
-    sdfed_batch batch = {image, labels, B};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
     sdfed_losses losses;
 
     /* gamma between the distances, away from the hinge's kink */
@@ -84,7 +84,10 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
                           (float *const[]){fs, fc}, NULL, &arena, NULL);
     sdfed_separation_forward(dist, fc, fs, C, embed_dim, 0.0f);
     float lo = INFINITY, hi = 0;
-    for (int c = 0; c < C; c++) lo = fminf(lo, dist[c]), hi = fmaxf(hi, dist[c]);
+    for (int c = 0; c < C; c++) {
+        lo = fminf(lo, dist[c]);
+        hi = fmaxf(hi, dist[c]);
+    }
     cfg.gamma = 0.5f * (lo + hi);
     int rc =
         sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &losses, gs, gc, NULL, &arena, &err);
@@ -99,7 +102,7 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
     sdfed_projector_apply(&R, k, Gc, S_L, refined, &arena, &err);
     sdfed_prompt_features(&model, k, &classes, 1, (const float *const[]){refined}, (int[]){S_L},
                           (float *const[]){target}, NULL, &arena, NULL);
-    fixed_target ft = {k, target, cfg.gamma, stretch};
+    fixed_target ft = {.k = k, .target = target, .gamma = cfg.gamma, .stretch = stretch};
     double L0 = objective_fixed(&ft, Gs, Gc);
     CHECK(fabs(L0 - losses.total) < 1e-5 * losses.total, "%s: the fixed-target objective is the core's (%g vs %g)",
           k->name, L0, losses.total);
@@ -149,7 +152,13 @@ static void test_gradient(const sdfed_kernels *k, int projector, int stretch) {
               sdfed_projector_name(projector), sdfed_stretch_name(stretch), which ? "G_c" : "G_s");
     }
     sdfed_arena_free(&arena);
-    free(Gs), free(Gc), free(gs), free(gc), free(refined), free(Gs2), free(Gc2);
+    free(Gs);
+    free(Gc);
+    free(gs);
+    free(gc);
+    free(refined);
+    free(Gs2);
+    free(Gc2);
 }
 
 /* The SDFed local step as clients run it (sdfed_method_step), with the
@@ -171,11 +180,18 @@ static void test_sgd(const sdfed_kernels *k) {
     float *g2s = malloc(sizeof *g2s * S_S * text_width), *g2c = malloc(sizeof *g2c * S_L * text_width);
     float *Gs0 = malloc(sizeof *Gs0 * S_S * text_width), *Gc0 = malloc(sizeof *Gc0 * S_L * text_width);
     float *Gs1 = malloc(sizeof *Gs1 * S_S * text_width), *Gc1 = malloc(sizeof *Gc1 * S_L * text_width);
-    memcpy(Gs0, Gs, sizeof *Gs * S_S * text_width), memcpy(Gc0, Gc, sizeof *Gc * S_L * text_width);
+    memcpy(Gs0, Gs, sizeof *Gs * S_S * text_width);
+    memcpy(Gc0, Gc, sizeof *Gc * S_L * text_width);
     sdfed_objective_config cfg = sdfed_objective_defaults();
-    sdfed_batch batch = {image, labels, B};
-    sdfed_sgd sgd = {0.01f, 0.9f, 5e-4f};
-    sdfed_method_params p = {text_width, S_S, S_L, Gs, Gc, ms, mc};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
+    sdfed_sgd sgd = {.lr = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
+    sdfed_method_params p = {.width = text_width,
+                             .global_rows = S_S,
+                             .local_rows = S_L,
+                             .global = Gs,
+                             .local = Gc,
+                             .global_momentum = ms,
+                             .local_momentum = mc};
     sdfed_losses l1, l2;
 
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g1s, g1c, NULL, &arena, &err);
@@ -191,7 +207,8 @@ static void test_sgd(const sdfed_kernels *k) {
         exact &= mc[i] == g && Gc[i] == Gc0[i] - sgd.lr * g;
     }
     CHECK(exact, "%s: first step: buf = grad + wd p, p -= lr buf (bit for bit)", k->name);
-    memcpy(Gs1, Gs, sizeof *Gs * S_S * text_width), memcpy(Gc1, Gc, sizeof *Gc * S_L * text_width);
+    memcpy(Gs1, Gs, sizeof *Gs * S_S * text_width);
+    memcpy(Gc1, Gc, sizeof *Gc * S_L * text_width);
     sdfed_arena_reset(&arena);
     sdfed_objective_eval(&model, k, &classes, Gs, S_S, Gc, S_L, &batch, &cfg, &l1, g2s, g2c, NULL, &arena, &err);
     float *ms1 = malloc(sizeof *ms1 * S_S * text_width);
@@ -206,12 +223,29 @@ static void test_sgd(const sdfed_kernels *k) {
     CHECK(l2.total < l1.total + 1e-3, "the loss does not jump up after a small step (%g -> %g)", l1.total, l2.total);
 
     /* a plain step without momentum needs no buffers */
-    sdfed_sgd plain = {0.01f, 0.0f, 0.0f};
-    sdfed_method_params q = {text_width, S_S, S_L, Gs, Gc, NULL, NULL};
+    sdfed_sgd plain = {.lr = 0.01f, .momentum = 0.0f, .weight_decay = 0.0f};
+    sdfed_method_params q = {.width = text_width,
+                             .global_rows = S_S,
+                             .local_rows = S_L,
+                             .global = Gs,
+                             .local = Gc,
+                             .global_momentum = NULL,
+                             .local_momentum = NULL};
     CHECK(local_step(k, &q, &batch, &plain, &l2, &arena, &err) == SDFED_OK, "step without momentum: %s", err.message);
     sdfed_arena_free(&arena);
-    free(Gs), free(Gc), free(ms), free(mc), free(g1s), free(g1c), free(g2s), free(g2c), free(Gs0), free(Gc0);
-    free(Gs1), free(Gc1), free(ms1);
+    free(Gs);
+    free(Gc);
+    free(ms);
+    free(mc);
+    free(g1s);
+    free(g1c);
+    free(g2s);
+    free(g2c);
+    free(Gs0);
+    free(Gc0);
+    free(Gs1);
+    free(Gc1);
+    free(ms1);
 }
 
 /* A failing step must leave every buffer bit for bit unchanged. */
@@ -219,8 +253,10 @@ static void expect_refused(const sdfed_kernels *k, sdfed_method_params *p, const
                            const sdfed_sgd *sgd, int want_rc, const char *what) {
     size_t ns = (size_t)S_S * text_width * sizeof(float), nl = (size_t)S_L * text_width * sizeof(float);
     void *copy[4] = {malloc(ns), malloc(nl), malloc(ns), malloc(nl)};
-    memcpy(copy[0], p->global, ns), memcpy(copy[1], p->local, nl);
-    memcpy(copy[2], p->global_momentum, ns), memcpy(copy[3], p->local_momentum, nl);
+    memcpy(copy[0], p->global, ns);
+    memcpy(copy[1], p->local, nl);
+    memcpy(copy[2], p->global_momentum, ns);
+    memcpy(copy[3], p->local_momentum, nl);
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_error err = {0};
@@ -237,9 +273,15 @@ static void expect_refused(const sdfed_kernels *k, sdfed_method_params *p, const
 static void test_refusals(const sdfed_kernels *k) {
     float *Gs = random_prompt(S_S, 0.02), *Gc = random_prompt(S_L, 0.02);
     float *ms = random_prompt(S_S, 0.01), *mc = random_prompt(S_L, 0.01);
-    sdfed_method_params p = {text_width, S_S, S_L, Gs, Gc, ms, mc};
-    sdfed_batch batch = {image, labels, B};
-    sdfed_sgd sgd = {0.01f, 0.9f, 0.0f};
+    sdfed_method_params p = {.width = text_width,
+                             .global_rows = S_S,
+                             .local_rows = S_L,
+                             .global = Gs,
+                             .local = Gc,
+                             .global_momentum = ms,
+                             .local_momentum = mc};
+    sdfed_batch batch = {.features = image, .labels = labels, .n = B};
+    sdfed_sgd sgd = {.lr = 0.01f, .momentum = 0.9f, .weight_decay = 0.0f};
 
     float keep = Gs[7];
     Gs[7] = NAN;
@@ -252,25 +294,35 @@ static void test_refusals(const sdfed_kernels *k) {
     float bad_image[B * 64];
     memcpy(bad_image, image, sizeof bad_image);
     bad_image[5] = NAN;
-    sdfed_batch nan_batch = {bad_image, labels, B};
+    sdfed_batch nan_batch = {.features = bad_image, .labels = labels, .n = B};
     expect_refused(k, &p, &nan_batch, &sgd, SDFED_ERR_NUMERIC, "NaN in image features");
     int32_t bad_labels[B];
     memcpy(bad_labels, labels, sizeof bad_labels);
     bad_labels[2] = C;
-    sdfed_batch label_batch = {image, bad_labels, B};
+    sdfed_batch label_batch = {.features = image, .labels = bad_labels, .n = B};
     expect_refused(k, &p, &label_batch, &sgd, SDFED_ERR_ARG, "a label outside the classes");
     /* finite prompts whose rows overflow a float sum inside the encoder's
      * LayerNorm: the loss is not finite */
     float *huge = random_prompt(S_L, 1.0);
     for (int i = 0; i < S_L * text_width; i++) huge[i] = 3e38f;
-    sdfed_method_params big = {text_width, S_S, S_L, Gs, huge, ms, mc};
+    sdfed_method_params big = {.width = text_width,
+                               .global_rows = S_S,
+                               .local_rows = S_L,
+                               .global = Gs,
+                               .local = huge,
+                               .global_momentum = ms,
+                               .local_momentum = mc};
     expect_refused(k, &big, &batch, &sgd, SDFED_ERR_NUMERIC, "a non-finite loss");
     /* a finite loss whose update overflows */
-    sdfed_sgd wild = {3e38f, 0.9f, 0.0f};
+    sdfed_sgd wild = {.lr = 3e38f, .momentum = 0.9f, .weight_decay = 0.0f};
     expect_refused(k, &p, &batch, &wild, SDFED_ERR_NUMERIC, "an update that overflows");
-    sdfed_sgd bad = {-1.0f, 0.9f, 0.0f};
+    sdfed_sgd bad = {.lr = -1.0f, .momentum = 0.9f, .weight_decay = 0.0f};
     expect_refused(k, &p, &batch, &bad, SDFED_ERR_ARG, "a negative learning rate");
-    free(Gs), free(Gc), free(ms), free(mc), free(huge);
+    free(Gs);
+    free(Gc);
+    free(ms);
+    free(mc);
+    free(huge);
 }
 
 static void test_predict(const sdfed_kernels *k) {
@@ -299,7 +351,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_step MODEL.gguf (%s)\n", err.message);
         return 2;
     }
-    text_width = model.cfg.text_width, embed_dim = model.cfg.embed_dim;
+    text_width = model.cfg.text_width;
+    embed_dim = model.cfg.embed_dim;
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
     CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes");
     srand(7);

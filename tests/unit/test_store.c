@@ -125,7 +125,7 @@ static void check_pending(store *s, const char *label, const want_update *want, 
 /* one update in a batch of its own: its outcome, -1 when the batch did not commit */
 static int add_one(store *s, int64_t round, int64_t client, int64_t samples, const float *values,
                    store_update_rule rule, sdfed_error *err) {
-    store_new_update u = {round, client, samples, values, N_VALUES};
+    store_new_update u = {.round = round, .client = client, .samples = samples, .values = values, .n_values = N_VALUES};
     store_outcome outcome;
     store_batch b = {.updates = &u, .n_updates = 1};
     return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
@@ -134,7 +134,8 @@ static int add_one(store *s, int64_t round, int64_t client, int64_t samples, con
 /* one metrics row in a batch of its own: its outcome, -1 when the batch did not commit */
 static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                        sdfed_error *err) {
-    store_new_metrics m = {round, client, accuracy, loss, test_samples};
+    store_new_metrics m = {
+        .round = round, .client = client, .accuracy = accuracy, .loss = loss, .test_samples = test_samples};
     store_outcome outcome;
     store_batch b = {.metrics = &m, .n_metrics = 1, .metrics_outcome = &outcome};
     return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err) == SDFED_OK ? (int)outcome : -1;
@@ -238,7 +239,9 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     const int64_t closed_sizes[] = {3}; /* round 0 started with 3 clients; round 1 (2) was abandoned */
     check_round_sizes(s, label, closed_sizes, 1);
     /* heard from last: a's and b's metrics, in the order they came (a's last), then c's update */
-    const want_volunteer heard[] = {{ids[0], 3, 0.125}, {ids[1], 2, 0.75}, {ids[2], 1, NAN}};
+    const want_volunteer heard[] = {{.client = ids[0], .rounds = 3, .accuracy = 0.125},
+                                    {.client = ids[1], .rounds = 2, .accuracy = 0.75},
+                                    {.client = ids[2], .rounds = 1, .accuracy = NAN}};
     check_volunteers(s, label, 10, heard, 3);
     check_volunteers(s, label, 2, heard, 2);
     CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
@@ -262,7 +265,9 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
               started.rng[1] == 1 && started.rng[2] == 0x8000000000000000u && started.rng[3] == 0x0123456789abcdefu,
           "%s: round 0's participants and sampler state", label);
     store_round_free(&started);
-    const want_update pending[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
+    const want_update pending[] = {{.round = 1, .client = 9, .samples = 4, .seed = 14},
+                                   {.round = 2, .client = ids[0], .samples = 5, .seed = 13},
+                                   {.round = 2, .client = ids[1], .samples = 6, .seed = 12}};
     check_pending(s, label, pending, 3);
     check_history(s, label, 2);
 }
@@ -305,18 +310,29 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
     faults f = {0};
     store_watch_faults(s, on_fault, &f);
     sdfed_error err = {0};
-    const want_update before[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
-    const want_update batch[] = {{2, ids[2], 7, 21}, {3, ids[0], 8, 22}, {2, ids[0], 9, 23}, {3, ids[1], 10, 24}};
+    const want_update before[] = {{.round = 1, .client = 9, .samples = 4, .seed = 14},
+                                  {.round = 2, .client = ids[0], .samples = 5, .seed = 13},
+                                  {.round = 2, .client = ids[1], .samples = 6, .seed = 12}};
+    const want_update batch[] = {{.round = 2, .client = ids[2], .samples = 7, .seed = 21},
+                                 {.round = 3, .client = ids[0], .samples = 8, .seed = 22},
+                                 {.round = 2, .client = ids[0], .samples = 9, .seed = 23},
+                                 {.round = 3, .client = ids[1], .samples = 10, .seed = 24}};
     enum { N_BATCH = sizeof batch / sizeof *batch };
     float values[N_BATCH][N_VALUES];
     store_new_update updates[N_BATCH];
     for (int i = 0; i < N_BATCH; i++) {
         values_of(batch[i].seed, values[i]);
-        updates[i] = (store_new_update){batch[i].round, batch[i].client, batch[i].samples, values[i], N_VALUES};
+        updates[i] = (store_new_update){.round = batch[i].round,
+                                        .client = batch[i].client,
+                                        .samples = batch[i].samples,
+                                        .values = values[i],
+                                        .n_values = N_VALUES};
     }
     store_outcome outcome[N_BATCH];
     /* c's metrics of round 2 beside its update of round 2 in the same batch; its metrics of round 3 have none */
-    const store_new_metrics metrics[] = {{2, ids[2], 0.5, 1.0, 20}, {3, ids[2], 0.0, 1.0, 20}};
+    const store_new_metrics metrics[] = {
+        {.round = 2, .client = ids[2], .accuracy = 0.5, .loss = 1.0, .test_samples = 20},
+        {.round = 3, .client = ids[2], .accuracy = 0.0, .loss = 1.0, .test_samples = 20}};
     store_outcome metrics_outcome[2];
     store_batch b = {.updates = updates,
                      .n_updates = N_BATCH,
@@ -432,14 +448,16 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     /* clients and tokens */
     int64_t ids[3], id;
     int shard = 0;
-    const store_new_client three[] = {
-        {"token-a", 0, "headless"}, {"token-b", -1, "browser"}, {"token-c", 7, "browser"}};
+    const store_new_client three[] = {{.token = "token-a", .shard = 0, .kind = "headless"},
+                                      {.token = "token-b", .shard = -1, .kind = "browser"},
+                                      {.token = "token-c", .shard = 7, .kind = "browser"}};
     CHECK(store_add_clients(s, three, 3, ids, &err) == SDFED_OK, "%s: clients a, b, c in one batch: %s", label,
           err.message);
     CHECK(ids[0] >= 1 && ids[1] > ids[0] && ids[2] > ids[1], "%s: client ids %lld %lld %lld", label, (long long)ids[0],
           (long long)ids[1], (long long)ids[2]);
     /* a batch with a token given before stores none of its clients */
-    const store_new_client again[] = {{"token-d", 2, "browser"}, {"token-a", 1, "browser"}};
+    const store_new_client again[] = {{.token = "token-d", .shard = 2, .kind = "browser"},
+                                      {.token = "token-a", .shard = 1, .kind = "browser"}};
     int64_t again_ids[2];
     CHECK(store_add_clients(s, again, 2, again_ids, &err) != SDFED_OK, "%s: a token given twice", label);
     CHECK(store_find_client(s, "token-d", &id, &shard, &err) == SDFED_OK && id == -1,
@@ -460,7 +478,9 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_round(s, label, 0, g0, sha0, 1, 0);
 
     /* updates: pending by round then client, whatever the order they came in */
-    const want_update round0[] = {{0, ids[0], 10, 1}, {0, ids[1], 20, 2}, {0, ids[2], 30, 3}};
+    const want_update round0[] = {{.round = 0, .client = ids[0], .samples = 10, .seed = 1},
+                                  {.round = 0, .client = ids[1], .samples = 20, .seed = 2},
+                                  {.round = 0, .client = ids[2], .samples = 30, .seed = 3}};
     add_update(s, label, &round0[2]);
     add_update(s, label, &round0[0]);
     add_update(s, label, &round0[1]);
@@ -479,7 +499,7 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
 
     /* round 1 abandoned: row 2 holds the same parameters, its updates set aside */
     CHECK(store_start_round(s, 1, participants, 2, rng, &err) == SDFED_OK, "%s: start 1: %s", label, err.message);
-    const want_update round1 = {1, ids[0], 11, 4};
+    const want_update round1 = {.round = 1, .client = ids[0], .samples = 11, .seed = 4};
     add_update(s, label, &round1);
     CHECK(store_close_round(s, 1, g1, N_VALUES, sha2, 1, 1, 0, &err) == SDFED_OK, "%s: abandon: %s", label,
           err.message);
@@ -488,7 +508,9 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_pending(s, label, NULL, 0);
 
     /* a close that cannot add its next row (row 2 is there) changes nothing: atomic */
-    const want_update later[] = {{1, 9, 4, 14}, {2, ids[0], 5, 13}, {2, ids[1], 6, 12}};
+    const want_update later[] = {{.round = 1, .client = 9, .samples = 4, .seed = 14},
+                                 {.round = 2, .client = ids[0], .samples = 5, .seed = 13},
+                                 {.round = 2, .client = ids[1], .samples = 6, .seed = 12}};
     add_update(s, label, &later[2]);
     add_update(s, label, &later[0]);
     add_update(s, label, &later[1]);
@@ -498,7 +520,9 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
 
     /* before any metrics: no accuracy; heard from last through their updates
      * (a's last came after b's, both in round 2; c's in round 0) */
-    const want_volunteer silent[] = {{ids[0], 3, NAN}, {ids[1], 2, NAN}, {ids[2], 1, NAN}};
+    const want_volunteer silent[] = {{.client = ids[0], .rounds = 3, .accuracy = NAN},
+                                     {.client = ids[1], .rounds = 2, .accuracy = NAN},
+                                     {.client = ids[2], .rounds = 1, .accuracy = NAN}};
     check_volunteers(s, label, 3, silent, 3);
 
     /* metrics (a second report replaces the first) and the accuracy history; metrics only beside their
@@ -582,7 +606,8 @@ static int in_list(const int64_t *ids, int n, int64_t id) {
 static void check_cluster(const char *uri) {
     store *a = open_store(uri, "cluster a"), *b = open_store(uri, "cluster b");
     if (!a || !b) {
-        store_close(a), store_close(b);
+        store_close(a);
+        store_close(b);
         return;
     }
     sdfed_error err = {0};
@@ -598,7 +623,8 @@ static void check_cluster(const char *uri) {
 
     /* round 0 started once */
     float g0[N_VALUES], g1[N_VALUES];
-    values_of(200, g0), values_of(201, g1);
+    values_of(200, g0);
+    values_of(201, g1);
     const int64_t chosen[] = {11, 12, 13};
     const uint64_t rng[4] = {1, 2, 3, 4};
     CHECK(store_add_first_round(a, g0, N_VALUES, sha0, &err) == SDFED_OK, "first round: %s", err.message);
@@ -609,7 +635,7 @@ static void check_cluster(const char *uri) {
 
     /* presence: a client on each node, one of them in a batch (group commit); only the node that holds a
      * client removes it */
-    const store_new_presence thirteen = {13, 2};
+    const store_new_presence thirteen = {.client = 13, .shard = 2};
     store_batch joined = {.presence = &thirteen, .n_presence = 1, .node = fa.node};
     CHECK(store_presence_add(a, 11, 0, fa.node, &err) == SDFED_OK &&
               store_presence_add(b, 12, 1, fb.node, &err) == SDFED_OK &&
@@ -622,7 +648,8 @@ static void check_cluster(const char *uri) {
     int *shards, n, n_reported, n_departed;
     CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 3 && in_list(clients, n, 12),
           "three clients present: %d", n);
-    free(clients), free(shards);
+    free(clients);
+    free(shards);
 
     /* updates while round 0 is open; none from a client that left it */
     float u[N_VALUES];
@@ -638,14 +665,16 @@ static void check_cluster(const char *uri) {
               n_reported == 2 && in_list(reported, 2, 11) && in_list(reported, 2, 12) && n_departed == 1 &&
               departed[0] == 13,
           "round 0's events: %d reported, %d departed", n_reported, n_departed);
-    free(reported), free(departed);
+    free(reported);
+    free(departed);
 
     /* a node whose lease ran out: its clients are not counted */
     CHECK(store_node_renew(a, fa.node, -1, &err) == SDFED_OK, "a's lease: %s", err.message);
     CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 1 && clients[0] == 12 &&
               shards[0] == 1,
           "with a's lease expired, %d clients present", n);
-    free(clients), free(shards);
+    free(clients);
+    free(shards);
 
     /* b takes over once a's coordinator lease is gone; a's decisions are refused and change nothing */
     CHECK(store_node_leave(a, fa.node, &err) == SDFED_OK, "a leaves: %s", err.message);
@@ -680,7 +709,8 @@ static void check_cluster(const char *uri) {
           "the cluster's status: %lld nodes, %lld clients, coordinator %lld epoch %lld", (long long)c.nodes_live,
           (long long)c.clients_present, (long long)c.coordinator_node, (long long)c.coordinator_epoch);
     check_counts(a, "cluster", 1, 0, 2, 0); /* every node's, from either */
-    store_close(a), store_close(b);
+    store_close(a);
+    store_close(b);
 }
 
 /* ------------------------------------------------ SQLite's files */
@@ -727,7 +757,7 @@ static void check_private(const char *work) {
         store *s = open_store(dir, "private");
         if (!s) return;
         sdfed_error err = {0};
-        const store_new_client c = {"a-volunteers-secret-token", 1, "browser"};
+        const store_new_client c = {.token = "a-volunteers-secret-token", .shard = 1, .kind = "browser"};
         int64_t id;
         CHECK(older || store_add_clients(s, &c, 1, &id, &err) == SDFED_OK, "private: a client: %s", err.message);
         CHECK(store_set_meta(s, "k", "v", &err) == SDFED_OK, "private: a write: %s", err.message);

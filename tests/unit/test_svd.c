@@ -52,7 +52,8 @@ static float *matrix_with_spectrum(int S, int m, const double *s, double scale) 
             for (int i = 0; i < S; i++) x += s[i] * u[r * S + i] * v[i * m + c];
             A[r * m + c] = (float)(x * scale);
         }
-    free(u), free(v);
+    free(u);
+    free(v);
     return A;
 }
 
@@ -118,7 +119,8 @@ static void lapack_svd(const float *A, int S, int m, float *sigma, float *vt) {
     float *work = malloc(sizeof *work * (size_t)lwork);
     sgesvd_("S", "N", &m, &S, a, &m, sigma, vt, &m, &unused, &one, work, &lwork, &info, 1, 1);
     CHECK(info == 0, "sgesvd info %d", info);
-    free(a), free(work);
+    free(a);
+    free(work);
 }
 #endif
 
@@ -144,7 +146,8 @@ static void test_case(const char *name, int S, int m, const double *s, double sc
         double d = projector_distance(svd.vt, vt, k, m);
         CHECK(d <= 1e-5, "%s: projector onto the top %d directions matches sgesvd's (%.2e)", name, k, d);
     }
-    free(sigma), free(vt);
+    free(sigma);
+    free(vt);
 #endif
     sdfed_arena_free(&arena);
     free(A);
@@ -215,7 +218,9 @@ static void test_projectors(void) {
               sdfed_projector_from_name("rowspace") == SDFED_PROJECTOR_ROWSPACE && sdfed_projector_from_name("x") < 0,
           "projector names");
     sdfed_arena_free(&arena);
-    free(A), free(R), free(Y);
+    free(A);
+    free(R);
+    free(Y);
 }
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {

@@ -393,7 +393,8 @@ static void test_secure_aggregation(void) {
                  "could wrap; it needs ring_bits >= 39");
 
     /* the server's rule, clipping and noise (the aggregator's --aggregate, --clip, --noise) */
-    sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0}, median = {SDFED_AGGREGATE_MEDIAN, 0, 0, 0},
+    sdfed_aggregate_config mean = {.rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0},
+                           median = {SDFED_AGGREGATE_MEDIAN, 0, 0, 0},
                            trimmed = {SDFED_AGGREGATE_TRIMMED_MEAN, 0.1, 0, 0}, clip = {SDFED_AGGREGATE_MEAN, 0, 1, 0},
                            noise = {SDFED_AGGREGATE_MEAN, 0, 1, 0.5};
     parse(&t, "{}", &err);

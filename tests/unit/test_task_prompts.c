@@ -115,7 +115,7 @@ static void test_zeroshot(const sdfed_kernels *k) {
         same &= cls.first[c + 1] - cls.first[c] == nb && !memcmp(cls.ids + cls.first[c], b, sizeof *b * (size_t)nb);
     }
     CHECK(same, "zero-shot prompts tokenised as whole sentences; learned prompts read \"<text>.\"");
-    sdfed_text_batch batch = {C, rows, L, NULL, NULL, 0};
+    sdfed_text_batch batch = {.n_seqs = C, .ids = rows, .stride = L, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
     int rc = sdfed_classes_zeroshot(&model, k, &cls, got, &arena, &err);
     sdfed_arena_reset(&arena);
     if (rc == SDFED_OK) rc = sdfed_text_encode(&model, k, &batch, raw, &arena, &err);

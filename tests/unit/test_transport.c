@@ -73,7 +73,11 @@ static void test_balanced_2x2(void) {
             double rq = sqrt(K[0] * K[3] / (K[1] * K[2]));
             double x = rq / (2 * (1 + rq));
             double want[4] = {x, 0.5 - x, 0.5 - x, x};
-            sdfed_transport t = {SDFED_TRANSPORT_BALANCED, eps, 1.0, 200000, 0.0};
+            sdfed_transport t = {.kind = SDFED_TRANSPORT_BALANCED,
+                                 .epsilon = eps,
+                                 .mass = 1.0,
+                                 .max_iterations = 200000,
+                                 .threshold = 0.0};
             float plan[4];
             double u[2], v[2];
             int iterations = 0;
@@ -126,7 +130,11 @@ static void test_balanced_reference(void) {
             unit_rows(y, N, D, &r);
             cosines(sim, x, y, M, N, D);
             reference_plan(want, sim, M, N, eps, 1.0 / M, 1.0 / N, 20000);
-            sdfed_transport t = {SDFED_TRANSPORT_BALANCED, eps, 1.0, 20000, 1e-15};
+            sdfed_transport t = {.kind = SDFED_TRANSPORT_BALANCED,
+                                 .epsilon = eps,
+                                 .mass = 1.0,
+                                 .max_iterations = 20000,
+                                 .threshold = 1e-15};
             sdfed_error err = {0};
             int iterations;
             CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, &iterations, scratch, &err) == SDFED_OK, "%s",
@@ -141,7 +149,11 @@ static void test_balanced_reference(void) {
 
             /* FedOTP's settings: columns exact after every iteration, stops
              * early on the row scalings' mean change */
-            sdfed_transport fedotp = {SDFED_TRANSPORT_BALANCED, eps, 1.0, 100, 1e-3};
+            sdfed_transport fedotp = {.kind = SDFED_TRANSPORT_BALANCED,
+                                      .epsilon = eps,
+                                      .mass = 1.0,
+                                      .max_iterations = 100,
+                                      .threshold = 1e-3};
             sdfed_transport_plan(&fedotp, sim, M, N, plan, u, v, &iterations, scratch, &err);
             marginal_errors(plan, M, N, 1.0 / M, 1.0 / N, &row_err, &col_err);
             CHECK(col_err < 1e-6 && iterations >= 1 && iterations <= 100,
@@ -175,7 +187,11 @@ static void test_partial(void) {
     for (int e = 0; e < 2; e++)
         for (int g = 0; g < 2; g++) {
             double eps = epsilons[e], mass = masses[g], a = 1.0 / M, b = mass / N;
-            sdfed_transport t = {SDFED_TRANSPORT_PARTIAL, eps, mass, 5000, 1e-15};
+            sdfed_transport t = {.kind = SDFED_TRANSPORT_PARTIAL,
+                                 .epsilon = eps,
+                                 .mass = mass,
+                                 .max_iterations = 5000,
+                                 .threshold = 1e-15};
             CHECK(sdfed_transport_plan(&t, sim, M, N, plan, u, v, NULL, scratch, &err) == SDFED_OK, "%s", err.message);
             double worst_u = 0, worst_v = 0, over = 0, total = 0;
             int unused = 0, full = 0;
@@ -208,8 +224,10 @@ static void test_partial(void) {
         }
 
     /* mass 1: nothing can be left unused, the balanced optimum */
-    sdfed_transport partial = {SDFED_TRANSPORT_PARTIAL, 0.1, 1.0, 20000, 1e-15};
-    sdfed_transport full = {SDFED_TRANSPORT_BALANCED, 0.1, 1.0, 20000, 1e-15};
+    sdfed_transport partial = {
+        .kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 1.0, .max_iterations = 20000, .threshold = 1e-15};
+    sdfed_transport full = {
+        .kind = SDFED_TRANSPORT_BALANCED, .epsilon = 0.1, .mass = 1.0, .max_iterations = 20000, .threshold = 1e-15};
     sdfed_transport_plan(&partial, sim, M, N, plan, u, v, NULL, scratch, &err);
     sdfed_transport_plan(&full, sim, M, N, balanced, u_b, v_b, NULL, scratch, &err);
     double diff = 0;
@@ -232,7 +250,8 @@ static void test_stopping(void) {
     sdfed_error err = {0};
     for (int kind = 0; kind < SDFED_TRANSPORT_KINDS; kind++) {
         double mass = kind == SDFED_TRANSPORT_PARTIAL ? 0.8 : 1.0;
-        sdfed_transport loose = {kind, 0.1, mass, 100, 1e-3}, tight = {kind, 0.1, mass, 100000, 1e-12};
+        sdfed_transport loose = {.kind = kind, .epsilon = 0.1, .mass = mass, .max_iterations = 100, .threshold = 1e-3},
+                        tight = {kind, 0.1, mass, 100000, 1e-12};
         int n_loose, n_tight, n_before;
         sdfed_transport_plan(&loose, sim, M, N, plan, u, v, &n_loose, scratch, &err);
         sdfed_transport_plan(&loose, sim, M, N, again, u, v, NULL, scratch, &err);
@@ -242,7 +261,8 @@ static void test_stopping(void) {
               "kind %d: FedOTP's threshold stops early (%d iterations), 1e-12 later (%d)", kind, n_loose, n_tight);
         /* one iteration fewer than the loose run took: the change was still
          * above the threshold then (the run did not stop early) */
-        sdfed_transport shorter = {kind, 0.01, mass, n_loose - 1, 1e-3};
+        sdfed_transport shorter = {
+            .kind = kind, .epsilon = 0.01, .mass = mass, .max_iterations = n_loose - 1, .threshold = 1e-3};
         if (n_loose > 1) {
             sdfed_transport_plan(&shorter, sim, M, N, plan, u, v, &n_before, scratch, &err);
             CHECK(n_before == n_loose - 1, "kind %d: no earlier stop (%d)", kind, n_before);
@@ -262,7 +282,8 @@ static void test_score(void) {
     unit_rows(x, M, D, &r);
     for (int i = 0; i < N * D; i++) raw[i] = (float)(0.3 * sdfed_rng_normal(&r));
     sdfed_l2_normalize_forward(y, norms, raw, N, D);
-    sdfed_transport t = {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
+    sdfed_transport t = {
+        .kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3};
     sdfed_error err = {0};
     double score;
     CHECK(sdfed_transport_score_forward(&t, &score, sim, plan, x, y, M, N, D, scratch, &err) == SDFED_OK, "%s",
@@ -311,24 +332,30 @@ static void test_refusals(void) {
     double u[2], v[2];
     sdfed_error err = {0};
     const sdfed_transport bad[] = {
-        {SDFED_TRANSPORT_PARTIAL, 0.0, 0.8, 100, 1e-3},  {SDFED_TRANSPORT_PARTIAL, NAN, 0.8, 100, 1e-3},
-        {SDFED_TRANSPORT_PARTIAL, 0.1, 1.2, 100, 1e-3},  {SDFED_TRANSPORT_PARTIAL, 0.1, 0.0, 100, 1e-3},
-        {SDFED_TRANSPORT_BALANCED, 0.1, 0.8, 100, 1e-3}, {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 0, 1e-3},
-        {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, -1.0},  {SDFED_TRANSPORT_KINDS, 0.1, 0.8, 100, 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.0, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = NAN, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 1.2, .max_iterations = 100, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.0, .max_iterations = 100, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_BALANCED, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.8, .max_iterations = 0, .threshold = 1e-3},
+        {.kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = -1.0},
+        {.kind = SDFED_TRANSPORT_KINDS, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(sdfed_transport_plan(&bad[i], sim, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_ARG &&
                   strstr(err.message, "transport"),
               "configuration %zu refused: %s", i, err.message);
     }
-    sdfed_transport good = {SDFED_TRANSPORT_PARTIAL, 0.1, 0.8, 100, 1e-3};
+    sdfed_transport good = {
+        .kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 0.1, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3};
     CHECK(sdfed_transport_plan(&good, sim, 0, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_ARG, "empty problem");
     sim[2] = NAN;
     CHECK(sdfed_transport_plan(&good, sim, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_NUMERIC,
           "NaN similarities refused");
     /* costs of 2 with epsilon 1e-4: the kernel underflows to 0 in double */
     float opposite[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
-    sdfed_transport tiny = {SDFED_TRANSPORT_PARTIAL, 1e-4, 0.8, 100, 1e-3};
+    sdfed_transport tiny = {
+        .kind = SDFED_TRANSPORT_PARTIAL, .epsilon = 1e-4, .mass = 0.8, .max_iterations = 100, .threshold = 1e-3};
     CHECK(sdfed_transport_plan(&tiny, opposite, 2, 2, plan, u, v, NULL, scratch, &err) == SDFED_ERR_NUMERIC &&
               strstr(err.message, "epsilon"),
           "an epsilon too small for the costs: %s", err.message);

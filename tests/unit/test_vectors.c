@@ -51,7 +51,10 @@ static void fold(sweep_result *r, const float *x, const float *y, int count, dou
         frexp(exact, &exponent);
         /* a float's last place, down to the subnormals' */
         double ulps = fabs((double)y[l] - exact) / ldexp(1.0, exponent - 24 > -149 ? exponent - 24 : -149);
-        if (ulps > r->worst_ulps) r->worst_ulps = ulps, r->worst_x = x[l];
+        if (ulps > r->worst_ulps) {
+            r->worst_ulps = ulps;
+            r->worst_x = x[l];
+        }
         r->values++;
     }
 }
@@ -136,7 +139,10 @@ static void check_erf_edges(void) {
     const float want[8] = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f, -1.0f, NAN, 1.0f};
     for (int shift = 0; shift < 8; shift++) {
         float x[8], y[8], w[8];
-        for (int l = 0; l < 8; l++) x[l] = in[(l + shift) % 8], w[l] = want[(l + shift) % 8];
+        for (int l = 0; l < 8; l++) {
+            x[l] = in[(l + shift) % 8];
+            w[l] = want[(l + shift) % 8];
+        }
         f32x8 v;
         sdfed_load_f32x8(&v, x, 8, 0.0f);
         sdfed_erf_f32x8(&v);

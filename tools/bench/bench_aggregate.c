@@ -56,9 +56,12 @@ static double median_change_norm(float *const *updates, int n, size_t P, const f
 int main(int argc, char **argv) {
     const char *n_text = NULL, *p_text = NULL, *dir = NULL, *repeats_text = "5", *seed_text = "1";
     int help = 0;
-    const cli_option options[] = {{"--updates", &n_text, NULL}, {"--size", &p_text, NULL},
-                                  {"--dir", &dir, NULL},        {"--repeats", &repeats_text, NULL},
-                                  {"--seed", &seed_text, NULL}, {"--help", NULL, &help}};
+    const cli_option options[] = {{.name = "--updates", .value = &n_text, .flag = NULL},
+                                  {.name = "--size", .value = &p_text, .flag = NULL},
+                                  {.name = "--dir", .value = &dir, .flag = NULL},
+                                  {.name = "--repeats", .value = &repeats_text, .flag = NULL},
+                                  {.name = "--seed", .value = &seed_text, .flag = NULL},
+                                  {.name = "--help", .value = NULL, .flag = &help}};
     cli_set_program("bench_aggregate");
     if (cli_parse(argc - 1, argv + 1, options, 6, NULL, NULL)) return CLI_USAGE;
     if (help) {
@@ -91,11 +94,11 @@ int main(int argc, char **argv) {
 
     double clip = median_change_norm(updates, n, (size_t)P, previous);
     const bench_rule rules[] = {
-        {"mean", {.rule = SDFED_AGGREGATE_MEAN}},
-        {"median", {.rule = SDFED_AGGREGATE_MEDIAN}},
-        {"trimmed_mean", {.rule = SDFED_AGGREGATE_TRIMMED_MEAN, .trim = 0.1}},
-        {"mean_clip", {.rule = SDFED_AGGREGATE_MEAN, .clip_norm = clip}},
-        {"mean_clip_noise", {.rule = SDFED_AGGREGATE_MEAN, .clip_norm = clip, .noise_multiplier = 1.0}},
+        {.name = "mean", .cfg = {.rule = SDFED_AGGREGATE_MEAN}},
+        {.name = "median", .cfg = {.rule = SDFED_AGGREGATE_MEDIAN}},
+        {.name = "trimmed_mean", .cfg = {.rule = SDFED_AGGREGATE_TRIMMED_MEAN, .trim = 0.1}},
+        {.name = "mean_clip", .cfg = {.rule = SDFED_AGGREGATE_MEAN, .clip_norm = clip}},
+        {.name = "mean_clip_noise", .cfg = {.rule = SDFED_AGGREGATE_MEAN, .clip_norm = clip, .noise_multiplier = 1.0}},
     };
     char clip_text[64];
     snprintf(clip_text, sizeof clip_text, "%.17g\n", clip);
@@ -124,6 +127,11 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     sdfed_arena_free(&arena);
-    free(ms), free(data), free(previous), free(updates), free(out), free(weights);
+    free(ms);
+    free(data);
+    free(previous);
+    free(updates);
+    free(out);
+    free(weights);
     return CLI_OK;
 }

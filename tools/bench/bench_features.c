@@ -47,7 +47,7 @@ static long read_file(const char *path, unsigned char **data) {
 static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const unsigned char *rgb, float *features,
                        sdfed_arena *arena, sdfed_error *err) {
     int S = m->cfg.image_size;
-    sdfed_image img = {rgb, S, S, 3, (size_t)S * 3};
+    sdfed_image img = {.pixels = rgb, .width = S, .height = S, .channels = 3, .stride = (size_t)S * 3};
     sdfed_arena_reset(arena);
     return sdfed_image_features(m, k, &img, 1, features, arena, err);
 }
@@ -59,10 +59,14 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL,
                *isa = NULL;
     int help = 0;
-    const cli_option options[] = {
-        {"--model", &model_path, NULL},  {"--threads", &threads_s, NULL},  {"--images", &images_s, NULL},
-        {"--repeats", &repeats_s, NULL}, {"--int8-images", &int8_s, NULL}, {"--check", &check, NULL},
-        {"--isa", &isa, NULL},           {"--help", NULL, &help}};
+    const cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
+                                  {.name = "--threads", .value = &threads_s, .flag = NULL},
+                                  {.name = "--images", .value = &images_s, .flag = NULL},
+                                  {.name = "--repeats", .value = &repeats_s, .flag = NULL},
+                                  {.name = "--int8-images", .value = &int8_s, .flag = NULL},
+                                  {.name = "--check", .value = &check, .flag = NULL},
+                                  {.name = "--isa", .value = &isa, .flag = NULL},
+                                  {.name = "--help", .value = NULL, .flag = &help}};
     cli_set_program("bench_features");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path) {
@@ -123,7 +127,9 @@ int main(int argc, char **argv) {
     printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
            sdfed_kernels_thread_count(), int8,
            int8 ? sdfed_int8_isa_name(sdfed_int8_isa_best()) : sdfed_fma_isa_name(sdfed_fma_isa_best()));
-    free(rates), free(rgb), free(features);
+    free(rates);
+    free(rgb);
+    free(features);
     sdfed_arena_free(&arena);
     native_model_close(&m);
     return CLI_OK;

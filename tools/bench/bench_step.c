@@ -51,10 +51,15 @@ int main(int argc, char **argv) {
     static const char usage[] = "usage: bench_step --model M.gguf --classes FILE [--n-classes C (10)] [--batch B (16)] "
                                 "[--global S (8)] [--local S (16)] [--steps N (5)] [--backend NAME]\n";
     int help = 0;
-    const cli_option options[] = {
-        {"--model", &model_path, NULL}, {"--classes", &classes_path, NULL}, {"--n-classes", &n_classes_s, NULL},
-        {"--batch", &batch_s, NULL},    {"--global", &global_s, NULL},      {"--local", &local_s, NULL},
-        {"--steps", &steps_s, NULL},    {"--backend", &backend, NULL},      {"--help", NULL, &help}};
+    const cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
+                                  {.name = "--classes", .value = &classes_path, .flag = NULL},
+                                  {.name = "--n-classes", .value = &n_classes_s, .flag = NULL},
+                                  {.name = "--batch", .value = &batch_s, .flag = NULL},
+                                  {.name = "--global", .value = &global_s, .flag = NULL},
+                                  {.name = "--local", .value = &local_s, .flag = NULL},
+                                  {.name = "--steps", .value = &steps_s, .flag = NULL},
+                                  {.name = "--backend", .value = &backend, .flag = NULL},
+                                  {.name = "--help", .value = NULL, .flag = &help}};
     cli_set_program("bench_step");
     if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path || !classes_path) {
@@ -93,8 +98,14 @@ int main(int argc, char **argv) {
         for (int d = 0; d < D; d++) img[b * D + d] /= (float)sqrt(n);
         labels[b] = b % C;
     }
-    sdfed_method_params p = {W, S_s, S_l, Gs, Gc, NULL, NULL};
-    sdfed_batch batch = {img, labels, B};
+    sdfed_method_params p = {.width = W,
+                             .global_rows = S_s,
+                             .local_rows = S_l,
+                             .global = Gs,
+                             .local = Gc,
+                             .global_momentum = NULL,
+                             .local_momentum = NULL};
+    sdfed_batch batch = {.features = img, .labels = labels, .n = B};
     sdfed_method_config cfg = sdfed_method_defaults(SDFED_METHOD_SDFED); /* what every client runs */
     sdfed_arena arena;
     sdfed_arena_init(&arena);
@@ -109,7 +120,9 @@ int main(int argc, char **argv) {
             return cli_error(CLI_FAILED, "%s", err.message);
         if (s < 0) continue;
         t_total[s] = native_clock_seconds(native_clock_monotonic_ns()) - t0;
-        t_phase[0][s] = prof.svd, t_phase[1][s] = prof.projection, t_phase[2][s] = prof.forward;
+        t_phase[0][s] = prof.svd;
+        t_phase[1][s] = prof.projection;
+        t_phase[2][s] = prof.forward;
         t_phase[3][s] = prof.backward;
     }
     double total = median(t_total, steps) * 1e3;

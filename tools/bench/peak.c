@@ -116,7 +116,7 @@ static double measure(const isa *s, int threads, long iterations) {
     run runs[2];
     double t0 = native_clock_seconds(native_clock_monotonic_ns());
     for (int t = 0; t < threads; t++) {
-        runs[t] = (run){s, iterations, 0};
+        runs[t] = (run){.isa = s, .iterations = iterations, .result = 0};
         if (t > 0) pthread_create(&ids[t], NULL, run_thread, &runs[t]);
     }
     run_thread(&runs[0]);
@@ -134,7 +134,9 @@ static int compare_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     const char *repeats_s = "5", *ms_s = "300";
     int help = 0;
-    const cli_option options[] = {{"--repeats", &repeats_s, NULL}, {"--ms", &ms_s, NULL}, {"--help", NULL, &help}};
+    const cli_option options[] = {{.name = "--repeats", .value = &repeats_s, .flag = NULL},
+                                  {.name = "--ms", .value = &ms_s, .flag = NULL},
+                                  {.name = "--help", .value = NULL, .flag = &help}};
     cli_set_program("bench_peak");
     if (cli_parse(argc - 1, argv + 1, options, 3, NULL, NULL)) return CLI_USAGE;
     if (help) {
@@ -145,10 +147,11 @@ int main(int argc, char **argv) {
     if (cli_integer(repeats_s, "--repeats", 1, 99, &repeats) || cli_integer(ms_s, "--ms", 1, 3600000, &ms))
         return CLI_USAGE;
     __builtin_cpu_init();
-    static const isa isas[] = {{"avx2", "", 8, has_avx2_fma, fma_avx2},
-                               {"avx512", "", 16, has_avx512, fma_avx512},
-                               {"avx2", "int8 ", 32, has_avx2, int8_avx2},
-                               {"avx512vnni", "int8 ", 64, has_avx512vnni, int8_avx512vnni}};
+    static const isa isas[] = {
+        {.name = "avx2", .kind = "", .lanes = 8, .supported = has_avx2_fma, .kernel = fma_avx2},
+        {.name = "avx512", .kind = "", .lanes = 16, .supported = has_avx512, .kernel = fma_avx512},
+        {.name = "avx2", .kind = "int8 ", .lanes = 32, .supported = has_avx2, .kernel = int8_avx2},
+        {.name = "avx512vnni", .kind = "int8 ", .lanes = 64, .supported = has_avx512vnni, .kernel = int8_avx512vnni}};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         const isa *s = &isas[i];
         if (!s->supported()) {

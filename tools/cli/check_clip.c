@@ -57,7 +57,8 @@ void check_text_features(checker *c) {
     float *got = sdfed_arena_floats(&c->arena, (size_t)n * cfg->embed_dim);
     if (!n) sdfed_fail(&err, SDFED_ERR_NOT_FOUND, "reference tensor 'text.ids' is missing");
     if (want && got) {
-        sdfed_text_batch batch = {n, ids, cfg->context_length, NULL, NULL, 0};
+        sdfed_text_batch batch = {
+            .n_seqs = n, .ids = ids, .stride = cfg->context_length, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
         if (sdfed_text_encode(&c->m->clip, c->k, &batch, got, &c->arena, &err) == SDFED_OK) {
             check_compare(c, "text.features", got, want, n, cfg->embed_dim, KIND_FEATURES);
             return;

@@ -302,7 +302,7 @@ void check_sdfed(checker *c) {
         check_compare(c, "sdfed.R", dense, want_R, W, W, KIND_MODEL_FREE);
     }
 
-    sdfed_batch batch = {img, labels, B};
+    sdfed_batch batch = {.features = img, .labels = labels, .n = B};
     sdfed_objective_config cfg = sdfed_objective_defaults();
     cfg.gamma = gamma[0];
     sdfed_losses losses;
@@ -343,6 +343,6 @@ void check_sdfed(checker *c) {
             check_report_error(c, "sdfed.grad_Gs", &err);
         }
     }
-    check_terms(c, &(term_point){&cls, Gs, Gc, S_s, S_l, &batch}, gamma[0]);
+    check_terms(c, &(term_point){.cls = &cls, .Gs = Gs, .Gc = Gc, .S_s = S_s, .S_l = S_l, .batch = &batch}, gamma[0]);
     sdfed_classes_free(&cls);
 }

@@ -116,8 +116,9 @@ const char cmd_check_reference_help[] =
 
 int cmd_check_reference(int argc, char **argv) {
     const char *model = NULL, *reference = NULL, *backend = NULL;
-    const cli_option options[] = {
-        {"--model", &model, NULL}, {"--reference", &reference, NULL}, {"--backend", &backend, NULL}};
+    const cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
+                                  {.name = "--reference", .value = &reference, .flag = NULL},
+                                  {.name = "--backend", .value = &backend, .flag = NULL}};
     int status = cli_parse(argc, argv, options, 3, NULL, NULL);
     if (status) return status;
     if (!model || !reference) return cli_error(CLI_USAGE, "check-reference: --model and --reference are required");

@@ -27,8 +27,10 @@ static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *e
                         "%s: gzip vocabularies need the native build; pass the uncompressed text", path);
     else if (!(*text = malloc(f.size + 1)))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
-    else
-        memcpy(*text, f.data, f.size), *len = f.size;
+    else {
+        memcpy(*text, f.data, f.size);
+        *len = f.size;
+    }
     file_map_close(&f);
     return rc;
 #else
@@ -42,7 +44,8 @@ static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *e
 static int file_write(void *ctx, const void *data, size_t n) { return fwrite(data, 1, n, ctx) != n; }
 
 const char cmd_convert_help[] =
-    "usage: sdfed convert --in MODEL.safetensors --out MODEL.gguf [--vocab VOCAB] [--type f32|f16|q8_0] [--activation quick_gelu|gelu]\n"
+    "usage: sdfed convert --in MODEL.safetensors --out MODEL.gguf [--vocab VOCAB] [--type f32|f16|q8_0] [--activation "
+    "quick_gelu|gelu]\n"
     "\n"
     "Converts a CLIP checkpoint (safetensors, under OpenAI/OpenCLIP or Hugging Face names) and CLIP's BPE\n"
     "vocabulary into one GGUF model file, written whole or not at all.\n"
@@ -57,17 +60,20 @@ const char cmd_convert_help[] =
 
 int cmd_convert(int argc, char **argv) {
     const char *in = NULL, *vocab = NULL, *out = NULL, *type = "f32", *activation = "quick_gelu";
-    const cli_option options[] = {{"--in", &in, NULL},
-                                  {"--vocab", &vocab, NULL},
-                                  {"--out", &out, NULL},
-                                  {"--type", &type, NULL},
-                                  {"--activation", &activation, NULL}};
+    const cli_option options[] = {{.name = "--in", .value = &in, .flag = NULL},
+                                  {.name = "--vocab", .value = &vocab, .flag = NULL},
+                                  {.name = "--out", .value = &out, .flag = NULL},
+                                  {.name = "--type", .value = &type, .flag = NULL},
+                                  {.name = "--activation", .value = &activation, .flag = NULL}};
     int status = cli_parse(argc, argv, options, 5, NULL, NULL);
     if (status) return status;
     if (!in || !out) return cli_error(CLI_USAGE, "convert: --in and --out are required (see 'sdfed convert --help')");
     char vocab_path[4096];
     if (!vocab) vocab = native_resolve_path(DEFAULT_VOCAB, vocab_path, sizeof vocab_path);
-    sdfed_convert_options opt = {sdfed_type_from_name(type), sdfed_activation_from_name(activation), NULL, 0};
+    sdfed_convert_options opt = {.weight_type = sdfed_type_from_name(type),
+                                 .activation = sdfed_activation_from_name(activation),
+                                 .vocab_text = NULL,
+                                 .vocab_len = 0};
     if (opt.weight_type < 0) return cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);
     if (opt.activation < 0)
         return cli_error(CLI_USAGE, "convert: --activation must be quick_gelu or gelu, not '%s'", activation);
@@ -93,7 +99,7 @@ int cmd_convert(int argc, char **argv) {
         if (!fp) {
             rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", tmp, strerror(errno));
         } else {
-            sdfed_sink sink = {file_write, fp};
+            sdfed_sink sink = {.write = file_write, .ctx = fp};
             sdfed_convert_report report;
             rc = sdfed_clip_convert(&st, &opt, &sink, &report, &err);
             if (fclose(fp) != 0 && rc == SDFED_OK) rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: write failed", tmp);

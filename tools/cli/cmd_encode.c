@@ -59,8 +59,9 @@ typedef struct encode_args {
 
 static int parse_encode(const char *name, int argc, char **argv, encode_args *a) {
     memset(a, 0, sizeof *a);
-    const cli_option options[] = {
-        {"--model", &a->model, NULL}, {"--backend", &a->backend, NULL}, {"--normalize", NULL, &a->normalize}};
+    const cli_option options[] = {{.name = "--model", .value = &a->model, .flag = NULL},
+                                  {.name = "--backend", .value = &a->backend, .flag = NULL},
+                                  {.name = "--normalize", .value = NULL, .flag = &a->normalize}};
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->inputs) return cli_error(CLI_FAILED, "%s: out of memory", name);
     int status = cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
@@ -92,7 +93,8 @@ int cmd_encode_text(int argc, char **argv) {
         rc = sdfed_tokenize(&m.tokenizer, a.inputs[i], strlen(a.inputs[i]), ctx, ids + (size_t)i * ctx, &n, &err);
     }
     if (rc == SDFED_OK) {
-        sdfed_text_batch batch = {a.n_inputs, ids, ctx, NULL, NULL, 0};
+        sdfed_text_batch batch = {
+            .n_seqs = a.n_inputs, .ids = ids, .stride = ctx, .splice = NULL, .splice_pos = NULL, .n_splice = 0};
         rc = sdfed_text_encode(&m.clip, native_backend(a.backend), &batch, features, &arena, &err);
     }
     if (rc == SDFED_OK)
@@ -146,7 +148,8 @@ int cmd_encode_image(int argc, char **argv) {
         int n = a.n_inputs - first < IMAGE_BATCH ? a.n_inputs - first : IMAGE_BATCH;
         for (int i = 0; i < n && rc == SDFED_OK; i++)
             rc = load_image(a.inputs[first + i], c, pixels + i * image_floats, &err);
-        if (rc == SDFED_OK) rc = sdfed_image_encode(&m.clip, native_backend(a.backend), pixels, n, features, &arena, &err);
+        if (rc == SDFED_OK)
+            rc = sdfed_image_encode(&m.clip, native_backend(a.backend), pixels, n, features, &arena, &err);
         if (rc == SDFED_OK) print_features(features, n, c->embed_dim, a.normalize);
         sdfed_arena_reset(&arena);
     }

@@ -83,18 +83,18 @@ int cmd_sim(int argc, char **argv) {
     const char *task_path = NULL, *method = NULL, *seed = NULL, *rounds = NULL, *out_dir = "sim-out", *cache = NULL;
     const char *data_dir = NULL, *backend = NULL, *lr = NULL, *isa = NULL;
     int validation = 0, f32_images = 0;
-    const cli_option options[] = {{"--task", &task_path, NULL},
-                                  {"--method", &method, NULL},
-                                  {"--seed", &seed, NULL},
-                                  {"--rounds", &rounds, NULL},
-                                  {"--lr", &lr, NULL},
-                                  {"--out", &out_dir, NULL},
-                                  {"--cache", &cache, NULL},
-                                  {"--data", &data_dir, NULL},
-                                  {"--backend", &backend, NULL},
-                                  {"--isa", &isa, NULL},
-                                  {"--validation", NULL, &validation},
-                                  {"--f32-images", NULL, &f32_images}};
+    const cli_option options[] = {{.name = "--task", .value = &task_path, .flag = NULL},
+                                  {.name = "--method", .value = &method, .flag = NULL},
+                                  {.name = "--seed", .value = &seed, .flag = NULL},
+                                  {.name = "--rounds", .value = &rounds, .flag = NULL},
+                                  {.name = "--lr", .value = &lr, .flag = NULL},
+                                  {.name = "--out", .value = &out_dir, .flag = NULL},
+                                  {.name = "--cache", .value = &cache, .flag = NULL},
+                                  {.name = "--data", .value = &data_dir, .flag = NULL},
+                                  {.name = "--backend", .value = &backend, .flag = NULL},
+                                  {.name = "--isa", .value = &isa, .flag = NULL},
+                                  {.name = "--validation", .value = NULL, .flag = &validation},
+                                  {.name = "--f32-images", .value = NULL, .flag = &f32_images}};
     int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
@@ -128,8 +128,7 @@ int cmd_sim(int argc, char **argv) {
                task.dataset, sdfed_partition_kind_name(task.partition.kind), task.clients, task.rounds,
                (unsigned long long)task.seed, task.model);
         printf("sim: %d classes, %d training and %d test images", data.n_classes, data.n_train, data.n_test);
-        if (data.skipped && data.skipped->n)
-            printf(", %d files not used (see 'sdfed task check')", data.skipped->n);
+        if (data.skipped && data.skipped->n) printf(", %d files not used (see 'sdfed task check')", data.skipped->n);
         printf("\nsim: image features: %d from the cache, %d computed\n", data.features.cached, data.features.computed);
         if (validation) printf("sim: validation: each client tested on a fifth of its training images held out\n");
         rc = sim_run(&task, &m.clip, k, &cls, &data, validation, &result, stdout, &err);

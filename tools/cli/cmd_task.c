@@ -148,11 +148,11 @@ static int write_init_task(const char *out, const char *dir, int split, const ch
 static int task_init(int argc, char **argv) {
     const char *clients = "10", *out = "task.json", *model = NULL, *cache = NULL;
     int strict = 0;
-    const cli_option options[] = {{"--clients", &clients, NULL},
-                                  {"--out", &out, NULL},
-                                  {"--model", &model, NULL},
-                                  {"--cache", &cache, NULL},
-                                  {"--strict", NULL, &strict}};
+    const cli_option options[] = {{.name = "--clients", .value = &clients, .flag = NULL},
+                                  {.name = "--out", .value = &out, .flag = NULL},
+                                  {.name = "--model", .value = &model, .flag = NULL},
+                                  {.name = "--cache", .value = &cache, .flag = NULL},
+                                  {.name = "--strict", .value = NULL, .flag = &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
     int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 5, &rest, &n_rest) : CLI_FAILED;
     if (status == CLI_OK && n_rest != 1)
@@ -264,10 +264,10 @@ static void report_clients(const sdfed_partition *part, const fed_data *d) {
 static int task_check(int argc, char **argv) {
     const char *cache = NULL, *data_dir = NULL, *backend = NULL;
     int strict = 0;
-    const cli_option options[] = {{"--cache", &cache, NULL},
-                                  {"--data", &data_dir, NULL},
-                                  {"--backend", &backend, NULL},
-                                  {"--strict", NULL, &strict}};
+    const cli_option options[] = {{.name = "--cache", .value = &cache, .flag = NULL},
+                                  {.name = "--data", .value = &data_dir, .flag = NULL},
+                                  {.name = "--backend", .value = &backend, .flag = NULL},
+                                  {.name = "--strict", .value = NULL, .flag = &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
     int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 4, &rest, &n_rest) : CLI_FAILED;
     if (status == CLI_OK && n_rest != 1)

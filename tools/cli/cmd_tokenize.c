@@ -18,7 +18,8 @@ const char cmd_tokenize_help[] =
 int cmd_tokenize(int argc, char **argv) {
     const char *model = NULL;
     int show_tokens = 0;
-    const cli_option options[] = {{"--model", &model, NULL}, {"--tokens", NULL, &show_tokens}};
+    const cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
+                                  {.name = "--tokens", .value = NULL, .flag = &show_tokens}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 2, &pos, &n_pos) : CLI_FAILED;
     if (status == CLI_OK && n_pos == 0) status = cli_error(CLI_USAGE, "tokenize: give at least one text");

@@ -181,7 +181,8 @@ static void *work_thread(void *arg) {
  * prompts and the arena; nothing else does until it ends), then end on the
  * event loop (work_finish). */
 static void work_start(client *c, void (*body)(client *), void (*end)(client *)) {
-    c->work_body = body, c->work_end = end;
+    c->work_body = body;
+    c->work_end = end;
     c->work_rc = 0;
     c->work_err = (sdfed_error){0};
     atomic_store(&c->work_done, 0);
@@ -202,7 +203,11 @@ static int all_images(client *c, sdfed_error *err) {
         return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     for (int i = 0; i < c->data.n_train; i++) c->own_ids[i] = i;
     for (int i = 0; i < c->data.n_test; i++) c->own_ids[c->data.n_train + i] = i;
-    c->own = (sdfed_client_split){-1, c->data.n_train, c->data.n_test, c->own_ids, c->own_ids + c->data.n_train};
+    c->own = (sdfed_client_split){.domain = -1,
+                                  .n_train = c->data.n_train,
+                                  .n_test = c->data.n_test,
+                                  .train = c->own_ids,
+                                  .test = c->own_ids + c->data.n_train};
     return SDFED_OK;
 }
 
@@ -220,8 +225,10 @@ static int host_folders(client *c, sdfed_error *err) {
     /* the server's classes are the folders' when the file names none */
     int n = sdfed_task_class_count(&c->task);
     const char **names = malloc(sizeof *names * (size_t)(2 * n + 1));
-    for (int i = 0; names && i < n; i++)
-        names[i] = sdfed_task_class_name(&c->task, i), names[n + i] = sdfed_task_class_text(&c->task, i);
+    for (int i = 0; names && i < n; i++) {
+        names[i] = sdfed_task_class_name(&c->task, i);
+        names[n + i] = sdfed_task_class_text(&c->task, i);
+    }
     if (!names)
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     else if (sdfed_task_class_count(host) == 0)
@@ -248,9 +255,11 @@ static int sleep_ms_now(const client *c) { return c->rounds_trained >= c->slow_f
 /* The device's step times timed here on this shard's images with these kernels. */
 static int measure_steps(client *c, const sdfed_client_split *split, sdfed_error *err) {
     int test = split->n_train == 0;
-    sdfed_feature_set own = {test ? c->data.test_features : c->data.train_features,
-                             test ? c->data.test_labels : c->data.train_labels, c->data.dim,
-                             test ? split->test : split->train, test ? split->n_test : split->n_train};
+    sdfed_feature_set own = {.features = test ? c->data.test_features : c->data.train_features,
+                             .labels = test ? c->data.test_labels : c->data.train_labels,
+                             .dim = c->data.dim,
+                             .index = test ? split->test : split->train,
+                             .n = test ? split->n_test : split->n_train};
     c->step_measured = 1;
     return step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, sleep_ms_now(c), c->step_s, &c->arena,
                               err);
@@ -746,25 +755,25 @@ int main(int argc, char **argv) {
     const char *step_sleep = "0", *slow_from = "0";
     int quiet = 0, help = 0;
     cli_set_program("sdfed-client");
-    const cli_option options[] = {{"--server", &server, NULL},
-                                  {"--client-index", &index, NULL},
-                                  {"--model", &c.model_path, NULL},
-                                  {"--cache", &c.cache, NULL},
-                                  {"--data", &c.data_dir, NULL},
-                                  {"--host-task", &c.host_task, NULL},
-                                  {"--backend", &backend, NULL},
-                                  {"--token-file", &c.token_file, NULL},
-                                  {"--attack", &c.attack, NULL},
-                                  {"--give-up", &give_up, NULL},
-                                  {"--encoding", &encoding, NULL},
-                                  {"--join-key", &c.join_key, NULL},
-                                  {"--jitter-seed", &jitter, NULL},
-                                  {"--exit-after-stage", &c.exit_after, NULL},
-                                  {"--step-ms", &c.step_ms, NULL},
-                                  {"--step-sleep-ms", &step_sleep, NULL},
-                                  {"--slow-from-round", &slow_from, NULL},
-                                  {"--quiet", NULL, &quiet},
-                                  {"--help", NULL, &help}};
+    const cli_option options[] = {{.name = "--server", .value = &server, .flag = NULL},
+                                  {.name = "--client-index", .value = &index, .flag = NULL},
+                                  {.name = "--model", .value = &c.model_path, .flag = NULL},
+                                  {.name = "--cache", .value = &c.cache, .flag = NULL},
+                                  {.name = "--data", .value = &c.data_dir, .flag = NULL},
+                                  {.name = "--host-task", .value = &c.host_task, .flag = NULL},
+                                  {.name = "--backend", .value = &backend, .flag = NULL},
+                                  {.name = "--token-file", .value = &c.token_file, .flag = NULL},
+                                  {.name = "--attack", .value = &c.attack, .flag = NULL},
+                                  {.name = "--give-up", .value = &give_up, .flag = NULL},
+                                  {.name = "--encoding", .value = &encoding, .flag = NULL},
+                                  {.name = "--join-key", .value = &c.join_key, .flag = NULL},
+                                  {.name = "--jitter-seed", .value = &jitter, .flag = NULL},
+                                  {.name = "--exit-after-stage", .value = &c.exit_after, .flag = NULL},
+                                  {.name = "--step-ms", .value = &c.step_ms, .flag = NULL},
+                                  {.name = "--step-sleep-ms", .value = &step_sleep, .flag = NULL},
+                                  {.name = "--slow-from-round", .value = &slow_from, .flag = NULL},
+                                  {.name = "--quiet", .value = NULL, .flag = &quiet},
+                                  {.name = "--help", .value = NULL, .flag = &help}};
     int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {

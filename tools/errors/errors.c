@@ -27,7 +27,10 @@ static void put_js_string(sdfed_buffer *b, const char *s) {
     put(b, "'");
     for (; *s; s++) {
         char c[3] = {*s, 0, 0};
-        if (*s == '\'' || *s == '\\') c[0] = '\\', c[1] = *s;
+        if (*s == '\'' || *s == '\\') {
+            c[0] = '\\';
+            c[1] = *s;
+        }
         put(b, c);
     }
     put(b, "'");

@@ -145,7 +145,8 @@ static int parity(round_state *s, const float *g, const float *next, secure_roun
                             "secure round %lld: the unmasked global differs from the plain mean of the same %d inputs",
                             (long long)s->round, m);
     }
-    free(inputs), free(plain);
+    free(inputs);
+    free(plain);
     return rc;
 }
 
@@ -187,7 +188,8 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
     for (int p = 0; s.own && p < n; p++)
         if (s.own[p].cipher) sdfed_crypto_stream_close(&s.own[p]);
-    free(s.c), free(s.own);
+    free(s.c);
+    free(s.own);
     secagg_server_free(&s.server);
     sdfed_buffer_free(&s.request);
     sdfed_buffer_free(&s.message);

@@ -104,13 +104,14 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     /* validation: clients are tested on images held out of their training sets */
     fed_data held_out = *d;
     if (validation) {
-        sdfed_samples train = {d->n_train, NULL, d->train_labels, d->train_domains};
+        sdfed_samples train = {.n = d->n_train, .id = NULL, .label = d->train_labels, .domain = d->train_domains};
         if ((rc = sdfed_partition_hold_out(&part, &train, SIM_VALIDATION_EVERY, task->seed, err))) {
             sdfed_partition_free(&part);
             return rc;
         }
         held_out.n_test = d->n_train;
-        held_out.test_features = d->train_features, held_out.test_labels = d->train_labels;
+        held_out.test_features = d->train_features;
+        held_out.test_labels = d->train_labels;
         d = &held_out;
     }
     int K = task->clients, trains = task->method != SDFED_METHOD_ZEROSHOT;
@@ -225,7 +226,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                 continue;
             }
             sdfed_round_report(&round_clients, c);
-            uploads[round->participants++] = (sdfed_round_update){c, r, cl->plan.samples, cl->params.global};
+            uploads[round->participants++] =
+                (sdfed_round_update){.client = c, .base = r, .samples = cl->plan.samples, .values = cl->params.global};
         }
         if (rc) break;
         if (round->missed) round->sim_seconds = task->local_prompt.budget_s; /* it waited for the deadline */
@@ -236,7 +238,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
                 trains && sdfed_round_check(&round_clients, task->min_clients > 0 ? task->min_clients : 1, 1) ==
                               SDFED_ROUND_ABANDON;
         if (shared && round->participants > 0 && !round->abandoned && !out->secure) {
-            sdfed_aggregate_config mean = {SDFED_AGGREGATE_MEAN, 0, 0, 0};
+            sdfed_aggregate_config mean = {
+                .rule = SDFED_AGGREGATE_MEAN, .trim = 0, .clip_norm = 0, .noise_multiplier = 0};
             sdfed_arena_reset(&arena);
             float *next = sdfed_arena_alloc(&arena, sizeof *next * shared);
             rc = next ? sdfed_round_combine(&mean, task->seed, r, uploads, round->participants, server.global, shared,
@@ -255,8 +258,10 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             round->accuracy += round->client_accuracy[c] / K;
         }
         int steps = round->steps > 0 ? round->steps : 1;
-        round->ce_local = losses.ce_local / steps, round->ce_global = losses.ce_global / steps;
-        round->stretch = losses.stretch / steps, round->separation = losses.separation / steps;
+        round->ce_local = losses.ce_local / steps;
+        round->ce_global = losses.ce_global / steps;
+        round->stretch = losses.stretch / steps;
+        round->separation = losses.separation / steps;
         round->total = losses.total / steps;
         round->seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         if (log && rc == SDFED_OK) log_round(log, task, r, round, K);
@@ -269,7 +274,10 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     for (int c = 0; clients && c < K; c++) fed_client_free(&clients[c]);
     sdfed_method_params_free(&server);
     sdfed_round_free(&round_clients);
-    free(clients), free(candidates), free(uploads), free(next_global);
+    free(clients);
+    free(candidates);
+    free(uploads);
+    free(next_global);
     sdfed_arena_free(&arena);
     sdfed_partition_free(&part);
     if (rc) sim_result_free(out);
