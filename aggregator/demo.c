@@ -11,19 +11,19 @@
 #include "native/file_map.h"
 
 struct demo {
-    fed_data data;
+    native_fed_data data;
     sdfed_partition part;
     int64_t *leased_until;   /* per shard */
     peer_address *leased_to; /* per shard, while leased */
 };
 
-int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err) {
+int demo_open(demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err) {
     *out = NULL;
     demo *d = calloc(1, sizeof *d);
     if (!d) return sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     d->data = *data;
     memset(data, 0, sizeof *data);
-    int rc = fed_partition(task, &d->data, &d->part, err);
+    int rc = native_fed_partition(task, &d->data, &d->part, err);
     if (rc == SDFED_OK && (!(d->leased_until = calloc((size_t)d->part.n_clients, sizeof *d->leased_until)) ||
                            !(d->leased_to = calloc((size_t)d->part.n_clients, sizeof *d->leased_to))))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
@@ -38,7 +38,7 @@ int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *e
 void demo_close(demo *d) {
     if (!d) return;
     sdfed_partition_free(&d->part);
-    fed_data_free(&d->data);
+    native_fed_data_free(&d->data);
     free(d->leased_until);
     free(d->leased_to);
     free(d);
@@ -106,12 +106,12 @@ static int pixels_json(sdfed_sink *sink, const int *ids, int n, const uint8_t *p
 static int files_json(sdfed_sink *sink, const int *ids, int n, const char *const *paths, sdfed_error *err) {
     if (sink->write(sink->ctx, ", \"files\": [", 12)) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        file_map f;
-        int rc = file_map_open(&f, paths[ids[i]], err);
+        native_file_map f;
+        int rc = native_file_map_open(&f, paths[ids[i]], err);
         if (rc) return rc;
         int failed = sink->write(sink->ctx, i ? ", \"" : "\"", i ? 3 : 1) || base64(sink, f.data, f.size) ||
                      sink->write(sink->ctx, "\"", 1);
-        file_map_close(&f);
+        native_file_map_close(&f);
         if (failed) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     }
     return sink->write(sink->ctx, "]", 1) ? sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory") : SDFED_OK;
@@ -119,12 +119,12 @@ static int files_json(sdfed_sink *sink, const int *ids, int n, const char *const
 
 /* "images": [{"width", "height", "channels", "pixels": "<base64>"}, ...]:
  * the listed images decoded and turned into their domains */
-static int images_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
+static int images_json(sdfed_sink *sink, const native_fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
     if (sink->write(sink->ctx, ", \"images\": [", 13)) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         sdfed_image image;
         uint8_t *owned;
-        int rc = fed_data_image(f, test, ids[i], &image, &owned, err);
+        int rc = native_fed_data_image(f, test, ids[i], &image, &owned, err);
         if (rc) return rc;
         int failed = sdfed_sink_printf(*sink, "%s{\"width\": %d, \"height\": %d, \"channels\": %d, \"pixels\": \"",
                                        i ? ", " : "", image.width, image.height, image.channels) ||
@@ -137,7 +137,7 @@ static int images_json(sdfed_sink *sink, const fed_data *f, int test, const int 
 }
 
 /* "name": {"labels": [...], "pixels" | "files" | "images": ..., "domains"} for the listed images */
-static int split_json(sdfed_sink *sink, const fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
+static int split_json(sdfed_sink *sink, const native_fed_data *f, int test, const int *ids, int n, sdfed_error *err) {
     if (sdfed_sink_printf(*sink, "%s\"%s\": {", test ? ", " : "", test ? "test" : "train") ||
         values_json(sink, "\"labels\":", ids, n, test ? f->test_labels : f->train_labels))
         return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
@@ -160,7 +160,7 @@ static int split_json(sdfed_sink *sink, const fed_data *f, int test, const int *
 int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
     if (!d || k < 0 || k >= d->part.n_clients) return sdfed_fail(err, SDFED_ERR_ARG, "no demo shard %d", k);
     const sdfed_client_split *s = &d->part.clients[k];
-    const fed_data *f = &d->data;
+    const native_fed_data *f = &d->data;
     sdfed_sink sink = sdfed_buffer_sink(out);
     int failed = f->train_paths /* files: each image has its own size */
                      ? sdfed_sink_printf(sink, "{\"shard\": %d, ", k)

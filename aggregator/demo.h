@@ -33,7 +33,7 @@ typedef struct demo demo;
 /* The shards of the task's images (native/fed_data.h's, loaded by the
  * caller), which the demo takes: data is emptied, and freed with the demo
  * (or at once when this fails). */
-int demo_open(demo **out, const sdfed_task *task, fed_data *data, sdfed_error *err);
+int demo_open(demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err);
 void demo_close(demo *d);
 
 /* A free shard, leased to holder from now_ms; DEMO_HOLDER_FULL when holder

@@ -464,7 +464,7 @@ static void binary_message(handlers *h, session *ss, const unsigned char *data, 
 
 /* ----------------------------------------------------------- public api */
 
-void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms) {
+void handlers_message(handlers *h, session *ss, native_ws_rx rx, int64_t now_ms) {
     if (rx == WS_RX_MORE) return;
     if (ss->client < 0 && ss->token[0]) { /* its hello waits for its registration: answered first */
         federation_register_now(h->fed, now_ms);

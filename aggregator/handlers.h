@@ -37,7 +37,7 @@ void handlers_destroy(handlers *h);
 
 /* What session_receive said: a whole message in ss->in, or one that could
  * not be kept (refused as too large, and the connection closed). */
-void handlers_message(handlers *h, session *ss, ws_rx rx, int64_t now_ms);
+void handlers_message(handlers *h, session *ss, native_ws_rx rx, int64_t now_ms);
 /* A session's connection is gone (before session_free). */
 void handlers_gone(handlers *h, session *ss, int64_t now_ms);
 /* Deadlines; called every 200 ms. */

@@ -124,7 +124,7 @@ typedef struct args {
 
 static int fit_descriptors(double *max_connections, double others) {
     struct rlimit lim;
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return cli_error(CLI_FAILED, "getrlimit(RLIMIT_NOFILE) failed");
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return native_cli_error(CLI_FAILED, "getrlimit(RLIMIT_NOFILE) failed");
     rlim_t want = (rlim_t)(*max_connections + others) + SPARE_DESCRIPTORS;
     if (lim.rlim_cur < want) {
         struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max, .rlim_max = lim.rlim_max};
@@ -133,10 +133,11 @@ static int fit_descriptors(double *max_connections, double others) {
     if (lim.rlim_cur >= want) return CLI_OK;
     double fit = (double)lim.rlim_cur - SPARE_DESCRIPTORS - others;
     if (fit < 1)
-        return cli_error(CLI_USAGE,
-                         "the descriptor limit (%llu, ulimit -n) has no room for connections besides --status-reserve "
-                         "and --max-file-sends (%g): raise it or lower them",
-                         (unsigned long long)lim.rlim_cur, others);
+        return native_cli_error(
+            CLI_USAGE,
+            "the descriptor limit (%llu, ulimit -n) has no room for connections besides --status-reserve "
+            "and --max-file-sends (%g): raise it or lower them",
+            (unsigned long long)lim.rlim_cur, others);
     native_logf("connections_limited",
                 "\"max_connections\": %.0f, \"asked\": %.0f, \"descriptors\": %llu, \"message\": \"--max-connections "
                 "lowered to what the descriptor limit (ulimit -n) holds\"",
@@ -147,7 +148,7 @@ static int fit_descriptors(double *max_connections, double others) {
 
 /* The task's images as the demo shards and `sdfed sim` count them, and
  * the files that are not used, each named (at most 20, then a count). */
-static void log_dataset(const fed_data *d) {
+static void log_dataset(const native_fed_data *d) {
     native_logf("dataset", "\"classes\": %d, \"train\": %d, \"test\": %d, \"skipped\": %d", d->n_classes, d->n_train,
                 d->n_test, d->skipped ? d->skipped->n : 0);
     for (int i = 0; d->skipped && i < d->skipped->n && i < 20; i++) {
@@ -159,7 +160,7 @@ static void log_dataset(const fed_data *d) {
 }
 
 int main(int argc, char **argv) {
-    cli_set_program("sdfed-aggregator");
+    native_cli_set_program("sdfed-aggregator");
     args a = {0};
     a.port = "8080";
     a.mode = "sync";
@@ -195,137 +196,145 @@ int main(int argc, char **argv) {
     a.demo_leases = "4";
     a.hello_timeout = "10";
     a.file_sends = "256";
-    const cli_option options[] = {{.name = "--task", .value = &a.task, .flag = NULL},
-                                  {.name = "--port", .value = &a.port, .flag = NULL},
-                                  {.name = "--port-file", .value = &a.port_file, .flag = NULL},
-                                  {.name = "--host", .value = &a.host, .flag = NULL},
-                                  {.name = "--state", .value = &a.state, .flag = NULL},
-                                  {.name = "--db", .value = &a.db, .flag = NULL},
-                                  {.name = "--web", .value = &a.web, .flag = NULL},
-                                  {.name = "--wasm", .value = &a.wasm, .flag = NULL},
-                                  {.name = "--mode", .value = &a.mode, .flag = NULL},
-                                  {.name = "--min-clients", .value = &a.min_clients, .flag = NULL},
-                                  {.name = "--over-select", .value = &a.over_select, .flag = NULL},
-                                  {.name = "--deadline", .value = &a.deadline, .flag = NULL},
-                                  {.name = "--round-pause", .value = &a.pause, .flag = NULL},
-                                  {.name = "--rejoin-grace", .value = &a.grace, .flag = NULL},
-                                  {.name = "--buffer", .value = &a.buffer, .flag = NULL},
-                                  {.name = "--max-staleness", .value = &a.staleness, .flag = NULL},
-                                  {.name = "--aggregate", .value = &a.rule, .flag = NULL},
-                                  {.name = "--trim", .value = &a.trim, .flag = NULL},
-                                  {.name = "--clip-norm", .value = &a.clip, .flag = NULL},
-                                  {.name = "--noise-multiplier", .value = &a.noise, .flag = NULL},
-                                  {.name = "--max-update-norm", .value = &a.max_norm, .flag = NULL},
-                                  {.name = "--max-samples", .value = &a.max_samples, .flag = NULL},
-                                  {.name = "--join-key", .value = &a.join_key, .flag = NULL},
-                                  {.name = "--metrics-token", .value = &a.metrics_token, .flag = NULL},
-                                  {.name = "--cert", .value = &a.cert, .flag = NULL},
-                                  {.name = "--key", .value = &a.key, .flag = NULL},
-                                  {.name = "--max-message-bytes", .value = &a.max_bytes, .flag = NULL},
-                                  {.name = "--rate-limit", .value = &a.rate, .flag = NULL},
-                                  {.name = "--rate-window", .value = &a.rate_window, .flag = NULL},
-                                  {.name = "--max-refusals", .value = &a.refusals, .flag = NULL},
-                                  {.name = "--node-lease", .value = &a.lease, .flag = NULL},
-                                  {.name = "--poll", .value = &a.poll, .flag = NULL},
-                                  {.name = "--commit-batch", .value = &a.commit_batch, .flag = NULL},
-                                  {.name = "--commit-wait", .value = &a.commit_wait, .flag = NULL},
-                                  {.name = "--ping-after", .value = &a.ping_after, .flag = NULL},
-                                  {.name = "--hangup-after", .value = &a.hangup_after, .flag = NULL},
-                                  {.name = "--max-header-bytes", .value = &a.max_header, .flag = NULL},
-                                  {.name = "--max-connections", .value = &a.max_connections, .flag = NULL},
-                                  {.name = "--status-reserve", .value = &a.status_reserve, .flag = NULL},
-                                  {.name = "--max-connections-per-address", .value = &a.per_address, .flag = NULL},
-                                  {.name = "--max-addresses", .value = &a.max_addresses, .flag = NULL},
-                                  {.name = "--max-file-sends", .value = &a.file_sends, .flag = NULL},
-                                  {.name = "--key-failures", .value = &a.key_failures, .flag = NULL},
-                                  {.name = "--key-lockout", .value = &a.key_lockout, .flag = NULL},
-                                  {.name = "--registrations-per-minute", .value = &a.registrations, .flag = NULL},
-                                  {.name = "--demo-leases-per-address", .value = &a.demo_leases, .flag = NULL},
-                                  {.name = "--hello-timeout", .value = &a.hello_timeout, .flag = NULL},
-                                  {.name = "--verify", .value = NULL, .flag = &a.verify},
-                                  {.name = "--graph-from-seed", .value = NULL, .flag = &a.graph_from_seed},
-                                  {.name = "--help", .value = NULL, .flag = &a.help}};
+    const native_cli_option options[] = {
+        {.name = "--task", .value = &a.task, .flag = NULL},
+        {.name = "--port", .value = &a.port, .flag = NULL},
+        {.name = "--port-file", .value = &a.port_file, .flag = NULL},
+        {.name = "--host", .value = &a.host, .flag = NULL},
+        {.name = "--state", .value = &a.state, .flag = NULL},
+        {.name = "--db", .value = &a.db, .flag = NULL},
+        {.name = "--web", .value = &a.web, .flag = NULL},
+        {.name = "--wasm", .value = &a.wasm, .flag = NULL},
+        {.name = "--mode", .value = &a.mode, .flag = NULL},
+        {.name = "--min-clients", .value = &a.min_clients, .flag = NULL},
+        {.name = "--over-select", .value = &a.over_select, .flag = NULL},
+        {.name = "--deadline", .value = &a.deadline, .flag = NULL},
+        {.name = "--round-pause", .value = &a.pause, .flag = NULL},
+        {.name = "--rejoin-grace", .value = &a.grace, .flag = NULL},
+        {.name = "--buffer", .value = &a.buffer, .flag = NULL},
+        {.name = "--max-staleness", .value = &a.staleness, .flag = NULL},
+        {.name = "--aggregate", .value = &a.rule, .flag = NULL},
+        {.name = "--trim", .value = &a.trim, .flag = NULL},
+        {.name = "--clip-norm", .value = &a.clip, .flag = NULL},
+        {.name = "--noise-multiplier", .value = &a.noise, .flag = NULL},
+        {.name = "--max-update-norm", .value = &a.max_norm, .flag = NULL},
+        {.name = "--max-samples", .value = &a.max_samples, .flag = NULL},
+        {.name = "--join-key", .value = &a.join_key, .flag = NULL},
+        {.name = "--metrics-token", .value = &a.metrics_token, .flag = NULL},
+        {.name = "--cert", .value = &a.cert, .flag = NULL},
+        {.name = "--key", .value = &a.key, .flag = NULL},
+        {.name = "--max-message-bytes", .value = &a.max_bytes, .flag = NULL},
+        {.name = "--rate-limit", .value = &a.rate, .flag = NULL},
+        {.name = "--rate-window", .value = &a.rate_window, .flag = NULL},
+        {.name = "--max-refusals", .value = &a.refusals, .flag = NULL},
+        {.name = "--node-lease", .value = &a.lease, .flag = NULL},
+        {.name = "--poll", .value = &a.poll, .flag = NULL},
+        {.name = "--commit-batch", .value = &a.commit_batch, .flag = NULL},
+        {.name = "--commit-wait", .value = &a.commit_wait, .flag = NULL},
+        {.name = "--ping-after", .value = &a.ping_after, .flag = NULL},
+        {.name = "--hangup-after", .value = &a.hangup_after, .flag = NULL},
+        {.name = "--max-header-bytes", .value = &a.max_header, .flag = NULL},
+        {.name = "--max-connections", .value = &a.max_connections, .flag = NULL},
+        {.name = "--status-reserve", .value = &a.status_reserve, .flag = NULL},
+        {.name = "--max-connections-per-address", .value = &a.per_address, .flag = NULL},
+        {.name = "--max-addresses", .value = &a.max_addresses, .flag = NULL},
+        {.name = "--max-file-sends", .value = &a.file_sends, .flag = NULL},
+        {.name = "--key-failures", .value = &a.key_failures, .flag = NULL},
+        {.name = "--key-lockout", .value = &a.key_lockout, .flag = NULL},
+        {.name = "--registrations-per-minute", .value = &a.registrations, .flag = NULL},
+        {.name = "--demo-leases-per-address", .value = &a.demo_leases, .flag = NULL},
+        {.name = "--hello-timeout", .value = &a.hello_timeout, .flag = NULL},
+        {.name = "--verify", .value = NULL, .flag = &a.verify},
+        {.name = "--graph-from-seed", .value = NULL, .flag = &a.graph_from_seed},
+        {.name = "--help", .value = NULL, .flag = &a.help}};
     const char *allow_origin[ORIGINS_ALLOWED_MAX];
     int n_allow_origin;
-    const cli_list lists[] = {
+    const native_cli_list lists[] = {
         {.name = "--allow-origin", .values = allow_origin, .max = ORIGINS_ALLOWED_MAX, .count = &n_allow_origin}};
-    int status = cli_parse_lists(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), lists,
-                                 (int)(sizeof lists / sizeof lists[0]), NULL, NULL);
+    int status = native_cli_parse_lists(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), lists,
+                                        (int)(sizeof lists / sizeof lists[0]), NULL, NULL);
     if (status) return status;
     if (a.help) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (!a.task) return cli_error(CLI_USAGE, "--task is required (see --help)");
+    if (!a.task) return native_cli_error(CLI_USAGE, "--task is required (see --help)");
     double port, deadline, pause, grace, buffer, staleness, trim, clip, noise, max_norm, max_samples, max_bytes, rate,
         rate_window, refusals, lease, poll, commit_batch, commit_wait, ping_after, hangup_after, max_header,
         max_connections, status_reserve, per_address, max_addresses, key_failures, key_lockout, registrations,
         demo_leases, hello_timeout, file_sends;
-    if (cli_number(a.port, "--port", 0, 65535, &port) ||
-        (a.deadline && cli_number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline)) ||
-        cli_number(a.pause, "--round-pause", 0, 86400, &pause) ||
-        cli_number(a.grace, "--rejoin-grace", 0, 86400, &grace) || cli_number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
-        cli_number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
-        cli_number(a.trim, "--trim", 0, 0.49, &trim) || cli_number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
-        cli_number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
-        cli_number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
-        cli_number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
-        cli_number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
-        cli_number(a.rate, "--rate-limit", 1, 1e6, &rate) ||
-        cli_number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
-        cli_number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
-        cli_number(a.lease, "--node-lease", 0.5, 3600, &lease) || cli_number(a.poll, "--poll", 0.05, 3600, &poll) ||
-        cli_number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
-        cli_number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
-        cli_number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
-        cli_number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
-        cli_number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
-        cli_number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
-        cli_number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
-        cli_number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
-        cli_number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
-        cli_number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
-        cli_number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
-        cli_number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
-        cli_number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
-        cli_number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
-        cli_number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
+    if (native_cli_number(a.port, "--port", 0, 65535, &port) ||
+        (a.deadline && native_cli_number(a.deadline, "--deadline", 0.01, 86400 * 7, &deadline)) ||
+        native_cli_number(a.pause, "--round-pause", 0, 86400, &pause) ||
+        native_cli_number(a.grace, "--rejoin-grace", 0, 86400, &grace) ||
+        native_cli_number(a.buffer, "--buffer", 1, 1e6, &buffer) ||
+        native_cli_number(a.staleness, "--max-staleness", 0, 1e6, &staleness) ||
+        native_cli_number(a.trim, "--trim", 0, 0.49, &trim) ||
+        native_cli_number(a.clip, "--clip-norm", 0, 1e9, &clip) ||
+        native_cli_number(a.noise, "--noise-multiplier", 0, 1e6, &noise) ||
+        native_cli_number(a.max_norm, "--max-update-norm", 0, 1e12, &max_norm) ||
+        native_cli_number(a.max_samples, "--max-samples", 1, 1e12, &max_samples) ||
+        native_cli_number(a.max_bytes, "--max-message-bytes", 1024, 1 << 30, &max_bytes) ||
+        native_cli_number(a.rate, "--rate-limit", 1, 1e6, &rate) ||
+        native_cli_number(a.rate_window, "--rate-window", 0.001, 86400, &rate_window) ||
+        native_cli_number(a.refusals, "--max-refusals", 1, 1e6, &refusals) ||
+        native_cli_number(a.lease, "--node-lease", 0.5, 3600, &lease) ||
+        native_cli_number(a.poll, "--poll", 0.05, 3600, &poll) ||
+        native_cli_number(a.commit_batch, "--commit-batch", 1, 1e6, &commit_batch) ||
+        native_cli_number(a.commit_wait, "--commit-wait", 0, 10, &commit_wait) ||
+        native_cli_number(a.ping_after, "--ping-after", 0.1, 86400, &ping_after) ||
+        native_cli_number(a.hangup_after, "--hangup-after", 0.2, 86400, &hangup_after) ||
+        native_cli_number(a.max_header, "--max-header-bytes", 4096, 32768, &max_header) ||
+        native_cli_number(a.max_connections, "--max-connections", 1, 1e6, &max_connections) ||
+        native_cli_number(a.status_reserve, "--status-reserve", 0, 1e4, &status_reserve) ||
+        native_cli_number(a.per_address, "--max-connections-per-address", 1, 1e6, &per_address) ||
+        native_cli_number(a.max_addresses, "--max-addresses", 16, 1 << 24, &max_addresses) ||
+        native_cli_number(a.key_failures, "--key-failures", 1, 1e6, &key_failures) ||
+        native_cli_number(a.key_lockout, "--key-lockout", 0.001, 86400, &key_lockout) ||
+        native_cli_number(a.registrations, "--registrations-per-minute", 1, 1e6, &registrations) ||
+        native_cli_number(a.demo_leases, "--demo-leases-per-address", 1, 1e6, &demo_leases) ||
+        native_cli_number(a.hello_timeout, "--hello-timeout", 0.1, 3600, &hello_timeout) ||
+        native_cli_number(a.file_sends, "--max-file-sends", 1, 1e6, &file_sends))
         return CLI_USAGE;
     if (max_addresses < max_connections + status_reserve)
-        return cli_error(CLI_USAGE, "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
-                         max_addresses, max_connections + status_reserve);
+        return native_cli_error(CLI_USAGE,
+                                "--max-addresses (%g) must be at least --max-connections + --status-reserve (%g)",
+                                max_addresses, max_connections + status_reserve);
     if (hangup_after <= ping_after)
-        return cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)", hangup_after,
-                         ping_after);
+        return native_cli_error(CLI_USAGE, "--hangup-after (%g s) must be longer than --ping-after (%g s)",
+                                hangup_after, ping_after);
     int rule = sdfed_aggregate_rule_from_name(a.rule);
-    if (rule < 0) return cli_error(CLI_USAGE, "--aggregate must be mean, median or trimmed_mean");
-    if (strcmp(a.mode, "sync") && strcmp(a.mode, "async")) return cli_error(CLI_USAGE, "--mode must be sync or async");
-    if (noise > 0 && clip == 0) return cli_error(CLI_USAGE, "--noise-multiplier needs --clip-norm");
-    if (!a.cert != !a.key) return cli_error(CLI_USAGE, "TLS needs both --cert and --key");
-    if (a.db && a.state) return cli_error(CLI_USAGE, "--state and --db both name the state; give one");
+    if (rule < 0) return native_cli_error(CLI_USAGE, "--aggregate must be mean, median or trimmed_mean");
+    if (strcmp(a.mode, "sync") && strcmp(a.mode, "async"))
+        return native_cli_error(CLI_USAGE, "--mode must be sync or async");
+    if (noise > 0 && clip == 0) return native_cli_error(CLI_USAGE, "--noise-multiplier needs --clip-norm");
+    if (!a.cert != !a.key) return native_cli_error(CLI_USAGE, "TLS needs both --cert and --key");
+    if (a.db && a.state) return native_cli_error(CLI_USAGE, "--state and --db both name the state; give one");
     if (a.state && store_is_database(a.state))
-        return cli_error(CLI_USAGE, "--state takes a folder; a PostgreSQL URI goes to --db");
+        return native_cli_error(CLI_USAGE, "--state takes a folder; a PostgreSQL URI goes to --db");
     if (a.db && !store_is_database(a.db))
-        return cli_error(CLI_USAGE, "--db must be a postgresql:// or postgres:// URI");
+        return native_cli_error(CLI_USAGE, "--db must be a postgresql:// or postgres:// URI");
     if (a.db && !strcmp(a.mode, "async"))
-        return cli_error(CLI_USAGE, "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
-                                    "with --state");
+        return native_cli_error(CLI_USAGE,
+                                "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
+                                "with --state");
     join_key key, metrics_token;
     sdfed_error key_err = {0};
     if (join_key_set(&key, "--join-key", a.join_key, &key_err) ||
         join_key_set(&metrics_token, "--metrics-token", a.metrics_token, &key_err))
-        return cli_error(CLI_USAGE, "%s", key_err.message);
+        return native_cli_error(CLI_USAGE, "%s", key_err.message);
     origins pages = {0};
     for (int i = 0; i < n_allow_origin; i++) {
         sdfed_error origin_err = {0};
-        if (origins_allow(&pages, allow_origin[i], &origin_err)) return cli_error(CLI_USAGE, "%s", origin_err.message);
+        if (origins_allow(&pages, allow_origin[i], &origin_err))
+            return native_cli_error(CLI_USAGE, "%s", origin_err.message);
     }
     const char *where = a.db ? a.db : a.state;
     if (!where) where = "state";
     sdfed_error host_err = {0};
     char bind_address[256];
     if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
-        return cli_error(CLI_USAGE, "%s", host_err.message);
+        return native_cli_error(CLI_USAGE, "%s", host_err.message);
 
     /* the task and its model; on any failure below, `done` frees what was made */
     sdfed_error err = {0};
@@ -341,24 +350,24 @@ int main(int argc, char **argv) {
     federation *fed = NULL;
     demo *shards = NULL;
     peers *addresses = NULL;
-    fed_data images = {0};
+    native_fed_data images = {0};
     char resolved[4096];
     sdfed_task task;
     char task_sha[65];
-    if (native_task_read(a.task, &task, task_sha, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+    if (native_task_read(a.task, &task, task_sha, &err)) return native_cli_error(CLI_FAILED, "%s", err.message);
     if (!a.deadline) { /* the budget's (fed/local_prompt.h), else 300 s */
         deadline = sdfed_local_prompt_deadline_s(&task.local_prompt);
         if (deadline == 0) deadline = 300;
     }
     double min_clients = task.clients_per_round > 0 ? task.clients_per_round : task.clients, over_select = 1;
     if (task.min_clients > 0) min_clients = task.min_clients;
-    if ((a.min_clients && cli_number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
-        (a.over_select && cli_number(a.over_select, "--over-select", 1, 100, &over_select))) {
+    if ((a.min_clients && native_cli_number(a.min_clients, "--min-clients", 1, 1e6, &min_clients)) ||
+        (a.over_select && native_cli_number(a.over_select, "--over-select", 1, 100, &over_select))) {
         sdfed_task_free(&task);
         return CLI_USAGE;
     }
     if (native_model_open(&model, task.model, &err)) {
-        cli_error(CLI_FAILED, "model: %s", err.message);
+        native_cli_error(CLI_FAILED, "model: %s", err.message);
         goto done;
     }
     char model_sha[65], model_path[4096];
@@ -369,15 +378,15 @@ int main(int argc, char **argv) {
      * Fashion-MNIST only turns the shards off) */
     int folder = strcmp(task.dataset, "folder") == 0;
     sdfed_error images_err = {0};
-    int images_rc =
-        folder || task.demo ? fed_data_load_images(&task, NULL, NULL, &images, &images_err) : SDFED_ERR_NOT_FOUND;
-    if (folder && images_rc == SDFED_OK) images_rc = fed_data_task_classes(&task, &images, &images_err);
+    int images_rc = folder || task.demo ? native_fed_data_load_images(&task, NULL, NULL, &images, &images_err)
+                                        : SDFED_ERR_NOT_FOUND;
+    if (folder && images_rc == SDFED_OK) images_rc = native_fed_data_task_classes(&task, &images, &images_err);
     if (folder && images_rc) {
-        cli_error(CLI_FAILED, "classes: %s", images_err.message);
+        native_cli_error(CLI_FAILED, "classes: %s", images_err.message);
         goto done;
     }
     if (sdfed_task_classes(&task, &model.tokenizer, model.clip.cfg.context_length, &cls, &err)) {
-        cli_error(CLI_FAILED, "classes: %s", err.message);
+        native_cli_error(CLI_FAILED, "classes: %s", err.message);
         goto done;
     }
 
@@ -385,7 +394,7 @@ int main(int argc, char **argv) {
     char *stored_task = NULL;
     int stored = store_open(&st, where, &err);
     if (stored == SDFED_ERR_ARG) { /* a URI libpq cannot read */
-        rc = cli_error(CLI_USAGE, "--db: %s", err.message);
+        rc = native_cli_error(CLI_USAGE, "--db: %s", err.message);
         goto done;
     }
     if (stored == SDFED_OK) stored = store_get_meta(st, "task_sha256", &stored_task, &err);
@@ -397,7 +406,7 @@ int main(int argc, char **argv) {
         stored = store_set_meta(st, "task_sha256", task_sha, &err);
     free(stored_task);
     if (stored) {
-        cli_error(CLI_FAILED, "%s", err.message);
+        native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
 
@@ -406,7 +415,7 @@ int main(int argc, char **argv) {
         int mismatches = 0;
         if (verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
                           &err)) {
-            cli_error(CLI_FAILED, "--verify: %s", err.message);
+            native_cli_error(CLI_FAILED, "--verify: %s", err.message);
             goto done;
         }
         printf("verify: %s\n", mismatches ? "MISMATCH" : "every stored round recomputed");
@@ -428,7 +437,7 @@ int main(int argc, char **argv) {
         free(stored_decisions);
         if (stored == SDFED_OK) stored = cluster_open(&cl, st, lease, &err);
         if (stored) {
-            cli_error(CLI_FAILED, "%s", err.message);
+            native_cli_error(CLI_FAILED, "%s", err.message);
             goto done;
         }
     }
@@ -465,7 +474,7 @@ int main(int argc, char **argv) {
     if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
                         native_clock_ms(native_clock_monotonic_ns()), &err) ||
         description_write(&task, &dm, federation_get_global(fed).shape, demo_shards(shards), &description, &err)) {
-        cli_error(CLI_FAILED, "%s", err.message);
+        native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
     int fitted = fit_descriptors(&max_connections, status_reserve + file_sends);
@@ -482,7 +491,7 @@ int main(int argc, char **argv) {
                        .key_lockout_ms = (int64_t)(key_lockout * 1000),
                        .registrations_per_minute = (int)registrations};
     if (peers_open(&addresses, &pl, &err)) {
-        cli_error(CLI_FAILED, "%s", err.message);
+        native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
     handlers_options ho = {.join_key = &key,
@@ -525,7 +534,7 @@ int main(int argc, char **argv) {
                        .origins = &pages,
                        .peers = addresses};
     if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
-        cli_error(CLI_FAILED, "%s", err.message);
+        native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
 
@@ -541,7 +550,7 @@ int main(int argc, char **argv) {
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);
     if (a.port_file && native_write_file(a.port_file, number, &err)) {
-        cli_error(CLI_FAILED, "--port-file %s", err.message);
+        native_cli_error(CLI_FAILED, "--port-file %s", err.message);
         goto done;
     }
     native_logf("listening",
@@ -560,7 +569,7 @@ done:
     free(description);
     federation_close(fed);
     demo_close(shards);
-    fed_data_free(&images);
+    native_fed_data_free(&images);
     cluster_close(cl);
     store_close(st);
     sdfed_classes_free(&cls);

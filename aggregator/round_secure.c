@@ -55,7 +55,7 @@ typedef struct round_secure {
     int64_t held; /* the open round's rows its server holds: stored, or in the batch */
     int64_t read; /* the open round's stored rows read (replay): the next seq to read */
     sdfed_secagg_plan plan;
-    secagg_server server;
+    native_secagg_server server;
     int started;             /* server holds the open round */
     const char *not_started; /* why it does not (a constant sentence) */
 } round_secure;
@@ -93,7 +93,7 @@ static void send_request(federation *f, int place) {
         return;
     sdfed_buffer b = {0};
     sdfed_error err = {0};
-    if (secagg_server_request(&s->server, place, &b, &err)) {
+    if (native_secagg_server_request(&s->server, place, &b, &err)) {
         native_logf("error", "\"round\": %lld, \"client\": %lld, \"message\": \"secure request: %s\"",
                     (long long)f->round, (long long)s->current.clients[place], err.message);
     } else {
@@ -177,7 +177,7 @@ static void close_round(federation *f, int64_t now_ms) {
     int64_t weight = 0;
     sdfed_error err = {0};
     int64_t t0 = native_clock_monotonic_ns();
-    int rc = next ? secagg_server_finish(&s->server, f->global, next, &weight, &err)
+    int rc = next ? native_secagg_server_finish(&s->server, f->global, next, &weight, &err)
                   : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
     double unmask_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     if (rc) {
@@ -218,7 +218,7 @@ static void end_stage(federation *f, int64_t now_ms) {
         }
         s->held++;
     }
-    if (secagg_server_advance(&s->server, &err)) {
+    if (native_secagg_server_advance(&s->server, &err)) {
         abandon(f, err.message, now_ms);
         return;
     }
@@ -235,7 +235,7 @@ static void judge(federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (!s->open || !s->started || f->batch.n_secagg || s->rebuild || !core_deciding(f)) return;
     if (stage_of(s) == SDFED_SECAGG_DONE) return; /* closed on the next tick (its store refused) */
-    switch (secagg_server_check(&s->server, now_ms >= s->deadline)) {
+    switch (native_secagg_server_check(&s->server, now_ms >= s->deadline)) {
     case SDFED_SECAGG_WAIT: return;
     case SDFED_SECAGG_NEXT: end_stage(f, now_ms); return;
     case SDFED_SECAGG_ABANDON:
@@ -276,7 +276,7 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     if (f->opt.graph_from_seed)
         sdfed_secagg_graph_key(f->task.seed, f->round, key);
     else
-        rc = sdfed_crypto_random(key, sizeof key, &err);
+        rc = native_crypto_random(key, sizeof key, &err);
     if (rc == SDFED_OK) rc = store_set_secagg_key(f->st, f->round, key, &err);
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"a secure round's key: %s\"", (long long)f->round,
@@ -296,7 +296,7 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     s->held = s->read = 0;
     s->deadline = now_ms + f->opt.deadline_ms;
     rc = sdfed_secagg_plan_make(&f->task, next.n_clients, f->n, &s->plan, &err);
-    if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, f->round, key, &err);
+    if (rc == SDFED_OK) rc = native_secagg_server_start(&s->server, &s->plan, f->round, key, &err);
     memset(key, 0, sizeof key);
     s->started = rc == SDFED_OK;
     s->not_started = "its plan or its graph could not be made";
@@ -322,7 +322,7 @@ static void maybe_start_round(federation *f, int64_t now_ms) {
 static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
     round_secure *s = secure_of(f);
     s->open = s->broken = s->rebuild = 0;
-    if (s->started) secagg_server_free(&s->server);
+    if (s->started) native_secagg_server_free(&s->server);
     s->started = 0;
     sdfed_round_free(&s->current);
     s->next_start = now_ms + f->opt.round_pause_ms;
@@ -369,7 +369,7 @@ static void leave_round(federation *f, int place, int64_t now_ms) {
         return;
     }
     sdfed_error err = {0};
-    if (secagg_server_leave(&s->server, place, &err))
+    if (native_secagg_server_leave(&s->server, place, &err))
         native_logf("error", "\"round\": %lld, \"message\": \"%s\"", (long long)f->round, err.message);
     judge(f, now_ms);
 }
@@ -437,7 +437,7 @@ static sdfed_code secure_receive(federation *f, int64_t client, const unsigned c
                            "round %lld is between stages; its %s stage is over", (long long)round,
                            s->started ? sdfed_secagg_stage_name(stage_of(s)) : "first");
     sdfed_error err = {0};
-    int rc = secagg_server_receive(&s->server, place, msg, len, &err);
+    int rc = native_secagg_server_receive(&s->server, place, msg, len, &err);
     if (rc) return core_refuse(message, cap, wire_code(rc, kind), "%s", err.message);
     store_new_secagg row = {.round = round, .client = client, .stage = stage_of(s), .message = msg, .len = len};
     if (group_commit_add_secagg(&f->batch, &row, now_ms)) { /* kept by the round, yet not stored: abandoned */
@@ -445,7 +445,7 @@ static sdfed_code secure_receive(federation *f, int64_t client, const unsigned c
         return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
     }
     s->held++;
-    if (secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || core_batch_due(f, now_ms))
+    if (native_secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || core_batch_due(f, now_ms))
         core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
 }
@@ -517,7 +517,7 @@ static void secure_status(const federation *f, federation_status *st) {
 /* The stage a stored row belongs to: a marker's (a row of no client, one
  * byte), a message's by its kind; -1 for a row of no stage. */
 static int row_stage(const store_secagg *r) {
-    if (r->client >= 0) return secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
+    if (r->client >= 0) return native_secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
     return r->len == 1 ? r->message[0] : -1;
 }
 
@@ -541,16 +541,16 @@ static int replay(federation *f, sdfed_error *err) {
             (r->client < 0 ? stage < at : place >= 0 && sdfed_secagg_server_completed(&s->server.stages, place, stage));
         if (held) continue;
         if (place >= 0 && r->len == sizeof left_message && r->message[0] == left_message[0])
-            rc = secagg_server_leave(&s->server, place, err);
+            rc = native_secagg_server_leave(&s->server, place, err);
         else if (r->client < 0)
-            rc = stage == at ? secagg_server_advance(&s->server, err)
+            rc = stage == at ? native_secagg_server_advance(&s->server, err)
                              : sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld ends a stage the round is not at",
                                           (long long)r->seq);
         else if (place < 0)
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "row %lld is client %lld's, not one of the round's",
                             (long long)r->seq, (long long)r->client);
         else
-            rc = secagg_server_receive(&s->server, place, r->message, r->len, err);
+            rc = native_secagg_server_receive(&s->server, place, r->message, r->len, err);
         if (rc) sdfed_fail_context(err, rc, "secure round %lld's row %lld", (long long)f->round, (long long)r->seq);
         s->held++;
     }
@@ -563,7 +563,7 @@ static int replay(federation *f, sdfed_error *err) {
  * rebuild it); broken (abandoned by the coordinator) when it cannot be. */
 static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfed_error *err) {
     round_secure *s = secure_of(f);
-    if (s->started) secagg_server_free(&s->server);
+    if (s->started) native_secagg_server_free(&s->server);
     s->started = s->broken = s->rebuild = 0;
     s->held = s->read = 0;
     sdfed_round_free(&s->current);
@@ -580,7 +580,7 @@ static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfe
     if (rc == SDFED_OK && !found)
         rc = sdfed_fail(&why, SDFED_ERR_NOT_FOUND, "no graph key is stored for round %lld", (long long)latest->round);
     if (rc == SDFED_OK) rc = sdfed_secagg_plan_make(&f->task, latest->n_participants, f->n, &s->plan, &why);
-    if (rc == SDFED_OK) rc = secagg_server_start(&s->server, &s->plan, latest->round, key, &why);
+    if (rc == SDFED_OK) rc = native_secagg_server_start(&s->server, &s->plan, latest->round, key, &why);
     memset(key, 0, sizeof key);
     s->started = rc == SDFED_OK;
     if (rc == SDFED_OK) rc = replay(f, &why);
@@ -647,7 +647,7 @@ static int secure_open(federation *f, const store_round *latest, const store_upd
 
 static void secure_close(federation *f) {
     round_secure *s = secure_of(f);
-    if (s->started) secagg_server_free(&s->server);
+    if (s->started) native_secagg_server_free(&s->server);
     sdfed_round_free(&s->current);
     free(s);
     f->rounds = NULL;

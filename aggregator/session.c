@@ -16,13 +16,13 @@ void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t
     ss->last_rx = now_ms;
     ss->opened_ms = now_ms;
     if (from) ss->address = *from;
-    ws_reassembly_init(&ss->in, max_message_bytes);
+    native_ws_reassembly_init(&ss->in, max_message_bytes);
 }
 
-ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
+native_ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
     ss->last_rx = now_ms;
     if (ss->closing) return WS_RX_MORE; /* a session on its way out reads nothing more */
-    return ws_reassembly_add(&ss->in, ws_fragment_of(ss->wsi, in, len));
+    return native_ws_reassembly_add(&ss->in, native_ws_fragment_of(ss->wsi, in, len));
 }
 
 void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
@@ -58,7 +58,7 @@ int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms) {
 }
 
 int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err) {
-    int rc = ws_send_queue_push(&ss->out, data, len, binary, err);
+    int rc = native_ws_send_queue_push(&ss->out, data, len, binary, err);
     if (rc == SDFED_OK) lws_callback_on_writable(ss->wsi);
     return rc;
 }
@@ -97,12 +97,12 @@ int session_writable(session *ss, int64_t now_ms) {
         return -1;
     }
     if (!ss->out.count) return 0;
-    if (ws_send_queue_write_next(&ss->out, ss->wsi)) return -1;
+    if (native_ws_send_queue_write_next(&ss->out, ss->wsi)) return -1;
     if (ss->out.count || ss->closing) lws_callback_on_writable(ss->wsi);
     return 0;
 }
 
 void session_free(session *ss) {
-    ws_send_queue_clear(&ss->out);
-    ws_reassembly_free(&ss->in);
+    native_ws_send_queue_clear(&ss->out);
+    native_ws_reassembly_free(&ss->in);
 }

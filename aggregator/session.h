@@ -21,18 +21,18 @@
 typedef struct session {
     struct lws *wsi;
     peer_address address; /* where it comes from, as the edge's limits count it */
-    int64_t client;  /* -1 until hello */
-    int welcomed;    /* its welcome was written: other messages may follow */
-    int binary;      /* tensors as binary frames (1) or JSON (0) */
-    char token[128]; /* its token, once it said hello */
+    int64_t client;       /* -1 until hello */
+    int welcomed;         /* its welcome was written: other messages may follow */
+    int binary;           /* tensors as binary frames (1) or JSON (0) */
+    char token[128];      /* its token, once it said hello */
     int refusals;
-    ws_reassembly in; /* the incoming message (native/ws_reassembly.h) */
-    ws_send_queue out;
+    native_ws_reassembly in; /* the incoming message (native/ws_reassembly.h) */
+    native_ws_send_queue out;
     int64_t window_start;
     int window_count;
-    int closing;                    /* 0, or the WebSocket close status to leave with once the queue is written */
-    int peer_closed;                /* the peer sent a close frame: it left on purpose */
-    char close_reason[124];         /* and its reason, sent in the close frame (at most 123 bytes) */
+    int closing;            /* 0, or the WebSocket close status to leave with once the queue is written */
+    int peer_closed;        /* the peer sent a close frame: it left on purpose */
+    char close_reason[124]; /* and its reason, sent in the close frame (at most 123 bytes) */
     int64_t opened_ms;
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
@@ -49,7 +49,7 @@ void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
  * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */
-ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
+native_ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void session_heard(session *ss, int64_t now_ms);
 /* The peer sent a close frame (it closes on purpose). */

@@ -441,23 +441,23 @@ static int devices_chart(sdfed_buffer *b, status_board *site) {
     if (used < (int)sizeof x_label) snprintf(x_label + used, sizeof x_label - (size_t)used, ")");
     char legend[96];
     snprintf(legend, sizeof legend, "ms a step: median of %d devices, 10th to 90th percentile", d.count);
-    svg_chart chart = {.width = 640,
-                       .height = 240,
-                       .left = 50,
-                       .right = 20,
-                       .top = 20,
-                       .bottom = 30,
-                       .font_size = 11,
-                       .x_label = x_label,
-                       .legend = legend,
-                       .n = d.n_lengths,
-                       .line = d.p50,
-                       .band_low = d.p10,
-                       .band_high = d.p90,
-                       .y_max = y_max};
+    native_svg_chart chart = {.width = 640,
+                              .height = 240,
+                              .left = 50,
+                              .right = 20,
+                              .top = 20,
+                              .bottom = 30,
+                              .font_size = 11,
+                              .x_label = x_label,
+                              .legend = legend,
+                              .n = d.n_lengths,
+                              .line = d.p50,
+                              .band_low = d.p10,
+                              .band_high = d.p90,
+                              .y_max = y_max};
     sdfed_error err;
     return sdfed_sink_printf(sdfed_buffer_sink(b), "<h2>The volunteers' devices</h2>") ||
-           svg_chart_write(b, &chart, &err) != SDFED_OK;
+           native_svg_chart_write(b, &chart, &err) != SDFED_OK;
 }
 
 /* The status page, for a host (also on a phone): the round, what happens
@@ -506,20 +506,20 @@ static int status_page(struct lws *wsi, status_board *site) {
                                 st.global_sha256);
     char x_label[64];
     snprintf(x_label, sizeof x_label, "round (%d reported)", n);
-    svg_chart chart = {.width = 640,
-                       .height = 300,
-                       .left = 50,
-                       .right = 20,
-                       .top = 20,
-                       .bottom = 30,
-                       .font_size = 11,
-                       .standalone = 0,
-                       .x_label = x_label,
-                       .n = n,
-                       .line = accuracy};
+    native_svg_chart chart = {.width = 640,
+                              .height = 300,
+                              .left = 50,
+                              .right = 20,
+                              .top = 20,
+                              .bottom = 30,
+                              .font_size = 11,
+                              .standalone = 0,
+                              .x_label = x_label,
+                              .n = n,
+                              .line = accuracy};
     failed |= sdfed_sink_printf(sink, "<h2>Accuracy the clients report</h2>");
     sdfed_error chart_err;
-    failed |= svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
+    failed |= native_svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
     failed |= devices_chart(&b, site);
     failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
     failed |= volunteers_table(sink, site, k->clients);

@@ -20,7 +20,7 @@ static int openssl_fail(sdfed_error *err, const char *what) {
     return sdfed_fail(err, SDFED_ERR_IO, "%s failed (OpenSSL: %s)", what, reason);
 }
 
-int sdfed_crypto_random(unsigned char *out, size_t n, sdfed_error *err) {
+int native_crypto_random(unsigned char *out, size_t n, sdfed_error *err) {
     size_t got = 0;
     while (got < n) {
         ssize_t r = getrandom(out + got, n - got, 0);
@@ -33,7 +33,7 @@ int sdfed_crypto_random(unsigned char *out, size_t n, sdfed_error *err) {
     return SDFED_OK;
 }
 
-int sdfed_x25519_public(const unsigned char priv[32], unsigned char pub[32], sdfed_error *err) {
+int native_x25519_public(const unsigned char priv[32], unsigned char pub[32], sdfed_error *err) {
     EVP_PKEY *key = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv, 32);
     size_t len = 32;
     int ok = key && EVP_PKEY_get_raw_public_key(key, pub, &len) == 1 && len == 32;
@@ -41,31 +41,31 @@ int sdfed_x25519_public(const unsigned char priv[32], unsigned char pub[32], sdf
     return ok ? SDFED_OK : openssl_fail(err, "X25519 public key");
 }
 
-int sdfed_x25519_keypair(unsigned char priv[32], unsigned char pub[32], sdfed_error *err) {
-    int rc = sdfed_crypto_random(priv, 32, err);
-    return rc ? rc : sdfed_x25519_public(priv, pub, err);
+int native_x25519_keypair(unsigned char priv[32], unsigned char pub[32], sdfed_error *err) {
+    int rc = native_crypto_random(priv, 32, err);
+    return rc ? rc : native_x25519_public(priv, pub, err);
 }
 
-int sdfed_x25519_key_open(sdfed_x25519_key *k, const unsigned char priv[32], sdfed_error *err) {
+int native_x25519_key_open(native_x25519_key *k, const unsigned char priv[32], sdfed_error *err) {
     EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv, 32);
-    *k = (sdfed_x25519_key){.pkey = pkey,
-                            .derive = pkey ? EVP_PKEY_CTX_new(pkey, NULL) : NULL,
-                            .peers = EVP_PKEY_CTX_new_from_name(NULL, "X25519", NULL)};
+    *k = (native_x25519_key){.pkey = pkey,
+                             .derive = pkey ? EVP_PKEY_CTX_new(pkey, NULL) : NULL,
+                             .peers = EVP_PKEY_CTX_new_from_name(NULL, "X25519", NULL)};
     if (k->derive && k->peers && EVP_PKEY_derive_init(k->derive) == 1 && EVP_PKEY_fromdata_init(k->peers) == 1)
         return SDFED_OK;
-    sdfed_x25519_key_close(k);
+    native_x25519_key_close(k);
     return openssl_fail(err, "X25519 private key");
 }
 
-void sdfed_x25519_key_close(sdfed_x25519_key *k) {
+void native_x25519_key_close(native_x25519_key *k) {
     EVP_PKEY_CTX_free(k->peers);
     EVP_PKEY_CTX_free(k->derive);
     EVP_PKEY_free(k->pkey);
-    *k = (sdfed_x25519_key){0};
+    *k = (native_x25519_key){0};
 }
 
-int sdfed_x25519_key_agree(sdfed_x25519_key *k, const unsigned char peer[32], unsigned char shared[32],
-                           sdfed_error *err) {
+int native_x25519_key_agree(native_x25519_key *k, const unsigned char peer[32], unsigned char shared[32],
+                            sdfed_error *err) {
     static const unsigned char zero[32];
     OSSL_PARAM public_key[] = {OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)peer, 32),
                                OSSL_PARAM_construct_end()};
@@ -84,19 +84,19 @@ int sdfed_x25519_key_agree(sdfed_x25519_key *k, const unsigned char peer[32], un
     return SDFED_OK;
 }
 
-int sdfed_x25519_agree(const unsigned char priv[32], const unsigned char peer[32], unsigned char shared[32],
-                       sdfed_error *err) {
-    sdfed_x25519_key mine;
-    int rc = sdfed_x25519_key_open(&mine, priv, err);
-    if (rc == SDFED_OK) rc = sdfed_x25519_key_agree(&mine, peer, shared, err);
-    sdfed_x25519_key_close(&mine);
+int native_x25519_agree(const unsigned char priv[32], const unsigned char peer[32], unsigned char shared[32],
+                        sdfed_error *err) {
+    native_x25519_key mine;
+    int rc = native_x25519_key_open(&mine, priv, err);
+    if (rc == SDFED_OK) rc = native_x25519_key_agree(&mine, peer, shared, err);
+    native_x25519_key_close(&mine);
     if (rc) memset(shared, 0, 32);
     return rc;
 }
 
-int sdfed_hkdf_sha256(const unsigned char *ikm, size_t ikm_len, const unsigned char *salt, size_t salt_len,
-                      const unsigned char *info, size_t info_len, unsigned char *out, size_t out_len,
-                      sdfed_error *err) {
+int native_hkdf_sha256(const unsigned char *ikm, size_t ikm_len, const unsigned char *salt, size_t salt_len,
+                       const unsigned char *info, size_t info_len, unsigned char *out, size_t out_len,
+                       sdfed_error *err) {
     EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
     EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
     OSSL_PARAM params[5], *p = params;
@@ -111,9 +111,9 @@ int sdfed_hkdf_sha256(const unsigned char *ikm, size_t ikm_len, const unsigned c
     return ok ? SDFED_OK : openssl_fail(err, "HKDF-SHA256");
 }
 
-int sdfed_aes256gcm_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char *aad,
-                         size_t aad_len, const unsigned char *pt, size_t n, unsigned char *ct, unsigned char tag[16],
-                         sdfed_error *err) {
+int native_aes256gcm_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char *aad,
+                          size_t aad_len, const unsigned char *pt, size_t n, unsigned char *ct, unsigned char tag[16],
+                          sdfed_error *err) {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     int len = 0, ok = ctx && n <= INT32_MAX && aad_len <= INT32_MAX &&
                       EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce) == 1 &&
@@ -125,9 +125,9 @@ int sdfed_aes256gcm_seal(const unsigned char key[32], const unsigned char nonce[
     return ok ? SDFED_OK : openssl_fail(err, "AES-256-GCM encryption");
 }
 
-int sdfed_aes256gcm_open(const unsigned char key[32], const unsigned char nonce[12], const unsigned char *aad,
-                         size_t aad_len, const unsigned char *ct, size_t n, const unsigned char tag[16],
-                         unsigned char *pt, sdfed_error *err) {
+int native_aes256gcm_open(const unsigned char key[32], const unsigned char nonce[12], const unsigned char *aad,
+                          size_t aad_len, const unsigned char *ct, size_t n, const unsigned char tag[16],
+                          unsigned char *pt, sdfed_error *err) {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     int len = 0, ok = ctx && n <= INT32_MAX && aad_len <= INT32_MAX &&
                       EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce) == 1 &&
@@ -149,8 +149,8 @@ int sdfed_aes256gcm_open(const unsigned char key[32], const unsigned char nonce[
     return SDFED_OK;
 }
 
-int sdfed_aes_ctr(const unsigned char *key, size_t key_len, const unsigned char iv[16], const unsigned char *in,
-                  unsigned char *out, size_t n, sdfed_error *err) {
+int native_aes_ctr(const unsigned char *key, size_t key_len, const unsigned char iv[16], const unsigned char *in,
+                   unsigned char *out, size_t n, sdfed_error *err) {
     const EVP_CIPHER *cipher = NULL;
     if (key_len == 32) cipher = EVP_aes_256_ctr();
     if (key_len == 16) cipher = EVP_aes_128_ctr();
@@ -167,7 +167,7 @@ int sdfed_aes_ctr(const unsigned char *key, size_t key_len, const unsigned char 
     return ok ? SDFED_OK : openssl_fail(err, "AES-CTR");
 }
 
-int sdfed_crypto_stream_open(sdfed_crypto_stream *s, const unsigned char key[32], sdfed_error *err) {
+int native_crypto_stream_open(native_crypto_stream *s, const unsigned char key[32], sdfed_error *err) {
     static const unsigned char zero_iv[16];
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     if (!ctx || EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), NULL, key, zero_iv) != 1) {
@@ -179,13 +179,13 @@ int sdfed_crypto_stream_open(sdfed_crypto_stream *s, const unsigned char key[32]
     return SDFED_OK;
 }
 
-void sdfed_crypto_stream_close(sdfed_crypto_stream *s) {
+void native_crypto_stream_close(native_crypto_stream *s) {
     EVP_CIPHER_CTX_free(s->cipher);
     s->cipher = NULL;
 }
 
 static int stream_fill(void *ctx, unsigned char *out, size_t n, sdfed_error *err) {
-    sdfed_crypto_stream *s = ctx;
+    native_crypto_stream *s = ctx;
     if (!s->cipher) return sdfed_fail(err, SDFED_ERR_ARG, "AES-CTR keystream: not open");
     memset(out, 0, n);
     for (size_t done = 0; done < n;) {
@@ -197,13 +197,13 @@ static int stream_fill(void *ctx, unsigned char *out, size_t n, sdfed_error *err
     return SDFED_OK;
 }
 
-sdfed_secagg_bytes sdfed_crypto_stream_source(sdfed_crypto_stream *s) {
+sdfed_secagg_bytes native_crypto_stream_source(native_crypto_stream *s) {
     return (sdfed_secagg_bytes){.fill = stream_fill, .ctx = s};
 }
 
 static int os_fill(void *ctx, unsigned char *out, size_t n, sdfed_error *err) {
     (void)ctx;
-    return sdfed_crypto_random(out, n, err);
+    return native_crypto_random(out, n, err);
 }
 
-sdfed_secagg_bytes sdfed_crypto_os_source(void) { return (sdfed_secagg_bytes){.fill = os_fill, .ctx = NULL}; }
+sdfed_secagg_bytes native_crypto_os_source(void) { return (sdfed_secagg_bytes){.fill = os_fill, .ctx = NULL}; }

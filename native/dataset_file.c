@@ -19,13 +19,13 @@ static int read_member(const char *dir, const char *name, uint8_t **data, size_t
         int gz_errno = errno;
         char plain[4096];
         snprintf(plain, sizeof plain, "%s/%s", dir, name);
-        if (access(plain, F_OK) == 0) return sdfed_read_gz_file(plain, SDFED_DATASET_FILE_MAX, data, size, err);
+        if (access(plain, F_OK) == 0) return native_read_gz_file(plain, SDFED_DATASET_FILE_MAX, data, size, err);
         return sdfed_fail(err, SDFED_ERR_IO, "%s: %s (and no uncompressed %s)", path, strerror(gz_errno), name);
     }
-    return sdfed_read_gz_file(path, SDFED_DATASET_FILE_MAX, data, size, err);
+    return native_read_gz_file(path, SDFED_DATASET_FILE_MAX, data, size, err);
 }
 
-int sdfed_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err) {
+int native_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     if (split != SDFED_FMNIST_TRAIN && split != SDFED_FMNIST_TEST)
         return sdfed_fail(err, SDFED_ERR_ARG, "fashion-mnist: unknown split %d (0 train, 1 test)", split);

@@ -27,6 +27,6 @@ enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
  * 10 with sdfed_fmnist_class_names. Errors: SDFED_ERR_IO for a missing or
  * unreadable file, SDFED_ERR_FORMAT for corrupt gzip data or a bad IDX file
  * (the message names the file), SDFED_ERR_ARG for a bad split. */
-int sdfed_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err);
+int native_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err);
 
 #endif

@@ -15,7 +15,7 @@
 /* its version: the image encoder's arithmetic (feature_cache.h) */
 static const char magic[8] = {'S', 'D', 'F', 'E', 'A', 'T', '3', '\0'};
 
-const char *feature_cache_default_dir(void) {
+const char *native_feature_cache_default_dir(void) {
     static char dir[1024];
     const char *env = getenv("SDFED_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (env && env[0])
@@ -36,9 +36,9 @@ typedef struct pending {
 
 /* Encodes the pending images [first, first + n) into out, writes the
  * usable ones to the cache; *done counts them. */
-static int encode_chunk(const native_model *m, const sdfed_kernels *k, const feature_source *src, keyed_records *r,
-                        const pending *p, int first, int n, int D, float *out, uint8_t *usable, feature_counts *counts,
-                        sdfed_arena *arena, sdfed_error *err) {
+static int encode_chunk(const native_model *m, const sdfed_kernels *k, const native_feature_source *src,
+                        native_keyed_records *r, const pending *p, int first, int n, int D, float *out, uint8_t *usable,
+                        native_feature_counts *counts, sdfed_arena *arena, sdfed_error *err) {
     sdfed_image images[CHUNK];
     uint8_t *owned[CHUNK] = {0}, keys[CHUNK][32];
     int which[CHUNK], m_images = 0, rc = SDFED_OK;
@@ -61,7 +61,7 @@ static int encode_chunk(const native_model *m, const sdfed_kernels *k, const fea
     if (rc == SDFED_OK && m_images)
         rc = sdfed_method_image_features(src->method, &m->clip, k, images, m_images, features, arena, err);
     for (int j = 0; j < CHUNK; j++) free(owned[j]);
-    if (rc == SDFED_OK) rc = keyed_records_append(r, &keys[0][0], features, m_images, err);
+    if (rc == SDFED_OK) rc = native_keyed_records_append(r, &keys[0][0], features, m_images, err);
     for (int j = 0; j < m_images && rc == SDFED_OK; j++) {
         memcpy(out + (size_t)which[j] * D, features + (size_t)j * D, sizeof(float) * (size_t)D);
         usable[which[j]] = 1;
@@ -70,9 +70,9 @@ static int encode_chunk(const native_model *m, const sdfed_kernels *k, const fea
     return rc;
 }
 
-int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
-                       const feature_source *src, float *out, uint8_t *usable, feature_counts *counts,
-                       sdfed_error *err) {
+int native_feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256,
+                              const sdfed_kernels *k, const native_feature_source *src, float *out, uint8_t *usable,
+                              native_feature_counts *counts, sdfed_error *err) {
     int D = sdfed_method_feature_size(src->method, &m->clip.cfg);
     char path[1200];
     /* integer products give other last digits than f32 activations: a
@@ -80,8 +80,8 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
     snprintf(path, sizeof path, "%s/%s%s/%s-v3.records", cache_dir, model_sha256,
              sdfed_clip_int8_image_features(&m->clip) ? "-int8" : "",
              sdfed_method_reads_patches(src->method) ? "patches" : "pooled");
-    keyed_records *r;
-    int rc = keyed_records_open(&r, path, magic, (uint32_t)(sizeof(float) * (size_t)D), err);
+    native_keyed_records *r;
+    int rc = native_keyed_records_open(&r, path, magic, (uint32_t)(sizeof(float) * (size_t)D), err);
     if (rc) return rc;
     pending p = {.index = malloc(sizeof(int) * ((size_t)src->n + 1)), .keys = malloc(32 * ((size_t)src->n + 1))};
     if (!p.index || !p.keys) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "features: out of memory");
@@ -89,7 +89,7 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
     for (int i = 0; i < src->n && rc == SDFED_OK; i++) {
         uint8_t *key = p.keys + (size_t)p.n * 32;
         rc = src->key(src->ctx, i, key, err);
-        if (rc == SDFED_OK && keyed_records_find(r, key, out + (size_t)i * D)) {
+        if (rc == SDFED_OK && native_keyed_records_find(r, key, out + (size_t)i * D)) {
             usable[i] = 1;
             counts->cached++;
         } else if (rc == SDFED_OK) {
@@ -108,14 +108,14 @@ int feature_cache_load(const char *cache_dir, const native_model *m, const char 
         int done = first + n;
         double t = native_clock_seconds(native_clock_monotonic_ns() - t0), rate = done / (t > 0 ? t : 1e-9);
         int left = (int)((p.n - done) / rate);
-        progress_show("features of the %s: %d of %d computed (%.0f%%), %.1f images/s, %d:%02d left%s", src->name, done,
-                      p.n, 100.0 * done / p.n, rate, left / 60, left % 60,
-                      src->n > p.n ? ", the others from the cache" : "");
+        native_progress_show("features of the %s: %d of %d computed (%.0f%%), %.1f images/s, %d:%02d left%s", src->name,
+                             done, p.n, 100.0 * done / p.n, rate, left / 60, left % 60,
+                             src->n > p.n ? ", the others from the cache" : "");
     }
-    progress_end();
+    native_progress_end();
     sdfed_arena_free(&arena);
     free(p.index);
     free(p.keys);
-    keyed_records_close(r);
+    native_keyed_records_close(r);
     return rc;
 }

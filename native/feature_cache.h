@@ -23,30 +23,30 @@
  * image(ctx, i, ...) gives image i in *out and, in *owned (freed with
  * free() once it is encoded), what it allocated for it, or NULL; an image
  * that does not decode leaves out->pixels NULL (its source names it). */
-typedef struct feature_source {
+typedef struct native_feature_source {
     const char *name; /* what the progress line calls them: "training images" */
     int method;       /* whose features: SDFED_METHOD_* (method/methods.h: pooled, or fedotp's patches) */
     int n;
     int (*key)(const void *ctx, int i, uint8_t key[32], sdfed_error *err);
     int (*image)(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err);
     const void *ctx;
-} feature_source;
+} native_feature_source;
 
 /* What a load found: features read from the cache, computed, and images
  * that did not decode. */
-typedef struct feature_counts {
+typedef struct native_feature_counts {
     int cached, computed, unusable;
-} feature_counts;
+} native_feature_counts;
 
 /* The default cache folder: $SDFED_CACHE, else $XDG_CACHE_HOME/sdfed, else
  * ~/.cache/sdfed. */
-const char *feature_cache_default_dir(void);
+const char *native_feature_cache_default_dir(void);
 
 /* out (n, sdfed_method_feature_size): every image's features as the
  * source's method reads them (unit-length rows); usable (n): 0 for an
  * image that did not decode (its row left as it was); counts added to. */
-int feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
-                       const feature_source *src, float *out, uint8_t *usable, feature_counts *counts,
-                       sdfed_error *err);
+int native_feature_cache_load(const char *cache_dir, const native_model *m, const char *model_sha256,
+                              const sdfed_kernels *k, const native_feature_source *src, float *out, uint8_t *usable,
+                              native_feature_counts *counts, sdfed_error *err);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "method/local_training.h"
 
-int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p, sdfed_error *err) {
+int native_fed_partition(const sdfed_task *task, const native_fed_data *d, sdfed_partition *p, sdfed_error *err) {
     sdfed_partition_config pc;
     memset(&pc, 0, sizeof pc);
     pc.method = task->partition.kind;
@@ -27,9 +27,9 @@ int fed_partition(const sdfed_task *task, const fed_data *d, sdfed_partition *p,
     return sdfed_partition_make(&pc, &train, &test, p, err);
 }
 
-int fed_client_init(fed_client *c, const sdfed_task *task, int index, const sdfed_client_split *split,
-                    const double *step_s, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-                    sdfed_arena *arena, sdfed_error *err) {
+int native_fed_client_init(native_fed_client *c, const sdfed_task *task, int index, const sdfed_client_split *split,
+                           const double *step_s, const sdfed_clip_model *m, const sdfed_kernels *k,
+                           const sdfed_classes *cls, sdfed_arena *arena, sdfed_error *err) {
     memset(c, 0, sizeof *c);
     c->index = index;
     c->split = split;
@@ -38,11 +38,11 @@ int fed_client_init(fed_client *c, const sdfed_task *task, int index, const sdfe
     return sdfed_task_client_params(task, index, c->plan.length, m, k, cls, &c->cfg, &c->rng, &c->params, arena, err);
 }
 
-void fed_client_free(fed_client *c) { sdfed_method_params_free(&c->params); }
+void native_fed_client_free(native_fed_client *c) { sdfed_method_params_free(&c->params); }
 
-int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
-                     const sdfed_classes *cls, const fed_data *d, sdfed_losses *sum, int *steps, sdfed_arena *arena,
-                     sdfed_error *err) {
+int native_fed_client_train(native_fed_client *c, const sdfed_task *task, const sdfed_clip_model *m,
+                            const sdfed_kernels *k, const sdfed_classes *cls, const native_fed_data *d,
+                            sdfed_losses *sum, int *steps, sdfed_arena *arena, sdfed_error *err) {
     sdfed_feature_set train = {.features = d->train_features,
                                .labels = d->train_labels,
                                .dim = d->dim,
@@ -52,9 +52,9 @@ int fed_client_train(fed_client *c, const sdfed_task *task, const sdfed_clip_mod
                              c->plan.steps, sum, steps, arena, err);
 }
 
-int fed_client_accuracy(const fed_client *c, const sdfed_clip_model *m, const sdfed_kernels *k,
-                        const sdfed_classes *cls, const fed_data *d, double *accuracy, sdfed_arena *arena,
-                        sdfed_error *err) {
+int native_fed_client_accuracy(const native_fed_client *c, const sdfed_clip_model *m, const sdfed_kernels *k,
+                               const sdfed_classes *cls, const native_fed_data *d, double *accuracy, sdfed_arena *arena,
+                               sdfed_error *err) {
     sdfed_feature_set test = {.features = d->test_features,
                               .labels = d->test_labels,
                               .dim = d->dim,

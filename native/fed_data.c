@@ -23,12 +23,12 @@ typedef struct storage {
     sdfed_dataset train, test;
     uint8_t *domain_pixels[2];
     /* a folder dataset: train and test; all when test is held out of it */
-    image_folder folder[2], all;
+    native_image_folder folder[2], all;
     int held_out;
-    image_folder_skips skipped;
-    uint8_t *keys[2];     /* (n, 32) each file's content key (image_check.h) */
-    int *noise_index[2];  /* (n) each file's place among its split's files found: its domain's noise */
-    image_checks *checks; /* what decodes, remembered */
+    native_image_folder_skips skipped;
+    uint8_t *keys[2];            /* (n, 32) each file's content key (image_check.h) */
+    int *noise_index[2];         /* (n) each file's place among its split's files found: its domain's noise */
+    native_image_checks *checks; /* what decodes, remembered */
 } storage;
 
 static const char *const split_names[2] = {"training images", "test images"};
@@ -40,11 +40,11 @@ static int assign_domains(int n, int stream, uint8_t **domains, sdfed_error *err
 }
 
 /* Moves the list's entries to the end of into. */
-static int take_skips(image_folder_skips *into, image_folder_skips *from, sdfed_error *err) {
+static int take_skips(native_image_folder_skips *into, native_image_folder_skips *from, sdfed_error *err) {
     int rc = SDFED_OK;
     for (int i = 0; i < from->n && rc == SDFED_OK; i++)
-        rc = image_folder_skip_add(into, from->items[i].path, from->items[i].reason, from->items[i].image, err);
-    image_folder_skips_free(from);
+        rc = native_image_folder_skip_add(into, from->items[i].path, from->items[i].reason, from->items[i].image, err);
+    native_image_folder_skips_free(from);
     return rc;
 }
 
@@ -56,23 +56,25 @@ static int scan_folders(const sdfed_task *task, const char *own, storage *s, sdf
     int rc;
     if (task->test_fraction > 0 || own) {
         s->held_out = 1;
-        rc = image_folder_scan(own ? own : task->data_train, task_classes, task->n_classes, own != NULL, &s->all, err);
+        rc = native_image_folder_scan(own ? own : task->data_train, task_classes, task->n_classes, own != NULL, &s->all,
+                                      err);
         if (rc == SDFED_OK)
-            rc = image_folder_hold_out(&s->all, own ? 0.2 : task->test_fraction, &s->folder[0], &s->folder[1], err);
+            rc = native_image_folder_hold_out(&s->all, own ? 0.2 : task->test_fraction, &s->folder[0], &s->folder[1],
+                                              err);
         if (rc == SDFED_OK) rc = take_skips(&s->skipped, &s->all.skipped, err);
     } else {
-        rc = image_folder_scan(task->data_train, task_classes, task->n_classes, 0, &s->folder[0], err);
+        rc = native_image_folder_scan(task->data_train, task_classes, task->n_classes, 0, &s->folder[0], err);
         if (rc == SDFED_OK)
-            rc = image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
-                                   s->folder[0].n_classes, 0, &s->folder[1], err);
+            rc = native_image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
+                                          s->folder[0].n_classes, 0, &s->folder[1], err);
         for (int i = 0; i < 2 && rc == SDFED_OK; i++) rc = take_skips(&s->skipped, &s->folder[i].skipped, err);
     }
     return rc;
 }
 
 /* The fields of out that show split i of a folder dataset. */
-static void show_split(fed_data *out, storage *s, int i) {
-    image_folder *f = &s->folder[i];
+static void show_split(native_fed_data *out, storage *s, int i) {
+    native_image_folder *f = &s->folder[i];
     if (i == 0) {
         out->n_train = f->n;
         out->train_labels = f->labels;
@@ -86,7 +88,7 @@ static void show_split(fed_data *out, storage *s, int i) {
 
 /* A folder's image i, decoded (which this takes), as the model sees it:
  * in its domain when the task has domains. */
-static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int width, int height, int channels,
+static int in_domain(const native_fed_data *d, int test, int i, uint8_t *decoded, int width, int height, int channels,
                      sdfed_image *out, uint8_t **owned, sdfed_error *err) {
     const uint8_t *domains = test ? d->test_domains : d->train_domains;
     if (domains) {
@@ -117,32 +119,32 @@ static int in_domain(const fed_data *d, int test, int i, uint8_t *decoded, int w
 /* Each file's content key; a file that cannot be read is named and not
  * used (*usable 0). */
 static int read_keys(storage *s, int split, uint8_t *usable, sdfed_error *err) {
-    image_folder *f = &s->folder[split];
+    native_image_folder *f = &s->folder[split];
     if (!(s->keys[split] = malloc(32 * ((size_t)f->n + 1))))
         return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     int rc = SDFED_OK;
     for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
         sdfed_error why = {0};
-        usable[i] = image_file_key(f->paths[i], s->keys[split] + (size_t)i * 32, &why) == SDFED_OK;
-        if (!usable[i]) rc = image_folder_skip_add(&s->skipped, f->paths[i], why.message, 1, err);
-        progress_show("reading the %s: %d of %d", split_names[split], i + 1, f->n);
+        usable[i] = native_image_file_key(f->paths[i], s->keys[split] + (size_t)i * 32, &why) == SDFED_OK;
+        if (!usable[i]) rc = native_image_folder_skip_add(&s->skipped, f->paths[i], why.message, 1, err);
+        native_progress_show("reading the %s: %d of %d", split_names[split], i + 1, f->n);
     }
     return rc;
 }
 
 /* Whether each readable file decodes, without a model. */
-static int check_split(const fed_data *d, storage *s, int split, uint8_t *usable, sdfed_error *err) {
-    image_folder *f = &s->folder[split];
+static int check_split(const native_fed_data *d, storage *s, int split, uint8_t *usable, sdfed_error *err) {
+    native_image_folder *f = &s->folder[split];
     int rc = SDFED_OK;
     for (int i = 0; i < f->n && rc == SDFED_OK; i++) {
         if (!usable[i]) continue;
         char reason[IMAGE_CHECK_REASON];
         int ok = 0;
-        rc =
-            image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &d->decode, &ok, reason, err);
-        if (rc == SDFED_OK && !ok) rc = image_folder_skip_add(&s->skipped, f->paths[i], reason, 1, err);
+        rc = native_image_checks_verdict(s->checks, f->paths[i], s->keys[split] + (size_t)i * 32, &d->decode, &ok,
+                                         reason, err);
+        if (rc == SDFED_OK && !ok) rc = native_image_folder_skip_add(&s->skipped, f->paths[i], reason, 1, err);
         usable[i] = ok;
-        progress_show("checking the %s: %d of %d", split_names[split], i + 1, f->n);
+        native_progress_show("checking the %s: %d of %d", split_names[split], i + 1, f->n);
     }
     return rc;
 }
@@ -150,7 +152,7 @@ static int check_split(const fed_data *d, storage *s, int split, uint8_t *usable
 /* The feature cache's view of a split's readable images: items[j] is the
  * split's image the source's image j is. */
 typedef struct split_view {
-    const fed_data *data;
+    const native_fed_data *data;
     storage *s;
     int split;
     const int *items;
@@ -188,16 +190,16 @@ static int file_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned,
     int width, height, channels;
     *owned = NULL;
     out->pixels = NULL;
-    int rc = image_checks_decode(v->s->checks, path, v->s->keys[v->split] + (size_t)i * 32, &v->data->decode, &pixels,
-                                 &width, &height, &channels, reason, err);
+    int rc = native_image_checks_decode(v->s->checks, path, v->s->keys[v->split] + (size_t)i * 32, &v->data->decode,
+                                        &pixels, &width, &height, &channels, reason, err);
     if (rc) return rc;
-    if (!pixels) return image_folder_skip_add(&v->s->skipped, path, reason, 1, err);
+    if (!pixels) return native_image_folder_skip_add(&v->s->skipped, path, reason, 1, err);
     return in_domain(v->data, v->split, i, pixels, width, height, channels, out, owned, err);
 }
 
 /* The features of a split's readable images; *usable 0 for those that do
  * not decode. */
-static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, const sdfed_task *task,
+static int encode_split(native_fed_data *out, storage *s, int split, uint8_t *usable, const sdfed_task *task,
                         const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
                         sdfed_error *err) {
     int n = split ? out->n_test : out->n_train;
@@ -210,14 +212,14 @@ static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, c
     for (int i = 0; i < n && rc == SDFED_OK; i++)
         if (usable[i]) items[readable++] = i;
     split_view view = {.data = out, .s = s, .split = split, .items = items};
-    feature_source src = {.name = split_names[split],
-                          .method = task->method,
-                          .n = readable,
-                          .key = file_feature_key,
-                          .image = file_image,
-                          .ctx = &view};
+    native_feature_source src = {.name = split_names[split],
+                                 .method = task->method,
+                                 .n = readable,
+                                 .key = file_feature_key,
+                                 .image = file_image,
+                                 .ctx = &view};
     if (rc == SDFED_OK)
-        rc = feature_cache_load(cache_dir, m, model_sha256, k, &src, *features, decoded, &out->features, err);
+        rc = native_feature_cache_load(cache_dir, m, model_sha256, k, &src, *features, decoded, &out->features, err);
     /* the rows of the images that decoded, in order: the split's images that stay */
     int kept = 0;
     for (int j = 0; j < readable && rc == SDFED_OK; j++) {
@@ -234,7 +236,7 @@ static int encode_split(fed_data *out, storage *s, int split, uint8_t *usable, c
 
 /* Keeps split's usable images in every array that lists them (the
  * features are kept so already). */
-static void keep_usable(fed_data *out, storage *s, int split, const uint8_t *usable) {
+static void keep_usable(native_fed_data *out, storage *s, int split, const uint8_t *usable) {
     int n = split ? out->n_test : out->n_train, kept = 0;
     uint8_t *domains = split ? out->test_domains : out->train_domains;
     for (int i = 0; i < n; i++) {
@@ -246,12 +248,12 @@ static void keep_usable(fed_data *out, storage *s, int split, const uint8_t *usa
         }
         kept++;
     }
-    image_folder_keep(&s->folder[split], usable);
+    native_image_folder_keep(&s->folder[split], usable);
     show_split(out, s, split);
 }
 
 /* A class with no image left in the training split cannot be learned. */
-static int check_classes(const fed_data *out, sdfed_error *err) {
+static int check_classes(const native_fed_data *out, sdfed_error *err) {
     int *count = calloc((size_t)out->n_classes + 1, sizeof *count);
     if (!count) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     for (int i = 0; i < out->n_train; i++) count[out->train_labels[i]]++;
@@ -265,7 +267,7 @@ static int check_classes(const fed_data *out, sdfed_error *err) {
 
 /* A folder dataset: its images that decode and, with a model, their features. */
 static int load_folder_dataset(const sdfed_task *task, const char *own, const char *cache_dir, const native_model *m,
-                               const char *model_sha256, const sdfed_kernels *k, storage *s, fed_data *out,
+                               const char *model_sha256, const sdfed_kernels *k, storage *s, native_fed_data *out,
                                sdfed_error *err) {
     int rc = scan_folders(task, own, s, err);
     if (rc) return sdfed_fail_context(err, rc, "dataset");
@@ -282,7 +284,7 @@ static int load_folder_dataset(const sdfed_task *task, const char *own, const ch
                 rc = sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
             for (int j = 0; j < n && rc == SDFED_OK; j++) s->noise_index[i][j] = j;
         }
-    if (rc == SDFED_OK) rc = image_checks_open(&s->checks, cache_dir, err);
+    if (rc == SDFED_OK) rc = native_image_checks_open(&s->checks, cache_dir, err);
     if (m) out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
     for (int i = 0; i < 2 && rc == SDFED_OK; i++) {
         uint8_t *usable = malloc((size_t)s->folder[i].n + 1);
@@ -293,16 +295,17 @@ static int load_folder_dataset(const sdfed_task *task, const char *own, const ch
         if (rc == SDFED_OK) keep_usable(out, s, i, usable);
         free(usable);
     }
-    progress_end();
+    native_progress_end();
     if (rc == SDFED_OK && !own) rc = check_classes(out, err);
     return rc ? sdfed_fail_context(err, rc, "dataset") : SDFED_OK;
 }
 
 /* Fashion-MNIST's pools, each image in its domain when the task has domains. */
-static int load_fmnist(const sdfed_task *task, const char *data_dir, storage *s, fed_data *out, sdfed_error *err) {
-    int rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TRAIN, &s->train, err);
+static int load_fmnist(const sdfed_task *task, const char *data_dir, storage *s, native_fed_data *out,
+                       sdfed_error *err) {
+    int rc = native_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TRAIN, &s->train, err);
     if (rc == SDFED_OK)
-        rc = sdfed_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TEST, &s->test, err);
+        rc = native_fmnist_load(data_dir ? data_dir : SDFED_FMNIST_DEFAULT_DIR, SDFED_FMNIST_TEST, &s->test, err);
     if (rc == SDFED_OK && s->train.n <= POOL_FIRST)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "data: the training set is too small");
     if (rc) return rc;
@@ -335,26 +338,27 @@ static int load_fmnist(const sdfed_task *task, const char *data_dir, storage *s,
 
 /* Both loads: the images, and their features when m is given. */
 static int load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
-                const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+                const char *model_sha256, const sdfed_kernels *k, native_fed_data *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     storage *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
     out->storage = s;
-    out->decode = sdfed_image_decode_defaults(task->background);
-    if (!cache_dir) cache_dir = feature_cache_default_dir();
+    out->decode = native_image_decode_defaults(task->background);
+    if (!cache_dir) cache_dir = native_feature_cache_default_dir();
     int rc = strcmp(task->dataset, "folder") == 0
                  ? load_folder_dataset(task, data_dir, cache_dir, m, model_sha256, k, s, out, err)
                  : load_fmnist(task, data_dir, s, out, err);
-    if (rc) fed_data_free(out);
+    if (rc) native_fed_data_free(out);
     return rc;
 }
 
-int fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir, fed_data *out,
-                         sdfed_error *err) {
+int native_fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir,
+                                native_fed_data *out, sdfed_error *err) {
     return load(task, data_dir, cache_dir, NULL, NULL, NULL, out, err);
 }
 
-int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+int native_fed_data_image(const native_fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned,
+                          sdfed_error *err) {
     *owned = NULL;
     const char *const *paths = test ? d->test_paths : d->train_paths;
     if (!paths) { /* Fashion-MNIST's pixels, already in their domains */
@@ -368,19 +372,19 @@ int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t
     }
     uint8_t *decoded;
     int width, height, channels;
-    int rc = sdfed_image_decode_file(paths[i], &d->decode, &decoded, &width, &height, &channels, err);
+    int rc = native_image_decode_file(paths[i], &d->decode, &decoded, &width, &height, &channels, err);
     return rc ? rc : in_domain(d, test, i, decoded, width, height, channels, out, owned, err);
 }
 
 /* Fashion-MNIST's pixels as the cache knows them: their bytes and shape. */
 typedef struct pixel_view {
-    const fed_data *data;
+    const native_fed_data *data;
     int split;
 } pixel_view;
 
 static int pixels_key(const void *ctx, int i, uint8_t key[32], sdfed_error *err) {
     const pixel_view *v = ctx;
-    const fed_data *d = v->data;
+    const native_fed_data *d = v->data;
     size_t per = (size_t)d->rows * d->cols;
     const uint8_t *pixels = (v->split ? d->test_pixels : d->train_pixels) + per * (size_t)i;
     int32_t shape[3] = {d->rows, d->cols, 1};
@@ -396,11 +400,11 @@ static int pixels_key(const void *ctx, int i, uint8_t key[32], sdfed_error *err)
 
 static int pixels_image(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
     const pixel_view *v = ctx;
-    return fed_data_image(v->data, v->split, i, out, owned, err);
+    return native_fed_data_image(v->data, v->split, i, out, owned, err);
 }
 
-int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
-                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err) {
+int native_fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
+                         const char *model_sha256, const sdfed_kernels *k, native_fed_data *out, sdfed_error *err) {
     int rc = load(task, data_dir, cache_dir, m, model_sha256, k, out, err);
     if (rc || out->train_paths) return rc; /* a folder's features come with its images */
     out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
@@ -410,28 +414,28 @@ int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cach
         uint8_t *usable = malloc((size_t)n + 1);
         *features = malloc(sizeof(float) * ((size_t)n * out->dim + 1));
         pixel_view view = {.data = out, .split = split};
-        feature_source src = {.name = split_names[split],
-                              .method = task->method,
-                              .n = n,
-                              .key = pixels_key,
-                              .image = pixels_image,
-                              .ctx = &view};
-        const char *cache = cache_dir ? cache_dir : feature_cache_default_dir();
+        native_feature_source src = {.name = split_names[split],
+                                     .method = task->method,
+                                     .n = n,
+                                     .key = pixels_key,
+                                     .image = pixels_image,
+                                     .ctx = &view};
+        const char *cache = cache_dir ? cache_dir : native_feature_cache_default_dir();
         rc = usable && *features
-                 ? feature_cache_load(cache, m, model_sha256, k, &src, *features, usable, &out->features, err)
+                 ? native_feature_cache_load(cache, m, model_sha256, k, &src, *features, usable, &out->features, err)
                  : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
         free(usable);
     }
-    if (rc) fed_data_free(out);
+    if (rc) native_fed_data_free(out);
     return rc;
 }
 
-int fed_data_task_classes(sdfed_task *task, const fed_data *d, sdfed_error *err) {
+int native_fed_data_task_classes(sdfed_task *task, const native_fed_data *d, sdfed_error *err) {
     if (task->n_classes > 0 || strcmp(task->dataset, "folder") != 0) return SDFED_OK;
     return sdfed_task_set_classes(task, d->class_names, NULL, d->n_classes, err);
 }
 
-void fed_data_free(fed_data *d) {
+void native_fed_data_free(native_fed_data *d) {
     storage *s = d->storage;
     if (s) {
         sdfed_dataset_free(&s->train);
@@ -442,15 +446,15 @@ void fed_data_free(fed_data *d) {
             free(s->noise_index[i]);
         }
         if (s->held_out) {
-            image_folder_free_split(&s->folder[0]);
-            image_folder_free_split(&s->folder[1]);
-            image_folder_free(&s->all);
+            native_image_folder_free_split(&s->folder[0]);
+            native_image_folder_free_split(&s->folder[1]);
+            native_image_folder_free(&s->all);
         } else {
-            image_folder_free(&s->folder[0]);
-            image_folder_free(&s->folder[1]);
+            native_image_folder_free(&s->folder[0]);
+            native_image_folder_free(&s->folder[1]);
         }
-        image_folder_skips_free(&s->skipped);
-        image_checks_close(s->checks);
+        native_image_folder_skips_free(&s->skipped);
+        native_image_checks_close(s->checks);
         free(s);
     }
     free(d->train_features);

@@ -29,40 +29,41 @@
 #include "native/image_folder.h"
 #include "native/model.h"
 
-typedef struct fed_data {
+typedef struct native_fed_data {
     int dim, n_classes;
     const char *const *class_names; /* (n_classes): Fashion-MNIST's, or the folders' */
     int n_train, n_test;
     int rows, cols;                                     /* of every image */
     const uint8_t *train_pixels, *test_pixels;          /* (n, rows, cols) grey, in their domains; NULL for folders */
     const char *const *train_paths, *const *test_paths; /* (n) a folder dataset's image files; NULL otherwise */
-    float *train_features, *test_features;              /* (n, dim); NULL from fed_data_load_images */
+    float *train_features, *test_features;              /* (n, dim); NULL from native_fed_data_load_images */
     const uint8_t *train_labels, *test_labels;
-    uint8_t *train_domains, *test_domains; /* NULL unless the task has domains */
-    const image_folder_skips *skipped;     /* a folder dataset's files not used, and why; NULL otherwise */
-    feature_counts features;               /* fed_data_load: the images' features, from the cache or computed */
-    sdfed_image_decode_options decode;     /* a folder's files: over the task's background */
-    void *storage;                         /* what fed_data_free releases */
-} fed_data;
+    uint8_t *train_domains, *test_domains;    /* NULL unless the task has domains */
+    const native_image_folder_skips *skipped; /* a folder dataset's files not used, and why; NULL otherwise */
+    native_feature_counts features;     /* native_fed_data_load: the images' features, from the cache or computed */
+    native_image_decode_options decode; /* a folder's files: over the task's background */
+    void *storage;                      /* what native_fed_data_free releases */
+} native_fed_data;
 
 /* The images and labels only (a folder's images checked to decode).
  * data_dir: for "fashion-mnist", Debian's folder (NULL for the default);
  * for a folder task, NULL for the task's folders, or a volunteer's own
  * ImageFolder (its folders matched to the task's classes, any of them
  * missing, none extra; a fifth of each class held out). cache_dir: where
- * the checks are kept (NULL for feature_cache_default_dir()). */
-int fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir, fed_data *out,
-                         sdfed_error *err);
+ * the checks are kept (NULL for native_feature_cache_default_dir()). */
+int native_fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir,
+                                native_fed_data *out, sdfed_error *err);
 /* The images and their features. */
-int fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
-                  const char *model_sha256, const sdfed_kernels *k, fed_data *out, sdfed_error *err);
+int native_fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
+                         const char *model_sha256, const sdfed_kernels *k, native_fed_data *out, sdfed_error *err);
 /* Image i of the training (test 0) or the test split (test 1) as the model
  * sees it, in its domain: *owned (free()) holds what was decoded for it, or
  * NULL when its pixels are the data's own. */
-int fed_data_image(const fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err);
+int native_fed_data_image(const native_fed_data *d, int test, int i, sdfed_image *out, uint8_t **owned,
+                          sdfed_error *err);
 /* A folder dataset's task that names no classes takes the folders' names
  * (sdfed_task_set_classes); other tasks stay as they are. */
-int fed_data_task_classes(sdfed_task *task, const fed_data *d, sdfed_error *err);
-void fed_data_free(fed_data *d);
+int native_fed_data_task_classes(sdfed_task *task, const native_fed_data *d, sdfed_error *err);
+void native_fed_data_free(native_fed_data *d);
 
 #endif

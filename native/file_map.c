@@ -14,7 +14,7 @@
 #endif
 
 #if !defined(__wasm__)
-int file_map_open(file_map *f, const char *path, sdfed_error *err) {
+int native_file_map_open(native_file_map *f, const char *path, sdfed_error *err) {
     memset(f, 0, sizeof *f);
     int fd = open(path, O_RDONLY);
     if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
@@ -37,12 +37,12 @@ int file_map_open(file_map *f, const char *path, sdfed_error *err) {
     return SDFED_OK;
 }
 
-void file_map_close(file_map *f) {
+void native_file_map_close(native_file_map *f) {
     if (f->mapped) munmap((void *)f->data, f->size);
     memset(f, 0, sizeof *f);
 }
 #else
-int file_map_open(file_map *f, const char *path, sdfed_error *err) {
+int native_file_map_open(native_file_map *f, const char *path, sdfed_error *err) {
     memset(f, 0, sizeof *f);
     FILE *fp = fopen(path, "rb");
     if (!fp) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
@@ -74,7 +74,7 @@ int file_map_open(file_map *f, const char *path, sdfed_error *err) {
     return SDFED_OK;
 }
 
-void file_map_close(file_map *f) {
+void native_file_map_close(native_file_map *f) {
     free((void *)f->data);
     memset(f, 0, sizeof *f);
 }

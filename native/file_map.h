@@ -7,13 +7,13 @@
 
 #include "base/status.h"
 
-typedef struct file_map {
+typedef struct native_file_map {
     const unsigned char *data;
     size_t size;
     int mapped; /* 1: munmap on close, 0: free */
-} file_map;
+} native_file_map;
 
-int file_map_open(file_map *f, const char *path, sdfed_error *err);
-void file_map_close(file_map *f);
+int native_file_map_open(native_file_map *f, const char *path, sdfed_error *err);
+void native_file_map_close(native_file_map *f);
 
 #endif

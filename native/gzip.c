@@ -7,7 +7,7 @@
 
 #include <zlib.h>
 
-int sdfed_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err) {
+int native_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err) {
     *data = NULL;
     *size = 0;
     errno = 0;

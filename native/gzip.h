@@ -10,6 +10,6 @@
 
 /* The whole content of a gzip file (or a plain one: zlib passes it through)
  * in a malloc'd buffer of *size bytes, at most max. */
-int sdfed_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err);
+int native_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *size, sdfed_error *err);
 
 #endif

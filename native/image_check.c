@@ -17,17 +17,17 @@ typedef struct verdict {
     char reason[IMAGE_CHECK_REASON];
 } verdict;
 
-struct image_checks {
-    keyed_records *records;
+struct native_image_checks {
+    native_keyed_records *records;
 };
 
-int image_checks_open(image_checks **out, const char *cache_dir, sdfed_error *err) {
+int native_image_checks_open(native_image_checks **out, const char *cache_dir, sdfed_error *err) {
     static const char magic[8] = {'S', 'D', 'I', 'M', 'G', 'O', 'K', '1'};
     char path[1200];
     snprintf(path, sizeof path, "%s/images-v%d.records", cache_dir, IMAGE_CHECK_VERSION);
     *out = calloc(1, sizeof **out);
     if (!*out) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
-    int rc = keyed_records_open(&(*out)->records, path, magic, sizeof(verdict), err);
+    int rc = native_keyed_records_open(&(*out)->records, path, magic, sizeof(verdict), err);
     if (rc) {
         free(*out);
         *out = NULL;
@@ -35,13 +35,13 @@ int image_checks_open(image_checks **out, const char *cache_dir, sdfed_error *er
     return rc;
 }
 
-void image_checks_close(image_checks *c) {
+void native_image_checks_close(native_image_checks *c) {
     if (!c) return;
-    keyed_records_close(c->records);
+    native_keyed_records_close(c->records);
     free(c);
 }
 
-int image_file_key(const char *path, uint8_t key[32], sdfed_error *err) {
+int native_image_file_key(const char *path, uint8_t key[32], sdfed_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return sdfed_fail(err, SDFED_ERR_IO, "cannot be read: %s", strerror(errno));
     sdfed_sha256 h;
@@ -68,19 +68,19 @@ static void reason_of(const char *message, const char *path, char reason[IMAGE_C
 /* Whether a decoder's status is the file's fault (a verdict to keep). */
 static int is_verdict(int status) { return status == SDFED_ERR_FORMAT || status == SDFED_ERR_UNSUPPORTED; }
 
-int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32],
-                        const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
-                        int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err) {
+int native_image_checks_decode(native_image_checks *c, const char *path, const uint8_t key[32],
+                               const native_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                               int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err) {
     *pixels = NULL;
     reason[0] = '\0';
     verdict v;
-    int known = keyed_records_find(c->records, key, &v);
+    int known = native_keyed_records_find(c->records, key, &v);
     if (known && !v.ok) {
         snprintf(reason, IMAGE_CHECK_REASON, "%s", v.reason);
         return SDFED_OK;
     }
     sdfed_error why = {0};
-    int rc = sdfed_image_decode_file(path, options, pixels, width, height, channels, &why);
+    int rc = native_image_decode_file(path, options, pixels, width, height, channels, &why);
     if (rc != SDFED_OK && !is_verdict(rc)) {
         if (rc == SDFED_ERR_IO) { /* gone or unreadable now: named, not remembered */
             reason_of(why.message, path, reason);
@@ -92,22 +92,22 @@ int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32]
     if (known) return SDFED_OK;
     verdict record = {.ok = rc == SDFED_OK};
     snprintf(record.reason, sizeof record.reason, "%s", reason);
-    return keyed_records_append(c->records, key, &record, 1, err);
+    return native_keyed_records_append(c->records, key, &record, 1, err);
 }
 
-int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32],
-                         const sdfed_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
-                         sdfed_error *err) {
+int native_image_checks_verdict(native_image_checks *c, const char *path, const uint8_t key[32],
+                                const native_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
+                                sdfed_error *err) {
     verdict v;
     reason[0] = '\0';
-    if (keyed_records_find(c->records, key, &v)) {
+    if (native_keyed_records_find(c->records, key, &v)) {
         *ok = v.ok;
         snprintf(reason, IMAGE_CHECK_REASON, "%s", v.ok ? "" : v.reason);
         return SDFED_OK;
     }
     uint8_t *pixels;
     int width, height, channels;
-    int rc = image_checks_decode(c, path, key, options, &pixels, &width, &height, &channels, reason, err);
+    int rc = native_image_checks_decode(c, path, key, options, &pixels, &width, &height, &channels, reason, err);
     *ok = rc == SDFED_OK && pixels != NULL;
     free(pixels);
     return rc;

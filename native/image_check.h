@@ -23,25 +23,25 @@
 #define IMAGE_CHECK_VERSION 1
 #define IMAGE_CHECK_REASON 240
 
-typedef struct image_checks image_checks;
+typedef struct native_image_checks native_image_checks;
 
-int image_checks_open(image_checks **out, const char *cache_dir, sdfed_error *err);
-void image_checks_close(image_checks *c);
+int native_image_checks_open(native_image_checks **out, const char *cache_dir, sdfed_error *err);
+void native_image_checks_close(native_image_checks *c);
 
 /* The content key of the file at path; SDFED_ERR_IO when it cannot be read. */
-int image_file_key(const char *path, uint8_t key[32], sdfed_error *err);
+int native_image_file_key(const char *path, uint8_t key[32], sdfed_error *err);
 
 /* Decodes path, whose content key is key, unless its content is known not
  * to decode. On success *pixels (free()) holds the image (image_decode.h);
  * when the file does not decode, SDFED_OK with *pixels NULL and the reason
  * (without the path) in reason; any other failure is an error. */
-int image_checks_decode(image_checks *c, const char *path, const uint8_t key[32],
-                        const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
-                        int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err);
+int native_image_checks_decode(native_image_checks *c, const char *path, const uint8_t key[32],
+                               const native_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                               int *channels, char reason[IMAGE_CHECK_REASON], sdfed_error *err);
 /* Whether the file decodes (*ok), decoding it only when its content was
  * never checked; the reason when it does not. */
-int image_checks_verdict(image_checks *c, const char *path, const uint8_t key[32],
-                         const sdfed_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
-                         sdfed_error *err);
+int native_image_checks_verdict(native_image_checks *c, const char *path, const uint8_t key[32],
+                                const native_image_decode_options *options, int *ok, char reason[IMAGE_CHECK_REASON],
+                                sdfed_error *err);
 
 #endif

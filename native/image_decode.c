@@ -21,13 +21,13 @@
 #include "native/image_exif.h"
 #include "native/image_reduce.h"
 
-sdfed_image_decode_options sdfed_image_decode_defaults(const uint8_t background[3]) {
-    sdfed_image_decode_options o = {.background = {255, 255, 255}, .max_pixels = SDFED_IMAGE_MAX_PIXELS};
+native_image_decode_options native_image_decode_defaults(const uint8_t background[3]) {
+    native_image_decode_options o = {.background = {255, 255, 255}, .max_pixels = SDFED_IMAGE_MAX_PIXELS};
     if (background) memcpy(o.background, background, sizeof o.background);
     return o;
 }
 
-int sdfed_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels) {
+int native_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels) {
     uint64_t f = 1;
     for (;;) {
         uint64_t w = (width + f - 1) / f, h = (height + f - 1) / f;
@@ -79,7 +79,7 @@ static void decoded_place_row(void *ctx, int y, const uint8_t *row) {
         memcpy(d->pixels + (size_t)y * d->stored_width * ch, row, (size_t)d->stored_width * ch);
         return;
     }
-    image_row_place place = image_exif_row_place(d->orientation, d->stored_width, d->stored_height, y);
+    native_image_row_place place = native_image_exif_row_place(d->orientation, d->stored_width, d->stored_height, y);
     for (int x = 0; x < d->stored_width; x++)
         memcpy(d->pixels + (size_t)(place.first + x * place.step) * ch, row + (size_t)x * ch, ch);
 }
@@ -87,7 +87,7 @@ static void decoded_place_row(void *ctx, int y, const uint8_t *row) {
 /* The reduction factor of an image, or a refusal past SDFED_IMAGE_MAX_FACTOR. */
 static int reduction(const char *name, const char *format, unsigned long w, unsigned long h, size_t max_pixels,
                      int *factor, sdfed_error *err) {
-    *factor = sdfed_image_decode_factor(w, h, max_pixels);
+    *factor = native_image_decode_factor(w, h, max_pixels);
     if (*factor > SDFED_IMAGE_MAX_FACTOR)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
                           "%s: %s image of %lu x %lu would be reduced by %d for %zu pixels (at most %d)", name, format,
@@ -150,12 +150,12 @@ static void read_png_interlaced(png_structp png, png_state *s, int w, int h, int
 /* Every row in order, or every pass's rows at their places, composited and
  * handed to the reducer. */
 static void read_png_rows(png_structp png, png_state *s, int w, int h, int channels, int interlaced,
-                          const uint8_t background[3], image_reducer *red) {
+                          const uint8_t background[3], native_image_reducer *red) {
     if (!interlaced) {
         for (int y = 0; y < h; y++) {
             png_read_row(png, s->row, NULL);
             sdfed_composite(s->row, channels, (size_t)w, background, s->row);
-            image_reducer_add_row(red, y, s->row);
+            native_image_reducer_add_row(red, y, s->row);
         }
         return;
     }
@@ -165,17 +165,18 @@ static void read_png_rows(png_structp png, png_state *s, int w, int h, int chann
         for (int r = 0; r < pass_h; r++) {
             png_read_row(png, s->row, NULL);
             sdfed_composite(s->row, channels, (size_t)pass_w, background, s->row);
-            image_reducer_add_pixels(red, (int)PNG_ROW_FROM_PASS_ROW(r, pass), (int)PNG_PASS_START_COL(pass),
-                                     (int)PNG_PASS_COL_OFFSET(pass), s->row, pass_w);
+            native_image_reducer_add_pixels(red, (int)PNG_ROW_FROM_PASS_ROW(r, pass), (int)PNG_PASS_START_COL(pass),
+                                            (int)PNG_PASS_COL_OFFSET(pass), s->row, pass_w);
         }
     }
-    image_reducer_finish(red);
+    native_image_reducer_finish(red);
 }
 
 /* Everything that may longjmp; returns 0, or 1 after a libpng error (the
  * message is in s), or 2 with *other_rc set for failures of our own. */
-static int png_decode_inner(png_structp png, png_infop info, png_state *s, const sdfed_image_decode_options *opt,
-                            decoded *out, image_reducer *red, int *other_rc, const char *name, sdfed_error *err) {
+static int png_decode_inner(png_structp png, png_infop info, png_state *s, const native_image_decode_options *opt,
+                            decoded *out, native_image_reducer *red, int *other_rc, const char *name,
+                            sdfed_error *err) {
     if (setjmp(png_jmpbuf(png))) return 1;
     png_set_read_fn(png, s, read_png_source);
     png_set_user_limits(png, SDFED_IMAGE_MAX_PNG_SIDE, SDFED_IMAGE_MAX_PNG_SIDE);
@@ -205,8 +206,8 @@ static int png_decode_inner(png_structp png, png_infop info, png_state *s, const
     }
     int out_w = (int)((w + factor - 1) / factor), out_h = (int)((h + factor - 1) / factor);
     if ((*other_rc = decoded_alloc(out, out_w, out_h, out_channels, 1, name, err)) != SDFED_OK ||
-        (*other_rc = image_reducer_init(red, (int)w, (int)h, out_channels, factor, interlaced, decoded_place_row, out,
-                                        name, err)) != SDFED_OK)
+        (*other_rc = native_image_reducer_init(red, (int)w, (int)h, out_channels, factor, interlaced, decoded_place_row,
+                                               out, name, err)) != SDFED_OK)
         return 2;
     /* a row as libpng gives it, then composited in place */
     if (!(s->row = malloc((size_t)w * (size_t)(channels > out_channels ? channels : out_channels))))
@@ -228,7 +229,7 @@ static int check_png_header(const uint8_t *head, size_t n, const char *name, sdf
 }
 
 static int decode_png(byte_source *src, const uint8_t *head, size_t head_size, const char *name,
-                      const sdfed_image_decode_options *opt, decoded *out, sdfed_error *err) {
+                      const native_image_decode_options *opt, decoded *out, sdfed_error *err) {
     int rc = check_png_header(head, head_size, name, err);
     if (rc != SDFED_OK) return rc;
     png_state s = {.src = src};
@@ -238,11 +239,11 @@ static int decode_png(byte_source *src, const uint8_t *head, size_t head_size, c
         png_destroy_read_struct(png ? &png : NULL, NULL, NULL);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory starting the PNG decoder", name);
     }
-    image_reducer red = {0};
+    native_image_reducer red = {0};
     int other_rc = SDFED_OK;
     int r = png_decode_inner(png, info, &s, opt, out, &red, &other_rc, name, err);
     png_destroy_read_struct(&png, &info, NULL);
-    image_reducer_free(&red);
+    native_image_reducer_free(&red);
     free(s.rows);
     free(s.row);
     if (r == 0) return SDFED_OK;
@@ -300,15 +301,15 @@ static void cmyk_row_to_rgb(const uint8_t *inverted_cmyk, uint8_t *rgb, int widt
 static int jpeg_orientation(j_decompress_ptr cinfo) {
     for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next)
         if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0)
-            return image_exif_orientation(m->data, m->data_length);
+            return native_image_exif_orientation(m->data, m->data_length);
     return 1;
 }
 
 /* Everything that may longjmp; returns 0, 1 after a libjpeg error (message in
  * e), 2 with *other_rc set for failures of our own. */
 static int jpeg_decode_inner(struct jpeg_decompress_struct *cinfo, jpeg_errors *e, byte_source *src,
-                             const sdfed_image_decode_options *opt, decoded *out, image_reducer *red, int *other_rc,
-                             const char *name, sdfed_error *err) {
+                             const native_image_decode_options *opt, decoded *out, native_image_reducer *red,
+                             int *other_rc, const char *name, sdfed_error *err) {
     if (setjmp(e->jump)) return 1;
     jpeg_create_decompress(cinfo);
     if (src->file)
@@ -347,7 +348,8 @@ static int jpeg_decode_inner(struct jpeg_decompress_struct *cinfo, jpeg_errors *
     int rest = factor / dct;
     if ((*other_rc = decoded_alloc(out, (w + rest - 1) / rest, (h + rest - 1) / rest, channels, jpeg_orientation(cinfo),
                                    name, err)) != SDFED_OK ||
-        (*other_rc = image_reducer_init(red, w, h, channels, rest, 0, decoded_place_row, out, name, err)) != SDFED_OK)
+        (*other_rc = native_image_reducer_init(red, w, h, channels, rest, 0, decoded_place_row, out, name, err)) !=
+            SDFED_OK)
         return 2;
     /* freed with the decompressor */
     e->rows = cinfo->mem->alloc_sarray((j_common_ptr)cinfo, JPOOL_IMAGE, (JDIMENSION)w * 4, 2);
@@ -355,14 +357,14 @@ static int jpeg_decode_inner(struct jpeg_decompress_struct *cinfo, jpeg_errors *
         int y = (int)cinfo->output_scanline;
         if (jpeg_read_scanlines(cinfo, e->rows, 1) != 1 || e->truncated) break;
         if (cmyk) cmyk_row_to_rgb(e->rows[0], e->rows[1], w);
-        image_reducer_add_row(red, y, e->rows[cmyk ? 1 : 0]);
+        native_image_reducer_add_row(red, y, e->rows[cmyk ? 1 : 0]);
     }
     if (e->truncated) return 1;
     jpeg_finish_decompress(cinfo);
     return 0;
 }
 
-static int decode_jpeg(byte_source *src, const char *name, const sdfed_image_decode_options *opt, decoded *out,
+static int decode_jpeg(byte_source *src, const char *name, const native_image_decode_options *opt, decoded *out,
                        sdfed_error *err) {
     struct jpeg_decompress_struct cinfo;
     jpeg_errors e;
@@ -372,12 +374,12 @@ static int decode_jpeg(byte_source *src, const char *name, const sdfed_image_dec
     e.pub.error_exit = jpeg_on_error;
     e.pub.emit_message = jpeg_on_message;
     e.pub.output_message = jpeg_no_output;
-    image_reducer red = {0};
+    native_image_reducer red = {0};
     int other_rc = SDFED_OK;
     int r = jpeg_decode_inner(&cinfo, &e, src, opt, out, &red, &other_rc, name, err);
     unsigned long w = cinfo.image_width, h = cinfo.image_height;
     jpeg_destroy_decompress(&cinfo);
-    image_reducer_free(&red);
+    native_image_reducer_free(&red);
     if (r == 0) return SDFED_OK;
     free(out->pixels);
     out->pixels = NULL;
@@ -393,16 +395,16 @@ static int decode_jpeg(byte_source *src, const char *name, const sdfed_image_dec
 #define HEAD_BYTES 24
 
 /* The options to decode with: the caller's, or the defaults for NULL. */
-static int options_of(const sdfed_image_decode_options *options, sdfed_image_decode_options *out, const char *name,
+static int options_of(const native_image_decode_options *options, native_image_decode_options *out, const char *name,
                       sdfed_error *err) {
-    *out = options ? *options : sdfed_image_decode_defaults(NULL);
+    *out = options ? *options : native_image_decode_defaults(NULL);
     if (out->max_pixels < 1) return sdfed_fail(err, SDFED_ERR_ARG, "%s: options.max_pixels must be at least 1", name);
     return SDFED_OK;
 }
 
 /* head: the first head_size bytes of what src gives (src still at its start). */
 static int decode(byte_source *src, const uint8_t *head, size_t head_size, const char *name,
-                  const sdfed_image_decode_options *opt, uint8_t **pixels, int *width, int *height, int *channels,
+                  const native_image_decode_options *opt, uint8_t **pixels, int *width, int *height, int *channels,
                   sdfed_error *err) {
     if (head_size == 0) return sdfed_fail(err, SDFED_ERR_FORMAT, "%s: file is empty", name);
     static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -422,28 +424,28 @@ static int decode(byte_source *src, const uint8_t *head, size_t head_size, const
     return SDFED_OK;
 }
 
-int sdfed_image_decode_memory(const uint8_t *data, size_t size, const char *name,
-                              const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
-                              int *channels, sdfed_error *err) {
+int native_image_decode_memory(const uint8_t *data, size_t size, const char *name,
+                               const native_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                               int *channels, sdfed_error *err) {
     if (!name) name = "image";
     if (!pixels || !width || !height || !channels)
         return sdfed_fail(err, SDFED_ERR_ARG, "%s: NULL output pointer", name);
     *pixels = NULL;
     if (!data && size > 0) return sdfed_fail(err, SDFED_ERR_ARG, "%s: NULL data", name);
-    sdfed_image_decode_options opt;
+    native_image_decode_options opt;
     int rc = options_of(options, &opt, name, err);
     if (rc != SDFED_OK) return rc;
     byte_source src = {.data = data, .size = size};
     return decode(&src, data, size < HEAD_BYTES ? size : HEAD_BYTES, name, &opt, pixels, width, height, channels, err);
 }
 
-int sdfed_image_decode_file(const char *path, const sdfed_image_decode_options *options, uint8_t **pixels, int *width,
-                            int *height, int *channels, sdfed_error *err) {
+int native_image_decode_file(const char *path, const native_image_decode_options *options, uint8_t **pixels, int *width,
+                             int *height, int *channels, sdfed_error *err) {
     if (pixels) *pixels = NULL;
     if (!path) return sdfed_fail(err, SDFED_ERR_ARG, "image: NULL path");
     if (!pixels || !width || !height || !channels)
         return sdfed_fail(err, SDFED_ERR_ARG, "%s: NULL output pointer", path);
-    sdfed_image_decode_options opt;
+    native_image_decode_options opt;
     int rc = options_of(options, &opt, path, err);
     if (rc != SDFED_OK) return rc;
     FILE *f = fopen(path, "rb");

@@ -46,7 +46,7 @@
  *         other formats are errors.
  *
  * Larger images are reduced while they are decoded, by the factor
- * f = sdfed_image_decode_factor(): the smallest power of two with
+ * f = native_image_decode_factor(): the smallest power of two with
  * ceil(w/f) * ceil(h/f) <= max_pixels and both ceil(w/f), ceil(h/f) <=
  * SDFED_IMAGE_MAX_SIDE (the preprocessing's limit); the result is
  * ceil(w/f) x ceil(h/f) (sides swapped by EXIF 5..8). f = 1 is the exact
@@ -91,29 +91,29 @@
 /* The largest reduction factor (a block's sum of 255 * f^2 fits 32 bits). */
 #define SDFED_IMAGE_MAX_FACTOR 2048
 
-typedef struct sdfed_image_decode_options {
+typedef struct native_image_decode_options {
     uint8_t background[3]; /* red, green, blue that transparent pixels are composited onto */
     size_t max_pixels;     /* at most this many pixels come out (>= 1): larger images are reduced */
-} sdfed_image_decode_options;
+} native_image_decode_options;
 
 /* The options for images shown over background (red, green, blue; NULL:
  * white, a task's default), at most SDFED_IMAGE_MAX_PIXELS pixels. */
-sdfed_image_decode_options sdfed_image_decode_defaults(const uint8_t background[3]);
+native_image_decode_options native_image_decode_defaults(const uint8_t background[3]);
 
 /* The reduction factor of a width x height image (both >= 1) for at most
  * max_pixels (>= 1) pixels: see above. */
-int sdfed_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels);
+int native_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels);
 
 /* Decodes the file at path (options NULL: the defaults). On success
  * *pixels (caller frees with free()) holds height rows of width * channels
  * bytes, packed (stride = width * channels), and *channels is 1 (grey) or
  * 3 (RGB). On failure *pixels is NULL and err says why. */
-int sdfed_image_decode_file(const char *path, const sdfed_image_decode_options *options, uint8_t **pixels, int *width,
-                            int *height, int *channels, sdfed_error *err);
+int native_image_decode_file(const char *path, const native_image_decode_options *options, uint8_t **pixels, int *width,
+                             int *height, int *channels, sdfed_error *err);
 
 /* The same from bytes in memory; name is used in messages. */
-int sdfed_image_decode_memory(const uint8_t *data, size_t size, const char *name,
-                              const sdfed_image_decode_options *options, uint8_t **pixels, int *width, int *height,
-                              int *channels, sdfed_error *err);
+int native_image_decode_memory(const uint8_t *data, size_t size, const char *name,
+                               const native_image_decode_options *options, uint8_t **pixels, int *width, int *height,
+                               int *channels, sdfed_error *err);
 
 #endif

@@ -26,7 +26,7 @@ static int64_t number(const tiff *t, size_t at, int n) {
     return v;
 }
 
-int image_exif_orientation(const uint8_t *payload, size_t size) {
+int native_image_exif_orientation(const uint8_t *payload, size_t size) {
     static const uint8_t exif[6] = {'E', 'x', 'i', 'f', 0, 0};
     if (!payload || size < sizeof exif + 8 || memcmp(payload, exif, sizeof exif) != 0) return 1;
     tiff t = {.data = payload + sizeof exif, .size = size - sizeof exif};
@@ -49,16 +49,16 @@ int image_exif_orientation(const uint8_t *payload, size_t size) {
     return 1;
 }
 
-image_row_place image_exif_row_place(int orientation, int width, int height, int y) {
+native_image_row_place native_image_exif_row_place(int orientation, int width, int height, int y) {
     ptrdiff_t w = width, h = height;
     switch (orientation) {
-    case 2: return (image_row_place){.first = y * w + w - 1, .step = -1};
-    case 3: return (image_row_place){.first = (h - 1 - y) * w + w - 1, .step = -1};
-    case 4: return (image_row_place){.first = (h - 1 - y) * w, .step = 1};
-    case 5: return (image_row_place){.first = y, .step = h};
-    case 6: return (image_row_place){.first = h - 1 - y, .step = h};
-    case 7: return (image_row_place){.first = (w - 1) * h + h - 1 - y, .step = -h};
-    case 8: return (image_row_place){.first = (w - 1) * h + y, .step = -h};
-    default: return (image_row_place){.first = y * w, .step = 1};
+    case 2: return (native_image_row_place){.first = y * w + w - 1, .step = -1};
+    case 3: return (native_image_row_place){.first = (h - 1 - y) * w + w - 1, .step = -1};
+    case 4: return (native_image_row_place){.first = (h - 1 - y) * w, .step = 1};
+    case 5: return (native_image_row_place){.first = y, .step = h};
+    case 6: return (native_image_row_place){.first = h - 1 - y, .step = h};
+    case 7: return (native_image_row_place){.first = (w - 1) * h + h - 1 - y, .step = -h};
+    case 8: return (native_image_row_place){.first = (w - 1) * h + y, .step = -h};
+    default: return (native_image_row_place){.first = y * w, .step = 1};
     }
 }

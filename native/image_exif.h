@@ -20,14 +20,14 @@
  * SHORT or LONG of value 1..8. Anything else (another segment, a short or
  * malformed header, offsets past the end, no such tag, another type or
  * count, a value outside 1..8) is 1, as stored: never an error. */
-int image_exif_orientation(const uint8_t *payload, size_t size);
+int native_image_exif_orientation(const uint8_t *payload, size_t size);
 
 /* Where the pixels of row y of an image stored width x height go once shown
  * in `orientation`: pixel x of the row is pixel first + x * step of the
  * shown image, counted row-major in its own width (height for 5..8). */
-typedef struct image_row_place {
+typedef struct native_image_row_place {
     ptrdiff_t first, step;
-} image_row_place;
-image_row_place image_exif_row_place(int orientation, int width, int height, int y);
+} native_image_row_place;
+native_image_row_place native_image_exif_row_place(int orientation, int width, int height, int y);
 
 #endif

@@ -23,7 +23,7 @@ typedef struct entry {
 /* A walk below one root. */
 typedef struct walk {
     const char *root;
-    image_folder_skips *skipped;
+    native_image_folder_skips *skipped;
     entry *images;
     int n, cap;
     struct stat folders[MAX_DEPTH + 1]; /* the folders being walked, for loops */
@@ -39,11 +39,12 @@ static int compare_entries(const void *a, const void *b) {
     return x->label != y->label ? x->label - y->label : strcmp(x->path, y->path);
 }
 
-int image_folder_skip_add(image_folder_skips *s, const char *path, const char *reason, int image, sdfed_error *err) {
-    image_folder_skip *grown = sdfed_grow(s->items, &s->cap, s->n, sizeof *grown);
+int native_image_folder_skip_add(native_image_folder_skips *s, const char *path, const char *reason, int image,
+                                 sdfed_error *err) {
+    native_image_folder_skip *grown = sdfed_grow(s->items, &s->cap, s->n, sizeof *grown);
     if (!grown) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
     s->items = grown;
-    image_folder_skip one = {.path = strdup(path), .reason = strdup(reason), .image = image};
+    native_image_folder_skip one = {.path = strdup(path), .reason = strdup(reason), .image = image};
     if (!one.path || !one.reason) {
         free(one.path);
         free(one.reason);
@@ -53,7 +54,7 @@ int image_folder_skip_add(image_folder_skips *s, const char *path, const char *r
     return SDFED_OK;
 }
 
-void image_folder_skips_free(image_folder_skips *s) {
+void native_image_folder_skips_free(native_image_folder_skips *s) {
     for (int i = 0; i < s->n; i++) {
         free(s->items[i].path);
         free(s->items[i].reason);
@@ -114,8 +115,8 @@ static int add_file(walk *w, char *path, const char *rel, int label, sdfed_error
         snprintf(reason, sizeof reason, "%s: %s", kind.format, sdfed_folder_kind_reason(kind.kind));
     else
         snprintf(reason, sizeof reason, "%s", sdfed_folder_kind_reason(kind.kind));
-    int rc = image_folder_skip_add(w->skipped, path, reason,
-                                   kind.kind == SDFED_FOLDER_UNSUPPORTED || kind.kind == SDFED_FOLDER_LOOSE, err);
+    int rc = native_image_folder_skip_add(
+        w->skipped, path, reason, kind.kind == SDFED_FOLDER_UNSUPPORTED || kind.kind == SDFED_FOLDER_LOOSE, err);
     free(path);
     return rc;
 }
@@ -133,23 +134,23 @@ static int walk_entry(walk *w, const char *rel, int label, sdfed_error *err) {
     if (stat(path, &st) != 0) {
         char reason[128];
         snprintf(reason, sizeof reason, "cannot be read: %s", strerror(errno));
-        rc = image_folder_skip_add(w->skipped, path, reason, 0, err);
+        rc = native_image_folder_skip_add(w->skipped, path, reason, 0, err);
     } else if (S_ISDIR(st.st_mode) && sdfed_folder_name_hidden(name, strlen(name))) {
-        rc = image_folder_skip_add(w->skipped, path, "hidden folder", 0, err);
+        rc = native_image_folder_skip_add(w->skipped, path, "hidden folder", 0, err);
     } else if (S_ISDIR(st.st_mode)) {
         int loop = w->depth >= MAX_DEPTH;
         for (int i = 0; i < w->depth && !loop; i++)
             loop = w->folders[i].st_dev == st.st_dev && w->folders[i].st_ino == st.st_ino;
         if (loop) {
-            rc = image_folder_skip_add(w->skipped, path,
-                                       w->depth >= MAX_DEPTH ? "folders nested too deep" : "a folder loop", 0, err);
+            rc = native_image_folder_skip_add(
+                w->skipped, path, w->depth >= MAX_DEPTH ? "folders nested too deep" : "a folder loop", 0, err);
         } else {
             w->folders[w->depth++] = st;
             rc = walk_folder(w, rel, label, err);
             w->depth--;
         }
     } else if (!S_ISREG(st.st_mode)) {
-        rc = image_folder_skip_add(w->skipped, path, "not a file", 0, err);
+        rc = native_image_folder_skip_add(w->skipped, path, "not a file", 0, err);
     } else {
         return add_file(w, path, rel, label, err); /* keeps path */
     }
@@ -213,7 +214,8 @@ static int root_folders(walk *w, char ***folders, int *n_folders, sdfed_error *e
         struct stat st;
         if (!path) {
             rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", w->root);
-        } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && !sdfed_folder_name_hidden(names[i], strlen(names[i]))) {
+        } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+                   !sdfed_folder_name_hidden(names[i], strlen(names[i]))) {
             char **grown = sdfed_grow(*folders, &cap, *n_folders, sizeof *grown);
             if (!grown) {
                 rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", w->root);
@@ -231,8 +233,8 @@ static int root_folders(walk *w, char ***folders, int *n_folders, sdfed_error *e
     return rc;
 }
 
-int image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes, image_folder *out,
-                      sdfed_error *err) {
+int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
+                             native_image_folder *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     walk w = {.root = dir, .skipped = &out->skipped};
     char **folders = NULL;
@@ -285,30 +287,30 @@ int image_folder_scan(const char *dir, const char *const *classes, int n_classes
     free(w.images);
     free(folder_of);
     free_names(folders, n_folders);
-    if (rc) image_folder_free(out);
+    if (rc) native_image_folder_free(out);
     return rc;
 }
 
-int image_folder_hold_out(image_folder *all, double fraction, image_folder *train, image_folder *test,
-                          sdfed_error *err) {
+int native_image_folder_hold_out(native_image_folder *all, double fraction, native_image_folder *train,
+                                 native_image_folder *test, sdfed_error *err) {
     memset(train, 0, sizeof *train);
     memset(test, 0, sizeof *test);
-    image_folder *split[2] = {train, test};
+    native_image_folder *split[2] = {train, test};
     int *seen = calloc((size_t)all->n_classes + 1, sizeof *seen);
     for (int s = 0; s < 2; s++)
-        *split[s] = (image_folder){.n_classes = all->n_classes,
-                                   .paths = malloc(sizeof(char *) * (size_t)(all->n + 1)),
-                                   .labels = malloc((size_t)all->n + 1),
-                                   .class_names = all->class_names};
+        *split[s] = (native_image_folder){.n_classes = all->n_classes,
+                                          .paths = malloc(sizeof(char *) * (size_t)(all->n + 1)),
+                                          .labels = malloc((size_t)all->n + 1),
+                                          .class_names = all->class_names};
     if (!seen || !train->paths || !train->labels || !test->paths || !test->labels) {
         free(seen);
-        image_folder_free_split(train);
-        image_folder_free_split(test);
+        native_image_folder_free_split(train);
+        native_image_folder_free_split(test);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "dataset: out of memory");
     }
     for (int i = 0; i < all->n; i++) {
         int c = all->labels[i], k = seen[c]++;
-        image_folder *to = split[(int)((k + 1) * fraction) > (int)(k * fraction)];
+        native_image_folder *to = split[(int)((k + 1) * fraction) > (int)(k * fraction)];
         to->paths[to->n] = all->paths[i];
         to->labels[to->n++] = (uint8_t)c;
     }
@@ -317,7 +319,7 @@ int image_folder_hold_out(image_folder *all, double fraction, image_folder *trai
     return SDFED_OK;
 }
 
-void image_folder_keep(image_folder *f, const uint8_t *keep) {
+void native_image_folder_keep(native_image_folder *f, const uint8_t *keep) {
     int n = 0;
     for (int i = 0; i < f->n; i++) {
         if (!keep[i]) {
@@ -330,16 +332,16 @@ void image_folder_keep(image_folder *f, const uint8_t *keep) {
     f->n = n;
 }
 
-void image_folder_free_split(image_folder *f) {
+void native_image_folder_free_split(native_image_folder *f) {
     for (int i = 0; f->paths && i < f->n; i++) free(f->paths[i]);
     free(f->paths);
     free(f->labels);
     memset(f, 0, sizeof *f);
 }
 
-void image_folder_free(image_folder *f) {
+void native_image_folder_free(native_image_folder *f) {
     for (int c = 0; f->class_names && c < f->n_classes; c++) free(f->class_names[c]);
     free(f->class_names);
-    image_folder_skips_free(&f->skipped);
-    image_folder_free_split(f);
+    native_image_folder_skips_free(&f->skipped);
+    native_image_folder_free_split(f);
 }

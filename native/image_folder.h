@@ -16,7 +16,7 @@
  *            native/fed_data.h) an image that does not decode. A class
  *            folder with no images is an error naming it (as in
  *            ImageFolder).
- *   held out image_folder_hold_out splits one folder: in each class, of its
+ *   held out native_image_folder_hold_out splits one folder: in each class, of its
  *            images in order, image i goes to the test split when
  *            floor((i + 1) f) > floor(i f), evenly spread, no seed. */
 #ifndef SDFED_NATIVE_IMAGE_FOLDER_H
@@ -29,43 +29,44 @@
 #define IMAGE_FOLDER_MAX_CLASSES 256
 
 /* One file not used, and why. */
-typedef struct image_folder_skip {
+typedef struct native_image_folder_skip {
     char *path;
     char *reason; /* "hidden", "not an image", "GIF: not PNG or JPEG", "invalid PNG: ...", ... */
     int image;    /* whether it looked like a picture (--strict refuses those) */
-} image_folder_skip;
+} native_image_folder_skip;
 
-typedef struct image_folder_skips {
-    image_folder_skip *items;
+typedef struct native_image_folder_skips {
+    native_image_folder_skip *items;
     int n, cap;
-} image_folder_skips;
+} native_image_folder_skips;
 
-typedef struct image_folder {
+typedef struct native_image_folder {
     int n, n_classes;
     char **paths;       /* (n) */
     uint8_t *labels;    /* (n) */
     char **class_names; /* (n_classes) */
-    image_folder_skips skipped;
-} image_folder;
+    native_image_folder_skips skipped;
+} native_image_folder;
 
 /* classes: NULL for the folder names, else n_classes names to match; with
  * some_classes, a class may have no folder (a volunteer's own images), but
  * a folder without a class is still an error. */
-int image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes, image_folder *out,
-                      sdfed_error *err);
+int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
+                             native_image_folder *out, sdfed_error *err);
 /* Moves all's images into train and test, which borrow all's class names
  * (all keeps them and its skipped list: free it after the splits). */
-int image_folder_hold_out(image_folder *all, double fraction, image_folder *train, image_folder *test,
-                          sdfed_error *err);
+int native_image_folder_hold_out(native_image_folder *all, double fraction, native_image_folder *train,
+                                 native_image_folder *test, sdfed_error *err);
 /* Keeps the images whose keep[i] is set, in order (the others' paths
  * freed). */
-void image_folder_keep(image_folder *f, const uint8_t *keep);
-void image_folder_free(image_folder *f);
-/* For a split from image_folder_hold_out: its images, not the class names. */
-void image_folder_free_split(image_folder *f);
+void native_image_folder_keep(native_image_folder *f, const uint8_t *keep);
+void native_image_folder_free(native_image_folder *f);
+/* For a split from native_image_folder_hold_out: its images, not the class names. */
+void native_image_folder_free_split(native_image_folder *f);
 
 /* Adds a copy of path and reason to the list. */
-int image_folder_skip_add(image_folder_skips *s, const char *path, const char *reason, int image, sdfed_error *err);
-void image_folder_skips_free(image_folder_skips *s);
+int native_image_folder_skip_add(native_image_folder_skips *s, const char *path, const char *reason, int image,
+                                 sdfed_error *err);
+void native_image_folder_skips_free(native_image_folder_skips *s);
 
 #endif

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int image_reducer_init(image_reducer *r, int width, int height, int channels, int factor, int any_order,
-                       image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err) {
-    *r = (image_reducer){
+int native_image_reducer_init(native_image_reducer *r, int width, int height, int channels, int factor, int any_order,
+                              image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err) {
+    *r = (native_image_reducer){
         .width = width,
         .height = height,
         .channels = channels,
@@ -23,14 +23,14 @@ int image_reducer_init(image_reducer *r, int width, int height, int channels, in
     r->sums = calloc(row_values * rows_held, sizeof *r->sums);
     r->row = malloc(row_values);
     if (!r->sums || !r->row) {
-        image_reducer_free(r);
+        native_image_reducer_free(r);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory for the sums of %d x %d reduced pixels", name,
                           r->out_width, any_order ? r->out_height : 1);
     }
     return SDFED_OK;
 }
 
-void image_reducer_add_pixels(image_reducer *r, int y, int x0, int dx, const uint8_t *pixels, int n) {
+void native_image_reducer_add_pixels(native_image_reducer *r, int y, int x0, int dx, const uint8_t *pixels, int n) {
     int ch = r->channels, f = r->factor;
     size_t row_values = (size_t)r->out_width * (size_t)ch;
     uint32_t *sums_y = r->sums + (r->any_order ? (size_t)(y / f) * row_values : 0);
@@ -45,7 +45,7 @@ void image_reducer_add_pixels(image_reducer *r, int y, int x0, int dx, const uin
 static uint32_t pil_multiplier(uint32_t n) { return (uint32_t)(4294967296.0f / (float)(256u * n)); }
 
 /* Output row oy from its sums (zeroed for the next block row), handed on. */
-static void emit(image_reducer *r, int oy, uint32_t *sums) {
+static void emit(native_image_reducer *r, int oy, uint32_t *sums) {
     int ch = r->channels, f = r->factor;
     int rows = r->height - oy * f < f ? r->height - oy * f : f;
     int last_cols = r->width - (r->out_width - 1) * f;
@@ -63,21 +63,21 @@ static void emit(image_reducer *r, int oy, uint32_t *sums) {
     r->sink(r->sink_ctx, oy, r->row);
 }
 
-void image_reducer_add_row(image_reducer *r, int y, const uint8_t *row) {
+void native_image_reducer_add_row(native_image_reducer *r, int y, const uint8_t *row) {
     if (!r->sums) {
         r->sink(r->sink_ctx, y, row);
         return;
     }
-    image_reducer_add_pixels(r, y, 0, 1, row, r->width);
+    native_image_reducer_add_pixels(r, y, 0, 1, row, r->width);
     if ((y + 1) % r->factor == 0 || y + 1 == r->height) emit(r, y / r->factor, r->sums);
 }
 
-void image_reducer_finish(image_reducer *r) {
+void native_image_reducer_finish(native_image_reducer *r) {
     size_t row_values = (size_t)r->out_width * (size_t)r->channels;
     for (int oy = 0; oy < r->out_height; oy++) emit(r, oy, r->sums + (size_t)oy * row_values);
 }
 
-void image_reducer_free(image_reducer *r) {
+void native_image_reducer_free(native_image_reducer *r) {
     free(r->sums);
     free(r->row);
     r->sums = NULL;

@@ -27,7 +27,7 @@
 /* Receives output row y (out_width * channels bytes). */
 typedef void (*image_row_sink)(void *ctx, int y, const uint8_t *row);
 
-typedef struct image_reducer {
+typedef struct native_image_reducer {
     int width, height, channels, factor; /* the input */
     int out_width, out_height;
     int any_order;
@@ -35,19 +35,19 @@ typedef struct image_reducer {
     uint8_t *row;   /* the output row being handed on */
     image_row_sink sink;
     void *sink_ctx;
-} image_reducer;
+} native_image_reducer;
 
 /* A reducer of width x height pixels of `channels` (1..4) by factor >= 1;
  * any_order: pixels arrive in any order (else rows in order). name is the
  * image's, for messages. */
-int image_reducer_init(image_reducer *r, int width, int height, int channels, int factor, int any_order,
-                       image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err);
+int native_image_reducer_init(native_image_reducer *r, int width, int height, int channels, int factor, int any_order,
+                              image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err);
 /* Rows in order: input row y (width pixels, packed), y = 0, 1, ... */
-void image_reducer_add_row(image_reducer *r, int y, const uint8_t *row);
+void native_image_reducer_add_row(native_image_reducer *r, int y, const uint8_t *row);
 /* Any order: n pixels (packed) of input row y, at columns x0, x0 + dx, ... */
-void image_reducer_add_pixels(image_reducer *r, int y, int x0, int dx, const uint8_t *pixels, int n);
+void native_image_reducer_add_pixels(native_image_reducer *r, int y, int x0, int dx, const uint8_t *pixels, int n);
 /* Any order: every output row, handed on once all pixels are in. */
-void image_reducer_finish(image_reducer *r);
-void image_reducer_free(image_reducer *r);
+void native_image_reducer_finish(native_image_reducer *r);
+void native_image_reducer_free(native_image_reducer *r);
 
 #endif

@@ -22,7 +22,7 @@ typedef struct slot {
     int64_t record; /* -1: empty */
 } slot;
 
-struct keyed_records {
+struct native_keyed_records {
     int fd;
     char path[1024];
     uint32_t payload_size;
@@ -33,21 +33,21 @@ struct keyed_records {
     uint8_t *scratch; /* one record */
 };
 
-static size_t slot_of(const keyed_records *r, const uint8_t *key) {
+static size_t slot_of(const native_keyed_records *r, const uint8_t *key) {
     uint64_t h;
     memcpy(&h, key, sizeof h);
     return (size_t)h & (r->capacity - 1);
 }
 
 /* key's slot: its own, or the empty one where it would go */
-static slot *find_slot(const keyed_records *r, const uint8_t *key) {
+static slot *find_slot(const native_keyed_records *r, const uint8_t *key) {
     for (size_t i = slot_of(r, key);; i = (i + 1) & (r->capacity - 1)) {
         slot *s = &r->slots[i];
         if (s->record < 0 || !memcmp(s->key, key, KEYED_RECORDS_KEY)) return s;
     }
 }
 
-static int grow_index(keyed_records *r, size_t records, sdfed_error *err) {
+static int grow_index(native_keyed_records *r, size_t records, sdfed_error *err) {
     if (records * 2 < r->capacity) return SDFED_OK;
     size_t capacity = r->capacity ? r->capacity : 1024;
     while (records * 2 >= capacity) capacity *= 2;
@@ -66,7 +66,7 @@ static int grow_index(keyed_records *r, size_t records, sdfed_error *err) {
     return SDFED_OK;
 }
 
-static int index_record(keyed_records *r, const uint8_t *key, int64_t record, sdfed_error *err) {
+static int index_record(native_keyed_records *r, const uint8_t *key, int64_t record, sdfed_error *err) {
     int rc = grow_index(r, (size_t)r->count + 1, err);
     if (rc) return rc;
     slot *s = find_slot(r, key);
@@ -86,7 +86,7 @@ static int lock(int fd, short type) {
 }
 
 /* The header, written when the file is new, checked when it is not. */
-static int check_header(keyed_records *r, const char magic[8], sdfed_error *err) {
+static int check_header(native_keyed_records *r, const char magic[8], sdfed_error *err) {
     uint8_t want[HEADER] = {0}, have[HEADER];
     memcpy(want, magic, 8);
     memcpy(want + 8, &r->payload_size, 4);
@@ -98,14 +98,14 @@ static int check_header(keyed_records *r, const char magic[8], sdfed_error *err)
     else if (st.st_size < HEADER && (ftruncate(r->fd, 0) != 0 || pwrite(r->fd, want, HEADER, 0) != HEADER))
         rc = sdfed_fail(err, SDFED_ERR_IO, "%s: cannot write: %s", r->path, strerror(errno));
     else if (st.st_size >= HEADER && (pread(r->fd, have, HEADER, 0) != HEADER || memcmp(have, want, HEADER) != 0))
-        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: not a record file of this kind and version (delete it to start over)",
-                        r->path);
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT,
+                        "%s: not a record file of this kind and version (delete it to start over)", r->path);
     lock(r->fd, F_UNLCK);
     return rc;
 }
 
 /* Every whole record's key, into the index. */
-static int read_index(keyed_records *r, sdfed_error *err) {
+static int read_index(native_keyed_records *r, sdfed_error *err) {
     struct stat st;
     if (fstat(r->fd, &st) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", r->path, strerror(errno));
     int64_t records = (st.st_size - HEADER) / (int64_t)r->record_size;
@@ -127,10 +127,10 @@ static int read_index(keyed_records *r, sdfed_error *err) {
     return rc;
 }
 
-int keyed_records_open(keyed_records **out, const char *path, const char magic[8], uint32_t payload_size,
-                       sdfed_error *err) {
+int native_keyed_records_open(native_keyed_records **out, const char *path, const char magic[8], uint32_t payload_size,
+                              sdfed_error *err) {
     *out = NULL;
-    keyed_records *r = calloc(1, sizeof *r);
+    native_keyed_records *r = calloc(1, sizeof *r);
     if (!r) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
     snprintf(r->path, sizeof r->path, "%s", path);
     r->payload_size = payload_size;
@@ -148,18 +148,18 @@ int keyed_records_open(keyed_records **out, const char *path, const char magic[8
     if (rc == SDFED_OK) rc = check_header(r, magic, err);
     if (rc == SDFED_OK) rc = read_index(r, err);
     if (rc) {
-        keyed_records_close(r);
+        native_keyed_records_close(r);
         return rc;
     }
     *out = r;
     return SDFED_OK;
 }
 
-static uint32_t record_crc(const keyed_records *r, const uint8_t *key, const void *payload) {
+static uint32_t record_crc(const native_keyed_records *r, const uint8_t *key, const void *payload) {
     return sdfed_crc32(sdfed_crc32(0, key, KEYED_RECORDS_KEY), payload, r->payload_size);
 }
 
-int keyed_records_find(keyed_records *r, const uint8_t key[KEYED_RECORDS_KEY], void *payload) {
+int native_keyed_records_find(native_keyed_records *r, const uint8_t key[KEYED_RECORDS_KEY], void *payload) {
     if (!r->capacity) return 0;
     const slot *s = find_slot(r, key);
     if (s->record < 0) return 0;
@@ -173,7 +173,8 @@ int keyed_records_find(keyed_records *r, const uint8_t key[KEYED_RECORDS_KEY], v
     return 1;
 }
 
-int keyed_records_append(keyed_records *r, const uint8_t *keys, const void *payloads, int n, sdfed_error *err) {
+int native_keyed_records_append(native_keyed_records *r, const uint8_t *keys, const void *payloads, int n,
+                                sdfed_error *err) {
     if (n <= 0) return SDFED_OK;
     size_t bytes = (size_t)n * r->record_size;
     uint8_t *block = malloc(bytes);
@@ -210,9 +211,9 @@ int keyed_records_append(keyed_records *r, const uint8_t *keys, const void *payl
     return rc;
 }
 
-int keyed_records_count(const keyed_records *r) { return r->count; }
+int native_keyed_records_count(const native_keyed_records *r) { return r->count; }
 
-void keyed_records_close(keyed_records *r) {
+void native_keyed_records_close(native_keyed_records *r) {
     if (!r) return;
     if (r->fd >= 0) close(r->fd);
     free(r->slots);

@@ -22,18 +22,19 @@
 
 #define KEYED_RECORDS_KEY 32
 
-typedef struct keyed_records keyed_records;
+typedef struct native_keyed_records native_keyed_records;
 
 /* Opens path, creating it (and its folder) when absent. A file whose header
  * is not this magic and payload size is refused with an error naming it. */
-int keyed_records_open(keyed_records **out, const char *path, const char magic[8], uint32_t payload_size,
-                       sdfed_error *err);
+int native_keyed_records_open(native_keyed_records **out, const char *path, const char magic[8], uint32_t payload_size,
+                              sdfed_error *err);
 /* 1 and the payload copied when key has a whole record, else 0. */
-int keyed_records_find(keyed_records *r, const uint8_t key[KEYED_RECORDS_KEY], void *payload);
+int native_keyed_records_find(native_keyed_records *r, const uint8_t key[KEYED_RECORDS_KEY], void *payload);
 /* Appends n records (keys (n, 32), payloads (n, payload_size)) at the end
  * of the file, found by later finds. */
-int keyed_records_append(keyed_records *r, const uint8_t *keys, const void *payloads, int n, sdfed_error *err);
-int keyed_records_count(const keyed_records *r);
-void keyed_records_close(keyed_records *r);
+int native_keyed_records_append(native_keyed_records *r, const uint8_t *keys, const void *payloads, int n,
+                                sdfed_error *err);
+int native_keyed_records_count(const native_keyed_records *r);
+void native_keyed_records_close(native_keyed_records *r);
 
 #endif

@@ -12,7 +12,7 @@ int native_model_open(native_model *m, const char *path, sdfed_error *err) {
     char resolved[4096];
     if (!path) path = NATIVE_DEFAULT_MODEL;
     path = native_resolve_path(path, resolved, sizeof resolved);
-    int rc = file_map_open(&m->file, path, err);
+    int rc = native_file_map_open(&m->file, path, err);
     if (rc) return rc;
     rc = sdfed_clip_load(&m->clip, m->file.data, m->file.size, err);
     if (rc == SDFED_OK) {
@@ -20,7 +20,7 @@ int native_model_open(native_model *m, const char *path, sdfed_error *err) {
         if (rc) sdfed_clip_free(&m->clip);
     }
     if (rc) {
-        file_map_close(&m->file);
+        native_file_map_close(&m->file);
         return sdfed_fail_context(err, rc, "%s", path);
     }
     return SDFED_OK;
@@ -29,7 +29,7 @@ int native_model_open(native_model *m, const char *path, sdfed_error *err) {
 void native_model_close(native_model *m) {
     sdfed_tokenizer_free(&m->tokenizer);
     sdfed_clip_free(&m->clip);
-    file_map_close(&m->file);
+    native_file_map_close(&m->file);
 }
 
 int native_backend_threads(void) {

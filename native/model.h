@@ -15,7 +15,7 @@
 
 /* A model file loaded with its tokenizer. */
 typedef struct native_model {
-    file_map file;
+    native_file_map file;
     sdfed_clip_model clip;
     sdfed_tokenizer tokenizer;
 } native_model;

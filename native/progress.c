@@ -13,7 +13,7 @@ static struct {
     int64_t last_ns;  /* when a line was last written */
 } line;
 
-void progress_show(const char *fmt, ...) {
+void native_progress_show(const char *fmt, ...) {
     int terminal = isatty(fileno(stderr));
     int64_t now = native_clock_monotonic_ns(), every = terminal ? 250000000 : (int64_t)10000000000;
     if (!line.start_ns) line.start_ns = line.last_ns = now;
@@ -29,7 +29,7 @@ void progress_show(const char *fmt, ...) {
     line.open = terminal;
 }
 
-void progress_end(void) {
+void native_progress_end(void) {
     if (line.open) fputs("\r\033[K", stderr);
     fflush(stderr);
     line.open = 0;

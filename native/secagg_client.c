@@ -10,28 +10,28 @@
 #include "native/crypto.h"
 #include "native/secagg_keys.h"
 
-void secagg_client_free(secagg_client *c) {
+void native_secagg_client_free(native_secagg_client *c) {
     sdfed_secagg_client_free(&c->core);
     memset(c, 0, sizeof *c);
 }
 
 /* rc, the client abandoned unless it is SDFED_OK or a step asked out of
  * order (which leaves the client as it was) */
-static int verdict(secagg_client *c, int rc) {
+static int verdict(native_secagg_client *c, int rc) {
     if (rc && rc != SDFED_SECAGG_WRONG_STAGE) sdfed_secagg_client_abandon(&c->core);
     return rc;
 }
 
-int secagg_client_advertise(secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
-                            const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err) {
+int native_secagg_client_advertise(native_secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
+                                   const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err) {
     memset(c, 0, sizeof *c);
     c->secret = *secret;
     unsigned char mask_sk[32], mask_pk[32], share_pk[32], seed[32];
     int rc = sdfed_secagg_draw(secret, mask_sk, 32, err);
     if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, c->share_sk, 32, err);
     if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, seed, 32, err);
-    if (rc == SDFED_OK) rc = sdfed_x25519_public(mask_sk, mask_pk, err);
-    if (rc == SDFED_OK) rc = sdfed_x25519_public(c->share_sk, share_pk, err);
+    if (rc == SDFED_OK) rc = native_x25519_public(mask_sk, mask_pk, err);
+    if (rc == SDFED_OK) rc = native_x25519_public(c->share_sk, share_pk, err);
     if (rc == SDFED_OK)
         rc = sdfed_secagg_client_start(&c->core, plan, round, mask_sk, mask_pk, share_pk, seed, out, err);
     else
@@ -41,8 +41,8 @@ int secagg_client_advertise(secagg_client *c, const sdfed_secagg_plan *plan, int
     return rc;
 }
 
-int secagg_client_share(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
-                        sdfed_error *err) {
+int native_secagg_client_share(native_secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                               sdfed_error *err) {
     sdfed_secagg_client *core = &c->core;
     if (core->stage != SDFED_SECAGG_SHARE) return sdfed_secagg_client_share(core, request, len, &c->secret, NULL, err);
     const int holders_most = c->core.plan.params.k + 1;
@@ -50,8 +50,8 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
     unsigned char *sealed = malloc((size_t)SDFED_SECAGG_SEALED_BYTES * (size_t)holders_most);
     int rc = pairs && sealed ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     if (rc == SDFED_OK) rc = sdfed_secagg_client_share(core, request, len, &c->secret, pairs, err);
-    sdfed_x25519_key share_sk = {0}; /* set up once for its k recipients */
-    if (rc == SDFED_OK) rc = sdfed_x25519_key_open(&share_sk, c->share_sk, err);
+    native_x25519_key share_sk = {0}; /* set up once for its k recipients */
+    if (rc == SDFED_OK) rc = native_x25519_key_open(&share_sk, c->share_sk, err);
     int count = 0;
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_recipient(core, slot)) continue;
@@ -59,16 +59,16 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
         unsigned char key[32], nonce[SDFED_SECAGG_NONCE_BYTES];
         rc = sdfed_secagg_draw(&c->secret, nonce, sizeof nonce, err);
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                             (uint32_t)core->self, (uint32_t)h, key, err);
+            rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session,
+                                              core->round, (uint32_t)core->self, (uint32_t)h, key, err);
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_seal(key, nonce, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
-                                   pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
-                                   sealed + (size_t)SDFED_SECAGG_SEALED_BYTES * count, err);
+            rc = native_secagg_seal(key, nonce, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
+                                    pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
+                                    sealed + (size_t)SDFED_SECAGG_SEALED_BYTES * count, err);
         count++;
         memset(key, 0, sizeof key);
     }
-    sdfed_x25519_key_close(&share_sk);
+    native_x25519_key_close(&share_sk);
     if (rc == SDFED_OK) rc = sdfed_secagg_client_write_shares(core, sealed, out, err);
     if (pairs) memset(pairs, 0, (size_t)SDFED_SECAGG_PAIR_BYTES * (size_t)holders_most);
     free(pairs);
@@ -77,31 +77,31 @@ int secagg_client_share(secagg_client *c, const unsigned char *request, size_t l
 }
 
 /* every pair relayed to it opened and kept */
-static int open_pairs(secagg_client *c, const sdfed_secagg_list *relayed, const int *slots, sdfed_error *err) {
+static int open_pairs(native_secagg_client *c, const sdfed_secagg_list *relayed, const int *slots, sdfed_error *err) {
     sdfed_secagg_client *core = &c->core;
-    sdfed_x25519_key share_sk; /* set up once for every sender */
-    int rc = sdfed_x25519_key_open(&share_sk, c->share_sk, err);
+    native_x25519_key share_sk; /* set up once for every sender */
+    int rc = native_x25519_key_open(&share_sk, c->share_sk, err);
     for (int i = 0; i < relayed->count && rc == SDFED_OK; i++) {
         const unsigned char *e = relayed->entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;
         int slot = slots[i], j = core->holder[slot];
         unsigned char key[32], pair[SDFED_SECAGG_PAIR_BYTES];
-        rc = sdfed_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                         (uint32_t)j, (uint32_t)core->self, key, err);
+        rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
+                                          (uint32_t)j, (uint32_t)core->self, key, err);
         if (rc == SDFED_OK)
-            rc =
-                sdfed_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair, err);
+            rc = native_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair,
+                                    err);
         if (rc) rc = sdfed_fail_context(err, rc, "secagg masked_request: client %d's pair", j);
         if (rc == SDFED_OK) rc = sdfed_secagg_client_keep_pair(core, slot, pair, err);
         memset(key, 0, sizeof key);
         memset(pair, 0, sizeof pair);
     }
-    sdfed_x25519_key_close(&share_sk);
+    native_x25519_key_close(&share_sk);
     return rc;
 }
 
-int secagg_client_mask(secagg_client *c, const unsigned char *request, size_t len, const float *x, const float *g,
-                       int64_t samples, const sdfed_secagg_bytes *rounding, const sdfed_secagg_bytes *noise,
-                       sdfed_buffer *out, sdfed_error *err) {
+int native_secagg_client_mask(native_secagg_client *c, const unsigned char *request, size_t len, const float *x,
+                              const float *g, int64_t samples, const sdfed_secagg_bytes *rounding,
+                              const sdfed_secagg_bytes *noise, sdfed_buffer *out, sdfed_error *err) {
     sdfed_secagg_client *core = &c->core;
     sdfed_secagg_list relayed;
     int *slots = malloc(sizeof *slots * (size_t)(core->holders > 0 ? core->holders : 1));
@@ -115,26 +115,26 @@ int secagg_client_mask(secagg_client *c, const unsigned char *request, size_t le
     size_t bytes = sdfed_secagg_stream_bytes(bits, values);
     unsigned char *stream = rc == SDFED_OK ? malloc(bytes) : NULL;
     if (rc == SDFED_OK && !stream) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
-    sdfed_x25519_key mask_sk = {0}; /* set up once for every neighbour */
-    if (rc == SDFED_OK) rc = sdfed_x25519_key_open(&mask_sk, core->mask_sk, err);
+    native_x25519_key mask_sk = {0}; /* set up once for every neighbour */
+    if (rc == SDFED_OK) rc = native_x25519_key_open(&mask_sk, core->mask_sk, err);
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_masks_with(core, slot)) continue;
         int j = core->holder[slot];
         unsigned char key[32];
-        rc = j == core->self ? sdfed_secagg_self_key(core->seed, core->session, core->round, (uint32_t)j, key, err)
-                             : sdfed_secagg_pair_key_from(&mask_sk, core->keys + 64 * (size_t)slot, core->session,
-                                                          core->round, (uint32_t)core->self, (uint32_t)j, key, err);
-        if (rc == SDFED_OK) rc = sdfed_secagg_mask_stream(key, stream, bytes, err);
+        rc = j == core->self ? native_secagg_self_key(core->seed, core->session, core->round, (uint32_t)j, key, err)
+                             : native_secagg_pair_key_from(&mask_sk, core->keys + 64 * (size_t)slot, core->session,
+                                                           core->round, (uint32_t)core->self, (uint32_t)j, key, err);
+        if (rc == SDFED_OK) rc = native_secagg_mask_stream(key, stream, bytes, err);
         if (rc == SDFED_OK) rc = sdfed_secagg_client_add_mask(core, slot, stream, bytes, err);
         memset(key, 0, sizeof key);
     }
-    sdfed_x25519_key_close(&mask_sk);
+    native_x25519_key_close(&mask_sk);
     free(stream);
     if (rc == SDFED_OK) rc = sdfed_secagg_client_write_masked(core, out, err);
     return verdict(c, rc);
 }
 
-int secagg_client_unmask(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
-                         sdfed_error *err) {
+int native_secagg_client_unmask(native_secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                                sdfed_error *err) {
     return sdfed_secagg_client_unmask(&c->core, request, len, out, err);
 }

@@ -37,25 +37,25 @@
 #include "fed/secagg_stage.h"
 #include "fed/secagg_task.h"
 
-typedef struct secagg_client {
+typedef struct native_secagg_client {
     sdfed_secagg_client core; /* the protocol's state and checks (fed/secagg_client.h) */
     sdfed_secagg_bytes secret;
     unsigned char share_sk[32]; /* the share key's private half (the mask key's is core.mask_sk) */
-} secagg_client;
+} native_secagg_client;
 
 /* c = a client of round `round` under plan (the round's), with its
  * secrets from `secret`; out = its advertise message. */
-int secagg_client_advertise(secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
-                            const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err);
-int secagg_client_share(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
-                        sdfed_error *err);
+int native_secagg_client_advertise(native_secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
+                                   const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err);
+int native_secagg_client_share(native_secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                               sdfed_error *err);
 /* x: its copy of the global parameters after training, g the round's; noise
  * its own randomness (NULL without noise). */
-int secagg_client_mask(secagg_client *c, const unsigned char *request, size_t len, const float *x, const float *g,
-                       int64_t samples, const sdfed_secagg_bytes *rounding, const sdfed_secagg_bytes *noise,
-                       sdfed_buffer *out, sdfed_error *err);
-int secagg_client_unmask(secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
-                         sdfed_error *err);
-void secagg_client_free(secagg_client *c);
+int native_secagg_client_mask(native_secagg_client *c, const unsigned char *request, size_t len, const float *x,
+                              const float *g, int64_t samples, const sdfed_secagg_bytes *rounding,
+                              const sdfed_secagg_bytes *noise, sdfed_buffer *out, sdfed_error *err);
+int native_secagg_client_unmask(native_secagg_client *c, const unsigned char *request, size_t len, sdfed_buffer *out,
+                                sdfed_error *err);
+void native_secagg_client_free(native_secagg_client *c);
 
 #endif

@@ -26,40 +26,41 @@
 
 /* key (32) = the share key from sender to recipient; mine is the caller's
  * share private key (sender's or recipient's), theirs the other's public. */
-int sdfed_secagg_share_key(const unsigned char mine[32], const unsigned char theirs[32],
-                           const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
-                           unsigned char key[32], sdfed_error *err);
+int native_secagg_share_key(const unsigned char mine[32], const unsigned char theirs[32],
+                            const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
+                            unsigned char key[32], sdfed_error *err);
 /* key (32) = the pairwise mask key of clients i and j (i != j). */
-int sdfed_secagg_pair_key(const unsigned char mine[32], const unsigned char theirs[32],
-                          const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
-                          unsigned char key[32], sdfed_error *err);
+int native_secagg_pair_key(const unsigned char mine[32], const unsigned char theirs[32],
+                           const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
+                           unsigned char key[32], sdfed_error *err);
 /* The same two keys from the caller's private key set up once
- * (native/crypto.h's sdfed_x25519_key): for a key that meets many peers, a
+ * (native/crypto.h's native_x25519_key): for a key that meets many peers, a
  * client's neighbours or a dropped client's surviving neighbours. */
-int sdfed_secagg_share_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
-                                int64_t round, uint32_t sender, uint32_t recipient, unsigned char key[32],
-                                sdfed_error *err);
-int sdfed_secagg_pair_key_from(sdfed_x25519_key *mine, const unsigned char theirs[32], const unsigned char session[32],
-                               int64_t round, uint32_t i, uint32_t j, unsigned char key[32], sdfed_error *err);
+int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char theirs[32],
+                                 const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
+                                 unsigned char key[32], sdfed_error *err);
+int native_secagg_pair_key_from(native_x25519_key *mine, const unsigned char theirs[32],
+                                const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
+                                unsigned char key[32], sdfed_error *err);
 /* key (32) = client i's self-mask key from its seed b_i. */
-int sdfed_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
-                          unsigned char key[32], sdfed_error *err);
+int native_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
+                           unsigned char key[32], sdfed_error *err);
 /* sealed (108) = the pair (80) from sender to recipient under key, with
  * the given 12-byte nonce (from getrandom for real use). */
-int sdfed_secagg_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char session[32],
-                      int64_t round, uint32_t sender, uint32_t recipient,
-                      const unsigned char pair[SDFED_SECAGG_PAIR_BYTES], unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],
-                      sdfed_error *err);
+int native_secagg_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char session[32],
+                       int64_t round, uint32_t sender, uint32_t recipient,
+                       const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
+                       unsigned char sealed[SDFED_SECAGG_SEALED_BYTES], sdfed_error *err);
 /* pair (80) from sealed (108); SDFED_ERR_FORMAT when it does not
  * authenticate (another key, sender, recipient, round or session). */
-int sdfed_secagg_open(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
-                      uint32_t recipient, const unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],
-                      unsigned char pair[SDFED_SECAGG_PAIR_BYTES], sdfed_error *err);
+int native_secagg_open(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
+                       uint32_t recipient, const unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],
+                       unsigned char pair[SDFED_SECAGG_PAIR_BYTES], sdfed_error *err);
 /* out (bytes) = the mask stream of a pair or self key. */
-int sdfed_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err);
+int native_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err);
 /* v (len elements of Z_{2^ring_bits}) += sign (+1 or -1) times the mask of
  * a pair or self key: what a client adds and the server removes. */
-int sdfed_secagg_add_mask(const unsigned char key[32], int ring_bits, uint64_t *v, size_t len, int sign,
-                          sdfed_error *err);
+int native_secagg_add_mask(const unsigned char key[32], int ring_bits, uint64_t *v, size_t len, int sign,
+                           sdfed_error *err);
 
 #endif

@@ -19,40 +19,40 @@ static uint64_t load64(const unsigned char *p) {
 
 /* the first slot of a key's probe sequence: salted, so that no client can
  * choose keys that fall together */
-static size_t key_slot(const secagg_server *s, const unsigned char *key) {
+static size_t key_slot(const native_secagg_server *s, const unsigned char *key) {
     return (size_t)sdfed_rng_mix64(load64(key) ^ s->key_salt ^ sdfed_rng_mix64(load64(key + 8))) & (s->key_slots - 1);
 }
 
-static const unsigned char *indexed_key(const secagg_server *s, uint32_t entry) {
+static const unsigned char *indexed_key(const native_secagg_server *s, uint32_t entry) {
     const unsigned char *keys = (entry - 1) & 1 ? s->share_keys : s->mask_keys;
     return keys + 32 * (size_t)((entry - 1) >> 1);
 }
 
 /* client's mask key (which 0) or share key (1), as stored, into the index */
-static void index_key(secagg_server *s, int client, int which) {
+static void index_key(native_secagg_server *s, int client, int which) {
     const uint32_t entry = 2 * (uint32_t)client + (uint32_t)which + 1;
     size_t i = key_slot(s, indexed_key(s, entry));
     while (s->key_index[i]) i = (i + 1) & (s->key_slots - 1);
     s->key_index[i] = entry;
 }
 
-void secagg_server_free(secagg_server *s) {
+void native_secagg_server_free(native_secagg_server *s) {
     sdfed_arena_free(&s->arena);
     memset(s, 0, sizeof *s);
 }
 
-int secagg_server_start(secagg_server *s, const sdfed_secagg_plan *plan, int64_t round,
-                        const unsigned char graph_key[32], sdfed_error *err) {
+int native_secagg_server_start(native_secagg_server *s, const sdfed_secagg_plan *plan, int64_t round,
+                               const unsigned char graph_key[32], sdfed_error *err) {
     memset(s, 0, sizeof *s);
     s->plan = *plan;
     s->round = round;
     sdfed_arena_init(&s->arena);
-    sdfed_crypto_stream stream;
-    int rc = sdfed_crypto_stream_open(&stream, graph_key, err);
+    native_crypto_stream stream;
+    int rc = native_crypto_stream_open(&stream, graph_key, err);
     if (rc) return rc;
-    sdfed_secagg_bytes shuffle = sdfed_crypto_stream_source(&stream);
+    sdfed_secagg_bytes shuffle = native_crypto_stream_source(&stream);
     rc = sdfed_secagg_graph_make(&s->graph, &plan->params, &shuffle, &s->arena, err);
-    sdfed_crypto_stream_close(&stream);
+    native_crypto_stream_close(&stream);
     if (rc == SDFED_OK) rc = sdfed_secagg_server_start(&s->stages, round, &plan->params, &s->graph, &s->arena, err);
     if (rc) return rc;
     const size_t n = (size_t)plan->params.n, h = (size_t)plan->params.k + 1;
@@ -80,14 +80,15 @@ int secagg_server_start(secagg_server *s, const sdfed_secagg_plan *plan, int64_t
 }
 
 /* the key is all zeros, or one already advertised in the round */
-static int bad_key(const secagg_server *s, const unsigned char *key) {
+static int bad_key(const native_secagg_server *s, const unsigned char *key) {
     if (!memcmp(key, ZERO_KEY, 32)) return 1;
     for (size_t i = key_slot(s, key); s->key_index[i]; i = (i + 1) & (s->key_slots - 1))
         if (!memcmp(indexed_key(s, s->key_index[i]), key, 32)) return 1;
     return 0;
 }
 
-static int check_advertise(const secagg_server *s, int client, const unsigned char *msg, size_t len, sdfed_error *err) {
+static int check_advertise(const native_secagg_server *s, int client, const unsigned char *msg, size_t len,
+                           sdfed_error *err) {
     const unsigned char *mask, *share;
     int rc = sdfed_secagg_read_advertise(msg, len, s->round, &mask, &share, err);
     if (rc) return rc;
@@ -99,12 +100,12 @@ static int check_advertise(const secagg_server *s, int client, const unsigned ch
 }
 
 /* whether client j advertised (its keys are in) */
-static int advertised(const secagg_server *s, int j) {
+static int advertised(const native_secagg_server *s, int j) {
     return sdfed_secagg_server_completed(&s->stages, j, SDFED_SECAGG_ADVERTISE);
 }
 
 /* exactly one sealed pair for each of the client's holders that advertised, itself left out */
-static int check_shares(const secagg_server *s, int client, const sdfed_secagg_list *l, sdfed_error *err) {
+static int check_shares(const native_secagg_server *s, int client, const sdfed_secagg_list *l, sdfed_error *err) {
     const int h = s->plan.params.k + 1;
     int expected = 0;
     for (int slot = 0; slot < h; slot++) {
@@ -130,8 +131,8 @@ static int check_shares(const secagg_server *s, int client, const sdfed_secagg_l
 }
 
 /* exactly the shares the request named: the seed's of each holder alive, the key's of each dropped */
-static int check_unmask(const secagg_server *s, int client, const sdfed_secagg_list *l, sdfed_shamir_share *shares,
-                        sdfed_error *err) {
+static int check_unmask(const native_secagg_server *s, int client, const sdfed_secagg_list *l,
+                        sdfed_shamir_share *shares, sdfed_error *err) {
     int expected = 0;
     for (int slot = 0; slot <= s->plan.params.k; slot++)
         expected += sdfed_secagg_server_needs(&s->stages, sdfed_secagg_graph_holder(&s->graph, client, slot)) != 0;
@@ -159,7 +160,7 @@ static int check_unmask(const secagg_server *s, int client, const sdfed_secagg_l
     return SDFED_OK;
 }
 
-int secagg_server_stage_of(int kind) {
+int native_secagg_server_stage_of(int kind) {
     switch (kind) {
     case SDFED_SECAGG_MSG_ADVERTISE: return SDFED_SECAGG_ADVERTISE;
     case SDFED_SECAGG_MSG_SHARES: return SDFED_SECAGG_SHARE;
@@ -169,9 +170,10 @@ int secagg_server_stage_of(int kind) {
     }
 }
 
-int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg, size_t len, sdfed_error *err) {
+int native_secagg_server_receive(native_secagg_server *s, int client, const unsigned char *msg, size_t len,
+                                 sdfed_error *err) {
     const int n = s->plan.params.n, h = s->plan.params.k + 1, kind = sdfed_secagg_msg_kind_of(msg, len);
-    const int stage = secagg_server_stage_of(kind);
+    const int stage = native_secagg_server_stage_of(kind);
     if (stage < 0)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg: client %d sent a message of kind %d, not a client's", client,
                           kind);
@@ -230,15 +232,15 @@ int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg
     return rc;
 }
 
-int secagg_server_leave(secagg_server *s, int client, sdfed_error *err) {
+int native_secagg_server_leave(native_secagg_server *s, int client, sdfed_error *err) {
     return sdfed_secagg_server_leave(&s->stages, client, err);
 }
 
-sdfed_secagg_verdict secagg_server_check(const secagg_server *s, int deadline_passed) {
+sdfed_secagg_verdict native_secagg_server_check(const native_secagg_server *s, int deadline_passed) {
     return sdfed_secagg_server_check(&s->stages, deadline_passed);
 }
 
-int secagg_server_advance(secagg_server *s, sdfed_error *err) {
+int native_secagg_server_advance(native_secagg_server *s, sdfed_error *err) {
     const int n = s->plan.params.n;
     int rc = SDFED_OK;
     if (s->stages.stage == SDFED_SECAGG_ADVERTISE) { /* the session id over the keys advertised */
@@ -253,7 +255,7 @@ int secagg_server_advance(secagg_server *s, sdfed_error *err) {
     return rc ? rc : sdfed_secagg_server_advance(&s->stages, err);
 }
 
-int secagg_server_request(const secagg_server *s, int client, sdfed_buffer *out, sdfed_error *err) {
+int native_secagg_server_request(const native_secagg_server *s, int client, sdfed_buffer *out, sdfed_error *err) {
     const sdfed_secagg_params *p = &s->plan.params;
     const int h = p->k + 1;
     if (client < 0 || client >= p->n || sdfed_secagg_server_gone(&s->stages, client))

@@ -39,7 +39,7 @@
 #include "fed/secagg_stage.h"
 #include "fed/secagg_task.h"
 
-typedef struct secagg_server {
+typedef struct native_secagg_server {
     sdfed_secagg_plan plan;
     int64_t round;
     sdfed_secagg_graph graph;
@@ -57,27 +57,28 @@ typedef struct secagg_server {
     sdfed_shamir_share *shares; /* (n) x (k + 1): the shares received of each client's needed secret */
     int *n_shares;              /* (n) */
     sdfed_arena arena;
-} secagg_server;
+} native_secagg_server;
 
 /* s = round `round` under plan, at its advertise stage; its graph from
  * graph_key. */
-int secagg_server_start(secagg_server *s, const sdfed_secagg_plan *plan, int64_t round,
-                        const unsigned char graph_key[32], sdfed_error *err);
-void secagg_server_free(secagg_server *s);
+int native_secagg_server_start(native_secagg_server *s, const sdfed_secagg_plan *plan, int64_t round,
+                               const unsigned char graph_key[32], sdfed_error *err);
+void native_secagg_server_free(native_secagg_server *s);
 
 /* Client `client`'s message (any kind): checked, then kept. */
-int secagg_server_receive(secagg_server *s, int client, const unsigned char *msg, size_t len, sdfed_error *err);
+int native_secagg_server_receive(native_secagg_server *s, int client, const unsigned char *msg, size_t len,
+                                 sdfed_error *err);
 /* The stage a client's message of `kind` belongs to, or -1 for a message
  * the server sends. */
-int secagg_server_stage_of(int kind);
+int native_secagg_server_stage_of(int kind);
 /* Client `client` left the round. */
-int secagg_server_leave(secagg_server *s, int client, sdfed_error *err);
+int native_secagg_server_leave(native_secagg_server *s, int client, sdfed_error *err);
 /* What to do now (the stage machine's verdict). */
-sdfed_secagg_verdict secagg_server_check(const secagg_server *s, int deadline_passed);
+sdfed_secagg_verdict native_secagg_server_check(const native_secagg_server *s, int deadline_passed);
 /* Ends the stage (the verdict was NEXT). */
-int secagg_server_advance(secagg_server *s, sdfed_error *err);
+int native_secagg_server_advance(native_secagg_server *s, sdfed_error *err);
 /* out = the message the current stage sends client `client`: its
  * share_request, masked_request or unmask_request. */
-int secagg_server_request(const secagg_server *s, int client, sdfed_buffer *out, sdfed_error *err);
+int native_secagg_server_request(const native_secagg_server *s, int client, sdfed_buffer *out, sdfed_error *err);
 
 #endif

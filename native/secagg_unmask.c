@@ -18,7 +18,7 @@
 #define WORK_PER_STREAM_BYTE 8.0
 
 /* secrets (n x 32) = every needed secret, reconstructed */
-static int reconstruct(const secagg_server *s, unsigned char *secrets, sdfed_error *err) {
+static int reconstruct(const native_secagg_server *s, unsigned char *secrets, sdfed_error *err) {
     const int n = s->plan.params.n, h = s->plan.params.k + 1, t = s->plan.params.t;
     uint64_t *scratch = malloc(sizeof *scratch * 3 * (size_t)t);
     int rc = scratch ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "secagg: out of memory");
@@ -44,7 +44,7 @@ typedef struct unmask_part {
 } unmask_part;
 
 typedef struct unmasking {
-    const secagg_server *s;
+    const native_secagg_server *s;
     const unsigned char *secrets; /* (n x 32) */
     const sdfed_secagg_term *terms;
     unmask_part *parts;
@@ -55,31 +55,31 @@ typedef struct unmasking {
  * terms (consecutive in the terms) with its mask key set up once for all
  * its surviving neighbours' public keys. */
 static void sum_part(const unmasking *u, unmask_part *part) {
-    const secagg_server *s = u->s;
-    sdfed_x25519_key dropped = {0};
+    const native_secagg_server *s = u->s;
+    native_x25519_key dropped = {0};
     int owner = -1; /* whose mask key `dropped` holds */
     int rc = SDFED_OK;
     for (int i = part->first; i < part->end && rc == SDFED_OK; i++) {
         const sdfed_secagg_term *m = &u->terms[i];
         unsigned char key[32];
         if (m->kind == SDFED_SECAGG_SELF_SEED) {
-            rc = sdfed_secagg_self_key(u->secrets + 32 * (size_t)m->a, s->session, s->round, (uint32_t)m->a, key,
-                                       &part->err);
+            rc = native_secagg_self_key(u->secrets + 32 * (size_t)m->a, s->session, s->round, (uint32_t)m->a, key,
+                                        &part->err);
         } else {
             if (m->b != owner) {
-                sdfed_x25519_key_close(&dropped);
+                native_x25519_key_close(&dropped);
                 owner = m->b;
-                rc = sdfed_x25519_key_open(&dropped, u->secrets + 32 * (size_t)m->b, &part->err);
+                rc = native_x25519_key_open(&dropped, u->secrets + 32 * (size_t)m->b, &part->err);
             }
             if (rc == SDFED_OK)
-                rc = sdfed_secagg_pair_key_from(&dropped, s->mask_keys + 32 * (size_t)m->a, s->session, s->round,
-                                                (uint32_t)m->b, (uint32_t)m->a, key, &part->err);
+                rc = native_secagg_pair_key_from(&dropped, s->mask_keys + 32 * (size_t)m->a, s->session, s->round,
+                                                 (uint32_t)m->b, (uint32_t)m->a, key, &part->err);
         }
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_add_mask(key, s->plan.ring.ring_bits, part->masks, u->values, m->sign, &part->err);
+            rc = native_secagg_add_mask(key, s->plan.ring.ring_bits, part->masks, u->values, m->sign, &part->err);
         memset(key, 0, sizeof key);
     }
-    sdfed_x25519_key_close(&dropped);
+    native_x25519_key_close(&dropped);
     part->rc = rc;
 }
 
@@ -119,7 +119,7 @@ static double cut(const sdfed_secagg_term *terms, int n_terms, size_t stream_byt
  * (the project's one, over the machine's cores), each part's masks summed
  * apart and then added to the sum; addition in Z_{2^B} is exact, so how the
  * terms are split changes no bit */
-static int remove_masks(const secagg_server *s, const unsigned char *secrets, const sdfed_secagg_term *terms,
+static int remove_masks(const native_secagg_server *s, const unsigned char *secrets, const sdfed_secagg_term *terms,
                         int n_terms, uint64_t *sum, size_t values, sdfed_error *err) {
     const sdfed_kernels *pool = native_backend(NULL);
     int count = sdfed_kernels_thread_count();
@@ -148,7 +148,8 @@ static int remove_masks(const secagg_server *s, const unsigned char *secrets, co
     return rc;
 }
 
-int secagg_server_finish(const secagg_server *s, const float *g, float *next, int64_t *weight_sum, sdfed_error *err) {
+int native_secagg_server_finish(const native_secagg_server *s, const float *g, float *next, int64_t *weight_sum,
+                                sdfed_error *err) {
     if (s->stages.stage != SDFED_SECAGG_DONE)
         return sdfed_fail(err, SDFED_SECAGG_WRONG_STAGE, "secagg round %lld is %s, not done", (long long)s->round,
                           sdfed_secagg_stage_name(s->stages.stage));

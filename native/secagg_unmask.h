@@ -26,6 +26,7 @@
 
 /* next (P) and *weight_sum (the survivors' weights summed) from the done
  * round s and the round's global g (P). */
-int secagg_server_finish(const secagg_server *s, const float *g, float *next, int64_t *weight_sum, sdfed_error *err);
+int native_secagg_server_finish(const native_secagg_server *s, const float *g, float *next, int64_t *weight_sum,
+                                sdfed_error *err);
 
 #endif

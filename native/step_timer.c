@@ -7,7 +7,7 @@
 
 #include "native/clock.h"
 
-void step_timer_sleep_ms(int ms) {
+void native_step_timer_sleep_ms(int ms) {
     if (ms <= 0) return;
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { /* the rest of it */
@@ -38,7 +38,7 @@ static int time_length(const sdfed_task *t, int length, const sdfed_clip_model *
         sdfed_losses losses;
         int64_t t0 = native_clock_monotonic_ns();
         rc = sdfed_local_round_step(&r, &cfg, m, k, cls, &p, &rng, &losses, arena, err);
-        step_timer_sleep_ms(sleep_ms);
+        native_step_timer_sleep_ms(sleep_ms);
         if (s > 0) timed[s - 1] = native_clock_seconds(native_clock_monotonic_ns() - t0);
     }
     sdfed_local_round_end(&r);
@@ -49,9 +49,9 @@ static int time_length(const sdfed_task *t, int length, const sdfed_clip_model *
     return SDFED_OK;
 }
 
-int step_timer_measure(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-                       const sdfed_feature_set *samples, int sleep_ms, double *step_s, sdfed_arena *arena,
-                       sdfed_error *err) {
+int native_step_timer_measure(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
+                              const sdfed_classes *cls, const sdfed_feature_set *samples, int sleep_ms, double *step_s,
+                              sdfed_arena *arena, sdfed_error *err) {
     if (samples->n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "timing a step: no images to time it on");
     int rc = SDFED_OK;
     for (int i = 0; i < t->local_prompt.n_lengths && rc == SDFED_OK; i++)

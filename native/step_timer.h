@@ -14,11 +14,11 @@ enum { STEP_TIMER_STEPS = 3 };
 /* step_s (local_prompt.n_lengths) = the median seconds of STEP_TIMER_STEPS
  * steps at each length, on batches of `samples` (the client's training
  * samples; its test samples when it has none), sleep_ms slept after each. */
-int step_timer_measure(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-                       const sdfed_feature_set *samples, int sleep_ms, double *step_s, sdfed_arena *arena,
-                       sdfed_error *err);
+int native_step_timer_measure(const sdfed_task *t, const sdfed_clip_model *m, const sdfed_kernels *k,
+                              const sdfed_classes *cls, const sdfed_feature_set *samples, int sleep_ms, double *step_s,
+                              sdfed_arena *arena, sdfed_error *err);
 
 /* Sleeps ms milliseconds (none when ms <= 0). */
-void step_timer_sleep_ms(int ms);
+void native_step_timer_sleep_ms(int ms);
 
 #endif

@@ -2,17 +2,17 @@
 #include "native/svg_chart.h"
 
 /* the plot's coordinates of point i and of value v */
-static double x_of(const svg_chart *c, int i) {
+static double x_of(const native_svg_chart *c, int i) {
     double pw = c->width - c->left - c->right;
     return c->left + (c->n > 1 ? pw * i / (c->n - 1) : pw / 2);
 }
 
-static double y_of(const svg_chart *c, double v) {
+static double y_of(const native_svg_chart *c, double v) {
     double ph = c->height - c->top - c->bottom;
     return c->top + ph * (1.0 - v / (c->y_max > 0 ? c->y_max : 1.0));
 }
 
-int svg_chart_write(sdfed_buffer *b, const svg_chart *c, sdfed_error *err) {
+int native_svg_chart_write(sdfed_buffer *b, const native_svg_chart *c, sdfed_error *err) {
     sdfed_sink sink = sdfed_buffer_sink(b);
     int failed = 0;
     double pw = c->width - c->left - c->right;

@@ -9,7 +9,7 @@
 #include "base/io.h"
 #include "base/status.h"
 
-typedef struct svg_chart {
+typedef struct native_svg_chart {
     double width, height;               /* of the whole picture */
     double left, right, top, bottom;    /* margins around the plot */
     int font_size;                      /* of the labels; the title is 14 */
@@ -22,10 +22,10 @@ typedef struct svg_chart {
     const double *line;                 /* (n) values in 0..1 */
     const double *band_low, *band_high; /* (n) each, or both NULL */
     double y_max; /* 0: the values are fractions, the grid 0..100%; else 0..y_max, unlabelled units */
-} svg_chart;
+} native_svg_chart;
 
 /* Appends the chart to b; SDFED_ERR_NOMEM (b may then hold part of it, which
  * the caller discards) when the buffer cannot grow. */
-int svg_chart_write(sdfed_buffer *b, const svg_chart *c, sdfed_error *err);
+int native_svg_chart_write(sdfed_buffer *b, const native_svg_chart *c, sdfed_error *err);
 
 #endif

@@ -41,12 +41,12 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     char resolved[4096], dir[4096], joined[4096];
     char found[4096];
     snprintf(resolved, sizeof resolved, "%s", native_resolve_path(path, found, sizeof found));
-    file_map f;
-    int rc = file_map_open(&f, resolved, err);
+    native_file_map f;
+    int rc = native_file_map_open(&f, resolved, err);
     if (rc) return rc;
     rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
     if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
-    file_map_close(&f);
+    native_file_map_close(&f);
     if (rc == SDFED_OK) rc = native_task_host_defaults(task, err);
     if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);
     if (rc == SDFED_OK && strcmp(task->dataset, "folder") == 0 && !task->data_train[0])

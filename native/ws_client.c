@@ -7,7 +7,7 @@
 
 #include "fed/protocol.h"
 
-int ws_url_parse(ws_url *u, const char *url, sdfed_error *err) {
+int native_ws_url_parse(native_ws_url *u, const char *url, sdfed_error *err) {
     char buf[512];
     const char *scheme, *address, *path;
     int port;
@@ -27,7 +27,7 @@ int ws_url_parse(ws_url *u, const char *url, sdfed_error *err) {
 }
 
 /* The connection is over (closed, or never made): tell the program. */
-static void ended(ws_conn *conn, const char *why) {
+static void ended(native_ws_conn *conn, const char *why) {
     int was_open = conn->state == WS_CONN_OPEN;
     conn->state = WS_CONN_IDLE;
     conn->wsi = NULL;
@@ -35,7 +35,7 @@ static void ended(ws_conn *conn, const char *why) {
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
-    ws_conn *conn = user;
+    native_ws_conn *conn = user;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         conn->state = WS_CONN_OPEN;
@@ -44,7 +44,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         if (conn->out.count) lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_CLIENT_RECEIVE: {
-        ws_rx rx = ws_reassembly_add(&conn->in, ws_fragment_of(wsi, in, len));
+        native_ws_rx rx = native_ws_reassembly_add(&conn->in, native_ws_fragment_of(wsi, in, len));
         if (rx != WS_RX_MORE && conn->client->on.message(conn, rx)) {
             lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
             return -1;
@@ -52,7 +52,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         break;
     }
     case LWS_CALLBACK_CLIENT_WRITEABLE:
-        if (ws_send_queue_write_next(&conn->out, wsi)) return -1;
+        if (native_ws_send_queue_write_next(&conn->out, wsi)) return -1;
         if (conn->out.count) lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -73,9 +73,9 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
 };
 
-int ws_client_start(ws_client *c, const ws_url *server, int max_connections, size_t max_message_bytes,
-                    const ws_client_handlers *on, sdfed_error *err) {
-    *c = (ws_client){.server = *server, .on = *on, .max_message_bytes = max_message_bytes};
+int native_ws_client_start(native_ws_client *c, const native_ws_url *server, int max_connections,
+                           size_t max_message_bytes, const native_ws_client_handlers *on, sdfed_error *err) {
+    *c = (native_ws_client){.server = *server, .on = *on, .max_message_bytes = max_message_bytes};
     lws_set_log_level(LLL_ERR, NULL);
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
@@ -88,22 +88,22 @@ int ws_client_start(ws_client *c, const ws_url *server, int max_connections, siz
     return SDFED_OK;
 }
 
-int ws_client_service(ws_client *c) { return lws_service(c->context, 0); }
+int native_ws_client_service(native_ws_client *c) { return lws_service(c->context, 0); }
 
-void ws_client_stop(ws_client *c) {
+void native_ws_client_stop(native_ws_client *c) {
     c->stopping = 1;
     if (c->context) lws_context_destroy(c->context);
     c->context = NULL;
 }
 
-void ws_conn_init(ws_conn *conn, ws_client *client, void *user) {
-    *conn = (ws_conn){.client = client, .user = user};
-    ws_reassembly_init(&conn->in, client->max_message_bytes);
+void native_ws_conn_init(native_ws_conn *conn, native_ws_client *client, void *user) {
+    *conn = (native_ws_conn){.client = client, .user = user};
+    native_ws_reassembly_init(&conn->in, client->max_message_bytes);
 }
 
 static void connect_now(lws_sorted_usec_list_t *sul) {
-    ws_conn *conn = lws_container_of(sul, ws_conn, connect_timer);
-    const ws_url *u = &conn->client->server;
+    native_ws_conn *conn = lws_container_of(sul, native_ws_conn, connect_timer);
+    const native_ws_url *u = &conn->client->server;
     struct lws_client_connect_info ci;
     memset(&ci, 0, sizeof ci);
     ci.context = conn->client->context;
@@ -123,24 +123,24 @@ static void connect_now(lws_sorted_usec_list_t *sul) {
         ended(conn, "the connection could not be started");
 }
 
-void ws_conn_connect(ws_conn *conn, int64_t delay_us) {
+void native_ws_conn_connect(native_ws_conn *conn, int64_t delay_us) {
     assert(conn->state == WS_CONN_IDLE);
     lws_sul_schedule(conn->client->context, 0, &conn->connect_timer, connect_now, (lws_usec_t)delay_us);
 }
 
-int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err) {
-    int status = ws_send_queue_push(&conn->out, data, len, binary, err);
+int native_ws_conn_send(native_ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err) {
+    int status = native_ws_send_queue_push(&conn->out, data, len, binary, err);
     if (status == SDFED_OK && conn->state == WS_CONN_OPEN) lws_callback_on_writable(conn->wsi);
     return status;
 }
 
-void ws_conn_close(ws_conn *conn) {
+void native_ws_conn_close(native_ws_conn *conn) {
     if (conn->state != WS_CONN_OPEN) return;
     lws_close_reason(conn->wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
     lws_set_timeout(conn->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
 }
 
-void ws_conn_free(ws_conn *conn) {
-    ws_send_queue_clear(&conn->out);
-    ws_reassembly_free(&conn->in);
+void native_ws_conn_free(native_ws_conn *conn) {
+    native_ws_send_queue_clear(&conn->out);
+    native_ws_reassembly_free(&conn->in);
 }

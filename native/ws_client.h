@@ -15,69 +15,69 @@
 #include "native/ws_reassembly.h"
 #include "native/ws_send_queue.h"
 
-typedef struct ws_url {
+typedef struct native_ws_url {
     char address[256], path[256]; /* path starts with '/' */
     int port, tls;
-} ws_url;
+} native_ws_url;
 
-typedef struct ws_conn ws_conn;
+typedef struct native_ws_conn native_ws_conn;
 
-typedef struct ws_client_handlers {
-    /* the handshake is done: say hello with ws_conn_send */
-    void (*connected)(ws_conn *conn);
+typedef struct native_ws_client_handlers {
+    /* the handshake is done: say hello with native_ws_conn_send */
+    void (*connected)(native_ws_conn *conn);
     /* a message ended: rx is WS_RX_MESSAGE (conn->in.data, .len, .binary)
      * or says why it was discarded; returns 0, or -1 to close the connection
      * (with a close frame, 1001 going away: the server sees it leave on
      * purpose) */
-    int (*message)(ws_conn *conn, ws_rx rx);
+    int (*message)(native_ws_conn *conn, native_ws_rx rx);
     /* the connection could not be made (was_open 0, why from lws) or it
      * closed (was_open 1). What is queued stays for the next connection;
-     * ws_send_queue_clear(&conn->out) if it was for this one. */
-    void (*closed)(ws_conn *conn, int was_open, const char *why);
-} ws_client_handlers;
+     * native_ws_send_queue_clear(&conn->out) if it was for this one. */
+    void (*closed)(native_ws_conn *conn, int was_open, const char *why);
+} native_ws_client_handlers;
 
-typedef struct ws_client {
-    ws_url server;
-    ws_client_handlers on;
+typedef struct native_ws_client {
+    native_ws_url server;
+    native_ws_client_handlers on;
     size_t max_message_bytes;
     struct lws_context *context; /* for the program's own timers (lws_sul_schedule) */
     int stopping;                /* no handler is called while the context is destroyed */
-} ws_client;
+} native_ws_client;
 
-typedef enum ws_conn_state { WS_CONN_IDLE, WS_CONN_CONNECTING, WS_CONN_OPEN } ws_conn_state;
+typedef enum native_ws_conn_state { WS_CONN_IDLE, WS_CONN_CONNECTING, WS_CONN_OPEN } native_ws_conn_state;
 
-struct ws_conn {
-    ws_client *client;
+struct native_ws_conn {
+    native_ws_client *client;
     void *user; /* the program's */
     struct lws *wsi;
-    ws_conn_state state;
-    ws_send_queue out;
-    ws_reassembly in;
+    native_ws_conn_state state;
+    native_ws_send_queue out;
+    native_ws_reassembly in;
     lws_sorted_usec_list_t connect_timer;
 };
 
 /* ws://HOST[:PORT][/PATH] or wss://...; the path is /ws when none is given. */
-int ws_url_parse(ws_url *u, const char *url, sdfed_error *err);
+int native_ws_url_parse(native_ws_url *u, const char *url, sdfed_error *err);
 
 /* A context for up to max_connections connections to server, lws logging
  * errors only. */
-int ws_client_start(ws_client *c, const ws_url *server, int max_connections, size_t max_message_bytes,
-                    const ws_client_handlers *on, sdfed_error *err);
+int native_ws_client_start(native_ws_client *c, const native_ws_url *server, int max_connections,
+                           size_t max_message_bytes, const native_ws_client_handlers *on, sdfed_error *err);
 /* Waits for and handles the next events; < 0 once the context is unusable. */
-int ws_client_service(ws_client *c);
+int native_ws_client_service(native_ws_client *c);
 /* Closes every connection (no handler is called) and the context. */
-void ws_client_stop(ws_client *c);
+void native_ws_client_stop(native_ws_client *c);
 
-void ws_conn_init(ws_conn *conn, ws_client *client, void *user);
+void native_ws_conn_init(native_ws_conn *conn, native_ws_client *client, void *user);
 /* Connects after delay_us microseconds (the connection must be idle); a
  * failure is reported to the closed handler. */
-void ws_conn_connect(ws_conn *conn, int64_t delay_us);
+void native_ws_conn_connect(native_ws_conn *conn, int64_t delay_us);
 /* Queues a message, written as soon as the connection is open and writable. */
-int ws_conn_send(ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
+int native_ws_conn_send(native_ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
 /* Closes an open connection from outside the handlers, with a close frame
  * (1001 going away); the closed handler hears of it as of any close. */
-void ws_conn_close(ws_conn *conn);
-/* Frees the queue and the message buffer (after ws_client_stop). */
-void ws_conn_free(ws_conn *conn);
+void native_ws_conn_close(native_ws_conn *conn);
+/* Frees the queue and the message buffer (after native_ws_client_stop). */
+void native_ws_conn_free(native_ws_conn *conn);
 
 #endif

@@ -4,19 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-ws_fragment ws_fragment_of(struct lws *wsi, const void *in, size_t len) {
-    return (ws_fragment){.data = in,
-                         .len = len,
-                         .frame_left = lws_remaining_packet_payload(wsi),
-                         .first = lws_is_first_fragment(wsi),
-                         .last = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi),
-                         .binary = lws_frame_is_binary(wsi)};
+native_ws_fragment native_ws_fragment_of(struct lws *wsi, const void *in, size_t len) {
+    return (native_ws_fragment){.data = in,
+                                .len = len,
+                                .frame_left = lws_remaining_packet_payload(wsi),
+                                .first = lws_is_first_fragment(wsi),
+                                .last = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi),
+                                .binary = lws_frame_is_binary(wsi)};
 }
 
-void ws_reassembly_init(ws_reassembly *r, size_t max_bytes) { *r = (ws_reassembly){.max_bytes = max_bytes}; }
+void native_ws_reassembly_init(native_ws_reassembly *r, size_t max_bytes) {
+    *r = (native_ws_reassembly){.max_bytes = max_bytes};
+}
 
 /* Room for need bytes (need <= max_bytes); 0, or -1 when memory is short. */
-static int reserve(ws_reassembly *r, size_t need) {
+static int reserve(native_ws_reassembly *r, size_t need) {
     if (need <= r->cap) return 0;
     size_t cap = r->cap ? r->cap : 4096;
     while (cap < need) cap = cap <= r->max_bytes / 2 ? cap * 2 : r->max_bytes;
@@ -27,14 +29,14 @@ static int reserve(ws_reassembly *r, size_t need) {
     return 0;
 }
 
-ws_rx ws_reassembly_add(ws_reassembly *r, ws_fragment f) {
+native_ws_rx native_ws_reassembly_add(native_ws_reassembly *r, native_ws_fragment f) {
     if (f.first) {
         r->len = 0;
         r->binary = f.binary;
         r->discarding = 0;
     }
     if (r->discarding) return WS_RX_MORE;
-    ws_rx rx = f.last ? WS_RX_MESSAGE : WS_RX_MORE;
+    native_ws_rx rx = f.last ? WS_RX_MESSAGE : WS_RX_MORE;
     size_t room = r->max_bytes - r->len;
     if (f.len > room || f.frame_left > room - f.len)
         rx = WS_RX_TOO_LARGE;
@@ -51,7 +53,7 @@ ws_rx ws_reassembly_add(ws_reassembly *r, ws_fragment f) {
     return rx;
 }
 
-void ws_reassembly_free(ws_reassembly *r) {
+void native_ws_reassembly_free(native_ws_reassembly *r) {
     free(r->data);
-    *r = (ws_reassembly){.max_bytes = r->max_bytes};
+    *r = (native_ws_reassembly){.max_bytes = r->max_bytes};
 }

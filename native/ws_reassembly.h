@@ -13,36 +13,36 @@
 
 #include <libwebsockets.h>
 
-typedef enum ws_rx {
+typedef enum native_ws_rx {
     WS_RX_MORE,      /* the message goes on in later fragments */
     WS_RX_MESSAGE,   /* data[0..len) is the whole message */
     WS_RX_TOO_LARGE, /* the message is over max_bytes (its frames say so, or its bytes) */
     WS_RX_NO_MEMORY, /* memory cannot hold the message */
-} ws_rx;
+} native_ws_rx;
 
 /* One piece of a message as lws hands it to a RECEIVE callback. */
-typedef struct ws_fragment {
+typedef struct native_ws_fragment {
     const void *data;
     size_t len;
-    size_t frame_left; /* the bytes of this piece's frame still to come after it (its header says) */
+    size_t frame_left;       /* the bytes of this piece's frame still to come after it (its header says) */
     int first, last, binary; /* first and last piece of their message; its kind */
-} ws_fragment;
+} native_ws_fragment;
 
-typedef struct ws_reassembly {
+typedef struct native_ws_reassembly {
     size_t max_bytes;
     unsigned char *data; /* the message so far */
     size_t len, cap;
     int binary;
     int discarding; /* the message was reported too large or without memory: the rest of it is dropped */
-} ws_reassembly;
+} native_ws_reassembly;
 
 /* The fragment a RECEIVE callback of wsi is holding (in, len). */
-ws_fragment ws_fragment_of(struct lws *wsi, const void *in, size_t len);
+native_ws_fragment native_ws_fragment_of(struct lws *wsi, const void *in, size_t len);
 
-void ws_reassembly_init(ws_reassembly *r, size_t max_bytes);
+void native_ws_reassembly_init(native_ws_reassembly *r, size_t max_bytes);
 /* Adds a fragment: WS_RX_MESSAGE with the message's last one, WS_RX_TOO_LARGE
  * or WS_RX_NO_MEMORY once for a message that cannot be kept, else WS_RX_MORE. */
-ws_rx ws_reassembly_add(ws_reassembly *r, ws_fragment f);
-void ws_reassembly_free(ws_reassembly *r);
+native_ws_rx native_ws_reassembly_add(native_ws_reassembly *r, native_ws_fragment f);
+void native_ws_reassembly_free(native_ws_reassembly *r);
 
 #endif

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ws_send_queue_push(ws_send_queue *q, const void *data, size_t len, int binary, sdfed_error *err) {
-    size_t overhead = sizeof(ws_outgoing) + LWS_PRE;
-    ws_outgoing *m = len <= SIZE_MAX - overhead ? malloc(overhead + len) : NULL;
+int native_ws_send_queue_push(native_ws_send_queue *q, const void *data, size_t len, int binary, sdfed_error *err) {
+    size_t overhead = sizeof(native_ws_outgoing) + LWS_PRE;
+    native_ws_outgoing *m = len <= SIZE_MAX - overhead ? malloc(overhead + len) : NULL;
     if (!m) return sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory queueing a message of %zu bytes", len);
     m->next = NULL;
     m->len = len;
@@ -26,10 +26,10 @@ int ws_send_queue_push(ws_send_queue *q, const void *data, size_t len, int binar
     return SDFED_OK;
 }
 
-const ws_outgoing *ws_send_queue_peek(const ws_send_queue *q) { return q->head; }
+const native_ws_outgoing *native_ws_send_queue_peek(const native_ws_send_queue *q) { return q->head; }
 
-void ws_send_queue_pop(ws_send_queue *q) {
-    ws_outgoing *m = q->head;
+void native_ws_send_queue_pop(native_ws_send_queue *q) {
+    native_ws_outgoing *m = q->head;
     assert(m);
     q->head = m->next;
     if (!q->head) q->tail = NULL;
@@ -38,16 +38,16 @@ void ws_send_queue_pop(ws_send_queue *q) {
     free(m);
 }
 
-int ws_send_queue_write_next(ws_send_queue *q, struct lws *wsi) {
-    const ws_outgoing *m = q->head;
+int native_ws_send_queue_write_next(native_ws_send_queue *q, struct lws *wsi) {
+    const native_ws_outgoing *m = q->head;
     if (!m) return 0;
     if (lws_write(wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)m->len) return -1;
-    ws_send_queue_pop(q);
+    native_ws_send_queue_pop(q);
     return 0;
 }
 
-size_t ws_send_queue_clear(ws_send_queue *q) {
+size_t native_ws_send_queue_clear(native_ws_send_queue *q) {
     size_t discarded = q->count;
-    while (q->head) ws_send_queue_pop(q);
+    while (q->head) native_ws_send_queue_pop(q);
     return discarded;
 }

@@ -62,13 +62,13 @@ static struct {
     int64_t round;
     int n, drop, bad;
     size_t P;
-    unsigned char *page;    /* (n) 1 for the page's places */
-    secagg_client *clients; /* (n) the native ones' */
-    float *g, *x;           /* g (P), x (n x P) */
-    int64_t *samples;       /* (n) */
-    uint64_t *given;        /* (n x (P + 1)) the page's inputs, when it sent them */
+    unsigned char *page;           /* (n) 1 for the page's places */
+    native_secagg_client *clients; /* (n) the native ones' */
+    float *g, *x;                  /* g (P), x (n x P) */
+    int64_t *samples;              /* (n) */
+    uint64_t *given;               /* (n x (P + 1)) the page's inputs, when it sent them */
     unsigned char *has_given;
-    secagg_server server;
+    native_secagg_server server;
     sdfed_buffer in, out;
     sdfed_error err;
 } S;
@@ -111,21 +111,21 @@ static int64_t client_number(int p) { return 100 + p; }
 
 /* place p's step in the current stage: its request, its message, the server receiving it */
 static void native_step(int p, sdfed_secagg_stage stage) {
-    secagg_client *c = &S.clients[p];
-    int rc = secagg_server_request(&S.server, p, &S.in, &S.err);
+    native_secagg_client *c = &S.clients[p];
+    int rc = native_secagg_server_request(&S.server, p, &S.in, &S.err);
     if (rc) die("a request");
     if (stage == SDFED_SECAGG_SHARE)
-        rc = secagg_client_share(c, S.in.data, S.in.size, &S.out, &S.err);
+        rc = native_secagg_client_share(c, S.in.data, S.in.size, &S.out, &S.err);
     else if (stage == SDFED_SECAGG_MASKED) {
         sdfed_rng state;
         sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&state, S.task.seed, S.round, client_number(p));
-        sdfed_secagg_bytes noise = sdfed_crypto_os_source();
-        rc = secagg_client_mask(c, S.in.data, S.in.size, S.x + S.P * (size_t)p, S.g, S.samples[p], &rounding,
-                                S.plan.sigma2 ? &noise : NULL, &S.out, &S.err);
+        sdfed_secagg_bytes noise = native_crypto_os_source();
+        rc = native_secagg_client_mask(c, S.in.data, S.in.size, S.x + S.P * (size_t)p, S.g, S.samples[p], &rounding,
+                                       S.plan.sigma2 ? &noise : NULL, &S.out, &S.err);
     } else
-        rc = secagg_client_unmask(c, S.in.data, S.in.size, &S.out, &S.err);
+        rc = native_secagg_client_unmask(c, S.in.data, S.in.size, &S.out, &S.err);
     if (rc) die("a native client's step");
-    if (secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's message");
+    if (native_secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's message");
 }
 
 /* the unmasking request to page place p naming one more client dropped: an alive neighbour */
@@ -151,7 +151,7 @@ static void finish(void) {
     const uint64_t **inputs = malloc(sizeof *inputs * (size_t)S.n);
     uint64_t *mine = malloc(sizeof *mine * (S.P + 1) * (size_t)S.n);
     int64_t weight = 0, plain_weight = 0;
-    if (secagg_server_finish(&S.server, S.g, next, &weight, &S.err)) die("unmasking");
+    if (native_secagg_server_finish(&S.server, S.g, next, &weight, &S.err)) die("unmasking");
     int m = 0;
     for (int p = 0; p < S.n; p++) {
         if (!sdfed_secagg_server_completed(&S.server.stages, p, SDFED_SECAGG_MASKED)) continue;
@@ -185,12 +185,12 @@ static void finish(void) {
 }
 
 static void next_stage(void) {
-    sdfed_secagg_verdict v = secagg_server_check(&S.server, 1);
+    sdfed_secagg_verdict v = native_secagg_server_check(&S.server, 1);
     if (v != SDFED_SECAGG_NEXT) {
         printf("abandoned at the %s stage\n", sdfed_secagg_stage_name(S.server.stages.stage));
         return;
     }
-    if (secagg_server_advance(&S.server, &S.err)) die("advancing");
+    if (native_secagg_server_advance(&S.server, &S.err)) die("advancing");
     sdfed_secagg_stage stage = S.server.stages.stage;
     printf("stage %s\n", sdfed_secagg_stage_name(stage));
     if (stage == SDFED_SECAGG_DONE) return finish();
@@ -201,7 +201,7 @@ static void next_stage(void) {
             !sdfed_secagg_server_completed(&S.server.stages, p, stage - 1))
             continue;
         if (p == S.drop && stage == SDFED_SECAGG_MASKED) {
-            if (secagg_server_leave(&S.server, p, &S.err)) die("leaving");
+            if (native_secagg_server_leave(&S.server, p, &S.err)) die("leaving");
             continue;
         }
         struct timespec c0, w0, c1, w1;
@@ -219,7 +219,7 @@ static void next_stage(void) {
         if (!S.page[p] || sdfed_secagg_server_gone(&S.server.stages, p) ||
             !sdfed_secagg_server_completed(&S.server.stages, p, stage - 1))
             continue;
-        if (secagg_server_request(&S.server, p, &S.in, &S.err)) die("a request to the page");
+        if (native_secagg_server_request(&S.server, p, &S.in, &S.err)) die("a request to the page");
         if (p == S.bad && stage == SDFED_SECAGG_UNMASK) bad_request(p);
         char head[32];
         snprintf(head, sizeof head, "request %d ", p);
@@ -236,7 +236,7 @@ static void command(char *line) {
     if ((!strcmp(verb, "msg") || !strcmp(verb, "input")) && !(bytes = hex_in(line + at, &len))) {
         printf("refused 0 not hex\n");
     } else if (!strcmp(verb, "msg") && p >= 0 && p < S.n && S.page[p]) {
-        int rc = secagg_server_receive(&S.server, p, bytes, len, &S.err);
+        int rc = native_secagg_server_receive(&S.server, p, bytes, len, &S.err);
         if (rc)
             printf("refused %d %s\n", rc, S.err.message);
         else
@@ -250,7 +250,7 @@ static void command(char *line) {
         S.has_given[p] = 1;
         printf("ok\n");
     } else if (!strcmp(verb, "leave") && p >= 0 && p < S.n) {
-        if (secagg_server_leave(&S.server, p, &S.err)) die("leaving");
+        if (native_secagg_server_leave(&S.server, p, &S.err)) die("leaving");
         printf("ok\n");
     } else if (!strcmp(verb, "next")) {
         next_stage();
@@ -297,7 +297,8 @@ int main(int argc, char **argv) {
             S.x[S.P * (size_t)p + j] = S.g[j] + (float)(0.6 * (2 * sdfed_rng_uniform(&rng) - 1));
     }
     unsigned char key[32];
-    if (sdfed_crypto_random(key, sizeof key, &S.err) || secagg_server_start(&S.server, &S.plan, S.round, key, &S.err))
+    if (native_crypto_random(key, sizeof key, &S.err) ||
+        native_secagg_server_start(&S.server, &S.plan, S.round, key, &S.err))
         die("the server");
     printf("plan %d %d %d %d\n", S.plan.params.n, S.plan.params.k, S.plan.params.t, S.plan.params.min_inputs);
     hex_out("g ", S.g, sizeof *S.g * S.P);
@@ -310,18 +311,18 @@ int main(int argc, char **argv) {
             hex_out(head, S.x + S.P * (size_t)p, sizeof *S.x * S.P);
             continue;
         }
-        sdfed_secagg_bytes secret = sdfed_crypto_os_source();
+        sdfed_secagg_bytes secret = native_crypto_os_source();
         struct timespec c0, w0, c1, w1;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         clock_gettime(CLOCK_MONOTONIC, &w0);
-        if (secagg_client_advertise(&S.clients[p], &S.plan, S.round, &secret, &S.out, &S.err))
+        if (native_secagg_client_advertise(&S.clients[p], &S.plan, S.round, &secret, &S.out, &S.err))
             die("a native client's keys");
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         clock_gettime(CLOCK_MONOTONIC, &w1);
         cpu += ms(&c0, &c1);
         wall += ms(&w0, &w1);
         timed++;
-        if (secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's keys");
+        if (native_secagg_server_receive(&S.server, p, S.out.data, S.out.size, &S.err)) die("a native client's keys");
     }
     if (timed) printf("time advertise %.3f %.3f\n", cpu / timed, wall / timed);
     printf("end\n");
@@ -330,8 +331,8 @@ int main(int argc, char **argv) {
     size_t cap = 0;
     while (getline(&line, &cap, stdin) > 0) command(line);
     free(line);
-    for (int p = 0; p < S.n; p++) secagg_client_free(&S.clients[p]);
-    secagg_server_free(&S.server);
+    for (int p = 0; p < S.n; p++) native_secagg_client_free(&S.clients[p]);
+    native_secagg_server_free(&S.server);
     sdfed_task_free(&S.task);
     return 0;
 }

@@ -24,13 +24,13 @@
 /* The key=value tokens of a case line after its fixed fields: c=C,
  * bg=RRGGBB, max=N, want=TEXT (others, like pil-accepts, are notes). */
 typedef struct case_options {
-    sdfed_image_decode_options decode;
+    native_image_decode_options decode;
     int channels; /* 0: not given */
     char want[64];
 } case_options;
 
 static case_options parse_options(char *tokens) {
-    case_options o = {.decode = sdfed_image_decode_defaults(NULL)};
+    case_options o = {.decode = native_image_decode_defaults(NULL)};
     for (char *t = strtok(tokens, " \n"); t; t = strtok(NULL, " \n")) {
         unsigned r, g, b;
         if (sscanf(t, "bg=%2x%2x%2x", &r, &g, &b) == 3) {
@@ -57,7 +57,7 @@ static void test_good(const char *dir, const char *name, const char *file, int w
     uint8_t *px = NULL;
     int w = 0, h = 0, c = 0;
     sdfed_error err = {0};
-    int rc = sdfed_image_decode_file(path, &o->decode, &px, &w, &h, &c, &err);
+    int rc = native_image_decode_file(path, &o->decode, &px, &w, &h, &c, &err);
     CHECK(rc == SDFED_OK, "%s: %s", name, err.message);
     CHECK(w == want_w && h == want_h && (c == 1 || c == 3) && (!o->channels || c == o->channels),
           "%s: %dx%d c%d, want %dx%d c%d", name, w, h, c, want_w, want_h, o->channels);
@@ -77,7 +77,7 @@ static void test_good(const char *dir, const char *name, const char *file, int w
     size_t size = 0;
     uint8_t *data = read_file(path, &size), *again = NULL;
     int w2 = 0, h2 = 0, c2 = 0;
-    CHECK(data && sdfed_image_decode_memory(data, size, name, &o->decode, &again, &w2, &h2, &c2, &err) == SDFED_OK &&
+    CHECK(data && native_image_decode_memory(data, size, name, &o->decode, &again, &w2, &h2, &c2, &err) == SDFED_OK &&
               rc == SDFED_OK && w2 == w && h2 == h && c2 == c && !memcmp(again, px, (size_t)w * h * c),
           "%s: decoded from memory as from the file", name);
     free(again);
@@ -92,7 +92,7 @@ static void test_bad(const char *dir, const char *file, const case_options *o) {
     uint8_t *px = (uint8_t *)path; /* must come back NULL */
     int w = 0, h = 0, c = 0;
     sdfed_error err = {0};
-    int rc = sdfed_image_decode_file(path, &o->decode, &px, &w, &h, &c, &err);
+    int rc = native_image_decode_file(path, &o->decode, &px, &w, &h, &c, &err);
     CHECK(rc != SDFED_OK && px == NULL, "%s: decoding should fail (rc %d)", file, rc);
     CHECK(err.code == rc && strstr(err.message, path) != NULL && strstr(err.message, o->want) != NULL,
           "%s: message should name the file and say %s: \"%s\"", file, o->want, err.message);
@@ -126,11 +126,11 @@ static void test_fixtures(const char *dir) {
 }
 
 /* Decoding must not crash; a failure leaves *pixels NULL and a message. */
-static int decode_quiet(const uint8_t *data, size_t size, const char *what, const sdfed_image_decode_options *o) {
+static int decode_quiet(const uint8_t *data, size_t size, const char *what, const native_image_decode_options *o) {
     uint8_t *px = NULL;
     int w, h, c;
     sdfed_error err = {0};
-    int rc = sdfed_image_decode_memory(data, size, what, o, &px, &w, &h, &c, &err);
+    int rc = native_image_decode_memory(data, size, what, o, &px, &w, &h, &c, &err);
     if (rc == SDFED_OK) {
         CHECK(px != NULL && w > 0 && h > 0 && (c == 1 || c == 3), "%s: bad success", what);
         free(px);
@@ -142,7 +142,7 @@ static int decode_quiet(const uint8_t *data, size_t size, const char *what, cons
 
 /* Every prefix and byte flips of a few files, decoded at full size and
  * reduced (options o): failures are clean, truncations are failures. */
-static void test_prefixes_and_flips(const char *dir, const sdfed_image_decode_options *o) {
+static void test_prefixes_and_flips(const char *dir, const native_image_decode_options *o) {
     static const char *files[] = {"rgb.png",  "rgb_interlaced.png", "palette2_interlaced.png",
                                   "art.png",  "colour.jpg",         "colour_progressive.jpg",
                                   "cmyk.jpg", "grey.jpg",           "exif6.jpg"};
@@ -197,22 +197,22 @@ static void test_misc_errors(const char *dir) {
     uint8_t *px = NULL;
     int w, h, c;
     sdfed_error err = {0};
-    int rc = sdfed_image_decode_file(path, NULL, &px, &w, &h, &c, &err);
+    int rc = native_image_decode_file(path, NULL, &px, &w, &h, &c, &err);
     CHECK(rc == SDFED_ERR_IO && px == NULL && strstr(err.message, path), "missing file: %d \"%s\"", rc, err.message);
     printf("  missing file -> %s\n", err.message);
-    rc = sdfed_image_decode_file(dir, NULL, &px, &w, &h, &c, &err); /* a directory */
+    rc = native_image_decode_file(dir, NULL, &px, &w, &h, &c, &err); /* a directory */
     CHECK(rc != SDFED_OK && px == NULL && strstr(err.message, dir), "directory: %d \"%s\"", rc, err.message);
     printf("  directory    -> %s\n", err.message);
-    CHECK(sdfed_image_decode_file(NULL, NULL, &px, &w, &h, &c, &err) == SDFED_ERR_ARG, "NULL path");
-    CHECK(sdfed_image_decode_memory((const uint8_t *)"x", 1, "x", NULL, NULL, &w, &h, &c, &err) == SDFED_ERR_ARG,
+    CHECK(native_image_decode_file(NULL, NULL, &px, &w, &h, &c, &err) == SDFED_ERR_ARG, "NULL path");
+    CHECK(native_image_decode_memory((const uint8_t *)"x", 1, "x", NULL, NULL, &w, &h, &c, &err) == SDFED_ERR_ARG,
           "NULL pixels pointer");
-    CHECK(sdfed_image_decode_memory(NULL, 5, "x", NULL, &px, &w, &h, &c, &err) == SDFED_ERR_ARG, "NULL data");
-    CHECK(sdfed_image_decode_memory((const uint8_t *)"", 0, "x", NULL, &px, &w, &h, &c, NULL) == SDFED_ERR_FORMAT,
+    CHECK(native_image_decode_memory(NULL, 5, "x", NULL, &px, &w, &h, &c, &err) == SDFED_ERR_ARG, "NULL data");
+    CHECK(native_image_decode_memory((const uint8_t *)"", 0, "x", NULL, &px, &w, &h, &c, NULL) == SDFED_ERR_FORMAT,
           "empty, NULL err");
 
-    sdfed_image_decode_options none = sdfed_image_decode_defaults(NULL);
+    native_image_decode_options none = native_image_decode_defaults(NULL);
     none.max_pixels = 0;
-    rc = sdfed_image_decode_file(path, &none, &px, &w, &h, &c, &err);
+    rc = native_image_decode_file(path, &none, &px, &w, &h, &c, &err);
     CHECK(rc == SDFED_ERR_ARG && px == NULL && strstr(err.message, "max_pixels"), "max_pixels 0: %d \"%s\"", rc,
           err.message);
 
@@ -227,7 +227,7 @@ static void test_misc_errors(const char *dir) {
         huge_png[29 + i] = (uint8_t)(crc >> (24 - 8 * i));
         huge_png[41 + i] = (uint8_t)(crc_idat >> (24 - 8 * i));
     }
-    rc = sdfed_image_decode_memory(huge_png, sizeof huge_png, "huge.png", NULL, &px, &w, &h, &c, &err);
+    rc = native_image_decode_memory(huge_png, sizeof huge_png, "huge.png", NULL, &px, &w, &h, &c, &err);
     CHECK(rc == SDFED_ERR_FORMAT && px == NULL && strstr(err.message, "huge.png"), "10^6-square PNG: %d \"%s\"", rc,
           err.message);
     printf("  huge.png     -> %s\n", err.message);
@@ -257,7 +257,7 @@ static void test_factor(void) {
         {.w = 32, .h = 24, .max = 48, .want = 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int f = sdfed_image_decode_factor(cases[i].w, cases[i].h, cases[i].max);
+        int f = native_image_decode_factor(cases[i].w, cases[i].h, cases[i].max);
         CHECK(f == cases[i].want, "%llu x %llu for %zu pixels: reduced by %d, want %d", (unsigned long long)cases[i].w,
               (unsigned long long)cases[i].h, cases[i].max, f, cases[i].want);
     }
@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
     test_factor();
     test_fixtures(argv[1]);
     test_misc_errors(argv[1]);
-    sdfed_image_decode_options reduced = sdfed_image_decode_defaults((const uint8_t[3]){48, 128, 192});
+    native_image_decode_options reduced = native_image_decode_defaults((const uint8_t[3]){48, 128, 192});
     reduced.max_pixels = 16;
     test_prefixes_and_flips(argv[1], NULL);
     test_prefixes_and_flips(argv[1], &reduced);

@@ -26,10 +26,10 @@ static void write_gz(const char *path, const uint8_t *data, size_t n) {
 static void test_fmnist(const char *dir) {
     sdfed_dataset train, test;
     sdfed_error err = {0};
-    int rc = sdfed_fmnist_load(dir, SDFED_FMNIST_TRAIN, &train, &err);
+    int rc = native_fmnist_load(dir, SDFED_FMNIST_TRAIN, &train, &err);
     CHECK(rc == SDFED_OK, "fashion-mnist train: %s", err.message);
     if (rc) return;
-    rc = sdfed_fmnist_load(dir, SDFED_FMNIST_TEST, &test, &err);
+    rc = native_fmnist_load(dir, SDFED_FMNIST_TEST, &test, &err);
     CHECK(rc == SDFED_OK, "fashion-mnist test: %s", err.message);
     if (rc) {
         sdfed_dataset_free(&train);
@@ -69,9 +69,9 @@ static void test_fmnist(const char *dir) {
 static void test_file_errors(const char *dir, const char *tmp) {
     sdfed_dataset train, test;
     sdfed_error err = {0};
-    int rc = sdfed_fmnist_load("/nonexistent/fmnist", SDFED_FMNIST_TRAIN, &train, &err);
+    int rc = native_fmnist_load("/nonexistent/fmnist", SDFED_FMNIST_TRAIN, &train, &err);
     CHECK(rc == SDFED_ERR_IO && strstr(err.message, "train-images-idx3-ubyte.gz"), "missing: %s", err.message);
-    CHECK(sdfed_fmnist_load(dir, 2, &train, &err) == SDFED_ERR_ARG, "split 2");
+    CHECK(native_fmnist_load(dir, 2, &train, &err) == SDFED_ERR_ARG, "split 2");
     char path[1024];
     /* truncated gzip: the first half of a valid stream */
     size_t lsz;
@@ -80,7 +80,7 @@ static void test_file_errors(const char *dir, const char *tmp) {
     write_gz(path, labels, lsz);
     uint8_t *data;
     size_t size;
-    CHECK(sdfed_read_gz_file(path, 1 << 20, &data, &size, &err) == SDFED_OK && size == lsz &&
+    CHECK(native_read_gz_file(path, 1 << 20, &data, &size, &err) == SDFED_OK && size == lsz &&
               !memcmp(data, labels, size),
           "gzip round trip: %s", err.message);
     free(data);
@@ -92,17 +92,17 @@ static void test_file_errors(const char *dir, const char *tmp) {
     f = fopen(path, "wb");
     fwrite(gz, 1, gz_n / 2, f);
     fclose(f);
-    rc = sdfed_read_gz_file(path, 1 << 20, &data, &size, &err);
+    rc = native_read_gz_file(path, 1 << 20, &data, &size, &err);
     CHECK(rc == SDFED_ERR_FORMAT && strstr(err.message, "corrupt gzip"), "truncated gzip: %s", err.message);
     gz[gz_n / 2] ^= 0xff;
     gz[gz_n / 2 + 1] ^= 0x5a; /* damaged in the middle */
     f = fopen(path, "wb");
     fwrite(gz, 1, gz_n, f);
     fclose(f);
-    rc = sdfed_read_gz_file(path, 1 << 20, &data, &size, &err);
+    rc = native_read_gz_file(path, 1 << 20, &data, &size, &err);
     CHECK(rc == SDFED_ERR_FORMAT && strstr(err.message, "corrupt gzip"), "damaged gzip: %s", err.message);
     snprintf(path, sizeof path, "%s/full.gz", tmp);
-    CHECK(sdfed_read_gz_file(path, 100, &data, &size, &err) == SDFED_ERR_FORMAT && strstr(err.message, "limit"),
+    CHECK(native_read_gz_file(path, 100, &data, &size, &err) == SDFED_ERR_FORMAT && strstr(err.message, "limit"),
           "size limit: %s", err.message);
     /* valid gzip, bad IDX: the split's files with 3 images and 2 labels */
     size_t isz;
@@ -112,7 +112,7 @@ static void test_file_errors(const char *dir, const char *tmp) {
     snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte.gz", tmp);
     put32(labels + 4, 2);
     write_gz(path, labels, 10);
-    rc = sdfed_fmnist_load(tmp, SDFED_FMNIST_TEST, &test, &err);
+    rc = native_fmnist_load(tmp, SDFED_FMNIST_TEST, &test, &err);
     CHECK(rc == SDFED_ERR_FORMAT && strstr(err.message, "fashion-mnist t10k") &&
               strstr(err.message, "3 images but 2 labels"),
           "bad idx in gzip: %s", err.message);
@@ -123,7 +123,7 @@ static void test_file_errors(const char *dir, const char *tmp) {
     f = fopen(path, "wb");
     fwrite(labels, 1, 11, f);
     fclose(f);
-    rc = sdfed_fmnist_load(tmp, SDFED_FMNIST_TEST, &test, &err);
+    rc = native_fmnist_load(tmp, SDFED_FMNIST_TEST, &test, &err);
     CHECK(rc == SDFED_OK && test.n == 3 && test.labels[2] == 6, "uncompressed labels: %s", err.message);
     sdfed_dataset_free(&test);
     remove(path);

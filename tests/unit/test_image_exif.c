@@ -51,53 +51,53 @@ static void test_values(void) {
     for (int be = 0; be < 2; be++)
         for (int o = 1; o <= 8; o++) {
             size_t n = segment(s, be, o % 3, 0x0112, 3, 1, (uint32_t)o);
-            CHECK(image_exif_orientation(s, n) == o, "SHORT %d, %s, after %d tags", o, be ? "MM" : "II", o % 3);
+            CHECK(native_image_exif_orientation(s, n) == o, "SHORT %d, %s, after %d tags", o, be ? "MM" : "II", o % 3);
             n = segment(s, be, 0, 0x0112, 4, 1, (uint32_t)o);
-            CHECK(image_exif_orientation(s, n) == o, "LONG %d, %s", o, be ? "MM" : "II");
+            CHECK(native_image_exif_orientation(s, n) == o, "LONG %d, %s", o, be ? "MM" : "II");
         }
 }
 
 static void test_malformed(void) {
     uint8_t s[256];
     size_t n = segment(s, 1, 2, 0x0112, 3, 1, 6);
-    CHECK(image_exif_orientation(s, n) == 6, "the good segment");
+    CHECK(native_image_exif_orientation(s, n) == 6, "the good segment");
     int wrong = 0;
     for (size_t k = 0; k < n; k++) {
         uint8_t *copy = malloc(k + 1); /* k bytes given (the sanitizer build checks none past them is read) */
         memcpy(copy, s, k);
-        if (image_exif_orientation(copy, k) != (k < n - 6 ? 1 : 6)) wrong++;
+        if (native_image_exif_orientation(copy, k) != (k < n - 6 ? 1 : 6)) wrong++;
         free(copy);
     }
     CHECK(wrong == 0, "%d prefixes of a segment: turned without their whole orientation entry, or not with it", wrong);
-    CHECK(image_exif_orientation(NULL, 40) == 1 && image_exif_orientation(s, 0) == 1, "nothing");
+    CHECK(native_image_exif_orientation(NULL, 40) == 1 && native_image_exif_orientation(s, 0) == 1, "nothing");
     uint8_t bad[256];
     memcpy(bad, s, n);
     memcpy(bad, "Exif\0\1", 6);
-    CHECK(image_exif_orientation(bad, n) == 1, "another prefix");
+    CHECK(native_image_exif_orientation(bad, n) == 1, "another prefix");
     memcpy(bad, s, n);
     bad[6] = 'I';
-    CHECK(image_exif_orientation(bad, n) == 1, "a mixed byte order");
+    CHECK(native_image_exif_orientation(bad, n) == 1, "a mixed byte order");
     memcpy(bad, s, n);
     bad[9] = 43;
-    CHECK(image_exif_orientation(bad, n) == 1, "not 42");
+    CHECK(native_image_exif_orientation(bad, n) == 1, "not 42");
     memcpy(bad, s, n);
     bad[10] = 0x7f; /* IFD0 at 2^31 */
-    CHECK(image_exif_orientation(bad, n) == 1, "IFD0 past the end");
+    CHECK(native_image_exif_orientation(bad, n) == 1, "IFD0 past the end");
     memcpy(bad, s, n);
     bad[15] = 40; /* 40 entries: the orientation is the third, the rest past the end */
-    CHECK(image_exif_orientation(bad, n) == 6, "entries past the end are not read");
+    CHECK(native_image_exif_orientation(bad, n) == 6, "entries past the end are not read");
     bad[15] = 2; /* the two other tags only */
-    CHECK(image_exif_orientation(bad, n) == 1, "no orientation tag");
+    CHECK(native_image_exif_orientation(bad, n) == 1, "no orientation tag");
     n = segment(s, 0, 0, 0x0112, 2, 1, 6);
-    CHECK(image_exif_orientation(s, n) == 1, "an ASCII orientation");
+    CHECK(native_image_exif_orientation(s, n) == 1, "an ASCII orientation");
     n = segment(s, 0, 0, 0x0112, 3, 2, 6);
-    CHECK(image_exif_orientation(s, n) == 1, "two values");
+    CHECK(native_image_exif_orientation(s, n) == 1, "two values");
     n = segment(s, 0, 0, 0x0112, 3, 1, 0);
-    CHECK(image_exif_orientation(s, n) == 1, "value 0");
+    CHECK(native_image_exif_orientation(s, n) == 1, "value 0");
     n = segment(s, 1, 0, 0x0112, 3, 1, 9);
-    CHECK(image_exif_orientation(s, n) == 1, "value 9");
+    CHECK(native_image_exif_orientation(s, n) == 1, "value 9");
     n = segment(s, 1, 0, 0x0113, 3, 1, 6);
-    CHECK(image_exif_orientation(s, n) == 1, "another tag");
+    CHECK(native_image_exif_orientation(s, n) == 1, "another tag");
 }
 
 /* Where (x, y) of a w x h image goes, as the transposes of image_exif.h say. */
@@ -115,7 +115,7 @@ static void test_places(void) {
     for (int o = 1; o <= 8; o++) {
         int shown_w = o >= 5 ? h : w, wrong = 0;
         for (int y = 0; y < h; y++) {
-            image_row_place p = image_exif_row_place(o, w, h, y);
+            native_image_row_place p = native_image_exif_row_place(o, w, h, y);
             for (int x = 0; x < w; x++) {
                 int sx, sy;
                 shown_at(o, w, h, x, y, &sx, &sy);

@@ -117,15 +117,15 @@ static int decode(const char *path) {
     uint8_t *px = NULL;
     int w = 0, h = 0, c = 0;
     sdfed_error err = {0};
-    int rc = sdfed_image_decode_file(path, NULL, &px, &w, &h, &c, &err);
+    int rc = native_image_decode_file(path, NULL, &px, &w, &h, &c, &err);
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     double peak_mib = (double)usage.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
     CHECK(rc == SDFED_OK, "%s: %s", path, err.message);
     int tolerance = strstr(path, ".jpg") ? 3 : 0;
     if (rc == SDFED_OK) {
-        CHECK(w == WIDTH / BLOCK && h == HEIGHT / BLOCK && c == 3, "%s: %d x %d, %d channels; want %d x %d RGB",
-              path, w, h, c, WIDTH / BLOCK, HEIGHT / BLOCK);
+        CHECK(w == WIDTH / BLOCK && h == HEIGHT / BLOCK && c == 3, "%s: %d x %d, %d channels; want %d x %d RGB", path,
+              w, h, c, WIDTH / BLOCK, HEIGHT / BLOCK);
         long off = 0;
         int worst = 0;
         for (int y = 0; y < h && w == WIDTH / BLOCK; y++)

@@ -40,7 +40,7 @@ typedef struct client {
 
 typedef struct world {
     client c[N];
-    sdfed_crypto_stream randomness; /* the run's random bytes: a fixed-key keystream */
+    native_crypto_stream randomness; /* the run's random bytes: a fixed-key keystream */
     sdfed_secagg_bytes random;
     sdfed_arena arena;
     sdfed_secagg_params params;
@@ -60,17 +60,17 @@ typedef struct world {
 static void make_clients(world *w, uint64_t seed) {
     unsigned char key[32] = {0};
     memcpy(key, &seed, sizeof seed);
-    sdfed_crypto_stream stream;
+    native_crypto_stream stream;
     sdfed_error err = {0};
-    sdfed_crypto_stream_open(&stream, key, &err);
-    sdfed_secagg_bytes src = sdfed_crypto_stream_source(&stream);
+    native_crypto_stream_open(&stream, key, &err);
+    sdfed_secagg_bytes src = native_crypto_stream_source(&stream);
     for (int i = 0; i < N; i++) {
         client *c = &w->c[i];
         sdfed_secagg_draw(&src, c->mask_sk, 32, &err);
         sdfed_secagg_draw(&src, c->share_sk, 32, &err);
         sdfed_secagg_draw(&src, c->seed, 32, &err);
-        CHECK(sdfed_x25519_public(c->mask_sk, c->mask_pk, &err) == SDFED_OK &&
-                  sdfed_x25519_public(c->share_sk, c->share_pk, &err) == SDFED_OK,
+        CHECK(native_x25519_public(c->mask_sk, c->mask_pk, &err) == SDFED_OK &&
+                  native_x25519_public(c->share_sk, c->share_pk, &err) == SDFED_OK,
               "%s", err.message);
         for (int j = 0; j < P; j++) {
             uint64_t u;
@@ -79,7 +79,7 @@ static void make_clients(world *w, uint64_t seed) {
         }
         c->weight = 20 + 37 * i % 200;
     }
-    sdfed_crypto_stream_close(&stream);
+    native_crypto_stream_close(&stream);
 }
 
 static void start(world *w, uint64_t seed) {
@@ -87,8 +87,8 @@ static void start(world *w, uint64_t seed) {
     sdfed_arena_init(&w->arena);
     unsigned char key[32] = {0xA5};
     memcpy(key + 1, &seed, sizeof seed);
-    CHECK(sdfed_crypto_stream_open(&w->randomness, key, &err) == SDFED_OK, "%s", err.message);
-    w->random = sdfed_crypto_stream_source(&w->randomness);
+    CHECK(native_crypto_stream_open(&w->randomness, key, &err) == SDFED_OK, "%s", err.message);
+    w->random = native_crypto_stream_source(&w->randomness);
     CHECK(sdfed_secagg_params_choose(N, 0.33, 0.05, 0, &w->params, &err) == SDFED_OK, "%s", err.message);
     /* the server's graph, shuffled by a keystream (the aggregator's key will come from getrandom) */
     CHECK(sdfed_secagg_graph_make(&w->graph, &w->params, &w->random, &w->arena, &err) == SDFED_OK, "%s", err.message);
@@ -124,8 +124,8 @@ static int stage_advertise(world *w, const int *gone, int n_gone) {
         }
         advertised[i] = sdfed_secagg_server_receive(&w->server, i, SDFED_SECAGG_ADVERTISE, &err) == SDFED_OK;
     }
-    CHECK(sdfed_secagg_session_id(ROUND, N, mask[0], share[0], advertised, scratch, w->session, &err) == SDFED_OK,
-          "%s", err.message);
+    CHECK(sdfed_secagg_session_id(ROUND, N, mask[0], share[0], advertised, scratch, w->session, &err) == SDFED_OK, "%s",
+          err.message);
     return advance_if_next(w);
 }
 
@@ -135,7 +135,8 @@ static int stage_share(world *w, const int *gone, int n_gone) {
     const int k = w->params.k, t = w->params.t, holders = k + 1;
     const sdfed_secagg_bytes *os = &w->random;
     for (int i = 0; i < N; i++) {
-        if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_ADVERTISE) || sdfed_secagg_server_gone(&w->server, i))
+        if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_ADVERTISE) ||
+            sdfed_secagg_server_gone(&w->server, i))
             continue;
         if (in(gone, n_gone, i)) {
             sdfed_secagg_server_leave(&w->server, i, &err);
@@ -157,10 +158,10 @@ static int stage_share(world *w, const int *gone, int n_gone) {
             }
             if (!sdfed_secagg_server_completed(&w->server, h, SDFED_SECAGG_ADVERTISE)) continue;
             sdfed_secagg_draw(os, nonce, 12, &err);
-            CHECK(sdfed_secagg_share_key(c->share_sk, w->c[h].share_pk, w->session, ROUND, (uint32_t)i, (uint32_t)h,
-                                         key, &err) == SDFED_OK &&
-                      sdfed_secagg_seal(key, nonce, w->session, ROUND, (uint32_t)i, (uint32_t)h, pair,
-                                        w->sealed[i][h], &err) == SDFED_OK,
+            CHECK(native_secagg_share_key(c->share_sk, w->c[h].share_pk, w->session, ROUND, (uint32_t)i, (uint32_t)h,
+                                          key, &err) == SDFED_OK &&
+                      native_secagg_seal(key, nonce, w->session, ROUND, (uint32_t)i, (uint32_t)h, pair, w->sealed[i][h],
+                                         &err) == SDFED_OK,
                   "%s", err.message);
             w->has_sealed[i][h] = 1;
         }
@@ -173,7 +174,7 @@ static void add_mask(world *w, uint64_t *v, const unsigned char key[32], int sig
     sdfed_error err = {0};
     size_t bytes = sdfed_secagg_stream_bytes(w->ring.ring_bits, P + 1);
     unsigned char *stream = malloc(bytes);
-    CHECK(sdfed_secagg_mask_stream(key, stream, bytes, &err) == SDFED_OK &&
+    CHECK(native_secagg_mask_stream(key, stream, bytes, &err) == SDFED_OK &&
               sdfed_secagg_ring_add_stream(w->ring.ring_bits, v, P + 1, stream, bytes, sign, &err) == SDFED_OK,
           "%s", err.message);
     free(stream);
@@ -184,7 +185,8 @@ static int stage_masked(world *w, const int *gone, int n_gone) {
     sdfed_error err = {0};
     const int holders = w->params.k + 1;
     for (int i = 0; i < N; i++) {
-        if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_SHARE) || sdfed_secagg_server_gone(&w->server, i))
+        if (!sdfed_secagg_server_completed(&w->server, i, SDFED_SECAGG_SHARE) ||
+            sdfed_secagg_server_gone(&w->server, i))
             continue;
         client *c = &w->c[i];
         for (int slot = 0; slot < holders; slot++) {
@@ -193,10 +195,10 @@ static int stage_masked(world *w, const int *gone, int n_gone) {
             if (j == i || !sdfed_secagg_server_completed(&w->server, j, SDFED_SECAGG_SHARE)) continue;
             unsigned char key[32];
             CHECK(w->has_sealed[j][i] &&
-                      sdfed_secagg_share_key(c->share_sk, w->c[j].share_pk, w->session, ROUND, (uint32_t)j,
-                                             (uint32_t)i, key, &err) == SDFED_OK &&
-                      sdfed_secagg_open(key, w->session, ROUND, (uint32_t)j, (uint32_t)i, w->sealed[j][i], c->got[slot],
-                                        &err) == SDFED_OK,
+                      native_secagg_share_key(c->share_sk, w->c[j].share_pk, w->session, ROUND, (uint32_t)j,
+                                              (uint32_t)i, key, &err) == SDFED_OK &&
+                      native_secagg_open(key, w->session, ROUND, (uint32_t)j, (uint32_t)i, w->sealed[j][i],
+                                         c->got[slot], &err) == SDFED_OK,
                   "client %d opens %d's pair: %s", i, j, err.message);
             c->masked_with[slot] = 1;
         }
@@ -208,13 +210,13 @@ static int stage_masked(world *w, const int *gone, int n_gone) {
               err.message);
         memcpy(c->masked, c->quantised, sizeof c->masked);
         unsigned char key[32];
-        sdfed_secagg_self_key(c->seed, w->session, ROUND, (uint32_t)i, key, &err);
+        native_secagg_self_key(c->seed, w->session, ROUND, (uint32_t)i, key, &err);
         add_mask(w, c->masked, key, 1);
         for (int slot = 0; slot < holders; slot++) {
             if (!c->masked_with[slot]) continue;
             int j = c->holder[slot];
-            CHECK(sdfed_secagg_pair_key(c->mask_sk, w->c[j].mask_pk, w->session, ROUND, (uint32_t)i, (uint32_t)j, key,
-                                        &err) == SDFED_OK,
+            CHECK(native_secagg_pair_key(c->mask_sk, w->c[j].mask_pk, w->session, ROUND, (uint32_t)i, (uint32_t)j, key,
+                                         &err) == SDFED_OK,
                   "%s", err.message);
             add_mask(w, c->masked, key, sdfed_secagg_pair_sign(i, j));
         }
@@ -237,9 +239,13 @@ static int stage_unmask(world *w, const int *gone, int n_gone) {
         client *c = &w->c[i];
         int alive[MAX_HOLDERS], dropped[MAX_HOLDERS], na, nd, inputs = 0;
         for (int j = 0; j < N; j++) inputs += sdfed_secagg_server_completed(&w->server, j, SDFED_SECAGG_MASKED);
-        CHECK(sdfed_secagg_server_request(&w->server, i, alive, &na, dropped, &nd, &err) == SDFED_OK, "%s", err.message);
-        sdfed_secagg_client_view view = {.self = i, .holders = holders, .holder = c->holder,
-                                         .masked_with = c->masked_with, .min_inputs = w->params.min_inputs};
+        CHECK(sdfed_secagg_server_request(&w->server, i, alive, &na, dropped, &nd, &err) == SDFED_OK, "%s",
+              err.message);
+        sdfed_secagg_client_view view = {.self = i,
+                                         .holders = holders,
+                                         .holder = c->holder,
+                                         .masked_with = c->masked_with,
+                                         .min_inputs = w->params.min_inputs};
         unsigned char reply[MAX_HOLDERS];
         CHECK(sdfed_secagg_client_check_request(&view, alive, na, dropped, nd, inputs, reply, &err) == SDFED_OK,
               "client %d accepts its request: %s", i, err.message);
@@ -289,7 +295,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
         CHECK(sdfed_secagg_server_terms(&w.server, terms, 64, &term_count, &err) == SDFED_SECAGG_WRONG_STAGE &&
                   sdfed_secagg_server_needs(&w.server, 0) == SDFED_SECAGG_NONE,
               "%s: nothing is reconstructed", name);
-        sdfed_crypto_stream_close(&w.randomness);
+        native_crypto_stream_close(&w.randomness);
         sdfed_arena_free(&w.arena);
         return;
     }
@@ -329,10 +335,10 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
     for (int k = 0; k < count; k++) {
         unsigned char key[32];
         if (terms[k].kind == SDFED_SECAGG_SELF_SEED)
-            sdfed_secagg_self_key(secrets[terms[k].a], w.session, ROUND, (uint32_t)terms[k].a, key, &err);
+            native_secagg_self_key(secrets[terms[k].a], w.session, ROUND, (uint32_t)terms[k].a, key, &err);
         else /* the dropped client's reconstructed mask key with the survivor's public key */
-            sdfed_secagg_pair_key(secrets[terms[k].b], w.c[terms[k].a].mask_pk, w.session, ROUND,
-                                  (uint32_t)terms[k].b, (uint32_t)terms[k].a, key, &err);
+            native_secagg_pair_key(secrets[terms[k].b], w.c[terms[k].a].mask_pk, w.session, ROUND, (uint32_t)terms[k].b,
+                                   (uint32_t)terms[k].a, key, &err);
         add_mask(&w, sum, key, terms[k].sign);
     }
     CHECK(!memcmp(sum, expected, sizeof sum), "%s: the unmasked sum is the %d survivors' quantised inputs, exactly",
@@ -345,7 +351,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
     int same = 1;
     for (int j = 0; j < P; j++) same &= mean[j] == (float)((double)exact[j] / ((double)weight * scale));
     CHECK(same, "%s: the mean is the plain weighted mean of the quantised inputs, bit for bit", name);
-    sdfed_crypto_stream_close(&w.randomness);
+    native_crypto_stream_close(&w.randomness);
     sdfed_arena_free(&w.arena);
 }
 
@@ -361,11 +367,11 @@ static void test_refusals(void) {
     int j = w.c[0].holder[0] == 0 ? w.c[0].holder[1] : w.c[0].holder[0];
     unsigned char key[32], pair[SDFED_SECAGG_PAIR_BYTES];
     w.sealed[j][0][20] ^= 1;
-    sdfed_secagg_share_key(w.c[0].share_sk, w.c[j].share_pk, w.session, ROUND, (uint32_t)j, 0, key, &err);
-    CHECK(sdfed_secagg_open(key, w.session, ROUND, (uint32_t)j, 0, w.sealed[j][0], pair, &err) == SDFED_ERR_FORMAT,
+    native_secagg_share_key(w.c[0].share_sk, w.c[j].share_pk, w.session, ROUND, (uint32_t)j, 0, key, &err);
+    CHECK(native_secagg_open(key, w.session, ROUND, (uint32_t)j, 0, w.sealed[j][0], pair, &err) == SDFED_ERR_FORMAT,
           "a tampered share pair fails authentication: %s", err.message);
     w.sealed[j][0][20] ^= 1;
-    CHECK(sdfed_secagg_open(key, w.session, ROUND + 1, (uint32_t)j, 0, w.sealed[j][0], pair, &err) == SDFED_ERR_FORMAT,
+    CHECK(native_secagg_open(key, w.session, ROUND + 1, (uint32_t)j, 0, w.sealed[j][0], pair, &err) == SDFED_ERR_FORMAT,
           "a pair replayed into another round fails");
     CHECK(stage_masked(&w, after_shares, 1), "masked inputs");
     /* a neighbour of client c both alive and dropped */
@@ -375,12 +381,15 @@ static void test_refusals(void) {
     int alive[MAX_HOLDERS], dropped[MAX_HOLDERS], na, nd;
     sdfed_secagg_server_request(&w.server, c, alive, &na, dropped, &nd, &err);
     alive[na++] = 4;
-    sdfed_secagg_client_view view = {.self = c, .holders = w.params.k + 1, .holder = w.c[c].holder,
-                                     .masked_with = w.c[c].masked_with, .min_inputs = w.params.min_inputs};
+    sdfed_secagg_client_view view = {.self = c,
+                                     .holders = w.params.k + 1,
+                                     .holder = w.c[c].holder,
+                                     .masked_with = w.c[c].masked_with,
+                                     .min_inputs = w.params.min_inputs};
     unsigned char reply[MAX_HOLDERS];
     CHECK(sdfed_secagg_client_check_request(&view, alive, na, dropped, nd, 9, reply, &err) == SDFED_SECAGG_BOTH_SETS,
           "client %d refuses a request naming 4 both alive and dropped: %s", c, err.message);
-    sdfed_crypto_stream_close(&w.randomness);
+    native_crypto_stream_close(&w.randomness);
     sdfed_arena_free(&w.arena);
 }
 

@@ -106,13 +106,13 @@ static const int64_t CLIENTS[N] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 /* a round with the asked dropouts and the clients' secrets from a fixed keystream */
 static int run_round(world *w, int64_t round, float *next, secure_round_stats *stats, sdfed_error *err) {
     unsigned char key[32] = {0x5E, (unsigned char)round};
-    sdfed_crypto_stream stream;
-    sdfed_crypto_stream_open(&stream, key, err);
-    sdfed_secagg_bytes secret = sdfed_crypto_stream_source(&stream);
+    native_crypto_stream stream;
+    native_crypto_stream_open(&stream, key, err);
+    sdfed_secagg_bytes secret = native_crypto_stream_source(&stream);
     secure_round_options o = {.secret = &secret, .drops = drops, .drops_ctx = w};
     memset(w->trained, 0, sizeof w->trained);
     int rc = secure_round_run(&w->task, &w->plan, round, CLIENTS, w->g, train, w, &o, next, stats, err);
-    sdfed_crypto_stream_close(&stream);
+    native_crypto_stream_close(&stream);
     return rc;
 }
 
@@ -235,20 +235,21 @@ static void test_task_dropouts(void) {
 
 typedef struct hand {
     world w;
-    secagg_server server;
-    secagg_client c[N];
+    native_secagg_server server;
+    native_secagg_client c[N];
     sdfed_buffer in, out;
-    sdfed_crypto_stream stream;
+    native_crypto_stream stream;
     sdfed_secagg_bytes secret;
 } hand;
 
 static int receive(hand *h, int client, sdfed_error *err) {
-    return secagg_server_receive(&h->server, client, h->out.data, h->out.size, err);
+    return native_secagg_server_receive(&h->server, client, h->out.data, h->out.size, err);
 }
 
 static void advance(hand *h) {
     sdfed_error err = {0};
-    CHECK(secagg_server_check(&h->server, 1) == SDFED_SECAGG_NEXT && secagg_server_advance(&h->server, &err) == 0,
+    CHECK(native_secagg_server_check(&h->server, 1) == SDFED_SECAGG_NEXT &&
+              native_secagg_server_advance(&h->server, &err) == 0,
           "the stage ends: %s", err.message);
 }
 
@@ -258,14 +259,14 @@ static void test_refusals(void) {
     make_world(&h.w, "{\"seed\": 2, \"secure_aggregation\": {\"clip\": 0.05}}");
     sdfed_error err = {0};
     unsigned char key[32] = {0xC3};
-    sdfed_crypto_stream_open(&h.stream, key, &err);
-    h.secret = sdfed_crypto_stream_source(&h.stream);
-    CHECK(secagg_server_start(&h.server, &h.w.plan, 6, key, &err) == SDFED_OK, "%s", err.message);
+    native_crypto_stream_open(&h.stream, key, &err);
+    h.secret = native_crypto_stream_source(&h.stream);
+    CHECK(native_secagg_server_start(&h.server, &h.w.plan, 6, key, &err) == SDFED_OK, "%s", err.message);
     const int k = h.w.plan.params.k;
 
     /* advertise */
     for (int i = 0; i < N; i++) {
-        secagg_client_advertise(&h.c[i], &h.w.plan, 6, &h.secret, &h.out, &err);
+        native_secagg_client_advertise(&h.c[i], &h.w.plan, 6, &h.secret, &h.out, &err);
         CHECK(receive(&h, i, &err) == SDFED_OK, "client %d advertises: %s", i, err.message);
         if (i == 0) {
             CHECK(receive(&h, 1, &err) == SDFED_ERR_FORMAT && strstr(err.message, "already advertised"),
@@ -283,7 +284,7 @@ static void test_refusals(void) {
     CHECK(receive(&h, 2, &err) == SDFED_ERR_FORMAT && strstr(err.message, "not a client's"),
           "a server's message from a client: %s", err.message);
     sdfed_buffer_free(&h.out);
-    CHECK(secagg_client_unmask(&h.c[3], NULL, 0, &h.out, &err) == SDFED_SECAGG_WRONG_STAGE,
+    CHECK(native_secagg_client_unmask(&h.c[3], NULL, 0, &h.out, &err) == SDFED_SECAGG_WRONG_STAGE,
           "a client asked to unmask before sharing: %s", err.message);
     advance(&h);
 
@@ -291,8 +292,8 @@ static void test_refusals(void) {
     int stranger = -1;
     for (int j = 1; j < N && stranger < 0; j++)
         if (!sdfed_secagg_graph_adjacent(&h.server.graph, 0, j)) stranger = j;
-    CHECK(secagg_server_request(&h.server, 0, &h.in, &err) == SDFED_OK &&
-              secagg_client_share(&h.c[0], h.in.data, h.in.size, &h.out, &err) == SDFED_OK,
+    CHECK(native_secagg_server_request(&h.server, 0, &h.in, &err) == SDFED_OK &&
+              native_secagg_client_share(&h.c[0], h.in.data, h.in.size, &h.out, &err) == SDFED_OK,
           "client 0 shares: %s", err.message);
     sdfed_secagg_list list;
     sdfed_secagg_read_relayed(h.out.data, h.out.size, SDFED_SECAGG_MSG_SHARES, 6, k, &list, &err);
@@ -308,28 +309,29 @@ static void test_refusals(void) {
     int saved = to[0];
     to[0] = stranger;
     sdfed_secagg_write_relayed(&bad, SDFED_SECAGG_MSG_SHARES, 6, list.count, to, sealed, &err);
-    CHECK(secagg_server_receive(&h.server, 0, bad.data, bad.size, &err) == SDFED_SECAGG_NOT_NEIGHBOUR,
+    CHECK(native_secagg_server_receive(&h.server, 0, bad.data, bad.size, &err) == SDFED_SECAGG_NOT_NEIGHBOUR,
           "a pair for client %d, not a neighbour: %s", stranger, err.message);
     to[0] = saved;
     sdfed_secagg_write_relayed(&bad, SDFED_SECAGG_MSG_SHARES, 6, list.count - 1, to, sealed, &err);
-    CHECK(secagg_server_receive(&h.server, 0, bad.data, bad.size, &err) == SDFED_ERR_FORMAT &&
+    CHECK(native_secagg_server_receive(&h.server, 0, bad.data, bad.size, &err) == SDFED_ERR_FORMAT &&
               strstr(err.message, "its neighbours that advertised are"),
           "a neighbour left out: %s", err.message);
     CHECK(receive(&h, 0, &err) == SDFED_OK, "the shares as written: %s", err.message);
     CHECK(receive(&h, 0, &err) == SDFED_SECAGG_REPEATED, "twice: %s", err.message);
     /* a share_request with another threshold: the client refuses it */
-    secagg_server_request(&h.server, 1, &h.in, &err);
+    native_secagg_server_request(&h.server, 1, &h.in, &err);
     h.in.data[SDFED_SECAGG_MSG_HEADER + 15] ^= 1; /* t's last byte */
-    CHECK(secagg_client_share(&h.c[1], h.in.data, h.in.size, &h.out, &err) == SDFED_ERR_FORMAT &&
+    CHECK(native_secagg_client_share(&h.c[1], h.in.data, h.in.size, &h.out, &err) == SDFED_ERR_FORMAT &&
               strstr(err.message, "the task's plan says"),
           "a request with another t: %s", err.message);
     /* the others share; client 1, whose request was refused, does not */
     for (int i = 2; i < N; i++) {
-        secagg_server_request(&h.server, i, &h.in, &err);
-        CHECK(secagg_client_share(&h.c[i], h.in.data, h.in.size, &h.out, &err) == SDFED_OK && receive(&h, i, &err) == 0,
+        native_secagg_server_request(&h.server, i, &h.in, &err);
+        CHECK(native_secagg_client_share(&h.c[i], h.in.data, h.in.size, &h.out, &err) == SDFED_OK &&
+                  receive(&h, i, &err) == 0,
               "client %d shares: %s", i, err.message);
     }
-    secagg_server_leave(&h.server, 1, &err);
+    native_secagg_server_leave(&h.server, 1, &err);
     advance(&h);
 
     /* the core's client steps (fed/secagg_client.h) out of their order, as a caller that does its own
@@ -377,14 +379,14 @@ static void test_refusals(void) {
     int victim = -1;
     for (int i = 2; i < N && victim < 0; i++)
         if (sdfed_secagg_graph_adjacent(&h.server.graph, 0, i)) victim = i;
-    secagg_server_request(&h.server, victim, &h.in, &err);
+    native_secagg_server_request(&h.server, victim, &h.in, &err);
     sdfed_buffer copy = {0};
     sdfed_sink sink = sdfed_buffer_sink(&copy);
     sink.write(sink.ctx, h.in.data, h.in.size);
     copy.data[SDFED_SECAGG_MSG_HEADER + 4 + 4 + 20] ^= 1;
-    secagg_client client_copy = h.c[victim]; /* shallow: the refusal leaves it abandoned; restored below */
-    CHECK(secagg_client_mask(&h.c[victim], copy.data, copy.size, h.w.x[victim], h.w.g, 30, &h.secret, NULL, &h.out,
-                             &err) == SDFED_ERR_FORMAT,
+    native_secagg_client client_copy = h.c[victim]; /* shallow: the refusal leaves it abandoned; restored below */
+    CHECK(native_secagg_client_mask(&h.c[victim], copy.data, copy.size, h.w.x[victim], h.w.g, 30, &h.secret, NULL,
+                                    &h.out, &err) == SDFED_ERR_FORMAT,
           "client %d refuses a tampered pair: %s", victim, err.message);
     h.c[victim] = client_copy;
     memset(h.c[victim].core.masked_with, 0, (size_t)h.c[victim].core.holders);
@@ -397,9 +399,9 @@ static void test_refusals(void) {
         if (i == 1) continue;
         sdfed_rng state;
         sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&state, 2, 6, i);
-        secagg_server_request(&h.server, i, &h.in, &err);
-        CHECK(secagg_client_mask(&h.c[i], h.in.data, h.in.size, h.w.x[i], h.w.g, 30, &rounding, NULL, &h.out, &err) ==
-                      SDFED_OK &&
+        native_secagg_server_request(&h.server, i, &h.in, &err);
+        CHECK(native_secagg_client_mask(&h.c[i], h.in.data, h.in.size, h.w.x[i], h.w.g, 30, &rounding, NULL, &h.out,
+                                        &err) == SDFED_OK &&
                   receive(&h, i, &err) == SDFED_OK,
               "client %d masks: %s", i, err.message);
     }
@@ -407,7 +409,7 @@ static void test_refusals(void) {
 
     /* unmask: the honest client's refusal, then answers that are wrong */
     int c = victim;
-    secagg_server_request(&h.server, c, &h.in, &err);
+    native_secagg_server_request(&h.server, c, &h.in, &err);
     sdfed_secagg_unmask_request q;
     sdfed_secagg_read_unmask_request(h.in.data, h.in.size, 6, k + 1, &q, &err);
     int alive[N + 1], dropped[N];
@@ -415,11 +417,11 @@ static void test_refusals(void) {
     for (int i = 0; i < q.dropped.count; i++) dropped[i] = (int)sdfed_secagg_be32(q.dropped.entries + 4 * (size_t)i);
     dropped[q.dropped.count] = 0; /* 0 is alive too */
     sdfed_secagg_write_unmask_request(&bad, 6, q.inputs, alive, q.alive.count, dropped, q.dropped.count + 1, &err);
-    secagg_client saved_client = h.c[c];
-    CHECK(secagg_client_unmask(&h.c[c], bad.data, bad.size, &h.out, &err) == SDFED_SECAGG_BOTH_SETS,
+    native_secagg_client saved_client = h.c[c];
+    CHECK(native_secagg_client_unmask(&h.c[c], bad.data, bad.size, &h.out, &err) == SDFED_SECAGG_BOTH_SETS,
           "client %d refuses a request naming 0 both alive and dropped: %s", c, err.message);
     h.c[c] = saved_client;
-    CHECK(secagg_client_unmask(&h.c[c], h.in.data, h.in.size, &h.out, &err) == SDFED_OK, "%s", err.message);
+    CHECK(native_secagg_client_unmask(&h.c[c], h.in.data, h.in.size, &h.out, &err) == SDFED_OK, "%s", err.message);
     h.out.data[SDFED_SECAGG_MSG_HEADER + 4 + 4] ^= 3; /* the first answer's kind: seed <-> mask key */
     CHECK(receive(&h, c, &err) == SDFED_SECAGG_INCONSISTENT, "a share of the wrong kind: %s", err.message);
     h.out.data[SDFED_SECAGG_MSG_HEADER + 4 + 4] ^= 3;
@@ -435,11 +437,11 @@ static void test_refusals(void) {
     CHECK(receive(&h, c, &err) == SDFED_OK, "the answer as written: %s", err.message);
     sdfed_buffer_free(&copy);
     sdfed_buffer_free(&bad);
-    for (int i = 0; i < N; i++) secagg_client_free(&h.c[i]);
-    secagg_server_free(&h.server);
+    for (int i = 0; i < N; i++) native_secagg_client_free(&h.c[i]);
+    native_secagg_server_free(&h.server);
     sdfed_buffer_free(&h.in);
     sdfed_buffer_free(&h.out);
-    sdfed_crypto_stream_close(&h.stream);
+    native_crypto_stream_close(&h.stream);
 }
 
 int main(void) {

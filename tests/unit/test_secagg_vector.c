@@ -51,8 +51,8 @@ static void compute(void) {
         input(mask_sk[i], 32, 10 * i + 1);
         input(share_sk[i], 32, 10 * i + 2);
         input(seed[i], 32, 10 * i + 3);
-        CHECK(sdfed_x25519_public(mask_sk[i], mask_pk[i], &err) == SDFED_OK &&
-                  sdfed_x25519_public(share_sk[i], share_pk[i], &err) == SDFED_OK,
+        CHECK(native_x25519_public(mask_sk[i], mask_pk[i], &err) == SDFED_OK &&
+                  native_x25519_public(share_sk[i], share_pk[i], &err) == SDFED_OK,
               "%s", err.message);
         snprintf(name, sizeof name, "client%d.mask_private", i);
         put(name, mask_sk[i], 32);
@@ -71,42 +71,42 @@ static void compute(void) {
     put("session", session, 32);
     sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, ROUND, 0, 1, info, &err);
     put("info.share.0.1", info, 64);
-    sdfed_secagg_share_key(share_sk[0], share_pk[1], session, ROUND, 0, 1, key, &err);
+    native_secagg_share_key(share_sk[0], share_pk[1], session, ROUND, 0, 1, key, &err);
     put("key.share.0.1", key, 32);
     unsigned char again[32];
-    sdfed_secagg_share_key(share_sk[1], share_pk[0], session, ROUND, 0, 1, again, &err);
+    native_secagg_share_key(share_sk[1], share_pk[0], session, ROUND, 0, 1, again, &err);
     CHECK(!memcmp(key, again, 32), "both ends derive the share key");
     unsigned char nonce[12], pair[SDFED_SECAGG_PAIR_BYTES], sealed[SDFED_SECAGG_SEALED_BYTES];
     input(nonce, 12, 90);
     input(pair, sizeof pair, 91);
     put("nonce.0.1", nonce, 12);
     put("pair.0.1", pair, sizeof pair);
-    CHECK(sdfed_secagg_seal(key, nonce, session, ROUND, 0, 1, pair, sealed, &err) == SDFED_OK, "%s", err.message);
+    CHECK(native_secagg_seal(key, nonce, session, ROUND, 0, 1, pair, sealed, &err) == SDFED_OK, "%s", err.message);
     put("sealed.0.1", sealed, sizeof sealed);
     sdfed_secagg_info(SDFED_SECAGG_PURPOSE_PAIR, session, ROUND, 1, 2, info, &err);
     put("info.pair.1.2", info, 64);
-    sdfed_secagg_pair_key(mask_sk[2], mask_pk[1], session, ROUND, 2, 1, key, &err);
-    sdfed_secagg_pair_key(mask_sk[1], mask_pk[2], session, ROUND, 1, 2, again, &err);
+    native_secagg_pair_key(mask_sk[2], mask_pk[1], session, ROUND, 2, 1, key, &err);
+    native_secagg_pair_key(mask_sk[1], mask_pk[2], session, ROUND, 1, 2, again, &err);
     CHECK(!memcmp(key, again, 32), "both ends derive the pair key");
     put("key.pair.1.2", key, 32);
     unsigned char stream[MASK_BYTES];
-    sdfed_secagg_mask_stream(key, stream, MASK_BYTES, &err);
+    native_secagg_mask_stream(key, stream, MASK_BYTES, &err);
     put("mask.pair.1.2", stream, MASK_BYTES);
     sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SELF, session, ROUND, 2, 2, info, &err);
     put("info.self.2", info, 64);
-    sdfed_secagg_self_key(seed[2], session, ROUND, 2, key, &err);
+    native_secagg_self_key(seed[2], session, ROUND, 2, key, &err);
     put("key.self.2", key, 32);
-    sdfed_secagg_mask_stream(key, stream, MASK_BYTES, &err);
+    native_secagg_mask_stream(key, stream, MASK_BYTES, &err);
     put("mask.self.2", stream, MASK_BYTES);
     /* client 1's masked input in Z_2^32 for the quantised input 0, 1, -1, 2, -2, ... (16 elements): + self mask,
      * + its pair mask with 2 (1 < 2); each element 4 bytes little-endian */
     uint64_t v[16];
     for (int j = 0; j < 16; j++) v[j] = (uint64_t)(int64_t)((j % 2 ? 1 : -1) * ((j + 1) / 2)) & 0xFFFFFFFFu;
     unsigned char self1[64], pair12[64], out[64];
-    sdfed_secagg_self_key(seed[1], session, ROUND, 1, key, &err);
-    sdfed_secagg_mask_stream(key, self1, 64, &err);
-    sdfed_secagg_pair_key(mask_sk[1], mask_pk[2], session, ROUND, 1, 2, key, &err);
-    sdfed_secagg_mask_stream(key, pair12, 64, &err);
+    native_secagg_self_key(seed[1], session, ROUND, 1, key, &err);
+    native_secagg_mask_stream(key, self1, 64, &err);
+    native_secagg_pair_key(mask_sk[1], mask_pk[2], session, ROUND, 1, 2, key, &err);
+    native_secagg_mask_stream(key, pair12, 64, &err);
     sdfed_secagg_ring_add_stream(32, v, 16, self1, 64, 1, &err);
     sdfed_secagg_ring_add_stream(32, v, 16, pair12, 64, sdfed_secagg_pair_sign(1, 2), &err);
     for (int j = 0; j < 16; j++)
@@ -129,14 +129,15 @@ int main(int argc, char **argv) {
     if (writing) {
         FILE *f = fopen(path, "w");
         if (!f) return 1;
-        fprintf(f, "# sdfed secure aggregation test vector, layout v1 (shared/fed/secagg_layout.h,\n"
-                   "# native/secagg_keys.h). Round %lld, 3 clients (0, 1, 2), all advertised. Inputs:\n"
-                   "# byte i of each fixed input is (i * 29 + tag * 71 + 5) mod 256 (tags: client c's\n"
-                   "# mask key 10c + 1, share key 10c + 2, seed 10c + 3; the nonce 90, the pair 91); the\n"
-                   "# rest is derived. masked.1: client 1's input 0, 1, -1, 2, -2, ... (16 elements of\n"
-                   "# Z_2^32, 4 bytes little-endian each) + its self mask + its pair mask with client 2.\n"
-                   "# Written by build/tests/test_secagg_vector --write; checked by test_secagg_vector\n"
-                   "# (OpenSSL) and tests/oracle/secagg_webcrypto.mjs (WebCrypto).\n",
+        fprintf(f,
+                "# sdfed secure aggregation test vector, layout v1 (shared/fed/secagg_layout.h,\n"
+                "# native/secagg_keys.h). Round %lld, 3 clients (0, 1, 2), all advertised. Inputs:\n"
+                "# byte i of each fixed input is (i * 29 + tag * 71 + 5) mod 256 (tags: client c's\n"
+                "# mask key 10c + 1, share key 10c + 2, seed 10c + 3; the nonce 90, the pair 91); the\n"
+                "# rest is derived. masked.1: client 1's input 0, 1, -1, 2, -2, ... (16 elements of\n"
+                "# Z_2^32, 4 bytes little-endian each) + its self mask + its pair mask with client 2.\n"
+                "# Written by build/tests/test_secagg_vector --write; checked by test_secagg_vector\n"
+                "# (OpenSSL) and tests/oracle/secagg_webcrypto.mjs (WebCrypto).\n",
                 (long long)ROUND);
         for (int k = 0; k < n_values; k++) {
             fprintf(f, "%s ", VALUES[k].name);

@@ -16,19 +16,19 @@
  * how much of the frame is left); returns the first answer other than
  * WS_RX_MORE (WS_RX_MORE if none), with in *at how many bytes had been fed
  * then, and counts in *answers every answer other than WS_RX_MORE. */
-static ws_rx feed(ws_reassembly *r, const unsigned char *data, size_t len, size_t piece, int binary, size_t *at_answer,
-                  int *answers) {
-    ws_rx first = WS_RX_MORE;
+static native_ws_rx feed(native_ws_reassembly *r, const unsigned char *data, size_t len, size_t piece, int binary,
+                         size_t *at_answer, int *answers) {
+    native_ws_rx first = WS_RX_MORE;
     size_t at = 0;
     do {
         size_t n = len - at < piece ? len - at : piece;
-        ws_fragment f = {.data = data + at,
-                         .len = n,
-                         .frame_left = len - at - n,
-                         .first = at == 0,
-                         .last = at + n == len,
-                         .binary = binary};
-        ws_rx rx = ws_reassembly_add(r, f);
+        native_ws_fragment f = {.data = data + at,
+                                .len = n,
+                                .frame_left = len - at - n,
+                                .first = at == 0,
+                                .last = at + n == len,
+                                .binary = binary};
+        native_ws_rx rx = native_ws_reassembly_add(r, f);
         at += n;
         if (rx == WS_RX_MORE) continue;
         ++*answers;
@@ -43,14 +43,14 @@ static ws_rx feed(ws_reassembly *r, const unsigned char *data, size_t len, size_
 int main(void) {
     static unsigned char data[3 * MAX_BYTES];
     for (size_t i = 0; i < sizeof data; i++) data[i] = (unsigned char)(i * 31 + 7);
-    ws_reassembly r;
-    ws_reassembly_init(&r, MAX_BYTES);
+    native_ws_reassembly r;
+    native_ws_reassembly_init(&r, MAX_BYTES);
     size_t pieces[] = {1, 7, 4096, 4097, MAX_BYTES}, at = 0;
     for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
         for (int binary = 0; binary < 2; binary++) {
             size_t len = 1234 + p * 1000;
             int answers = 0;
-            ws_rx rx = feed(&r, data + p, len, pieces[p], binary, &at, &answers);
+            native_ws_rx rx = feed(&r, data + p, len, pieces[p], binary, &at, &answers);
             CHECK(rx == WS_RX_MESSAGE && answers == 1 && at == len && r.len == len &&
                       memcmp(r.data, data + p, len) == 0 && r.binary == binary,
                   "%zu bytes in pieces of %zu: rx %d after %zu bytes, %d answers, %zu bytes", len, pieces[p], rx, at,
@@ -58,7 +58,7 @@ int main(void) {
         }
     }
     int answers = 0;
-    ws_rx rx = feed(&r, data, MAX_BYTES, 3000, 1, &at, &answers);
+    native_ws_rx rx = feed(&r, data, MAX_BYTES, 3000, 1, &at, &answers);
     CHECK(rx == WS_RX_MESSAGE && answers == 1 && r.len == MAX_BYTES && memcmp(r.data, data, MAX_BYTES) == 0,
           "exactly the maximum is a message: rx %d, %zu bytes", rx, r.len);
     /* one frame over the maximum: its header says so, and its first piece is refused */
@@ -74,8 +74,9 @@ int main(void) {
     answers = 0;
     rx = WS_RX_MORE;
     for (size_t sent = 0; sent < sizeof data; sent += 1000) {
-        ws_fragment f = {.data = data + sent, .len = 1000, .first = sent == 0, .last = sent + 1000 == sizeof data};
-        ws_rx got = ws_reassembly_add(&r, f);
+        native_ws_fragment f = {
+            .data = data + sent, .len = 1000, .first = sent == 0, .last = sent + 1000 == sizeof data};
+        native_ws_rx got = native_ws_reassembly_add(&r, f);
         if (got == WS_RX_MORE) continue;
         if (++answers == 1) {
             rx = got;
@@ -92,7 +93,7 @@ int main(void) {
     rx = feed(&r, data, 0, 1, 1, &at, &answers);
     CHECK(rx == WS_RX_MESSAGE && r.len == 0 && r.binary, "an empty message: rx %d, %zu bytes", rx, r.len);
     CHECK(r.cap <= MAX_BYTES, "the buffer (%zu bytes) stays within the maximum", r.cap);
-    ws_reassembly_free(&r);
+    native_ws_reassembly_free(&r);
     CHECK(r.data == NULL && r.len == 0 && r.max_bytes == MAX_BYTES, "freed, ready for reuse");
     return check_report("test_ws_reassembly");
 }

@@ -56,22 +56,23 @@ static double median_change_norm(float *const *updates, int n, size_t P, const f
 int main(int argc, char **argv) {
     const char *n_text = NULL, *p_text = NULL, *dir = NULL, *repeats_text = "5", *seed_text = "1";
     int help = 0;
-    const cli_option options[] = {{.name = "--updates", .value = &n_text, .flag = NULL},
-                                  {.name = "--size", .value = &p_text, .flag = NULL},
-                                  {.name = "--dir", .value = &dir, .flag = NULL},
-                                  {.name = "--repeats", .value = &repeats_text, .flag = NULL},
-                                  {.name = "--seed", .value = &seed_text, .flag = NULL},
-                                  {.name = "--help", .value = NULL, .flag = &help}};
-    cli_set_program("bench_aggregate");
-    if (cli_parse(argc - 1, argv + 1, options, 6, NULL, NULL)) return CLI_USAGE;
+    const native_cli_option options[] = {{.name = "--updates", .value = &n_text, .flag = NULL},
+                                         {.name = "--size", .value = &p_text, .flag = NULL},
+                                         {.name = "--dir", .value = &dir, .flag = NULL},
+                                         {.name = "--repeats", .value = &repeats_text, .flag = NULL},
+                                         {.name = "--seed", .value = &seed_text, .flag = NULL},
+                                         {.name = "--help", .value = NULL, .flag = &help}};
+    native_cli_set_program("bench_aggregate");
+    if (native_cli_parse(argc - 1, argv + 1, options, 6, NULL, NULL)) return CLI_USAGE;
     if (help) {
         printf("usage: bench_aggregate --updates N --size P --dir DIR [--repeats 5] [--seed 1]\n");
         return CLI_OK;
     }
-    if (!n_text || !p_text || !dir) return cli_error(CLI_USAGE, "--updates, --size and --dir are required");
+    if (!n_text || !p_text || !dir) return native_cli_error(CLI_USAGE, "--updates, --size and --dir are required");
     long long n_updates, P, repeat_count;
-    if (cli_integer(n_text, "--updates", 1, 1 << 24, &n_updates) || cli_integer(p_text, "--size", 1, 1LL << 40, &P) ||
-        cli_integer(repeats_text, "--repeats", 1, 1 << 20, &repeat_count))
+    if (native_cli_integer(n_text, "--updates", 1, 1 << 24, &n_updates) ||
+        native_cli_integer(p_text, "--size", 1, 1LL << 40, &P) ||
+        native_cli_integer(repeats_text, "--repeats", 1, 1 << 20, &repeat_count))
         return CLI_USAGE;
     int n = (int)n_updates, repeats = (int)repeat_count;
 
@@ -80,7 +81,7 @@ int main(int argc, char **argv) {
     float *data = malloc(sizeof(float) * (size_t)n * (size_t)P), *previous = malloc(sizeof(float) * (size_t)P);
     float **updates = malloc(sizeof *updates * (size_t)n), *out = malloc(sizeof(float) * (size_t)P);
     double *weights = malloc(sizeof *weights * (size_t)n);
-    if (!data || !previous || !updates || !out || !weights) return cli_error(CLI_FAILED, "out of memory");
+    if (!data || !previous || !updates || !out || !weights) return native_cli_error(CLI_FAILED, "out of memory");
     for (long long j = 0; j < P; j++) previous[j] = (float)(0.02 * sdfed_rng_normal(&rng));
     for (int i = 0; i < n; i++) {
         updates[i] = data + (size_t)i * (size_t)P;
@@ -116,7 +117,7 @@ int main(int argc, char **argv) {
             int64_t t0 = native_clock_monotonic_ns();
             int rc = sdfed_aggregate(&rules[r].cfg, (const float *const *)updates, weights, n, (size_t)P, previous,
                                      &noise, out, &arena, &err);
-            if (rc) return cli_error(CLI_FAILED, "%s: %s", rules[r].name, err.message);
+            if (rc) return native_cli_error(CLI_FAILED, "%s: %s", rules[r].name, err.message);
             if (t >= 0) ms[t] = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
         }
         char name[128];

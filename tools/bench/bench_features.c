@@ -59,36 +59,36 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL,
                *isa = NULL;
     int help = 0;
-    const cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
-                                  {.name = "--threads", .value = &threads_s, .flag = NULL},
-                                  {.name = "--images", .value = &images_s, .flag = NULL},
-                                  {.name = "--repeats", .value = &repeats_s, .flag = NULL},
-                                  {.name = "--int8-images", .value = &int8_s, .flag = NULL},
-                                  {.name = "--check", .value = &check, .flag = NULL},
-                                  {.name = "--isa", .value = &isa, .flag = NULL},
-                                  {.name = "--help", .value = NULL, .flag = &help}};
-    cli_set_program("bench_features");
-    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    const native_cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
+                                         {.name = "--threads", .value = &threads_s, .flag = NULL},
+                                         {.name = "--images", .value = &images_s, .flag = NULL},
+                                         {.name = "--repeats", .value = &repeats_s, .flag = NULL},
+                                         {.name = "--int8-images", .value = &int8_s, .flag = NULL},
+                                         {.name = "--check", .value = &check, .flag = NULL},
+                                         {.name = "--isa", .value = &isa, .flag = NULL},
+                                         {.name = "--help", .value = NULL, .flag = &help}};
+    native_cli_set_program("bench_features");
+    if (native_cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path) {
         fputs(usage, help ? stdout : stderr);
         return help ? CLI_OK : CLI_USAGE;
     }
     long long counts[3];
-    if (cli_integer(threads_s, "--threads", 1, 1024, &counts[0]) ||
-        cli_integer(images_s, "--images", 1, 1 << 20, &counts[1]) ||
-        cli_integer(repeats_s, "--repeats", 1, 1 << 20, &counts[2]))
+    if (native_cli_integer(threads_s, "--threads", 1, 1024, &counts[0]) ||
+        native_cli_integer(images_s, "--images", 1, 1 << 20, &counts[1]) ||
+        native_cli_integer(repeats_s, "--repeats", 1, 1 << 20, &counts[2]))
         return CLI_USAGE;
     int threads = (int)counts[0], n_images = (int)counts[1], repeats = (int)counts[2];
     if (strcmp(int8_s, "0") != 0 && strcmp(int8_s, "1") != 0)
-        return cli_error(CLI_USAGE, "--int8-images must be 0 or 1, not '%s'", int8_s);
-    if (isa && cli_isa_cap(isa)) return CLI_USAGE;
+        return native_cli_error(CLI_USAGE, "--int8-images must be 0 or 1, not '%s'", int8_s);
+    if (isa && native_cli_isa_cap(isa)) return CLI_USAGE;
     native_model m;
     sdfed_error err = {0};
-    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+    if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "%s", err.message);
     m.clip.int8_images = int8_s[0] == '1';
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads, native_clock_monotonic_ns);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
-        return cli_error(CLI_FAILED, "could not start %d threads", threads);
+        return native_cli_error(CLI_FAILED, "could not start %d threads", threads);
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_IMAGE);
     int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
     size_t per_image = (size_t)S * S * 3;
@@ -100,10 +100,10 @@ int main(int argc, char **argv) {
         unsigned char *rgb = NULL;
         long size = read_file(check, &rgb);
         if (size <= 0 || size % (long)per_image != 0)
-            return cli_error(CLI_FAILED, "%s: not a whole number of %d x %d RGB images", check, S, S);
+            return native_cli_error(CLI_FAILED, "%s: not a whole number of %d x %d RGB images", check, S, S);
         for (long i = 0; i < size / (long)per_image; i++) {
             if (features_of(&m.clip, k, rgb + i * per_image, features, &arena, &err))
-                return cli_error(CLI_FAILED, "%s", err.message);
+                return native_cli_error(CLI_FAILED, "%s", err.message);
             for (int d = 0; d < E; d++) printf(d ? " %.9g" : "%.9g", features[d]);
             printf("\n");
         }
@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
         double t0 = 0;
         for (int i = -1; i < n_images; i++) {
             if (i == 0) t0 = native_clock_seconds(native_clock_monotonic_ns());
-            if (features_of(&m.clip, k, rgb, features, &arena, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+            if (features_of(&m.clip, k, rgb, features, &arena, &err))
+                return native_cli_error(CLI_FAILED, "%s", err.message);
         }
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }

@@ -23,8 +23,8 @@
  * idle cores). Lines, per N:
  *   secagg_round n=N k= t= min_inputs= P= ring_bits= advertised= shared= masked= survivors= cpu/wall=
  *   secagg_bytes n=N up=B (keys= shares= masked= unmask=) plain_up=B up_ratio=X down=B
- *   secagg_client n=N advertise_ms= share_ms= masked_ms= unmask_ms= total_ms=
- *   secagg_server n=N advertise_ms= share_ms= masked_ms= unmask_answers_ms= unmasking_ms= total_ms=
+ *   native_secagg_client n=N advertise_ms= share_ms= masked_ms= unmask_ms= total_ms=
+ *   native_secagg_server n=N advertise_ms= share_ms= masked_ms= unmask_answers_ms= unmasking_ms= total_ms=
  *   secagg_unmasking n=N dropped_after_sharing= threads= wall_s= cpu_s= cpu_per_thread_s=
  *       [goal=under_5_s_wall:met|missed at 10,000]
  *   bench_secagg TASK.json N [N ...]   (run from the root: the task's model path is relative) */
@@ -145,7 +145,7 @@ static int bench(sdfed_task *task, size_t width, int n, sdfed_error *err) {
 }
 
 int main(int argc, char **argv) {
-    cli_set_program("bench_secagg");
+    native_cli_set_program("bench_secagg");
     if (argc < 3) {
         fprintf(stderr, "usage: bench_secagg TASK.json N [N ...]\n");
         return 2;
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     if (rc == SDFED_OK) native_model_close(&model);
     for (int i = 2; i < argc && rc == SDFED_OK; i++) {
         long long n;
-        if (cli_integer(argv[i], "N", 2, 1000000, &n)) {
+        if (native_cli_integer(argv[i], "N", 2, 1000000, &n)) {
             sdfed_task_free(&task);
             return CLI_USAGE;
         }

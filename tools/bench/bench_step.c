@@ -51,26 +51,27 @@ int main(int argc, char **argv) {
     static const char usage[] = "usage: bench_step --model M.gguf --classes FILE [--n-classes C (10)] [--batch B (16)] "
                                 "[--global S (8)] [--local S (16)] [--steps N (5)] [--backend NAME]\n";
     int help = 0;
-    const cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
-                                  {.name = "--classes", .value = &classes_path, .flag = NULL},
-                                  {.name = "--n-classes", .value = &n_classes_s, .flag = NULL},
-                                  {.name = "--batch", .value = &batch_s, .flag = NULL},
-                                  {.name = "--global", .value = &global_s, .flag = NULL},
-                                  {.name = "--local", .value = &local_s, .flag = NULL},
-                                  {.name = "--steps", .value = &steps_s, .flag = NULL},
-                                  {.name = "--backend", .value = &backend, .flag = NULL},
-                                  {.name = "--help", .value = NULL, .flag = &help}};
-    cli_set_program("bench_step");
-    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    const native_cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
+                                         {.name = "--classes", .value = &classes_path, .flag = NULL},
+                                         {.name = "--n-classes", .value = &n_classes_s, .flag = NULL},
+                                         {.name = "--batch", .value = &batch_s, .flag = NULL},
+                                         {.name = "--global", .value = &global_s, .flag = NULL},
+                                         {.name = "--local", .value = &local_s, .flag = NULL},
+                                         {.name = "--steps", .value = &steps_s, .flag = NULL},
+                                         {.name = "--backend", .value = &backend, .flag = NULL},
+                                         {.name = "--help", .value = NULL, .flag = &help}};
+    native_cli_set_program("bench_step");
+    if (native_cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help || !model_path || !classes_path) {
         fputs(usage, help ? stdout : stderr);
         return help ? CLI_OK : CLI_USAGE;
     }
     long long counts[5];
-    if (cli_integer(n_classes_s, "--n-classes", 1, 1024, &counts[0]) ||
-        cli_integer(batch_s, "--batch", 1, 1 << 20, &counts[1]) ||
-        cli_integer(global_s, "--global", 0, 1024, &counts[2]) ||
-        cli_integer(local_s, "--local", 0, 1024, &counts[3]) || cli_integer(steps_s, "--steps", 1, 1 << 20, &counts[4]))
+    if (native_cli_integer(n_classes_s, "--n-classes", 1, 1024, &counts[0]) ||
+        native_cli_integer(batch_s, "--batch", 1, 1 << 20, &counts[1]) ||
+        native_cli_integer(global_s, "--global", 0, 1024, &counts[2]) ||
+        native_cli_integer(local_s, "--local", 0, 1024, &counts[3]) ||
+        native_cli_integer(steps_s, "--steps", 1, 1 << 20, &counts[4]))
         return CLI_USAGE;
     int C = (int)counts[0], B = (int)counts[1], S_s = (int)counts[2], S_l = (int)counts[3], steps = (int)counts[4];
     const sdfed_kernels *k = native_backend(backend);
@@ -78,13 +79,13 @@ int main(int argc, char **argv) {
     native_model m;
     sdfed_error err = {0};
     if (!k || C < 1 || C > 1024 || B < 1 || steps < 1 || read_names(classes_path, names, C) != C)
-        return cli_error(CLI_USAGE, "bad backend, sizes or class file (need %d names)", C);
-    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "%s", err.message);
+        return native_cli_error(CLI_USAGE, "bad backend, sizes or class file (need %d names)", C);
+    if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "%s", err.message);
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_TEXT);
     int W = m.clip.cfg.text_width, D = m.clip.cfg.embed_dim;
     sdfed_classes cls;
     if (sdfed_classes_init(&cls, &m.tokenizer, m.clip.cfg.context_length, (const char *const *)names, C, &err))
-        return cli_error(CLI_FAILED, "%s", err.message);
+        return native_cli_error(CLI_FAILED, "%s", err.message);
 
     srand(1);
     float *Gs = malloc(sizeof *Gs * S_s * W), *Gc = malloc(sizeof *Gc * S_l * W);
@@ -117,7 +118,7 @@ int main(int argc, char **argv) {
         sdfed_arena_reset(&arena);
         double t0 = native_clock_seconds(native_clock_monotonic_ns());
         if (sdfed_method_step(&cfg, &m.clip, k, &cls, &p, &batch, &losses, &prof, &arena, &err))
-            return cli_error(CLI_FAILED, "%s", err.message);
+            return native_cli_error(CLI_FAILED, "%s", err.message);
         if (s < 0) continue;
         t_total[s] = native_clock_seconds(native_clock_monotonic_ns()) - t0;
         t_phase[0][s] = prof.svd;

@@ -29,7 +29,7 @@
 #define MAX_MESSAGE_BYTES ((size_t)1 << 24)
 
 typedef struct conn {
-    ws_conn ws;
+    native_ws_conn ws;
     int index, welcomed;
 } conn;
 
@@ -40,7 +40,7 @@ typedef struct round_times {
 
 static struct {
     int n, ramp, rounds;
-    ws_client ws;
+    native_ws_client ws;
     conn *conns;
     int started, established, welcomed, failed, closed;
     double t_start, t_welcomed, t_held, timeout;
@@ -52,7 +52,7 @@ static struct {
 
 static void send_message(conn *c, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
-    if (ws_conn_send(&c->ws, data, len, binary, &err))
+    if (native_ws_conn_send(&c->ws, data, len, binary, &err))
         fprintf(stderr, "load: client %d cannot send: %s\n", c->index, err.message);
 }
 
@@ -60,8 +60,8 @@ static void start_next(void) {
     while (load_run.started < load_run.n && load_run.started - load_run.established < load_run.ramp) {
         conn *c = &load_run.conns[load_run.started];
         c->index = load_run.started++;
-        ws_conn_init(&c->ws, &load_run.ws, c);
-        ws_conn_connect(&c->ws, 0);
+        native_ws_conn_init(&c->ws, &load_run.ws, c);
+        native_ws_conn_connect(&c->ws, 0);
     }
 }
 
@@ -85,7 +85,7 @@ static void on_params(conn *c, const sdfed_frame *f) {
     free(values);
 }
 
-static int on_message(ws_conn *ws, ws_rx rx) {
+static int on_message(native_ws_conn *ws, native_ws_rx rx) {
     conn *c = ws->user;
     if (rx != WS_RX_MESSAGE) return -1;
     if (ws->in.binary) {
@@ -112,7 +112,7 @@ static int on_message(ws_conn *ws, ws_rx rx) {
     return 0;
 }
 
-static void on_connected(ws_conn *ws) {
+static void on_connected(native_ws_conn *ws) {
     load_run.established++;
     static const char hello[] = "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"load\"}";
     send_message(ws->user, hello, sizeof hello - 1, 0);
@@ -122,13 +122,13 @@ static void on_connected(ws_conn *ws) {
 /* A connection that was open counts as closed (and is not made again);
  * one that never opened (a server too busy to finish its handshake in
  * time) is tried again a second later, as a volunteer's client would. */
-static void on_closed(ws_conn *ws, int was_open, const char *why) {
+static void on_closed(native_ws_conn *ws, int was_open, const char *why) {
     if (was_open) {
         load_run.closed++;
         return;
     }
     if (load_run.failed++ < 5) fprintf(stderr, "load: a connection failed (tried again in 1 s): %s\n", why);
-    ws_conn_connect(ws, LWS_US_PER_SEC);
+    native_ws_conn_connect(ws, LWS_US_PER_SEC);
 }
 
 static int all_rounds_ended(void) {
@@ -153,33 +153,35 @@ static const char usage_line[] =
 int main(int argc, char **argv) {
     const char *server = NULL, *clients = NULL, *rounds = "3", *ramp = "256", *timeout = "300";
     int help = 0;
-    const cli_option options[] = {{.name = "--server", .value = &server},   {.name = "--clients", .value = &clients},
-                                  {.name = "--rounds", .value = &rounds},   {.name = "--ramp", .value = &ramp},
-                                  {.name = "--timeout", .value = &timeout}, {.name = "--help", .flag = &help}};
-    cli_set_program("sdfed-load");
-    if (cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
+    const native_cli_option options[] = {
+        {.name = "--server", .value = &server},   {.name = "--clients", .value = &clients},
+        {.name = "--rounds", .value = &rounds},   {.name = "--ramp", .value = &ramp},
+        {.name = "--timeout", .value = &timeout}, {.name = "--help", .flag = &help}};
+    native_cli_set_program("sdfed-load");
+    if (native_cli_parse(argc - 1, argv + 1, options, sizeof options / sizeof options[0], NULL, NULL)) return CLI_USAGE;
     if (help) {
         fputs(usage_line, stdout);
         return CLI_OK;
     }
     long long n, round_count, ramp_size;
-    if (!server || !clients) return cli_error(CLI_USAGE, "--server and --clients are required (see --help)");
-    if (cli_integer(clients, "--clients", 1, 1000000, &n) ||
-        cli_integer(rounds, "--rounds", 1, MAX_ROUNDS, &round_count) ||
-        cli_integer(ramp, "--ramp", 1, 1000000, &ramp_size) ||
-        cli_number(timeout, "--timeout", 0.001, 86400, &load_run.timeout))
+    if (!server || !clients) return native_cli_error(CLI_USAGE, "--server and --clients are required (see --help)");
+    if (native_cli_integer(clients, "--clients", 1, 1000000, &n) ||
+        native_cli_integer(rounds, "--rounds", 1, MAX_ROUNDS, &round_count) ||
+        native_cli_integer(ramp, "--ramp", 1, 1000000, &ramp_size) ||
+        native_cli_number(timeout, "--timeout", 0.001, 86400, &load_run.timeout))
         return CLI_USAGE;
     load_run.n = (int)n;
     load_run.rounds = (int)round_count;
     load_run.ramp = (int)ramp_size;
-    ws_url url;
-    if (ws_url_parse(&url, server, NULL)) return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
+    native_ws_url url;
+    if (native_ws_url_parse(&url, server, NULL))
+        return native_cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
     load_run.conns = calloc((size_t)load_run.n, sizeof *load_run.conns);
     if (!load_run.conns) return 1;
     signal(SIGPIPE, SIG_IGN);
 
-    const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
-    if (ws_client_start(&load_run.ws, &url, load_run.n, MAX_MESSAGE_BYTES, &on, NULL)) {
+    const native_ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
+    if (native_ws_client_start(&load_run.ws, &url, load_run.n, MAX_MESSAGE_BYTES, &on, NULL)) {
         fprintf(stderr, "load: cannot create the lws context (file descriptor limit?)\n");
         free(load_run.conns);
         return 1;
@@ -187,7 +189,7 @@ int main(int argc, char **argv) {
     load_run.t_start = native_clock_seconds(native_clock_monotonic_ns());
     start_next();
     lws_sul_schedule(load_run.ws.context, 0, &load_run.check, check, 100 * LWS_US_PER_MS);
-    while (!load_run.finished && ws_client_service(&load_run.ws) >= 0)
+    while (!load_run.finished && native_ws_client_service(&load_run.ws) >= 0)
         ;
     int timed_out = !load_run.t_held;
 
@@ -202,8 +204,8 @@ int main(int argc, char **argv) {
                t->n_end ? 1e3 * (t->first_end - t->first_params) : -1.0, t->first_params, t->last_params, t->first_end);
     }
     printf("held=%d of %d%s\n", load_run.established - load_run.closed, load_run.n, timed_out ? " (timed out)" : "");
-    ws_client_stop(&load_run.ws);
-    for (int i = 0; i < load_run.started; i++) ws_conn_free(&load_run.conns[i].ws);
+    native_ws_client_stop(&load_run.ws);
+    for (int i = 0; i < load_run.started; i++) native_ws_conn_free(&load_run.conns[i].ws);
     free(load_run.conns);
     return timed_out || load_run.welcomed < load_run.n ? 1 : 0;
 }

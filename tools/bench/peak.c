@@ -134,17 +134,18 @@ static int compare_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     const char *repeats_s = "5", *ms_s = "300";
     int help = 0;
-    const cli_option options[] = {{.name = "--repeats", .value = &repeats_s, .flag = NULL},
-                                  {.name = "--ms", .value = &ms_s, .flag = NULL},
-                                  {.name = "--help", .value = NULL, .flag = &help}};
-    cli_set_program("bench_peak");
-    if (cli_parse(argc - 1, argv + 1, options, 3, NULL, NULL)) return CLI_USAGE;
+    const native_cli_option options[] = {{.name = "--repeats", .value = &repeats_s, .flag = NULL},
+                                         {.name = "--ms", .value = &ms_s, .flag = NULL},
+                                         {.name = "--help", .value = NULL, .flag = &help}};
+    native_cli_set_program("bench_peak");
+    if (native_cli_parse(argc - 1, argv + 1, options, 3, NULL, NULL)) return CLI_USAGE;
     if (help) {
         fputs("usage: bench_peak [--repeats N (5)] [--ms MILLISECONDS (300)]\n", stdout);
         return CLI_OK;
     }
     long long repeats, ms;
-    if (cli_integer(repeats_s, "--repeats", 1, 99, &repeats) || cli_integer(ms_s, "--ms", 1, 3600000, &ms))
+    if (native_cli_integer(repeats_s, "--repeats", 1, 99, &repeats) ||
+        native_cli_integer(ms_s, "--ms", 1, 3600000, &ms))
         return CLI_USAGE;
     __builtin_cpu_init();
     static const isa isas[] = {

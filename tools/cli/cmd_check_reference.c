@@ -116,29 +116,30 @@ const char cmd_check_reference_help[] =
 
 int cmd_check_reference(int argc, char **argv) {
     const char *model = NULL, *reference = NULL, *backend = NULL;
-    const cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
-                                  {.name = "--reference", .value = &reference, .flag = NULL},
-                                  {.name = "--backend", .value = &backend, .flag = NULL}};
-    int status = cli_parse(argc, argv, options, 3, NULL, NULL);
+    const native_cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
+                                         {.name = "--reference", .value = &reference, .flag = NULL},
+                                         {.name = "--backend", .value = &backend, .flag = NULL}};
+    int status = native_cli_parse(argc, argv, options, 3, NULL, NULL);
     if (status) return status;
-    if (!model || !reference) return cli_error(CLI_USAGE, "check-reference: --model and --reference are required");
+    if (!model || !reference)
+        return native_cli_error(CLI_USAGE, "check-reference: --model and --reference are required");
     checker c = {0};
     c.k = native_backend(backend);
-    if (!c.k) return cli_error(CLI_USAGE, "check-reference: backend '%s' is not in this build", backend);
+    if (!c.k) return native_cli_error(CLI_USAGE, "check-reference: backend '%s' is not in this build", backend);
 
     native_model m;
-    file_map ref_file;
+    native_file_map ref_file;
     sdfed_error err = {0};
-    if (native_model_open(&m, model, &err)) return cli_error(CLI_FAILED, "check-reference: %s", err.message);
+    if (native_model_open(&m, model, &err)) return native_cli_error(CLI_FAILED, "check-reference: %s", err.message);
     sdfed_clip_pack(&m.clip, c.k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
-    int rc = file_map_open(&ref_file, reference, &err);
+    int rc = native_file_map_open(&ref_file, reference, &err);
     if (rc == SDFED_OK && (rc = sdfed_safetensors_open(&c.ref, ref_file.data, ref_file.size, &err))) {
         sdfed_fail_context(&err, rc, "%s", reference);
-        file_map_close(&ref_file);
+        native_file_map_close(&ref_file);
     }
     if (rc) {
         native_model_close(&m);
-        return cli_error(CLI_FAILED, "check-reference: %s", err.message);
+        return native_cli_error(CLI_FAILED, "check-reference: %s", err.message);
     }
     c.m = &m;
     sdfed_arena_init(&c.arena);
@@ -155,7 +156,7 @@ int cmd_check_reference(int argc, char **argv) {
 
     sdfed_arena_free(&c.arena);
     sdfed_safetensors_close(&c.ref);
-    file_map_close(&ref_file);
+    native_file_map_close(&ref_file);
     native_model_close(&m);
     return c.failed == 0 && c.passed > 0 ? CLI_OK : CLI_FAILED;
 }

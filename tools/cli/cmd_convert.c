@@ -19,8 +19,8 @@
  * plain text only. */
 static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *err) {
 #if defined(__wasm__)
-    file_map f;
-    int rc = file_map_open(&f, path, err);
+    native_file_map f;
+    int rc = native_file_map_open(&f, path, err);
     if (rc) return rc;
     if (f.size >= 2 && f.data[0] == 0x1f && f.data[1] == 0x8b)
         rc = sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
@@ -31,10 +31,10 @@ static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *e
         memcpy(*text, f.data, f.size);
         *len = f.size;
     }
-    file_map_close(&f);
+    native_file_map_close(&f);
     return rc;
 #else
-    return sdfed_read_gz_file(path, (size_t)256 << 20, (uint8_t **)text, len, err);
+    return native_read_gz_file(path, (size_t)256 << 20, (uint8_t **)text, len, err);
 #endif
 }
 
@@ -60,33 +60,35 @@ const char cmd_convert_help[] =
 
 int cmd_convert(int argc, char **argv) {
     const char *in = NULL, *vocab = NULL, *out = NULL, *type = "f32", *activation = "quick_gelu";
-    const cli_option options[] = {{.name = "--in", .value = &in, .flag = NULL},
-                                  {.name = "--vocab", .value = &vocab, .flag = NULL},
-                                  {.name = "--out", .value = &out, .flag = NULL},
-                                  {.name = "--type", .value = &type, .flag = NULL},
-                                  {.name = "--activation", .value = &activation, .flag = NULL}};
-    int status = cli_parse(argc, argv, options, 5, NULL, NULL);
+    const native_cli_option options[] = {{.name = "--in", .value = &in, .flag = NULL},
+                                         {.name = "--vocab", .value = &vocab, .flag = NULL},
+                                         {.name = "--out", .value = &out, .flag = NULL},
+                                         {.name = "--type", .value = &type, .flag = NULL},
+                                         {.name = "--activation", .value = &activation, .flag = NULL}};
+    int status = native_cli_parse(argc, argv, options, 5, NULL, NULL);
     if (status) return status;
-    if (!in || !out) return cli_error(CLI_USAGE, "convert: --in and --out are required (see 'sdfed convert --help')");
+    if (!in || !out)
+        return native_cli_error(CLI_USAGE, "convert: --in and --out are required (see 'sdfed convert --help')");
     char vocab_path[4096];
     if (!vocab) vocab = native_resolve_path(DEFAULT_VOCAB, vocab_path, sizeof vocab_path);
     sdfed_convert_options opt = {.weight_type = sdfed_type_from_name(type),
                                  .activation = sdfed_activation_from_name(activation),
                                  .vocab_text = NULL,
                                  .vocab_len = 0};
-    if (opt.weight_type < 0) return cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);
+    if (opt.weight_type < 0)
+        return native_cli_error(CLI_USAGE, "convert: --type must be f32, f16 or q8_0, not '%s'", type);
     if (opt.activation < 0)
-        return cli_error(CLI_USAGE, "convert: --activation must be quick_gelu or gelu, not '%s'", activation);
+        return native_cli_error(CLI_USAGE, "convert: --activation must be quick_gelu or gelu, not '%s'", activation);
 
     sdfed_error err = {0};
     char *vocab_text = NULL;
-    file_map model;
+    native_file_map model;
     int rc = read_vocab(vocab, &vocab_text, &opt.vocab_len, &err);
-    if (rc) return cli_error(CLI_FAILED, "convert: vocabulary %s", err.message);
+    if (rc) return native_cli_error(CLI_FAILED, "convert: vocabulary %s", err.message);
     opt.vocab_text = vocab_text;
-    if ((rc = file_map_open(&model, in, &err))) {
+    if ((rc = native_file_map_open(&model, in, &err))) {
         free(vocab_text);
-        return cli_error(CLI_FAILED, "convert: %s", err.message);
+        return native_cli_error(CLI_FAILED, "convert: %s", err.message);
     }
     sdfed_safetensors st;
     rc = sdfed_safetensors_open(&st, model.data, model.size, &err);
@@ -113,7 +115,7 @@ int cmd_convert(int argc, char **argv) {
         }
         sdfed_safetensors_close(&st);
     }
-    file_map_close(&model);
+    native_file_map_close(&model);
     free(vocab_text);
-    return rc ? cli_error(CLI_FAILED, "convert: %s", err.message) : CLI_OK;
+    return rc ? native_cli_error(CLI_FAILED, "convert: %s", err.message) : CLI_OK;
 }

@@ -59,15 +59,16 @@ typedef struct encode_args {
 
 static int parse_encode(const char *name, int argc, char **argv, encode_args *a) {
     memset(a, 0, sizeof *a);
-    const cli_option options[] = {{.name = "--model", .value = &a->model, .flag = NULL},
-                                  {.name = "--backend", .value = &a->backend, .flag = NULL},
-                                  {.name = "--normalize", .value = NULL, .flag = &a->normalize}};
+    const native_cli_option options[] = {{.name = "--model", .value = &a->model, .flag = NULL},
+                                         {.name = "--backend", .value = &a->backend, .flag = NULL},
+                                         {.name = "--normalize", .value = NULL, .flag = &a->normalize}};
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
-    if (!a->inputs) return cli_error(CLI_FAILED, "%s: out of memory", name);
-    int status = cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
-    if (status == CLI_OK && a->n_inputs == 0) status = cli_error(CLI_USAGE, "%s: give at least one input", name);
+    if (!a->inputs) return native_cli_error(CLI_FAILED, "%s: out of memory", name);
+    int status = native_cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
+    if (status == CLI_OK && a->n_inputs == 0) status = native_cli_error(CLI_USAGE, "%s: give at least one input", name);
     if (status == CLI_OK && !native_backend(a->backend))
-        status = cli_error(CLI_USAGE, "%s: backend '%s' is not in this build (see 'sdfed help')", name, a->backend);
+        status =
+            native_cli_error(CLI_USAGE, "%s: backend '%s' is not in this build (see 'sdfed help')", name, a->backend);
     if (status) free(a->inputs);
     return status;
 }
@@ -80,7 +81,7 @@ int cmd_encode_text(int argc, char **argv) {
     sdfed_error err = {0};
     if (native_model_open(&m, a.model, &err)) {
         free(a.inputs);
-        return cli_error(CLI_FAILED, "encode-text: %s", err.message);
+        return native_cli_error(CLI_FAILED, "encode-text: %s", err.message);
     }
     int ctx = m.clip.cfg.context_length, dim = m.clip.cfg.embed_dim;
     int32_t *ids = calloc((size_t)a.n_inputs * ctx, sizeof *ids);
@@ -100,7 +101,7 @@ int cmd_encode_text(int argc, char **argv) {
     if (rc == SDFED_OK)
         print_features(features, a.n_inputs, dim, a.normalize);
     else
-        status = cli_error(CLI_FAILED, "encode-text: %s", err.message);
+        status = native_cli_error(CLI_FAILED, "encode-text: %s", err.message);
     sdfed_arena_free(&arena);
     free(ids);
     free(features);
@@ -111,14 +112,14 @@ int cmd_encode_text(int argc, char **argv) {
 
 #if defined(__wasm__)
 int cmd_encode_image(int argc, char **argv) {
-    return cli_error(CLI_FAILED, "encode-image: decoding PNG/JPEG files needs the native build");
+    return native_cli_error(CLI_FAILED, "encode-image: decoding PNG/JPEG files needs the native build");
 }
 #else
 /* Decodes and preprocesses one image file into pixels (3, S, S). */
 static int load_image(const char *path, const sdfed_clip_config *c, float *pixels, sdfed_error *err) {
     sdfed_image img = {0};
     uint8_t *data = NULL;
-    int rc = sdfed_image_decode_file(path, NULL, &data, &img.width, &img.height, &img.channels, err);
+    int rc = native_image_decode_file(path, NULL, &data, &img.width, &img.height, &img.channels, err);
     if (rc) return rc;
     img.pixels = data;
     img.stride = (size_t)img.width * img.channels;
@@ -135,7 +136,7 @@ int cmd_encode_image(int argc, char **argv) {
     sdfed_error err = {0};
     if (native_model_open(&m, a.model, &err)) {
         free(a.inputs);
-        return cli_error(CLI_FAILED, "encode-image: %s", err.message);
+        return native_cli_error(CLI_FAILED, "encode-image: %s", err.message);
     }
     const sdfed_clip_config *c = &m.clip.cfg;
     size_t image_floats = (size_t)3 * c->image_size * c->image_size;
@@ -153,7 +154,7 @@ int cmd_encode_image(int argc, char **argv) {
         if (rc == SDFED_OK) print_features(features, n, c->embed_dim, a.normalize);
         sdfed_arena_reset(&arena);
     }
-    if (rc) status = cli_error(CLI_FAILED, "encode-image: %s", err.message);
+    if (rc) status = native_cli_error(CLI_FAILED, "encode-image: %s", err.message);
     sdfed_arena_free(&arena);
     free(pixels);
     free(features);

@@ -14,14 +14,14 @@ const char cmd_info_help[] =
 
 int cmd_info(int argc, char **argv) {
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc, argv, NULL, 0, &pos, &n_pos) : CLI_FAILED;
+    int n_pos = 0, status = pos ? native_cli_parse(argc, argv, NULL, 0, &pos, &n_pos) : CLI_FAILED;
     const char *path = n_pos == 1 ? pos[0] : NATIVE_DEFAULT_MODEL;
     free(pos);
     if (status) return status;
-    if (n_pos > 1) return cli_error(CLI_USAGE, "info: give one model file (or none for the default model)");
+    if (n_pos > 1) return native_cli_error(CLI_USAGE, "info: give one model file (or none for the default model)");
     native_model m;
     sdfed_error err = {0};
-    if (native_model_open(&m, path, &err)) return cli_error(CLI_FAILED, "info: %s", err.message);
+    if (native_model_open(&m, path, &err)) return native_cli_error(CLI_FAILED, "info: %s", err.message);
     const sdfed_clip_config *c = &m.clip.cfg;
     const sdfed_gguf *g = &m.clip.file;
     uint64_t counts[16] = {0}, params = 0;

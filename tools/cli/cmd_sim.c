@@ -83,45 +83,45 @@ int cmd_sim(int argc, char **argv) {
     const char *task_path = NULL, *method = NULL, *seed = NULL, *rounds = NULL, *out_dir = "sim-out", *cache = NULL;
     const char *data_dir = NULL, *backend = NULL, *lr = NULL, *isa = NULL;
     int validation = 0, f32_images = 0;
-    const cli_option options[] = {{.name = "--task", .value = &task_path, .flag = NULL},
-                                  {.name = "--method", .value = &method, .flag = NULL},
-                                  {.name = "--seed", .value = &seed, .flag = NULL},
-                                  {.name = "--rounds", .value = &rounds, .flag = NULL},
-                                  {.name = "--lr", .value = &lr, .flag = NULL},
-                                  {.name = "--out", .value = &out_dir, .flag = NULL},
-                                  {.name = "--cache", .value = &cache, .flag = NULL},
-                                  {.name = "--data", .value = &data_dir, .flag = NULL},
-                                  {.name = "--backend", .value = &backend, .flag = NULL},
-                                  {.name = "--isa", .value = &isa, .flag = NULL},
-                                  {.name = "--validation", .value = NULL, .flag = &validation},
-                                  {.name = "--f32-images", .value = NULL, .flag = &f32_images}};
-    int status = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
+    const native_cli_option options[] = {{.name = "--task", .value = &task_path, .flag = NULL},
+                                         {.name = "--method", .value = &method, .flag = NULL},
+                                         {.name = "--seed", .value = &seed, .flag = NULL},
+                                         {.name = "--rounds", .value = &rounds, .flag = NULL},
+                                         {.name = "--lr", .value = &lr, .flag = NULL},
+                                         {.name = "--out", .value = &out_dir, .flag = NULL},
+                                         {.name = "--cache", .value = &cache, .flag = NULL},
+                                         {.name = "--data", .value = &data_dir, .flag = NULL},
+                                         {.name = "--backend", .value = &backend, .flag = NULL},
+                                         {.name = "--isa", .value = &isa, .flag = NULL},
+                                         {.name = "--validation", .value = NULL, .flag = &validation},
+                                         {.name = "--f32-images", .value = NULL, .flag = &f32_images}};
+    int status = native_cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
-    if (!task_path) return cli_error(CLI_USAGE, "sim: --task is required");
-    if (isa && cli_isa_cap(isa)) return CLI_USAGE;
+    if (!task_path) return native_cli_error(CLI_USAGE, "sim: --task is required");
+    if (isa && native_cli_isa_cap(isa)) return CLI_USAGE;
     const sdfed_kernels *k = native_backend(backend);
-    if (!k) return cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
+    if (!k) return native_cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
 
     sdfed_task task;
     sdfed_error err = {0};
     if (read_task(task_path, method, seed, rounds, lr, &task, &err)) {
         sdfed_task_free(&task);
-        return cli_error(CLI_FAILED, "sim: %s", err.message);
+        return native_cli_error(CLI_FAILED, "sim: %s", err.message);
     }
     native_model m;
     if (native_model_open(&m, task.model, &err)) {
         sdfed_task_free(&task);
-        return cli_error(CLI_FAILED, "sim: model: %s", err.message);
+        return native_cli_error(CLI_FAILED, "sim: model: %s", err.message);
     }
     if (f32_images) m.clip.int8_images = 0;
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
     char sha[65];
     sdfed_sha256_hex(m.file.data, m.file.size, sha);
     sdfed_classes cls = {0};
-    fed_data data = {0};
+    native_fed_data data = {0};
     sim_result result = {0};
-    int rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
-    if (rc == SDFED_OK) rc = fed_data_task_classes(&task, &data, &err);
+    int rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
+    if (rc == SDFED_OK) rc = native_fed_data_task_classes(&task, &data, &err);
     if (rc == SDFED_OK) rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
     if (rc == SDFED_OK) {
         printf("sim: %s on %s (%s), %d clients, %d rounds, seed %llu, model %s\n", sdfed_method_name(task.method),
@@ -156,9 +156,9 @@ int cmd_sim(int argc, char **argv) {
         printf("final accuracy (mean of the last %d rounds): %.2f%%\n", result.final_rounds,
                100 * result.final_accuracy);
     else
-        status = cli_error(CLI_FAILED, "sim: %s", err.message);
+        status = native_cli_error(CLI_FAILED, "sim: %s", err.message);
     sim_result_free(&result);
-    fed_data_free(&data);
+    native_fed_data_free(&data);
     sdfed_classes_free(&cls);
     native_model_close(&m);
     sdfed_task_free(&task);

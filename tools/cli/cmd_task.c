@@ -89,15 +89,15 @@ static void dataset_root(const sdfed_task *task, char root[PATH_MAX]) {
 }
 
 /* The classes, then the files not used; the pictures not used under --strict fail. */
-static int report_dataset(const char *command, const sdfed_task *task, const char *const *names, const fed_data *d,
-                          int strict) {
+static int report_dataset(const char *command, const sdfed_task *task, const char *const *names,
+                          const native_fed_data *d, int strict) {
     report_classes(names, d->n_classes, d->train_labels, d->n_train, d->test_labels, d->n_test);
     char root[PATH_MAX];
     dataset_root(task, root);
     int pictures = report_skipped(d->skipped, root);
     if (strict && pictures)
-        return cli_error(CLI_FAILED, "%s: --strict: %d image%s not used (listed above)", command, pictures,
-                         pictures > 1 ? "s" : "");
+        return native_cli_error(CLI_FAILED, "%s: --strict: %d image%s not used (listed above)", command, pictures,
+                                pictures > 1 ? "s" : "");
     return CLI_OK;
 }
 
@@ -148,33 +148,33 @@ static int write_init_task(const char *out, const char *dir, int split, const ch
 static int task_init(int argc, char **argv) {
     const char *clients = "10", *out = "task.json", *model = NULL, *cache = NULL;
     int strict = 0;
-    const cli_option options[] = {{.name = "--clients", .value = &clients, .flag = NULL},
-                                  {.name = "--out", .value = &out, .flag = NULL},
-                                  {.name = "--model", .value = &model, .flag = NULL},
-                                  {.name = "--cache", .value = &cache, .flag = NULL},
-                                  {.name = "--strict", .value = NULL, .flag = &strict}};
+    const native_cli_option options[] = {{.name = "--clients", .value = &clients, .flag = NULL},
+                                         {.name = "--out", .value = &out, .flag = NULL},
+                                         {.name = "--model", .value = &model, .flag = NULL},
+                                         {.name = "--cache", .value = &cache, .flag = NULL},
+                                         {.name = "--strict", .value = NULL, .flag = &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 5, &rest, &n_rest) : CLI_FAILED;
+    int n_rest = 0, status = rest ? native_cli_parse(argc, argv, options, 5, &rest, &n_rest) : CLI_FAILED;
     if (status == CLI_OK && n_rest != 1)
-        status = cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task init --help')");
+        status = native_cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task init --help')");
     /* the folder as an absolute path, so that the task file may live anywhere */
     char dir[PATH_MAX];
     if (status == CLI_OK && !absolute(rest[0], dir))
-        status = cli_error(CLI_FAILED, "task init: the folder's path is too long");
+        status = native_cli_error(CLI_FAILED, "task init: the folder's path is too long");
     free(rest);
     if (status) return status;
     for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
     char *end;
     long n_clients = strtol(clients, &end, 10);
     if (*end || n_clients < 1 || n_clients > 100000)
-        return cli_error(CLI_USAGE, "task init: --clients must be an integer in 1..100000");
+        return native_cli_error(CLI_USAGE, "task init: --clients must be an integer in 1..100000");
     /* the model (the default one unless given) as an absolute path too, checked to be a CLIP GGUF */
     char model_path[PATH_MAX], resolved[PATH_MAX];
     sdfed_error err = {0};
     native_model m = {0};
     if (!absolute(native_resolve_path(model ? model : NATIVE_DEFAULT_MODEL, resolved, sizeof resolved), model_path))
-        return cli_error(CLI_FAILED, "task init: the model's path is too long");
-    if (native_model_open(&m, model_path, &err)) return cli_error(CLI_FAILED, "task init: %s", err.message);
+        return native_cli_error(CLI_FAILED, "task init: the model's path is too long");
+    if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "task init: %s", err.message);
     native_model_close(&m);
     /* the folder read as the task will read it */
     char train[PATH_MAX + 8], test[PATH_MAX + 8];
@@ -186,15 +186,15 @@ static int task_init(int argc, char **argv) {
     snprintf(task.dataset, sizeof task.dataset, "folder");
     const char *train_dir = split ? train : dir, *test_dir = split ? test : "";
     if (strlen(train_dir) >= sizeof task.data_train || strlen(test_dir) >= sizeof task.data_test)
-        return cli_error(CLI_FAILED, "task init: the folder's path is too long");
+        return native_cli_error(CLI_FAILED, "task init: the folder's path is too long");
     memcpy(task.data_train, train_dir, strlen(train_dir) + 1);
     memcpy(task.data_test, test_dir, strlen(test_dir) + 1);
     task.test_fraction = split ? 0 : 0.2;
-    fed_data d = {0};
-    int rc = fed_data_load_images(&task, NULL, cache, &d, &err);
+    native_fed_data d = {0};
+    int rc = native_fed_data_load_images(&task, NULL, cache, &d, &err);
     if (rc) {
         sdfed_task_free(&task);
-        return cli_error(CLI_FAILED, "task init: %s", err.message);
+        return native_cli_error(CLI_FAILED, "task init: %s", err.message);
     }
     status = report_dataset("task init", &task, d.class_names, &d, strict);
     int dirichlet = d.n_train >= INIT_DIRICHLET_MIN * n_clients;
@@ -210,17 +210,17 @@ static int task_init(int argc, char **argv) {
                "(\"min_clients\", \"clients_per_round\")\n",
                INIT_MIN_CLIENTS, per_round);
         rc = write_init_task(out, dir, split, model_path, n_clients, dirichlet, &err);
-        if (rc) status = cli_error(CLI_FAILED, "task init: %s", err.message);
+        if (rc) status = native_cli_error(CLI_FAILED, "task init: %s", err.message);
     }
     if (status == CLI_OK) printf("wrote %s (check it with: sdfed task check %s)\n", out, out);
-    fed_data_free(&d);
+    native_fed_data_free(&d);
     sdfed_task_free(&task);
     return status;
 }
 
 /* CLIP's zero-shot accuracy: the nearest class prompt to each test image */
-static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, const sdfed_classes *cls, const fed_data *d,
-                             double *accuracy, sdfed_error *err) {
+static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
+                             const native_fed_data *d, double *accuracy, sdfed_error *err) {
     int C = cls->n_classes, D = d->dim;
     sdfed_arena arena;
     sdfed_arena_init(&arena);
@@ -248,7 +248,7 @@ static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, cons
 }
 
 /* Each client's images by class under the task's partition. */
-static void report_clients(const sdfed_partition *part, const fed_data *d) {
+static void report_clients(const sdfed_partition *part, const native_fed_data *d) {
     for (int i = 0; i < part->n_clients; i++) {
         const sdfed_client_split *s = &part->clients[i];
         printf("client %3d: %5d training, %5d test images; by class:", i, s->n_train, s->n_test);
@@ -264,14 +264,14 @@ static void report_clients(const sdfed_partition *part, const fed_data *d) {
 static int task_check(int argc, char **argv) {
     const char *cache = NULL, *data_dir = NULL, *backend = NULL;
     int strict = 0;
-    const cli_option options[] = {{.name = "--cache", .value = &cache, .flag = NULL},
-                                  {.name = "--data", .value = &data_dir, .flag = NULL},
-                                  {.name = "--backend", .value = &backend, .flag = NULL},
-                                  {.name = "--strict", .value = NULL, .flag = &strict}};
+    const native_cli_option options[] = {{.name = "--cache", .value = &cache, .flag = NULL},
+                                         {.name = "--data", .value = &data_dir, .flag = NULL},
+                                         {.name = "--backend", .value = &backend, .flag = NULL},
+                                         {.name = "--strict", .value = NULL, .flag = &strict}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? cli_parse(argc, argv, options, 4, &rest, &n_rest) : CLI_FAILED;
+    int n_rest = 0, status = rest ? native_cli_parse(argc, argv, options, 4, &rest, &n_rest) : CLI_FAILED;
     if (status == CLI_OK && n_rest != 1)
-        status = cli_error(CLI_USAGE, "task check: give one task file (see 'sdfed task check --help')");
+        status = native_cli_error(CLI_USAGE, "task check: give one task file (see 'sdfed task check --help')");
     const char *path = status == CLI_OK ? rest[0] : NULL;
     free(rest);
     if (status) return status;
@@ -280,7 +280,7 @@ static int task_check(int argc, char **argv) {
     sdfed_task_defaults(&task);
     sdfed_error err = {0};
     native_model m = {0};
-    fed_data d = {0};
+    native_fed_data d = {0};
     sdfed_classes cls = {0};
     sdfed_partition part = {0};
     char sha[65];
@@ -296,9 +296,9 @@ static int task_check(int argc, char **argv) {
                task.model, sha, c->image_size, c->image_size, c->patch_size, c->patch_size, c->vision_layers,
                c->vision_width, c->text_layers, c->text_width, c->embed_dim);
         fflush(stdout);
-        rc = fed_data_load(&task, data_dir, cache, &m, sha, k, &d, &err);
+        rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &d, &err);
     }
-    if (rc == SDFED_OK) rc = fed_data_task_classes(&task, &d, &err);
+    if (rc == SDFED_OK) rc = native_fed_data_task_classes(&task, &d, &err);
     if (rc == SDFED_OK) {
         const char **names = malloc(sizeof *names * (size_t)(d.n_classes + 1));
         for (int c = 0; names && c < d.n_classes; c++) names[c] = sdfed_task_class_name(&task, c);
@@ -309,7 +309,7 @@ static int task_check(int argc, char **argv) {
     }
     if (rc == SDFED_OK && status == CLI_OK)
         rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
-    if (rc == SDFED_OK && status == CLI_OK) rc = fed_partition(&task, &d, &part, &err);
+    if (rc == SDFED_OK && status == CLI_OK) rc = native_fed_partition(&task, &d, &part, &err);
     if (rc == SDFED_OK && status == CLI_OK) report_clients(&part, &d);
     double accuracy = 0;
     if (rc == SDFED_OK && status == CLI_OK) rc = zeroshot_accuracy(&m, k, &cls, &d, &accuracy, &err);
@@ -318,9 +318,9 @@ static int task_check(int argc, char **argv) {
     sdfed_partition_free(&part);
     sdfed_classes_free(&cls);
     sdfed_task_free(&task);
-    fed_data_free(&d);
+    native_fed_data_free(&d);
     if (m.file.data) native_model_close(&m);
-    if (rc) return cli_error(CLI_FAILED, "task check: %s", err.message);
+    if (rc) return native_cli_error(CLI_FAILED, "task check: %s", err.message);
     return status;
 }
 
@@ -337,5 +337,6 @@ int cmd_task(int argc, char **argv) {
         if (wants_help(argc - 1, argv + 1)) return printf("%s", check_usage) < 0;
         return task_check(argc - 1, argv + 1);
     }
-    return cli_error(CLI_USAGE, "task: 'init' or 'check' (see 'sdfed task init --help', 'sdfed task check --help')");
+    return native_cli_error(CLI_USAGE,
+                            "task: 'init' or 'check' (see 'sdfed task init --help', 'sdfed task check --help')");
 }

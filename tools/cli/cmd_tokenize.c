@@ -18,15 +18,15 @@ const char cmd_tokenize_help[] =
 int cmd_tokenize(int argc, char **argv) {
     const char *model = NULL;
     int show_tokens = 0;
-    const cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
-                                  {.name = "--tokens", .value = NULL, .flag = &show_tokens}};
+    const native_cli_option options[] = {{.name = "--model", .value = &model, .flag = NULL},
+                                         {.name = "--tokens", .value = NULL, .flag = &show_tokens}};
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int n_pos = 0, status = pos ? cli_parse(argc, argv, options, 2, &pos, &n_pos) : CLI_FAILED;
-    if (status == CLI_OK && n_pos == 0) status = cli_error(CLI_USAGE, "tokenize: give at least one text");
+    int n_pos = 0, status = pos ? native_cli_parse(argc, argv, options, 2, &pos, &n_pos) : CLI_FAILED;
+    if (status == CLI_OK && n_pos == 0) status = native_cli_error(CLI_USAGE, "tokenize: give at least one text");
     native_model m;
     sdfed_error err = {0};
     if (status == CLI_OK && native_model_open(&m, model, &err))
-        status = cli_error(CLI_FAILED, "tokenize: %s", err.message);
+        status = native_cli_error(CLI_FAILED, "tokenize: %s", err.message);
     if (status) {
         free(pos);
         return status;
@@ -36,7 +36,7 @@ int cmd_tokenize(int argc, char **argv) {
     for (int i = 0; i < n_pos && status == CLI_OK; i++) {
         int n = 0;
         if (!ids || sdfed_tokenize(&m.tokenizer, pos[i], strlen(pos[i]), ctx, ids, &n, &err)) {
-            status = cli_error(CLI_FAILED, "tokenize: %s", ids ? err.message : "out of memory");
+            status = native_cli_error(CLI_FAILED, "tokenize: %s", ids ? err.message : "out of memory");
             break;
         }
         for (int j = 0; j < n; j++) {

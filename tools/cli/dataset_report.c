@@ -11,7 +11,7 @@
 
 void report_classes(const char *const *names, int C, const uint8_t *train, int n_train, const uint8_t *test,
                     int n_test) {
-    progress_end();
+    native_progress_end();
     printf("%d classes:\n", C);
     for (int c = 0; c < C; c++) {
         int a = 0, b = 0;
@@ -30,8 +30,8 @@ static const char *shown(const char *path, const char *root) {
     return n && !strncmp(path, root, n) && path[n] == '/' ? path + n + 1 : path;
 }
 
-int report_skipped(const image_folder_skips *skipped, const char *root) {
-    progress_end();
+int report_skipped(const native_image_folder_skips *skipped, const char *root) {
+    native_progress_end();
     int pictures = 0;
     for (int i = 0; skipped && i < skipped->n; i++) pictures += skipped->items[i].image;
     if (pictures) printf("%d image%s not used:\n", pictures, pictures > 1 ? "s" : "");
@@ -40,7 +40,7 @@ int report_skipped(const image_folder_skips *skipped, const char *root) {
             printf("  %s: %s\n", shown(skipped->items[i].path, root), skipped->items[i].reason);
     /* the rest by reason, in the order the reasons first appear */
     for (int i = 0; skipped && i < skipped->n; i++) {
-        const image_folder_skip *first = &skipped->items[i];
+        const native_image_folder_skip *first = &skipped->items[i];
         int seen_before = first->image;
         for (int j = 0; j < i && !seen_before; j++)
             seen_before = !skipped->items[j].image && !strcmp(skipped->items[j].reason, first->reason);

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     const char *pwd = getenv("PWD");
     if (pwd) chdir(pwd);
 #endif
-    if (argc < 2) return cli_error(CLI_USAGE, "no command given (see 'sdfed help')");
+    if (argc < 2) return native_cli_error(CLI_USAGE, "no command given (see 'sdfed help')");
     /* sdfed help [COMMAND] is sdfed [COMMAND] --help */
     int help = strcmp(argv[1], "help") == 0 || wants_help(argv[1]);
     const char *name = argv[1];
@@ -59,6 +59,6 @@ int main(int argc, char **argv) {
             return fputs(commands[i].help, stdout) < 0 ? CLI_FAILED : CLI_OK;
         return commands[i].run(argc - 2, argv + 2);
     }
-    if (help) return cli_error(CLI_USAGE, "no command '%s' (see 'sdfed help')", name);
-    return cli_error(CLI_USAGE, "unknown command '%s' (see 'sdfed help')", argv[1]);
+    if (help) return native_cli_error(CLI_USAGE, "no command '%s' (see 'sdfed help')", name);
+    return native_cli_error(CLI_USAGE, "unknown command '%s' (see 'sdfed help')", argv[1]);
 }

@@ -57,8 +57,8 @@ struct client {
     sdfed_task host;      /* --host-task's file, read at the start (its model is the default --model) */
     double give_up_s;
     /* connection */
-    ws_client ws;
-    ws_conn conn;
+    native_ws_client ws;
+    native_ws_conn conn;
     double disconnected_at;
     sdfed_backoff backoff;               /* when to try again */
     lws_sorted_usec_list_t resend_timer; /* an update the server could not store goes again */
@@ -68,11 +68,11 @@ struct client {
     sdfed_task task;
     native_model model;
     sdfed_classes cls;
-    fed_data data;
+    native_fed_data data;
     sdfed_partition part;
     sdfed_client_split own; /* --data with a folder task: every image of its own */
     int *own_ids;
-    fed_client fc;
+    native_fed_client fc;
     const sdfed_kernels *k;
     sdfed_arena arena;
     int64_t waiting_round; /* a round_start whose parameters are to come */
@@ -89,10 +89,10 @@ struct client {
     void (*work_end)(client *c);
     int work_rc;
     sdfed_error work_err;
-    ws_send_queue held;     /* the server's messages that came while working */
-    int64_t train_round;    /* a round's training: its round, */
-    float *train_before;    /* its global parameters as they came (for --attack), */
-    sdfed_losses train_sum; /* and its results */
+    native_ws_send_queue held; /* the server's messages that came while working */
+    int64_t train_round;       /* a round's training: its round, */
+    float *train_before;       /* its global parameters as they came (for --attack), */
+    sdfed_losses train_sum;    /* and its results */
     int train_steps;
     double train_accuracy;
     /* the device (native/step_timer.h): --step-ms's step times, or measured
@@ -154,7 +154,7 @@ static void fail(client *c, const char *fmt, ...) {
 
 static void send_message(client *c, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
-    if (ws_conn_send(&c->conn, data, len, binary, &err)) fail(c, "%s", err.message);
+    if (native_ws_conn_send(&c->conn, data, len, binary, &err)) fail(c, "%s", err.message);
 }
 
 static void send_raw(void *ctx, const void *data, size_t len, int binary) { send_message(ctx, data, len, binary); }
@@ -261,8 +261,8 @@ static int measure_steps(client *c, const sdfed_client_split *split, sdfed_error
                              .index = test ? split->test : split->train,
                              .n = test ? split->n_test : split->n_train};
     c->step_measured = 1;
-    return step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, sleep_ms_now(c), c->step_s, &c->arena,
-                              err);
+    return native_step_timer_measure(&c->task, &c->model.clip, c->k, &c->cls, &own, sleep_ms_now(c), c->step_s,
+                                     &c->arena, err);
 }
 
 /* With a local_prompt key: the device's step times, --step-ms's or measured. */
@@ -293,13 +293,14 @@ static void prepare_body(client *c) {
     /* a folder task with --data: the volunteer's own ImageFolder, its folders
      * matched to the task's classes, a fifth of each class held out */
     int folder = strcmp(c->task.dataset, "folder") == 0, own = folder && c->data_dir;
-    c->work_rc = (folder && !own && host_folders(c, err)) ||
-                 sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
-                 fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
-                 (own ? all_images(c, err) : fed_partition(&c->task, &c->data, &c->part, err)) ||
-                 device_steps(c, own ? &c->own : &c->part.clients[c->index], err) ||
-                 fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index],
-                                 c->n_step_s ? c->step_s : NULL, &c->model.clip, c->k, &c->cls, &c->arena, err);
+    c->work_rc =
+        (folder && !own && host_folders(c, err)) ||
+        sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
+        native_fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
+        (own ? all_images(c, err) : native_fed_partition(&c->task, &c->data, &c->part, err)) ||
+        device_steps(c, own ? &c->own : &c->part.clients[c->index], err) ||
+        native_fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index],
+                               c->n_step_s ? c->step_s : NULL, &c->model.clip, c->k, &c->cls, &c->arena, err);
 }
 
 static void prepare_end(client *c) {
@@ -399,10 +400,10 @@ static void train_body(client *c) {
     c->train_accuracy = 0;
     c->remeasured = 0;
     int64_t started = native_clock_monotonic_ns();
-    c->work_rc = fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &c->train_sum,
-                                  &c->train_steps, &c->arena, &c->work_err);
+    c->work_rc = native_fed_client_train(&c->fc, &c->task, &c->model.clip, c->k, &c->cls, &c->data, &c->train_sum,
+                                         &c->train_steps, &c->arena, &c->work_err);
     if (c->work_rc) return;
-    step_timer_sleep_ms(c->train_steps * sleep_ms_now(c)); /* --step-sleep-ms: a slow device */
+    native_step_timer_sleep_ms(c->train_steps * sleep_ms_now(c)); /* --step-sleep-ms: a slow device */
     c->round_step_s = c->train_steps ? native_clock_seconds(native_clock_monotonic_ns() - started) / c->train_steps : 0;
     sdfed_arena_reset(&c->arena);
     if (c->step_measured && c->reference_step_s == 0) {
@@ -417,7 +418,8 @@ static void train_body(client *c) {
     c->rounds_trained++;
     if (c->work_rc) return;
     sdfed_error ignored = {0}; /* an accuracy it cannot compute is reported as 0 */
-    fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena, &ignored);
+    native_fed_client_accuracy(&c->fc, &c->model.clip, c->k, &c->cls, &c->data, &c->train_accuracy, &c->arena,
+                               &ignored);
 }
 
 /* The round trained: keep the update, upload it and report, if the
@@ -645,10 +647,10 @@ static void reconnect_later(client *c) {
     int attempt = c->backoff.attempt;
     int64_t delay_ms = sdfed_backoff_next_ms(&c->backoff);
     say(c, "connecting again in %lld ms (try %d)", (long long)delay_ms, attempt + 1);
-    ws_conn_connect(&c->conn, delay_ms * 1000);
+    native_ws_conn_connect(&c->conn, delay_ms * 1000);
 }
 
-static void on_connected(ws_conn *conn) {
+static void on_connected(native_ws_conn *conn) {
     client *c = conn->user;
     c->disconnected_at = 0;
     sdfed_buffer b = {0};
@@ -676,19 +678,19 @@ static void work_finish(client *c) {
     pthread_join(c->worker, NULL);
     c->working = 0;
     c->work_end(c);
-    const ws_outgoing *m;
-    while (!c->working && !interrupted && (m = ws_send_queue_peek(&c->held))) {
+    const native_ws_outgoing *m;
+    while (!c->working && !interrupted && (m = native_ws_send_queue_peek(&c->held))) {
         handle_message(c, m->payload, m->len, m->binary);
-        ws_send_queue_pop(&c->held);
+        native_ws_send_queue_pop(&c->held);
         if (c->vanishing) { /* as in on_message; what is left was for that connection */
             c->vanishing = 0;
-            ws_send_queue_clear(&c->held);
-            ws_conn_close(&c->conn);
+            native_ws_send_queue_clear(&c->held);
+            native_ws_conn_close(&c->conn);
         }
     }
 }
 
-static int on_message(ws_conn *conn, ws_rx rx) {
+static int on_message(native_ws_conn *conn, native_ws_rx rx) {
     client *c = conn->user;
     if (rx == WS_RX_TOO_LARGE) {
         fail(c, "the server sent a message over %zu bytes", MAX_MESSAGE_BYTES);
@@ -700,7 +702,7 @@ static int on_message(ws_conn *conn, ws_rx rx) {
     }
     if (c->working) { /* handled when the work is done */
         sdfed_error err = {0};
-        if (ws_send_queue_push(&c->held, conn->in.data, conn->in.len, conn->in.binary, &err))
+        if (native_ws_send_queue_push(&c->held, conn->in.data, conn->in.len, conn->in.binary, &err))
             fail(c, "%s", err.message);
         return 0;
     }
@@ -712,12 +714,12 @@ static int on_message(ws_conn *conn, ws_rx rx) {
     return 0;
 }
 
-static void on_closed(ws_conn *conn, int was_open, const char *why) {
+static void on_closed(native_ws_conn *conn, int was_open, const char *why) {
     client *c = conn->user;
     /* what was queued, either way, was for the old connection; the cached
      * update goes again if the round is resent */
-    ws_send_queue_clear(&conn->out);
-    ws_send_queue_clear(&c->held);
+    native_ws_send_queue_clear(&conn->out);
+    native_ws_send_queue_clear(&c->held);
     if (!c->finished && !interrupted) {
         if (was_open) say(c, "disconnected");
         reconnect_later(c);
@@ -754,72 +756,73 @@ int main(int argc, char **argv) {
     const char *server = NULL, *index = "0", *backend = NULL, *give_up = "60", *encoding = "binary", *jitter = NULL;
     const char *step_sleep = "0", *slow_from = "0";
     int quiet = 0, help = 0;
-    cli_set_program("sdfed-client");
-    const cli_option options[] = {{.name = "--server", .value = &server, .flag = NULL},
-                                  {.name = "--client-index", .value = &index, .flag = NULL},
-                                  {.name = "--model", .value = &c.model_path, .flag = NULL},
-                                  {.name = "--cache", .value = &c.cache, .flag = NULL},
-                                  {.name = "--data", .value = &c.data_dir, .flag = NULL},
-                                  {.name = "--host-task", .value = &c.host_task, .flag = NULL},
-                                  {.name = "--backend", .value = &backend, .flag = NULL},
-                                  {.name = "--token-file", .value = &c.token_file, .flag = NULL},
-                                  {.name = "--attack", .value = &c.attack, .flag = NULL},
-                                  {.name = "--give-up", .value = &give_up, .flag = NULL},
-                                  {.name = "--encoding", .value = &encoding, .flag = NULL},
-                                  {.name = "--join-key", .value = &c.join_key, .flag = NULL},
-                                  {.name = "--jitter-seed", .value = &jitter, .flag = NULL},
-                                  {.name = "--exit-after-stage", .value = &c.exit_after, .flag = NULL},
-                                  {.name = "--step-ms", .value = &c.step_ms, .flag = NULL},
-                                  {.name = "--step-sleep-ms", .value = &step_sleep, .flag = NULL},
-                                  {.name = "--slow-from-round", .value = &slow_from, .flag = NULL},
-                                  {.name = "--quiet", .value = NULL, .flag = &quiet},
-                                  {.name = "--help", .value = NULL, .flag = &help}};
-    int status = cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
+    native_cli_set_program("sdfed-client");
+    const native_cli_option options[] = {{.name = "--server", .value = &server, .flag = NULL},
+                                         {.name = "--client-index", .value = &index, .flag = NULL},
+                                         {.name = "--model", .value = &c.model_path, .flag = NULL},
+                                         {.name = "--cache", .value = &c.cache, .flag = NULL},
+                                         {.name = "--data", .value = &c.data_dir, .flag = NULL},
+                                         {.name = "--host-task", .value = &c.host_task, .flag = NULL},
+                                         {.name = "--backend", .value = &backend, .flag = NULL},
+                                         {.name = "--token-file", .value = &c.token_file, .flag = NULL},
+                                         {.name = "--attack", .value = &c.attack, .flag = NULL},
+                                         {.name = "--give-up", .value = &give_up, .flag = NULL},
+                                         {.name = "--encoding", .value = &encoding, .flag = NULL},
+                                         {.name = "--join-key", .value = &c.join_key, .flag = NULL},
+                                         {.name = "--jitter-seed", .value = &jitter, .flag = NULL},
+                                         {.name = "--exit-after-stage", .value = &c.exit_after, .flag = NULL},
+                                         {.name = "--step-ms", .value = &c.step_ms, .flag = NULL},
+                                         {.name = "--step-sleep-ms", .value = &step_sleep, .flag = NULL},
+                                         {.name = "--slow-from-round", .value = &slow_from, .flag = NULL},
+                                         {.name = "--quiet", .value = NULL, .flag = &quiet},
+                                         {.name = "--help", .value = NULL, .flag = &help}};
+    int status = native_cli_parse(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), NULL, NULL);
     if (status) return status;
     if (help) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    if (!server) return cli_error(CLI_USAGE, "--server is required (see --help)");
-    ws_url url;
-    if (ws_url_parse(&url, server, NULL)) return cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
+    if (!server) return native_cli_error(CLI_USAGE, "--server is required (see --help)");
+    native_ws_url url;
+    if (native_ws_url_parse(&url, server, NULL))
+        return native_cli_error(CLI_USAGE, "--server must be ws://HOST:PORT or wss://...");
     long long index_value;
-    if (cli_integer(index, "--client-index", 0, INT32_MAX, &index_value)) return CLI_USAGE;
+    if (native_cli_integer(index, "--client-index", 0, INT32_MAX, &index_value)) return CLI_USAGE;
     c.index = (int)index_value;
     char *end = NULL;
     unsigned long long seed = jitter ? strtoull(jitter, &end, 10) : (unsigned long long)c.index;
     if (jitter && (!*jitter || *end || *jitter == '-'))
-        return cli_error(CLI_USAGE, "--jitter-seed must be a non-negative integer, not '%s'", jitter);
+        return native_cli_error(CLI_USAGE, "--jitter-seed must be a non-negative integer, not '%s'", jitter);
     sdfed_backoff_init(&c.backoff, seed);
     if (strcmp(encoding, "json") && strcmp(encoding, "binary"))
-        return cli_error(CLI_USAGE, "--encoding must be binary or json");
+        return native_cli_error(CLI_USAGE, "--encoding must be binary or json");
     c.json = strcmp(encoding, "json") == 0;
     c.quiet = quiet;
     long long sleep_ms, slow_round;
-    if (cli_number(give_up, "--give-up", 0, 1e9, &c.give_up_s) ||
-        cli_integer(step_sleep, "--step-sleep-ms", 0, 3600000, &sleep_ms) ||
-        cli_integer(slow_from, "--slow-from-round", 0, INT32_MAX, &slow_round))
+    if (native_cli_number(give_up, "--give-up", 0, 1e9, &c.give_up_s) ||
+        native_cli_integer(step_sleep, "--step-sleep-ms", 0, 3600000, &sleep_ms) ||
+        native_cli_integer(slow_from, "--slow-from-round", 0, INT32_MAX, &slow_round))
         return CLI_USAGE;
     c.step_sleep_ms = (int)sleep_ms;
     c.slow_from = (int)slow_round;
     c.k = native_backend(backend);
     c.cached_round = c.waiting_round = c.secure_start.round = -1;
     c.sec.round = -1;
-    if (!c.k) return cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
+    if (!c.k) return native_cli_error(CLI_USAGE, "backend '%s' is not in this build", backend);
     if (c.attack && strcmp(c.attack, "flip") && strncmp(c.attack, "scale:", 6))
-        return cli_error(CLI_USAGE, "--attack must be flip or scale:F");
+        return native_cli_error(CLI_USAGE, "--attack must be flip or scale:F");
     c.attack_factor = -1.0;
     if (c.attack && strcmp(c.attack, "flip") &&
-        cli_number(c.attack + 6, "--attack scale:F's F", -1e6, 1e6, &c.attack_factor))
+        native_cli_number(c.attack + 6, "--attack scale:F's F", -1e6, 1e6, &c.attack_factor))
         return CLI_USAGE;
     if (c.exit_after && strcmp(c.exit_after, "advertise") && strcmp(c.exit_after, "shares") &&
         strcmp(c.exit_after, "masked") && strcmp(c.exit_after, "unmask"))
-        return cli_error(CLI_USAGE, "--exit-after-stage must be advertise, shares, masked or unmask");
+        return native_cli_error(CLI_USAGE, "--exit-after-stage must be advertise, shares, masked or unmask");
     /* the host's task file is read now: a bad one is said before connecting,
      * and its model (found as the file finds it) is the one to load */
     sdfed_error err = {0};
     if (c.host_task && native_task_read(c.host_task, &c.host, NULL, &err))
-        return cli_error(CLI_FAILED, "--host-task: %s", err.message);
+        return native_cli_error(CLI_FAILED, "--host-task: %s", err.message);
     if (!c.model_path) c.model_path = c.host_task ? c.host.model : NATIVE_DEFAULT_MODEL;
     if (c.token_file) {
         FILE *f = fopen(c.token_file, "r");
@@ -828,30 +831,30 @@ int main(int argc, char **argv) {
             fclose(f);
         }
     }
-    const ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
-    if (ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err)) {
+    const native_ws_client_handlers on = {.connected = on_connected, .message = on_message, .closed = on_closed};
+    if (native_ws_client_start(&c.ws, &url, 1, MAX_MESSAGE_BYTES, &on, &err)) {
         sdfed_task_free(&c.host);
-        return cli_error(CLI_FAILED, "%s", err.message);
+        return native_cli_error(CLI_FAILED, "%s", err.message);
     }
     sdfed_arena_init(&c.arena);
-    ws_conn_init(&c.conn, &c.ws, &c);
+    native_ws_conn_init(&c.conn, &c.ws, &c);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    ws_conn_connect(&c.conn, 0);
-    while (!interrupted && ws_client_service(&c.ws) >= 0)
+    native_ws_conn_connect(&c.conn, 0);
+    while (!interrupted && native_ws_client_service(&c.ws) >= 0)
         if (c.working && atomic_load(&c.work_done)) work_finish(&c);
     if (c.working) pthread_join(c.worker, NULL);
-    ws_client_stop(&c.ws);
-    ws_send_queue_clear(&c.held);
+    native_ws_client_stop(&c.ws);
+    native_ws_send_queue_clear(&c.held);
     free(c.train_before);
-    ws_conn_free(&c.conn);
+    native_ws_conn_free(&c.conn);
     free(c.cached);
     client_secure_end(&c.sec);
     if (c.ready) {
-        fed_client_free(&c.fc);
+        native_fed_client_free(&c.fc);
         sdfed_partition_free(&c.part);
         free(c.own_ids);
-        fed_data_free(&c.data);
+        native_fed_data_free(&c.data);
         sdfed_classes_free(&c.cls);
         native_model_close(&c.model);
     }

@@ -17,8 +17,8 @@ void client_secure_init(client_secure *s, const sdfed_task *task, int64_t index,
 }
 
 void client_secure_end(client_secure *s) {
-    secagg_client_free(&s->sa);
-    if (s->own.cipher) sdfed_crypto_stream_close(&s->own);
+    native_secagg_client_free(&s->sa);
+    if (s->own.cipher) native_crypto_stream_close(&s->own);
     free(s->global);
     free(s->trained);
     free(s->masked_request);
@@ -108,14 +108,14 @@ int client_secure_start(client_secure *s, const sdfed_message *m, const float *g
     if (leaves(s, SDFED_SECAGG_ADVERTISE)) return -1;
     s->dims = dims;
     s->global = malloc(sizeof *s->global * dims);
-    rc = s->global ? sdfed_crypto_random(key, sizeof key, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
-    if (rc == SDFED_OK) rc = sdfed_crypto_stream_open(&s->own, key, &err);
+    rc = s->global ? native_crypto_random(key, sizeof key, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    if (rc == SDFED_OK) rc = native_crypto_stream_open(&s->own, key, &err);
     memset(key, 0, sizeof key);
     sdfed_buffer out = {0};
     if (rc == SDFED_OK) {
         memcpy(s->global, global, sizeof *s->global * dims);
-        sdfed_secagg_bytes secret = sdfed_crypto_stream_source(&s->own);
-        rc = secagg_client_advertise(&s->sa, &plan, m->round, &secret, &out, &err);
+        sdfed_secagg_bytes secret = native_crypto_stream_source(&s->own);
+        rc = native_secagg_client_advertise(&s->sa, &plan, m->round, &secret, &out, &err);
     }
     if (rc == SDFED_OK) send_frame(s, &out);
     sdfed_buffer_free(&out);
@@ -131,7 +131,7 @@ int client_secure_start(client_secure *s, const sdfed_message *m, const float *g
 /* the request answered by a step of the client's (its share or unmask
  * step), or refused with the step's code */
 static void answer(client_secure *s,
-                   int (*step)(secagg_client *, const unsigned char *, size_t, sdfed_buffer *, sdfed_error *),
+                   int (*step)(native_secagg_client *, const unsigned char *, size_t, sdfed_buffer *, sdfed_error *),
                    const unsigned char *request, size_t len, const char *said) {
     sdfed_error err = {0};
     sdfed_buffer out = {0};
@@ -159,10 +159,10 @@ static void mask(client_secure *s, const unsigned char *request, size_t len) {
     }
     sdfed_rng rounding_state;
     sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&rounding_state, s->task->seed, s->round, s->index);
-    sdfed_secagg_bytes noise = sdfed_crypto_stream_source(&s->own);
+    sdfed_secagg_bytes noise = native_crypto_stream_source(&s->own);
     sdfed_buffer out = {0};
-    rc = secagg_client_mask(&s->sa, request, len, s->trained, s->global, s->samples, &rounding,
-                            s->sa.core.plan.sigma2 ? &noise : NULL, &out, &err);
+    rc = native_secagg_client_mask(&s->sa, request, len, s->trained, s->global, s->samples, &rounding,
+                                   s->sa.core.plan.sigma2 ? &noise : NULL, &out, &err);
     if (rc == SDFED_OK) {
         send_frame(s, &out);
         snprintf(s->log, sizeof s->log, "round %lld: masked input sent", (long long)s->round);
@@ -205,7 +205,7 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
         (kind == SDFED_SECAGG_MSG_UNMASK_REQUEST && leaves(s, SDFED_SECAGG_UNMASK)))
         return;
     if (kind == SDFED_SECAGG_MSG_SHARE_REQUEST) {
-        answer(s, secagg_client_share, msg, msg_len, "shares sent");
+        answer(s, native_secagg_client_share, msg, msg_len, "shares sent");
     } else if (kind == SDFED_SECAGG_MSG_MASKED_REQUEST && s->trained) {
         mask(s, msg, msg_len);
     } else if (kind == SDFED_SECAGG_MSG_MASKED_REQUEST) { /* answered once it has trained */
@@ -215,7 +215,7 @@ void client_secure_request(client_secure *s, const unsigned char *frame, size_t 
             s->masked_request_len = msg_len;
         }
     } else if (kind == SDFED_SECAGG_MSG_UNMASK_REQUEST) {
-        answer(s, secagg_client_unmask, msg, msg_len, "unmasking shares sent");
+        answer(s, native_secagg_client_unmask, msg, msg_len, "unmasking shares sent");
     } else {
         sdfed_fail(&err, SDFED_ERR_FORMAT, "a %s message is no server's request", sdfed_secagg_msg_name(kind));
         refuse(s, SDFED_CODE_SECAGG_BAD_REQUEST, &err);

@@ -30,9 +30,9 @@ typedef void (*client_send_fn)(void *ctx, const void *data, size_t len, int bina
 typedef struct client_secure {
     int64_t round; /* the secure round it takes part in (-1: none) */
     int64_t index; /* the client as the task's rounding names it (its shard) */
-    secagg_client sa;
-    sdfed_crypto_stream own; /* its randomness: a keystream under a key from getrandom */
-    float *global;           /* (dims) the round's parameters */
+    native_secagg_client sa;
+    native_crypto_stream own; /* its randomness: a keystream under a key from getrandom */
+    float *global;            /* (dims) the round's parameters */
     size_t dims;
     float *trained;                /* (dims) its parameters after training, once trained */
     int64_t samples;               /* its training-sample count */

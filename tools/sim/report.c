@@ -114,23 +114,23 @@ int report_write_svg(const char *path, const sdfed_task *task, const sim_result 
              sdfed_method_name(task->method), sdfed_partition_kind_name(task->partition.kind), task->clients,
              (unsigned long long)task->seed, 100 * r->final_accuracy, r->final_rounds);
     snprintf(x_label, sizeof x_label, "round (0..%d)", n - 1);
-    svg_chart chart = {.width = 640,
-                       .height = 400,
-                       .left = 60,
-                       .right = 20,
-                       .top = 40,
-                       .bottom = 50,
-                       .font_size = 12,
-                       .standalone = 1,
-                       .title = title,
-                       .x_label = x_label,
-                       .legend = "mean client accuracy; band: worst to best client",
-                       .n = n,
-                       .line = mean,
-                       .band_low = low,
-                       .band_high = high};
+    native_svg_chart chart = {.width = 640,
+                              .height = 400,
+                              .left = 60,
+                              .right = 20,
+                              .top = 40,
+                              .bottom = 50,
+                              .font_size = 12,
+                              .standalone = 1,
+                              .title = title,
+                              .x_label = x_label,
+                              .legend = "mean client accuracy; band: worst to best client",
+                              .n = n,
+                              .line = mean,
+                              .band_low = low,
+                              .band_high = high};
     sdfed_buffer b = {0};
-    int rc = svg_chart_write(&b, &chart, err);
+    int rc = native_svg_chart_write(&b, &chart, err);
     unsigned char nul = 0;
     sdfed_sink sink = sdfed_buffer_sink(&b);
     if (rc == SDFED_OK && sink.write(sink.ctx, &nul, 1))

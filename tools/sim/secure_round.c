@@ -18,10 +18,10 @@ typedef struct round_state {
     const sdfed_secagg_plan *plan;
     int64_t round;
     const int64_t *clients;
-    secagg_client *c;
-    secagg_server server;
+    native_secagg_client *c;
+    native_secagg_server server;
     sdfed_buffer request, message;
-    sdfed_crypto_stream *own; /* (n) each client's own randomness, unless the options give sources */
+    native_crypto_stream *own; /* (n) each client's own randomness, unless the options give sources */
     const secure_round_options *options;
 } round_state;
 
@@ -30,13 +30,13 @@ static int randomness(round_state *s, int p, sdfed_secagg_bytes *secret, sdfed_s
     const secure_round_options *o = s->options;
     if (!s->own[p].cipher && (!o || !o->secret || !o->noise)) {
         unsigned char key[32];
-        int rc = sdfed_crypto_random(key, sizeof key, err);
-        if (rc == SDFED_OK) rc = sdfed_crypto_stream_open(&s->own[p], key, err);
+        int rc = native_crypto_random(key, sizeof key, err);
+        if (rc == SDFED_OK) rc = native_crypto_stream_open(&s->own[p], key, err);
         memset(key, 0, sizeof key);
         if (rc) return rc;
     }
-    *secret = o && o->secret ? *o->secret : sdfed_crypto_stream_source(&s->own[p]);
-    *noise = o && o->noise ? *o->noise : sdfed_crypto_stream_source(&s->own[p]);
+    *secret = o && o->secret ? *o->secret : native_crypto_stream_source(&s->own[p]);
+    *noise = o && o->noise ? *o->noise : native_crypto_stream_source(&s->own[p]);
     return SDFED_OK;
 }
 
@@ -48,9 +48,9 @@ static int due(const round_state *s, int p, sdfed_secagg_stage stage) {
 
 /* the stage's end: the next stage, or the round abandoned (returns 0 then) */
 static int end_stage(round_state *s, secure_round_stats *stats, sdfed_error *err, int *rc) {
-    sdfed_secagg_verdict v = secagg_server_check(&s->server, 1);
+    sdfed_secagg_verdict v = native_secagg_server_check(&s->server, 1);
     if (v == SDFED_SECAGG_NEXT) {
-        *rc = secagg_server_advance(&s->server, err);
+        *rc = native_secagg_server_advance(&s->server, err);
         return *rc == SDFED_OK;
     }
     const sdfed_secagg_stage at = s->server.stages.stage;
@@ -68,32 +68,33 @@ static int leaves(round_state *s, int p, sdfed_secagg_stage stage, sdfed_error *
     int drops = o && o->drops ? o->drops(o->drops_ctx, s->clients[p], stage)
                               : sdfed_secagg_drops_out(s->task, s->round, s->clients[p], stage);
     if (!drops) return 0;
-    *rc = secagg_server_leave(&s->server, p, err);
+    *rc = native_secagg_server_leave(&s->server, p, err);
     return 1;
 }
 
 /* the server's request to place p, the client's step on it, the server receiving the answer */
 static int step(round_state *s, int p, sdfed_secagg_stage stage, const float *x, const float *g, int64_t samples,
                 secure_round_stats *stats, sdfed_error *err) {
-    secagg_client *c = &s->c[p];
+    native_secagg_client *c = &s->c[p];
     sdfed_secagg_bytes secret, noise;
     int rc = randomness(s, p, &secret, &noise, err);
     int64_t t0 = native_clock_monotonic_ns(), c0 = native_clock_thread_cpu_ns();
-    if (rc == SDFED_OK && stage != SDFED_SECAGG_ADVERTISE) rc = secagg_server_request(&s->server, p, &s->request, err);
+    if (rc == SDFED_OK && stage != SDFED_SECAGG_ADVERTISE)
+        rc = native_secagg_server_request(&s->server, p, &s->request, err);
     int64_t t1 = native_clock_monotonic_ns(), c1 = native_clock_thread_cpu_ns();
     if (rc == SDFED_OK && stage == SDFED_SECAGG_ADVERTISE)
-        rc = secagg_client_advertise(c, s->plan, s->round, &secret, &s->message, err);
+        rc = native_secagg_client_advertise(c, s->plan, s->round, &secret, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_SHARE)
-        rc = secagg_client_share(c, s->request.data, s->request.size, &s->message, err);
+        rc = native_secagg_client_share(c, s->request.data, s->request.size, &s->message, err);
     else if (rc == SDFED_OK && stage == SDFED_SECAGG_MASKED) {
         sdfed_rng rounding_state;
         sdfed_secagg_bytes rounding = sdfed_secagg_rounding(&rounding_state, s->task->seed, s->round, s->clients[p]);
-        rc = secagg_client_mask(c, s->request.data, s->request.size, x, g, samples, &rounding,
-                                s->plan->sigma2 ? &noise : NULL, &s->message, err);
+        rc = native_secagg_client_mask(c, s->request.data, s->request.size, x, g, samples, &rounding,
+                                       s->plan->sigma2 ? &noise : NULL, &s->message, err);
     } else if (rc == SDFED_OK)
-        rc = secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
+        rc = native_secagg_client_unmask(c, s->request.data, s->request.size, &s->message, err);
     int64_t t2 = native_clock_monotonic_ns(), c2 = native_clock_thread_cpu_ns();
-    if (rc == SDFED_OK) rc = secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
+    if (rc == SDFED_OK) rc = native_secagg_server_receive(&s->server, p, s->message.data, s->message.size, err);
     const int64_t down = stage != SDFED_SECAGG_ADVERTISE ? (int64_t)s->request.size : 0;
     stats->server_seconds += native_clock_seconds(t1 - t0 + native_clock_monotonic_ns() - t2);
     stats->bytes_down += down;
@@ -117,7 +118,7 @@ static int take_part(round_state *s, int p, sdfed_secagg_stage stage, const floa
         int rc = train(ctx, s->clients[p], &x, &samples, err);
         *training += native_clock_monotonic_ns() - t1;
         if (rc) return rc;
-        if (!x) return secagg_server_leave(&s->server, p, err);
+        if (!x) return native_secagg_server_leave(&s->server, p, err);
     }
     return step(s, p, stage, x, g, samples, stats, err);
 }
@@ -163,7 +164,7 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     s.own = calloc((size_t)n, sizeof *s.own);
     unsigned char key[32];
     sdfed_secagg_graph_key(task->seed, round, key);
-    int rc = s.c && s.own ? secagg_server_start(&s.server, plan, round, key, err)
+    int rc = s.c && s.own ? native_secagg_server_start(&s.server, plan, round, key, err)
                           : sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
     int going = rc == SDFED_OK;
     for (sdfed_secagg_stage stage = SDFED_SECAGG_ADVERTISE; going && stage <= SDFED_SECAGG_UNMASK; stage++) {
@@ -171,7 +172,7 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
             if (!due(&s, p, stage)) continue;
             if (!leaves(&s, p, stage, err, &rc)) rc = take_part(&s, p, stage, g, train, ctx, &training, stats, err);
             /* abandoned as soon as it cannot succeed, as the aggregator decides it */
-            if (rc == SDFED_OK && secagg_server_check(&s.server, 0) == SDFED_SECAGG_ABANDON) break;
+            if (rc == SDFED_OK && native_secagg_server_check(&s.server, 0) == SDFED_SECAGG_ABANDON) break;
         }
         going = rc == SDFED_OK && end_stage(&s, stats, err, &rc);
     }
@@ -180,17 +181,18 @@ int secure_round_run(const sdfed_task *task, const sdfed_secagg_plan *plan, int6
     stats->masked = count_completed(&s, SDFED_SECAGG_MASKED);
     stats->survivors = count_completed(&s, SDFED_SECAGG_UNMASK);
     int64_t t1 = native_clock_monotonic_ns(), cpu = native_clock_process_cpu_ns();
-    if (rc == SDFED_OK && !stats->abandoned) rc = secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
+    if (rc == SDFED_OK && !stats->abandoned)
+        rc = native_secagg_server_finish(&s.server, g, next, &stats->weight_sum, err);
     stats->unmask_seconds = native_clock_seconds(native_clock_monotonic_ns() - t1);
     stats->unmask_cpu_seconds = native_clock_seconds(native_clock_process_cpu_ns() - cpu);
     stats->server_seconds += stats->unmask_seconds;
     if (rc == SDFED_OK && !stats->abandoned) rc = parity(&s, g, next, stats, err);
-    for (int p = 0; s.c && p < n; p++) secagg_client_free(&s.c[p]);
+    for (int p = 0; s.c && p < n; p++) native_secagg_client_free(&s.c[p]);
     for (int p = 0; s.own && p < n; p++)
-        if (s.own[p].cipher) sdfed_crypto_stream_close(&s.own[p]);
+        if (s.own[p].cipher) native_crypto_stream_close(&s.own[p]);
     free(s.c);
     free(s.own);
-    secagg_server_free(&s.server);
+    native_secagg_server_free(&s.server);
     sdfed_buffer_free(&s.request);
     sdfed_buffer_free(&s.message);
     stats->protocol_seconds = native_clock_seconds(native_clock_monotonic_ns() - t0 - training);

@@ -41,7 +41,7 @@ typedef struct secure_round_stats {
     int64_t weight_sum;                        /* the survivors' weights */
     double protocol_seconds;                   /* the round's time less the clients' training */
     double server_seconds;                     /* of which the server's: its requests, receiving, unmasking */
-    double unmask_seconds;                     /* of which the unmasking into the sum (secagg_server_finish) */
+    double unmask_seconds;                     /* of which the unmasking into the sum (native_secagg_server_finish) */
     double unmask_cpu_seconds;                 /* the unmasking's CPU time, all threads (the others are wall) */
     int64_t bytes_up, bytes_down;              /* the protocol's messages, all clients: to the server, from it */
     char plain_sha256[65];                     /* of the plain global of the same inputs ("" when abandoned) */

@@ -47,12 +47,12 @@ static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round 
 
 /* What a secure round's clients train with. */
 typedef struct training {
-    fed_client *clients;
+    native_fed_client *clients;
     const sdfed_task *task;
     const sdfed_clip_model *m;
     const sdfed_kernels *k;
     const sdfed_classes *cls;
-    const fed_data *d;
+    const native_fed_data *d;
     sdfed_losses *losses;
     int *steps;
     sdfed_arena *arena;
@@ -62,10 +62,10 @@ typedef struct training {
 /* client c trains (secure_round_train_fn): its prompt after training, or none without data */
 static int train_client(void *ctx, int64_t c, const float **x, int64_t *samples, sdfed_error *err) {
     training *t = ctx;
-    fed_client *cl = &t->clients[c];
+    native_fed_client *cl = &t->clients[c];
     *x = NULL;
     if (cl->split->n_train == 0) return SDFED_OK;
-    int rc = fed_client_train(cl, t->task, t->m, t->k, t->cls, t->d, t->losses, t->steps, t->arena, err);
+    int rc = native_fed_client_train(cl, t->task, t->m, t->k, t->cls, t->d, t->losses, t->steps, t->arena, err);
     if (rc) return sdfed_fail_context(err, rc, "round %d, client %lld", t->round, (long long)c);
     *x = cl->params.global;
     *samples = cl->plan.samples;
@@ -93,16 +93,16 @@ static void log_plan(FILE *log, const sdfed_task *task, const sdfed_secagg_plan 
 }
 
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-            const fed_data *d, int validation, sim_result *out, FILE *log, sdfed_error *err) {
+            const native_fed_data *d, int validation, sim_result *out, FILE *log, sdfed_error *err) {
     memset(out, 0, sizeof *out);
     int rc = sdfed_task_validate(task, err);
     if (rc) return rc;
     if (task->devices.n > 0 && task->secagg.on)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "sim: 'devices' are not simulated with 'secure_aggregation'");
     sdfed_partition part;
-    if ((rc = fed_partition(task, d, &part, err))) return sdfed_fail_context(err, rc, "partition");
+    if ((rc = native_fed_partition(task, d, &part, err))) return sdfed_fail_context(err, rc, "partition");
     /* validation: clients are tested on images held out of their training sets */
-    fed_data held_out = *d;
+    native_fed_data held_out = *d;
     if (validation) {
         sdfed_samples train = {.n = d->n_train, .id = NULL, .label = d->train_labels, .domain = d->train_domains};
         if ((rc = sdfed_partition_hold_out(&part, &train, SIM_VALIDATION_EVERY, task->seed, err))) {
@@ -115,7 +115,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         d = &held_out;
     }
     int K = task->clients, trains = task->method != SDFED_METHOD_ZEROSHOT;
-    fed_client *clients = calloc((size_t)K, sizeof *clients);
+    native_fed_client *clients = calloc((size_t)K, sizeof *clients);
     out->rounds = calloc((size_t)task->rounds, sizeof *out->rounds);
     out->client_train = calloc((size_t)K, sizeof(int));
     out->client_test = calloc((size_t)K, sizeof(int));
@@ -144,8 +144,8 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         int device = out->client_device[c] = sdfed_devices_of_client(&task->devices, task->seed, c);
         double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
         if (device >= 0) sdfed_device_step_seconds(&task->devices.device[device], task->local_prompt.n_lengths, step_s);
-        rc = fed_client_init(&clients[c], task, c, &part.clients[c], device >= 0 ? step_s : NULL, m, k, cls, &arena,
-                             err);
+        rc = native_fed_client_init(&clients[c], task, c, &part.clients[c], device >= 0 ? step_s : NULL, m, k, cls,
+                                    &arena, err);
         out->client_steps[c] = clients[c].plan.steps;
         if (rc == SDFED_OK && shared) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         out->client_train[c] = part.clients[c].n_train;
@@ -206,7 +206,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         }
         for (int i = 0; i < round_clients.n_clients && rc == SDFED_OK && !out->secure; i++) {
             int c = (int)round_clients.clients[i];
-            fed_client *cl = &clients[c];
+            native_fed_client *cl = &clients[c];
             if (cl->split->n_train == 0 || sdfed_round_drops_out(task->seed, r, c, task->dropout)) {
                 sdfed_round_leave(&round_clients, c);
                 continue;
@@ -215,7 +215,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
              * comes too late to count */
             int late = task->devices.n > 0 && misses(task, &cl->plan);
             if (!late) round->sim_seconds = fmax(round->sim_seconds, cl->plan.seconds);
-            rc = fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
+            rc = native_fed_client_train(cl, task, m, k, cls, d, &losses, &round->steps, &arena, err);
             if (rc) {
                 sdfed_fail_context(err, rc, "round %d, client %d", r, c);
                 break;
@@ -254,7 +254,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         if (shared) sdfed_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256);
         for (int c = 0; c < K && rc == SDFED_OK; c++) {
             sdfed_arena_reset(&arena);
-            rc = fed_client_accuracy(&clients[c], m, k, cls, d, &round->client_accuracy[c], &arena, err);
+            rc = native_fed_client_accuracy(&clients[c], m, k, cls, d, &round->client_accuracy[c], &arena, err);
             round->accuracy += round->client_accuracy[c] / K;
         }
         int steps = round->steps > 0 ? round->steps : 1;
@@ -271,7 +271,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         for (int r = out->n_rounds - out->final_rounds; r < out->n_rounds; r++)
             out->final_accuracy += out->rounds[r].accuracy / out->final_rounds;
     }
-    for (int c = 0; clients && c < K; c++) fed_client_free(&clients[c]);
+    for (int c = 0; clients && c < K; c++) native_fed_client_free(&clients[c]);
     sdfed_method_params_free(&server);
     sdfed_round_free(&round_clients);
     free(clients);

@@ -58,7 +58,7 @@ typedef struct sim_result {
 
 /* Runs the task; `log` (may be NULL) receives one line per round. */
 int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
-            const fed_data *data, int validation, sim_result *out, FILE *log, sdfed_error *err);
+            const native_fed_data *data, int validation, sim_result *out, FILE *log, sdfed_error *err);
 void sim_result_free(sim_result *r);
 
 #endif
