@@ -71,7 +71,7 @@ static int decoded_alloc(decoded *d, int stored_width, int stored_height, int ch
     return SDFED_OK;
 }
 
-/* An image_row_sink: stored row y, where the orientation puts it. */
+/* An native_image_row_sink: stored row y, where the orientation puts it. */
 static void decoded_place_row(void *ctx, int y, const uint8_t *row) {
     decoded *d = ctx;
     size_t ch = (size_t)d->channels;

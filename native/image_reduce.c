@@ -5,7 +5,7 @@
 #include <string.h>
 
 int native_image_reducer_init(native_image_reducer *r, int width, int height, int channels, int factor, int any_order,
-                              image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err) {
+                              native_image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err) {
     *r = (native_image_reducer){
         .width = width,
         .height = height,

@@ -25,7 +25,7 @@
 #include "base/status.h"
 
 /* Receives output row y (out_width * channels bytes). */
-typedef void (*image_row_sink)(void *ctx, int y, const uint8_t *row);
+typedef void (*native_image_row_sink)(void *ctx, int y, const uint8_t *row);
 
 typedef struct native_image_reducer {
     int width, height, channels, factor; /* the input */
@@ -33,7 +33,7 @@ typedef struct native_image_reducer {
     int any_order;
     uint32_t *sums; /* (out_width * channels) for each held output row */
     uint8_t *row;   /* the output row being handed on */
-    image_row_sink sink;
+    native_image_row_sink sink;
     void *sink_ctx;
 } native_image_reducer;
 
@@ -41,7 +41,7 @@ typedef struct native_image_reducer {
  * any_order: pixels arrive in any order (else rows in order). name is the
  * image's, for messages. */
 int native_image_reducer_init(native_image_reducer *r, int width, int height, int channels, int factor, int any_order,
-                              image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err);
+                              native_image_row_sink sink, void *sink_ctx, const char *name, sdfed_error *err);
 /* Rows in order: input row y (width pixels, packed), y = 0, 1, ... */
 void native_image_reducer_add_row(native_image_reducer *r, int y, const uint8_t *row);
 /* Any order: n pixels (packed) of input row y, at columns x0, x0 + dx, ... */

@@ -15,6 +15,8 @@ Each rule, with why it exists:
   core-specifics     a path or a data set's name in a string under shared/: the core knows no files of
                      this repository and no data set; the host says them
   one-letter-global  a variable at file scope named by one letter: a global needs a name that explains it
+  floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, or one of
+                     native/ without native_: a name says which floor it lives on, the core or the host
 
 A C tokenizer (comments, strings, characters and preprocessor lines understood; both sides of an #if
 read) is enough for these rules: no compiler is needed, and every file is read whatever it is built for.
@@ -184,6 +186,30 @@ def is_declaration(stmt):
     return j < len(stmt) and stmt[j].kind == "ident"
 
 
+def declared_name(stmt, after_typedef_body):
+    """the name a file-scope declaration declares (a function, a typedef, a variable), None when unsure"""
+    if after_typedef_body:
+        return stmt[0] if stmt[0].kind == "ident" else None  # `} name;` after a typedef's body
+    tokens = [t for t in stmt if t.text not in ("__attribute__",)]
+    for j, t in enumerate(tokens):  # a function pointer's name: (*name)
+        if t.text == "(" and j + 2 < len(tokens) and tokens[j + 1].text == "*" and tokens[j + 2].kind == "ident":
+            return tokens[j + 2]
+    depth = 0
+    last = None
+    for j, t in enumerate(tokens):
+        if t.text == "(" and depth == 0 and last is not None and j > 0 and tokens[j - 1] is last:
+            return last  # a function
+        if t.text in "([{":
+            depth += 1
+        elif t.text in ")]}":
+            depth -= 1
+        elif depth == 0 and t.text in ("=", "[", ":"):
+            break
+        elif depth == 0 and t.kind == "ident" and t.text not in KEYWORD_TYPES:
+            last = t
+    return last
+
+
 def depth_zero_comma(stmt):
     depth = 0
     for t in stmt:
@@ -218,6 +244,14 @@ class Linter:
     def lint(self, path, tokens, directives, all_core=False):
         rel = os.path.relpath(path, ROOT)
         in_core = all_core or rel.startswith("shared" + os.sep)
+        self.floor_prefix = None  # what a header's declarations start with
+        if rel.endswith(".h"):
+            if in_core:
+                self.floor_prefix = "sdfed_"
+            elif rel.startswith("native" + os.sep):
+                self.floor_prefix = "native_"
+        self.typedef_body = False  # the type body being read began a typedef
+        self.heading_type = False
         for line, text in directives:
             self.lint_directive(rel, line, text, in_core)
         stack = []  # the kinds of the braces open
@@ -228,7 +262,11 @@ class Linter:
             if t.text == "{":
                 kind = brace_kind(tokens, i, enclosing)
                 if kind != "init" and enclosing in (None, "block", "type"):
+                    if enclosing is None and kind == "type":
+                        self.typedef_body = bool(statement) and statement[0].text == "typedef"
+                    self.heading_type = enclosing is None and kind == "type"  # `typedef struct x {`: no name yet
                     self.end_statement(rel, statement, enclosing)
+                    self.heading_type = False
                     statement = []
                 stack.append(kind)
                 if kind == "init" or enclosing == "init":
@@ -277,7 +315,17 @@ class Linter:
             if comma and not is_declaration(body):
                 self.report(rel, comma.line, "comma-statement", "a comma joins two statements: write two")
         elif enclosing is None:
+            self.check_floor_prefix(rel, statement)
             self.check_global(rel, statement)
+
+    def check_floor_prefix(self, rel, statement):
+        """the name a header's file-scope declaration declares starts with the floor's prefix"""
+        if not self.floor_prefix or self.heading_type or statement[0].text in ("static_assert", "_Static_assert"):
+            return
+        name = declared_name(statement, self.after_type and self.typedef_body)
+        if name and not name.text.startswith(self.floor_prefix):
+            self.report(rel, name.line, "floor-prefix", "%s is declared here without %s" % (name.text,
+                                                                                       self.floor_prefix))
 
     def check_global(self, rel, statement):
         after_type, self.after_type = self.after_type, False
@@ -418,14 +466,14 @@ def run(paths, all_core=False):
 
 
 def self_test():
-    """each bad_RULE.c: RULE's findings on exactly its lines marked `found`, no other; good.c: none"""
+    """each bad_RULE.c (.h): RULE's findings on exactly its lines marked `found`, no other; good.c: none"""
     here = os.path.join(ROOT, "tests", "style_lint")
     failed = 0
-    names = sorted(n for n in os.listdir(here) if n.endswith(".c"))
+    names = sorted(n for n in os.listdir(here) if n.endswith((".c", ".h")) and n != "structs.h")
     for name in names:
         path = os.path.join(here, name)
         findings = run([os.path.join(here, "structs.h"), path], all_core=True)
-        rule = name[4:-2].replace("_", "-") if name.startswith("bad_") else None
+        rule = os.path.splitext(name)[0][4:].replace("_", "-") if name.startswith("bad_") else None
         with open(path, encoding="utf-8") as f:
             marked = {n for n, line in enumerate(f, 1) if "/* found */" in line}
         found = {int(f.split(":")[1]) for f in findings}

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef float f32x8 __attribute__((vector_size(32)));
-typedef int32_t i32x8 __attribute__((vector_size(32)));
+typedef float sdfed_f32x8 __attribute__((vector_size(32)));
+typedef int32_t sdfed_i32x8 __attribute__((vector_size(32)));
 
 /* On x86-64 such a function is compiled for AVX-512, AVX2 and the SSE2
  * baseline, the widest the CPU runs chosen when the program loads (the same
@@ -27,19 +27,19 @@ typedef int32_t i32x8 __attribute__((vector_size(32)));
 #define SDFED_WIDEST_VECTORS
 #endif
 
-/* the lanes of f32x8 `v` whose i32x8 `mask` lane is all ones replaced by
+/* the lanes of sdfed_f32x8 `v` whose sdfed_i32x8 `mask` lane is all ones replaced by
  * `by`'s (a macro: a vector argument's or result's ABI depends on the
  * target's registers, so the helpers here take pointers) */
-#define SDFED_SELECT_F32X8(mask, by, v) ((f32x8)(((i32x8)(v) & ~(mask)) | ((i32x8)(by) & (mask))))
+#define SDFED_SELECT_F32X8(mask, by, v) ((sdfed_f32x8)(((sdfed_i32x8)(v) & ~(mask)) | ((sdfed_i32x8)(by) & (mask))))
 
 /* *p = the polynomial with the n coefficients c (highest degree first) at
  * *v, by Horner's steps p = p v + c[i], each multiply and add rounded
  * (never fused) */
-static inline void sdfed_poly_f32x8(f32x8 *p, const f32x8 *v, const float *c, int n) {
+static inline void sdfed_poly_f32x8(sdfed_f32x8 *p, const sdfed_f32x8 *v, const float *c, int n) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-    f32x8 acc = (f32x8){0} + c[0];
+    sdfed_f32x8 acc = (sdfed_f32x8){0} + c[0];
 #pragma GCC unroll 16
     for (int i = 1; i < n; i++) acc = acc * *v + c[i];
     *p = acc;
@@ -52,25 +52,25 @@ static inline void sdfed_poly_f32x8(f32x8 *p, const f32x8 *v, const float *c, in
  * Cephes's degree-7 polynomial, times 2^n built in the exponent's bits.
  * Below -87 it gives 0 (expf: 1.6e-38 down to the subnormals), above 88
  * infinity (expf: up to 3.4e38 by 88.72), NaN for NaN. */
-static inline void sdfed_exp_f32x8(f32x8 *v) {
+static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-    const f32x8 zero = {0};
+    const sdfed_f32x8 zero = {0};
     const float magic = 12582912.0f; /* 1.5 2^23: adding it rounds to an integer, in the low bits */
-    f32x8 x = *v;
-    i32x8 below = x<-87.0f, above = x> 88.0f;
-    f32x8 xc = SDFED_SELECT_F32X8(above, zero + 88.0f, SDFED_SELECT_F32X8(below, zero - 87.0f, x));
-    f32x8 t = xc * 1.44269504088896341f + magic;
-    f32x8 n = t - magic;
-    i32x8 n_int = (i32x8)t - (i32x8)(zero + magic);
-    f32x8 r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    sdfed_f32x8 x = *v;
+    sdfed_i32x8 below = x<-87.0f, above = x> 88.0f;
+    sdfed_f32x8 xc = SDFED_SELECT_F32X8(above, zero + 88.0f, SDFED_SELECT_F32X8(below, zero - 87.0f, x));
+    sdfed_f32x8 t = xc * 1.44269504088896341f + magic;
+    sdfed_f32x8 n = t - magic;
+    sdfed_i32x8 n_int = (sdfed_i32x8)t - (sdfed_i32x8)(zero + magic);
+    sdfed_f32x8 r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
     static const float cephes[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                                    4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-    f32x8 p;
+    sdfed_f32x8 p;
     sdfed_poly_f32x8(&p, &r, cephes, 6);
     p = p * (r * r) + r + 1.0f;
-    f32x8 y = p * (f32x8)((n_int + 127) << 23);
+    sdfed_f32x8 y = p * (sdfed_f32x8)((n_int + 127) << 23);
     *v = SDFED_SELECT_F32X8(above, zero + INFINITY, SDFED_SELECT_F32X8(below, zero, y));
 }
 
@@ -86,57 +86,57 @@ static inline void sdfed_exp_f32x8(f32x8 *v) {
  * the sign put back, NaN for NaN. The polynomials are near minimax on
  * their intervals, fitted (and this evaluation checked operation by
  * operation) by tools/fit_erf.py. */
-static inline void sdfed_erf_f32x8(f32x8 *v) {
+static inline void sdfed_erf_f32x8(sdfed_f32x8 *v) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-    const f32x8 zero = {0};
-    const i32x8 sign = (i32x8){0} + INT32_MIN;
-    f32x8 x = *v;
-    f32x8 a = (f32x8)((i32x8)x & ~sign);
+    const sdfed_f32x8 zero = {0};
+    const sdfed_i32x8 sign = (sdfed_i32x8){0} + INT32_MIN;
+    sdfed_f32x8 x = *v;
+    sdfed_f32x8 a = (sdfed_f32x8)((sdfed_i32x8)x & ~sign);
 
     static const float q_of_s[] = {9.49349924e-05f, -0.000836027146f, 0.0052169594f, -0.0268648062f,
                                    0.112837784f,    -0.376126379f,    0.128379166f};
-    f32x8 s = a * a;
-    f32x8 q;
+    sdfed_f32x8 s = a * a;
+    sdfed_f32x8 q;
     sdfed_poly_f32x8(&q, &s, q_of_s, 7);
-    f32x8 small = a + a * q;
+    sdfed_f32x8 small = a + a * q;
 
     static const float p_of_m[] = {-0.00453552511f, 0.0148951402f, 0.00459546596f, -0.0691725984f, 0.0691850707f,
                                    0.138368964f,    -0.415107489f, 0.415107489f,   1.35210998e-08f};
-    f32x8 m = a - 1.0f;
-    f32x8 p;
+    sdfed_f32x8 m = a - 1.0f;
+    sdfed_f32x8 p;
     sdfed_poly_f32x8(&p, &m, p_of_m, 9);
-    f32x8 middle = 0.842700779f + p;
+    sdfed_f32x8 middle = 0.842700779f + p;
 
-    f32x8 ac = SDFED_SELECT_F32X8(a > 4.0f, zero + 4.0f, a);
-    f32x8 ah = (f32x8)((i32x8)ac & -4096); /* 12 bits: ah * ah is exact */
-    f32x8 e = -(ah * ah);
+    sdfed_f32x8 ac = SDFED_SELECT_F32X8(a > 4.0f, zero + 4.0f, a);
+    sdfed_f32x8 ah = (sdfed_f32x8)((sdfed_i32x8)ac & -4096); /* 12 bits: ah * ah is exact */
+    sdfed_f32x8 e = -(ah * ah);
     sdfed_exp_f32x8(&e);
-    f32x8 nd = -((ac - ah) * (ac + ah)); /* -(x^2 - ah^2), at most 2^-6 */
-    f32x8 e_rest = 1.0f + nd * (1.0f + nd * 0.5f * (1.0f + nd * 0.333333343f));
+    sdfed_f32x8 nd = -((ac - ah) * (ac + ah)); /* -(x^2 - ah^2), at most 2^-6 */
+    sdfed_f32x8 e_rest = 1.0f + nd * (1.0f + nd * 0.5f * (1.0f + nd * 0.333333343f));
     static const float g_of_t[] = {0.0763882101f, -0.0362668671f, -0.0221792888f, 0.0600333922f, -0.0759273916f,
                                    0.051797431f,  0.0301025975f,  -0.183032826f,  0.415664792f,  0.26856482f};
-    f32x8 t = 1.0f / ac - 0.53125f;
-    f32x8 g;
+    sdfed_f32x8 t = 1.0f / ac - 0.53125f;
+    sdfed_f32x8 g;
     sdfed_poly_f32x8(&g, &t, g_of_t, 10);
-    f32x8 tail = 1.0f - e * e_rest * g;
+    sdfed_f32x8 tail = 1.0f - e * e_rest * g;
 
-    f32x8 y = SDFED_SELECT_F32X8(a < 0.75f, small, SDFED_SELECT_F32X8(a < 1.25f, middle, tail));
-    *v = (f32x8)((i32x8)y | ((i32x8)x & sign));
+    sdfed_f32x8 y = SDFED_SELECT_F32X8(a < 0.75f, small, SDFED_SELECT_F32X8(a < 1.25f, middle, tail));
+    *v = (sdfed_f32x8)((sdfed_i32x8)y | ((sdfed_i32x8)x & sign));
 }
 
 /* *v = the first `count` (<= 8) floats of p, the other lanes `fill`; and
  * back (a whole vector in one move, a part through memory) */
-static inline void sdfed_load_f32x8(f32x8 *v, const float *p, int count, float fill) {
+static inline void sdfed_load_f32x8(sdfed_f32x8 *v, const float *p, int count, float fill) {
     if (count == 8) {
         memcpy(v, p, sizeof *v);
         return;
     }
-    *v = (f32x8){0} + fill;
+    *v = (sdfed_f32x8){0} + fill;
     memcpy(v, p, sizeof(float) * (size_t)count);
 }
-static inline void sdfed_store_f32x8(float *p, const f32x8 *v, int count) {
+static inline void sdfed_store_f32x8(float *p, const sdfed_f32x8 *v, int count) {
     memcpy(p, v, count == 8 ? sizeof *v : sizeof(float) * (size_t)count);
 }
 
@@ -144,15 +144,19 @@ static inline void sdfed_store_f32x8(float *p, const f32x8 *v, int count) {
  * their first and `count` how many: the whole vectors in a loop of their
  * own, where count is the constant 8 (so that the vectors stay in
  * registers: a part goes through memory), then the last part once. */
-#define SDFED_EACH_F32X8(n, j, count, ...) \
-    do { \
-        int j = 0, count = 8; \
-        for (; j + 8 <= (n); j += 8) { __VA_ARGS__; } \
-        if ((count = (n) - j) > 0) { __VA_ARGS__; } \
+#define SDFED_EACH_F32X8(n, j, count, ...)                                                                             \
+    do {                                                                                                               \
+        int j = 0, count = 8;                                                                                          \
+        for (; j + 8 <= (n); j += 8) {                                                                                 \
+            __VA_ARGS__;                                                                                               \
+        }                                                                                                              \
+        if ((count = (n)-j) > 0) {                                                                                     \
+            __VA_ARGS__;                                                                                               \
+        }                                                                                                              \
     } while (0)
 
 /* the lanes of *v summed in order, lane 0 first */
-static inline float sdfed_sum_f32x8(const f32x8 *v) {
+static inline float sdfed_sum_f32x8(const sdfed_f32x8 *v) {
     float sum = 0.0f;
     for (int l = 0; l < 8; l++) sum += (*v)[l];
     return sum;

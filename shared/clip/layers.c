@@ -14,22 +14,22 @@ SDFED_WIDEST_VECTORS static void layernorm_rows(float *out, float *mean, float *
     for (int i = 0; i < n; i++) {
         const float *x = inp + (size_t)i * C;
         float *o = out + (size_t)i * C;
-        f32x8 sums = {0};
+        sdfed_f32x8 sums = {0};
         SDFED_EACH_F32X8(C, c, count, {
-            f32x8 v;
+            sdfed_f32x8 v;
             sdfed_load_f32x8(&v, x + c, count, 0.0f);
             sums += v;
         });
         float m = sdfed_sum_f32x8(&sums) / (float)C;
-        sums = (f32x8){0};
+        sums = (sdfed_f32x8){0};
         SDFED_EACH_F32X8(C, c, count, { /* the lanes past the row are m: (m - m)^2 = 0 */
-                                        f32x8 v;
+                                        sdfed_f32x8 v;
                                         sdfed_load_f32x8(&v, x + c, count, m);
                                         sums += (v - m) * (v - m);
         });
         float s = 1.0f / sqrtf(sdfed_sum_f32x8(&sums) / (float)C + eps);
         SDFED_EACH_F32X8(C, c, count, {
-            f32x8 v, w, b;
+            sdfed_f32x8 v, w, b;
             sdfed_load_f32x8(&v, x + c, count, 0.0f);
             sdfed_load_f32x8(&w, weight + c, count, 0.0f);
             sdfed_load_f32x8(&b, bias + c, count, 0.0f);
@@ -56,9 +56,9 @@ SDFED_WIDEST_VECTORS static void layernorm_backward_rows(float *dinp, const floa
         const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
         float *dx = dinp + (size_t)i * C;
         float m = mean[i], s = rstd[i];
-        f32x8 g_sums = {0}, gx_sums = {0};
+        sdfed_f32x8 g_sums = {0}, gx_sums = {0};
         SDFED_EACH_F32X8(C, c, count, {
-            f32x8 xv, dv, wv, g;
+            sdfed_f32x8 xv, dv, wv, g;
             sdfed_load_f32x8(&xv, x + c, count, 0.0f);
             sdfed_load_f32x8(&dv, d + c, count, 0.0f);
             sdfed_load_f32x8(&wv, weight + c, count, 0.0f);
@@ -68,12 +68,12 @@ SDFED_WIDEST_VECTORS static void layernorm_backward_rows(float *dinp, const floa
         });
         float g_mean = sdfed_sum_f32x8(&g_sums) / (float)C, gx_mean = sdfed_sum_f32x8(&gx_sums) / (float)C;
         SDFED_EACH_F32X8(C, c, count, {
-            f32x8 xv, dv, wv, acc;
+            sdfed_f32x8 xv, dv, wv, acc;
             sdfed_load_f32x8(&xv, x + c, count, 0.0f);
             sdfed_load_f32x8(&dv, d + c, count, 0.0f);
             sdfed_load_f32x8(&wv, weight + c, count, 0.0f);
             sdfed_load_f32x8(&acc, dx + c, count, 0.0f);
-            f32x8 xhat = (xv - m) * s;
+            sdfed_f32x8 xhat = (xv - m) * s;
             acc += s * (dv * wv - g_mean - xhat * gx_mean);
             sdfed_store_f32x8(dx + c, &acc, count);
         });
@@ -117,22 +117,22 @@ void sdfed_l2_normalize_backward(float *dinp, const float *dout, const float *ou
  * s(ax)), a = 1.702, on the first `count` (<= 8) floats: vectors, whose
  * exponential (base/vectors.h) gives the same bits on every target */
 static inline void quick_gelu_lanes(float *out, const float *inp, int count) {
-    f32x8 x, e;
+    sdfed_f32x8 x, e;
     sdfed_load_f32x8(&x, inp, count, 0.0f);
     e = x * -1.702f;
     sdfed_exp_f32x8(&e);
-    f32x8 y = x / (1.0f + e);
+    sdfed_f32x8 y = x / (1.0f + e);
     sdfed_store_f32x8(out, &y, count);
 }
 
 static inline void quick_gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
-    f32x8 x, d, e;
+    sdfed_f32x8 x, d, e;
     sdfed_load_f32x8(&x, inp, count, 0.0f);
     sdfed_load_f32x8(&d, dout, count, 0.0f);
     e = x * -1.702f;
     sdfed_exp_f32x8(&e);
-    f32x8 s = 1.0f / (1.0f + e);
-    f32x8 g = d * (s + 1.702f * x * s * (1.0f - s));
+    sdfed_f32x8 s = 1.0f / (1.0f + e);
+    sdfed_f32x8 g = d * (s + 1.702f * x * s * (1.0f - s));
     sdfed_store_f32x8(dinp, &g, count);
 }
 
@@ -141,25 +141,25 @@ static inline void quick_gelu_backward_lanes(float *dinp, const float *dout, con
  * same bits on every target (libm's erff differs between glibc and the
  * browser's musl) */
 static inline void gelu_lanes(float *out, const float *inp, int count) {
-    f32x8 x, erf_x;
+    sdfed_f32x8 x, erf_x;
     sdfed_load_f32x8(&x, inp, count, 0.0f);
     erf_x = x * 0.70710678118654752f;
     sdfed_erf_f32x8(&erf_x);
-    f32x8 y = 0.5f * x * (1.0f + erf_x);
+    sdfed_f32x8 y = 0.5f * x * (1.0f + erf_x);
     sdfed_store_f32x8(out, &y, count);
 }
 
 /* d/dx [x Phi(x)] = Phi(x) + x phi(x) */
 static inline void gelu_backward_lanes(float *dinp, const float *dout, const float *inp, int count) {
-    f32x8 x, d, e, erf_x;
+    sdfed_f32x8 x, d, e, erf_x;
     sdfed_load_f32x8(&x, inp, count, 0.0f);
     sdfed_load_f32x8(&d, dout, count, 0.0f);
     e = -0.5f * x * x;
     sdfed_exp_f32x8(&e);
     erf_x = x * 0.70710678118654752f;
     sdfed_erf_f32x8(&erf_x);
-    f32x8 cdf = 0.5f * (1.0f + erf_x);
-    f32x8 g = d * (cdf + x * (0.3989422804014327f * e));
+    sdfed_f32x8 cdf = 0.5f * (1.0f + erf_x);
+    sdfed_f32x8 g = d * (cdf + x * (0.3989422804014327f * e));
     sdfed_store_f32x8(dinp, &g, count);
 }
 
@@ -191,7 +191,7 @@ void sdfed_activation_backward(float *dinp, const float *dout, const float *inp,
 /* out += inp in vectors (static: see activation_rows) */
 SDFED_WIDEST_VECTORS static void add_in_vectors(float *out, const float *inp, int n) {
     SDFED_EACH_F32X8(n, i, count, {
-        f32x8 o, v;
+        sdfed_f32x8 o, v;
         sdfed_load_f32x8(&o, out + i, count, 0.0f);
         sdfed_load_f32x8(&v, inp + i, count, 0.0f);
         o += v;
@@ -218,10 +218,10 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        f32x8 maxes = {0}, sums = {0};
+        sdfed_f32x8 maxes = {0}, sums = {0};
         maxes -= INFINITY;
         SDFED_EACH_F32X8(visible, j, count, {
-            f32x8 v;
+            sdfed_f32x8 v;
             sdfed_load_f32x8(&v, row + j, count, -INFINITY);
             maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
         });
@@ -229,7 +229,7 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
         for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
         /* the exponentials summed lane by lane, then the lanes in order */
         SDFED_EACH_F32X8(visible, j, count, {
-            f32x8 v;
+            sdfed_f32x8 v;
             sdfed_load_f32x8(&v, row + j, count, -INFINITY);
             v = v - maxv;
             sdfed_exp_f32x8(&v);
@@ -238,7 +238,7 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
         });
         float inv = 1.0f / sdfed_sum_f32x8(&sums);
         SDFED_EACH_F32X8(visible, j, count, {
-            f32x8 v;
+            sdfed_f32x8 v;
             sdfed_load_f32x8(&v, row + j, count, 0.0f);
             v = v * inv;
             sdfed_store_f32x8(row + j, &v, count);

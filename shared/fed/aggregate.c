@@ -75,7 +75,7 @@ static int clip_rows(double clip_norm, const float *const *updates, int n, size_
 SDFED_WIDEST_VECTORS static void add_rows(float *acc, size_t len, const float *const *r, const float *w, int count) {
     size_t j = 0;
     for (; j + 16 <= len; j += 16) {
-        f32x8 a, b, x, y;
+        sdfed_f32x8 a, b, x, y;
         memcpy(&a, acc + j, sizeof a);
         memcpy(&b, acc + j + 8, sizeof b);
         for (int i = 0; i < count; i++) {

@@ -341,7 +341,7 @@ SDFED_WIDEST_VECTORS static void gemm_outputs(float *restrict c, int ldc, const 
         }
         for (int j = 0; j < count; j += 8) {
             int lanes = count - j < 8 ? count - j : 8;
-            f32x8 out, c_old = {0};
+            sdfed_f32x8 out, c_old = {0};
             sdfed_load_f32x8(&out, acc_row + j, lanes, 0.0f);
             out *= alpha;
             if (beta != 0.0f) {

@@ -7,8 +7,8 @@
 #define FIELDS {1, 2}
 
 static const int primes[] = {2, 3, 5, 7};
-static point origin = {0};
-static const point corners[] = {{.x = 0, .y = 0}, {.x = 1, .y = 1}};
+static sdfed_point origin = {0};
+static const sdfed_point corners[] = {{.x = 0, .y = 0}, {.x = 1, .y = 1}};
 
 static int sign(int v) {
     if (v < 0) return -1;
@@ -18,8 +18,8 @@ static int sign(int v) {
 int walk(int n, char **argv) {
     int total = 0, steps = 0;
     for (int i = 0, j = n; i < j; i++, j--) total += sign(i - j);
-    point p = {.x = n, .y = steps};
-    point q = (point){.x = SQUARE(p.x), .y = primes[0]};
+    sdfed_point p = {.x = n, .y = steps};
+    sdfed_point q = (sdfed_point){.x = SQUARE(p.x), .y = primes[0]};
     const char *text = n > 1 ? argv[1] : "none";
     long value = strtol(text, NULL, 10);
     struct {

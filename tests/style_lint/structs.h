@@ -1,4 +1,4 @@
 /* The self-test's struct of the project's own kind (tests/style_lint.py --self-test). */
-typedef struct point {
+typedef struct sdfed_point {
     int x, y;
-} point;
+} sdfed_point;

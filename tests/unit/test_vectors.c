@@ -71,7 +71,7 @@ static void fold(sweep_result *r, const float *x, const float *y, int count, dou
             int count = 0;                                                                                             \
             while (count < 8 && sweep_next(&at, step, &x[count], lo, hi)) count++;                                     \
             if (count == 0) return r;                                                                                  \
-            f32x8 v;                                                                                                   \
+            sdfed_f32x8 v;                                                                                             \
             sdfed_load_f32x8(&v, x, count, 0.0f);                                                                      \
             fn(&v);                                                                                                    \
             sdfed_store_f32x8(y, &v, count);                                                                           \
@@ -117,7 +117,7 @@ static void check_exp_edges(void) {
     for (int shift = 0; shift < 8; shift++) {
         float x[8], y[8];
         for (int l = 0; l < 8; l++) x[l] = in[(l + shift) % 8];
-        f32x8 v;
+        sdfed_f32x8 v;
         sdfed_load_f32x8(&v, x, 8, 0.0f);
         sdfed_exp_f32x8(&v);
         sdfed_store_f32x8(y, &v, 8);
@@ -143,7 +143,7 @@ static void check_erf_edges(void) {
             x[l] = in[(l + shift) % 8];
             w[l] = want[(l + shift) % 8];
         }
-        f32x8 v;
+        sdfed_f32x8 v;
         sdfed_load_f32x8(&v, x, 8, 0.0f);
         sdfed_erf_f32x8(&v);
         sdfed_store_f32x8(y, &v, 8);
