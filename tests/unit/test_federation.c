@@ -210,6 +210,7 @@ static void test_sync_rounds(void) {
     free(before);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* the waiting reason in the status (and its name), each time no round is open */
@@ -277,6 +278,7 @@ static void test_waiting(void) {
     federation_outbox_clear(f);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 static void test_dropout_and_deadline(void) {
@@ -357,6 +359,7 @@ static void test_dropout_and_deadline(void) {
     free(u);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 static void test_resume(void) {
@@ -395,6 +398,7 @@ static void test_resume(void) {
     free(u);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 static void test_async(void) {
@@ -443,6 +447,7 @@ static void test_async(void) {
     free(c);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* Group commit: accepted updates and metrics wait for their batch,
@@ -525,6 +530,7 @@ static void test_group_commit(void) {
     for (int i = 0; i < 3; i++) free(u[i]);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* A chosen client that comes back: its connection replaced while the old
@@ -616,6 +622,7 @@ static void test_rejoin(void) {
     federation_outbox_clear(f);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* Metrics count only from a client whose update for that round was
@@ -686,6 +693,7 @@ static void test_metrics(void) {
     federation_outbox_clear(f);
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* pace steering (fed/pace.h): client 2 of two misses rounds 1, 2 and 3 at
@@ -762,6 +770,7 @@ static void test_pace_steering(void) {
     CHECK(always, "with min_clients 2 of 2 connected, a client that keeps missing is still sampled");
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 /* metrics' device figures (devices.h): the task's lengths' count or
@@ -802,6 +811,7 @@ static void test_device_figures(void) {
           "counted by threads and kernels");
     federation_close(f);
     store_close(st);
+    sdfed_task_free(&t);
 }
 
 int main(int argc, char **argv) {
@@ -830,6 +840,7 @@ int main(int argc, char **argv) {
     if (check_case("pace_steering")) test_pace_steering();
     if (check_case("device_figures")) test_device_figures();
     sdfed_classes_free(&cls);
+    sdfed_task_free(&defaults);
     native_model_close(&model);
     return check_report("test_federation");
 }
