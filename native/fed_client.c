@@ -27,6 +27,22 @@ int native_fed_partition(const sdfed_task *task, const native_fed_data *d, sdfed
     return sdfed_partition_make(&pc, &train, &test, p, err);
 }
 
+int native_fed_shards_mark(const void *shards, const native_fed_data *d, uint8_t *train, uint8_t *test,
+                           sdfed_error *err) {
+    const native_fed_shards *w = shards;
+    sdfed_partition p;
+    int rc = native_fed_partition(w->task, d, &p, err);
+    if (rc) return rc;
+    for (int c = 0; c < p.n_clients; c++) {
+        if (w->client >= 0 && c != w->client) continue;
+        const sdfed_client_split *s = &p.clients[c];
+        for (int i = 0; i < s->n_train; i++) train[s->train[i]] = 1;
+        for (int i = 0; i < s->n_test; i++) test[s->test[i]] = 1;
+    }
+    sdfed_partition_free(&p);
+    return SDFED_OK;
+}
+
 int native_fed_client_init(native_fed_client *c, const sdfed_task *task, int index, const sdfed_client_split *split,
                            const double *step_s, const sdfed_clip_model *m, const sdfed_kernels *k,
                            const sdfed_classes *cls, sdfed_arena *arena, sdfed_error *err) {

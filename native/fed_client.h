@@ -13,6 +13,17 @@
 /* The task's partition of the data into clients. */
 int native_fed_partition(const sdfed_task *task, const native_fed_data *d, sdfed_partition *p, sdfed_error *err);
 
+/* The images of the task's partition a program reads: every client's
+ * (client -1: the simulator's) or one client's (the headless client's),
+ * their training and test images; with native_fed_shards_mark, a
+ * native_fed_wanted. */
+typedef struct native_fed_shards {
+    const sdfed_task *task;
+    int client;
+} native_fed_shards;
+int native_fed_shards_mark(const void *shards, const native_fed_data *d, uint8_t *train, uint8_t *test,
+                           sdfed_error *err);
+
 typedef struct native_fed_client {
     int index;
     sdfed_method_config cfg; /* with its own local prompt length */

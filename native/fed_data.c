@@ -1,6 +1,7 @@
 /* Loading the federation's data (see fed_data.h). */
 #include "native/fed_data.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,17 +377,19 @@ int native_fed_data_image(const native_fed_data *d, int test, int i, sdfed_image
     return rc ? rc : in_domain(d, test, i, decoded, width, height, channels, out, owned, err);
 }
 
-/* Fashion-MNIST's pixels as the cache knows them: their bytes and shape. */
+/* Fashion-MNIST's wanted pixels as the cache knows them: their bytes and
+ * shape; items[j] is the split's image the source's image j is. */
 typedef struct pixel_view {
     const native_fed_data *data;
     int split;
+    const int *items;
 } pixel_view;
 
-static int pixels_key(const void *ctx, int i, uint8_t key[32], sdfed_error *err) {
+static int pixels_key(const void *ctx, int j, uint8_t key[32], sdfed_error *err) {
     const pixel_view *v = ctx;
     const native_fed_data *d = v->data;
     size_t per = (size_t)d->rows * d->cols;
-    const uint8_t *pixels = (v->split ? d->test_pixels : d->train_pixels) + per * (size_t)i;
+    const uint8_t *pixels = (v->split ? d->test_pixels : d->train_pixels) + per * (size_t)v->items[j];
     int32_t shape[3] = {d->rows, d->cols, 1};
     sdfed_sha256 h;
     sdfed_sha256_init(&h);
@@ -398,34 +401,64 @@ static int pixels_key(const void *ctx, int i, uint8_t key[32], sdfed_error *err)
     return SDFED_OK;
 }
 
-static int pixels_image(const void *ctx, int i, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
+static int pixels_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned, sdfed_error *err) {
     const pixel_view *v = ctx;
-    return native_fed_data_image(v->data, v->split, i, out, owned, err);
+    return native_fed_data_image(v->data, v->split, v->items[j], out, owned, err);
+}
+
+/* A split's features: the wanted images' (wanted NULL: every image's) from
+ * the cache, the other rows NaN. */
+static int encode_pixels(native_fed_data *out, int split, const uint8_t *wanted, const sdfed_task *task,
+                         const char *cache_dir, const native_model *m, const char *model_sha256, const sdfed_kernels *k,
+                         sdfed_error *err) {
+    int n = split ? out->n_test : out->n_train;
+    size_t dim = (size_t)out->dim;
+    float **features = split ? &out->test_features : &out->train_features;
+    *features = malloc(sizeof(float) * ((size_t)n * dim + 1));
+    int *items = malloc(sizeof *items * ((size_t)n + 1));
+    uint8_t *usable = malloc((size_t)n + 1);
+    int rc = *features && items && usable ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    int count = 0;
+    for (int i = 0; i < n && rc == SDFED_OK; i++)
+        if (!wanted || wanted[i]) items[count++] = i;
+    pixel_view view = {.data = out, .split = split, .items = items};
+    native_feature_source src = {.name = split_names[split],
+                                 .method = task->method,
+                                 .n = count,
+                                 .key = pixels_key,
+                                 .image = pixels_image,
+                                 .ctx = &view};
+    if (rc == SDFED_OK)
+        rc = native_feature_cache_load(cache_dir, m, model_sha256, k, &src, *features, usable, &out->features, err);
+    /* rows 0..count-1 to their images' rows, from the last (items[j] >= j), the rest NaN */
+    for (int i = n - 1, j = count - 1; i >= 0 && rc == SDFED_OK; i--) {
+        float *row = *features + (size_t)i * dim;
+        if (j >= 0 && items[j] == i) {
+            memmove(row, *features + (size_t)j * dim, sizeof(float) * dim);
+            j--;
+        } else {
+            for (size_t e = 0; e < dim; e++) row[e] = NAN;
+        }
+    }
+    free(items);
+    free(usable);
+    return rc;
 }
 
 int native_fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
-                         const char *model_sha256, const sdfed_kernels *k, native_fed_data *out, sdfed_error *err) {
+                         const char *model_sha256, const sdfed_kernels *k, const native_fed_wanted *wanted,
+                         native_fed_data *out, sdfed_error *err) {
     int rc = load(task, data_dir, cache_dir, m, model_sha256, k, out, err);
     if (rc || out->train_paths) return rc; /* a folder's features come with its images */
     out->dim = sdfed_method_feature_size(task->method, &m->clip.cfg);
-    for (int split = 0; split < 2 && rc == SDFED_OK; split++) {
-        int n = split ? out->n_test : out->n_train;
-        float **features = split ? &out->test_features : &out->train_features;
-        uint8_t *usable = malloc((size_t)n + 1);
-        *features = malloc(sizeof(float) * ((size_t)n * out->dim + 1));
-        pixel_view view = {.data = out, .split = split};
-        native_feature_source src = {.name = split_names[split],
-                                     .method = task->method,
-                                     .n = n,
-                                     .key = pixels_key,
-                                     .image = pixels_image,
-                                     .ctx = &view};
-        const char *cache = cache_dir ? cache_dir : native_feature_cache_default_dir();
-        rc = usable && *features
-                 ? native_feature_cache_load(cache, m, model_sha256, k, &src, *features, usable, &out->features, err)
-                 : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
-        free(usable);
-    }
+    uint8_t *marks[2] = {calloc((size_t)out->n_train + 1, 1), calloc((size_t)out->n_test + 1, 1)};
+    rc = marks[0] && marks[1] ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "data: out of memory");
+    if (rc == SDFED_OK && wanted) rc = wanted->mark(wanted->ctx, out, marks[0], marks[1], err);
+    const char *cache = cache_dir ? cache_dir : native_feature_cache_default_dir();
+    for (int split = 0; split < 2 && rc == SDFED_OK; split++)
+        rc = encode_pixels(out, split, wanted ? marks[split] : NULL, task, cache, m, model_sha256, k, err);
+    free(marks[0]);
+    free(marks[1]);
     if (rc) native_fed_data_free(out);
     return rc;
 }

@@ -16,7 +16,8 @@
  * the task's method reads them (the pooled feature, or fedotp's patch
  * features: method/methods.h), come from the feature cache, per image
  * (native/feature_cache.h), so a changed folder recomputes only the images
- * that changed. */
+ * that changed. Of Fashion-MNIST's 40,000 images, only those a program
+ * reads are encoded (native_fed_wanted): a client's shard, not the pool. */
 #ifndef SDFED_NATIVE_FED_DATA_H
 #define SDFED_NATIVE_FED_DATA_H
 
@@ -45,6 +46,18 @@ typedef struct native_fed_data {
     void *storage;                      /* what native_fed_data_free releases */
 } native_fed_data;
 
+/* Which of Fashion-MNIST's images a program reads, known once their labels
+ * are (the partition is drawn from the labels): mark(ctx, d, train, test)
+ * sets train[i] (test[i]) to 1 for each training (test) image whose
+ * features it reads; the arrays come zeroed. Only those are encoded; the
+ * rows of the others are NaN, so that a read of one cannot pass unseen. A
+ * folder dataset's images are all encoded (which of them decode decides
+ * the partition). */
+typedef struct native_fed_wanted {
+    int (*mark)(const void *ctx, const native_fed_data *d, uint8_t *train, uint8_t *test, sdfed_error *err);
+    const void *ctx;
+} native_fed_wanted;
+
 /* The images and labels only (a folder's images checked to decode).
  * data_dir: for "fashion-mnist", Debian's folder (NULL for the default);
  * for a folder task, NULL for the task's folders, or a volunteer's own
@@ -53,9 +66,10 @@ typedef struct native_fed_data {
  * the checks are kept (NULL for native_feature_cache_default_dir()). */
 int native_fed_data_load_images(const sdfed_task *task, const char *data_dir, const char *cache_dir,
                                 native_fed_data *out, sdfed_error *err);
-/* The images and their features. */
+/* The images and the features of those wanted (NULL: every image). */
 int native_fed_data_load(const sdfed_task *task, const char *data_dir, const char *cache_dir, const native_model *m,
-                         const char *model_sha256, const sdfed_kernels *k, native_fed_data *out, sdfed_error *err);
+                         const char *model_sha256, const sdfed_kernels *k, const native_fed_wanted *wanted,
+                         native_fed_data *out, sdfed_error *err);
 /* Image i of the training (test 0) or the test split (test 1) as the model
  * sees it, in its domain: *owned (free()) holds what was decoded for it, or
  * NULL when its pixels are the data's own. */

@@ -52,17 +52,19 @@ idx_bytes=$(stat -c %s "$records" 2>/dev/null || echo 0)
 grep -q "sim: 10 classes, 30000 training and 10000 test images" "$work/folder.log" && ok ||
   bad "the folder's images were not all found: $(grep '^sim:' "$work/folder.log")"
 # the cache's records (native/keyed_records.h: 16-byte header; key, 64 floats, CRC): the features the
-# folder's PNGs added are exactly the IDX images' (keyed by the files' content, not the pixels)
+# folder's PNGs added (all 40,000 images: a folder's are all encoded) hold exactly the features of the IDX
+# images the IDX run encoded (its clients' images; keyed by the files' content, not the pixels)
 /usr/bin/python3 - "$records" "$idx_bytes" <<'PY' && ok || bad "the folder's features differ from the IDX files'"
 import sys
 data, split = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 size = 32 + 64 * 4 + 4
 def payloads(lo, hi):
     assert (hi - lo) % size == 0, "a torn record"
-    return {data[i + 32:i + size - 4] for i in range(lo, hi, size)}
+    return [data[i + 32:i + size - 4] for i in range(lo, hi, size)]
 idx, folder = payloads(16, split), payloads(split, len(data))
-print(f"features: {len(idx)} distinct from the IDX files, {len(folder)} from the folder, {len(idx ^ folder)} differ")
-sys.exit(0 if idx and idx == folder else 1)
+missing = set(idx) - set(folder)
+print(f"features: {len(idx)} from the IDX files, {len(folder)} from the folder, {len(missing)} of the IDX's not among them")
+sys.exit(0 if idx and len(folder) == 40000 and not missing else 1)
 PY
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json"; }
 [ -n "$(sim_history "$work/idx-sim")" ] && [ "$(sim_history "$work/idx-sim")" = "$(sim_history "$work/folder-sim")" ] &&

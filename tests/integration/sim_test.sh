@@ -8,6 +8,7 @@
 #    best instruction set;
 #  - --validation tests every client on a fifth of its training images held
 #    out, --lr overrides the task's;
+#  - a run encodes only its clients' images, not the whole pool;
 #  - the feature cache keeps the Q8_0 tower's integer features and its f32
 #    activations' (--f32-images) apart, and resumes from a file cut in the
 #    middle of a record with the same features;
@@ -63,6 +64,14 @@ if [ -n "$z" ] && [ -n "$s" ] && awk -v a="$s" -v b="$z" 'BEGIN { exit !(a > b) 
 for f in results.json accuracy.svg; do
   [ -s "$work/runs/sdfed/$f" ] && ok || bad "sdfed wrote no $f"
 done
+# the first run encoded its clients' images (their training and test images), not the pool's 40,000
+"$python" - "$work/runs/sdfed/results.json" "$work/runs/zeroshot.log" <<'PY' && ok || bad "the first run's encoding: $(grep '^sim: image' "$work/runs/zeroshot.log")"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+computed = int(re.search(r"^sim: image features: 0 from the cache, (\d+) computed$", open(sys.argv[2]).read(), re.M)[1])
+shards = sum(c["train"] + c["test"] for c in r["clients"])  # (seed 7: no test image in two clients' splits)
+sys.exit(0 if computed == shards < 40000 else 1)
+PY
 # rounds count from 0 (docs/protocol.md), with the rounds done said as a count; the final accuracy says what it is
 lines=$(sed -n 's/^round \([0-9]*\): accuracy [0-9.]*% (\([0-9]*\) of \([0-9]*\) rounds done), .*/\1 \2 \3/p' "$work/runs/sdfed.log" | tr '\n' ',')
 [ "$lines" = "0 1 3,1 2 3,2 3 3," ] && ok || bad "the round lines: $lines: $(grep '^round' "$work/runs/sdfed.log")"
@@ -107,9 +116,17 @@ print(int(strip(a) == strip(b)))
 PY
 )
   [ "$same" = 1 ] && ok || bad "--isa $isa: the rounds differ from the CPU's best instruction set's"
-  if [ "$isa" = avx2 ]; then
+  if [ "$isa" = avx2 ]; then # every record (the image's key and its features) one the best wrote too
     for f in "$cache"/*-int8/*.records; do
-      cmp -s "$f" "$isa_cache/${f#"$cache"/}" && ok || bad "--isa avx2: ${f#"$cache"/} differs from the best's"
+      "$python" - "$isa_cache/${f#"$cache"/}" "$f" <<'PY' && ok || bad "--isa avx2: ${f#"$cache"/} differs from the best's"
+import sys
+size = 32 + 64 * 4 + 4
+def records(path):
+    data = open(path, "rb").read()
+    return [data[i:i + size] for i in range(16, len(data), size)]
+isa, best = records(sys.argv[1]), set(records(sys.argv[2]))
+sys.exit(0 if isa and all(r in best for r in isa) else 1)
+PY
     done
   fi
 done
@@ -142,20 +159,23 @@ f32_file="$cache/$sha/pooled-v3.records"
 
 # resume: the cache cut in the middle of a record (a run killed while it wrote); the next run finds the
 # whole records before the cut, computes the rest, and ends with the same features
+# (the images the first run encoded: its clients' shards, the first records of the file)
 cp "$file" "$work/full.records"
 size=$((32 + 64 * 4 + 4))
-truncate -s $((16 + 15000 * size + 100)) "$file"
+images=$(sed -n 's/^sim: image features: 0 from the cache, \([0-9]*\) computed$/\1/p' "$work/runs/zeroshot.log")
+cut=$((${images:-2} / 2))
+truncate -s $((16 + cut * size + 100)) "$file"
 run resumed --method zeroshot 2>/dev/null
-grep -q "sim: image features: 15000 from the cache, 25000 computed" "$work/runs/resumed.log" && ok ||
-  bad "no resumed encoding: $(grep '^sim:' "$work/runs/resumed.log")"
-"$python" - "$file" "$work/full.records" "$size" <<'PY' && ok || bad "the resumed cache differs from the full one"
+grep -q "sim: image features: $cut from the cache, $((${images:-2} - cut)) computed" "$work/runs/resumed.log" && ok ||
+  bad "no resumed encoding of $cut of ${images:-no} images: $(grep '^sim:' "$work/runs/resumed.log")"
+"$python" - "$file" "$work/full.records" "$size" "${images:-0}" <<'PY' && ok || bad "the resumed cache differs from the full one"
 import sys
-size = int(sys.argv[3])
-def records(path):
+size, images = int(sys.argv[3]), int(sys.argv[4])
+def records(path, n=None):
     data = open(path, "rb").read()
     assert (len(data) - 16) % size == 0, f"{path}: a torn record"
-    return {data[i:i + size] for i in range(16, len(data), size)}
-sys.exit(0 if records(sys.argv[1]) == records(sys.argv[2]) else 1)
+    return {data[i:i + size] for i in range(16, len(data), size)[:n]}
+sys.exit(0 if images and records(sys.argv[1]) == records(sys.argv[2], images) else 1)
 PY
 [ "$(final "$work/runs/resumed.log")" = "$z" ] && ok || bad "the resumed run's zero-shot accuracy differs"
 

@@ -27,6 +27,7 @@
 
 #include "base/sha256.h"
 #include "cli.h"
+#include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/task_file.h"
 #include "report.h"
@@ -120,7 +121,9 @@ int cmd_sim(int argc, char **argv) {
     sdfed_classes cls = {0};
     native_fed_data data = {0};
     sim_result result = {0};
-    int rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &data, &err);
+    native_fed_shards shards = {.task = &task, .client = -1};
+    native_fed_wanted clients_images = {.mark = native_fed_shards_mark, .ctx = &shards};
+    int rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &clients_images, &data, &err);
     if (rc == SDFED_OK) rc = native_fed_data_task_classes(&task, &data, &err);
     if (rc == SDFED_OK) rc = sdfed_task_classes(&task, &m.tokenizer, m.clip.cfg.context_length, &cls, &err);
     if (rc == SDFED_OK) {

@@ -247,6 +247,16 @@ static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, cons
     return rc;
 }
 
+/* task check reads the test images' features only (a native_fed_wanted's
+ * mark). */
+static int test_images(const void *ctx, const native_fed_data *d, uint8_t *train, uint8_t *test, sdfed_error *err) {
+    memset(test, 1, (size_t)d->n_test);
+    (void)ctx;
+    (void)train;
+    (void)err;
+    return SDFED_OK;
+}
+
 /* Each client's images by class under the task's partition. */
 static void report_clients(const sdfed_partition *part, const native_fed_data *d) {
     for (int i = 0; i < part->n_clients; i++) {
@@ -296,7 +306,8 @@ static int task_check(int argc, char **argv) {
                task.model, sha, c->image_size, c->image_size, c->patch_size, c->patch_size, c->vision_layers,
                c->vision_width, c->text_layers, c->text_width, c->embed_dim);
         fflush(stdout);
-        rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &d, &err);
+        native_fed_wanted wanted = {.mark = test_images, .ctx = NULL};
+        rc = native_fed_data_load(&task, data_dir, cache, &m, sha, k, &wanted, &d, &err);
     }
     if (rc == SDFED_OK) rc = native_fed_data_task_classes(&task, &d, &err);
     if (rc == SDFED_OK) {

@@ -293,14 +293,16 @@ static void prepare_body(client *c) {
     /* a folder task with --data: the volunteer's own ImageFolder, its folders
      * matched to the task's classes, a fifth of each class held out */
     int folder = strcmp(c->task.dataset, "folder") == 0, own = folder && c->data_dir;
-    c->work_rc =
-        (folder && !own && host_folders(c, err)) ||
-        sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
-        native_fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &c->data, err) ||
-        (own ? all_images(c, err) : native_fed_partition(&c->task, &c->data, &c->part, err)) ||
-        device_steps(c, own ? &c->own : &c->part.clients[c->index], err) ||
-        native_fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index],
-                               c->n_step_s ? c->step_s : NULL, &c->model.clip, c->k, &c->cls, &c->arena, err);
+    native_fed_shards shard = {.task = &c->task, .client = c->index};
+    native_fed_wanted shard_images = {.mark = native_fed_shards_mark, .ctx = &shard};
+    c->work_rc = (folder && !own && host_folders(c, err)) ||
+                 sdfed_task_classes(&c->task, &c->model.tokenizer, c->model.clip.cfg.context_length, &c->cls, err) ||
+                 native_fed_data_load(&c->task, c->data_dir, c->cache, &c->model, c->model_sha256, c->k, &shard_images,
+                                      &c->data, err) ||
+                 (own ? all_images(c, err) : native_fed_partition(&c->task, &c->data, &c->part, err)) ||
+                 device_steps(c, own ? &c->own : &c->part.clients[c->index], err) ||
+                 native_fed_client_init(&c->fc, &c->task, c->index, own ? &c->own : &c->part.clients[c->index],
+                                        c->n_step_s ? c->step_s : NULL, &c->model.clip, c->k, &c->cls, &c->arena, err);
 }
 
 static void prepare_end(client *c) {
