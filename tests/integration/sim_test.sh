@@ -30,7 +30,8 @@
 #  - devices: on a device too slow for the fixed length every round is
 #    missed; the adaptive rule fits the length, or a partial epoch, to the
 #    budget (the round lines' simulated time and misses, results.json's
-#    devices and steps);
+#    devices and steps); a client that misses rounds sits them out as the
+#    aggregator's pace steering says;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -337,11 +338,11 @@ JSON
 devices fixed fixed "[100, 150]"
 devices adaptive adaptive "[100, 150]"
 devices partial adaptive "[200, 300]"
-[ "$(grep -c ' 0 clients, 6 steps.*abandoned.*; simulated 0.25 s, 3 missed$' "$work/runs/fixed.log")" = 2 ] && ok ||
+[ "$(grep -c ' 0 clients, 6 steps.*abandoned.*; simulated 0.25 s, 3 missed, 0 sitting out$' "$work/runs/fixed.log")" = 2 ] && ok ||
   bad "the fixed length on a slow device: $(grep '^round' "$work/runs/fixed.log")"
-[ "$(grep -c ' 3 clients, 6 steps.*; simulated 0.20 s, 0 missed$' "$work/runs/adaptive.log")" = 2 ] && ok ||
+[ "$(grep -c ' 3 clients, 6 steps.*; simulated 0.20 s, 0 missed, 0 sitting out$' "$work/runs/adaptive.log")" = 2 ] && ok ||
   bad "the adaptive rule on a slow device: $(grep '^round' "$work/runs/adaptive.log")"
-[ "$(grep -c ' 3 clients, 3 steps.*; simulated 0.20 s, 0 missed$' "$work/runs/partial.log")" = 2 ] && ok ||
+[ "$(grep -c ' 3 clients, 3 steps.*; simulated 0.20 s, 0 missed, 0 sitting out$' "$work/runs/partial.log")" = 2 ] && ok ||
   bad "the adaptive rule's partial epoch: $(grep '^round' "$work/runs/partial.log")"
 "$python" -c '
 import json, sys
@@ -349,6 +350,26 @@ c = [json.load(open(f"{sys.argv[1]}/{n}/results.json"))["clients"] for n in ("ad
 sys.exit(not all(x["local_prompt_length"] == 4 and x["device"] == 0 for x in c[0] + c[1]) or
          [x["steps"] for x in c[0] + c[1]] != [2] * 3 + [1] * 3)' "$work/runs" && ok ||
   bad "results.json does not give each client its device, length and steps"
+# pace steering (fed/pace.h), as the aggregator steers: of 3 clients, the one on a device too slow for the fixed
+# length misses rounds 0-2, sits out round 3, misses round 4 and sits out 5 and 6 (doubling); rounds it sits out
+# take the fast devices' time, not the deadline
+cat >"$work/paced.json" <<JSON
+{"model": "$model", "clients": 3, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 16},
+ "rounds": 7, "seed": 7, "local_prompt": {"lengths": [4, 16], "rule": "fixed", "budget_s": 0.25},
+ "devices": [{"name": "slow", "share": 1, "step_ms": [100, 150]}, {"name": "fast", "share": 2, "step_ms": [10, 15]}]}
+JSON
+"$sdfed" sim --task "$work/paced.json" --cache "$cache" --out "$work/runs/paced" >"$work/runs/paced.log" 2>&1 ||
+  bad "paced: $(tail -n 1 "$work/runs/paced.log")"
+"$python" - "$work/runs/paced/results.json" <<'PY' && ok || bad "pace steering: $(grep '^round' "$work/runs/paced.log")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [c["device"] for c in r["clients"]] == [0, 1, 1], r["clients"]
+got = [(x["missed"], x["paced"], x["participants"]) for x in r["rounds"]]
+assert got == [(1, 0, 2)] * 3 + [(0, 1, 2), (1, 0, 2), (0, 1, 2), (0, 1, 2)], got
+assert all((x["sim_seconds"] == 0.25) == (x["missed"] == 1) for x in r["rounds"]), [x["sim_seconds"] for x in r["rounds"]]
+PY
+grep -q '^round 3: .*; simulated 0.03 s, 0 missed, 1 sitting out$' "$work/runs/paced.log" && ok ||
+  bad "the line of a round a client sits out: $(grep '^round 3' "$work/runs/paced.log")"
 
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]

@@ -85,7 +85,9 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
                 rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
                 rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256);
         if (rd->secure) write_secure_round(f, rd, r->plan.sigma2 > 0);
-        if (task->devices.n > 0) fprintf(f, ", \"sim_seconds\": %.6f, \"missed\": %d", rd->sim_seconds, rd->missed);
+        if (task->devices.n > 0)
+            fprintf(f, ", \"sim_seconds\": %.6f, \"missed\": %d, \"paced\": %d", rd->sim_seconds, rd->missed,
+                    rd->paced);
         fprintf(f, "}%s\n", i + 1 < r->n_rounds ? "," : "");
     }
     fprintf(f, "  ],\n  \"final_accuracy\": %.6f", r->final_accuracy);

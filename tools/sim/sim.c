@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/sha256.h"
+#include "fed/pace.h"
 #include "fed/round.h"
 #include "native/clock.h"
 
@@ -33,7 +34,8 @@ static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round 
             "%.2f s%s",
             r, 100 * round->accuracy, r + 1, task->rounds, 100 * lo, 100 * hi, round->total, round->participants,
             round->steps, round->seconds, round->abandoned && !round->secure ? " (abandoned: too few reports)" : "");
-    if (task->devices.n > 0) fprintf(log, "; simulated %.2f s, %d missed", round->sim_seconds, round->missed);
+    if (task->devices.n > 0)
+        fprintf(log, "; simulated %.2f s, %d missed, %d sitting out", round->sim_seconds, round->missed, round->paced);
     const secure_round_stats *st = &round->secagg;
     if (round->secure)
         fprintf(log, "; secure: %d advertised, %d shared, %d masked, %d survivors, %.3f s%s%s", st->advertised,
@@ -164,8 +166,11 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     }
 
     /* the round engine (fed/round.h) chooses among the clients in index
-     * order and combines their uploads, as the aggregator does */
-    for (int c = 0; c < K && candidates; c++) candidates[c] = c;
+     * order and combines their uploads, as the aggregator does; pace
+     * steering (fed/pace.h) sits out those that missed rounds, as the
+     * aggregator's does */
+    sdfed_pace *pace = calloc((size_t)K + 1, sizeof *pace);
+    if (rc == SDFED_OK && !pace) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "sim: out of memory");
     sdfed_rng sampler;
     sdfed_round_sampler(&sampler, task->seed);
     for (int r = 0; r < task->rounds && rc == SDFED_OK; r++) {
@@ -178,8 +183,17 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         out->n_rounds = r + 1;
         /* this round's clients, trained in the engine's order; a client
          * that drops out (or has nothing to train on) leaves the round */
-        rc = sdfed_round_choose(&round_clients, r, candidates, trains ? K : 0, task->clients_per_round, 1.0, &sampler,
-                                err);
+        int n_candidates = 0;
+        for (int c = 0; c < K; c++)
+            if (sdfed_pace_rounds_out(&pace[c], r) == 0) candidates[n_candidates++] = c;
+        round->paced = K - n_candidates;
+        if (n_candidates < (task->min_clients > 0 ? task->min_clients : 1)) { /* too few would be left: none sits out */
+            for (int c = 0; c < K; c++) candidates[c] = c;
+            n_candidates = K;
+            round->paced = 0;
+        }
+        rc = sdfed_round_choose(&round_clients, r, candidates, trains ? n_candidates : 0, task->clients_per_round, 1.0,
+                                &sampler, err);
         sdfed_losses losses = {0};
         if (rc == SDFED_OK && out->secure) { /* the whole protocol; the clients train at their masked input */
             training t = {.clients = clients,
@@ -222,10 +236,12 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
             }
             if (late) {
                 sdfed_round_leave(&round_clients, c);
+                sdfed_pace_missed(&pace[c], r);
                 round->missed++;
                 continue;
             }
             sdfed_round_report(&round_clients, c);
+            sdfed_pace_reported(&pace[c]);
             uploads[round->participants++] =
                 (sdfed_round_update){.client = c, .base = r, .samples = cl->plan.samples, .values = cl->params.global};
         }
@@ -275,6 +291,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
     sdfed_method_params_free(&server);
     sdfed_round_free(&round_clients);
     free(clients);
+    free(pace);
     free(candidates);
     free(uploads);
     free(next_global);

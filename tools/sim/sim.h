@@ -15,7 +15,9 @@
  * (or who has no step within it) misses the round: it trains (its local
  * prompt learns) but its update comes after the deadline and does not
  * count. A round lasts as long as its slowest reporting client, or the
- * whole budget when one missed it. */
+ * whole budget when one missed it. Pace steering sits out the clients
+ * that missed rounds, as the aggregator's does (fed/pace.h): a client's
+ * misses are rounds, so the simulator and the aggregator agree. */
 #ifndef SDFED_SIM_H
 #define SDFED_SIM_H
 
@@ -38,6 +40,7 @@ typedef struct sim_round {
     double epsilon;     /* with noise: the privacy spent after this round (at the task's delta), else 0 */
     double sim_seconds; /* with devices: the round's simulated wall-clock */
     int missed;         /* with devices: chosen clients whose work did not fit the budget */
+    int paced;          /* clients sitting out the round after missed ones (fed/pace.h) */
 } sim_round;
 
 typedef struct sim_result {
