@@ -212,7 +212,10 @@ static const samples *probe_samples(void) { return wasm.train.n > 0 ? &wasm.trai
 
 int wc_probe_begin(int length) {
     if (!wasm.have_task) return fail(SDFED_ERR_ARG, "set the task first");
-    if (wasm.in_round) return fail(SDFED_ERR_ARG, "no probe during a round");
+    /* between rounds (the last one's steps done: its update or masked input may still be asked for, which a
+     * probe leaves as they are), as when the page measures again after a round whose steps drifted */
+    if (wasm.in_round && !sdfed_local_round_done(&wasm.round))
+        return fail(SDFED_ERR_ARG, "no probe while a round's steps are left");
     const samples *s = probe_samples();
     if (s->n == 0) return fail(SDFED_ERR_ARG, "add images first: a step is timed on them");
     if (length < 1 || length > sdfed_classes_max_prompt(&wasm.cls))

@@ -107,7 +107,8 @@ WC_EXPORT const char *wc_folder_why(const char *path);
 /* The device (fed/local_prompt.h): with a task's local_prompt, the page
  * times WC_PROBE_STEPS steps at each of its lengths (wc_probe_begin, then
  * wc_probe_step, timed by the caller: the core has no clock; the first is a
- * warm-up) on throwaway parameters, then wc_choose with the step times (ms,
+ * warm-up) on throwaway parameters (also after a round's steps, to measure
+ * again: never while steps are left), then wc_choose with the step times (ms,
  * one a length) chooses the length and the steps a round for the training
  * samples set, and starts the client's parameters at that length (then
  * wc_params_load restores saved ones). New training samples need another

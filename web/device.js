@@ -25,7 +25,7 @@ export async function remeasureIfDrifted(roundStepMs) {
     return false;
   }
   if (!drifted(page.device.referenceMs, roundStepMs)) return false;
-  const { stepMs } = await page.compute.call('device', { lengths: lp.lengths });
+  const { stepMs } = await page.compute.call('measure', { lengths: lp.lengths });
   page.device = { ...page.device, stepMs, referenceMs: 0 };
   return true;
 }

@@ -3,7 +3,7 @@
 //   {id, op, ...arguments}
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
-// Ops: init, setTask, classify, encode, setSamples, device, round,
+// Ops: init, setTask, classify, encode, setSamples, measure, device, round,
 // accuracy, predict, saveParams, loadParams, and a secure round's steps
 // (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
 // secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage.
@@ -131,26 +131,29 @@ const ops = {
   setSamples({ which, features, labels }) {
     api.setSamples(which, features, labels);
   },
+  // This device's step times at each of lengths (ms: the median of the
+  // probe's steps after its first; also between rounds, to measure again).
+  measure({ lengths }) {
+    const stepMs = lengths.map((length) => {
+      api.probeBegin(length);
+      try {
+        api.probeStep(); // a warm-up
+        const timed = [];
+        for (let s = 1; s < PROBE_STEPS; s++) {
+          const started = performance.now();
+          api.probeStep();
+          timed.push(performance.now() - started);
+        }
+        return timed.sort((a, b) => a - b)[timed.length >> 1];
+      } finally { api.probeEnd(); }
+    });
+    return { stepMs };
+  },
   // The device and the local prompt it can carry (wasm-client/api.h): the
-  // step times at each of lengths (ms; measured here unless given: the
-  // median of the probe's steps after its first), and the plan chosen with
-  // them for the training samples set.
+  // step times (measured unless given) and the plan chosen with them for
+  // the training samples set.
   device({ lengths, stepMs }) {
-    if (!stepMs) {
-      stepMs = lengths.map((length) => {
-        api.probeBegin(length);
-        try {
-          api.probeStep(); // a warm-up
-          const timed = [];
-          for (let s = 1; s < PROBE_STEPS; s++) {
-            const started = performance.now();
-            api.probeStep();
-            timed.push(performance.now() - started);
-          }
-          return timed.sort((a, b) => a - b)[timed.length >> 1];
-        } finally { api.probeEnd(); }
-      });
-    }
+    if (!stepMs) ({ stepMs } = ops.measure({ lengths }));
     return { stepMs, plan: api.choose(stepMs) };
   },
   // One round from the server's global frame: steps with progress, then the

@@ -6,7 +6,14 @@
 //      step → a local prompt of L tokens, S steps a round (...)"), L one of
 //      the task's lengths; the step times are kept in IndexedDB;
 //   2. after a reload the page takes the kept step times (it says so) and
-//      keeps the length and the steps.
+//      keeps the length and the steps;
+//   3. joined, a device that slows down is measured again: after a round,
+//      the worker's clock is made to run fast, ever faster (its steps seem
+//      20 times slower, and slower each round: Chromium's CPU throttling
+//      does not reach workers); the rounds' steps drift past 1.5 times the
+//      reference round's, the page times its steps again, and the round
+//      after reports them: /status's step time at the chosen length rises
+//      with them.
 //   node device_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,11 +24,11 @@ const { check, until } = h;
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
 delete task.local_prompt_length;
-Object.assign(task, { model, clients: 3, clients_per_round: 3, rounds: 2,
+Object.assign(task, { model, clients: 3, clients_per_round: 1, min_clients: 1, rounds: 8,
   local_prompt: { lengths: [4, 8, 16], rule: 'adaptive', budget_s: 60 } });
 writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
 await h.startAggregator('aggregator', ['--task', path.join(out, 'task.json'), '--state', path.join(out, 'state'),
-  '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+  '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client'), '--round-pause', '2']);
 
 const browser = await launchChromium();
 let exitCode = 1;
@@ -58,6 +65,35 @@ try {
   const again = (await text('device')).match(sentence);
   check(again && first && again[1] === first[1] && again[2] === first[2] && again[3] === first[3] &&
     /measured on your first visit/.test(again[4]), `a reload keeps the length: ${await text('device')}`);
+
+  // 3. a device that slows down, measured again
+  const length = again ? Number(again[2]) : 0;
+  const reported = async () => {
+    const s = await h.status();
+    const at = ((s.devices || {}).step_ms || []).find((x) => x.length === length);
+    return { rounds: s.round, ms: at ? at.p50 : 0 };
+  };
+  await page.click('#join');
+  await until('the first round reported', async () => {
+    const r = await reported();
+    return r.rounds >= 1 && r.ms > 0;
+  }, 300);
+  const before = await reported();
+  const worker = page.workers().find((w) => /\/worker\.js$/.test(w.url()));
+  check(worker, `the page's compute worker: ${page.workers().map((w) => w.url()).join(', ')}`);
+  // a device that keeps slowing down: what takes d ms at t ms after this seems to take d * 20 * 2^(t / 2000)
+  // (20 times, doubling every 2 s: every round's steps drift from the reference round's, whichever round
+  // that is, as the rule re-measures and takes the next round as its reference)
+  await worker.evaluate(() => {
+    const real = performance.now.bind(performance), from = real(), doubling = 2000;
+    performance.now = () => from + 20 * doubling / Math.LN2 * (2 ** ((real() - from) / doubling) - 1);
+  });
+  const after = await until('the figures measured again', async () => {
+    const r = await reported();
+    return r.ms >= 5 * before.ms && r;
+  }, 300);
+  check(after && before.rounds >= 1, `measured again and reported: ${before.ms} ms a step at ${length} tokens ` +
+    `after round 0, ${after.ms} ms after round ${after.rounds - 1}`);
   exitCode = h.failed ? 1 : 0;
 } catch (e) {
   h.check(false, `${e.message}\n${watch.tail()}`);
