@@ -117,8 +117,9 @@ try {
         `: ${JSON.stringify([r.refused, r.refusals, r.abandoned])}` : ''}`);
     check(r.stages.join(',') === 'share,masked,unmask,done', `${spec.name}: the stages ${r.stages.join(', ')}`);
     const shares = 13 + 112 * r.plan.k;
+    const masked = 13 + Math.ceil((spec.task.secure_aggregation.ring_bits * (P + 1)) / 8); // packed at B bits
     check((r.sizes.share || []).every((s) => s === shares) &&
-          (r.sizes.masked || []).every((s) => s === 13 + 4 * (P + 1)),
+          (r.sizes.masked || []).every((s) => s === masked),
       `${spec.name}: the page's shares (${r.sizes.share}) and masked inputs (${r.sizes.masked}) have their sizes`);
     // weights: min(samples, max_weight) of the 4 clients left (16 + 997 p samples at place p)
     const most = spec.task.secure_aggregation.max_weight;
