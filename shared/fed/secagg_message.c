@@ -13,6 +13,8 @@ static const char *const NAMES[SDFED_SECAGG_MSG_KIND_END] = {
     [SDFED_SECAGG_MSG_UNMASK] = "unmask",
 };
 _Static_assert(sizeof NAMES / sizeof NAMES[0] == SDFED_SECAGG_MSG_KIND_END, "a name for every message");
+_Static_assert(SDFED_SECAGG_RELAYED_BYTES == 4 + SDFED_SECAGG_SEALED_BYTES, "a client and a sealed pair");
+_Static_assert(SDFED_SECAGG_ANSWER_BYTES == 4 + 1 + SDFED_SHAMIR_SHARE_BYTES, "an owner, which secret, its share");
 
 const char *sdfed_secagg_msg_name(int kind) {
     return kind >= SDFED_SECAGG_MSG_ADVERTISE && kind < SDFED_SECAGG_MSG_KIND_END ? NAMES[kind] : NULL;

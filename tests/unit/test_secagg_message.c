@@ -101,10 +101,10 @@ static void test_round_trips(void) {
     const int to[3] = {4, 1, 8};
     for (int kind = SDFED_SECAGG_MSG_SHARES; kind <= SDFED_SECAGG_MSG_MASKED_REQUEST; kind++) {
         sdfed_secagg_list l;
-        CHECK(sdfed_secagg_write_relayed(&b, kind, ROUND, 3, to, sealed, &err) == SDFED_OK && b.size == 13 + 112 * 3 &&
+        CHECK(sdfed_secagg_write_relayed(&b, kind, ROUND, 3, to, sealed, &err) == SDFED_OK && b.size == 13 + 68 * 3 &&
                   sdfed_secagg_read_relayed(b.data, b.size, kind, ROUND, 3, &l, &err) == 0 && l.count == 3 &&
-                  sdfed_secagg_be32(l.entries + 112) == 1 && !memcmp(l.entries + 112 * 2 + 4, sealed + 108 * 2, 108),
-              "%s: 13 + 112 count bytes, read back", sdfed_secagg_msg_name(kind));
+                  sdfed_secagg_be32(l.entries + 68) == 1 && !memcmp(l.entries + 68 * 2 + 4, sealed + 64 * 2, 64),
+              "%s: 13 + 68 count bytes (a sealed pair of 64), read back", sdfed_secagg_msg_name(kind));
         CHECK(sdfed_secagg_read_relayed(b.data, b.size, kind, ROUND, 2, &l, &err) == SDFED_ERR_FORMAT &&
                   strstr(err.message, "3 entries, at most 2"),
               "%s: more entries than allowed: %s", sdfed_secagg_msg_name(kind), err.message);
@@ -157,13 +157,13 @@ static void test_round_trips(void) {
 
     const int owners[2] = {3, 6};
     const unsigned char which[2] = {1, 2};
-    unsigned char shares[80];
-    for (int i = 0; i < 80; i++) shares[i] = (unsigned char)(3 * i);
-    CHECK(sdfed_secagg_write_unmask(&b, ROUND, 2, owners, which, shares, &err) == SDFED_OK && b.size == 13 + 45 * 2 &&
+    unsigned char shares[48];
+    for (int i = 0; i < 48; i++) shares[i] = (unsigned char)(3 * i);
+    CHECK(sdfed_secagg_write_unmask(&b, ROUND, 2, owners, which, shares, &err) == SDFED_OK && b.size == 13 + 29 * 2 &&
               sdfed_secagg_read_unmask(b.data, b.size, ROUND, 2, &l, &err) == SDFED_OK && l.count == 2 &&
-              sdfed_secagg_be32(l.entries + 45) == 6 && l.entries[45 + 4] == 2 &&
-              !memcmp(l.entries + 45 + 5, shares + 40, 40),
-          "unmask read back: %s", err.message);
+              sdfed_secagg_be32(l.entries + 29) == 6 && l.entries[29 + 4] == 2 &&
+              !memcmp(l.entries + 29 + 5, shares + 24, 24),
+          "unmask: 13 + 29 count bytes (a share of 24), read back: %s", err.message);
 
     /* every message cut at every length, and one byte too long */
     CHECK(refused_cut(&b, read_unmask), "unmask cut at every length or one byte long: refused");
