@@ -9,7 +9,7 @@
 #include "native/crypto.h"
 
 /* the 12-byte nonce of every sealed pair (one message a key) */
-static const unsigned char ZERO_NONCE[12];
+static const unsigned char ZERO_NONCE[SDFED_SECAGG_NONCE_BYTES];
 
 /* key = HKDF-SHA256(ikm (ikm_len), no salt, info(purpose, ...)) */
 static int derive(const unsigned char *ikm, size_t ikm_len, int purpose, const unsigned char session[32], int64_t round,
