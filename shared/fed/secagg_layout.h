@@ -29,7 +29,8 @@
  *   sealed      (64 bytes on the wire) ciphertext (48) || tag (16) under the
  *               12-byte nonce of zeros, which is not sent. A zero nonce is
  *               safe because each share key seals exactly one message: the
- *               key is bound to (session, round, sender, recipient), the
+ *               key is bound to (session, round, sender, recipient; the
+ *               other direction has a key of its own), the
  *               session to the round's fresh public keys, and a sender
  *               seals one pair for each recipient in a round (its client
  *               takes one share_request, fed/secagg_client.h; a request
