@@ -26,17 +26,18 @@ int native_secagg_client_advertise(native_secagg_client *c, const sdfed_secagg_p
                                    const sdfed_secagg_bytes *secret, sdfed_buffer *out, sdfed_error *err) {
     memset(c, 0, sizeof *c);
     c->secret = *secret;
-    unsigned char mask_sk[32], mask_pk[32], share_pk[32], seed[32];
-    int rc = sdfed_secagg_draw(secret, mask_sk, 32, err);
+    unsigned char mask_seed[SDFED_SECAGG_SEED_BYTES], mask_pk[32], share_pk[32], seed[SDFED_SECAGG_SEED_BYTES];
+    int rc = sdfed_secagg_draw(secret, mask_seed, sizeof mask_seed, err);
     if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, c->share_sk, 32, err);
-    if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, seed, 32, err);
-    if (rc == SDFED_OK) rc = native_x25519_public(mask_sk, mask_pk, err);
+    if (rc == SDFED_OK) rc = sdfed_secagg_draw(secret, seed, sizeof seed, err);
+    if (rc == SDFED_OK) rc = native_secagg_mask_private(mask_seed, round, c->mask_sk, err);
+    if (rc == SDFED_OK) rc = native_x25519_public(c->mask_sk, mask_pk, err);
     if (rc == SDFED_OK) rc = native_x25519_public(c->share_sk, share_pk, err);
     if (rc == SDFED_OK)
-        rc = sdfed_secagg_client_start(&c->core, plan, round, mask_sk, mask_pk, share_pk, seed, out, err);
+        rc = sdfed_secagg_client_start(&c->core, plan, round, mask_seed, mask_pk, share_pk, seed, out, err);
     else
         c->core.stage = SDFED_SECAGG_ABANDONED;
-    memset(mask_sk, 0, sizeof mask_sk);
+    memset(mask_seed, 0, sizeof mask_seed);
     memset(seed, 0, sizeof seed);
     return rc;
 }
@@ -56,13 +57,11 @@ int native_secagg_client_share(native_secagg_client *c, const unsigned char *req
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_recipient(core, slot)) continue;
         int h = core->holder[slot];
-        unsigned char key[32], nonce[SDFED_SECAGG_NONCE_BYTES];
-        rc = sdfed_secagg_draw(&c->secret, nonce, sizeof nonce, err);
+        unsigned char key[32];
+        rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
+                                          (uint32_t)core->self, (uint32_t)h, key, err);
         if (rc == SDFED_OK)
-            rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session,
-                                              core->round, (uint32_t)core->self, (uint32_t)h, key, err);
-        if (rc == SDFED_OK)
-            rc = native_secagg_seal(key, nonce, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
+            rc = native_secagg_seal(key, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
                                     pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
                                     sealed + (size_t)SDFED_SECAGG_SEALED_BYTES * count, err);
         count++;
@@ -116,7 +115,7 @@ int native_secagg_client_mask(native_secagg_client *c, const unsigned char *requ
     unsigned char *stream = rc == SDFED_OK ? malloc(bytes) : NULL;
     if (rc == SDFED_OK && !stream) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     native_x25519_key mask_sk = {0}; /* set up once for every neighbour */
-    if (rc == SDFED_OK) rc = native_x25519_key_open(&mask_sk, core->mask_sk, err);
+    if (rc == SDFED_OK) rc = native_x25519_key_open(&mask_sk, c->mask_sk, err);
     for (int slot = 0; slot < core->holders && rc == SDFED_OK; slot++) {
         if (!sdfed_secagg_client_masks_with(core, slot)) continue;
         int j = core->holder[slot];

@@ -6,14 +6,15 @@
  * client sends what it writes over its socket; the simulator hands it to
  * the server in the same process.
  *
- *   advertise  two new X25519 key pairs (mask, share) and a self-mask seed
- *              b, all from `secret` (the OS's randomness)
+ *   advertise  a new X25519 share key pair, a 16-byte mask seed (the mask
+ *              key pair derived from it) and a 16-byte self-mask seed b,
+ *              all from `secret` (the OS's randomness)
  *   share      from the share_request: the session id, its k + 1 holders
  *              and their keys (k, t and min_inputs must be the plan's, its
- *              own keys in its own slot); b and its mask key Shamir-shared
- *              with threshold t (coefficients from `secret`), each
- *              advertised neighbour's pair sealed (a nonce from `secret`),
- *              its own pair kept
+ *              own keys in its own slot); b and its mask seed
+ *              Shamir-shared with threshold t (coefficients from
+ *              `secret`), each advertised neighbour's pair sealed, its own
+ *              pair kept
  *   masked     from the masked_request: every pair relayed to it opened
  *              (a sender that is not a neighbour, twice, or that does not
  *              authenticate refuses the request); its input (fed/
@@ -23,7 +24,7 @@
  *   unmask     the request checked as an honest client does
  *              (sdfed_secagg_client_check_request: a refusal is its code
  *              and nothing is written); for each holder named, the share
- *              of b (alive) or of the mask key (dropped) it holds
+ *              of b (alive) or of the mask seed (dropped) it holds
  * A step out of order is refused (SDFED_SECAGG_WRONG_STAGE). */
 #ifndef SDFED_NATIVE_SECAGG_CLIENT_H
 #define SDFED_NATIVE_SECAGG_CLIENT_H
@@ -40,7 +41,8 @@
 typedef struct native_secagg_client {
     sdfed_secagg_client core; /* the protocol's state and checks (fed/secagg_client.h) */
     sdfed_secagg_bytes secret;
-    unsigned char share_sk[32]; /* the share key's private half (the mask key's is core.mask_sk) */
+    unsigned char share_sk[32]; /* the share key's private half */
+    unsigned char mask_sk[32];  /* the mask key's, derived from core.mask_seed */
 } native_secagg_client;
 
 /* c = a client of round `round` under plan (the round's), with its

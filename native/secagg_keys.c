@@ -8,12 +8,15 @@
 #include "fed/secagg_ring.h"
 #include "native/crypto.h"
 
-/* key = HKDF-SHA256(ikm, no salt, info(purpose, ...)) */
-static int derive(const unsigned char *ikm, int purpose, const unsigned char session[32], int64_t round, uint32_t a,
-                  uint32_t b, unsigned char key[32], sdfed_error *err) {
+/* the 12-byte nonce of every sealed pair (one message a key) */
+static const unsigned char ZERO_NONCE[SDFED_SECAGG_NONCE_BYTES];
+
+/* key = HKDF-SHA256(ikm (ikm_len), no salt, info(purpose, ...)) */
+static int derive(const unsigned char *ikm, size_t ikm_len, int purpose, const unsigned char session[32], int64_t round,
+                  uint32_t a, uint32_t b, unsigned char key[32], sdfed_error *err) {
     unsigned char info[SDFED_SECAGG_INFO_BYTES];
     int rc = sdfed_secagg_info(purpose, session, round, a, b, info, err);
-    return rc ? rc : native_hkdf_sha256(ikm, 32, NULL, 0, info, sizeof info, key, 32, err);
+    return rc ? rc : native_hkdf_sha256(ikm, ikm_len, NULL, 0, info, sizeof info, key, 32, err);
 }
 
 int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char theirs[32],
@@ -21,7 +24,8 @@ int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char th
                                  unsigned char key[32], sdfed_error *err) {
     unsigned char shared[32];
     int rc = native_x25519_key_agree(mine, theirs, shared, err);
-    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
+    if (!rc)
+        rc = derive(shared, sizeof shared, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
     memset(shared, 0, sizeof shared);
     return rc;
 }
@@ -32,7 +36,9 @@ int native_secagg_pair_key_from(native_x25519_key *mine, const unsigned char the
     if (i == j) return sdfed_fail(err, SDFED_ERR_ARG, "secagg: a pair key of client %u with itself", i);
     unsigned char shared[32];
     int rc = native_x25519_key_agree(mine, theirs, shared, err);
-    if (!rc) rc = derive(shared, SDFED_SECAGG_PURPOSE_PAIR, session, round, i < j ? i : j, i < j ? j : i, key, err);
+    if (!rc)
+        rc = derive(shared, sizeof shared, SDFED_SECAGG_PURPOSE_PAIR, session, round, i < j ? i : j, i < j ? j : i, key,
+                    err);
     memset(shared, 0, sizeof shared);
     return rc;
 }
@@ -57,22 +63,26 @@ int native_secagg_pair_key(const unsigned char mine[32], const unsigned char the
     return rc;
 }
 
-int native_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
-                           unsigned char key[32], sdfed_error *err) {
-    return derive(seed, SDFED_SECAGG_PURPOSE_SELF, session, round, i, i, key, err);
+int native_secagg_self_key(const unsigned char seed[SDFED_SECAGG_SEED_BYTES], const unsigned char session[32],
+                           int64_t round, uint32_t i, unsigned char key[32], sdfed_error *err) {
+    return derive(seed, SDFED_SECAGG_SEED_BYTES, SDFED_SECAGG_PURPOSE_SELF, session, round, i, i, key, err);
 }
 
-int native_secagg_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char session[32],
-                       int64_t round, uint32_t sender, uint32_t recipient,
-                       const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
+int native_secagg_mask_private(const unsigned char mask_seed[SDFED_SECAGG_SEED_BYTES], int64_t round,
+                               unsigned char mask_sk[32], sdfed_error *err) {
+    static const unsigned char no_session[SDFED_SECAGG_SESSION_BYTES];
+    return derive(mask_seed, SDFED_SECAGG_SEED_BYTES, SDFED_SECAGG_PURPOSE_MASK_KEY, no_session, round, 0, 0, mask_sk,
+                  err);
+}
+
+int native_secagg_seal(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
+                       uint32_t recipient, const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
                        unsigned char sealed[SDFED_SECAGG_SEALED_BYTES], sdfed_error *err) {
     unsigned char aad[SDFED_SECAGG_INFO_BYTES];
     int rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, aad, err);
     if (rc) return rc;
-    memcpy(sealed, nonce, SDFED_SECAGG_NONCE_BYTES);
-    return native_aes256gcm_seal(key, nonce, aad, sizeof aad, pair, SDFED_SECAGG_PAIR_BYTES,
-                                 sealed + SDFED_SECAGG_NONCE_BYTES,
-                                 sealed + SDFED_SECAGG_NONCE_BYTES + SDFED_SECAGG_PAIR_BYTES, err);
+    return native_aes256gcm_seal(key, ZERO_NONCE, aad, sizeof aad, pair, SDFED_SECAGG_PAIR_BYTES, sealed,
+                                 sealed + SDFED_SECAGG_PAIR_BYTES, err);
 }
 
 int native_secagg_open(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
@@ -81,9 +91,8 @@ int native_secagg_open(const unsigned char key[32], const unsigned char session[
     unsigned char aad[SDFED_SECAGG_INFO_BYTES];
     int rc = sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, aad, err);
     if (rc) return rc;
-    return native_aes256gcm_open(key, sealed, aad, sizeof aad, sealed + SDFED_SECAGG_NONCE_BYTES,
-                                 SDFED_SECAGG_PAIR_BYTES, sealed + SDFED_SECAGG_NONCE_BYTES + SDFED_SECAGG_PAIR_BYTES,
-                                 pair, err);
+    return native_aes256gcm_open(key, ZERO_NONCE, aad, sizeof aad, sealed, SDFED_SECAGG_PAIR_BYTES,
+                                 sealed + SDFED_SECAGG_PAIR_BYTES, pair, err);
 }
 
 int native_secagg_mask_stream(const unsigned char key[32], unsigned char *out, size_t bytes, sdfed_error *err) {

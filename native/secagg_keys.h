@@ -2,7 +2,7 @@
  * native/crypto.h put together by the byte layouts of
  * shared/fed/secagg_layout.h, as the page does with WebCrypto. A client (or
  * the simulator, or the server reconstructing a dropped client's masks)
- * calls these; tests/vectors/secagg-v1.txt pins their outputs.
+ * calls these; tests/vectors/secagg-v2.txt pins their outputs.
  *
  *   share key  HKDF-SHA256(X25519(my share key, their share public key),
  *              salt empty, info(0x02, session, round, sender, recipient)):
@@ -10,8 +10,10 @@
  *   pair key   HKDF-SHA256(X25519(my mask key, their mask public key), salt
  *              empty, info(0x03, session, round, min(i, j), max(i, j)))
  *   self key   HKDF-SHA256(b_i, salt empty, info(0x04, session, round, i, i))
- *   sealed     nonce (12) || AES-256-GCM(share key, nonce, aad = the
- *              share key's info) of the 80-byte pair || tag (16)
+ *   mask key   HKDF-SHA256(mask seed, salt empty, info(0x05, zeros, round,
+ *              0, 0)): the X25519 mask private key
+ *   sealed     AES-256-GCM(share key, nonce of zeros, aad = the share key's
+ *              info) of the 48-byte pair || tag (16)
  *   mask       AES-256-CTR keystream of a pair or self key from counter 0,
  *              read as ring elements (fed/secagg_ring.h) */
 #ifndef SDFED_NATIVE_SECAGG_KEYS_H
@@ -42,16 +44,18 @@ int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char th
 int native_secagg_pair_key_from(native_x25519_key *mine, const unsigned char theirs[32],
                                 const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
                                 unsigned char key[32], sdfed_error *err);
-/* key (32) = client i's self-mask key from its seed b_i. */
-int native_secagg_self_key(const unsigned char seed[32], const unsigned char session[32], int64_t round, uint32_t i,
-                           unsigned char key[32], sdfed_error *err);
-/* sealed (108) = the pair (80) from sender to recipient under key, with
- * the given 12-byte nonce (from getrandom for real use). */
-int native_secagg_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char session[32],
-                       int64_t round, uint32_t sender, uint32_t recipient,
-                       const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
+/* key (32) = client i's self-mask key from its seed b_i (16). */
+int native_secagg_self_key(const unsigned char seed[SDFED_SECAGG_SEED_BYTES], const unsigned char session[32],
+                           int64_t round, uint32_t i, unsigned char key[32], sdfed_error *err);
+/* mask_sk (32) = the X25519 mask private key of round's mask seed (16). */
+int native_secagg_mask_private(const unsigned char mask_seed[SDFED_SECAGG_SEED_BYTES], int64_t round,
+                               unsigned char mask_sk[32], sdfed_error *err);
+/* sealed (64) = the pair (48) from sender to recipient under key (one
+ * message a key: the nonce is zeros, secagg_layout.h). */
+int native_secagg_seal(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
+                       uint32_t recipient, const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
                        unsigned char sealed[SDFED_SECAGG_SEALED_BYTES], sdfed_error *err);
-/* pair (80) from sealed (108); SDFED_ERR_FORMAT when it does not
+/* pair (48) from sealed (64); SDFED_ERR_FORMAT when it does not
  * authenticate (another key, sender, recipient, round or session). */
 int native_secagg_open(const unsigned char key[32], const unsigned char session[32], int64_t round, uint32_t sender,
                        uint32_t recipient, const unsigned char sealed[SDFED_SECAGG_SEALED_BYTES],

@@ -145,7 +145,7 @@ static int check_unmask(const native_secagg_server *s, int client, const sdfed_s
         if (e[4] != sdfed_secagg_server_needs(&s->stages, owner))
             return sdfed_fail(err, SDFED_SECAGG_INCONSISTENT,
                               "secagg unmask: client %d sent the share of %d's %s, which was not asked for", client,
-                              owner, e[4] == SDFED_SECAGG_SELF_SEED ? "seed" : "mask key");
+                              owner, e[4] == SDFED_SECAGG_SELF_SEED ? "seed" : "mask seed");
         for (int r = 0; r < i; r++)
             if ((int)sdfed_secagg_be32(l->entries + (size_t)SDFED_SECAGG_ANSWER_BYTES * r) == owner)
                 return sdfed_fail(err, SDFED_SECAGG_REPEATED, "secagg unmask: client %d answered for %d twice", client,
@@ -267,7 +267,8 @@ int native_secagg_server_request(const native_secagg_server *s, int client, sdfe
     if (rc == SDFED_OK && s->stages.stage == SDFED_SECAGG_SHARE) {
         if (!advertised(s, client))
             rc = sdfed_fail(err, SDFED_SECAGG_MISSED_STAGE, "client %d did not advertise keys", client);
-        for (int slot = 0; slot < h && rc == SDFED_OK; slot++) { /* 64 bytes a holder fit in 108 */
+        _Static_assert(SDFED_SECAGG_SEALED_BYTES >= 64, "a holder's two keys fit in a sealed pair's room");
+        for (int slot = 0; slot < h && rc == SDFED_OK; slot++) {
             int j = sdfed_secagg_graph_holder(&s->graph, client, slot);
             clients[slot] = j;
             memcpy(bytes + 64 * (size_t)slot, s->mask_keys + 32 * (size_t)j, 32);

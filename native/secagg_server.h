@@ -17,10 +17,10 @@
  *   shares     exactly one sealed pair for each of its holders that
  *              advertised, itself left out (a client that is none of them:
  *              NOT_NEIGHBOUR; twice: REPEATED)
- *   masked     P + 1 values below 2^B, added to the sum at once
+ *   masked     P + 1 values packed at B bits, added to the sum at once
  *   unmask     exactly the shares the client was asked for: for each holder
  *              the request named alive the share of its seed, for each named
- *              dropped the share of its mask key (another: INCONSISTENT,
+ *              dropped the share of its mask seed (another: INCONSISTENT,
  *              NOT_NEIGHBOUR, REPEATED), each a field element
  * The session id is computed when the advertise stage ends. The graph is
  * the plan's, shuffled by an AES-256-CTR keystream of a 32-byte key the
@@ -51,7 +51,7 @@ typedef struct native_secagg_server {
                                   addressing: 2 x client + (0 mask, 1 share) + 1, 0 empty */
     size_t key_slots;          /* a power of two, at least 4 n */
     uint64_t key_salt;
-    unsigned char *relay;       /* (n) x (k + 1) x 108: sealed pairs for each recipient, by the sender's slot */
+    unsigned char *relay;       /* (n) x (k + 1) x 64: sealed pairs for each recipient, by the sender's slot */
     unsigned char *relayed;     /* (n) x (k + 1): which of those arrived */
     uint64_t *sum;              /* (P + 1) the masked inputs received, added in the ring */
     sdfed_shamir_share *shares; /* (n) x (k + 1): the shares received of each client's needed secret */

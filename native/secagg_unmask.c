@@ -17,7 +17,7 @@
  * that a byte of mask stream costs about as much as */
 #define WORK_PER_STREAM_BYTE 8.0
 
-/* secrets (n x 32) = every needed secret, reconstructed */
+/* secrets (n x 16) = every needed secret, reconstructed */
 static int reconstruct(const native_secagg_server *s, unsigned char *secrets, sdfed_error *err) {
     const int n = s->plan.params.n, h = s->plan.params.k + 1, t = s->plan.params.t;
     uint64_t *scratch = malloc(sizeof *scratch * 3 * (size_t)t);
@@ -26,10 +26,10 @@ static int reconstruct(const native_secagg_server *s, unsigned char *secrets, sd
         int need = sdfed_secagg_server_needs(&s->stages, j);
         if (!need) continue;
         rc = sdfed_shamir_combine(s->shares + (size_t)j * (size_t)h, s->n_shares[j], t, h, scratch,
-                                  secrets + 32 * (size_t)j, err);
+                                  secrets + SDFED_SECAGG_SEED_BYTES * (size_t)j, err);
         if (rc)
             sdfed_fail_context(err, rc, "secagg round %lld: client %d's %s from %d shares", (long long)s->round, j,
-                               need == SDFED_SECAGG_SELF_SEED ? "seed" : "mask key", s->n_shares[j]);
+                               need == SDFED_SECAGG_SELF_SEED ? "seed" : "mask seed", s->n_shares[j]);
     }
     free(scratch);
     return rc;
@@ -45,15 +45,15 @@ typedef struct unmask_part {
 
 typedef struct unmasking {
     const native_secagg_server *s;
-    const unsigned char *secrets; /* (n x 32) */
+    const unsigned char *secrets; /* (n x 16) */
     const sdfed_secagg_term *terms;
     unmask_part *parts;
     size_t values;
 } unmasking;
 
 /* The part's masks: a self term's from its seed; a dropped client's pair
- * terms (consecutive in the terms) with its mask key set up once for all
- * its surviving neighbours' public keys. */
+ * terms (consecutive in the terms) with its mask key, derived from its mask
+ * seed, set up once for all its surviving neighbours' public keys. */
 static void sum_part(const unmasking *u, unmask_part *part) {
     const native_secagg_server *s = u->s;
     native_x25519_key dropped = {0};
@@ -63,13 +63,17 @@ static void sum_part(const unmasking *u, unmask_part *part) {
         const sdfed_secagg_term *m = &u->terms[i];
         unsigned char key[32];
         if (m->kind == SDFED_SECAGG_SELF_SEED) {
-            rc = native_secagg_self_key(u->secrets + 32 * (size_t)m->a, s->session, s->round, (uint32_t)m->a, key,
-                                        &part->err);
+            rc = native_secagg_self_key(u->secrets + SDFED_SECAGG_SEED_BYTES * (size_t)m->a, s->session, s->round,
+                                        (uint32_t)m->a, key, &part->err);
         } else {
             if (m->b != owner) {
                 native_x25519_key_close(&dropped);
                 owner = m->b;
-                rc = native_x25519_key_open(&dropped, u->secrets + 32 * (size_t)m->b, &part->err);
+                unsigned char mask_sk[32];
+                rc = native_secagg_mask_private(u->secrets + SDFED_SECAGG_SEED_BYTES * (size_t)m->b, s->round, mask_sk,
+                                                &part->err);
+                if (rc == SDFED_OK) rc = native_x25519_key_open(&dropped, mask_sk, &part->err);
+                memset(mask_sk, 0, sizeof mask_sk);
             }
             if (rc == SDFED_OK)
                 rc = native_secagg_pair_key_from(&dropped, s->mask_keys + 32 * (size_t)m->a, s->session, s->round,
@@ -157,7 +161,7 @@ int native_secagg_server_finish(const native_secagg_server *s, const float *g, f
     const size_t values = s->plan.dims + 1;
     /* at most one self term for each client and a pair term for each edge */
     int capacity = n + n * s->plan.params.k, count = 0;
-    unsigned char *secrets = calloc((size_t)n, 32);
+    unsigned char *secrets = calloc((size_t)n, SDFED_SECAGG_SEED_BYTES);
     uint64_t *sum = malloc(sizeof *sum * values);
     sdfed_secagg_term *terms = malloc(sizeof *terms * (size_t)capacity);
     int rc = secrets && sum && terms ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "secagg: out of memory");
@@ -166,7 +170,7 @@ int native_secagg_server_finish(const native_secagg_server *s, const float *g, f
     if (rc == SDFED_OK) memcpy(sum, s->sum, sizeof *sum * values);
     if (rc == SDFED_OK) rc = remove_masks(s, secrets, terms, count, sum, values, err);
     if (rc == SDFED_OK) rc = sdfed_secagg_global(&s->plan, sum, g, next, weight_sum, err);
-    if (secrets) memset(secrets, 0, 32 * (size_t)n);
+    if (secrets) memset(secrets, 0, SDFED_SECAGG_SEED_BYTES * (size_t)n);
     free(secrets);
     free(sum);
     free(terms);

@@ -2,11 +2,11 @@
  * (native/secagg_server.h, its stage done) to the new global parameters.
  * Each needed secret is reconstructed from the shares the survivors sent
  * (Shamir, fed/secagg_shamir.h): the self-mask seed b_j of every client
- * whose input is in the sum, the mask key s_d of every client that shared
- * and then dropped; the masks (fed/secagg_stage.h's terms) are removed
- * from a copy of the sum, each a stream of native/secagg_keys.h: b_j's
- * self key, or the pair key of s_d with its surviving neighbour's public
- * key; and the sum is decoded into g + the survivors' mean change
+ * whose input is in the sum, the mask seed of every client that shared
+ * and then dropped (its mask key s_d derived from it); the masks
+ * (fed/secagg_stage.h's terms) are removed from a copy of the sum, each a
+ * stream of native/secagg_keys.h: b_j's self key, or the pair key of s_d
+ * with its surviving neighbour's public key; and the sum is decoded into g + the survivors' mean change
  * (fed/secagg_task.h). The masks are computed on the kernels' thread pool
  * (native_backend's, over the machine's cores: the project's one pool),
  * the terms cut into parts of about equal cost, never inside a dropped

@@ -528,7 +528,7 @@ int wc_secagg_plan(int n) {
 
 const double *wc_secagg_plan_values(void) { return wasm.plan_values; }
 
-int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *mask_pk, const uint8_t *share_pk,
+int wc_secagg_start(int n, double round, const uint8_t *mask_seed, const uint8_t *mask_pk, const uint8_t *share_pk,
                     const uint8_t *seed) {
     sdfed_secagg_client_free(&wasm.secagg);
     wasm.secagg.stage = SDFED_SECAGG_ABANDONED;
@@ -537,7 +537,7 @@ int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *
     int rc = whole(round, -9007199254740992.0, "the round", &r);
     if (rc == SDFED_OK) rc = make_plan(n, &p);
     if (rc) return rc;
-    return sdfed_secagg_client_start(&wasm.secagg, &p, r, mask_sk, mask_pk, share_pk, seed, &wasm.out, &wasm.err);
+    return sdfed_secagg_client_start(&wasm.secagg, &p, r, mask_seed, mask_pk, share_pk, seed, &wasm.out, &wasm.err);
 }
 
 int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, size_t random_len) {

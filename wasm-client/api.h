@@ -140,10 +140,10 @@ WC_EXPORT int wc_set_threads(int n);
  * cryptography are bytes too, integers big-endian:
  *   share jobs   count (4) || per recipient, in slot order: client (4) ||
  *                its share public key (32) || the share key's info (64,
- *                also the GCM additional data) || the pair to seal (80)
+ *                also the GCM additional data) || the pair to seal (48)
  *   pair jobs    count (4) || per relayed pair: slot (4) || sender (4) ||
  *                its share public key (32) || the share key's info (64) ||
- *                the sealed pair (108)
+ *                the sealed pair (64)
  *   mask jobs    stream bytes (4) || count (4) || per mask: slot (4) ||
  *                client (4) || its mask public key (32; zeros for the
  *                client's own slot, whose key comes from its seed) || the
@@ -160,21 +160,22 @@ WC_EXPORT int wc_secagg_plan(int n);
  * dims P, stream bytes (a mask's), the random bytes wc_secagg_share takes,
  * the noise bytes wc_secagg_input takes (0 without noise): 15 doubles. */
 WC_EXPORT const double *wc_secagg_plan_values(void);
-/* A new client of round `round` among n: its mask key pair (private and
- * public, 32 bytes each), its share public key and its self-mask seed (32
- * random bytes); out = its advertise message. */
-WC_EXPORT int wc_secagg_start(int n, double round, const uint8_t *mask_sk, const uint8_t *mask_pk,
+/* A new client of round `round` among n: its mask seed (16 random bytes),
+ * the public key of the mask key derived from it (32), its share public
+ * key (32) and its self-mask seed (16 random bytes); out = its advertise
+ * message. */
+WC_EXPORT int wc_secagg_start(int n, double round, const uint8_t *mask_seed, const uint8_t *mask_pk,
                               const uint8_t *share_pk, const uint8_t *seed);
 /* The share_request read and checked, the secrets Shamir-shared with
  * coefficients from `random` (the plan's bytes, crypto.getRandomValues);
  * out = the share jobs. */
 WC_EXPORT int wc_secagg_share(const uint8_t *request, size_t len, const uint8_t *random, size_t random_len);
-/* sealed: the share jobs' pairs sealed (108 bytes each, in their order);
+/* sealed: the share jobs' pairs sealed (64 bytes each, in their order);
  * out = the shares message. */
 WC_EXPORT int wc_secagg_shares(const uint8_t *sealed, size_t len);
 /* The masked_request read and its senders checked; out = the pair jobs. */
 WC_EXPORT int wc_secagg_relayed(const uint8_t *request, size_t len);
-/* The 80-byte pair opened from slot's sender. */
+/* The 48-byte pair opened from slot's sender. */
 WC_EXPORT int wc_secagg_keep_pair(int slot, const uint8_t *pair);
 /* Its input from x and g (P floats each), its sample count, the rounding
  * of (the task's seed, the round, client `client`) and its own noise
@@ -205,8 +206,9 @@ WC_EXPORT int wc_secure_frame_encode(const uint8_t *msg, size_t len);
 WC_EXPORT int wc_secure_frame_decode(const uint8_t *frame, size_t len);
 /* "advertise", "share_request", ... for a secagg message's kind; NULL for another. */
 WC_EXPORT const char *wc_secagg_msg_name(int kind);
-/* Layouts alone, for checks against tests/vectors/secagg-v1.txt: out = the
- * 64-byte info of purpose (2 share, 3 pair, 4 self) and clients a, b; the
+/* Layouts alone: out = the 64-byte info of purpose (2 share, 3 pair, 4
+ * self, 5 mask key: the page's own, and tests/vectors/secagg-v2.txt's
+ * checks) and clients a, b; the
  * session id (32) of n clients' keys (n x 32 each, all advertised); v
  * (count u64, in Z_2^ring_bits) += sign (+1, -1) times a stream's
  * elements. */

@@ -31,7 +31,7 @@ export const ERROR_CODES = Object.freeze([
   Object.freeze({ name: 'secagg_bad_keys', number: 24, meaning: 'an `advertise` whose public keys are malformed, all zeros, or already advertised in the round' }),
   Object.freeze({ name: 'secagg_bad_shares', number: 25, meaning: 'a `shares` message that is malformed or misses a neighbour' }),
   Object.freeze({ name: 'secagg_not_neighbour', number: 26, meaning: 'shares or unmasking answers for a client that is not a neighbour (or a request naming one, refused by a client)' }),
-  Object.freeze({ name: 'secagg_bad_masked', number: 27, meaning: 'a masked input of the wrong length, or a value beyond the ring' }),
+  Object.freeze({ name: 'secagg_bad_masked', number: 27, meaning: 'a masked input of the wrong length, or bits set past its last value' }),
   Object.freeze({ name: 'secagg_bad_unmask', number: 28, meaning: 'an `unmask` answer that is malformed, misses shares or holds a share that is no field element' }),
   Object.freeze({ name: 'secagg_inconsistent', number: 29, meaning: 'unmasking answers for other clients or secrets than asked; a request that disagrees with what the client masked with (refused by the client)' }),
   Object.freeze({ name: 'secagg_both_sets', number: 30, meaning: 'an unmasking request naming a client both alive and dropped (refused by the client)' }),

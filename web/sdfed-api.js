@@ -58,6 +58,8 @@ function sdfedApi(M, memory = null) {
   };
   const PLAN = ['n', 'k', 't', 'minInputs', 'complete', 'ringBits', 'quantBits', 'clip', 'maxWeight', 'l2Clip',
     'sigma2', 'dims', 'streamBytes', 'shareRandomBytes', 'noiseBytes'];
+  // a share pair and a sealed one (shared/fed/secagg_layout.h; the wasm checks every length)
+  const SECAGG_PAIR_BYTES = 48, SECAGG_SEALED_BYTES = 64;
 
   return {
     // the model file's bytes; the module keeps its own copy
@@ -147,12 +149,12 @@ function sdfedApi(M, memory = null) {
       const v = f64().slice(M._wc_secagg_plan_values() / 8, M._wc_secagg_plan_values() / 8 + PLAN.length);
       return Object.fromEntries(PLAN.map((name, i) => [name, name === 'complete' ? v[i] !== 0 : v[i]]));
     },
-    // a new client: its advertise message
-    secaggStart(n, round, { maskPrivate, maskPublic, sharePublic, seed }) {
-      return withBytes(concat([maskPrivate, maskPublic, sharePublic, seed]), (p) => {
+    // a new client (maskSeed and seed: 16 bytes each; the public keys 32): its advertise message
+    secaggStart(n, round, { maskSeed, maskPublic, sharePublic, seed }) {
+      return withBytes(concat([maskSeed, maskPublic, sharePublic, seed]), (p) => {
         try {
-          check(M._wc_secagg_start(n, round, p, p + 32, p + 64, p + 96), 'the secure round\'s keys');
-        } finally { u8().fill(0, p, p + 128); }
+          check(M._wc_secagg_start(n, round, p, p + 16, p + 48, p + 80), 'the secure round\'s keys');
+        } finally { u8().fill(0, p, p + 96); }
         return output();
       });
     },
@@ -161,12 +163,13 @@ function sdfedApi(M, memory = null) {
       return withBytes(request, (q) => withBytes(random, (r) => {
         check(M._wc_secagg_share(q, request.byteLength, r, random.byteLength), 'the share request');
         return list(output(), (e) => ({ client: e.u32(), sharePublic: e.bytes(32), info: e.bytes(64),
-                                        pair: e.bytes(80) }));
+                                        pair: e.bytes(SECAGG_PAIR_BYTES) }));
       }));
     },
-    // the sealed pairs (108 bytes each, in the jobs' order) -> the shares message
+    // the sealed pairs (SECAGG_SEALED_BYTES each, in the jobs' order) -> the shares message
     secaggShares(sealed) {
-      withBytes(concat(sealed), (p) => check(M._wc_secagg_shares(p, 108 * sealed.length), 'the shares'));
+      const bytes = concat(sealed);
+      withBytes(bytes, (p) => check(M._wc_secagg_shares(p, bytes.byteLength), 'the shares'));
       return output();
     },
     // the masked_request -> [{slot, sender, sharePublic, info, sealed}] to open
@@ -174,12 +177,12 @@ function sdfedApi(M, memory = null) {
       return withBytes(request, (q) => {
         check(M._wc_secagg_relayed(q, request.byteLength), 'the masked request');
         return list(output(), (e) => ({ slot: e.u32(), sender: e.u32(), sharePublic: e.bytes(32), info: e.bytes(64),
-                                        sealed: e.bytes(108) }));
+                                        sealed: e.bytes(SECAGG_SEALED_BYTES) }));
       });
     },
     secaggKeepPair(slot, pair) {
       withBytes(pair, (p) => { try { check(M._wc_secagg_keep_pair(slot, p), 'an opened pair'); } finally {
-        u8().fill(0, p, p + 80);
+        u8().fill(0, p, p + SECAGG_PAIR_BYTES);
       } });
     },
     // its input (x, g Float32Array; noise: its own random bytes, or empty)

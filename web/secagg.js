@@ -42,21 +42,15 @@ const sdfedSecagg = (() => {
 
   // ---- the primitives ------------------------------------------------------
   const X25519 = { name: 'X25519' };
+  // the HKDF info's purpose of a mask key (shared/fed/secagg_layout.h)
+  const PURPOSE_MASK_KEY = 5;
   // RFC 8410: an X25519 private key as PKCS#8 is these 16 bytes, then its 32
   const PKCS8_PREFIX = Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04,
     0x22, 0x04, 0x20);
-  const generate = (extractable) => subtle().generateKey(X25519, extractable, ['deriveBits']);
-  // the 32 bytes of an extractable private key
-  async function privateBytes(key) {
-    const der = new Uint8Array(await subtle().exportKey('pkcs8', key));
-    const ok = der.length === 48 && PKCS8_PREFIX.every((b, i) => der[i] === b);
-    const raw = der.slice(16);
-    der.fill(0);
-    if (!ok) throw new Error('secure round: the browser exported an X25519 key in an unknown form');
-    return raw;
-  }
+  // a new key pair whose private half never leaves WebCrypto
+  const generate = () => subtle().generateKey(X25519, false, ['deriveBits']);
   const publicBytes = async (key) => new Uint8Array(await subtle().exportKey('raw', key));
-  // a private key from its 32 bytes (the test vector's fixed keys)
+  // a private key from its 32 bytes (a mask key; the test vector's fixed keys)
   const importPrivate = (bytes, extractable = false) =>
     subtle().importKey('pkcs8', concat(PKCS8_PREFIX, bytes), X25519, extractable, ['deriveBits']);
   // the public key of an extractable private key
@@ -80,17 +74,27 @@ const sdfedSecagg = (() => {
     const shared = await agree(mine, theirs);
     try { return await hkdf(shared, info); } finally { shared.fill(0); }
   }
-  const gcm = (key) => subtle().importKey('raw', key, 'AES-GCM', false, ['encrypt', 'decrypt']);
-  // nonce (12) || AES-256-GCM(pair) || tag (16), the info as additional data
-  async function seal(key, nonce, info, pair) {
-    const sealed = await subtle().encrypt({ name: 'AES-GCM', iv: nonce, additionalData: info, tagLength: 128 },
-      await gcm(key), pair);
-    return concat(nonce, new Uint8Array(sealed));
+  // the X25519 mask key of a 16-byte mask seed: HKDF under the mask key's info (purpose 5), imported as
+  // PKCS#8 -> {privateKey (not extractable), publicKey (32 bytes)}
+  async function maskKeyOf(maskSeed, info) {
+    const bytes = await hkdf(maskSeed, info);
+    try {
+      const publicKey = await publicOf(await importPrivate(bytes, true));
+      return { privateKey: await importPrivate(bytes), publicKey };
+    } finally { bytes.fill(0); }
   }
-  // the pair (80) of a sealed pair (108); throws when it does not authenticate
+  const gcm = (key) => subtle().importKey('raw', key, 'AES-GCM', false, ['encrypt', 'decrypt']);
+  // each share key seals one pair, so its nonce is 12 zero bytes, never sent (secagg_layout.h says why)
+  const ZERO_NONCE = new Uint8Array(12);
+  // AES-256-GCM(pair) || tag (16), the info as additional data
+  async function seal(key, info, pair) {
+    return new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv: ZERO_NONCE, additionalData: info,
+      tagLength: 128 }, await gcm(key), pair));
+  }
+  // the pair (48) of a sealed pair (64); throws when it does not authenticate
   async function open(key, info, sealed) {
-    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: sealed.subarray(0, 12), additionalData: info,
-      tagLength: 128 }, await gcm(key), sealed.subarray(12)));
+    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: ZERO_NONCE, additionalData: info,
+      tagLength: 128 }, await gcm(key), sealed));
   }
   // the mask stream: AES-256-CTR's keystream from counter 0 (a 128-bit big-endian counter)
   async function stream(key, bytes) {
@@ -129,30 +133,33 @@ const sdfedSecagg = (() => {
     };
     return {
       plan,
-      // two new key pairs (the mask key's private half is extractable: it is
-      // Shamir-shared; the share key's never leaves WebCrypto) and the seed
+      // a new mask seed (Shamir-shared) and the mask key derived from it, a
+      // new share key pair (its private half never leaves WebCrypto) and the
+      // self-mask seed: 16 random bytes each seed
       advertise: () => timed(async () => {
         subtle();
-        const mask = await generate(true), share = await generate(false);
-        const keys = { maskPrivate: await privateBytes(mask.privateKey), maskPublic: await publicBytes(mask.publicKey),
-                       sharePublic: await publicBytes(share.publicKey), seed: randomBytes(32) };
+        const maskSeed = randomBytes(16);
+        const mask = await maskKeyOf(maskSeed, api.secaggInfo(PURPOSE_MASK_KEY, new Uint8Array(32), round, 0, 0));
+        const share = await generate();
+        const keys = { maskSeed, maskPublic: mask.publicKey, sharePublic: await publicBytes(share.publicKey),
+                       seed: randomBytes(16) };
         try {
           const message = api.secaggStart(n, round, keys);
           maskKey = mask.privateKey;
           shareKey = share.privateKey;
           seed = keys.seed.slice();
           return message;
-        } finally { keys.maskPrivate.fill(0); keys.seed.fill(0); }
+        } finally { keys.maskSeed.fill(0); keys.seed.fill(0); }
       }),
       // the share_request: each neighbour's pair sealed under the share key
-      // of (this client, that neighbour), a random nonce each
+      // of (this client, that neighbour)
       share: (request) => timed(async () => {
         needKeys();
         const jobs = api.secaggShare(new Uint8Array(request), randomBytes(plan.shareRandomBytes));
         try {
           const sealed = await Promise.all(jobs.map(async (j) => {
             const key = await derive(shareKey, j.sharePublic, j.info);
-            try { return await seal(key, randomBytes(12), j.info, j.pair); } finally { key.fill(0); }
+            try { return await seal(key, j.info, j.pair); } finally { key.fill(0); }
           }));
           return api.secaggShares(sealed);
         } finally { jobs.forEach((j) => j.pair.fill(0)); }
@@ -198,7 +205,7 @@ const sdfedSecagg = (() => {
   }
 
   return { SECURE_CONTEXT_NEEDED, secureContextProblem, client, randomBytes,
-           primitives: { generate, privateBytes, publicBytes, importPrivate, publicOf, agree, hkdf, derive, seal, open,
+           primitives: { generate, publicBytes, importPrivate, publicOf, maskKeyOf, agree, hkdf, derive, seal, open,
                          stream } };
 })();
 

@@ -58,7 +58,7 @@ const sdfed_code_info sdfed_codes[] = {
                                          .meaning = "shares or unmasking answers for a client that is not a "
                                                     "neighbour (or a request naming one, refused by a client)"},
     [SDFED_CODE_SECAGG_BAD_MASKED] = {.name = "secagg_bad_masked",
-                                      .meaning = "a masked input of the wrong length, or a value beyond the ring"},
+                                      .meaning = "a masked input of the wrong length, or bits set past its last value"},
     [SDFED_CODE_SECAGG_BAD_UNMASK] = {.name = "secagg_bad_unmask",
                                       .meaning = "an `unmask` answer that is malformed, misses shares or holds a "
                                                  "share that is no field element"},

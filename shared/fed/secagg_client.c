@@ -38,17 +38,17 @@ static int out_of_order(const sdfed_secagg_client *c, sdfed_secagg_stage step, s
 }
 
 int sdfed_secagg_client_start(sdfed_secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
-                              const unsigned char mask_sk[32], const unsigned char mask_pk[32],
-                              const unsigned char share_pk[32], const unsigned char seed[32], sdfed_buffer *out,
-                              sdfed_error *err) {
+                              const unsigned char mask_seed[SDFED_SHAMIR_SECRET_BYTES], const unsigned char mask_pk[32],
+                              const unsigned char share_pk[32], const unsigned char seed[SDFED_SHAMIR_SECRET_BYTES],
+                              sdfed_buffer *out, sdfed_error *err) {
     memset(c, 0, sizeof *c);
     c->plan = *plan;
     c->round = round;
     c->self = -1;
-    memcpy(c->mask_sk, mask_sk, 32);
+    memcpy(c->mask_seed, mask_seed, sizeof c->mask_seed);
     memcpy(c->mask_pk, mask_pk, 32);
     memcpy(c->share_pk, share_pk, 32);
-    memcpy(c->seed, seed, 32);
+    memcpy(c->seed, seed, sizeof c->seed);
     int rc = sdfed_secagg_write_advertise(out, round, mask_pk, share_pk, err);
     c->stage = rc == SDFED_OK ? SDFED_SECAGG_SHARE : SDFED_SECAGG_ABANDONED;
     return rc;
@@ -104,7 +104,7 @@ int sdfed_secagg_client_share(sdfed_secagg_client *c, const unsigned char *reque
     uint64_t *scratch = malloc(sizeof *scratch * (size_t)t);
     if (!b || !s || !scratch) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     if (rc == SDFED_OK) rc = sdfed_shamir_split(c->seed, t, holders, random, scratch, b, err);
-    if (rc == SDFED_OK) rc = sdfed_shamir_split(c->mask_sk, t, holders, random, scratch, s, err);
+    if (rc == SDFED_OK) rc = sdfed_shamir_split(c->mask_seed, t, holders, random, scratch, s, err);
     for (int slot = 0; slot < holders && rc == SDFED_OK; slot++) {
         unsigned char *pair = pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot;
         sdfed_secagg_pair_write(&b[slot], &s[slot], pair);
@@ -168,7 +168,8 @@ int sdfed_secagg_client_relayed(sdfed_secagg_client *c, const unsigned char *req
     return verdict(c, rc);
 }
 
-int sdfed_secagg_client_keep_pair(sdfed_secagg_client *c, int slot, const unsigned char pair[80], sdfed_error *err) {
+int sdfed_secagg_client_keep_pair(sdfed_secagg_client *c, int slot, const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
+                                  sdfed_error *err) {
     int rc = out_of_order(c, SDFED_SECAGG_MASKED, err);
     if (rc) return rc;
     if (!sdfed_secagg_client_recipient(c, slot) || c->masked_with[slot] || c->have_input)

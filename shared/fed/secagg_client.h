@@ -8,16 +8,17 @@
  * wasm-client/api.h). Both clients therefore check the same things and
  * write the same bytes.
  *
- *   advertise  sdfed_secagg_client_start: the caller's mask key pair (its
- *              private half is shared below), its share public key (the
- *              private half stays with the caller's cryptography) and a
- *              32-byte self-mask seed b, all new each round; writes
- *              `advertise`
+ *   advertise  sdfed_secagg_client_start: the caller's 16-byte mask seed
+ *              (shared below) and the public half of the mask key derived
+ *              from it (fed/secagg_layout.h, purpose 0x05), its share
+ *              public key (the private half stays with the caller's
+ *              cryptography) and a 16-byte self-mask seed b, all new each
+ *              round; writes `advertise`
  *   share      sdfed_secagg_client_share: the share_request checked (n, k,
  *              t and min_inputs the plan's, no client in two slots, its own
- *              keys in its own slot), b and the mask private key
- *              Shamir-shared with threshold t among the k + 1 holders
- *              (coefficients from `random`): pairs (k + 1 x 80) = the share
+ *              keys in its own slot), b and the mask seed Shamir-shared
+ *              with threshold t among the k + 1 holders (coefficients
+ *              from `random`): pairs (k + 1 x 48) = the share
  *              pair for each slot, its own kept. The caller seals the pair
  *              of every slot sdfed_secagg_client_recipient names (the
  *              neighbours that advertised) with the share key of (self,
@@ -52,6 +53,7 @@
 
 #include "base/io.h"
 #include "base/status.h"
+#include "fed/secagg_layout.h"
 #include "fed/secagg_message.h"
 #include "fed/secagg_random.h"
 #include "fed/secagg_stage.h"
@@ -61,11 +63,12 @@ typedef struct sdfed_secagg_client {
     sdfed_secagg_plan plan;
     int64_t round;
     sdfed_secagg_stage stage; /* the next step: advertise, share, masked, unmask, then done */
-    unsigned char mask_sk[32], mask_pk[32], share_pk[32], seed[32], session[32];
+    unsigned char mask_seed[SDFED_SHAMIR_SECRET_BYTES], seed[SDFED_SHAMIR_SECRET_BYTES]; /* its two secrets */
+    unsigned char mask_pk[32], share_pk[32], session[32];
     int self, holders;
     int *holder;                /* (holders) the client in each slot */
     unsigned char *keys;        /* (holders) x 64: each holder's mask key || share key (zeros: not advertised) */
-    unsigned char *pairs;       /* (holders) x 80: the share pair each holder sent it (its own in its slot) */
+    unsigned char *pairs;       /* (holders) x 48: the share pair each holder sent it (its own in its slot) */
     unsigned char *masked_with; /* (holders) 1 for each neighbour whose pair it opened */
     unsigned char *added;       /* (holders) 1 for each slot whose mask is in `masked` */
     int have_input;
@@ -73,29 +76,31 @@ typedef struct sdfed_secagg_client {
     uint64_t *masked; /* (P + 1) the input plus the masks added so far */
 } sdfed_secagg_client;
 
-/* c = a client of round `round` under plan (the round's) with its keys
- * and seed (32 bytes each); out = its advertise message. */
+/* c = a client of round `round` under plan (the round's) with its mask
+ * seed (16), public keys (32 each) and self-mask seed (16); out = its
+ * advertise message. */
 int sdfed_secagg_client_start(sdfed_secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
-                              const unsigned char mask_sk[32], const unsigned char mask_pk[32],
-                              const unsigned char share_pk[32], const unsigned char seed[32], sdfed_buffer *out,
-                              sdfed_error *err);
-/* The share_request read and checked; pairs (k + 1) x 80 = the share pair
+                              const unsigned char mask_seed[SDFED_SHAMIR_SECRET_BYTES], const unsigned char mask_pk[32],
+                              const unsigned char share_pk[32], const unsigned char seed[SDFED_SHAMIR_SECRET_BYTES],
+                              sdfed_buffer *out, sdfed_error *err);
+/* The share_request read and checked; pairs (k + 1) x 48 = the share pair
  * for each slot (coefficients drawn from random). */
 int sdfed_secagg_client_share(sdfed_secagg_client *c, const unsigned char *request, size_t len,
                               const sdfed_secagg_bytes *random, unsigned char *pairs, sdfed_error *err);
 /* Whether the client seals its pair for slot's holder: a neighbour that
  * advertised (not itself). */
 int sdfed_secagg_client_recipient(const sdfed_secagg_client *c, int slot);
-/* out = `shares` from sealed (108 bytes for each recipient, in slot order). */
+/* out = `shares` from sealed (64 bytes for each recipient, in slot order). */
 int sdfed_secagg_client_write_shares(sdfed_secagg_client *c, const unsigned char *sealed, sdfed_buffer *out,
                                      sdfed_error *err);
 /* The masked_request read, its senders checked: relayed = its entries
- * (sender (4) || sealed pair (108) each), slots (room for k) = each
+ * (sender (4) || sealed pair (64) each), slots (room for k) = each
  * sender's slot. */
 int sdfed_secagg_client_relayed(sdfed_secagg_client *c, const unsigned char *request, size_t len,
                                 sdfed_secagg_list *relayed, int *slots, sdfed_error *err);
-/* The pair (80) opened from slot's holder. */
-int sdfed_secagg_client_keep_pair(sdfed_secagg_client *c, int slot, const unsigned char pair[80], sdfed_error *err);
+/* The pair (48) opened from slot's holder. */
+int sdfed_secagg_client_keep_pair(sdfed_secagg_client *c, int slot, const unsigned char pair[SDFED_SECAGG_PAIR_BYTES],
+                                  sdfed_error *err);
 /* Its input (sdfed_secagg_input: x, g (P each), its sample count, the
  * rounding, its own noise or NULL), the start of `masked`. */
 int sdfed_secagg_client_input(sdfed_secagg_client *c, const float *x, const float *g, int64_t samples,

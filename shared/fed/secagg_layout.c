@@ -56,12 +56,14 @@ int sdfed_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys
 
 int sdfed_secagg_info(int purpose, const unsigned char session[32], int64_t round, uint32_t a, uint32_t b,
                       unsigned char info[SDFED_SECAGG_INFO_BYTES], sdfed_error *err) {
-    if (purpose < SDFED_SECAGG_PURPOSE_SHARE || purpose > SDFED_SECAGG_PURPOSE_SELF)
+    if (purpose < SDFED_SECAGG_PURPOSE_SHARE || purpose > SDFED_SECAGG_PURPOSE_MASK_KEY)
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg info: purpose %d", purpose);
     if (purpose == SDFED_SECAGG_PURPOSE_PAIR && a >= b)
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg info: a pair key names the smaller client first (%u, %u)", a, b);
     if (purpose == SDFED_SECAGG_PURPOSE_SELF && a != b)
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg info: a self key names one client (%u, %u)", a, b);
+    if (purpose == SDFED_SECAGG_PURPOSE_MASK_KEY && (a || b))
+        return sdfed_fail(err, SDFED_ERR_ARG, "secagg info: a mask key names no client (%u, %u)", a, b);
     if (purpose == SDFED_SECAGG_PURPOSE_SHARE && a == b)
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg info: client %u sends shares to itself", a);
     unsigned char *at = info;

@@ -1,6 +1,7 @@
 /* Secure aggregation's messages as bytes (see secagg_message.h). */
 #include "fed/secagg_message.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "fed/secagg_layout.h"
@@ -12,6 +13,8 @@ static const char *const NAMES[SDFED_SECAGG_MSG_KIND_END] = {
     [SDFED_SECAGG_MSG_UNMASK] = "unmask",
 };
 _Static_assert(sizeof NAMES / sizeof NAMES[0] == SDFED_SECAGG_MSG_KIND_END, "a name for every message");
+_Static_assert(SDFED_SECAGG_RELAYED_BYTES == 4 + SDFED_SECAGG_SEALED_BYTES, "a client and a sealed pair");
+_Static_assert(SDFED_SECAGG_ANSWER_BYTES == 4 + 1 + SDFED_SHAMIR_SHARE_BYTES, "an owner, which secret, its share");
 
 const char *sdfed_secagg_msg_name(int kind) {
     return kind >= SDFED_SECAGG_MSG_ADVERTISE && kind < SDFED_SECAGG_MSG_KIND_END ? NAMES[kind] : NULL;
@@ -97,16 +100,36 @@ int sdfed_secagg_write_relayed(sdfed_buffer *out, int kind, int64_t round, int c
     return finish(&w, kind, err);
 }
 
+/* B from 2 to 64 (a masked input's ring) */
+static int ring_bits_in_range(int ring_bits, sdfed_error *err) {
+    if (ring_bits >= 2 && ring_bits <= 64) return 1;
+    sdfed_fail(err, SDFED_ERR_ARG, "secagg masked: ring_bits %d", ring_bits);
+    return 0;
+}
+
+size_t sdfed_secagg_masked_bytes(int ring_bits, size_t len) { return (len * (size_t)ring_bits + 7) / 8; }
+
 int sdfed_secagg_write_masked(sdfed_buffer *out, int64_t round, int ring_bits, const uint64_t *v, size_t len,
                               sdfed_error *err) {
+    if (!ring_bits_in_range(ring_bits, err)) return SDFED_ERR_ARG;
+    size_t bytes = sdfed_secagg_masked_bytes(ring_bits, len);
+    unsigned char *packed = calloc(bytes ? bytes : 1, 1);
+    if (!packed) return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg masked: out of memory");
+    size_t at = 0; /* the next bit */
+    for (size_t j = 0; j < len; j++) {
+        uint64_t e = v[j];
+        for (int left = ring_bits; left > 0;) { /* the element's low bits into the rest of the byte at `at` */
+            int shift = (int)(at % 8), take = 8 - shift < left ? 8 - shift : left;
+            packed[at / 8] |= (unsigned char)((e & ((1u << take) - 1)) << shift);
+            e >>= take;
+            at += (size_t)take;
+            left -= take;
+        }
+    }
     writer w = begin(out, SDFED_SECAGG_MSG_MASKED, round);
     put_u32(&w, (uint32_t)len);
-    int width = ring_bits <= 32 ? 4 : 8;
-    for (size_t j = 0; j < len; j++) {
-        unsigned char b[8];
-        for (int i = 0; i < width; i++) b[i] = (unsigned char)(v[j] >> (8 * i));
-        put(&w, b, (size_t)width);
-    }
+    put(&w, packed, bytes);
+    free(packed);
     return finish(&w, SDFED_SECAGG_MSG_MASKED, err);
 }
 
@@ -232,20 +255,28 @@ int sdfed_secagg_read_masked(const unsigned char *msg, size_t len, int64_t round
                              size_t count, sdfed_error *err) {
     int rc = sdfed_secagg_read_header(msg, len, SDFED_SECAGG_MSG_MASKED, round, err);
     if (rc) return rc;
+    if (!ring_bits_in_range(ring_bits, err)) return SDFED_ERR_ARG;
     if (len < SDFED_SECAGG_MSG_HEADER + 4) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: cut short");
     uint32_t c = sdfed_secagg_be32(msg + SDFED_SECAGG_MSG_HEADER);
     if (c != count) return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: %u values, the round's are %zu", c, count);
-    size_t width = ring_bits <= 32 ? 4 : 8;
-    rc = sized("masked", len, SDFED_SECAGG_MSG_HEADER + 4 + width * count, err);
-    const unsigned char *at = msg + SDFED_SECAGG_MSG_HEADER + 4;
-    for (size_t j = 0; j < count && rc == SDFED_OK; j++) {
+    const size_t bytes = sdfed_secagg_masked_bytes(ring_bits, count);
+    rc = sized("masked", len, SDFED_SECAGG_MSG_HEADER + 4 + bytes, err);
+    if (rc) return rc;
+    const unsigned char *packed = msg + SDFED_SECAGG_MSG_HEADER + 4;
+    size_t at = 0; /* the next bit */
+    for (size_t j = 0; j < count; j++) {
         uint64_t e = 0;
-        for (int b = (int)width - 1; b >= 0; b--) e = e << 8 | at[width * j + (size_t)b];
-        if (ring_bits < 64 && e >> ring_bits)
-            return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: value %zu is not below 2^%d", j, ring_bits);
+        for (int got = 0; got < ring_bits;) {
+            int shift = (int)(at % 8), take = 8 - shift < ring_bits - got ? 8 - shift : ring_bits - got;
+            e |= (uint64_t)((packed[at / 8] >> shift) & ((1u << take) - 1)) << got;
+            at += (size_t)take;
+            got += take;
+        }
         v[j] = e;
     }
-    return rc;
+    if (at % 8 && packed[bytes - 1] >> (at % 8)) /* one encoding per input: the last byte's spare bits are zeros */
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg masked: the bits past the last value are not zeros");
+    return SDFED_OK;
 }
 
 int sdfed_secagg_read_unmask_request(const unsigned char *msg, size_t len, int64_t round, int max_count,

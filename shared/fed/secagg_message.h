@@ -6,8 +6,10 @@
  * them is the protocol's (docs/protocol.md).
  *
  * Integers are big-endian (as fed/secagg_layout.h's), client places u32;
- * ring elements little-endian, 4 bytes each when B <= 32, else 8 (as the
- * PRG's, fed/secagg_ring.h). Every message starts with
+ * the masked input's ring elements are packed at B bits each: element j
+ * holds bits jB .. jB + B - 1 of the packed bytes, bit m being bit m mod 8
+ * of byte m / 8 (little-endian bits and bytes), the last byte's spare high
+ * bits zeros. Every message starts with
  *   kind (1) || round (8, two's complement)
  * and then, by kind:
  *   1 advertise        client -> server: mask public key (32) || share
@@ -18,22 +20,22 @@
  *                      its mask public key (32) || share public key (32),
  *                      both all zeros for a holder that did not advertise
  *   3 shares           client -> server: count (4) || count x (recipient (4)
- *                      || sealed pair (108)): one for each holder, itself
+ *                      || sealed pair (64)): one for each holder, itself
  *                      left out, that advertised
  *   4 masked_request   server -> client: count (4) || count x (sender (4) ||
- *                      sealed pair (108)): the pairs its neighbours that
+ *                      sealed pair (64)): the pairs its neighbours that
  *                      shared sealed for it, relayed
  *   5 masked           client -> server: count (4) = P + 1 || the masked
- *                      input's ring elements
+ *                      input's ring elements, packed at B bits
  *   6 unmask_request   server -> client: inputs (4, the masked inputs the
  *                      server holds) || count (4) || alive clients (4 each)
  *                      || count (4) || dropped clients (4 each)
  *   7 unmask           client -> server: count (4) || count x (owner (4) ||
  *                      which (1: the share of its self-mask seed b, 2: of
- *                      its mask key s) || the share's y values (40))
+ *                      its mask seed) || the share's y values (24))
  * Sizes: advertise 73; share_request 61 + 68 (k + 1); shares and
- * masked_request 13 + 112 count; masked 13 + 4 or 8 (P + 1); unmask_request
- * 21 + 4 (alive + dropped); unmask 13 + 45 count. */
+ * masked_request 13 + 68 count; masked 13 + ceil(B (P + 1) / 8); unmask_request
+ * 21 + 4 (alive + dropped); unmask 13 + 29 count. */
 #ifndef SDFED_SECAGG_MESSAGE_H
 #define SDFED_SECAGG_MESSAGE_H
 
@@ -55,9 +57,9 @@ typedef enum sdfed_secagg_msg_kind {
 } sdfed_secagg_msg_kind;
 
 #define SDFED_SECAGG_MSG_HEADER 9
-#define SDFED_SECAGG_HOLDER_BYTES 68   /* a holder in a share_request */
-#define SDFED_SECAGG_RELAYED_BYTES 112 /* a client and a sealed pair */
-#define SDFED_SECAGG_ANSWER_BYTES 45   /* an unmask answer's share */
+#define SDFED_SECAGG_HOLDER_BYTES 68  /* a holder in a share_request */
+#define SDFED_SECAGG_RELAYED_BYTES 68 /* a client and a sealed pair */
+#define SDFED_SECAGG_ANSWER_BYTES 29  /* an unmask answer's share */
 
 /* "advertise", ...; NULL for an unknown kind. */
 const char *sdfed_secagg_msg_name(int kind);
@@ -76,14 +78,17 @@ int sdfed_secagg_write_advertise(sdfed_buffer *out, int64_t round, const unsigne
 int sdfed_secagg_write_share_request(sdfed_buffer *out, int64_t round, int n, int self, int k, int t, int min_inputs,
                                      const unsigned char session[32], const int *holders, const unsigned char *keys,
                                      sdfed_error *err);
-/* kind SHARES or MASKED_REQUEST; clients (count), sealed (count x 108). */
+/* kind SHARES or MASKED_REQUEST; clients (count), sealed (count x 64). */
 int sdfed_secagg_write_relayed(sdfed_buffer *out, int kind, int64_t round, int count, const int *clients,
                                const unsigned char *sealed, sdfed_error *err);
+/* The packed bytes of len ring elements at ring_bits each: ceil(B len / 8). */
+size_t sdfed_secagg_masked_bytes(int ring_bits, size_t len);
+/* v (len, each below 2^B) packed at B bits each. */
 int sdfed_secagg_write_masked(sdfed_buffer *out, int64_t round, int ring_bits, const uint64_t *v, size_t len,
                               sdfed_error *err);
 int sdfed_secagg_write_unmask_request(sdfed_buffer *out, int64_t round, int inputs, const int *alive, int n_alive,
                                       const int *dropped, int n_dropped, sdfed_error *err);
-/* owners and which (count each), shares (count x 40). */
+/* owners and which (count each), shares (count x 24). */
 int sdfed_secagg_write_unmask(sdfed_buffer *out, int64_t round, int count, const int *owners,
                               const unsigned char *which, const unsigned char *shares, sdfed_error *err);
 
@@ -112,10 +117,11 @@ typedef struct sdfed_secagg_list {
     const unsigned char *entries;
 } sdfed_secagg_list;
 
-/* SHARES or MASKED_REQUEST with at most max_count entries of 112 bytes. */
+/* SHARES or MASKED_REQUEST with at most max_count entries of 68 bytes. */
 int sdfed_secagg_read_relayed(const unsigned char *msg, size_t len, int kind, int64_t round, int max_count,
                               sdfed_secagg_list *out, sdfed_error *err);
-/* v (len) from a masked input of exactly len elements, each below 2^B. */
+/* v (len) from a masked input of exactly len elements packed at B bits
+ * (its spare bits zeros). */
 int sdfed_secagg_read_masked(const unsigned char *msg, size_t len, int64_t round, int ring_bits, uint64_t *v,
                              size_t count, sdfed_error *err);
 
@@ -127,7 +133,7 @@ typedef struct sdfed_secagg_unmask_request {
 /* A request naming at most max_count clients in each set. */
 int sdfed_secagg_read_unmask_request(const unsigned char *msg, size_t len, int64_t round, int max_count,
                                      sdfed_secagg_unmask_request *out, sdfed_error *err);
-/* UNMASK with at most max_count entries of 45 bytes. */
+/* UNMASK with at most max_count entries of 29 bytes. */
 int sdfed_secagg_read_unmask(const unsigned char *msg, size_t len, int64_t round, int max_count, sdfed_secagg_list *out,
                              sdfed_error *err);
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const int CHUNK_BYTES[SDFED_SHAMIR_CHUNKS] = {7, 7, 7, 7, 4};
+static const int CHUNK_BYTES[SDFED_SHAMIR_CHUNKS] = {7, 7, 2};
 
 static uint64_t add(uint64_t a, uint64_t b) {
     uint64_t s = a + b; /* < 2^62 */

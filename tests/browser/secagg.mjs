@@ -1,10 +1,11 @@
 // The page's side of a secure round in Debian's Chromium (issue 38), with
 // WebCrypto (BoringSSL) and the core's wasm, against the native side
 // (OpenSSL; tests/browser/secagg_native.c):
-//   a. the project's test vector (tests/vectors/secagg-v1.txt) recomputed
+//   a. the project's test vector (tests/vectors/secagg-v2.txt) recomputed
 //      in a worker of the page's origin with the page worker's scripts (the
 //      wasm, sdfed-api.js, secagg.js): every value byte for byte (the
-//      session id, the infos, the share, pair and self keys from either
+//      mask keys from their seeds through HKDF and PKCS#8, the session id,
+//      the infos, the share, pair and self keys from either
 //      side, the sealed pair and its opening, a tampered pair refused, the
 //      first mask bytes, a masked input);
 //   b. whole rounds of 5 clients whose places 1 and 3 (or 0 and 2) are the
@@ -17,7 +18,7 @@
 //      samples and rounding; on a complete graph with the distributed
 //      noise (from crypto.getRandomValues), the page's inputs as it made
 //      them, which differ from the noise-free ones; every page message is
-//      accepted, and the page answers with the mask key's share of the
+//      accepted, and the page answers with the mask seed's share of the
 //      dropped neighbour;
 //   c. an unmasking request that names an alive neighbour as dropped too is
 //      refused by the page's client with code secagg_both_sets (104), and
@@ -75,7 +76,7 @@ try {
     `isolated as the aggregator's: ${JSON.stringify(context)}`);
 
   // a. the test vector
-  const vectorText = readFileSync(path.join(root, 'tests/vectors/secagg-v1.txt'), 'utf8');
+  const vectorText = readFileSync(path.join(root, 'tests/vectors/secagg-v2.txt'), 'utf8');
   const want = new Map(vectorText.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(' ')));
   const vector = await page.evaluate((text) => new Promise((resolve) => {
     const worker = new Worker('/test/secagg_vector_worker.js');
@@ -85,9 +86,10 @@ try {
   }), vectorText);
   check(!vector.error, `the vector's worker ran${vector.error ? `: ${vector.error}` : ''}`);
   const got = new Map(vector.values || []);
-  const derived = [...want.keys()].filter((k) => !/private|seed|nonce/.test(k));
+  // every value but the fixed inputs (the seeds and share keys; a mask key is derived from its seed)
+  const derived = [...want.keys()].filter((k) => !/share_private|seed$/.test(k));
   const wrong = derived.filter((k) => got.get(k) !== want.get(k));
-  check(derived.length === 18 && wrong.length === 0, `the test vector in Chromium's worker, WebCrypto and the wasm: ` +
+  check(derived.length === 22 && wrong.length === 0, `the test vector in Chromium's worker, WebCrypto and the wasm: ` +
     `${derived.length - wrong.length} of ${derived.length} values byte for byte` +
     `${wrong.length ? `; differ: ${wrong.map((k) => `${k} ${got.get(k)}`).join(', ')}` : ''}`);
   check(got.get('key.share.0.1.sender') === want.get('key.share.0.1') &&
@@ -116,9 +118,10 @@ try {
       `${spec.name}: every page message accepted, no refusal${r.refused.length || r.refusals.length || r.abandoned ?
         `: ${JSON.stringify([r.refused, r.refusals, r.abandoned])}` : ''}`);
     check(r.stages.join(',') === 'share,masked,unmask,done', `${spec.name}: the stages ${r.stages.join(', ')}`);
-    const shares = 13 + 112 * r.plan.k;
+    const shares = 13 + 68 * r.plan.k; // a recipient (4) and a sealed pair (64) each
+    const masked = 13 + Math.ceil((spec.task.secure_aggregation.ring_bits * (P + 1)) / 8); // packed at B bits
     check((r.sizes.share || []).every((s) => s === shares) &&
-          (r.sizes.masked || []).every((s) => s === 13 + 4 * (P + 1)),
+          (r.sizes.masked || []).every((s) => s === masked),
       `${spec.name}: the page's shares (${r.sizes.share}) and masked inputs (${r.sizes.masked}) have their sizes`);
     // weights: min(samples, max_weight) of the 4 clients left (16 + 997 p samples at place p)
     const most = spec.task.secure_aggregation.max_weight;

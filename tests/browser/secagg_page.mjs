@@ -207,9 +207,9 @@ export async function runRound({ page, exe, taskFile, P, n, round, places, drop 
           r.inputs.set(p, input.message);
           if (sendInputs) await native.send(`input ${p} ${input.message}`);
         }
-        if (stage === 'unmask') { /* kind (1) round (8) count (4), then owner (4) which (1) share (40) each */
+        if (stage === 'unmask') { /* kind (1) round (8) count (4), then owner (4) which (1) share (24) each */
           const b = Buffer.from(res.message, 'hex');
-          for (let at = 13; at + 45 <= b.length; at += 45) r.maskKeyShares += b[at + 4] === 2 ? 1 : 0;
+          for (let at = 13; at + 29 <= b.length; at += 29) r.maskKeyShares += b[at + 4] === 2 ? 1 : 0;
         }
         await deliver(stage, p, res.message);
       }

@@ -1,8 +1,9 @@
-// tests/vectors/secagg-v1.txt recomputed in a Web Worker of the page's
+// tests/vectors/secagg-v2.txt recomputed in a Web Worker of the page's
 // origin with the scripts the page's worker runs (the wasm, sdfed-api.js,
 // secagg.js): the layouts from the core's wasm (the session id, the infos,
-// the ring), the keys, the sealed pair and the masks from secagg.js's
-// WebCrypto primitives (Chromium's BoringSSL). Given the file's text, posts
+// the ring), the keys (a mask key from its seed imported as PKCS#8, as the
+// page's own), the sealed pair and the masks from secagg.js's WebCrypto
+// primitives (Chromium's BoringSSL). Given the file's text, posts
 // back [[name, hex], ...] for every value it derives, or {error}.
 'use strict';
 importScripts('/wasm/sdfed-wasm.js', '/sdfed-api.js', '/secagg.js');
@@ -12,17 +13,20 @@ const unhex = (h) => Uint8Array.from(h.match(/../g), (x) => parseInt(x, 16));
 
 async function vector(text) {
   const api = sdfedApi(await createSdfed({ locateFile: (file) => `/wasm/${file}` }));
-  const { importPrivate, publicOf, derive, hkdf, seal, open, stream } = sdfedSecagg.primitives;
+  const { importPrivate, publicOf, maskKeyOf, derive, hkdf, seal, open, stream } = sdfedSecagg.primitives;
   const given = new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(' ')));
   const out = [];
   const put = (name, bytes) => out.push([name, hex(bytes)]);
   const ROUND = 7;
   const c = [];
+  const maskInfo = api.secaggInfo(5, new Uint8Array(32), ROUND, 0, 0);
+  put('info.mask_key', maskInfo);
   for (const i of [0, 1, 2]) {
     const k = { seed: unhex(given.get(`client${i}.seed`)) };
-    k.mask = await importPrivate(unhex(given.get(`client${i}.mask_private`)), true);
+    const maskSeed = unhex(given.get(`client${i}.mask_seed`));
+    put(`client${i}.mask_private`, await hkdf(maskSeed, maskInfo));
+    ({ privateKey: k.mask, publicKey: k.maskPublic } = await maskKeyOf(maskSeed, maskInfo));
     k.share = await importPrivate(unhex(given.get(`client${i}.share_private`)), true);
-    k.maskPublic = await publicOf(k.mask);
     k.sharePublic = await publicOf(k.share);
     put(`client${i}.mask_public`, k.maskPublic);
     put(`client${i}.share_public`, k.sharePublic);
@@ -31,14 +35,14 @@ async function vector(text) {
   const session = api.secaggSessionId(ROUND, c.map((k) => k.maskPublic), c.map((k) => k.sharePublic));
   put('session', session);
 
-  // client 0's pair for client 1: the share key from either side, sealed with the file's nonce, opened
+  // client 0's pair for client 1: the share key from either side, sealed (the nonce of zeros), opened
   const shareInfo = api.secaggInfo(2, session, ROUND, 0, 1);
   put('info.share.0.1', shareInfo);
   const sender = await derive(c[0].share, c[1].sharePublic, shareInfo);
   const recipient = await derive(c[1].share, c[0].sharePublic, shareInfo);
   put('key.share.0.1', recipient);
   put('key.share.0.1.sender', sender);
-  const sealed = await seal(sender, unhex(given.get('nonce.0.1')), shareInfo, unhex(given.get('pair.0.1')));
+  const sealed = await seal(sender, shareInfo, unhex(given.get('pair.0.1')));
   put('sealed.0.1', sealed);
   put('pair.0.1', await open(recipient, shareInfo, sealed));
   const tampered = sealed.slice();

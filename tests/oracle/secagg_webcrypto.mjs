@@ -1,10 +1,10 @@
 // The page's half of the secure aggregation test vector: every derived value
-// of tests/vectors/secagg-v1.txt recomputed with WebCrypto (crypto.subtle:
+// of tests/vectors/secagg-v2.txt recomputed with WebCrypto (crypto.subtle:
 // X25519, HKDF-SHA256, AES-256-GCM, AES-CTR, SHA-256) and the layout of
 // shared/fed/secagg_layout.h written again here in JavaScript, as the page
 // will; compared byte for byte with the file that OpenSSL's path checks too
 // (tests/unit/test_secagg_vector.c). Prints "secagg_webcrypto: N passed, M failed".
-//   node secagg_webcrypto.mjs tests/vectors/secagg-v1.txt
+//   node secagg_webcrypto.mjs tests/vectors/secagg-v2.txt
 import { readFileSync } from 'node:fs';
 
 const subtle = globalThis.crypto.subtle;
@@ -19,7 +19,7 @@ for (const line of file.split('\n')) {
   values.set(name, value);
 }
 const ROUND = 7n;
-const LABEL = new TextEncoder().encode('sdfed/secagg/v1');
+const LABEL = new TextEncoder().encode('sdfed/secagg/v2');
 let passed = 0, failed = 0;
 function check(name, bytes) {
   if (values.get(name) === hex(bytes)) passed++;
@@ -64,11 +64,18 @@ async function maskStream(key, bytes) {
                                              new Uint8Array(bytes)));
 }
 
-const c = [0, 1, 2].map((i) => ({
-  maskSk: unhex(values.get(`client${i}.mask_private`)),
-  shareSk: unhex(values.get(`client${i}.share_private`)),
-  seed: unhex(values.get(`client${i}.seed`)),
-}));
+// a mask key: HKDF of its 16-byte mask seed under the info of purpose 5 (a session of zeros, a = b = 0)
+const maskInfo = info(5, new Uint8Array(32), 0, 0);
+check('info.mask_key', maskInfo);
+const c = [];
+for (const i of [0, 1, 2]) {
+  c.push({
+    maskSk: await hkdf(unhex(values.get(`client${i}.mask_seed`)), maskInfo),
+    shareSk: unhex(values.get(`client${i}.share_private`)),
+    seed: unhex(values.get(`client${i}.seed`)),
+  });
+  check(`client${i}.mask_private`, c[i].maskSk);
+}
 for (const [i, k] of c.entries()) {
   k.maskPk = await publicOf(k.maskSk);
   k.sharePk = await publicOf(k.shareSk);
@@ -83,13 +90,13 @@ const shareInfo = info(2, session, 0, 1);
 check('info.share.0.1', shareInfo);
 const shareKey = await hkdf(await agree(c[1].shareSk, c[0].sharePk), shareInfo); // the recipient's side
 check('key.share.0.1', shareKey);
-const nonce = unhex(values.get('nonce.0.1'));
+const nonce = new Uint8Array(12); // one message a share key: the nonce of zeros, not sent
 const gcm = await subtle.importKey('raw', shareKey, 'AES-GCM', false, ['encrypt', 'decrypt']);
-const sealed = concat(nonce, new Uint8Array(await subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: shareInfo,
-                                                                    tagLength: 128 }, gcm, unhex(values.get('pair.0.1')))));
+const sealed = new Uint8Array(await subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: shareInfo,
+                                                    tagLength: 128 }, gcm, unhex(values.get('pair.0.1'))));
 check('sealed.0.1', sealed);
-const opened = new Uint8Array(await subtle.decrypt({ name: 'AES-GCM', iv: sealed.slice(0, 12), additionalData: shareInfo,
-                                                    tagLength: 128 }, gcm, sealed.slice(12)));
+const opened = new Uint8Array(await subtle.decrypt({ name: 'AES-GCM', iv: nonce, additionalData: shareInfo,
+                                                    tagLength: 128 }, gcm, sealed));
 check('pair.0.1', opened);
 
 const pairInfo = info(3, session, 1, 2);

@@ -101,10 +101,10 @@ static void test_round_trips(void) {
     const int to[3] = {4, 1, 8};
     for (int kind = SDFED_SECAGG_MSG_SHARES; kind <= SDFED_SECAGG_MSG_MASKED_REQUEST; kind++) {
         sdfed_secagg_list l;
-        CHECK(sdfed_secagg_write_relayed(&b, kind, ROUND, 3, to, sealed, &err) == SDFED_OK && b.size == 13 + 112 * 3 &&
+        CHECK(sdfed_secagg_write_relayed(&b, kind, ROUND, 3, to, sealed, &err) == SDFED_OK && b.size == 13 + 68 * 3 &&
                   sdfed_secagg_read_relayed(b.data, b.size, kind, ROUND, 3, &l, &err) == 0 && l.count == 3 &&
-                  sdfed_secagg_be32(l.entries + 112) == 1 && !memcmp(l.entries + 112 * 2 + 4, sealed + 108 * 2, 108),
-              "%s: 13 + 112 count bytes, read back", sdfed_secagg_msg_name(kind));
+                  sdfed_secagg_be32(l.entries + 68) == 1 && !memcmp(l.entries + 68 * 2 + 4, sealed + 64 * 2, 64),
+              "%s: 13 + 68 count bytes (a sealed pair of 64), read back", sdfed_secagg_msg_name(kind));
         CHECK(sdfed_secagg_read_relayed(b.data, b.size, kind, ROUND, 2, &l, &err) == SDFED_ERR_FORMAT &&
                   strstr(err.message, "3 entries, at most 2"),
               "%s: more entries than allowed: %s", sdfed_secagg_msg_name(kind), err.message);
@@ -114,21 +114,38 @@ static void test_round_trips(void) {
               strstr(err.message, "not a shares message (masked_request"),
           "a masked_request read as shares: %s", err.message);
 
-    uint64_t v[5] = {0, 1, 0xFFFFFFFF, 12345, 7}, back[5];
+    uint64_t v[5] = {5, 2, 7, 1, 6}, back[5];
+    CHECK(sdfed_secagg_write_masked(&b, ROUND, 3, v, 5, &err) == SDFED_OK && b.size == 13 + 2 && b.data[13] == 0xD5 &&
+              b.data[14] == 0x63 && sdfed_secagg_read_masked(b.data, b.size, ROUND, 3, back, 5, &err) == SDFED_OK &&
+              !memcmp(v, back, sizeof v),
+          "masked, 3 bits: 5 values in 15 bits, little-endian (101 010 111 100 011 from bit 0), read back");
+    b.data[14] |= 0x80;
+    CHECK(sdfed_secagg_read_masked(b.data, b.size, ROUND, 3, back, 5, &err) == SDFED_ERR_FORMAT &&
+              strstr(err.message, "bits past the last value are not zeros"),
+          "a spare bit set: %s", err.message);
+    const uint64_t wide[5] = {0, 1, 0xFFFFFFFF, 12345, 7};
+    memcpy(v, wide, sizeof v);
     CHECK(sdfed_secagg_write_masked(&b, ROUND, 32, v, 5, &err) == SDFED_OK && b.size == 13 + 4 * 5 &&
+              b.data[13 + 8] == 0xFF && b.data[13 + 12] == 0x39 && b.data[13 + 13] == 0x30 &&
               sdfed_secagg_read_masked(b.data, b.size, ROUND, 32, back, 5, &err) == SDFED_OK &&
               !memcmp(v, back, sizeof v),
-          "masked, 32 bits: 4 bytes a value");
-    CHECK(sdfed_secagg_read_masked(b.data, b.size, ROUND, 31, back, 5, &err) == SDFED_ERR_FORMAT &&
-              strstr(err.message, "value 2 is not below 2^31"),
-          "a value beyond the ring: %s", err.message);
+          "masked, 32 bits: 4 bytes a value, little-endian");
+    CHECK(sdfed_secagg_read_masked(b.data, b.size, ROUND, 30, back, 5, &err) == SDFED_ERR_FORMAT &&
+              strstr(err.message, "33 bytes, its counts say 32"),
+          "a masked input packed for another ring: %s", err.message);
     CHECK(sdfed_secagg_read_masked(b.data, b.size, ROUND, 32, back, 4, &err) == SDFED_ERR_FORMAT,
           "another length than the round's: %s", err.message);
-    v[2] = (uint64_t)1 << 47;
-    CHECK(sdfed_secagg_write_masked(&b, ROUND, 48, v, 5, &err) == SDFED_OK && b.size == 13 + 8 * 5 &&
-              sdfed_secagg_read_masked(b.data, b.size, ROUND, 48, back, 5, &err) == SDFED_OK &&
+    v[2] = (uint64_t)1 << 46;
+    v[4] = ((uint64_t)1 << 47) - 1;
+    CHECK(sdfed_secagg_write_masked(&b, ROUND, 47, v, 5, &err) == SDFED_OK && b.size == 13 + 30 &&
+              sdfed_secagg_read_masked(b.data, b.size, ROUND, 47, back, 5, &err) == SDFED_OK &&
               !memcmp(v, back, sizeof v),
-          "masked, 48 bits: 8 bytes a value");
+          "masked, 47 bits: 5 values in 30 bytes, read back");
+    v[4] = UINT64_MAX;
+    CHECK(sdfed_secagg_write_masked(&b, ROUND, 64, v, 5, &err) == SDFED_OK && b.size == 13 + 8 * 5 &&
+              sdfed_secagg_read_masked(b.data, b.size, ROUND, 64, back, 5, &err) == SDFED_OK &&
+              !memcmp(v, back, sizeof v),
+          "masked, 64 bits: 8 bytes a value, read back");
 
     const int alive[3] = {0, 3, 5}, dropped[1] = {2};
     sdfed_secagg_unmask_request r;
@@ -140,13 +157,13 @@ static void test_round_trips(void) {
 
     const int owners[2] = {3, 6};
     const unsigned char which[2] = {1, 2};
-    unsigned char shares[80];
-    for (int i = 0; i < 80; i++) shares[i] = (unsigned char)(3 * i);
-    CHECK(sdfed_secagg_write_unmask(&b, ROUND, 2, owners, which, shares, &err) == SDFED_OK && b.size == 13 + 45 * 2 &&
+    unsigned char shares[48];
+    for (int i = 0; i < 48; i++) shares[i] = (unsigned char)(3 * i);
+    CHECK(sdfed_secagg_write_unmask(&b, ROUND, 2, owners, which, shares, &err) == SDFED_OK && b.size == 13 + 29 * 2 &&
               sdfed_secagg_read_unmask(b.data, b.size, ROUND, 2, &l, &err) == SDFED_OK && l.count == 2 &&
-              sdfed_secagg_be32(l.entries + 45) == 6 && l.entries[45 + 4] == 2 &&
-              !memcmp(l.entries + 45 + 5, shares + 40, 40),
-          "unmask read back: %s", err.message);
+              sdfed_secagg_be32(l.entries + 29) == 6 && l.entries[29 + 4] == 2 &&
+              !memcmp(l.entries + 29 + 5, shares + 24, 24),
+          "unmask: 13 + 29 count bytes (a share of 24), read back: %s", err.message);
 
     /* every message cut at every length, and one byte too long */
     CHECK(refused_cut(&b, read_unmask), "unmask cut at every length or one byte long: refused");

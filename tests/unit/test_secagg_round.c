@@ -10,9 +10,8 @@
  * coordinates). More dropouts than the round allows: abandoned, nothing
  * unmasked. A tampered relayed share fails authentication; a request naming
  * a neighbour both alive and dropped is refused. Deterministic: every
- * random byte (the graph's shuffle, Shamir's coefficients, the nonces, the
- * rounding) comes from an AES-256-CTR keystream of a fixed key per run, in
- * place of getrandom. Native. */
+ * random byte (the graph's shuffle, Shamir's coefficients, the rounding) comes from an AES-256-CTR keystream of a fixed
+ * key per run, in place of getrandom. Native. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,8 @@ enum { N = 10, P = 4096, MAX_HOLDERS = N };
 static const int64_t ROUND = 12;
 
 typedef struct client {
-    unsigned char mask_sk[32], mask_pk[32], share_sk[32], share_pk[32], seed[32];
+    unsigned char mask_seed[SDFED_SECAGG_SEED_BYTES], seed[SDFED_SECAGG_SEED_BYTES]; /* the two secrets shared */
+    unsigned char mask_sk[32], mask_pk[32], share_sk[32], share_pk[32];
     float x[P];
     int64_t weight;
     uint64_t quantised[P + 1], masked[P + 1];
@@ -66,10 +66,11 @@ static void make_clients(world *w, uint64_t seed) {
     sdfed_secagg_bytes src = native_crypto_stream_source(&stream);
     for (int i = 0; i < N; i++) {
         client *c = &w->c[i];
-        sdfed_secagg_draw(&src, c->mask_sk, 32, &err);
+        sdfed_secagg_draw(&src, c->mask_seed, sizeof c->mask_seed, &err);
         sdfed_secagg_draw(&src, c->share_sk, 32, &err);
-        sdfed_secagg_draw(&src, c->seed, 32, &err);
-        CHECK(native_x25519_public(c->mask_sk, c->mask_pk, &err) == SDFED_OK &&
+        sdfed_secagg_draw(&src, c->seed, sizeof c->seed, &err);
+        CHECK(native_secagg_mask_private(c->mask_seed, ROUND, c->mask_sk, &err) == SDFED_OK &&
+                  native_x25519_public(c->mask_sk, c->mask_pk, &err) == SDFED_OK &&
                   native_x25519_public(c->share_sk, c->share_pk, &err) == SDFED_OK,
               "%s", err.message);
         for (int j = 0; j < P; j++) {
@@ -129,7 +130,7 @@ static int stage_advertise(world *w, const int *gone, int n_gone) {
     return advance_if_next(w);
 }
 
-/* each client still in shares b and its mask key among its holders and seals a pair to each advertised one */
+/* each client still in shares b and its mask seed among its holders and seals a pair to each advertised one */
 static int stage_share(world *w, const int *gone, int n_gone) {
     sdfed_error err = {0};
     const int k = w->params.k, t = w->params.t, holders = k + 1;
@@ -146,21 +147,20 @@ static int stage_share(world *w, const int *gone, int n_gone) {
         sdfed_shamir_share b[MAX_HOLDERS], s[MAX_HOLDERS];
         uint64_t scratch[MAX_HOLDERS];
         CHECK(sdfed_shamir_split(c->seed, t, holders, os, scratch, b, &err) == SDFED_OK &&
-                  sdfed_shamir_split(c->mask_sk, t, holders, os, scratch, s, &err) == SDFED_OK,
+                  sdfed_shamir_split(c->mask_seed, t, holders, os, scratch, s, &err) == SDFED_OK,
               "%s", err.message);
         for (int slot = 0; slot < holders; slot++) {
             int h = c->holder[slot];
-            unsigned char pair[SDFED_SECAGG_PAIR_BYTES], key[32], nonce[12];
+            unsigned char pair[SDFED_SECAGG_PAIR_BYTES], key[32];
             sdfed_secagg_pair_write(&b[slot], &s[slot], pair);
             if (h == i) { /* its own share stays with it */
                 memcpy(c->got[slot], pair, sizeof pair);
                 continue;
             }
             if (!sdfed_secagg_server_completed(&w->server, h, SDFED_SECAGG_ADVERTISE)) continue;
-            sdfed_secagg_draw(os, nonce, 12, &err);
             CHECK(native_secagg_share_key(c->share_sk, w->c[h].share_pk, w->session, ROUND, (uint32_t)i, (uint32_t)h,
                                           key, &err) == SDFED_OK &&
-                      native_secagg_seal(key, nonce, w->session, ROUND, (uint32_t)i, (uint32_t)h, pair, w->sealed[i][h],
+                      native_secagg_seal(key, w->session, ROUND, (uint32_t)i, (uint32_t)h, pair, w->sealed[i][h],
                                          &err) == SDFED_OK,
                   "%s", err.message);
             w->has_sealed[i][h] = 1;
@@ -317,7 +317,7 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
         if (r > worst_r) worst_r = r;
     }
     CHECK(worst_r < 0.05, "%s: no masked input correlates with its quantised input (worst |r| %.4f)", name, worst_r);
-    unsigned char secrets[N][32];
+    unsigned char secrets[N][SDFED_SECAGG_SEED_BYTES];
     uint64_t scratch[3 * MAX_HOLDERS];
     int seeds_right = 1;
     for (int j = 0; j < N; j++) {
@@ -326,19 +326,22 @@ static void run(const char *name, uint64_t seed, const int *after_keys, int n1, 
         CHECK(sdfed_shamir_combine(w.shares[j], w.n_shares[j], w.params.t, w.params.k + 1, scratch, secrets[j], &err) ==
                   SDFED_OK,
               "%s: client %d's secret from %d shares: %s", name, j, w.n_shares[j], err.message);
-        seeds_right &= !memcmp(secrets[j], need == SDFED_SECAGG_SELF_SEED ? w.c[j].seed : w.c[j].mask_sk, 32);
+        seeds_right &= !memcmp(secrets[j], need == SDFED_SECAGG_SELF_SEED ? w.c[j].seed : w.c[j].mask_seed,
+                               SDFED_SECAGG_SEED_BYTES);
     }
     CHECK(seeds_right, "%s: every secret reconstructed is the client's own", name);
     sdfed_secagg_term terms[64];
     int count;
     CHECK(sdfed_secagg_server_terms(&w.server, terms, 64, &count, &err) == SDFED_OK, "%s", err.message);
     for (int k = 0; k < count; k++) {
-        unsigned char key[32];
-        if (terms[k].kind == SDFED_SECAGG_SELF_SEED)
+        unsigned char key[32], mask_sk[32];
+        if (terms[k].kind == SDFED_SECAGG_SELF_SEED) {
             native_secagg_self_key(secrets[terms[k].a], w.session, ROUND, (uint32_t)terms[k].a, key, &err);
-        else /* the dropped client's reconstructed mask key with the survivor's public key */
-            native_secagg_pair_key(secrets[terms[k].b], w.c[terms[k].a].mask_pk, w.session, ROUND, (uint32_t)terms[k].b,
+        } else { /* the dropped client's mask key from its reconstructed seed, with the survivor's public key */
+            native_secagg_mask_private(secrets[terms[k].b], ROUND, mask_sk, &err);
+            native_secagg_pair_key(mask_sk, w.c[terms[k].a].mask_pk, w.session, ROUND, (uint32_t)terms[k].b,
                                    (uint32_t)terms[k].a, key, &err);
+        }
         add_mask(&w, sum, key, terms[k].sign);
     }
     CHECK(!memcmp(sum, expected, sizeof sum), "%s: the unmasked sum is the %d survivors' quantised inputs, exactly",

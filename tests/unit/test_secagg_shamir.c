@@ -1,4 +1,4 @@
-/* Shamir sharing of 32-byte secrets over 2^61 - 1 (fed/secagg_shamir.h):
+/* Shamir sharing of 16-byte secrets over 2^61 - 1 (fed/secagg_shamir.h):
  * any t of the shares reconstruct, fewer fail, shares that do not belong
  * together are caught rather than giving a wrong secret, the wire form, the
  * field. Every build. */
@@ -34,8 +34,8 @@ static void test_field(void) {
     CHECK(products, "products mod 2^61 - 1 agree with double-and-add");
 }
 
-static void secret_of(sdfed_rng *rng, unsigned char s[32]) {
-    for (int i = 0; i < 32; i++) s[i] = (unsigned char)sdfed_rng_u64(rng);
+static void secret_of(sdfed_rng *rng, unsigned char s[SDFED_SHAMIR_SECRET_BYTES]) {
+    for (int i = 0; i < SDFED_SHAMIR_SECRET_BYTES; i++) s[i] = (unsigned char)sdfed_rng_u64(rng);
 }
 
 static void test_split_combine(void) {
@@ -46,7 +46,7 @@ static void test_split_combine(void) {
     uint64_t scratch[3 * 16];
     for (int holders = 2; holders <= 9; holders++)
         for (int t = 2; t <= holders; t++) {
-            unsigned char secret[32], back[32];
+            unsigned char secret[SDFED_SHAMIR_SECRET_BYTES], back[SDFED_SHAMIR_SECRET_BYTES];
             secret_of(&rng, secret);
             sdfed_shamir_share shares[9], subset[9];
             CHECK(sdfed_shamir_split(secret, t, holders, &src, scratch, shares, &err) == SDFED_OK, "%s", err.message);
@@ -63,17 +63,18 @@ static void test_split_combine(void) {
                     subset[j] = tmp;
                 }
                 int rc = sdfed_shamir_combine(subset, count, t, holders, scratch, back, &err);
-                if (count >= t && (rc != SDFED_OK || memcmp(back, secret, 32))) all_ok = 0;
+                if (count >= t && (rc != SDFED_OK || memcmp(back, secret, SDFED_SHAMIR_SECRET_BYTES))) all_ok = 0;
                 if (count < t && rc == SDFED_OK) fewer_fail = 0;
             }
             CHECK(all_ok, "t %d of %d: every set of t or more reconstructs the secret", t, holders);
             CHECK(fewer_fail, "t %d of %d: every set of fewer than t fails", t, holders);
         }
-    unsigned char secret[32], back[32];
-    memset(secret, 0xff, 32);
+    unsigned char secret[SDFED_SHAMIR_SECRET_BYTES], back[SDFED_SHAMIR_SECRET_BYTES];
+    memset(secret, 0xff, SDFED_SHAMIR_SECRET_BYTES);
     sdfed_shamir_share shares[5];
     CHECK(sdfed_shamir_split(secret, 3, 5, &src, scratch, shares, &err) == SDFED_OK &&
-              sdfed_shamir_combine(shares + 1, 3, 3, 5, scratch, back, &err) == SDFED_OK && !memcmp(back, secret, 32),
+              sdfed_shamir_combine(shares + 1, 3, 3, 5, scratch, back, &err) == SDFED_OK &&
+              !memcmp(back, secret, SDFED_SHAMIR_SECRET_BYTES),
           "an all-ones secret (every chunk at its largest)");
     CHECK(sdfed_shamir_combine(shares, 2, 3, 5, scratch, back, &err) == SDFED_ERR_ARG &&
               strstr(err.message, "threshold is 3"),
@@ -86,7 +87,7 @@ static void test_inconsistent(void) {
     sdfed_secagg_bytes src = test_bytes(&coefficients, 4);
     sdfed_error err = {0};
     uint64_t scratch[3 * 8];
-    unsigned char a[32], b[32], back[32];
+    unsigned char a[SDFED_SHAMIR_SECRET_BYTES], b[SDFED_SHAMIR_SECRET_BYTES], back[SDFED_SHAMIR_SECRET_BYTES];
     secret_of(&rng, a);
     secret_of(&rng, b);
     sdfed_shamir_share sa[7], sb[7], mixed[7];
@@ -102,10 +103,10 @@ static void test_inconsistent(void) {
     for (int h = 0; h < 7; h++) { /* exactly t shares, one from elsewhere: the chunks' ranges catch it */
         memcpy(mixed, sa, sizeof mixed);
         mixed[h % 3] = sb[h % 3];
-        mixed[h % 3].y[h % 5] ^= (uint64_t)h << 3;
+        mixed[h % 3].y[h % SDFED_SHAMIR_CHUNKS] ^= (uint64_t)h << 3;
         caught += sdfed_shamir_combine(mixed, 3, 3, 7, scratch, back, &err) == SDFED_ERR_FORMAT;
     }
-    CHECK(caught == 7, "t shares mixed from two secrets: %d of 7 caught (2^-25 each to pass)", caught);
+    CHECK(caught == 7, "t shares mixed from two secrets: %d of 7 caught (2^-55 each to pass)", caught);
     memcpy(mixed, sa, sizeof mixed);
     mixed[1].x = mixed[0].x;
     CHECK(sdfed_shamir_combine(mixed, 3, 3, 7, scratch, back, &err) == SDFED_ERR_FORMAT, "two shares of one holder");
@@ -119,7 +120,7 @@ static void test_inconsistent(void) {
     sdfed_shamir_share_write(&sa[4], wire);
     CHECK(sdfed_shamir_share_read(wire, 5, &read, &err) == SDFED_OK && !memcmp(read.y, sa[4].y, sizeof read.y) &&
               read.x == 5,
-          "40 bytes and back");
+          "24 bytes and back");
     memset(wire + 8, 0xff, 8);
     CHECK(sdfed_shamir_share_read(wire, 5, &read, &err) == SDFED_ERR_FORMAT, "a y of 2^64 - 1 on the wire");
     CHECK(sdfed_shamir_split(a, 1, 7, &src, scratch, sa, &err) == SDFED_ERR_ARG, "threshold 1");
@@ -135,11 +136,11 @@ static void test_large(void) {
     sdfed_error err = {0};
     sdfed_shamir_share *shares = malloc(sizeof *shares * HOLDERS);
     uint64_t *scratch = malloc(sizeof *scratch * 3 * T);
-    unsigned char secret[32], back[32];
+    unsigned char secret[SDFED_SHAMIR_SECRET_BYTES], back[SDFED_SHAMIR_SECRET_BYTES];
     secret_of(&rng, secret);
     CHECK(sdfed_shamir_split(secret, T, HOLDERS, &src, scratch, shares, &err) == SDFED_OK, "%s", err.message);
     CHECK(sdfed_shamir_combine(shares + 101, T + 20, T, HOLDERS, scratch, back, &err) == SDFED_OK &&
-              !memcmp(back, secret, 32),
+              !memcmp(back, secret, SDFED_SHAMIR_SECRET_BYTES),
           "320 of 601 shares, threshold 300: %s", err.message);
     free(shares);
     free(scratch);

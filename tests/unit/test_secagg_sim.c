@@ -178,9 +178,10 @@ static void test_randomness(void) {
               secure_round_run(&w.task, &w.plan, 0, CLIENTS, w.g, train, &w, NULL, b, &st, &err) == SDFED_OK,
           "%s", err.message);
     CHECK(!memcmp(a, b, sizeof a), "the OS's keys and masks, twice: the same global");
-    /* each client, k = 4, 301 values of 4 bytes: up advertise 73, shares 13 + 112 k, masked 13 + 4 x 301, unmask
-     * 13 + 45 (k + 1); down share_request 61 + 68 (k + 1), masked_request 13 + 112 k, unmask_request 21 + 4 (k + 1) */
-    CHECK(st.bytes_up == 10 * (73 + 461 + 1217 + 238) && st.bytes_down == 10 * (401 + 461 + 41),
+    /* each client, k = 4, 301 values packed at 32 bits: up advertise 73, shares 13 + 68 k, masked 13 + 4 x 301,
+     * unmask 13 + 29 (k + 1); down share_request 61 + 68 (k + 1), masked_request 13 + 68 k, unmask_request
+     * 21 + 4 (k + 1) */
+    CHECK(st.bytes_up == 10 * (73 + 285 + 1217 + 158) && st.bytes_down == 10 * (401 + 285 + 41),
           "the messages' sizes as documented: %lld up, %lld down", (long long)st.bytes_up, (long long)st.bytes_down);
     int64_t weight;
     expected_global(&w, 0, want, &weight);

@@ -48,7 +48,10 @@ static void view_of(const round10 *r, int i, int *holder, unsigned char *masked,
         holder[s] = sdfed_secagg_graph_holder(&r->graph, i, s);
         masked[s] = holder[s] != i && sdfed_secagg_server_completed(&r->server, holder[s], SDFED_SECAGG_SHARE);
     }
-    *v = (sdfed_secagg_client_view){.self = i, .holders = r->params.k + 1, .holder = holder, .masked_with = masked,
+    *v = (sdfed_secagg_client_view){.self = i,
+                                    .holders = r->params.k + 1,
+                                    .holder = holder,
+                                    .masked_with = masked,
                                     .min_inputs = r->params.min_inputs};
 }
 
@@ -152,7 +155,8 @@ static void test_dropped_after_sharing(void) {
         }
     int expected_pairs = 0;
     for (int a = 0; a < 10; a++)
-        if (a != 4 && a != 7) expected_pairs += sdfed_secagg_graph_adjacent(&r.graph, a, 4) + sdfed_secagg_graph_adjacent(&r.graph, a, 7);
+        if (a != 4 && a != 7)
+            expected_pairs += sdfed_secagg_graph_adjacent(&r.graph, a, 4) + sdfed_secagg_graph_adjacent(&r.graph, a, 7);
     CHECK(count == 8 + pairs && pairs == expected_pairs && signs,
           "8 self terms and one pair term per survivor next to a dropped client (%d), signs opposite", pairs);
     sdfed_arena_free(&r.arena);
@@ -299,18 +303,25 @@ static void test_layout(void) {
           "a key of zeros");
     unsigned char info[64];
     CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, -2, 3, 9, info, &err) == SDFED_OK &&
-              !memcmp(info, "sdfed/secagg/v1", 15) && info[15] == 2 && !memcmp(info + 16, session, 32) &&
+              !memcmp(info, "sdfed/secagg/v2", 15) && info[15] == 2 && !memcmp(info + 16, session, 32) &&
               info[48] == 0xff && info[55] == 0xfe && info[59] == 3 && info[63] == 9 && info[56] == 0,
           "info: label, purpose, session, round (big-endian), sender, recipient");
     CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_PAIR, session, 1, 9, 3, info, &err) == SDFED_ERR_ARG,
           "a pair key names the smaller client first");
     CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SELF, session, 1, 4, 5, info, &err) == SDFED_ERR_ARG, "self: one");
-    sdfed_shamir_share b = {.x = 3, .y = {1, 2, 3, 4, 5}}, k = {.x = 3, .y = {6, 7, 8, 9, 10}}, b2, k2;
+    CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_MASK_KEY, session, 1, 0, 1, info, &err) == SDFED_ERR_ARG,
+          "a mask key names no client");
+    CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_MASK_KEY, session, 1, 0, 0, info, &err) == SDFED_OK && info[15] == 5,
+          "a mask key's info: purpose 5");
+    CHECK(sdfed_secagg_info(6, session, 1, 0, 0, info, &err) == SDFED_ERR_ARG, "no purpose 6");
+    sdfed_shamir_share b = {.x = 3, .y = {1, 2, 3}}, k = {.x = 3, .y = {6, 7, 8}}, b2, k2;
     unsigned char pair[SDFED_SECAGG_PAIR_BYTES];
+    _Static_assert(SDFED_SECAGG_PAIR_BYTES == 48, "a share pair is two shares of 24 bytes");
     sdfed_secagg_pair_write(&b, &k, pair);
-    CHECK(pair[0] == 1 && pair[40] == 6 && sdfed_secagg_pair_read(pair, 3, &b2, &k2, &err) == SDFED_OK &&
-              b2.x == 3 && !memcmp(b.y, b2.y, sizeof b.y) && !memcmp(k.y, k2.y, sizeof k.y),
-          "the share pair: b's 40 bytes, then s's");
+    CHECK(pair[0] == 1 && pair[24] == 6 && pair[40] == 8 &&
+              sdfed_secagg_pair_read(pair, 3, &b2, &k2, &err) == SDFED_OK && b2.x == 3 &&
+              !memcmp(b.y, b2.y, sizeof b.y) && !memcmp(k.y, k2.y, sizeof k.y),
+          "the share pair: b's 24 bytes, then s's");
 }
 
 int main(void) {

@@ -1,10 +1,11 @@
-/* The project's secure aggregation test vector, tests/vectors/secagg-v1.txt:
- * fixed keys, seeds, a nonce and a share pair, and every value the layout
- * of shared/fed/secagg_layout.h derives from them (session id, HKDF infos,
- * share, pair and self keys, a sealed pair, the first mask bytes, a masked
- * input's first elements), recomputed here with OpenSSL
- * (native/secagg_keys.h) and compared byte for byte. The page's WebCrypto
- * path is checked against the same file (tests/oracle/secagg_webcrypto.mjs).
+/* The project's secure aggregation test vector, tests/vectors/secagg-v2.txt:
+ * fixed mask seeds, share keys, self-mask seeds and a share pair, and every
+ * value the layout of shared/fed/secagg_layout.h derives from them (mask
+ * keys, session id, HKDF infos, share, pair and self keys, a sealed pair,
+ * the first mask bytes, a masked input's first elements), recomputed here
+ * with OpenSSL (native/secagg_keys.h) and compared byte for byte. The
+ * page's WebCrypto path is checked against the same file
+ * (tests/oracle/secagg_webcrypto.mjs, tests/browser/secagg_vector_worker.js).
  *   test_secagg_vector FILE           check FILE
  *   test_secagg_vector --write FILE   write it (once, when the layout is new) */
 #include <stdio.h>
@@ -45,15 +46,21 @@ static void input(unsigned char *out, size_t size, int tag) {
 static void compute(void) {
     sdfed_error err = {0};
     char name[48];
-    unsigned char mask_sk[CLIENTS][32], mask_pk[CLIENTS][32], share_sk[CLIENTS][32], share_pk[CLIENTS][32],
-        seed[CLIENTS][32];
+    unsigned char mask_seed[CLIENTS][SDFED_SECAGG_SEED_BYTES], mask_sk[CLIENTS][32], mask_pk[CLIENTS][32],
+        share_sk[CLIENTS][32], share_pk[CLIENTS][32], seed[CLIENTS][SDFED_SECAGG_SEED_BYTES], info[64];
+    static const unsigned char no_session[32];
+    sdfed_secagg_info(SDFED_SECAGG_PURPOSE_MASK_KEY, no_session, ROUND, 0, 0, info, &err);
+    put("info.mask_key", info, 64);
     for (int i = 0; i < CLIENTS; i++) {
-        input(mask_sk[i], 32, 10 * i + 1);
+        input(mask_seed[i], sizeof mask_seed[i], 10 * i + 1);
         input(share_sk[i], 32, 10 * i + 2);
-        input(seed[i], 32, 10 * i + 3);
-        CHECK(native_x25519_public(mask_sk[i], mask_pk[i], &err) == SDFED_OK &&
+        input(seed[i], sizeof seed[i], 10 * i + 3);
+        CHECK(native_secagg_mask_private(mask_seed[i], ROUND, mask_sk[i], &err) == SDFED_OK &&
+                  native_x25519_public(mask_sk[i], mask_pk[i], &err) == SDFED_OK &&
                   native_x25519_public(share_sk[i], share_pk[i], &err) == SDFED_OK,
               "%s", err.message);
+        snprintf(name, sizeof name, "client%d.mask_seed", i);
+        put(name, mask_seed[i], sizeof mask_seed[i]);
         snprintf(name, sizeof name, "client%d.mask_private", i);
         put(name, mask_sk[i], 32);
         snprintf(name, sizeof name, "client%d.mask_public", i);
@@ -63,9 +70,9 @@ static void compute(void) {
         snprintf(name, sizeof name, "client%d.share_public", i);
         put(name, share_pk[i], 32);
         snprintf(name, sizeof name, "client%d.seed", i);
-        put(name, seed[i], 32);
+        put(name, seed[i], sizeof seed[i]);
     }
-    unsigned char advertised[CLIENTS] = {1, 1, 1}, scratch[64 * CLIENTS], session[32], info[64], key[32];
+    unsigned char advertised[CLIENTS] = {1, 1, 1}, scratch[64 * CLIENTS], session[32], key[32];
     CHECK(sdfed_secagg_session_id(ROUND, CLIENTS, mask_pk[0], share_pk[0], advertised, scratch, session, &err) == 0,
           "%s", err.message);
     put("session", session, 32);
@@ -76,13 +83,14 @@ static void compute(void) {
     unsigned char again[32];
     native_secagg_share_key(share_sk[1], share_pk[0], session, ROUND, 0, 1, again, &err);
     CHECK(!memcmp(key, again, 32), "both ends derive the share key");
-    unsigned char nonce[12], pair[SDFED_SECAGG_PAIR_BYTES], sealed[SDFED_SECAGG_SEALED_BYTES];
-    input(nonce, 12, 90);
+    unsigned char pair[SDFED_SECAGG_PAIR_BYTES], sealed[SDFED_SECAGG_SEALED_BYTES], opened[SDFED_SECAGG_PAIR_BYTES];
     input(pair, sizeof pair, 91);
-    put("nonce.0.1", nonce, 12);
     put("pair.0.1", pair, sizeof pair);
-    CHECK(native_secagg_seal(key, nonce, session, ROUND, 0, 1, pair, sealed, &err) == SDFED_OK, "%s", err.message);
+    CHECK(native_secagg_seal(key, session, ROUND, 0, 1, pair, sealed, &err) == SDFED_OK, "%s", err.message);
     put("sealed.0.1", sealed, sizeof sealed);
+    CHECK(native_secagg_open(again, session, ROUND, 0, 1, sealed, opened, &err) == SDFED_OK &&
+              !memcmp(opened, pair, sizeof pair),
+          "the recipient opens the sealed pair: %s", err.message);
     sdfed_secagg_info(SDFED_SECAGG_PURPOSE_PAIR, session, ROUND, 1, 2, info, &err);
     put("info.pair.1.2", info, 64);
     native_secagg_pair_key(mask_sk[2], mask_pk[1], session, ROUND, 2, 1, key, &err);
@@ -130,14 +138,16 @@ int main(int argc, char **argv) {
         FILE *f = fopen(path, "w");
         if (!f) return 1;
         fprintf(f,
-                "# sdfed secure aggregation test vector, layout v1 (shared/fed/secagg_layout.h,\n"
+                "# sdfed secure aggregation test vector, layout v2 (shared/fed/secagg_layout.h,\n"
                 "# native/secagg_keys.h). Round %lld, 3 clients (0, 1, 2), all advertised. Inputs:\n"
                 "# byte i of each fixed input is (i * 29 + tag * 71 + 5) mod 256 (tags: client c's\n"
-                "# mask key 10c + 1, share key 10c + 2, seed 10c + 3; the nonce 90, the pair 91); the\n"
-                "# rest is derived. masked.1: client 1's input 0, 1, -1, 2, -2, ... (16 elements of\n"
-                "# Z_2^32, 4 bytes little-endian each) + its self mask + its pair mask with client 2.\n"
+                "# mask seed 10c + 1, share key 10c + 2, seed 10c + 3; the pair 91); the rest is\n"
+                "# derived (a mask key from its mask seed; the sealed pair under the nonce of zeros).\n"
+                "# masked.1: client 1's input 0, 1, -1, 2, -2, ... (16 elements of Z_2^32, packed at\n"
+                "# 32 bits: 4 bytes little-endian each) + its self mask + its pair mask with client 2.\n"
                 "# Written by build/tests/test_secagg_vector --write; checked by test_secagg_vector\n"
-                "# (OpenSSL) and tests/oracle/secagg_webcrypto.mjs (WebCrypto).\n",
+                "# (OpenSSL), tests/oracle/secagg_webcrypto.mjs (WebCrypto under Node) and\n"
+                "# tests/browser/secagg_vector_worker.js (the page's code in Chromium).\n",
                 (long long)ROUND);
         for (int k = 0; k < n_values; k++) {
             fprintf(f, "%s ", VALUES[k].name);

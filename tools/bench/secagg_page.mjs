@@ -5,8 +5,8 @@
 // of N clients whose other clients and server are native
 // (tests/browser/secagg_native.c, OpenSSL), on tasks/fmnist-secure.json (k
 // and t from the rule) in a 40-bit ring (its 32 bits could wrap past 16
-// clients of weight 4,096: 8-byte ring elements) and the model's P
-// coordinates. For each step, the
+// clients of weight 4,096; the masked input packed at 40 bits an element)
+// and the model's P coordinates. For each step, the
 // page client's time in its worker (from the step's first call to its
 // message: WebCrypto's work on Chromium's threads included, so wall time)
 // and a native client's CPU and wall time (the mean over the N - 2), each
@@ -19,6 +19,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../../tests/browser/harness.mjs';
+import { CLASSES } from '../../tests/browser/parity.mjs';
 import { runRound, servePage, setPageTask, startPageClients } from '../../tests/browser/secagg_page.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,7 +27,9 @@ const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.r
 const sizes = process.argv.slice(6).map(Number);
 mkdirSync(work, { recursive: true });
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-secure.json'), 'utf8'));
-task.model = model;
+// with Fashion-MNIST's classes written in, as the aggregator writes them in the task it sends (the core knows no data
+// set's classes)
+Object.assign(task, { model, classes: CLASSES });
 task.secure_aggregation.ring_bits = 40;
 const noised = structuredClone(task);
 Object.assign(noised.secure_aggregation, { l2_clip: 0.2, max_weight: 1, noise: { epsilon: 8, delta: 1e-5 } });

@@ -7,8 +7,8 @@
  * masked input, so a client that drops out before it, as in a plain round,
  * does not train.
  *
- * Randomness: each client's secrets (keys, its seed, Shamir coefficients,
- * nonces) and its noise from its own AES-256-CTR keystream under a key
+ * Randomness: each client's secrets (keys, its seeds, Shamir coefficients)
+ * and its noise from its own AES-256-CTR keystream under a key
  * from getrandom (one system call a client, not one a draw), unless the
  * caller passes sources; the graph's shuffle from the task seed (a key per round from
  * SDFED_STREAM_SECAGG_GRAPH + (round << 20)), so that which round is

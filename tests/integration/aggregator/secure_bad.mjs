@@ -69,13 +69,13 @@ await refused(D, 'advertise', randomBytes(64), 'secagg_not_in_round', 'keys from
 await acked(B, 'advertise', keys[1], 'advertise', 'B advertises');
 await acked(C, 'advertise', keys[2], 'advertise', 'C advertises: the stage ends');
 
-// shares: each to its holders but itself, a sealed pair each (108 bytes, made up)
+// shares: each to its holders but itself, a sealed pair each (64 bytes, made up)
 const holdersOf = (req) => { // share_request body: n, i, k, t, min_inputs, session, (k + 1) x (client, keys)
   const k = req.readUInt32BE(8);
   return Array.from({ length: k + 1 }, (_, s) => req.readUInt32BE(52 + 68 * s));
 };
 const shares = (self, holders) => Buffer.concat([be32(holders.length - 1),
-  ...holders.filter((h) => h !== self).map((h) => Buffer.concat([be32(h), randomBytes(108)]))]);
+  ...holders.filter((h) => h !== self).map((h) => Buffer.concat([be32(h), randomBytes(64)]))]);
 const reqs = [];
 for (const [p, c] of [A, B, C].entries()) reqs.push(await request(c, 'share_request', `share_request to ${p}`));
 const holders = reqs.map(holdersOf);
@@ -88,7 +88,7 @@ await refused(A, 'shares', shares(0, holders[0]), 'secagg_repeated', 'a second s
 await acked(B, 'shares', shares(1, holders[1]), 'shares', 'B shares');
 await acked(C, 'shares', shares(2, holders[2]), 'shares', 'C shares: the stage ends');
 
-// masked inputs: P + 1 ring elements (u32 little-endian, the task's 32 bits)
+// masked inputs: P + 1 ring elements packed at the task's 32 bits (4 bytes little-endian each)
 const masked = (n) => Buffer.concat([be32(n), randomBytes(4 * n)]);
 for (const [p, c] of [A, B, C].entries()) await request(c, 'masked_request', `masked_request to ${p}`);
 await refused(A, 'masked', masked(P), 'secagg_bad_masked', 'a masked input one value short');
@@ -98,15 +98,15 @@ await refused(D, 'masked', masked(P + 1), 'secagg_not_in_round', 'a masked input
 await acked(B, 'masked', masked(P + 1), 'masked', 'B sends its masked input');
 await acked(C, 'masked', masked(P + 1), 'masked', 'C sends its masked input: the stage ends');
 
-// unmasking: each is asked for the shares of its neighbours
+// unmasking: each is asked for the shares of its neighbours (an answer: owner (4), which (1), a share of 24 bytes)
 const unmaskReqs = [];
 for (const [p, c] of [A, B, C].entries()) unmaskReqs.push(await request(c, 'unmask_request', `unmask_request to ${p}`));
-await refused(A, 'unmask', Buffer.concat([be32(1), be32(9), Buffer.from([1]), Buffer.alloc(40)]), 'secagg_not_neighbour',
+await refused(A, 'unmask', Buffer.concat([be32(1), be32(9), Buffer.from([1]), Buffer.alloc(24)]), 'secagg_not_neighbour',
   'an unmask answer for an unknown client');
 const alive = (req) => { const n = req.readUInt32BE(4); return Array.from({ length: n }, (_, i) => req.readUInt32BE(8 + 4 * i)); };
-const wrongKind = alive(unmaskReqs[0]).map((o) => Buffer.concat([be32(o), Buffer.from([2]), Buffer.alloc(40)]));
+const wrongKind = alive(unmaskReqs[0]).map((o) => Buffer.concat([be32(o), Buffer.from([2]), Buffer.alloc(24)]));
 await refused(A, 'unmask', Buffer.concat([be32(wrongKind.length), ...wrongKind]), 'secagg_inconsistent',
-  'mask-key shares of clients named alive');
+  'mask-seed shares of clients named alive');
 await refused(A, 'shares', shares(0, holders[0]), 'secagg_wrong_stage', 'shares at the unmasking');
 await refused(D, 'unmask', be32(0), 'secagg_not_in_round', 'an unmask answer from a client not in the round');
 // an honest client that refuses its request is out of the round (no answer); in a round of 3 some secret then
