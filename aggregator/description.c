@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fed/protocol.h"
+#include "base/json_writer.h"
 
 int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
                       int demo_shards, char **out, sdfed_error *err) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json_writer.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/log.h"

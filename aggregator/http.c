@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fed/protocol.h"
+#include "base/json_writer.h"
 #include "native/clock.h"
 #include "native/log.h"
 #include "response.h"

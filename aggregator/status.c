@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
@@ -66,22 +67,17 @@ static int cluster_clients(status_board *site, federation_status *st, store_clus
 }
 
 /* "waiting": why no round is open (federation.h), or null while one is. */
-static int waiting_json(sdfed_json_writer *w, const federation_waiting *waiting) {
+static void waiting_json(sdfed_json_writer *w, const federation_waiting *waiting) {
     const char *reason = federation_wait_reason_name(waiting->reason);
     if (!reason) {
-        sdfed_jw_raw(w, "waiting", "null", 4);
-        return 0;
+        sdfed_jw_null(w, "waiting");
+        return;
     }
-    sdfed_buffer b = {0};
-    sdfed_json_writer inner;
-    sdfed_jw_begin(&inner, &b, NULL);
-    sdfed_jw_string(&inner, "reason", reason);
-    sdfed_jw_int(&inner, "needed", waiting->needed);
-    sdfed_jw_int(&inner, "connected", waiting->connected);
-    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
-    if (!failed) sdfed_jw_raw(w, "waiting", (const char *)b.data, b.size);
-    sdfed_buffer_free(&b);
-    return failed;
+    sdfed_jw_object(w, "waiting");
+    sdfed_jw_string(w, "reason", reason);
+    sdfed_jw_int(w, "needed", waiting->needed);
+    sdfed_jw_int(w, "connected", waiting->connected);
+    sdfed_jw_close(w);
 }
 
 /* "async", "secure" (synchronous rounds whose sum alone is unmasked) or "sync" */
@@ -92,23 +88,45 @@ static const char *mode_name(const federation_status *st) {
 
 /* "privacy": what a secure federation's noise has spent (federation.h), or
  * null without noise or while the store cannot say. */
-static int privacy_json(sdfed_json_writer *w, const status_board *site) {
+static void privacy_json(sdfed_json_writer *w, const status_board *site) {
     federation_privacy_spent p;
     if (federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) {
-        sdfed_jw_raw(w, "privacy", "null", 4);
-        return 0;
+        sdfed_jw_null(w, "privacy");
+        return;
     }
-    sdfed_buffer b = {0};
-    sdfed_json_writer inner;
-    sdfed_jw_begin(&inner, &b, NULL);
-    sdfed_jw_int(&inner, "rounds_unmasked", p.rounds_unmasked);
-    sdfed_jw_double(&inner, "epsilon_spent", p.epsilon_spent);
-    sdfed_jw_double(&inner, "epsilon_budget", p.epsilon_budget);
-    sdfed_jw_double(&inner, "delta", p.delta);
-    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
-    if (!failed) sdfed_jw_raw(w, "privacy", (const char *)b.data, b.size);
-    sdfed_buffer_free(&b);
-    return failed;
+    sdfed_jw_object(w, "privacy");
+    sdfed_jw_int(w, "rounds_unmasked", p.rounds_unmasked);
+    sdfed_jw_double(w, "epsilon_spent", p.epsilon_spent);
+    sdfed_jw_double(w, "epsilon_budget", p.epsilon_budget);
+    sdfed_jw_double(w, "delta", p.delta);
+    sdfed_jw_close(w);
+}
+
+/* "node": this node of a cluster, its role and its own counts */
+static void node_json(sdfed_json_writer *w, const status_board *site, const federation_status *node) {
+    const store_fence *fence = cluster_fence(site->cl);
+    sdfed_jw_object(w, "node");
+    sdfed_jw_int(w, "id", cluster_node(site->cl));
+    sdfed_jw_string(w, "role", fence ? "coordinator" : "front-end");
+    sdfed_jw_int(w, "epoch", fence ? fence->epoch : 0);
+    sdfed_jw_int(w, "clients", node->connected);
+    sdfed_jw_int(w, "updates_accepted", node->updates_accepted);
+    sdfed_jw_int(w, "rounds_closed", node->rounds_closed);
+    sdfed_jw_int(w, "store_failing", store_failing(site->st));
+    sdfed_jw_close(w);
+}
+
+/* "accuracy": [{"round", "accuracy", "clients"}, ...] as the clients reported them */
+static void accuracy_json(sdfed_json_writer *w, const status_board *site) {
+    sdfed_jw_array(w, "accuracy");
+    for (int i = 0; i < site->history.n; i++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_int(w, "round", site->history.rounds[i]);
+        sdfed_jw_fixed(w, "accuracy", site->history.accuracy[i], 6);
+        sdfed_jw_int(w, "clients", site->history.clients[i]);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
 }
 
 static int status_json(struct lws *wsi, status_board *site) {
@@ -119,19 +137,9 @@ static int status_json(struct lws *wsi, status_board *site) {
     int in_cluster = cluster_clients(site, &st, &c);
     read_counts(site);
     update_history(site, &st);
-    const int64_t *rounds = site->history.rounds, *clients = site->history.clients;
-    const double *accuracy = site->history.accuracy;
-    int n = site->history.n;
-    sdfed_buffer b = {0}, history = {0};
-    sdfed_sink sink = sdfed_buffer_sink(&history);
-    int failed = sdfed_sink_printf(sink, "[");
-    for (int i = 0; i < n; i++)
-        failed |= sdfed_sink_printf(sink, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}", i ? ", " : "",
-                                    (long long)rounds[i], accuracy[i], (long long)clients[i]);
-    failed |= sdfed_sink_printf(sink, "]");
     devices_summary dev;
-    sdfed_buffer devices_text = {0};
-    failed |= federation_get_devices(site->fed, &dev) || status_devices_json(sdfed_buffer_sink(&devices_text), &dev);
+    int failed = federation_get_devices(site->fed, &dev);
+    sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_string(&w, "name", site->name ? site->name : "");
@@ -145,8 +153,8 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "participants", st.participants);
     sdfed_jw_int(&w, "reported", st.reported);
     sdfed_jw_int(&w, "done", st.done);
-    failed |= waiting_json(&w, &st.waiting);
-    failed |= privacy_json(&w, site);
+    waiting_json(&w, &st.waiting);
+    privacy_json(&w, site);
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
     sdfed_jw_int(&w, "updates_accepted", site->counts.updates);
     sdfed_jw_int(&w, "rounds_closed", site->counts.rounds_closed);
@@ -157,30 +165,13 @@ static int status_json(struct lws *wsi, status_board *site) {
         sdfed_jw_int(&w, "coordinator_node", c.coordinator_node);
         sdfed_jw_int(&w, "coordinator_epoch", c.coordinator_epoch);
     }
-    if (site->cl) {
-        const store_fence *fence = cluster_fence(site->cl);
-        sdfed_buffer nb = {0};
-        sdfed_json_writer nw;
-        sdfed_jw_begin(&nw, &nb, NULL);
-        sdfed_jw_int(&nw, "id", cluster_node(site->cl));
-        sdfed_jw_string(&nw, "role", fence ? "coordinator" : "front-end");
-        sdfed_jw_int(&nw, "epoch", fence ? fence->epoch : 0);
-        sdfed_jw_int(&nw, "clients", node.connected);
-        sdfed_jw_int(&nw, "updates_accepted", node.updates_accepted);
-        sdfed_jw_int(&nw, "rounds_closed", node.rounds_closed);
-        sdfed_jw_int(&nw, "store_failing", store_failing(site->st));
-        failed |= sdfed_jw_end(&nw, NULL) != SDFED_OK;
-        if (nb.size) sdfed_jw_raw(&w, "node", (const char *)nb.data, nb.size);
-        sdfed_buffer_free(&nb);
-    }
-    sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
-    sdfed_jw_raw(&w, "devices", (const char *)devices_text.data, devices_text.size);
+    if (site->cl) node_json(&w, site, &node);
+    accuracy_json(&w, site);
+    if (!failed) status_devices_json(&w, "devices", &dev);
     int rc = sdfed_jw_end(&w, NULL) || failed
                  ? out_of_memory(wsi)
                  : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
-    sdfed_buffer_free(&history);
-    sdfed_buffer_free(&devices_text);
     return rc;
 }
 
