@@ -12,8 +12,9 @@ Each rule, with why it exists:
   clock-in-core      a clock under shared/ (time.h, clock_gettime, ...): the core is pure and takes time
                      from its caller, so the same inputs give the same bits on every host
   atoi               atoi/atof/atol/atoll: they cannot report bad input; the project's parsers do
-  core-specifics     a path or a data set's name in a string under shared/: the core knows no files of
-                     this repository and no data set; the host says them
+  core-specifics     a path or a data set's name in a string under shared/, or a data set's name in a
+                     name there (sdfed_fmnist_...): the core knows no files of this repository and no
+                     data set; the host says them
   one-letter-global  a variable at file scope named by one letter: a global needs a name that explains it
   floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, or one of
                      native/ without native_: a name says which floor it lives on, the core or the host
@@ -43,6 +44,7 @@ EXPRESSION_KEYWORDS = {"return", "sizeof", "case", "_Alignof", "_Generic"}
 CLOCKS = {"clock_gettime", "gettimeofday", "clock", "time", "timespec_get", "emscripten_get_now", "ftime"}
 ATOI = {"atoi", "atof", "atol", "atoll"}
 CORE_SPECIFIC = re.compile(r"(\.gguf\b|\bmodels/|mnist|fashion)", re.IGNORECASE)
+DATA_SET_NAME = re.compile(r"mnist|fashion", re.IGNORECASE)  # in an identifier
 
 TOKEN = re.compile(r"""
     (?P<space>[ \t\r\f\v]+) | (?P<newline>\n) |
@@ -294,6 +296,8 @@ class Linter:
             if t.kind == "string" and in_core and CORE_SPECIFIC.search(t.text):
                 self.report(rel, t.line, "core-specifics", "%s in the core; the host names files and data sets"
                             % t.text)
+            if t.kind == "ident" and in_core and DATA_SET_NAME.search(t.text):
+                self.report(rel, t.line, "core-specifics", "%s in the core: a data set's; the host's to name" % t.text)
             if t.text == "?":
                 self.check_ternary(rel, tokens, i)
         self.check_inits(rel, tokens)
@@ -426,6 +430,8 @@ class Linter:
         if in_core and re.match(r"include\s*<(sys/)?time\.h>", body):
             self.report(rel, line, "clock-in-core", "time.h in the core; take the time from the caller")
         m = re.match(r"define\s+([A-Za-z_][A-Za-z_0-9]*)(\([^)]*\))?\s*(.*)", body, re.DOTALL)
+        if m and in_core and DATA_SET_NAME.search(m.group(1)):
+            self.report(rel, line, "core-specifics", "%s in the core: a data set's; the host's to name" % m.group(1))
         if not m or not m.group(3):
             return
         tokens, _ = tokenize(m.group(3).replace("\\\n", " "), directives_read=False)
