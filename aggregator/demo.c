@@ -10,16 +10,16 @@
 #include "native/fed_data.h"
 #include "native/file_map.h"
 
-struct demo {
+struct agg_demo {
     native_fed_data data;
     sdfed_partition part;
-    int64_t *leased_until;   /* per shard */
-    peer_address *leased_to; /* per shard, while leased */
+    int64_t *leased_until;       /* per shard */
+    agg_peer_address *leased_to; /* per shard, while leased */
 };
 
-int demo_open(demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err) {
+int agg_demo_open(agg_demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err) {
     *out = NULL;
-    demo *d = calloc(1, sizeof *d);
+    agg_demo *d = calloc(1, sizeof *d);
     if (!d) return sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     d->data = *data;
     memset(data, 0, sizeof *data);
@@ -28,14 +28,14 @@ int demo_open(demo **out, const sdfed_task *task, native_fed_data *data, sdfed_e
                            !(d->leased_to = calloc((size_t)d->part.n_clients, sizeof *d->leased_to))))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "demo: out of memory");
     if (rc) {
-        demo_close(d);
+        agg_demo_close(d);
         return sdfed_fail_context(err, rc, "demo shards");
     }
     *out = d;
     return SDFED_OK;
 }
 
-void demo_close(demo *d) {
+void agg_demo_close(agg_demo *d) {
     if (!d) return;
     sdfed_partition_free(&d->part);
     native_fed_data_free(&d->data);
@@ -44,10 +44,10 @@ void demo_close(demo *d) {
     free(d);
 }
 
-int demo_shards(const demo *d) { return d ? d->part.n_clients : 0; }
+int agg_demo_shards(const agg_demo *d) { return d ? d->part.n_clients : 0; }
 
-int demo_lease(demo *d, const peer_address *holder, int max_per_holder, int64_t now_ms,
-               int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms) {
+int agg_demo_lease(agg_demo *d, const agg_peer_address *holder, int max_per_holder, int64_t now_ms,
+                   int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms) {
     int held = 0;
     int64_t first_ends = INT64_MAX;
     for (int k = 0; k < d->part.n_clients; k++)
@@ -140,7 +140,7 @@ static int split_json(sdfed_json_writer *w, const native_fed_data *f, int test, 
     return rc;
 }
 
-int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
+int agg_demo_shard_json(const agg_demo *d, int k, sdfed_buffer *out, sdfed_error *err) {
     if (!d || k < 0 || k >= d->part.n_clients) return sdfed_fail(err, SDFED_ERR_ARG, "no demo shard %d", k);
     const sdfed_client_split *s = &d->part.clients[k];
     const native_fed_data *f = &d->data;

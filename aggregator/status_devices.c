@@ -1,7 +1,7 @@
 /* The federation's devices in /status and /metrics (status_devices.h). */
 #include "status_devices.h"
 
-void status_devices_json(sdfed_json_writer *w, const char *key, const devices_summary *s) {
+void agg_status_devices_json(sdfed_json_writer *w, const char *key, const agg_devices_summary *s) {
     sdfed_jw_object(w, key);
     sdfed_jw_int(w, "count", s->count);
     sdfed_jw_array(w, "step_ms");
@@ -37,7 +37,7 @@ void status_devices_json(sdfed_json_writer *w, const char *key, const devices_su
     sdfed_jw_close(w);
 }
 
-int status_devices_metrics(sdfed_sink sink, const devices_summary *s) {
+int agg_status_devices_metrics(sdfed_sink sink, const agg_devices_summary *s) {
     int failed = sdfed_sink_printf(sink,
                                    "# HELP sdfed_devices Clients whose device figures this process heard.\n"
                                    "# TYPE sdfed_devices gauge\nsdfed_devices %d\n",

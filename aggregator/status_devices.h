@@ -10,8 +10,8 @@
  * "p50": ms, "p90": ms}, ...], "threads": [{"threads": T, "devices": n},
  * ...], "kernels": [{"kernels": "name", "devices": n}, ...], "others":
  * {"threads": n, "kernels": n}} (step_ms empty while no device reported). */
-void status_devices_json(sdfed_json_writer *w, const char *key, const devices_summary *s);
+void agg_status_devices_json(sdfed_json_writer *w, const char *key, const agg_devices_summary *s);
 /* The sdfed_devices* Prometheus lines. */
-int status_devices_metrics(sdfed_sink sink, const devices_summary *s);
+int agg_status_devices_metrics(sdfed_sink sink, const agg_devices_summary *s);
 
 #endif

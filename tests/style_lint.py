@@ -16,8 +16,9 @@ Each rule, with why it exists:
                      name there (sdfed_fmnist_...): the core knows no files of this repository and no
                      data set; the host says them
   one-letter-global  a variable at file scope named by one letter: a global needs a name that explains it
-  floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, or one of
-                     native/ without native_: a name says which floor it lives on, the core or the host
+  floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, one of
+                     native/ without native_, one of aggregator/ without agg_: a name says which floor
+                     it lives on, the core, the host or the server
 
 A C tokenizer (comments, strings, characters and preprocessor lines understood; both sides of an #if
 read) is enough for these rules: no compiler is needed, and every file is read whatever it is built for.
@@ -193,9 +194,12 @@ def declared_name(stmt, after_typedef_body):
     if after_typedef_body:
         return stmt[0] if stmt[0].kind == "ident" else None  # `} name;` after a typedef's body
     tokens = [t for t in stmt if t.text not in ("__attribute__",)]
-    for j, t in enumerate(tokens):  # a function pointer's name: (*name)
-        if t.text == "(" and j + 2 < len(tokens) and tokens[j + 1].text == "*" and tokens[j + 2].kind == "ident":
+    depth = 0
+    for j, t in enumerate(tokens):  # a function pointer's name: (*name), not a parameter's
+        if t.text == "(" and depth == 0 and j + 2 < len(tokens) and tokens[j + 1].text == "*" and \
+                tokens[j + 2].kind == "ident":
             return tokens[j + 2]
+        depth += (t.text in "([{") - (t.text in ")]}")
     depth = 0
     last = None
     for j, t in enumerate(tokens):
@@ -252,6 +256,8 @@ class Linter:
                 self.floor_prefix = "sdfed_"
             elif rel.startswith("native" + os.sep):
                 self.floor_prefix = "native_"
+            elif rel.startswith("aggregator" + os.sep):
+                self.floor_prefix = "agg_"
         self.typedef_body = False  # the type body being read began a typedef
         self.heading_type = False
         for line, text in directives:
