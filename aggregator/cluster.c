@@ -6,23 +6,23 @@
 
 #include "native/log.h"
 
-struct cluster {
-    store *st;
+struct agg_cluster {
+    agg_store *st;
     double lease_s;
-    store_fence fence; /* epoch 0: not the coordinator */
+    agg_store_fence fence; /* epoch 0: not the coordinator */
     int64_t next_beat_ms;
 };
 
-int cluster_open(cluster **out, store *st, double lease_s, sdfed_error *err) {
+int agg_cluster_open(agg_cluster **out, agg_store *st, double lease_s, sdfed_error *err) {
     *out = NULL;
-    cluster *c = calloc(1, sizeof *c);
+    agg_cluster *c = calloc(1, sizeof *c);
     if (!c) return sdfed_fail(err, SDFED_ERR_NOMEM, "cluster: out of memory");
     c->st = st;
     c->lease_s = lease_s;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    int rc = store_node_join(st, host, (int)getpid(), lease_s, &c->fence.node, err);
-    if (rc == SDFED_OK) rc = store_listen(st, err);
+    int rc = agg_store_node_join(st, host, (int)getpid(), lease_s, &c->fence.node, err);
+    if (rc == SDFED_OK) rc = agg_store_listen(st, err);
     if (rc) {
         free(c);
         return rc;
@@ -33,36 +33,36 @@ int cluster_open(cluster **out, store *st, double lease_s, sdfed_error *err) {
     return SDFED_OK;
 }
 
-void cluster_close(cluster *c) {
+void agg_cluster_close(agg_cluster *c) {
     if (!c) return;
-    store_node_leave(c->st, c->fence.node, NULL);
+    agg_store_node_leave(c->st, c->fence.node, NULL);
     free(c);
 }
 
-void cluster_step_down(cluster *c) {
+void agg_cluster_step_down(agg_cluster *c) {
     if (!c->fence.epoch) return;
     native_logf("coordinator_lost", "\"node\": %lld, \"epoch\": %lld", (long long)c->fence.node,
                 (long long)c->fence.epoch);
     c->fence.epoch = 0;
 }
 
-void cluster_tick(cluster *c, int64_t now_ms) {
+void agg_cluster_tick(agg_cluster *c, int64_t now_ms) {
     if (now_ms < c->next_beat_ms) return;
     c->next_beat_ms = now_ms + (int64_t)(c->lease_s * 1000 / 3);
-    if (store_node_renew(c->st, c->fence.node, c->lease_s, NULL)) return; /* the store reports its fault */
+    if (agg_store_node_renew(c->st, c->fence.node, c->lease_s, NULL)) return; /* the store reports its fault */
     if (c->fence.epoch) {
         int held;
-        if (store_coordinator_renew(c->st, &c->fence, c->lease_s, &held, NULL) == SDFED_OK && !held)
-            cluster_step_down(c);
+        if (agg_store_coordinator_renew(c->st, &c->fence, c->lease_s, &held, NULL) == SDFED_OK && !held)
+            agg_cluster_step_down(c);
         return;
     }
     int64_t epoch;
-    if (store_coordinator_claim(c->st, c->fence.node, c->lease_s, &epoch, NULL) == SDFED_OK && epoch > 0) {
+    if (agg_store_coordinator_claim(c->st, c->fence.node, c->lease_s, &epoch, NULL) == SDFED_OK && epoch > 0) {
         c->fence.epoch = epoch;
         native_logf("coordinator", "\"node\": %lld, \"epoch\": %lld", (long long)c->fence.node, (long long)epoch);
     }
 }
 
-int64_t cluster_node(const cluster *c) { return c->fence.node; }
+int64_t agg_cluster_node(const agg_cluster *c) { return c->fence.node; }
 
-const store_fence *cluster_fence(const cluster *c) { return c->fence.epoch ? &c->fence : NULL; }
+const agg_store_fence *agg_cluster_fence(const agg_cluster *c) { return c->fence.epoch ? &c->fence : NULL; }

@@ -1,7 +1,7 @@
 /* This process as one node of a cluster (cluster mode, store.h): its node
  * row and the heartbeat that renews the row's lease, and the coordinator's
  * lease: claimed when it has expired, renewed while held, with the epoch
- * that fences the coordinator's decisions (store_begin_decision). Leases
+ * that fences the coordinator's decisions (agg_store_begin_decision). Leases
  * last lease_s seconds of the database's clock and are renewed every third
  * of that; a node that cannot renew (the database is away) keeps its role
  * until a renewal says otherwise, since its decisions are refused anyway
@@ -14,20 +14,20 @@
 
 #include "store.h"
 
-typedef struct cluster cluster;
+typedef struct agg_cluster agg_cluster;
 
 /* Joins: a node row (this host and process), LISTEN for the coordinator's
  * notifications. */
-int cluster_open(cluster **out, store *st, double lease_s, sdfed_error *err);
+int agg_cluster_open(agg_cluster **out, agg_store *st, double lease_s, sdfed_error *err);
 /* Leaves: the node's presence rows and leases end, so that another node
  * takes over at once (nothing when the database is away). */
-void cluster_close(cluster *c);
+void agg_cluster_close(agg_cluster *c);
 /* Renews or claims leases when due. */
-void cluster_tick(cluster *c, int64_t now_ms);
-int64_t cluster_node(const cluster *c);
+void agg_cluster_tick(agg_cluster *c, int64_t now_ms);
+int64_t agg_cluster_node(const agg_cluster *c);
 /* The coordinator's fence; NULL while this node is not the coordinator. */
-const store_fence *cluster_fence(const cluster *c);
+const agg_store_fence *agg_cluster_fence(const agg_cluster *c);
 /* A decision was refused at the fence: another node coordinates now. */
-void cluster_step_down(cluster *c);
+void agg_cluster_step_down(agg_cluster *c);
 
 #endif

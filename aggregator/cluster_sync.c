@@ -9,46 +9,46 @@
 #include "round_sync.h"
 #include "native/log.h"
 
-int cluster_learn_ends(federation *f, sdfed_rng *sampler, store_round *latest, int64_t now_ms) {
+int agg_cluster_learn_ends(agg_federation *f, sdfed_rng *sampler, agg_store_round *latest, int64_t now_ms) {
     int found;
-    if (store_latest_round(f->st, latest, &found, NULL) || !found) return 0; /* the store reports its fault */
+    if (agg_store_latest_round(f->st, latest, &found, NULL) || !found) return 0; /* the store reports its fault */
     if (latest->n_values != f->n) {
         native_logf("error", "\"message\": \"the stored parameters do not fit the task's method\"");
-        store_round_free(latest);
+        agg_store_round_free(latest);
         return 0;
     }
     if (latest->round > f->round) {
-        store_round ended = {0};
+        agg_store_round ended = {0};
         int have = 0;
-        store_get_round(f->st, latest->round - 1, &ended, &have, NULL);
+        agg_store_get_round(f->st, latest->round - 1, &ended, &have, NULL);
         memcpy(f->global, latest->global, sizeof *f->global * f->n);
         memcpy(f->sha, latest->sha256, sizeof f->sha);
         if (have && ended.started) memcpy(sampler->s, ended.rng, sizeof ended.rng);
-        core_round_end(f, now_ms, latest->round, have ? ended.n_updates : 0, have && ended.abandoned, 0);
-        store_round_free(&ended);
+        agg_core_round_end(f, now_ms, latest->round, have ? ended.n_updates : 0, have && ended.abandoned, 0);
+        agg_store_round_free(&ended);
     }
     return 1;
 }
 
-void cluster_catch_up(federation *f, int64_t now_ms) { f->policy->catch_up(f, now_ms); }
+void agg_cluster_catch_up(agg_federation *f, int64_t now_ms) { f->policy->catch_up(f, now_ms); }
 
-void cluster_sync_catch_up(federation *f, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
-    store_round latest;
-    if (!cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
+void agg_cluster_sync_catch_up(agg_federation *f, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
+    agg_store_round latest;
+    if (!agg_cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
     if (latest.round == f->round && latest.started && !latest.closed && !s->open && !f->done &&
         sdfed_round_resume(&s->current, latest.round, latest.participants, latest.n_participants,
                            f->task.clients_per_round, NULL) == SDFED_OK) {
         memcpy(s->sampler.s, latest.rng, sizeof latest.rng);
         s->open = 1;
         s->deadline = now_ms + f->opt.deadline_ms;
-        round_sync_announce(f, now_ms);
+        agg_round_sync_announce(f, now_ms);
     }
-    store_round_free(&latest);
+    agg_store_round_free(&latest);
     int64_t *reported, *departed;
     int n_reported, n_departed;
     if (!s->open ||
-        store_round_events(f->st, f->round, &reported, &n_reported, &departed, &n_departed, NULL) != SDFED_OK)
+        agg_store_round_events(f->st, f->round, &reported, &n_reported, &departed, &n_departed, NULL) != SDFED_OK)
         return;
     for (int i = 0; i < n_reported; i++) sdfed_round_report(&s->current, reported[i]);
     for (int i = 0; i < n_departed; i++) sdfed_round_leave(&s->current, departed[i]);
@@ -56,23 +56,23 @@ void cluster_sync_catch_up(federation *f, int64_t now_ms) {
     free(departed);
 }
 
-void cluster_catch_up_to(federation *f, int64_t round, int64_t now_ms) {
-    federation_status open = {0};
+void agg_cluster_catch_up_to(agg_federation *f, int64_t round, int64_t now_ms) {
+    agg_federation_status open = {0};
     f->policy->status(f, &open);
-    if (!open.open || round != f->round) cluster_catch_up(f, now_ms);
+    if (!open.open || round != f->round) agg_cluster_catch_up(f, now_ms);
 }
 
-void cluster_follow(federation *f, int64_t now_ms) {
-    cluster_tick(f->cl, now_ms);
-    if (store_notified(f->st) || core_deciding(f) || now_ms >= f->next_catch_up) {
-        cluster_catch_up(f, now_ms);
+void agg_cluster_follow(agg_federation *f, int64_t now_ms) {
+    agg_cluster_tick(f->cl, now_ms);
+    if (agg_store_notified(f->st) || agg_core_deciding(f) || now_ms >= f->next_catch_up) {
+        agg_cluster_catch_up(f, now_ms);
         f->next_catch_up = now_ms + f->opt.poll_ms;
     }
 }
 
-void cluster_refused(federation *f, int rc, const sdfed_error *err, int64_t now_ms) {
+void agg_cluster_refused(agg_federation *f, int rc, const sdfed_error *err, int64_t now_ms) {
     if (!f->cl) return;
     if (rc != SDFED_ERR_IO) native_log_message("decision_refused", "", err->message); /* the store reports its faults */
-    if (rc == SDFED_ERR_ARG) cluster_step_down(f->cl);
-    cluster_catch_up(f, now_ms);
+    if (rc == SDFED_ERR_ARG) agg_cluster_step_down(f->cl);
+    agg_cluster_catch_up(f, now_ms);
 }

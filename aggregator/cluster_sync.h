@@ -22,22 +22,22 @@
 #include "base/rng.h"
 
 /* What the store holds now, learnt (the policy's catch_up). */
-void cluster_catch_up(federation *f, int64_t now_ms);
+void agg_cluster_catch_up(agg_federation *f, int64_t now_ms);
 /* The rounds that ended since this node's current one, learnt (the
- * parameters, the ended round's sampler state into sampler, core_round_end);
- * 1 with the latest round row in *latest (store_round_free), 0 when the
+ * parameters, the ended round's sampler state into sampler, agg_core_round_end);
+ * 1 with the latest round row in *latest (agg_store_round_free), 0 when the
  * store could not be read. */
-int cluster_learn_ends(federation *f, sdfed_rng *sampler, store_round *latest, int64_t now_ms);
+int agg_cluster_learn_ends(agg_federation *f, sdfed_rng *sampler, agg_store_round *latest, int64_t now_ms);
 /* The synchronous policy's catch_up. */
-void cluster_sync_catch_up(federation *f, int64_t now_ms);
+void agg_cluster_sync_catch_up(agg_federation *f, int64_t now_ms);
 /* Before an update for `round`: caught up unless that round is open here. */
-void cluster_catch_up_to(federation *f, int64_t round, int64_t now_ms);
+void agg_cluster_catch_up_to(agg_federation *f, int64_t round, int64_t now_ms);
 /* A tick: the node's leases (cluster.h), and the store read when notified,
  * on the coordinator, or poll_ms after the last time. */
-void cluster_follow(federation *f, int64_t now_ms);
+void agg_cluster_follow(agg_federation *f, int64_t now_ms);
 /* A decision the store did not record (rc, err): at the fence, another
  * node coordinates now (this one steps down); else the round moved on
  * meanwhile (read it again). Nothing in a single process. */
-void cluster_refused(federation *f, int rc, const sdfed_error *err, int64_t now_ms);
+void agg_cluster_refused(agg_federation *f, int rc, const sdfed_error *err, int64_t now_ms);
 
 #endif

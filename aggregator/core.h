@@ -41,99 +41,99 @@
 #include "base/arena.h"
 #include "fed/round.h"
 
-struct federation {
+struct agg_federation {
     sdfed_task task;
-    federation_options opt;
-    store *st;
+    agg_federation_options opt;
+    agg_store *st;
     const sdfed_kernels *k;
-    cluster *cl;                /* cluster mode: this node's leases and role; NULL in a single process */
-    const round_policy *policy; /* round_sync_policy, round_async_policy or round_secure_policy */
-    void *rounds;               /* the policy's own state (its open allocates it, its close frees it) */
-    int64_t round;              /* sync: the current or next round; async: the version */
-    float *global;              /* the current global parameters: shape[0] x shape[1] = n */
+    agg_cluster *cl;                /* cluster mode: this node's leases and role; NULL in a single process */
+    const agg_round_policy *policy; /* agg_round_sync_policy, agg_round_async_policy or agg_round_secure_policy */
+    void *rounds;                   /* the policy's own state (its open allocates it, its close frees it) */
+    int64_t round;                  /* sync: the current or next round; async: the version */
+    float *global;                  /* the current global parameters: shape[0] x shape[1] = n */
     size_t n;
     uint32_t shape[2];
     char sha[65];
     int done;                    /* every round of the task is done */
     sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
-    outbox out;
-    roster clients;             /* connected to this process */
-    device_board devices;       /* the clients' device figures heard by this process */
-    pace_board pace;            /* pace steering: who missed rounds, who sits out (pace.h) */
-    group_commit batch;         /* rows waiting for their transaction, and new clients' hellos */
-    federation_waiting waiting; /* why no round is open, as last noted (core_note_waiting) */
+    agg_outbox out;
+    agg_roster clients;             /* connected to this process */
+    agg_device_board devices;       /* the clients' device figures heard by this process */
+    agg_pace_board pace;            /* pace steering: who missed rounds, who sits out (pace.h) */
+    agg_group_commit batch;         /* rows waiting for their transaction, and new clients' hellos */
+    agg_federation_waiting waiting; /* why no round is open, as last noted (agg_core_note_waiting) */
     int64_t updates_accepted, rounds_closed, rounds_abandoned, metrics_stored, refused[SDFED_CODE_COUNT];
     double last_aggregation_ms, total_aggregation_ms;
     sdfed_arena arena;
-    int64_t next_catch_up;  /* cluster: when the store is read again without a notification (cluster_sync.c) */
-    presence_queue leaving; /* cluster: presence rows the store did not remove yet (presence.c) */
+    int64_t next_catch_up;      /* cluster: when the store is read again without a notification (cluster_sync.c) */
+    agg_presence_queue leaving; /* cluster: presence rows the store did not remove yet (presence.c) */
 };
 
 /* federation.c: `code`, with the reason in message (a refused update or metrics). */
-sdfed_code core_refuse(char *message, size_t cap, sdfed_code code, const char *format, ...)
+sdfed_code agg_core_refuse(char *message, size_t cap, sdfed_code code, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* The coordinator's fence (NULL in a single process), and whether this
  * process decides rounds: a single process, or the cluster's coordinator. */
-const store_fence *core_fence(const federation *f);
-int core_deciding(const federation *f);
+const agg_store_fence *agg_core_fence(const agg_federation *f);
+int agg_core_deciding(const agg_federation *f);
 
 /* batch.c: whether the waiting rows are written now (their batch is due,
  * or the policy says that storing them could end the round); writes them
  * in one transaction and answers each. */
-int core_batch_due(const federation *f, int64_t now_ms);
-void core_write_batch(federation *f, int64_t now_ms);
+int agg_core_batch_due(const agg_federation *f, int64_t now_ms);
+void agg_core_write_batch(agg_federation *f, int64_t now_ms);
 
 /* round_choose.c: round f->round's clients chosen with sampler (fed/round.h:
  * clients_per_round among the connected ones, this process's or a
  * cluster's every node's, sorted by shard then id) into next, and its start
- * stored in one decision (store_start_round); *present the clients
+ * stored in one decision (agg_store_start_round); *present the clients
  * connected. A client pace steering has sitting out the round (pace.h) is
  * no candidate, unless fewer than min_clients (at least 1) would be left:
  * when no client sits out, the choice is the simulator's. Non-zero, with the sampler as it was and nothing stored, when
  * fewer than min_clients are connected (SDFED_ERR_ARG), memory ran out, or
- * the store refused (a cluster's coordinator told, cluster_refused). */
-int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms);
+ * the store refused (a cluster's coordinator told, agg_cluster_refused). */
+int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms);
 
 /* round_end.c: acts on a verdict (SDFED_ROUND_WAIT: nothing); one the
- * store cannot record is tried again by core_round_retry, on every tick
+ * store cannot record is tried again by agg_core_round_retry, on every tick
  * (a cluster's coordinator judges the round again instead). */
-void core_round_act(federation *f, sdfed_round_verdict verdict, int64_t now_ms);
+void agg_core_round_act(agg_federation *f, sdfed_round_verdict verdict, int64_t now_ms);
 /* Acts on the verdict the store refused before, if any (1). */
-int core_round_retry(federation *f, int64_t now_ms);
+int agg_core_round_retry(agg_federation *f, int64_t now_ms);
 /* Combines the round's stored updates (in the policy's order) into the
- * next round's parameters in one decision; then core_round_next. A store
+ * next round's parameters in one decision; then agg_core_round_next. A store
  * failure leaves the round as it was (non-zero). */
-int core_round_close(federation *f, int64_t now_ms);
-/* In the decision begun (store_begin_decision, STORE_CLOSE): the round
+int agg_core_round_close(agg_federation *f, int64_t now_ms);
+/* In the decision begun (agg_store_begin_decision, STORE_CLOSE): the round
  * closed with next (P) as the next round's parameters, made of `reports`
- * inputs in aggregation_ms, stored and committed, then core_round_next. A
+ * inputs in aggregation_ms, stored and committed, then agg_core_round_next. A
  * store failure aborts the decision and leaves the round as it was
- * (non-zero). core_round_close ends with it; a secure round too, with the
+ * (non-zero). agg_core_round_close ends with it; a secure round too, with the
  * unmasked sum's parameters. */
-int core_round_closed(federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms);
+int agg_core_round_closed(agg_federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms);
 /* The round recorded as abandoned in one decision (its parameters stay,
  * `reports` set aside) and counted; the caller logs why, then
- * core_round_next. A store failure leaves the round as it was (non-zero). */
-int core_round_abandoned(federation *f, int reports, int64_t now_ms);
+ * agg_core_round_next. A store failure leaves the round as it was (non-zero). */
+int agg_core_round_abandoned(agg_federation *f, int reports, int64_t now_ms);
 /* What follows a round's end this process decided (closed, or abandoned
- * by its policy): in a single process its announcement (core_round_end),
+ * by its policy): in a single process its announcement (agg_core_round_end),
  * in a cluster what every node learns from the store (cluster_sync.h). */
-void core_round_next(federation *f, int64_t now_ms, int reports, int abandoned);
+void agg_core_round_next(agg_federation *f, int64_t now_ms, int reports, int abandoned);
 /* A round's end as this process learns of it: round `next` now (the
  * global parameters already its), round_end to everyone (and done), the
  * policy told (round_policy.h: ended). */
-void core_round_end(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here);
+void agg_core_round_end(agg_federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here);
 
 /* waiting.c: keeps why no round is open (the policy's reason, or the end),
  * logged when it changes to a wait. */
-void core_note_waiting(federation *f, int64_t now_ms);
+void agg_core_note_waiting(agg_federation *f, int64_t now_ms);
 /* waiting.c: a round policy's reason, with rounds that start when enough
  * clients are connected: none while one is open, else the coordinator's
  * (cluster mode), the pause until next_start_ms, the clients, or starting. */
-federation_wait_reason core_round_wait_reason(const federation *f, const federation_waiting *w, int open,
-                                              int64_t next_start_ms, int64_t now_ms);
+agg_federation_wait_reason agg_core_round_wait_reason(const agg_federation *f, const agg_federation_waiting *w,
+                                                      int open, int64_t next_start_ms, int64_t now_ms);
 
 #endif

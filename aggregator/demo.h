@@ -25,26 +25,26 @@
 
 #define DEMO_LEASE_MS (10 * 60 * 1000)
 
-/* demo_lease's answers that are not a shard */
+/* agg_demo_lease's answers that are not a shard */
 enum { DEMO_NONE_FREE = -1, DEMO_HOLDER_FULL = -2 };
 
-typedef struct demo demo;
+typedef struct agg_demo agg_demo;
 
 /* The shards of the task's images (native/fed_data.h's, loaded by the
  * caller), which the demo takes: data is emptied, and freed with the demo
  * (or at once when this fails). */
-int demo_open(demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err);
-void demo_close(demo *d);
+int agg_demo_open(agg_demo **out, const sdfed_task *task, native_fed_data *data, sdfed_error *err);
+void agg_demo_close(agg_demo *d);
 
 /* A free shard, leased to holder from now_ms; DEMO_HOLDER_FULL when holder
  * already holds max_per_holder leases (*free_in_ms: until the first of
  * them ends), DEMO_NONE_FREE when no shard is free. in_use(ctx, k) says
  * whether a connected client holds shard k. */
-int demo_lease(demo *d, const peer_address *holder, int max_per_holder, int64_t now_ms,
-               int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms);
-int demo_shards(const demo *d);
+int agg_demo_lease(agg_demo *d, const agg_peer_address *holder, int max_per_holder, int64_t now_ms,
+                   int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms);
+int agg_demo_shards(const agg_demo *d);
 /* Shard k as JSON into out, whole or not at all: when memory runs out or
  * an image file cannot be read, out is freed and the error says so. */
-int demo_shard_json(const demo *d, int k, sdfed_buffer *out, sdfed_error *err);
+int agg_demo_shard_json(const agg_demo *d, int k, sdfed_buffer *out, sdfed_error *err);
 
 #endif

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fed/protocol.h"
+#include "base/json_writer.h"
 
-int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
-                      int demo_shards, char **out, sdfed_error *err) {
+int agg_description_write(const sdfed_task *task, const agg_description_model *model, const uint32_t global_shape[2],
+                          int demo_shards, char **out, sdfed_error *err) {
     *out = NULL;
     sdfed_buffer task_json = {0}, model_json = {0}, b = {0};
     int rc = sdfed_task_write(task, model->url, &task_json, err);

@@ -15,14 +15,14 @@
 #include "base/status.h"
 #include "fed/task.h"
 
-typedef struct description_model {
+typedef struct agg_description_model {
     const char *url, *sha256;
     size_t size;
-} description_model;
+} agg_description_model;
 
 /* *out (heap): JSON members without the object's braces, "task", "model",
  * "classes", "global_shape", "demo_shards", to be spliced into a message. */
-int description_write(const sdfed_task *task, const description_model *model, const uint32_t global_shape[2],
-                      int demo_shards, char **out, sdfed_error *err);
+int agg_description_write(const sdfed_task *task, const agg_description_model *model, const uint32_t global_shape[2],
+                          int demo_shards, char **out, sdfed_error *err);
 
 #endif

@@ -8,22 +8,22 @@
 #include "base/grow.h"
 #include "base/status.h"
 
-int devices_note(device_board *d, const device_figures *fig) {
+int agg_devices_note(agg_device_board *d, const agg_device_figures *fig) {
     for (int i = 0; i < d->n; i++)
         if (d->figures[i].client == fig->client) {
             d->figures[i] = *fig;
             return SDFED_OK;
         }
-    device_figures *grown = sdfed_grow(d->figures, &d->cap, d->n, sizeof *grown);
+    agg_device_figures *grown = sdfed_grow(d->figures, &d->cap, d->n, sizeof *grown);
     if (!grown) return SDFED_ERR_NOMEM;
     d->figures = grown;
     d->figures[d->n++] = *fig;
     return SDFED_OK;
 }
 
-void devices_free(device_board *d) {
+void agg_devices_free(agg_device_board *d) {
     free(d->figures);
-    *d = (device_board){0};
+    *d = (agg_device_board){0};
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -32,7 +32,7 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 static int compare_kinds(const void *a, const void *b) {
-    const devices_kind *x = a, *y = b;
+    const agg_devices_kind *x = a, *y = b;
     if (x->devices != y->devices) return x->devices > y->devices ? -1 : 1;
     if (x->threads != y->threads) return x->threads < y->threads ? -1 : 1;
     return strcmp(x->kernels, y->kernels);
@@ -46,10 +46,10 @@ static double percentile(const double *sorted, int n, int q) {
 
 /* kinds (n of them, one a device) counted by value, the most common first,
  * kept in out (at most DEVICES_KINDS); how many are left out. */
-static int count_kinds(devices_kind *kinds, int n, devices_kind *out, int *n_out) {
+static int count_kinds(agg_devices_kind *kinds, int n, agg_devices_kind *out, int *n_out) {
     int distinct = 0;
     for (int i = 0; i < n; i++) { /* the distinct ones gathered at the front (distinct <= i) */
-        devices_kind k = kinds[i];
+        agg_devices_kind k = kinds[i];
         int j = 0;
         while (j < distinct && (kinds[j].threads != k.threads || strcmp(kinds[j].kernels, k.kernels))) j++;
         if (j == distinct) {
@@ -66,12 +66,12 @@ static int count_kinds(devices_kind *kinds, int n, devices_kind *out, int *n_out
     return others;
 }
 
-int devices_summarise(const device_board *d, const sdfed_local_prompt *lp, devices_summary *s) {
-    *s = (devices_summary){.count = d->n, .n_lengths = lp->n_lengths};
+int agg_devices_summarise(const agg_device_board *d, const sdfed_local_prompt *lp, agg_devices_summary *s) {
+    *s = (agg_devices_summary){.count = d->n, .n_lengths = lp->n_lengths};
     memcpy(s->lengths, lp->lengths, sizeof s->lengths);
     if (d->n == 0) return SDFED_OK;
     double *times = malloc(sizeof *times * (size_t)d->n);
-    devices_kind *kinds = malloc(sizeof *kinds * (size_t)d->n);
+    agg_devices_kind *kinds = malloc(sizeof *kinds * (size_t)d->n);
     if (!times || !kinds) {
         free(times);
         free(kinds);
@@ -84,10 +84,10 @@ int devices_summarise(const device_board *d, const sdfed_local_prompt *lp, devic
         s->p50[l] = percentile(times, d->n, 50);
         s->p90[l] = percentile(times, d->n, 90);
     }
-    for (int i = 0; i < d->n; i++) kinds[i] = (devices_kind){.threads = d->figures[i].threads};
+    for (int i = 0; i < d->n; i++) kinds[i] = (agg_devices_kind){.threads = d->figures[i].threads};
     s->other_threads = count_kinds(kinds, d->n, s->threads, &s->n_threads);
     for (int i = 0; i < d->n; i++) {
-        kinds[i] = (devices_kind){0};
+        kinds[i] = (agg_devices_kind){0};
         memcpy(kinds[i].kernels, d->figures[i].kernels, sizeof kinds[i].kernels);
     }
     s->other_kernels = count_kinds(kinds, d->n, s->kernels, &s->n_kernels);

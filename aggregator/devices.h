@@ -10,23 +10,23 @@
 
 #include "fed/local_prompt.h"
 
-typedef struct device_figures {
+typedef struct agg_device_figures {
     int64_t client;
     int n_step_ms; /* the task's local_prompt.n_lengths */
     double step_ms[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
     int threads; /* 0: not said */
     char kernels[32];
-} device_figures;
+} agg_device_figures;
 
-typedef struct device_board {
-    device_figures *figures;
+typedef struct agg_device_board {
+    agg_device_figures *figures;
     int n, cap;
-} device_board;
+} agg_device_board;
 
 /* The client's figures, replacing its earlier ones; SDFED_ERR_NOMEM when
  * memory ran out (its earlier ones kept). */
-int devices_note(device_board *d, const device_figures *fig);
-void devices_free(device_board *d);
+int agg_devices_note(agg_device_board *d, const agg_device_figures *fig);
+void agg_devices_free(agg_device_board *d);
 
 /* The summary: how many devices; at each local prompt length the 10th,
  * 50th and 90th percentile of their step times (nearest rank); how many
@@ -34,23 +34,23 @@ void devices_free(device_board *d);
  * common, ties by value; the rest counted in others). */
 enum { DEVICES_KINDS = 8 };
 
-typedef struct devices_kind {
+typedef struct agg_devices_kind {
     int threads; /* threads: the count; kernels: 0 */
     char kernels[32];
     int devices;
-} devices_kind;
+} agg_devices_kind;
 
-typedef struct devices_summary {
+typedef struct agg_devices_summary {
     int count;
     int n_lengths;
     int lengths[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
     double p10[SDFED_LOCAL_PROMPT_MAX_LENGTHS], p50[SDFED_LOCAL_PROMPT_MAX_LENGTHS],
         p90[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
-    devices_kind threads[DEVICES_KINDS], kernels[DEVICES_KINDS];
+    agg_devices_kind threads[DEVICES_KINDS], kernels[DEVICES_KINDS];
     int n_threads, n_kernels, other_threads, other_kernels;
-} devices_summary;
+} agg_devices_summary;
 
 /* lp: the task's local prompt key (its lengths name the step times). */
-int devices_summarise(const device_board *d, const sdfed_local_prompt *lp, devices_summary *s);
+int agg_devices_summarise(const agg_device_board *d, const sdfed_local_prompt *lp, agg_devices_summary *s);
 
 #endif

@@ -18,14 +18,15 @@
 #include "native/log.h"
 
 /* one counter per protocol error code, here and in the status */
-static_assert(sizeof((struct federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
-static_assert(sizeof((federation_status *)0)->refused == sizeof((struct federation *)0)->refused, "status copies all");
+static_assert(sizeof((struct agg_federation *)0)->refused / sizeof(int64_t) == SDFED_CODE_COUNT, "a counter per code");
+static_assert(sizeof((agg_federation_status *)0)->refused == sizeof((struct agg_federation *)0)->refused,
+              "status copies all");
 
-void federation_count_refusal(federation *f, sdfed_code code) {
+void agg_federation_count_refusal(agg_federation *f, sdfed_code code) {
     if (code >= 0 && code < SDFED_CODE_COUNT) f->refused[code]++;
 }
 
-sdfed_code core_refuse(char *message, size_t cap, sdfed_code code, const char *format, ...) {
+sdfed_code agg_core_refuse(char *message, size_t cap, sdfed_code code, const char *format, ...) {
     va_list args;
     va_start(args, format);
     vsnprintf(message, cap, format, args);
@@ -33,35 +34,35 @@ sdfed_code core_refuse(char *message, size_t cap, sdfed_code code, const char *f
     return code;
 }
 
-const store_fence *core_fence(const federation *f) { return f->cl ? cluster_fence(f->cl) : NULL; }
+const agg_store_fence *agg_core_fence(const agg_federation *f) { return f->cl ? agg_cluster_fence(f->cl) : NULL; }
 
-int core_deciding(const federation *f) { return !f->cl || cluster_fence(f->cl); }
+int agg_core_deciding(const agg_federation *f) { return !f->cl || agg_cluster_fence(f->cl); }
 
-const federation_message *federation_outbox(const federation *f, int *n) {
+const agg_federation_message *agg_federation_outbox(const agg_federation *f, int *n) {
     *n = f->out.n;
     return f->out.messages;
 }
 
-void federation_outbox_clear(federation *f) { outbox_clear(&f->out); }
+void agg_federation_outbox_clear(agg_federation *f) { agg_outbox_clear(&f->out); }
 
 /* ------------------------------------------------------------ opening */
 
 /* Round 0's parameters from the task, stored (SDFED_ERR_ARG: a round 0 is
  * stored already, another node's in a cluster). */
-static int store_first_round(federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, sdfed_error *err) {
+static int store_first_round(agg_federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, sdfed_error *err) {
     sdfed_method_params server;
     int rc = sdfed_task_server_params(&f->task, m, f->k, cls, &server, &f->arena, err);
     if (rc) return rc;
     char sha[65];
     sdfed_sha256_hex(server.global, sizeof *server.global * f->n, sha);
-    rc = store_add_first_round(f->st, server.global, f->n, sha, err);
+    rc = agg_store_add_first_round(f->st, server.global, f->n, sha, err);
     sdfed_method_params_free(&server);
     return rc;
 }
 
 /* The state the store holds (a new federation's: round 0 from the task's
  * initial shared parameters), then the policy's. */
-static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, int64_t now_ms,
+static int load_state(agg_federation *f, const sdfed_clip_model *m, const sdfed_classes *cls, int64_t now_ms,
                       sdfed_error *err) {
     sdfed_method_config cfg = sdfed_task_method_config(&f->task);
     int width, rows, local_rows;
@@ -72,17 +73,17 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     f->shape[0] = (uint32_t)rows;
     f->shape[1] = (uint32_t)width;
     f->n = (size_t)rows * width;
-    store_round r;
-    int found, rc = store_latest_round(f->st, &r, &found, err);
+    agg_store_round r;
+    int found, rc = agg_store_latest_round(f->st, &r, &found, err);
     if (rc) return rc;
     if (!found) {
         rc = store_first_round(f, m, cls, err);
         if (rc && !(rc == SDFED_ERR_ARG && f->cl)) return rc; /* a cluster's other node stored it first: it holds */
-        if ((rc = store_latest_round(f->st, &r, &found, err))) return rc;
+        if ((rc = agg_store_latest_round(f->st, &r, &found, err))) return rc;
         if (!found) return sdfed_fail(err, SDFED_ERR_IO, "federation: round 0 is neither stored nor storable");
     }
     if (r.n_values != f->n) {
-        store_round_free(&r);
+        agg_store_round_free(&r);
         return sdfed_fail(err, SDFED_ERR_FORMAT, "federation: the stored parameters do not fit the task's method");
     }
     f->round = r.round;
@@ -90,62 +91,62 @@ static int load_state(federation *f, const sdfed_clip_model *m, const sdfed_clas
     r.global = NULL;
     memcpy(f->sha, r.sha256, sizeof f->sha);
     f->done = f->round >= f->task.rounds;
-    store_update *u = NULL;
+    agg_store_update *u = NULL;
     int n = 0;
-    rc = store_pending_updates(f->st, &u, &n, err);
+    rc = agg_store_pending_updates(f->st, &u, &n, err);
     if (rc == SDFED_OK) rc = f->policy->open(f, &r, u, n, now_ms, err);
-    store_updates_free(u, n);
-    store_round_free(&r);
+    agg_store_updates_free(u, n);
+    agg_store_round_free(&r);
     return rc;
 }
 
 /* The round policy a task and the options ask for: secure, asynchronous or synchronous. */
-static const round_policy *policy_of(const sdfed_task *task, const federation_options *opt) {
-    if (task->secagg.on) return &round_secure_policy;
-    return opt->async ? &round_async_policy : &round_sync_policy;
+static const agg_round_policy *policy_of(const sdfed_task *task, const agg_federation_options *opt) {
+    if (task->secagg.on) return &agg_round_secure_policy;
+    return opt->async ? &agg_round_async_policy : &agg_round_sync_policy;
 }
 
-int federation_open(federation **out, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
-                    const sdfed_classes *cls, store *st, const federation_options *opt, int64_t now_ms,
-                    sdfed_error *err) {
+int agg_federation_open(agg_federation **out, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                        const sdfed_classes *cls, agg_store *st, const agg_federation_options *opt, int64_t now_ms,
+                        sdfed_error *err) {
     *out = NULL;
     if (task->secagg.on && opt->async)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
                           "federation: the task's \"secure_aggregation\" runs synchronous rounds, not asynchronous "
                           "ones (--mode async)");
-    federation *f = calloc(1, sizeof *f);
+    agg_federation *f = calloc(1, sizeof *f);
     if (!f) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
-    *f = (struct federation){
+    *f = (struct agg_federation){
         .task = *task, .opt = *opt, .st = st, .k = k, .cl = opt->cluster, .policy = policy_of(task, opt)};
     sdfed_arena_init(&f->arena);
-    group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms, f->cl ? cluster_node(f->cl) : 0);
+    agg_group_commit_init(&f->batch, opt->batch_rows, opt->batch_wait_ms, f->cl ? agg_cluster_node(f->cl) : 0);
     int rc = load_state(f, m, cls, now_ms, err);
     if (rc) {
-        federation_close(f);
+        agg_federation_close(f);
         return rc;
     }
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     native_logf("federation",
                 "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
                 "\"reported\": %lld, \"global_sha256\": \"%s\"",
                 (long long)f->round, f->task.rounds, f->policy->mode, f->round > 0 || s.open ? "true" : "false", s.open,
                 (long long)s.reported, f->sha);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
     *out = f;
     return SDFED_OK;
 }
 
-void federation_close(federation *f) {
+void agg_federation_close(agg_federation *f) {
     if (!f) return;
     if (f->rounds) f->policy->close(f);
     free(f->global);
-    outbox_free(&f->out);
-    roster_free(&f->clients);
-    devices_free(&f->devices);
-    pace_free(&f->pace);
-    presence_free(&f->leaving);
-    group_commit_free(&f->batch);
+    agg_outbox_free(&f->out);
+    agg_roster_free(&f->clients);
+    agg_devices_free(&f->devices);
+    agg_pace_free(&f->pace);
+    agg_presence_free(&f->leaving);
+    agg_group_commit_free(&f->batch);
     sdfed_arena_free(&f->arena);
     free(f);
 }
@@ -155,210 +156,221 @@ void federation_close(federation *f) {
 /* A client identified joins: welcomed (its welcome carries the handle of
  * the hello it answers, NULL for a client the caller knew) and, when the
  * time comes, given rounds. */
-static void join(federation *f, int64_t client, int shard, void *hello, int64_t now_ms) {
+static void join(agg_federation *f, int64_t client, int shard, void *hello, int64_t now_ms) {
     int back = f->policy->comes_back ? f->policy->comes_back(f, client) : 0;
     int again; /* its connection replaced: it never left */
-    if (!roster_join(&f->clients, client, shard, &again)) {
+    if (!agg_roster_join(&f->clients, client, shard, &again)) {
         native_logf("error", "\"message\": \"out of memory adding a client\"");
         return;
     }
     if (f->cl) { /* its presence row waits for the batch (a tick stores it if the batch could not) */
-        if (store_notified(f->st)) cluster_catch_up(f, now_ms);
-        presence_arrive(f, client, shard, now_ms);
+        if (agg_store_notified(f->st)) agg_cluster_catch_up(f, now_ms);
+        agg_presence_arrive(f, client, shard, now_ms);
     }
-    outbox_put(&f->out,
-               (federation_message){.type = FEDERATION_WELCOME, .client = client, .round = f->round, .hello = hello});
+    agg_outbox_put(&f->out, (agg_federation_message){
+                                .type = FEDERATION_WELCOME, .client = client, .round = f->round, .hello = hello});
     const char *how = again ? ", \"again\": true" : "";
     if (!again && back) how = ", \"back\": true";
     native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->clients.n,
                 how);
     if (f->done)
-        outbox_done(&f->out, client, f->task.rounds);
+        agg_outbox_done(&f->out, client, f->task.rounds);
     else
         f->policy->joined(f, client, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }
 
-void federation_join(federation *f, int64_t client, int shard, int64_t now_ms) { join(f, client, shard, NULL, now_ms); }
+void agg_federation_join(agg_federation *f, int64_t client, int shard, int64_t now_ms) {
+    join(f, client, shard, NULL, now_ms);
+}
 
 /* Registers the waiting hellos in one transaction, then joins each whose
  * connection is still there; when it did not commit, each is refused
  * (server_error, the store's reason) and may say hello again. */
-static void register_waiting(federation *f, int64_t now_ms) {
-    group_commit *g = &f->batch;
+static void register_waiting(agg_federation *f, int64_t now_ms) {
+    agg_group_commit *g = &f->batch;
     int n = g->n_hellos;
     if (n == 0) return;
     int64_t *ids = malloc(sizeof *ids * (size_t)n);
     sdfed_error err = {0};
-    int rc = ids ? group_commit_write_hellos(g, f->st, ids, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
+    int rc =
+        ids ? agg_group_commit_write_hellos(g, f->st, ids, &err) : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
     for (int i = 0, k = 0; i < n; i++) {
-        const group_commit_hello *h = &g->hellos[i];
+        const agg_group_commit_hello *h = &g->hellos[i];
         if (!h->hello) continue;
         if (rc == SDFED_OK) {
             join(f, ids[k++], h->shard, h->hello, now_ms);
             continue;
         }
-        federation_message m = {.type = FEDERATION_REFUSAL,
-                                .client = FEDERATION_NOBODY,
-                                .round = f->round,
-                                .code = SDFED_CODE_SERVER_ERROR,
-                                .hello = h->hello};
+        agg_federation_message m = {.type = FEDERATION_REFUSAL,
+                                    .client = FEDERATION_NOBODY,
+                                    .round = f->round,
+                                    .code = SDFED_CODE_SERVER_ERROR,
+                                    .hello = h->hello};
         snprintf(m.text, sizeof m.text, "%s", err.message);
-        outbox_put(&f->out, m);
+        agg_outbox_put(&f->out, m);
     }
-    group_commit_clear_hellos(g);
+    agg_group_commit_clear_hellos(g);
     free(ids);
 }
 
-int federation_register(federation *f, void *hello, const char *token, int shard, const char *kind, int64_t now_ms) {
-    int rc = group_commit_add_hello(&f->batch, hello, token, shard, kind, now_ms);
-    if (rc == SDFED_OK && group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
+int agg_federation_register(agg_federation *f, void *hello, const char *token, int shard, const char *kind,
+                            int64_t now_ms) {
+    int rc = agg_group_commit_add_hello(&f->batch, hello, token, shard, kind, now_ms);
+    if (rc == SDFED_OK && agg_group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
     return rc;
 }
 
-void federation_register_cancel(federation *f, const void *hello) { group_commit_cancel_hello(&f->batch, hello); }
+void agg_federation_register_cancel(agg_federation *f, const void *hello) {
+    agg_group_commit_cancel_hello(&f->batch, hello);
+}
 
-void federation_register_now(federation *f, int64_t now_ms) { register_waiting(f, now_ms); }
+void agg_federation_register_now(agg_federation *f, int64_t now_ms) { register_waiting(f, now_ms); }
 
-void federation_leave(federation *f, int64_t client, federation_departure how, int64_t now_ms) {
-    if (!roster_find(&f->clients, client)) return;
-    core_write_batch(f, now_ms); /* what came before the leave counts first */
-    roster_remove(&f->clients, client);
+void agg_federation_leave(agg_federation *f, int64_t client, agg_federation_departure how, int64_t now_ms) {
+    if (!agg_roster_find(&f->clients, client)) return;
+    agg_core_write_batch(f, now_ms); /* what came before the leave counts first */
+    agg_roster_remove(&f->clients, client);
     int kept = f->policy->keeps_place ? f->policy->keeps_place(f, client, how, now_ms) : 0;
     native_logf("leave", "\"client\": %lld, \"connected\": %d, \"lost\": %s%s", (long long)client, f->clients.n,
                 how == FEDERATION_LOST ? "true" : "false", kept ? ", \"place_kept\": true" : "");
     if (!kept && f->policy->left) f->policy->left(f, client, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }
 
 /* ------------------------------------------------------------ reports */
 
-sdfed_code federation_update(federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
-                             const uint32_t *shape, const float *values, int64_t now_ms, char *message, size_t cap) {
-    if (f->cl) cluster_catch_up_to(f, round, now_ms); /* a cluster's node may not have heard of the round yet */
+sdfed_code agg_federation_update(agg_federation *f, int64_t client, int64_t round, int64_t samples, int n_dims,
+                                 const uint32_t *shape, const float *values, int64_t now_ms, char *message,
+                                 size_t cap) {
+    if (f->cl) agg_cluster_catch_up_to(f, round, now_ms); /* a cluster's node may not have heard of the round yet */
     /* the update itself first, then where it belongs */
     if (n_dims != 2 || shape[0] != f->shape[0] || shape[1] != f->shape[1])
-        return core_refuse(message, cap, SDFED_CODE_BAD_SHAPE, "the update must be %u x %u", f->shape[0], f->shape[1]);
+        return agg_core_refuse(message, cap, SDFED_CODE_BAD_SHAPE, "the update must be %u x %u", f->shape[0],
+                               f->shape[1]);
     if (samples < 1 || samples > f->opt.max_samples)
-        return core_refuse(message, cap, SDFED_CODE_BAD_SAMPLES, "sample count %lld is outside 1..%lld",
-                           (long long)samples, (long long)f->opt.max_samples);
+        return agg_core_refuse(message, cap, SDFED_CODE_BAD_SAMPLES, "sample count %lld is outside 1..%lld",
+                               (long long)samples, (long long)f->opt.max_samples);
     if (f->opt.max_update_norm > 0) {
         double norm = 0.0;
         for (size_t j = 0; j < f->n; j++)
             norm += ((double)values[j] - f->global[j]) * ((double)values[j] - f->global[j]);
         if (sqrt(norm) > f->opt.max_update_norm)
-            return core_refuse(message, cap, SDFED_CODE_NORM_TOO_LARGE,
-                               "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
-                               f->opt.max_update_norm);
+            return agg_core_refuse(message, cap, SDFED_CODE_NORM_TOO_LARGE,
+                                   "the update changes the parameters by %.3g, above %.3g", sqrt(norm),
+                                   f->opt.max_update_norm);
     }
     if (f->done) { /* no round will open: the answer is that the federation is done */
-        outbox_done(&f->out, client, f->task.rounds);
+        agg_outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;
     }
     sdfed_code code = f->policy->admit_update(f, client, round, message, cap);
     if (code != SDFED_CODE_NONE) return code;
-    if (group_commit_holds(&f->batch, round, client))
-        return core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
-                           (long long)round);
-    if (group_commit_add(&f->batch, round, client, samples, values, f->n, now_ms))
-        return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
-    if (core_batch_due(f, now_ms)) core_write_batch(f, now_ms);
+    if (agg_group_commit_holds(&f->batch, round, client))
+        return agg_core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
+                               (long long)round);
+    if (agg_group_commit_add(&f->batch, round, client, samples, values, f->n, now_ms))
+        return agg_core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
+    if (agg_core_batch_due(f, now_ms)) agg_core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
 }
 
-sdfed_code federation_metrics(federation *f, int64_t client, int64_t round, double accuracy, double loss,
-                              int64_t test_samples, const device_figures *device, int64_t now_ms, char *message,
-                              size_t cap) {
+sdfed_code agg_federation_metrics(agg_federation *f, int64_t client, int64_t round, double accuracy, double loss,
+                                  int64_t test_samples, const agg_device_figures *device, int64_t now_ms, char *message,
+                                  size_t cap) {
     if (test_samples > f->opt.max_samples)
-        return core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
-                           (long long)f->opt.max_samples);
+        return agg_core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE, "'test_samples' must be an integer in 0..%lld",
+                               (long long)f->opt.max_samples);
     if (device && device->n_step_ms != f->task.local_prompt.n_lengths)
-        return core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE,
-                           "'step_ms' must hold a step time for each of the task's %d local prompt lengths, not %d",
-                           f->task.local_prompt.n_lengths, device->n_step_ms);
+        return agg_core_refuse(message, cap, SDFED_CODE_BAD_MESSAGE,
+                               "'step_ms' must hold a step time for each of the task's %d local prompt lengths, not %d",
+                               f->task.local_prompt.n_lengths, device->n_step_ms);
     if (round >= f->round && f->done) {
-        outbox_done(&f->out, client, f->task.rounds);
+        agg_outbox_done(&f->out, client, f->task.rounds);
         return SDFED_CODE_NONE;
     }
     if (round > f->round)
-        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld",
-                           (long long)round, (long long)f->round);
+        return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "metrics for round %lld, ahead of %lld",
+                               (long long)round, (long long)f->round);
     sdfed_code code =
         f->policy->admit_metrics ? f->policy->admit_metrics(f, client, round, message, cap) : SDFED_CODE_NONE;
     if (code != SDFED_CODE_NONE) return code;
-    store_new_metrics m = {
+    agg_store_new_metrics m = {
         .round = round, .client = client, .accuracy = accuracy, .loss = loss, .test_samples = test_samples};
-    if (group_commit_add_metrics(&f->batch, &m, now_ms) || (device && devices_note(&f->devices, device)))
-        return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
-    if (core_batch_due(f, now_ms)) core_write_batch(f, now_ms);
+    if (agg_group_commit_add_metrics(&f->batch, &m, now_ms) || (device && agg_devices_note(&f->devices, device)))
+        return agg_core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
+    if (agg_core_batch_due(f, now_ms)) agg_core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
 }
 
 /* ------------------------------------------------------- secure rounds */
 
-sdfed_code federation_secagg(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
-                             char *message, size_t cap) {
+sdfed_code agg_federation_secagg(agg_federation *f, int64_t client, const unsigned char *msg, size_t len,
+                                 int64_t now_ms, char *message, size_t cap) {
     if (!f->policy->receive)
-        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
-                           f->policy->mode);
+        return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                               f->policy->mode);
     return f->policy->receive(f, client, msg, len, now_ms, message, cap);
 }
 
-sdfed_code federation_secagg_refusal(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
-                                     int64_t now_ms, char *message, size_t cap) {
+sdfed_code agg_federation_secagg_refusal(agg_federation *f, int64_t client, int64_t round, sdfed_code code,
+                                         const char *why, int64_t now_ms, char *message, size_t cap) {
     if (!f->policy->declined)
-        return core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
-                           f->policy->mode);
+        return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_OFF, "this federation's rounds are not secure (%s)",
+                               f->policy->mode);
     return f->policy->declined(f, client, round, code, why, now_ms, message, cap);
 }
 
 /* --------------------------------------------------------------- time */
 
-void federation_tick(federation *f, int64_t now_ms) {
-    core_write_batch(f, now_ms); /* decisions are taken on stored updates */
+void agg_federation_tick(agg_federation *f, int64_t now_ms) {
+    agg_core_write_batch(f, now_ms); /* decisions are taken on stored updates */
     f->policy->tick(f, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }
 
-void federation_flush(federation *f, int64_t now_ms) {
-    if (group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
-    if (group_commit_due_in_ms(&f->batch, now_ms) >= 0 && core_batch_due(f, now_ms)) core_write_batch(f, now_ms);
+void agg_federation_flush(agg_federation *f, int64_t now_ms) {
+    if (agg_group_commit_hellos_due_in_ms(&f->batch, now_ms) == 0) register_waiting(f, now_ms);
+    if (agg_group_commit_due_in_ms(&f->batch, now_ms) >= 0 && agg_core_batch_due(f, now_ms))
+        agg_core_write_batch(f, now_ms);
 }
 
-int64_t federation_flush_in_ms(const federation *f, int64_t now_ms) {
-    int64_t rows = group_commit_due_in_ms(&f->batch, now_ms);
-    int64_t hellos = group_commit_hellos_due_in_ms(&f->batch, now_ms);
+int64_t agg_federation_flush_in_ms(const agg_federation *f, int64_t now_ms) {
+    int64_t rows = agg_group_commit_due_in_ms(&f->batch, now_ms);
+    int64_t hellos = agg_group_commit_hellos_due_in_ms(&f->batch, now_ms);
     if (rows < 0) return hellos;
     return hellos < 0 || rows < hellos ? rows : hellos;
 }
 
 /* ------------------------------------------------------------- status */
 
-federation_global federation_get_global(const federation *f) {
-    return (federation_global){
+agg_federation_global agg_federation_get_global(const agg_federation *f) {
+    return (agg_federation_global){
         .values = f->global, .n = f->n, .shape = {f->shape[0], f->shape[1]}, .sha256 = f->sha, .round = f->round};
 }
 
-int federation_get_devices(const federation *f, devices_summary *s) {
-    return devices_summarise(&f->devices, &f->task.local_prompt, s);
+int agg_federation_get_devices(const agg_federation *f, agg_devices_summary *s) {
+    return agg_devices_summarise(&f->devices, &f->task.local_prompt, s);
 }
 
-int federation_shard_connected(const federation *f, int shard) { return roster_holds_shard(&f->clients, shard); }
+int agg_federation_shard_connected(const agg_federation *f, int shard) {
+    return agg_roster_holds_shard(&f->clients, shard);
+}
 
-void federation_get_status(const federation *f, federation_status *s) {
-    *s = (federation_status){.round = f->round,
-                             .rounds = f->task.rounds,
-                             .connected = f->clients.n,
-                             .waiting = f->waiting,
-                             .done = f->done,
-                             .async = f->opt.async,
-                             .secure = f->task.secagg.on,
-                             .updates_accepted = f->updates_accepted,
-                             .rounds_closed = f->rounds_closed,
-                             .rounds_abandoned = f->rounds_abandoned,
-                             .metrics_stored = f->metrics_stored,
-                             .last_aggregation_ms = f->last_aggregation_ms,
-                             .total_aggregation_ms = f->total_aggregation_ms};
+void agg_federation_get_status(const agg_federation *f, agg_federation_status *s) {
+    *s = (agg_federation_status){.round = f->round,
+                                 .rounds = f->task.rounds,
+                                 .connected = f->clients.n,
+                                 .waiting = f->waiting,
+                                 .done = f->done,
+                                 .async = f->opt.async,
+                                 .secure = f->task.secagg.on,
+                                 .updates_accepted = f->updates_accepted,
+                                 .rounds_closed = f->rounds_closed,
+                                 .rounds_abandoned = f->rounds_abandoned,
+                                 .metrics_stored = f->metrics_stored,
+                                 .last_aggregation_ms = f->last_aggregation_ms,
+                                 .total_aggregation_ms = f->total_aggregation_ms};
     memcpy(s->global_sha256, f->sha, sizeof f->sha);
     memcpy(s->refused, f->refused, sizeof s->refused);
     if (f->policy->status) f->policy->status(f, s);

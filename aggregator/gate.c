@@ -31,14 +31,14 @@ static_assert(MAX_HEADER_LINES + MAX_QUERY_ARGUMENTS + 8 <= WSI_TOKEN_COUNT, "lw
 typedef struct waiting {
     struct waiting *prev, *next; /* oldest first, the order of their deadlines */
     int fd;
-    void *tag; /* the owner's */
+    void *tag;    /* the owner's */
     int answered; /* refused: what the peer still sends is read and dropped until it closes */
     int64_t deadline_ms;
 } waiting;
 
-struct gate {
+struct agg_gate {
     struct lws_vhost *vh;
-    gate_owner owner;
+    agg_gate_owner owner;
     int epfd; /* lws's once adopted: it closes it with the context */
     int64_t timeout_ms;
     size_t max_header_bytes;
@@ -127,7 +127,7 @@ static int check_line(const char *line, size_t len, char *why, size_t cap) {
 
 /* ---------------------------------------------------- the connections */
 
-static void forget(gate *g, waiting *w) {
+static void forget(agg_gate *g, waiting *w) {
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -139,7 +139,7 @@ static void forget(gate *g, waiting *w) {
     free(w);
 }
 
-static void drop(gate *g, waiting *w) {
+static void drop(agg_gate *g, waiting *w) {
     close(w->fd); /* which also takes it out of the epoll set */
     g->owner.closed(g->owner.ctx, w->tag);
     forget(g, w);
@@ -149,7 +149,7 @@ static int set_low_water(int fd, int bytes) { return setsockopt(fd, SOL_SOCKET, 
 
 /* The request is fine: the owner gets the connection with every byte of
  * it still to read. */
-static void hand_over(gate *g, waiting *w) {
+static void hand_over(agg_gate *g, waiting *w) {
     int fd = w->fd;
     void *tag = w->tag;
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -161,10 +161,10 @@ static void hand_over(gate *g, waiting *w) {
 /* Answers and shuts the sending side; what the peer sends meanwhile is
  * read and dropped until it closes (a socket closed with unread input is
  * reset, and a reset can make the peer lose the answer). */
-static void refuse(gate *g, waiting *w, int status, const char *why) {
+static void refuse(agg_gate *g, waiting *w, int status, const char *why) {
     char response[RESPONSE_HEAD_MAX];
     int allow = status == 405; /* only GET is served */
-    int len = response_text_bytes(response, sizeof response, status, why, allow ? "allow" : NULL, "GET");
+    int len = agg_response_text_bytes(response, sizeof response, status, why, allow ? "allow" : NULL, "GET");
     if (len > 0 && send(w->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) == len &&
         shutdown(w->fd, SHUT_WR) == 0 && set_low_water(w->fd, 1) == 0)
         w->answered = 1;
@@ -172,7 +172,7 @@ static void refuse(gate *g, waiting *w, int status, const char *why) {
         drop(g, w);
 }
 
-static void drain(gate *g, waiting *w) {
+static void drain(agg_gate *g, waiting *w) {
     char buf[4096];
     ssize_t n = 1;
     for (int i = 0; i < 16 && n > 0; i++) n = recv(w->fd, buf, sizeof buf, MSG_DONTWAIT);
@@ -195,7 +195,7 @@ static size_t headers_end(const char *request, size_t n, int *lines) {
 
 /* 0 when the n bytes peeked hold a request lws may have whole; else the
  * status to answer with, and why in words; -1 while more is to come. */
-static int check_request(const gate *g, const char *request, size_t n, uint32_t events, char *why, size_t cap) {
+static int check_request(const agg_gate *g, const char *request, size_t n, uint32_t events, char *why, size_t cap) {
     const char *eol = memchr(request, '\n', n);
     if (!eol && n > MAX_LINE + 1) return say(why, cap, 400, "the request line is longer than %d bytes", MAX_LINE);
     if (eol) {
@@ -203,7 +203,8 @@ static int check_request(const gate *g, const char *request, size_t n, uint32_t 
         if (status) return status;
         int lines;
         size_t end = headers_end(request, n, &lines);
-        if (lines > MAX_HEADER_LINES) return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request has more than %d headers", MAX_HEADER_LINES);
+        if (lines > MAX_HEADER_LINES)
+            return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request has more than %d headers", MAX_HEADER_LINES);
         if (end && end <= g->max_header_bytes) return 0;
         if (end || n > g->max_header_bytes)
             return say(why, cap, RESPONSE_HEADERS_TOO_LARGE, "the request's line and headers are longer than %zu bytes",
@@ -215,7 +216,7 @@ static int check_request(const gate *g, const char *request, size_t n, uint32_t 
     return -1;
 }
 
-static void serve(gate *g, waiting *w, uint32_t events) {
+static void serve(agg_gate *g, waiting *w, uint32_t events) {
     if (w->answered) {
         drain(g, w);
         return;
@@ -238,43 +239,43 @@ static void serve(gate *g, waiting *w, uint32_t events) {
     }
 }
 
-int gate_open(gate **out, struct lws_vhost *vh, const gate_owner *owner, int timeout_s, size_t max_header_bytes,
-              sdfed_error *err) {
+int agg_gate_open(agg_gate **out, struct lws_vhost *vh, const agg_gate_owner *owner, int timeout_s,
+                  size_t max_header_bytes, sdfed_error *err) {
     *out = NULL;
-    gate *g = calloc(1, sizeof *g);
+    agg_gate *g = calloc(1, sizeof *g);
     char *peeked = g ? malloc(max_header_bytes + 1) : NULL;
     if (!peeked) {
         free(g);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
     }
-    *g = (gate){.vh = vh,
-                .owner = *owner,
-                .timeout_ms = 1000 * (int64_t)timeout_s,
-                .max_header_bytes = max_header_bytes,
-                .peeked = peeked,
-                .epfd = epoll_create1(EPOLL_CLOEXEC)};
+    *g = (agg_gate){.vh = vh,
+                    .owner = *owner,
+                    .timeout_ms = 1000 * (int64_t)timeout_s,
+                    .max_header_bytes = max_header_bytes,
+                    .peeked = peeked,
+                    .epfd = epoll_create1(EPOLL_CLOEXEC)};
     if (g->epfd < 0) {
         int e = errno;
-        gate_close(g);
+        agg_gate_close(g);
         return sdfed_fail(err, SDFED_ERR_IO, "gate: epoll: %s", strerror(e));
     }
     lws_sock_file_fd_type fd = {.filefd = g->epfd};
     if (!lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, fd, NULL, NULL)) {
-        gate_close(g);
+        agg_gate_close(g);
         return sdfed_fail(err, SDFED_ERR_IO, "gate: lws cannot watch the epoll descriptor");
     }
     *out = g;
     return SDFED_OK;
 }
 
-void gate_close(gate *g) {
+void agg_gate_close(agg_gate *g) {
     if (!g) return;
     while (g->head) drop(g, g->head);
     free(g->peeked);
     free(g);
 }
 
-void gate_take(gate *g, int fd, void *tag, int64_t now_ms) {
+void agg_gate_take(agg_gate *g, int fd, void *tag, int64_t now_ms) {
     waiting *w = calloc(1, sizeof *w);
     int own = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = w};
@@ -292,12 +293,12 @@ void gate_take(gate *g, int fd, void *tag, int64_t now_ms) {
     g->tail = w;
 }
 
-void gate_service(gate *g) {
+void agg_gate_service(agg_gate *g) {
     struct epoll_event ev[64];
     int n = epoll_wait(g->epfd, ev, 64, 0);
     for (int i = 0; i < n; i++) serve(g, ev[i].data.ptr, ev[i].events);
 }
 
-void gate_expire(gate *g, int64_t now_ms) {
+void agg_gate_expire(agg_gate *g, int64_t now_ms) {
     while (g->head && g->head->deadline_ms <= now_ms) drop(g, g->head);
 }

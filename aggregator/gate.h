@@ -27,34 +27,34 @@
 
 #include "base/status.h"
 
-typedef struct gate gate;
+typedef struct agg_gate agg_gate;
 
 /* Who gets the connections the gate is done with: each came with a tag
- * (gate_take), handed back with it. */
-typedef struct gate_owner {
+ * (agg_gate_take), handed back with it. */
+typedef struct agg_gate_owner {
     void *ctx;
     /* the request passed: fd is the owner's, every byte of it unread */
     void (*pass)(void *ctx, int fd, void *tag);
     /* the gate closed the connection (refused, gone, or too slow) */
     void (*closed)(void *ctx, void *tag);
-} gate_owner;
+} agg_gate_owner;
 
 /* A gate in front of vhost vh; a connection whose request's headers are
  * not in after timeout_s is dropped. */
-int gate_open(gate **out, struct lws_vhost *vh, const gate_owner *owner, int timeout_s, size_t max_header_bytes,
-              sdfed_error *err);
+int agg_gate_open(agg_gate **out, struct lws_vhost *vh, const agg_gate_owner *owner, int timeout_s,
+                  size_t max_header_bytes, sdfed_error *err);
 /* Closes the connections still waiting (call after the lws context is
  * destroyed: lws closes the descriptor it watches for the gate). */
-void gate_close(gate *g);
+void agg_gate_close(agg_gate *g);
 
 /* A connection lws's listener accepted (LWS_CALLBACK_FILTER_NETWORK_
  * CONNECTION), with the owner's tag: the gate keeps a copy of fd, for lws
  * to close its own and forget the connection. */
-void gate_take(gate *g, int fd, void *tag, int64_t now_ms);
+void agg_gate_take(agg_gate *g, int fd, void *tag, int64_t now_ms);
 /* The gate's descriptor is readable (LWS_CALLBACK_RAW_RX_FILE): the
  * connections whose bytes came in are served. */
-void gate_service(gate *g);
+void agg_gate_service(agg_gate *g);
 /* Drops the connections that waited past their deadline. */
-void gate_expire(gate *g, int64_t now_ms);
+void agg_gate_expire(agg_gate *g, int64_t now_ms);
 
 #endif

@@ -3,8 +3,8 @@
  * updates the federation accepted, the metrics clients reported, a secure
  * round's stage messages and, in a cluster, the presence rows of clients
  * that connected), written in one
- * store transaction (store_add_batch); and new clients' hellos, registered
- * together in one of their own (store_add_clients). Each row is copied in
+ * store transaction (agg_store_add_batch); and new clients' hellos, registered
+ * together in one of their own (agg_store_add_clients). Each row is copied in
  * as it comes; a batch is due when max_rows wait or its oldest has waited
  * max_wait_ms, whichever comes first (the caller's event loop asks when,
  * and never waits). Nothing here answers a client: once a batch is written
@@ -19,71 +19,71 @@
 #include "store.h"
 
 /* A new client's hello waiting for its registration. */
-typedef struct group_commit_hello {
+typedef struct agg_group_commit_hello {
     void *hello;       /* the caller's handle for it (NULL once cancelled: not registered) */
     const char *token; /* the caller's, valid while it waits */
     int shard;         /* -1: none */
     char kind[32];
-} group_commit_hello;
+} agg_group_commit_hello;
 
-typedef struct group_commit {
-    int max_rows;              /* >= 1 (1: every update and metrics row in its own transaction) */
-    int64_t max_wait_ms;       /* the longest a row waits for its batch */
-    store_new_update *updates; /* values copied (heap) */
-    store_outcome *outcome;    /* each waiting update's, once written */
+typedef struct agg_group_commit {
+    int max_rows;                  /* >= 1 (1: every update and metrics row in its own transaction) */
+    int64_t max_wait_ms;           /* the longest a row waits for its batch */
+    agg_store_new_update *updates; /* values copied (heap) */
+    agg_store_outcome *outcome;    /* each waiting update's, once written */
     int n_updates, cap_updates;
-    store_new_metrics *metrics;
-    store_outcome *metrics_outcome; /* each waiting metrics row's, once written */
+    agg_store_new_metrics *metrics;
+    agg_store_outcome *metrics_outcome; /* each waiting metrics row's, once written */
     int n_metrics, cap_metrics;
-    store_new_presence *presence;
+    agg_store_new_presence *presence;
     int n_presence, cap_presence;
-    int64_t node;                  /* the presence rows' */
-    store_new_secagg *secagg;      /* messages copied (heap) */
-    store_outcome *secagg_outcome; /* each waiting message's, once written */
+    int64_t node;                      /* the presence rows' */
+    agg_store_new_secagg *secagg;      /* messages copied (heap) */
+    agg_store_outcome *secagg_outcome; /* each waiting message's, once written */
     int n_secagg, cap_secagg;
-    int64_t oldest_ms;          /* when the first waiting row came */
-    group_commit_hello *hellos; /* the other batch */
+    int64_t oldest_ms;              /* when the first waiting row came */
+    agg_group_commit_hello *hellos; /* the other batch */
     int n_hellos, cap_hellos;
     int64_t oldest_hello_ms;
-} group_commit;
+} agg_group_commit;
 
 /* node: the cluster node whose presence rows it writes (0 in a single process). */
-void group_commit_init(group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node);
-void group_commit_free(group_commit *g);
+void agg_group_commit_init(agg_group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node);
+void agg_group_commit_free(agg_group_commit *g);
 /* Adds a copy of an update; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
-int group_commit_add(group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
-                     size_t n_values, int64_t now_ms);
+int agg_group_commit_add(agg_group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
+                         size_t n_values, int64_t now_ms);
 /* Adds a metrics row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
-int group_commit_add_metrics(group_commit *g, const store_new_metrics *m, int64_t now_ms);
+int agg_group_commit_add_metrics(agg_group_commit *g, const agg_store_new_metrics *m, int64_t now_ms);
 /* Adds a presence row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
-int group_commit_add_presence(group_commit *g, int64_t client, int shard, int64_t now_ms);
+int agg_group_commit_add_presence(agg_group_commit *g, int64_t client, int shard, int64_t now_ms);
 /* Adds a secure round's row, its message copied; SDFED_ERR_NOMEM (nothing
  * added) when memory ran out. */
-int group_commit_add_secagg(group_commit *g, const store_new_secagg *row, int64_t now_ms);
+int agg_group_commit_add_secagg(agg_group_commit *g, const agg_store_new_secagg *row, int64_t now_ms);
 /* Whether (round, client) has an update waiting. */
-int group_commit_holds(const group_commit *g, int64_t round, int64_t client);
+int agg_group_commit_holds(const agg_group_commit *g, int64_t round, int64_t client);
 /* How long until the batch is due: -1 when nothing waits, 0 when due now. */
-int64_t group_commit_due_in_ms(const group_commit *g, int64_t now_ms);
-/* Writes every waiting row in one transaction (store_add_batch): on
+int64_t agg_group_commit_due_in_ms(const agg_group_commit *g, int64_t now_ms);
+/* Writes every waiting row in one transaction (agg_store_add_batch): on
  * SDFED_OK it committed and g->outcome holds each update's outcome and
  * g->metrics_outcome each metrics row's (stored only beside its update),
  * g->secagg_outcome each secure round's message's; on any
- * other status nothing was stored. The rows stay until group_commit_clear. */
-int group_commit_write(group_commit *g, store *s, store_update_rule rule, sdfed_error *err);
-void group_commit_clear(group_commit *g);
+ * other status nothing was stored. The rows stay until agg_group_commit_clear. */
+int agg_group_commit_write(agg_group_commit *g, agg_store *s, agg_store_update_rule rule, sdfed_error *err);
+void agg_group_commit_clear(agg_group_commit *g);
 
 /* Adds a hello (kind copied); SDFED_ERR_NOMEM (nothing added) when memory ran out. */
-int group_commit_add_hello(group_commit *g, void *hello, const char *token, int shard, const char *kind,
-                           int64_t now_ms);
+int agg_group_commit_add_hello(agg_group_commit *g, void *hello, const char *token, int shard, const char *kind,
+                               int64_t now_ms);
 /* The hello's connection is gone: it is not registered. */
-void group_commit_cancel_hello(group_commit *g, const void *hello);
+void agg_group_commit_cancel_hello(agg_group_commit *g, const void *hello);
 /* How long until the hellos are due: -1 when none waits, 0 when due now. */
-int64_t group_commit_hellos_due_in_ms(const group_commit *g, int64_t now_ms);
+int64_t agg_group_commit_hellos_due_in_ms(const agg_group_commit *g, int64_t now_ms);
 /* Registers the waiting hellos not cancelled in one transaction
- * (store_add_clients): on SDFED_OK ids[k] is the k-th of them's new id; on
+ * (agg_store_add_clients): on SDFED_OK ids[k] is the k-th of them's new id; on
  * any other status none was stored. ids has room for g->n_hellos. The
- * hellos stay until group_commit_clear_hellos. */
-int group_commit_write_hellos(group_commit *g, store *s, int64_t *ids, sdfed_error *err);
-void group_commit_clear_hellos(group_commit *g);
+ * hellos stay until agg_group_commit_clear_hellos. */
+int agg_group_commit_write_hellos(agg_group_commit *g, agg_store *s, int64_t *ids, sdfed_error *err);
+void agg_group_commit_clear_hellos(agg_group_commit *g);
 
 #endif

@@ -7,16 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json_writer.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/log.h"
 
-struct handlers {
-    handlers_options opt;
-    federation *fed;
-    store *st;
+struct agg_handlers {
+    agg_handlers_options opt;
+    agg_federation *fed;
+    agg_store *st;
     int async;
-    session **by_id; /* the live session of each client id */
+    agg_session **by_id; /* the live session of each client id */
     int64_t n_ids;
     /* the round_start of round_cached with deadline_cached ms left, written
      * once for every client it goes to at once: the text for binary clients
@@ -27,13 +28,13 @@ struct handlers {
     int64_t fault_since_ms, fault_refused; /* the store fault going on: since when, requests refused */
 };
 
-static session *session_of(handlers *h, int64_t client) {
+static agg_session *session_of(agg_handlers *h, int64_t client) {
     return client >= 0 && client < h->n_ids ? h->by_id[client] : NULL;
 }
 
-static void send_to(session *ss, const void *data, size_t len, int binary) {
+static void send_to(agg_session *ss, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
-    if (session_send(ss, data, len, binary, &err)) {
+    if (agg_session_send(ss, data, len, binary, &err)) {
         char client[48];
         snprintf(client, sizeof client, "\"client\": %lld", (long long)ss->client);
         native_log_message("error", client, err.message);
@@ -42,16 +43,16 @@ static void send_to(session *ss, const void *data, size_t len, int binary) {
 
 /* --------------------------------------------------- the federation's answers */
 
-static void free_round_messages(handlers *h) {
+static void free_round_messages(agg_handlers *h) {
     for (int i = 0; i < 3; i++) sdfed_buffer_free(i < 2 ? &h->round_text[i] : &h->round_frame);
     h->round_cached = -1;
 }
 
 /* round_start's text, with the values for a JSON client, and for a client
  * of a secure round its place and the plan's settings (m, else NULL) */
-static int write_round_text(handlers *h, sdfed_buffer *out, int with_values, int64_t deadline_ms,
-                            const federation_message *m) {
-    federation_global g = federation_get_global(h->fed);
+static int write_round_text(agg_handlers *h, sdfed_buffer *out, int with_values, int64_t deadline_ms,
+                            const agg_federation_message *m) {
+    agg_federation_global g = agg_federation_get_global(h->fed);
     sdfed_json_writer w;
     sdfed_jw_begin(&w, out, "round_start");
     sdfed_jw_int(&w, "round", g.round);
@@ -71,9 +72,9 @@ static int write_round_text(handlers *h, sdfed_buffer *out, int with_values, int
     return sdfed_jw_end(&w, NULL);
 }
 
-static int write_round_messages(handlers *h, int64_t deadline_ms) {
+static int write_round_messages(agg_handlers *h, int64_t deadline_ms) {
     free_round_messages(h);
-    federation_global g = federation_get_global(h->fed);
+    agg_federation_global g = agg_federation_get_global(h->fed);
     for (int with_values = 0; with_values < 2; with_values++)
         if (write_round_text(h, &h->round_text[with_values], with_values, deadline_ms, NULL)) return -1;
     if (sdfed_frame_encode(SDFED_FRAME_GLOBAL, (uint32_t)g.round, 0, 2, g.shape, g.values, &h->round_frame, NULL))
@@ -85,7 +86,7 @@ static int write_round_messages(handlers *h, int64_t deadline_ms) {
 
 /* round_start with the current global parameters and the time left, as the
  * client asked to get them (a secure round's text is the client's own) */
-static void send_round(handlers *h, session *ss, const federation_message *m) {
+static void send_round(agg_handlers *h, agg_session *ss, const agg_federation_message *m) {
     if ((h->round_cached != m->round || h->deadline_cached != m->deadline_ms) &&
         write_round_messages(h, m->deadline_ms)) {
         free_round_messages(h);
@@ -105,7 +106,7 @@ static void send_round(handlers *h, session *ss, const federation_message *m) {
 }
 
 /* a secure round's request in its frame */
-static void send_request(session *ss, const federation_message *m) {
+static void send_request(agg_session *ss, const agg_federation_message *m) {
     sdfed_buffer b = {0};
     if (sdfed_secure_frame_encode(m->bytes, m->n_bytes, &b, NULL))
         native_logf("error", "\"message\": \"out of memory writing a secure round's request\"");
@@ -115,7 +116,7 @@ static void send_request(session *ss, const federation_message *m) {
 }
 
 /* The JSON of a message that is the same for every client it goes to. */
-static int write_message(handlers *h, const federation_message *m, const session *ss, sdfed_buffer *b) {
+static int write_message(agg_handlers *h, const agg_federation_message *m, const agg_session *ss, sdfed_buffer *b) {
     static const char *const names[] = {
         [FEDERATION_WELCOME] = "welcome",     [FEDERATION_WAIT] = "wait", [FEDERATION_ACK] = "ack",
         [FEDERATION_ROUND_END] = "round_end", [FEDERATION_DONE] = "done", [FEDERATION_SECAGG_ACK] = "secagg_ack",
@@ -156,24 +157,24 @@ static int write_message(handlers *h, const federation_message *m, const session
     return sdfed_jw_end(&w, NULL);
 }
 
-static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms);
-static int attach(handlers *h, session *ss, int64_t id, int64_t now_ms);
+static void refuse(agg_handlers *h, agg_session *ss, sdfed_code code, const char *message, int64_t now_ms);
+static int attach(agg_handlers *h, agg_session *ss, int64_t id, int64_t now_ms);
 
 /* Writes what the federation's last calls left in its outbox. A
  * connection's first message is its welcome: nothing is written to it
  * before (what came before was for the connection it replaced, or is said
  * by the welcome itself), but the refusal of its hello. A new client's
  * welcome makes its session the client's first. */
-static void deliver(handlers *h, int64_t now_ms) {
+static void deliver(agg_handlers *h, int64_t now_ms) {
     int n;
-    const federation_message *out = federation_outbox(h->fed, &n);
+    const agg_federation_message *out = agg_federation_outbox(h->fed, &n);
     for (int i = 0; i < n; i++) {
-        const federation_message *m = &out[i];
-        session *one = m->hello ? m->hello : session_of(h, m->client);
+        const agg_federation_message *m = &out[i];
+        agg_session *one = m->hello ? m->hello : session_of(h, m->client);
         if (m->client != FEDERATION_EVERYONE && !one) continue; /* gone meanwhile */
         if (m->hello && m->type == FEDERATION_WELCOME && attach(h, one, m->client, now_ms)) {
-            federation_leave(h->fed, m->client, FEDERATION_LEFT, now_ms);
-            out = federation_outbox(h->fed, &n); /* what its leaving says follows */
+            agg_federation_leave(h->fed, m->client, FEDERATION_LEFT, now_ms);
+            out = agg_federation_outbox(h->fed, &n); /* what its leaving says follows */
             continue;
         }
         if (one && !one->welcomed && m->type != FEDERATION_WELCOME && !m->hello) continue;
@@ -202,7 +203,7 @@ static void deliver(handlers *h, int64_t now_ms) {
         }
         sdfed_buffer_free(&b);
     }
-    federation_outbox_clear(h->fed);
+    agg_federation_outbox_clear(h->fed);
 }
 
 /* ------------------------------------------------------------ refusals */
@@ -210,7 +211,7 @@ static void deliver(handlers *h, int64_t now_ms) {
 /* A store fault is logged when it begins, with its error, and when it is
  * over, with the requests refused meanwhile (not logged one by one). */
 static void on_store_fault(void *ctx, const char *message) {
-    handlers *h = ctx;
+    agg_handlers *h = ctx;
     int64_t now = native_clock_ms(native_clock_monotonic_ns());
     if (message) {
         h->fault_since_ms = now;
@@ -225,7 +226,7 @@ static void on_store_fault(void *ctx, const char *message) {
 /* How long a refused client should wait before trying again (ms; 0: no
  * need): a store fault a second, a rate limit until its window ends, a
  * connection closed for its refusals five seconds (docs/protocol.md). */
-static int64_t retry_after_ms(const handlers *h, const session *ss, sdfed_code code, int64_t now_ms) {
+static int64_t retry_after_ms(const agg_handlers *h, const agg_session *ss, sdfed_code code, int64_t now_ms) {
     int64_t window = h->opt.rate_window_ms, elapsed = now_ms - ss->window_start;
     switch (code) {
     case SDFED_CODE_SERVER_ERROR: return 1000;
@@ -238,13 +239,13 @@ static int64_t retry_after_ms(const handlers *h, const session *ss, sdfed_code c
 /* An error message: its code, what went wrong, for wrong_round the round the
  * server takes updates for next, and when to try again (retry_ms) if it
  * matters. */
-static void send_error(handlers *h, session *ss, sdfed_code code, const char *message, int64_t retry_ms) {
+static void send_error(agg_handlers *h, agg_session *ss, sdfed_code code, const char *message, int64_t retry_ms) {
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, "error");
     sdfed_jw_string(&w, "code", sdfed_code_name(code));
     sdfed_jw_string(&w, "message", message);
-    if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", federation_get_global(h->fed).round);
+    if (code == SDFED_CODE_WRONG_ROUND) sdfed_jw_int(&w, "next_round", agg_federation_get_global(h->fed).round);
     if (retry_ms > 0) sdfed_jw_int(&w, "retry_after", retry_ms);
     if (sdfed_jw_end(&w, NULL) == SDFED_OK) send_to(ss, b.data, b.size, 0);
     sdfed_buffer_free(&b);
@@ -254,15 +255,15 @@ static void send_error(handlers *h, session *ss, sdfed_code code, const char *me
  * (the one place that does) and, after too many of the client's own
  * making, says so in a last error and closes (server_error is the server's
  * fault: the client is asked to resend). */
-static void refuse_after(handlers *h, session *ss, sdfed_code code, const char *message, int64_t retry_ms,
+static void refuse_after(agg_handlers *h, agg_session *ss, sdfed_code code, const char *message, int64_t retry_ms,
                          int64_t now_ms) {
-    federation_count_refusal(h->fed, code);
+    agg_federation_count_refusal(h->fed, code);
     send_error(h, ss, code, message, retry_ms);
     int own = code != SDFED_CODE_SERVER_ERROR;
     char fields[320];
     snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
              sdfed_code_name(code), ss->refusals + own);
-    if (code == SDFED_CODE_SERVER_ERROR && store_failing(h->st))
+    if (code == SDFED_CODE_SERVER_ERROR && agg_store_failing(h->st))
         h->fault_refused++;
     else
         native_log("refused", fields);
@@ -271,13 +272,13 @@ static void refuse_after(handlers *h, session *ss, sdfed_code code, const char *
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
         int64_t closed_ms = retry_after_ms(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, now_ms);
         send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, retry_ms > closed_ms ? retry_ms : closed_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, last, now_ms);
+        agg_session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, last, now_ms);
         native_log("closed_for_abuse", fields);
     }
 }
 
 /* A refusal with the retry_after its code asks for (retry_after_ms). */
-static void refuse(handlers *h, session *ss, sdfed_code code, const char *message, int64_t now_ms) {
+static void refuse(agg_handlers *h, agg_session *ss, sdfed_code code, const char *message, int64_t now_ms) {
     refuse_after(h, ss, code, message, retry_after_ms(h, ss, code, now_ms), now_ms);
 }
 
@@ -300,11 +301,11 @@ static void random_token(char hex[33]) {
 /* A client identified: its session is the client's. A connection it had
  * before goes (1001), and its going is no departure: the client goes on
  * here, in the round it was in. Refused when memory ran out (-1). */
-static int attach(handlers *h, session *ss, int64_t id, int64_t now_ms) {
+static int attach(agg_handlers *h, agg_session *ss, int64_t id, int64_t now_ms) {
     if (id >= h->n_ids) {
         int64_t cap = h->n_ids ? h->n_ids : 1024;
         while (cap <= id) cap *= 2;
-        session **grown = realloc(h->by_id, sizeof *grown * (size_t)cap);
+        agg_session **grown = realloc(h->by_id, sizeof *grown * (size_t)cap);
         if (!grown) {
             refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
             return -1;
@@ -313,24 +314,24 @@ static int attach(handlers *h, session *ss, int64_t id, int64_t now_ms) {
         h->by_id = grown;
         h->n_ids = cap;
     }
-    session *old = h->by_id[id];
+    agg_session *old = h->by_id[id];
     if (old && old != ss) {
         old->client = -1;
-        session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, "this client connected again", now_ms);
+        agg_session_close_after(old, LWS_CLOSE_STATUS_GOINGAWAY, "this client connected again", now_ms);
     }
     h->by_id[id] = ss;
     ss->client = id;
     return 0;
 }
 
-static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_ms) {
+static void hello(agg_handlers *h, agg_session *ss, const sdfed_message *m, int64_t now_ms) {
     if (ss->client >= 0 || ss->token[0]) { /* welcomed, or its registration waits */
         refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
         return;
     }
     int64_t locked_ms;
-    if (join_key_check(h->opt.join_key, h->opt.peers, &ss->address, m->join_key_len >= 0 ? m->join_key : NULL,
-                       m->join_key_len >= 0 ? (size_t)m->join_key_len : 0, now_ms, &locked_ms) != JOIN_KEY_OK) {
+    if (agg_join_key_check(h->opt.join_key, h->opt.peers, &ss->address, m->join_key_len >= 0 ? m->join_key : NULL,
+                           m->join_key_len >= 0 ? (size_t)m->join_key_len : 0, now_ms, &locked_ms) != JOIN_KEY_OK) {
         char message[128] = "this federation needs its join key";
         if (locked_ms > 0)
             snprintf(message, sizeof message, "too many wrong join keys from this address; try again in %lld s",
@@ -344,18 +345,18 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         sdfed_error err = {0};
         int64_t id = -1;
         int stored_shard;
-        if (store_find_client(h->st, m->token, &id, &stored_shard, &err) || id < 0) {
+        if (agg_store_find_client(h->st, m->token, &id, &stored_shard, &err) || id < 0) {
             refuse(h, ss, SDFED_CODE_BAD_TOKEN, err.message[0] ? err.message : "this server never issued that token",
                    now_ms);
             return;
         }
         snprintf(ss->token, sizeof ss->token, "%s", m->token);
-        if (attach(h, ss, id, now_ms) == 0) federation_join(h->fed, id, shard < 0 ? stored_shard : shard, now_ms);
+        if (attach(h, ss, id, now_ms) == 0) agg_federation_join(h->fed, id, shard < 0 ? stored_shard : shard, now_ms);
         return;
     }
     /* a new client: at most registrations_per_minute from one address, then
      * registered with the others that come within the batch's wait */
-    int64_t wait_ms = peers_register(h->opt.peers, &ss->address, now_ms);
+    int64_t wait_ms = agg_peers_register(h->opt.peers, &ss->address, now_ms);
     if (wait_ms > 0) {
         char message[192];
         snprintf(message, sizeof message,
@@ -366,21 +367,21 @@ static void hello(handlers *h, session *ss, const sdfed_message *m, int64_t now_
         return;
     }
     random_token(ss->token);
-    if (federation_register(h->fed, ss, ss->token, shard, m->kind[0] ? m->kind : "browser", now_ms)) {
+    if (agg_federation_register(h->fed, ss, ss->token, shard, m->kind[0] ? m->kind : "browser", now_ms)) {
         ss->token[0] = '\0';
         refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
     }
 }
 
-static void update(handlers *h, session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
+static void update(agg_handlers *h, agg_session *ss, int64_t round, int64_t samples, int n_dims, const uint32_t *shape,
                    const float *values, int64_t now_ms) {
     char message[256];
-    sdfed_code code =
-        federation_update(h->fed, ss->client, round, samples, n_dims, shape, values, now_ms, message, sizeof message);
+    sdfed_code code = agg_federation_update(h->fed, ss->client, round, samples, n_dims, shape, values, now_ms, message,
+                                            sizeof message);
     if (code != SDFED_CODE_NONE) refuse(h, ss, code, message, now_ms);
 }
 
-static void text_message(handlers *h, session *ss, const char *text, size_t len, int64_t now_ms) {
+static void text_message(agg_handlers *h, agg_session *ss, const char *text, size_t len, int64_t now_ms) {
     sdfed_message m;
     sdfed_code code = SDFED_CODE_BAD_MESSAGE;
     sdfed_error err = {0};
@@ -396,22 +397,22 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
         case SDFED_MSG_HELLO: hello(h, ss, &m, now_ms); break;
         case SDFED_MSG_UPDATE: update(h, ss, m.round, m.samples, m.n_dims, m.shape, m.values, now_ms); break;
         case SDFED_MSG_METRICS: {
-            device_figures device = {.client = ss->client, .n_step_ms = m.n_step_ms, .threads = (int)m.threads};
+            agg_device_figures device = {.client = ss->client, .n_step_ms = m.n_step_ms, .threads = (int)m.threads};
             memcpy(device.step_ms, m.step_ms, sizeof device.step_ms);
             memcpy(device.kernels, m.kernels, sizeof device.kernels);
-            if ((code = federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples,
-                                           m.n_step_ms ? &device : NULL, now_ms, message, sizeof message)) !=
+            if ((code = agg_federation_metrics(h->fed, ss->client, m.round, m.accuracy, m.loss, m.test_samples,
+                                               m.n_step_ms ? &device : NULL, now_ms, message, sizeof message)) !=
                 SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
         }
         case SDFED_MSG_SECAGG_REFUSAL:
-            if ((code = federation_secagg_refusal(h->fed, ss->client, m.round, sdfed_code_from_name(m.code), m.message,
-                                                  now_ms, message, sizeof message)) != SDFED_CODE_NONE)
+            if ((code = agg_federation_secagg_refusal(h->fed, ss->client, m.round, sdfed_code_from_name(m.code),
+                                                      m.message, now_ms, message, sizeof message)) != SDFED_CODE_NONE)
                 refuse(h, ss, code, message, now_ms);
             break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
-        case SDFED_MSG_LEAVE: session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
+        case SDFED_MSG_LEAVE: agg_session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
         default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
         }
     }
@@ -419,7 +420,7 @@ static void text_message(handlers *h, session *ss, const char *text, size_t len,
 }
 
 /* A secure round's frame: its message to the federation, or its refusal. */
-static void secure_frame(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
+static void secure_frame(agg_handlers *h, agg_session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
     const unsigned char *msg;
     size_t msg_len;
     sdfed_code code = SDFED_CODE_BAD_FRAME;
@@ -427,12 +428,12 @@ static void secure_frame(handlers *h, session *ss, const unsigned char *data, si
     char message[256];
     if (sdfed_secure_frame_decode(data, len, &msg, &msg_len, &code, &err))
         refuse(h, ss, code, err.message, now_ms);
-    else if ((code = federation_secagg(h->fed, ss->client, msg, msg_len, now_ms, message, sizeof message)) !=
+    else if ((code = agg_federation_secagg(h->fed, ss->client, msg, msg_len, now_ms, message, sizeof message)) !=
              SDFED_CODE_NONE)
         refuse(h, ss, code, message, now_ms);
 }
 
-static void binary_message(handlers *h, session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
+static void binary_message(agg_handlers *h, agg_session *ss, const unsigned char *data, size_t len, int64_t now_ms) {
     sdfed_frame f;
     sdfed_code code = SDFED_CODE_BAD_FRAME;
     sdfed_error err = {0};
@@ -464,18 +465,18 @@ static void binary_message(handlers *h, session *ss, const unsigned char *data, 
 
 /* ----------------------------------------------------------- public api */
 
-void handlers_message(handlers *h, session *ss, native_ws_rx rx, int64_t now_ms) {
+void agg_handlers_message(agg_handlers *h, agg_session *ss, native_ws_rx rx, int64_t now_ms) {
     if (rx == WS_RX_MORE) return;
     if (ss->client < 0 && ss->token[0]) { /* its hello waits for its registration: answered first */
-        federation_register_now(h->fed, now_ms);
+        agg_federation_register_now(h->fed, now_ms);
         deliver(h, now_ms);
     }
     if (rx != WS_RX_MESSAGE) {
         char message[96];
         snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
-        session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, message, now_ms);
-    } else if (!session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
+        agg_session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, message, now_ms);
+    } else if (!agg_session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
         char message[96];
         snprintf(message, sizeof message, "more than %d messages in %g s", h->opt.rate_limit,
                  (double)h->opt.rate_window_ms / 1000);
@@ -488,49 +489,51 @@ void handlers_message(handlers *h, session *ss, native_ws_rx rx, int64_t now_ms)
     deliver(h, now_ms);
 }
 
-void handlers_gone(handlers *h, session *ss, int64_t now_ms) {
-    if (h->fed) federation_register_cancel(h->fed, ss);
+void agg_handlers_gone(agg_handlers *h, agg_session *ss, int64_t now_ms) {
+    if (h->fed) agg_federation_register_cancel(h->fed, ss);
     if (session_of(h, ss->client) != ss) return;
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
     /* a close frame from either side is a leaving; a connection that ended without one was lost */
-    federation_leave(h->fed, ss->client, ss->peer_closed || ss->closing ? FEDERATION_LEFT : FEDERATION_LOST, now_ms);
+    agg_federation_leave(h->fed, ss->client, ss->peer_closed || ss->closing ? FEDERATION_LEFT : FEDERATION_LOST,
+                         now_ms);
     deliver(h, now_ms);
 }
 
-void handlers_tick(handlers *h, int64_t now_ms) {
+void agg_handlers_tick(agg_handlers *h, int64_t now_ms) {
     if (!h->fed) return;
-    federation_tick(h->fed, now_ms);
+    agg_federation_tick(h->fed, now_ms);
     deliver(h, now_ms);
 }
 
-void handlers_flush(handlers *h, int64_t now_ms) {
+void agg_handlers_flush(agg_handlers *h, int64_t now_ms) {
     if (!h->fed) return;
-    federation_flush(h->fed, now_ms);
+    agg_federation_flush(h->fed, now_ms);
     deliver(h, now_ms);
 }
 
-int64_t handlers_flush_in_ms(const handlers *h, int64_t now_ms) {
-    return h->fed ? federation_flush_in_ms(h->fed, now_ms) : -1;
+int64_t agg_handlers_flush_in_ms(const agg_handlers *h, int64_t now_ms) {
+    return h->fed ? agg_federation_flush_in_ms(h->fed, now_ms) : -1;
 }
 
-void handlers_detach(handlers *h) { h->fed = NULL; }
+void agg_handlers_detach(agg_handlers *h) { h->fed = NULL; }
 
-int handlers_create(handlers **out, const handlers_options *opt, federation *f, store *st, sdfed_error *err) {
+int agg_handlers_create(agg_handlers **out, const agg_handlers_options *opt, agg_federation *f, agg_store *st,
+                        sdfed_error *err) {
     *out = NULL;
-    handlers *h = calloc(1, sizeof *h);
+    agg_handlers *h = calloc(1, sizeof *h);
     if (!h) return sdfed_fail(err, SDFED_ERR_NOMEM, "handlers: out of memory");
-    federation_status s;
-    federation_get_status(f, &s);
-    *h = (handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .round_cached = -1};
-    store_watch_faults(st, on_store_fault, h);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
+    *h = (agg_handlers){.opt = *opt, .fed = f, .st = st, .async = s.async, .round_cached = -1};
+    agg_store_watch_faults(st, on_store_fault, h);
     *out = h;
     return SDFED_OK;
 }
 
-void handlers_destroy(handlers *h) {
+void agg_handlers_destroy(agg_handlers *h) {
     if (!h) return;
-    store_watch_faults(h->st, NULL, NULL);
+    agg_store_watch_faults(h->st, NULL, NULL);
     free_round_messages(h);
     free(h->by_id);
     free(h);

@@ -33,26 +33,26 @@
 #include "peers.h"
 #include "status.h"
 
-typedef struct http_site {
+typedef struct agg_http_site {
     const char *web_dir, *wasm_dir;
     const char *model_path, *model_sha256;
     const char *description; /* description.h */
-    federation *fed;
-    demo *demo; /* NULL: no demo shards */
+    agg_federation *fed;
+    agg_demo *demo;              /* NULL: no demo shards */
     int demo_leases_per_address; /* demo shards one address holds at a time (demo.h) */
-    status_board status;
-    peers *peers; /* what the edge refuses is counted there, and the addresses' lock-outs kept */
-    const join_key *join_key, *metrics_token; /* join_key.h; one not set is not needed */
-} http_site;
+    agg_status_board status;
+    agg_peers *peers; /* what the edge refuses is counted there, and the addresses' lock-outs kept */
+    const agg_join_key *join_key, *metrics_token; /* join_key.h; one not set is not needed */
+} agg_http_site;
 
 /* What a connection that came in the reserve (the server is full) is
  * answered (503) when it asks for anything but the status, and the seconds
  * of its Retry-After. */
-extern const char http_reserve_refusal[], http_reserve_retry_s[];
+extern const char agg_http_reserve_refusal[], agg_http_reserve_retry_s[];
 
 /* The lws HTTP callback's work for the site; from: the connection's record
  * (NULL: none), whose files being sent it counts. */
-int http_serve(http_site *site, struct lws *wsi, peer_conn *from, enum lws_callback_reasons reason, void *user,
-               void *in, size_t len);
+int agg_http_serve(agg_http_site *site, struct lws *wsi, agg_peer_conn *from, enum lws_callback_reasons reason,
+                   void *user, void *in, size_t len);
 
 #endif

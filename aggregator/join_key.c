@@ -14,7 +14,7 @@ static void digest_of(const void *data, size_t len, unsigned char digest[32]) {
     sdfed_sha256_final(&h, digest);
 }
 
-int join_key_set(join_key *k, const char *flag, const char *key, sdfed_error *err) {
+int agg_join_key_set(agg_join_key *k, const char *flag, const char *key, sdfed_error *err) {
     memset(k, 0, sizeof *k);
     if (!key) return SDFED_OK;
     size_t n = strlen(key);
@@ -33,30 +33,30 @@ int join_key_set(join_key *k, const char *flag, const char *key, sdfed_error *er
     return SDFED_OK;
 }
 
-int join_key_matches(const join_key *k, const void *presented, size_t len) {
+int agg_join_key_matches(const agg_join_key *k, const void *presented, size_t len) {
     unsigned char digest[32], differ = 0;
     digest_of(presented, len, digest);
     for (int i = 0; i < 32; i++) differ |= (unsigned char)(digest[i] ^ k->digest[i]);
     return differ == 0;
 }
 
-join_key_verdict join_key_check(const join_key *k, peers *p, const peer_address *from, const void *presented,
-                                size_t len, int64_t now_ms, int64_t *locked_ms) {
+agg_join_key_verdict agg_join_key_check(const agg_join_key *k, agg_peers *p, const agg_peer_address *from,
+                                        const void *presented, size_t len, int64_t now_ms, int64_t *locked_ms) {
     *locked_ms = 0;
     if (!k->set) return JOIN_KEY_OK;
-    if ((*locked_ms = peers_key_locked_ms(p, from, now_ms)) > 0) {
-        peers_refused(p, PEERS_REFUSED_KEY_LOCKED);
+    if ((*locked_ms = agg_peers_key_locked_ms(p, from, now_ms)) > 0) {
+        agg_peers_refused(p, PEERS_REFUSED_KEY_LOCKED);
         return JOIN_KEY_LOCKED;
     }
     if (!presented) {
-        peers_refused(p, PEERS_REFUSED_KEY_MISSING);
+        agg_peers_refused(p, PEERS_REFUSED_KEY_MISSING);
         return JOIN_KEY_MISSING;
     }
-    if (join_key_matches(k, presented, len)) {
-        peers_key_succeeded(p, from);
+    if (agg_join_key_matches(k, presented, len)) {
+        agg_peers_key_succeeded(p, from);
         return JOIN_KEY_OK;
     }
-    peers_refused(p, PEERS_REFUSED_KEY_WRONG);
-    *locked_ms = peers_key_failed(p, from, now_ms);
+    agg_peers_refused(p, PEERS_REFUSED_KEY_WRONG);
+    *locked_ms = agg_peers_key_failed(p, from, now_ms);
     return JOIN_KEY_WRONG;
 }

@@ -19,31 +19,31 @@
 
 enum { JOIN_KEY_MAX = 127 };
 
-typedef struct join_key {
+typedef struct agg_join_key {
     int set;
     unsigned char digest[32];
     char text[JOIN_KEY_MAX + 1]; /* for the links of status.html, which only holders of the key see */
-} join_key;
+} agg_join_key;
 
-typedef enum join_key_verdict {
+typedef enum agg_join_key_verdict {
     JOIN_KEY_OK,      /* the secret, or none is needed */
     JOIN_KEY_MISSING, /* none presented */
     JOIN_KEY_WRONG,   /* another one */
     JOIN_KEY_LOCKED,  /* not compared: the address is locked out */
-} join_key_verdict;
+} agg_join_key_verdict;
 
 /* key: the flag's value, NULL when the flag is not given (no secret); an
  * error naming flag when it is not a secret. */
-int join_key_set(join_key *k, const char *flag, const char *key, sdfed_error *err);
+int agg_join_key_set(agg_join_key *k, const char *flag, const char *key, sdfed_error *err);
 /* Whether len bytes presented are the secret, in a time that depends on
  * len alone. */
-int join_key_matches(const join_key *k, const void *presented, size_t len);
+int agg_join_key_matches(const agg_join_key *k, const void *presented, size_t len);
 /* The verdict on what an address presented (presented NULL: nothing), and
  * its bookkeeping: a wrong one counts toward the address's lock-out, the
- * right one forgives its wrong ones; every refusal counted (peers_refused).
+ * right one forgives its wrong ones; every refusal counted (agg_peers_refused).
  * *locked_ms: how long the address is locked out for from now (0: it is
  * not; a wrong one may have just locked it). */
-join_key_verdict join_key_check(const join_key *k, peers *p, const peer_address *from, const void *presented,
-                                size_t len, int64_t now_ms, int64_t *locked_ms);
+agg_join_key_verdict agg_join_key_check(const agg_join_key *k, agg_peers *p, const agg_peer_address *from,
+                                        const void *presented, size_t len, int64_t now_ms, int64_t *locked_ms);
 
 #endif

@@ -19,14 +19,14 @@
 #include "response.h"
 #include "session.h"
 
-struct loop {
-    loop_options opt;
+struct agg_loop {
+    agg_loop_options opt;
     struct lws_context *context;
     struct lws_vhost *vhost;
-    gate *gate; /* NULL with TLS */
-    http_site *site;
-    handlers *handlers;
-    peer_conn *adopting; /* the connection lws is being given (adopt) */
+    agg_gate *gate; /* NULL with TLS */
+    agg_http_site *site;
+    agg_handlers *handlers;
+    agg_peer_conn *adopting; /* the connection lws is being given (adopt) */
     lws_sorted_usec_list_t tick, flush;
     int64_t flush_at_ms; /* when the flush timer is set for, -1 when it is not */
     int64_t sweep_at_ms; /* when the keepalive sweep is next due */
@@ -35,23 +35,23 @@ struct loop {
 
 static int64_t now_ms(void) { return native_clock_ms(native_clock_monotonic_ns()); }
 
-/* Accepted updates wait for their batch (handlers_flush_in_ms): a timer
+/* Accepted updates wait for their batch (agg_handlers_flush_in_ms): a timer
  * writes it when it is due, so the loop never waits for a batch to fill.
  * The timer is set again only when the batch is due sooner than it is set
  * for: setting one costs lws a walk through its sorted list of every
  * connection's timers, which at 10,000 connections is not to be paid on
  * every message. */
-static void schedule_flush(loop *l);
+static void schedule_flush(agg_loop *l);
 
 static void flush(lws_sorted_usec_list_t *sul) {
-    loop *l = lws_container_of(sul, loop, flush);
+    agg_loop *l = lws_container_of(sul, agg_loop, flush);
     l->flush_at_ms = -1;
-    handlers_flush(l->handlers, now_ms());
+    agg_handlers_flush(l->handlers, now_ms());
     schedule_flush(l);
 }
 
-static void schedule_flush(loop *l) {
-    int64_t now = now_ms(), in_ms = handlers_flush_in_ms(l->handlers, now);
+static void schedule_flush(agg_loop *l) {
+    int64_t now = now_ms(), in_ms = agg_handlers_flush_in_ms(l->handlers, now);
     if (in_ms < 0 || (l->flush_at_ms >= 0 && l->flush_at_ms <= now + in_ms)) return;
     l->flush_at_ms = now + in_ms;
     lws_sul_schedule(l->context, 0, &l->flush, flush, (lws_usec_t)in_ms * LWS_US_PER_MS);
@@ -59,22 +59,22 @@ static void schedule_flush(loop *l) {
 
 /* ------------------------------------------------ connections by address */
 
-/* Every connection the server holds has a record (peer_conn): made when
+/* Every connection the server holds has a record (agg_peer_conn): made when
  * the listener accepts it, counted by its address (peers.h), kept by the
  * gate while it checks the request, then by lws as the connection's
  * opaque user data, and given back when lws destroys the connection. */
-static peer_conn *conn_of(struct lws *wsi) { return lws_get_opaque_user_data(lws_get_network_wsi(wsi)); }
+static agg_peer_conn *conn_of(struct lws *wsi) { return lws_get_opaque_user_data(lws_get_network_wsi(wsi)); }
 
-static void release(loop *l, peer_conn *c) {
-    peers_files_end(l->opt.peers, c->files); /* files cut short */
-    peers_disconnect(l->opt.peers, &c->address, now_ms());
+static void release(agg_loop *l, agg_peer_conn *c) {
+    agg_peers_files_end(l->opt.peers, c->files); /* files cut short */
+    agg_peers_disconnect(l->opt.peers, &c->address, now_ms());
     free(c);
 }
 
 /* Gives lws a connection and its record. When lws cannot take it, it
  * closes fd and the record is given back here, once: whether or not lws
  * reported the connection destroyed (which is ignored while adopting). */
-static void adopt(loop *l, int fd, peer_conn *c) {
+static void adopt(agg_loop *l, int fd, agg_peer_conn *c) {
     const lws_adopt_desc_t desc = {.vh = l->vhost,
                                    .type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP | LWS_ADOPT_ALLOW_SSL,
                                    .fd = {.sockfd = fd},
@@ -92,21 +92,21 @@ static void gate_closed(void *ctx, void *tag) { release(ctx, tag); }
  * gate's (plain HTTP) or lws's with its record; or refused, closed at once
  * unanswered (its address holds too many, or the server and its reserve
  * are full). Returns 1: lws closes its own descriptor of it. */
-static int admit(loop *l, int fd) {
+static int admit(agg_loop *l, int fd) {
     struct sockaddr_storage sa;
     socklen_t n = sizeof sa;
     if (getpeername(fd, (struct sockaddr *)&sa, &n) != 0) return 1;
-    peer_address a = peers_address((const struct sockaddr *)&sa);
-    peers_admission admission = peers_connect(l->opt.peers, &a, now_ms());
+    agg_peer_address a = agg_peers_address((const struct sockaddr *)&sa);
+    agg_peers_admission admission = agg_peers_connect(l->opt.peers, &a, now_ms());
     if (admission == PEERS_ADDRESS_FULL || admission == PEERS_SERVER_FULL) return 1;
-    peer_conn *c = malloc(sizeof *c);
+    agg_peer_conn *c = malloc(sizeof *c);
     if (!c) {
-        peers_disconnect(l->opt.peers, &a, now_ms());
+        agg_peers_disconnect(l->opt.peers, &a, now_ms());
         return 1;
     }
-    *c = (peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE, .files = 0};
+    *c = (agg_peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE, .files = 0};
     if (l->gate) {
-        gate_take(l->gate, fd, c, now_ms());
+        agg_gate_take(l->gate, fd, c, now_ms());
         return 1;
     }
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* TLS: lws's again at once, with the record */
@@ -120,38 +120,38 @@ static int admit(loop *l, int fd) {
 /* ----------------------------------------------------------- callbacks */
 
 static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
-    session *ss = user;
-    loop *l = lws_context_user(lws_get_context(wsi));
+    agg_session *ss = user;
+    agg_loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
     case LWS_CALLBACK_ESTABLISHED: {
-        const peer_conn *c = conn_of(wsi);
-        session_open(ss, wsi, c ? &c->address : NULL, l->opt.max_message_bytes, now_ms());
+        const agg_peer_conn *c = conn_of(wsi);
+        agg_session_open(ss, wsi, c ? &c->address : NULL, l->opt.max_message_bytes, now_ms());
         break;
     }
     case LWS_CALLBACK_RECEIVE:
-        handlers_message(l->handlers, ss, session_receive(ss, in, len, now_ms()), now_ms());
+        agg_handlers_message(l->handlers, ss, agg_session_receive(ss, in, len, now_ms()), now_ms());
         schedule_flush(l);
         break;
-    case LWS_CALLBACK_RECEIVE_PONG: session_heard(ss, now_ms()); break;
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: session_heard_close(ss, now_ms()); break; /* lws answers it */
+    case LWS_CALLBACK_RECEIVE_PONG: agg_session_heard(ss, now_ms()); break;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: agg_session_heard_close(ss, now_ms()); break; /* lws answers it */
     case LWS_CALLBACK_USER: { /* the sweep's visit (sweep), `in` the time: the keepalive, the hello's deadline */
         int64_t now = *(const int64_t *)in;
         if (!ss->wsi) break;
-        if (session_sweep(ss, &l->opt.keepalive, now)) {
+        if (agg_session_sweep(ss, &l->opt.keepalive, now)) {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-        } else if (session_hello_overdue(ss, l->opt.hello_timeout_ms, now)) {
+        } else if (agg_session_hello_overdue(ss, l->opt.hello_timeout_ms, now)) {
             char why[64];
             snprintf(why, sizeof why, "no hello within %g s", (double)l->opt.hello_timeout_ms / 1000);
-            peers_refused(l->opt.peers, PEERS_REFUSED_NO_HELLO);
-            session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
+            agg_peers_refused(l->opt.peers, PEERS_REFUSED_NO_HELLO);
+            agg_session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, why, now);
         }
         break;
     }
-    case LWS_CALLBACK_SERVER_WRITEABLE: return session_writable(ss, now_ms());
+    case LWS_CALLBACK_SERVER_WRITEABLE: return agg_session_writable(ss, now_ms());
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); break;
     case LWS_CALLBACK_CLOSED:
-        handlers_gone(l->handlers, ss, now_ms());
-        session_free(ss);
+        agg_handlers_gone(l->handlers, ss, now_ms());
+        agg_session_free(ss);
         break;
     default: break;
     }
@@ -159,11 +159,11 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 }
 
 /* WebSocket keepalive and hello deadlines, once a second over every
- * session (session_sweep, session_hello_overdue).
+ * session (agg_session_sweep, agg_session_hello_overdue).
  * Not lws's validity timers: lws keeps those in one list sorted by time,
  * so each new connection's walked the whole list, and past 9,000
  * connections the server did little else. */
-static void sweep(loop *l, int64_t now) {
+static void sweep(agg_loop *l, int64_t now) {
     if (now < l->sweep_at_ms) return;
     l->sweep_at_ms = now + 1000;
     lws_callback_all_protocol_vhost_args(l->vhost, lws_vhost_name_to_protocol(l->vhost, SDFED_PROTOCOL),
@@ -171,11 +171,11 @@ static void sweep(loop *l, int64_t now) {
 }
 
 static void tick(lws_sorted_usec_list_t *sul) {
-    loop *l = lws_container_of(sul, loop, tick);
+    agg_loop *l = lws_container_of(sul, agg_loop, tick);
     sweep(l, now_ms());
-    if (l->gate) gate_expire(l->gate, now_ms());
-    peers_expire(l->opt.peers, now_ms());
-    handlers_tick(l->handlers, now_ms());
+    if (l->gate) agg_gate_expire(l->gate, now_ms());
+    agg_peers_expire(l->opt.peers, now_ms());
+    agg_handlers_tick(l->handlers, now_ms());
     schedule_flush(l);
     lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
 }
@@ -206,7 +206,7 @@ static const char *header(struct lws *wsi, enum lws_token_indexes token, char *o
  * header more when header is set), then the hang-up. */
 static int refuse_upgrade(struct lws *wsi, int status, const char *why, const char *header, const char *value) {
     char response[LWS_PRE + RESPONSE_HEAD_MAX];
-    int n = response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, status, why, header, value);
+    int n = agg_response_text_bytes(response + LWS_PRE, sizeof response - LWS_PRE, status, why, header, value);
     if (n > 0) lws_write(wsi, (unsigned char *)response + LWS_PRE, (size_t)n, LWS_WRITE_HTTP_HEADERS);
     return -1;
 }
@@ -215,7 +215,7 @@ static int refuse_upgrade(struct lws *wsi, int status, const char *why, const ch
  * would bind it to the first protocol, or drop it silently); one from a
  * page of another origin 403; one that came in the reserve (the server is
  * full) 503. */
-static int confirm_upgrade(loop *l, struct lws *wsi) {
+static int confirm_upgrade(agg_loop *l, struct lws *wsi) {
     char path[256] = "";
     if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0 || strcmp(path, SDFED_WEBSOCKET_PATH))
         return refuse_upgrade(wsi, HTTP_STATUS_BAD_REQUEST,
@@ -227,16 +227,16 @@ static int confirm_upgrade(loop *l, struct lws *wsi) {
                               "this WebSocket speaks only the " SDFED_PROTOCOL
                               " subprotocol (Sec-WebSocket-Protocol: " SDFED_PROTOCOL ")",
                               NULL, NULL);
-    const peer_conn *c = conn_of(wsi);
+    const agg_peer_conn *c = conn_of(wsi);
     if (c && c->in_reserve) {
-        peers_refused(l->opt.peers, PEERS_REFUSED_RESERVE);
-        return refuse_upgrade(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, http_reserve_refusal, "retry-after",
-                              http_reserve_retry_s);
+        agg_peers_refused(l->opt.peers, PEERS_REFUSED_RESERVE);
+        return refuse_upgrade(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, agg_http_reserve_refusal, "retry-after",
+                              agg_http_reserve_retry_s);
     }
     char origin_text[ORIGIN_MAX], host_text[ORIGIN_MAX], why[ORIGIN_MAX + 160];
     const char *origin = header(wsi, WSI_TOKEN_ORIGIN, origin_text, sizeof origin_text);
-    if (origins_let_in(l->opt.origins, origin, header(wsi, WSI_TOKEN_HOST, host_text, sizeof host_text))) return 0;
-    peers_refused(l->opt.peers, PEERS_REFUSED_ORIGIN);
+    if (agg_origins_let_in(l->opt.origins, origin, header(wsi, WSI_TOKEN_HOST, host_text, sizeof host_text))) return 0;
+    agg_peers_refused(l->opt.peers, PEERS_REFUSED_ORIGIN);
     snprintf(why, sizeof why,
              "this WebSocket is for the pages of this server: a page of %.*s may not open it (its host allows others "
              "with --allow-origin)",
@@ -250,18 +250,18 @@ static int confirm_upgrade(loop *l, struct lws *wsi) {
  * every connection; and WebSocket upgrades, refused unless they offer
  * sdfed.v1 from a page that may. */
 static int front_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
-    loop *l = lws_context_user(lws_get_context(wsi));
+    agg_loop *l = lws_context_user(lws_get_context(wsi));
     switch (reason) {
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return admit(l, (int)(intptr_t)in);
     case LWS_CALLBACK_WSI_DESTROY: { /* every connection's end, WebSockets' too */
-        peer_conn *c = lws_get_opaque_user_data(wsi);
+        agg_peer_conn *c = lws_get_opaque_user_data(wsi);
         if (c && c != l->adopting) release(l, c);
         return 0;
     }
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: return confirm_upgrade(l, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return -1; /* a client that listed "http" before sdfed.v1 */
-    case LWS_CALLBACK_RAW_RX_FILE: gate_service(l->gate); return 0;
-    default: return http_serve(l->site, wsi, conn_of(wsi), reason, user, in, len);
+    case LWS_CALLBACK_RAW_RX_FILE: agg_gate_service(l->gate); return 0;
+    default: return agg_http_serve(l->site, wsi, conn_of(wsi), reason, user, in, len);
     }
 }
 
@@ -269,7 +269,7 @@ static const struct lws_protocols protocols[] = {
     {.name = "http", .callback = front_callback},
     {.name = SDFED_PROTOCOL,
      .callback = sdfed_callback,
-     .per_session_data_size = sizeof(session),
+     .per_session_data_size = sizeof(agg_session),
      .rx_buffer_size = 65536},
     {NULL, NULL, 0, 0, 0, NULL, 0}, /* end of the list */
 };
@@ -283,7 +283,7 @@ static int is_ipv4(const char *host) {
     return host && inet_pton(AF_INET, host, address) == 1;
 }
 
-int loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err) {
+int agg_loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err) {
     unsigned char bytes[sizeof(struct in6_addr)];
     if (!host) return snprintf(address, cap, "*") < (int)cap ? SDFED_OK : SDFED_ERR_ARG;
     if (is_ipv4(host) || inet_pton(AF_INET6, host, bytes) == 1 || if_nametoindex(host) > 0)
@@ -299,10 +299,11 @@ int loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *
     return rc ? sdfed_fail(err, SDFED_ERR_ARG, "--host %s: %s", host, gai_strerror(rc)) : SDFED_OK;
 }
 
-int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err) {
+int agg_loop_create(agg_loop **out, const agg_loop_options *opt, agg_http_site *site, agg_handlers *h,
+                    sdfed_error *err) {
     *out = NULL;
     int rc;
-    loop *l = calloc(1, sizeof *l);
+    agg_loop *l = calloc(1, sizeof *l);
     if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     l->opt = *opt;
     l->site = site;
@@ -340,11 +341,11 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     }
     l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
     rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
-    const gate_owner owner = {.ctx = l, .pass = gate_passed, .closed = gate_closed};
+    const agg_gate_owner owner = {.ctx = l, .pass = gate_passed, .closed = gate_closed};
     if (rc == SDFED_OK && !(opt->cert && opt->key))
-        rc = gate_open(&l->gate, l->vhost, &owner, opt->header_timeout_s, opt->max_header_bytes, err);
+        rc = agg_gate_open(&l->gate, l->vhost, &owner, opt->header_timeout_s, opt->max_header_bytes, err);
     if (rc) {
-        loop_destroy(l);
+        agg_loop_destroy(l);
         return rc;
     }
     lws_sul_schedule(l->context, 0, &l->tick, tick, 200 * LWS_US_PER_MS);
@@ -352,23 +353,23 @@ int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *
     return SDFED_OK;
 }
 
-int loop_port(const loop *l) { return lws_get_vhost_listen_port(l->vhost); }
+int agg_loop_port(const agg_loop *l) { return lws_get_vhost_listen_port(l->vhost); }
 
-int loop_run(loop *l) {
+int agg_loop_run(agg_loop *l) {
     while (!l->stop)
         if (lws_service(l->context, 0) < 0) return SDFED_ERR_IO;
     return SDFED_OK;
 }
 
-void loop_stop(loop *l) {
+void agg_loop_stop(agg_loop *l) {
     l->stop = 1;
     if (l->context) lws_cancel_service(l->context);
 }
 
-void loop_destroy(loop *l) {
+void agg_loop_destroy(agg_loop *l) {
     if (!l) return;
-    handlers_detach(l->handlers); /* connections closed by the shutdown are not departures */
+    agg_handlers_detach(l->handlers); /* connections closed by the shutdown are not departures */
     lws_context_destroy(l->context);
-    gate_close(l->gate);
+    agg_gate_close(l->gate);
     free(l);
 }

@@ -17,34 +17,35 @@
 #include "peers.h"
 #include "session.h"
 
-typedef struct loop_options {
-    const char *host;       /* bind address (loop_resolve_host), NULL for all */
+typedef struct agg_loop_options {
+    const char *host;       /* bind address (agg_loop_resolve_host), NULL for all */
     int port;               /* 0: one the kernel chooses */
     const char *cert, *key; /* TLS when both set */
     size_t max_message_bytes;
     size_t max_header_bytes; /* a request's line and headers (gate.h) */
     int header_timeout_s;
-    session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
-    int64_t hello_timeout_ms;    /* a WebSocket that says no hello for so long is closed (1008) */
-    const origins *origins;      /* the pages that may open the WebSocket besides the server's own */
-    peers *peers;                /* connections are counted there by address, and refused past its limits */
-} loop_options;
+    agg_session_keepalive keepalive; /* a PING to a silent connection, then a hang-up */
+    int64_t hello_timeout_ms;        /* a WebSocket that says no hello for so long is closed (1008) */
+    const agg_origins *origins;      /* the pages that may open the WebSocket besides the server's own */
+    agg_peers *peers;                /* connections are counted there by address, and refused past its limits */
+} agg_loop_options;
 
-typedef struct loop loop;
+typedef struct agg_loop agg_loop;
 
 /* The address to bind for --host: an IPv4 or IPv6 address or a network
  * interface's name as given, a host name resolved to its first address,
  * "*" for NULL (every address); an error for anything else. */
-int loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err);
+int agg_loop_resolve_host(const char *host, char *address, size_t cap, sdfed_error *err);
 
-/* Listens at once; port 0 takes one the kernel chooses (loop_port). The
+/* Listens at once; port 0 takes one the kernel chooses (agg_loop_port). The
  * site and the handlers are the caller's and outlive the loop. */
-int loop_create(loop **out, const loop_options *opt, http_site *site, handlers *h, sdfed_error *err);
+int agg_loop_create(agg_loop **out, const agg_loop_options *opt, agg_http_site *site, agg_handlers *h,
+                    sdfed_error *err);
 /* The port it listens on. */
-int loop_port(const loop *l);
-/* Serves until loop_stop (from a signal handler) is called. */
-int loop_run(loop *l);
-void loop_stop(loop *l);
-void loop_destroy(loop *l);
+int agg_loop_port(const agg_loop *l);
+/* Serves until agg_loop_stop (from a signal handler) is called. */
+int agg_loop_run(agg_loop *l);
+void agg_loop_stop(agg_loop *l);
+void agg_loop_destroy(agg_loop *l);
 
 #endif

@@ -32,11 +32,11 @@
 #include "peers.h"
 #include "verify.h"
 
-static loop *running;
+static agg_loop *running;
 
 static void on_signal(int sig) {
     (void)sig;
-    if (running) loop_stop(running);
+    if (running) agg_loop_stop(running);
 }
 
 static const char usage[] =
@@ -310,30 +310,30 @@ int main(int argc, char **argv) {
     if (noise > 0 && clip == 0) return native_cli_error(CLI_USAGE, "--noise-multiplier needs --clip-norm");
     if (!a.cert != !a.key) return native_cli_error(CLI_USAGE, "TLS needs both --cert and --key");
     if (a.db && a.state) return native_cli_error(CLI_USAGE, "--state and --db both name the state; give one");
-    if (a.state && store_is_database(a.state))
+    if (a.state && agg_store_is_database(a.state))
         return native_cli_error(CLI_USAGE, "--state takes a folder; a PostgreSQL URI goes to --db");
-    if (a.db && !store_is_database(a.db))
+    if (a.db && !agg_store_is_database(a.db))
         return native_cli_error(CLI_USAGE, "--db must be a postgresql:// or postgres:// URI");
     if (a.db && !strcmp(a.mode, "async"))
         return native_cli_error(CLI_USAGE,
                                 "--db runs a cluster's synchronous rounds; asynchronous rounds run in one process "
                                 "with --state");
-    join_key key, metrics_token;
+    agg_join_key key, metrics_token;
     sdfed_error key_err = {0};
-    if (join_key_set(&key, "--join-key", a.join_key, &key_err) ||
-        join_key_set(&metrics_token, "--metrics-token", a.metrics_token, &key_err))
+    if (agg_join_key_set(&key, "--join-key", a.join_key, &key_err) ||
+        agg_join_key_set(&metrics_token, "--metrics-token", a.metrics_token, &key_err))
         return native_cli_error(CLI_USAGE, "%s", key_err.message);
-    origins pages = {0};
+    agg_origins pages = {0};
     for (int i = 0; i < n_allow_origin; i++) {
         sdfed_error origin_err = {0};
-        if (origins_allow(&pages, allow_origin[i], &origin_err))
+        if (agg_origins_allow(&pages, allow_origin[i], &origin_err))
             return native_cli_error(CLI_USAGE, "%s", origin_err.message);
     }
     const char *where = a.db ? a.db : a.state;
     if (!where) where = "state";
     sdfed_error host_err = {0};
     char bind_address[256];
-    if (loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
+    if (agg_loop_resolve_host(a.host, bind_address, sizeof bind_address, &host_err))
         return native_cli_error(CLI_USAGE, "%s", host_err.message);
 
     /* the task and its model; on any failure below, `done` frees what was made */
@@ -341,15 +341,15 @@ int main(int argc, char **argv) {
     int rc = CLI_FAILED;
     native_model model = {0};
     sdfed_classes cls = {0};
-    store *st = NULL;
-    cluster *cl = NULL;
-    loop *server = NULL;
-    handlers *h = NULL;
-    http_site site = {0};
+    agg_store *st = NULL;
+    agg_cluster *cl = NULL;
+    agg_loop *server = NULL;
+    agg_handlers *h = NULL;
+    agg_http_site site = {0};
     char *description = NULL;
-    federation *fed = NULL;
-    demo *shards = NULL;
-    peers *addresses = NULL;
+    agg_federation *fed = NULL;
+    agg_demo *shards = NULL;
+    agg_peers *addresses = NULL;
     native_fed_data images = {0};
     char resolved[4096];
     sdfed_task task;
@@ -392,18 +392,18 @@ int main(int argc, char **argv) {
 
     /* the state folder or database: this task's, or new */
     char *stored_task = NULL;
-    int stored = store_open(&st, where, &err);
+    int stored = agg_store_open(&st, where, &err);
     if (stored == SDFED_ERR_ARG) { /* a URI libpq cannot read */
         rc = native_cli_error(CLI_USAGE, "--db: %s", err.message);
         goto done;
     }
-    if (stored == SDFED_OK) stored = store_get_meta(st, "task_sha256", &stored_task, &err);
+    if (stored == SDFED_OK) stored = agg_store_get_meta(st, "task_sha256", &stored_task, &err);
     if (stored == SDFED_OK && stored_task && strcmp(stored_task, task_sha) != 0)
         stored =
             sdfed_fail(&err, SDFED_ERR_ARG, "the state in %s belongs to another task (sha256 %.12s...); use another %s",
-                       store_name(st), stored_task, a.db ? "--db" : "--state");
+                       agg_store_name(st), stored_task, a.db ? "--db" : "--state");
     else if (stored == SDFED_OK && !stored_task)
-        stored = store_set_meta(st, "task_sha256", task_sha, &err);
+        stored = agg_store_set_meta(st, "task_sha256", task_sha, &err);
     free(stored_task);
     if (stored) {
         native_cli_error(CLI_FAILED, "%s", err.message);
@@ -413,8 +413,8 @@ int main(int argc, char **argv) {
     sdfed_aggregate_config aggregate = {.rule = rule, .trim = trim, .clip_norm = clip, .noise_multiplier = noise};
     if (a.verify) {
         int mismatches = 0;
-        if (verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
-                          &err)) {
+        if (agg_verify_rounds(st, &task, &model.clip, sdfed_kernels_default(), &cls, &aggregate, stdout, &mismatches,
+                              &err)) {
             native_cli_error(CLI_FAILED, "--verify: %s", err.message);
             goto done;
         }
@@ -427,15 +427,15 @@ int main(int argc, char **argv) {
         char decisions[256], *stored_decisions = NULL;
         snprintf(decisions, sizeof decisions, "aggregate %s trim %g clip %g noise %g min_clients %g over_select %g",
                  a.rule, trim, clip, noise, min_clients, over_select);
-        stored = store_get_meta(st, "decisions", &stored_decisions, &err);
+        stored = agg_store_get_meta(st, "decisions", &stored_decisions, &err);
         if (stored == SDFED_OK && stored_decisions && strcmp(stored_decisions, decisions) != 0)
             stored = sdfed_fail(&err, SDFED_ERR_ARG,
                                 "the cluster in %s decides rounds with '%s'; this node was started with '%s'",
-                                store_name(st), stored_decisions, decisions);
+                                agg_store_name(st), stored_decisions, decisions);
         else if (stored == SDFED_OK && !stored_decisions)
-            stored = store_set_meta(st, "decisions", decisions, &err);
+            stored = agg_store_set_meta(st, "decisions", decisions, &err);
         free(stored_decisions);
-        if (stored == SDFED_OK) stored = cluster_open(&cl, st, lease, &err);
+        if (stored == SDFED_OK) stored = agg_cluster_open(&cl, st, lease, &err);
         if (stored) {
             native_cli_error(CLI_FAILED, "%s", err.message);
             goto done;
@@ -450,30 +450,31 @@ int main(int argc, char **argv) {
     /* demo shards for volunteers without images: a missing dataset only
      * turns them off */
     if (images_rc == SDFED_OK) log_dataset(&images); /* once the state opened: a refused start says one line */
-    if (task.demo && images_rc == SDFED_OK && demo_open(&shards, &task, &images, &err))
+    if (task.demo && images_rc == SDFED_OK && agg_demo_open(&shards, &task, &images, &err))
         native_log_message("warning", "", err.message);
     else if (task.demo && images_rc != SDFED_OK)
         native_log_message("warning", "", images_err.message);
-    federation_options fo = {.async = !strcmp(a.mode, "async"),
-                             .min_clients = (int)min_clients,
-                             .over_select = over_select,
-                             .deadline_ms = (int64_t)(deadline * 1000),
-                             .round_pause_ms = (int64_t)(pause * 1000),
-                             .rejoin_grace_ms = (int64_t)(grace * 1000),
-                             .graph_from_seed = a.graph_from_seed,
-                             .buffer = (int)buffer,
-                             .max_staleness = (int)staleness,
-                             .aggregate = aggregate,
-                             .max_update_norm = max_norm,
-                             .max_samples = (int64_t)max_samples,
-                             .cluster = cl,
-                             .poll_ms = (int64_t)(poll * 1000),
-                             .batch_rows = (int)commit_batch,
-                             .batch_wait_ms = (int64_t)(commit_wait * 1000)};
-    description_model dm = {.url = model_url, .sha256 = model_sha, .size = model.file.size};
-    if (federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
-                        native_clock_ms(native_clock_monotonic_ns()), &err) ||
-        description_write(&task, &dm, federation_get_global(fed).shape, demo_shards(shards), &description, &err)) {
+    agg_federation_options fo = {.async = !strcmp(a.mode, "async"),
+                                 .min_clients = (int)min_clients,
+                                 .over_select = over_select,
+                                 .deadline_ms = (int64_t)(deadline * 1000),
+                                 .round_pause_ms = (int64_t)(pause * 1000),
+                                 .rejoin_grace_ms = (int64_t)(grace * 1000),
+                                 .graph_from_seed = a.graph_from_seed,
+                                 .buffer = (int)buffer,
+                                 .max_staleness = (int)staleness,
+                                 .aggregate = aggregate,
+                                 .max_update_norm = max_norm,
+                                 .max_samples = (int64_t)max_samples,
+                                 .cluster = cl,
+                                 .poll_ms = (int64_t)(poll * 1000),
+                                 .batch_rows = (int)commit_batch,
+                                 .batch_wait_ms = (int64_t)(commit_wait * 1000)};
+    agg_description_model dm = {.url = model_url, .sha256 = model_sha, .size = model.file.size};
+    if (agg_federation_open(&fed, &task, &model.clip, sdfed_kernels_default(), &cls, st, &fo,
+                            native_clock_ms(native_clock_monotonic_ns()), &err) ||
+        agg_description_write(&task, &dm, agg_federation_get_global(fed).shape, agg_demo_shards(shards), &description,
+                              &err)) {
         native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
@@ -482,58 +483,58 @@ int main(int argc, char **argv) {
         rc = fitted;
         goto done;
     }
-    peers_limits pl = {.max_addresses = (int)max_addresses,
-                       .max_connections = (int)max_connections,
-                       .reserve = (int)status_reserve,
-                       .max_connections_per_address = (int)per_address,
-                       .max_file_sends = (int)file_sends,
-                       .key_failures = (int)key_failures,
-                       .key_lockout_ms = (int64_t)(key_lockout * 1000),
-                       .registrations_per_minute = (int)registrations};
-    if (peers_open(&addresses, &pl, &err)) {
+    agg_peers_limits pl = {.max_addresses = (int)max_addresses,
+                           .max_connections = (int)max_connections,
+                           .reserve = (int)status_reserve,
+                           .max_connections_per_address = (int)per_address,
+                           .max_file_sends = (int)file_sends,
+                           .key_failures = (int)key_failures,
+                           .key_lockout_ms = (int64_t)(key_lockout * 1000),
+                           .registrations_per_minute = (int)registrations};
+    if (agg_peers_open(&addresses, &pl, &err)) {
         native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
-    handlers_options ho = {.join_key = &key,
-                           .peers = addresses,
-                           .registrations_per_minute = (int)registrations,
+    agg_handlers_options ho = {.join_key = &key,
+                               .peers = addresses,
+                               .registrations_per_minute = (int)registrations,
+                               .description = description,
+                               .max_message_bytes = (size_t)max_bytes,
+                               .rate_limit = (int)rate,
+                               .rate_window_ms = (int64_t)(rate_window * 1000),
+                               .max_refusals = (int)refusals};
+    site = (agg_http_site){.web_dir = web,
+                           .wasm_dir = wasm,
+                           .model_path = model_path,
+                           .model_sha256 = model_sha,
                            .description = description,
+                           .fed = fed,
+                           .demo = shards,
+                           .demo_leases_per_address = (int)demo_leases,
+                           .peers = addresses,
+                           .join_key = &key,
+                           .metrics_token = &metrics_token,
+                           .status = {.fed = fed,
+                                      .peers = addresses,
+                                      .join_key = &key,
+                                      .metrics_token = &metrics_token,
+                                      .st = st,
+                                      .cl = cl,
+                                      .model_sha256 = model_sha,
+                                      .name = sdfed_task_name(&task),
+                                      .description = sdfed_task_description(&task)}};
+    agg_loop_options lo = {.host = a.host ? bind_address : NULL,
+                           .port = (int)port,
+                           .cert = a.cert,
+                           .key = a.key,
                            .max_message_bytes = (size_t)max_bytes,
-                           .rate_limit = (int)rate,
-                           .rate_window_ms = (int64_t)(rate_window * 1000),
-                           .max_refusals = (int)refusals};
-    site = (http_site){.web_dir = web,
-                       .wasm_dir = wasm,
-                       .model_path = model_path,
-                       .model_sha256 = model_sha,
-                       .description = description,
-                       .fed = fed,
-                       .demo = shards,
-                       .demo_leases_per_address = (int)demo_leases,
-                       .peers = addresses,
-                       .join_key = &key,
-                       .metrics_token = &metrics_token,
-                       .status = {.fed = fed,
-                                  .peers = addresses,
-                                  .join_key = &key,
-                                  .metrics_token = &metrics_token,
-                                  .st = st,
-                                  .cl = cl,
-                                  .model_sha256 = model_sha,
-                                  .name = sdfed_task_name(&task),
-                                  .description = sdfed_task_description(&task)}};
-    loop_options lo = {.host = a.host ? bind_address : NULL,
-                       .port = (int)port,
-                       .cert = a.cert,
-                       .key = a.key,
-                       .max_message_bytes = (size_t)max_bytes,
-                       .max_header_bytes = (size_t)max_header,
-                       .header_timeout_s = 5,
-                       .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
-                       .hello_timeout_ms = (int64_t)(hello_timeout * 1000),
-                       .origins = &pages,
-                       .peers = addresses};
-    if (handlers_create(&h, &ho, fed, st, &err) || loop_create(&server, &lo, &site, h, &err)) {
+                           .max_header_bytes = (size_t)max_header,
+                           .header_timeout_s = 5,
+                           .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
+                           .hello_timeout_ms = (int64_t)(hello_timeout * 1000),
+                           .origins = &pages,
+                           .peers = addresses};
+    if (agg_handlers_create(&h, &ho, fed, st, &err) || agg_loop_create(&server, &lo, &site, h, &err)) {
         native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;
     }
@@ -546,7 +547,7 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the store's writes (a store fault), not the server */
-    int bound = loop_port(server);
+    int bound = agg_loop_port(server);
     char number[16];
     snprintf(number, sizeof number, "%d\n", bound);
     if (a.port_file && native_write_file(a.port_file, number, &err)) {
@@ -557,21 +558,21 @@ int main(int argc, char **argv) {
                 "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
                 "\"model_sha256\": \"%s\"",
                 bind_address, bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
-                store_name(st), model_sha);
-    rc = loop_run(server) ? CLI_FAILED : CLI_OK;
+                agg_store_name(st), model_sha);
+    rc = agg_loop_run(server) ? CLI_FAILED : CLI_OK;
     native_log("stopping", "");
     if (a.port_file) remove(a.port_file);
 done:
-    loop_destroy(server);
-    handlers_destroy(h);
-    peers_close(addresses);
-    status_board_free(&site.status);
+    agg_loop_destroy(server);
+    agg_handlers_destroy(h);
+    agg_peers_close(addresses);
+    agg_status_board_free(&site.status);
     free(description);
-    federation_close(fed);
-    demo_close(shards);
+    agg_federation_close(fed);
+    agg_demo_close(shards);
     native_fed_data_free(&images);
-    cluster_close(cl);
-    store_close(st);
+    agg_cluster_close(cl);
+    agg_store_close(st);
     sdfed_classes_free(&cls);
     native_model_close(&model);
     sdfed_task_free(&task);

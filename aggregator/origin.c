@@ -53,7 +53,7 @@ static int parse_origin(const char *origin, char *out, size_t cap, char *host, s
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-int origins_allow(origins *o, const char *origin, sdfed_error *err) {
+int agg_origins_allow(agg_origins *o, const char *origin, sdfed_error *err) {
     char host[ORIGIN_MAX];
     int port;
     if (strcmp(origin, "*") == 0) {
@@ -71,7 +71,7 @@ int origins_allow(origins *o, const char *origin, sdfed_error *err) {
     return SDFED_OK;
 }
 
-int origins_let_in(const origins *o, const char *origin, const char *host) {
+int agg_origins_let_in(const agg_origins *o, const char *origin, const char *host) {
     if (!origin || o->any) return 1;
     char written[ORIGIN_MAX], origin_host[ORIGIN_MAX], own_host[ORIGIN_MAX];
     int origin_port, own_port;

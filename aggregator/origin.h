@@ -17,16 +17,16 @@
 
 enum { ORIGIN_MAX = 256, ORIGINS_ALLOWED_MAX = 16 };
 
-typedef struct origins {
+typedef struct agg_origins {
     char allowed[ORIGINS_ALLOWED_MAX][ORIGIN_MAX]; /* as RFC 6454 writes them */
     int n;
     int any; /* "*" was given */
-} origins;
+} agg_origins;
 
 /* Adds an --allow-origin value: "scheme://host[:port]" or "*"; an error
  * naming it when it is not an origin or there are too many. */
-int origins_allow(origins *o, const char *origin, sdfed_error *err);
+int agg_origins_allow(agg_origins *o, const char *origin, sdfed_error *err);
 /* Whether an upgrade with this Origin (NULL: none) and Host may come in. */
-int origins_let_in(const origins *o, const char *origin, const char *host);
+int agg_origins_let_in(const agg_origins *o, const char *origin, const char *host);
 
 #endif

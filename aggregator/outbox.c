@@ -10,8 +10,8 @@
 #include "base/grow.h"
 #include "native/log.h"
 
-void outbox_put(outbox *o, federation_message m) {
-    federation_message *grown = sdfed_grow(o->messages, &o->cap, o->n, sizeof *grown);
+void agg_outbox_put(agg_outbox *o, agg_federation_message m) {
+    agg_federation_message *grown = sdfed_grow(o->messages, &o->cap, o->n, sizeof *grown);
     if (!grown) {
         free(m.bytes);
         native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
@@ -21,40 +21,42 @@ void outbox_put(outbox *o, federation_message m) {
     o->messages[o->n++] = m;
 }
 
-void outbox_clear(outbox *o) {
+void agg_outbox_clear(agg_outbox *o) {
     for (int i = 0; i < o->n; i++) free(o->messages[i].bytes);
     o->n = 0;
 }
 
-void outbox_free(outbox *o) {
-    outbox_clear(o);
+void agg_outbox_free(agg_outbox *o) {
+    agg_outbox_clear(o);
     free(o->messages);
     memset(o, 0, sizeof *o);
 }
 
-void outbox_round_start(outbox *o, int64_t client, int64_t round, int64_t deadline_ms) {
-    outbox_put(o, (federation_message){
-                      .type = FEDERATION_ROUND_START, .client = client, .round = round, .deadline_ms = deadline_ms});
+void agg_outbox_round_start(agg_outbox *o, int64_t client, int64_t round, int64_t deadline_ms) {
+    agg_outbox_put(o,
+                   (agg_federation_message){
+                       .type = FEDERATION_ROUND_START, .client = client, .round = round, .deadline_ms = deadline_ms});
 }
 
-void outbox_wait(outbox *o, int64_t client, int64_t round, const char *reason) {
-    outbox_put(o, (federation_message){.type = FEDERATION_WAIT, .client = client, .round = round, .reason = reason});
+void agg_outbox_wait(agg_outbox *o, int64_t client, int64_t round, const char *reason) {
+    agg_outbox_put(
+        o, (agg_federation_message){.type = FEDERATION_WAIT, .client = client, .round = round, .reason = reason});
 }
 
-void outbox_wait_paced(outbox *o, int64_t client, int64_t round, int64_t retry_after_ms) {
-    outbox_put(o, (federation_message){.type = FEDERATION_WAIT,
-                                       .client = client,
-                                       .round = round,
-                                       .reason = "paced",
-                                       .retry_after_ms = retry_after_ms});
+void agg_outbox_wait_paced(agg_outbox *o, int64_t client, int64_t round, int64_t retry_after_ms) {
+    agg_outbox_put(o, (agg_federation_message){.type = FEDERATION_WAIT,
+                                               .client = client,
+                                               .round = round,
+                                               .reason = "paced",
+                                               .retry_after_ms = retry_after_ms});
 }
 
-void outbox_done(outbox *o, int64_t client, int64_t rounds) {
-    outbox_put(o, (federation_message){.type = FEDERATION_DONE, .client = client, .rounds = rounds});
+void agg_outbox_done(agg_outbox *o, int64_t client, int64_t rounds) {
+    agg_outbox_put(o, (agg_federation_message){.type = FEDERATION_DONE, .client = client, .rounds = rounds});
 }
 
-void outbox_refusal(outbox *o, int64_t client, int64_t round, sdfed_code code, const char *format, ...) {
-    federation_message m = {.type = FEDERATION_REFUSAL, .client = client, .round = round, .code = code};
+void agg_outbox_refusal(agg_outbox *o, int64_t client, int64_t round, sdfed_code code, const char *format, ...) {
+    agg_federation_message m = {.type = FEDERATION_REFUSAL, .client = client, .round = round, .code = code};
     char why[256];
     static_assert(sizeof m.text >= sizeof why, "a refusal's text holds its reason");
     va_list args;
@@ -62,5 +64,5 @@ void outbox_refusal(outbox *o, int64_t client, int64_t round, sdfed_code code, c
     vsnprintf(why, sizeof why, format, args);
     va_end(args);
     memcpy(m.text, why, sizeof why);
-    outbox_put(o, m);
+    agg_outbox_put(o, m);
 }

@@ -10,23 +10,23 @@
 
 #include "fed/pace.h"
 
-typedef struct pace_client {
+typedef struct agg_pace_client {
     int64_t client;
     sdfed_pace pace;
-} pace_client;
+} agg_pace_client;
 
-typedef struct pace_board {
-    pace_client *clients;
+typedef struct agg_pace_board {
+    agg_pace_client *clients;
     int n, cap;
-} pace_board;
+} agg_pace_board;
 
 /* The client was sampled for `round`, which ended at its deadline without
  * its update; SDFED_ERR_NOMEM when memory ran out (the miss not counted). */
-int pace_missed(pace_board *b, int64_t client, int64_t round);
+int agg_pace_missed(agg_pace_board *b, int64_t client, int64_t round);
 /* The client reported an update. */
-void pace_reported(pace_board *b, int64_t client);
+void agg_pace_reported(agg_pace_board *b, int64_t client);
 /* The rounds from `round` on that the client sits out (0: none). */
-int64_t pace_rounds_out(const pace_board *b, int64_t client, int64_t round);
-void pace_free(pace_board *b);
+int64_t agg_pace_rounds_out(const agg_pace_board *b, int64_t client, int64_t round);
+void agg_pace_free(agg_pace_board *b);
 
 #endif

@@ -18,7 +18,7 @@
 #define MINUTE_MS 60000
 
 typedef struct peer {
-    peer_address address;
+    agg_peer_address address;
     int32_t chain;        /* the next entry of its bucket, or of the unused ones; -1 ends */
     int32_t older, newer; /* in the idle list (no connection); -1 ends */
     int used, connections;
@@ -29,8 +29,8 @@ typedef struct peer {
     int64_t heard_ms;
 } peer;
 
-struct peers {
-    peers_limits limits;
+struct agg_peers {
+    agg_peers_limits limits;
     peer *entries;
     int32_t *buckets; /* -1: empty */
     uint32_t bucket_mask;
@@ -57,12 +57,12 @@ static const char *const refusal_names[] = {
 };
 static_assert(sizeof refusal_names / sizeof refusal_names[0] == PEERS_REFUSAL_COUNT, "a name for every refusal");
 
-const char *peers_refusal_name(peers_refusal why) { return refusal_names[why]; }
+const char *agg_peers_refusal_name(agg_peers_refusal why) { return refusal_names[why]; }
 
 /* ------------------------------------------------------------ addresses */
 
-peer_address peers_address(const struct sockaddr *sa) {
-    peer_address a = {.bytes = {0}};
+agg_peer_address agg_peers_address(const struct sockaddr *sa) {
+    agg_peer_address a = {.bytes = {0}};
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
         a.bytes[10] = a.bytes[11] = 0xff;
@@ -76,12 +76,12 @@ peer_address peers_address(const struct sockaddr *sa) {
     return a;
 }
 
-static int is_ipv4(const peer_address *a) {
+static int is_ipv4(const agg_peer_address *a) {
     static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
     return memcmp(a->bytes, mapped, 12) == 0;
 }
 
-void peers_address_text(const peer_address *a, char *out, size_t cap) {
+void agg_peers_address_text(const agg_peer_address *a, char *out, size_t cap) {
     char text[INET6_ADDRSTRLEN];
     if (is_ipv4(a)) {
         inet_ntop(AF_INET, a->bytes + 12, text, sizeof text);
@@ -102,14 +102,14 @@ static uint64_t mix(uint64_t x) { /* splitmix64's finaliser */
     return x ^ (x >> 31);
 }
 
-static uint32_t bucket_of(const peers *p, const peer_address *a) {
+static uint32_t bucket_of(const agg_peers *p, const agg_peer_address *a) {
     uint64_t high, low;
     memcpy(&high, a->bytes, 8);
     memcpy(&low, a->bytes + 8, 8);
     return (uint32_t)mix(mix(high ^ p->seed) ^ low) & p->bucket_mask;
 }
 
-static void idle_remove(peers *p, int32_t i) {
+static void idle_remove(agg_peers *p, int32_t i) {
     peer *e = &p->entries[i];
     if (e->older >= 0)
         p->entries[e->older].newer = e->newer;
@@ -122,7 +122,7 @@ static void idle_remove(peers *p, int32_t i) {
     e->older = e->newer = -1;
 }
 
-static void idle_append(peers *p, int32_t i) {
+static void idle_append(agg_peers *p, int32_t i) {
     peer *e = &p->entries[i];
     e->older = p->idle_newest;
     e->newer = -1;
@@ -133,14 +133,14 @@ static void idle_append(peers *p, int32_t i) {
     p->idle_newest = i;
 }
 
-static int32_t find(const peers *p, const peer_address *a) {
+static int32_t find(const agg_peers *p, const agg_peer_address *a) {
     for (int32_t i = p->buckets[bucket_of(p, a)]; i >= 0; i = p->entries[i].chain)
         if (memcmp(p->entries[i].address.bytes, a->bytes, 16) == 0) return i;
     return -1;
 }
 
 /* Forgets entry i (idle): out of its chain and the idle list, unused. */
-static void forget(peers *p, int32_t i) {
+static void forget(agg_peers *p, int32_t i) {
     peer *e = &p->entries[i];
     int32_t *link = &p->buckets[bucket_of(p, &e->address)];
     while (*link != i) link = &p->entries[*link].chain;
@@ -153,7 +153,7 @@ static void forget(peers *p, int32_t i) {
 
 /* a's entry, made (idle, holding nothing) when it has none; -1 when the
  * table is full of addresses that hold connections. */
-static int32_t entry(peers *p, const peer_address *a, int64_t now_ms) {
+static int32_t entry(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
     int32_t i = find(p, a);
     if (i < 0) {
         if (p->unused < 0 && p->idle_oldest >= 0) forget(p, p->idle_oldest);
@@ -181,14 +181,14 @@ static int holds_nothing(const peer *e, int64_t now_ms) {
            ((e->key_failures == 0 && e->lockouts == 0) || now_ms - e->last_failure_ms >= DAY_MS);
 }
 
-int peers_open(peers **out, const peers_limits *limits, sdfed_error *err) {
+int agg_peers_open(agg_peers **out, const agg_peers_limits *limits, sdfed_error *err) {
     *out = NULL;
     if (limits->max_addresses < limits->max_connections + limits->reserve)
         return sdfed_fail(err, SDFED_ERR_ARG, "peers: room for %d addresses, fewer than the %d connections it may hold",
                           limits->max_addresses, limits->max_connections + limits->reserve);
     uint32_t n_buckets = 1;
     while (n_buckets < 2 * (uint32_t)limits->max_addresses) n_buckets *= 2;
-    peers *p = calloc(1, sizeof *p);
+    agg_peers *p = calloc(1, sizeof *p);
     peer *entries = p ? calloc((size_t)limits->max_addresses, sizeof *entries) : NULL;
     int32_t *buckets = entries ? malloc(sizeof *buckets * n_buckets) : NULL;
     if (!buckets) {
@@ -196,15 +196,15 @@ int peers_open(peers **out, const peers_limits *limits, sdfed_error *err) {
         free(p);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "peers: out of memory for %d addresses", limits->max_addresses);
     }
-    *p = (peers){.limits = *limits,
-                 .entries = entries,
-                 .buckets = buckets,
-                 .bucket_mask = n_buckets - 1,
-                 .unused = 0,
-                 .idle_oldest = -1,
-                 .idle_newest = -1};
+    *p = (agg_peers){.limits = *limits,
+                     .entries = entries,
+                     .buckets = buckets,
+                     .bucket_mask = n_buckets - 1,
+                     .unused = 0,
+                     .idle_oldest = -1,
+                     .idle_newest = -1};
     if (getrandom(&p->seed, sizeof p->seed, 0) != (ssize_t)sizeof p->seed) {
-        peers_close(p);
+        agg_peers_close(p);
         return sdfed_fail(err, SDFED_ERR_IO, "peers: no random seed for the address table (getrandom)");
     }
     for (uint32_t b = 0; b < n_buckets; b++) buckets[b] = -1;
@@ -214,7 +214,7 @@ int peers_open(peers **out, const peers_limits *limits, sdfed_error *err) {
     return SDFED_OK;
 }
 
-void peers_close(peers *p) {
+void agg_peers_close(agg_peers *p) {
     if (!p) return;
     free(p->entries);
     free(p->buckets);
@@ -223,8 +223,8 @@ void peers_close(peers *p) {
 
 /* ---------------------------------------------------------- connections */
 
-peers_admission peers_connect(peers *p, const peer_address *a, int64_t now_ms) {
-    const peers_limits *lim = &p->limits;
+agg_peers_admission agg_peers_connect(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
+    const agg_peers_limits *lim = &p->limits;
     int32_t i = entry(p, a, now_ms); /* found, or room made: the table has room for every connection */
     if (i >= 0 && p->entries[i].connections >= lim->max_connections_per_address) {
         p->refused[PEERS_REFUSED_ADDRESS_CONNECTIONS]++;
@@ -239,7 +239,7 @@ peers_admission peers_connect(peers *p, const peer_address *a, int64_t now_ms) {
     return p->connections++ < lim->max_connections ? PEERS_ADMITTED : PEERS_IN_RESERVE;
 }
 
-void peers_disconnect(peers *p, const peer_address *a, int64_t now_ms) {
+void agg_peers_disconnect(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
     int32_t i = find(p, a);
     if (i < 0 || p->entries[i].connections == 0) return; /* not admitted: nothing to give back */
     peer *e = &p->entries[i];
@@ -248,7 +248,7 @@ void peers_disconnect(peers *p, const peer_address *a, int64_t now_ms) {
     if (--e->connections == 0) idle_append(p, i);
 }
 
-int peers_file_begin(peers *p) {
+int agg_peers_file_begin(agg_peers *p) {
     if (p->file_sends >= p->limits.max_file_sends) {
         p->refused[PEERS_REFUSED_FILE_SENDS]++;
         return 0;
@@ -257,16 +257,16 @@ int peers_file_begin(peers *p) {
     return 1;
 }
 
-void peers_files_end(peers *p, int n) { p->file_sends -= n; }
+void agg_peers_files_end(agg_peers *p, int n) { p->file_sends -= n; }
 
 /* ------------------------------------------------------------ join keys */
 
-int64_t peers_key_locked_ms(peers *p, const peer_address *a, int64_t now_ms) {
+int64_t agg_peers_key_locked_ms(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
     int32_t i = find(p, a);
     return i >= 0 && p->entries[i].locked_until_ms > now_ms ? p->entries[i].locked_until_ms - now_ms : 0;
 }
 
-int64_t peers_key_failed(peers *p, const peer_address *a, int64_t now_ms) {
+int64_t agg_peers_key_failed(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
     int32_t i = entry(p, a, now_ms);
     if (i < 0) return 0;
     peer *e = &p->entries[i];
@@ -281,14 +281,14 @@ int64_t peers_key_failed(peers *p, const peer_address *a, int64_t now_ms) {
     return lockout;
 }
 
-void peers_key_succeeded(peers *p, const peer_address *a) {
+void agg_peers_key_succeeded(agg_peers *p, const agg_peer_address *a) {
     int32_t i = find(p, a);
     if (i >= 0) p->entries[i].key_failures = 0;
 }
 
 /* -------------------------------------------------------- registrations */
 
-int64_t peers_register(peers *p, const peer_address *a, int64_t now_ms) {
+int64_t agg_peers_register(agg_peers *p, const agg_peer_address *a, int64_t now_ms) {
     int32_t i = entry(p, a, now_ms);
     if (i < 0) return 0;
     peer *e = &p->entries[i];
@@ -306,9 +306,9 @@ int64_t peers_register(peers *p, const peer_address *a, int64_t now_ms) {
 
 /* ---------------------------------------------------------------- upkeep */
 
-void peers_refused(peers *p, peers_refusal why) { p->refused[why]++; }
+void agg_peers_refused(agg_peers *p, agg_peers_refusal why) { p->refused[why]++; }
 
-void peers_expire(peers *p, int64_t now_ms) {
+void agg_peers_expire(agg_peers *p, int64_t now_ms) {
     if (now_ms - p->expired_ms < 1000) return;
     p->expired_ms = now_ms;
     for (int32_t i = p->idle_oldest, next; i >= 0; i = next) {
@@ -317,8 +317,8 @@ void peers_expire(peers *p, int64_t now_ms) {
     }
 }
 
-void peers_get_stats(const peers *p, int64_t now_ms, peers_stats *out) {
-    *out = (peers_stats){.connections = p->connections, .file_sends = p->file_sends, .addresses = p->addresses};
+void agg_peers_get_stats(const agg_peers *p, int64_t now_ms, agg_peers_stats *out) {
+    *out = (agg_peers_stats){.connections = p->connections, .file_sends = p->file_sends, .addresses = p->addresses};
     for (int32_t i = 0; i < p->limits.max_addresses; i++)
         if (p->entries[i].used && p->entries[i].locked_until_ms > now_ms) out->locked++;
     memcpy(out->refused, p->refused, sizeof out->refused);

@@ -15,25 +15,25 @@
 
 #include "federation.h"
 
-typedef struct presence_departure {
+typedef struct agg_presence_departure {
     int64_t client, round; /* round -1: not a departure from a round */
-} presence_departure;
+} agg_presence_departure;
 
 /* Removals the store refused, to be tried again. */
-typedef struct presence_queue {
-    presence_departure *departures;
+typedef struct agg_presence_queue {
+    agg_presence_departure *departures;
     int n, cap;
-} presence_queue;
+} agg_presence_queue;
 
 /* A client joined this node: its row waits for the batch. */
-void presence_arrive(federation *f, int64_t client, int shard, int64_t now_ms);
+void agg_presence_arrive(agg_federation *f, int64_t client, int shard, int64_t now_ms);
 /* A client's connection to this node closed; round: the round it departs
  * from (-1: none). Whether its row was this node's and is removed (0: the
  * client is another node's now, or the store refused, and a tick tries
  * again). */
-int presence_depart(federation *f, int64_t client, int64_t round);
+int agg_presence_depart(agg_federation *f, int64_t client, int64_t round);
 /* A tick: the removals and the rows the store refused before. */
-void presence_retry(federation *f);
-void presence_free(presence_queue *q);
+void agg_presence_retry(agg_federation *f);
+void agg_presence_free(agg_presence_queue *q);
 
 #endif

@@ -10,10 +10,12 @@
  * connection, whose request line the gate checks before lws parses it
  * (gate.h). TLS connections, which the gate does not see, keep lws's
  * keep-alive (and HTTP/2, where a Connection header is malformed). */
-int response_closes(struct lws *wsi) { return !lws_is_ssl(lws_get_network_wsi(wsi)); }
+int agg_response_closes(struct lws *wsi) { return !lws_is_ssl(lws_get_network_wsi(wsi)); }
 
 /* What the callback returns once a response is complete. */
-static int completed(struct lws *wsi) { return response_closes(wsi) || lws_http_transaction_completed(wsi) ? -1 : 0; }
+static int completed(struct lws *wsi) {
+    return agg_response_closes(wsi) || lws_http_transaction_completed(wsi) ? -1 : 0;
+}
 
 /* Headers every response carries: cross-origin isolation (so the page can
  * use threads), no content sniffing, the content security policy (scripts,
@@ -41,7 +43,7 @@ static int add_header(struct lws *wsi, const char *name, const char *value, unsi
 static int add_common(struct lws *wsi, unsigned char **p, unsigned char *end) {
     for (size_t i = 0; i < sizeof common_headers / sizeof common_headers[0]; i++)
         if (add_header(wsi, common_headers[i].name, common_headers[i].value, p, end)) return 1;
-    return response_closes(wsi) && add_header(wsi, "connection:", "close", p, end);
+    return agg_response_closes(wsi) && add_header(wsi, "connection:", "close", p, end);
 }
 
 /* The reason phrase of the statuses this server refuses with. */
@@ -57,7 +59,8 @@ static const char *reason_phrase(int status) {
     return "";
 }
 
-int response_text_bytes(char *out, size_t cap, int status, const char *text, const char *header, const char *value) {
+int agg_response_text_bytes(char *out, size_t cap, int status, const char *text, const char *header,
+                            const char *value) {
     size_t body = strlen(text) + 1;
     int n = snprintf(out, cap,
                      "HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\n"
@@ -91,20 +94,20 @@ static int send_whole(struct lws *wsi, int status, const char *type, const char 
     return completed(wsi);
 }
 
-int response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache) {
+int agg_response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache) {
     return send_whole(wsi, status, type, body, len, cache, NULL, NULL);
 }
 
-int response_refuse(struct lws *wsi, int status, const char *text, const char *header, const char *value) {
+int agg_response_refuse(struct lws *wsi, int status, const char *text, const char *header, const char *value) {
     char body[512];
     int len = snprintf(body, sizeof body, "%s\n", text);
     return send_whole(wsi, status, "text/plain", body, len < (int)sizeof body ? (size_t)len : sizeof body - 1,
                       "no-store", header, value);
 }
 
-int response_not_found(struct lws *wsi) {
+int agg_response_not_found(struct lws *wsi) {
     static const char body[] = "not found\n";
-    return response_send(wsi, HTTP_STATUS_NOT_FOUND, "text/plain", body, sizeof body - 1, "no-store");
+    return agg_response_send(wsi, HTTP_STATUS_NOT_FOUND, "text/plain", body, sizeof body - 1, "no-store");
 }
 
 static const char *mime_of(const char *path) {
@@ -149,10 +152,10 @@ static int lists_etag(const char *value, const char *etag) {
     return listed;
 }
 
-int response_file(struct lws *wsi, const char *file, const char *etag, int *sending) {
+int agg_response_file(struct lws *wsi, const char *file, const char *etag, int *sending) {
     *sending = 0;
     struct stat st;
-    if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return response_not_found(wsi);
+    if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) return agg_response_not_found(wsi);
     unsigned char extra[RESPONSE_HEAD_MAX], *p = extra, *end = extra + sizeof extra;
     if (add_common(wsi, &p, end)) return 1;
     const char *cache = etag ? "public, max-age=31536000, immutable" : "no-cache";

@@ -24,28 +24,28 @@ enum { RESPONSE_TOO_MANY_REQUESTS = 429, RESPONSE_HEADERS_TOO_LARGE = 431 };
 
 /* A whole response from memory; cache is the Cache-Control value or NULL.
  * Returns what the lws HTTP callback returns. */
-int response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache);
+int agg_response_send(struct lws *wsi, int status, const char *type, const char *body, size_t len, const char *cache);
 /* 404 with a one-line text body. */
-int response_not_found(struct lws *wsi);
+int agg_response_not_found(struct lws *wsi);
 /* A file, streamed by lws; with an etag (the content's hash) it is cached
  * for a year, and a request whose If-None-Match lists its entity tag (weak
  * or strong, RFC 9110 13.1.2) or is "*" is answered 304. *sending: 1 when
  * the file is on its way (LWS_CALLBACK_HTTP_FILE_COMPLETION follows, unless
  * the connection ends first), 0 when the answer is whole already. */
-int response_file(struct lws *wsi, const char *file, const char *etag, int *sending);
+int agg_response_file(struct lws *wsi, const char *file, const char *etag, int *sending);
 /* Whether the connection closes after its response (plain HTTP). */
-int response_closes(struct lws *wsi);
+int agg_response_closes(struct lws *wsi);
 
 /* A refusal: status (400, 401, 403, 405, 429, 431 or 503) with a
  * one-line text/plain body (text and a line break), not to be cached, and
  * one header more when header is set ("allow" with 405, "retry-after" with
  * 429 and 503, "www-authenticate" with 401). Returns what the lws HTTP
  * callback returns. */
-int response_refuse(struct lws *wsi, int status, const char *text, const char *header, const char *value);
+int agg_response_refuse(struct lws *wsi, int status, const char *text, const char *header, const char *value);
 /* The same refusal as raw bytes, with the headers every response carries:
  * for a socket lws does not own (the gate's), and for a WebSocket upgrade
  * refused before lws answers it. Its length, or -1 when it does not fit in
  * cap. */
-int response_text_bytes(char *out, size_t cap, int status, const char *text, const char *header, const char *value);
+int agg_response_text_bytes(char *out, size_t cap, int status, const char *text, const char *header, const char *value);
 
 #endif

@@ -7,26 +7,26 @@
 
 #include <stdint.h>
 
-typedef struct roster_client {
+typedef struct agg_roster_client {
     int64_t id;
     int shard;        /* -1: none */
     int64_t assigned; /* the round policy's own number for it (async: the version it trains on, -1 idle) */
     int present;      /* cluster: its presence row is stored (else stored again on a tick) */
-} roster_client;
+} agg_roster_client;
 
-typedef struct roster {
-    roster_client *clients;
+typedef struct agg_roster {
+    agg_roster_client *clients;
     int n, cap;
-} roster;
+} agg_roster;
 
-roster_client *roster_find(roster *r, int64_t id);
+agg_roster_client *agg_roster_find(agg_roster *r, int64_t id);
 /* The client, as new (assigned -1, not present), whether it was on the
  * roster already (*again) or is added; NULL when memory ran out. */
-roster_client *roster_join(roster *r, int64_t id, int shard, int *again);
+agg_roster_client *agg_roster_join(agg_roster *r, int64_t id, int shard, int *again);
 /* Takes the client off (the last one takes its place). */
-void roster_remove(roster *r, int64_t id);
+void agg_roster_remove(agg_roster *r, int64_t id);
 /* Whether a client on the roster holds shard k. */
-int roster_holds_shard(const roster *r, int shard);
-void roster_free(roster *r);
+int agg_roster_holds_shard(const agg_roster *r, int shard);
+void agg_roster_free(agg_roster *r);
 
 #endif

@@ -10,14 +10,14 @@
 #include "native/log.h"
 
 static int compare_clients(const void *a, const void *b) {
-    const roster_client *x = a, *y = b;
+    const agg_roster_client *x = a, *y = b;
     int64_t sx = x->shard < 0 ? INT64_MAX : x->shard, sy = y->shard < 0 ? INT64_MAX : y->shard;
     if (sx != sy) return sx < sy ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* The connected clients, this process's or (cluster) every node's. */
-static int connected_clients(federation *f, roster_client **out, int *count) {
+static int connected_clients(agg_federation *f, agg_roster_client **out, int *count) {
     *out = NULL;
     *count = 0;
     if (!f->cl) {
@@ -27,19 +27,19 @@ static int connected_clients(federation *f, roster_client **out, int *count) {
         return SDFED_OK;
     }
     int64_t *clients;
-    int *shards, n, rc = store_present_clients(f->st, &clients, &shards, &n, NULL);
+    int *shards, n, rc = agg_store_present_clients(f->st, &clients, &shards, &n, NULL);
     if (rc) return rc;
     if (n && !(*out = malloc(sizeof **out * (size_t)n))) rc = SDFED_ERR_NOMEM;
     for (int i = 0; rc == SDFED_OK && i < n; i++)
-        (*out)[i] = (roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
+        (*out)[i] = (agg_roster_client){.id = clients[i], .shard = shards[i], .assigned = -1, .present = 1};
     *count = rc ? 0 : n;
     free(clients);
     free(shards);
     return rc;
 }
 
-int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms) {
-    roster_client *sorted;
+int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms) {
+    agg_roster_client *sorted;
     int count;
     int rc = connected_clients(f, &sorted, &count);
     if (rc) return rc; /* the store reports its fault */
@@ -55,7 +55,7 @@ int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int6
         qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
         int n = 0;
         for (int i = 0; i < count; i++)
-            if (pace_rounds_out(&f->pace, sorted[i].id, f->round) == 0) candidates[n++] = sorted[i].id;
+            if (agg_pace_rounds_out(&f->pace, sorted[i].id, f->round) == 0) candidates[n++] = sorted[i].id;
         if (n < f->opt.min_clients || n == 0) { /* too few would be left: nobody sits out */
             for (int i = 0; i < count; i++) candidates[i] = sorted[i].id;
             n = count;
@@ -71,15 +71,15 @@ int core_round_choose(federation *f, sdfed_rng *sampler, sdfed_round *next, int6
         return rc;
     }
     sdfed_error err = {0};
-    rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_START, &err);
-    if (rc == SDFED_OK) rc = store_start_round(f->st, f->round, next->clients, next->n_clients, sampler->s, &err);
-    if (rc == SDFED_OK) rc = store_commit_decision(f->st, &err);
+    rc = agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_START, &err);
+    if (rc == SDFED_OK) rc = agg_store_start_round(f->st, f->round, next->clients, next->n_clients, sampler->s, &err);
+    if (rc == SDFED_OK) rc = agg_store_commit_decision(f->st, &err);
     if (rc) {
         /* tried again next tick; the store reports its fault (store.h) */
-        store_abort_decision(f->st);
+        agg_store_abort_decision(f->st);
         *sampler = before;
         sdfed_round_free(next);
-        cluster_refused(f, rc, &err, now_ms);
+        agg_cluster_refused(f, rc, &err, now_ms);
         return rc;
     }
     native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,

@@ -10,15 +10,15 @@
 #include "native/clock.h"
 #include "native/log.h"
 
-void core_round_act(federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
+void agg_core_round_act(agg_federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
     if (verdict == SDFED_ROUND_WAIT) return;
-    int rc = verdict == SDFED_ROUND_CLOSE ? core_round_close(f, now_ms) : f->policy->abandon(f, now_ms);
+    int rc = verdict == SDFED_ROUND_CLOSE ? agg_core_round_close(f, now_ms) : f->policy->abandon(f, now_ms);
     if (rc && !f->cl) f->pending = verdict;
 }
 
-int core_round_retry(federation *f, int64_t now_ms) {
+int agg_core_round_retry(agg_federation *f, int64_t now_ms) {
     if (f->pending == SDFED_ROUND_WAIT) return 0;
-    core_round_act(f, f->pending, now_ms);
+    agg_core_round_act(f, f->pending, now_ms);
     return 1;
 }
 
@@ -27,19 +27,19 @@ int core_round_retry(federation *f, int64_t now_ms) {
  * failure leaves the round as it was, to be ended on the next tick; the
  * store reports its fault (store.h), so only the aggregation's own
  * failures are logged here. */
-int core_round_close(federation *f, int64_t now_ms) {
+int agg_core_round_close(agg_federation *f, int64_t now_ms) {
     sdfed_error err = {0};
-    store_update *u = NULL;
+    agg_store_update *u = NULL;
     int n = 0;
-    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
+    int rc = agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_CLOSE, &err);
     if (rc) {
-        cluster_refused(f, rc, &err, now_ms);
+        agg_cluster_refused(f, rc, &err, now_ms);
         return rc;
     }
-    rc = store_pending_updates(f->st, &u, &n, NULL);
+    rc = agg_store_pending_updates(f->st, &u, &n, NULL);
     if (rc || n == 0) {
-        store_abort_decision(f->st);
-        store_updates_free(u, n);
+        agg_store_abort_decision(f->st);
+        agg_store_updates_free(u, n);
         return rc ? rc : SDFED_ERR_ARG;
     }
     sdfed_round_update *updates = malloc(sizeof *updates * (size_t)n);
@@ -61,23 +61,23 @@ int core_round_close(federation *f, int64_t now_ms) {
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
                     err.message);
-        store_abort_decision(f->st);
+        agg_store_abort_decision(f->st);
     } else {
-        rc = core_round_closed(f, next, n, aggregation_ms, now_ms);
+        rc = agg_core_round_closed(f, next, n, aggregation_ms, now_ms);
     }
     free(updates);
     free(next);
-    store_updates_free(u, n);
+    agg_store_updates_free(u, n);
     return rc;
 }
 
-int core_round_closed(federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms) {
+int agg_core_round_closed(agg_federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms) {
     char sha[65];
     sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
-    int rc = store_close_round(f->st, f->round, next, f->n, sha, reports, 0, aggregation_ms, NULL);
-    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    int rc = agg_store_close_round(f->st, f->round, next, f->n, sha, reports, 0, aggregation_ms, NULL);
+    if (rc == SDFED_OK) rc = agg_store_commit_decision(f->st, NULL);
     if (rc) {
-        store_abort_decision(f->st);
+        agg_store_abort_decision(f->st);
         return rc;
     }
     memcpy(f->global, next, sizeof *next * f->n);
@@ -90,48 +90,48 @@ int core_round_closed(federation *f, const float *next, int reports, double aggr
                 "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
                 (long long)f->round, reports, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
                 f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
-    core_round_next(f, now_ms, reports, 0);
+    agg_core_round_next(f, now_ms, reports, 0);
     return SDFED_OK;
 }
 
-int core_round_abandoned(federation *f, int reports, int64_t now_ms) {
+int agg_core_round_abandoned(agg_federation *f, int reports, int64_t now_ms) {
     sdfed_error err = {0};
-    int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err);
+    int rc = agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_CLOSE, &err);
     if (rc) {
-        cluster_refused(f, rc, &err, now_ms);
+        agg_cluster_refused(f, rc, &err, now_ms);
         return rc;
     }
-    rc = store_close_round(f->st, f->round, f->global, f->n, f->sha, reports, 1, 0, NULL);
-    if (rc == SDFED_OK) rc = store_commit_decision(f->st, NULL);
+    rc = agg_store_close_round(f->st, f->round, f->global, f->n, f->sha, reports, 1, 0, NULL);
+    if (rc == SDFED_OK) rc = agg_store_commit_decision(f->st, NULL);
     if (rc) {
-        store_abort_decision(f->st);
+        agg_store_abort_decision(f->st);
         return rc;
     }
     f->rounds_abandoned++;
     return SDFED_OK;
 }
 
-void core_round_next(federation *f, int64_t now_ms, int reports, int abandoned) {
+void agg_core_round_next(agg_federation *f, int64_t now_ms, int reports, int abandoned) {
     if (f->cl) {
-        cluster_catch_up(f, now_ms);
+        agg_cluster_catch_up(f, now_ms);
         return;
     }
-    core_round_end(f, now_ms, f->round + 1, reports, abandoned, 1);
+    agg_core_round_end(f, now_ms, f->round + 1, reports, abandoned, 1);
 }
 
-void core_round_end(federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here) {
-    federation_message m = {.type = FEDERATION_ROUND_END,
-                            .client = FEDERATION_EVERYONE,
-                            .round = next - 1,
-                            .next_round = next,
-                            .participants = reports,
-                            .abandoned = abandoned};
+void agg_core_round_end(agg_federation *f, int64_t now_ms, int64_t next, int reports, int abandoned, int decided_here) {
+    agg_federation_message m = {.type = FEDERATION_ROUND_END,
+                                .client = FEDERATION_EVERYONE,
+                                .round = next - 1,
+                                .next_round = next,
+                                .participants = reports,
+                                .abandoned = abandoned};
     f->round = next;
     f->done = f->round >= f->task.rounds;
     f->pending = SDFED_ROUND_WAIT;
     memcpy(m.global_sha256, f->sha, sizeof m.global_sha256);
-    outbox_put(&f->out, m);
-    if (f->done) outbox_done(&f->out, FEDERATION_EVERYONE, f->task.rounds);
+    agg_outbox_put(&f->out, m);
+    if (f->done) agg_outbox_done(&f->out, FEDERATION_EVERYONE, f->task.rounds);
     f->policy->ended(f, decided_here, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }

@@ -1,6 +1,6 @@
 /* The secure round policy (round_policy.h; SecAgg+, docs/secure-aggregation.md;
  * the wire: docs/protocol.md, "Secure rounds"): a round chooses its clients
- * as a synchronous one does (core_round_choose; their order is their place
+ * as a synchronous one does (agg_core_round_choose; their order is their place
  * 0..n-1) after its 32-byte graph key (getrandom) is stored, and sends each
  * round_start with its place and the plan (fed/secagg_task.h) for n. Then
  * the stages of native/secagg_server.h: advertise, shares (each client
@@ -8,7 +8,7 @@
  * meanwhile), unmasking (unmask_request, the survivors and the dropped
  * frozen before any share is asked); done, the sum is unmasked
  * (native/secagg_unmask.h) into the next global parameters, and the round
- * closes through the core (core_round_closed). Every message is checked
+ * closes through the core (agg_core_round_closed). Every message is checked
  * by the server's round, then stored (a row of the batch, group_commit.h)
  * before it is acknowledged; a stage ends (every client due answered or
  * left, or its deadline, --deadline, passed) only once its messages are
@@ -60,31 +60,31 @@ typedef struct round_secure {
     const char *not_started; /* why it does not (a constant sentence) */
 } round_secure;
 
-static round_secure *secure_of(const federation *f) { return f->rounds; }
+static round_secure *secure_of(const agg_federation *f) { return f->rounds; }
 
 static sdfed_secagg_stage stage_of(const round_secure *s) { return s->server.stages.stage; }
 
 /* ------------------------------------------------------------ messages */
 
 /* round_start with the client's place, the plan, and the stage's time left */
-static void send_round(federation *f, int64_t client, int place, int64_t now_ms) {
+static void send_round(agg_federation *f, int64_t client, int place, int64_t now_ms) {
     const round_secure *s = secure_of(f);
     const sdfed_secagg_params *p = &s->plan.params;
-    outbox_put(&f->out, (federation_message){.type = FEDERATION_ROUND_START,
-                                             .client = client,
-                                             .round = f->round,
-                                             .deadline_ms = s->deadline > now_ms ? s->deadline - now_ms : 0,
-                                             .secure = 1,
-                                             .place = place,
-                                             .n = p->n,
-                                             .k = p->k,
-                                             .t = p->t,
-                                             .min_inputs = p->min_inputs});
+    agg_outbox_put(&f->out, (agg_federation_message){.type = FEDERATION_ROUND_START,
+                                                     .client = client,
+                                                     .round = f->round,
+                                                     .deadline_ms = s->deadline > now_ms ? s->deadline - now_ms : 0,
+                                                     .secure = 1,
+                                                     .place = place,
+                                                     .n = p->n,
+                                                     .k = p->k,
+                                                     .t = p->t,
+                                                     .min_inputs = p->min_inputs});
 }
 
 /* The current stage's request to the client at `place`, when it is due one:
  * it completed the stage before, not this one, and is still in. */
-static void send_request(federation *f, int place) {
+static void send_request(agg_federation *f, int place) {
     const round_secure *s = secure_of(f);
     const sdfed_secagg_stage stage = stage_of(s);
     const sdfed_secagg_server *m = &s->server.stages;
@@ -97,24 +97,24 @@ static void send_request(federation *f, int place) {
         native_logf("error", "\"round\": %lld, \"client\": %lld, \"message\": \"secure request: %s\"",
                     (long long)f->round, (long long)s->current.clients[place], err.message);
     } else {
-        outbox_put(&f->out, (federation_message){.type = FEDERATION_SECAGG_REQUEST,
-                                                 .client = s->current.clients[place],
-                                                 .round = f->round,
-                                                 .bytes = b.data,
-                                                 .n_bytes = b.size});
+        agg_outbox_put(&f->out, (agg_federation_message){.type = FEDERATION_SECAGG_REQUEST,
+                                                         .client = s->current.clients[place],
+                                                         .round = f->round,
+                                                         .bytes = b.data,
+                                                         .n_bytes = b.size});
         b.data = NULL;
     }
     sdfed_buffer_free(&b);
 }
 
 /* the round to every client it concerns (whom this process holds) */
-static void announce(federation *f, int64_t now_ms) {
+static void announce(agg_federation *f, int64_t now_ms) {
     const round_secure *s = secure_of(f);
     for (int i = 0; i < f->clients.n; i++) {
         const int64_t id = f->clients.clients[i].id;
         const int place = sdfed_round_index(&s->current, id);
         if (place < 0) {
-            outbox_wait(&f->out, id, f->round, "not_sampled");
+            agg_outbox_wait(&f->out, id, f->round, "not_sampled");
             continue;
         }
         send_round(f, id, place, now_ms);
@@ -123,12 +123,12 @@ static void announce(federation *f, int64_t now_ms) {
 }
 
 /* The current stage's requests to this process's clients due one. */
-static void send_requests(federation *f) {
+static void send_requests(agg_federation *f) {
     const round_secure *s = secure_of(f);
     native_logf("secagg_stage", "\"round\": %lld, \"stage\": \"%s\", \"due\": %d", (long long)f->round,
                 sdfed_secagg_stage_name(stage_of(s)), s->server.stages.due);
     for (int p = 0; p < s->plan.params.n; p++)
-        if (roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
+        if (agg_roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
 }
 
 /* ------------------------------------------------------------ a round's end */
@@ -140,22 +140,22 @@ static int count_completed(const round_secure *s, sdfed_secagg_stage stage) {
 }
 
 /* The parameters stay; the round's masked inputs are never unmasked. */
-static int secure_abandon(federation *f, int64_t now_ms) {
+static int secure_abandon(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     const int inputs = s->started ? count_completed(s, SDFED_SECAGG_MASKED) : 0;
-    int rc = core_round_abandoned(f, inputs, now_ms);
+    int rc = agg_core_round_abandoned(f, inputs, now_ms);
     if (rc) return rc;
     native_logf("round_abandoned", "\"round\": %lld, \"masked_inputs\": %d, \"why\": \"%s\"", (long long)f->round,
                 inputs, s->started ? s->server.stages.why : s->not_started);
-    core_round_next(f, now_ms, inputs, 1);
+    agg_core_round_next(f, now_ms, inputs, 1);
     return SDFED_OK;
 }
 
 /* Only the process that decides abandons (a cluster's other nodes rebuild
  * the round from the store instead, which the coordinator judges). */
-static void abandon(federation *f, const char *why, int64_t now_ms) {
+static void abandon(agg_federation *f, const char *why, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    if (!core_deciding(f)) {
+    if (!agg_core_deciding(f)) {
         s->rebuild = 1;
         return;
     }
@@ -165,13 +165,13 @@ static void abandon(federation *f, const char *why, int64_t now_ms) {
         snprintf(sentence, sizeof sentence, "at its %s stage: %s", sdfed_secagg_stage_name(stage_of(s)), why);
         sdfed_secagg_server_abandon(&s->server.stages, sentence);
     }
-    core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+    agg_core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
     if (f->cl && s->open && f->round == round) s->rebuild = 1; /* refused: the round is as the store holds it */
 }
 
 /* The unmasked sum into the next parameters, closed through the core; a
  * store failure leaves the round done, closed again on the next tick. */
-static void close_round(federation *f, int64_t now_ms) {
+static void close_round(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     float *next = malloc(sizeof *next * f->n);
     int64_t weight = 0;
@@ -185,14 +185,14 @@ static void close_round(federation *f, int64_t now_ms) {
                     err.message);
         free(next);
         sdfed_secagg_server_abandon(&s->server.stages, "the unmasking failed");
-        core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+        agg_core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
         return;
     }
     const int inputs = count_completed(s, SDFED_SECAGG_MASKED);
     native_logf("secagg_unmasked", "\"round\": %lld, \"inputs\": %d, \"weight\": %lld, \"unmask_ms\": %.3f",
                 (long long)f->round, inputs, (long long)weight, unmask_ms);
-    if (store_begin_decision(f->st, core_fence(f), f->round, STORE_CLOSE, &err) == SDFED_OK)
-        core_round_closed(f, next, inputs, unmask_ms, now_ms);
+    if (agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_CLOSE, &err) == SDFED_OK)
+        agg_core_round_closed(f, next, inputs, unmask_ms, now_ms);
     free(next);
 }
 
@@ -202,18 +202,18 @@ static void close_round(federation *f, int64_t now_ms) {
  * coordinator's fence; only when the store holds no row this process does
  * not: else judged again once they are read), then the next stage's
  * requests sent; the unmasking's end is the round's close. */
-static void end_stage(federation *f, int64_t now_ms) {
+static void end_stage(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     const sdfed_secagg_stage ended = stage_of(s);
     sdfed_error err = {0};
     if (ended != SDFED_SECAGG_UNMASK) {
         int stored = 0;
-        int rc = store_begin_decision(f->st, core_fence(f), f->round, STORE_STAGE, &err);
-        if (rc == SDFED_OK) rc = store_end_secagg_stage(f->st, f->round, s->held, ended, &stored, &err);
-        if (rc == SDFED_OK && stored) rc = store_commit_decision(f->st, &err);
+        int rc = agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_STAGE, &err);
+        if (rc == SDFED_OK) rc = agg_store_end_secagg_stage(f->st, f->round, s->held, ended, &stored, &err);
+        if (rc == SDFED_OK && stored) rc = agg_store_commit_decision(f->st, &err);
         if (rc || !stored) { /* tried again on the next tick; the store reports its fault */
-            store_abort_decision(f->st);
-            if (rc) cluster_refused(f, rc, &err, now_ms);
+            agg_store_abort_decision(f->st);
+            if (rc) agg_cluster_refused(f, rc, &err, now_ms);
             return;
         }
         s->held++;
@@ -231,9 +231,9 @@ static void end_stage(federation *f, int64_t now_ms) {
 }
 
 /* Acts on the stage machine's verdict, on stored messages only. */
-static void judge(federation *f, int64_t now_ms) {
+static void judge(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    if (!s->open || !s->started || f->batch.n_secagg || s->rebuild || !core_deciding(f)) return;
+    if (!s->open || !s->started || f->batch.n_secagg || s->rebuild || !agg_core_deciding(f)) return;
     if (stage_of(s) == SDFED_SECAGG_DONE) return; /* closed on the next tick (its store refused) */
     switch (native_secagg_server_check(&s->server, now_ms >= s->deadline)) {
     case SDFED_SECAGG_WAIT: return;
@@ -247,7 +247,7 @@ static void judge(federation *f, int64_t now_ms) {
     }
 }
 
-static void secure_secagg_written(federation *f, int stored, int64_t now_ms) {
+static void secure_secagg_written(agg_federation *f, int stored, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (!s->open) return;
     if (!stored && f->cl) { /* another node's, or the stage ended meanwhile: the store's rows are the round */
@@ -266,9 +266,9 @@ static void secure_secagg_written(federation *f, int stored, int64_t now_ms) {
 /* Starts the next round if nothing holds it back: its key stored, its
  * clients chosen, its plan made (a cluster's coordinator: every node, it
  * too, opens the round as the store holds it, secure_catch_up). */
-static void start_round_if_due(federation *f, int64_t now_ms) {
+static void start_round_if_due(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    if (s->open || f->done || !core_deciding(f) || now_ms < s->next_start) return;
+    if (s->open || f->done || !agg_core_deciding(f) || now_ms < s->next_start) return;
     if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
     unsigned char key[32];
     sdfed_error err = {0};
@@ -277,17 +277,17 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
         sdfed_secagg_graph_key(f->task.seed, f->round, key);
     else
         rc = native_crypto_random(key, sizeof key, &err);
-    if (rc == SDFED_OK) rc = store_set_secagg_key(f->st, f->round, key, &err);
+    if (rc == SDFED_OK) rc = agg_store_set_secagg_key(f->st, f->round, key, &err);
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"a secure round's key: %s\"", (long long)f->round,
                     err.message);
         return; /* tried again next tick */
     }
     sdfed_round next = {0};
-    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms) || f->cl) {
+    if (agg_core_round_choose(f, &s->sampler, &next, &s->present, now_ms) || f->cl) {
         memset(key, 0, sizeof key);
         sdfed_round_free(&next);
-        if (f->cl) cluster_catch_up(f, now_ms);
+        if (f->cl) agg_cluster_catch_up(f, now_ms);
         return;
     }
     sdfed_round_free(&s->current);
@@ -303,7 +303,7 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     if (rc) {
         native_logf("error", "\"round\": %lld, \"message\": \"a secure round of %d clients: %s\"", (long long)f->round,
                     next.n_clients, err.message);
-        core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
+        agg_core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
         return;
     }
     native_logf("secagg_stage",
@@ -314,12 +314,12 @@ static void start_round_if_due(federation *f, int64_t now_ms) {
     announce(f, now_ms);
 }
 
-static void maybe_start_round(federation *f, int64_t now_ms) {
+static void maybe_start_round(agg_federation *f, int64_t now_ms) {
     start_round_if_due(f, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }
 
-static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
+static void secure_ended(agg_federation *f, int decided_here, int64_t now_ms) {
     round_secure *s = secure_of(f);
     s->open = s->broken = s->rebuild = 0;
     if (s->started) native_secagg_server_free(&s->server);
@@ -331,16 +331,16 @@ static void secure_ended(federation *f, int decided_here, int64_t now_ms) {
 
 /* ------------------------------------------------------------ clients */
 
-static void secure_joined(federation *f, int64_t client, int64_t now_ms) {
+static void secure_joined(agg_federation *f, int64_t client, int64_t now_ms) {
     const round_secure *s = secure_of(f);
     if (!s->open) { /* a round it starts is announced to everyone (a cluster's coordinator starts them on ticks) */
         if (!f->cl) maybe_start_round(f, now_ms);
-        if (!s->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
+        if (!s->open) agg_outbox_wait(&f->out, client, f->round, "too_few_clients");
         return;
     }
     const int place = sdfed_round_index(&s->current, client);
     if (place < 0 || !s->started || sdfed_secagg_server_gone(&s->server.stages, place)) {
-        outbox_wait(&f->out, client, f->round, "round_in_progress");
+        agg_outbox_wait(&f->out, client, f->round, "round_in_progress");
         return;
     }
     /* after a restart, its round and its current request again */
@@ -357,15 +357,15 @@ static const unsigned char left_message[1] = {0};
  * that the nodes agree on it (a node that dies leaves its clients in the
  * round: they may come back through another node); a single process
  * applies it at once. */
-static void leave_round(federation *f, int place, int64_t now_ms) {
+static void leave_round(agg_federation *f, int place, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (f->cl) {
-        store_new_secagg row = {.round = f->round,
-                                .client = s->current.clients[place],
-                                .stage = SDFED_SECAGG_DONE,
-                                .message = left_message,
-                                .len = sizeof left_message};
-        if (group_commit_add_secagg(&f->batch, &row, now_ms) == SDFED_OK) core_write_batch(f, now_ms);
+        agg_store_new_secagg row = {.round = f->round,
+                                    .client = s->current.clients[place],
+                                    .stage = SDFED_SECAGG_DONE,
+                                    .message = left_message,
+                                    .len = sizeof left_message};
+        if (agg_group_commit_add_secagg(&f->batch, &row, now_ms) == SDFED_OK) agg_core_write_batch(f, now_ms);
         return;
     }
     sdfed_error err = {0};
@@ -374,27 +374,27 @@ static void leave_round(federation *f, int place, int64_t now_ms) {
     judge(f, now_ms);
 }
 
-static void secure_left(federation *f, int64_t client, int64_t now_ms) {
+static void secure_left(agg_federation *f, int64_t client, int64_t now_ms) {
     const round_secure *s = secure_of(f);
     /* in a cluster only while this node held it (it may be another node's client now) */
-    const int held_here = f->cl ? presence_depart(f, client, -1) : 1;
+    const int held_here = f->cl ? agg_presence_depart(f, client, -1) : 1;
     const int place = s->open && s->started ? sdfed_round_index(&s->current, client) : -1;
     if (held_here && place >= 0 && !sdfed_secagg_server_gone(&s->server.stages, place)) leave_round(f, place, now_ms);
 }
 
 /* ------------------------------------------------------------ reports */
 
-static sdfed_code secure_admit_update(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
-    return core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
-                       "this federation's rounds are secure: a client sends its masked input, never its update");
+static sdfed_code secure_admit_update(agg_federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
+                           "this federation's rounds are secure: a client sends its masked input, never its update");
 }
 
-static sdfed_code secure_admit_metrics(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
-    return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
-                       "secure rounds keep no client's metrics: the server knows no client's update");
+static sdfed_code secure_admit_metrics(agg_federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    return agg_core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
+                           "secure rounds keep no client's metrics: the server knows no client's update");
 }
 
-static int secure_could_end(const federation *f, int waiting) { return 0; }
+static int secure_could_end(const agg_federation *f, int waiting) { return 0; }
 
 /* a message's round (its header's, big-endian) */
 static int64_t round_of(const unsigned char *msg) {
@@ -414,52 +414,53 @@ static sdfed_code wire_code(int rc, int kind) {
     }
 }
 
-static sdfed_code secure_receive(federation *f, int64_t client, const unsigned char *msg, size_t len, int64_t now_ms,
-                                 char *message, size_t cap) {
+static sdfed_code secure_receive(agg_federation *f, int64_t client, const unsigned char *msg, size_t len,
+                                 int64_t now_ms, char *message, size_t cap) {
     round_secure *s = secure_of(f);
     const int kind = sdfed_secagg_msg_kind_of(msg, len);
     if (kind != SDFED_SECAGG_MSG_ADVERTISE && kind != SDFED_SECAGG_MSG_SHARES && kind != SDFED_SECAGG_MSG_MASKED &&
         kind != SDFED_SECAGG_MSG_UNMASK)
-        return core_refuse(message, cap, SDFED_CODE_BAD_FRAME,
-                           "clients send advertise, shares, masked and unmask messages, not %s",
-                           kind ? sdfed_secagg_msg_name(kind) : "an empty one");
+        return agg_core_refuse(message, cap, SDFED_CODE_BAD_FRAME,
+                               "clients send advertise, shares, masked and unmask messages, not %s",
+                               kind ? sdfed_secagg_msg_name(kind) : "an empty one");
     const int64_t round = round_of(msg);
-    if (f->cl && (!s->open || round != f->round || s->rebuild)) cluster_catch_up(f, now_ms); /* a round not seen yet */
+    if (f->cl && (!s->open || round != f->round || s->rebuild))
+        agg_cluster_catch_up(f, now_ms); /* a round not seen yet */
     if (!s->open || round != f->round)
-        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
-                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+        return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                               (long long)round, s->open ? "current" : "next", (long long)f->round);
     const int place = sdfed_round_index(&s->current, client);
     if (place < 0)
-        return core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
-                           (long long)client, (long long)round);
+        return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND,
+                               "client %lld was not chosen for round %lld", (long long)client, (long long)round);
     if (!s->started || s->broken || s->rebuild || stage_of(s) >= SDFED_SECAGG_DONE)
-        return core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
-                           "round %lld is between stages; its %s stage is over", (long long)round,
-                           s->started ? sdfed_secagg_stage_name(stage_of(s)) : "first");
+        return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_WRONG_STAGE,
+                               "round %lld is between stages; its %s stage is over", (long long)round,
+                               s->started ? sdfed_secagg_stage_name(stage_of(s)) : "first");
     sdfed_error err = {0};
     int rc = native_secagg_server_receive(&s->server, place, msg, len, &err);
-    if (rc) return core_refuse(message, cap, wire_code(rc, kind), "%s", err.message);
-    store_new_secagg row = {.round = round, .client = client, .stage = stage_of(s), .message = msg, .len = len};
-    if (group_commit_add_secagg(&f->batch, &row, now_ms)) { /* kept by the round, yet not stored: abandoned */
+    if (rc) return agg_core_refuse(message, cap, wire_code(rc, kind), "%s", err.message);
+    agg_store_new_secagg row = {.round = round, .client = client, .stage = stage_of(s), .message = msg, .len = len};
+    if (agg_group_commit_add_secagg(&f->batch, &row, now_ms)) { /* kept by the round, yet not stored: abandoned */
         abandon(f, "out of memory storing a message", now_ms);
-        return core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
+        return agg_core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
     }
     s->held++;
-    if (native_secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || core_batch_due(f, now_ms))
-        core_write_batch(f, now_ms);
+    if (native_secagg_server_check(&s->server, 0) != SDFED_SECAGG_WAIT || agg_core_batch_due(f, now_ms))
+        agg_core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
 }
 
-static sdfed_code secure_declined(federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
+static sdfed_code secure_declined(agg_federation *f, int64_t client, int64_t round, sdfed_code code, const char *why,
                                   int64_t now_ms, char *message, size_t cap) {
     const round_secure *s = secure_of(f);
     if (!s->open || round != f->round)
-        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
-                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+        return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                               (long long)round, s->open ? "current" : "next", (long long)f->round);
     const int place = s->started ? sdfed_round_index(&s->current, client) : -1;
     if (place < 0)
-        return core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
-                           (long long)client, (long long)round);
+        return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND,
+                               "client %lld was not chosen for round %lld", (long long)client, (long long)round);
     char quoted[SDFED_ERROR_MESSAGE_MAX];
     size_t q = 0;
     for (const char *c = why; *c && q + 2 < sizeof quoted; c++) /* the client's words, safe in a JSON string */
@@ -477,15 +478,15 @@ static sdfed_code secure_declined(federation *f, int64_t client, int64_t round, 
  * left behind is rebuilt); then the coordinator's, or the single
  * process's: a round to abandon, close or start, the stage judged (its
  * deadline, or its end the store refused before). */
-static void secure_tick(federation *f, int64_t now_ms) {
+static void secure_tick(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
     if (f->cl) {
-        if (!core_deciding(f) && s->open && s->started && stage_of(s) >= SDFED_SECAGG_DONE) s->rebuild = 1;
-        cluster_follow(f, now_ms);
-        presence_retry(f);
-        if (!core_deciding(f)) return;
+        if (!agg_core_deciding(f) && s->open && s->started && stage_of(s) >= SDFED_SECAGG_DONE) s->rebuild = 1;
+        agg_cluster_follow(f, now_ms);
+        agg_presence_retry(f);
+        if (!agg_core_deciding(f)) return;
     }
-    if (core_round_retry(f, now_ms)) return;
+    if (agg_core_round_retry(f, now_ms)) return;
     if (s->open && s->broken) {
         abandon(f, "it could not be rebuilt from the store", now_ms);
         return;
@@ -500,12 +501,12 @@ static void secure_tick(federation *f, int64_t now_ms) {
 
 /* ------------------------------------------------------------- status */
 
-static void secure_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
+static void secure_waiting(const agg_federation *f, int64_t now_ms, agg_federation_waiting *w) {
     const round_secure *s = secure_of(f);
-    w->reason = core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
+    w->reason = agg_core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
 }
 
-static void secure_status(const federation *f, federation_status *st) {
+static void secure_status(const agg_federation *f, agg_federation_status *st) {
     const round_secure *s = secure_of(f);
     st->open = s->open;
     st->participants = s->open ? s->current.n_clients : 0;
@@ -516,7 +517,7 @@ static void secure_status(const federation *f, federation_status *st) {
 
 /* The stage a stored row belongs to: a marker's (a row of no client, one
  * byte), a message's by its kind; -1 for a row of no stage. */
-static int row_stage(const store_secagg *r) {
+static int row_stage(const agg_store_secagg *r) {
     if (r->client >= 0) return native_secagg_server_stage_of(sdfed_secagg_msg_kind_of(r->message, r->len));
     return r->len == 1 ? r->message[0] : -1;
 }
@@ -525,12 +526,12 @@ static int row_stage(const store_secagg *r) {
  * through the round's server, markers as the stages' ends, leaves (a
  * cluster's) as the clients leaving; a row the server holds already (this
  * process stored it: a message it took, a stage it ended) is passed over. */
-static int replay(federation *f, sdfed_error *err) {
+static int replay(agg_federation *f, sdfed_error *err) {
     round_secure *s = secure_of(f);
-    store_secagg *rows = NULL;
-    int n = 0, rc = store_secagg_rows(f->st, f->round, s->read, &rows, &n, err);
+    agg_store_secagg *rows = NULL;
+    int n = 0, rc = agg_store_secagg_rows(f->st, f->round, s->read, &rows, &n, err);
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
-        const store_secagg *r = &rows[i];
+        const agg_store_secagg *r = &rows[i];
         const int place = r->client < 0 ? -1 : sdfed_round_index(&s->current, r->client);
         const int stage = row_stage(r);
         const int at = (int)stage_of(s);
@@ -554,14 +555,14 @@ static int replay(federation *f, sdfed_error *err) {
         if (rc) sdfed_fail_context(err, rc, "secure round %lld's row %lld", (long long)f->round, (long long)r->seq);
         s->held++;
     }
-    store_secagg_free(rows, n);
+    agg_store_secagg_free(rows, n);
     return rc;
 }
 
 /* The open round `latest` (started, not closed) rebuilt from its stored key
  * and rows: after a restart, in a cluster as a node learns of it (or must
  * rebuild it); broken (abandoned by the coordinator) when it cannot be. */
-static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfed_error *err) {
+static int resume(agg_federation *f, const agg_store_round *latest, int64_t now_ms, sdfed_error *err) {
     round_secure *s = secure_of(f);
     if (s->started) native_secagg_server_free(&s->server);
     s->started = s->broken = s->rebuild = 0;
@@ -576,7 +577,7 @@ static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfe
     unsigned char key[32];
     int found = 0;
     sdfed_error why = {0};
-    rc = store_secagg_key(f->st, latest->round, key, &found, &why);
+    rc = agg_store_secagg_key(f->st, latest->round, key, &found, &why);
     if (rc == SDFED_OK && !found)
         rc = sdfed_fail(&why, SDFED_ERR_NOT_FOUND, "no graph key is stored for round %lld", (long long)latest->round);
     if (rc == SDFED_OK) rc = sdfed_secagg_plan_make(&f->task, latest->n_participants, f->n, &s->plan, &why);
@@ -599,10 +600,10 @@ static int resume(federation *f, const store_round *latest, int64_t now_ms, sdfe
 /* Cluster mode (cluster_sync.h): rounds that ended; the open round opened
  * (and announced) as the store holds it, or rebuilt; its rows stored since,
  * applied: a stage's end sends its requests to this node's clients. */
-static void secure_catch_up(federation *f, int64_t now_ms) {
+static void secure_catch_up(agg_federation *f, int64_t now_ms) {
     round_secure *s = secure_of(f);
-    store_round latest;
-    if (!cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
+    agg_store_round latest;
+    if (!agg_cluster_learn_ends(f, &s->sampler, &latest, now_ms)) return;
     sdfed_error err = {0};
     if (latest.round == f->round && latest.started && !latest.closed && !f->done) {
         const sdfed_secagg_stage before = s->started ? stage_of(s) : SDFED_SECAGG_ADVERTISE;
@@ -617,12 +618,12 @@ static void secure_catch_up(federation *f, int64_t now_ms) {
             send_requests(f);
         }
     }
-    store_round_free(&latest);
+    agg_store_round_free(&latest);
 }
 
 /* The open round rebuilt from its key and rows (abandoned on the first
  * tick when it cannot be), or the sampler as the last round left it. */
-static int secure_open(federation *f, const store_round *latest, const store_update *waiting, int n_waiting,
+static int secure_open(agg_federation *f, const agg_store_round *latest, const agg_store_update *waiting, int n_waiting,
                        int64_t now_ms, sdfed_error *err) {
     round_secure *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
@@ -634,18 +635,18 @@ static int secure_open(federation *f, const store_round *latest, const store_upd
     if (rc) return sdfed_fail_context(err, rc, "the task's \"secure_aggregation\"");
     if (latest->started && !latest->closed) return resume(f, latest, now_ms, err);
     if (latest->round > 0) {
-        store_round previous = {0};
+        agg_store_round previous = {0};
         int found;
-        if ((rc = store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
+        if ((rc = agg_store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
             previous.started)
             memcpy(s->sampler.s, previous.rng, sizeof previous.rng);
-        store_round_free(&previous);
+        agg_store_round_free(&previous);
         if (rc) return rc;
     }
     return SDFED_OK;
 }
 
-static void secure_close(federation *f) {
+static void secure_close(agg_federation *f) {
     round_secure *s = secure_of(f);
     if (s->started) native_secagg_server_free(&s->server);
     sdfed_round_free(&s->current);
@@ -653,7 +654,7 @@ static void secure_close(federation *f) {
     f->rounds = NULL;
 }
 
-const round_policy round_secure_policy = {
+const agg_round_policy agg_round_secure_policy = {
     .mode = "secure",
     .open = secure_open,
     .close = secure_close,

@@ -36,26 +36,26 @@
 #include "base/grow.h"
 #include "native/log.h"
 
-round_sync *round_sync_of(const federation *f) { return f->rounds; }
+agg_round_sync *agg_round_sync_of(const agg_federation *f) { return f->rounds; }
 
 /* round_start with the time left until the round's deadline */
-static void send_round(federation *f, int64_t client, int64_t now_ms) {
-    const round_sync *s = round_sync_of(f);
-    outbox_round_start(&f->out, client, f->round, s->deadline > now_ms ? s->deadline - now_ms : 0);
+static void send_round(agg_federation *f, int64_t client, int64_t now_ms) {
+    const agg_round_sync *s = agg_round_sync_of(f);
+    agg_outbox_round_start(&f->out, client, f->round, s->deadline > now_ms ? s->deadline - now_ms : 0);
 }
 
 /* wait: paced (with the longest the rounds it sits out take: each its
  * deadline and the pause after it) or not_sampled */
-static void send_wait(federation *f, int64_t client) {
-    int64_t out = pace_rounds_out(&f->pace, client, f->round);
+static void send_wait(agg_federation *f, int64_t client) {
+    int64_t out = agg_pace_rounds_out(&f->pace, client, f->round);
     if (out > 0)
-        outbox_wait_paced(&f->out, client, f->round, out * (f->opt.deadline_ms + f->opt.round_pause_ms));
+        agg_outbox_wait_paced(&f->out, client, f->round, out * (f->opt.deadline_ms + f->opt.round_pause_ms));
     else
-        outbox_wait(&f->out, client, f->round, "not_sampled");
+        agg_outbox_wait(&f->out, client, f->round, "not_sampled");
 }
 
-void round_sync_announce(federation *f, int64_t now_ms) {
-    const round_sync *s = round_sync_of(f);
+void agg_round_sync_announce(agg_federation *f, int64_t now_ms) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     for (int i = 0; i < f->clients.n; i++) {
         if (sdfed_round_due(&s->current, f->clients.clients[i].id))
             send_round(f, f->clients.clients[i].id, now_ms);
@@ -67,55 +67,56 @@ void round_sync_announce(federation *f, int64_t now_ms) {
 /* ------------------------------------------------------------ starting */
 
 /* Starts the next round if nothing holds it back. */
-static void start_round_if_due(federation *f, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
-    if (s->open || f->done || !core_deciding(f) || now_ms < s->next_start) return;
+static void start_round_if_due(agg_federation *f, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
+    if (s->open || f->done || !agg_core_deciding(f) || now_ms < s->next_start) return;
     if (!f->cl && (f->clients.n < f->opt.min_clients || f->clients.n == 0)) return;
     sdfed_round next = {0};
-    if (core_round_choose(f, &s->sampler, &next, &s->present, now_ms)) return;
+    if (agg_core_round_choose(f, &s->sampler, &next, &s->present, now_ms)) return;
     if (f->cl) { /* announced as every node learns of it */
         sdfed_round_free(&next);
-        cluster_catch_up(f, now_ms);
+        agg_cluster_catch_up(f, now_ms);
         return;
     }
     sdfed_round_free(&s->current);
     s->current = next;
     s->open = 1;
     s->deadline = now_ms + f->opt.deadline_ms;
-    round_sync_announce(f, now_ms);
+    agg_round_sync_announce(f, now_ms);
 }
 
-static void maybe_start_round(federation *f, int64_t now_ms) {
+static void maybe_start_round(agg_federation *f, int64_t now_ms) {
     start_round_if_due(f, now_ms);
-    core_note_waiting(f, now_ms);
+    agg_core_note_waiting(f, now_ms);
 }
 
 /* ------------------------------------------------------------- ending */
 
 /* Ends the round when the engine says so. */
-static void check_round(federation *f, int64_t now_ms) {
-    const round_sync *s = round_sync_of(f);
-    if (s->open && core_deciding(f)) core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 0), now_ms);
+static void check_round(agg_federation *f, int64_t now_ms) {
+    const agg_round_sync *s = agg_round_sync_of(f);
+    if (s->open && agg_core_deciding(f))
+        agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 0), now_ms);
 }
 
 /* The parameters stay, its reports are set aside. */
-static int sync_abandon(federation *f, int64_t now_ms) {
-    const round_sync *s = round_sync_of(f);
-    int rc = core_round_abandoned(f, s->current.n_reported, now_ms);
+static int sync_abandon(agg_federation *f, int64_t now_ms) {
+    const agg_round_sync *s = agg_round_sync_of(f);
+    int rc = agg_core_round_abandoned(f, s->current.n_reported, now_ms);
     if (rc) return rc;
     native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
                 (long long)f->round, s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
-    core_round_next(f, now_ms, s->current.n_reported, 1);
+    agg_core_round_next(f, now_ms, s->current.n_reported, 1);
     return SDFED_OK;
 }
 
 /* In the order the round's clients were chosen, as the simulator trains them. */
-static int sync_order(const federation *f, sdfed_round_update *u, int n, sdfed_error *err) {
-    return sdfed_round_order(&round_sync_of(f)->current, u, n, err);
+static int sync_order(const agg_federation *f, sdfed_round_update *u, int n, sdfed_error *err) {
+    return sdfed_round_order(&agg_round_sync_of(f)->current, u, n, err);
 }
 
-static void sync_ended(federation *f, int decided_here, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
+static void sync_ended(agg_federation *f, int decided_here, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
     s->open = 0;
     sdfed_round_free(&s->current);
     s->next_start = now_ms + f->opt.round_pause_ms;
@@ -126,8 +127,8 @@ static void sync_ended(federation *f, int decided_here, int64_t now_ms) {
 
 /* The client's place kept while its connection was lost: forgotten (it
  * came back, or its time is up); whether it had one. */
-static int sync_comes_back(federation *f, int64_t client) {
-    round_sync *s = round_sync_of(f);
+static int sync_comes_back(agg_federation *f, int64_t client) {
+    agg_round_sync *s = agg_round_sync_of(f);
     for (int i = 0; i < s->n_away; i++)
         if (s->away[i].client == client) {
             s->away[i] = s->away[--s->n_away];
@@ -136,8 +137,8 @@ static int sync_comes_back(federation *f, int64_t client) {
     return 0;
 }
 
-static void sync_joined(federation *f, int64_t client, int64_t now_ms) {
-    const round_sync *s = round_sync_of(f);
+static void sync_joined(agg_federation *f, int64_t client, int64_t now_ms) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     if (s->open) {
         /* a client that left its round is out of it for good; one whose
          * connection was replaced or lost (and that is back in time), and
@@ -145,32 +146,32 @@ static void sync_joined(federation *f, int64_t client, int64_t now_ms) {
         if (sdfed_round_due(&s->current, client))
             send_round(f, client, now_ms);
         else
-            outbox_wait(&f->out, client, f->round,
-                        sdfed_round_reported(&s->current, client) ? "reported" : "round_in_progress");
+            agg_outbox_wait(&f->out, client, f->round,
+                            sdfed_round_reported(&s->current, client) ? "reported" : "round_in_progress");
         return;
     }
     if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
-    if (!s->open) outbox_wait(&f->out, client, f->round, "too_few_clients");
+    if (!s->open) agg_outbox_wait(&f->out, client, f->round, "too_few_clients");
 }
 
 /* A chosen client whose connection was lost keeps its place for the grace. */
-static int sync_keeps_place(federation *f, int64_t client, federation_departure how, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
+static int sync_keeps_place(agg_federation *f, int64_t client, agg_federation_departure how, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
     if (how != FEDERATION_LOST || f->opt.rejoin_grace_ms <= 0 || !s->open || !sdfed_round_due(&s->current, client))
         return 0;
-    round_sync_away *grown = sdfed_grow(s->away, &s->cap_away, s->n_away, sizeof *grown);
+    agg_round_sync_away *grown = sdfed_grow(s->away, &s->cap_away, s->n_away, sizeof *grown);
     if (!grown) return 0;
     s->away = grown;
-    s->away[s->n_away++] = (round_sync_away){.client = client, .until = now_ms + f->opt.rejoin_grace_ms};
+    s->away[s->n_away++] = (agg_round_sync_away){.client = client, .until = now_ms + f->opt.rejoin_grace_ms};
     return 1;
 }
 
 /* Out of the round at once (a cluster node records the departure). */
-static void sync_left(federation *f, int64_t client, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
+static void sync_left(agg_federation *f, int64_t client, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
     if (f->cl) {
         int due = s->open && sdfed_round_due(&s->current, client);
-        presence_depart(f, client, due ? f->round : -1);
+        agg_presence_depart(f, client, due ? f->round : -1);
     } else if (s->open && sdfed_round_leave(&s->current, client) >= 0) {
         check_round(f, now_ms);
     }
@@ -179,10 +180,10 @@ static void sync_left(federation *f, int64_t client, int64_t now_ms) {
 /* Clients whose connection was lost and who did not come back within the
  * grace: out of the round now (a cluster node records the departure from
  * the round open then, if they are due in it). */
-static void expire_away(federation *f, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
+static void expire_away(agg_federation *f, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
     for (int i = 0; i < s->n_away;) {
-        round_sync_away a = s->away[i];
+        agg_round_sync_away a = s->away[i];
         if (now_ms < a.until) {
             i++;
             continue;
@@ -192,7 +193,7 @@ static void expire_away(federation *f, int64_t now_ms) {
         native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client, (long long)f->round,
                     due ? "true" : "false");
         if (f->cl)
-            presence_depart(f, a.client, due ? f->round : -1);
+            agg_presence_depart(f, a.client, due ? f->round : -1);
         else if (due && sdfed_round_leave(&s->current, a.client) >= 0)
             check_round(f, now_ms);
     }
@@ -200,96 +201,96 @@ static void expire_away(federation *f, int64_t now_ms) {
 
 /* ------------------------------------------------------------ reports */
 
-static sdfed_code sync_admit_update(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
-    const round_sync *s = round_sync_of(f);
+static sdfed_code sync_admit_update(agg_federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     if (!s->open || round != f->round)
-        return core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
-                           (long long)round, s->open ? "current" : "next", (long long)f->round);
+        return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "round %lld is not open; the %s round is %lld",
+                               (long long)round, s->open ? "current" : "next", (long long)f->round);
     if (sdfed_round_index(&s->current, client) < 0)
-        return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
-                           (long long)client, (long long)round);
+        return agg_core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND, "client %lld was not chosen for round %lld",
+                               (long long)client, (long long)round);
     if (sdfed_round_reported(&s->current, client))
-        return core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
-                           (long long)round);
+        return agg_core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
+                               (long long)round);
     return SDFED_CODE_NONE;
 }
 
 /* The open round's reports are known here; an earlier round's (and a
  * cluster's) the store checks as it writes. */
-static sdfed_code sync_admit_metrics(federation *f, int64_t client, int64_t round, char *message, size_t cap) {
-    const round_sync *s = round_sync_of(f);
+static sdfed_code sync_admit_metrics(agg_federation *f, int64_t client, int64_t round, char *message, size_t cap) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     if (!f->cl && round == f->round &&
-        !(s->open && (sdfed_round_reported(&s->current, client) || group_commit_holds(&f->batch, round, client))))
-        return core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
-                           "metrics for round %lld: client %lld has no update accepted in that round", (long long)round,
-                           (long long)client);
+        !(s->open && (sdfed_round_reported(&s->current, client) || agg_group_commit_holds(&f->batch, round, client))))
+        return agg_core_refuse(message, cap, SDFED_CODE_NOT_IN_ROUND,
+                               "metrics for round %lld: client %lld has no update accepted in that round",
+                               (long long)round, (long long)client);
     return SDFED_CODE_NONE;
 }
 
 /* Its target or every client still in it (a single process's: in a
  * cluster the coordinator judges the round on its ticks). */
-static int sync_could_end(const federation *f, int waiting) {
-    const round_sync *s = round_sync_of(f);
+static int sync_could_end(const agg_federation *f, int waiting) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     int reports = s->current.n_reported + waiting;
     return !f->cl && (reports >= s->current.target || reports >= sdfed_round_still_in(&s->current));
 }
 
-static void sync_stored(federation *f, const store_new_update *u) {
-    if (u->round == f->round) sdfed_round_report(&round_sync_of(f)->current, u->client);
-    pace_reported(&f->pace, u->client);
+static void sync_stored(agg_federation *f, const agg_store_new_update *u) {
+    if (u->round == f->round) sdfed_round_report(&agg_round_sync_of(f)->current, u->client);
+    agg_pace_reported(&f->pace, u->client);
 }
 
-static void sync_written(federation *f, const group_commit *g, int64_t now_ms) { check_round(f, now_ms); }
+static void sync_written(agg_federation *f, const agg_group_commit *g, int64_t now_ms) { check_round(f, now_ms); }
 
 /* --------------------------------------------------------------- time */
 
 /* Pace steering (pace.h): the chosen clients still due at the deadline
  * missed the round (those that left it did not); those that reported are
  * forgiven (in a cluster, also the clients of other nodes). */
-static void note_misses(federation *f) {
-    const round_sync *s = round_sync_of(f);
+static void note_misses(agg_federation *f) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     for (int i = 0; i < s->current.n_clients; i++) {
         int64_t client = s->current.clients[i];
-        if (sdfed_round_reported(&s->current, client)) pace_reported(&f->pace, client);
+        if (sdfed_round_reported(&s->current, client)) agg_pace_reported(&f->pace, client);
         if (!sdfed_round_due(&s->current, client)) continue;
-        if (pace_missed(&f->pace, client, f->round))
+        if (agg_pace_missed(&f->pace, client, f->round))
             native_logf("error", "\"message\": \"out of memory noting a missed round\"");
-        else if (pace_rounds_out(&f->pace, client, f->round + 1))
+        else if (agg_pace_rounds_out(&f->pace, client, f->round + 1))
             native_logf("paced", "\"client\": %lld, \"round\": %lld, \"rounds_out\": %lld", (long long)client,
-                        (long long)f->round, (long long)pace_rounds_out(&f->pace, client, f->round + 1));
+                        (long long)f->round, (long long)agg_pace_rounds_out(&f->pace, client, f->round + 1));
     }
 }
 
 /* Places kept past their grace; a cluster node's leases, store and
  * presence; a decision the store refused; the next round; the deadline. */
-static void sync_tick(federation *f, int64_t now_ms) {
-    round_sync *s = round_sync_of(f);
+static void sync_tick(agg_federation *f, int64_t now_ms) {
+    agg_round_sync *s = agg_round_sync_of(f);
     expire_away(f, now_ms);
     if (f->cl) {
-        cluster_follow(f, now_ms);
-        presence_retry(f);
-        if (!core_deciding(f)) return;
+        agg_cluster_follow(f, now_ms);
+        agg_presence_retry(f);
+        if (!agg_core_deciding(f)) return;
         if (s->open && now_ms < s->deadline) check_round(f, now_ms);
     }
-    if (core_round_retry(f, now_ms)) return;
+    if (agg_core_round_retry(f, now_ms)) return;
     if (!s->open) maybe_start_round(f, now_ms);
     if (!s->open || now_ms < s->deadline) return;
     native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
                 s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
     note_misses(f);
-    core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
+    agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
 }
 
 /* ------------------------------------------------------------- status */
 
-static void sync_waiting(const federation *f, int64_t now_ms, federation_waiting *w) {
-    const round_sync *s = round_sync_of(f);
-    if (f->cl && core_deciding(f)) w->connected = s->present;
-    w->reason = core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
+static void sync_waiting(const agg_federation *f, int64_t now_ms, agg_federation_waiting *w) {
+    const agg_round_sync *s = agg_round_sync_of(f);
+    if (f->cl && agg_core_deciding(f)) w->connected = s->present;
+    w->reason = agg_core_round_wait_reason(f, w, s->open, s->next_start, now_ms);
 }
 
-static void sync_status(const federation *f, federation_status *st) {
-    const round_sync *s = round_sync_of(f);
+static void sync_status(const agg_federation *f, agg_federation_status *st) {
+    const agg_round_sync *s = agg_round_sync_of(f);
     st->open = s->open;
     st->participants = sdfed_round_still_in(&s->current);
     st->reported = s->current.n_reported;
@@ -300,9 +301,9 @@ static void sync_status(const federation *f, federation_status *st) {
 /* The open round resumed (its clients, sampler and stored updates), or
  * the sampler as the last round left it; a cluster node then reads the
  * open round's departures. */
-static int sync_open(federation *f, const store_round *latest, const store_update *waiting, int n_waiting,
+static int sync_open(agg_federation *f, const agg_store_round *latest, const agg_store_update *waiting, int n_waiting,
                      int64_t now_ms, sdfed_error *err) {
-    round_sync *s = calloc(1, sizeof *s);
+    agg_round_sync *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "federation: out of memory");
     f->rounds = s;
     sdfed_round_sampler(&s->sampler, f->task.seed);
@@ -313,29 +314,29 @@ static int sync_open(federation *f, const store_round *latest, const store_updat
                                 f->task.clients_per_round, err);
         s->open = rc == SDFED_OK;
     } else if (latest->round > 0) {
-        store_round previous = {0};
+        agg_store_round previous = {0};
         int found;
-        if ((rc = store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
+        if ((rc = agg_store_get_round(f->st, latest->round - 1, &previous, &found, err)) == SDFED_OK && found &&
             previous.started)
             memcpy(s->sampler.s, previous.rng, sizeof previous.rng);
-        store_round_free(&previous);
+        agg_store_round_free(&previous);
     }
     if (rc) return rc;
     for (int i = 0; i < n_waiting; i++) sdfed_round_report(&s->current, waiting[i].client);
-    if (f->cl) cluster_catch_up(f, now_ms); /* the open round's departures */
+    if (f->cl) agg_cluster_catch_up(f, now_ms); /* the open round's departures */
     if (s->open) s->deadline = now_ms + f->opt.deadline_ms;
     return SDFED_OK;
 }
 
-static void sync_close(federation *f) {
-    round_sync *s = round_sync_of(f);
+static void sync_close(agg_federation *f) {
+    agg_round_sync *s = agg_round_sync_of(f);
     sdfed_round_free(&s->current);
     free(s->away);
     free(s);
     f->rounds = NULL;
 }
 
-const round_policy round_sync_policy = {
+const agg_round_policy agg_round_sync_policy = {
     .mode = "sync",
     .open = sync_open,
     .close = sync_close,
@@ -354,5 +355,5 @@ const round_policy round_sync_policy = {
     .ended = sync_ended,
     .waiting = sync_waiting,
     .status = sync_status,
-    .catch_up = cluster_sync_catch_up,
+    .catch_up = agg_cluster_sync_catch_up,
 };

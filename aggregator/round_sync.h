@@ -10,25 +10,25 @@
 #include "base/rng.h"
 #include "fed/round.h"
 
-typedef struct round_sync_away {
+typedef struct agg_round_sync_away {
     int64_t client, until; /* a chosen client whose connection was lost keeps its place until `until` */
-} round_sync_away;
+} agg_round_sync_away;
 
-typedef struct round_sync {
+typedef struct agg_round_sync {
     sdfed_round current; /* the open round's clients (fed/round.h) */
     int open;
     int64_t deadline;
     int64_t next_start; /* no round starts before (the pause after the last one) */
     sdfed_rng sampler;
     int64_t present; /* a cluster's coordinator: every node's connected clients, as last read */
-    round_sync_away *away;
+    agg_round_sync_away *away;
     int n_away, cap_away;
-} round_sync;
+} agg_round_sync;
 
 /* f's (f->rounds: the federation runs synchronous rounds). */
-round_sync *round_sync_of(const federation *f);
+agg_round_sync *agg_round_sync_of(const agg_federation *f);
 /* The open round to this process's clients: round_start to the chosen ones
  * still due, with the time left, and wait to the others. */
-void round_sync_announce(federation *f, int64_t now_ms);
+void agg_round_sync_announce(agg_federation *f, int64_t now_ms);
 
 #endif

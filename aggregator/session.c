@@ -8,7 +8,8 @@
 #define QUIET_MS 200
 #define LINGER_MS 2000
 
-void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms) {
+void agg_session_open(agg_session *ss, struct lws *wsi, const agg_peer_address *from, size_t max_message_bytes,
+                      int64_t now_ms) {
     memset(ss, 0, sizeof *ss);
     ss->wsi = wsi;
     ss->client = -1;
@@ -19,26 +20,26 @@ void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t
     native_ws_reassembly_init(&ss->in, max_message_bytes);
 }
 
-native_ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms) {
+native_ws_rx agg_session_receive(agg_session *ss, const void *in, size_t len, int64_t now_ms) {
     ss->last_rx = now_ms;
     if (ss->closing) return WS_RX_MORE; /* a session on its way out reads nothing more */
     return native_ws_reassembly_add(&ss->in, native_ws_fragment_of(ss->wsi, in, len));
 }
 
-void session_heard(session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
+void agg_session_heard(agg_session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
-void session_heard_close(session *ss, int64_t now_ms) {
+void agg_session_heard_close(agg_session *ss, int64_t now_ms) {
     ss->peer_closed = 1;
     ss->last_rx = now_ms;
 }
 
-int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
+int agg_session_sweep(agg_session *ss, const agg_session_keepalive *k, int64_t now_ms) {
     if (ss->closing) return now_ms - ss->closing_since >= SESSION_CLOSE_GIVE_UP_MS; /* its close was never written */
     int64_t silent_ms = now_ms - ss->last_rx;
     if (silent_ms >= k->hangup_after_ms) {
         char reason[64];
         snprintf(reason, sizeof reason, "nothing heard for %lld s; hanging up", (long long)(silent_ms / 1000));
-        session_close_after(ss, LWS_CLOSE_STATUS_GOINGAWAY, reason, now_ms);
+        agg_session_close_after(ss, LWS_CLOSE_STATUS_GOINGAWAY, reason, now_ms);
         return 0;
     }
     if (silent_ms >= k->ping_after_ms && ss->pinged_at <= ss->last_rx) {
@@ -49,7 +50,7 @@ int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms) {
     return 0;
 }
 
-int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms) {
+int agg_session_rate_ok(agg_session *ss, int limit, int64_t window_ms, int64_t now_ms) {
     if (now_ms - ss->window_start >= window_ms) {
         ss->window_start = now_ms;
         ss->window_count = 0;
@@ -57,13 +58,13 @@ int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms) {
     return ++ss->window_count <= limit;
 }
 
-int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err) {
+int agg_session_send(agg_session *ss, const void *data, size_t len, int binary, sdfed_error *err) {
     int rc = native_ws_send_queue_push(&ss->out, data, len, binary, err);
     if (rc == SDFED_OK) lws_callback_on_writable(ss->wsi);
     return rc;
 }
 
-void session_close_after(session *ss, int status, const char *reason, int64_t now_ms) {
+void agg_session_close_after(agg_session *ss, int status, const char *reason, int64_t now_ms) {
     if (ss->closing) return;
     ss->closing = status;
     snprintf(ss->close_reason, sizeof ss->close_reason, "%s", reason);
@@ -71,11 +72,11 @@ void session_close_after(session *ss, int status, const char *reason, int64_t no
     lws_callback_on_writable(ss->wsi);
 }
 
-int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms) {
+int agg_session_hello_overdue(const agg_session *ss, int64_t timeout_ms, int64_t now_ms) {
     return ss->client < 0 && !ss->token[0] && !ss->closing && now_ms - ss->opened_ms >= timeout_ms;
 }
 
-int session_writable(session *ss, int64_t now_ms) {
+int agg_session_writable(agg_session *ss, int64_t now_ms) {
     if (ss->ping_due) { /* between two messages: each is written whole */
         /* not empty: lws does not report an empty PONG (LWS_CALLBACK_RECEIVE_PONG) */
         unsigned char ping[LWS_PRE + 4] = {[LWS_PRE] = 'p', 'i', 'n', 'g'};
@@ -102,7 +103,7 @@ int session_writable(session *ss, int64_t now_ms) {
     return 0;
 }
 
-void session_free(session *ss) {
+void agg_session_free(agg_session *ss) {
     native_ws_send_queue_clear(&ss->out);
     native_ws_reassembly_free(&ss->in);
 }

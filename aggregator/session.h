@@ -18,13 +18,13 @@
 #include "native/ws_send_queue.h"
 #include "peers.h"
 
-typedef struct session {
+typedef struct agg_session {
     struct lws *wsi;
-    peer_address address; /* where it comes from, as the edge's limits count it */
-    int64_t client;       /* -1 until hello */
-    int welcomed;         /* its welcome was written: other messages may follow */
-    int binary;           /* tensors as binary frames (1) or JSON (0) */
-    char token[128];      /* its token, once it said hello */
+    agg_peer_address address; /* where it comes from, as the edge's limits count it */
+    int64_t client;           /* -1 until hello */
+    int welcomed;             /* its welcome was written: other messages may follow */
+    int binary;               /* tensors as binary frames (1) or JSON (0) */
+    char token[128];          /* its token, once it said hello */
     int refusals;
     native_ws_reassembly in; /* the incoming message (native/ws_reassembly.h) */
     native_ws_send_queue out;
@@ -37,23 +37,24 @@ typedef struct session {
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
     int64_t pinged_at;              /* ms, the last keepalive PING (0: none) */
     int ping_due;                   /* a PING waits for the socket to be writable */
-} session;
+} agg_session;
 
 /* When a silent peer is asked whether it is there, and when it is given up. */
-typedef struct session_keepalive {
+typedef struct agg_session_keepalive {
     int64_t ping_after_ms, hangup_after_ms;
-} session_keepalive;
+} agg_session_keepalive;
 
 /* from: its connection's address (NULL: unknown, all zeros). */
-void session_open(session *ss, struct lws *wsi, const peer_address *from, size_t max_message_bytes, int64_t now_ms);
+void agg_session_open(agg_session *ss, struct lws *wsi, const agg_peer_address *from, size_t max_message_bytes,
+                      int64_t now_ms);
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
  * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */
-native_ws_rx session_receive(session *ss, const void *in, size_t len, int64_t now_ms);
+native_ws_rx agg_session_receive(agg_session *ss, const void *in, size_t len, int64_t now_ms);
 /* Input other than a message (a PONG) that shows the peer is there. */
-void session_heard(session *ss, int64_t now_ms);
+void agg_session_heard(agg_session *ss, int64_t now_ms);
 /* The peer sent a close frame (it closes on purpose). */
-void session_heard_close(session *ss, int64_t now_ms);
+void agg_session_heard_close(agg_session *ss, int64_t now_ms);
 /* The keepalive sweep's visit: a PING once the peer has been silent for
  * ping_after_ms (one per silence); once it has been silent for
  * hangup_after_ms, a close (1001 going away, with the silence as its
@@ -61,22 +62,22 @@ void session_heard_close(session *ss, int64_t now_ms);
  * be written within SESSION_CLOSE_GIVE_UP_MS (the caller drops the
  * connection). */
 #define SESSION_CLOSE_GIVE_UP_MS 5000
-int session_sweep(session *ss, const session_keepalive *k, int64_t now_ms);
+int agg_session_sweep(agg_session *ss, const agg_session_keepalive *k, int64_t now_ms);
 /* At most limit messages in each window of window_ms (a window starts at
  * the first message after the last one ended). */
-int session_rate_ok(session *ss, int limit, int64_t window_ms, int64_t now_ms);
+int agg_session_rate_ok(agg_session *ss, int limit, int64_t window_ms, int64_t now_ms);
 /* Queues a message; an error (nothing queued) when memory ran out. */
-int session_send(session *ss, const void *data, size_t len, int binary, sdfed_error *err);
+int agg_session_send(agg_session *ss, const void *data, size_t len, int binary, sdfed_error *err);
 /* Leaves with a close frame once what is queued has been written: its
  * status and a reason (cut to 123 bytes) for the peer. */
-void session_close_after(session *ss, int status, const char *reason, int64_t now_ms);
+void agg_session_close_after(agg_session *ss, int status, const char *reason, int64_t now_ms);
 /* Whether a connection open for timeout_ms has not said hello yet (no
  * client, no registration waiting). */
-int session_hello_overdue(const session *ss, int64_t timeout_ms, int64_t now_ms);
+int agg_session_hello_overdue(const agg_session *ss, int64_t timeout_ms, int64_t now_ms);
 /* lws says the socket is writable: a due PING, the next message, or the
  * close; -1 to hang up now. */
-int session_writable(session *ss, int64_t now_ms);
+int agg_session_writable(agg_session *ss, int64_t now_ms);
 /* The connection is gone: what it held is freed. */
-void session_free(session *ss);
+void agg_session_free(agg_session *ss);
 
 #endif

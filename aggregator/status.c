@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
@@ -17,17 +18,17 @@
 /* a page that cannot be built whole is not sent in part */
 static int out_of_memory(struct lws *wsi) {
     static const char body[] = "out of memory; try again later\n";
-    return response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", body, sizeof body - 1, "no-store");
+    return agg_response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "text/plain", body, sizeof body - 1, "no-store");
 }
 
-void status_board_free(status_board *site) {
+void agg_status_board_free(agg_status_board *site) {
     free(site->history.rounds);
     free(site->history.clients);
     free(site->history.accuracy);
     memset(&site->history, 0, sizeof site->history);
 }
 
-static void update_history(status_board *site, const federation_status *st) {
+static void update_history(agg_status_board *site, const agg_federation_status *st) {
     int64_t now = native_clock_ms(native_clock_monotonic_ns());
     /* a cluster's metrics come in through every node: read at most once a second */
     if (site->history.valid &&
@@ -36,8 +37,8 @@ static void update_history(status_board *site, const federation_status *st) {
     int64_t *rounds, *clients;
     double *accuracy;
     int n;
-    if (store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL)) return; /* keep the last one */
-    status_board_free(site);
+    if (agg_store_accuracy_history(site->st, &rounds, &accuracy, &clients, &n, NULL)) return; /* keep the last one */
+    agg_status_board_free(site);
     site->history.rounds = rounds;
     site->history.clients = clients;
     site->history.accuracy = accuracy;
@@ -50,88 +51,95 @@ static void update_history(status_board *site, const federation_status *st) {
 /* The federation's counts as the store holds them (since it began, every
  * node's), read for every answer; when the store cannot say, the last ones
  * read stay. */
-static void read_counts(status_board *site) {
-    store_counts c;
-    if (store_federation_counts(site->st, &c, NULL) == SDFED_OK) site->counts = c;
+static void read_counts(agg_status_board *site) {
+    agg_store_counts c;
+    if (agg_store_federation_counts(site->st, &c, NULL) == SDFED_OK) site->counts = c;
 }
 
 /* Cluster mode: the clients connected to any node, in place of this
  * node's; 0 when not in a cluster or the store cannot say (then the
  * node's own). */
-static int cluster_clients(status_board *site, federation_status *st, store_cluster *c) {
-    if (!site->cl || store_cluster_status(site->st, c, NULL) != SDFED_OK) return 0;
+static int cluster_clients(agg_status_board *site, agg_federation_status *st, agg_store_cluster *c) {
+    if (!site->cl || agg_store_cluster_status(site->st, c, NULL) != SDFED_OK) return 0;
     st->connected = c->clients_present;
     st->waiting.connected = c->clients_present;
     return 1;
 }
 
 /* "waiting": why no round is open (federation.h), or null while one is. */
-static int waiting_json(sdfed_json_writer *w, const federation_waiting *waiting) {
-    const char *reason = federation_wait_reason_name(waiting->reason);
+static void waiting_json(sdfed_json_writer *w, const agg_federation_waiting *waiting) {
+    const char *reason = agg_federation_wait_reason_name(waiting->reason);
     if (!reason) {
-        sdfed_jw_raw(w, "waiting", "null", 4);
-        return 0;
+        sdfed_jw_null(w, "waiting");
+        return;
     }
-    sdfed_buffer b = {0};
-    sdfed_json_writer inner;
-    sdfed_jw_begin(&inner, &b, NULL);
-    sdfed_jw_string(&inner, "reason", reason);
-    sdfed_jw_int(&inner, "needed", waiting->needed);
-    sdfed_jw_int(&inner, "connected", waiting->connected);
-    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
-    if (!failed) sdfed_jw_raw(w, "waiting", (const char *)b.data, b.size);
-    sdfed_buffer_free(&b);
-    return failed;
+    sdfed_jw_object(w, "waiting");
+    sdfed_jw_string(w, "reason", reason);
+    sdfed_jw_int(w, "needed", waiting->needed);
+    sdfed_jw_int(w, "connected", waiting->connected);
+    sdfed_jw_close(w);
 }
 
 /* "async", "secure" (synchronous rounds whose sum alone is unmasked) or "sync" */
-static const char *mode_name(const federation_status *st) {
+static const char *mode_name(const agg_federation_status *st) {
     if (st->async) return "async";
     return st->secure ? "secure" : "sync";
 }
 
 /* "privacy": what a secure federation's noise has spent (federation.h), or
  * null without noise or while the store cannot say. */
-static int privacy_json(sdfed_json_writer *w, const status_board *site) {
-    federation_privacy_spent p;
-    if (federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) {
-        sdfed_jw_raw(w, "privacy", "null", 4);
-        return 0;
+static void privacy_json(sdfed_json_writer *w, const agg_status_board *site) {
+    agg_federation_privacy_spent p;
+    if (agg_federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) {
+        sdfed_jw_null(w, "privacy");
+        return;
     }
-    sdfed_buffer b = {0};
-    sdfed_json_writer inner;
-    sdfed_jw_begin(&inner, &b, NULL);
-    sdfed_jw_int(&inner, "rounds_unmasked", p.rounds_unmasked);
-    sdfed_jw_double(&inner, "epsilon_spent", p.epsilon_spent);
-    sdfed_jw_double(&inner, "epsilon_budget", p.epsilon_budget);
-    sdfed_jw_double(&inner, "delta", p.delta);
-    int failed = sdfed_jw_end(&inner, NULL) != SDFED_OK;
-    if (!failed) sdfed_jw_raw(w, "privacy", (const char *)b.data, b.size);
-    sdfed_buffer_free(&b);
-    return failed;
+    sdfed_jw_object(w, "privacy");
+    sdfed_jw_int(w, "rounds_unmasked", p.rounds_unmasked);
+    sdfed_jw_double(w, "epsilon_spent", p.epsilon_spent);
+    sdfed_jw_double(w, "epsilon_budget", p.epsilon_budget);
+    sdfed_jw_double(w, "delta", p.delta);
+    sdfed_jw_close(w);
 }
 
-static int status_json(struct lws *wsi, status_board *site) {
-    federation_status st, node;
-    federation_get_status(site->fed, &st);
+/* "node": this node of a cluster, its role and its own counts */
+static void node_json(sdfed_json_writer *w, const agg_status_board *site, const agg_federation_status *node) {
+    const agg_store_fence *fence = agg_cluster_fence(site->cl);
+    sdfed_jw_object(w, "node");
+    sdfed_jw_int(w, "id", agg_cluster_node(site->cl));
+    sdfed_jw_string(w, "role", fence ? "coordinator" : "front-end");
+    sdfed_jw_int(w, "epoch", fence ? fence->epoch : 0);
+    sdfed_jw_int(w, "clients", node->connected);
+    sdfed_jw_int(w, "updates_accepted", node->updates_accepted);
+    sdfed_jw_int(w, "rounds_closed", node->rounds_closed);
+    sdfed_jw_int(w, "store_failing", agg_store_failing(site->st));
+    sdfed_jw_close(w);
+}
+
+/* "accuracy": [{"round", "accuracy", "clients"}, ...] as the clients reported them */
+static void accuracy_json(sdfed_json_writer *w, const agg_status_board *site) {
+    sdfed_jw_array(w, "accuracy");
+    for (int i = 0; i < site->history.n; i++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_int(w, "round", site->history.rounds[i]);
+        sdfed_jw_fixed(w, "accuracy", site->history.accuracy[i], 6);
+        sdfed_jw_int(w, "clients", site->history.clients[i]);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
+}
+
+static int status_json(struct lws *wsi, agg_status_board *site) {
+    agg_federation_status st, node;
+    agg_federation_get_status(site->fed, &st);
     node = st;
-    store_cluster c;
+    agg_store_cluster c;
     int in_cluster = cluster_clients(site, &st, &c);
     read_counts(site);
     update_history(site, &st);
-    const int64_t *rounds = site->history.rounds, *clients = site->history.clients;
-    const double *accuracy = site->history.accuracy;
-    int n = site->history.n;
-    sdfed_buffer b = {0}, history = {0};
-    sdfed_sink sink = sdfed_buffer_sink(&history);
-    int failed = sdfed_sink_printf(sink, "[");
-    for (int i = 0; i < n; i++)
-        failed |= sdfed_sink_printf(sink, "%s{\"round\": %lld, \"accuracy\": %.6f, \"clients\": %lld}", i ? ", " : "",
-                                    (long long)rounds[i], accuracy[i], (long long)clients[i]);
-    failed |= sdfed_sink_printf(sink, "]");
-    devices_summary dev;
-    sdfed_buffer devices_text = {0};
-    failed |= federation_get_devices(site->fed, &dev) || status_devices_json(sdfed_buffer_sink(&devices_text), &dev);
+    agg_devices_summary dev;
+    int failed = agg_federation_get_devices(site->fed, &dev);
+    sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
     sdfed_jw_string(&w, "name", site->name ? site->name : "");
@@ -145,8 +153,8 @@ static int status_json(struct lws *wsi, status_board *site) {
     sdfed_jw_int(&w, "participants", st.participants);
     sdfed_jw_int(&w, "reported", st.reported);
     sdfed_jw_int(&w, "done", st.done);
-    failed |= waiting_json(&w, &st.waiting);
-    failed |= privacy_json(&w, site);
+    waiting_json(&w, &st.waiting);
+    privacy_json(&w, site);
     sdfed_jw_string(&w, "global_prompt_sha256", st.global_sha256);
     sdfed_jw_int(&w, "updates_accepted", site->counts.updates);
     sdfed_jw_int(&w, "rounds_closed", site->counts.rounds_closed);
@@ -157,41 +165,24 @@ static int status_json(struct lws *wsi, status_board *site) {
         sdfed_jw_int(&w, "coordinator_node", c.coordinator_node);
         sdfed_jw_int(&w, "coordinator_epoch", c.coordinator_epoch);
     }
-    if (site->cl) {
-        const store_fence *fence = cluster_fence(site->cl);
-        sdfed_buffer nb = {0};
-        sdfed_json_writer nw;
-        sdfed_jw_begin(&nw, &nb, NULL);
-        sdfed_jw_int(&nw, "id", cluster_node(site->cl));
-        sdfed_jw_string(&nw, "role", fence ? "coordinator" : "front-end");
-        sdfed_jw_int(&nw, "epoch", fence ? fence->epoch : 0);
-        sdfed_jw_int(&nw, "clients", node.connected);
-        sdfed_jw_int(&nw, "updates_accepted", node.updates_accepted);
-        sdfed_jw_int(&nw, "rounds_closed", node.rounds_closed);
-        sdfed_jw_int(&nw, "store_failing", store_failing(site->st));
-        failed |= sdfed_jw_end(&nw, NULL) != SDFED_OK;
-        if (nb.size) sdfed_jw_raw(&w, "node", (const char *)nb.data, nb.size);
-        sdfed_buffer_free(&nb);
-    }
-    sdfed_jw_raw(&w, "accuracy", (const char *)history.data, history.size);
-    sdfed_jw_raw(&w, "devices", (const char *)devices_text.data, devices_text.size);
+    if (site->cl) node_json(&w, site, &node);
+    accuracy_json(&w, site);
+    if (!failed) agg_status_devices_json(&w, "devices", &dev);
     int rc = sdfed_jw_end(&w, NULL) || failed
                  ? out_of_memory(wsi)
-                 : response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
+                 : agg_response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
-    sdfed_buffer_free(&history);
-    sdfed_buffer_free(&devices_text);
     return rc;
 }
 
-static int metrics_text(struct lws *wsi, status_board *site) {
-    federation_status st;
-    federation_get_status(site->fed, &st);
+static int metrics_text(struct lws *wsi, agg_status_board *site) {
+    agg_federation_status st;
+    agg_federation_get_status(site->fed, &st);
     sdfed_buffer b = {0};
     sdfed_sink sink = sdfed_buffer_sink(&b);
     int failed = 0;
     if (site->cl) {
-        const store_fence *fence = cluster_fence(site->cl);
+        const agg_store_fence *fence = agg_cluster_fence(site->cl);
         failed |= sdfed_sink_printf(
             sink,
             "# HELP sdfed_node_coordinator 1 while this node is the cluster's coordinator, 0 as a front-end.\n"
@@ -200,10 +191,10 @@ static int metrics_text(struct lws *wsi, status_board *site) {
             "# TYPE sdfed_node_epoch gauge\nsdfed_node_epoch{node=\"%lld\"} %lld\n"
             "# HELP sdfed_node_clients Clients connected to this node.\n"
             "# TYPE sdfed_node_clients gauge\nsdfed_node_clients{node=\"%lld\"} %lld\n",
-            (long long)cluster_node(site->cl), fence != NULL, (long long)cluster_node(site->cl),
-            (long long)(fence ? fence->epoch : 0), (long long)cluster_node(site->cl), (long long)st.connected);
-        store_cluster c;
-        if (store_cluster_status(site->st, &c, NULL) == SDFED_OK)
+            (long long)agg_cluster_node(site->cl), fence != NULL, (long long)agg_cluster_node(site->cl),
+            (long long)(fence ? fence->epoch : 0), (long long)agg_cluster_node(site->cl), (long long)st.connected);
+        agg_store_cluster c;
+        if (agg_store_cluster_status(site->st, &c, NULL) == SDFED_OK)
             failed |= sdfed_sink_printf(
                 sink,
                 "# HELP sdfed_cluster_nodes Nodes whose lease holds.\n# TYPE sdfed_cluster_nodes gauge\n"
@@ -255,7 +246,7 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         "write that commits.\n# TYPE sdfed_store_failing gauge\nsdfed_store_failing %d\n"
         "# HELP sdfed_store_failures_total Store operations that failed.\n"
         "# TYPE sdfed_store_failures_total counter\nsdfed_store_failures_total %lld\n",
-        store_failing(site->st), (long long)store_failures(site->st));
+        agg_store_failing(site->st), (long long)agg_store_failures(site->st));
     failed |= sdfed_sink_printf(
         sink,
         "# HELP sdfed_aggregation_seconds Time spent aggregating.\n# TYPE sdfed_aggregation_seconds summary\n"
@@ -263,8 +254,8 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         "# HELP sdfed_aggregation_last_seconds The last aggregation's time.\n"
         "# TYPE sdfed_aggregation_last_seconds gauge\nsdfed_aggregation_last_seconds %.6f\n",
         st.total_aggregation_ms / 1e3, (long long)st.rounds_closed, st.last_aggregation_ms / 1e3);
-    peers_stats edge;
-    peers_get_stats(site->peers, native_clock_ms(native_clock_monotonic_ns()), &edge);
+    agg_peers_stats edge;
+    agg_peers_get_stats(site->peers, native_clock_ms(native_clock_monotonic_ns()), &edge);
     failed |= sdfed_sink_printf(
         sink,
         "# HELP sdfed_connections Connections this process holds (HTTP and WebSocket).\n"
@@ -279,12 +270,12 @@ static int metrics_text(struct lws *wsi, status_board *site) {
         "# TYPE sdfed_edge_refused_total counter\n",
         (long long)edge.connections, (long long)edge.file_sends, (long long)edge.addresses, (long long)edge.locked);
     for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
-        failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", peers_refusal_name(i),
+        failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", agg_peers_refusal_name(i),
                                     (long long)edge.refused[i]);
-    devices_summary dev;
-    failed |= federation_get_devices(site->fed, &dev) || status_devices_metrics(sink, &dev);
-    federation_privacy_spent privacy;
-    if (federation_privacy(site->fed, &privacy, NULL) == SDFED_OK && privacy.noise)
+    agg_devices_summary dev;
+    failed |= agg_federation_get_devices(site->fed, &dev) || agg_status_devices_metrics(sink, &dev);
+    agg_federation_privacy_spent privacy;
+    if (agg_federation_privacy(site->fed, &privacy, NULL) == SDFED_OK && privacy.noise)
         failed |= sdfed_sink_printf(sink,
                                     "# HELP sdfed_privacy_epsilon_spent Distributed DP: epsilon spent by the rounds "
                                     "unmasked, at delta sdfed_privacy_delta.\n"
@@ -295,8 +286,8 @@ static int metrics_text(struct lws *wsi, status_board *site) {
                                     "# TYPE sdfed_privacy_delta gauge\nsdfed_privacy_delta %g\n",
                                     privacy.epsilon_spent, privacy.epsilon_budget, privacy.delta);
     int rc = failed ? out_of_memory(wsi)
-                    : response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
-                                    "no-store");
+                    : agg_response_send(wsi, HTTP_STATUS_OK, "text/plain; version=0.0.4", (const char *)b.data, b.size,
+                                        "no-store");
     sdfed_buffer_free(&b);
     return rc;
 }
@@ -324,7 +315,7 @@ static int html_text(sdfed_sink sink, const char *text) {
 
 /* What the federation does now: the open round's reports, or why no round
  * is open, in words; non-zero when a write failed. */
-static int now_words(sdfed_sink sink, const federation_status *st) {
+static int now_words(sdfed_sink sink, const agg_federation_status *st) {
     long long needed = (long long)st->waiting.needed, connected = (long long)st->waiting.connected;
     switch (st->waiting.reason) {
     case FEDERATION_NOT_WAITING:
@@ -345,7 +336,7 @@ static int now_words(sdfed_sink sink, const federation_status *st) {
 }
 
 /* The mode in words, for status.html. */
-static const char *mode_words(const federation_status *st) {
+static const char *mode_words(const agg_federation_status *st) {
     if (st->async) return "asynchronous";
     return st->secure ? "synchronous, secure aggregation: the server sees only the sum of each round's prompts"
                       : "synchronous";
@@ -353,9 +344,9 @@ static const char *mode_words(const federation_status *st) {
 
 /* The privacy row of a secure federation with noise, nothing otherwise;
  * non-zero when a write failed. */
-static int privacy_row(sdfed_sink sink, const status_board *site) {
-    federation_privacy_spent p;
-    if (federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) return 0;
+static int privacy_row(sdfed_sink sink, const agg_status_board *site) {
+    agg_federation_privacy_spent p;
+    if (agg_federation_privacy(site->fed, &p, NULL) != SDFED_OK || !p.noise) return 0;
     return sdfed_sink_printf(sink,
                              "<tr><td>privacy spent</td><td>epsilon %.3f of %g at delta %g, over %lld rounds "
                              "unmasked</td></tr>",
@@ -383,10 +374,10 @@ static void volunteer_name(int64_t client, char name[9]) {
 /* The volunteers last heard from, at most STATUS_VOLUNTEERS of the
  * `registered`, as a table that scrolls sideways on a narrow screen;
  * non-zero when a write failed. */
-static int volunteers_table(sdfed_sink sink, status_board *site, int64_t registered) {
-    store_volunteer *v;
+static int volunteers_table(sdfed_sink sink, agg_status_board *site, int64_t registered) {
+    agg_store_volunteer *v;
     int n;
-    if (store_recent_volunteers(site->st, STATUS_VOLUNTEERS, &v, &n, NULL) != SDFED_OK)
+    if (agg_store_recent_volunteers(site->st, STATUS_VOLUNTEERS, &v, &n, NULL) != SDFED_OK)
         return sdfed_sink_printf(sink, "<p>The store cannot list them now.</p>");
     int failed = registered > n
                      ? sdfed_sink_printf(sink, "<p>The %d heard from last, of %lld.</p>", n, (long long)registered)
@@ -414,7 +405,7 @@ static int volunteers_table(sdfed_sink sink, status_board *site, int64_t registe
 /* The round and how far the federation is: "round 39 &middot; 39 of 50
  * done" (rounds count from 0, docs/protocol.md); non-zero when a write
  * failed. */
-static int round_words(sdfed_sink sink, const federation_status *st) {
+static int round_words(sdfed_sink sink, const agg_federation_status *st) {
     if (st->done) return sdfed_sink_printf(sink, "%lld of %lld done", (long long)st->rounds, (long long)st->rounds);
     return sdfed_sink_printf(sink, "%s %lld &middot; %lld of %lld done", st->async ? "version" : "round",
                              (long long)st->round, (long long)st->round, (long long)st->rounds);
@@ -423,9 +414,9 @@ static int round_words(sdfed_sink sink, const federation_status *st) {
 /* The devices' step time against local prompt length (the median, and the
  * 10th to 90th percentile as a band), when any device reported; non-zero
  * when a write failed. */
-static int devices_chart(sdfed_buffer *b, status_board *site) {
-    devices_summary d;
-    if (federation_get_devices(site->fed, &d)) return 1;
+static int devices_chart(sdfed_buffer *b, agg_status_board *site) {
+    agg_devices_summary d;
+    if (agg_federation_get_devices(site->fed, &d)) return 1;
     if (d.count == 0 || d.n_lengths == 0) return 0;
     double top = 0, scale = 1;
     for (int l = 0; l < d.n_lengths; l++) top = d.p90[l] > top ? d.p90[l] : top;
@@ -464,10 +455,10 @@ static int devices_chart(sdfed_buffer *b, status_board *site) {
  * now, the federation's counts, the accuracy the clients report per round
  * as an SVG chart, the devices' step times as another and the volunteers
  * last heard from; it reloads every 5 s. */
-static int status_page(struct lws *wsi, status_board *site) {
-    federation_status st;
-    federation_get_status(site->fed, &st);
-    store_cluster c;
+static int status_page(struct lws *wsi, agg_status_board *site) {
+    agg_federation_status st;
+    agg_federation_get_status(site->fed, &st);
+    agg_store_cluster c;
     cluster_clients(site, &st, &c);
     read_counts(site);
     update_history(site, &st);
@@ -494,7 +485,7 @@ static int status_page(struct lws *wsi, status_board *site) {
     failed |= round_words(sink, &st);
     failed |= sdfed_sink_printf(sink, "</td></tr><tr><td>now</td><td class=\"now\">");
     failed |= now_words(sink, &st);
-    const store_counts *k = &site->counts;
+    const agg_store_counts *k = &site->counts;
     failed |= sdfed_sink_printf(sink,
                                 "</td></tr><tr><td>volunteers</td><td>%lld connected, %lld registered</td></tr>"
                                 "<tr><td>rounds</td><td>%lld closed, %lld abandoned</td></tr>"
@@ -532,8 +523,8 @@ static int status_page(struct lws *wsi, status_board *site) {
                                 key ? "?key=" : "", key ? key : "", metrics_key ? "?key=" : "",
                                 metrics_key ? metrics_key : "", key ? "?key=" : "", key ? key : "");
     int rc = failed ? out_of_memory(wsi)
-                    : response_send(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
-                                    "no-store");
+                    : agg_response_send(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", (const char *)b.data, b.size,
+                                        "no-store");
     sdfed_buffer_free(&b);
     return rc;
 }
@@ -547,10 +538,10 @@ static int status_css(struct lws *wsi) {
                               ".scroll{overflow-x:auto}.volunteers{border-collapse:collapse}\n"
                               ".volunteers td,.volunteers th{border-bottom:1px solid #ddd;white-space:nowrap}\n"
                               "svg{max-width:100%;height:auto}\n";
-    return response_send(wsi, HTTP_STATUS_OK, "text/css", css, sizeof css - 1, "no-cache");
+    return agg_response_send(wsi, HTTP_STATUS_OK, "text/css", css, sizeof css - 1, "no-cache");
 }
 
-int status_serve(status_board *b, struct lws *wsi, const char *path, int *answered) {
+int agg_status_serve(agg_status_board *b, struct lws *wsi, const char *path, int *answered) {
     *answered = 1;
     if (strcmp(path, "/status.css") == 0) return status_css(wsi);
     if (strcmp(path, "/status") == 0) return status_json(wsi, b);

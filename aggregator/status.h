@@ -41,27 +41,27 @@
 
 enum { STATUS_VOLUNTEERS = 200 }; /* the volunteers status.html lists at most */
 
-typedef struct status_board {
-    federation *fed;
-    store *st;
-    cluster *cl; /* cluster mode: this node; NULL in a single process */
-    const peers *peers;   /* the edge's connections and refusals (peers.h) */
-    const join_key *join_key, *metrics_token; /* for status.html's links, which carry the key when one is needed */
+typedef struct agg_status_board {
+    agg_federation *fed;
+    agg_store *st;
+    agg_cluster *cl;                              /* cluster mode: this node; NULL in a single process */
+    const agg_peers *peers;                       /* the edge's connections and refusals (peers.h) */
+    const agg_join_key *join_key, *metrics_token; /* for status.html's links, which carry the key when one is needed */
     const char *model_sha256;
     const char *name, *description; /* the task's, shown on both (NULL: "") */
-    store_counts counts;            /* the federation's, as last read from the store */
+    agg_store_counts counts;        /* the federation's, as last read from the store */
     struct {
         int64_t *rounds, *clients;
         double *accuracy;
         int n, valid;
         int64_t metrics_seen, read_at_ms;
     } history;
-} status_board;
+} agg_status_board;
 
-void status_board_free(status_board *b);
+void agg_status_board_free(agg_status_board *b);
 
 /* Answers path when it is one of the status routes; 0 when it is not
  * (*answered stays 0), else what the lws HTTP callback returns. */
-int status_serve(status_board *b, struct lws *wsi, const char *path, int *answered);
+int agg_status_serve(agg_status_board *b, struct lws *wsi, const char *path, int *answered);
 
 #endif

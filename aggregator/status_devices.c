@@ -1,25 +1,43 @@
 /* The federation's devices in /status and /metrics (status_devices.h). */
 #include "status_devices.h"
 
-int status_devices_json(sdfed_sink sink, const devices_summary *s) {
-    int failed = sdfed_sink_printf(sink, "{\"count\": %d, \"step_ms\": [", s->count);
-    for (int l = 0; s->count && l < s->n_lengths; l++)
-        failed |= sdfed_sink_printf(sink, "%s{\"length\": %d, \"p10\": %.3f, \"p50\": %.3f, \"p90\": %.3f}",
-                                    l ? ", " : "", s->lengths[l], s->p10[l], s->p50[l], s->p90[l]);
-    failed |= sdfed_sink_printf(sink, "], \"threads\": [");
-    for (int i = 0; i < s->n_threads; i++)
-        failed |= sdfed_sink_printf(sink, "%s{\"threads\": %d, \"devices\": %d}", i ? ", " : "", s->threads[i].threads,
-                                    s->threads[i].devices);
-    failed |= sdfed_sink_printf(sink, "], \"kernels\": [");
-    for (int i = 0; i < s->n_kernels; i++) /* a name of letters, digits, - _ . + (fed/protocol.h) */
-        failed |= sdfed_sink_printf(sink, "%s{\"kernels\": \"%s\", \"devices\": %d}", i ? ", " : "",
-                                    s->kernels[i].kernels, s->kernels[i].devices);
-    failed |= sdfed_sink_printf(sink, "], \"others\": {\"threads\": %d, \"kernels\": %d}}", s->other_threads,
-                                s->other_kernels);
-    return failed;
+void agg_status_devices_json(sdfed_json_writer *w, const char *key, const agg_devices_summary *s) {
+    sdfed_jw_object(w, key);
+    sdfed_jw_int(w, "count", s->count);
+    sdfed_jw_array(w, "step_ms");
+    for (int l = 0; s->count && l < s->n_lengths; l++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_int(w, "length", s->lengths[l]);
+        sdfed_jw_fixed(w, "p10", s->p10[l], 3);
+        sdfed_jw_fixed(w, "p50", s->p50[l], 3);
+        sdfed_jw_fixed(w, "p90", s->p90[l], 3);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
+    sdfed_jw_array(w, "threads");
+    for (int i = 0; i < s->n_threads; i++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_int(w, "threads", s->threads[i].threads);
+        sdfed_jw_int(w, "devices", s->threads[i].devices);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
+    sdfed_jw_array(w, "kernels");
+    for (int i = 0; i < s->n_kernels; i++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_string(w, "kernels", s->kernels[i].kernels);
+        sdfed_jw_int(w, "devices", s->kernels[i].devices);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
+    sdfed_jw_object(w, "others");
+    sdfed_jw_int(w, "threads", s->other_threads);
+    sdfed_jw_int(w, "kernels", s->other_kernels);
+    sdfed_jw_close(w);
+    sdfed_jw_close(w);
 }
 
-int status_devices_metrics(sdfed_sink sink, const devices_summary *s) {
+int agg_status_devices_metrics(sdfed_sink sink, const agg_devices_summary *s) {
     int failed = sdfed_sink_printf(sink,
                                    "# HELP sdfed_devices Clients whose device figures this process heard.\n"
                                    "# TYPE sdfed_devices gauge\nsdfed_devices %d\n",

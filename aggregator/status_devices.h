@@ -4,14 +4,14 @@
 
 #include "devices.h"
 #include "base/io.h"
+#include "base/json_writer.h"
 
-/* /status's "devices": {"count": N, "step_ms": [{"length": L, "p10": ms,
+/* /status's member key: {"count": N, "step_ms": [{"length": L, "p10": ms,
  * "p50": ms, "p90": ms}, ...], "threads": [{"threads": T, "devices": n},
  * ...], "kernels": [{"kernels": "name", "devices": n}, ...], "others":
- * {"threads": n, "kernels": n}} (step_ms empty while no device reported);
- * non-zero when a write failed. */
-int status_devices_json(sdfed_sink sink, const devices_summary *s);
+ * {"threads": n, "kernels": n}} (step_ms empty while no device reported). */
+void agg_status_devices_json(sdfed_json_writer *w, const char *key, const agg_devices_summary *s);
 /* The sdfed_devices* Prometheus lines. */
-int status_devices_metrics(sdfed_sink sink, const devices_summary *s);
+int agg_status_devices_metrics(sdfed_sink sink, const agg_devices_summary *s);
 
 #endif

@@ -19,11 +19,11 @@
  * ends hold the same bits as the wire does. */
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the store's blobs are little-endian");
 
-int store_is_database(const char *where) {
+int agg_store_is_database(const char *where) {
     return strncmp(where, "postgresql://", 13) == 0 || strncmp(where, "postgres://", 11) == 0;
 }
 
-int store_fail(store *s, sdfed_error *err, const char *what, const char *reason) {
+int agg_store_fail(agg_store *s, sdfed_error *err, const char *what, const char *reason) {
     sdfed_error e;
     int rc = sdfed_fail(&e, SDFED_ERR_IO, "store: %s: %s", what, reason);
     if (err) *err = e;
@@ -36,79 +36,79 @@ int store_fail(store *s, sdfed_error *err, const char *what, const char *reason)
 }
 
 /* A write committed: a fault, if any, is over. */
-static void committed(store *s) {
+static void committed(agg_store *s) {
     if (!s->failing) return;
     s->failing = 0;
     if (s->on_fault) s->on_fault(s->fault_ctx, NULL);
 }
 
-void store_watch_faults(store *s, store_fault_fn fn, void *ctx) {
+void agg_store_watch_faults(agg_store *s, agg_store_fault_fn fn, void *ctx) {
     s->on_fault = fn;
     s->fault_ctx = ctx;
 }
 
-int store_failing(const store *s) { return s->failing; }
+int agg_store_failing(const agg_store *s) { return s->failing; }
 
-int64_t store_failures(const store *s) { return s->failures; }
+int64_t agg_store_failures(const agg_store *s) { return s->failures; }
 
-const char *store_name(const store *s) { return s->name; }
+const char *agg_store_name(const agg_store *s) { return s->name; }
 
-static int migrate_tokens(store *s, sdfed_error *err);
+static int migrate_tokens(agg_store *s, sdfed_error *err);
 
-int store_open(store **out, const char *where, sdfed_error *err) {
+int agg_store_open(agg_store **out, const char *where, sdfed_error *err) {
     *out = NULL;
-    store *s = calloc(1, sizeof *s);
+    agg_store *s = calloc(1, sizeof *s);
     if (!s) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
-    s->backend = store_is_database(where) ? &store_postgres : &store_sqlite;
+    s->backend = agg_store_is_database(where) ? &agg_store_postgres : &agg_store_sqlite;
     int rc = s->backend->open(s, where, err);
     if (rc == SDFED_OK) rc = migrate_tokens(s, err);
     if (rc) {
-        store_close(s);
+        agg_store_close(s);
         return rc;
     }
     *out = s;
     return SDFED_OK;
 }
 
-void store_close(store *s) {
+void agg_store_close(agg_store *s) {
     if (!s) return;
     s->backend->close(s);
     free(s->name);
     free(s);
 }
 
-static store_value integer(int64_t v) { return (store_value){.type = STORE_INT, .integer = v}; }
-static store_value real(double v) { return (store_value){.type = STORE_REAL, .real = v}; }
-static store_value text(const char *v) { return (store_value){.type = STORE_TEXT, .text = v}; }
-static store_value blob(const void *v, size_t bytes) {
-    return (store_value){.type = STORE_BLOB, .blob = v, .bytes = bytes};
+static agg_store_value integer(int64_t v) { return (agg_store_value){.type = STORE_INT, .integer = v}; }
+static agg_store_value real(double v) { return (agg_store_value){.type = STORE_REAL, .real = v}; }
+static agg_store_value text(const char *v) { return (agg_store_value){.type = STORE_TEXT, .text = v}; }
+static agg_store_value blob(const void *v, size_t bytes) {
+    return (agg_store_value){.type = STORE_BLOB, .blob = v, .bytes = bytes};
 }
-static store_value now(void) { return real(native_clock_seconds(native_clock_wall_ns())); }
+static agg_store_value now(void) { return real(native_clock_seconds(native_clock_wall_ns())); }
 
 /* A column as a number, whichever numeric type the back end gave it. */
-static int64_t as_integer(const store_value *v) {
+static int64_t as_integer(const agg_store_value *v) {
     if (v->type == STORE_INT) return v->integer;
     return v->type == STORE_REAL ? (int64_t)v->real : 0;
 }
-static double as_real(const store_value *v) {
+static double as_real(const agg_store_value *v) {
     if (v->type == STORE_REAL) return v->real;
     return v->type == STORE_INT ? (double)v->integer : 0;
 }
 
-static int query(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
+static int query(agg_store *s, const char *sql, const agg_store_value *params, int n, agg_store_row_fn row, void *ctx,
                  const char *what, sdfed_error *err) {
     return s->backend->exec(s, sql, params, n, row, ctx, what, err);
 }
 
 /* Whether the back end may write now (store_backend.h's writable). */
-static int ready_to_write(store *s, sdfed_error *err) {
+static int ready_to_write(agg_store *s, sdfed_error *err) {
     return s->backend->writable ? s->backend->writable(s, err) : SDFED_OK;
 }
 
 /* A write (rows, if any, to row); outside a transaction it has committed
  * when this returns 0. */
-static int write_statement(store *s, const char *sql, const store_value *params, int n, store_row_fn row, void *ctx,
-                           const char *what, sdfed_error *err) {
+static int write_statement(agg_store *s, const char *sql, const agg_store_value *params, int n, agg_store_row_fn row,
+                           void *ctx, const char *what, sdfed_error *err) {
     int rc = s->in_transaction ? SDFED_OK : ready_to_write(s, err);
     if (rc) return rc;
     rc = s->backend->exec(s, sql, params, n, row, ctx, what, err);
@@ -120,7 +120,7 @@ static int write_statement(store *s, const char *sql, const store_value *params,
  * ended by commit_or_abandon with the status of what ran inside it, which
  * it returns (or the commit's own failure); on any failure nothing of it
  * is stored. */
-static int transaction_begin(store *s, sdfed_error *err) {
+static int transaction_begin(agg_store *s, sdfed_error *err) {
     assert(!s->in_transaction);
     int rc = ready_to_write(s, err);
     if (rc == SDFED_OK) rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
@@ -128,7 +128,7 @@ static int transaction_begin(store *s, sdfed_error *err) {
     return rc;
 }
 
-static int commit_or_abandon(store *s, int rc, sdfed_error *err) {
+static int commit_or_abandon(agg_store *s, int rc, sdfed_error *err) {
     if (rc == SDFED_OK) rc = query(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
     s->in_transaction = 0;
     if (rc) {
@@ -141,21 +141,21 @@ static int commit_or_abandon(store *s, int rc, sdfed_error *err) {
 
 static int no_memory(sdfed_error *err) { return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory"); }
 
-static int row_text(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_text(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     char **value = ctx;
     free(*value);
     *value = strdup(c[0].type == STORE_TEXT ? c[0].text : "");
     return *value ? SDFED_OK : no_memory(err);
 }
 
-static int row_integer(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_integer(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     *(int64_t *)ctx = as_integer(&c[0]);
     return SDFED_OK;
 }
 
-int store_get_meta(store *s, const char *key, char **value, sdfed_error *err) {
+int agg_store_get_meta(agg_store *s, const char *key, char **value, sdfed_error *err) {
     *value = NULL;
-    store_value p[] = {text(key)};
+    agg_store_value p[] = {text(key)};
     int rc = query(s, "SELECT value FROM meta WHERE key = $1", p, 1, row_text, value, "meta", err);
     if (rc) {
         free(*value);
@@ -164,8 +164,8 @@ int store_get_meta(store *s, const char *key, char **value, sdfed_error *err) {
     return rc;
 }
 
-int store_set_meta(store *s, const char *key, const char *value, sdfed_error *err) {
-    store_value p[] = {text(key), text(value)};
+int agg_store_set_meta(agg_store *s, const char *key, const char *value, sdfed_error *err) {
+    agg_store_value p[] = {text(key), text(value)};
     return write_statement(
         s, "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", p, 2,
         NULL, NULL, "meta", err);
@@ -176,7 +176,7 @@ typedef struct found_client {
     int *shard;
 } found_client;
 
-static int row_client(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_client(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     found_client *f = ctx;
     *f->id = as_integer(&c[0]);
     *f->shard = c[1].type == STORE_NULL ? -1 : (int)as_integer(&c[1]);
@@ -187,37 +187,37 @@ static int row_client(void *ctx, const store_value *c, int n, sdfed_error *err) 
  * reading the state gives no one a volunteer's identity. */
 static void token_hash(const char *token, char hex[65]) { sdfed_sha256_hex(token, strlen(token), hex); }
 
-int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err) {
+int agg_store_find_client(agg_store *s, const char *token, int64_t *id, int *shard, sdfed_error *err) {
     *id = -1;
     char hash[65];
     token_hash(token, hash);
-    store_value p[] = {text(hash)};
+    agg_store_value p[] = {text(hash)};
     found_client f = {.id = id, .shard = shard};
     return query(s, "SELECT id, shard FROM clients WHERE token_sha256 = $1", p, 1, row_client, &f, "find client", err);
 }
 
-void store_round_free(store_round *r) {
+void agg_store_round_free(agg_store_round *r) {
     free(r->global);
     free(r->participants);
     memset(r, 0, sizeof *r);
 }
 
 typedef struct found_round {
-    store_round *r;
+    agg_store_round *r;
     int *found;
 } found_round;
 
 /* a copy of a blob column (one byte more, so that an empty one is not NULL) */
-static void *copy_blob(const store_value *v, size_t *bytes) {
+static void *copy_blob(const agg_store_value *v, size_t *bytes) {
     *bytes = v->type == STORE_BLOB ? v->bytes : 0;
     void *copy = malloc(*bytes + 1);
     if (copy && *bytes) memcpy(copy, v->blob, *bytes);
     return copy;
 }
 
-static int row_round(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_round(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     found_round *f = ctx;
-    store_round *r = f->r;
+    agg_store_round *r = f->r;
     *f->found = 1;
     r->round = as_integer(&c[0]);
     size_t global_bytes, participant_bytes;
@@ -235,14 +235,14 @@ static int row_round(void *ctx, const store_value *c, int n, sdfed_error *err) {
     return SDFED_OK;
 }
 
-static int read_round(store *s, const char *sql, const store_value *params, int n, store_round *r, int *found,
-                      sdfed_error *err) {
+static int read_round(agg_store *s, const char *sql, const agg_store_value *params, int n, agg_store_round *r,
+                      int *found, sdfed_error *err) {
     memset(r, 0, sizeof *r);
     *found = 0;
     found_round f = {.r = r, .found = found};
     int rc = query(s, sql, params, n, row_round, &f, "round", err);
     if (rc) {
-        store_round_free(r);
+        agg_store_round_free(r);
         *found = 0;
     }
     return rc;
@@ -250,43 +250,43 @@ static int read_round(store *s, const char *sql, const store_value *params, int 
 
 #define ROUND_COLUMNS "round, global, sha256, rng, participants, started, closed, n_updates, abandoned"
 
-int store_latest_round(store *s, store_round *r, int *found, sdfed_error *err) {
+int agg_store_latest_round(agg_store *s, agg_store_round *r, int *found, sdfed_error *err) {
     return read_round(s, "SELECT " ROUND_COLUMNS " FROM rounds ORDER BY round DESC LIMIT 1", NULL, 0, r, found, err);
 }
 
-int store_get_round(store *s, int64_t round, store_round *r, int *found, sdfed_error *err) {
-    store_value p[] = {integer(round)};
+int agg_store_get_round(agg_store *s, int64_t round, agg_store_round *r, int *found, sdfed_error *err) {
+    agg_store_value p[] = {integer(round)};
     return read_round(s, "SELECT " ROUND_COLUMNS " FROM rounds WHERE round = $1", p, 1, r, found, err);
 }
 
-int store_add_first_round(store *s, const float *global, size_t n, const char *sha256, sdfed_error *err) {
-    store_value p[] = {blob(global, n * sizeof *global), text(sha256)};
+int agg_store_add_first_round(agg_store *s, const float *global, size_t n, const char *sha256, sdfed_error *err) {
+    agg_store_value p[] = {blob(global, n * sizeof *global), text(sha256)};
     return write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES (0, $1, $2)", p, 2, NULL, NULL,
                            "first round", err);
 }
 
-int store_start_round(store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
-                      sdfed_error *err) {
-    store_value p[] = {blob(participants, sizeof *participants * (size_t)n), blob(rng, 4 * sizeof *rng), now(),
-                       integer(round)};
+int agg_store_start_round(agg_store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
+                          sdfed_error *err) {
+    agg_store_value p[] = {blob(participants, sizeof *participants * (size_t)n), blob(rng, 4 * sizeof *rng), now(),
+                           integer(round)};
     return write_statement(s, "UPDATE rounds SET participants = $1, rng = $2, started = $3 WHERE round = $4", p, 4,
                            NULL, NULL, "start round", err);
 }
 
-int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
-                      int abandoned, double aggregation_ms, sdfed_error *err) {
+int agg_store_close_round(agg_store *s, int64_t round, const float *next_global, size_t n, const char *sha256,
+                          int n_updates, int abandoned, double aggregation_ms, sdfed_error *err) {
     /* inside a decision its transaction holds these statements; else their own */
     int own = !s->in_transaction, rc = own ? transaction_begin(s, err) : SDFED_OK;
     if (rc) return rc;
-    store_value closing[] = {now(), integer(n_updates), real(aggregation_ms), integer(abandoned), integer(round)};
+    agg_store_value closing[] = {now(), integer(n_updates), real(aggregation_ms), integer(abandoned), integer(round)};
     rc = write_statement(
         s, "UPDATE rounds SET closed = $1, n_updates = $2, aggregation_ms = $3, abandoned = $4 WHERE round = $5",
         closing, 5, NULL, NULL, "close round", err);
-    store_value merge[] = {integer(round + 1)};
+    agg_store_value merge[] = {integer(round + 1)};
     if (rc == SDFED_OK)
         rc = write_statement(s, "UPDATE updates SET merged = $1 WHERE merged IS NULL", merge, 1, NULL, NULL,
                              "merge updates", err);
-    store_value next[] = {integer(round + 1), blob(next_global, n * sizeof *next_global), text(sha256)};
+    agg_store_value next[] = {integer(round + 1), blob(next_global, n * sizeof *next_global), text(sha256)};
     if (rc == SDFED_OK)
         rc = write_statement(s, "INSERT INTO rounds (round, global, sha256) VALUES ($1, $2, $3)", next, 3, NULL, NULL,
                              "next round", err);
@@ -297,7 +297,7 @@ int store_close_round(store *s, int64_t round, const float *next_global, size_t 
 }
 
 /* a statement's rows counted */
-static int row_count(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_count(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     ++*(int *)ctx;
     return SDFED_OK;
 }
@@ -306,21 +306,22 @@ static int row_count(void *ctx, const store_value *c, int n, sdfed_error *err) {
 static const char lock_open_round[] =
     "SELECT round FROM rounds WHERE round = $1 AND started IS NOT NULL AND closed IS NULL FOR UPDATE";
 
-int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err) {
+int agg_store_begin_decision(agg_store *s, const agg_store_fence *fence, int64_t round, agg_store_decision what,
+                             sdfed_error *err) {
     if (!fence) return SDFED_OK;
     assert(!s->in_transaction);
     int rc = query(s, s->backend->begin, NULL, 0, NULL, NULL, "begin", err);
     if (rc) return rc;
     s->in_transaction = s->deciding = 1;
     int held = 0, lockable = 0;
-    store_value f[] = {integer(fence->epoch), integer(fence->node)};
+    agg_store_value f[] = {integer(fence->epoch), integer(fence->node)};
     rc = query(s, "SELECT epoch FROM coordinator WHERE id = 1 AND epoch = $1 AND node = $2 FOR SHARE", f, 2, row_count,
                &held, "fence", err);
     if (rc == SDFED_OK && !held)
         rc = sdfed_fail(err, SDFED_ERR_ARG,
                         "store: the coordinator's epoch %lld was superseded; its decision is refused",
                         (long long)fence->epoch);
-    store_value r[] = {integer(round)};
+    agg_store_value r[] = {integer(round)};
     if (rc == SDFED_OK)
         rc = query(s,
                    what == STORE_START ? "SELECT round FROM rounds WHERE round = $1 AND started IS NULL FOR UPDATE"
@@ -329,16 +330,16 @@ int store_begin_decision(store *s, const store_fence *fence, int64_t round, stor
     if (rc == SDFED_OK && !lockable)
         rc = sdfed_fail(err, SDFED_ERR_NOT_FOUND, "store: round %lld is not %s", (long long)round,
                         what == STORE_START ? "waiting to start" : "open");
-    store_value d[] = {integer(round), text(what == STORE_START ? "start" : "close"), integer(fence->epoch),
-                       integer(fence->node)};
+    agg_store_value d[] = {integer(round), text(what == STORE_START ? "start" : "close"), integer(fence->epoch),
+                           integer(fence->node)};
     if (rc == SDFED_OK && what != STORE_STAGE)
         rc = write_statement(s, "INSERT INTO decisions (round, kind, epoch, node) VALUES ($1, $2, $3, $4)", d, 4, NULL,
                              NULL, "decision", err);
-    if (rc) store_abort_decision(s);
+    if (rc) agg_store_abort_decision(s);
     return rc;
 }
 
-int store_commit_decision(store *s, sdfed_error *err) {
+int agg_store_commit_decision(agg_store *s, sdfed_error *err) {
     if (!s->deciding) return SDFED_OK;
     int rc = query(s, "NOTIFY sdfed_rounds", NULL, 0, NULL, NULL, "notify", err);
     if (rc == SDFED_OK) rc = write_statement(s, "COMMIT", NULL, 0, NULL, NULL, "commit", err);
@@ -348,7 +349,7 @@ int store_commit_decision(store *s, sdfed_error *err) {
     return rc;
 }
 
-void store_abort_decision(store *s) {
+void agg_store_abort_decision(agg_store *s) {
     if (!s->deciding) return;
     s->backend->rollback(s);
     s->in_transaction = s->deciding = 0;
@@ -371,16 +372,16 @@ static const char *const insert_update[] = {
         "WHERE " OPEN_FOR_CLIENT " FOR SHARE OF r ON CONFLICT DO NOTHING RETURNING round",
 };
 
-int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err) {
+int agg_store_add_clients(agg_store *s, const agg_store_new_client *clients, int n, int64_t *ids, sdfed_error *err) {
     int rc = transaction_begin(s, err);
     if (rc) return rc;
-    store_value created = now();
+    agg_store_value created = now();
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
-        const store_new_client *c = &clients[i];
+        const agg_store_new_client *c = &clients[i];
         char hash[65];
         token_hash(c->token, hash);
-        store_value p[] = {text(hash), c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL},
-                           text(c->kind), created};
+        agg_store_value p[] = {text(hash), c->shard >= 0 ? integer(c->shard) : (agg_store_value){.type = STORE_NULL},
+                               text(c->kind), created};
         ids[i] = -1;
         rc = query(s, "INSERT INTO clients (token_sha256, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id",
                    p, 4, row_integer, &ids[i], "add client", err);
@@ -419,14 +420,15 @@ static const char insert_secagg[] =
     " OR client = $2 AND message = $6))"
     " RETURNING seq";
 
-int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err) {
+int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update_rule rule, agg_store_outcome *outcome,
+                        sdfed_error *err) {
     int rc = transaction_begin(s, err);
     if (rc) return rc;
-    store_value received = now();
+    agg_store_value received = now();
     for (int i = 0; i < b->n_updates && rc == SDFED_OK; i++) {
-        const store_new_update *u = &b->updates[i];
-        store_value p[] = {integer(u->round), integer(u->client), integer(u->samples),
-                           blob(u->values, u->n_values * sizeof *u->values), received};
+        const agg_store_new_update *u = &b->updates[i];
+        agg_store_value p[] = {integer(u->round), integer(u->client), integer(u->samples),
+                               blob(u->values, u->n_values * sizeof *u->values), received};
         int stored = 0, open_for_it = 0;
         rc = query(s, insert_update[rule], p, 5, row_count, &stored, "add update", err);
         /* refused: a duplicate if its round is open for it, else the round is not */
@@ -437,9 +439,9 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         if (!stored) outcome[i] = open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
     }
     for (int i = 0; i < b->n_metrics && rc == SDFED_OK; i++) {
-        const store_new_metrics *m = &b->metrics[i];
-        store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
-                           real(m->loss),     integer(m->test_samples), received};
+        const agg_store_new_metrics *m = &b->metrics[i];
+        agg_store_value p[] = {integer(m->round), integer(m->client),       real(m->accuracy),
+                               real(m->loss),     integer(m->test_samples), received};
         int stored = 0;
         rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
         if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
@@ -447,10 +449,10 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
     int64_t locked = -1; /* STORE_OPEN_ROUND: the round whose row the transaction locked, open or not */
     int open = rule == STORE_ANY_ROUND;
     for (int i = 0; i < b->n_secagg && rc == SDFED_OK; i++) {
-        const store_new_secagg *m = &b->secagg[i];
+        const agg_store_new_secagg *m = &b->secagg[i];
         const unsigned char stage = (unsigned char)m->stage, left = 0;
-        store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len),
-                           received,          blob(&stage, 1),    blob(&left, 1)};
+        agg_store_value p[] = {integer(m->round), integer(m->client), blob(m->message, m->len),
+                               received,          blob(&stage, 1),    blob(&left, 1)};
         int stored = 0, duplicate = 0;
         if (rule == STORE_OPEN_ROUND && m->round != locked) {
             open = 0;
@@ -468,15 +470,15 @@ int store_add_batch(store *s, const store_batch *b, store_update_rule rule, stor
         }
     }
     for (int i = 0; i < b->n_presence && rc == SDFED_OK; i++) {
-        const store_new_presence *c = &b->presence[i];
-        store_value p[] = {integer(c->client), integer(b->node),
-                           c->shard >= 0 ? integer(c->shard) : (store_value){.type = STORE_NULL}};
+        const agg_store_new_presence *c = &b->presence[i];
+        agg_store_value p[] = {integer(c->client), integer(b->node),
+                               c->shard >= 0 ? integer(c->shard) : (agg_store_value){.type = STORE_NULL}};
         rc = query(s, upsert_presence, p, 3, NULL, NULL, "presence", err);
     }
     return commit_or_abandon(s, rc, err);
 }
 
-void store_updates_free(store_update *u, int n) {
+void agg_store_updates_free(agg_store_update *u, int n) {
     for (int i = 0; u && i < n; i++) free(u[i].values);
     free(u);
 }
@@ -498,8 +500,8 @@ static void *row_list_add(row_list *l) {
     return row;
 }
 
-static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    store_update *u = row_list_add(ctx);
+static int row_update(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
+    agg_store_update *u = row_list_add(ctx);
     size_t bytes;
     if (!u || !(u->values = copy_blob(&c[3], &bytes))) return no_memory(err);
     u->round = as_integer(&c[0]);
@@ -509,12 +511,12 @@ static int row_update(void *ctx, const store_value *c, int n, sdfed_error *err) 
     return SDFED_OK;
 }
 
-static int read_updates(store *s, const char *sql, const store_value *p, int n_params, store_update **updates, int *n,
-                        sdfed_error *err) {
-    row_list l = {.item_size = sizeof(store_update)};
+static int read_updates(agg_store *s, const char *sql, const agg_store_value *p, int n_params,
+                        agg_store_update **updates, int *n, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(agg_store_update)};
     int rc = query(s, sql, p, n_params, row_update, &l, "updates", err);
     if (rc) {
-        store_updates_free(l.rows, l.n);
+        agg_store_updates_free(l.rows, l.n);
         l = (row_list){0};
     }
     *updates = l.rows;
@@ -522,20 +524,20 @@ static int read_updates(store *s, const char *sql, const store_value *p, int n_p
     return rc;
 }
 
-int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err) {
+int agg_store_pending_updates(agg_store *s, agg_store_update **updates, int *n, sdfed_error *err) {
     return read_updates(s,
                         "SELECT round, client, samples, data FROM updates WHERE merged IS NULL ORDER BY round, client",
                         NULL, 0, updates, n, err);
 }
 
-int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err) {
-    store_value p[] = {integer(round)};
+int agg_store_merged_updates(agg_store *s, int64_t round, agg_store_update **updates, int *n, sdfed_error *err) {
+    agg_store_value p[] = {integer(round)};
     return read_updates(s, "SELECT round, client, samples, data FROM updates WHERE merged = $1 ORDER BY round, client",
                         p, 1, updates, n, err);
 }
 
-int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], sdfed_error *err) {
-    store_value p[] = {integer(round), blob(key, 32)};
+int agg_store_set_secagg_key(agg_store *s, int64_t round, const unsigned char key[32], sdfed_error *err) {
+    agg_store_value p[] = {integer(round), blob(key, 32)};
     return write_statement(s,
                            "INSERT INTO secagg_rounds (round, graph_key) VALUES ($1, $2) ON CONFLICT (round) DO UPDATE "
                            "SET graph_key = excluded.graph_key WHERE NOT EXISTS (SELECT 1 FROM rounds WHERE round = "
@@ -548,7 +550,7 @@ typedef struct key_row {
     int found;
 } key_row;
 
-static int row_key(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_key(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     key_row *k = ctx;
     if (c[0].type != STORE_BLOB || c[0].bytes != 32)
         return sdfed_fail(err, SDFED_ERR_FORMAT, "store: a secure round's graph key is not 32 bytes");
@@ -557,8 +559,8 @@ static int row_key(void *ctx, const store_value *c, int n, sdfed_error *err) {
     return SDFED_OK;
 }
 
-int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err) {
-    store_value p[] = {integer(round)};
+int agg_store_secagg_key(agg_store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err) {
+    agg_store_value p[] = {integer(round)};
     key_row k = {.key = key};
     int rc =
         query(s, "SELECT graph_key FROM secagg_rounds WHERE round = $1", p, 1, row_key, &k, "secure round's key", err);
@@ -566,22 +568,22 @@ int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found,
     return rc;
 }
 
-void store_secagg_free(store_secagg *rows, int n) {
+void agg_store_secagg_free(agg_store_secagg *rows, int n) {
     for (int i = 0; rows && i < n; i++) free(rows[i].message);
     free(rows);
 }
 
-static int row_secagg(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    store_secagg *m = row_list_add(ctx);
+static int row_secagg(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
+    agg_store_secagg *m = row_list_add(ctx);
     if (!m || !(m->message = copy_blob(&c[2], &m->len))) return no_memory(err);
     m->seq = as_integer(&c[0]);
     m->client = as_integer(&c[1]);
     return SDFED_OK;
 }
 
-int store_end_secagg_stage(store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err) {
+int agg_store_end_secagg_stage(agg_store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err) {
     const unsigned char marker = (unsigned char)stage;
-    store_value p[] = {integer(round), integer(seq), blob(&marker, 1), now()};
+    agg_store_value p[] = {integer(round), integer(seq), blob(&marker, 1), now()};
     *stored = 0;
     return write_statement(s,
                            "INSERT INTO secagg_messages (round, seq, client, message, received) SELECT $1, $2, -1, $3, "
@@ -589,13 +591,14 @@ int store_end_secagg_stage(store *s, int64_t round, int64_t seq, int stage, int 
                            p, 4, row_count, stored, "end of a secure round's stage", err);
 }
 
-int store_secagg_rows(store *s, int64_t round, int64_t from, store_secagg **rows, int *n, sdfed_error *err) {
-    store_value p[] = {integer(round), integer(from)};
-    row_list l = {.item_size = sizeof(store_secagg)};
+int agg_store_secagg_rows(agg_store *s, int64_t round, int64_t from, agg_store_secagg **rows, int *n,
+                          sdfed_error *err) {
+    agg_store_value p[] = {integer(round), integer(from)};
+    row_list l = {.item_size = sizeof(agg_store_secagg)};
     int rc = query(s, "SELECT seq, client, message FROM secagg_messages WHERE round = $1 AND seq >= $2 ORDER BY seq", p,
                    2, row_secagg, &l, "secure round's messages", err);
     if (rc) {
-        store_secagg_free(l.rows, l.n);
+        agg_store_secagg_free(l.rows, l.n);
         l = (row_list){0};
     }
     *rows = l.rows;
@@ -609,7 +612,7 @@ typedef struct history {
     int n, cap;
 } history;
 
-static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_history(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     history *h = ctx;
     if (h->n == h->cap) {
         int cap = h->cap ? 2 * h->cap : 64;
@@ -629,7 +632,8 @@ static int row_history(void *ctx, const store_value *c, int n, sdfed_error *err)
     return SDFED_OK;
 }
 
-int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err) {
+int agg_store_accuracy_history(agg_store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n,
+                               sdfed_error *err) {
     history h = {0};
     int rc = query(s,
                    "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
@@ -654,21 +658,21 @@ typedef struct integer_fields {
     int n;
 } integer_fields;
 
-static int row_integers(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_integers(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     const integer_fields *f = ctx;
     for (int i = 0; i < n && i < f->n; i++) *f->fields[i] = c[i].type == STORE_NULL ? -1 : as_integer(&c[i]);
     return SDFED_OK;
 }
 
 /* A query of one row of n integers into fields (each 0 first). */
-static int query_integers(store *s, const char *sql, int64_t *const *fields, int n, const char *what,
+static int query_integers(agg_store *s, const char *sql, int64_t *const *fields, int n, const char *what,
                           sdfed_error *err) {
     for (int i = 0; i < n; i++) *fields[i] = 0;
     integer_fields f = {.fields = fields, .n = n};
     return query(s, sql, NULL, 0, row_integers, &f, what, err);
 }
 
-int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
+int agg_store_federation_counts(agg_store *s, agg_store_counts *c, sdfed_error *err) {
     int64_t *const fields[] = {&c->rounds_closed, &c->rounds_abandoned, &c->updates, &c->clients};
     return query_integers(s,
                           "SELECT (SELECT count(*) FROM rounds WHERE closed IS NOT NULL AND abandoned = 0), (SELECT "
@@ -677,14 +681,14 @@ int store_federation_counts(store *s, store_counts *c, sdfed_error *err) {
                           fields, (int)(sizeof fields / sizeof *fields), "federation counts", err);
 }
 
-static int row_round_size(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_round_size(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     int64_t *size = row_list_add(ctx);
     if (!size) return no_memory(err);
     *size = as_integer(&c[0]);
     return SDFED_OK;
 }
 
-int store_closed_round_sizes(store *s, int64_t **sizes, int *n, sdfed_error *err) {
+int agg_store_closed_round_sizes(agg_store *s, int64_t **sizes, int *n, sdfed_error *err) {
     row_list l = {.item_size = sizeof(int64_t)};
     /* participants: the clients' ids as 8-byte integers */
     int rc = query(s,
@@ -700,20 +704,20 @@ int store_closed_round_sizes(store *s, int64_t **sizes, int *n, sdfed_error *err
     return rc;
 }
 
-static int row_volunteer(void *ctx, const store_value *c, int n, sdfed_error *err) {
-    store_volunteer *v = row_list_add(ctx);
+static int row_volunteer(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
+    agg_store_volunteer *v = row_list_add(ctx);
     if (!v) return no_memory(err);
-    *v = (store_volunteer){.client = as_integer(&c[0]),
-                           .first_seen = as_real(&c[1]),
-                           .last_seen = as_real(&c[2]),
-                           .rounds = as_integer(&c[3]),
-                           .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
+    *v = (agg_store_volunteer){.client = as_integer(&c[0]),
+                               .first_seen = as_real(&c[1]),
+                               .last_seen = as_real(&c[2]),
+                               .rounds = as_integer(&c[3]),
+                               .accuracy = c[4].type == STORE_NULL ? NAN : as_real(&c[4])};
     return SDFED_OK;
 }
 
-int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err) {
-    row_list l = {.item_size = sizeof(store_volunteer)};
-    store_value p[] = {integer(limit)};
+int agg_store_recent_volunteers(agg_store *s, int limit, agg_store_volunteer **volunteers, int *n, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(agg_store_volunteer)};
+    agg_store_value p[] = {integer(limit)};
     /* the latest time each registered client was heard from, the `limit`
      * latest (a tie: the newer client first); then, for those alone, their
      * updates and their latest round's accuracy (indexed by client) */
@@ -743,7 +747,7 @@ typedef struct plain_token {
     char *token; /* heap */
 } plain_token;
 
-static int row_plain_token(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_plain_token(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     plain_token *t = row_list_add(ctx);
     if (!t || !(t->token = strdup(c[1].type == STORE_TEXT ? c[1].text : ""))) return no_memory(err);
     t->id = as_integer(&c[0]);
@@ -754,9 +758,9 @@ static int row_plain_token(void *ctx, const store_value *c, int n, sdfed_error *
  * `token` column): in one transaction each token is replaced by its hash
  * and the column renamed; then the old values are compacted away. A state
  * that cannot be written cannot be served this way: an error naming it. */
-static int migrate_tokens(store *s, sdfed_error *err) {
+static int migrate_tokens(agg_store *s, sdfed_error *err) {
     int64_t plain = 0;
-    store_value table[] = {text("clients"), text("token")};
+    agg_store_value table[] = {text("clients"), text("token")};
     int rc = query(s, s->backend->column_count, table, 2, row_integer, &plain, "schema", err);
     if (rc || plain == 0) return rc;
     const char *what = "hash the stored tokens";
@@ -770,7 +774,7 @@ static int migrate_tokens(store *s, sdfed_error *err) {
         const plain_token *t = (const plain_token *)l.rows + i;
         char hash[65];
         token_hash(t->token, hash);
-        store_value p[] = {text(hash), integer(t->id)};
+        agg_store_value p[] = {text(hash), integer(t->id)};
         rc = query(s, "UPDATE clients SET token_sha256 = $1 WHERE id = $2", p, 2, NULL, NULL, what, &why);
     }
     for (int i = 0; i < l.n; i++) free(((plain_token *)l.rows)[i].token);
@@ -787,8 +791,8 @@ static int migrate_tokens(store *s, sdfed_error *err) {
 
 /* ------------------------------------------------ cluster mode (PostgreSQL) */
 
-int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err) {
-    store_value p[] = {text(host), integer(pid), real(lease_s)};
+int agg_store_node_join(agg_store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err) {
+    agg_store_value p[] = {text(host), integer(pid), real(lease_s)};
     *node = -1;
     return write_statement(
         s,
@@ -797,14 +801,14 @@ int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t
         p, 3, row_integer, node, "join the cluster", err);
 }
 
-int store_node_renew(store *s, int64_t node, double lease_s, sdfed_error *err) {
-    store_value p[] = {integer(node), real(lease_s)};
+int agg_store_node_renew(agg_store *s, int64_t node, double lease_s, sdfed_error *err) {
+    agg_store_value p[] = {integer(node), real(lease_s)};
     return write_statement(s, "UPDATE nodes SET lease_until = now() + $2 * interval '1 second' WHERE id = $1", p, 2,
                            NULL, NULL, "node lease", err);
 }
 
-int store_node_leave(store *s, int64_t node, sdfed_error *err) {
-    store_value p[] = {integer(node)};
+int agg_store_node_leave(agg_store *s, int64_t node, sdfed_error *err) {
+    agg_store_value p[] = {integer(node)};
     int rc = write_statement(s, "DELETE FROM presence WHERE node = $1", p, 1, NULL, NULL, "leave the cluster", err);
     if (rc == SDFED_OK)
         rc = write_statement(s, "UPDATE nodes SET lease_until = now() WHERE id = $1", p, 1, NULL, NULL,
@@ -815,8 +819,8 @@ int store_node_leave(store *s, int64_t node, sdfed_error *err) {
     return rc;
 }
 
-int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err) {
-    store_value p[] = {integer(node), real(lease_s)};
+int agg_store_coordinator_claim(agg_store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err) {
+    agg_store_value p[] = {integer(node), real(lease_s)};
     *epoch = 0;
     return write_statement(s,
                            "UPDATE coordinator SET node = $1, epoch = epoch + 1, lease_until = now() + $2 * interval "
@@ -826,8 +830,9 @@ int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epo
                            p, 2, row_integer, epoch, "claim the coordinator", err);
 }
 
-int store_coordinator_renew(store *s, const store_fence *fence, double lease_s, int *held, sdfed_error *err) {
-    store_value p[] = {integer(fence->node), integer(fence->epoch), real(lease_s)};
+int agg_store_coordinator_renew(agg_store *s, const agg_store_fence *fence, double lease_s, int *held,
+                                sdfed_error *err) {
+    agg_store_value p[] = {integer(fence->node), integer(fence->epoch), real(lease_s)};
     *held = 0;
     return write_statement(s,
                            "UPDATE coordinator SET lease_until = now() + $3 * interval '1 second' WHERE id = 1 AND "
@@ -840,7 +845,7 @@ typedef struct coordinator_row {
     int *live;
 } coordinator_row;
 
-static int row_coordinator(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_coordinator(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     coordinator_row *r = ctx;
     *r->node = c[0].type == STORE_NULL ? -1 : as_integer(&c[0]);
     *r->epoch = as_integer(&c[1]);
@@ -848,7 +853,7 @@ static int row_coordinator(void *ctx, const store_value *c, int n, sdfed_error *
     return SDFED_OK;
 }
 
-int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err) {
+int agg_store_coordinator(agg_store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err) {
     *node = -1;
     *epoch = 0;
     *live = 0;
@@ -857,14 +862,15 @@ int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_
                  NULL, 0, row_coordinator, &r, "coordinator", err);
 }
 
-int store_presence_add(store *s, int64_t client, int shard, int64_t node, sdfed_error *err) {
-    store_value p[] = {integer(client), integer(node), shard >= 0 ? integer(shard) : (store_value){.type = STORE_NULL}};
+int agg_store_presence_add(agg_store *s, int64_t client, int shard, int64_t node, sdfed_error *err) {
+    agg_store_value p[] = {integer(client), integer(node),
+                           shard >= 0 ? integer(shard) : (agg_store_value){.type = STORE_NULL}};
     return write_statement(s, upsert_presence, p, 3, NULL, NULL, "presence", err);
 }
 
-int store_presence_remove(store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
-                          sdfed_error *err) {
-    store_value p[] = {integer(client), integer(node), integer(departed_round)};
+int agg_store_presence_remove(agg_store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
+                              sdfed_error *err) {
+    agg_store_value p[] = {integer(client), integer(node), integer(departed_round)};
     *removed = 0;
     /* one statement: the departure only if this node still held the client */
     return write_statement(s,
@@ -896,12 +902,12 @@ static int id_list_add(id_list *l, int64_t id, int shard) {
     return 0;
 }
 
-static int row_present(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_present(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     int shard = c[1].type == STORE_NULL ? -1 : (int)as_integer(&c[1]);
     return id_list_add(ctx, as_integer(&c[0]), shard) ? no_memory(err) : SDFED_OK;
 }
 
-int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdfed_error *err) {
+int agg_store_present_clients(agg_store *s, int64_t **clients, int **shards, int *n, sdfed_error *err) {
     id_list l = {0};
     int rc =
         query(s, "SELECT p.client, p.shard FROM presence p JOIN nodes n ON n.id = p.node WHERE n.lease_until > now()",
@@ -921,16 +927,16 @@ typedef struct round_events {
     id_list reported, departed;
 } round_events;
 
-static int row_event(void *ctx, const store_value *c, int n, sdfed_error *err) {
+static int row_event(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
     round_events *e = ctx;
     id_list *list = as_integer(&c[1]) ? &e->departed : &e->reported;
     return id_list_add(list, as_integer(&c[0]), 0) ? no_memory(err) : SDFED_OK;
 }
 
-int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
-                       int *n_departed, sdfed_error *err) {
+int agg_store_round_events(agg_store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
+                           int *n_departed, sdfed_error *err) {
     round_events e = {0};
-    store_value p[] = {integer(round)};
+    agg_store_value p[] = {integer(round)};
     int rc = query(s,
                    "SELECT client, 0 FROM updates WHERE round = $1 UNION ALL SELECT client, 1 FROM departures WHERE "
                    "round = $1",
@@ -949,7 +955,7 @@ int store_round_events(store *s, int64_t round, int64_t **reported, int *n_repor
     return rc;
 }
 
-int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
+int agg_store_cluster_status(agg_store *s, agg_store_cluster *c, sdfed_error *err) {
     int64_t *const fields[] = {&c->nodes_live, &c->clients_present, &c->coordinator_node, &c->coordinator_epoch};
     return query_integers(s,
                           "SELECT (SELECT count(*) FROM nodes WHERE lease_until > now()), (SELECT count(*) FROM "
@@ -959,9 +965,9 @@ int store_cluster_status(store *s, store_cluster *c, sdfed_error *err) {
                           fields, (int)(sizeof fields / sizeof *fields), "cluster status", err);
 }
 
-int store_listen(store *s, sdfed_error *err) {
+int agg_store_listen(agg_store *s, sdfed_error *err) {
     if (!s->backend->listen) return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "store: %s has no notifications", s->name);
     return s->backend->listen(s, "sdfed_rounds", err);
 }
 
-int store_notified(store *s) { return s->backend->notified ? s->backend->notified(s) : 0; }
+int agg_store_notified(agg_store *s) { return s->backend->notified ? s->backend->notified(s) : 0; }

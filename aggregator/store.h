@@ -47,7 +47,7 @@
  * expired: a node that dies stops counting its clients once its lease
  * runs out, and a client that reconnects elsewhere moves its row. The
  * coordinator is the node that claimed the expired coordinator row,
- * raising its epoch; its decisions (store_begin_decision) run in one
+ * raising its epoch; its decisions (agg_store_begin_decision) run in one
  * transaction that first share-locks that row at its epoch, so a node
  * whose epoch was superseded has its writes refused in that transaction,
  * and a claim skips the row while a decision holds it (it never waits on
@@ -66,9 +66,9 @@
 
 #include "base/status.h"
 
-typedef struct store store;
+typedef struct agg_store agg_store;
 
-/* Opens the store at `where`: a PostgreSQL URI (store_is_database), else a
+/* Opens the store at `where`: a PostgreSQL URI (agg_store_is_database), else a
  * state folder (made if missing, 0700, its files 0600: docs/state.md). An
  * unreadable URI is SDFED_ERR_ARG; a server that cannot be reached or
  * refuses the login, a folder that cannot be made, a database that cannot
@@ -77,41 +77,41 @@ typedef struct store store;
  * its password). A database that can be read but not written opens: its
  * writes fail (a fault) until it can be written again, and it is opened
  * again read-write by itself then. */
-int store_open(store **out, const char *where, sdfed_error *err);
-void store_close(store *s);
+int agg_store_open(agg_store **out, const char *where, sdfed_error *err);
+void agg_store_close(agg_store *s);
 /* Whether `where` is a postgresql:// or postgres:// URI. */
-int store_is_database(const char *where);
+int agg_store_is_database(const char *where);
 /* The state folder, or the URI without its password, for messages. */
-const char *store_name(const store *s);
+const char *agg_store_name(const agg_store *s);
 
 /* Faults: a failed operation (a full disk, a read-only database, one moved
  * or deleted under the server, an I/O error) begins one, and the next write
  * that commits ends it. fn hears both ends, once each: the
  * first failure's message, then NULL when the fault is over (a full disk
  * fails every write until space is freed; it is reported once). */
-typedef void (*store_fault_fn)(void *ctx, const char *message);
-void store_watch_faults(store *s, store_fault_fn fn, void *ctx);
+typedef void (*agg_store_fault_fn)(void *ctx, const char *message);
+void agg_store_watch_faults(agg_store *s, agg_store_fault_fn fn, void *ctx);
 /* Whether a fault is going on, and how many operations failed so far. */
-int store_failing(const store *s);
-int64_t store_failures(const store *s);
+int agg_store_failing(const agg_store *s);
+int64_t agg_store_failures(const agg_store *s);
 
 /* meta values (text); *value is heap (caller frees), NULL when absent */
-int store_get_meta(store *s, const char *key, char **value, sdfed_error *err);
-int store_set_meta(store *s, const char *key, const char *value, sdfed_error *err);
+int agg_store_get_meta(agg_store *s, const char *key, char **value, sdfed_error *err);
+int agg_store_set_meta(agg_store *s, const char *key, const char *value, sdfed_error *err);
 
 /* New clients, each with its token, in one transaction (group commit, as
  * the handlers register the hellos that came together): ids[i] receives
  * client i's number. On any failure none of them is stored. */
-typedef struct store_new_client {
+typedef struct agg_store_new_client {
     const char *token;
     int shard; /* -1: none */
     const char *kind;
-} store_new_client;
-int store_add_clients(store *s, const store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
+} agg_store_new_client;
+int agg_store_add_clients(agg_store *s, const agg_store_new_client *clients, int n, int64_t *ids, sdfed_error *err);
 /* The client holding token (found by its hash); *id = -1 when none. */
-int store_find_client(store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
+int agg_store_find_client(agg_store *s, const char *token, int64_t *id, int *shard, sdfed_error *err);
 
-typedef struct store_round {
+typedef struct agg_store_round {
     int64_t round;
     float *global; /* heap */
     size_t n_values;
@@ -121,99 +121,100 @@ typedef struct store_round {
     int64_t *participants; /* heap, n_participants client ids */
     int n_participants;
     int n_updates, abandoned; /* once closed */
-} store_round;
+} agg_store_round;
 
 /* The latest round row (*found 0 when the database holds no round). */
-int store_latest_round(store *s, store_round *r, int *found, sdfed_error *err);
+int agg_store_latest_round(agg_store *s, agg_store_round *r, int *found, sdfed_error *err);
 /* Any round row (*found 0 if absent); for /status and tests. */
-int store_get_round(store *s, int64_t round, store_round *r, int *found, sdfed_error *err);
-void store_round_free(store_round *r);
+int agg_store_get_round(agg_store *s, int64_t round, agg_store_round *r, int *found, sdfed_error *err);
+void agg_store_round_free(agg_store_round *r);
 /* Round 0's parameters (a new federation). */
-int store_add_first_round(store *s, const float *global, size_t n, const char *sha256, sdfed_error *err);
+int agg_store_add_first_round(agg_store *s, const float *global, size_t n, const char *sha256, sdfed_error *err);
 /* Marks round r started with its participants and sampler state. */
-int store_start_round(store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
-                      sdfed_error *err);
+int agg_store_start_round(agg_store *s, int64_t round, const int64_t *participants, int n, const uint64_t rng[4],
+                          sdfed_error *err);
 /* Closes round r, marks every waiting update merged into r + 1 (set aside
  * when the round is abandoned) and adds row r + 1 with the new parameters,
  * atomically. */
-int store_close_round(store *s, int64_t round, const float *next_global, size_t n, const char *sha256, int n_updates,
-                      int abandoned, double aggregation_ms, sdfed_error *err);
+int agg_store_close_round(agg_store *s, int64_t round, const float *next_global, size_t n, const char *sha256,
+                          int n_updates, int abandoned, double aggregation_ms, sdfed_error *err);
 
 /* A round's start or close as one transaction. A single process (fence
- * NULL) decides alone: this begins nothing, and store_start_round and
- * store_close_round are each atomic. A cluster's coordinator gives its
+ * NULL) decides alone: this begins nothing, and agg_store_start_round and
+ * agg_store_close_round are each atomic. A cluster's coordinator gives its
  * fence: this begins the transaction, refuses (SDFED_ERR_ARG) unless the
  * coordinator row is still at the fence's node and epoch, locks round
  * row r, refuses (SDFED_ERR_NOT_FOUND) unless it is still to be started
  * (STORE_START) or open (STORE_CLOSE), and records the decision; the
- * statements that follow (store_pending_updates, store_start_round,
- * store_close_round) run in it until store_commit_decision (which
- * notifies the nodes) or store_abort_decision. */
-typedef struct store_fence {
+ * statements that follow (agg_store_pending_updates, agg_store_start_round,
+ * agg_store_close_round) run in it until agg_store_commit_decision (which
+ * notifies the nodes) or agg_store_abort_decision. */
+typedef struct agg_store_fence {
     int64_t node, epoch;
-} store_fence;
-/* STORE_STAGE: a secure round's stage ends (store_end_secagg_stage): the
+} agg_store_fence;
+/* STORE_STAGE: a secure round's stage ends (agg_store_end_secagg_stage): the
  * round locked as for its close, no decision row (its marker is the record). */
-typedef enum store_decision { STORE_START, STORE_CLOSE, STORE_STAGE } store_decision;
-int store_begin_decision(store *s, const store_fence *fence, int64_t round, store_decision what, sdfed_error *err);
-int store_commit_decision(store *s, sdfed_error *err);
-void store_abort_decision(store *s);
+typedef enum agg_store_decision { STORE_START, STORE_CLOSE, STORE_STAGE } agg_store_decision;
+int agg_store_begin_decision(agg_store *s, const agg_store_fence *fence, int64_t round, agg_store_decision what,
+                             sdfed_error *err);
+int agg_store_commit_decision(agg_store *s, sdfed_error *err);
+void agg_store_abort_decision(agg_store *s);
 
 /* Updates and metrics are written in batches (group commit,
  * aggregator/group_commit.h): many in one transaction, so that one commit
  * (one fsync) stores them all. */
-typedef struct store_new_update {
+typedef struct agg_store_new_update {
     int64_t round, client, samples;
     const float *values;
     size_t n_values;
-} store_new_update;
+} agg_store_new_update;
 /* A client's evaluation of a round (its metrics message); a later one for
  * the same round and client replaces it. It is stored only when the
  * client's update for that round is (the same batch, or an earlier one):
  * the accuracy a federation shows is its reporting clients' alone. */
-typedef struct store_new_metrics {
+typedef struct agg_store_new_metrics {
     int64_t round, client;
     double accuracy, loss;
     int64_t test_samples;
-} store_new_metrics;
+} agg_store_new_metrics;
 /* A client connected to node (cluster): its presence row, as
- * store_presence_add writes it. */
-typedef struct store_new_presence {
+ * agg_store_presence_add writes it. */
+typedef struct agg_store_new_presence {
     int64_t client;
     int shard; /* -1: none */
-} store_new_presence;
+} agg_store_new_presence;
 /* What became of one update or metrics row of a batch. */
-typedef enum store_outcome {
+typedef enum agg_store_outcome {
     STORE_STORED,    /* in the database */
     STORE_DUPLICATE, /* update: (round, client) had one already: nothing stored */
     STORE_NOT_OPEN,  /* update, STORE_OPEN_ROUND: its round is not open for its client: nothing stored */
     STORE_NO_UPDATE, /* metrics: no update of its client for its round is stored: nothing stored */
-} store_outcome;
+} agg_store_outcome;
 /* A secure round's message (secagg_messages), accepted at `stage` (the
  * round's stage, fed/secagg_stage.h), or with the one byte 0 the client's
  * leave (a cluster's): stored after the round's rows (its seq the next)
  * unless that stage has ended (its marker is stored), the round holds the
  * client's message of that kind already, or the client left the round. */
-typedef struct store_new_secagg {
+typedef struct agg_store_new_secagg {
     int64_t round, client;
     int stage;
     const unsigned char *message;
     size_t len;
-} store_new_secagg;
-typedef struct store_batch {
-    const store_new_update *updates;
+} agg_store_new_secagg;
+typedef struct agg_store_batch {
+    const agg_store_new_update *updates;
     int n_updates;
-    const store_new_metrics *metrics;
+    const agg_store_new_metrics *metrics;
     int n_metrics;
-    store_outcome *metrics_outcome;     /* each metrics row's, once written (NULL: not wanted) */
-    const store_new_presence *presence; /* cluster: the rows of node */
+    agg_store_outcome *metrics_outcome;     /* each metrics row's, once written (NULL: not wanted) */
+    const agg_store_new_presence *presence; /* cluster: the rows of node */
     int n_presence;
     int64_t node;
-    const store_new_secagg *secagg; /* secure rounds' rows */
+    const agg_store_new_secagg *secagg; /* secure rounds' rows */
     int n_secagg;
-    store_outcome *secagg_outcome; /* each one's, once written: stored, STORE_DUPLICATE (the round holds the
+    agg_store_outcome *secagg_outcome; /* each one's, once written: stored, STORE_DUPLICATE (the round holds the
                                       client's message of that kind), STORE_NOT_OPEN (its stage or round is over) */
-} store_batch;
+} agg_store_batch;
 /* Which rounds take updates: any (a single process, whose federation
  * checks the round itself), or only one that is started and not closed,
  * and not from a client that left it, under a share lock of the round's
@@ -221,116 +222,119 @@ typedef struct store_batch {
  * coordinator may close it meanwhile). A secure round's messages, with
  * STORE_OPEN_ROUND, only into a round started and not closed, under an
  * exclusive lock of its row held until the batch commits. */
-typedef enum store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } store_update_rule;
+typedef enum agg_store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } agg_store_update_rule;
 /* Stores a batch in one transaction (its metrics after its updates). When
  * it returns 0 the transaction has committed, every presence row is stored,
  * outcome[i] says what became of update i and b->metrics_outcome[j] of
  * metrics row j; any other status means that nothing was committed:
  * acknowledge none of them. */
-int store_add_batch(store *s, const store_batch *b, store_update_rule rule, store_outcome *outcome, sdfed_error *err);
-typedef struct store_update {
+int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update_rule rule, agg_store_outcome *outcome,
+                        sdfed_error *err);
+typedef struct agg_store_update {
     int64_t round, client, samples;
     float *values; /* heap */
     size_t n_values;
-} store_update;
+} agg_store_update;
 /* The updates not merged yet, ordered by round then client id. */
-int store_pending_updates(store *s, store_update **updates, int *n, sdfed_error *err);
+int agg_store_pending_updates(agg_store *s, agg_store_update **updates, int *n, sdfed_error *err);
 /* The updates merged into round `round`'s parameters (closing round - 1), in the same order. */
-int store_merged_updates(store *s, int64_t round, store_update **updates, int *n, sdfed_error *err);
-void store_updates_free(store_update *u, int n);
+int agg_store_merged_updates(agg_store *s, int64_t round, agg_store_update **updates, int *n, sdfed_error *err);
+void agg_store_updates_free(agg_store_update *u, int n);
 
 /* A secure round's graph key: stored (again: replaced, until the round has
  * started: a superseded coordinator cannot change a started round's key)
  * before it starts,
  * and read back (*found 0 when the round has none). */
-int store_set_secagg_key(store *s, int64_t round, const unsigned char key[32], sdfed_error *err);
-int store_secagg_key(store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err);
+int agg_store_set_secagg_key(agg_store *s, int64_t round, const unsigned char key[32], sdfed_error *err);
+int agg_store_secagg_key(agg_store *s, int64_t round, unsigned char key[32], int *found, sdfed_error *err);
 /* The end of `stage` of a secure round: its marker row (client -1, the
  * stage's one byte) stored as the round's row `seq`, only when the round
  * holds seq rows (*stored 0: other rows came meanwhile; read them first).
  * A cluster's coordinator calls it in a decision (STORE_STAGE). */
-int store_end_secagg_stage(store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err);
+int agg_store_end_secagg_stage(agg_store *s, int64_t round, int64_t seq, int stage, int *stored, sdfed_error *err);
 /* A secure round's stored rows from seq `from` on, in seq order (heap:
- * store_secagg_free). Rows commit in seq order, without gaps. */
-typedef struct store_secagg {
+ * agg_store_secagg_free). Rows commit in seq order, without gaps. */
+typedef struct agg_store_secagg {
     int64_t seq, client;
     unsigned char *message;
     size_t len;
-} store_secagg;
-int store_secagg_rows(store *s, int64_t round, int64_t from, store_secagg **rows, int *n, sdfed_error *err);
-void store_secagg_free(store_secagg *rows, int n);
+} agg_store_secagg;
+int agg_store_secagg_rows(agg_store *s, int64_t round, int64_t from, agg_store_secagg **rows, int *n, sdfed_error *err);
+void agg_store_secagg_free(agg_store_secagg *rows, int n);
 
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
  * only the metrics of clients whose update for the round is stored count
  * (a state written before that rule may hold others). */
-int store_accuracy_history(store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n, sdfed_error *err);
+int agg_store_accuracy_history(agg_store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n,
+                               sdfed_error *err);
 
 /* The whole federation as stored, since it began (every restart, every
  * node): rounds closed (aggregated) and abandoned, updates stored, clients
  * registered (every client that ever said hello). */
-typedef struct store_counts {
+typedef struct agg_store_counts {
     int64_t rounds_closed, rounds_abandoned, updates, clients;
-} store_counts;
-int store_federation_counts(store *s, store_counts *c, sdfed_error *err);
+} agg_store_counts;
+int agg_store_federation_counts(agg_store *s, agg_store_counts *c, sdfed_error *err);
 
 /* The clients each closed (aggregated) round started with, in round order:
  * a secure federation's unmasked rounds, whose plans (fed/secagg_task.h)
  * say what privacy each spent (heap: free). */
-int store_closed_round_sizes(store *s, int64_t **sizes, int *n, sdfed_error *err);
+int agg_store_closed_round_sizes(agg_store *s, int64_t **sizes, int *n, sdfed_error *err);
 
 /* A client as a host sees it: when it registered and when it was last
  * heard from (the latest of its registration, its updates and its latest
  * metrics; unix seconds), its updates stored (the rounds it took part in;
  * async: its contributions) and the accuracy it reported last (for its
  * latest round; NAN when it reported none). */
-typedef struct store_volunteer {
+typedef struct agg_store_volunteer {
     int64_t client;
     double first_seen, last_seen;
     int64_t rounds;
     double accuracy;
-} store_volunteer;
+} agg_store_volunteer;
 /* The `limit` clients last heard from, the latest first (heap, *n). */
-int store_recent_volunteers(store *s, int limit, store_volunteer **volunteers, int *n, sdfed_error *err);
+int agg_store_recent_volunteers(agg_store *s, int limit, agg_store_volunteer **volunteers, int *n, sdfed_error *err);
 
 /* ---- cluster mode (PostgreSQL only; see the top of this file) ---- */
 
 /* This process as a node: a new row with a lease of lease_s seconds;
  * renewed; and left (its clients' presence removed, its leases ended). */
-int store_node_join(store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err);
-int store_node_renew(store *s, int64_t node, double lease_s, sdfed_error *err);
-int store_node_leave(store *s, int64_t node, sdfed_error *err);
+int agg_store_node_join(agg_store *s, const char *host, int pid, double lease_s, int64_t *node, sdfed_error *err);
+int agg_store_node_renew(agg_store *s, int64_t node, double lease_s, sdfed_error *err);
+int agg_store_node_leave(agg_store *s, int64_t node, sdfed_error *err);
 /* Claims the coordinator row if its lease expired (and the node's has
  * not): *epoch the new epoch, 0 when another node holds it. */
-int store_coordinator_claim(store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err);
+int agg_store_coordinator_claim(agg_store *s, int64_t node, double lease_s, int64_t *epoch, sdfed_error *err);
 /* Renews the lease at the fence's epoch; *held 0 when it was superseded. */
-int store_coordinator_renew(store *s, const store_fence *fence, double lease_s, int *held, sdfed_error *err);
+int agg_store_coordinator_renew(agg_store *s, const agg_store_fence *fence, double lease_s, int *held,
+                                sdfed_error *err);
 /* The coordinator row: its node (-1 none) and epoch, and whether its lease holds. */
-int store_coordinator(store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err);
+int agg_store_coordinator(agg_store *s, int64_t *node, int64_t *epoch, int *live, sdfed_error *err);
 
 /* A client connected to node. */
-int store_presence_add(store *s, int64_t client, int shard, int64_t node, sdfed_error *err);
+int agg_store_presence_add(agg_store *s, int64_t client, int shard, int64_t node, sdfed_error *err);
 /* A client's connection to node closed: its presence goes if node still
  * held it (*removed), and then, when departed_round >= 0, it left that
  * round (a departure). */
-int store_presence_remove(store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
-                          sdfed_error *err);
+int agg_store_presence_remove(agg_store *s, int64_t client, int64_t node, int64_t departed_round, int *removed,
+                              sdfed_error *err);
 /* The connected clients: presence rows of nodes whose lease holds
  * (heap arrays, *n of each; shard -1 when none). */
-int store_present_clients(store *s, int64_t **clients, int **shards, int *n, sdfed_error *err);
+int agg_store_present_clients(agg_store *s, int64_t **clients, int **shards, int *n, sdfed_error *err);
 /* Round r's reports (its stored updates) and departures (heap). */
-int store_round_events(store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
-                       int *n_departed, sdfed_error *err);
-typedef struct store_cluster {
+int agg_store_round_events(agg_store *s, int64_t round, int64_t **reported, int *n_reported, int64_t **departed,
+                           int *n_departed, sdfed_error *err);
+typedef struct agg_store_cluster {
     int64_t nodes_live, clients_present, coordinator_node, coordinator_epoch;
-} store_cluster;
+} agg_store_cluster;
 /* The cluster's nodes, clients and coordinator, for /status and /metrics
- * (the federation's counts: store_federation_counts). */
-int store_cluster_status(store *s, store_cluster *c, sdfed_error *err);
+ * (the federation's counts: agg_store_federation_counts). */
+int agg_store_cluster_status(agg_store *s, agg_store_cluster *c, sdfed_error *err);
 
 /* LISTEN for the coordinator's notifications (sdfed_rounds); then
- * store_notified says whether any came (or may have been missed) since
+ * agg_store_notified says whether any came (or may have been missed) since
  * the last call. */
-int store_listen(store *s, sdfed_error *err);
-int store_notified(store *s);
+int agg_store_listen(agg_store *s, sdfed_error *err);
+int agg_store_notified(agg_store *s);
 
 #endif

@@ -87,9 +87,9 @@ static const char *one_line(const char *message, char *line, size_t cap) {
     return line;
 }
 
-static int fail(store *s, sdfed_error *err, const char *what, const char *message) {
+static int fail(agg_store *s, sdfed_error *err, const char *what, const char *message) {
     char line[SDFED_ERROR_MESSAGE_MAX];
-    return store_fail(s, err, what, one_line(message, line, sizeof line));
+    return agg_store_fail(s, err, what, one_line(message, line, sizeof line));
 }
 
 /* The URI as messages show it: without the password of its user part
@@ -137,7 +137,7 @@ static void quiet(void *arg, const char *message) {
     (void)message;
 }
 
-static int postgres_open(store *s, const char *uri, sdfed_error *err) {
+static int postgres_open(agg_store *s, const char *uri, sdfed_error *err) {
     if (!(s->name = without_password(uri))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     char *parse_error = NULL, line[SDFED_ERROR_MESSAGE_MAX];
     PQconninfoOption *options = PQconninfoParse(uri, &parse_error);
@@ -173,7 +173,7 @@ static int postgres_open(store *s, const char *uri, sdfed_error *err) {
     return rc;
 }
 
-static void postgres_close(store *s) { PQfinish(s->connection); }
+static void postgres_close(agg_store *s) { PQfinish(s->connection); }
 
 static uint64_t big_endian(const char *bytes, int n) {
     uint64_t v = 0;
@@ -183,32 +183,32 @@ static uint64_t big_endian(const char *bytes, int n) {
 
 /* A column of a binary-format result as a store value; 0 for a type the
  * store never selects. */
-static int column(const PGresult *res, int r, int c, store_value *v) {
+static int column(const PGresult *res, int r, int c, agg_store_value *v) {
     if (PQgetisnull(res, r, c)) {
-        *v = (store_value){.type = STORE_NULL};
+        *v = (agg_store_value){.type = STORE_NULL};
         return 1;
     }
     const char *data = PQgetvalue(res, r, c);
     int len = PQgetlength(res, r, c);
     switch (PQftype(res, c)) {
-    case OID_INT8: *v = (store_value){.type = STORE_INT, .integer = (int64_t)big_endian(data, 8)}; return len == 8;
+    case OID_INT8: *v = (agg_store_value){.type = STORE_INT, .integer = (int64_t)big_endian(data, 8)}; return len == 8;
     case OID_INT4:
-        *v = (store_value){.type = STORE_INT, .integer = (int32_t)(uint32_t)big_endian(data, 4)};
+        *v = (agg_store_value){.type = STORE_INT, .integer = (int32_t)(uint32_t)big_endian(data, 4)};
         return len == 4;
     case OID_INT2:
-        *v = (store_value){.type = STORE_INT, .integer = (int16_t)(uint16_t)big_endian(data, 2)};
+        *v = (agg_store_value){.type = STORE_INT, .integer = (int16_t)(uint16_t)big_endian(data, 2)};
         return len == 2;
     case OID_FLOAT8: {
         if (len != 8) return 0;
         uint64_t bits = big_endian(data, 8);
         double d;
         memcpy(&d, &bits, sizeof d);
-        *v = (store_value){.type = STORE_REAL, .real = d};
+        *v = (agg_store_value){.type = STORE_REAL, .real = d};
         return 1;
     }
     case OID_TEXT:
-    case OID_VARCHAR: *v = (store_value){.type = STORE_TEXT, .text = data}; return 1;
-    case OID_BYTEA: *v = (store_value){.type = STORE_BLOB, .blob = data, .bytes = (size_t)len}; return 1;
+    case OID_VARCHAR: *v = (agg_store_value){.type = STORE_TEXT, .text = data}; return 1;
+    case OID_BYTEA: *v = (agg_store_value){.type = STORE_BLOB, .blob = data, .bytes = (size_t)len}; return 1;
     default: return 0;
     }
 }
@@ -223,7 +223,7 @@ typedef struct params {
     char numbers[MAX_PARAMS][32];
 } params;
 
-static void set_params(params *p, const store_value *v, int n) {
+static void set_params(params *p, const agg_store_value *v, int n) {
     for (int k = 0; k < n; k++) {
         p->lengths[k] = 0;
         p->formats[k] = 0;
@@ -267,8 +267,8 @@ static void read_what_is_left(PGconn *conn) {
         if (!PQconsumeInput(conn)) break;
 }
 
-static int postgres_exec(store *s, const char *sql, const store_value *values, int n_params, store_row_fn row,
-                         void *ctx, const char *what, sdfed_error *err) {
+static int postgres_exec(agg_store *s, const char *sql, const agg_store_value *values, int n_params,
+                         agg_store_row_fn row, void *ctx, const char *what, sdfed_error *err) {
     PGconn *conn = s->connection;
     /* a connection lost between statements (a server restarted) is opened
      * again; inside a transaction the transaction is lost with it */
@@ -293,7 +293,7 @@ static int postgres_exec(store *s, const char *sql, const store_value *values, i
         int n = PQnfields(res);
         assert(n <= MAX_COLUMNS);
         for (int r = 0; rc == SDFED_OK && r < PQntuples(res); r++) {
-            store_value columns[MAX_COLUMNS];
+            agg_store_value columns[MAX_COLUMNS];
             for (int c = 0; c < n && rc == SDFED_OK; c++)
                 if (!column(res, r, c, &columns[c]))
                     rc = sdfed_fail(err, SDFED_ERR_FORMAT, "store: %s: column %s has an unexpected type or size", what,
@@ -313,13 +313,13 @@ static int postgres_exec(store *s, const char *sql, const store_value *values, i
     return rc;
 }
 
-static void postgres_rollback(store *s) {
+static void postgres_rollback(agg_store *s) {
     PGTransactionStatusType t = PQtransactionStatus(s->connection);
     if (t != PQTRANS_INTRANS && t != PQTRANS_INERROR) return;
     PQclear(PQexec(s->connection, "ROLLBACK"));
 }
 
-static int postgres_listen(store *s, const char *channel, sdfed_error *err) {
+static int postgres_listen(agg_store *s, const char *channel, sdfed_error *err) {
     char listen[64];
     snprintf(listen, sizeof listen, "LISTEN %s", channel);
     int rc = postgres_exec(s, listen, NULL, 0, NULL, NULL, "listen", err);
@@ -327,7 +327,7 @@ static int postgres_listen(store *s, const char *channel, sdfed_error *err) {
     return rc;
 }
 
-static int postgres_notified(store *s) {
+static int postgres_notified(agg_store *s) {
     int any = s->missed;
     s->missed = 0;
     if (PQstatus(s->connection) != CONNECTION_OK) return any;
@@ -339,18 +339,18 @@ static int postgres_notified(store *s) {
 /* Rows rewritten (a migration): the table rewritten without their old
  * versions (PostgreSQL's own write-ahead log and backups are its
  * administrator's). */
-static int postgres_compact(store *s, sdfed_error *err) {
+static int postgres_compact(agg_store *s, sdfed_error *err) {
     return postgres_exec(s, "VACUUM FULL clients", NULL, 0, NULL, NULL, "vacuum", err);
 }
 
-const store_backend store_postgres = {.open = postgres_open,
-                                      .close = postgres_close,
-                                      .exec = postgres_exec,
-                                      .begin = "BEGIN",
-                                      .rollback = postgres_rollback,
-                                      .listen = postgres_listen,
-                                      .notified = postgres_notified,
-                                      .column_count = "SELECT count(*) FROM information_schema.columns WHERE "
-                                                      "table_schema = current_schema() AND table_name = $1 AND "
-                                                      "column_name = $2",
-                                      .compact = postgres_compact};
+const agg_store_backend agg_store_postgres = {.open = postgres_open,
+                                              .close = postgres_close,
+                                              .exec = postgres_exec,
+                                              .begin = "BEGIN",
+                                              .rollback = postgres_rollback,
+                                              .listen = postgres_listen,
+                                              .notified = postgres_notified,
+                                              .column_count = "SELECT count(*) FROM information_schema.columns WHERE "
+                                                              "table_schema = current_schema() AND table_name = $1 AND "
+                                                              "column_name = $2",
+                                              .compact = postgres_compact};

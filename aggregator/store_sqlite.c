@@ -55,10 +55,10 @@ typedef struct sqlite_connection {
     int64_t reopen_at_ms; /* not before (monotonic): at most once a second */
 } sqlite_connection;
 
-static sqlite3 *db_of(const store *s) { return ((const sqlite_connection *)s->connection)->db; }
+static sqlite3 *db_of(const agg_store *s) { return ((const sqlite_connection *)s->connection)->db; }
 
-static int fail(store *s, sdfed_error *err, const char *what) {
-    return store_fail(s, err, what, sqlite3_errmsg(db_of(s)));
+static int fail(agg_store *s, sdfed_error *err, const char *what) {
+    return agg_store_fail(s, err, what, sqlite3_errmsg(db_of(s)));
 }
 
 /* sql's statement, reset and unbound (NULL: SQLite could not prepare it) */
@@ -108,16 +108,16 @@ static int connect_to(const char *path, int flags, sqlite3 **db) {
 }
 
 /* A state that cannot be opened: the reason, naming the folder. */
-static int cannot_open(store *s, sdfed_error *err, const char *why) {
+static int cannot_open(agg_store *s, sdfed_error *err, const char *why) {
     const sqlite_connection *c = s->connection;
     char what[4200];
     snprintf(what, sizeof what, "the state in %s cannot be opened", c->folder);
-    return store_fail(s, err, what, why);
+    return agg_store_fail(s, err, what, why);
 }
 
 /* A database there that SQLite cannot read: its reason, and when it is
  * read-only, what SQLite needs. */
-static int cannot_read(store *s, sdfed_error *err) {
+static int cannot_read(agg_store *s, sdfed_error *err) {
     sqlite3 *db = ((sqlite_connection *)s->connection)->db;
     char why[512];
     snprintf(why, sizeof why, "%s%s", db ? sqlite3_errmsg(db) : "out of memory",
@@ -128,7 +128,7 @@ static int cannot_read(store *s, sdfed_error *err) {
     return cannot_open(s, err, why);
 }
 
-static int sqlite_open(store *s, const char *dir, sdfed_error *err) {
+static int sqlite_open(agg_store *s, const char *dir, sdfed_error *err) {
     if (!(s->name = strdup(dir))) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
     sqlite_connection *c = calloc(1, sizeof *c);
     if (!c) return sdfed_fail(err, SDFED_ERR_NOMEM, "store: out of memory");
@@ -167,7 +167,7 @@ static void forget_statements(sqlite_connection *c) {
     c->n_cached = 0;
 }
 
-static void sqlite_close(store *s) {
+static void sqlite_close(agg_store *s) {
     sqlite_connection *c = s->connection;
     if (!c) return;
     forget_statements(c);
@@ -183,11 +183,11 @@ static void sqlite_close(store *s) {
  * with it: a fault until it is back); one that was read-only is opened
  * again read-write, at most once a second, and the connection swapped
  * once the new one can write (else the write fails read-only, a fault). */
-static int sqlite_writable(store *s, sdfed_error *err) {
+static int sqlite_writable(agg_store *s, sdfed_error *err) {
     sqlite_connection *c = s->connection;
     int moved = 0;
     if (sqlite3_file_control(c->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
-        return store_fail(s, err, c->path, "the database file was moved or deleted; writes wait until it is back");
+        return agg_store_fail(s, err, c->path, "the database file was moved or deleted; writes wait until it is back");
     int64_t now = native_clock_ms(native_clock_monotonic_ns());
     if (!c->read_only || now < c->reopen_at_ms) return SDFED_OK;
     c->reopen_at_ms = now + 1000;
@@ -205,7 +205,7 @@ static int sqlite_writable(store *s, sdfed_error *err) {
 }
 
 /* parameter k is named $k+1 in the SQL */
-static void bind(sqlite3_stmt *st, int k, const store_value *v) {
+static void bind(sqlite3_stmt *st, int k, const agg_store_value *v) {
     char name[16];
     snprintf(name, sizeof name, "$%d", k + 1);
     int i = sqlite3_bind_parameter_index(st, name);
@@ -218,30 +218,30 @@ static void bind(sqlite3_stmt *st, int k, const store_value *v) {
     }
 }
 
-static store_value column(sqlite3_stmt *st, int c) {
+static agg_store_value column(sqlite3_stmt *st, int c) {
     switch (sqlite3_column_type(st, c)) {
-    case SQLITE_INTEGER: return (store_value){.type = STORE_INT, .integer = sqlite3_column_int64(st, c)};
-    case SQLITE_FLOAT: return (store_value){.type = STORE_REAL, .real = sqlite3_column_double(st, c)};
-    case SQLITE_TEXT: return (store_value){.type = STORE_TEXT, .text = (const char *)sqlite3_column_text(st, c)};
+    case SQLITE_INTEGER: return (agg_store_value){.type = STORE_INT, .integer = sqlite3_column_int64(st, c)};
+    case SQLITE_FLOAT: return (agg_store_value){.type = STORE_REAL, .real = sqlite3_column_double(st, c)};
+    case SQLITE_TEXT: return (agg_store_value){.type = STORE_TEXT, .text = (const char *)sqlite3_column_text(st, c)};
     case SQLITE_BLOB: {
         const void *data = sqlite3_column_blob(st, c);
-        return (store_value){.type = STORE_BLOB, .blob = data, .bytes = (size_t)sqlite3_column_bytes(st, c)};
+        return (agg_store_value){.type = STORE_BLOB, .blob = data, .bytes = (size_t)sqlite3_column_bytes(st, c)};
     }
-    default: return (store_value){.type = STORE_NULL};
+    default: return (agg_store_value){.type = STORE_NULL};
     }
 }
 
 enum { MAX_COLUMNS = 10 };
 
-static int sqlite_exec(store *s, const char *sql, const store_value *params, int n_params, store_row_fn row, void *ctx,
-                       const char *what, sdfed_error *err) {
+static int sqlite_exec(agg_store *s, const char *sql, const agg_store_value *params, int n_params, agg_store_row_fn row,
+                       void *ctx, const char *what, sdfed_error *err) {
     sqlite3_stmt *st = prepared(s->connection, sql);
     if (!st) return fail(s, err, what);
     for (int k = 0; k < n_params; k++) bind(st, k, &params[k]);
     int n = sqlite3_column_count(st), step = SQLITE_DONE, rc = SDFED_OK;
     assert(n <= MAX_COLUMNS);
     while (rc == SDFED_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        store_value columns[MAX_COLUMNS];
+        agg_store_value columns[MAX_COLUMNS];
         for (int c = 0; c < n; c++) columns[c] = column(st, c);
         if (row) rc = row(ctx, columns, n, err);
     }
@@ -260,7 +260,7 @@ static int sqlite_exec(store *s, const char *sql, const store_value *params, int
 
 /* a COMMIT that failed (a full disk) may leave the transaction open, and
  * every later BEGIN would fail with it */
-static void sqlite_rollback(store *s) {
+static void sqlite_rollback(agg_store *s) {
     if (!sqlite3_get_autocommit(db_of(s))) sqlite3_exec(db_of(s), "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -271,25 +271,26 @@ static void sqlite_rollback(store *s) {
  * past 256 MB of log (wal_autocheckpoint above), as a bound. The log
  * starts again empty after each (journal_size_limit 0): its file holds
  * only what is not in the database yet. */
-static void sqlite_between_rounds(store *s) {
+static void sqlite_between_rounds(agg_store *s) {
     sqlite3_wal_checkpoint_v2(db_of(s), NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
 /* Rows rewritten (a migration): their old values are not left in the
  * database's free pages or its write-ahead log. */
-static int sqlite_compact(store *s, sdfed_error *err) {
+static int sqlite_compact(agg_store *s, sdfed_error *err) {
     if (sqlite3_exec(db_of(s), "VACUUM", NULL, NULL, NULL) != SQLITE_OK) return fail(s, err, "vacuum");
     if (sqlite3_wal_checkpoint_v2(db_of(s), NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         return fail(s, err, "checkpoint");
     return SDFED_OK;
 }
 
-const store_backend store_sqlite = {.open = sqlite_open,
-                                    .close = sqlite_close,
-                                    .exec = sqlite_exec,
-                                    .begin = "BEGIN IMMEDIATE",
-                                    .rollback = sqlite_rollback,
-                                    .between_rounds = sqlite_between_rounds,
-                                    .writable = sqlite_writable,
-                                    .column_count = "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
-                                    .compact = sqlite_compact};
+const agg_store_backend agg_store_sqlite = {.open = sqlite_open,
+                                            .close = sqlite_close,
+                                            .exec = sqlite_exec,
+                                            .begin = "BEGIN IMMEDIATE",
+                                            .rollback = sqlite_rollback,
+                                            .between_rounds = sqlite_between_rounds,
+                                            .writable = sqlite_writable,
+                                            .column_count =
+                                                "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
+                                            .compact = sqlite_compact};

@@ -9,10 +9,10 @@
 #include "method/methods.h"
 
 /* Round r's next parameters from its stored updates into next (n values). */
-static int recompute(store *st, const sdfed_task *task, const sdfed_aggregate_config *cfg, const store_round *r,
+static int recompute(agg_store *st, const sdfed_task *task, const sdfed_aggregate_config *cfg, const agg_store_round *r,
                      float *next, int *n_updates, sdfed_arena *arena, sdfed_error *err) {
-    store_update *u;
-    int n, rc = store_merged_updates(st, r->round + 1, &u, &n, err);
+    agg_store_update *u;
+    int n, rc = agg_store_merged_updates(st, r->round + 1, &u, &n, err);
     if (rc) return rc;
     *n_updates = n;
     sdfed_round order = {0};
@@ -33,21 +33,21 @@ static int recompute(store *st, const sdfed_task *task, const sdfed_aggregate_co
         rc = sdfed_round_combine(cfg, task->seed, r->round, updates, n, r->global, r->n_values, next, arena, err);
     sdfed_round_free(&order);
     free(updates);
-    store_updates_free(u, n);
+    agg_store_updates_free(u, n);
     return rc;
 }
 
-int verify_rounds(store *st, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
-                  const sdfed_classes *cls, const sdfed_aggregate_config *cfg, FILE *out, int *mismatches,
-                  sdfed_error *err) {
+int agg_verify_rounds(agg_store *st, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                      const sdfed_classes *cls, const sdfed_aggregate_config *cfg, FILE *out, int *mismatches,
+                      sdfed_error *err) {
     *mismatches = 0;
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_method_params initial = {0};
-    store_round r = {0}, next = {0};
+    agg_store_round r = {0}, next = {0};
     float *computed = NULL;
     int found, rc = sdfed_task_server_params(task, m, k, cls, &initial, &arena, err);
-    if (rc == SDFED_OK) rc = store_get_round(st, 0, &r, &found, err);
+    if (rc == SDFED_OK) rc = agg_store_get_round(st, 0, &r, &found, err);
     if (rc == SDFED_OK && !found) rc = sdfed_fail(err, SDFED_ERR_NOT_FOUND, "verify: the store holds no round");
     size_t n = (size_t)initial.global_rows * initial.width;
     if (rc == SDFED_OK && (r.n_values != n || memcmp(r.global, initial.global, n * sizeof(float)) != 0)) {
@@ -57,7 +57,7 @@ int verify_rounds(store *st, const sdfed_task *task, const sdfed_clip_model *m, 
     if (rc == SDFED_OK && !(computed = malloc(sizeof *computed * (n ? n : 1))))
         rc = sdfed_fail(err, SDFED_ERR_NOMEM, "verify: out of memory");
     while (rc == SDFED_OK) {
-        if ((rc = store_get_round(st, r.round + 1, &next, &found, err)) || !found) break;
+        if ((rc = agg_store_get_round(st, r.round + 1, &next, &found, err)) || !found) break;
         const char *problem = NULL;
         int n_updates = 0;
         char sha[65];
@@ -79,12 +79,12 @@ int verify_rounds(store *st, const sdfed_task *task, const sdfed_clip_model *m, 
         fprintf(out, "round %lld: %s, %d updates, next %s: %s%s\n", (long long)r.round,
                 r.abandoned ? "abandoned" : "closed", r.abandoned ? r.n_updates : n_updates, next.sha256,
                 problem ? "MISMATCH: " : "recomputed", problem ? problem : "");
-        store_round_free(&r);
+        agg_store_round_free(&r);
         r = next;
         memset(&next, 0, sizeof next);
     }
-    store_round_free(&r);
-    store_round_free(&next);
+    agg_store_round_free(&r);
+    agg_store_round_free(&next);
     free(computed);
     sdfed_method_params_free(&initial);
     sdfed_arena_free(&arena);

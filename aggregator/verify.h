@@ -18,8 +18,8 @@
 
 /* *mismatches counts the rounds that failed a check; the status is the
  * store's or the computation's own failure. */
-int verify_rounds(store *st, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
-                  const sdfed_classes *cls, const sdfed_aggregate_config *cfg, FILE *out, int *mismatches,
-                  sdfed_error *err);
+int agg_verify_rounds(agg_store *st, const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kernels *k,
+                      const sdfed_classes *cls, const sdfed_aggregate_config *cfg, FILE *out, int *mismatches,
+                      sdfed_error *err);
 
 #endif

@@ -17,14 +17,14 @@ static const sdfed_name wait_reason_names[] = {
 static_assert(sizeof wait_reason_names / sizeof wait_reason_names[0] == FEDERATION_WAIT_REASON_COUNT,
               "a name per wait reason");
 
-const char *federation_wait_reason_name(federation_wait_reason reason) {
+const char *agg_federation_wait_reason_name(agg_federation_wait_reason reason) {
     return sdfed_name_of(wait_reason_names, FEDERATION_WAIT_REASON_COUNT, (int)reason);
 }
 
-federation_wait_reason core_round_wait_reason(const federation *f, const federation_waiting *w, int open,
-                                              int64_t next_start_ms, int64_t now_ms) {
+agg_federation_wait_reason agg_core_round_wait_reason(const agg_federation *f, const agg_federation_waiting *w,
+                                                      int open, int64_t next_start_ms, int64_t now_ms) {
     if (open) return FEDERATION_NOT_WAITING;
-    if (!core_deciding(f)) return FEDERATION_NOT_COORDINATOR;
+    if (!agg_core_deciding(f)) return FEDERATION_NOT_COORDINATOR;
     if (now_ms < next_start_ms) return FEDERATION_ROUND_PAUSE;
     if (w->connected < w->needed) return FEDERATION_TOO_FEW_CLIENTS;
     return FEDERATION_STARTING;
@@ -33,8 +33,8 @@ federation_wait_reason core_round_wait_reason(const federation *f, const federat
 /* Why no round is open now, from the state alone: the clients a round
  * needs connected to start, and those connected here (the policy may count
  * otherwise), with the policy's reason. */
-static federation_waiting waiting_now(const federation *f, int64_t now_ms) {
-    federation_waiting w = {.needed = f->opt.min_clients > 1 ? f->opt.min_clients : 1, .connected = f->clients.n};
+static agg_federation_waiting waiting_now(const agg_federation *f, int64_t now_ms) {
+    agg_federation_waiting w = {.needed = f->opt.min_clients > 1 ? f->opt.min_clients : 1, .connected = f->clients.n};
     f->policy->waiting(f, now_ms, &w);
     if (f->done) w.reason = FEDERATION_FINISHED;
     return w;
@@ -42,11 +42,11 @@ static federation_waiting waiting_now(const federation *f, int64_t now_ms) {
 
 /* A round that starts says so itself; "starting" lasts a tick unless the
  * store refuses the start, which the store logs. */
-void core_note_waiting(federation *f, int64_t now_ms) {
-    federation_waiting w = waiting_now(f, now_ms);
+void agg_core_note_waiting(agg_federation *f, int64_t now_ms) {
+    agg_federation_waiting w = waiting_now(f, now_ms);
     if (w.reason != f->waiting.reason && w.reason != FEDERATION_NOT_WAITING && w.reason != FEDERATION_STARTING)
         native_logf("waiting", "\"reason\": \"%s\", \"round\": %lld, \"needed\": %lld, \"connected\": %lld",
-                    federation_wait_reason_name(w.reason), (long long)f->round, (long long)w.needed,
+                    agg_federation_wait_reason_name(w.reason), (long long)f->round, (long long)w.needed,
                     (long long)w.connected);
     f->waiting = w;
 }

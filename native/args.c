@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linear_fma.h"
+#include "kernels/dispatch.h"
 #include "native/progress.h"
 
 static const char *program = "sdfed";
@@ -96,11 +96,11 @@ int native_cli_parse_lists(int argc, char **argv, const native_cli_option *optio
 }
 
 int native_cli_isa_cap(const char *isa) {
-    int capped = sdfed_fma_isa_by_name(isa), best = sdfed_fma_isa_best();
+    int capped = sdfed_isa_by_name(isa), best = sdfed_isa_best_fma();
     if (capped < 0) return native_cli_error(CLI_USAGE, "--isa '%s' is not one of portable, avx2, avx512", isa);
     if (capped > best)
         return native_cli_error(CLI_USAGE, "--isa %s: this CPU does not run it (at most %s)", isa,
-                                sdfed_fma_isa_name(best));
-    sdfed_fma_isa_cap(capped);
+                                sdfed_isa_name(best));
+    sdfed_isa_cap(capped);
     return CLI_OK;
 }

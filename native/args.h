@@ -44,7 +44,7 @@ int native_cli_integer(const char *text, const char *name, long long lo, long lo
 void native_cli_set_program(const char *name);
 
 /* Applies an --isa option: caps the native tiles' instruction set for the
- * process (sdfed_fma_isa_cap) at isa ("portable", "avx2", "avx512"), or
+ * process (sdfed_isa_cap) at isa ("portable", "avx2", "avx512"), or
  * prints why it cannot and returns CLI_USAGE. */
 int native_cli_isa_cap(const char *isa);
 

@@ -10,6 +10,10 @@
 
 #include "native/gzip.h"
 
+const char *const native_fmnist_class_names[SDFED_FMNIST_CLASSES] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+};
+
 /* dir/name.gz, or dir/name when only that exists */
 static int read_member(const char *dir, const char *name, uint8_t **data, size_t *size, sdfed_error *err) {
     char path[4096];
@@ -49,5 +53,6 @@ int native_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_err
     }
     out->owned_images = images;
     out->owned_labels = labels;
+    out->class_names = native_fmnist_class_names;
     return SDFED_OK;
 }

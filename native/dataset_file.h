@@ -17,6 +17,10 @@ enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
 #define SDFED_FMNIST_NAME "fashion-mnist"
 
 #define SDFED_FMNIST_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+
+/* its ten classes, by label */
+#define SDFED_FMNIST_CLASSES 10
+extern const char *const native_fmnist_class_names[SDFED_FMNIST_CLASSES];
 /* the most one file may uncompress to (a corrupt or hostile file stops here) */
 #define SDFED_DATASET_FILE_MAX ((size_t)256 << 20)
 
@@ -24,7 +28,7 @@ enum { SDFED_FMNIST_TRAIN = 0, SDFED_FMNIST_TEST = 1 };
  * "<prefix>-labels-idx1-ubyte.gz" with prefix "train" or "t10k"; when a .gz
  * file does not exist, the same name without .gz (already uncompressed) is
  * tried. On success out owns both buffers (sdfed_dataset_free), n_classes is
- * 10 with sdfed_fmnist_class_names. Errors: SDFED_ERR_IO for a missing or
+ * 10 with native_fmnist_class_names. Errors: SDFED_ERR_IO for a missing or
  * unreadable file, SDFED_ERR_FORMAT for corrupt gzip data or a bad IDX file
  * (the message names the file), SDFED_ERR_ARG for a bad split. */
 int native_fmnist_load(const char *dir, int split, sdfed_dataset *out, sdfed_error *err);

@@ -314,7 +314,7 @@ static int load_fmnist(const sdfed_task *task, const char *data_dir, storage *s,
     out->cols = s->train.cols;
     size_t per = (size_t)out->rows * out->cols;
     out->n_classes = SDFED_FMNIST_CLASSES;
-    out->class_names = sdfed_fmnist_class_names;
+    out->class_names = native_fmnist_class_names;
     out->n_train = s->train.n - POOL_FIRST;
     out->n_test = s->test.n;
     out->train_labels = s->train.labels + POOL_FIRST;

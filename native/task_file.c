@@ -26,13 +26,13 @@ int native_task_host_defaults(sdfed_task *task, sdfed_error *err) {
                           "task: key 'dataset' must be \"" SDFED_FMNIST_NAME "\", {\"train\": DIR, \"test\": DIR} or "
                           "{\"folder\": DIR, \"test_fraction\": F}");
     if (task->n_classes == 0)
-        return sdfed_task_set_classes(task, sdfed_fmnist_class_names, NULL, SDFED_FMNIST_CLASSES, err);
+        return sdfed_task_set_classes(task, native_fmnist_class_names, NULL, SDFED_FMNIST_CLASSES, err);
     if (task->n_classes != SDFED_FMNIST_CLASSES)
         return sdfed_fail(err, SDFED_ERR_FORMAT,
                           "task: key 'classes' lists %d classes; " SDFED_FMNIST_NAME "'s %d are needed, in label "
                           "order (%s, %s, ..., %s)",
-                          task->n_classes, SDFED_FMNIST_CLASSES, sdfed_fmnist_class_names[0],
-                          sdfed_fmnist_class_names[1], sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
+                          task->n_classes, SDFED_FMNIST_CLASSES, native_fmnist_class_names[0],
+                          native_fmnist_class_names[1], native_fmnist_class_names[SDFED_FMNIST_CLASSES - 1]);
     return SDFED_OK;
 }
 

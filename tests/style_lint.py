@@ -12,11 +12,13 @@ Each rule, with why it exists:
   clock-in-core      a clock under shared/ (time.h, clock_gettime, ...): the core is pure and takes time
                      from its caller, so the same inputs give the same bits on every host
   atoi               atoi/atof/atol/atoll: they cannot report bad input; the project's parsers do
-  core-specifics     a path or a data set's name in a string under shared/: the core knows no files of
-                     this repository and no data set; the host says them
+  core-specifics     a path or a data set's name in a string under shared/, or a data set's name in a
+                     name there (sdfed_fmnist_...): the core knows no files of this repository and no
+                     data set; the host says them
   one-letter-global  a variable at file scope named by one letter: a global needs a name that explains it
-  floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, or one of
-                     native/ without native_: a name says which floor it lives on, the core or the host
+  floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, one of
+                     native/ without native_, one of aggregator/ without agg_: a name says which floor
+                     it lives on, the core, the host or the server
 
 A C tokenizer (comments, strings, characters and preprocessor lines understood; both sides of an #if
 read) is enough for these rules: no compiler is needed, and every file is read whatever it is built for.
@@ -43,6 +45,7 @@ EXPRESSION_KEYWORDS = {"return", "sizeof", "case", "_Alignof", "_Generic"}
 CLOCKS = {"clock_gettime", "gettimeofday", "clock", "time", "timespec_get", "emscripten_get_now", "ftime"}
 ATOI = {"atoi", "atof", "atol", "atoll"}
 CORE_SPECIFIC = re.compile(r"(\.gguf\b|\bmodels/|mnist|fashion)", re.IGNORECASE)
+DATA_SET_NAME = re.compile(r"mnist|fashion", re.IGNORECASE)  # in an identifier
 
 TOKEN = re.compile(r"""
     (?P<space>[ \t\r\f\v]+) | (?P<newline>\n) |
@@ -191,9 +194,12 @@ def declared_name(stmt, after_typedef_body):
     if after_typedef_body:
         return stmt[0] if stmt[0].kind == "ident" else None  # `} name;` after a typedef's body
     tokens = [t for t in stmt if t.text not in ("__attribute__",)]
-    for j, t in enumerate(tokens):  # a function pointer's name: (*name)
-        if t.text == "(" and j + 2 < len(tokens) and tokens[j + 1].text == "*" and tokens[j + 2].kind == "ident":
+    depth = 0
+    for j, t in enumerate(tokens):  # a function pointer's name: (*name), not a parameter's
+        if t.text == "(" and depth == 0 and j + 2 < len(tokens) and tokens[j + 1].text == "*" and \
+                tokens[j + 2].kind == "ident":
             return tokens[j + 2]
+        depth += (t.text in "([{") - (t.text in ")]}")
     depth = 0
     last = None
     for j, t in enumerate(tokens):
@@ -250,6 +256,8 @@ class Linter:
                 self.floor_prefix = "sdfed_"
             elif rel.startswith("native" + os.sep):
                 self.floor_prefix = "native_"
+            elif rel.startswith("aggregator" + os.sep):
+                self.floor_prefix = "agg_"
         self.typedef_body = False  # the type body being read began a typedef
         self.heading_type = False
         for line, text in directives:
@@ -294,6 +302,8 @@ class Linter:
             if t.kind == "string" and in_core and CORE_SPECIFIC.search(t.text):
                 self.report(rel, t.line, "core-specifics", "%s in the core; the host names files and data sets"
                             % t.text)
+            if t.kind == "ident" and in_core and DATA_SET_NAME.search(t.text):
+                self.report(rel, t.line, "core-specifics", "%s in the core: a data set's; the host's to name" % t.text)
             if t.text == "?":
                 self.check_ternary(rel, tokens, i)
         self.check_inits(rel, tokens)
@@ -426,6 +436,8 @@ class Linter:
         if in_core and re.match(r"include\s*<(sys/)?time\.h>", body):
             self.report(rel, line, "clock-in-core", "time.h in the core; take the time from the caller")
         m = re.match(r"define\s+([A-Za-z_][A-Za-z_0-9]*)(\([^)]*\))?\s*(.*)", body, re.DOTALL)
+        if m and in_core and DATA_SET_NAME.search(m.group(1)):
+            self.report(rel, line, "core-specifics", "%s in the core: a data set's; the host's to name" % m.group(1))
         if not m or not m.group(3):
             return
         tokens, _ = tokenize(m.group(3).replace("\\\n", " "), directives_read=False)

@@ -1,15 +1,14 @@
 // When the page connects again: exponential backoff with full jitter, capped,
 // over its tries since the last session the server welcomed, with the
-// server's retry_after (ms, docs/protocol.md) as a floor. The same schedule
-// as the headless client's (shared/fed/backoff.h):
-//   window(attempt) = min(30000, 1000 * 2^attempt)
-//   delay           = retryAfter + floor(u * window(attempt)),  u in [0, 1)
+// server's retry_after (ms, docs/protocol.md) as a floor. The headless
+// client's schedule (shared/fed/backoff.h), whose windows backoff_windows.js
+// holds as the C computes them:
+//   delay = retryAfter + floor(u * window(attempt)),  u in [0, 1)
 // u comes from `random` (Math.random in the page; a test passes its own).
-export const BASE_MS = 1000;
-export const CAP_MS = 30000;
+import { WINDOWS_MS } from './backoff_windows.js';
 
 export function windowMs(attempt) {
-  return Math.min(CAP_MS, BASE_MS * 2 ** Math.min(attempt, 30));
+  return WINDOWS_MS[Math.min(attempt, WINDOWS_MS.length - 1)];
 }
 
 export function delayMs(attempt, u, retryAfterMs = 0) {

@@ -1,7 +1,7 @@
 /* Eight-float vectors that GCC and clang lower to the target's registers
- * (two SSE or WebAssembly SIMD128 registers, one AVX register), the
- * attribute that compiles a function of them for the widest vectors the
- * CPU runs, and the exponential the layers take in them: the same bits on
+ * (two SSE or WebAssembly SIMD128 registers, one AVX register; a function
+ * of them compiled for the widest the CPU runs is kernels/dispatch.h's
+ * SDFED_WIDEST_VECTORS), and the exponential the layers take in them: the same bits on
  * every target, since each step is one rounded IEEE operation (never fused
  * into a multiply-add: GCC in ISO C mode does not fuse, and clang is told
  * not to). */
@@ -14,18 +14,6 @@
 
 typedef float sdfed_f32x8 __attribute__((vector_size(32)));
 typedef int32_t sdfed_i32x8 __attribute__((vector_size(32)));
-
-/* On x86-64 such a function is compiled for AVX-512, AVX2 and the SSE2
- * baseline, the widest the CPU runs chosen when the program loads (the same
- * bits: the same operations lane by lane). */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define SDFED_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef SDFED_WIDEST_VECTORS
-#define SDFED_WIDEST_VECTORS
-#endif
 
 /* the lanes of sdfed_f32x8 `v` whose sdfed_i32x8 `mask` lane is all ones replaced by
  * `by`'s (a macro: a vector argument's or result's ABI depends on the

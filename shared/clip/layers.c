@@ -6,6 +6,7 @@
 
 #include "base/vectors.h"
 #include "clip/clip_model.h"
+#include "kernels/dispatch.h"
 
 /* LayerNorm of each row in eight-float vectors: the mean and the variance
  * summed lane by lane, then the lanes in order (static: see activation_rows) */

@@ -5,10 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-};
-
 static uint32_t be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
@@ -100,7 +96,6 @@ int sdfed_idx_dataset(const uint8_t *images, size_t images_size, const uint8_t *
     out->pixels = pixels;
     out->labels = label;
     out->n_classes = n_classes;
-    out->class_names = n_classes == SDFED_FMNIST_CLASSES ? sdfed_fmnist_class_names : NULL;
     return SDFED_OK;
 }
 

@@ -20,10 +20,6 @@
 #define SDFED_IDX_MAGIC_IMAGES 0x00000803u
 #define SDFED_IDX_MAGIC_LABELS 0x00000801u
 
-/* Fashion-MNIST's ten classes, by label. */
-#define SDFED_FMNIST_CLASSES 10
-extern const char *const sdfed_fmnist_class_names[SDFED_FMNIST_CLASSES];
-
 typedef struct sdfed_dataset {
     int n, rows, cols;
     const uint8_t *pixels; /* (n, rows, cols) row-major grey, 0 black .. 255 white */
@@ -43,8 +39,8 @@ int sdfed_idx_labels(const uint8_t *buf, size_t size, int *n, const uint8_t **la
 /* Both files of one split: the counts must agree and every label must be
  * < n_classes (1..256). out->pixels and out->labels point INTO the two
  * buffers (no copy): the caller keeps them alive as long as out, and the
- * owned_* fields are NULL. class_names is sdfed_fmnist_class_names when
- * n_classes == 10, NULL otherwise. On failure *out is zeroed. */
+ * owned_* fields are NULL. class_names is NULL: the host names the
+ * classes. On failure *out is zeroed. */
 int sdfed_idx_dataset(const uint8_t *images, size_t images_size, const uint8_t *labels, size_t labels_size,
                       int n_classes, sdfed_dataset *out, sdfed_error *err);
 

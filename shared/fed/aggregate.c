@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/vectors.h"
+#include "kernels/dispatch.h"
 
 /* The mean's sums must round the same on every target: a product and a sum,
  * each rounded, never fused into one FMA (GCC in ISO C mode does not fuse;

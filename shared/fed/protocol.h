@@ -1,6 +1,6 @@
 /* The sdfed.v1 wire protocol (docs/protocol.md): binary tensor frames with a
- * CRC-32, and the JSON control messages, parsed into one struct and written
- * by small builders. Every decoder validates what it reads and names the
+ * CRC-32, and the JSON control messages, parsed into one struct (written by
+ * base/json_writer.h). Every decoder validates what it reads and names the
  * protocol error code to send back (fed/errors.h). */
 #ifndef SDFED_PROTOCOL_H
 #define SDFED_PROTOCOL_H
@@ -135,25 +135,5 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
                         sdfed_error *err);
 void sdfed_message_free(sdfed_message *m);
 const char *sdfed_message_type_name(int type);
-
-/* A JSON object builder writing into a buffer: begin, fields, end. */
-typedef struct sdfed_json_writer {
-    sdfed_buffer *out;
-    int fields; /* in the current object */
-    int failed;
-} sdfed_json_writer;
-
-void sdfed_jw_begin(sdfed_json_writer *w, sdfed_buffer *out, const char *type);
-void sdfed_jw_string(sdfed_json_writer *w, const char *key, const char *value);
-void sdfed_jw_int(sdfed_json_writer *w, const char *key, int64_t value);
-void sdfed_jw_double(sdfed_json_writer *w, const char *key, double value);
-/* Raw JSON (an object or array already serialised); with key NULL, raw
- * members ("a": 1, "b": 2) spliced into the object. */
-void sdfed_jw_raw(sdfed_json_writer *w, const char *key, const char *json, size_t len);
-void sdfed_jw_floats(sdfed_json_writer *w, const char *key, const float *values, size_t n);
-void sdfed_jw_strings(sdfed_json_writer *w, const char *key, const char *const *values, int n);
-void sdfed_jw_shape(sdfed_json_writer *w, const char *key, int n_dims, const uint32_t *shape);
-/* Closes the object; returns SDFED_OK unless memory ran out. */
-int sdfed_jw_end(sdfed_json_writer *w, sdfed_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/json_writer.h"
 #include "base/names.h"
 #include "fed/protocol.h"
 #include "fed/secagg_params.h"

@@ -1,17 +1,29 @@
-/* What the kernels have outside any backend: the registry (which kernel
- * sets this build has and which is default), the parallel loop over a
- * set's threads, the release of a packed weight. */
+/* What the kernels have outside any backend: the registry (the one list of
+ * the kernel sets a build has, and which is default), the parallel loop
+ * over a set's threads, the release of a packed weight. */
 #include "kernels/kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The backends, each defined by its file under its macro of dispatch.h;
+ * the most specialised last (the default where it runs). */
+#if defined(SDFED_KERNELS_SIMD128)
+extern const sdfed_kernels sdfed_kernels_simd128; /* kernels_simd128.c */
+#endif
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
+extern const sdfed_kernels sdfed_kernels_simd128_relaxed; /* kernels_simd128.c */
+#endif
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+extern const sdfed_kernels sdfed_kernels_native; /* kernels_native.c */
+#endif
+
 static const sdfed_kernels *const all_backends[] = {
     &sdfed_kernels_portable,
-#if defined(__wasm_simd128__)
+#if defined(SDFED_KERNELS_SIMD128)
     &sdfed_kernels_simd128,
 #endif
-#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
     &sdfed_kernels_simd128_relaxed,
 #endif
 #if defined(SDFED_HAVE_NATIVE_KERNELS)

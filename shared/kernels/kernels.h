@@ -13,13 +13,15 @@
  *             scratch (never the whole matrix); Q8_0 x Q8_0 products in
  *             integers (linear_int8.h)
  * Callers pick a backend once (sdfed_kernels_default) and pass it down; the
- * layers above never know which one runs. */
+ * layers above never know which one runs. A backend is its file, compiled
+ * under its macro of kernels/dispatch.h, and its entry in kernels.c's list. */
 #ifndef SDFED_KERNELS_H
 #define SDFED_KERNELS_H
 
 #include <stddef.h>
 
 #include "base/clock.h"
+#include "kernels/dispatch.h"
 
 /* A weight matrix as stored in the model: `rows` output rows of `cols`
  * inputs each, row-major, in any SDFED_TYPE_* (Q8_0 rows are cut into
@@ -101,15 +103,9 @@ typedef struct sdfed_kernels {
     void (*parallel)(int count, double work_per_item, sdfed_range_fn *fn, void *ctx);
 } sdfed_kernels;
 
+/* the reference the other backends are tested against */
 extern const sdfed_kernels sdfed_kernels_portable;
-#if defined(__wasm_simd128__)
-extern const sdfed_kernels sdfed_kernels_simd128;
-/* panels of 128 KB stay in the L2 cache while every token passes over them
- * (also the threaded browser build's, which runs these kernels per thread) */
-#define SDFED_SIMD128_PANEL_FLOATS 32768
-#endif
-#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
-extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
 /* The host's clock (base/clock.h) for simd128-relaxed's choice where the
  * page leaves it to the module (Module.relaxedSimd unset): linear_int8 on
  * the relaxed dot when it times faster than SIMD128's. Given before the
@@ -117,9 +113,6 @@ extern const sdfed_kernels sdfed_kernels_simd128_relaxed;
  * without it SIMD128's products are kept (the same bits either way).
  * kernels_simd128.c */
 void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock);
-#endif
-#if defined(SDFED_HAVE_NATIVE_KERNELS)
-extern const sdfed_kernels sdfed_kernels_native;
 #endif
 
 /* Where the backward pass's products are FMA chains (native, and

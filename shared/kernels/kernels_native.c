@@ -10,6 +10,8 @@
  * pack gives the forward linears their panels of a whole weight once: f32
  * panels for linear (4 bytes a weight: 3.76x a Q8_0 matrix), the integer
  * layout for linear_int8 on Q8_0 (1.18x). */
+#include "kernels/dispatch.h"
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 #include <stdlib.h>
 
 #include "base/dtype.h"
@@ -28,9 +30,9 @@ static void dequantise_panel(const sdfed_weight *w, int r0, int count, float *pa
 static void linear_outputs(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                            int first, int end, float *scratch) {
     if (int8 && w->type == SDFED_TYPE_Q8_0)
-        sdfed_linear_int8(sdfed_int8_isa_best(), y, x, w, bias, n, first, end, scratch);
+        sdfed_linear_int8(sdfed_isa_best_int8(), y, x, w, bias, n, first, end, scratch);
     else
-        sdfed_linear_fma(sdfed_fma_isa_best(), y, x, w, bias, n, first, end, scratch);
+        sdfed_linear_fma(sdfed_isa_best_fma(), y, x, w, bias, n, first, end, scratch);
 }
 
 static void linear(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
@@ -66,7 +68,7 @@ static size_t pack(sdfed_weight *w, int int8) {
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
     // dy is (n, rows), W is (rows, cols), dx is (n, cols)
-    int isa = sdfed_fma_isa_best();
+    int isa = sdfed_isa_best_fma();
     if (w->type == SDFED_TYPE_F32) {
         sdfed_gemm_fma(isa, 0, 0, n, w->cols, w->rows, 1.0f, dy, w->rows, w->data, w->cols, 1.0f, dx, w->cols);
         return;
@@ -81,7 +83,7 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    sdfed_gemm_fma(sdfed_fma_isa_best(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    sdfed_gemm_fma(sdfed_isa_best_fma(), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 _Static_assert(SDFED_FMA_PANEL_MIN_ROWS >= SDFED_FMA_SCRATCH_ROWS, "the scratch holds the FMA linear's rows");
@@ -100,3 +102,4 @@ const sdfed_kernels sdfed_kernels_native = {.name = "native",
                                             .pack = pack,
                                             .linear_backward = linear_backward,
                                             .gemm = gemm};
+#endif

@@ -11,7 +11,8 @@
  * where the page asks for it or it is the faster (relaxed_pays), and
  * linear's by the module's FMA tile where the engine fuses relaxed_madd
  * (the native linear's chains, bit for bit). Compiled only with -msimd128. */
-#if defined(__wasm_simd128__)
+#include "kernels/dispatch.h"
+#if defined(SDFED_KERNELS_SIMD128)
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,12 @@
 #include "base/dtype.h"
 #include "kernels/kernels.h"
 #include "kernels/relaxed_tile.h"
+
+/* panels of 128 KB stay in the L2 cache while every token passes over them
+ * (also the threaded browser build's, which runs these kernels per thread) */
+#define SDFED_SIMD128_PANEL_FLOATS 32768
+
+extern const sdfed_kernels sdfed_kernels_simd128;
 
 static inline float hsum(v128_t v) {
     return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) +
@@ -405,7 +412,7 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};
 
-#if defined(__EMSCRIPTEN__)
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
 /* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
  * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
  * relaxed_simd.js: whether this engine runs it (0 no, or turned off by the

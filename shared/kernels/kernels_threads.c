@@ -225,11 +225,8 @@ static void parallel(int count, double work_per_item, sdfed_range_fn *fn, void *
     run(&j, NULL);
 }
 
-static sdfed_kernels threaded = {.linear = linear,
-                                 .linear_int8 = linear_int8,
-                                 .linear_backward = linear_backward,
-                                 .gemm = gemm,
-                                 .parallel = parallel};
+/* base's kernels, those the pool splits in its place */
+static sdfed_kernels threaded;
 
 const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threads, sdfed_clock_fn *clock) {
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -241,12 +238,12 @@ const sdfed_kernels *sdfed_kernels_threaded(const sdfed_kernels *base, int threa
         pool.threads++;
     }
     if (pool.threads == 1) return base;
-    threaded.name = base->name; /* the same kernels, only split */
-    threaded.fma_chains = base->fma_chains;
-    threaded.panel_floats = base->panel_floats;
-    threaded.min_panel_rows = base->min_panel_rows;
-    threaded.int8_scratch_rows = base->int8_scratch_rows;
-    threaded.pack = base->pack;
+    threaded = *base; /* the same kernels (every field base has), only split */
+    threaded.linear = linear;
+    threaded.linear_int8 = linear_int8;
+    threaded.linear_backward = linear_backward;
+    threaded.gemm = gemm;
+    threaded.parallel = parallel;
     return &threaded;
 }
 

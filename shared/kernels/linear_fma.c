@@ -2,6 +2,8 @@
  * linear_fma.h): packed weight panels (per call, or the whole weight once),
  * one register-tile kernel per instruction set, all of them computing each
  * output as the same in-order FMA chain. */
+#include "kernels/dispatch.h"
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 #include "kernels/linear_fma.h"
 
 #include <assert.h>
@@ -10,7 +12,6 @@
 #include <string.h>
 
 #include "base/dtype.h"
-#include "base/names.h"
 #include "base/vectors.h"
 #include "base/clamp.h"
 
@@ -21,9 +22,8 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(SDFED_X86_TILES)
 #include <immintrin.h>
-#define HAVE_X86_TILES 1
 #endif
 
 /* output rows of W interleaved in one packed panel: panel[c * NR + j] = W[r0 + j][c] */
@@ -67,7 +67,7 @@ static void tile_portable(int rows, int cols, const float *x, size_t ldx, const 
         }
 }
 
-#if HAVE_X86_TILES
+#if defined(SDFED_X86_TILES)
 #define AVX2_MR 6
 #define AVX512_MR 12
 _Static_assert(AVX2_MR <= MAX_TILE_ROWS && AVX512_MR <= MAX_TILE_ROWS, "tiles fit the output buffer");
@@ -168,52 +168,16 @@ __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, c
 }
 #endif
 
-static const tile_kernel kernels[SDFED_FMA_ISA_COUNT] = {
-    [SDFED_FMA_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable},
-#if HAVE_X86_TILES
-    [SDFED_FMA_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2},
-    [SDFED_FMA_AVX512] = {.mr = AVX512_MR, .panels = MAX_PANELS, .run = tile_avx512},
+static const tile_kernel kernels[SDFED_ISA_COUNT] = {
+    [SDFED_ISA_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable},
+#if defined(SDFED_X86_TILES)
+    [SDFED_ISA_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2},
+    [SDFED_ISA_AVX512] = {.mr = AVX512_MR, .panels = MAX_PANELS, .run = tile_avx512},
 #endif
 };
-
-static const sdfed_name isa_names[] = {
-    [SDFED_FMA_PORTABLE] = {.name = "portable", .value = SDFED_FMA_PORTABLE},
-    [SDFED_FMA_AVX2] = {.name = "avx2", .value = SDFED_FMA_AVX2},
-    [SDFED_FMA_AVX512] = {.name = "avx512", .value = SDFED_FMA_AVX512},
-};
-static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_FMA_ISA_COUNT, "a name per instruction set");
 
 /* the scratch: two panels, a panel's converted weight rows */
 _Static_assert(MAX_PANELS *NR + NR <= SDFED_FMA_SCRATCH_ROWS, "scratch too small for the largest tile");
-
-/* the host's cap (sdfed_fma_isa_cap), none until it sets one */
-static int isa_cap = SDFED_FMA_ISA_COUNT - 1;
-
-static int cpu_best(void) {
-#if HAVE_X86_TILES
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return SDFED_FMA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SDFED_FMA_AVX2;
-#endif
-    return SDFED_FMA_PORTABLE;
-}
-
-int sdfed_fma_isa_best(void) {
-    int best = cpu_best();
-    return best < isa_cap ? best : isa_cap;
-}
-
-void sdfed_fma_isa_cap(int isa) { isa_cap = isa; }
-
-int sdfed_fma_isa_capped(void) { return isa_cap; }
-
-const char *sdfed_fma_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_FMA_ISA_COUNT, isa); }
-
-int sdfed_fma_isa_by_name(const char *name) {
-    for (int isa = 0; isa < SDFED_FMA_ISA_COUNT; isa++)
-        if (!strcmp(isa_names[isa].name, name)) return isa;
-    return -1;
-}
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel (cols, NR),
  * zero-filling the missing rows; rows (NR * cols floats of scratch) holds
@@ -424,3 +388,4 @@ void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, floa
     }
     free(panels);
 }
+#endif

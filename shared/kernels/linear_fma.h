@@ -10,7 +10,7 @@
  *
  * Weights of any type are converted into packed panels (NR output rows
  * interleaved along cols), then multiplied by register tiles of MR x NR
- * outputs; the instruction set is chosen at run time. The panels are
+ * outputs; the instruction set is chosen at run time (kernels/dispatch.h). The panels are
  * packed on every call, a tile's worth at a time, unless the whole weight
  * was packed once beforehand (sdfed_fma_pack; the same panels, the same
  * bits). */
@@ -19,33 +19,13 @@
 
 #include <stddef.h>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
-
-enum {
-    SDFED_FMA_PORTABLE, /* C with fmaf: any host */
-    SDFED_FMA_AVX2,     /* x86-64 with AVX2 and FMA */
-    SDFED_FMA_AVX512,   /* x86-64 with AVX-512F */
-    SDFED_FMA_ISA_COUNT
-};
-
-/* The best instruction set this CPU runs (each one below it runs too),
- * at most the cap. */
-int sdfed_fma_isa_best(void);
-const char *sdfed_fma_isa_name(int isa);
-/* The instruction set named (portable, avx2, avx512), or -1. */
-int sdfed_fma_isa_by_name(const char *name);
-/* Caps the native tiles' instruction set, FMA and integer alike, at isa
- * (<= sdfed_fma_isa_best()) for the rest of the process: the same bits as
- * a CPU that has nothing better (sdfed sim --isa). A host's choice, made
- * before any kernel runs. */
-void sdfed_fma_isa_cap(int isa);
-/* The cap (SDFED_FMA_ISA_COUNT - 1 until a host sets one). */
-int sdfed_fma_isa_capped(void);
 
 /* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
 #define SDFED_FMA_SCRATCH_ROWS 60
 
-/* The linear layer above on instruction set isa (<= sdfed_fma_isa_best()),
+/* The linear layer above on instruction set isa (<= sdfed_isa_best_fma()),
  * outputs [first, end) of each row of y only (0 and w->rows: all of them),
  * with scratch of SDFED_FMA_SCRATCH_ROWS * w->cols floats; it reads
  * w->packed when w was packed for it (packed_int8 0). Same bits for every

@@ -3,6 +3,8 @@
  * (per call, or the whole weight once),
  * one register-tile kernel per instruction set, all of them computing each
  * output as the portable definition does. */
+#include "kernels/dispatch.h"
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
 #include "kernels/linear_int8.h"
 
 #include <assert.h>
@@ -10,13 +12,11 @@
 #include <string.h>
 
 #include "base/dtype.h"
-#include "base/names.h"
 #include "kernels/linear_fma.h"
 #include "base/clamp.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(SDFED_X86_TILES)
 #include <immintrin.h>
-#define HAVE_X86_TILES 1
 #endif
 
 /* weight rows in one packed panel */
@@ -84,7 +84,7 @@ static void tile_portable(int blocks, const unsigned char *xq, const float *xd, 
         for (int j = 0; j < NR; j++) out[i * ldo + j] = bias ? acc[i][j] + bias[j] : acc[i][j];
 }
 
-#if HAVE_X86_TILES
+#if defined(SDFED_X86_TILES)
 #define AVX2_MR 4
 #define VNNI_MR 6
 _Static_assert(AVX2_MR <= MAX_TILE_ROWS && VNNI_MR <= MAX_TILE_ROWS && CHUNK % AVX2_MR == 0 && CHUNK % VNNI_MR == 0,
@@ -229,35 +229,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(int
 }
 #endif
 
-static const tile_kernel kernels[SDFED_INT8_ISA_COUNT] = {
-    [SDFED_INT8_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable, .quantise = quantise_portable},
-#if HAVE_X86_TILES
-    [SDFED_INT8_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2, .quantise = quantise_avx2},
-    [SDFED_INT8_AVX512VNNI] = {.mr = VNNI_MR, .panels = MAX_PANELS, .run = tile_vnni, .quantise = quantise_avx512},
+static const tile_kernel kernels[SDFED_ISA_COUNT] = {
+    [SDFED_ISA_PORTABLE] = {.mr = PORTABLE_MR, .panels = 1, .run = tile_portable, .quantise = quantise_portable},
+#if defined(SDFED_X86_TILES)
+    [SDFED_ISA_AVX2] = {.mr = AVX2_MR, .panels = 1, .run = tile_avx2, .quantise = quantise_avx2},
+    [SDFED_ISA_AVX512] = {.mr = VNNI_MR, .panels = MAX_PANELS, .run = tile_vnni, .quantise = quantise_avx512},
 #endif
 };
-
-static const sdfed_name isa_names[] = {
-    [SDFED_INT8_PORTABLE] = {.name = "portable", .value = SDFED_INT8_PORTABLE},
-    [SDFED_INT8_AVX2] = {.name = "avx2", .value = SDFED_INT8_AVX2},
-    [SDFED_INT8_AVX512VNNI] = {.name = "avx512vnni", .value = SDFED_INT8_AVX512VNNI},
-};
-static_assert(sizeof isa_names / sizeof isa_names[0] == SDFED_INT8_ISA_COUNT, "a name per instruction set");
-
-int sdfed_int8_isa_best(void) {
-#if HAVE_X86_TILES
-    /* within the host's cap on the native tiles (sdfed_fma_isa_cap) */
-    int cap = sdfed_fma_isa_capped();
-    __builtin_cpu_init();
-    if (cap >= SDFED_FMA_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vnni"))
-        return SDFED_INT8_AVX512VNNI;
-    if (cap >= SDFED_FMA_AVX2 && __builtin_cpu_supports("avx2")) return SDFED_INT8_AVX2;
-#endif
-    return SDFED_INT8_PORTABLE;
-}
-
-const char *sdfed_int8_isa_name(int isa) { return sdfed_name_of(isa_names, SDFED_INT8_ISA_COUNT, isa); }
 
 /* Packs rows [r0, r0 + count) of w (count <= NR) into panel, zero-filling
  * the missing rows; block by block, so that the writes stay in one packed
@@ -354,3 +332,4 @@ void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w,
         }
     }
 }
+#endif

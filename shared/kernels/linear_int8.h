@@ -11,31 +11,21 @@
  * register tile of MR tokens x 16 or 32 rows runs over the panel (or over
  * the panels of the whole weight packed once beforehand, sdfed_int8_pack:
  * the same layout, the same bits). The
- * instruction set is chosen at run time:
+ * instruction set is chosen at run time (kernels/dispatch.h):
  *   portable     C on the packed layout (any host)
  *   avx2         vpmaddubsw on |w| and x with w's sign, then vpmaddwd
- *   avx512vnni   vpdpbusd on x + 128 (unsigned) and w, the offset's
+ *   avx512       with VNNI: vpdpbusd on x + 128 (unsigned) and w, the offset's
  *                128 sum(w) taken off by starting the sums at -128 sum(w) */
 #ifndef SDFED_LINEAR_INT8_H
 #define SDFED_LINEAR_INT8_H
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
-
-enum {
-    SDFED_INT8_PORTABLE,
-    SDFED_INT8_AVX2,       /* x86-64 with AVX2 */
-    SDFED_INT8_AVX512VNNI, /* x86-64 with AVX-512 F, BW and VNNI */
-    SDFED_INT8_ISA_COUNT
-};
-
-/* The best instruction set this CPU runs (each one below it runs too). */
-int sdfed_int8_isa_best(void);
-const char *sdfed_int8_isa_name(int isa);
 
 /* Scratch rows of `cols` floats that sdfed_linear_int8 needs. */
 #define SDFED_INT8_SCRATCH_ROWS 85
 
-/* The Q8_0 x Q8_0 linear layer on instruction set isa (<= the best),
+/* The Q8_0 x Q8_0 linear layer on instruction set isa (<= sdfed_isa_best_int8()),
  * outputs [first, end) of each row of y only (0 and w->rows: all of them;
  * an output's bits do not depend on the range), w->type must be Q8_0;
  * scratch of SDFED_INT8_SCRATCH_ROWS * w->cols floats; it reads w->packed

@@ -1,12 +1,14 @@
-// The page's reconnection schedule (web/backoff.js) under Node: the windows
-// of shared/fed/backoff.h (1, 2, 4, 8, 16 s, then 30 s), every delay in
-// [floor, floor + window), the server's retry_after a floor used once, a
-// welcome starting over, and 10,000 pages that lost the server at once
-// coming back spread over the window (no 100 ms slot with more than twice
-// its share), also behind a floor. Draws come from a seeded generator here.
-// Prints "backoff: N passed, M failed".
-//   node backoff.mjs
-import { backoff, delayMs, windowMs, CAP_MS } from '../../web/backoff.js';
+// The page's reconnection schedule (web/backoff.js) under Node: its delays
+// the C's (build/sdfed-backoff delays prints shared/fed/backoff.c's on a grid
+// of attempts, draws and floors), the windows of shared/fed/backoff.h (1, 2,
+// 4, 8, 16 s, then 30 s), every delay in [floor, floor + window), the
+// server's retry_after a floor used once, a welcome starting over, and 10,000
+// pages that lost the server at once coming back spread over the window (no
+// 100 ms slot with more than twice its share), also behind a floor. Draws
+// come from a seeded generator here. Prints "backoff: N passed, M failed".
+//   node backoff.mjs BUILD_DIR
+import { execFileSync } from 'node:child_process';
+import { backoff, delayMs, windowMs } from '../../web/backoff.js';
 
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`FAIL: ${what}`); } };
@@ -20,6 +22,15 @@ function seeded(seed) {
   };
 }
 
+const CAP_MS = windowMs(Infinity);
+const build = process.argv[2] || new URL('../../build', import.meta.url).pathname;
+const cDelays = execFileSync(`${build}/sdfed-backoff`, ['delays'], { encoding: 'utf8' }).trim().split('\n');
+const differing = cDelays.filter((line) => {
+  const [attempt, u, floor, delay] = line.split(' ').map(Number);
+  return delayMs(attempt, u, floor) !== delay;
+});
+check(cDelays.length > 1000 && differing.length === 0,
+  `the page's delays are the C's on ${cDelays.length} points (differing: ${differing.slice(0, 3).join('; ')})`);
 check([0, 1, 2, 3, 4, 5, 6, 40].map(windowMs).join() === '1000,2000,4000,8000,16000,30000,30000,30000',
   'windows 1, 2, 4, 8, 16 s, then the 30 s cap');
 check(delayMs(0, 0) === 0 && delayMs(0, 0.999999) === 999 && delayMs(3, 0.5) === 4000 && delayMs(9, 0.999999) === 29999,

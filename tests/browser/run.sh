@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The browser tests (make test-browser; part of make test): the wasm client
-# against the native one under Node (and the page's reconnection schedule,
-# backoff.mjs, and its choice of build by the device's memory,
+# against the native one under Node (and the page's reconnection schedule
+# against the C's, backoff.mjs, and its choice of build by the device's memory,
 # memory.mjs), then the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
@@ -37,7 +37,7 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
 fi
 passed=0 failed=0
 echo "== the page's reconnection schedule (web/backoff.js) under Node"
-if node backoff.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if node backoff.mjs "$build"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the page's choice of build by the device's memory (web/memory.js) under Node"
 if node memory.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the wasm client under Node against the native one (both builds)"

@@ -45,57 +45,58 @@ static sdfed_task task_for(int clients, int clients_per_round, int rounds) {
 
 static sdfed_task task_of(int clients_per_round, int rounds) { return task_for(4, clients_per_round, rounds); }
 
-static store *new_store(char *dir, size_t cap) {
+static agg_store *new_store(char *dir, size_t cap) {
     snprintf(dir, cap, "%s/state-%ld-%d", state_root, (long)getpid(), n_states++);
-    store *st = NULL;
+    agg_store *st = NULL;
     sdfed_error err = {0};
-    CHECK(store_open(&st, dir, &err) == SDFED_OK, "store %s: %s", dir, err.message);
+    CHECK(agg_store_open(&st, dir, &err) == SDFED_OK, "store %s: %s", dir, err.message);
     return st;
 }
 
-static federation *open_federation(const sdfed_task *t, store *st, const federation_options *opt, int64_t now) {
-    federation *f = NULL;
+static agg_federation *open_federation(const sdfed_task *t, agg_store *st, const agg_federation_options *opt,
+                                       int64_t now) {
+    agg_federation *f = NULL;
     sdfed_error err = {0};
-    CHECK(federation_open(&f, t, &model.clip, sdfed_kernels_default(), &cls, st, opt, now, &err) == SDFED_OK,
+    CHECK(agg_federation_open(&f, t, &model.clip, sdfed_kernels_default(), &cls, st, opt, now, &err) == SDFED_OK,
           "federation_open: %s", err.message);
     return f;
 }
 
 /* how many outbox messages of a type went to a client (or to everyone) */
-static int count(const federation *f, federation_message_type type, int64_t client) {
+static int count(const agg_federation *f, agg_federation_message_type type, int64_t client) {
     int n, k = 0;
-    const federation_message *m = federation_outbox(f, &n);
+    const agg_federation_message *m = agg_federation_outbox(f, &n);
     for (int i = 0; i < n; i++) k += m[i].type == type && m[i].client == client;
     return k;
 }
 
-static const federation_message *find(const federation *f, federation_message_type type, int64_t client) {
+static const agg_federation_message *find(const agg_federation *f, agg_federation_message_type type, int64_t client) {
     int n;
-    const federation_message *m = federation_outbox(f, &n);
+    const agg_federation_message *m = agg_federation_outbox(f, &n);
     for (int i = 0; i < n; i++)
         if (m[i].type == type && m[i].client == client) return &m[i];
     return NULL;
 }
 
 /* an update: the current global parameters plus a client's own offset */
-static float *update_of(const federation *f, float offset) {
-    federation_global g = federation_get_global(f);
+static float *update_of(const agg_federation *f, float offset) {
+    agg_federation_global g = agg_federation_get_global(f);
     float *u = malloc(sizeof *u * g.n);
     for (size_t j = 0; j < g.n; j++) u[j] = g.values[j] + offset * (float)((j % 7) + 1) * 1e-3f;
     return u;
 }
 
-static sdfed_code send_update(federation *f, int64_t client, int64_t round, int64_t samples, const float *u,
+static sdfed_code send_update(agg_federation *f, int64_t client, int64_t round, int64_t samples, const float *u,
                               int64_t now) {
-    federation_global g = federation_get_global(f);
+    agg_federation_global g = agg_federation_get_global(f);
     char message[256];
-    return federation_update(f, client, round, samples, 2, g.shape, u, now, message, sizeof message);
+    return agg_federation_update(f, client, round, samples, 2, g.shape, u, now, message, sizeof message);
 }
 
 /* the round engine's combination of the given updates over `before` */
-static int same_as_engine(const federation *f, const sdfed_task *t, const federation_options *opt, int64_t round,
-                          const float *before, const sdfed_round_update *u, int n) {
-    federation_global g = federation_get_global(f);
+static int same_as_engine(const agg_federation *f, const sdfed_task *t, const agg_federation_options *opt,
+                          int64_t round, const float *before, const sdfed_round_update *u, int n) {
+    agg_federation_global g = agg_federation_get_global(f);
     float *want = malloc(sizeof *want * g.n);
     sdfed_arena arena;
     sdfed_arena_init(&arena);
@@ -106,29 +107,29 @@ static int same_as_engine(const federation *f, const sdfed_task *t, const federa
     return same;
 }
 
-static float *copy_global(const federation *f) {
-    federation_global g = federation_get_global(f);
+static float *copy_global(const agg_federation *f) {
+    agg_federation_global g = agg_federation_get_global(f);
     float *c = malloc(sizeof *c * g.n);
     memcpy(c, g.values, sizeof *c * g.n);
     return c;
 }
 
 /* the client was sent round_start */
-static void w_in_round(const federation *f, int64_t client, const char *what) {
-    federation_status s;
-    federation_get_status(f, &s);
+static void w_in_round(const agg_federation *f, int64_t client, const char *what) {
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.open && find(f, FEDERATION_ROUND_START, client) != NULL, "%s", what);
 }
 
 /* a federation of clients 1, 2 and 3 (shards 0..2), joined at time 0;
  * its round 0 open with the three, the outbox empty */
-static federation *three_in_round_0(const sdfed_task *t, store *st, const federation_options *opt) {
-    federation *f = open_federation(t, st, opt, 0);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 0);
-    federation_status s;
-    federation_get_status(f, &s);
+static agg_federation *three_in_round_0(const sdfed_task *t, agg_store *st, const agg_federation_options *opt) {
+    agg_federation *f = open_federation(t, st, opt, 0);
+    for (int64_t c = 1; c <= 3; c++) agg_federation_join(f, c, (int)c - 1, 0);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.participants == 3, "round 0 starts with the three clients");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     return f;
 }
 
@@ -136,21 +137,21 @@ static void test_sync_rounds(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
     /* rounds start with 3 connected and choose 2 of them */
-    federation_options opt = {.min_clients = 3, .deadline_ms = 1000, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_status s;
+    agg_federation_options opt = {.min_clients = 3, .deadline_ms = 1000, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_status s;
 
     /* one client: welcomed, told to wait for more */
-    federation_join(f, 1, 0, 0);
-    const federation_message *w = find(f, FEDERATION_WAIT, 1);
+    agg_federation_join(f, 1, 0, 0);
+    const agg_federation_message *w = find(f, FEDERATION_WAIT, 1);
     CHECK(count(f, FEDERATION_WELCOME, 1) == 1 && w && !strcmp(w->reason, "too_few_clients") && w->round == 0,
           "a lone client is welcomed and waits for too_few_clients");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     /* three clients: round 0 starts with two of them, the third waits */
-    federation_join(f, 2, 1, 10);
-    federation_join(f, 3, 2, 20);
-    federation_get_status(f, &s);
+    agg_federation_join(f, 2, 1, 10);
+    agg_federation_join(f, 3, 2, 20);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 0 && s.participants == 2 && s.connected == 3, "round 0 opens with 2 of 3 clients");
     int started =
         count(f, FEDERATION_ROUND_START, 1) + count(f, FEDERATION_ROUND_START, 2) + count(f, FEDERATION_ROUND_START, 3);
@@ -164,7 +165,7 @@ static void test_sync_rounds(void) {
     }
     w = find(f, FEDERATION_WAIT, other);
     CHECK(w && !strcmp(w->reason, "not_sampled"), "the client not chosen waits: not_sampled");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* refusals change nothing */
     float *u0 = update_of(f, 1), *u1 = update_of(f, -2);
@@ -172,28 +173,28 @@ static void test_sync_rounds(void) {
     CHECK(send_update(f, other, 0, 10, u0, 30) == SDFED_CODE_NOT_IN_ROUND, "an update from a client not chosen");
     CHECK(send_update(f, chosen[0], 0, 0, u0, 30) == SDFED_CODE_BAD_SAMPLES, "zero samples");
     char message[256];
-    uint32_t wrong[2] = {federation_get_global(f).shape[0] + 1, federation_get_global(f).shape[1]};
-    CHECK(federation_update(f, chosen[0], 0, 10, 2, wrong, u0, 30, message, sizeof message) == SDFED_CODE_BAD_SHAPE,
+    uint32_t wrong[2] = {agg_federation_get_global(f).shape[0] + 1, agg_federation_get_global(f).shape[1]};
+    CHECK(agg_federation_update(f, chosen[0], 0, 10, 2, wrong, u0, 30, message, sizeof message) == SDFED_CODE_BAD_SHAPE,
           "a wrong shape");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.updates_accepted == 0 && s.reported == 0, "refused updates are not counted");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* the first report is acknowledged; a second copy is a duplicate */
     float *before = copy_global(f);
     CHECK(send_update(f, chosen[1], 0, 30, u1, 40) == SDFED_CODE_NONE && find(f, FEDERATION_ACK, chosen[1]),
           "an update from a chosen client is acknowledged");
     CHECK(send_update(f, chosen[1], 0, 30, u1, 41) == SDFED_CODE_DUPLICATE_UPDATE, "a second update");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.reported == 1, "the round waits for its other client");
-    federation_tick(f, 999);
-    federation_get_status(f, &s);
+    agg_federation_tick(f, 999);
+    agg_federation_get_status(f, &s);
     CHECK(s.open, "no close before the deadline");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     /* the other chosen client reports: the round closes in the engine's order */
     CHECK(send_update(f, chosen[0], 0, 10, u0, 50) == SDFED_CODE_NONE, "the second report");
-    federation_get_status(f, &s);
-    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    agg_federation_get_status(f, &s);
+    const agg_federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 1 && s.rounds_closed == 1 && end && end->round == 0 && end->next_round == 1 &&
               end->participants == 2 && !strcmp(end->global_sha256, s.global_sha256),
           "round 0 closes when its clients reported; round_end to everyone");
@@ -204,19 +205,19 @@ static void test_sync_rounds(void) {
     /* round 1 starts at once (no pause); a late update for round 0 is refused */
     CHECK(s.open && s.round == 1, "round 1 starts at once");
     CHECK(send_update(f, chosen[0], 0, 10, u0, 60) == SDFED_CODE_WRONG_ROUND, "a late update for round 0");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     free(u0);
     free(u1);
     free(before);
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
 /* the waiting reason in the status (and its name), each time no round is open */
-static int waiting(const federation *f, federation_wait_reason reason, int64_t needed, int64_t connected) {
-    federation_status s;
-    federation_get_status(f, &s);
+static int waiting(const agg_federation *f, agg_federation_wait_reason reason, int64_t needed, int64_t connected) {
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     return s.waiting.reason == reason && s.waiting.needed == needed && s.waiting.connected == connected;
 }
 
@@ -226,33 +227,33 @@ static int waiting(const federation *f, federation_wait_reason reason, int64_t n
 static void test_waiting(void) {
     char dir[512];
     sdfed_task t = task_for(20, 10, 2);
-    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
     CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 0) &&
-              !strcmp(federation_wait_reason_name(FEDERATION_TOO_FEW_CLIENTS), "too_few_clients"),
+              !strcmp(agg_federation_wait_reason_name(FEDERATION_TOO_FEW_CLIENTS), "too_few_clients"),
           "a new federation waits for 2 clients, none connected");
-    federation_join(f, 1, 0, 0);
+    agg_federation_join(f, 1, 0, 0);
     CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "one client: waiting for 2, 1 connected");
-    federation_join(f, 2, 1, 10);
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_join(f, 2, 1, 10);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.participants == 2 && waiting(f, FEDERATION_NOT_WAITING, 2, 2) &&
-              federation_wait_reason_name(FEDERATION_NOT_WAITING) == NULL,
+              agg_federation_wait_reason_name(FEDERATION_NOT_WAITING) == NULL,
           "a second client: round 0 starts with both of the 10 a round wants, no wait");
     float *u1 = update_of(f, 1), *u2 = update_of(f, -1);
     CHECK(send_update(f, 1, 0, 10, u1, 20) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u2, 20) == SDFED_CODE_NONE,
           "both report");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.rounds_closed == 1 && !s.open && waiting(f, FEDERATION_ROUND_PAUSE, 2, 2),
           "round 0 closes with its 2 reports; then the pause between rounds");
-    federation_tick(f, 300);
+    agg_federation_tick(f, 300);
     CHECK(waiting(f, FEDERATION_ROUND_PAUSE, 2, 2), "still in the pause");
-    federation_leave(f, 2, FEDERATION_LEFT, 400);
-    federation_tick(f, 600);
+    agg_federation_leave(f, 2, FEDERATION_LEFT, 400);
+    agg_federation_tick(f, 600);
     CHECK(waiting(f, FEDERATION_TOO_FEW_CLIENTS, 2, 1), "after the pause with one client left: too few");
-    federation_join(f, 3, 2, 700);
-    federation_get_status(f, &s);
+    agg_federation_join(f, 3, 2, 700);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 1 && waiting(f, FEDERATION_NOT_WAITING, 2, 2), "round 1 starts with the newcomer");
     free(u1);
     free(u2);
@@ -261,80 +262,80 @@ static void test_waiting(void) {
     send_update(f, 1, 1, 10, u1, 800);
     send_update(f, 3, 1, 10, u2, 800);
     CHECK(waiting(f, FEDERATION_FINISHED, 2, 2), "the last round closed: finished");
-    federation_outbox_clear(f);
-    const federation_message *done = NULL;
+    agg_federation_outbox_clear(f);
+    const agg_federation_message *done = NULL;
     CHECK(send_update(f, 1, 2, 10, u1, 900) == SDFED_CODE_NONE && (done = find(f, FEDERATION_DONE, 1)) &&
               done->rounds == 2 && !find(f, FEDERATION_REFUSAL, 1),
           "an update once the federation is done is answered done, not a round that never opens");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     char message[256];
-    CHECK(federation_metrics(f, 1, 1, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
+    CHECK(agg_federation_metrics(f, 1, 1, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
               !find(f, FEDERATION_DONE, 1) &&
-              federation_metrics(f, 1, 2, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
+              agg_federation_metrics(f, 1, 2, 0.5, 1.0, 10, NULL, 900, message, sizeof message) == SDFED_CODE_NONE &&
               find(f, FEDERATION_DONE, 1),
           "metrics of the last round are taken; of a round past it, answered done");
     free(u1);
     free(u2);
-    federation_outbox_clear(f);
-    federation_close(f);
-    store_close(st);
+    agg_federation_outbox_clear(f);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
 static void test_dropout_and_deadline(void) {
     char dir[512];
     sdfed_task t = task_of(2, 8);
-    federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0); /* min_clients 1: round 0 starts with client 1 alone */
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_join(f, 1, 0, 0); /* min_clients 1: round 0 starts with client 1 alone */
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.participants == 1, "round 0 starts with the one client");
     float *u = update_of(f, 3);
     CHECK(send_update(f, 1, 0, 5, u, 10) == SDFED_CODE_NONE, "its report");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 1 && s.open && s.participants == 1, "and round 1 begins");
-    federation_join(f, 2, 1, 20);
-    federation_outbox_clear(f);
+    agg_federation_join(f, 2, 1, 20);
+    agg_federation_outbox_clear(f);
     const int64_t now = 20;
     /* both in the next round: client 2 reports, client 1 stays silent */
     free(u);
     u = update_of(f, 1);
     CHECK(send_update(f, 1, 1, 5, u, now) == SDFED_CODE_NONE, "client 1 reports round 1");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 2 && s.open && s.participants == 2, "round 2 takes both clients");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     free(u);
     u = update_of(f, 2);
     CHECK(send_update(f, 2, 2, 7, u, now + 1) == SDFED_CODE_NONE, "client 2 reports round 2");
-    federation_tick(f, now + 500);
-    federation_get_status(f, &s);
+    agg_federation_tick(f, now + 500);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 2 && s.reported == 1, "client 1 is still due before the deadline");
     /* client 1 leaves: everyone still in has reported, one report is enough */
     float *before = copy_global(f);
-    federation_leave(f, 1, FEDERATION_LEFT, now + 600);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 1, FEDERATION_LEFT, now + 600);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 3 && s.connected == 1, "a chosen client leaving closes the round when the rest reported");
     sdfed_round_update one = {.client = 2, .base = 2, .samples = 7, .values = u};
     CHECK(same_as_engine(f, &t, &opt, 2, before, &one, 1), "the round's parameters are its one report's combination");
     free(before);
 
     /* the deadline: client 3 joins; min_clients 1; round 3 has clients 2, 3 */
-    federation_join(f, 3, 2, now + 700);
-    federation_get_status(f, &s);
+    agg_federation_join(f, 3, 2, now + 700);
+    agg_federation_get_status(f, &s);
     int64_t opened = now + 600; /* round 3 opened when round 2 closed */
     CHECK(s.open && s.round == 3 && s.participants == 1, "round 3 started with client 2 alone (%lld)",
           (long long)s.participants);
-    federation_outbox_clear(f);
-    federation_tick(f, opened + 999);
-    federation_get_status(f, &s);
+    agg_federation_outbox_clear(f);
+    agg_federation_tick(f, opened + 999);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 3, "no report before the deadline: still open");
     char sha_before[65];
-    snprintf(sha_before, sizeof sha_before, "%s", federation_get_global(f).sha256);
-    federation_tick(f, opened + 1000);
-    federation_get_status(f, &s);
-    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    snprintf(sha_before, sizeof sha_before, "%s", agg_federation_get_global(f).sha256);
+    agg_federation_tick(f, opened + 1000);
+    agg_federation_get_status(f, &s);
+    const agg_federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 4 && s.rounds_abandoned == 1 && end && end->abandoned && end->round == 3 && end->next_round == 4 &&
               end->participants == 0 && !strcmp(end->global_sha256, sha_before) && !strcmp(s.global_sha256, sha_before),
           "no report at the deadline: round 3 is abandoned, the parameters stay");
@@ -343,84 +344,84 @@ static void test_dropout_and_deadline(void) {
     free(u);
     u = update_of(f, 4);
     CHECK(send_update(f, 2, 3, 9, u, opened + 1100) == SDFED_CODE_WRONG_ROUND, "a late report for round 3 is refused");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* both chosen for round 4 leave: the quorum of 1 is out of reach at once */
-    federation_leave(f, 2, FEDERATION_LEFT, opened + 1200);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 2, FEDERATION_LEFT, opened + 1200);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 4 && s.participants == 1, "one of two left: participants drops to 1");
-    federation_leave(f, 3, FEDERATION_LEFT, opened + 1300);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 3, FEDERATION_LEFT, opened + 1300);
+    agg_federation_get_status(f, &s);
     end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 5 && !s.open && s.rounds_abandoned == 2 && end && end->abandoned,
           "everyone left round 4: abandoned at once, no round until a client comes");
-    federation_join(f, 3, 2, opened + 1400);
+    agg_federation_join(f, 3, 2, opened + 1400);
     w_in_round(f, 3, "round 5 starts with a client that comes back");
     free(u);
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
 static void test_resume(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
-    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0);
-    federation_join(f, 2, 1, 0);
+    agg_federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_join(f, 1, 0, 0);
+    agg_federation_join(f, 2, 1, 0);
     float *u = update_of(f, 1);
     CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE, "a report before the restart");
-    federation_status before;
-    federation_get_status(f, &before);
-    federation_close(f);
-    store_close(st);
+    agg_federation_status before;
+    agg_federation_get_status(f, &before);
+    agg_federation_close(f);
+    agg_store_close(st);
 
     sdfed_error err = {0};
-    CHECK(store_open(&st, dir, &err) == SDFED_OK, "reopen: %s", err.message);
+    CHECK(agg_store_open(&st, dir, &err) == SDFED_OK, "reopen: %s", err.message);
     f = open_federation(&t, st, &opt, 100);
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 0 && s.participants == 2 && s.reported == 1 &&
               !strcmp(s.global_sha256, before.global_sha256),
           "the open round resumes with its clients and its stored report");
-    federation_join(f, 1, 0, 110);
-    const federation_message *w = find(f, FEDERATION_WAIT, 1);
+    agg_federation_join(f, 1, 0, 110);
+    const agg_federation_message *w = find(f, FEDERATION_WAIT, 1);
     CHECK(w && !strcmp(w->reason, "reported"), "a client that reported waits");
-    federation_join(f, 2, 1, 120);
+    agg_federation_join(f, 2, 1, 120);
     CHECK(find(f, FEDERATION_ROUND_START, 2) != NULL, "a chosen client that comes back gets its round again");
     free(u);
     u = update_of(f, -1);
     CHECK(send_update(f, 2, 0, 5, u, 130) == SDFED_CODE_NONE, "its report after the restart");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 1, "the resumed round closes");
     free(u);
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
 static void test_async(void) {
     char dir[512];
     sdfed_task t = task_of(0, 10);
-    federation_options opt = {.async = 1, .buffer = 2, .max_staleness = 1, .min_clients = 1, .max_samples = 100};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c, 0);
+    agg_federation_options opt = {.async = 1, .buffer = 2, .max_staleness = 1, .min_clients = 1, .max_samples = 100};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    for (int64_t c = 1; c <= 3; c++) agg_federation_join(f, c, (int)c, 0);
     CHECK(count(f, FEDERATION_ROUND_START, 1) && count(f, FEDERATION_ROUND_START, 2) &&
               count(f, FEDERATION_ROUND_START, 3),
           "async: every client gets version 0 at once");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     float *v0 = copy_global(f), *a = update_of(f, 1), *b = update_of(f, 2), *c = update_of(f, 3);
     CHECK(send_update(f, 1, 0, 10, a, 1) == SDFED_CODE_NONE, "client 1 on version 0");
     CHECK(send_update(f, 1, 0, 10, a, 1) == SDFED_CODE_DUPLICATE_UPDATE, "client 1 again");
     CHECK(send_update(f, 2, 0, 101, b, 1) == SDFED_CODE_BAD_SAMPLES, "more samples than allowed");
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 0, "one update in a buffer of 2: no new version");
     CHECK(send_update(f, 2, 0, 20, b, 2) == SDFED_CODE_NONE, "client 2 fills the buffer");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 1 && find(f, FEDERATION_ROUND_START, 1) && find(f, FEDERATION_ROUND_START, 2),
           "version 1; the idle clients get it");
     sdfed_round_update first[2] = {{.client = 1, .base = 0, .samples = 10, .values = a},
@@ -428,13 +429,13 @@ static void test_async(void) {
     CHECK(same_as_engine(f, &t, &opt, 0, v0, first, 2), "version 1 is the engine's combination");
     float *v1 = copy_global(f);
     /* client 3 still trains on version 0: stale by 1, accepted and down-weighted */
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     CHECK(send_update(f, 3, 0, 30, c, 3) == SDFED_CODE_NONE, "a stale update within max_staleness");
     CHECK(find(f, FEDERATION_ROUND_START, 3) != NULL, "its client gets the newer version at once");
     free(a);
     a = update_of(f, 5);
     CHECK(send_update(f, 1, 1, 10, a, 4) == SDFED_CODE_NONE, "client 1 on version 1");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     sdfed_round_update second[2] = {{.client = 3, .base = 0, .samples = 30, .values = c},
                                     {.client = 1, .base = 1, .samples = 10, .values = a}};
     CHECK(s.round == 2 && same_as_engine(f, &t, &opt, 1, v1, second, 2),
@@ -445,8 +446,8 @@ static void test_async(void) {
     free(a);
     free(b);
     free(c);
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
@@ -460,26 +461,26 @@ static void test_async(void) {
 static void test_group_commit(void) {
     char dir[512];
     sdfed_task t = task_of(3, 2);
-    federation_options opt = {
+    agg_federation_options opt = {
         .min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000, .batch_rows = 8, .batch_wait_ms = 5};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = three_in_round_0(&t, st, &opt);
-    federation_status s;
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = three_in_round_0(&t, st, &opt);
+    agg_federation_status s;
     float *u[3] = {update_of(f, 1), update_of(f, 2), update_of(f, 3)};
 
     CHECK(send_update(f, 1, 0, 10, u[0], 10) == SDFED_CODE_NONE, "an update is accepted");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(!find(f, FEDERATION_ACK, 1) && s.reported == 0 && s.updates_accepted == 0,
           "an update waiting for its batch is neither acknowledged nor counted");
-    CHECK(federation_flush_in_ms(f, 12) == 3, "its batch is due 5 ms after it came, not %lld",
-          (long long)federation_flush_in_ms(f, 12));
+    CHECK(agg_federation_flush_in_ms(f, 12) == 3, "its batch is due 5 ms after it came, not %lld",
+          (long long)agg_federation_flush_in_ms(f, 12));
     CHECK(send_update(f, 1, 0, 10, u[0], 12) == SDFED_CODE_DUPLICATE_UPDATE, "a second copy while it waits");
     char message[256];
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+    CHECK(agg_federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
           "metrics of a client whose update for the round is not in are refused: not_in_round");
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 13, message, sizeof message) == SDFED_CODE_NONE,
           "metrics beside their update are accepted into the same batch");
-    federation_flush(f, 14);
+    agg_federation_flush(f, 14);
     CHECK(!find(f, FEDERATION_ACK, 1), "a batch not due yet is not written");
 
     /* the disk fills: the batch's commit fails, nothing is acknowledged */
@@ -488,48 +489,48 @@ static void test_group_commit(void) {
     tiny = (struct rlimit){1, limit.rlim_max};
     signal(SIGXFSZ, SIG_IGN);
     CHECK(setrlimit(RLIMIT_FSIZE, &tiny) == 0, "setrlimit");
-    federation_flush(f, 15);
+    agg_federation_flush(f, 15);
     CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0, "setrlimit");
-    const federation_message *refusal = find(f, FEDERATION_REFUSAL, 1);
-    federation_get_status(f, &s);
+    const agg_federation_message *refusal = find(f, FEDERATION_REFUSAL, 1);
+    agg_federation_get_status(f, &s);
     CHECK(refusal && refusal->code == SDFED_CODE_SERVER_ERROR && !find(f, FEDERATION_ACK, 1) && s.reported == 0 &&
               s.updates_accepted == 0,
           "a batch that did not commit is refused with server_error, and nothing acknowledged or counted");
     CHECK(count(f, FEDERATION_REFUSAL, 1) == 2 && s.metrics_stored == 0,
           "its metrics are refused with server_error too, and not counted");
-    CHECK(federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
-    federation_outbox_clear(f);
+    CHECK(agg_federation_flush_in_ms(f, 15) == -1, "nothing waits after a failed batch");
+    agg_federation_outbox_clear(f);
 
     /* resent with another: stored together once due */
     CHECK(send_update(f, 1, 0, 10, u[0], 20) == SDFED_CODE_NONE &&
               send_update(f, 2, 0, 20, u[1], 21) == SDFED_CODE_NONE,
           "two updates accepted");
-    federation_tick(f, 22); /* a tick writes what waits: decisions are taken on stored updates */
-    federation_get_status(f, &s);
+    agg_federation_tick(f, 22); /* a tick writes what waits: decisions are taken on stored updates */
+    agg_federation_get_status(f, &s);
     CHECK(find(f, FEDERATION_ACK, 1) && find(f, FEDERATION_ACK, 2) && s.reported == 2 && s.updates_accepted == 2 &&
               s.open,
           "both acknowledged once their batch is written");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     /* the last report could end the round: written at once, and the round closes */
     CHECK(send_update(f, 3, 0, 30, u[2], 30) == SDFED_CODE_NONE, "the last report");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(find(f, FEDERATION_ACK, 3) && find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE) && s.rounds_closed == 1,
           "an update that can end the round is written at once, and the round closes");
     /* metrics of the closed round wait for their batch's time, then are stored */
-    CHECK(federation_metrics(f, 1, 0, 0.75, 0.5, 10, NULL, 40, message, sizeof message) == SDFED_CODE_NONE &&
-              federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 41, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(agg_federation_metrics(f, 1, 0, 0.75, 0.5, 10, NULL, 40, message, sizeof message) == SDFED_CODE_NONE &&
+              agg_federation_metrics(f, 2, 0, 0.5, 1.0, 10, NULL, 41, message, sizeof message) == SDFED_CODE_NONE,
           "metrics of the round that closed");
-    federation_get_status(f, &s);
-    CHECK(s.metrics_stored == 0 && federation_flush_in_ms(f, 41) == 4,
+    agg_federation_get_status(f, &s);
+    CHECK(s.metrics_stored == 0 && agg_federation_flush_in_ms(f, 41) == 4,
           "metrics wait for their batch (%lld stored, due in %lld ms)", (long long)s.metrics_stored,
-          (long long)federation_flush_in_ms(f, 41));
-    federation_flush(f, 45);
-    federation_get_status(f, &s);
-    CHECK(s.metrics_stored == 2 && federation_flush_in_ms(f, 45) == -1, "both stored once due (%lld)",
+          (long long)agg_federation_flush_in_ms(f, 41));
+    agg_federation_flush(f, 45);
+    agg_federation_get_status(f, &s);
+    CHECK(s.metrics_stored == 2 && agg_federation_flush_in_ms(f, 45) == -1, "both stored once due (%lld)",
           (long long)s.metrics_stored);
     for (int i = 0; i < 3; i++) free(u[i]);
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
@@ -542,86 +543,87 @@ static void test_group_commit(void) {
 static void test_rejoin(void) {
     char dir[512];
     sdfed_task t = task_of(3, 4);
-    federation_options opt = {.min_clients = 3, .deadline_ms = 10000, .max_samples = 1000000, .rejoin_grace_ms = 500};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = three_in_round_0(&t, st, &opt);
-    federation_status s;
+    agg_federation_options opt = {
+        .min_clients = 3, .deadline_ms = 10000, .max_samples = 1000000, .rejoin_grace_ms = 500};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = three_in_round_0(&t, st, &opt);
+    agg_federation_status s;
 
     /* 2 says hello again while its old connection is open (a phone whose network blinked) */
-    federation_join(f, 2, 1, 100);
+    agg_federation_join(f, 2, 1, 100);
     int n;
-    const federation_message *out = federation_outbox(f, &n);
+    const agg_federation_message *out = agg_federation_outbox(f, &n);
     CHECK(n == 2 && out[0].type == FEDERATION_WELCOME && out[0].client == 2 && out[1].type == FEDERATION_ROUND_START &&
               out[1].client == 2 && out[1].round == 0 && out[1].deadline_ms == 9900,
           "a replaced connection: welcome first, then round 0 again with 9900 ms left");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(s.connected == 3 && s.participants == 3, "it never left: 3 connected, 3 in the round");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* 3's connection is lost: its place is kept; 1 and 2 report; the round waits for 3 */
-    federation_leave(f, 3, FEDERATION_LOST, 200);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 3, FEDERATION_LOST, 200);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.connected == 2 && s.participants == 3, "a lost connection keeps its place (%lld in the round)",
           (long long)s.participants);
     float *before = copy_global(f), *u1 = update_of(f, 1), *u2 = update_of(f, 2), *u3 = update_of(f, 3);
     CHECK(send_update(f, 1, 0, 10, u1, 300) == SDFED_CODE_NONE && send_update(f, 2, 0, 20, u2, 300) == SDFED_CODE_NONE,
           "1 and 2 report");
-    federation_tick(f, 699);
-    federation_get_status(f, &s);
+    agg_federation_tick(f, 699);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 0 && s.reported == 2, "the round waits for 3 within its grace");
-    federation_outbox_clear(f);
-    federation_join(f, 3, 2, 400);
-    const federation_message *again = find(f, FEDERATION_ROUND_START, 3);
+    agg_federation_outbox_clear(f);
+    agg_federation_join(f, 3, 2, 400);
+    const agg_federation_message *again = find(f, FEDERATION_ROUND_START, 3);
     CHECK(again && again->round == 0 && again->deadline_ms == 9600, "3 is back: round 0 again, 9600 ms left");
-    federation_tick(f, 800); /* its grace would have ended: nothing happens, it came back */
+    agg_federation_tick(f, 800); /* its grace would have ended: nothing happens, it came back */
     CHECK(send_update(f, 3, 0, 30, u3, 900) == SDFED_CODE_NONE, "its update counts");
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     sdfed_round_update all[3] = {{.client = 1, .base = 0, .samples = 10, .values = u1},
                                  {.client = 2, .base = 0, .samples = 20, .values = u2},
                                  {.client = 3, .base = 0, .samples = 30, .values = u3}};
     CHECK(s.round == 1 && s.rounds_closed == 1 && same_as_engine(f, &t, &opt, 0, before, all, 3),
           "round 0 closes with the three, bit for bit as if 3 had never left");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* round 1: 1's connection is lost and it does not come back: out at the end of its grace */
-    federation_leave(f, 1, FEDERATION_LOST, 1000);
-    federation_tick(f, 1499);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 1, FEDERATION_LOST, 1000);
+    agg_federation_tick(f, 1499);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 1, "round 1 waits within 1's grace");
-    federation_tick(f, 1500);
-    federation_get_status(f, &s);
-    const federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    agg_federation_tick(f, 1500);
+    agg_federation_get_status(f, &s);
+    const agg_federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
     CHECK(s.round == 2 && s.rounds_abandoned == 1 && end && end->abandoned,
           "past its grace 1 is out: round 1 cannot reach its 3 reports, abandoned");
-    federation_join(f, 1, 0, 1600);
-    federation_get_status(f, &s);
+    agg_federation_join(f, 1, 0, 1600);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 2 && find(f, FEDERATION_ROUND_START, 1), "1 comes back later: round 2 starts with it");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
 
     /* round 2: 2 closes its connection on purpose: out at once */
-    federation_leave(f, 2, FEDERATION_LEFT, 1700);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 2, FEDERATION_LEFT, 1700);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 3 && s.rounds_abandoned == 2,
           "a client that closed on purpose leaves at once (round 2 abandoned)");
-    federation_join(f, 2, 1, 1800);
-    federation_outbox_clear(f);
+    agg_federation_join(f, 2, 1, 1800);
+    agg_federation_outbox_clear(f);
     /* round 3: with no grace (0), a lost connection is out at once, as a close is */
-    federation_close(f);
+    agg_federation_close(f);
     opt.rejoin_grace_ms = 0;
     f = open_federation(&t, st, &opt, 2000);
-    for (int64_t c = 1; c <= 3; c++) federation_join(f, c, (int)c - 1, 2000);
-    federation_get_status(f, &s);
+    for (int64_t c = 1; c <= 3; c++) agg_federation_join(f, c, (int)c - 1, 2000);
+    agg_federation_get_status(f, &s);
     CHECK(s.open && s.round == 3, "round 3 resumed after a restart");
-    federation_leave(f, 3, FEDERATION_LOST, 2100);
-    federation_get_status(f, &s);
+    agg_federation_leave(f, 3, FEDERATION_LOST, 2100);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 4 && s.done && s.rounds_abandoned == 1, "without a grace a lost connection is out at once");
     free(before);
     free(u1);
     free(u2);
     free(u3);
-    federation_outbox_clear(f);
-    federation_close(f);
-    store_close(st);
+    agg_federation_outbox_clear(f);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
@@ -634,65 +636,68 @@ static void test_rejoin(void) {
 static void test_metrics(void) {
     char dir[512];
     sdfed_task t = task_of(2, 3);
-    federation_options opt = {
+    agg_federation_options opt = {
         .min_clients = 2, .deadline_ms = 100000, .max_samples = 1000, .batch_rows = 64, .batch_wait_ms = 5};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0);
-    federation_join(f, 2, 1, 0);
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_join(f, 1, 0, 0);
+    agg_federation_join(f, 2, 1, 0);
     char message[256];
     int refused = 0;
     for (int64_t c = 100; c < 110; c++) /* round 0 is open without them; 1 and 2 are ahead */
         refused +=
-            federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
-            federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
-            federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
+            agg_federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 1, message, sizeof message) ==
+                SDFED_CODE_NOT_IN_ROUND &&
+            agg_federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND &&
+            agg_federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 1, message, sizeof message) == SDFED_CODE_WRONG_ROUND;
     CHECK(refused == 10, "metrics from clients in no round, for the open round and later ones, refused (%d)", refused);
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 2, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND,
           "metrics before the update: not_in_round");
     float *u = update_of(f, 1);
     CHECK(send_update(f, 1, 0, 10, u, 3) == SDFED_CODE_NONE && send_update(f, 2, 0, 10, u, 3) == SDFED_CODE_NONE,
           "both report round 0");
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 1 && s.open, "round 0 closed");
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 4, message, sizeof message) == SDFED_CODE_NONE &&
-              federation_metrics(f, 2, 0, 0.5, 1.0, 1000, NULL, 4, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, NULL, 4, message, sizeof message) == SDFED_CODE_NONE &&
+              agg_federation_metrics(f, 2, 0, 0.5, 1.0, 1000, NULL, 4, message, sizeof message) == SDFED_CODE_NONE,
           "the reporters' metrics of round 0");
-    CHECK(federation_metrics(f, 2, 0, 0.5, 1.0, 1001, NULL, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
+    CHECK(agg_federation_metrics(f, 2, 0, 0.5, 1.0, 1001, NULL, 4, message, sizeof message) == SDFED_CODE_BAD_MESSAGE,
           "more test samples than --max-samples: bad_message");
-    federation_outbox_clear(f);
+    agg_federation_outbox_clear(f);
     for (int64_t c = 100; c < 110; c++) {
-        CHECK(federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_NONE,
+        CHECK(agg_federation_metrics(f, c, 0, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_NONE,
               "a past round's metrics wait for the store's verdict");
-        CHECK(federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_NOT_IN_ROUND &&
-                  federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 5, message, sizeof message) == SDFED_CODE_WRONG_ROUND,
+        CHECK(agg_federation_metrics(f, c, 1, 0.0, 1.0, 10, NULL, 5, message, sizeof message) ==
+                      SDFED_CODE_NOT_IN_ROUND &&
+                  agg_federation_metrics(f, c, 2, 0.0, 1.0, 10, NULL, 5, message, sizeof message) ==
+                      SDFED_CODE_WRONG_ROUND,
               "round 1 (open without them) and round 2 (ahead) refused at once");
     }
-    federation_flush(f, 20);
+    agg_federation_flush(f, 20);
     refused = 0;
     for (int64_t c = 100; c < 110; c++) {
-        const federation_message *r = find(f, FEDERATION_REFUSAL, c);
+        const agg_federation_message *r = find(f, FEDERATION_REFUSAL, c);
         refused += r && r->code == SDFED_CODE_NOT_IN_ROUND && strstr(r->text, "no update accepted");
     }
-    federation_get_status(f, &s);
+    agg_federation_get_status(f, &s);
     CHECK(refused == 10 && s.metrics_stored == 2 && !find(f, FEDERATION_REFUSAL, 1) && !find(f, FEDERATION_REFUSAL, 2),
           "once written: the ten refused (not_in_round, %d), the two reporters' stored (%lld)", refused,
           (long long)s.metrics_stored);
     int64_t *rounds, *clients;
     double *accuracy;
     int n;
-    CHECK(store_accuracy_history(st, &rounds, &accuracy, &clients, &n, NULL) == SDFED_OK && n == 1 && rounds[0] == 0 &&
-              accuracy[0] == 0.5 && clients[0] == 2,
+    CHECK(agg_store_accuracy_history(st, &rounds, &accuracy, &clients, &n, NULL) == SDFED_OK && n == 1 &&
+              rounds[0] == 0 && accuracy[0] == 0.5 && clients[0] == 2,
           "the accuracy history is the reporters' alone: %d rounds, round 0 %g from %lld clients", n,
           n ? accuracy[0] : -1.0, n ? (long long)clients[0] : -1LL);
     free(rounds);
     free(accuracy);
     free(clients);
     free(u);
-    federation_outbox_clear(f);
-    federation_close(f);
-    store_close(st);
+    agg_federation_outbox_clear(f);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
@@ -704,33 +709,33 @@ static void test_metrics(void) {
 static void test_pace_steering(void) {
     char dir[512];
     sdfed_task t = task_for(2, 2, 12);
-    federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0); /* round 0 starts with client 1 alone */
-    federation_join(f, 2, 1, 0);
+    agg_federation_options opt = {.min_clients = 1, .deadline_ms = 1000, .round_pause_ms = 500, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_join(f, 1, 0, 0); /* round 0 starts with client 1 alone */
+    agg_federation_join(f, 2, 1, 0);
     float *u = update_of(f, 1);
     CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE, "client 1 reports round 0");
     free(u);
     int64_t now = 600; /* past the pause */
-    federation_tick(f, now);
+    agg_federation_tick(f, now);
     int chosen[9] = {0};
     int64_t retry[9] = {0};
     for (int r = 1; r <= 7; r++) {
-        federation_status s;
-        federation_get_status(f, &s);
+        agg_federation_status s;
+        agg_federation_get_status(f, &s);
         CHECK(s.open && s.round == r, "round %d is open", r);
-        const federation_message *wait = find(f, FEDERATION_WAIT, 2);
+        const agg_federation_message *wait = find(f, FEDERATION_WAIT, 2);
         chosen[r] = find(f, FEDERATION_ROUND_START, 2) != NULL;
         retry[r] = wait && !strcmp(wait->reason, "paced") ? wait->retry_after_ms : -1;
-        federation_outbox_clear(f);
+        agg_federation_outbox_clear(f);
         u = update_of(f, 1);
         CHECK(send_update(f, 1, r, 5, u, now + 10) == SDFED_CODE_NONE, "client 1 reports round %d", r);
         free(u);
         now += 1000; /* the deadline: round r closes with client 1's report */
-        federation_tick(f, now);
+        agg_federation_tick(f, now);
         now += 500; /* the pause */
-        federation_tick(f, now);
+        agg_federation_tick(f, now);
     }
     CHECK(chosen[1] && chosen[2] && chosen[3], "client 2 is sampled for rounds 1, 2 and 3 (misses 1, 2, 3)");
     CHECK(!chosen[4] && retry[4] == 1500, "after 3 misses it sits out round 4, told paced, retry_after %lld",
@@ -738,38 +743,38 @@ static void test_pace_steering(void) {
     CHECK(chosen[5], "it is sampled again for round 5");
     CHECK(!chosen[6] && !chosen[7] && retry[6] == 3000 && retry[7] == 1500,
           "a fourth miss: rounds 6 and 7 sat out (retry_after %lld, %lld)", (long long)retry[6], (long long)retry[7]);
-    federation_status s;
-    federation_get_status(f, &s);
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 8 && find(f, FEDERATION_ROUND_START, 2), "back for round 8");
     u = update_of(f, 2);
     CHECK(send_update(f, 2, 8, 5, u, now + 10) == SDFED_CODE_NONE &&
               send_update(f, 1, 8, 5, u, now + 10) == SDFED_CODE_NONE,
           "both report round 8");
     free(u);
-    federation_tick(f, now + 500);
-    federation_get_status(f, &s);
+    agg_federation_tick(f, now + 500);
+    agg_federation_get_status(f, &s);
     CHECK(s.round == 9 && find(f, FEDERATION_ROUND_START, 2), "an update forgets the misses: sampled for round 9");
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
 
     opt.min_clients = 2;
     st = new_store(dir, sizeof dir);
     f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0);
-    federation_join(f, 2, 1, 0);
+    agg_federation_join(f, 1, 0, 0);
+    agg_federation_join(f, 2, 1, 0);
     now = 0;
     int always = 1;
     for (int r = 0; r < 5; r++) {
         always &= find(f, FEDERATION_ROUND_START, 2) != NULL;
-        federation_outbox_clear(f);
+        agg_federation_outbox_clear(f);
         now += 1000; /* nobody reports: abandoned at the deadline */
-        federation_tick(f, now);
+        agg_federation_tick(f, now);
         now += 500;
-        federation_tick(f, now);
+        agg_federation_tick(f, now);
     }
     CHECK(always, "with min_clients 2 of 2 connected, a client that keeps missing is still sampled");
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 
@@ -779,38 +784,38 @@ static void test_device_figures(void) {
     char dir[512];
     sdfed_task t = task_for(2, 2, 3);
     t.local_prompt = (sdfed_local_prompt){.rule = SDFED_LOCAL_RULE_RANDOM, .n_lengths = 2, .lengths = {4, 16}};
-    federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
-    store *st = new_store(dir, sizeof dir);
-    federation *f = open_federation(&t, st, &opt, 0);
-    federation_join(f, 1, 0, 0);
-    federation_join(f, 2, 1, 0);
+    agg_federation_options opt = {.min_clients = 2, .deadline_ms = 1000, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = open_federation(&t, st, &opt, 0);
+    agg_federation_join(f, 1, 0, 0);
+    agg_federation_join(f, 2, 1, 0);
     float *u = update_of(f, 1);
     CHECK(send_update(f, 1, 0, 5, u, 1) == SDFED_CODE_NONE && send_update(f, 2, 0, 5, u, 1) == SDFED_CODE_NONE,
           "both report round 0");
     free(u);
     char message[256];
-    device_figures one = {.client = 1, .n_step_ms = 1, .step_ms = {10}, .threads = 4, .kernels = "native"};
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 2, message, sizeof message) == SDFED_CODE_BAD_MESSAGE &&
+    agg_device_figures one = {.client = 1, .n_step_ms = 1, .step_ms = {10}, .threads = 4, .kernels = "native"};
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 2, message, sizeof message) == SDFED_CODE_BAD_MESSAGE &&
               strstr(message, "'step_ms'"),
           "one step time for a task of two lengths: bad_message naming step_ms (%s)", message);
     one.n_step_ms = 2;
     one.step_ms[1] = 30;
-    device_figures two = {.client = 2, .n_step_ms = 2, .step_ms = {20, 60}, .threads = 1, .kernels = "simd128"};
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 3, message, sizeof message) == SDFED_CODE_NONE &&
-              federation_metrics(f, 2, 0, 0.5, 1.0, 10, &two, 3, message, sizeof message) == SDFED_CODE_NONE,
+    agg_device_figures two = {.client = 2, .n_step_ms = 2, .step_ms = {20, 60}, .threads = 1, .kernels = "simd128"};
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 3, message, sizeof message) == SDFED_CODE_NONE &&
+              agg_federation_metrics(f, 2, 0, 0.5, 1.0, 10, &two, 3, message, sizeof message) == SDFED_CODE_NONE,
           "both clients' figures accepted");
     one.step_ms[0] = 12;
-    CHECK(federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 4, message, sizeof message) == SDFED_CODE_NONE,
+    CHECK(agg_federation_metrics(f, 1, 0, 0.5, 1.0, 10, &one, 4, message, sizeof message) == SDFED_CODE_NONE,
           "client 1's new figures");
-    devices_summary d;
-    CHECK(federation_get_devices(f, &d) == SDFED_OK && d.count == 2 && d.n_lengths == 2 && d.lengths[1] == 16 &&
+    agg_devices_summary d;
+    CHECK(agg_federation_get_devices(f, &d) == SDFED_OK && d.count == 2 && d.n_lengths == 2 && d.lengths[1] == 16 &&
               d.p10[0] == 12 && d.p50[0] == 12 && d.p90[0] == 20 && d.p50[1] == 30 && d.p90[1] == 60,
           "two devices, the latest figures, their percentiles by length");
     CHECK(d.n_threads == 2 && d.threads[0].threads == 1 && d.threads[0].devices == 1 && d.n_kernels == 2 &&
               !strcmp(d.kernels[0].kernels, "native"),
           "counted by threads and kernels");
-    federation_close(f);
-    store_close(st);
+    agg_federation_close(f);
+    agg_store_close(st);
     sdfed_task_free(&t);
 }
 

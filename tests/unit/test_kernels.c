@@ -305,7 +305,7 @@ static void test_int8_isas(int n, int rows, int cols) {
     packed.packed_int8 = 1;
     memset(packed.packed, 0xff, packed_bytes);
     sdfed_int8_pack(&t.w, packed.packed);
-    for (int isa = 0; isa <= sdfed_int8_isa_best(); isa++)
+    for (int isa = 0; isa <= sdfed_isa_best_int8(); isa++)
         for (int once = 0; once < 2; once++) {
             const sdfed_weight *w = once ? &packed : &t.w;
             memset(got, 0xff, sizeof *got * (size_t)n * rows);
@@ -317,7 +317,7 @@ static void test_int8_isas(int n, int rows, int cols) {
             CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
                   "int8 linear on %s, weights packed %s, n=%d rows=%d cols=%d, in three ranges of outputs: the "
                   "definition's bits",
-                  sdfed_int8_isa_name(isa), once ? "once" : "per call", n, rows, cols);
+                  sdfed_isa_name(isa), once ? "once" : "per call", n, rows, cols);
         }
     free(got);
     free(scratch);
@@ -434,7 +434,7 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
     packed.packed = malloc(sizeof(float) * packed_floats);
     memset(packed.packed, 0xff, sizeof(float) * packed_floats);
     sdfed_fma_pack(&w, packed.packed, scratch);
-    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++)
+    for (int isa = 0; isa <= sdfed_isa_best_fma(); isa++)
         for (int once = 0; once < 2; once++) {
             const sdfed_weight *w_isa = once ? &packed : &w;
             memset(got, 0xff, sizeof *got * (size_t)n * rows);
@@ -446,7 +446,7 @@ static void test_linear_fma_exact(int type, int n, int rows, int cols) {
             CHECK(!memcmp(got, want, sizeof *got * (size_t)n * rows),
                   "fma linear on %s, %s weights packed %s, n=%d rows=%d cols=%d, in three ranges of outputs: the FMA "
                   "chain's bits",
-                  sdfed_fma_isa_name(isa), sdfed_type_name(type), once ? "once" : "per call", n, rows, cols);
+                  sdfed_isa_name(isa), sdfed_type_name(type), once ? "once" : "per call", n, rows, cols);
         }
     free(dense);
     free(data);
@@ -470,13 +470,13 @@ static void test_gemm_fma_exact(int ta, int tb, int m, int n, int kk, float alph
     if (beta == 0.0f) memset(c0, 0xff, sizeof *c0 * (size_t)m * ldc);
     memcpy(want, c0, sizeof *want * (size_t)m * ldc);
     fma_chain_gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, want, ldc);
-    for (int isa = 0; isa <= sdfed_fma_isa_best(); isa++) {
+    for (int isa = 0; isa <= sdfed_isa_best_fma(); isa++) {
         memcpy(got, c0, sizeof *got * (size_t)m * ldc);
         sdfed_gemm_fma(isa, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, got, ldc);
         CHECK(!memcmp(got, want, sizeof *got * (size_t)m * ldc),
               "fma gemm on %s ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: the FMA chain's bits (and C's padding "
               "untouched)",
-              sdfed_fma_isa_name(isa), ta, tb, m, n, kk, alpha, beta);
+              sdfed_isa_name(isa), ta, tb, m, n, kk, alpha, beta);
     }
     free(a);
     free(b);
@@ -494,24 +494,24 @@ int main(void) {
     printf("backends:");
     for (const sdfed_kernels *const *k = all; *k; k++) printf(" %s", (*k)->name);
     printf(" (default %s)\n", sdfed_kernels_default()->name);
-#if defined(__wasm_simd128__) && defined(__EMSCRIPTEN__)
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
     /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
     const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
     printf("relaxed SIMD: %s%s\n", relaxed ? "runs here" : "not here (or turned off)",
            relaxed && relaxed->fma_chains() ? ", its linear the FMA chains (fused multiply-add)" : "");
-    CHECK(sdfed_kernels_default() == (relaxed ? relaxed : &sdfed_kernels_simd128),
+    CHECK(sdfed_kernels_default() == (relaxed ? relaxed : sdfed_kernels_by_name("simd128")),
           "the browser build defaults to simd128-relaxed where it runs, else simd128");
-#elif defined(__wasm_simd128__)
-    CHECK(sdfed_kernels_default() == &sdfed_kernels_simd128, "the wasm SIMD build defaults to simd128");
+#elif defined(SDFED_KERNELS_SIMD128)
+    CHECK(!strcmp(sdfed_kernels_default()->name, "simd128"), "the wasm SIMD build defaults to simd128");
 #elif defined(SDFED_HAVE_NATIVE_KERNELS)
-    CHECK(sdfed_kernels_default() == &sdfed_kernels_native, "the native build defaults to native");
+    CHECK(!strcmp(sdfed_kernels_default()->name, "native"), "the native build defaults to native");
 #endif
     CHECK(n_backends >= 1 && all[0] == &sdfed_kernels_portable, "portable backend first");
     CHECK(sdfed_kernels_by_name("portable") == &sdfed_kernels_portable && !sdfed_kernels_by_name("nope"), "by name");
     if (check_case("portable_gemm_exactness")) test_portable_gemm_exactness();
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     if (check_case("fma")) {
-        printf("fma linear: best instruction set here %s\n", sdfed_fma_isa_name(sdfed_fma_isa_best()));
+        printf("fma linear: best instruction set here %s\n", sdfed_isa_name(sdfed_isa_best_fma()));
         /* (n, rows, cols); 1024 columns: rows 4 KB apart, which the linear reads from a padded copy */
         static const int fma_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},
                                             {25, 48, 128}, {40, 100, 32}, {14, 35, 1024}};
@@ -528,11 +528,11 @@ int main(void) {
         }
         test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
     }
-    int best = sdfed_int8_isa_best();
+    int best = sdfed_isa_best_int8();
     printf("int8 linear: tested on");
-    for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_int8_isa_name(isa));
-    printf(best + 1 < SDFED_INT8_ISA_COUNT ? "; skipped (this CPU lacks them):" : "; none skipped");
-    for (int isa = best + 1; isa < SDFED_INT8_ISA_COUNT; isa++) printf(" %s", sdfed_int8_isa_name(isa));
+    for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_isa_name(isa));
+    printf(best + 1 < SDFED_ISA_COUNT ? "; skipped (this CPU lacks them):" : "; none skipped");
+    for (int isa = best + 1; isa < SDFED_ISA_COUNT; isa++) printf(" %s", sdfed_isa_name(isa));
     printf("\n");
 #endif
     if (check_case("q8_0_activations")) test_q8_0_activations();

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "check.h"
 #include "fed/protocol.h"
 #include "fed/secagg_message.h"

@@ -74,19 +74,19 @@ static void on_fault(void *ctx, const char *message) {
     }
 }
 
-static store *open_store(const char *where, const char *label) {
-    store *s = NULL;
+static agg_store *open_store(const char *where, const char *label) {
+    agg_store *s = NULL;
     sdfed_error err = {0};
-    CHECK(store_open(&s, where, &err) == SDFED_OK, "%s: open: %s", label, err.message);
+    CHECK(agg_store_open(&s, where, &err) == SDFED_OK, "%s: open: %s", label, err.message);
     return s;
 }
 
-static void check_round(store *s, const char *label, int64_t round, const float *global, const char *sha, int started,
-                        int closed) {
-    store_round r;
+static void check_round(agg_store *s, const char *label, int64_t round, const float *global, const char *sha,
+                        int started, int closed) {
+    agg_store_round r;
     int found;
     sdfed_error err = {0};
-    CHECK(store_get_round(s, round, &r, &found, &err) == SDFED_OK && found, "%s: round %lld: %s", label,
+    CHECK(agg_store_get_round(s, round, &r, &found, &err) == SDFED_OK && found, "%s: round %lld: %s", label,
           (long long)round, err.message);
     if (!found) return;
     CHECK(r.round == round && r.n_values == N_VALUES && same_bits(r.global, global, N_VALUES),
@@ -94,7 +94,7 @@ static void check_round(store *s, const char *label, int64_t round, const float 
     CHECK(strcmp(r.sha256, sha) == 0, "%s: round %lld's sha256 %s", label, (long long)round, r.sha256);
     CHECK(r.started == started && r.closed == closed, "%s: round %lld started %d closed %d, not %d %d", label,
           (long long)round, r.started, r.closed, started, closed);
-    store_round_free(&r);
+    agg_store_round_free(&r);
 }
 
 /* the pending updates are exactly want[] (round, client, samples, values seed), in that order */
@@ -103,11 +103,11 @@ typedef struct want_update {
     uint32_t seed;
 } want_update;
 
-static void check_pending(store *s, const char *label, const want_update *want, int n_want) {
-    store_update *u;
+static void check_pending(agg_store *s, const char *label, const want_update *want, int n_want) {
+    agg_store_update *u;
     int n;
     sdfed_error err = {0};
-    CHECK(store_pending_updates(s, &u, &n, &err) == SDFED_OK, "%s: pending: %s", label, err.message);
+    CHECK(agg_store_pending_updates(s, &u, &n, &err) == SDFED_OK, "%s: pending: %s", label, err.message);
     CHECK(n == n_want, "%s: %d updates pending, not %d", label, n, n_want);
     for (int i = 0; i < n && i < n_want; i++) {
         float values[N_VALUES];
@@ -119,29 +119,30 @@ static void check_pending(store *s, const char *label, const want_update *want, 
         CHECK(u[i].n_values == N_VALUES && same_bits(u[i].values, values, N_VALUES),
               "%s: pending %d's values are not the bits stored", label, i);
     }
-    store_updates_free(u, n);
+    agg_store_updates_free(u, n);
 }
 
 /* one update in a batch of its own: its outcome, -1 when the batch did not commit */
-static int add_one(store *s, int64_t round, int64_t client, int64_t samples, const float *values,
-                   store_update_rule rule, sdfed_error *err) {
-    store_new_update u = {.round = round, .client = client, .samples = samples, .values = values, .n_values = N_VALUES};
-    store_outcome outcome;
-    store_batch b = {.updates = &u, .n_updates = 1};
-    return store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
+static int add_one(agg_store *s, int64_t round, int64_t client, int64_t samples, const float *values,
+                   agg_store_update_rule rule, sdfed_error *err) {
+    agg_store_new_update u = {
+        .round = round, .client = client, .samples = samples, .values = values, .n_values = N_VALUES};
+    agg_store_outcome outcome;
+    agg_store_batch b = {.updates = &u, .n_updates = 1};
+    return agg_store_add_batch(s, &b, rule, &outcome, err) == SDFED_OK ? (int)outcome : -1;
 }
 
 /* one metrics row in a batch of its own: its outcome, -1 when the batch did not commit */
-static int add_metrics(store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
+static int add_metrics(agg_store *s, int64_t round, int64_t client, double accuracy, double loss, int64_t test_samples,
                        sdfed_error *err) {
-    store_new_metrics m = {
+    agg_store_new_metrics m = {
         .round = round, .client = client, .accuracy = accuracy, .loss = loss, .test_samples = test_samples};
-    store_outcome outcome;
-    store_batch b = {.metrics = &m, .n_metrics = 1, .metrics_outcome = &outcome};
-    return store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err) == SDFED_OK ? (int)outcome : -1;
+    agg_store_outcome outcome;
+    agg_store_batch b = {.metrics = &m, .n_metrics = 1, .metrics_outcome = &outcome};
+    return agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, err) == SDFED_OK ? (int)outcome : -1;
 }
 
-static void add_update(store *s, const char *label, const want_update *w) {
+static void add_update(agg_store *s, const char *label, const want_update *w) {
     float values[N_VALUES];
     values_of(w->seed, values);
     sdfed_error err = {0};
@@ -150,12 +151,12 @@ static void add_update(store *s, const char *label, const want_update *w) {
 }
 
 /* rounds 0 and 1's metrics, and with want == 3 round 2's (check_batches') */
-static void check_history(store *s, const char *label, int want) {
+static void check_history(agg_store *s, const char *label, int want) {
     int64_t *rounds, *clients;
     double *accuracy;
     int n;
     sdfed_error err = {0};
-    CHECK(store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK, "%s: history: %s", label,
+    CHECK(agg_store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK, "%s: history: %s", label,
           err.message);
     CHECK(n == want, "%s: %d rounds in the history, not %d", label, n, want);
     if (n == want) {
@@ -171,32 +172,32 @@ static void check_history(store *s, const char *label, int want) {
     free(accuracy);
 }
 
-/* the federation's counts (store_federation_counts) */
-static void check_counts(store *s, const char *label, int64_t closed, int64_t abandoned, int64_t updates,
+/* the federation's counts (agg_store_federation_counts) */
+static void check_counts(agg_store *s, const char *label, int64_t closed, int64_t abandoned, int64_t updates,
                          int64_t clients) {
-    store_counts c;
+    agg_store_counts c;
     sdfed_error err = {0};
-    CHECK(store_federation_counts(s, &c, &err) == SDFED_OK && c.rounds_closed == closed &&
+    CHECK(agg_store_federation_counts(s, &c, &err) == SDFED_OK && c.rounds_closed == closed &&
               c.rounds_abandoned == abandoned && c.updates == updates && c.clients == clients,
           "%s: counts: %lld closed, %lld abandoned, %lld updates, %lld clients (want %lld %lld %lld %lld) %s", label,
           (long long)c.rounds_closed, (long long)c.rounds_abandoned, (long long)c.updates, (long long)c.clients,
           (long long)closed, (long long)abandoned, (long long)updates, (long long)clients, err.message);
 }
 
-/* the clients each closed round started with (store_closed_round_sizes): the abandoned ones left out */
-static void check_round_sizes(store *s, const char *label, const int64_t *want, int n_want) {
+/* the clients each closed round started with (agg_store_closed_round_sizes): the abandoned ones left out */
+static void check_round_sizes(agg_store *s, const char *label, const int64_t *want, int n_want) {
     sdfed_error err = {0};
     int64_t *sizes;
     int n;
-    CHECK(store_closed_round_sizes(s, &sizes, &n, &err) == SDFED_OK && n == n_want, "%s: %d closed rounds' sizes %s",
-          label, n, err.message);
+    CHECK(agg_store_closed_round_sizes(s, &sizes, &n, &err) == SDFED_OK && n == n_want,
+          "%s: %d closed rounds' sizes %s", label, n, err.message);
     for (int i = 0; i < n && i < n_want; i++)
         CHECK(sizes[i] == want[i], "%s: closed round %d started with %lld, not %lld", label, i, (long long)sizes[i],
               (long long)want[i]);
     free(sizes);
 }
 
-/* the volunteers last heard from (store_recent_volunteers), at most limit:
+/* the volunteers last heard from (agg_store_recent_volunteers), at most limit:
  * want their clients in order, each one's updates and last accuracy (NAN:
  * none) */
 typedef struct want_volunteer {
@@ -204,11 +205,11 @@ typedef struct want_volunteer {
     double accuracy;
 } want_volunteer;
 
-static void check_volunteers(store *s, const char *label, int limit, const want_volunteer *want, int n_want) {
-    store_volunteer *v;
+static void check_volunteers(agg_store *s, const char *label, int limit, const want_volunteer *want, int n_want) {
+    agg_store_volunteer *v;
     int n;
     sdfed_error err = {0};
-    CHECK(store_recent_volunteers(s, limit, &v, &n, &err) == SDFED_OK, "%s: volunteers: %s", label, err.message);
+    CHECK(agg_store_recent_volunteers(s, limit, &v, &n, &err) == SDFED_OK, "%s: volunteers: %s", label, err.message);
     CHECK(n == n_want, "%s: %d volunteers (at most %d), not %d", label, n, limit, n_want);
     for (int i = 0; i < n && i < n_want; i++) {
         int accuracy = isnan(want[i].accuracy) ? isnan(v[i].accuracy) : v[i].accuracy == want[i].accuracy;
@@ -226,10 +227,10 @@ static const char sha0[] = "0000000000000000000000000000000000000000000000000000
                   sha2[] = "2222222222222222222222222222222222222222222222222222222222222222";
 
 /* what the first session leaves, checked again after reopening */
-static void check_kept(store *s, const char *label, int64_t ids[3]) {
+static void check_kept(agg_store *s, const char *label, int64_t ids[3]) {
     sdfed_error err = {0};
     char *value = NULL;
-    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
+    CHECK(agg_store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
           "%s: meta task_sha256 is %s", label, value ? value : "(absent)");
     free(value);
     int64_t id;
@@ -244,9 +245,9 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
                                     {.client = ids[2], .rounds = 1, .accuracy = NAN}};
     check_volunteers(s, label, 10, heard, 3);
     check_volunteers(s, label, 2, heard, 2);
-    CHECK(store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
+    CHECK(agg_store_find_client(s, "token-b", &id, &shard, &err) == SDFED_OK && id == ids[1] && shard == -1,
           "%s: token-b is client %lld, shard %d", label, (long long)id, shard);
-    CHECK(store_find_client(s, "token-c", &id, &shard, &err) == SDFED_OK && id == ids[2] && shard == 7,
+    CHECK(agg_store_find_client(s, "token-c", &id, &shard, &err) == SDFED_OK && id == ids[2] && shard == 7,
           "%s: token-c is client %lld, shard %d", label, (long long)id, shard);
     float g0[N_VALUES], g1[N_VALUES];
     values_of(100, g0);
@@ -254,17 +255,18 @@ static void check_kept(store *s, const char *label, int64_t ids[3]) {
     check_round(s, label, 0, g0, sha0, 1, 1);
     check_round(s, label, 1, g1, sha1, 1, 1);
     check_round(s, label, 2, g1, sha2, 0, 0); /* round 1 was abandoned: the same parameters */
-    store_round r;
+    agg_store_round r;
     int found;
-    CHECK(store_latest_round(s, &r, &found, &err) == SDFED_OK && found && r.round == 2, "%s: the latest round", label);
-    store_round_free(&r);
-    store_round started;
-    CHECK(store_get_round(s, 0, &started, &found, &err) == SDFED_OK && found && started.n_participants == 3 &&
+    CHECK(agg_store_latest_round(s, &r, &found, &err) == SDFED_OK && found && r.round == 2, "%s: the latest round",
+          label);
+    agg_store_round_free(&r);
+    agg_store_round started;
+    CHECK(agg_store_get_round(s, 0, &started, &found, &err) == SDFED_OK && found && started.n_participants == 3 &&
               started.participants[0] == ids[2] && started.participants[1] == ids[0] &&
               started.participants[2] == ((int64_t)1 << 40) && started.rng[0] == 0xffffffffffffffffu &&
               started.rng[1] == 1 && started.rng[2] == 0x8000000000000000u && started.rng[3] == 0x0123456789abcdefu,
           "%s: round 0's participants and sampler state", label);
-    store_round_free(&started);
+    agg_store_round_free(&started);
     const want_update pending[] = {{.round = 1, .client = 9, .samples = 4, .seed = 14},
                                    {.round = 2, .client = ids[0], .samples = 5, .seed = 13},
                                    {.round = 2, .client = ids[1], .samples = 6, .seed = 12}};
@@ -306,9 +308,9 @@ static void break_postgres_commits(int broken) {
  * (none may be acknowledged), and the same batch written again commits
  * them together, each with its outcome (a duplicate among them stores
  * nothing and fails nothing). On what check_kept left: `before` pending. */
-static void check_batches(store *s, const char *label, const int64_t ids[3], break_commits_fn break_commits) {
+static void check_batches(agg_store *s, const char *label, const int64_t ids[3], break_commits_fn break_commits) {
     faults f = {0};
-    store_watch_faults(s, on_fault, &f);
+    agg_store_watch_faults(s, on_fault, &f);
     sdfed_error err = {0};
     const want_update before[] = {{.round = 1, .client = 9, .samples = 4, .seed = 14},
                                   {.round = 2, .client = ids[0], .samples = 5, .seed = 13},
@@ -319,162 +321,166 @@ static void check_batches(store *s, const char *label, const int64_t ids[3], bre
                                  {.round = 3, .client = ids[1], .samples = 10, .seed = 24}};
     enum { N_BATCH = sizeof batch / sizeof *batch };
     float values[N_BATCH][N_VALUES];
-    store_new_update updates[N_BATCH];
+    agg_store_new_update updates[N_BATCH];
     for (int i = 0; i < N_BATCH; i++) {
         values_of(batch[i].seed, values[i]);
-        updates[i] = (store_new_update){.round = batch[i].round,
-                                        .client = batch[i].client,
-                                        .samples = batch[i].samples,
-                                        .values = values[i],
-                                        .n_values = N_VALUES};
+        updates[i] = (agg_store_new_update){.round = batch[i].round,
+                                            .client = batch[i].client,
+                                            .samples = batch[i].samples,
+                                            .values = values[i],
+                                            .n_values = N_VALUES};
     }
-    store_outcome outcome[N_BATCH];
+    agg_store_outcome outcome[N_BATCH];
     /* c's metrics of round 2 beside its update of round 2 in the same batch; its metrics of round 3 have none */
-    const store_new_metrics metrics[] = {
+    const agg_store_new_metrics metrics[] = {
         {.round = 2, .client = ids[2], .accuracy = 0.5, .loss = 1.0, .test_samples = 20},
         {.round = 3, .client = ids[2], .accuracy = 0.0, .loss = 1.0, .test_samples = 20}};
-    store_outcome metrics_outcome[2];
-    store_batch b = {.updates = updates,
-                     .n_updates = N_BATCH,
-                     .metrics = metrics,
-                     .n_metrics = 2,
-                     .metrics_outcome = metrics_outcome};
+    agg_store_outcome metrics_outcome[2];
+    agg_store_batch b = {.updates = updates,
+                         .n_updates = N_BATCH,
+                         .metrics = metrics,
+                         .n_metrics = 2,
+                         .metrics_outcome = metrics_outcome};
     break_commits(1);
-    int rc = store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
+    int rc = agg_store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err);
     break_commits(0);
     CHECK(rc != SDFED_OK, "%s: a batch whose commit failed was stored", label);
-    CHECK(f.begun == 1 && store_failing(s), "%s: the failed commit was not a fault (%d begun): %s", label, f.begun,
+    CHECK(f.begun == 1 && agg_store_failing(s), "%s: the failed commit was not a fault (%d begun): %s", label, f.begun,
           err.message);
     check_pending(s, label, before, 3); /* nothing of the batch */
     check_history(s, label, 2);
     for (int i = 0; i < N_BATCH; i++) outcome[i] = -1;
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: the batch written again: %s", label,
-          err.message);
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: the batch written again: %s",
+          label, err.message);
     CHECK(outcome[0] == STORE_STORED && outcome[1] == STORE_STORED && outcome[2] == STORE_DUPLICATE &&
               outcome[3] == STORE_STORED,
           "%s: the batch's outcomes %d %d %d %d", label, outcome[0], outcome[1], outcome[2], outcome[3]);
     CHECK(metrics_outcome[0] == STORE_STORED && metrics_outcome[1] == STORE_NO_UPDATE,
           "%s: the batch's metrics outcomes %d %d", label, metrics_outcome[0], metrics_outcome[1]);
-    CHECK(f.cleared == 1 && !store_failing(s), "%s: the commit did not end the fault", label);
+    CHECK(f.cleared == 1 && !agg_store_failing(s), "%s: the commit did not end the fault", label);
     const want_update after[] = {before[0], before[1], before[2], batch[0], batch[1], batch[3]};
     check_pending(s, label, after, 6);
     check_history(s, label, 3); /* and its metrics */
-    b = (store_batch){0};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: an empty batch: %s", label,
+    b = (agg_store_batch){0};
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, outcome, &err) == SDFED_OK, "%s: an empty batch: %s", label,
           err.message);
-    store_watch_faults(s, NULL, NULL);
+    agg_store_watch_faults(s, NULL, NULL);
 }
 
 /* a secure round's key and rows: stored, replaced (the key), numbered by
  * the store and read back in seq order (from a seq on); a client's second
  * message of a kind, a message of a stage that ended, a stage's end at a
  * seq another row has and a message of a client that left are not stored */
-static void check_secagg(store *s, const char *label) {
+static void check_secagg(agg_store *s, const char *label) {
     sdfed_error err = {0};
     unsigned char key[32], back[32];
     int found = 1;
-    CHECK(store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && !found, "%s: a round without a key has one", label);
+    CHECK(agg_store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && !found, "%s: a round without a key has one",
+          label);
     memset(key, 0xa5, sizeof key);
-    CHECK(store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key: %s", label, err.message);
+    CHECK(agg_store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key: %s", label, err.message);
     key[0] = 0x5a; /* a start tried again draws another */
-    CHECK(store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key again: %s", label, err.message);
-    CHECK(store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && found && !memcmp(back, key, 32),
+    CHECK(agg_store_set_secagg_key(s, 7, key, &err) == SDFED_OK, "%s: secagg key again: %s", label, err.message);
+    CHECK(agg_store_secagg_key(s, 7, back, &found, &err) == SDFED_OK && found && !memcmp(back, key, 32),
           "%s: the secagg key read back is the last one stored", label);
     const unsigned char advertise[] = {1, 0, 0, 0, 0, 0, 0, 0, 7, 42};
-    const store_new_secagg rows[] = {
+    const agg_store_new_secagg rows[] = {
         {.round = 7, .client = 3, .stage = 0, .message = advertise, .len = sizeof advertise},
         {.round = 7, .client = 3, .stage = 0, .message = advertise, .len = sizeof advertise}};
-    store_outcome out[2] = {STORE_NOT_OPEN, STORE_NOT_OPEN};
-    store_batch b = {.secagg = rows, .n_secagg = 2, .secagg_outcome = out};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_STORED &&
+    agg_store_outcome out[2] = {STORE_NOT_OPEN, STORE_NOT_OPEN};
+    agg_store_batch b = {.secagg = rows, .n_secagg = 2, .secagg_outcome = out};
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_STORED &&
               out[1] == STORE_DUPLICATE,
           "%s: secagg rows (a client's second advertise is a duplicate): %s", label, err.message);
     int stored = 1;
-    CHECK(store_end_secagg_stage(s, 7, 0, 0, &stored, &err) == SDFED_OK && !stored,
+    CHECK(agg_store_end_secagg_stage(s, 7, 0, 0, &stored, &err) == SDFED_OK && !stored,
           "%s: a stage's end stored at a seq another row has", label);
-    CHECK(store_end_secagg_stage(s, 7, 1, 0, &stored, &err) == SDFED_OK && stored, "%s: a stage's end: %s", label,
+    CHECK(agg_store_end_secagg_stage(s, 7, 1, 0, &stored, &err) == SDFED_OK && stored, "%s: a stage's end: %s", label,
           err.message);
-    const store_new_secagg late[] = {{.round = 7, .client = 4, .stage = 0, .message = advertise, .len = 1}};
-    b = (store_batch){.secagg = late, .n_secagg = 1, .secagg_outcome = out};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_NOT_OPEN,
+    const agg_store_new_secagg late[] = {{.round = 7, .client = 4, .stage = 0, .message = advertise, .len = 1}};
+    b = (agg_store_batch){.secagg = late, .n_secagg = 1, .secagg_outcome = out};
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && out[0] == STORE_NOT_OPEN,
           "%s: a message of a stage that ended was stored", label);
-    store_secagg *read = NULL;
+    agg_store_secagg *read = NULL;
     int n = 0;
-    CHECK(store_secagg_rows(s, 7, 0, &read, &n, &err) == SDFED_OK && n == 2, "%s: %d secagg rows read: %s", label, n,
-          err.message);
+    CHECK(agg_store_secagg_rows(s, 7, 0, &read, &n, &err) == SDFED_OK && n == 2, "%s: %d secagg rows read: %s", label,
+          n, err.message);
     if (n == 2)
         CHECK(read[0].seq == 0 && read[0].client == 3 && read[0].len == sizeof advertise &&
                   !memcmp(read[0].message, advertise, sizeof advertise) && read[1].seq == 1 && read[1].client == -1 &&
                   read[1].len == 1 && read[1].message[0] == 0,
               "%s: the secagg rows read back in seq order, whole", label);
-    store_secagg_free(read, n);
-    CHECK(store_secagg_rows(s, 7, 1, &read, &n, &err) == SDFED_OK && n == 1 && read[0].seq == 1,
+    agg_store_secagg_free(read, n);
+    CHECK(agg_store_secagg_rows(s, 7, 1, &read, &n, &err) == SDFED_OK && n == 1 && read[0].seq == 1,
           "%s: the secagg rows from seq 1: %d", label, n);
-    store_secagg_free(read, n);
+    agg_store_secagg_free(read, n);
     /* client 3 leaves (at any stage): stored once, and no message of its after it */
     const unsigned char left[] = {0}, shares[] = {3, 0, 0, 0, 0, 0, 0, 0, 7, 1};
-    const store_new_secagg after[] = {{.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
-                                      {.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
-                                      {.round = 7, .client = 3, .stage = 1, .message = shares, .len = sizeof shares}};
-    store_outcome left_out[3];
-    b = (store_batch){.secagg = after, .n_secagg = 3, .secagg_outcome = left_out};
-    CHECK(store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && left_out[0] == STORE_STORED &&
+    const agg_store_new_secagg after[] = {
+        {.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+        {.round = 7, .client = 3, .stage = 4, .message = left, .len = 1},
+        {.round = 7, .client = 3, .stage = 1, .message = shares, .len = sizeof shares}};
+    agg_store_outcome left_out[3];
+    b = (agg_store_batch){.secagg = after, .n_secagg = 3, .secagg_outcome = left_out};
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && left_out[0] == STORE_STORED &&
               left_out[1] == STORE_DUPLICATE && left_out[2] == STORE_NOT_OPEN,
           "%s: a leave, again, and a message after it: %d %d %d", label, left_out[0], left_out[1], left_out[2]);
 }
 
 static void run_suite(const char *where, const char *label, break_commits_fn break_commits) {
-    store *s = open_store(where, label);
+    agg_store *s = open_store(where, label);
     if (!s) return;
     faults f = {0};
-    store_watch_faults(s, on_fault, &f);
+    agg_store_watch_faults(s, on_fault, &f);
     sdfed_error err = {0};
 
     /* a new store is empty */
-    store_round r;
+    agg_store_round r;
     int found = 1;
-    CHECK(store_latest_round(s, &r, &found, &err) == SDFED_OK && !found, "%s: a new store has a round", label);
+    CHECK(agg_store_latest_round(s, &r, &found, &err) == SDFED_OK && !found, "%s: a new store has a round", label);
     char *value = (char *)"x";
-    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value == NULL, "%s: a new store has meta",
+    CHECK(agg_store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value == NULL, "%s: a new store has meta",
           label);
 
     /* meta */
-    CHECK(store_set_meta(s, "task_sha256", "first", &err) == SDFED_OK, "%s: set meta: %s", label, err.message);
-    CHECK(store_set_meta(s, "task_sha256", "second", &err) == SDFED_OK, "%s: replace meta: %s", label, err.message);
-    CHECK(store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
+    CHECK(agg_store_set_meta(s, "task_sha256", "first", &err) == SDFED_OK, "%s: set meta: %s", label, err.message);
+    CHECK(agg_store_set_meta(s, "task_sha256", "second", &err) == SDFED_OK, "%s: replace meta: %s", label, err.message);
+    CHECK(agg_store_get_meta(s, "task_sha256", &value, &err) == SDFED_OK && value && strcmp(value, "second") == 0,
           "%s: meta is %s", label, value ? value : "(absent)");
     free(value);
 
     /* clients and tokens */
     int64_t ids[3], id;
     int shard = 0;
-    const store_new_client three[] = {{.token = "token-a", .shard = 0, .kind = "headless"},
-                                      {.token = "token-b", .shard = -1, .kind = "browser"},
-                                      {.token = "token-c", .shard = 7, .kind = "browser"}};
-    CHECK(store_add_clients(s, three, 3, ids, &err) == SDFED_OK, "%s: clients a, b, c in one batch: %s", label,
+    const agg_store_new_client three[] = {{.token = "token-a", .shard = 0, .kind = "headless"},
+                                          {.token = "token-b", .shard = -1, .kind = "browser"},
+                                          {.token = "token-c", .shard = 7, .kind = "browser"}};
+    CHECK(agg_store_add_clients(s, three, 3, ids, &err) == SDFED_OK, "%s: clients a, b, c in one batch: %s", label,
           err.message);
     CHECK(ids[0] >= 1 && ids[1] > ids[0] && ids[2] > ids[1], "%s: client ids %lld %lld %lld", label, (long long)ids[0],
           (long long)ids[1], (long long)ids[2]);
     /* a batch with a token given before stores none of its clients */
-    const store_new_client again[] = {{.token = "token-d", .shard = 2, .kind = "browser"},
-                                      {.token = "token-a", .shard = 1, .kind = "browser"}};
+    const agg_store_new_client again[] = {{.token = "token-d", .shard = 2, .kind = "browser"},
+                                          {.token = "token-a", .shard = 1, .kind = "browser"}};
     int64_t again_ids[2];
-    CHECK(store_add_clients(s, again, 2, again_ids, &err) != SDFED_OK, "%s: a token given twice", label);
-    CHECK(store_find_client(s, "token-d", &id, &shard, &err) == SDFED_OK && id == -1,
+    CHECK(agg_store_add_clients(s, again, 2, again_ids, &err) != SDFED_OK, "%s: a token given twice", label);
+    CHECK(agg_store_find_client(s, "token-d", &id, &shard, &err) == SDFED_OK && id == -1,
           "%s: the batch that gave a token twice stored token-d", label);
-    CHECK(store_find_client(s, "token-a", &id, &shard, &err) == SDFED_OK && id == ids[0] && shard == 0,
+    CHECK(agg_store_find_client(s, "token-a", &id, &shard, &err) == SDFED_OK && id == ids[0] && shard == 0,
           "%s: token-a is client %lld, shard %d", label, (long long)id, shard);
-    CHECK(store_find_client(s, "token-z", &id, &shard, &err) == SDFED_OK && id == -1, "%s: an unknown token", label);
+    CHECK(agg_store_find_client(s, "token-z", &id, &shard, &err) == SDFED_OK && id == -1, "%s: an unknown token",
+          label);
 
     /* round 0 from nothing, started with its participants and sampler state */
     float g0[N_VALUES], g1[N_VALUES];
     values_of(100, g0);
     values_of(101, g1);
-    CHECK(store_add_first_round(s, g0, N_VALUES, sha0, &err) == SDFED_OK, "%s: first round: %s", label, err.message);
+    CHECK(agg_store_add_first_round(s, g0, N_VALUES, sha0, &err) == SDFED_OK, "%s: first round: %s", label,
+          err.message);
     check_round(s, label, 0, g0, sha0, 0, 0);
     const int64_t participants[] = {ids[2], ids[0], (int64_t)1 << 40};
     const uint64_t rng[4] = {0xffffffffffffffffu, 1, 0x8000000000000000u, 0x0123456789abcdefu};
-    CHECK(store_start_round(s, 0, participants, 3, rng, &err) == SDFED_OK, "%s: start: %s", label, err.message);
+    CHECK(agg_store_start_round(s, 0, participants, 3, rng, &err) == SDFED_OK, "%s: start: %s", label, err.message);
     check_round(s, label, 0, g0, sha0, 1, 0);
 
     /* updates: pending by round then client, whatever the order they came in */
@@ -491,17 +497,17 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_pending(s, label, round0, 3);
 
     /* round 0 closed: its updates merged, row 1 added */
-    CHECK(store_close_round(s, 0, g1, N_VALUES, sha1, 3, 0, 1.5, &err) == SDFED_OK, "%s: close: %s", label,
+    CHECK(agg_store_close_round(s, 0, g1, N_VALUES, sha1, 3, 0, 1.5, &err) == SDFED_OK, "%s: close: %s", label,
           err.message);
     check_round(s, label, 0, g0, sha0, 1, 1);
     check_round(s, label, 1, g1, sha1, 0, 0);
     check_pending(s, label, NULL, 0);
 
     /* round 1 abandoned: row 2 holds the same parameters, its updates set aside */
-    CHECK(store_start_round(s, 1, participants, 2, rng, &err) == SDFED_OK, "%s: start 1: %s", label, err.message);
+    CHECK(agg_store_start_round(s, 1, participants, 2, rng, &err) == SDFED_OK, "%s: start 1: %s", label, err.message);
     const want_update round1 = {.round = 1, .client = ids[0], .samples = 11, .seed = 4};
     add_update(s, label, &round1);
-    CHECK(store_close_round(s, 1, g1, N_VALUES, sha2, 1, 1, 0, &err) == SDFED_OK, "%s: abandon: %s", label,
+    CHECK(agg_store_close_round(s, 1, g1, N_VALUES, sha2, 1, 1, 0, &err) == SDFED_OK, "%s: abandon: %s", label,
           err.message);
     check_round(s, label, 1, g1, sha1, 1, 1);
     check_round(s, label, 2, g1, sha2, 0, 0);
@@ -514,7 +520,7 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     add_update(s, label, &later[2]);
     add_update(s, label, &later[0]);
     add_update(s, label, &later[1]);
-    CHECK(store_close_round(s, 1, g0, N_VALUES, sha0, 3, 0, 0, &err) != SDFED_OK, "%s: row 2 added twice", label);
+    CHECK(agg_store_close_round(s, 1, g0, N_VALUES, sha0, 3, 0, 0, &err) != SDFED_OK, "%s: row 2 added twice", label);
     check_pending(s, label, later, 3);
     check_round(s, label, 2, g1, sha2, 0, 0);
 
@@ -539,62 +545,63 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     check_secagg(s, label);
 
     /* nothing above was a fault (a duplicate is the caller's, not the store's) */
-    CHECK(f.begun == 0 && store_failures(s) == 0 && !store_failing(s), "%s: faults reported: %d (%s)", label, f.begun,
-          f.first);
+    CHECK(f.begun == 0 && agg_store_failures(s) == 0 && !agg_store_failing(s), "%s: faults reported: %d (%s)", label,
+          f.begun, f.first);
     check_kept(s, label, ids);
-    store_close(s);
+    agg_store_close(s);
 
     /* opened again: everything kept */
     s = open_store(where, label);
     if (!s) return;
     check_kept(s, label, ids);
     check_batches(s, label, ids, break_commits);
-    store_close(s);
+    agg_store_close(s);
 }
 
 /* a store that cannot open: SDFED_ERR_IO (or want), one line naming the
  * URI without its password and saying why */
 static void check_refused(const char *uri, int want, const char *names, const char *reason, const char *password) {
-    store *s = NULL;
+    agg_store *s = NULL;
     sdfed_error err = {0};
-    int rc = store_open(&s, uri, &err);
+    int rc = agg_store_open(&s, uri, &err);
     CHECK(rc == want && s == NULL, "%s: open gave %d, not %d", uri, rc, want);
     CHECK(strstr(err.message, names) && strstr(err.message, reason), "%s: the message does not say '%s' and '%s': %s",
           uri, names, reason, err.message);
     CHECK(!strstr(err.message, password) && !strchr(err.message, '\n'), "%s: the message: %s", uri, err.message);
-    store_close(s);
+    agg_store_close(s);
 }
 
 /* the server stopped under an open store: writes fail, the fault is
  * reported once; started again, the next write reconnects and ends it */
 static void check_server_restart(const char *uri, const char *pause, const char *resume) {
-    store *s = open_store(uri, "postgres restart");
+    agg_store *s = open_store(uri, "postgres restart");
     if (!s) return;
     faults f = {0};
-    store_watch_faults(s, on_fault, &f);
+    agg_store_watch_faults(s, on_fault, &f);
     sdfed_error err = {0};
     CHECK(system(pause) == 0, "could not stop the server: %s", pause);
-    CHECK(store_set_meta(s, "k", "1", &err) == SDFED_ERR_IO && store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO,
+    CHECK(agg_store_set_meta(s, "k", "1", &err) == SDFED_ERR_IO &&
+              agg_store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO,
           "writes to a stopped server did not fail");
-    CHECK(f.begun == 1 && f.cleared == 0 && store_failing(s) && store_failures(s) == 2,
+    CHECK(f.begun == 1 && f.cleared == 0 && agg_store_failing(s) && agg_store_failures(s) == 2,
           "a stopped server: %d faults begun, %d cleared, %lld failures", f.begun, f.cleared,
-          (long long)store_failures(s));
+          (long long)agg_store_failures(s));
     CHECK(strstr(f.first, "store: meta: ") != NULL, "the fault's message: %s", f.first);
     CHECK(system(resume) == 0, "could not start the server again: %s", resume);
-    CHECK(store_set_meta(s, "k", "3", &err) == SDFED_OK, "no write after the server came back: %s", err.message);
-    CHECK(f.begun == 1 && f.cleared == 1 && !store_failing(s), "the fault did not end: %d begun, %d cleared", f.begun,
-          f.cleared);
+    CHECK(agg_store_set_meta(s, "k", "3", &err) == SDFED_OK, "no write after the server came back: %s", err.message);
+    CHECK(f.begun == 1 && f.cleared == 1 && !agg_store_failing(s), "the fault did not end: %d begun, %d cleared",
+          f.begun, f.cleared);
     char *value = NULL;
-    CHECK(store_get_meta(s, "k", &value, &err) == SDFED_OK && value && strcmp(value, "3") == 0, "k is %s",
+    CHECK(agg_store_get_meta(s, "k", &value, &err) == SDFED_OK && value && strcmp(value, "3") == 0, "k is %s",
           value ? value : "(absent)");
     free(value);
     /* stopped and started again while the store was idle: its first
      * statement reconnects, without failing */
     CHECK(system(pause) == 0 && system(resume) == 0, "could not restart the server");
-    CHECK(store_set_meta(s, "k", "4", &err) == SDFED_OK, "the first write after a restart: %s", err.message);
-    CHECK(f.begun == 1 && store_failures(s) == 2, "a restart while idle was a fault: %d begun, %lld failures", f.begun,
-          (long long)store_failures(s));
-    store_close(s);
+    CHECK(agg_store_set_meta(s, "k", "4", &err) == SDFED_OK, "the first write after a restart: %s", err.message);
+    CHECK(f.begun == 1 && agg_store_failures(s) == 2, "a restart while idle was a fault: %d begun, %lld failures",
+          f.begun, (long long)agg_store_failures(s));
+    agg_store_close(s);
 }
 
 static int in_list(const int64_t *ids, int n, int64_t id) {
@@ -604,21 +611,21 @@ static int in_list(const int64_t *ids, int n, int64_t id) {
 }
 
 static void check_cluster(const char *uri) {
-    store *a = open_store(uri, "cluster a"), *b = open_store(uri, "cluster b");
+    agg_store *a = open_store(uri, "cluster a"), *b = open_store(uri, "cluster b");
     if (!a || !b) {
-        store_close(a);
-        store_close(b);
+        agg_store_close(a);
+        agg_store_close(b);
         return;
     }
     sdfed_error err = {0};
-    store_fence fa = {0}, fb = {0};
-    CHECK(store_node_join(a, "host-a", 1, 30, &fa.node, &err) == SDFED_OK &&
-              store_node_join(b, "host-b", 2, 30, &fb.node, &err) == SDFED_OK && fa.node != fb.node,
+    agg_store_fence fa = {0}, fb = {0};
+    CHECK(agg_store_node_join(a, "host-a", 1, 30, &fa.node, &err) == SDFED_OK &&
+              agg_store_node_join(b, "host-b", 2, 30, &fb.node, &err) == SDFED_OK && fa.node != fb.node,
           "two nodes: %s", err.message);
     /* one coordinator at a time */
-    CHECK(store_coordinator_claim(a, fa.node, 30, &fa.epoch, &err) == SDFED_OK && fa.epoch == 1,
+    CHECK(agg_store_coordinator_claim(a, fa.node, 30, &fa.epoch, &err) == SDFED_OK && fa.epoch == 1,
           "a claims the coordinator: epoch %lld %s", (long long)fa.epoch, err.message);
-    CHECK(store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 0,
+    CHECK(agg_store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 0,
           "b claimed a coordinator row whose lease holds");
 
     /* round 0 started once */
@@ -627,26 +634,27 @@ static void check_cluster(const char *uri) {
     values_of(201, g1);
     const int64_t chosen[] = {11, 12, 13};
     const uint64_t rng[4] = {1, 2, 3, 4};
-    CHECK(store_add_first_round(a, g0, N_VALUES, sha0, &err) == SDFED_OK, "first round: %s", err.message);
-    CHECK(store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_OK &&
-              store_start_round(a, 0, chosen, 3, rng, &err) == SDFED_OK && store_commit_decision(a, &err) == SDFED_OK,
+    CHECK(agg_store_add_first_round(a, g0, N_VALUES, sha0, &err) == SDFED_OK, "first round: %s", err.message);
+    CHECK(agg_store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_OK &&
+              agg_store_start_round(a, 0, chosen, 3, rng, &err) == SDFED_OK &&
+              agg_store_commit_decision(a, &err) == SDFED_OK,
           "a starts round 0: %s", err.message);
-    CHECK(store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_ERR_NOT_FOUND, "round 0 started twice");
+    CHECK(agg_store_begin_decision(a, &fa, 0, STORE_START, &err) == SDFED_ERR_NOT_FOUND, "round 0 started twice");
 
     /* presence: a client on each node, one of them in a batch (group commit); only the node that holds a
      * client removes it */
-    const store_new_presence thirteen = {.client = 13, .shard = 2};
-    store_batch joined = {.presence = &thirteen, .n_presence = 1, .node = fa.node};
-    CHECK(store_presence_add(a, 11, 0, fa.node, &err) == SDFED_OK &&
-              store_presence_add(b, 12, 1, fb.node, &err) == SDFED_OK &&
-              store_add_batch(a, &joined, STORE_OPEN_ROUND, NULL, &err) == SDFED_OK,
+    const agg_store_new_presence thirteen = {.client = 13, .shard = 2};
+    agg_store_batch joined = {.presence = &thirteen, .n_presence = 1, .node = fa.node};
+    CHECK(agg_store_presence_add(a, 11, 0, fa.node, &err) == SDFED_OK &&
+              agg_store_presence_add(b, 12, 1, fb.node, &err) == SDFED_OK &&
+              agg_store_add_batch(a, &joined, STORE_OPEN_ROUND, NULL, &err) == SDFED_OK,
           "presence: %s", err.message);
     int removed = 1;
-    CHECK(store_presence_remove(a, 12, fa.node, 0, &removed, &err) == SDFED_OK && !removed,
+    CHECK(agg_store_presence_remove(a, 12, fa.node, 0, &removed, &err) == SDFED_OK && !removed,
           "a removed b's client (and recorded its departure)");
     int64_t *clients, *reported, *departed;
     int *shards, n, n_reported, n_departed;
-    CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 3 && in_list(clients, n, 12),
+    CHECK(agg_store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 3 && in_list(clients, n, 12),
           "three clients present: %d", n);
     free(clients);
     free(shards);
@@ -656,12 +664,12 @@ static void check_cluster(const char *uri) {
     values_of(202, u);
     CHECK(add_one(b, 0, 12, 5, u, STORE_OPEN_ROUND, &err) == STORE_STORED, "an update: %s", err.message);
     CHECK(add_one(a, 0, 12, 5, u, STORE_OPEN_ROUND, &err) == STORE_DUPLICATE, "a duplicate update");
-    CHECK(store_presence_remove(a, 13, fa.node, 0, &removed, &err) == SDFED_OK && removed, "13 leaves: %s",
+    CHECK(agg_store_presence_remove(a, 13, fa.node, 0, &removed, &err) == SDFED_OK && removed, "13 leaves: %s",
           err.message);
     CHECK(add_one(a, 0, 13, 5, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN,
           "an update from a client that left its round: %s", err.message);
     CHECK(add_one(a, 0, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_STORED, "an update: %s", err.message);
-    CHECK(store_round_events(b, 0, &reported, &n_reported, &departed, &n_departed, &err) == SDFED_OK &&
+    CHECK(agg_store_round_events(b, 0, &reported, &n_reported, &departed, &n_departed, &err) == SDFED_OK &&
               n_reported == 2 && in_list(reported, 2, 11) && in_list(reported, 2, 12) && n_departed == 1 &&
               departed[0] == 13,
           "round 0's events: %d reported, %d departed", n_reported, n_departed);
@@ -669,48 +677,49 @@ static void check_cluster(const char *uri) {
     free(departed);
 
     /* a node whose lease ran out: its clients are not counted */
-    CHECK(store_node_renew(a, fa.node, -1, &err) == SDFED_OK, "a's lease: %s", err.message);
-    CHECK(store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 1 && clients[0] == 12 &&
+    CHECK(agg_store_node_renew(a, fa.node, -1, &err) == SDFED_OK, "a's lease: %s", err.message);
+    CHECK(agg_store_present_clients(b, &clients, &shards, &n, &err) == SDFED_OK && n == 1 && clients[0] == 12 &&
               shards[0] == 1,
           "with a's lease expired, %d clients present", n);
     free(clients);
     free(shards);
 
     /* b takes over once a's coordinator lease is gone; a's decisions are refused and change nothing */
-    CHECK(store_node_leave(a, fa.node, &err) == SDFED_OK, "a leaves: %s", err.message);
-    CHECK(store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 2,
+    CHECK(agg_store_node_leave(a, fa.node, &err) == SDFED_OK, "a leaves: %s", err.message);
+    CHECK(agg_store_coordinator_claim(b, fb.node, 30, &fb.epoch, &err) == SDFED_OK && fb.epoch == 2,
           "b takes over: epoch %lld", (long long)fb.epoch);
-    CHECK(store_begin_decision(a, &fa, 0, STORE_CLOSE, &err) == SDFED_ERR_ARG && strstr(err.message, "superseded"),
+    CHECK(agg_store_begin_decision(a, &fa, 0, STORE_CLOSE, &err) == SDFED_ERR_ARG && strstr(err.message, "superseded"),
           "a superseded coordinator closes round 0: %s", err.message);
     int held = 1;
-    CHECK(store_coordinator_renew(a, &fa, 30, &held, &err) == SDFED_OK && !held, "a renewed a superseded lease");
-    CHECK(store_coordinator_renew(b, &fb, 30, &held, &err) == SDFED_OK && held, "b's lease: %s", err.message);
+    CHECK(agg_store_coordinator_renew(a, &fa, 30, &held, &err) == SDFED_OK && !held, "a renewed a superseded lease");
+    CHECK(agg_store_coordinator_renew(b, &fb, 30, &held, &err) == SDFED_OK && held, "b's lease: %s", err.message);
     check_round(a, "cluster", 0, g0, sha0, 1, 0);
 
     /* round 0 closed once, by b */
-    store_update *pending = NULL;
+    agg_store_update *pending = NULL;
     n = 0;
-    CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_OK &&
-              store_pending_updates(b, &pending, &n, &err) == SDFED_OK && n == 2 &&
-              store_close_round(b, 0, g1, N_VALUES, sha1, n, 0, 0, &err) == SDFED_OK &&
-              store_commit_decision(b, &err) == SDFED_OK,
+    CHECK(agg_store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_OK &&
+              agg_store_pending_updates(b, &pending, &n, &err) == SDFED_OK && n == 2 &&
+              agg_store_close_round(b, 0, g1, N_VALUES, sha1, n, 0, 0, &err) == SDFED_OK &&
+              agg_store_commit_decision(b, &err) == SDFED_OK,
           "b closes round 0: %s", err.message);
-    store_updates_free(pending, n);
+    agg_store_updates_free(pending, n);
     check_round(a, "cluster", 0, g0, sha0, 1, 1);
     check_round(a, "cluster", 1, g1, sha1, 0, 0);
-    CHECK(store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_ERR_NOT_FOUND, "round 0 closed twice");
-    CHECK(store_close_round(a, 0, g0, N_VALUES, sha2, 0, 1, 0, &err) == SDFED_ERR_ARG && strstr(err.message, "closed"),
+    CHECK(agg_store_begin_decision(b, &fb, 0, STORE_CLOSE, &err) == SDFED_ERR_NOT_FOUND, "round 0 closed twice");
+    CHECK(agg_store_close_round(a, 0, g0, N_VALUES, sha2, 0, 1, 0, &err) == SDFED_ERR_ARG &&
+              strstr(err.message, "closed"),
           "a closed round's row changed: %s", err.message);
     CHECK(add_one(b, 0, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN, "an update into a closed round");
     CHECK(add_one(b, 1, 11, 7, u, STORE_OPEN_ROUND, &err) == STORE_NOT_OPEN, "an update into a round not started");
-    store_cluster c;
-    CHECK(store_cluster_status(a, &c, &err) == SDFED_OK && c.nodes_live == 1 && c.clients_present == 1 &&
+    agg_store_cluster c;
+    CHECK(agg_store_cluster_status(a, &c, &err) == SDFED_OK && c.nodes_live == 1 && c.clients_present == 1 &&
               c.coordinator_node == fb.node && c.coordinator_epoch == 2,
           "the cluster's status: %lld nodes, %lld clients, coordinator %lld epoch %lld", (long long)c.nodes_live,
           (long long)c.clients_present, (long long)c.coordinator_node, (long long)c.coordinator_epoch);
     check_counts(a, "cluster", 1, 0, 2, 0); /* every node's, from either */
-    store_close(a);
-    store_close(b);
+    agg_store_close(a);
+    agg_store_close(b);
 }
 
 /* ------------------------------------------------ SQLite's files */
@@ -754,13 +763,13 @@ static void check_private(const char *work) {
             chmod(dir, 0755);
             chmod(db, 0644);
         }
-        store *s = open_store(dir, "private");
+        agg_store *s = open_store(dir, "private");
         if (!s) return;
         sdfed_error err = {0};
-        const store_new_client c = {.token = "a-volunteers-secret-token", .shard = 1, .kind = "browser"};
+        const agg_store_new_client c = {.token = "a-volunteers-secret-token", .shard = 1, .kind = "browser"};
         int64_t id;
-        CHECK(older || store_add_clients(s, &c, 1, &id, &err) == SDFED_OK, "private: a client: %s", err.message);
-        CHECK(store_set_meta(s, "k", "v", &err) == SDFED_OK, "private: a write: %s", err.message);
+        CHECK(older || agg_store_add_clients(s, &c, 1, &id, &err) == SDFED_OK, "private: a client: %s", err.message);
+        CHECK(agg_store_set_meta(s, "k", "v", &err) == SDFED_OK, "private: a write: %s", err.message);
         CHECK(mode_of(dir) == 0700 && mode_of(db) == 0600 && mode_of(wal) == 0600 && mode_of(shm) == 0600,
               "private (%s): folder %o, database %o, -wal %o, -shm %o", older ? "an older state" : "a new state",
               mode_of(dir), mode_of(db), mode_of(wal), mode_of(shm));
@@ -769,8 +778,9 @@ static void check_private(const char *work) {
         CHECK(!file_holds(db, c.token) && !file_holds(wal, c.token) && (file_holds(db, hash) || file_holds(wal, hash)),
               "private: the files hold the token's SHA-256, never the token");
         int shard;
-        CHECK(store_find_client(s, c.token, &id, &shard, &err) == SDFED_OK && id >= 1, "private: found by its token");
-        store_close(s);
+        CHECK(agg_store_find_client(s, c.token, &id, &shard, &err) == SDFED_OK && id >= 1,
+              "private: found by its token");
+        agg_store_close(s);
     }
 }
 
@@ -806,13 +816,13 @@ static void check_migration(const char *work) {
     run_sqlite(db, sql);
     CHECK(file_holds(db, tokens[0]), "migration: the old state holds its tokens in plain text");
     for (int again = 0; again < 2; again++) {
-        store *s = open_store(dir, "migration");
+        agg_store *s = open_store(dir, "migration");
         if (!s) return;
         sdfed_error err = {0};
         int64_t id;
         int shard;
-        CHECK(store_find_client(s, tokens[0], &id, &shard, &err) == SDFED_OK && id == 7 && shard == 2 &&
-                  store_find_client(s, tokens[1], &id, &shard, &err) == SDFED_OK && id == 8 && shard == -1,
+        CHECK(agg_store_find_client(s, tokens[0], &id, &shard, &err) == SDFED_OK && id == 7 && shard == 2 &&
+                  agg_store_find_client(s, tokens[1], &id, &shard, &err) == SDFED_OK && id == 8 && shard == -1,
               "migration%s: the clients found by their tokens: %s", again ? " (opened again)" : "", err.message);
         char wal[4300];
         snprintf(wal, sizeof wal, "%s-wal", db);
@@ -822,13 +832,13 @@ static void check_migration(const char *work) {
         int64_t *rounds, *clients;
         double *accuracy;
         int n;
-        CHECK(store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK && n == 1 &&
+        CHECK(agg_store_accuracy_history(s, &rounds, &accuracy, &clients, &n, &err) == SDFED_OK && n == 1 &&
                   accuracy[0] == 0.5 && clients[0] == 1,
               "migration: the accuracy of the reporter alone (%d rounds)", n);
         free(rounds);
         free(accuracy);
         free(clients);
-        store_close(s);
+        agg_store_close(s);
     }
 }
 
@@ -839,25 +849,25 @@ static void check_moved(const char *work) {
     char dir[4096], away[4096];
     snprintf(dir, sizeof dir, "%s/moved", work);
     snprintf(away, sizeof away, "%s/moved-away", work);
-    store *s = open_store(dir, "moved");
+    agg_store *s = open_store(dir, "moved");
     if (!s) return;
     faults f = {0};
-    store_watch_faults(s, on_fault, &f);
+    agg_store_watch_faults(s, on_fault, &f);
     sdfed_error err = {0};
-    CHECK(store_set_meta(s, "k", "1", &err) == SDFED_OK, "moved: a write: %s", err.message);
+    CHECK(agg_store_set_meta(s, "k", "1", &err) == SDFED_OK, "moved: a write: %s", err.message);
     CHECK(rename(dir, away) == 0, "moved: rename: %s", strerror(errno));
-    CHECK(store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO && store_set_meta(s, "k", "3", &err) == SDFED_ERR_IO &&
-              strstr(err.message, "moved or deleted"),
+    CHECK(agg_store_set_meta(s, "k", "2", &err) == SDFED_ERR_IO &&
+              agg_store_set_meta(s, "k", "3", &err) == SDFED_ERR_IO && strstr(err.message, "moved or deleted"),
           "moved: writes to a database moved away fail: %s", err.message);
     CHECK(f.begun == 1 && f.cleared == 0, "moved: one fault (%d begun)", f.begun);
     CHECK(rename(away, dir) == 0, "moved: rename back: %s", strerror(errno));
-    CHECK(store_set_meta(s, "k", "4", &err) == SDFED_OK && f.cleared == 1 && !store_failing(s),
+    CHECK(agg_store_set_meta(s, "k", "4", &err) == SDFED_OK && f.cleared == 1 && !agg_store_failing(s),
           "moved: back, a write ends the fault: %s", err.message);
     char *value = NULL;
-    CHECK(store_get_meta(s, "k", &value, &err) == SDFED_OK && value && !strcmp(value, "4"), "moved: k is %s",
+    CHECK(agg_store_get_meta(s, "k", &value, &err) == SDFED_OK && value && !strcmp(value, "4"), "moved: k is %s",
           value ? value : "(absent)");
     free(value);
-    store_close(s);
+    agg_store_close(s);
 }
 
 /* PostgreSQL: a database written before tokens were hashed is migrated
@@ -872,12 +882,12 @@ static void check_postgres_migration(const char *uri) {
              "INSERT INTO clients (id, token, shard, kind, created) VALUES (41, $$%s$$, 3, $$browser$$, 1)",
              token);
     run_sql(sql);
-    store *s = open_store(uri, "postgres migration");
+    agg_store *s = open_store(uri, "postgres migration");
     if (!s) return;
     sdfed_error err = {0};
     int64_t id;
     int shard;
-    CHECK(store_find_client(s, token, &id, &shard, &err) == SDFED_OK && id == 41 && shard == 3,
+    CHECK(agg_store_find_client(s, token, &id, &shard, &err) == SDFED_OK && id == 41 && shard == 3,
           "postgres migration: the client found by its token: %lld %s", (long long)id, err.message);
     sdfed_sha256_hex(token, strlen(token), hash);
     /* each fails (a division by zero) unless its count is as said */
@@ -887,7 +897,7 @@ static void check_postgres_migration(const char *uri) {
     run_sql(sql);
     snprintf(sql, sizeof sql, "SELECT 1 / (1 - count(*)) FROM clients WHERE token_sha256 = $$%s$$", token);
     run_sql(sql);
-    store_close(s);
+    agg_store_close(s);
 }
 
 /* A state folder that cannot be made: an error naming it. */
@@ -897,9 +907,9 @@ static void check_unwritable(const char *work) {
     snprintf(dir, sizeof dir, "%s/state", file);
     FILE *fp = fopen(file, "w");
     if (fp) fclose(fp);
-    store *s = NULL;
+    agg_store *s = NULL;
     sdfed_error err = {0};
-    CHECK(store_open(&s, dir, &err) == SDFED_ERR_IO && !s && strstr(err.message, dir) &&
+    CHECK(agg_store_open(&s, dir, &err) == SDFED_ERR_IO && !s && strstr(err.message, dir) &&
               strstr(err.message, "cannot be opened"),
           "a state folder that cannot be made: %s", err.message);
 }
@@ -914,7 +924,7 @@ int main(int argc, char **argv) {
     snprintf(folder, sizeof folder, "%s/state", work);
     snprintf(uri, sizeof uri, "postgresql://sdfed:%s@/store_test?host=%s", password, socket_dir);
     snprintf(shown, sizeof shown, "postgresql://sdfed@/store_test?host=%s", socket_dir);
-    CHECK(!store_is_database(folder) && store_is_database(uri) && store_is_database("postgres://h/d"),
+    CHECK(!agg_store_is_database(folder) && agg_store_is_database(uri) && agg_store_is_database("postgres://h/d"),
           "folders and URIs told apart");
     CHECK(getrlimit(RLIMIT_FSIZE, &file_limit) == 0, "getrlimit: %s", strerror(errno));
     signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails (EFBIG) instead */
@@ -930,9 +940,9 @@ int main(int argc, char **argv) {
         check_cluster(other);
     }
     if (check_case("postgres_refusals")) {
-        store *s = open_store(uri, "postgres name");
-        if (s) CHECK(strcmp(store_name(s), shown) == 0, "the store's name: %s", store_name(s));
-        store_close(s);
+        agg_store *s = open_store(uri, "postgres name");
+        if (s) CHECK(strcmp(agg_store_name(s), shown) == 0, "the store's name: %s", agg_store_name(s));
+        agg_store_close(s);
         /* what cannot open, and why, without the password (in the user part or in the query) */
         snprintf(other, sizeof other, "postgresql://sdfed:hunter2-wrong@/store_test?host=%s", socket_dir);
         check_refused(other, SDFED_ERR_IO, shown, "password authentication failed", "hunter2-wrong");

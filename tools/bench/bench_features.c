@@ -19,8 +19,7 @@
 #include <string.h>
 
 #include "clip/image_encoder.h"
-#include "kernels/linear_fma.h"
-#include "kernels/linear_int8.h"
+#include "kernels/dispatch.h"
 #include "native/args.h"
 #include "native/clock.h"
 #include "native/model.h"
@@ -126,8 +125,7 @@ int main(int argc, char **argv) {
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
     int int8 = sdfed_clip_int8_image_features(&m.clip);
     printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
-           sdfed_kernels_thread_count(), int8,
-           int8 ? sdfed_int8_isa_name(sdfed_int8_isa_best()) : sdfed_fma_isa_name(sdfed_fma_isa_best()));
+           sdfed_kernels_thread_count(), int8, sdfed_isa_name(int8 ? sdfed_isa_best_int8() : sdfed_isa_best_fma()));
     free(rates);
     free(rgb);
     free(features);

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "cli.h"
 #include "dataset_report.h"
-#include "fed/protocol.h"
 #include "native/fed_client.h"
 #include "native/fed_data.h"
 #include "native/task_file.h"

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "fed/backoff.h"
 #include "fed/protocol.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "fed/secagg_message.h"
 
 void client_secure_init(client_secure *s, const sdfed_task *task, int64_t index, client_send_fn send, void *ctx) {

@@ -9,19 +9,23 @@
 
 #include "base/io.h"
 #include "fed/errors.h"
+#include "native/file_map.h"
+#include "native/generated_file.h"
 
 #define DOC_BEGIN                                                                                                      \
     "<!-- error codes: written from shared/fed/errors.c by `build/sdfed-errors write web/errors.js "                   \
     "docs/protocol.md`; the ctest error_codes checks them -->\n"
 #define DOC_END "<!-- end of error codes -->\n"
 
-static void put(sdfed_buffer *b, const char *s) {
+static void put_bytes(sdfed_buffer *b, const void *data, size_t n) {
     sdfed_sink sink = sdfed_buffer_sink(b);
-    if (sink.write(sink.ctx, s, strlen(s))) {
+    if (sink.write(sink.ctx, data, n)) {
         fprintf(stderr, "sdfed-errors: out of memory\n");
         exit(2);
     }
 }
+
+static void put(sdfed_buffer *b, const char *s) { put_bytes(b, s, strlen(s)); }
 
 static void put_js_string(sdfed_buffer *b, const char *s) {
     put(b, "'");
@@ -76,30 +80,6 @@ static void write_doc_list(sdfed_buffer *b) {
     put(b, DOC_END);
 }
 
-static char *read_all(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    sdfed_buffer b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        sdfed_sink sink = sdfed_buffer_sink(&b);
-        if (sink.write(sink.ctx, chunk, n)) break;
-    }
-    fclose(f);
-    sdfed_sink sink = sdfed_buffer_sink(&b);
-    sink.write(sink.ctx, "", 1); /* a terminating NUL */
-    *size = b.size - 1;
-    return (char *)b.data;
-}
-
-static int write_all(const char *path, const void *data, size_t size) {
-    FILE *f = fopen(path, "wb");
-    int failed = !f || fwrite(data, 1, size, f) != size;
-    if (f && fclose(f)) failed = 1;
-    return failed;
-}
-
 int main(int argc, char **argv) {
     static const char usage[] = "usage: sdfed-errors check|write web/errors.js docs/protocol.md\n";
     if (argc == 2 && !strcmp(argv[1], "--help")) {
@@ -114,41 +94,39 @@ int main(int argc, char **argv) {
     const char *js_path = argv[2], *doc_path = argv[3];
     sdfed_buffer js = {0}, list = {0}, doc = {0};
     write_js(&js);
+    put_bytes(&js, "", 1); /* a terminating NUL */
     write_doc_list(&list);
 
-    size_t old_js_size = 0, doc_size = 0;
-    char *old_js = read_all(js_path, &old_js_size), *old_doc = read_all(doc_path, &doc_size);
-    if (!old_doc) {
-        fprintf(stderr, "sdfed-errors: cannot read %s\n", doc_path);
+    native_file_map doc_file;
+    sdfed_error err;
+    if (native_file_map_open(&doc_file, doc_path, &err)) {
+        fprintf(stderr, "sdfed-errors: %s\n", err.message);
         return 2;
     }
-    char *begin = strstr(old_doc, DOC_BEGIN), *end = begin ? strstr(begin, DOC_END) : NULL;
+    sdfed_buffer old_doc = {0};
+    put_bytes(&old_doc, doc_file.data, doc_file.size);
+    put_bytes(&old_doc, "", 1);
+    native_file_map_close(&doc_file);
+    /* the document up to its list, the list, and the rest after it */
+    const char *text = (const char *)old_doc.data;
+    const char *begin = strstr(text, DOC_BEGIN), *end = begin ? strstr(begin, DOC_END) : NULL;
     if (!end) {
         fprintf(stderr, "sdfed-errors: %s has no list of error codes between the markers\n  %s  %s", doc_path,
                 DOC_BEGIN, DOC_END);
         return 2;
     }
     end += strlen(DOC_END);
-    sdfed_sink sink = sdfed_buffer_sink(&doc);
-    if (sink.write(sink.ctx, old_doc, (size_t)(begin - old_doc)) || sink.write(sink.ctx, list.data, list.size) ||
-        sink.write(sink.ctx, end, strlen(end))) {
-        fprintf(stderr, "sdfed-errors: out of memory\n");
-        return 2;
-    }
+    put_bytes(&doc, text, (size_t)(begin - text));
+    put_bytes(&doc, list.data, list.size);
+    put_bytes(&doc, end, strlen(end) + 1); /* with its NUL */
 
-    int js_same = old_js && old_js_size == js.size && !memcmp(old_js, js.data, js.size);
-    int doc_same = doc_size == doc.size && !memcmp(old_doc, doc.data, doc.size);
-    int rc = 0;
-    if (write) {
-        if (!js_same && write_all(js_path, js.data, js.size)) {
-            fprintf(stderr, "sdfed-errors: cannot write %s\n", js_path);
-            rc = 2;
-        }
-        if (!doc_same && write_all(doc_path, doc.data, doc.size)) {
-            fprintf(stderr, "sdfed-errors: cannot write %s\n", doc_path);
-            rc = 2;
-        }
-    } else {
+    int js_same, doc_same;
+    int rc = native_generated_file(js_path, (const char *)js.data, write, &js_same, &err) ||
+             native_generated_file(doc_path, (const char *)doc.data, write, &doc_same, &err);
+    if (rc) {
+        fprintf(stderr, "sdfed-errors: %s\n", err.message);
+        rc = 2;
+    } else if (!write) {
         if (!js_same) fprintf(stderr, "sdfed-errors: %s is not the table's (shared/fed/errors.c)\n", js_path);
         if (!doc_same)
             fprintf(stderr, "sdfed-errors: the list of error codes in %s is not the table's (shared/fed/errors.c)\n",
@@ -160,10 +138,9 @@ int main(int argc, char **argv) {
             printf("sdfed-errors: %s and %s list the %d codes of the table\n", js_path, doc_path, SDFED_CODE_COUNT);
         }
     }
-    free(old_js);
-    free(old_doc);
     sdfed_buffer_free(&js);
     sdfed_buffer_free(&list);
     sdfed_buffer_free(&doc);
+    sdfed_buffer_free(&old_doc);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fed/protocol.h"
+#include "base/json_writer.h"
 #include "native/paths.h"
 #include "native/svg_chart.h"
 #include "prompt/projector.h"
