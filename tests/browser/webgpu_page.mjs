@@ -9,23 +9,25 @@
 //      of ViT-B/32's image tower, 224 x 224 in patches of 32, width 768, 12
 //      heads, with 2 of its 12 blocks: SwiftShader takes about a minute an
 //      image for all 12 on this project's 2 cores);
-//   2. fallback: without the switches (no adapter) and with the GPU turned
-//      down (init's useGpu false) the worker says it computes on the CPU and
-//      why, with the same features;
-//   3. a device lost mid-extraction (loseGpuAfter: the worker destroys it
-//      after 2 images, as a lost device would be lost) resumes on the CPU:
-//      every image's features are there, the native ones, and the worker
-//      says where they run now.
+//   2. the volunteer page (an aggregator's, the default task) says where
+//      image features run: "GPU (WebGPU)" with the switches; without them
+//      (no adapter: the demo share's features are made there), and with a
+//      gpu.js whose QuickGELU is wrong (served in its place: the check image
+//      disagrees), the CPU and why;
+//   3. a device lost mid-extraction (the page's lose-gpu-after=3: the worker
+//      destroys it after 3 images, as a lost device would be lost) resumes
+//      on the CPU: every image of the demo share has its features stored
+//      (finite, unit length), and the page says they run on the CPU now.
 //   node webgpu_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromiumTest, launchChromium, WEBGPU_SWITCHES } from './harness.mjs';
+import { chromiumTest, launchChromium, WEBGPU_SWITCHES, watchPage } from './harness.mjs';
 import { png } from './image_files.mjs';
 import { servePage } from './secagg_page.mjs';
 
 const { root, build, emBuild, model, out, h } = chromiumTest();
-const { check } = h;
+const { check, until } = h;
 const MAX_ONE_MINUS_COSINE = 1e-5;
 
 // Random-weight models of the tiny shape (F32) and of ViT-B/32's (F32 and
@@ -116,6 +118,56 @@ const run = async (browser, modelIndex, count, options = {}) => {
   }
 };
 
+// The page's stored demo share (IndexedDB): its image count, and how many
+// of its features are finite and of unit length.
+const storedShare = (page) => page.evaluate(async () => {
+  const d = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('sdfed');
+    r.onerror = () => reject(r.error);
+    r.onsuccess = () => {
+      const all = r.result.transaction('datasets').objectStore('datasets').getAll();
+      all.onsuccess = () => resolve(all.result[0]);
+    };
+  });
+  const n = d.labels.length, D = d.features.length / n;
+  let unit = 0;
+  for (let i = 0; i < n; i++) {
+    const norm = Math.hypot(...d.features.subarray(i * D, (i + 1) * D));
+    if (Math.abs(norm - 1) < 1e-5) unit++;
+  }
+  return { n, unit };
+});
+
+// The page at address (under the aggregator), a demo share taken (unless
+// not take): what it said about image features before and after, and the
+// share stored.
+async function demoShare(browser, address, { route = null, take = true } = {}) {
+  const context = await browser.newContext();
+  if (route) await context.route(...route);
+  const page = await context.newPage(), watch = watchPage(page);
+  try {
+    await page.goto(`${h.base}${address}`);
+    await until('the page', async () => (await watch.stage()) === 'empty', 120);
+    const before = await watch.text('features-on');
+    if (!take) return { before };
+    await page.click('#demo');
+    await until('the demo share', async () => (await watch.stage()) === 'ready', 300);
+    return { before, after: await watch.text('features-on'), stored: await storedShare(page) };
+  } catch (e) {
+    console.log(watch.tail());
+    throw e;
+  } finally {
+    await context.close();
+  }
+}
+const CPU = /^CPU, \d+ threads?/;
+
+const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+Object.assign(task, { model, clients: 3, rounds: 1, min_clients: 1, clients_per_round: 1 });
+writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
+await h.startAggregator('aggregator', ['--task', path.join(out, 'task.json'), '--state', path.join(out, 'state'),
+  '--web', path.join(root, 'web'), '--wasm', path.join(emBuild, 'wasm-client')]);
+
 try {
   // 1. each model's features on the GPU
   const gpuBrowser = await launchChromium(WEBGPU_SWITCHES);
@@ -128,10 +180,35 @@ try {
       check(worst <= MAX_ONE_MINUS_COSINE, `${name}: the GPU's features of 2 images are the native f32 ones ` +
         `(worst 1 - cosine ${worst.toExponential(2)})`);
     }
+
+    // 2. the page says where features run: the GPU; 3. a device lost after 3 images
+    const lost = await demoShare(gpuBrowser, '/?lose-gpu-after=3');
+    check(lost.before === 'GPU (WebGPU)', `the page says image features run on the GPU: "${lost.before}"`);
+    check(lost.stored.n > 3 && lost.stored.unit === lost.stored.n, `a device lost after 3 images: all ` +
+      `${lost.stored.n} images of the demo share have their features stored (${lost.stored.unit} of unit length)`);
+    check(CPU.test(lost.after) && /lost|destroyed/i.test(lost.after), `and the page says they run on the CPU now, ` +
+      `and why: "${lost.after}"`);
+    // 2. a GPU whose features disagree with the wasm's: QuickGELU's constant changed in the gpu.js served
+    const wrong = readFileSync(path.join(root, 'web/gpu.js'), 'utf8').replace('x * -1.702', 'x * -1.5');
+    const faulty = await demoShare(gpuBrowser, '/', { take: false, route: ['**/gpu.js', (r) => r.fulfill({ body: wrong,
+      contentType: 'text/javascript' })] });
+    check(CPU.test(faulty.before) && /differ from the CPU/.test(faulty.before),
+      `a GPU that fails the check image: the page says the CPU computes, and why: "${faulty.before}"`);
   } finally {
     await gpuBrowser.close();
   }
+  // 2. no WebGPU adapter
+  const cpuBrowser = await launchChromium();
+  try {
+    const none = await demoShare(cpuBrowser, '/');
+    check(CPU.test(none.before) && /WebGPU/.test(none.before) && none.stored.n > 0 && none.stored.unit === none.stored.n,
+      `without WebGPU the page says the CPU computes, and why ("${none.before}"), and the demo share's features are ` +
+      `made there (${none.stored.n})`);
+  } finally {
+    await cpuBrowser.close();
+  }
 } finally {
   server.close();
+  h.cleanup();
 }
 process.exit(h.summary('chromium-webgpu'));
