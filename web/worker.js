@@ -21,7 +21,7 @@ const PROBE_STEPS = 4; // WC_PROBE_STEPS (wasm-client/api.h)
 // agreed with the wasm's, else null; where image features run, for the page
 // ('GPU (WebGPU)' or 'CPU, 2 threads'), and why not on the GPU.
 let gpu = null;
-const features = { on: '', why: '' };
+const placement = { on: '', why: '' };
 const MAX_ONE_MINUS_COSINE = 1e-5; // the GPU's check image against the wasm's features
 let loseGpuAfter = Infinity; // tests: the GPU device destroyed after this many images on it
 let imagesOnGpu = 0;
@@ -111,7 +111,7 @@ async function gpuFeatures(p) {
 function leaveGpu(why) {
   if (gpu) gpu.device.destroy();
   gpu = null;
-  Object.assign(features, { on: cpuLabel(), why });
+  Object.assign(placement, { on: cpuLabel(), why });
 }
 
 // The GPU for image features where WebGPU gives an adapter and its features
@@ -119,33 +119,30 @@ function leaveGpu(why) {
 // computes on f32 activations too (a lost GPU's images go on with the same
 // features), else as int8Images asks.
 async function chooseFeatures(int8Images) {
-  leaveGpu('');
-  api.setInt8Images(int8Images);
-  if (!self.navigator || !navigator.gpu) return leaveGpu('this browser has no WebGPU');
+  const refuse = (why) => {
+    api.setInt8Images(int8Images);
+    leaveGpu(why);
+  };
+  refuse('');
+  if (!self.navigator || !navigator.gpu) return refuse('this browser has no WebGPU');
   try {
     gpu = await sdfedGpu.open(api.imageTower());
+    if (!gpu) return refuse('WebGPU gives no adapter here');
+    api.setInt8Images(false);
+    const image = checkImage(api.imageSize());
+    const cpu = api.encodeImage(image.rgba, image.width, image.height);
+    const distance = oneMinusCosine(await gpuFeatures(image), cpu);
+    if (!(distance <= MAX_ONE_MINUS_COSINE)) {
+      return refuse(`the GPU's features of a check image differ from the CPU's ` +
+        `(1 - cosine ${distance.toExponential(2)})`);
+    }
   } catch (e) {
-    return leaveGpu(`WebGPU failed: ${e.message}`);
+    return refuse(`WebGPU failed: ${e.message}`);
   }
-  if (!gpu) return leaveGpu('WebGPU gives no adapter here');
-  api.setInt8Images(false);
-  const image = checkImage(api.imageSize());
-  const cpu = api.encodeImage(image.rgba, image.width, image.height);
-  let distance;
-  try {
-    distance = oneMinusCosine(await gpuFeatures(image), cpu);
-  } catch (e) {
-    api.setInt8Images(int8Images);
-    return leaveGpu(`WebGPU failed: ${e.message}`);
-  }
-  if (!(distance <= MAX_ONE_MINUS_COSINE)) {
-    api.setInt8Images(int8Images);
-    return leaveGpu(`the GPU's features of a check image differ from the CPU's ` +
-      `(1 - cosine ${distance.toExponential(2)})`);
-  }
+  imagesOnGpu = 0; // the check image is not one of the volunteer's
   const { device } = gpu;
   device.lost.then((info) => { if (gpu && gpu.device === device) leaveGpu(`the GPU was lost (${info.message})`); });
-  Object.assign(features, { on: 'GPU (WebGPU)', why: '' });
+  Object.assign(placement, { on: 'GPU (WebGPU)', why: '' });
 }
 
 // One image's features: on the GPU while it lasts (a failure leaves it for
@@ -178,7 +175,7 @@ const ops = {
       api.setInt8Images(int8Images);
     }
     return { threaded, threads, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim(),
-             featuresOn: features.on, featuresWhy: features.why };
+             featuresOn: placement.on, featuresWhy: placement.why };
   },
   setTask({ task, index }) {
     api.setTask(task, index);
@@ -223,7 +220,7 @@ const ops = {
       progress(i + 1, images.length);
     }
     return { features: failed.length ? all.slice(0, encoded * D) : all, failed,
-             seconds: (performance.now() - started) / 1e3, on: features.on, why: features.why };
+             seconds: (performance.now() - started) / 1e3, on: placement.on, why: placement.why };
   },
   setSamples({ which, features, labels }) {
     api.setSamples(which, features, labels);
