@@ -8,7 +8,9 @@
 //      ViT-B/32-shaped one with random weights (Q8_0 and F32: every shape
 //      of ViT-B/32's image tower, 224 x 224 in patches of 32, width 768, 12
 //      heads, with 2 of its 12 blocks: SwiftShader takes about a minute an
-//      image for all 12 on this project's 2 cores);
+//      image for all 12 on this project's 2 cores); and FedOTP's patch
+//      features (every token projected on the GPU) equal the wasm's on f32
+//      activations, row by row;
 //   2. the volunteer page (an aggregator's, the default task) says where
 //      image features run: "GPU (WebGPU)" with the switches; without them
 //      (no adapter: the demo share's features are made there), and with a
@@ -24,6 +26,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromiumTest, launchChromium, WEBGPU_SWITCHES, watchPage } from './harness.mjs';
 import { png } from './image_files.mjs';
+import { CLASSES } from './parity.mjs';
 import { servePage } from './secagg_page.mjs';
 
 const { root, build, emBuild, model, out, h } = chromiumTest();
@@ -85,12 +88,14 @@ function oneMinusCosine(a, b) {
 }
 
 // Runs in the page: a worker (compute.js) with the model at modelUrl and
-// init's options, the first `count` images encoded; returns init's and
-// encode's answers (features as arrays, one per image).
-async function encodeInWorker({ modelUrl, images, count, options }) {
+// init's options (and the task, when given), the first `count` images
+// encoded; returns init's and encode's answers (features as arrays, one per
+// image).
+async function encodeInWorker({ modelUrl, images, count, options, task }) {
   const compute = (await import('/compute.js')).startCompute();
   const model = await (await fetch(modelUrl)).arrayBuffer();
   const info = await compute.call('init', { model, singleThreaded: true, ...options }, null, [model]);
+  if (task) await compute.call('setTask', { task, index: 0 });
   const batch = images.slice(0, count).map((im) => ({ ...im, rgba: Uint8ClampedArray.from(im.rgba) }));
   const r = await compute.call('encode', { images: batch });
   compute.stop();
@@ -107,12 +112,12 @@ function worstAgainstNative(modelFile, features) {
 
 const extra = Object.fromEntries(MODELS.map(([, file], i) => [`/test/model-${i}.gguf`, file]));
 const server = await servePage({ root, emBuild, model, extra });
-const run = async (browser, modelIndex, count, options = {}) => {
+const run = async (browser, modelIndex, count, options = {}, task = null) => {
   const page = await browser.newPage();
   try {
     await page.goto(`${server.url}/test/blank.html`);
     return await page.evaluate(encodeInWorker, { modelUrl: `/test/model-${modelIndex}.gguf`, images: IMAGES, count,
-      options });
+      options, task });
   } finally {
     await page.close();
   }
@@ -163,6 +168,7 @@ async function demoShare(browser, address, { route = null, take = true } = {}) {
 const CPU = /^CPU, \d+ threads?/;
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
+const fedotp = { ...task, classes: CLASSES, method: 'fedotp' };
 Object.assign(task, { model, clients: 3, rounds: 1, min_clients: 1, clients_per_round: 1 });
 writeFileSync(path.join(out, 'task.json'), JSON.stringify(task));
 await h.startAggregator('aggregator', ['--task', path.join(out, 'task.json'), '--state', path.join(out, 'state'),
@@ -180,6 +186,15 @@ try {
       check(worst <= MAX_ONE_MINUS_COSINE, `${name}: the GPU's features of 2 images are the native f32 ones ` +
         `(worst 1 - cosine ${worst.toExponential(2)})`);
     }
+    // FedOTP's patch features, the GPU's against the wasm's on f32 activations, row by row
+    const [onGpu, onCpu] = await Promise.all([{}, { useGpu: false, int8Images: false }].map((options) =>
+      run(gpuBrowser, 0, 1, options, fedotp)));
+    const E = 64, rows = onGpu.features[0].length / E; // the tiny model's embed_dim
+    const worstRow = Math.max(...Array.from({ length: rows }, (_, r) =>
+      oneMinusCosine(onGpu.features[0].slice(r * E, (r + 1) * E), onCpu.features[0].slice(r * E, (r + 1) * E))));
+    check(onGpu.info.featuresOn === 'GPU (WebGPU)' && rows === 16 && worstRow <= MAX_ONE_MINUS_COSINE,
+      `FedOTP's ${rows} patch features of an image on the GPU are the wasm's (worst row's 1 - cosine ` +
+      `${worstRow.toExponential(2)})`);
 
     // 2. the page says where features run: the GPU; 3. a device lost after 3 images
     const lost = await demoShare(gpuBrowser, '/?lose-gpu-after=3');
