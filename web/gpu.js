@@ -14,11 +14,12 @@ const sdfedGpu = (() => {
   // y (n, R) = x (n, K) @ W^T (+ bias), W (R, K) as the model stores it;
   // then by the epilogue: stored, the MLP's activation applied, or added to
   // what out holds (the residual stream). `weight` is the WGSL that reads
-  // W[r, k] from its buffers (F32, F16, or Q8_0's quants and scales). Each
-  // invocation computes a 4 x 4 block of y in vectors, every output an
-  // in-order sum over k; no workgroup memory, barriers or arrays indexed at
-  // run time (which a software GPU runs slowly).
-  const linearShader = (weightBindings, weight, activation) => `
+  // W[r, k] from its buffers (F32, F16, or Q8_0's quants and scales), and
+  // `weight4` W[r, k..k+3] for k a multiple of 4 where K is too (Q8_0's
+  // always is). Each invocation computes a 4 x 4 block of y in vectors,
+  // every output an in-order sum over k; no workgroup memory, barriers or
+  // arrays indexed at run time (which a software GPU runs slowly).
+  const linearShader = ([weightBindings, weight, weight4], activation) => `
 struct Params { n: u32, K: u32, R: u32, bias: u32, epilogue: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;         // (n, K)
@@ -27,7 +28,17 @@ struct Params { n: u32, K: u32, R: u32, bias: u32, epilogue: u32 }
 ${weightBindings}
 
 fn weight(r: u32, k: u32) -> f32 { ${weight} }
+fn weight4(r: u32, k: u32) -> vec4f { ${weight4} }
 ${activation}
+
+// x[at..at+3]
+fn x4(at: u32) -> vec4f { return vec4f(x[at], x[at + 1u], x[at + 2u], x[at + 3u]); }
+
+// acc + the products of 4 steps of k in order: xs (one row of x at k..k+3)
+// times m (m[j]: the 4 columns' weights at k + j)
+fn steps4(acc: vec4f, xs: vec4f, m: mat4x4f) -> vec4f {
+  return acc + xs.x * m[0] + xs.y * m[1] + xs.z * m[2] + xs.w * m[3];
+}
 
 // y[row, col] finished by the epilogue, for an output inside y
 fn finish(row: u32, col: u32, acc: f32) {
@@ -59,12 +70,22 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
   var acc1 = vec4f(0.0);
   var acc2 = vec4f(0.0);
   var acc3 = vec4f(0.0);
-  for (var k = 0u; k < p.K; k++) {
-    let w = vec4f(weight(c.x, k), weight(c.y, k), weight(c.z, k), weight(c.w, k));
-    acc0 += x[r.x + k] * w;
-    acc1 += x[r.y + k] * w;
-    acc2 += x[r.z + k] * w;
-    acc3 += x[r.w + k] * w;
+  if (p.K % 4u == 0u) {
+    for (var k = 0u; k < p.K; k += 4u) {
+      let m = transpose(mat4x4f(weight4(c.x, k), weight4(c.y, k), weight4(c.z, k), weight4(c.w, k)));
+      acc0 = steps4(acc0, x4(r.x + k), m);
+      acc1 = steps4(acc1, x4(r.y + k), m);
+      acc2 = steps4(acc2, x4(r.z + k), m);
+      acc3 = steps4(acc3, x4(r.w + k), m);
+    }
+  } else {
+    for (var k = 0u; k < p.K; k++) {
+      let w = vec4f(weight(c.x, k), weight(c.y, k), weight(c.z, k), weight(c.w, k));
+      acc0 += x[r.x + k] * w;
+      acc1 += x[r.y + k] * w;
+      acc2 += x[r.z + k] * w;
+      acc3 += x[r.w + k] * w;
+    }
   }
   finish_row(row0, col0, acc0);
   finish_row(row0 + 1u, col0, acc1);
@@ -72,10 +93,13 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
   finish_row(row0 + 3u, col0, acc3);
 }`;
 
-  const F32_WEIGHT = ['@group(0) @binding(4) var<storage, read> w: array<f32>; // (R, K)', 'return w[r * p.K + k];'];
+  // each type's [bindings, weight, weight4] (see linearShader)
+  const F32_WEIGHT = ['@group(0) @binding(4) var<storage, read> w: array<f32>; // (R, K)', 'return w[r * p.K + k];',
+    'let i = r * p.K + k;\n  return vec4f(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);'];
   // F16: two values a u32
   const F16_WEIGHT = ['@group(0) @binding(4) var<storage, read> w: array<u32>; // (R, K) f16, 2 a word',
-    'let i = r * p.K + k;\n  return unpack2x16float(w[i / 2u])[i % 2u];'];
+    'let i = r * p.K + k;\n  return unpack2x16float(w[i / 2u])[i % 2u];',
+    'let i = (r * p.K + k) / 2u;\n  return vec4f(unpack2x16float(w[i]), unpack2x16float(w[i + 1u]));'];
   // Q8_0: value = d * q per block of 32 along k (base/dtype.h); the quants
   // 4 to a u32, the f16 scales 2 to a u32 (as gpu.js repacks them)
   const Q8_0_WEIGHT = [`@group(0) @binding(4) var<storage, read> quants: array<u32>; // (R, K) int8, 4 a word
@@ -83,7 +107,13 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
   `let i = r * p.K + k;
   let b = i / 32u;
   let q = extractBits(i32(quants[i / 4u]), (i % 4u) * 8u, 8u);
-  return unpack2x16float(scales[b / 2u])[b % 2u] * f32(q);`];
+  return unpack2x16float(scales[b / 2u])[b % 2u] * f32(q);`,
+  `let i = r * p.K + k;
+  let b = i / 32u;
+  let word = i32(quants[i / 4u]);
+  let q = vec4f(f32(extractBits(word, 0u, 8u)), f32(extractBits(word, 8u, 8u)), f32(extractBits(word, 16u, 8u)),
+                f32(extractBits(word, 24u, 8u)));
+  return unpack2x16float(scales[b / 2u])[b % 2u] * q;`];
 
   const WEIGHTS = { f32: F32_WEIGHT, f16: F16_WEIGHT, q8_0: Q8_0_WEIGHT };
 
@@ -270,8 +300,7 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
       compute: { module: device.createShaderModule({ code }), entryPoint: 'main' } });
     const activation = ACTIVATIONS[tower.activation];
     const pipelines = {
-      ...Object.fromEntries(Object.entries(WEIGHTS).map(([type, [bindings, read]]) =>
-        [type, pipeline(linearShader(bindings, read, activation))])),
+      ...Object.fromEntries(Object.entries(WEIGHTS).map(([type, reads]) => [type, pipeline(linearShader(reads, activation))])),
       layernorm: pipeline(LAYERNORM), patchify: pipeline(PATCHIFY), embed: pipeline(EMBED),
       attention: pipeline(attentionShader(T)),
     };
