@@ -1,5 +1,5 @@
 // The image tower's forward on WebGPU: clip/image_encoder.c's maths (on f32
-// activations, Q8_0 weights dequantised in the shaders) as WGSL compute
+// activations, F16 and Q8_0 weights dequantised in the shaders) as WGSL compute
 // shaders, from the wasm module's preprocessed pixels and weights
 // (sdfed-api.js imageTower) to the projected tokens the module makes into
 // features. Loaded by worker.js (importScripts):
@@ -261,7 +261,8 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
 
   // tower: sdfed-api.js imageTower(). Every token is projected (the class
   // token's row is CLIP's pooled feature; FedOTP reads the others). Throws
-  // when the tower has a matrix type the shaders do not read (F16).
+  // when the tower has a matrix of a type the shaders do not read (not F32,
+  // F16 or Q8_0), or WebGPU refused a shader or a binding.
   async function open(tower) {
     const { imageSize: S, patchSize: P, width: W, layers, heads, embedDim: E, eps } = tower;
     const G = S / P, T = G * G + 1;
@@ -300,7 +301,8 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
       compute: { module: device.createShaderModule({ code }), entryPoint: 'main' } });
     const activation = ACTIVATIONS[tower.activation];
     const pipelines = {
-      ...Object.fromEntries(Object.entries(WEIGHTS).map(([type, reads]) => [type, pipeline(linearShader(reads, activation))])),
+      ...Object.fromEntries(Object.entries(WEIGHTS).map(([type, reads]) =>
+        [type, pipeline(linearShader(reads, activation))])),
       layernorm: pipeline(LAYERNORM), patchify: pipeline(PATCHIFY), embed: pipeline(EMBED),
       attention: pipeline(attentionShader(T)),
     };
