@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "clip/image_composite.h"
+#include "clip/image_encoder.h"
+#include "clip/layers.h"
 #include "data/folder_rule.h"
 #include "fed/protocol.h"
 #include "fed/secagg_client.h"
@@ -312,15 +315,112 @@ static int feature_method(void) { return wasm.have_task ? wasm.cfg.method : SDFE
 
 int wc_feature_size(void) { return wasm.have_model ? sdfed_method_feature_size(feature_method(), &wasm.model.cfg) : 0; }
 
-int wc_encode_image(uint8_t *rgba, int width, int height, float *features) {
+/* An RGBA image onto the task's background (the default's before a task),
+ * RGB packed in place. */
+static int composited(uint8_t *rgba, int width, int height, sdfed_image *img) {
     if (!wasm.have_model) return fail(SDFED_ERR_ARG, "load a model first");
     if (width < 1 || height < 1) return fail(SDFED_ERR_ARG, "an image needs a width and a height of at least 1");
-    /* onto the task's background (the default's before a task), RGB packed in place */
     sdfed_composite(rgba, 4, (size_t)width * (size_t)height, wasm.task.background, rgba);
-    sdfed_image img = {.pixels = rgba, .width = width, .height = height, .channels = 3, .stride = (size_t)width * 3};
+    *img = (sdfed_image){.pixels = rgba, .width = width, .height = height, .channels = 3, .stride = (size_t)width * 3};
+    return SDFED_OK;
+}
+
+int wc_encode_image(uint8_t *rgba, int width, int height, float *features) {
+    sdfed_image img;
+    int rc = composited(rgba, width, height, &img);
+    if (rc) return rc;
     sdfed_arena_reset(&wasm.arena);
     return sdfed_method_image_features(feature_method(), &wasm.model, wasm.k, &img, 1, features, &wasm.arena,
                                        &wasm.err);
+}
+
+int wc_image_tower(double *shape) {
+    if (!wasm.have_model) return fail(SDFED_ERR_ARG, "load a model first");
+    const sdfed_clip_config *c = &wasm.model.cfg;
+    double values[8] = {c->image_size,   c->patch_size, c->vision_width, c->vision_layers,
+                        c->vision_heads, c->embed_dim,  c->activation,   c->layer_norm_eps};
+    memcpy(shape, values, sizeof values);
+    return SDFED_OK;
+}
+
+/* Tensors of a block, in wc_image_tensor's order. */
+#define WC_BLOCK_TENSORS 12
+/* Tensors before the first block, and after the last. */
+#define WC_TOWER_HEAD 5
+#define WC_TOWER_TAIL 3
+
+/* A vector of the tower (F32, one row) as a weight. */
+static sdfed_weight vector_of(const float *v, int rows, int cols) {
+    return (sdfed_weight){.type = SDFED_TYPE_F32, .rows = rows, .cols = cols, .data = v};
+}
+
+static sdfed_weight block_tensor(const sdfed_clip_block *b, int i, int W) {
+    const sdfed_weight list[WC_BLOCK_TENSORS] = {vector_of(b->ln1_w, 1, W),
+                                                 vector_of(b->ln1_b, 1, W),
+                                                 b->attn_qkv,
+                                                 vector_of(b->attn_qkv_b, 1, 3 * W),
+                                                 b->attn_out,
+                                                 vector_of(b->attn_out_b, 1, W),
+                                                 vector_of(b->ln2_w, 1, W),
+                                                 vector_of(b->ln2_b, 1, W),
+                                                 b->mlp_fc,
+                                                 vector_of(b->mlp_fc_b, 1, 4 * W),
+                                                 b->mlp_proj,
+                                                 vector_of(b->mlp_proj_b, 1, W)};
+    return list[i];
+}
+
+int wc_image_tensor(int index, int *desc) {
+    if (!wasm.have_model) return fail(SDFED_ERR_ARG, "load a model first");
+    const sdfed_clip_model *m = &wasm.model;
+    int W = m->cfg.vision_width, L = m->cfg.vision_layers, T = sdfed_image_token_count(&m->cfg);
+    int tail = index - WC_TOWER_HEAD - L * WC_BLOCK_TENSORS;
+    if (index < 0 || tail >= WC_TOWER_TAIL) return fail(SDFED_ERR_ARG, "no such tensor of the image tower");
+    sdfed_weight w;
+    if (index < WC_TOWER_HEAD) {
+        const sdfed_weight head[WC_TOWER_HEAD] = {m->patch_embd, vector_of(m->class_embd, 1, W),
+                                                  vector_of(m->vision_pos, T, W), vector_of(m->ln_pre_w, 1, W),
+                                                  vector_of(m->ln_pre_b, 1, W)};
+        w = head[index];
+    } else if (tail < 0) {
+        int i = index - WC_TOWER_HEAD;
+        w = block_tensor(&m->vision_blocks[i / WC_BLOCK_TENSORS], i % WC_BLOCK_TENSORS, W);
+    } else {
+        const sdfed_weight last[WC_TOWER_TAIL] = {vector_of(m->ln_post_w, 1, W), vector_of(m->ln_post_b, 1, W),
+                                                  m->vision_proj};
+        w = last[tail];
+    }
+    desc[0] = w.type;
+    desc[1] = w.rows;
+    desc[2] = w.cols;
+    desc[3] = (int)(uintptr_t)w.data;
+    return SDFED_OK;
+}
+
+int wc_preprocess_image(uint8_t *rgba, int width, int height, float *pixels) {
+    sdfed_image img;
+    int rc = composited(rgba, width, height, &img);
+    if (rc) return rc;
+    const sdfed_clip_config *c = &wasm.model.cfg;
+    return sdfed_image_preprocess(&img, c->image_size, c->image_mean, c->image_std, pixels, &wasm.err);
+}
+
+int wc_feature_tokens(void) {
+    if (!wasm.have_model) return 0;
+    return sdfed_method_reads_patches(feature_method()) ? sdfed_image_token_count(&wasm.model.cfg) : 1;
+}
+
+int wc_features_from_tokens(const float *tokens, float *features) {
+    if (!wasm.have_model) return fail(SDFED_ERR_ARG, "load a model first");
+    const sdfed_clip_config *c = &wasm.model.cfg;
+    sdfed_arena_reset(&wasm.arena);
+    float *norms = sdfed_arena_floats(&wasm.arena, (size_t)sdfed_image_token_count(c));
+    if (!norms) return fail(SDFED_ERR_NOMEM, "out of memory");
+    if (wc_feature_tokens() == 1)
+        sdfed_l2_normalize_forward(features, norms, tokens, 1, c->embed_dim);
+    else
+        sdfed_image_patches_from_tokens(c, tokens, 1, features, norms);
+    return SDFED_OK;
 }
 
 int wc_set_samples(int which, const float *features, const uint8_t *labels, int n) {

@@ -62,6 +62,32 @@ WC_EXPORT int wc_feature_size(void);
  * packed RGB pixels. */
 WC_EXPORT int wc_encode_image(uint8_t *rgba, int width, int height, float *features);
 
+/* ---- the image tower for another device (web/gpu.js: WebGPU) ------------
+ * The page's GPU runs the forward of sdfed_image_encode on f32 activations
+ * (as with wc_set_int8_images(0)) from this module's pixels and weights, and
+ * hands its output back here to be made into features as the wasm's are.
+ * wc_image_tower: shape (8 doubles) = image_size, patch_size, width, layers,
+ * heads, embed_dim, activation (SDFED_ACT_*), layer_norm_eps.
+ * wc_image_tensor: tensor `index` of the tower, in this order,
+ *   0 patch_embd [W, 3 P P], 1 class_embd [W], 2 pos_embd [T, W],
+ *   3 ln_pre weight, 4 bias [W], then per block 12:
+ *   ln1 weight, bias, attn_qkv [3W, W], its bias, attn_out [W, W], its bias,
+ *   ln2 weight, bias, mlp_fc [4W, W], its bias, mlp_proj [W, 4W], its bias;
+ *   then ln_post weight, bias [W], proj [E, W]
+ * into desc (4 ints): type (SDFED_TYPE_*), rows, cols, its address in
+ * memory (vectors: 1 row); returns 0, or an error past the last. */
+WC_EXPORT int wc_image_tower(double *shape);
+WC_EXPORT int wc_image_tensor(int index, int *desc);
+/* An RGBA image composited as wc_encode_image does it, then preprocessed:
+ * pixels (3, S, S), S = wc_image_size. */
+WC_EXPORT int wc_preprocess_image(uint8_t *rgba, int width, int height, float *pixels);
+/* Rows of the projected tokens (ln_post and proj applied, embed_dim floats
+ * each) that the task's method reads: 1 (the class token) or every token. */
+WC_EXPORT int wc_feature_tokens(void);
+/* features (wc_feature_size) from those rows, as wc_encode_image makes them
+ * from its own. */
+WC_EXPORT int wc_features_from_tokens(const float *tokens, float *features);
+
 /* The client's samples: which 0 training, 1 held-out test; features
  * (n, wc_feature_size) and labels (n, class indices) are copied. */
 WC_EXPORT int wc_set_samples(int which, const float *features, const uint8_t *labels, int n);

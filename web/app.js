@@ -12,7 +12,7 @@ import { addFiles, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
 import { fitMemory } from './memory.js';
-import { $, forgetJoinKey, page, setStage, showError } from './page.js';
+import { $, forgetJoinKey, page, setStage, showError, showFeaturesOn } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
@@ -54,10 +54,14 @@ async function start(described) {
   const model = await loadModel();
   page.compute = startCompute(showError);
   // handed over, not copied: the page keeps no use for the bytes
-  const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads },
-    null, [model.buffer]);
+  // lose-gpu-after=N in the address (tests): the GPU device destroyed after
+  // N images on it, as a lost device would be
+  const loseGpuAfter = Number(new URLSearchParams(location.search).get('lose-gpu-after')) || undefined;
+  const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads,
+    loseGpuAfter }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
     'on one thread'}`;
+  showFeaturesOn(info.featuresOn, info.featuresWhy);
   await setTask();
   drawChart(page.stored.history);
   const dataset = await store.getDataset(page.federation);

@@ -26,6 +26,11 @@ export function startCompute(onError = () => {}) {
         worker.postMessage({ id, op, ...args }, transfer);
       });
     },
-    stop() { worker.terminate(); },
+    // the worker ends once the operation it is in returns (its GPU memory
+    // given back: gpu.js); no call settles after this
+    stop() {
+      pending.clear();
+      worker.postMessage({ id: 0, op: 'stop' });
+    },
   };
 }

@@ -7,7 +7,7 @@
 import { fetchDemoShard } from './federation.js';
 import { askClasses, dropQuestion, sortFiles, undecided } from './folder.js';
 import { showNotUsed } from './not-used.js';
-import { $, page, setStage, showError, showProgress } from './page.js';
+import { $, page, setStage, showError, showFeaturesOn, showProgress } from './page.js';
 import * as store from './store.js';
 import { changeShard, fitDevice } from './training.js';
 
@@ -73,8 +73,9 @@ export async function useDataset(dataset) {
 function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
   return inTurn(async () => {
     setStage('encoding');
-    const { features, failed, seconds } = await page.compute.call('encode', { images }, (done, total) =>
+    const { features, failed, seconds, on, why } = await page.compute.call('encode', { images }, (done, total) =>
       showProgress('encode-progress', done, total, `extracting image features: ${done} of ${total}`));
+    showFeaturesOn(on, why);
     const bad = new Set(failed.map((f) => f.index)), kept = images.map((_, i) => i).filter((i) => !bad.has(i));
     const notUsed = skipped.concat(failed.map((f) =>
       ({ path: names[f.index], reason: f.reason, kind: 'undecodable' })));
@@ -116,7 +117,8 @@ function inTurn(fn) {
 export function addPhoto(image, label, photo) {
   return inTurn(async () => {
     await page.ready();
-    const { features, failed } = await page.compute.call('encode', { images: [image] });
+    const { features, failed, on, why } = await page.compute.call('encode', { images: [image] });
+    showFeaturesOn(on, why);
     if (failed.length) throw new Error(`the photo could not be used: ${failed[0].reason}`);
     const own = page.dataset && page.dataset.source !== 'demo' ? page.dataset :
       { source: 'camera', features: new Float32Array(0), labels: new Uint8Array(0), skipped: [] };

@@ -57,6 +57,12 @@ export function showProgress(id, done, total, label) {
   box.lastElementChild.textContent = label;
 }
 
+// Where the worker computes image features ('GPU (WebGPU)', 'CPU, 2
+// threads') and why not on the GPU, from its init and encode answers.
+export function showFeaturesOn(on, why) {
+  $('features-on').textContent = why ? `${on} (not on the GPU: ${why})` : on;
+}
+
 // For controls the volunteer can use before the worker has the model.
 export function requireModel() {
   if (page.compute) return;

@@ -85,6 +85,49 @@ function sdfedApi(M, memory = null) {
         return read();
       }));
     },
+    // The image tower for the GPU (gpu.js; api.h's wc_image_tower): its
+    // shape, and its tensors {type: 'f32' | 'q8_0' | another, rows, cols,
+    // bytes: a view of the module's memory, valid until the module next runs}
+    imageTower() {
+      const shape = withFloats(16, (p) => { // 8 doubles
+        check(M._wc_image_tower(p), 'the image tower');
+        return f64().slice(p / 8, p / 8 + 8);
+      });
+      const [imageSize, patchSize, width, layers, heads, embedDim, activation, eps] = shape;
+      // SDFED_TYPE_* (base/dtype.h): name, bytes of `values` values
+      const types = { 0: ['f32', (values) => 4 * values], 1: ['f16', (values) => 2 * values],
+        8: ['q8_0', (values) => (values / 32) * 34] };
+      const count = 5 + 12 * layers + 3, tensors = [];
+      const desc = M._malloc(16);
+      try {
+        for (let i = 0; i < count; i++) {
+          check(M._wc_image_tensor(i, desc), 'a tensor of the image tower');
+          const [type, rows, cols, at] = i32().slice(desc / 4, desc / 4 + 4);
+          const [name, size] = types[type] || [`type ${type}`, () => 0];
+          tensors.push({ type: name, rows, cols, at, size: size(rows * cols) });
+        }
+      } finally { M._free(desc); }
+      return { imageSize, patchSize, width, layers, heads, embedDim, eps, tensors,
+               activation: activation === 0 ? 'quick_gelu' : 'gelu',
+               bytesOf: (t) => u8().subarray(t.at, t.at + t.size) };
+    },
+    // RGBA pixels -> the preprocessed image, Float32Array (3, S, S)
+    preprocessImage(rgba, width, height) {
+      const S = M._wc_image_size();
+      return withBytes(rgba, (p) => withFloats(3 * S * S, (f, read) => {
+        check(M._wc_preprocess_image(p, width, height, f), 'preprocessing an image');
+        return read();
+      }));
+    },
+    // rows of projected tokens the method's features read (1: the class token, or every token)
+    featureTokens: () => M._wc_feature_tokens(),
+    // those rows (Float32Array) -> the features, as encodeImage makes them
+    featuresFromTokens(tokens) {
+      return withBytes(tokens, (t) => withFloats(M._wc_feature_size(), (f, read) => {
+        check(M._wc_features_from_tokens(t, f), 'the features');
+        return read();
+      }));
+    },
     // which: 0 training, 1 test; features (n * featureSize) Float32Array, labels Uint8Array
     setSamples(which, features, labels) {
       withBytes(features, (f) => withBytes(labels, (l) =>

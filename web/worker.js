@@ -1,10 +1,11 @@
 // The volunteer's compute, off the page's thread: the core in WebAssembly
-// (wasm-client/api.c through sdfed-api.js). The page sends requests
+// (wasm-client/api.c through sdfed-api.js), image features on the GPU where
+// WebGPU computes them as the wasm does (gpu.js). The page sends requests
 //   {id, op, ...arguments}
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
 // Ops: init, setTask, classify, encode, setSamples, measure, device, round,
-// accuracy, predict, saveParams, loadParams, and a secure round's steps
+// accuracy, predict, saveParams, loadParams, stop, and a secure round's steps
 // (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
 // secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage.
 // An error is {id, error, code} (code: a refusal's name, as
@@ -16,6 +17,14 @@ let threaded = false;
 let secure = null; // the secure round in progress (secagg.js)
 let threads = 1;
 const PROBE_STEPS = 4; // WC_PROBE_STEPS (wasm-client/api.h)
+// The image tower on WebGPU (gpu.js) once its features of a check image
+// agreed with the wasm's, else null; where image features run, for the page
+// ('GPU (WebGPU)' or 'CPU, 2 threads'), and why not on the GPU.
+let gpu = null;
+const placement = { on: '', why: '' };
+const MAX_ONE_MINUS_COSINE = 1e-5; // the GPU's check image against the wasm's features
+let loseGpuAfter = Infinity; // tests: the GPU device destroyed after this many images on it
+let imagesOnGpu = 0;
 
 // The threaded build needs SharedArrayBuffer, which browsers give only to
 // cross-origin isolated pages (the aggregator sends COOP/COEP headers).
@@ -34,7 +43,7 @@ async function loadModule(singleThreaded, relaxedSimd) {
     threaded = false; // no threaded build served: the single-threaded one
     importScripts('/wasm/sdfed-wasm.js');
   }
-  importScripts('/sdfed-api.js', '/secagg.js');
+  importScripts('/sdfed-api.js', '/secagg.js', '/gpu.js');
   // the module finds its .wasm (and its threads' worker script) under /wasm/;
   // the threaded one gets its shared memory from here (see sdfed-api.js),
   // with the limits it was linked with (32 MiB, growing to 2 GiB)
@@ -75,14 +84,98 @@ function whyNotEncoded(image, e) {
   return message.charAt(0).toLowerCase() + message.slice(1).replace(/\.$/, '');
 }
 
+const cpuLabel = () => `CPU, ${threads} thread${threads > 1 ? 's' : ''}`;
+
+// A check image at the model's input size: a fixed pattern in every colour.
+function checkImage(S) {
+  const rgba = new Uint8ClampedArray(S * S * 4);
+  for (let p = 0; p < S * S; p++) rgba.set([(p * 7) & 255, (p * 13 + 64) & 255, (p * 29 + 128) & 255, 255], 4 * p);
+  return { rgba, width: S, height: S };
+}
+
+const oneMinusCosine = (a, b) => {
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
+  return 1 - ab / Math.sqrt(aa * bb);
+};
+
+// One image's features on the GPU, made as the wasm makes its own.
+async function gpuFeatures(p) {
+  const tokens = await gpu.forward(api.preprocessImage(p.rgba, p.width, p.height));
+  const features = api.featuresFromTokens(tokens.subarray(0, api.featureTokens() * api.embedDim()));
+  if (++imagesOnGpu >= loseGpuAfter) gpu.device.destroy();
+  return features;
+}
+
+// Image features on the CPU from now on, and why.
+function leaveGpu(why) {
+  if (gpu) gpu.device.destroy();
+  gpu = null;
+  Object.assign(placement, { on: cpuLabel(), why });
+}
+
+// The GPU for image features where WebGPU gives an adapter and its features
+// of the check image agree with the wasm's on f32 activations; the wasm then
+// computes on f32 activations too (a lost GPU's images go on with the same
+// features), else as int8Images asks.
+async function chooseFeatures(int8Images) {
+  const refuse = (why) => {
+    api.setInt8Images(int8Images);
+    leaveGpu(why);
+  };
+  refuse('');
+  if (!self.navigator || !navigator.gpu) return refuse('this browser has no WebGPU');
+  try {
+    gpu = await sdfedGpu.open(api.imageTower());
+    if (!gpu) return refuse('WebGPU gives no adapter here');
+    api.setInt8Images(false);
+    const image = checkImage(api.imageSize());
+    const cpu = api.encodeImage(image.rgba, image.width, image.height);
+    const distance = oneMinusCosine(await gpuFeatures(image), cpu);
+    if (!(distance <= MAX_ONE_MINUS_COSINE)) {
+      return refuse(`the GPU's features of a check image differ from the CPU's ` +
+        `(1 - cosine ${distance.toExponential(2)})`);
+    }
+  } catch (e) {
+    return refuse(`WebGPU failed: ${e.message}`);
+  }
+  imagesOnGpu = 0; // the check image is not one of the volunteer's
+  const { device } = gpu;
+  device.lost.then((info) => { if (gpu && gpu.device === device) leaveGpu(`the GPU was lost (${info.message})`); });
+  Object.assign(placement, { on: 'GPU (WebGPU)', why: '' });
+}
+
+// One image's features: on the GPU while it lasts (a failure leaves it for
+// the CPU, which computes this image again), else in the wasm.
+async function imageFeatures(p) {
+  if (gpu) {
+    try {
+      return await gpuFeatures(p);
+    } catch (e) {
+      leaveGpu(`the GPU failed (${e.message})`);
+    }
+  }
+  return api.encodeImage(p.rgba, p.width, p.height);
+}
+
 const ops = {
   // singleThreaded: the one-thread build even where threads are possible;
-  // int8Images false: the image tower on f32 activations (tests, benchmarks)
-  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd }) {
+  // int8Images false: the image tower on f32 activations (tests,
+  // benchmarks); useGpu false: image features on the CPU even where WebGPU
+  // would compute them; loseGpuAfter (tests): the GPU device destroyed after
+  // that many images on it, as a lost device would be.
+  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, useGpu = true, loseGpuAfter: lose }) {
     api = await loadModule(singleThreaded, relaxedSimd);
-    api.setInt8Images(int8Images);
     api.loadModel(new Uint8Array(model));
-    return { threaded, threads, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim() };
+    loseGpuAfter = lose || Infinity;
+    if (useGpu) {
+      await chooseFeatures(int8Images);
+    } else {
+      leaveGpu('not asked for');
+      api.setInt8Images(int8Images);
+    }
+    return { threaded, threads, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim(),
+             featuresOn: placement.on, featuresWhy: placement.why };
   },
   setTask({ task, index }) {
     api.setTask(task, index);
@@ -108,25 +201,26 @@ const ops = {
     });
     return { entries, rootLabel: root ? inFolder(root).label : -1 };
   },
-  // images: [{rgba, width, height} | {blob}] -> {features, failed, seconds}:
-  // the features of the images that encoded, in their order (Float32Array,
-  // n encoded * featureSize), and the others as [{index, reason}]
+  // images: [{rgba, width, height} | {blob}] -> {features, failed, seconds,
+  // on, why}: the features of the images that encoded, in their order
+  // (Float32Array, n encoded * featureSize), the others as [{index,
+  // reason}], and where image features run now (a lost GPU: the CPU) and why
   async encode({ images }, progress) {
-    const D = api.featureSize(), features = new Float32Array(images.length * D), failed = [];
+    const D = api.featureSize(), all = new Float32Array(images.length * D), failed = [];
     const started = performance.now();
     let encoded = 0;
     for (let i = 0; i < images.length; i++) {
       try {
         const p = await pixelsOf(images[i]);
-        features.set(api.encodeImage(p.rgba, p.width, p.height), encoded * D);
+        all.set(await imageFeatures(p), encoded * D);
         encoded++;
       } catch (e) {
         failed.push({ index: i, reason: whyNotEncoded(images[i], e) });
       }
       progress(i + 1, images.length);
     }
-    return { features: failed.length ? features.slice(0, encoded * D) : features, failed,
-             seconds: (performance.now() - started) / 1e3 };
+    return { features: failed.length ? all.slice(0, encoded * D) : all, failed,
+             seconds: (performance.now() - started) / 1e3, on: placement.on, why: placement.why };
   },
   setSamples({ which, features, labels }) {
     api.setSamples(which, features, labels);
@@ -175,8 +269,12 @@ const ops = {
   },
   accuracy: () => api.accuracy(),
   async predict({ image }) {
-    const p = await pixelsOf(image);
-    return api.predict(api.encodeImage(p.rgba, p.width, p.height));
+    return api.predict(await imageFeatures(await pixelsOf(image)));
+  },
+  // the worker ends, its GPU memory given back
+  stop() {
+    leaveGpu('');
+    self.close();
   },
   saveParams: () => api.saveParams(),
   loadParams({ bytes }) { api.loadParams(new Uint8Array(bytes)); },
@@ -219,7 +317,7 @@ self.onmessage = async (event) => {
   const progress = (done, total) => self.postMessage({ id, progress: { done, total } });
   try {
     if (!ops[op]) throw new Error(`unknown operation ${op}`);
-    if (!api && op !== 'init') throw new Error('the model is not loaded yet');
+    if (!api && op !== 'init' && op !== 'stop') throw new Error('the model is not loaded yet');
     const result = await ops[op](args, progress);
     self.postMessage({ id, result });
   } catch (e) {

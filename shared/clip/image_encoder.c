@@ -152,9 +152,15 @@ int sdfed_image_patch_features(const sdfed_clip_model *m, const sdfed_kernels *k
     if (!tokens || !norms) return sdfed_fail(err, SDFED_ERR_NOMEM, "image patch features: out of memory");
     rc = sdfed_image_encode_tokens(m, k, pixels, n, tokens, arena, err);
     if (rc) return rc;
+    sdfed_image_patches_from_tokens(&m->cfg, tokens, n, patches, norms);
+    return SDFED_OK;
+}
+
+void sdfed_image_patches_from_tokens(const sdfed_clip_config *c, const float *tokens, int n, float *patches,
+                                     float *norms) {
+    int E = c->embed_dim, T = sdfed_image_token_count(c);
     for (int i = 0; i < n; i++) {
         const float *patch_tokens = tokens + ((size_t)i * T + 1) * E; /* past the class token */
         sdfed_l2_normalize_forward(patches + (size_t)i * (T - 1) * E, norms, patch_tokens, T - 1, E);
     }
-    return SDFED_OK;
 }

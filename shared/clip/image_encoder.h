@@ -40,4 +40,11 @@ int sdfed_image_features(const sdfed_clip_model *m, const sdfed_kernels *k, cons
 int sdfed_image_patch_features(const sdfed_clip_model *m, const sdfed_kernels *k, const sdfed_image *images, int n,
                                float *patches, sdfed_arena *arena, sdfed_error *err);
 
+/* The patch features from tokens (n, T, embed_dim) as sdfed_image_encode_tokens
+ * gives them (or a GPU's forward, web/gpu.js): the class token dropped and
+ * every patch row scaled to unit length; patches (n, T - 1, embed_dim), norms
+ * room for T - 1 floats. */
+void sdfed_image_patches_from_tokens(const sdfed_clip_config *c, const float *tokens, int n, float *patches,
+                                     float *norms);
+
 #endif

@@ -87,11 +87,16 @@ export function harness(out, root, build) {
   return h;
 }
 
-// (extra: more command-line switches)
+// The switches that give headless Chromium WebGPU on SwiftShader's software
+// Vulkan (../shared/TOOLCHAIN.md); without them navigator.gpu gives no adapter.
+export const WEBGPU_SWITCHES = ['--enable-unsafe-webgpu', '--enable-features=Vulkan',
+  '--use-webgpu-adapter=swiftshader'];
+
+// (extra: more command-line switches; WEBGPU_SWITCHES among them leave the GPU on)
 export const launchChromium = (extra = []) => chromium.launch({
   executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', ...extra],
+  args: ['--no-sandbox', ...(extra.includes(WEBGPU_SWITCHES[0]) ? [] : ['--disable-gpu']), '--disable-quic',
+    '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extra],
 });
 
 // What the content security policy refused in a browser context, in its

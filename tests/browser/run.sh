@@ -10,7 +10,8 @@
 # over the aggregator's socket (secure_page.mjs), the local prompt fitted
 # to the device (device_page.mjs), photos from a fake camera
 # (camera_page.mjs) and a whole visit on an emulated phone by taps, with
-# too little memory for threads or for the model (phone_page.mjs). Installs
+# too little memory for threads or for the model (phone_page.mjs), and
+# image features on WebGPU, on SwiftShader's software GPU (webgpu_page.mjs). Installs
 # playwright-core from the npm
 # registry into tests/browser/node_modules the first time (package-lock.json
 # pins it).
@@ -64,5 +65,7 @@ chromium "secure rounds on the page over the aggregator's socket in Chromium" se
 chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
 chromium "photos from a fake camera in Chromium, and the camera refused" camera_page.mjs "$model"
 chromium "the page on an emulated phone by taps, and on too little memory" phone_page.mjs "$model"
+chromium "image features on WebGPU in Chromium (SwiftShader), the fallback to the CPU, a lost device" \
+  webgpu_page.mjs "$model"
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -15,11 +15,12 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/ja
 // folder's at /test/, the model at /test/model.gguf, a blank page at
 // /test/blank.html), the federation's description at /task, cross-origin
 // isolated as the aggregator serves them (the worker then runs the threaded
-// build). Resolves to {url, close}.
-export function servePage({ root, emBuild, model, host = '127.0.0.1', description = null }) {
+// build); extra: more files, {url path: file}. Resolves to {url, close}.
+export function servePage({ root, emBuild, model, host = '127.0.0.1', description = null, extra = {} }) {
   const files = (url) => {
     if (url === '/') return path.join(root, 'web/index.html');
     if (url === '/test/model.gguf') return model;
+    if (extra[url]) return extra[url];
     if (url.startsWith('/wasm/')) return path.join(emBuild, 'wasm-client', url.slice(6));
     if (url.startsWith('/test/')) return path.join(root, 'tests/browser', url.slice(6));
     return path.join(root, 'web', url.slice(1));

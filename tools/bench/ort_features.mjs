@@ -4,7 +4,8 @@
 // to compare with sdfed's), then times batch-1 runs of the first one the way
 // sdfed's are timed (one untimed image, then `images` images one at a time,
 // the median rate of `repeats` runs). And the comparison of two feature sets.
-//   ortImageFeatures(ort, model, {threads, size, pixels, count, images, repeats})
+//   ortImageFeatures(ort, model, {threads, size, pixels, count, images, repeats, provider})
+//     (provider: 'webgpu' for onnxruntime-web's WebGPU backend; the default the wasm one)
 //     -> {features: [[...], ...], imagesPerS}
 //   ortTextFeatures(ort, model, {threads, ids (BigInt64Array n x L), n, L}) -> [[...], ...]
 //   compareFeatures(a, b) -> {maxAbs, oneMinusCos} (the worst row of each)
@@ -14,11 +15,11 @@ const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 // one thread for the operators inside a node, none across them (batch 1 is
 // one chain of operators); onnxruntime-web takes its thread count from
 // ort.env.wasm.numThreads, set by the caller before the first session
-const sessionOptions = (threads) => ({ intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
-  graphOptimizationLevel: 'all' });
+const sessionOptions = (threads, provider) => ({ intraOpNumThreads: threads, interOpNumThreads: 1,
+  executionMode: 'sequential', graphOptimizationLevel: 'all', ...(provider ? { executionProviders: [provider] } : {}) });
 
-export async function ortImageFeatures(ort, model, { threads, size, pixels, count, images, repeats }) {
-  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
+export async function ortImageFeatures(ort, model, { threads, size, pixels, count, images, repeats, provider }) {
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads, provider));
   const per = 3 * size * size;
   const input = (i) => ({ pixels: new ort.Tensor('float32', pixels.slice(i * per, (i + 1) * per), [1, 3, size, size]) });
   const features = [];

@@ -23,7 +23,16 @@
 #     where fused; K the kernels of the q8_0 line, the page's own choice,
 #     simd128-relaxed wherever either of its two paths runs)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
-#   tools/bench/peers.sh [native|browser|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
+# and with webgpu (also in all), image features on WebGPU in Chromium
+# (web/gpu.js; peers_browser.mjs ... webgpu) against onnxruntime-web's WebGPU
+# backend on the same adapter and model, and against sdfed's wasm in the same
+# browser (2 threads; Q8_0 in integers); on SwiftShader (this machine's only
+# WebGPU adapter, a software GPU on the CPU) the first ratio is between two
+# GPU programs on the same software GPU, as the line says:
+#   bench webgpu MODEL f32: sdfed-webgpu X img/s, onnxruntime-web-webgpu Y img/s, ratio X/Y; sdfed wasm 2 threads
+#     Z img/s, ratio X/Z; adapter A
+#   bench webgpu MODEL q8_0: sdfed-webgpu X img/s, sdfed wasm int8 2 threads Z img/s, ratio X/Z; adapter A
+#   tools/bench/peers.sh [native|browser|webgpu|all] [REPEATS] [MODEL...]   (after make build web; from make bench)
 # Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
 # same weights turned back into f32, so that sdfed's f32 and every ONNX
 # model see exactly the file's values) and vitb16 (tools/bench/models.sh).
@@ -39,7 +48,7 @@ declare -A images=([tiny]=100 [vitb16]=4)
 for model in "${models[@]}"; do
   [ -n "${images[$model]:-}" ] || { echo "peers.sh: no model '$model' (tiny, vitb16)" >&2; exit 2; }
 done
-case $part in native | browser | all) ;; *) echo "peers.sh: '$part' is not native, browser or all" >&2; exit 2 ;; esac
+case $part in native | browser | webgpu | all) ;; *) echo "peers.sh: '$part' is not native, browser, webgpu or all" >&2; exit 2 ;; esac
 check_images=2
 failed=0
 
@@ -175,6 +184,55 @@ native() {
     "sdfed-f32-act $(value one_minus_cos "$f32_act_line"), onnxruntime-node $(value one_minus_cos "$ort_int8")"
 }
 
+# SWIFTSHADER|other: what the WebGPU lines say of their adapter
+adapter_note() {
+  if [[ $1 == */swiftshader ]]; then
+    echo "adapter $1 (SwiftShader: a software GPU on the CPU; the ratio is between two GPU programs on the same" \
+      "software GPU, not a real GPU's speed)"
+  else
+    echo "adapter $1"
+  fi
+}
+
+# OURS PEER_OR_EMPTY CHECK: a WebGPU run's line is timed, agrees with the reference (CHECK: agrees or close_enough)
+# and ran where it says (sdfed-webgpu: on the GPU)
+webgpu_ok() { [ -n "$(value images_per_s "$1")" ] && "$2" "$1" && { [ "$3" = any ] || [ "$(value on "$1")" = "$3" ]; }; }
+
+webgpu() {
+  local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" log="$out/peers/$1.webgpu.log"
+  read -r f32 q8 onnx < <(peer_models "$model")
+  [ -f "$ref" ] && [ "$ref" -nt "$onnx/check.rgb" ] || check_features "$f32" 1 "$onnx/check.rgb" >"$ref"
+  node tools/bench/peers_browser.mjs build build/targets/emscripten "$out/peers" "$onnx" "$ref" "$f32" "$q8" \
+    "${images[$model]}" "$repeats" webgpu | tee "$log" | sed 's/^/# /' >&2
+  local gpu_f32 gpu_q8 ort wasm_f32 wasm_q8 note
+  gpu_f32=$(grep "^chromium sdfed-webgpu f32 webgpu:" "$log" || true)
+  gpu_q8=$(grep "^chromium sdfed-webgpu q8_0 webgpu:" "$log" || true)
+  ort=$(grep "^chromium onnxruntime-web-webgpu f32 webgpu:" "$log" || true)
+  wasm_f32=$(grep "^chromium sdfed f32 2:" "$log" || true)
+  wasm_q8=$(grep "^chromium sdfed q8_0 2:" "$log" || true)
+  note=$(adapter_note "$(value adapter "$gpu_f32")")
+  if webgpu_ok "$gpu_f32" agrees gpu && webgpu_ok "$ort" agrees any && webgpu_ok "$wasm_f32" agrees any; then
+    local x y z
+    x=$(value images_per_s "$gpu_f32") y=$(value images_per_s "$ort") z=$(value images_per_s "$wasm_f32")
+    echo "bench webgpu $model f32: sdfed-webgpu $x img/s, onnxruntime-web-webgpu $y img/s, ratio $(ratio "$x" "$y");" \
+      "sdfed wasm 2 threads $z img/s, ratio $(ratio "$x" "$z"); $note"
+  else
+    echo "bench webgpu $model f32: FAILED: not on the GPU, features differ from native sdfed f32's or no timing" \
+      "($gpu_f32; $ort; $wasm_f32)"
+    failed=1
+  fi
+  if webgpu_ok "$gpu_q8" close_enough gpu && webgpu_ok "$wasm_q8" close_enough any; then
+    local x z
+    x=$(value images_per_s "$gpu_q8") z=$(value images_per_s "$wasm_q8")
+    echo "bench webgpu $model q8_0: sdfed-webgpu $x img/s, sdfed wasm int8 2 threads $z img/s," \
+      "ratio $(ratio "$x" "$z"); $note"
+  else
+    echo "bench webgpu $model q8_0: FAILED: not on the GPU, features differ from native sdfed f32's or no timing" \
+      "($gpu_q8; $wasm_q8)"
+    failed=1
+  fi
+}
+
 browser() {
   local model=$1 f32 q8 onnx ref="$out/peers/$1.reference.txt" log="$out/peers/$1.browser.log"
   read -r f32 q8 onnx < <(peer_models "$model")
@@ -200,7 +258,15 @@ browser() {
 
 echo "== image features against ONNX Runtime 1.30 ($part; medians of $repeats runs; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 for model in "${models[@]}"; do
-  [ "$part" = browser ] || native "$model"
-  [ "$part" = native ] || browser "$model"
+  case $part in
+    native) native "$model" ;;
+    browser) browser "$model" ;;
+    webgpu) webgpu "$model" ;;
+    all)
+      native "$model"
+      browser "$model"
+      # WebGPU for the tiny model alone there: on SwiftShader a ViT-B/16 image takes minutes
+      if [ "$model" = tiny ]; then webgpu "$model"; fi ;;
+  esac
 done
 exit "$failed"

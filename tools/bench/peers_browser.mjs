@@ -20,12 +20,20 @@
 // q8_0-f32-act for sdfed, which also names its kernels; f32, int8 for
 // onnxruntime-web):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=... [kernels=...]
+// With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
+// software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
+// are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
+// own choice of the GPU required) and onnxruntime-web's WebGPU backend
+// (ort.webgpu.min.mjs; f32), on the same adapter, then sdfed's wasm on 2
+// threads (f32, and q8_0 in integers) in the same browser:
+//   chromium RUNTIME WEIGHTS webgpu: images_per_s=... max_abs=... one_minus_cos=... on=gpu|cpu adapter=VENDOR/ARCH
+// (on: where sdfed's worker computed them; ONNX Runtime's say gpu)
 //   node peers_browser.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR WORK_DIR ONNX_DIR REFERENCE F32.gguf Q8_0.gguf
-//                          IMAGES REPEATS [THREADS...]
+//                          IMAGES REPEATS [THREADS... | webgpu]
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { harness, launchChromium } from '../../tests/browser/harness.mjs';
+import { harness, launchChromium, WEBGPU_SWITCHES } from '../../tests/browser/harness.mjs';
 import { compareFeatures } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 
@@ -33,7 +41,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const [build, emBuild, work, onnxDir, reference, f32Model, q8Model] = process.argv.slice(2, 9).map((p) => path.resolve(p));
 const images = Number(process.argv[9] || 8), repeats = Number(process.argv[10] || 3);
-const threadCounts = process.argv.slice(11).map(Number);
+const threadCounts = process.argv.slice(11).map((t) => (t === 'webgpu' ? t : Number(t)));
 if (!threadCounts.length) threadCounts.push(1, 2);
 const url = (file) => `/project/${path.relative(root, file)}`;
 const expected = readFileSync(reference, 'utf8').trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
@@ -51,17 +59,17 @@ const h = harness(work, root, build), state = path.join(work, `peers-state-${pro
 await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
-// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, threadsUsed}
-async function sdfedRun(page, model, threads, int8, relaxedSimd) {
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, threadsUsed, featuresOn}
+async function sdfedRun(page, model, threads, int8, relaxedSimd, gpu = false) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
     rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, relaxedSimd,
-    images, repeats });
+    images, repeats, gpu });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
-// onnxruntime-web in the page: {features, imagesPerS, threadsUsed}
-async function ortRun(page, weights, threads) {
-  return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r }) => {
+// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS, threadsUsed}
+async function ortRun(page, weights, threads, provider) {
+  return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r, provider: p }) => {
     const ort = await import(ortUrl);
     const { ortImageFeatures } = await import(codeUrl);
     ort.env.wasm.numThreads = t;
@@ -71,15 +79,56 @@ async function ortRun(page, weights, threads) {
     const pixels = new Float32Array(await (await fetch(`${dir}/check.pixels`)).arrayBuffer());
     const model = new Uint8Array(await (await fetch(`${dir}/image.${w}.onnx`)).arrayBuffer());
     const result = await ortImageFeatures(ort, model, { threads: t, size: config.image_size, pixels, count, images: n,
-      repeats: r });
+      repeats: r, provider: p });
     return { ...result, threadsUsed: ort.env.wasm.numThreads };
-  }, { ortUrl: url(path.join(here, 'node_modules/onnxruntime-web/dist/ort.wasm.min.mjs')),
+  }, { ortUrl: url(path.join(here, `node_modules/onnxruntime-web/dist/ort.${provider || 'wasm'}.min.mjs`)),
     codeUrl: url(path.join(here, 'ort_features.mjs')), dir: url(onnxDir), weights, threads, count: expected.length,
-    n: images, r: repeats });
+    n: images, r: repeats, provider });
+}
+
+// A run's line: its rate and its features against the reference
+const line = (name, r, extra = '') => {
+  const { maxAbs, oneMinusCos } = compareFeatures(r.features, expected);
+  return `chromium ${name}: images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
+    `one_minus_cos=${oneMinusCos.toExponential(2)}${extra}`;
+};
+
+// The WebGPU runs (see the top), in one browser with WebGPU.
+async function webgpuRuns(page) {
+  const adapter = await page.evaluate(async () => {
+    const a = navigator.gpu && await navigator.gpu.requestAdapter();
+    return a ? `${a.info.vendor || 'unknown'}/${a.info.architecture || 'unknown'}` : 'none';
+  });
+  const runs = [
+    ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, undefined, true)],
+    ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, undefined, true)],
+    ['onnxruntime-web-webgpu f32 webgpu', () => ortRun(page, 'f32', 1, 'webgpu')],
+    ['sdfed f32 2', () => sdfedRun(page, f32Model, 2, true)],
+    ['sdfed q8_0 2', () => sdfedRun(page, q8Model, 2, true)],
+  ];
+  for (const [name, run] of runs) {
+    try {
+      const r = await run();
+      const on = r.featuresOn === undefined || r.featuresOn.startsWith('GPU') ? 'gpu' : 'cpu';
+      console.log(line(name, r, ` on=${on} adapter=${adapter}`));
+    } catch (e) {
+      console.log(`chromium ${name}: error=${JSON.stringify(e.message.split('\n')[0])}`);
+    }
+  }
 }
 
 try {
-  for (const threads of threadCounts) {
+  if (threadCounts[0] === 'webgpu') {
+    const browser = await launchChromium(WEBGPU_SWITCHES);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${h.base}/task`);
+      await webgpuRuns(page);
+    } finally {
+      await browser.close();
+    }
+  }
+  for (const threads of threadCounts.filter((t) => t !== 'webgpu')) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
       // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (the page's choice of
       // kernels, then relaxed SIMD's and SIMD128's), and on f32 activations
@@ -100,11 +149,8 @@ try {
           if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
           const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxedSimd)
             : await ortRun(page, ortWeights, threads);
-          const { maxAbs, oneMinusCos } = compareFeatures(r.features, expected);
-          console.log(`chromium ${runtime} ${name} ${threads}: ` +
-            `images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
-            `one_minus_cos=${oneMinusCos.toExponential(2)} threads_used=${r.threadsUsed}` +
-            (r.kernels ? ` kernels=${r.kernels}` : ''));
+          console.log(line(`${runtime} ${name} ${threads}`, r,
+            ` threads_used=${r.threadsUsed}${r.kernels ? ` kernels=${r.kernels}` : ''}`));
         } catch (e) {
           console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
         } finally {

@@ -11,15 +11,18 @@
 // fixed pattern without rgbUrl: one untimed image, then `images` images
 // one at a time, the median rate of `repeats` runs. With keep the worker
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
+// gpu: image features on WebGPU where the worker takes it (web/gpu.js;
+// featuresOn says where they ran), else on the CPU alone.
 //   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, images, repeats,
-//                                            keep})
-//     -> {features: [[...], ...], imagesPerS, threaded, kernels, imageSize, embedDim}
+//                                            keep, gpu})
+//     -> {features: [[...], ...], imagesPerS, threaded, kernels, imageSize, embedDim, featuresOn}
 export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
-  images, repeats, keep = false }) {
+  images, repeats, keep = false, gpu = false }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
-  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd }, [model]);
+  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd, useGpu: gpu },
+    [model]);
   const S = info.imageSize, D = info.embedDim;
   const rgb = rgbUrl ? new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer()) : null;
   const picture = (i) => {
@@ -44,5 +47,5 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   rates.sort((a, b) => a - b);
   return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
     imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, imageSize: S,
-    embedDim: D };
+    embedDim: D, featuresOn: info.featuresOn };
 }

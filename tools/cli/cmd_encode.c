@@ -28,7 +28,7 @@ const char cmd_encode_text_help[] =
     "  --backend NAME the kernels (see 'sdfed help' for this build's)\n";
 
 const char cmd_encode_image_help[] =
-    "usage: sdfed encode-image [--model MODEL.gguf] [--normalize] [--backend NAME] IMAGE...\n"
+    "usage: sdfed encode-image [--model MODEL.gguf] [--normalize] [--backend NAME] [--f32-images] IMAGE...\n"
     "\n"
     "Prints CLIP's image features of each PNG or JPEG file, one line of numbers per image (unnormalised,\n"
     "as CLIP's encode_image gives them, or of unit length with --normalize). Images are read as a folder\n"
@@ -37,7 +37,8 @@ const char cmd_encode_image_help[] =
     "\n"
     "  --model FILE   the model (the default model)\n"
     "  --normalize    unit-length features\n"
-    "  --backend NAME the kernels (see 'sdfed help' for this build's)\n";
+    "  --backend NAME the kernels (see 'sdfed help' for this build's)\n"
+    "  --f32-images   a Q8_0 image tower on f32 activations (the weights dequantised), as the page's WebGPU path\n";
 
 static void print_features(const float *f, int n, int dim, int normalize) {
     for (int i = 0; i < n; i++) {
@@ -52,7 +53,7 @@ static void print_features(const float *f, int n, int dim, int normalize) {
 
 typedef struct encode_args {
     const char *model, *backend;
-    int normalize;
+    int normalize, f32_images;
     char **inputs;
     int n_inputs;
 } encode_args;
@@ -61,10 +62,11 @@ static int parse_encode(const char *name, int argc, char **argv, encode_args *a)
     memset(a, 0, sizeof *a);
     const native_cli_option options[] = {{.name = "--model", .value = &a->model, .flag = NULL},
                                          {.name = "--backend", .value = &a->backend, .flag = NULL},
-                                         {.name = "--normalize", .value = NULL, .flag = &a->normalize}};
+                                         {.name = "--normalize", .value = NULL, .flag = &a->normalize},
+                                         {.name = "--f32-images", .value = NULL, .flag = &a->f32_images}};
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->inputs) return native_cli_error(CLI_FAILED, "%s: out of memory", name);
-    int status = native_cli_parse(argc, argv, options, 3, &a->inputs, &a->n_inputs);
+    int status = native_cli_parse(argc, argv, options, 4, &a->inputs, &a->n_inputs);
     if (status == CLI_OK && a->n_inputs == 0) status = native_cli_error(CLI_USAGE, "%s: give at least one input", name);
     if (status == CLI_OK && !native_backend(a->backend))
         status =
@@ -138,6 +140,7 @@ int cmd_encode_image(int argc, char **argv) {
         free(a.inputs);
         return native_cli_error(CLI_FAILED, "encode-image: %s", err.message);
     }
+    if (a.f32_images) m.clip.int8_images = 0;
     const sdfed_clip_config *c = &m.clip.cfg;
     size_t image_floats = (size_t)3 * c->image_size * c->image_size;
     float *pixels = malloc(sizeof *pixels * image_floats * IMAGE_BATCH);
