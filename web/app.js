@@ -54,11 +54,14 @@ async function start(described) {
   const model = await loadModel();
   page.compute = startCompute(showError);
   // handed over, not copied: the page keeps no use for the bytes
-  // lose-gpu-after=N in the address (tests): the GPU device destroyed after
-  // N images on it, as a lost device would be
-  const loseGpuAfter = Number(new URLSearchParams(location.search).get('lose-gpu-after')) || undefined;
+  // in the address (tests): gpu=agrees, the GPU for image features whenever
+  // its check agrees, however slow (SwiftShader's); lose-gpu-after=N, the GPU
+  // device destroyed after N images on it, as a lost device would be
+  const address = new URLSearchParams(location.search);
+  const loseGpuAfter = Number(address.get('lose-gpu-after')) || undefined;
+  const gpu = address.get('gpu') === 'agrees' ? 'agrees' : 'faster';
   const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads,
-    loseGpuAfter }, null, [model.buffer]);
+    gpu, loseGpuAfter }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
     'on one thread'}`;
   showFeaturesOn(info.featuresOn, info.featuresWhy);

@@ -114,11 +114,22 @@ function leaveGpu(why) {
   Object.assign(placement, { on: cpuLabel(), why });
 }
 
-// The GPU for image features where WebGPU gives an adapter and its features
-// of the check image agree with the wasm's on f32 activations; the wasm then
+// The milliseconds of a second run of compute (the first sets things up).
+async function timeSecondRun(compute) {
+  await compute();
+  const started = performance.now();
+  await compute();
+  return performance.now() - started;
+}
+
+// The GPU for image features where WebGPU gives an adapter, its features of
+// the check image agree with the wasm's on f32 activations, and (gpu
+// 'faster') it computes them sooner than the wasm would on the CPU
+// (a software adapter does not: SwiftShader takes 30 to 70 times as long);
+// gpu 'agrees' (tests, benchmarks): whenever they agree. The wasm then
 // computes on f32 activations too (a lost GPU's images go on with the same
 // features), else as int8Images asks.
-async function chooseFeatures(int8Images) {
+async function chooseFeatures(int8Images, rule) {
   const refuse = (why) => {
     api.setInt8Images(int8Images);
     leaveGpu(why);
@@ -135,6 +146,16 @@ async function chooseFeatures(int8Images) {
     if (!(distance <= MAX_ONE_MINUS_COSINE)) {
       return refuse(`the GPU's features of a check image differ from the CPU's ` +
         `(1 - cosine ${distance.toExponential(2)})`);
+    }
+    if (rule === 'faster') {
+      const gpuMs = await timeSecondRun(() => gpuFeatures(image));
+      api.setInt8Images(int8Images);
+      const cpuMs = await timeSecondRun(() => api.encodeImage(image.rgba, image.width, image.height));
+      api.setInt8Images(false);
+      if (!(gpuMs < cpuMs)) {
+        return refuse(`the CPU computes them sooner here (an image: ${gpuMs.toFixed(1)} ms on the GPU, ` +
+          `${cpuMs.toFixed(1)} ms on the CPU)`);
+      }
     }
   } catch (e) {
     return refuse(`WebGPU failed: ${e.message}`);
@@ -161,15 +182,17 @@ async function imageFeatures(p) {
 const ops = {
   // singleThreaded: the one-thread build even where threads are possible;
   // int8Images false: the image tower on f32 activations (tests,
-  // benchmarks); useGpu false: image features on the CPU even where WebGPU
-  // would compute them; loseGpuAfter (tests): the GPU device destroyed after
-  // that many images on it, as a lost device would be.
-  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, useGpu = true, loseGpuAfter: lose }) {
+  // benchmarks); gpu: when image features run on the GPU ('faster', the
+  // page's; 'agrees', tests' and benchmarks': chooseFeatures), or 'off';
+  // loseGpuAfter (tests): the GPU device destroyed after that many images on
+  // it, as a lost device would be.
+  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, gpu: rule = 'faster',
+    loseGpuAfter: lose }) {
     api = await loadModule(singleThreaded, relaxedSimd);
     api.loadModel(new Uint8Array(model));
     loseGpuAfter = lose || Infinity;
-    if (useGpu) {
-      await chooseFeatures(int8Images);
+    if (rule !== 'off') {
+      await chooseFeatures(int8Images, rule);
     } else {
       leaveGpu('not asked for');
       api.setInt8Images(int8Images);

@@ -12,7 +12,10 @@
 //      features (every token projected on the GPU) equal the wasm's on f32
 //      activations, row by row;
 //   2. the volunteer page (an aggregator's, the default task) says where
-//      image features run: "GPU (WebGPU)" with the switches; without them
+//      image features run: "GPU (WebGPU)" with the switches and gpu=agrees
+//      in its address (the GPU whenever its check image agrees); by its own
+//      rule the GPU only where it computes an image sooner than the CPU
+//      (the page says which, with both times); without the switches
 //      (no adapter: the demo share's features are made there), and with a
 //      gpu.js whose QuickGELU is wrong (served in its place: the check image
 //      disagrees), the CPU and why;
@@ -112,7 +115,7 @@ function worstAgainstNative(modelFile, features) {
 
 const extra = Object.fromEntries(MODELS.map(([, file], i) => [`/test/model-${i}.gguf`, file]));
 const server = await servePage({ root, emBuild, model, extra });
-const run = async (browser, modelIndex, count, options = {}, task = null) => {
+const run = async (browser, modelIndex, count, options = { gpu: 'agrees' }, task = null) => {
   const page = await browser.newPage();
   try {
     await page.goto(`${server.url}/test/blank.html`);
@@ -187,7 +190,7 @@ try {
         `(worst 1 - cosine ${worst.toExponential(2)})`);
     }
     // FedOTP's patch features, the GPU's against the wasm's on f32 activations, row by row
-    const [onGpu, onCpu] = await Promise.all([{}, { useGpu: false, int8Images: false }].map((options) =>
+    const [onGpu, onCpu] = await Promise.all([{ gpu: 'agrees' }, { gpu: 'off', int8Images: false }].map((options) =>
       run(gpuBrowser, 0, 1, options, fedotp)));
     const E = 64, rows = onGpu.features[0].length / E; // the tiny model's embed_dim
     const worstRow = Math.max(...Array.from({ length: rows }, (_, r) =>
@@ -197,7 +200,7 @@ try {
       `${worstRow.toExponential(2)})`);
 
     // 2. the page says where features run: the GPU; 3. a device lost after 3 images
-    const lost = await demoShare(gpuBrowser, '/?lose-gpu-after=3');
+    const lost = await demoShare(gpuBrowser, '/?gpu=agrees&lose-gpu-after=3');
     check(lost.before === 'GPU (WebGPU)', `the page says image features run on the GPU: "${lost.before}"`);
     check(lost.stored.n > 3 && lost.stored.unit === lost.stored.n, `a device lost after 3 images: all ` +
       `${lost.stored.n} images of the demo share have their features stored (${lost.stored.unit} of unit length)`);
@@ -205,10 +208,16 @@ try {
       `and why: "${lost.after}"`);
     // 2. a GPU whose features disagree with the wasm's: QuickGELU's constant changed in the gpu.js served
     const wrong = readFileSync(path.join(root, 'web/gpu.js'), 'utf8').replace('x * -1.702', 'x * -1.5');
-    const faulty = await demoShare(gpuBrowser, '/', { take: false, route: ['**/gpu.js', (r) => r.fulfill({ body: wrong,
+    const faulty = await demoShare(gpuBrowser, '/?gpu=agrees', { take: false, route: ['**/gpu.js', (r) => r.fulfill({ body: wrong,
       contentType: 'text/javascript' })] });
     check(CPU.test(faulty.before) && /differ from the CPU/.test(faulty.before),
       `a GPU that fails the check image: the page says the CPU computes, and why: "${faulty.before}"`);
+    // 2. the page's own rule: the GPU only where it computes the check image sooner than the CPU (SwiftShader
+    // does not, by far: whichever way it went, the page says so with both times)
+    const own = await demoShare(gpuBrowser, '/', { take: false });
+    check(own.before === 'GPU (WebGPU)' ||
+      (CPU.test(own.before) && /sooner here \(an image: [0-9.]+ ms on the GPU, [0-9.]+ ms on the CPU\)/.test(own.before)),
+      `the page takes the GPU only where it is faster, and says so: "${own.before}"`);
   } finally {
     await gpuBrowser.close();
   }

@@ -21,7 +21,8 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
-  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd, useGpu: gpu },
+  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd,
+    gpu: gpu ? 'agrees' : 'off' },
     [model]);
   const S = info.imageSize, D = info.embedDim;
   const rgb = rgbUrl ? new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer()) : null;
