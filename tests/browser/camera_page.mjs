@@ -16,10 +16,10 @@
 //      a photo (one of the kept PNGs, features again the native ones); a
 //      browser without getUserMedia: the page says so too.
 //   node camera_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromiumTest, launchChromium, watchPage } from './harness.mjs';
+import { nativeFeatures, oneMinusCosine } from './native_features.mjs';
 
 const { root, build, emBuild, model, out, shots, h } = chromiumTest();
 const { check, until } = h;
@@ -51,18 +51,6 @@ function writeY4m(file, rgb) {
   const frame = Buffer.concat([Buffer.from('FRAME\n'), Y, U, V]);
   writeFileSync(file, Buffer.concat([Buffer.from(`YUV4MPEG2 W${W} H${H} F10:1 Ip A1:1 C420jpeg\n`),
     ...Array(5).fill(frame)]));
-}
-
-// `sdfed encode-image` on files: one Float32Array per file
-function nativeFeatures(files) {
-  const r = spawnSync(path.join(build, 'sdfed'), ['encode-image', '--model', model, ...files], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sdfed encode-image: ${r.stderr}`);
-  return r.stdout.trim().split('\n').map((line) => Float32Array.from(line.split(' '), Number));
-}
-function oneMinusCosine(a, b) {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
-  return 1 - ab / Math.sqrt(aa * bb);
 }
 
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-pathological.json'), 'utf8'));
@@ -112,7 +100,7 @@ function sameAsNative(stored, what) {
     writeFileSync(file, Buffer.from(p.bytes));
     return file;
   });
-  const native = nativeFeatures(files), first = stored.features.length - files.length;
+  const native = nativeFeatures(build, ['--model', model], files), first = stored.features.length - files.length;
   const worst = Math.max(...native.map((f, i) => oneMinusCosine(stored.features[first + i], f)));
   check(worst <= MAX_ONE_MINUS_COSINE && native[0].length === stored.features[0].length,
     `${what}: the page's features of the ${files.length} photos are the native ones of the same pixels ` +

@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromiumTest, launchChromium, WEBGPU_SWITCHES, watchPage } from './harness.mjs';
 import { png } from './image_files.mjs';
+import { nativeFeatures, oneMinusCosine } from './native_features.mjs';
 import { CLASSES } from './parity.mjs';
 import { servePage } from './secagg_page.mjs';
 
@@ -76,19 +77,6 @@ const files = IMAGES.map((im, i) => {
   return file;
 });
 
-// `sdfed encode-image --f32-images --normalize`: one Float32Array per file
-function nativeFeatures(modelFile, count) {
-  const r = spawnSync(path.join(build, 'sdfed'), ['encode-image', '--f32-images', '--normalize', '--model', modelFile,
-    ...files.slice(0, count)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sdfed encode-image: ${r.stderr}`);
-  return r.stdout.trim().split('\n').map((line) => Float32Array.from(line.split(' '), Number));
-}
-
-function oneMinusCosine(a, b) {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
-  return 1 - ab / Math.sqrt(aa * bb);
-}
 
 // Runs in the page: a worker (compute.js) with the model at modelUrl and
 // init's options (and the task, when given), the first `count` images
@@ -109,7 +97,8 @@ async function encodeInWorker({ modelUrl, images, count, options, task }) {
 
 // the page's features against the native ones: the worst 1 - cosine
 function worstAgainstNative(modelFile, features) {
-  const native = nativeFeatures(modelFile, features.length);
+  const native = nativeFeatures(build, ['--f32-images', '--normalize', '--model', modelFile],
+    files.slice(0, features.length));
   return Math.max(...native.map((f, i) => (f.length === features[i].length ? oneMinusCosine(features[i], f) : 1)));
 }
 
