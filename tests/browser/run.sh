@@ -2,7 +2,7 @@
 # The browser tests (make test-browser; part of make test): the wasm client
 # against the native one under Node (and the page's reconnection schedule
 # against the C's, backoff.mjs, and its choice of build by the device's memory,
-# memory.mjs), then the volunteer page in Debian's
+# memory.mjs), then, two at a time, the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
 # (host_federation.mjs), the page's side of secure rounds against a
@@ -43,29 +43,48 @@ echo "== the page's choice of build by the device's memory (web/memory.js) under
 if node memory.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-chromium() { # chromium NAME SCRIPT MODEL: a Chromium test; adds its counts
-  echo "== $1"
-  node "$2" "$build" "$em" "$3" "$out/$2" 2>&1 | tee "$out/$2.log"
-  local line
-  line=$(grep -E '^chromium[^:]*: [0-9]+ passed, [0-9]+ failed' "$out/$2.log" | tail -n 1)
+# The Chromium tests, in two lanes at once: they spend most of their time
+# waiting (on the page, the aggregator, Chromium's other processes), not on
+# the cores. Each test's output and time go to its log, printed whole, in
+# the list's order, once both lanes are done (the lanes balanced by the
+# tests' times on this project's 2 cores: 125 and 115 s). NAME|SCRIPT|MODEL|LANE:
+tests=(
+  "every kernel backend in Chromium, with relaxed SIMD and without|kernels.mjs|$model|1"
+  "the volunteer page in Chromium|run.mjs|$model|2"
+  "a volunteer's own folder, a phone and \"Forget me\" in Chromium|folder_page.mjs|$model|1"
+  "a host's own federation in Chromium, on another CLIP|host_federation.mjs|$other_model|1"
+  "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context|secagg.mjs|$model|1"
+  "secure rounds on the page over the aggregator's socket in Chromium|secure_page.mjs|$model|2"
+  "the local prompt fitted to the device in Chromium|device_page.mjs|$model|1"
+  "photos from a fake camera in Chromium, and the camera refused|camera_page.mjs|$model|1"
+  "the page on an emulated phone by taps, and on too little memory|phone_page.mjs|$model|1"
+  "image features on WebGPU in Chromium (SwiftShader), the fallback to the CPU, a lost device|webgpu_page.mjs|$model|2"
+)
+lane() { # lane N: its tests, one after another
+  local name script test_model test_lane started
+  for t in "${tests[@]}"; do
+    IFS='|' read -r name script test_model test_lane <<<"$t"
+    [ "$test_lane" = "$1" ] || continue
+    started=$SECONDS
+    { echo "== $name"; node "$script" "$build" "$em" "$test_model" "$out/$script" 2>&1
+      echo "($script: $((SECONDS - started)) s)"; } >"$out/$script.log"
+  done
+}
+lane 1 &
+lane_1=$!
+lane 2 &
+lane_2=$!
+wait "$lane_1" "$lane_2"
+for t in "${tests[@]}"; do # each test's counts, from its log
+  IFS='|' read -r _ script _ _ <<<"$t"
+  cat "$out/$script.log"
+  line=$(grep -E '^chromium[^:]*: [0-9]+ passed, [0-9]+ failed' "$out/$script.log" | tail -n 1)
   if [ -n "$line" ]; then
     passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
     failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
   else
     failed=$((failed + 1))
   fi
-}
-chromium "every kernel backend in Chromium, with relaxed SIMD and without" kernels.mjs "$model"
-chromium "the volunteer page in Chromium" run.mjs "$model"
-chromium "a volunteer's own folder, a phone and \"Forget me\" in Chromium" folder_page.mjs "$model"
-chromium "a host's own federation in Chromium, on another CLIP" host_federation.mjs "$other_model"
-chromium "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context" \
-  secagg.mjs "$model"
-chromium "secure rounds on the page over the aggregator's socket in Chromium" secure_page.mjs "$model"
-chromium "the local prompt fitted to the device in Chromium" device_page.mjs "$model"
-chromium "photos from a fake camera in Chromium, and the camera refused" camera_page.mjs "$model"
-chromium "the page on an emulated phone by taps, and on too little memory" phone_page.mjs "$model"
-chromium "image features on WebGPU in Chromium (SwiftShader), the fallback to the CPU, a lost device" \
-  webgpu_page.mjs "$model"
+done
 echo "browser: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
