@@ -43,7 +43,7 @@ export async function describe() {
   $('demo').textContent = `Use a demo share of ${images}`;
   $('demo').hidden = $('demo-hint').hidden = !d.demo_shards;
   $('federation-summary').textContent = `Together the volunteers teach a ${d.task.method} prompt to a CLIP model ` +
-    `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} rounds.`;
+    `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} round${d.task.rounds === 1 ? '' : 's'}.`;
   $('classes').textContent = d.classes.join(', ');
   $('method').textContent = `${d.task.method} (global prompt ${d.task.global_prompt_length} tokens, shared; ` +
     'personal prompt kept here)';
