@@ -42,6 +42,7 @@ void agg_cluster_sync_catch_up(agg_federation *f, int64_t now_ms) {
         memcpy(s->sampler.s, latest.rng, sizeof latest.rng);
         s->open = 1;
         s->deadline = now_ms + f->opt.deadline_ms;
+        agg_core_read_pace(f); /* whom the coordinator has sitting out, told when to come back */
         agg_round_sync_announce(f, now_ms);
     }
     agg_store_round_free(&latest);

@@ -58,7 +58,6 @@ struct agg_federation {
     sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
     agg_outbox out;
     agg_roster clients;             /* connected to this process */
-    agg_device_board devices;       /* the clients' device figures heard by this process */
     agg_pace_board pace;            /* pace steering: who missed rounds, who sits out (pace.h) */
     agg_group_commit batch;         /* rows waiting for their transaction, and new clients' hellos */
     agg_federation_waiting waiting; /* why no round is open, as last noted (agg_core_note_waiting) */
@@ -85,6 +84,11 @@ int agg_core_deciding(const agg_federation *f);
  * in one transaction and answers each. */
 int agg_core_batch_due(const agg_federation *f, int64_t now_ms);
 void agg_core_write_batch(agg_federation *f, int64_t now_ms);
+
+/* Pace steering's board read again from the store (pace.h), where a
+ * cluster's coordinator wrote it; kept as it was when the store fails
+ * (the store reports its fault). */
+void agg_core_read_pace(agg_federation *f);
 
 /* round_choose.c: round f->round's clients chosen with sampler (fed/round.h:
  * clients_per_round among the connected ones, this process's or a

@@ -1,25 +1,10 @@
-/* The federation's devices (devices.h): each client's latest figures kept,
- * and their summary. */
+/* The federation's devices (devices.h): their summary. */
 #include "devices.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
 #include "base/status.h"
-
-int agg_devices_note(agg_device_board *d, const agg_device_figures *fig) {
-    for (int i = 0; i < d->n; i++)
-        if (d->figures[i].client == fig->client) {
-            d->figures[i] = *fig;
-            return SDFED_OK;
-        }
-    agg_device_figures *grown = sdfed_grow(d->figures, &d->cap, d->n, sizeof *grown);
-    if (!grown) return SDFED_ERR_NOMEM;
-    d->figures = grown;
-    d->figures[d->n++] = *fig;
-    return SDFED_OK;
-}
 
 void agg_devices_free(agg_device_board *d) {
     free(d->figures);

@@ -1,7 +1,8 @@
 /* The federation's devices: each client's latest device figures as its
  * metrics carried them (its ms a local step at each of the task's local
- * prompt lengths, its threads and kernels; docs/protocol.md), kept by this
- * process since it started, and summarised for /status, /metrics and
+ * prompt lengths, its threads and kernels; docs/protocol.md), as the store
+ * keeps them (store.h's devices: every node's clients, since the
+ * federation began), and their summary for /status, /metrics and
  * status.html's chart of step time against local prompt length. */
 #ifndef SDFED_AGGREGATOR_DEVICES_H
 #define SDFED_AGGREGATOR_DEVICES_H
@@ -18,14 +19,12 @@ typedef struct agg_device_figures {
     char kernels[32];
 } agg_device_figures;
 
+/* Clients' figures, one each (agg_store_devices reads them). */
 typedef struct agg_device_board {
     agg_device_figures *figures;
     int n, cap;
 } agg_device_board;
 
-/* The client's figures, replacing its earlier ones; SDFED_ERR_NOMEM when
- * memory ran out (its earlier ones kept). */
-int agg_devices_note(agg_device_board *d, const agg_device_figures *fig);
 void agg_devices_free(agg_device_board *d);
 
 /* The summary: how many devices; at each local prompt length the 10th,

@@ -38,6 +38,8 @@ const agg_store_fence *agg_core_fence(const agg_federation *f) { return f->cl ? 
 
 int agg_core_deciding(const agg_federation *f) { return !f->cl || agg_cluster_fence(f->cl); }
 
+void agg_core_read_pace(agg_federation *f) { agg_store_pace(f->st, &f->pace, NULL); }
+
 const agg_federation_message *agg_federation_outbox(const agg_federation *f, int *n) {
     *n = f->out.n;
     return f->out.messages;
@@ -93,7 +95,8 @@ static int load_state(agg_federation *f, const sdfed_clip_model *m, const sdfed_
     f->done = f->round >= f->task.rounds;
     agg_store_update *u = NULL;
     int n = 0;
-    rc = agg_store_pending_updates(f->st, &u, &n, err);
+    rc = agg_store_pace(f->st, &f->pace, err);
+    if (rc == SDFED_OK) rc = agg_store_pending_updates(f->st, &u, &n, err);
     if (rc == SDFED_OK) rc = f->policy->open(f, &r, u, n, now_ms, err);
     agg_store_updates_free(u, n);
     agg_store_round_free(&r);
@@ -143,7 +146,6 @@ void agg_federation_close(agg_federation *f) {
     free(f->global);
     agg_outbox_free(&f->out);
     agg_roster_free(&f->clients);
-    agg_devices_free(&f->devices);
     agg_pace_free(&f->pace);
     agg_presence_free(&f->leaving);
     agg_group_commit_free(&f->batch);
@@ -297,7 +299,8 @@ sdfed_code agg_federation_metrics(agg_federation *f, int64_t client, int64_t rou
     if (code != SDFED_CODE_NONE) return code;
     agg_store_new_metrics m = {
         .round = round, .client = client, .accuracy = accuracy, .loss = loss, .test_samples = test_samples};
-    if (agg_group_commit_add_metrics(&f->batch, &m, now_ms) || (device && agg_devices_note(&f->devices, device)))
+    if (device) m.device = *device;
+    if (agg_group_commit_add_metrics(&f->batch, &m, now_ms))
         return agg_core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "metrics not stored: out of memory");
     if (agg_core_batch_due(f, now_ms)) agg_core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;
@@ -350,7 +353,11 @@ agg_federation_global agg_federation_get_global(const agg_federation *f) {
 }
 
 int agg_federation_get_devices(const agg_federation *f, agg_devices_summary *s) {
-    return agg_devices_summarise(&f->devices, &f->task.local_prompt, s);
+    agg_device_board board = {0};
+    int rc = agg_store_devices(f->st, &board, NULL); /* the store reports its fault */
+    if (rc == SDFED_OK) rc = agg_devices_summarise(&board, &f->task.local_prompt, s);
+    agg_devices_free(&board);
+    return rc;
 }
 
 int agg_federation_shard_connected(const agg_federation *f, int shard) {

@@ -253,7 +253,7 @@ typedef struct agg_federation_status {
 } agg_federation_status;
 
 void agg_federation_get_status(const agg_federation *f, agg_federation_status *s);
-/* The devices whose figures this process heard (devices.h). */
+/* The devices whose figures the federation heard, by any node, since it began (devices.h, read from the store). */
 int agg_federation_get_devices(const agg_federation *f, agg_devices_summary *s);
 /* A secure federation's distributed DP (the task's "noise"): the privacy
  * its unmasked rounds spent, from the store (privacy.c). */

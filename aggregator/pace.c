@@ -30,6 +30,11 @@ void agg_pace_reported(agg_pace_board *b, int64_t client) {
     if (c) *c = b->clients[--b->n]; /* forgotten: the last takes its place */
 }
 
+sdfed_pace agg_pace_state(const agg_pace_board *b, int64_t client) {
+    const agg_pace_client *c = find(b, client);
+    return c ? c->pace : (sdfed_pace){0};
+}
+
 int64_t agg_pace_rounds_out(const agg_pace_board *b, int64_t client, int64_t round) {
     const agg_pace_client *c = find(b, client);
     return c ? sdfed_pace_rounds_out(&c->pace, round) : 0;

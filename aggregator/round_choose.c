@@ -53,6 +53,7 @@ int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *ne
     rc = candidates ? SDFED_OK : SDFED_ERR_NOMEM;
     if (rc == SDFED_OK) {
         qsort(sorted, (size_t)count, sizeof *sorted, compare_clients);
+        if (f->cl) agg_core_read_pace(f); /* a coordinator that took over knows the misses noted before */
         int n = 0;
         for (int i = 0; i < count; i++)
             if (agg_pace_rounds_out(&f->pace, sorted[i].id, f->round) == 0) candidates[n++] = sorted[i].id;

@@ -45,13 +45,13 @@ static void send_round(agg_federation *f, int64_t client, int64_t now_ms) {
 }
 
 /* wait: paced (with the longest the rounds it sits out take: each its
- * deadline and the pause after it) or not_sampled */
-static void send_wait(agg_federation *f, int64_t client) {
+ * deadline and the pause after it), or for `reason` */
+static void send_wait(agg_federation *f, int64_t client, const char *reason) {
     int64_t out = agg_pace_rounds_out(&f->pace, client, f->round);
     if (out > 0)
         agg_outbox_wait_paced(&f->out, client, f->round, out * (f->opt.deadline_ms + f->opt.round_pause_ms));
     else
-        agg_outbox_wait(&f->out, client, f->round, "not_sampled");
+        agg_outbox_wait(&f->out, client, f->round, reason);
 }
 
 void agg_round_sync_announce(agg_federation *f, int64_t now_ms) {
@@ -60,7 +60,7 @@ void agg_round_sync_announce(agg_federation *f, int64_t now_ms) {
         if (sdfed_round_due(&s->current, f->clients.clients[i].id))
             send_round(f, f->clients.clients[i].id, now_ms);
         else
-            send_wait(f, f->clients.clients[i].id);
+            send_wait(f, f->clients.clients[i].id, "not_sampled");
     }
 }
 
@@ -142,12 +142,14 @@ static void sync_joined(agg_federation *f, int64_t client, int64_t now_ms) {
     if (s->open) {
         /* a client that left its round is out of it for good; one whose
          * connection was replaced or lost (and that is back in time), and
-         * after a restart the open round's clients, are due until they report */
+         * after a restart the open round's clients, are due until they
+         * report; one that sits the round out is told when to come back */
         if (sdfed_round_due(&s->current, client))
             send_round(f, client, now_ms);
+        else if (sdfed_round_reported(&s->current, client))
+            agg_outbox_wait(&f->out, client, f->round, "reported");
         else
-            agg_outbox_wait(&f->out, client, f->round,
-                            sdfed_round_reported(&s->current, client) ? "reported" : "round_in_progress");
+            send_wait(f, client, "round_in_progress");
         return;
     }
     if (!f->cl) maybe_start_round(f, now_ms); /* a cluster's coordinator starts rounds on its ticks */
@@ -261,6 +263,23 @@ static void note_misses(agg_federation *f) {
     }
 }
 
+/* The round's clients' pace written to the store (pace.h), so that a
+ * restart, and a coordinator that takes over, keeps it; not written when
+ * memory or the store fails (the store reports its fault): pace steering
+ * only advises the choice. */
+static void store_pace(agg_federation *f) {
+    const agg_round_sync *s = agg_round_sync_of(f);
+    int n = s->current.n_clients;
+    agg_pace_client *rows = malloc(sizeof *rows * (size_t)(n ? n : 1));
+    if (!rows) return;
+    for (int i = 0; i < n; i++) {
+        int64_t client = s->current.clients[i];
+        rows[i] = (agg_pace_client){.client = client, .pace = agg_pace_state(&f->pace, client)};
+    }
+    agg_store_set_pace(f->st, rows, n, NULL);
+    free(rows);
+}
+
 /* Places kept past their grace; a cluster node's leases, store and
  * presence; a decision the store refused; the next round; the deadline. */
 static void sync_tick(agg_federation *f, int64_t now_ms) {
@@ -278,6 +297,7 @@ static void sync_tick(agg_federation *f, int64_t now_ms) {
     native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
                 s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
     note_misses(f);
+    store_pace(f);
     agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
 }
 

@@ -2,7 +2,7 @@
  *   /status       JSON: the task's name and description, round, clients,
  *                 why no round is open (waiting), the federation's counts,
  *                 global_prompt_sha256, accuracy per round, the
- *                 devices this process heard of (status_devices.h), ...
+ *                 federation's devices (status_devices.h), ...
  *   /status.html  a page for a host, readable on a phone: the task's name
  *                 and description, the round and how many are done, why no
  *                 round is open, the federation's counts, the

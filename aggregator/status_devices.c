@@ -39,7 +39,7 @@ void agg_status_devices_json(sdfed_json_writer *w, const char *key, const agg_de
 
 int agg_status_devices_metrics(sdfed_sink sink, const agg_devices_summary *s) {
     int failed = sdfed_sink_printf(sink,
-                                   "# HELP sdfed_devices Clients whose device figures this process heard.\n"
+                                   "# HELP sdfed_devices Clients whose device figures the federation heard.\n"
                                    "# TYPE sdfed_devices gauge\nsdfed_devices %d\n",
                                    s->count);
     if (!s->count) return failed;

@@ -420,6 +420,20 @@ static const char insert_secagg[] =
     " OR client = $2 AND message = $6))"
     " RETURNING seq";
 
+static const char upsert_device_sql[] =
+    "INSERT INTO devices (client, step_ms, threads, kernels, reported) VALUES ($1, $2, $3, $4, $5) ON CONFLICT "
+    "(client) DO UPDATE SET step_ms = excluded.step_ms, threads = excluded.threads, kernels = excluded.kernels, "
+    "reported = excluded.reported";
+
+/* the step times as their float64 bytes */
+static int upsert_device(agg_store *s, const agg_device_figures *d, agg_store_value received, sdfed_error *err) {
+    char kernels[sizeof d->kernels + 1];
+    snprintf(kernels, sizeof kernels, "%.*s", (int)sizeof d->kernels, d->kernels);
+    agg_store_value p[] = {integer(d->client), blob(d->step_ms, sizeof *d->step_ms * (size_t)d->n_step_ms),
+                           integer(d->threads), text(kernels), received};
+    return query(s, upsert_device_sql, p, 5, NULL, NULL, "device figures", err);
+}
+
 int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update_rule rule, agg_store_outcome *outcome,
                         sdfed_error *err) {
     int rc = transaction_begin(s, err);
@@ -437,6 +451,9 @@ int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update
                        err);
         outcome[i] = STORE_STORED;
         if (!stored) outcome[i] = open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
+        if (rc == SDFED_OK && stored)
+            rc = query(s, "DELETE FROM pace WHERE client = $1", &p[1], 1, NULL, NULL, "pace",
+                       err); /* it reported: its misses forgotten */
     }
     for (int i = 0; i < b->n_metrics && rc == SDFED_OK; i++) {
         const agg_store_new_metrics *m = &b->metrics[i];
@@ -445,6 +462,7 @@ int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update
         int stored = 0;
         rc = query(s, insert_metrics, p, 6, row_count, &stored, "metrics", err);
         if (b->metrics_outcome) b->metrics_outcome[i] = stored ? STORE_STORED : STORE_NO_UPDATE;
+        if (rc == SDFED_OK && m->device.n_step_ms) rc = upsert_device(s, &m->device, received, err);
     }
     int64_t locked = -1; /* STORE_OPEN_ROUND: the round whose row the transaction locked, open or not */
     int open = rule == STORE_ANY_ROUND;
@@ -534,6 +552,68 @@ int agg_store_merged_updates(agg_store *s, int64_t round, agg_store_update **upd
     agg_store_value p[] = {integer(round)};
     return read_updates(s, "SELECT round, client, samples, data FROM updates WHERE merged = $1 ORDER BY round, client",
                         p, 1, updates, n, err);
+}
+
+static int row_device(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
+    agg_device_figures *d = row_list_add(ctx);
+    if (!d) return no_memory(err);
+    d->client = as_integer(&c[0]);
+    size_t bytes = c[1].bytes < sizeof d->step_ms ? c[1].bytes : sizeof d->step_ms;
+    d->n_step_ms = (int)(bytes / sizeof *d->step_ms);
+    if (bytes) memcpy(d->step_ms, c[1].blob, bytes);
+    d->threads = (int)as_integer(&c[2]);
+    snprintf(d->kernels, sizeof d->kernels, "%s", c[3].text ? c[3].text : "");
+    return SDFED_OK;
+}
+
+int agg_store_devices(agg_store *s, agg_device_board *out, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(agg_device_figures)};
+    int rc = query(s, "SELECT client, step_ms, threads, kernels FROM devices ORDER BY client", NULL, 0, row_device, &l,
+                   "device figures", err);
+    if (rc) {
+        free(l.rows);
+        return rc;
+    }
+    agg_devices_free(out);
+    *out = (agg_device_board){.figures = l.rows, .n = l.n, .cap = l.cap};
+    return SDFED_OK;
+}
+
+static int row_pace(void *ctx, const agg_store_value *c, int n, sdfed_error *err) {
+    agg_pace_client *p = row_list_add(ctx);
+    if (!p) return no_memory(err);
+    p->client = as_integer(&c[0]);
+    p->pace = (sdfed_pace){.misses = (int)as_integer(&c[1]), .back_at = as_integer(&c[2])};
+    return SDFED_OK;
+}
+
+int agg_store_pace(agg_store *s, agg_pace_board *out, sdfed_error *err) {
+    row_list l = {.item_size = sizeof(agg_pace_client)};
+    int rc = query(s, "SELECT client, misses, back_at FROM pace ORDER BY client", NULL, 0, row_pace, &l, "pace", err);
+    if (rc) {
+        free(l.rows);
+        return rc;
+    }
+    agg_pace_free(out);
+    *out = (agg_pace_board){.clients = l.rows, .n = l.n, .cap = l.cap};
+    return SDFED_OK;
+}
+
+int agg_store_set_pace(agg_store *s, const agg_pace_client *clients, int n, sdfed_error *err) {
+    int rc = transaction_begin(s, err);
+    if (rc) return rc;
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        const agg_pace_client *c = &clients[i];
+        agg_store_value p[] = {integer(c->client), integer(c->pace.misses), integer(c->pace.back_at)};
+        if (c->pace.misses == 0 && c->pace.back_at == 0)
+            rc = query(s, "DELETE FROM pace WHERE client = $1", p, 1, NULL, NULL, "pace", err);
+        else
+            rc = query(s,
+                       "INSERT INTO pace (client, misses, back_at) VALUES ($1, $2, $3) ON CONFLICT (client) DO UPDATE "
+                       "SET misses = excluded.misses, back_at = excluded.back_at",
+                       p, 3, NULL, NULL, "pace", err);
+    }
+    return commit_or_abandon(s, rc, err);
 }
 
 int agg_store_set_secagg_key(agg_store *s, int64_t round, const unsigned char key[32], sdfed_error *err) {

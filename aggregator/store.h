@@ -24,6 +24,12 @@
  *            from); merged is the round they were aggregated into, NULL
  *            while they wait
  *   metrics  (round, client, accuracy, loss, test_samples)
+ *   devices  (client, step_ms, threads, kernels, reported)   each client's
+ *            latest device figures (devices.h; step_ms its float64 step
+ *            times, one a local prompt length of the task), as its metrics
+ *            carried them, whichever node heard them
+ *   pace     (client, misses, back_at)   pace steering's state of a client
+ *            that missed rounds (fed/pace.h); gone once it reports an update
  *   secagg_rounds    (round, graph_key)   a secure round's 32-byte graph key
  *            (aggregator/round_secure.c), stored before the round starts
  *   secagg_messages  (round, seq, client, message)   each stage message a
@@ -64,6 +70,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devices.h"
+#include "pace.h"
 #include "base/status.h"
 
 typedef struct agg_store agg_store;
@@ -171,11 +179,14 @@ typedef struct agg_store_new_update {
 /* A client's evaluation of a round (its metrics message); a later one for
  * the same round and client replaces it. It is stored only when the
  * client's update for that round is (the same batch, or an earlier one):
- * the accuracy a federation shows is its reporting clients' alone. */
+ * the accuracy a federation shows is its reporting clients' alone. The
+ * device figures it carried replace the client's earlier ones whether or
+ * not the evaluation is stored. */
 typedef struct agg_store_new_metrics {
     int64_t round, client;
     double accuracy, loss;
     int64_t test_samples;
+    agg_device_figures device; /* device.n_step_ms 0: none carried */
 } agg_store_new_metrics;
 /* A client connected to node (cluster): its presence row, as
  * agg_store_presence_add writes it. */
@@ -223,7 +234,8 @@ typedef struct agg_store_batch {
  * STORE_OPEN_ROUND, only into a round started and not closed, under an
  * exclusive lock of its row held until the batch commits. */
 typedef enum agg_store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } agg_store_update_rule;
-/* Stores a batch in one transaction (its metrics after its updates). When
+/* Stores a batch in one transaction (its metrics after its updates; a
+ * client's stored update also ends its pace steering's row). When
  * it returns 0 the transaction has committed, every presence row is stored,
  * outcome[i] says what became of update i and b->metrics_outcome[j] of
  * metrics row j; any other status means that nothing was committed:
@@ -261,6 +273,16 @@ typedef struct agg_store_secagg {
 } agg_store_secagg;
 int agg_store_secagg_rows(agg_store *s, int64_t round, int64_t from, agg_store_secagg **rows, int *n, sdfed_error *err);
 void agg_store_secagg_free(agg_store_secagg *rows, int n);
+
+/* Every client's latest device figures, in client order (replacing out's
+ * rows; agg_devices_free). */
+int agg_store_devices(agg_store *s, agg_device_board *out, sdfed_error *err);
+
+/* Pace steering's state (replacing out's rows; agg_pace_free), and the
+ * given clients' written in one transaction: a client with no misses and
+ * no rounds to sit out has no row. */
+int agg_store_pace(agg_store *s, agg_pace_board *out, sdfed_error *err);
+int agg_store_set_pace(agg_store *s, const agg_pace_client *clients, int n, sdfed_error *err);
 
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
  * only the metrics of clients whose update for the round is stored count

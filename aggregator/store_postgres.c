@@ -42,6 +42,10 @@ static const char schema[] =
     "  loss double precision, test_samples bigint, received double precision NOT NULL,"
     "  PRIMARY KEY (round, client));"
     "CREATE INDEX IF NOT EXISTS metrics_client ON metrics (client, round);"
+    /* the clients' devices and pace steering (store.h) */
+    "CREATE TABLE IF NOT EXISTS devices (client bigint PRIMARY KEY, step_ms bytea NOT NULL, threads integer NOT NULL,"
+    "  kernels text NOT NULL, reported double precision NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS pace (client bigint PRIMARY KEY, misses integer NOT NULL, back_at bigint NOT NULL);"
     /* secure rounds (store.h) */
     "CREATE TABLE IF NOT EXISTS secagg_rounds (round bigint PRIMARY KEY, graph_key bytea NOT NULL);"
     "CREATE TABLE IF NOT EXISTS secagg_messages (round bigint NOT NULL, seq bigint NOT NULL, client bigint NOT NULL,"

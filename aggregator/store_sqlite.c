@@ -34,6 +34,10 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS metrics (round INTEGER NOT NULL, client INTEGER NOT NULL, accuracy REAL,"
     "  loss REAL, test_samples INTEGER, received REAL NOT NULL, PRIMARY KEY (round, client));"
     "CREATE INDEX IF NOT EXISTS metrics_client ON metrics (client, round);"
+    /* the clients' devices and pace steering (store.h) */
+    "CREATE TABLE IF NOT EXISTS devices (client INTEGER PRIMARY KEY, step_ms BLOB NOT NULL, threads INTEGER NOT NULL,"
+    "  kernels TEXT NOT NULL, reported REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS pace (client INTEGER PRIMARY KEY, misses INTEGER NOT NULL, back_at INTEGER NOT NULL);"
     /* secure rounds (store.h) */
     "CREATE TABLE IF NOT EXISTS secagg_rounds (round INTEGER PRIMARY KEY, graph_key BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS secagg_messages (round INTEGER NOT NULL, seq INTEGER NOT NULL, client INTEGER NOT NULL,"

@@ -704,7 +704,8 @@ static void test_metrics(void) {
 /* pace steering (fed/pace.h): client 2 of two misses rounds 1, 2 and 3 at
  * their deadline (client 1 reports each); it sits out round 4, told
  * "paced" with the rounds' longest time as retry_after, is sampled for
- * round 5, misses it and sits out 6 and 7; an update forgets its misses.
+ * round 5, misses it and, the server restarted then, sits out 6 and 7; an
+ * update forgets its misses.
  * With min_clients 2 nobody sits out (too few would be left). */
 static void test_pace_steering(void) {
     char dir[512];
@@ -734,6 +735,12 @@ static void test_pace_steering(void) {
         free(u);
         now += 1000; /* the deadline: round r closes with client 1's report */
         agg_federation_tick(f, now);
+        if (r == 5) { /* a restart after the fourth miss: the process forgets, the store does not */
+            agg_federation_close(f);
+            f = open_federation(&t, st, &opt, now);
+            agg_federation_join(f, 1, 0, now);
+            agg_federation_join(f, 2, 1, now);
+        }
         now += 500; /* the pause */
         agg_federation_tick(f, now);
     }
@@ -742,7 +749,8 @@ static void test_pace_steering(void) {
           (long long)retry[4]);
     CHECK(chosen[5], "it is sampled again for round 5");
     CHECK(!chosen[6] && !chosen[7] && retry[6] == 3000 && retry[7] == 1500,
-          "a fourth miss: rounds 6 and 7 sat out (retry_after %lld, %lld)", (long long)retry[6], (long long)retry[7]);
+          "a fourth miss, then a restart: rounds 6 and 7 sat out (retry_after %lld, %lld)", (long long)retry[6],
+          (long long)retry[7]);
     agg_federation_status s;
     agg_federation_get_status(f, &s);
     CHECK(s.round == 8 && find(f, FEDERATION_ROUND_START, 2), "back for round 8");
@@ -779,7 +787,8 @@ static void test_pace_steering(void) {
 }
 
 /* metrics' device figures (devices.h): the task's lengths' count or
- * bad_message naming step_ms; the latest a client's, summarised */
+ * bad_message naming step_ms; the latest a client's, summarised, and
+ * kept by a restart */
 static void test_device_figures(void) {
     char dir[512];
     sdfed_task t = task_for(2, 2, 3);
@@ -814,6 +823,11 @@ static void test_device_figures(void) {
     CHECK(d.n_threads == 2 && d.threads[0].threads == 1 && d.threads[0].devices == 1 && d.n_kernels == 2 &&
               !strcmp(d.kernels[0].kernels, "native"),
           "counted by threads and kernels");
+    agg_federation_close(f);
+    f = open_federation(&t, st, &opt, 10);
+    agg_devices_summary again;
+    CHECK(agg_federation_get_devices(f, &again) == SDFED_OK && !memcmp(&again, &d, sizeof d),
+          "after a restart, the same devices");
     agg_federation_close(f);
     agg_store_close(st);
     sdfed_task_free(&t);

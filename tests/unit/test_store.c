@@ -7,7 +7,9 @@
  * (stored only beside their client's update for the round) and the
  * accuracy history; group commit (a batch whose commit fails stores
  * none of its updates, the same batch again stores them together, each
- * with its outcome); every float read back bit for bit. PostgreSQL only:
+ * with its outcome); device figures and pace steering's rows (the
+ * latest kept, a stored update ending its client's pace); every float
+ * read back bit for bit. PostgreSQL only:
  * errors that name the URI without its password (bad password, missing
  * database, no server, an unreadable URI), and a server stopped and started
  * again under an open store (one fault, reported once, cleared by the next
@@ -272,6 +274,76 @@ static void check_kept(agg_store *s, const char *label, int64_t ids[3]) {
                                    {.round = 2, .client = ids[1], .samples = 6, .seed = 12}};
     check_pending(s, label, pending, 3);
     check_history(s, label, 2);
+}
+
+/* the device figures and pace rows check_devices_and_pace leaves */
+static void check_devices_pace_kept(agg_store *s, const char *label, const int64_t ids[3]) {
+    sdfed_error err = {0};
+    agg_device_board d = {0};
+    CHECK(agg_store_devices(s, &d, &err) == SDFED_OK && d.n == 2, "%s: devices: %d (%s)", label, d.n, err.message);
+    if (d.n == 2) {
+        const agg_device_figures *a = &d.figures[0], *b = &d.figures[1];
+        CHECK(a->client == ids[0] && a->n_step_ms == 2 && a->step_ms[0] == 40.25 && a->step_ms[1] == 0x1p-30 &&
+                  a->threads == 2 && !strcmp(a->kernels, "native-avx2"),
+              "%s: client a's latest figures, bit for bit", label);
+        CHECK(b->client == ids[1] && b->n_step_ms == 3 && b->step_ms[0] == 1e300 && b->step_ms[2] == 3 &&
+                  b->threads == 1 && !strcmp(b->kernels, "simd128-relaxed"),
+              "%s: client b's figures, its metrics for a round without its update not stored", label);
+    }
+    agg_devices_free(&d);
+    agg_pace_board p = {0};
+    CHECK(agg_store_pace(s, &p, &err) == SDFED_OK && p.n == 1 && p.clients[0].client == ids[1] &&
+              p.clients[0].pace.misses == 4 && p.clients[0].pace.back_at == ((int64_t)1 << 40),
+          "%s: pace: one row, b's (%d rows; %s)", label, p.n, err.message);
+    agg_pace_free(&p);
+}
+
+/* Device figures carried by metrics (the metrics stored or not, the
+ * latest figures a client's) and pace steering's rows (written, replaced,
+ * gone when a client has no misses or its update is stored). */
+static void check_devices_and_pace(agg_store *s, const char *label, const int64_t ids[3]) {
+    sdfed_error err = {0};
+    agg_store_new_metrics m[] = {
+        {.round = 99,
+         .client = ids[0],
+         .device =
+             {.client = ids[0], .n_step_ms = 2, .step_ms = {41.5, 0x1p-30}, .threads = 4, .kernels = "native-avx2"}},
+        {.round = 99,
+         .client = ids[1],
+         .device = {.client = ids[1],
+                    .n_step_ms = 3,
+                    .step_ms = {1e300, 2.25, 3},
+                    .threads = 1,
+                    .kernels = "simd128-relaxed"}},
+        {.round = 99, .client = ids[2]}, /* no figures */
+    };
+    agg_store_outcome outcome[3];
+    agg_store_batch b = {.metrics = m, .n_metrics = 3, .metrics_outcome = outcome};
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK && outcome[0] == STORE_NO_UPDATE,
+          "%s: metrics with device figures: %s", label, err.message);
+    m[0].device.step_ms[0] = 40.25;
+    m[0].device.threads = 2;
+    b.n_metrics = 1;
+    CHECK(agg_store_add_batch(s, &b, STORE_ANY_ROUND, NULL, &err) == SDFED_OK, "%s: client a's new figures: %s", label,
+          err.message);
+    const agg_pace_client pace[] = {{.client = ids[0], .pace = {.misses = 3, .back_at = 5}},
+                                    {.client = ids[1], .pace = {.misses = 1}},
+                                    {.client = ids[2], .pace = {.misses = 2}},
+                                    {.client = 77}};
+    CHECK(agg_store_set_pace(s, pace, 4, &err) == SDFED_OK, "%s: pace: %s", label, err.message);
+    agg_pace_board p = {0};
+    CHECK(agg_store_pace(s, &p, &err) == SDFED_OK && p.n == 3 && p.clients[0].client == ids[0] &&
+              p.clients[0].pace.misses == 3 && p.clients[0].pace.back_at == 5 && p.clients[2].client == ids[2],
+          "%s: pace: three rows, in client order (%d)", label, p.n);
+    agg_pace_free(&p);
+    const agg_pace_client later[] = {{.client = ids[1], .pace = {.misses = 4, .back_at = (int64_t)1 << 40}},
+                                     {.client = ids[2]}};
+    CHECK(agg_store_set_pace(s, later, 2, &err) == SDFED_OK, "%s: pace again: %s", label, err.message);
+    float values[N_VALUES];
+    values_of(31, values);
+    CHECK(add_one(s, 60, ids[0], 3, values, STORE_ANY_ROUND, &err) == STORE_STORED, "%s: a's update: %s", label,
+          err.message);
+    check_devices_pace_kept(s, label, ids);
 }
 
 /* Makes commits fail (1) as each back end fails for real, or lets them
@@ -555,6 +627,13 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     if (!s) return;
     check_kept(s, label, ids);
     check_batches(s, label, ids, break_commits);
+    check_devices_and_pace(s, label, ids);
+    agg_store_close(s);
+
+    /* opened again: the devices and pace kept */
+    s = open_store(where, label);
+    if (!s) return;
+    check_devices_pace_kept(s, label, ids);
     agg_store_close(s);
 }
 

@@ -180,6 +180,12 @@ json.dump(t, open(sys.argv[1], "w"))' "$work/$1.json"
     bad "/metrics' devices: $(curl -s "http://127.0.0.1:$port/metrics" | grep device)"
   curl -s "http://127.0.0.1:$port/status.html" | grep -q "<h2>The volunteers' devices</h2><svg" && ok ||
     bad "no devices chart on the status page"
+  devices() { status | /usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["devices"]))'; }
+  devices_before=$(devices)
+  stop_server
+  # the figures are the store's: a restart, no client connected, shows the same devices
+  start_server dev "$work/dev.json" "$work/dev-state" && [ -n "$devices_before" ] &&
+    [ "$(devices)" = "$devices_before" ] && ok || bad "after a restart /status's devices: $(devices)"
   stop_server
   # a slow client (400 ms of sleep after every step) and another, both timing their steps at join: the slow one
   # trains 1 of its 2 steps and its update counts with 16 samples
@@ -235,6 +241,9 @@ sys.exit(not (d["count"] == 2 and d["step_ms"][0]["length"] == 4 and d["step_ms"
   grep -q '"event": "paced", "client": [0-9]*, "round": [0-9]*, "rounds_out": 1' "$work/paced.server.log" &&
     [ "$(grep -c '"event": "round_start", "round": [0-9]*, "participants": 1, "connected": 2' "$work/paced.server.log")" -ge 1 ] &&
     ok || bad "the server does not sit the slow client out: $(grep -E 'paced|round_start' "$work/paced.server.log")"
+  # its misses are the store's (a restart keeps them): one client, 3 or more in a row
+  [ "$(store_query "$work/paced-state" 'SELECT count(*) FROM pace WHERE misses >= 3')" = 1 ] && ok ||
+    bad "the slow client's misses are not stored: $(store_query "$work/paced-state" 'SELECT * FROM pace')"
   stop_server
   summary
   [ "$failed" -eq 0 ]
