@@ -514,6 +514,10 @@ const float *wc_round_global(int which) {
     return which ? wasm.params.global : wasm.round_start;
 }
 
+int wc_local_prompt_drifted(double reference_ms, double round_ms) {
+    return sdfed_local_prompt_drifted(reference_ms / 1000, round_ms / 1000);
+}
+
 double wc_accuracy(void) {
     if (!wasm.have_task) return -fail(SDFED_ERR_ARG, "set the task first");
     sdfed_feature_set test = {.features = wasm.test.features,

@@ -114,6 +114,10 @@ WC_EXPORT const float *wc_round_global(int which);
 
 /* Share of the test samples classified right; negative on error. */
 WC_EXPORT double wc_accuracy(void);
+/* Whether a round's ms a step drifted from the reference round's, so that
+ * the device is measured again (fed/local_prompt.h's rule, the headless
+ * client's too): 1 or 0. */
+WC_EXPORT int wc_local_prompt_drifted(double reference_ms, double round_ms);
 /* The class of one image's features with the client's own parameters, and
  * the probabilities of every class (softmax of the scaled logits); negative
  * on error. */

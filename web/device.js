@@ -2,19 +2,11 @@
 // more than 1.5 x or less than 0.67 x those of the first round after the
 // last measurement (a round's steps hold work the probe's do not, so the
 // two are not compared). The rule is shared/fed/local_prompt.h's
-// sdfed_local_prompt_drifted, which the headless client uses; the two
-// numbers are its SDFED_LOCAL_PROMPT_DRIFT_SLOWER and _FASTER. The new
-// figures go with the next metrics; the length and the steps a round stay
-// as chosen, and IndexedDB keeps the first figures (a reload chooses the
-// same length).
+// sdfed_local_prompt_drifted, which the headless client uses, asked of the
+// wasm in the worker. The new figures go with the next metrics; the length
+// and the steps a round stay as chosen, and IndexedDB keeps the first
+// figures (a reload chooses the same length).
 import { page } from './page.js';
-
-const SLOWER = 1.5, FASTER = 0.67;
-
-export function drifted(referenceMs, roundMs) {
-  if (!(referenceMs > 0 && roundMs > 0)) return false;
-  return roundMs > SLOWER * referenceMs || roundMs < FASTER * referenceMs;
-}
 
 // After a round whose steps took roundStepMs each: whether it measured again.
 export async function remeasureIfDrifted(roundStepMs) {
@@ -24,7 +16,7 @@ export async function remeasureIfDrifted(roundStepMs) {
     page.device.referenceMs = roundStepMs;
     return false;
   }
-  if (!drifted(page.device.referenceMs, roundStepMs)) return false;
+  if (!(await page.compute.call('drifted', { referenceMs: page.device.referenceMs, roundMs: roundStepMs }))) return false;
   const { stepMs } = await page.compute.call('measure', { lengths: lp.lengths });
   page.device = { ...page.device, stepMs, referenceMs: 0 };
   return true;

@@ -145,6 +145,8 @@ function sdfedApi(M, memory = null) {
     roundSamples: () => M._wc_round_samples(),
     // the update frame to upload (shared parameters only)
     roundUpdate() { check(M._wc_round_update(), 'the update'); return output(); },
+    // whether a round's steps drifted from the reference round's (fed/local_prompt.h)
+    drifted: (referenceMs, roundMs) => M._wc_local_prompt_drifted(referenceMs, roundMs) === 1,
     accuracy() {
       const a = M._wc_accuracy();
       if (a < 0) fail('the accuracy');

@@ -293,6 +293,7 @@ const ops = {
              stepMs: (performance.now() - started) / Math.max(1, steps), accuracy: api.accuracy() };
   },
   accuracy: () => api.accuracy(),
+  drifted: ({ referenceMs, roundMs }) => api.drifted(referenceMs, roundMs),
   async predict({ image }) {
     return api.predict(await imageFeatures(await pixelsOf(image)));
   },
