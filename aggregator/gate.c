@@ -32,6 +32,7 @@ typedef struct waiting {
     struct waiting *prev, *next; /* oldest first, the order of their deadlines */
     int fd;
     void *tag;    /* the owner's */
+    int relayed;  /* a balancer's connection whose PROXY header is still to be read */
     int answered; /* refused: what the peer still sends is read and dropped until it closes */
     int64_t deadline_ms;
 } waiting;
@@ -42,7 +43,8 @@ struct agg_gate {
     int epfd; /* lws's once adopted: it closes it with the context */
     int64_t timeout_ms;
     size_t max_header_bytes;
-    char *peeked; /* room for max_header_bytes + 1 bytes of a request */
+    int tls;      /* requests are not looked at */
+    char *peeked; /* room for max_header_bytes + 1 bytes of a request, and for a PROXY header */
     waiting *head, *tail;
 };
 
@@ -216,9 +218,45 @@ static int check_request(const agg_gate *g, const char *request, size_t n, uint3
     return -1;
 }
 
+/* A balancer's connection: its PROXY header peeked until it is whole, then
+ * read off the connection and told to the owner. 1 when that is done and
+ * the owner kept the connection; 0 while the header is incomplete, or when
+ * the connection was refused or is gone. */
+static int read_proxy_header(agg_gate *g, waiting *w, uint32_t events) {
+    ssize_t n = recv(w->fd, g->peeked, PROXY_HEADER_MAX, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (n <= 0) {
+        drop(g, w);
+        return 0;
+    }
+    agg_proxy_header header;
+    sdfed_error err = {0};
+    int rc = agg_proxy_header_read((const unsigned char *)g->peeked, (size_t)n, &header, &err);
+    if (rc == PROXY_MORE) { /* no wake-up before the rest of it is in */
+        if ((events & EPOLLRDHUP) || set_low_water(w->fd, (int)header.length)) drop(g, w);
+        return 0;
+    }
+    if (rc) {
+        refuse(g, w, 400, err.message);
+        return 0;
+    }
+    if (recv(w->fd, g->peeked, header.length, MSG_DONTWAIT) != (ssize_t)header.length || set_low_water(w->fd, 1) ||
+        g->owner.relayed(g->owner.ctx, w->tag, &header)) {
+        drop(g, w);
+        return 0;
+    }
+    w->relayed = 0;
+    return 1;
+}
+
 static void serve(agg_gate *g, waiting *w, uint32_t events) {
     if (w->answered) {
         drain(g, w);
+        return;
+    }
+    if (w->relayed && !read_proxy_header(g, w, events)) return;
+    if (g->tls) {
+        hand_over(g, w);
         return;
     }
     char why[160];
@@ -240,10 +278,11 @@ static void serve(agg_gate *g, waiting *w, uint32_t events) {
 }
 
 int agg_gate_open(agg_gate **out, struct lws_vhost *vh, const agg_gate_owner *owner, int timeout_s,
-                  size_t max_header_bytes, sdfed_error *err) {
+                  size_t max_header_bytes, int tls, sdfed_error *err) {
     *out = NULL;
+    size_t room = max_header_bytes + 1 < PROXY_HEADER_MAX ? PROXY_HEADER_MAX : max_header_bytes + 1;
     agg_gate *g = calloc(1, sizeof *g);
-    char *peeked = g ? malloc(max_header_bytes + 1) : NULL;
+    char *peeked = g ? malloc(room) : NULL;
     if (!peeked) {
         free(g);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "gate: out of memory");
@@ -252,6 +291,7 @@ int agg_gate_open(agg_gate **out, struct lws_vhost *vh, const agg_gate_owner *ow
                     .owner = *owner,
                     .timeout_ms = 1000 * (int64_t)timeout_s,
                     .max_header_bytes = max_header_bytes,
+                    .tls = tls,
                     .peeked = peeked,
                     .epfd = epoll_create1(EPOLL_CLOEXEC)};
     if (g->epfd < 0) {
@@ -275,7 +315,7 @@ void agg_gate_close(agg_gate *g) {
     free(g);
 }
 
-void agg_gate_take(agg_gate *g, int fd, void *tag, int64_t now_ms) {
+void agg_gate_take(agg_gate *g, int fd, void *tag, int relayed, int64_t now_ms) {
     waiting *w = calloc(1, sizeof *w);
     int own = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = w};
@@ -285,7 +325,7 @@ void agg_gate_take(agg_gate *g, int fd, void *tag, int64_t now_ms) {
         g->owner.closed(g->owner.ctx, tag); /* dropped: no connection reaches lws unchecked */
         return;
     }
-    *w = (waiting){.prev = g->tail, .fd = own, .tag = tag, .deadline_ms = now_ms + g->timeout_ms};
+    *w = (waiting){.prev = g->tail, .fd = own, .tag = tag, .relayed = relayed, .deadline_ms = now_ms + g->timeout_ms};
     if (g->tail)
         g->tail->next = w;
     else

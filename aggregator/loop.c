@@ -23,7 +23,8 @@ struct agg_loop {
     agg_loop_options opt;
     struct lws_context *context;
     struct lws_vhost *vhost;
-    agg_gate *gate; /* NULL with TLS */
+    agg_gate *gate; /* with TLS, for balancers' connections only */
+    int tls;
     agg_http_site *site;
     agg_handlers *handlers;
     agg_peer_conn *adopting; /* the connection lws is being given (adopt) */
@@ -60,15 +61,26 @@ static void schedule_flush(agg_loop *l) {
 /* ------------------------------------------------ connections by address */
 
 /* Every connection the server holds has a record (agg_peer_conn): made when
- * the listener accepts it, counted by its address (peers.h), kept by the
- * gate while it checks the request, then by lws as the connection's
+ * the listener accepts it, counted by its address (peers.h; a balancer's
+ * connection by its client's, once the gate read its PROXY header), kept by
+ * the gate while it checks the request, then by lws as the connection's
  * opaque user data, and given back when lws destroys the connection. */
 static agg_peer_conn *conn_of(struct lws *wsi) { return lws_get_opaque_user_data(lws_get_network_wsi(wsi)); }
 
 static void release(agg_loop *l, agg_peer_conn *c) {
     agg_peers_files_end(l->opt.peers, c->files); /* files cut short */
-    agg_peers_disconnect(l->opt.peers, &c->address, now_ms());
+    if (c->counted) agg_peers_disconnect(l->opt.peers, &c->address, now_ms());
     free(c);
+}
+
+/* The connection counted by its address: 0, or 1 when it is refused (its
+ * address holds too many, or the server and its reserve are full). */
+static int count(agg_loop *l, agg_peer_conn *c) {
+    agg_peers_admission admission = agg_peers_connect(l->opt.peers, &c->address, now_ms());
+    if (admission == PEERS_ADDRESS_FULL || admission == PEERS_SERVER_FULL) return 1;
+    c->counted = 1;
+    c->in_reserve = admission == PEERS_IN_RESERVE;
+    return 0;
 }
 
 /* Gives lws a connection and its record. When lws cannot take it, it
@@ -88,25 +100,32 @@ static void adopt(agg_loop *l, int fd, agg_peer_conn *c) {
 static void gate_passed(void *ctx, int fd, void *tag) { adopt(ctx, fd, tag); }
 static void gate_closed(void *ctx, void *tag) { release(ctx, tag); }
 
-/* A connection the listener accepted: counted by its address, then the
- * gate's (plain HTTP) or lws's with its record; or refused, closed at once
- * unanswered (its address holds too many, or the server and its reserve
- * are full). Returns 1: lws closes its own descriptor of it. */
+/* A balancer's connection, its client named: counted by the client's address
+ * (the balancer's own for its health checks). */
+static int gate_relayed(void *ctx, void *tag, const agg_proxy_header *header) {
+    agg_peer_conn *c = tag;
+    if (header->relayed) c->address = agg_peers_address((const struct sockaddr *)&header->client);
+    return count(ctx, c);
+}
+
+/* A connection the listener accepted: counted by its address (a balancer's
+ * once the gate has read whose it relays), then the gate's (plain HTTP, and
+ * a balancer's) or lws's with its record; or refused, closed at once
+ * unanswered. Returns 1: lws closes its own descriptor of it. */
 static int admit(agg_loop *l, int fd) {
     struct sockaddr_storage sa;
     socklen_t n = sizeof sa;
     if (getpeername(fd, (struct sockaddr *)&sa, &n) != 0) return 1;
-    agg_peer_address a = agg_peers_address((const struct sockaddr *)&sa);
-    agg_peers_admission admission = agg_peers_connect(l->opt.peers, &a, now_ms());
-    if (admission == PEERS_ADDRESS_FULL || admission == PEERS_SERVER_FULL) return 1;
     agg_peer_conn *c = malloc(sizeof *c);
-    if (!c) {
-        agg_peers_disconnect(l->opt.peers, &a, now_ms());
+    if (!c) return 1;
+    *c = (agg_peer_conn){.address = agg_peers_address((const struct sockaddr *)&sa)};
+    int relayed = agg_proxy_balancers_hold(&l->opt.balancers, (const struct sockaddr *)&sa);
+    if (!relayed && count(l, c)) {
+        free(c);
         return 1;
     }
-    *c = (agg_peer_conn){.address = a, .in_reserve = admission == PEERS_IN_RESERVE, .files = 0};
-    if (l->gate) {
-        agg_gate_take(l->gate, fd, c, now_ms());
+    if (relayed || !l->tls) {
+        agg_gate_take(l->gate, fd, c, relayed, now_ms());
         return 1;
     }
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* TLS: lws's again at once, with the record */
@@ -173,7 +192,7 @@ static void sweep(agg_loop *l, int64_t now) {
 static void tick(lws_sorted_usec_list_t *sul) {
     agg_loop *l = lws_container_of(sul, agg_loop, tick);
     sweep(l, now_ms());
-    if (l->gate) agg_gate_expire(l->gate, now_ms());
+    agg_gate_expire(l->gate, now_ms());
     agg_peers_expire(l->opt.peers, now_ms());
     agg_handlers_tick(l->handlers, now_ms());
     schedule_flush(l);
@@ -306,6 +325,7 @@ int agg_loop_create(agg_loop **out, const agg_loop_options *opt, agg_http_site *
     agg_loop *l = calloc(1, sizeof *l);
     if (!l) return sdfed_fail(err, SDFED_ERR_NOMEM, "server: out of memory");
     l->opt = *opt;
+    l->tls = opt->cert && opt->key;
     l->site = site;
     l->handlers = h;
     l->flush_at_ms = -1;
@@ -341,9 +361,9 @@ int agg_loop_create(agg_loop **out, const agg_loop_options *opt, agg_http_site *
     }
     l->vhost = lws_get_vhost_by_name(l->context, info.vhost_name);
     rc = l->vhost ? SDFED_OK : sdfed_fail(err, SDFED_ERR_IO, "server: lws made no vhost");
-    const agg_gate_owner owner = {.ctx = l, .pass = gate_passed, .closed = gate_closed};
-    if (rc == SDFED_OK && !(opt->cert && opt->key))
-        rc = agg_gate_open(&l->gate, l->vhost, &owner, opt->header_timeout_s, opt->max_header_bytes, err);
+    const agg_gate_owner owner = {.ctx = l, .pass = gate_passed, .closed = gate_closed, .relayed = gate_relayed};
+    if (rc == SDFED_OK)
+        rc = agg_gate_open(&l->gate, l->vhost, &owner, opt->header_timeout_s, opt->max_header_bytes, l->tls, err);
     if (rc) {
         agg_loop_destroy(l);
         return rc;

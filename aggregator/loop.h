@@ -5,7 +5,8 @@
  * explicit options, checked on input (handlers.h), plus lws's header
  * timeout against slow clients; each plain-HTTP connection's request line
  * is checked first (gate.h), and a WebSocket upgrade's subprotocol and
- * Origin (origin.h). */
+ * Origin (origin.h). Behind load balancers, their connections' PROXY
+ * headers name the clients the limits count (proxy_protocol.h). */
 #ifndef SDFED_AGGREGATOR_LOOP_H
 #define SDFED_AGGREGATOR_LOOP_H
 
@@ -15,6 +16,7 @@
 #include "http.h"
 #include "origin.h"
 #include "peers.h"
+#include "proxy_protocol.h"
 #include "session.h"
 
 typedef struct agg_loop_options {
@@ -28,6 +30,7 @@ typedef struct agg_loop_options {
     int64_t hello_timeout_ms;        /* a WebSocket that says no hello for so long is closed (1008) */
     const agg_origins *origins;      /* the pages that may open the WebSocket besides the server's own */
     agg_peers *peers;                /* connections are counted there by address, and refused past its limits */
+    agg_proxy_balancers balancers;   /* load balancers whose connections start with a PROXY header (proxy_protocol.h) */
 } agg_loop_options;
 
 typedef struct agg_loop agg_loop;

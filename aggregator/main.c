@@ -102,6 +102,9 @@ static const char usage[] =
     "  --key-lockout S       the first lock-out, seconds; each next one twice as long, a day at most (60)\n"
     "  --registrations-per-minute N  new clients one address registers in a minute (20)\n"
     "  --demo-leases-per-address N  demo shards one address holds at a time (4)\n"
+    "  --proxy-protocol-from ADDRESS  a load balancer (HAProxy with send-proxy-v2) whose connections start with a\n"
+    "                        PROXY protocol v2 header naming their client, so that the limits above count each\n"
+    "                        client's address, not the balancer's (repeatable; exact IPv4 or IPv6 addresses)\n"
     "  --hello-timeout S     a WebSocket that says no hello for S seconds is closed (10)\n";
 
 typedef struct args {
@@ -247,10 +250,14 @@ int main(int argc, char **argv) {
         {.name = "--verify", .value = NULL, .flag = &a.verify},
         {.name = "--graph-from-seed", .value = NULL, .flag = &a.graph_from_seed},
         {.name = "--help", .value = NULL, .flag = &a.help}};
-    const char *allow_origin[ORIGINS_ALLOWED_MAX];
-    int n_allow_origin;
+    const char *allow_origin[ORIGINS_ALLOWED_MAX], *balancer_addresses[PROXY_BALANCERS_MAX];
+    int n_allow_origin, n_balancers;
     const native_cli_list lists[] = {
-        {.name = "--allow-origin", .values = allow_origin, .max = ORIGINS_ALLOWED_MAX, .count = &n_allow_origin}};
+        {.name = "--allow-origin", .values = allow_origin, .max = ORIGINS_ALLOWED_MAX, .count = &n_allow_origin},
+        {.name = "--proxy-protocol-from",
+         .values = balancer_addresses,
+         .max = PROXY_BALANCERS_MAX,
+         .count = &n_balancers}};
     int status = native_cli_parse_lists(argc - 1, argv + 1, options, (int)(sizeof options / sizeof options[0]), lists,
                                         (int)(sizeof lists / sizeof lists[0]), NULL, NULL);
     if (status) return status;
@@ -328,6 +335,12 @@ int main(int argc, char **argv) {
         sdfed_error origin_err = {0};
         if (agg_origins_allow(&pages, allow_origin[i], &origin_err))
             return native_cli_error(CLI_USAGE, "%s", origin_err.message);
+    }
+    agg_proxy_balancers balancers = {0};
+    for (int i = 0; i < n_balancers; i++) {
+        sdfed_error balancer_err = {0};
+        if (agg_proxy_balancers_add(&balancers, balancer_addresses[i], "--proxy-protocol-from", &balancer_err))
+            return native_cli_error(CLI_USAGE, "%s", balancer_err.message);
     }
     const char *where = a.db ? a.db : a.state;
     if (!where) where = "state";
@@ -533,7 +546,8 @@ int main(int argc, char **argv) {
                            .keepalive = {(int64_t)(ping_after * 1000), (int64_t)(hangup_after * 1000)},
                            .hello_timeout_ms = (int64_t)(hello_timeout * 1000),
                            .origins = &pages,
-                           .peers = addresses};
+                           .peers = addresses,
+                           .balancers = balancers};
     if (agg_handlers_create(&h, &ho, fed, st, &err) || agg_loop_create(&server, &lo, &site, h, &err)) {
         native_cli_error(CLI_FAILED, "%s", err.message);
         goto done;

@@ -29,10 +29,13 @@ typedef struct agg_peer_address {
     unsigned char bytes[16];
 } agg_peer_address;
 
-/* A connection as the edge knows it: where it comes from, and whether it
- * came in past max_connections (in the reserve: for the status only). */
+/* A connection as the edge knows it: where it comes from, whether it is
+ * counted there (a balancer's is once its PROXY header names its client:
+ * proxy_protocol.h), and whether it came in past max_connections (in the
+ * reserve: for the status only). */
 typedef struct agg_peer_conn {
     agg_peer_address address;
+    int counted;
     int in_reserve;
     int files; /* files being sent on it (agg_peers_file_begin), given back when they end or it does */
 } agg_peer_conn;

@@ -13,7 +13,15 @@
 # retried on another (redispatch), and health checks (GET /status every
 # second, 2 s to answer, 3 failures in a row) take a dead node out. WebSocket connections last as long as their
 # client keeps them (tunnel timeout one hour; clients ping every 30 s).
-haproxy_pid= haproxy_port=
+# HAProxy connects to the nodes from $haproxy_source (127.0.0.2, so that a
+# test's own requests to a node from 127.0.0.1 stay direct) and starts each
+# connection with a PROXY protocol v2 header naming its client
+# (send-proxy-v2; its health checks send one too): start the nodes with
+# --proxy-protocol-from "$haproxy_source", and their limits per address
+# count the clients, not HAProxy.
+# With a join key, set haproxy_check=/status?key=KEY before haproxy_start: the
+# health checks need it.
+haproxy_pid= haproxy_port= haproxy_source=127.0.0.2 haproxy_check=/status
 
 haproxy_config() { # haproxy_config HOST:PORT...: the configuration on stdout
   cat <<CFG
@@ -33,8 +41,8 @@ frontend sdfed
   default_backend nodes
 backend nodes
   balance roundrobin
-  option httpchk GET /status
-  default-server inter 1s fall 3 rise 1
+  option httpchk GET $haproxy_check
+  default-server inter 1s fall 3 rise 1 send-proxy-v2 source $haproxy_source
 CFG
   local k=0
   for node in "$@"; do

@@ -68,7 +68,7 @@ backends=()
 for k in $(seq 1 "$nodes"); do
   rm -f "$state/node$k.port"
   build/sdfed-aggregator --task "$task" --db "$db" --port 0 --port-file "$state/node$k.port" --host 127.0.0.1 \
-    --min-clients "$clients" --round-pause "$pause" >>"$state/node$k.log" 2>&1 &
+    --min-clients "$clients" --round-pause "$pause" --proxy-protocol-from "$haproxy_source" >>"$state/node$k.log" 2>&1 &
   node_pid[k]=$!
   pids+=("$!")
 done

@@ -73,7 +73,7 @@ sql() { postgres_psql cluster -c "$1"; }
 # 3 nodes, each on a port the kernel chooses
 for k in 1 2 3; do
   "$aggregator" --task "$work/task.json" --db "$db" --port 0 --port-file "$work/node$k.port" --host 127.0.0.1 \
-    --node-lease 8 --poll 0.5 >"$work/node$k.log" 2>&1 &
+    --node-lease 8 --poll 0.5 --proxy-protocol-from "$haproxy_source" >"$work/node$k.log" 2>&1 &
   node_pid[k]=$!
   pids+=("$!")
 done

@@ -68,7 +68,8 @@ sql() { postgres_psql secure -c "$1"; }
 
 for k in 1 2 3; do
   "$aggregator" --task "$work/task.json" --db "$db" --port 0 --port-file "$work/node$k.port" --host 127.0.0.1 \
-    --node-lease 4 --poll 0.3 --deadline 120 --graph-from-seed >"$work/node$k.log" 2>&1 &
+    --node-lease 4 --poll 0.3 --deadline 120 --graph-from-seed --proxy-protocol-from "$haproxy_source" \
+    >"$work/node$k.log" 2>&1 &
   node_pid[k]=$!
   pids+=("$!")
 done
