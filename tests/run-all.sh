@@ -53,7 +53,7 @@ run_ctest() { # run_ctest NAME DIR [CTEST OPTIONS...]
 # dataset's 80,000 images to the gcc tree)
 run_ctest native build
 run_ctest clang build/targets/clang \
-  -E '^(aggregator_(setup|[1-7][a-z]*_[a-z]+|reports)|aggregator_postgres|aggregator_cluster|aggregator_cluster_secure|aggregator_devices|aggregator_secure|readme|sim|folder_dataset)$'
+  -E '^(aggregator_(setup|[1-7][a-z]*_[a-z]+|reports)|aggregator_postgres|aggregator_cluster|aggregator_cluster_secure|aggregator_devices|aggregator_secure|aggregator_proxy|readme|sim|folder_dataset)$'
 run_ctest asan build/targets/asan \
   -E '^(aggregator_postgres|aggregator_cluster|aggregator_cluster_secure|aggregator_devices|aggregator_secure|readme|sim)$'
 run_ctest emscripten build/targets/emscripten

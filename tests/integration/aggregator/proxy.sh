@@ -15,7 +15,8 @@
 #    is not read (a client cannot lend itself another address);
 #  - over TLS: headers sent by hand (Python's ssl) name clients, one locked
 #    out and another let in, and a balancer's TLS connection without a
-#    header is refused.
+#    header is refused;
+#  - no sanitizer report in the nodes' logs once they stop.
 #   proxy.sh BUILD_DIR MODEL.gguf WORK_DIR
 set -u
 build=$1 model=$2 work=$3
@@ -133,5 +134,9 @@ PY
   [ "$tls" = "401 429 200 429 closed" ] && ok ||
     bad "over TLS: $tls, not 401 429 (198.51.100.7 guesses), 200 (198.51.100.8), 429, closed (no header)"
 fi
+# the nodes stopped as a host stops them: no sanitizer report (the ASan tree runs this too)
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+reports=$(grep -l "ERROR: [A-Za-z]*Sanitizer\|runtime error:" "$work"/*.log 2>/dev/null)
+[ -z "$reports" ] && ok || bad "sanitizer reports in $reports: $(grep -h -A 5 'Sanitizer\|runtime error' $reports | head -n 20)"
 echo "aggregator_proxy: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
