@@ -64,6 +64,7 @@ static struct {
     /* the device: its plan (fed/local_prompt.h) once chosen, and the probe that times its steps */
     sdfed_local_plan device_plan;
     int have_device_plan, device_plan_out[4];
+    sdfed_step_watch watch; /* its rounds, for drift (the page measures again when one drifted) */
     sdfed_method_config probe_cfg;
     sdfed_method_params probe_params;
     sdfed_rng probe_rng;
@@ -104,6 +105,7 @@ static void drop_task(void) {
     wasm.plan_n = 0;
     wc_probe_end();
     wasm.have_device_plan = 0;
+    wasm.watch = (sdfed_step_watch){0};
     if (wasm.have_task) {
         sdfed_method_params_free(&wasm.params);
         sdfed_classes_free(&wasm.cls);
@@ -514,8 +516,10 @@ const float *wc_round_global(int which) {
     return which ? wasm.params.global : wasm.round_start;
 }
 
-int wc_local_prompt_drifted(double reference_ms, double round_ms) {
-    return sdfed_local_prompt_drifted(reference_ms / 1000, round_ms / 1000);
+int wc_step_watch_round(double round_ms) { return sdfed_step_watch_round(&wasm.watch, round_ms / 1000); }
+
+void wc_step_watch_measured(double before_ms, double now_ms) {
+    sdfed_step_watch_measured(&wasm.watch, before_ms / 1000, now_ms / 1000);
 }
 
 double wc_accuracy(void) {

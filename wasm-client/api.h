@@ -114,10 +114,13 @@ WC_EXPORT const float *wc_round_global(int which);
 
 /* Share of the test samples classified right; negative on error. */
 WC_EXPORT double wc_accuracy(void);
-/* Whether a round's ms a step drifted from the reference round's, so that
- * the device is measured again (fed/local_prompt.h's rule, the headless
- * client's too): 1 or 0. */
-WC_EXPORT int wc_local_prompt_drifted(double reference_ms, double round_ms);
+/* The device's rounds watched for drift (fed/local_prompt.h's
+ * sdfed_step_watch, the headless client's too; since the task was set):
+ * after a round of round_ms a step, 1 when the device is to be measured
+ * again; then its ms a step at the plan's length as measured before and
+ * now. */
+WC_EXPORT int wc_step_watch_round(double round_ms);
+WC_EXPORT void wc_step_watch_measured(double before_ms, double now_ms);
 /* The class of one image's features with the client's own parameters, and
  * the probabilities of every class (softmax of the scaled logits); negative
  * on error. */

@@ -30,7 +30,7 @@ export const page = {
   federation: null, // this federation's id in IndexedDB
   stored: {}, // its IndexedDB state: token, shard, index, params, history, joined, device ({stepMs})
   info: null, // the worker's: threaded, threads, kernels
-  device: null, // with a task's local_prompt: {stepMs, plan} (training.js fitDevice), referenceMs (device.js)
+  device: null, // with a task's local_prompt: {stepMs, plan} (training.js fitDevice; device.js measures again)
   compute: null, // the worker (compute.js), once the model is in it
   dataset: null, // {source, shard, features, labels, test, skipped}
   joined: false,

@@ -145,8 +145,10 @@ function sdfedApi(M, memory = null) {
     roundSamples: () => M._wc_round_samples(),
     // the update frame to upload (shared parameters only)
     roundUpdate() { check(M._wc_round_update(), 'the update'); return output(); },
-    // whether a round's steps drifted from the reference round's (fed/local_prompt.h)
-    drifted: (referenceMs, roundMs) => M._wc_local_prompt_drifted(referenceMs, roundMs) === 1,
+    // the device's rounds watched for drift (fed/local_prompt.h): after a round, whether to measure again; then
+    // the ms a step at the plan's length measured before and now
+    watchRound: (roundMs) => M._wc_step_watch_round(roundMs) === 1,
+    watchMeasured: (beforeMs, nowMs) => M._wc_step_watch_measured(beforeMs, nowMs),
     accuracy() {
       const a = M._wc_accuracy();
       if (a < 0) fail('the accuracy');

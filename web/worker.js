@@ -293,7 +293,8 @@ const ops = {
              stepMs: (performance.now() - started) / Math.max(1, steps), accuracy: api.accuracy() };
   },
   accuracy: () => api.accuracy(),
-  drifted: ({ referenceMs, roundMs }) => api.drifted(referenceMs, roundMs),
+  watchRound: ({ roundMs }) => api.watchRound(roundMs),
+  watchMeasured: ({ beforeMs, nowMs }) => api.watchMeasured(beforeMs, nowMs),
   async predict({ image }) {
     return api.predict(await imageFeatures(await pixelsOf(image)));
   },

@@ -88,8 +88,18 @@ double sdfed_local_prompt_deadline_s(const sdfed_local_prompt *lp) {
     return SDFED_LOCAL_PROMPT_DEADLINE_FACTOR * lp->budget_s + SDFED_LOCAL_PROMPT_DEADLINE_SLACK_S;
 }
 
-int sdfed_local_prompt_drifted(double measured_s, double round_step_s) {
-    if (!(measured_s > 0 && round_step_s > 0)) return 0;
-    return round_step_s > SDFED_LOCAL_PROMPT_DRIFT_SLOWER * measured_s ||
-           round_step_s < SDFED_LOCAL_PROMPT_DRIFT_FASTER * measured_s;
+int sdfed_local_prompt_drifted(double expected_s, double round_step_s) {
+    if (!(expected_s > 0 && round_step_s > 0)) return 0;
+    return round_step_s > SDFED_LOCAL_PROMPT_DRIFT_SLOWER * expected_s ||
+           round_step_s < SDFED_LOCAL_PROMPT_DRIFT_FASTER * expected_s;
+}
+
+int sdfed_step_watch_round(sdfed_step_watch *w, double round_step_s) {
+    if (w->expected_s > 0) return sdfed_local_prompt_drifted(w->expected_s, round_step_s);
+    if (round_step_s > 0) w->expected_s = round_step_s;
+    return 0;
+}
+
+void sdfed_step_watch_measured(sdfed_step_watch *w, double before_s, double now_s) {
+    w->expected_s = before_s > 0 && now_s > 0 ? w->expected_s * (now_s / before_s) : 0;
 }

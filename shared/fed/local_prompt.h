@@ -79,17 +79,36 @@ typedef struct sdfed_local_plan {
 int sdfed_local_prompt_plan(const sdfed_local_prompt *lp, int draw, const double *step_s, int n_train, int local_epochs,
                             int batch_size, sdfed_local_plan *out, sdfed_error *err);
 
-/* Whether a device's step time drifted since its measurement: a round's
+/* Whether a device's step time drifted from what was expected: a round's
  * steps took more than SDFED_LOCAL_PROMPT_DRIFT_SLOWER or less than
- * SDFED_LOCAL_PROMPT_DRIFT_FASTER times measured_s a step (round_step_s
- * and measured_s > 0; else no drift). The clients' measured_s is the first
- * round's after the measurement (a round's steps hold work the measured
- * ones do not, so the two are not compared). The client then measures
- * again, and its next metrics carry the new figures; its length and local
- * work stay as they were chosen. */
+ * SDFED_LOCAL_PROMPT_DRIFT_FASTER times expected_s a step (round_step_s
+ * and expected_s > 0; else no drift). The client then measures again, and
+ * its next metrics carry the new figures; its length and local work stay
+ * as they were chosen. */
 #define SDFED_LOCAL_PROMPT_DRIFT_SLOWER 1.5
 #define SDFED_LOCAL_PROMPT_DRIFT_FASTER 0.67
-int sdfed_local_prompt_drifted(double measured_s, double round_step_s);
+int sdfed_local_prompt_drifted(double expected_s, double round_step_s);
+
+/* A device's rounds watched for drift (the headless client's, and the
+ * page's through its wasm). A round's steps hold work the measured ones do
+ * not, so rounds are compared with a round: the first after the first
+ * measurement is the reference. When a round drifted from it, the device
+ * is measured again, and the reference is scaled by how the measured step
+ * time at the plan's length changed (on one device a round's steps and the
+ * measured ones keep their ratio): the very next round is judged by what
+ * the new figures predict, so a device that changes again right after
+ * being measured is measured again too, and a round slowed by noise once
+ * changes nothing. */
+typedef struct sdfed_step_watch {
+    double expected_s; /* a round's seconds a step as expected now; 0: the next round's becomes it */
+} sdfed_step_watch;
+/* After a round whose steps took round_step_s each: 1 when the device is
+ * to be measured again (then sdfed_step_watch_measured). */
+int sdfed_step_watch_round(sdfed_step_watch *w, double round_step_s);
+/* The device measured again: its seconds a step at the plan's length as
+ * measured before and now (either not > 0: the next round's becomes the
+ * reference). */
+void sdfed_step_watch_measured(sdfed_step_watch *w, double before_s, double now_s);
 
 /* A round's deadline that follows the budget, for a server given none:
  * SDFED_LOCAL_PROMPT_DEADLINE_FACTOR x budget_s for the local work and

@@ -228,6 +228,29 @@ static void test_drift_and_deadline(void) {
     CHECK(sdfed_local_prompt_deadline_s(&lp) == 0, "no budget: no deadline of its own");
 }
 
+/* a device's rounds watched: the reference, a noisy round, a device that
+ * slows down right after being measured again (the round after a
+ * measurement is judged by what the new figures predict, not taken as the
+ * reference whatever it is), and one that speeds up */
+static void test_step_watch(void) {
+    sdfed_step_watch w = {0};
+    CHECK(!sdfed_step_watch_round(&w, 0) && w.expected_s == 0, "a round without steps is no reference");
+    CHECK(!sdfed_step_watch_round(&w, 0.100) && w.expected_s == 0.100, "the first round is the reference");
+    CHECK(!sdfed_step_watch_round(&w, 0.120), "a round within the band: nothing");
+    CHECK(sdfed_step_watch_round(&w, 0.200), "a round slowed by noise: measured again");
+    sdfed_step_watch_measured(&w, 0.040, 0.040); /* the measurement finds the device as it was */
+    CHECK(w.expected_s == 0.100, "the same figures: the same expectation (%g)", w.expected_s);
+    CHECK(sdfed_step_watch_round(&w, 0.210), "the device slows down in the very next round: measured again");
+    sdfed_step_watch_measured(&w, 0.040, 0.084);
+    CHECK(w.expected_s > 0.2099 && w.expected_s < 0.2101, "the new figures predict 0.21 s a round's step (%g)",
+          w.expected_s);
+    CHECK(!sdfed_step_watch_round(&w, 0.215), "the slow device's rounds as predicted: nothing");
+    CHECK(sdfed_step_watch_round(&w, 0.100), "faster again: measured again");
+    sdfed_step_watch_measured(&w, 0.084, 0);
+    CHECK(w.expected_s == 0, "a measurement without figures: the next round becomes the reference");
+    CHECK(!sdfed_step_watch_round(&w, 0.090) && w.expected_s == 0.090, "and it does");
+}
+
 int main(void) {
     test_adaptive();
     test_edges();
@@ -235,5 +258,6 @@ int main(void) {
     test_task_key();
     test_devices();
     test_drift_and_deadline();
+    test_step_watch();
     return check_report("test_local_prompt");
 }

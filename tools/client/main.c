@@ -97,15 +97,15 @@ struct client {
     int train_steps;
     double train_accuracy;
     /* the device (native/step_timer.h): --step-ms's step times, or measured
-     * at join and again when a round's steps drift from those of the first
-     * round after the measurement (a round's steps hold work a probe's do
-     * not; remeasured: the last round's did), one a length of the task's local_prompt
-     * (n_step_s 0: none); --step-sleep-ms from the slow_from-th round
-     * trained on (0: from the start, the measurement at join too) */
+     * at join and again when a round's steps drift from what was expected
+     * (fed/local_prompt.h's watch; remeasured: the last round's did, and
+     * expected_before_s is what it expected), one a length of the task's
+     * local_prompt (n_step_s 0: none); --step-sleep-ms from the slow_from-th
+     * round trained on (0: from the start, the measurement at join too) */
     const char *step_ms;
     int step_sleep_ms, slow_from, rounds_trained, n_step_s, step_measured, remeasured;
-    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS], round_step_s, measured_before_s;
-    double reference_step_s; /* a round's seconds a step, the first after a measurement (0: none yet) */
+    double step_s[SDFED_LOCAL_PROMPT_MAX_LENGTHS], round_step_s, expected_before_s;
+    sdfed_step_watch watch;
     /* secure rounds (secure.h) */
     client_secure sec;
     sdfed_message secure_start; /* a secure round_start whose parameters are to come (its fields, no heap) */
@@ -395,8 +395,8 @@ static double planned_step_s(const client *c) {
 }
 
 /* On the worker: a round's training (its steps timed: a measured device
- * whose steps drifted from the first round's after its measurement is
- * measured again, fed/local_prompt.h), then the accuracy on the test split. */
+ * whose steps drifted from what was expected is measured again,
+ * fed/local_prompt.h), then the accuracy on the test split. */
 static void train_body(client *c) {
     c->train_sum = (sdfed_losses){0};
     c->train_steps = 0;
@@ -409,14 +409,13 @@ static void train_body(client *c) {
     native_step_timer_sleep_ms(c->train_steps * sleep_ms_now(c)); /* --step-sleep-ms: a slow device */
     c->round_step_s = c->train_steps ? native_clock_seconds(native_clock_monotonic_ns() - started) / c->train_steps : 0;
     sdfed_arena_reset(&c->arena);
-    if (c->step_measured && c->reference_step_s == 0) {
-        c->reference_step_s = c->round_step_s;
-    } else if (c->step_measured && sdfed_local_prompt_drifted(c->reference_step_s, c->round_step_s)) {
+    if (c->step_measured && sdfed_step_watch_round(&c->watch, c->round_step_s)) {
         c->remeasured = 1; /* the device as it was this round */
-        c->measured_before_s = c->reference_step_s;
-        c->reference_step_s = 0;
+        c->expected_before_s = c->watch.expected_s;
+        double before_s = planned_step_s(c);
         c->work_rc = measure_steps(c, c->fc.split, &c->work_err);
         sdfed_arena_reset(&c->arena);
+        sdfed_step_watch_measured(&c->watch, before_s, c->work_rc ? 0 : planned_step_s(c));
     }
     c->rounds_trained++;
     if (c->work_rc) return;
@@ -475,10 +474,8 @@ static void train_end(client *c) {
     say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
         c->attack ? " (attacking)" : "");
     if (c->remeasured)
-        say(c,
-            "round %lld: %.1f ms a step, not the %.1f ms of the first round after measuring: measured again, now "
-            "%.1f ms a step",
-            (long long)round, 1000 * c->round_step_s, 1000 * c->measured_before_s, 1000 * planned_step_s(c));
+        say(c, "round %lld: %.1f ms a step, not the %.1f ms expected: measured again, now %.1f ms a step",
+            (long long)round, 1000 * c->round_step_s, 1000 * c->expected_before_s, 1000 * planned_step_s(c));
 }
 
 /* The round's parameters arrived: train (once per round) as work, then
