@@ -241,8 +241,9 @@ sys.exit(not (d["count"] == 2 and d["step_ms"][0]["length"] == 4 and d["step_ms"
   grep -q '"event": "paced", "client": [0-9]*, "round": [0-9]*, "rounds_out": 1' "$work/paced.server.log" &&
     [ "$(grep -c '"event": "round_start", "round": [0-9]*, "participants": 1, "connected": 2' "$work/paced.server.log")" -ge 1 ] &&
     ok || bad "the server does not sit the slow client out: $(grep -E 'paced|round_start' "$work/paced.server.log")"
-  # its misses are the store's (a restart keeps them): one client, 3 or more in a row
-  [ "$(store_query "$work/paced-state" 'SELECT count(*) FROM pace WHERE misses >= 3')" = 1 ] && ok ||
+  # its misses are the store's (a restart keeps them): 3 or more in a row (the other client's too, when the
+  # machine's load makes it miss the 1 s deadline as well)
+  [ "$(store_query "$work/paced-state" 'SELECT count(*) FROM pace WHERE misses >= 3')" -ge 1 ] && ok ||
     bad "the slow client's misses are not stored: $(store_query "$work/paced-state" 'SELECT * FROM pace')"
   stop_server
   summary
