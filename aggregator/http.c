@@ -80,7 +80,10 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
     int rc;
     int failed = agg_demo_shard_json(site->demo, shard, &b, &err);
     if (failed) {
-        native_log_message("warning", "", err.message);
+        native_log_line line;
+        native_log_open(&line, "warning");
+        sdfed_jw_string(&line.w, "message", err.message);
+        native_log_close(&line);
         char body[160];
         int len = snprintf(body, sizeof body, "{\"error\": \"demo shard %d cannot be sent now (%s); try again later\"}",
                            shard, failed == SDFED_ERR_NOMEM ? "out of memory" : "one of its images cannot be read");
