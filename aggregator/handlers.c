@@ -69,11 +69,13 @@ static int write_round_text(agg_handlers *h, sdfed_buffer *out, int with_values,
     if (!h->async) sdfed_jw_int(&w, "deadline_ms", deadline_ms);
     sdfed_jw_string(&w, "global_sha256", g.sha256);
     if (m) {
-        char secure[160];
-        int len =
-            snprintf(secure, sizeof secure, "{\"place\": %d, \"n\": %d, \"k\": %d, \"t\": %d, \"min_inputs\": %d}",
-                     m->place, m->n, m->k, m->t, m->min_inputs);
-        sdfed_jw_raw(&w, "secure", secure, (size_t)len);
+        sdfed_jw_object(&w, "secure");
+        sdfed_jw_int(&w, "place", m->place);
+        sdfed_jw_int(&w, "n", m->n);
+        sdfed_jw_int(&w, "k", m->k);
+        sdfed_jw_int(&w, "t", m->t);
+        sdfed_jw_int(&w, "min_inputs", m->min_inputs);
+        sdfed_jw_close(&w);
     }
     if (with_values) {
         sdfed_jw_shape(&w, "shape", 2, g.shape);
