@@ -21,8 +21,12 @@ int agg_core_batch_due(const agg_federation *f, int64_t now_ms) {
 static void stored(agg_federation *f, const agg_store_new_update *u) {
     f->updates_accepted++;
     agg_outbox_put(&f->out, (agg_federation_message){.type = FEDERATION_ACK, .client = u->client, .round = u->round});
-    native_logf("update", "\"client\": %lld, \"round\": %lld, \"samples\": %lld", (long long)u->client,
-                (long long)u->round, (long long)u->samples);
+    native_log_line line;
+    native_log_open(&line, "update");
+    sdfed_jw_int(&line.w, "client", u->client);
+    sdfed_jw_int(&line.w, "round", u->round);
+    sdfed_jw_int(&line.w, "samples", u->samples);
+    native_log_close(&line);
     f->policy->stored(f, u);
 }
 

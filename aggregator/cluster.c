@@ -27,8 +27,13 @@ int agg_cluster_open(agg_cluster **out, agg_store *st, double lease_s, sdfed_err
         free(c);
         return rc;
     }
-    native_logf("node", "\"node\": %lld, \"host\": \"%s\", \"pid\": %d, \"lease_s\": %g", (long long)c->fence.node,
-                host, (int)getpid(), lease_s);
+    native_log_line line;
+    native_log_open(&line, "node");
+    sdfed_jw_int(&line.w, "node", c->fence.node);
+    sdfed_jw_string(&line.w, "host", host);
+    sdfed_jw_int(&line.w, "pid", getpid());
+    sdfed_jw_double(&line.w, "lease_s", lease_s);
+    native_log_close(&line);
     *out = c;
     return SDFED_OK;
 }
@@ -39,10 +44,18 @@ void agg_cluster_close(agg_cluster *c) {
     free(c);
 }
 
+/* The node taking the coordinator's role (EVENT coordinator) or losing it (coordinator_lost). */
+static void log_role(const char *event, int64_t node, int64_t epoch) {
+    native_log_line line;
+    native_log_open(&line, event);
+    sdfed_jw_int(&line.w, "node", node);
+    sdfed_jw_int(&line.w, "epoch", epoch);
+    native_log_close(&line);
+}
+
 void agg_cluster_step_down(agg_cluster *c) {
     if (!c->fence.epoch) return;
-    native_logf("coordinator_lost", "\"node\": %lld, \"epoch\": %lld", (long long)c->fence.node,
-                (long long)c->fence.epoch);
+    log_role("coordinator_lost", c->fence.node, c->fence.epoch);
     c->fence.epoch = 0;
 }
 
@@ -59,7 +72,7 @@ void agg_cluster_tick(agg_cluster *c, int64_t now_ms) {
     int64_t epoch;
     if (agg_store_coordinator_claim(c->st, c->fence.node, c->lease_s, &epoch, NULL) == SDFED_OK && epoch > 0) {
         c->fence.epoch = epoch;
-        native_logf("coordinator", "\"node\": %lld, \"epoch\": %lld", (long long)c->fence.node, (long long)epoch);
+        log_role("coordinator", c->fence.node, epoch);
     }
 }
 

@@ -13,7 +13,10 @@ int agg_cluster_learn_ends(agg_federation *f, sdfed_rng *sampler, agg_store_roun
     int found;
     if (agg_store_latest_round(f->st, latest, &found, NULL) || !found) return 0; /* the store reports its fault */
     if (latest->n_values != f->n) {
-        native_logf("error", "\"message\": \"the stored parameters do not fit the task's method\"");
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_string(&line.w, "message", "the stored parameters do not fit the task's method");
+        native_log_close(&line);
         agg_store_round_free(latest);
         return 0;
     }
@@ -73,7 +76,12 @@ void agg_cluster_follow(agg_federation *f, int64_t now_ms) {
 
 void agg_cluster_refused(agg_federation *f, int rc, const sdfed_error *err, int64_t now_ms) {
     if (!f->cl) return;
-    if (rc != SDFED_ERR_IO) native_log_message("decision_refused", "", err->message); /* the store reports its faults */
+    if (rc != SDFED_ERR_IO) { /* the store reports its faults */
+        native_log_line line;
+        native_log_open(&line, "decision_refused");
+        sdfed_jw_string(&line.w, "message", err->message);
+        native_log_close(&line);
+    }
     if (rc == SDFED_ERR_ARG) agg_cluster_step_down(f->cl);
     agg_cluster_catch_up(f, now_ms);
 }

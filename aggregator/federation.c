@@ -103,6 +103,22 @@ static int load_state(agg_federation *f, const sdfed_clip_model *m, const sdfed_
     return rc;
 }
 
+/* Where the federation stands once opened (resumed: a state with rounds behind it or one open). */
+static void log_opened(const agg_federation *f) {
+    agg_federation_status s;
+    agg_federation_get_status(f, &s);
+    native_log_line line;
+    native_log_open(&line, "federation");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "rounds", f->task.rounds);
+    sdfed_jw_string(&line.w, "mode", f->policy->mode);
+    sdfed_jw_bool(&line.w, "resumed", f->round > 0 || s.open);
+    sdfed_jw_int(&line.w, "open", s.open);
+    sdfed_jw_int(&line.w, "reported", s.reported);
+    sdfed_jw_string(&line.w, "global_sha256", f->sha);
+    native_log_close(&line);
+}
+
 /* The round policy a task and the options ask for: secure, asynchronous or synchronous. */
 static const agg_round_policy *policy_of(const sdfed_task *task, const agg_federation_options *opt) {
     if (task->secagg.on) return &agg_round_secure_policy;
@@ -128,13 +144,7 @@ int agg_federation_open(agg_federation **out, const sdfed_task *task, const sdfe
         agg_federation_close(f);
         return rc;
     }
-    agg_federation_status s;
-    agg_federation_get_status(f, &s);
-    native_logf("federation",
-                "\"round\": %lld, \"rounds\": %d, \"mode\": \"%s\", \"resumed\": %s, \"open\": %d, "
-                "\"reported\": %lld, \"global_sha256\": \"%s\"",
-                (long long)f->round, f->task.rounds, f->policy->mode, f->round > 0 || s.open ? "true" : "false", s.open,
-                (long long)s.reported, f->sha);
+    log_opened(f);
     agg_core_note_waiting(f, now_ms);
     *out = f;
     return SDFED_OK;
@@ -155,6 +165,32 @@ void agg_federation_close(agg_federation *f) {
 
 /* ------------------------------------------------------------ clients */
 
+/* A client joined: "again" when its connection was replaced (it never
+ * left), else "back" when it came back into a place kept for it. */
+static void log_joined(const agg_federation *f, int64_t client, int shard, int again, int back) {
+    native_log_line line;
+    native_log_open(&line, "join");
+    sdfed_jw_int(&line.w, "client", client);
+    sdfed_jw_int(&line.w, "shard", shard);
+    sdfed_jw_int(&line.w, "connected", f->clients.n);
+    if (again)
+        sdfed_jw_bool(&line.w, "again", 1);
+    else if (back)
+        sdfed_jw_bool(&line.w, "back", 1);
+    native_log_close(&line);
+}
+
+/* A client left (lost: its connection was), its place kept or not. */
+static void log_left(const agg_federation *f, int64_t client, int lost, int place_kept) {
+    native_log_line line;
+    native_log_open(&line, "leave");
+    sdfed_jw_int(&line.w, "client", client);
+    sdfed_jw_int(&line.w, "connected", f->clients.n);
+    sdfed_jw_bool(&line.w, "lost", lost);
+    if (place_kept) sdfed_jw_bool(&line.w, "place_kept", 1);
+    native_log_close(&line);
+}
+
 /* A client identified joins: welcomed (its welcome carries the handle of
  * the hello it answers, NULL for a client the caller knew) and, when the
  * time comes, given rounds. */
@@ -162,7 +198,10 @@ static void join(agg_federation *f, int64_t client, int shard, void *hello, int6
     int back = f->policy->comes_back ? f->policy->comes_back(f, client) : 0;
     int again; /* its connection replaced: it never left */
     if (!agg_roster_join(&f->clients, client, shard, &again)) {
-        native_logf("error", "\"message\": \"out of memory adding a client\"");
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_string(&line.w, "message", "out of memory adding a client");
+        native_log_close(&line);
         return;
     }
     if (f->cl) { /* its presence row waits for the batch (a tick stores it if the batch could not) */
@@ -171,10 +210,7 @@ static void join(agg_federation *f, int64_t client, int shard, void *hello, int6
     }
     agg_outbox_put(&f->out, (agg_federation_message){
                                 .type = FEDERATION_WELCOME, .client = client, .round = f->round, .hello = hello});
-    const char *how = again ? ", \"again\": true" : "";
-    if (!again && back) how = ", \"back\": true";
-    native_logf("join", "\"client\": %lld, \"shard\": %d, \"connected\": %d%s", (long long)client, shard, f->clients.n,
-                how);
+    log_joined(f, client, shard, again, back);
     if (f->done)
         agg_outbox_done(&f->out, client, f->task.rounds);
     else
@@ -234,8 +270,7 @@ void agg_federation_leave(agg_federation *f, int64_t client, agg_federation_depa
     agg_core_write_batch(f, now_ms); /* what came before the leave counts first */
     agg_roster_remove(&f->clients, client);
     int kept = f->policy->keeps_place ? f->policy->keeps_place(f, client, how, now_ms) : 0;
-    native_logf("leave", "\"client\": %lld, \"connected\": %d, \"lost\": %s%s", (long long)client, f->clients.n,
-                how == FEDERATION_LOST ? "true" : "false", kept ? ", \"place_kept\": true" : "");
+    log_left(f, client, how == FEDERATION_LOST, kept);
     if (!kept && f->policy->left) f->policy->left(f, client, now_ms);
     agg_core_note_waiting(f, now_ms);
 }

@@ -32,12 +32,22 @@ static agg_session *session_of(agg_handlers *h, int64_t client) {
     return client >= 0 && client < h->n_ids ? h->by_id[client] : NULL;
 }
 
+/* An error of the server's own (out of memory) that leaves the client without an answer. */
+static void log_error(const char *message) {
+    native_log_line line;
+    native_log_open(&line, "error");
+    sdfed_jw_string(&line.w, "message", message);
+    native_log_close(&line);
+}
+
 static void send_to(agg_session *ss, const void *data, size_t len, int binary) {
     sdfed_error err = {0};
     if (agg_session_send(ss, data, len, binary, &err)) {
-        char client[48];
-        snprintf(client, sizeof client, "\"client\": %lld", (long long)ss->client);
-        native_log_message("error", client, err.message);
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_int(&line.w, "client", ss->client);
+        sdfed_jw_string(&line.w, "message", err.message);
+        native_log_close(&line);
     }
 }
 
@@ -59,11 +69,13 @@ static int write_round_text(agg_handlers *h, sdfed_buffer *out, int with_values,
     if (!h->async) sdfed_jw_int(&w, "deadline_ms", deadline_ms);
     sdfed_jw_string(&w, "global_sha256", g.sha256);
     if (m) {
-        char secure[160];
-        int len =
-            snprintf(secure, sizeof secure, "{\"place\": %d, \"n\": %d, \"k\": %d, \"t\": %d, \"min_inputs\": %d}",
-                     m->place, m->n, m->k, m->t, m->min_inputs);
-        sdfed_jw_raw(&w, "secure", secure, (size_t)len);
+        sdfed_jw_object(&w, "secure");
+        sdfed_jw_int(&w, "place", m->place);
+        sdfed_jw_int(&w, "n", m->n);
+        sdfed_jw_int(&w, "k", m->k);
+        sdfed_jw_int(&w, "t", m->t);
+        sdfed_jw_int(&w, "min_inputs", m->min_inputs);
+        sdfed_jw_close(&w);
     }
     if (with_values) {
         sdfed_jw_shape(&w, "shape", 2, g.shape);
@@ -84,19 +96,27 @@ static int write_round_messages(agg_handlers *h, int64_t deadline_ms) {
     return 0;
 }
 
+/* Out of memory writing the round_start of ROUND: its clients wait for the next. */
+static void log_round_error(int64_t round) {
+    native_log_line line;
+    native_log_open(&line, "error");
+    sdfed_jw_stringf(&line.w, "message", "out of memory writing round %lld", (long long)round);
+    native_log_close(&line);
+}
+
 /* round_start with the current global parameters and the time left, as the
  * client asked to get them (a secure round's text is the client's own) */
 static void send_round(agg_handlers *h, agg_session *ss, const agg_federation_message *m) {
     if ((h->round_cached != m->round || h->deadline_cached != m->deadline_ms) &&
         write_round_messages(h, m->deadline_ms)) {
         free_round_messages(h);
-        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)m->round);
+        log_round_error(m->round);
         return;
     }
     sdfed_buffer own = {0};
     if (m->secure && write_round_text(h, &own, !ss->binary, m->deadline_ms, m)) {
         sdfed_buffer_free(&own);
-        native_logf("error", "\"message\": \"out of memory writing round %lld\"", (long long)m->round);
+        log_round_error(m->round);
         return;
     }
     const sdfed_buffer *text = m->secure ? &own : &h->round_text[!ss->binary];
@@ -109,7 +129,7 @@ static void send_round(agg_handlers *h, agg_session *ss, const agg_federation_me
 static void send_request(agg_session *ss, const agg_federation_message *m) {
     sdfed_buffer b = {0};
     if (sdfed_secure_frame_encode(m->bytes, m->n_bytes, &b, NULL))
-        native_logf("error", "\"message\": \"out of memory writing a secure round's request\"");
+        log_error("out of memory writing a secure round's request");
     else
         send_to(ss, b.data, b.size, 1);
     sdfed_buffer_free(&b);
@@ -193,7 +213,7 @@ static void deliver(agg_handlers *h, int64_t now_ms) {
         }
         sdfed_buffer b = {0};
         if (write_message(h, m, one, &b)) {
-            native_logf("error", "\"message\": \"out of memory writing a message\"");
+            log_error("out of memory writing a message");
         } else if (one) {
             send_to(one, b.data, b.size, 0);
             one->welcomed |= m->type == FEDERATION_WELCOME;
@@ -213,14 +233,18 @@ static void deliver(agg_handlers *h, int64_t now_ms) {
 static void on_store_fault(void *ctx, const char *message) {
     agg_handlers *h = ctx;
     int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    native_log_line line;
     if (message) {
         h->fault_since_ms = now;
         h->fault_refused = 0;
-        native_log_message("store_fault", "", message);
+        native_log_open(&line, "store_fault");
+        sdfed_jw_string(&line.w, "message", message);
     } else {
-        native_logf("store_fault_cleared", "\"refused\": %lld, \"seconds\": %.1f", (long long)h->fault_refused,
-                    (now - h->fault_since_ms) / 1e3);
+        native_log_open(&line, "store_fault_cleared");
+        sdfed_jw_int(&line.w, "refused", h->fault_refused);
+        sdfed_jw_fixed(&line.w, "seconds", (now - h->fault_since_ms) / 1e3, 1);
     }
+    native_log_close(&line);
 }
 
 /* How long a refused client should wait before trying again (ms; 0: no
@@ -251,6 +275,17 @@ static void send_error(agg_handlers *h, agg_session *ss, sdfed_code code, const 
     sdfed_buffer_free(&b);
 }
 
+/* A refusal (EVENT refused) or the connection closed after too many
+ * (closed_for_abuse): the client, the code, the client's refusals so far. */
+static void log_refusal(const char *event, const agg_session *ss, sdfed_code code, int refusals) {
+    native_log_line line;
+    native_log_open(&line, event);
+    sdfed_jw_int(&line.w, "client", ss->client);
+    sdfed_jw_string(&line.w, "code", sdfed_code_name(code));
+    sdfed_jw_int(&line.w, "refusals", refusals);
+    native_log_close(&line);
+}
+
 /* Sends an error with retry_after retry_ms (0: none); counts the refusal
  * (the one place that does) and, after too many of the client's own
  * making, says so in a last error and closes (server_error is the server's
@@ -260,20 +295,17 @@ static void refuse_after(agg_handlers *h, agg_session *ss, sdfed_code code, cons
     agg_federation_count_refusal(h->fed, code);
     send_error(h, ss, code, message, retry_ms);
     int own = code != SDFED_CODE_SERVER_ERROR;
-    char fields[320];
-    snprintf(fields, sizeof fields, "\"client\": %lld, \"code\": \"%s\", \"refusals\": %d", (long long)ss->client,
-             sdfed_code_name(code), ss->refusals + own);
     if (code == SDFED_CODE_SERVER_ERROR && agg_store_failing(h->st))
         h->fault_refused++;
     else
-        native_log("refused", fields);
+        log_refusal("refused", ss, code, ss->refusals + own);
     if (own && ++ss->refusals >= h->opt.max_refusals && !ss->closing) {
         char last[96];
         snprintf(last, sizeof last, "too many refusals (%d); this connection is closed", ss->refusals);
         int64_t closed_ms = retry_after_ms(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, now_ms);
         send_error(h, ss, SDFED_CODE_TOO_MANY_REFUSALS, last, retry_ms > closed_ms ? retry_ms : closed_ms);
         agg_session_close_after(ss, LWS_CLOSE_STATUS_POLICY_VIOLATION, last, now_ms);
-        native_log("closed_for_abuse", fields);
+        log_refusal("closed_for_abuse", ss, code, ss->refusals);
     }
 }
 

@@ -39,6 +39,19 @@ static int task_description(struct lws *wsi, agg_http_site *site) {
 
 static int shard_connected(void *fed, int shard) { return agg_federation_shard_connected(fed, shard); }
 
+/* A demo shard not sent: {"error": WHY} with STATUS, not to be cached. */
+static int refuse_demo(struct lws *wsi, int status, const char *why) {
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "error", why);
+    int rc = sdfed_jw_end(&w, NULL)
+                 ? 1
+                 : agg_response_send(wsi, status, "application/json", (const char *)b.data, b.size, "no-store");
+    sdfed_buffer_free(&b);
+    return rc;
+}
+
 /* A demo shard: the one asked for (?k=K) or a free one, leased to the
  * address that asks (at most demo_leases_per_address of them). */
 static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn *from) {
@@ -47,17 +60,12 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
     const agg_peer_address nowhere = {.bytes = {0}};
     int64_t free_in_ms = 0;
     int shard;
-    if (!site->demo) {
-        static const char body[] = "{\"error\": \"this federation has no demo data\"}";
-        return agg_response_send(wsi, HTTP_STATUS_NOT_FOUND, "application/json", body, sizeof body - 1, "no-store");
-    }
+    if (!site->demo) return refuse_demo(wsi, HTTP_STATUS_NOT_FOUND, "this federation has no demo data");
     if (k) {
         char *end;
         long v = strtol(k, &end, 10);
-        if (!*k || *end || v < 0 || v >= agg_demo_shards(site->demo)) {
-            static const char body[] = "{\"error\": \"no such demo shard\"}";
-            return agg_response_send(wsi, HTTP_STATUS_NOT_FOUND, "application/json", body, sizeof body - 1, "no-store");
-        }
+        if (!*k || *end || v < 0 || v >= agg_demo_shards(site->demo))
+            return refuse_demo(wsi, HTTP_STATUS_NOT_FOUND, "no such demo shard");
         shard = (int)v;
     } else if ((shard = agg_demo_lease(site->demo, from ? &from->address : &nowhere, site->demo_leases_per_address,
                                        native_clock_ms(native_clock_monotonic_ns()), shard_connected, site->fed,
@@ -70,8 +78,8 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
         agg_peers_refused(site->peers, PEERS_REFUSED_DEMO_LEASES);
         return agg_response_refuse(wsi, RESPONSE_TOO_MANY_REQUESTS, why, "retry-after", seconds);
     } else if (shard == DEMO_NONE_FREE) {
-        static const char body[] = "{\"error\": \"every demo shard is taken; try again later or add your own images\"}";
-        return agg_response_send(wsi, HTTP_STATUS_CONFLICT, "application/json", body, sizeof body - 1, "no-store");
+        return refuse_demo(wsi, HTTP_STATUS_CONFLICT,
+                           "every demo shard is taken; try again later or add your own images");
     }
     sdfed_buffer b = {0};
     sdfed_error err = {0};
@@ -80,11 +88,14 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
     int rc;
     int failed = agg_demo_shard_json(site->demo, shard, &b, &err);
     if (failed) {
-        native_log_message("warning", "", err.message);
-        char body[160];
-        int len = snprintf(body, sizeof body, "{\"error\": \"demo shard %d cannot be sent now (%s); try again later\"}",
-                           shard, failed == SDFED_ERR_NOMEM ? "out of memory" : "one of its images cannot be read");
-        rc = agg_response_send(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "application/json", body, (size_t)len, "no-store");
+        native_log_line line;
+        native_log_open(&line, "warning");
+        sdfed_jw_string(&line.w, "message", err.message);
+        native_log_close(&line);
+        char why[128];
+        snprintf(why, sizeof why, "demo shard %d cannot be sent now (%s); try again later", shard,
+                 failed == SDFED_ERR_NOMEM ? "out of memory" : "one of its images cannot be read");
+        rc = refuse_demo(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, why);
     } else {
         rc = agg_response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     }

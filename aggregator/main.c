@@ -141,10 +141,13 @@ static int fit_descriptors(double *max_connections, double others) {
             "the descriptor limit (%llu, ulimit -n) has no room for connections besides --status-reserve "
             "and --max-file-sends (%g): raise it or lower them",
             (unsigned long long)lim.rlim_cur, others);
-    native_logf("connections_limited",
-                "\"max_connections\": %.0f, \"asked\": %.0f, \"descriptors\": %llu, \"message\": \"--max-connections "
-                "lowered to what the descriptor limit (ulimit -n) holds\"",
-                fit, *max_connections, (unsigned long long)lim.rlim_cur);
+    native_log_line line;
+    native_log_open(&line, "connections_limited");
+    sdfed_jw_fixed(&line.w, "max_connections", fit, 0);
+    sdfed_jw_fixed(&line.w, "asked", *max_connections, 0);
+    sdfed_jw_int(&line.w, "descriptors", (int64_t)lim.rlim_cur);
+    sdfed_jw_string(&line.w, "message", "--max-connections lowered to what the descriptor limit (ulimit -n) holds");
+    native_log_close(&line);
     *max_connections = fit;
     return CLI_OK;
 }
@@ -152,14 +155,44 @@ static int fit_descriptors(double *max_connections, double others) {
 /* The task's images as the demo shards and `sdfed sim` count them, and
  * the files that are not used, each named (at most 20, then a count). */
 static void log_dataset(const native_fed_data *d) {
-    native_logf("dataset", "\"classes\": %d, \"train\": %d, \"test\": %d, \"skipped\": %d", d->n_classes, d->n_train,
-                d->n_test, d->skipped ? d->skipped->n : 0);
+    native_log_line line;
+    native_log_open(&line, "dataset");
+    sdfed_jw_int(&line.w, "classes", d->n_classes);
+    sdfed_jw_int(&line.w, "train", d->n_train);
+    sdfed_jw_int(&line.w, "test", d->n_test);
+    sdfed_jw_int(&line.w, "skipped", d->skipped ? d->skipped->n : 0);
+    native_log_close(&line);
     for (int i = 0; d->skipped && i < d->skipped->n && i < 20; i++) {
-        char message[2048];
-        snprintf(message, sizeof message, "%s: %s", d->skipped->items[i].path, d->skipped->items[i].reason);
-        native_log_message("dataset_skipped", "", message);
+        native_log_open(&line, "dataset_skipped");
+        sdfed_jw_stringf(&line.w, "message", "%s: %s", d->skipped->items[i].path, d->skipped->items[i].reason);
+        native_log_close(&line);
     }
-    if (d->skipped && d->skipped->n > 20) native_logf("dataset_skipped", "\"more\": %d", d->skipped->n - 20);
+    if (d->skipped && d->skipped->n > 20) {
+        native_log_open(&line, "dataset_skipped");
+        sdfed_jw_int(&line.w, "more", d->skipped->n - 20);
+        native_log_close(&line);
+    }
+}
+
+/* A warning that does not stop the server (the demo shards turned off). */
+static void log_warning(const char *message) {
+    native_log_line line;
+    native_log_open(&line, "warning");
+    sdfed_jw_string(&line.w, "message", message);
+    native_log_close(&line);
+}
+
+/* Where the server listens and what it serves, once it does. */
+static void log_listening(const args *a, const char *bind_address, int port, const char *state, const char *model_sha) {
+    native_log_line line;
+    native_log_open(&line, "listening");
+    sdfed_jw_string(&line.w, "address", bind_address);
+    sdfed_jw_int(&line.w, "port", port);
+    sdfed_jw_stringf(&line.w, "url", "%s://%s:%d/", a->cert ? "https" : "http", a->host ? a->host : "localhost", port);
+    sdfed_jw_string(&line.w, "task", a->task);
+    sdfed_jw_string(&line.w, "state", state);
+    sdfed_jw_string(&line.w, "model_sha256", model_sha);
+    native_log_close(&line);
 }
 
 int main(int argc, char **argv) {
@@ -464,9 +497,9 @@ int main(int argc, char **argv) {
      * turns them off */
     if (images_rc == SDFED_OK) log_dataset(&images); /* once the state opened: a refused start says one line */
     if (task.demo && images_rc == SDFED_OK && agg_demo_open(&shards, &task, &images, &err))
-        native_log_message("warning", "", err.message);
+        log_warning(err.message);
     else if (task.demo && images_rc != SDFED_OK)
-        native_log_message("warning", "", images_err.message);
+        log_warning(images_err.message);
     agg_federation_options fo = {.async = !strcmp(a.mode, "async"),
                                  .min_clients = (int)min_clients,
                                  .over_select = over_select,
@@ -568,13 +601,9 @@ int main(int argc, char **argv) {
         native_cli_error(CLI_FAILED, "--port-file %s", err.message);
         goto done;
     }
-    native_logf("listening",
-                "\"address\": \"%s\", \"port\": %d, \"url\": \"%s://%s:%d/\", \"task\": \"%s\", \"state\": \"%s\", "
-                "\"model_sha256\": \"%s\"",
-                bind_address, bound, a.cert ? "https" : "http", a.host ? a.host : "localhost", bound, a.task,
-                agg_store_name(st), model_sha);
+    log_listening(&a, bind_address, bound, agg_store_name(st), model_sha);
     rc = agg_loop_run(server) ? CLI_FAILED : CLI_OK;
-    native_log("stopping", "");
+    native_log("stopping");
     if (a.port_file) remove(a.port_file);
 done:
     agg_loop_destroy(server);

@@ -14,7 +14,10 @@ void agg_outbox_put(agg_outbox *o, agg_federation_message m) {
     agg_federation_message *grown = sdfed_grow(o->messages, &o->cap, o->n, sizeof *grown);
     if (!grown) {
         free(m.bytes);
-        native_logf("error", "\"message\": \"out of memory queueing a message for client %lld\"", (long long)m.client);
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_stringf(&line.w, "message", "out of memory queueing a message for client %lld", (long long)m.client);
+        native_log_close(&line);
         return;
     }
     o->messages = grown;

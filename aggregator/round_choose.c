@@ -68,7 +68,10 @@ int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *ne
     free(candidates);
     if (rc) {
         *sampler = before;
-        native_logf("error", "\"message\": \"out of memory starting a round\"");
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_string(&line.w, "message", "out of memory starting a round");
+        native_log_close(&line);
         return rc;
     }
     sdfed_error err = {0};
@@ -83,7 +86,11 @@ int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *ne
         agg_cluster_refused(f, rc, &err, now_ms);
         return rc;
     }
-    native_logf("round_start", "\"round\": %lld, \"participants\": %d, \"connected\": %d", (long long)f->round,
-                next->n_clients, count);
+    native_log_line line;
+    native_log_open(&line, "round_start");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "participants", next->n_clients);
+    sdfed_jw_int(&line.w, "connected", count);
+    native_log_close(&line);
     return SDFED_OK;
 }

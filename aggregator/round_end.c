@@ -59,8 +59,11 @@ int agg_core_round_close(agg_federation *f, int64_t now_ms) {
                                  &f->arena, &err);
     double aggregation_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     if (rc) {
-        native_logf("error", "\"round\": %lld, \"message\": \"aggregation failed: %s\"", (long long)f->round,
-                    err.message);
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_int(&line.w, "round", f->round);
+        sdfed_jw_stringf(&line.w, "message", "aggregation failed: %s", err.message);
+        native_log_close(&line);
         agg_store_abort_decision(f->st);
     } else {
         rc = agg_core_round_closed(f, next, n, aggregation_ms, now_ms);
@@ -85,11 +88,16 @@ int agg_core_round_closed(agg_federation *f, const float *next, int reports, dou
     f->rounds_closed++;
     f->last_aggregation_ms = aggregation_ms;
     f->total_aggregation_ms += aggregation_ms;
-    native_logf("round_end",
-                "\"round\": %lld, \"updates\": %d, \"aggregation_ms\": %.3f, \"rule\": \"%s\", \"clip_norm\": %g, "
-                "\"noise_multiplier\": %g, \"global_sha256\": \"%s\"",
-                (long long)f->round, reports, aggregation_ms, sdfed_aggregate_rule_name(f->opt.aggregate.rule),
-                f->opt.aggregate.clip_norm, f->opt.aggregate.noise_multiplier, sha);
+    native_log_line line;
+    native_log_open(&line, "round_end");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "updates", reports);
+    sdfed_jw_fixed(&line.w, "aggregation_ms", aggregation_ms, 3);
+    sdfed_jw_string(&line.w, "rule", sdfed_aggregate_rule_name(f->opt.aggregate.rule));
+    sdfed_jw_double(&line.w, "clip_norm", f->opt.aggregate.clip_norm);
+    sdfed_jw_double(&line.w, "noise_multiplier", f->opt.aggregate.noise_multiplier);
+    sdfed_jw_string(&line.w, "global_sha256", sha);
+    native_log_close(&line);
     agg_core_round_next(f, now_ms, reports, 0);
     return SDFED_OK;
 }

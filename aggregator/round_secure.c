@@ -64,6 +64,45 @@ static round_secure *secure_of(const agg_federation *f) { return f->rounds; }
 
 static sdfed_secagg_stage stage_of(const round_secure *s) { return s->server.stages.stage; }
 
+/* ------------------------------------------------------------ the log */
+
+/* What failed in ROUND: CONTEXT (or NULL) and the error's message. */
+static void log_error(int64_t round, const char *context, const char *message) {
+    native_log_line line;
+    native_log_open(&line, "error");
+    sdfed_jw_int(&line.w, "round", round);
+    if (context)
+        sdfed_jw_stringf(&line.w, "message", "%s: %s", context, message);
+    else
+        sdfed_jw_string(&line.w, "message", message);
+    native_log_close(&line);
+}
+
+/* The stage the round is in and the clients due to complete it. */
+static void log_stage(const agg_federation *f) {
+    const round_secure *s = secure_of(f);
+    native_log_line line;
+    native_log_open(&line, "secagg_stage");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_string(&line.w, "stage", sdfed_secagg_stage_name(stage_of(s)));
+    sdfed_jw_int(&line.w, "due", s->server.stages.due);
+    native_log_close(&line);
+}
+
+/* The round started: its first stage and its plan's k, t and min_inputs. */
+static void log_started(const agg_federation *f) {
+    const round_secure *s = secure_of(f);
+    native_log_line line;
+    native_log_open(&line, "secagg_stage");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_string(&line.w, "stage", "advertise");
+    sdfed_jw_int(&line.w, "due", s->server.stages.due);
+    sdfed_jw_int(&line.w, "k", s->plan.params.k);
+    sdfed_jw_int(&line.w, "t", s->plan.params.t);
+    sdfed_jw_int(&line.w, "min_inputs", s->plan.params.min_inputs);
+    native_log_close(&line);
+}
+
 /* ------------------------------------------------------------ messages */
 
 /* round_start with the client's place, the plan, and the stage's time left */
@@ -94,8 +133,12 @@ static void send_request(agg_federation *f, int place) {
     sdfed_buffer b = {0};
     sdfed_error err = {0};
     if (native_secagg_server_request(&s->server, place, &b, &err)) {
-        native_logf("error", "\"round\": %lld, \"client\": %lld, \"message\": \"secure request: %s\"",
-                    (long long)f->round, (long long)s->current.clients[place], err.message);
+        native_log_line line;
+        native_log_open(&line, "error");
+        sdfed_jw_int(&line.w, "round", f->round);
+        sdfed_jw_int(&line.w, "client", s->current.clients[place]);
+        sdfed_jw_stringf(&line.w, "message", "secure request: %s", err.message);
+        native_log_close(&line);
     } else {
         agg_outbox_put(&f->out, (agg_federation_message){.type = FEDERATION_SECAGG_REQUEST,
                                                          .client = s->current.clients[place],
@@ -125,8 +168,7 @@ static void announce(agg_federation *f, int64_t now_ms) {
 /* The current stage's requests to this process's clients due one. */
 static void send_requests(agg_federation *f) {
     const round_secure *s = secure_of(f);
-    native_logf("secagg_stage", "\"round\": %lld, \"stage\": \"%s\", \"due\": %d", (long long)f->round,
-                sdfed_secagg_stage_name(stage_of(s)), s->server.stages.due);
+    log_stage(f);
     for (int p = 0; p < s->plan.params.n; p++)
         if (agg_roster_find(&f->clients, s->current.clients[p])) send_request(f, p);
 }
@@ -145,8 +187,12 @@ static int secure_abandon(agg_federation *f, int64_t now_ms) {
     const int inputs = s->started ? count_completed(s, SDFED_SECAGG_MASKED) : 0;
     int rc = agg_core_round_abandoned(f, inputs, now_ms);
     if (rc) return rc;
-    native_logf("round_abandoned", "\"round\": %lld, \"masked_inputs\": %d, \"why\": \"%s\"", (long long)f->round,
-                inputs, s->started ? s->server.stages.why : s->not_started);
+    native_log_line line;
+    native_log_open(&line, "round_abandoned");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "masked_inputs", inputs);
+    sdfed_jw_string(&line.w, "why", s->started ? s->server.stages.why : s->not_started);
+    native_log_close(&line);
     agg_core_round_next(f, now_ms, inputs, 1);
     return SDFED_OK;
 }
@@ -181,16 +227,20 @@ static void close_round(agg_federation *f, int64_t now_ms) {
                   : sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
     double unmask_ms = 1e-6 * (double)(native_clock_monotonic_ns() - t0);
     if (rc) {
-        native_logf("error", "\"round\": %lld, \"message\": \"unmasking failed: %s\"", (long long)f->round,
-                    err.message);
+        log_error(f->round, "unmasking failed", err.message);
         free(next);
         sdfed_secagg_server_abandon(&s->server.stages, "the unmasking failed");
         agg_core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
         return;
     }
     const int inputs = count_completed(s, SDFED_SECAGG_MASKED);
-    native_logf("secagg_unmasked", "\"round\": %lld, \"inputs\": %d, \"weight\": %lld, \"unmask_ms\": %.3f",
-                (long long)f->round, inputs, (long long)weight, unmask_ms);
+    native_log_line line;
+    native_log_open(&line, "secagg_unmasked");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "inputs", inputs);
+    sdfed_jw_int(&line.w, "weight", weight);
+    sdfed_jw_fixed(&line.w, "unmask_ms", unmask_ms, 3);
+    native_log_close(&line);
     if (agg_store_begin_decision(f->st, agg_core_fence(f), f->round, STORE_CLOSE, &err) == SDFED_OK)
         agg_core_round_closed(f, next, inputs, unmask_ms, now_ms);
     free(next);
@@ -279,8 +329,7 @@ static void start_round_if_due(agg_federation *f, int64_t now_ms) {
         rc = native_crypto_random(key, sizeof key, &err);
     if (rc == SDFED_OK) rc = agg_store_set_secagg_key(f->st, f->round, key, &err);
     if (rc) {
-        native_logf("error", "\"round\": %lld, \"message\": \"a secure round's key: %s\"", (long long)f->round,
-                    err.message);
+        log_error(f->round, "a secure round's key", err.message);
         return; /* tried again next tick */
     }
     sdfed_round next = {0};
@@ -301,16 +350,13 @@ static void start_round_if_due(agg_federation *f, int64_t now_ms) {
     s->started = rc == SDFED_OK;
     s->not_started = "its plan or its graph could not be made";
     if (rc) {
-        native_logf("error", "\"round\": %lld, \"message\": \"a secure round of %d clients: %s\"", (long long)f->round,
-                    next.n_clients, err.message);
+        char context[64];
+        snprintf(context, sizeof context, "a secure round of %d clients", next.n_clients);
+        log_error(f->round, context, err.message);
         agg_core_round_act(f, SDFED_ROUND_ABANDON, now_ms);
         return;
     }
-    native_logf("secagg_stage",
-                "\"round\": %lld, \"stage\": \"advertise\", \"due\": %d, \"k\": %d, \"t\": %d, "
-                "\"min_inputs\": %d",
-                (long long)f->round, s->server.stages.due, s->plan.params.k, s->plan.params.t,
-                s->plan.params.min_inputs);
+    log_started(f);
     announce(f, now_ms);
 }
 
@@ -369,8 +415,7 @@ static void leave_round(agg_federation *f, int place, int64_t now_ms) {
         return;
     }
     sdfed_error err = {0};
-    if (native_secagg_server_leave(&s->server, place, &err))
-        native_logf("error", "\"round\": %lld, \"message\": \"%s\"", (long long)f->round, err.message);
+    if (native_secagg_server_leave(&s->server, place, &err)) log_error(f->round, NULL, err.message);
     judge(f, now_ms);
 }
 
@@ -461,13 +506,13 @@ static sdfed_code secure_declined(agg_federation *f, int64_t client, int64_t rou
     if (place < 0)
         return agg_core_refuse(message, cap, SDFED_CODE_SECAGG_NOT_IN_ROUND,
                                "client %lld was not chosen for round %lld", (long long)client, (long long)round);
-    char quoted[SDFED_ERROR_MESSAGE_MAX];
-    size_t q = 0;
-    for (const char *c = why; *c && q + 2 < sizeof quoted; c++) /* the client's words, safe in a JSON string */
-        quoted[q++] = *c == '"' || *c == '\\' || (unsigned char)*c < 0x20 ? '\'' : *c;
-    quoted[q] = '\0';
-    native_logf("secagg_refused_by_client", "\"round\": %lld, \"client\": %lld, \"code\": \"%s\", \"why\": \"%s\"",
-                (long long)round, (long long)client, sdfed_code_name(code), quoted);
+    native_log_line line;
+    native_log_open(&line, "secagg_refused_by_client");
+    sdfed_jw_int(&line.w, "round", round);
+    sdfed_jw_int(&line.w, "client", client);
+    sdfed_jw_string(&line.w, "code", sdfed_code_name(code));
+    sdfed_jw_stringf(&line.w, "why", "%.*s", SDFED_ERROR_MESSAGE_MAX - 3, why); /* the client's words, bounded */
+    native_log_close(&line);
     leave_round(f, place, now_ms);
     return SDFED_CODE_NONE;
 }
@@ -588,11 +633,14 @@ static int resume(agg_federation *f, const agg_store_round *latest, int64_t now_
     if (rc) {
         s->broken = 1;
         s->not_started = "it could not be rebuilt from the store";
-        native_logf("error", "\"round\": %lld, \"message\": \"the secure round cannot resume; it is abandoned: %s\"",
-                    (long long)latest->round, why.message);
+        log_error(latest->round, "the secure round cannot resume; it is abandoned", why.message);
     } else {
-        native_logf("secagg_resumed", "\"round\": %lld, \"rows\": %lld, \"stage\": \"%s\"", (long long)f->round,
-                    (long long)s->read, sdfed_secagg_stage_name(stage_of(s)));
+        native_log_line line;
+        native_log_open(&line, "secagg_resumed");
+        sdfed_jw_int(&line.w, "round", f->round);
+        sdfed_jw_int(&line.w, "rows", s->read);
+        sdfed_jw_string(&line.w, "stage", sdfed_secagg_stage_name(stage_of(s)));
+        native_log_close(&line);
     }
     return SDFED_OK;
 }
@@ -610,8 +658,7 @@ static void secure_catch_up(agg_federation *f, int64_t now_ms) {
         if (!s->open || s->rebuild) {
             if (resume(f, &latest, now_ms, &err) == SDFED_OK && !s->broken) announce(f, now_ms);
         } else if (s->started && !s->broken && replay(f, &err)) {
-            native_logf("error", "\"round\": %lld, \"message\": \"a secure round's rows: %s\"", (long long)f->round,
-                        err.message);
+            log_error(f->round, "a secure round's rows", err.message);
             s->rebuild = 1;
         } else if (s->started && !s->broken && stage_of(s) != before) {
             s->deadline = now_ms + f->opt.deadline_ms;

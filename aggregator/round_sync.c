@@ -99,13 +99,23 @@ static void check_round(agg_federation *f, int64_t now_ms) {
         agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 0), now_ms);
 }
 
+/* The round's counts at its deadline (EVENT deadline) or when it is abandoned. */
+static void log_round_counts(const char *event, const agg_federation *f, const sdfed_round *r) {
+    native_log_line line;
+    native_log_open(&line, event);
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "reported", r->n_reported);
+    sdfed_jw_int(&line.w, "still_in", sdfed_round_still_in(r));
+    sdfed_jw_int(&line.w, "of", r->n_clients);
+    native_log_close(&line);
+}
+
 /* The parameters stay, its reports are set aside. */
 static int sync_abandon(agg_federation *f, int64_t now_ms) {
     const agg_round_sync *s = agg_round_sync_of(f);
     int rc = agg_core_round_abandoned(f, s->current.n_reported, now_ms);
     if (rc) return rc;
-    native_logf("round_abandoned", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d",
-                (long long)f->round, s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
+    log_round_counts("round_abandoned", f, &s->current);
     agg_core_round_next(f, now_ms, s->current.n_reported, 1);
     return SDFED_OK;
 }
@@ -192,8 +202,12 @@ static void expire_away(agg_federation *f, int64_t now_ms) {
         }
         s->away[i] = s->away[--s->n_away];
         int due = s->open && sdfed_round_due(&s->current, a.client);
-        native_logf("gone", "\"client\": %lld, \"round\": %lld, \"due\": %s", (long long)a.client, (long long)f->round,
-                    due ? "true" : "false");
+        native_log_line line;
+        native_log_open(&line, "gone");
+        sdfed_jw_int(&line.w, "client", a.client);
+        sdfed_jw_int(&line.w, "round", f->round);
+        sdfed_jw_bool(&line.w, "due", due);
+        native_log_close(&line);
         if (f->cl)
             agg_presence_depart(f, a.client, due ? f->round : -1);
         else if (due && sdfed_round_leave(&s->current, a.client) >= 0)
@@ -255,11 +269,18 @@ static void note_misses(agg_federation *f) {
         int64_t client = s->current.clients[i];
         if (sdfed_round_reported(&s->current, client)) agg_pace_reported(&f->pace, client);
         if (!sdfed_round_due(&s->current, client)) continue;
-        if (agg_pace_missed(&f->pace, client, f->round))
-            native_logf("error", "\"message\": \"out of memory noting a missed round\"");
-        else if (agg_pace_rounds_out(&f->pace, client, f->round + 1))
-            native_logf("paced", "\"client\": %lld, \"round\": %lld, \"rounds_out\": %lld", (long long)client,
-                        (long long)f->round, (long long)agg_pace_rounds_out(&f->pace, client, f->round + 1));
+        native_log_line line;
+        if (agg_pace_missed(&f->pace, client, f->round)) {
+            native_log_open(&line, "error");
+            sdfed_jw_string(&line.w, "message", "out of memory noting a missed round");
+            native_log_close(&line);
+        } else if (agg_pace_rounds_out(&f->pace, client, f->round + 1)) {
+            native_log_open(&line, "paced");
+            sdfed_jw_int(&line.w, "client", client);
+            sdfed_jw_int(&line.w, "round", f->round);
+            sdfed_jw_int(&line.w, "rounds_out", agg_pace_rounds_out(&f->pace, client, f->round + 1));
+            native_log_close(&line);
+        }
     }
 }
 
@@ -294,8 +315,7 @@ static void sync_tick(agg_federation *f, int64_t now_ms) {
     if (agg_core_round_retry(f, now_ms)) return;
     if (!s->open) maybe_start_round(f, now_ms);
     if (!s->open || now_ms < s->deadline) return;
-    native_logf("deadline", "\"round\": %lld, \"reported\": %d, \"still_in\": %d, \"of\": %d", (long long)f->round,
-                s->current.n_reported, sdfed_round_still_in(&s->current), s->current.n_clients);
+    log_round_counts("deadline", f, &s->current);
     note_misses(f);
     store_pace(f);
     agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);

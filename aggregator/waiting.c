@@ -44,9 +44,14 @@ static agg_federation_waiting waiting_now(const agg_federation *f, int64_t now_m
  * store refuses the start, which the store logs. */
 void agg_core_note_waiting(agg_federation *f, int64_t now_ms) {
     agg_federation_waiting w = waiting_now(f, now_ms);
-    if (w.reason != f->waiting.reason && w.reason != FEDERATION_NOT_WAITING && w.reason != FEDERATION_STARTING)
-        native_logf("waiting", "\"reason\": \"%s\", \"round\": %lld, \"needed\": %lld, \"connected\": %lld",
-                    agg_federation_wait_reason_name(w.reason), (long long)f->round, (long long)w.needed,
-                    (long long)w.connected);
+    if (w.reason != f->waiting.reason && w.reason != FEDERATION_NOT_WAITING && w.reason != FEDERATION_STARTING) {
+        native_log_line line;
+        native_log_open(&line, "waiting");
+        sdfed_jw_string(&line.w, "reason", agg_federation_wait_reason_name(w.reason));
+        sdfed_jw_int(&line.w, "round", f->round);
+        sdfed_jw_int(&line.w, "needed", w.needed);
+        sdfed_jw_int(&line.w, "connected", w.connected);
+        native_log_close(&line);
+    }
     f->waiting = w;
 }

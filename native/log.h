@@ -1,20 +1,31 @@
 /* Structured logging for native servers: one JSON object per line on
  * stderr, {"ts": <unix seconds with milliseconds>, "event": NAME, fields},
  * written whole and flushed, so that a log can be read line by line while
- * it grows (the tests do). */
+ * it grows (the tests do). The fields are written with the one JSON writer
+ * (base/json_writer.h), which escapes any text they hold:
+ *     native_log_line line;
+ *     native_log_open(&line, "round_end");
+ *     sdfed_jw_int(&line.w, "round", round);
+ *     sdfed_jw_string(&line.w, "rule", rule);
+ *     native_log_close(&line); */
 #ifndef SDFED_NATIVE_LOG_H
 #define SDFED_NATIVE_LOG_H
 
-/* fields: JSON members without braces ("a": 1, "b": "x"), or "" */
-void native_log(const char *event, const char *fields);
-/* The same with the fields formatted printf-style. */
-void native_logf(const char *event, const char *fields_format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* fields (or "") and then "message": MESSAGE, escaped as a JSON string
- * (a message may hold quotes, paths, anything). */
-void native_log_message(const char *event, const char *fields, const char *message);
+#include "base/io.h"
+#include "base/json_writer.h"
+
+typedef struct native_log_line {
+    sdfed_buffer text;
+    sdfed_json_writer w; /* the line's object, its "ts" and "event" written */
+    const char *event;
+} native_log_line;
+
+/* Starts a line at the time now for EVENT; its fields follow through line->w. */
+void native_log_open(native_log_line *line, const char *event);
+/* Writes the line whole on stderr, flushed, and frees it; when memory ran
+ * out, the event's name alone as the line. */
+void native_log_close(native_log_line *line);
+/* A line of EVENT alone, without fields. */
+void native_log(const char *event);
 
 #endif

@@ -3,7 +3,9 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void emit(sdfed_json_writer *w, const char *s, size_t n) {
@@ -77,6 +79,25 @@ void sdfed_jw_close(sdfed_json_writer *w) {
 void sdfed_jw_string(sdfed_json_writer *w, const char *k, const char *value) {
     key(w, k);
     emit_quoted(w, value);
+}
+
+void sdfed_jw_stringf(sdfed_json_writer *w, const char *k, const char *format, ...) {
+    char small[256], *text = small;
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(small, sizeof small, format, ap);
+    va_end(ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1))) {
+        va_start(ap, format);
+        vsnprintf(text, (size_t)n + 1, format, ap);
+        va_end(ap);
+    }
+    if (n < 0 || !text) {
+        w->failed = 1;
+        return;
+    }
+    sdfed_jw_string(w, k, text);
+    if (text != small) free(text);
 }
 
 void sdfed_jw_int(sdfed_json_writer *w, const char *k, int64_t value) {

@@ -32,6 +32,12 @@ void sdfed_jw_array(sdfed_json_writer *w, const char *key);
 void sdfed_jw_close(sdfed_json_writer *w);
 
 void sdfed_jw_string(sdfed_json_writer *w, const char *key, const char *value);
+/* A string formatted printf-style, of any length, escaped as any string */
+void sdfed_jw_stringf(sdfed_json_writer *w, const char *key, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 void sdfed_jw_int(sdfed_json_writer *w, const char *key, int64_t value);
 /* 9 significant digits (every float round-trips); a value not finite as 0 */
 void sdfed_jw_double(sdfed_json_writer *w, const char *key, double value);

@@ -680,127 +680,123 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
     return rc;
 }
 
-/* [{"name": ..., "text": ...}, ...]: every class, its text explicit */
-static int write_classes(const sdfed_task *t, sdfed_buffer *out, sdfed_error *err) {
-    sdfed_sink sink = sdfed_buffer_sink(out);
-    int n = sdfed_task_class_count(t), rc = sink.write(sink.ctx, "[", 1) ? SDFED_ERR_NOMEM : SDFED_OK;
-    for (int i = 0; i < n && rc == SDFED_OK; i++) {
-        if (i && sink.write(sink.ctx, ", ", 2)) rc = SDFED_ERR_NOMEM;
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, out, NULL);
-        sdfed_jw_string(&w, "name", sdfed_task_class_name(t, i));
-        sdfed_jw_string(&w, "text", sdfed_task_class_text(t, i));
-        if (rc == SDFED_OK) rc = sdfed_jw_end(&w, NULL);
+/* "partition": its object, every key written */
+static void write_partition(sdfed_json_writer *w, const sdfed_task *t) {
+    sdfed_jw_object(w, "partition");
+    sdfed_jw_string(w, "kind", sdfed_partition_kind_name(t->partition.kind));
+    sdfed_jw_int(w, "classes_per_client", t->partition.classes_per_client);
+    sdfed_jw_double(w, "alpha", t->partition.alpha);
+    sdfed_jw_int(w, "shots", t->partition.shots);
+    sdfed_jw_int(w, "test_per_client", t->partition.test_per_client);
+    sdfed_jw_int(w, "clients_per_domain", t->partition.clients_per_domain);
+    sdfed_jw_close(w);
+}
+
+/* "transport": its object, every key written */
+static void write_transport(sdfed_json_writer *w, const sdfed_transport *tr) {
+    sdfed_jw_object(w, "transport");
+    sdfed_jw_string(w, "kind", sdfed_transport_kind_name(tr->kind));
+    sdfed_jw_double(w, "epsilon", tr->epsilon);
+    sdfed_jw_double(w, "mass", tr->mass);
+    sdfed_jw_int(w, "iterations", tr->max_iterations);
+    sdfed_jw_double(w, "threshold", tr->threshold);
+    sdfed_jw_close(w);
+}
+
+/* "dataset": a folder's object for a task file (a task sent to clients
+ * names no folder of the host's), else its name when it has one */
+static void write_dataset(sdfed_json_writer *w, const sdfed_task *t, const char *model_url) {
+    if (strcmp(t->dataset, "folder") == 0 && !model_url) {
+        sdfed_jw_object(w, "dataset");
+        sdfed_jw_string(w, t->test_fraction > 0 ? "folder" : "train", t->data_train);
+        if (t->test_fraction > 0)
+            sdfed_jw_double(w, "test_fraction", t->test_fraction);
+        else
+            sdfed_jw_string(w, "test", t->data_test);
+        sdfed_jw_close(w);
+    } else if (t->dataset[0]) { /* else the host's */
+        sdfed_jw_string(w, "dataset", t->dataset);
     }
-    if (rc == SDFED_OK && sink.write(sink.ctx, "]", 1)) rc = SDFED_ERR_NOMEM;
-    return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
-/* secure_aggregation's object, every key written (noise only when there is some) */
-static int write_secagg(const sdfed_task_secagg *s, sdfed_buffer *out, sdfed_error *err) {
-    sdfed_json_writer w;
-    sdfed_buffer noise = {0}, drop = {0};
-    sdfed_jw_begin(&w, &noise, NULL);
-    sdfed_jw_double(&w, "epsilon", s->epsilon);
-    sdfed_jw_double(&w, "delta", s->delta);
-    int rc = sdfed_jw_end(&w, err);
-    sdfed_jw_begin(&w, &drop, NULL);
-    sdfed_jw_double(&w, "advertise", s->drop_advertise);
-    sdfed_jw_double(&w, "share", s->drop_share);
-    sdfed_jw_double(&w, "unmask", s->drop_unmask);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_jw_begin(&w, out, NULL);
-    sdfed_jw_double(&w, "dropout_rate", s->dropout_rate);
-    sdfed_jw_double(&w, "corrupt_rate", s->corrupt_rate);
-    sdfed_jw_double(&w, "clip", s->clip);
-    sdfed_jw_double(&w, "l2_clip", s->l2_clip);
-    sdfed_jw_int(&w, "quant_bits", s->quant_bits);
-    sdfed_jw_int(&w, "ring_bits", s->ring_bits);
-    sdfed_jw_int(&w, "max_weight", s->max_weight);
-    if (s->epsilon > 0) sdfed_jw_raw(&w, "noise", (const char *)noise.data, noise.size);
-    sdfed_jw_raw(&w, "drop", (const char *)drop.data, drop.size);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer_free(&noise);
-    sdfed_buffer_free(&drop);
-    return rc;
+/* "local_prompt": its object, every key written; else local_prompt_length, one length or a range */
+static void write_local_prompt(sdfed_json_writer *w, const sdfed_task *t) {
+    const sdfed_local_prompt *lp = &t->local_prompt;
+    if (lp->n_lengths == 0 && t->local_prompt_min == t->local_prompt_max) {
+        sdfed_jw_int(w, "local_prompt_length", t->local_prompt_min);
+    } else if (lp->n_lengths == 0) {
+        uint32_t range[2] = {(uint32_t)t->local_prompt_min, (uint32_t)t->local_prompt_max};
+        sdfed_jw_shape(w, "local_prompt_length", 2, range);
+    } else {
+        uint32_t lengths[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
+        for (int i = 0; i < lp->n_lengths; i++) lengths[i] = (uint32_t)lp->lengths[i];
+        sdfed_jw_object(w, "local_prompt");
+        sdfed_jw_shape(w, "lengths", lp->n_lengths, lengths);
+        sdfed_jw_string(w, "rule", sdfed_name_of(sdfed_local_rule_names, SDFED_LOCAL_RULE_COUNT, lp->rule));
+        sdfed_jw_double(w, "budget_s", lp->budget_s);
+        sdfed_jw_double(w, "images_per_token", lp->images_per_token);
+        sdfed_jw_close(w);
+    }
 }
 
-/* local_prompt's object, every key written */
-static int write_local_prompt(const sdfed_local_prompt *lp, sdfed_buffer *out, sdfed_error *err) {
-    uint32_t lengths[SDFED_LOCAL_PROMPT_MAX_LENGTHS];
-    for (int i = 0; i < lp->n_lengths; i++) lengths[i] = (uint32_t)lp->lengths[i];
-    sdfed_json_writer w;
-    sdfed_jw_begin(&w, out, NULL);
-    sdfed_jw_shape(&w, "lengths", lp->n_lengths, lengths);
-    sdfed_jw_string(&w, "rule", sdfed_name_of(sdfed_local_rule_names, SDFED_LOCAL_RULE_COUNT, lp->rule));
-    sdfed_jw_double(&w, "budget_s", lp->budget_s);
-    sdfed_jw_double(&w, "images_per_token", lp->images_per_token);
-    return sdfed_jw_end(&w, err);
+/* "classes": [{"name": ..., "text": ...}, ...], every class, its text explicit */
+static void write_classes(sdfed_json_writer *w, const sdfed_task *t) {
+    sdfed_jw_array(w, "classes");
+    for (int i = 0; i < sdfed_task_class_count(t); i++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_string(w, "name", sdfed_task_class_name(t, i));
+        sdfed_jw_string(w, "text", sdfed_task_class_text(t, i));
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
 }
 
-/* devices' list, every profile's keys written */
-static int write_devices(const sdfed_devices *d, sdfed_buffer *out, sdfed_error *err) {
-    sdfed_sink sink = sdfed_buffer_sink(out);
-    int rc = sink.write(sink.ctx, "[", 1) ? SDFED_ERR_NOMEM : SDFED_OK;
-    for (int i = 0; i < d->n && rc == SDFED_OK; i++) {
+/* "secure_aggregation": its object, every key written (noise only when there is some) */
+static void write_secagg(sdfed_json_writer *w, const sdfed_task_secagg *s) {
+    sdfed_jw_object(w, "secure_aggregation");
+    sdfed_jw_double(w, "dropout_rate", s->dropout_rate);
+    sdfed_jw_double(w, "corrupt_rate", s->corrupt_rate);
+    sdfed_jw_double(w, "clip", s->clip);
+    sdfed_jw_double(w, "l2_clip", s->l2_clip);
+    sdfed_jw_int(w, "quant_bits", s->quant_bits);
+    sdfed_jw_int(w, "ring_bits", s->ring_bits);
+    sdfed_jw_int(w, "max_weight", s->max_weight);
+    if (s->epsilon > 0) {
+        sdfed_jw_object(w, "noise");
+        sdfed_jw_double(w, "epsilon", s->epsilon);
+        sdfed_jw_double(w, "delta", s->delta);
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_object(w, "drop");
+    sdfed_jw_double(w, "advertise", s->drop_advertise);
+    sdfed_jw_double(w, "share", s->drop_share);
+    sdfed_jw_double(w, "unmask", s->drop_unmask);
+    sdfed_jw_close(w);
+    sdfed_jw_close(w);
+}
+
+/* "devices": the list, every profile's keys written */
+static void write_devices(sdfed_json_writer *w, const sdfed_devices *d) {
+    sdfed_jw_array(w, "devices");
+    for (int i = 0; i < d->n; i++) {
         const sdfed_device *dev = &d->device[i];
-        if (i && sink.write(sink.ctx, ", ", 2)) rc = SDFED_ERR_NOMEM;
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, out, NULL);
-        sdfed_jw_string(&w, "name", dev->name);
-        sdfed_jw_double(&w, "share", dev->share);
-        sdfed_jw_floats(&w, "step_ms", dev->step_ms, (size_t)dev->n_steps);
-        if (rc == SDFED_OK) rc = sdfed_jw_end(&w, NULL);
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_string(w, "name", dev->name);
+        sdfed_jw_double(w, "share", dev->share);
+        sdfed_jw_floats(w, "step_ms", dev->step_ms, (size_t)dev->n_steps);
+        sdfed_jw_close(w);
     }
-    if (rc == SDFED_OK && sink.write(sink.ctx, "]", 1)) rc = SDFED_ERR_NOMEM;
-    return rc ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
+    sdfed_jw_close(w);
 }
 
 int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *out, sdfed_error *err) {
     sdfed_method_config m = sdfed_task_method_config(t);
-    sdfed_buffer part = {0};
     sdfed_json_writer w;
-    sdfed_jw_begin(&w, &part, NULL);
-    sdfed_jw_string(&w, "kind", sdfed_partition_kind_name(t->partition.kind));
-    sdfed_jw_int(&w, "classes_per_client", t->partition.classes_per_client);
-    sdfed_jw_double(&w, "alpha", t->partition.alpha);
-    sdfed_jw_int(&w, "shots", t->partition.shots);
-    sdfed_jw_int(&w, "test_per_client", t->partition.test_per_client);
-    sdfed_jw_int(&w, "clients_per_domain", t->partition.clients_per_domain);
-    int rc = sdfed_jw_end(&w, err);
-    sdfed_buffer transport = {0};
-    sdfed_jw_begin(&w, &transport, NULL);
-    sdfed_jw_string(&w, "kind", sdfed_transport_kind_name(t->transport.kind));
-    sdfed_jw_double(&w, "epsilon", t->transport.epsilon);
-    sdfed_jw_double(&w, "mass", t->transport.mass);
-    sdfed_jw_int(&w, "iterations", t->transport.max_iterations);
-    sdfed_jw_double(&w, "threshold", t->transport.threshold);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer classes = {0}, secagg = {0}, local_prompt = {0};
-    if (rc == SDFED_OK) rc = write_classes(t, &classes, err);
-    if (rc == SDFED_OK && t->local_prompt.n_lengths > 0) rc = write_local_prompt(&t->local_prompt, &local_prompt, err);
-    sdfed_buffer devices = {0};
-    if (rc == SDFED_OK && t->devices.n > 0) rc = write_devices(&t->devices, &devices, err);
-    if (rc == SDFED_OK && t->secagg.on) rc = write_secagg(&t->secagg, &secagg, err);
     sdfed_jw_begin(&w, out, NULL);
     if (model_url || t->model[0]) sdfed_jw_string(&w, "model", model_url ? model_url : t->model); /* else the host's */
-    if (strcmp(t->dataset, "folder") == 0 && !model_url) {
-        sdfed_buffer data = {0};
-        sdfed_json_writer d;
-        sdfed_jw_begin(&d, &data, NULL);
-        sdfed_jw_string(&d, t->test_fraction > 0 ? "folder" : "train", t->data_train);
-        if (t->test_fraction > 0)
-            sdfed_jw_double(&d, "test_fraction", t->test_fraction);
-        else
-            sdfed_jw_string(&d, "test", t->data_test);
-        if (rc == SDFED_OK) rc = sdfed_jw_end(&d, err);
-        sdfed_jw_raw(&w, "dataset", (const char *)data.data, data.size);
-        sdfed_buffer_free(&data);
-    } else if (t->dataset[0]) { /* else the host's */
-        sdfed_jw_string(&w, "dataset", t->dataset);
-    }
+    write_dataset(&w, t, model_url);
     sdfed_jw_int(&w, "clients", t->clients);
-    sdfed_jw_raw(&w, "partition", (const char *)part.data, part.size);
+    write_partition(&w, t);
     sdfed_jw_int(&w, "rounds", t->rounds);
     sdfed_jw_int(&w, "clients_per_round", t->clients_per_round);
     sdfed_jw_int(&w, "min_clients", t->min_clients);
@@ -811,41 +807,27 @@ int sdfed_task_write(const sdfed_task *t, const char *model_url, sdfed_buffer *o
     sdfed_jw_double(&w, "momentum", t->momentum);
     sdfed_jw_double(&w, "weight_decay", t->weight_decay);
     sdfed_jw_int(&w, "global_prompt_length", t->global_prompt_length);
-    if (t->local_prompt.n_lengths > 0) {
-        sdfed_jw_raw(&w, "local_prompt", (const char *)local_prompt.data, local_prompt.size);
-    } else if (t->local_prompt_min == t->local_prompt_max) {
-        sdfed_jw_int(&w, "local_prompt_length", t->local_prompt_min);
-    } else {
-        uint32_t range[2] = {(uint32_t)t->local_prompt_min, (uint32_t)t->local_prompt_max};
-        sdfed_jw_shape(&w, "local_prompt_length", 2, range);
-    }
+    write_local_prompt(&w, t);
     sdfed_jw_string(&w, "method", sdfed_method_name(t->method));
     sdfed_jw_string(&w, "projector", sdfed_projector_name(m.objective.projector));
     sdfed_jw_string(&w, "stretch", sdfed_stretch_name(m.objective.stretch));
     sdfed_jw_double(&w, "lambda", m.objective.lambda);
     sdfed_jw_double(&w, "gamma", m.objective.gamma);
     sdfed_jw_double(&w, "theta", t->theta);
-    sdfed_jw_raw(&w, "transport", (const char *)transport.data, transport.size);
+    write_transport(&w, &t->transport);
     sdfed_jw_int(&w, "seed", (int64_t)t->seed);
     sdfed_jw_string(&w, "name", sdfed_task_name(t));
     sdfed_jw_string(&w, "description", sdfed_task_description(t));
-    if (t->n_classes > 0) sdfed_jw_raw(&w, "classes", (const char *)classes.data, classes.size); /* else the host's */
+    if (t->n_classes > 0) write_classes(&w, t); /* else the host's */
     sdfed_jw_string(&w, "template", sdfed_task_template(t));
     if (t->prompt_init) sdfed_jw_string(&w, "prompt_init", t->prompt_init);
-    sdfed_jw_raw(&w, "demo", t->demo ? "true" : "false", t->demo ? 4 : 5);
+    sdfed_jw_bool(&w, "demo", t->demo);
     char background[8];
     snprintf(background, sizeof background, "#%02x%02x%02x", t->background[0], t->background[1], t->background[2]);
     sdfed_jw_string(&w, "background", background);
-    if (t->secagg.on) sdfed_jw_raw(&w, "secure_aggregation", (const char *)secagg.data, secagg.size);
-    if (t->devices.n > 0) sdfed_jw_raw(&w, "devices", (const char *)devices.data, devices.size);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
-    sdfed_buffer_free(&secagg);
-    sdfed_buffer_free(&local_prompt);
-    sdfed_buffer_free(&devices);
-    sdfed_buffer_free(&part);
-    sdfed_buffer_free(&transport);
-    sdfed_buffer_free(&classes);
-    return rc;
+    if (t->secagg.on) write_secagg(&w, &t->secagg);
+    if (t->devices.n > 0) write_devices(&w, &t->devices);
+    return sdfed_jw_end(&w, err) ? sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory") : SDFED_OK;
 }
 
 sdfed_method_config sdfed_task_method_config(const sdfed_task *t) {

@@ -77,8 +77,34 @@ static void test_escapes_and_base64(void) {
           "escapes and base64: %s", text);
 }
 
+/* formatted strings escaped like any other, short or longer than the writer's own room */
+static void test_formatted_strings(void) {
+    char path[1200];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    path[3] = '"';
+    sdfed_buffer b = {0};
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_stringf(&w, "short", "round %d: \"%s\"", 7, "a\\b");
+    sdfed_jw_stringf(&w, "long", "cannot read %s", path);
+    CHECK(sdfed_jw_end(&w, NULL) == SDFED_OK, "written");
+    const char short_one[] = "{\"short\": \"round 7: \\\"a\\\\b\\\"\", ";
+    CHECK(b.size > sizeof short_one && !memcmp(b.data, short_one, sizeof short_one - 1), "a short one: %.40s",
+          (const char *)b.data);
+    sdfed_json j;
+    char s[1300] = "", want[1300];
+    snprintf(want, sizeof want, "cannot read %s", path);
+    CHECK(sdfed_json_parse(&j, (const char *)b.data, b.size, NULL) == SDFED_OK &&
+              sdfed_json_string(&j, sdfed_json_get(&j, 0, "long"), s, sizeof s) >= 0 && !strcmp(s, want),
+          "a long one comes back through the reader (%zu bytes)", strlen(s));
+    sdfed_json_free(&j);
+    sdfed_buffer_free(&b);
+}
+
 int main(void) {
     if (check_case("layout")) test_layout();
     if (check_case("escapes_and_base64")) test_escapes_and_base64();
+    if (check_case("formatted_strings")) test_formatted_strings();
     return check_report("test_json_writer");
 }

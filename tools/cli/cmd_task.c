@@ -107,31 +107,30 @@ static int write_init_task(const char *out, const char *dir, int split, const ch
     char train[PATH_MAX + 8], test[PATH_MAX + 8];
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(test, sizeof test, "%s/test", dir);
-    sdfed_buffer b = {0}, dataset = {0};
+    sdfed_buffer b = {0};
     sdfed_json_writer w;
-    sdfed_jw_begin(&w, &dataset, NULL);
+    const char *name = strrchr(dir, '/');
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
+    sdfed_jw_string(&w, "model", model);
+    sdfed_jw_object(&w, "dataset");
     sdfed_jw_string(&w, split ? "train" : "folder", split ? train : dir);
     if (split)
         sdfed_jw_string(&w, "test", test);
     else
         sdfed_jw_double(&w, "test_fraction", 0.2);
-    int rc = sdfed_jw_end(&w, err);
-    const char *name = strrchr(dir, '/');
-    sdfed_jw_begin(&w, &b, NULL);
-    sdfed_jw_string(&w, "name", name && name[1] ? name + 1 : dir);
-    sdfed_jw_string(&w, "model", model);
-    sdfed_jw_raw(&w, "dataset", (const char *)dataset.data, dataset.size);
+    sdfed_jw_close(&w);
     sdfed_jw_int(&w, "clients", n_clients);
-    static const char partition_dirichlet[] = "{\"kind\": \"dirichlet\", \"alpha\": 0.5}",
-                      partition_iid[] = "{\"kind\": \"iid\"}";
-    sdfed_jw_raw(&w, "partition", dirichlet ? partition_dirichlet : partition_iid,
-                 dirichlet ? sizeof partition_dirichlet - 1 : sizeof partition_iid - 1);
+    sdfed_jw_object(&w, "partition");
+    sdfed_jw_string(&w, "kind", dirichlet ? "dirichlet" : "iid");
+    if (dirichlet) sdfed_jw_double(&w, "alpha", 0.5);
+    sdfed_jw_close(&w);
     sdfed_jw_int(&w, "min_clients", INIT_MIN_CLIENTS);
     sdfed_jw_int(&w, "clients_per_round", n_clients < INIT_CLIENTS_PER_ROUND ? n_clients : INIT_CLIENTS_PER_ROUND);
     sdfed_jw_int(&w, "rounds", 50);
     sdfed_jw_string(&w, "method", "sdfed");
     sdfed_jw_int(&w, "seed", 1);
-    if (rc == SDFED_OK) rc = sdfed_jw_end(&w, err);
+    int rc = sdfed_jw_end(&w, err);
     char *text = rc == SDFED_OK ? malloc(b.size + 2) : NULL;
     if (rc == SDFED_OK && !text) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     if (rc == SDFED_OK) {
@@ -141,7 +140,6 @@ static int write_init_task(const char *out, const char *dir, int split, const ch
     }
     free(text);
     sdfed_buffer_free(&b);
-    sdfed_buffer_free(&dataset);
     return rc;
 }
 

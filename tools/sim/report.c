@@ -1,11 +1,9 @@
 /* results.json and accuracy.svg of a simulation. */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/json_writer.h"
 #include "native/paths.h"
@@ -13,88 +11,122 @@
 #include "prompt/projector.h"
 
 /* a secure round's stages: how many completed each, the parity hash, the privacy spent */
-static void write_secure_round(FILE *f, const sim_round *rd, int noise) {
+static void write_secure_round(sdfed_json_writer *w, const sim_round *rd, int noise) {
     const secure_round_stats *st = &rd->secagg;
-    fprintf(f,
-            ", \"secure\": {\"advertised\": %d, \"shared\": %d, \"masked\": %d, \"survivors\": %d, "
-            "\"weight_sum\": %lld, \"protocol_seconds\": %.4f, \"server_seconds\": %.4f, \"unmask_seconds\": %.4f, "
-            "\"bytes_up\": %lld, \"bytes_down\": %lld, \"plain_sha256\": \"%s\"",
-            st->advertised, st->shared, st->masked, st->survivors, (long long)st->weight_sum, st->protocol_seconds,
-            st->server_seconds, st->unmask_seconds, (long long)st->bytes_up, (long long)st->bytes_down,
-            st->plain_sha256);
-    if (noise) fprintf(f, ", \"epsilon\": %.6f", rd->epsilon);
-    if (st->abandoned) {
-        sdfed_buffer why = {0};
-        sdfed_json_writer w;
-        sdfed_jw_begin(&w, &why, NULL);
-        sdfed_jw_string(&w, "why", st->why);
-        if (sdfed_jw_end(&w, NULL) == SDFED_OK && why.size > 2)
-            fprintf(f, ", %.*s", (int)why.size - 2, (const char *)why.data + 1);
-        sdfed_buffer_free(&why);
-    }
-    fputc('}', f);
+    sdfed_jw_object(w, "secure");
+    sdfed_jw_int(w, "advertised", st->advertised);
+    sdfed_jw_int(w, "shared", st->shared);
+    sdfed_jw_int(w, "masked", st->masked);
+    sdfed_jw_int(w, "survivors", st->survivors);
+    sdfed_jw_int(w, "weight_sum", st->weight_sum);
+    sdfed_jw_fixed(w, "protocol_seconds", st->protocol_seconds, 4);
+    sdfed_jw_fixed(w, "server_seconds", st->server_seconds, 4);
+    sdfed_jw_fixed(w, "unmask_seconds", st->unmask_seconds, 4);
+    sdfed_jw_int(w, "bytes_up", st->bytes_up);
+    sdfed_jw_int(w, "bytes_down", st->bytes_down);
+    sdfed_jw_string(w, "plain_sha256", st->plain_sha256);
+    if (noise) sdfed_jw_fixed(w, "epsilon", rd->epsilon, 6);
+    if (st->abandoned) sdfed_jw_string(w, "why", st->why);
+    sdfed_jw_close(w);
 }
 
 /* the plan every secure round ran with, and the privacy spent over the run */
-static void write_plan(FILE *f, const sim_result *r) {
+static void write_plan(sdfed_json_writer *w, const sim_result *r) {
     const sdfed_secagg_plan *p = &r->plan;
-    fprintf(f,
-            ",\n  \"secure_aggregation\": {\"clients\": %d, \"k\": %d, \"t\": %d, \"min_inputs\": %d, "
-            "\"complete_graph\": %s, \"ring_bits\": %d, \"quant_bits\": %d, \"clip\": %g, \"max_weight\": %lld, "
-            "\"l2_bound\": %.6g, \"sigma2\": %llu, \"rho_per_round\": %.6g",
-            p->params.n, p->params.k, p->params.t, p->params.min_inputs, p->params.complete ? "true" : "false",
-            p->ring.ring_bits, p->ring.quant_bits, p->ring.clip, (long long)p->ring.max_weight, p->l2_bound,
-            (unsigned long long)p->sigma2, p->rho);
     int unmasked = 0;
     for (int i = 0; i < r->n_rounds; i++) unmasked += r->rounds[i].secure && !r->rounds[i].abandoned;
-    fprintf(f, ", \"rounds_unmasked\": %d", unmasked);
-    if (p->sigma2 && r->n_rounds > 0)
-        fprintf(f, ", \"epsilon\": %.6f, \"delta\": %g", r->rounds[r->n_rounds - 1].epsilon, p->delta);
-    fputc('}', f);
+    sdfed_jw_object(w, "secure_aggregation");
+    sdfed_jw_int(w, "clients", p->params.n);
+    sdfed_jw_int(w, "k", p->params.k);
+    sdfed_jw_int(w, "t", p->params.t);
+    sdfed_jw_int(w, "min_inputs", p->params.min_inputs);
+    sdfed_jw_bool(w, "complete_graph", p->params.complete);
+    sdfed_jw_int(w, "ring_bits", p->ring.ring_bits);
+    sdfed_jw_int(w, "quant_bits", p->ring.quant_bits);
+    sdfed_jw_double(w, "clip", p->ring.clip);
+    sdfed_jw_int(w, "max_weight", p->ring.max_weight);
+    sdfed_jw_double(w, "l2_bound", p->l2_bound);
+    sdfed_jw_int(w, "sigma2", (int64_t)p->sigma2); /* at most 2^48 (SDFED_DGAUSS_MAX_SIGMA2) */
+    sdfed_jw_double(w, "rho_per_round", p->rho);
+    sdfed_jw_int(w, "rounds_unmasked", unmasked);
+    if (p->sigma2 && r->n_rounds > 0) {
+        sdfed_jw_fixed(w, "epsilon", r->rounds[r->n_rounds - 1].epsilon, 6);
+        sdfed_jw_double(w, "delta", p->delta);
+    }
+    sdfed_jw_close(w);
+}
+
+/* every client's data sizes and local prompt length (with devices: its device, an index into the task's, and its
+ * steps a round) */
+static void write_clients(sdfed_json_writer *w, const sdfed_task *task, const sim_result *r) {
+    sdfed_jw_array(w, "clients");
+    for (int c = 0; c < r->n_clients; c++) {
+        sdfed_jw_object(w, NULL);
+        sdfed_jw_int(w, "train", r->client_train[c]);
+        sdfed_jw_int(w, "test", r->client_test[c]);
+        sdfed_jw_int(w, "local_prompt_length", r->client_local_len[c]);
+        if (task->devices.n > 0) {
+            sdfed_jw_int(w, "device", r->client_device[c]);
+            sdfed_jw_int(w, "steps", r->client_steps[c]);
+        }
+        sdfed_jw_close(w);
+    }
+    sdfed_jw_close(w);
+}
+
+/* round i: accuracies, losses, time, the global's hash; the secure stages; with devices the simulated time */
+static void write_round(sdfed_json_writer *w, const sdfed_task *task, const sim_result *r, int i) {
+    const sim_round *rd = &r->rounds[i];
+    sdfed_jw_object(w, NULL);
+    sdfed_jw_int(w, "round", i);
+    sdfed_jw_fixed(w, "accuracy", rd->accuracy, 6);
+    sdfed_jw_array(w, "client_accuracy");
+    for (int c = 0; c < r->n_clients; c++) sdfed_jw_fixed(w, NULL, rd->client_accuracy[c], 6);
+    sdfed_jw_close(w);
+    sdfed_jw_object(w, "losses");
+    sdfed_jw_fixed(w, "ce_local", rd->ce_local, 6);
+    sdfed_jw_fixed(w, "ce_global", rd->ce_global, 6);
+    sdfed_jw_double(w, "stretch", rd->stretch);
+    sdfed_jw_fixed(w, "separation", rd->separation, 6);
+    sdfed_jw_fixed(w, "total", rd->total, 6);
+    sdfed_jw_close(w);
+    sdfed_jw_int(w, "steps", rd->steps);
+    sdfed_jw_int(w, "participants", rd->participants);
+    sdfed_jw_bool(w, "abandoned", rd->abandoned);
+    sdfed_jw_fixed(w, "seconds", rd->seconds, 4);
+    sdfed_jw_string(w, "global_sha256", rd->global_sha256);
+    if (rd->secure) write_secure_round(w, rd, r->plan.sigma2 > 0);
+    if (task->devices.n > 0) {
+        sdfed_jw_fixed(w, "sim_seconds", rd->sim_seconds, 6);
+        sdfed_jw_int(w, "missed", rd->missed);
+        sdfed_jw_int(w, "paced", rd->paced);
+    }
+    sdfed_jw_close(w);
 }
 
 int report_write_json(const char *path, const sdfed_task *task, const char *model_sha256, const sim_result *r,
                       sdfed_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-    sdfed_buffer task_json = {0};
+    sdfed_buffer task_json = {0}, b = {0};
     int rc = sdfed_task_write(task, NULL, &task_json, err);
-    if (rc) {
-        fclose(f);
-        return rc;
-    }
-    fprintf(f, "{\n  \"task\": %.*s", (int)task_json.size, (const char *)task_json.data);
+    if (rc) return rc;
+    sdfed_json_writer w;
+    sdfed_jw_begin(&w, &b, NULL);
+    sdfed_jw_raw(&w, "task", (const char *)task_json.data, task_json.size);
+    sdfed_jw_string(&w, "model_sha256", model_sha256);
+    write_clients(&w, task, r);
+    sdfed_jw_array(&w, "rounds");
+    for (int i = 0; i < r->n_rounds; i++) write_round(&w, task, r, i);
+    sdfed_jw_close(&w);
+    sdfed_jw_fixed(&w, "final_accuracy", r->final_accuracy, 6);
+    if (r->secure) write_plan(&w, r);
+    rc = sdfed_jw_end(&w, err);
+    sdfed_sink sink = sdfed_buffer_sink(&b);
+    if (rc == SDFED_OK && sink.write(sink.ctx, "\n", 2)) /* a last line, and the NUL native_write_file reads to */
+        rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    if (rc == SDFED_OK) rc = native_write_file(path, (const char *)b.data, err);
     sdfed_buffer_free(&task_json);
-    fprintf(f, ",\n  \"model_sha256\": \"%s\",\n  \"clients\": [", model_sha256);
-    for (int c = 0; c < r->n_clients; c++) {
-        fprintf(f, "%s{\"train\": %d, \"test\": %d, \"local_prompt_length\": %d", c ? ", " : "", r->client_train[c],
-                r->client_test[c], r->client_local_len[c]);
-        if (task->devices.n > 0) /* its device: an index into the task's devices */
-            fprintf(f, ", \"device\": %d, \"steps\": %d", r->client_device[c], r->client_steps[c]);
-        fputc('}', f);
-    }
-    fprintf(f, "],\n  \"rounds\": [\n");
-    for (int i = 0; i < r->n_rounds; i++) {
-        const sim_round *rd = &r->rounds[i];
-        fprintf(f, "    {\"round\": %d, \"accuracy\": %.6f, \"client_accuracy\": [", i, rd->accuracy);
-        for (int c = 0; c < r->n_clients; c++) fprintf(f, "%s%.6f", c ? ", " : "", rd->client_accuracy[c]);
-        fprintf(f,
-                "], \"losses\": {\"ce_local\": %.6f, \"ce_global\": %.6f, \"stretch\": %.6g, \"separation\": %.6f, "
-                "\"total\": %.6f}, \"steps\": %d, \"participants\": %d, \"abandoned\": %s, \"seconds\": %.4f, "
-                "\"global_sha256\": \"%s\"",
-                rd->ce_local, rd->ce_global, rd->stretch, rd->separation, rd->total, rd->steps, rd->participants,
-                rd->abandoned ? "true" : "false", rd->seconds, rd->global_sha256);
-        if (rd->secure) write_secure_round(f, rd, r->plan.sigma2 > 0);
-        if (task->devices.n > 0)
-            fprintf(f, ", \"sim_seconds\": %.6f, \"missed\": %d, \"paced\": %d", rd->sim_seconds, rd->missed,
-                    rd->paced);
-        fprintf(f, "}%s\n", i + 1 < r->n_rounds ? "," : "");
-    }
-    fprintf(f, "  ],\n  \"final_accuracy\": %.6f", r->final_accuracy);
-    if (r->secure) write_plan(f, r);
-    fprintf(f, "\n}\n");
-    if (fclose(f) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);
-    return SDFED_OK;
+    sdfed_buffer_free(&b);
+    return rc;
 }
 
 int report_write_svg(const char *path, const sdfed_task *task, const sim_result *r, sdfed_error *err) {
