@@ -12,14 +12,19 @@
 // (native sdfed's f32 features, one line per image), then times
 // one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
 // for sdfed: the worker's encode op, which includes sdfed's preprocessing of
-// the RGBA image). sdfed's Q8_0 runs four times: in integer products (q8_0,
-// on the kernels the page chooses), on relaxed SIMD's integer kernels
-// (q8_0-relaxed) and on SIMD128's (q8_0-simd128), and on f32 activations
-// (q8_0-f32-act, wc_set_int8_images(0)).
-// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-relaxed, q8_0-simd128,
-// q8_0-f32-act for sdfed, which also names its kernels; f32, int8 for
-// onnxruntime-web):
-//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=... [kernels=...]
+// the RGBA image; ONNX Runtime's also by its minimal harness). sdfed's Q8_0
+// runs five times: in integer products (q8_0, on the kernels and the dot the
+// page chooses), with each integer dot asked for (q8_0-dot-relaxed, relaxed
+// SIMD's; q8_0-dot-simd128, SIMD128's; both with relaxed SIMD's f32
+// multiply-add as the page's own), on SIMD128's kernels alone (q8_0-simd128,
+// relaxed SIMD off) and on f32 activations (q8_0-f32-act,
+// wc_set_int8_images(0)).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-dot-relaxed,
+// q8_0-dot-simd128, q8_0-simd128, q8_0-f32-act for sdfed, which also names
+// its kernels and their products, the worker's init's; f32, int8 for
+// onnxruntime-web, with its minimal harness's figure):
+//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
+//     [kernels=... dot=relaxed|simd128 madd=fused|unfused] [minimal_images_per_s=...]
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
 // are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
@@ -59,26 +64,27 @@ const h = harness(work, root, build), state = path.join(work, `peers-state-${pro
 await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
-// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, threadsUsed, featuresOn}
-async function sdfedRun(page, model, threads, int8, relaxedSimd, gpu = false) {
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, dot, madd, threadsUsed,
+// featuresOn}; relaxed: {relaxedSimd, dot} as the worker's init takes them
+async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
-    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, relaxedSimd,
+    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, ...relaxed,
     images, repeats, gpu });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
-// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS, threadsUsed}
+// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS,
+// minimalImagesPerS, threadsUsed}; its threads as it documents them, ort.env.wasm.numThreads
 async function ortRun(page, weights, threads, provider) {
   return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r, provider: p }) => {
     const ort = await import(ortUrl);
     const { ortImageFeatures } = await import(codeUrl);
     ort.env.wasm.numThreads = t;
-    ort.env.wasm.simd = true;
     ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
     const config = await (await fetch(`${dir}/config.json`)).json();
     const pixels = new Float32Array(await (await fetch(`${dir}/check.pixels`)).arrayBuffer());
     const model = new Uint8Array(await (await fetch(`${dir}/image.${w}.onnx`)).arrayBuffer());
-    const result = await ortImageFeatures(ort, model, { threads: t, size: config.image_size, pixels, count, images: n,
+    const result = await ortImageFeatures(ort, model, { size: config.image_size, pixels, count, images: n,
       repeats: r, provider: p });
     return { ...result, threadsUsed: ort.env.wasm.numThreads };
   }, { ortUrl: url(path.join(here, `node_modules/onnxruntime-web/dist/ort.${provider || 'wasm'}.min.mjs`)),
@@ -100,8 +106,8 @@ async function webgpuRuns(page) {
     return a ? `${a.info.vendor || 'unknown'}/${a.info.architecture || 'unknown'}` : 'none';
   });
   const runs = [
-    ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, undefined, true)],
-    ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, undefined, true)],
+    ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, {}, true)],
+    ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, {}, true)],
     ['onnxruntime-web-webgpu f32 webgpu', () => ortRun(page, 'f32', 1, 'webgpu')],
     ['sdfed f32 2', () => sdfedRun(page, f32Model, 2, true)],
     ['sdfed q8_0 2', () => sdfedRun(page, q8Model, 2, true)],
@@ -130,14 +136,16 @@ try {
   }
   for (const threads of threadCounts.filter((t) => t !== 'webgpu')) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (the page's choice of
-      // kernels, then relaxed SIMD's and SIMD128's), and on f32 activations
+      // [runtime, the line's weights, sdfed's int8 images, the worker's relaxed SIMD options]: Q8_0 in integers
+      // (the page's choice of kernels and dot, then each dot asked for, then SIMD128's kernels alone), and on
+      // f32 activations
       const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
       if (weights === 'q8_0') {
-        runs.splice(1, 0, ['sdfed', 'q8_0-relaxed', true, true], ['sdfed', 'q8_0-simd128', true, false],
+        runs.splice(1, 0, ['sdfed', 'q8_0-dot-relaxed', true, { dot: 'relaxed' }],
+          ['sdfed', 'q8_0-dot-simd128', true, { dot: 'simd128' }], ['sdfed', 'q8_0-simd128', true, { relaxedSimd: false }],
           ['sdfed', 'q8_0-f32-act', false]);
       }
-      for (const [runtime, name, int8, relaxedSimd] of runs) {
+      for (const [runtime, name, int8, relaxed] of runs) {
         const browser = await launchChromium();
         try {
           const page = await browser.newPage();
@@ -147,10 +155,11 @@ try {
           await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
           const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
           if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
-          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxedSimd)
+          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxed)
             : await ortRun(page, ortWeights, threads);
-          console.log(line(`${runtime} ${name} ${threads}`, r,
-            ` threads_used=${r.threadsUsed}${r.kernels ? ` kernels=${r.kernels}` : ''}`));
+          const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} madd=${r.madd}`
+            : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
+          console.log(line(`${runtime} ${name} ${threads}`, r, ` threads_used=${r.threadsUsed}${extra}`));
         } catch (e) {
           console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
         } finally {
