@@ -482,24 +482,27 @@ static sdfed_clock_fn *host_clock;
 
 void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock) { host_clock = clock; }
 
-/* One run of path on the host's clock: 4 products of 64 tokens by w. */
+/* One run of path on the host's clock: 2 products of 64 tokens by w. */
 static int64_t time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
     int64_t t = host_clock();
-    for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
+    for (int k = 0; k < 2; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
     return host_clock() - t;
 }
 
 /* Whether the relaxed tile is faster than SIMD128's on this machine, on a
- * ViT-B-wide product (256 rows of 768 columns): the fastest of 5 runs of
- * each, the two paths in turn so that a busy moment of the machine falls on
- * both (some 40 ms in all), timed on the host's clock (without one,
- * SIMD128's path is kept). Engines lower the relaxed dot to one
+ * ViT-B-wide product (256 rows of 768 columns): the fastest of 11 runs of
+ * each, the two paths in turn, timed on the host's clock (without one,
+ * SIMD128's path is kept). Runs of a millisecond or two, many of them: on a
+ * machine whose cores other programs share, most runs are interrupted, and
+ * the fastest of many short ones is a run that was not (some 40 ms in all;
+ * 5 runs of 4 products each picked the slower dot under a load of 9 on 2
+ * cores). Engines lower the relaxed dot to one
  * instruction where the CPU has an 8-bit dot product (x86's AVX-VNNI, Arm's
  * dot product) and to three elsewhere (x86's pmaddubsw, pmaddwd, paddd),
  * where the exact split's two of them cost more than i32x4.dot_i16x8_s; the
  * answer changes only the speed, both paths give the definition's bits. */
 static int relaxed_pays(void) {
-    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK, RUNS = 5 };
+    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK, RUNS = 11 };
     sdfed_block_q8_0 *blocks = malloc(sizeof *blocks * ROWS * BLOCKS);
     float *x = malloc(sizeof *x * N * COLS), *y = malloc(sizeof *y * N * ROWS);
     float *scratch = malloc(sizeof *scratch * INT8_SCRATCH_ROWS * COLS);

@@ -13,8 +13,9 @@
 //     -> {features: [[...], ...], imagesPerS, minimalImagesPerS}
 //   ortTextFeatures(ort, model, {intraOpNumThreads, ids (BigInt64Array n x L), n, L}) -> [[...], ...]
 //   compareFeatures(a, b) -> {maxAbs, oneMinusCos} (the worst row of each)
+//   median(v): the middle value of v (the upper one of an even count)
 
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+export const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 // the options ONNX Runtime documents for speed: every graph optimisation, and
 // the threads as each package takes them (onnxruntime-node: intraOpNumThreads,

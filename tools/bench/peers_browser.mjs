@@ -18,7 +18,9 @@
 // SIMD's; q8_0-dot-simd128, SIMD128's; both with relaxed SIMD's f32
 // multiply-add as the page's own), on SIMD128's kernels alone (q8_0-simd128,
 // relaxed SIMD off) and on f32 activations (q8_0-f32-act,
-// wc_set_int8_images(0)).
+// wc_set_int8_images(0)); the first three in turn, a timed run of each per
+// round, their rates the medians of REPEATS rounds (the page's choice is set
+// against the forced dots: a shared machine's load must fall on all three).
 // Prints one line per run (WEIGHTS: f32, q8_0, q8_0-dot-relaxed,
 // q8_0-dot-simd128, q8_0-simd128, q8_0-f32-act for sdfed, which also names
 // its kernels and their products, the worker's init's; f32, int8 for
@@ -39,7 +41,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, WEBGPU_SWITCHES } from '../../tests/browser/harness.mjs';
-import { compareFeatures } from './ort_features.mjs';
+import { compareFeatures, median } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -65,11 +67,11 @@ await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-ta
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
 // sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, dot, madd, threadsUsed,
-// featuresOn}; relaxed: {relaxedSimd, dot} as the worker's init takes them
-async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false) {
+// featuresOn}; relaxed: {relaxedSimd, dot} as the worker's init takes them; reps: the timed runs
+async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false, reps = repeats) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
     rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, ...relaxed,
-    images, repeats, gpu });
+    images, repeats: reps, gpu });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
@@ -98,6 +100,32 @@ const line = (name, r, extra = '') => {
   return `chromium ${name}: images_per_s=${r.imagesPerS.toFixed(4)} max_abs=${maxAbs.toExponential(2)} ` +
     `one_minus_cos=${oneMinusCos.toExponential(2)}${extra}`;
 };
+
+// A run's line (RUNTIME: sdfed, which names its kernels and their products, or onnxruntime-web, with its
+// minimal harness's figure), or its error's.
+function report(runtime, name, r, error) {
+  if (error) {
+    console.log(`chromium ${runtime} ${name}: error=${JSON.stringify(error.message.split('\n')[0])}`);
+    return;
+  }
+  const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} madd=${r.madd}`
+    : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
+  console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}`));
+}
+
+// run(page) in a fresh Chromium, on a page of the aggregator's origin (cross-origin isolated) that stays put.
+async function inChromium(run) {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${h.base}/task`);
+    if (!(await page.evaluate(() => self.crossOriginIsolated)))
+      throw new Error('the page is not cross-origin isolated: no wasm threads');
+    return await run(page);
+  } finally {
+    await browser.close();
+  }
+}
 
 // The WebGPU runs (see the top), in one browser with WebGPU.
 async function webgpuRuns(page) {
@@ -136,34 +164,41 @@ try {
   }
   for (const threads of threadCounts.filter((t) => t !== 'webgpu')) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      // [runtime, the line's weights, sdfed's int8 images, the worker's relaxed SIMD options]: Q8_0 in integers
-      // (the page's choice of kernels and dot, then each dot asked for, then SIMD128's kernels alone), and on
-      // f32 activations
-      const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
+      const sdfed = (int8, relaxed, reps) => inChromium((page) => sdfedRun(page, model, threads, int8, relaxed, false,
+        reps));
+      const ort = () => inChromium((page) => ortRun(page, ortWeights, threads));
       if (weights === 'q8_0') {
-        runs.splice(1, 0, ['sdfed', 'q8_0-dot-relaxed', true, { dot: 'relaxed' }],
-          ['sdfed', 'q8_0-dot-simd128', true, { dot: 'simd128' }], ['sdfed', 'q8_0-simd128', true, { relaxedSimd: false }],
-          ['sdfed', 'q8_0-f32-act', false]);
+        // Q8_0 in integers: the page's choice of kernels and dot and each dot asked for, interleaved (`repeats`
+        // rounds of one timed run of each, each in a fresh Chromium, so that the load of a shared machine falls
+        // on the three alike; each line's rate the median of its rounds)
+        const dots = [['q8_0', {}], ['q8_0-dot-relaxed', { dot: 'relaxed' }], ['q8_0-dot-simd128', { dot: 'simd128' }]];
+        const rounds = dots.map(() => []);
+        const failed = dots.map(() => null);
+        for (let round = 0; round < repeats; round++) {
+          for (const [i, [, relaxed]] of dots.entries()) {
+            try {
+              rounds[i].push(await sdfed(true, relaxed, 1));
+            } catch (e) {
+              failed[i] = e;
+            }
+          }
+        }
+        for (const [i, [name]] of dots.entries()) {
+          const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rounds[i].map((x) => x.imagesPerS)) };
+          report('sdfed', `${name} ${threads}`, r, failed[i]);
+        }
       }
-      for (const [runtime, name, int8, relaxed] of runs) {
-        const browser = await launchChromium();
+      // [the line's name, the run]: f32 against f32; Q8_0 on SIMD128's kernels alone, on f32 activations, then
+      // ONNX Runtime's int8
+      const runs = weights === 'f32' ? [['sdfed f32', () => sdfed(true, {}, repeats)], ['onnxruntime-web f32', ort]]
+        : [['sdfed q8_0-simd128', () => sdfed(true, { relaxedSimd: false }, repeats)],
+          ['sdfed q8_0-f32-act', () => sdfed(false, {}, repeats)], ['onnxruntime-web int8', ort]];
+      for (const [name, run] of runs) {
+        const [runtime, weightsName] = name.split(' ');
         try {
-          const page = await browser.newPage();
-          const lines = [];
-          page.on('console', (m) => lines.push(m.text()));
-          page.on('pageerror', (e) => lines.push(e.message));
-          await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
-          const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
-          if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
-          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxed)
-            : await ortRun(page, ortWeights, threads);
-          const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} madd=${r.madd}`
-            : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
-          console.log(line(`${runtime} ${name} ${threads}`, r, ` threads_used=${r.threadsUsed}${extra}`));
+          report(runtime, `${weightsName} ${threads}`, await run());
         } catch (e) {
-          console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
-        } finally {
-          await browser.close();
+          report(runtime, `${weightsName} ${threads}`, null, e);
         }
       }
     }
