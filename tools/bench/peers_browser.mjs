@@ -26,7 +26,8 @@
 // its kernels and their products, the worker's init's; f32, int8 for
 // onnxruntime-web, with its minimal harness's figure):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
-//     [kernels=... dot=relaxed|simd128 madd=fused|unfused] [minimal_images_per_s=...]
+//     [kernels=... dot=relaxed|simd128 madd=fused|unfused [rounds=RATE,...]] [minimal_images_per_s=...]
+//   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
 // are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
@@ -102,15 +103,15 @@ const line = (name, r, extra = '') => {
 };
 
 // A run's line (RUNTIME: sdfed, which names its kernels and their products, or onnxruntime-web, with its
-// minimal harness's figure), or its error's.
-function report(runtime, name, r, error) {
+// minimal harness's figure; then more), or its error's.
+function report(runtime, name, r, error, more = '') {
   if (error) {
     console.log(`chromium ${runtime} ${name}: error=${JSON.stringify(error.message.split('\n')[0])}`);
     return;
   }
   const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} madd=${r.madd}`
     : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
-  console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}`));
+  console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}${more}`));
 }
 
 // run(page) in a fresh Chromium, on a page of the aggregator's origin (cross-origin isolated) that stays put.
@@ -184,8 +185,9 @@ try {
           }
         }
         for (const [i, [name]] of dots.entries()) {
-          const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rounds[i].map((x) => x.imagesPerS)) };
-          report('sdfed', `${name} ${threads}`, r, failed[i]);
+          const rates = rounds[i].map((x) => x.imagesPerS);
+          const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rates) };
+          report('sdfed', `${name} ${threads}`, r, failed[i], ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}`);
         }
       }
       // [the line's name, the run]: f32 against f32; Q8_0 on SIMD128's kernels alone, on f32 activations, then
