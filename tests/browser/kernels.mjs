@@ -4,8 +4,9 @@
 // SIMD, so when the page asks for it (Module.relaxedSimd = true) the
 // simd128-relaxed backend must be tested, be the default and run
 // linear_int8 on the relaxed dot; turned off (false, the fallback of
-// browsers without it) simd128 must be the default and relaxed absent; left to the module (unset) either, whichever is the
-// faster on this machine (not asserted: it depends on the CPU).
+// browsers without it) simd128 must be the default and relaxed absent;
+// left to the module (unset) either, whichever is the faster on this
+// machine (not asserted: it depends on the CPU).
 //   node kernels.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT
 // Prints "chromium-kernels: N passed, M failed".
 import { readFileSync } from 'node:fs';

@@ -28,11 +28,12 @@ if (mode === 'compare') {
   const pixels = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
   const expected = readRows(reference), threads = Number(threadsArg);
   const { features, imagesPerS, minimalImagesPerS } = await ortImageFeatures(ort,
-    path.join(dir, `image.${weights}.onnx`), { intraOpNumThreads: threads, size: config.image_size, pixels, count: expected.length, images: Number(imagesArg),
-    repeats: Number(repeatsArg) });
+    path.join(dir, `image.${weights}.onnx`), { intraOpNumThreads: threads, size: config.image_size, pixels,
+      count: expected.length, images: Number(imagesArg), repeats: Number(repeatsArg) });
   const image = compareFeatures(features, expected);
   let line = `onnxruntime-node ${weights} ${threads}: images_per_s=${imagesPerS.toFixed(4)} ` +
-    `minimal_images_per_s=${minimalImagesPerS.toFixed(4)} max_abs=${image.maxAbs.toExponential(2)} one_minus_cos=${image.oneMinusCos.toExponential(2)}`;
+    `minimal_images_per_s=${minimalImagesPerS.toFixed(4)} max_abs=${image.maxAbs.toExponential(2)} ` +
+    `one_minus_cos=${image.oneMinusCos.toExponential(2)}`;
   if (textIds) {
     const L = config.context_length, rows = readRows(textIds), ids = new BigInt64Array(rows.length * L);
     rows.forEach((row, i) => row.forEach((id, t) => { ids[i * L + t] = BigInt(id); }));
