@@ -158,6 +158,16 @@ const char *wc_kernels(void) {
     return wasm.k->name;
 }
 
+const char *wc_int8_dot(void) {
+    init_once();
+    return wasm.k->relaxed_dot && wasm.k->relaxed_dot() ? "relaxed" : "simd128";
+}
+
+const char *wc_f32_madd(void) {
+    init_once();
+    return wasm.k->fma_chains && wasm.k->fma_chains() ? "fused" : "unfused";
+}
+
 int wc_load_model(uint8_t *bytes, size_t size) {
     init_once();
     drop_model();

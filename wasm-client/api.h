@@ -255,5 +255,12 @@ WC_EXPORT const char *wc_error(void);
 /* The kernels' name (kernels/kernels.h): "simd128-relaxed" where the engine
  * runs relaxed SIMD and the page did not turn it off, else "simd128". */
 WC_EXPORT const char *wc_kernels(void);
+/* Which products those kernels run, each asked once: linear_int8's 8-bit
+ * dot, "relaxed" (relaxed SIMD's i32x4.relaxed_dot_i8x16_i7x16_add_s) or
+ * "simd128" (i32x4.dot_i16x8_s); the f32 products' multiply-add, "fused"
+ * (relaxed SIMD's f32x4.relaxed_madd where the engine fuses it: the FMA
+ * chains) or "unfused" (a multiply, then an add). */
+WC_EXPORT const char *wc_int8_dot(void);
+WC_EXPORT const char *wc_f32_madd(void);
 
 #endif

@@ -67,6 +67,9 @@ function sdfedApi(M, memory = null) {
     // false: the image tower on f32 activations; true (the default): Q8_0 in integers
     setInt8Images(on) { M._wc_set_int8_images(on ? 1 : 0); },
     kernels: () => M.UTF8ToString(M._wc_kernels()),
+    // linear_int8's 8-bit dot ('relaxed' or 'simd128') and the f32 multiply-add ('fused' or 'unfused')
+    int8Dot: () => M.UTF8ToString(M._wc_int8_dot()),
+    f32Madd: () => M.UTF8ToString(M._wc_f32_madd()),
     imageSize: () => M._wc_image_size(),
     embedDim: () => M._wc_embed_dim(),
     // the welcome's task (its classes, template and prompt_init included)

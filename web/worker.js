@@ -32,8 +32,10 @@ let imagesOnGpu = 0;
 // integer kernels where the browser runs them and they are the faster here
 // (and its fused multiply-add for the f32 products wherever it is fused);
 // true, its integer kernels wherever the browser runs them; false, SIMD128's
-// alone (tests, benchmarks).
-async function loadModule(singleThreaded, relaxedSimd) {
+// alone (tests, benchmarks). dot, where relaxedSimd is unset: 'relaxed' or
+// 'simd128', that integer dot wherever relaxed SIMD runs (its multiply-add
+// as unset; tests, benchmarks), unset the faster.
+async function loadModule(singleThreaded, relaxedSimd, dot) {
   threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
   try {
@@ -51,6 +53,7 @@ async function loadModule(singleThreaded, relaxedSimd) {
   const module = await createSdfed({
     locateFile: (file) => `/wasm/${file}`,
     relaxedSimd,
+    relaxedDot: dot,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: `/wasm/${name}.js` } : {}),
   });
   threads = threaded ? Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 4)) : 1;
@@ -187,10 +190,13 @@ const ops = {
   // benchmarks); gpu: when image features run on the GPU ('faster', the
   // page's; 'agrees', tests' and benchmarks': chooseFeatures), or 'off';
   // loseGpuAfter (tests): the GPU device destroyed after that many images on
-  // it, as a lost device would be.
-  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, gpu: rule = 'faster',
+  // it, as a lost device would be; relaxedSimd, dot: loadModule's. Says
+  // which kernels run, and which of their products: the 8-bit dot (dot:
+  // 'relaxed' or 'simd128') and the f32 multiply-add (madd: 'fused' or
+  // 'unfused').
+  async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, dot, gpu: rule = 'faster',
     loseGpuAfter: lose }) {
-    api = await loadModule(singleThreaded, relaxedSimd);
+    api = await loadModule(singleThreaded, relaxedSimd, dot);
     api.loadModel(new Uint8Array(model));
     loseGpuAfter = lose || Infinity;
     if (rule !== 'off') {
@@ -199,7 +205,8 @@ const ops = {
       leaveGpu('not asked for');
       api.setInt8Images(int8Images);
     }
-    return { threaded, threads, kernels: api.kernels(), imageSize: api.imageSize(), embedDim: api.embedDim(),
+    return { threaded, threads, kernels: api.kernels(), dot: api.int8Dot(), madd: api.f32Madd(),
+             imageSize: api.imageSize(), embedDim: api.embedDim(),
              featuresOn: placement.on, featuresWhy: placement.why };
   },
   setTask({ task, index }) {

@@ -52,6 +52,10 @@ typedef struct sdfed_kernels {
      * each panel of sdfed_fma_backward_panel_rows in turn: the native
      * products' bits */
     int (*fma_chains)(void);
+    /* NULL, or whether linear_int8's Q8_0 products run here on relaxed
+     * SIMD's 8-bit dot (i32x4.relaxed_dot_i8x16_i7x16_add_s) rather than
+     * SIMD128's i32x4.dot_i16x8_s (asked once; the same bits either way) */
+    int (*relaxed_dot)(void);
     /* How many floats of F16/Q8_0 rows the backend converts at once (a
      * panel), and the fewest rows its scratch holds (at least one). */
     size_t panel_floats;

@@ -415,8 +415,14 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
 #if defined(SDFED_KERNELS_SIMD128_RELAXED)
 /* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
  * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
- * relaxed_simd.js: whether this engine runs it (0 no, or turned off by the
- * page; 1 yes; 2 yes and the page asked for it), and the calls */
+ * relaxed_simd.js: what this engine runs and the page asks for (below),
+ * and the calls */
+enum {
+    RELAXED_OFF,         /* the engine lacks relaxed SIMD, or the page turned it off */
+    RELAXED_CHOOSE,      /* it runs; linear_int8's dot is the faster of the two (relaxed_pays) */
+    RELAXED_DOT_ASKED,   /* it runs; the page asked for relaxed SIMD's dot */
+    RELAXED_SIMD128_DOT, /* it runs; the page asked for SIMD128's dot (and relaxed SIMD's f32 products) */
+};
 extern int sdfed_relaxed_simd(void);
 extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
                                 const unsigned char *panel, float *y, int stride, int nc, const float *bias);
@@ -476,30 +482,27 @@ static sdfed_clock_fn *host_clock;
 
 void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock) { host_clock = clock; }
 
-/* The fastest of 3 runs of path on the host's clock, each 4 products of 64
- * tokens by w (a few milliseconds, many times the resolution of browsers'
- * clocks). */
+/* One run of path on the host's clock: 2 products of 64 tokens by w. */
 static int64_t time_path(const int8_path *path, const sdfed_weight *w, const float *x, float *y, float *scratch) {
-    int64_t best = INT64_MAX;
-    for (int r = 0; r < 3; r++) {
-        int64_t t = host_clock();
-        for (int k = 0; k < 4; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
-        t = host_clock() - t;
-        best = t < best ? t : best;
-    }
-    return best;
+    int64_t t = host_clock();
+    for (int k = 0; k < 2; k++) linear_int8_on(path, y, x, w, NULL, 64, 0, w->rows, scratch);
+    return host_clock() - t;
 }
 
 /* Whether the relaxed tile is faster than SIMD128's on this machine, on a
- * ViT-B-wide product (256 rows of 768 columns; some 30 ms in all), timed on
- * the host's clock (without one, SIMD128's path is kept). Engines
- * lower the relaxed dot to one instruction where the CPU has an 8-bit dot
- * product (x86's AVX-VNNI, Arm's dot product) and to three elsewhere (x86's
- * pmaddubsw, pmaddwd, paddd), where the exact split's two of them cost more
- * than i32x4.dot_i16x8_s; the answer changes only the speed, both paths
- * give the definition's bits. */
+ * ViT-B-wide product (256 rows of 768 columns): the fastest of 11 runs of
+ * each, the two paths in turn, timed on the host's clock (without one,
+ * SIMD128's path is kept). Runs of a millisecond or two, many of them: on a
+ * machine whose cores other programs share, most runs are interrupted, and
+ * the fastest of many short ones is a run that was not (some 40 ms in all;
+ * 5 runs of 4 products each picked the slower dot under a load of 9 on 2
+ * cores). Engines lower the relaxed dot to one
+ * instruction where the CPU has an 8-bit dot product (x86's AVX-VNNI, Arm's
+ * dot product) and to three elsewhere (x86's pmaddubsw, pmaddwd, paddd),
+ * where the exact split's two of them cost more than i32x4.dot_i16x8_s; the
+ * answer changes only the speed, both paths give the definition's bits. */
 static int relaxed_pays(void) {
-    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK };
+    enum { N = 64, ROWS = 256, COLS = 768, BLOCKS = COLS / SDFED_Q8_0_BLOCK, RUNS = 11 };
     sdfed_block_q8_0 *blocks = malloc(sizeof *blocks * ROWS * BLOCKS);
     float *x = malloc(sizeof *x * N * COLS), *y = malloc(sizeof *y * N * ROWS);
     float *scratch = malloc(sizeof *scratch * INT8_SCRATCH_ROWS * COLS);
@@ -512,7 +515,14 @@ static int relaxed_pays(void) {
         for (int i = 0; i < N * COLS; i++) x[i] = (float)(i % 97) - 48.0f;
         sdfed_weight w = {.type = SDFED_TYPE_Q8_0, .rows = ROWS, .cols = COLS, .data = blocks};
         time_path(&relaxed_path, &w, x, y, scratch); /* the module's first call instantiates it */
-        pays = time_path(&relaxed_path, &w, x, y, scratch) < time_path(&int16_path, &w, x, y, scratch);
+        int64_t relaxed = INT64_MAX, int16 = INT64_MAX;
+        for (int r = 0; r < RUNS; r++) {
+            int64_t t = time_path(&relaxed_path, &w, x, y, scratch);
+            relaxed = t < relaxed ? t : relaxed;
+            t = time_path(&int16_path, &w, x, y, scratch);
+            int16 = t < int16 ? t : int16;
+        }
+        pays = relaxed < int16;
     }
     free(blocks);
     free(x);
@@ -532,14 +542,15 @@ static int relaxed_engine(void) {
  * runs here and pays (asked once). */
 static int relaxed_dot_chosen(void) {
     static int chosen = -1;
-    if (chosen < 0) chosen = relaxed_engine() == 2 || (relaxed_engine() == 1 && relaxed_pays());
+    if (chosen < 0)
+        chosen = relaxed_engine() == RELAXED_DOT_ASKED || (relaxed_engine() == RELAXED_CHOOSE && relaxed_pays());
     return chosen;
 }
 
 /* linear on the FMA tile: it runs here and its multiply-add is fused. */
 static int relaxed_fma_chain(void) {
     static int fused = -1;
-    if (fused < 0) fused = relaxed_engine() != 0 && sdfed_relaxed_fused();
+    if (fused < 0) fused = relaxed_engine() != RELAXED_OFF && sdfed_relaxed_fused();
     return fused;
 }
 
@@ -701,6 +712,7 @@ static void linear_int8_relaxed(float *y, const float *x, const sdfed_weight *w,
 const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .available = relaxed_chosen,
                                                      .fma_chains = relaxed_fma_chain,
+                                                     .relaxed_dot = relaxed_dot_chosen,
                                                      .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
                                                      .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                                      .linear = linear_relaxed,

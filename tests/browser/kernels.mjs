@@ -2,10 +2,11 @@
 // test_kernels_web) in Chromium: every kernel backend of the browser build
 // against the portable one, linear_int8 bit for bit. Chromium runs relaxed
 // SIMD, so when the page asks for it (Module.relaxedSimd = true) the
-// simd128-relaxed backend must be tested and be the default; turned off
-// (false, the fallback of browsers without it) simd128 must be the default
-// and relaxed absent; left to the module (unset) either, whichever is the
-// faster on this machine (not asserted: it depends on the CPU).
+// simd128-relaxed backend must be tested, be the default and run
+// linear_int8 on the relaxed dot; turned off (false, the fallback of
+// browsers without it) simd128 must be the default and relaxed absent;
+// left to the module (unset) either, whichever is the faster on this
+// machine (not asserted: it depends on the CPU).
 //   node kernels.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL OUT
 // Prints "chromium-kernels: N passed, M failed".
 import { readFileSync } from 'node:fs';
@@ -39,7 +40,11 @@ try {
     const want = { true: /simd128-relaxed \(default simd128-relaxed\)$/, false: /simd128 \(default simd128\)$/,
       undefined: /simd128(-relaxed)? \(default simd128(-relaxed)?\)$/ }[relaxedSimd];
     h.check(want.test(backends), `${which}: ${backends}`);
-    console.log(`${which}: ${text.match(/^relaxed SIMD: .*$/m)?.[0] ?? 'no relaxed SIMD line'}`);
+    // the relaxed dot runs where it is asked for, never where relaxed SIMD is off; the module's choice either
+    const relaxedLine = text.match(/^relaxed SIMD: .*$/m)?.[0] ?? 'no relaxed SIMD line';
+    const dotWant = { true: /^relaxed SIMD: runs here.*, linear_int8 on its 8-bit dot$/,
+      false: /^relaxed SIMD: not here \(or turned off\)$/, undefined: /^relaxed SIMD: / }[relaxedSimd];
+    h.check(dotWant.test(relaxedLine), `${which}: ${relaxedLine}`);
     await page.close();
   }
 } finally {

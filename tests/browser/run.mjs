@@ -236,44 +236,67 @@ try {
   check(!databases.includes('sdfed'), `after "forget me" the page's database is gone: ${JSON.stringify(databases)}`);
   await shot('09-forgotten');
 
-  // 6. parity: the page's worker (threaded, then single-threaded) against the native build
+  // 6. parity: the page's worker (threaded, then single-threaded) against the native build, relaxed
+  // SIMD's integer dot asked for
   const modelUrl = (await (await h.get('/task')).json()).model.url;
-  for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const singleThreaded of [false, true]) {
+  const stepNative = path.join(build, 'tests/step_native');
+  // the worker's step on method's parity inputs (int8: the integer image tower), init's options as given
+  const pageStep = async (method, int8, options) => {
     const parityDir = path.join(out, 'parity', method);
-    const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), method, int8);
+    const inputs = makeInputs(parityDir, model, stepNative, method, int8);
     const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
       width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame), int8Images: int8 }, modelUrl, key: h.key, singleThreaded });
+      frame: Array.from(inputs.frame), int8Images: int8 }, modelUrl, key: h.key, ...options });
+    return { wasm, parityDir };
+  };
+  // checks that a step of the page equals the native one
+  const checkNative = (parityDir, wasm, what) => {
+    try {
+      const report = compare(parityDir, stepNative,
+        { features: Float32Array.from(wasm.features), params: Uint8Array.from(wasm.params) });
+      check(true, `${what}: the wasm step equals the native one:\n${report.trim()}`);
+    } catch (e) {
+      check(false, `${what}: the wasm step differs from the native one:\n${e.stdout || e.message}`);
+    }
+  };
+  const relaxedSteps = {}; // the integer tower's first method's step on the relaxed dot, by singleThreaded (6c)
+  for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const singleThreaded of [false, true]) {
+    const { wasm, parityDir } = await pageStep(method, int8, { singleThreaded, relaxedSimd: true });
     const variant = `${wasm.threaded ? 'threaded' : 'single-threaded'}, ${int8 ? 'integer' : 'f32'} image tower`;
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     check(wasm.kernels === 'simd128-relaxed', `Chromium runs relaxed SIMD: the ${variant} worker chose ${wasm.kernels}`);
-    try {
-      const report = compare(parityDir, path.join(build, 'tests/step_native'),
-        { features: Float32Array.from(wasm.features), params: Uint8Array.from(wasm.params) });
-      check(true, `in Chromium (${variant} wasm, ${method}) the step equals the native one:\n${report.trim()}`);
-    } catch (e) {
-      check(false, `the ${variant} wasm step (${method}) in Chromium differs from the native one:\n${e.stdout || e.message}`);
-    }
+    check(wasm.dot === 'relaxed' && ['fused', 'unfused'].includes(wasm.madd),
+      `relaxed SIMD asked for, the ${variant} worker says dot=${wasm.dot} madd=${wasm.madd}`);
+    if (method === PARITY_METHODS[0] && int8) relaxedSteps[singleThreaded] = wasm;
+    checkNative(parityDir, wasm, `in Chromium (${variant} wasm, ${method})`);
   }
   // 6b. the fallback where relaxed SIMD is off: simd128, whose integer
   // products have the relaxed path's bits (test_kernels in Chromium checks
   // both against the portable definition) and whose f32 linears are not the
   // FMA chains; its step too equals the native one
   for (const singleThreaded of [false, true]) {
-    const parityDir = path.join(out, 'parity', PARITY_METHODS[0]);
-    const inputs = makeInputs(parityDir, model, path.join(build, 'tests/step_native'), PARITY_METHODS[0], true);
-    const wasm = await page.evaluate(wasmStep, { inputs: { task: inputs.task, index: inputs.index, n: inputs.images.n,
-      width: 28, height: 28, rgba: Array.from(inputs.images.rgba), labels: Array.from(inputs.images.labels),
-      frame: Array.from(inputs.frame), int8Images: true }, modelUrl, key: h.key, singleThreaded, relaxedSimd: false });
+    const { wasm, parityDir } = await pageStep(PARITY_METHODS[0], true, { singleThreaded, relaxedSimd: false });
     const variant = singleThreaded ? 'single-threaded' : 'threaded';
     check(wasm.kernels === 'simd128', `relaxed SIMD turned off, the ${variant} worker runs ${wasm.kernels}`);
-    try {
-      const report = compare(parityDir, path.join(build, 'tests/step_native'),
-        { features: Float32Array.from(wasm.features), params: Uint8Array.from(wasm.params) });
-      check(true, `relaxed SIMD turned off, the ${variant} wasm step equals the native one:\n${report.trim()}`);
-    } catch (e) {
-      check(false, `relaxed SIMD turned off, the ${variant} wasm step differs from the native one:\n${e.stdout || e.message}`);
-    }
+    check(wasm.dot === 'simd128' && wasm.madd === 'unfused',
+      `relaxed SIMD turned off, the ${variant} worker says dot=${wasm.dot} madd=${wasm.madd}`);
+    checkNative(parityDir, wasm, `relaxed SIMD turned off, ${variant}`);
+  }
+  // 6c. the integer dot: SIMD128's asked for, and the page's own choice (the faster here, not asserted: it
+  // depends on the CPU); each says the dot it was given (the page's, one of the two) and relaxed SIMD's
+  // multiply-add as the run with the relaxed dot did, and since every dot's sums are exact the step has
+  // that run's bits, features and prompts (and so equals the native one as it did)
+  const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  for (const singleThreaded of [false, true]) for (const dot of ['simd128', undefined]) {
+    const { wasm } = await pageStep(PARITY_METHODS[0], true, { singleThreaded, dot });
+    const asked = dot ? `dot ${dot} asked for` : 'the page\'s dot';
+    const variant = `${singleThreaded ? 'single-threaded' : 'threaded'}, ${asked}`;
+    const relaxed = relaxedSteps[singleThreaded];
+    const dotSaid = dot ? wasm.dot === dot : ['relaxed', 'simd128'].includes(wasm.dot);
+    check(wasm.kernels === 'simd128-relaxed' && dotSaid && relaxed && wasm.madd === relaxed.madd,
+      `${variant}: the worker says dot=${wasm.dot} madd=${wasm.madd} (relaxed asked for: madd=${relaxed?.madd})`);
+    check(relaxed && same(wasm.features, relaxed.features) && same(wasm.params, relaxed.params),
+      `${variant}: the step's features and prompts have the relaxed dot's bits`);
   }
   // 7. the server comes back running another federation (another model): a clear message
   const second = await browser.newContext();
@@ -336,11 +359,11 @@ process.exit(h.summary('chromium', shots) || exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
-async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSimd = true }) {
+async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSimd, dot }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
-  const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images, relaxedSimd });
+  const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images, relaxedSimd, dot });
   await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
   for (let i = 0; i < inp.n; i++)
@@ -350,5 +373,6 @@ async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSim
   await call('round', { frame: Uint8Array.from(inp.frame).buffer });
   const params = await call('saveParams', {});
   compute.stop();
-  return { threaded: info.threaded, kernels: info.kernels, features: Array.from(features), params: Array.from(params) };
+  return { threaded: info.threaded, kernels: info.kernels, dot: info.dot, madd: info.madd,
+    features: Array.from(features), params: Array.from(params) };
 }

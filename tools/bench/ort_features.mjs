@@ -3,23 +3,43 @@
 // image encoder exported by clip_onnx.py on check images (their features,
 // to compare with sdfed's), then times batch-1 runs of the first one the way
 // sdfed's are timed (one untimed image, then `images` images one at a time,
-// the median rate of `repeats` runs). And the comparison of two feature sets.
-//   ortImageFeatures(ort, model, {threads, size, pixels, count, images, repeats, provider})
-//     (provider: 'webgpu' for onnxruntime-web's WebGPU backend; the default the wasm one)
-//     -> {features: [[...], ...], imagesPerS}
-//   ortTextFeatures(ort, model, {threads, ids (BigInt64Array n x L), n, L}) -> [[...], ...]
+// the median rate of `repeats` runs), the session and its input made once,
+// before the timer; and checks that figure with a minimal harness of its own
+// session (session.run alone: 2 untimed runs, then the median of 10). And
+// the comparison of two feature sets.
+//   ortImageFeatures(ort, model, {intraOpNumThreads, size, pixels, count, images, repeats, provider})
+//     (intraOpNumThreads: onnxruntime-node's threads, unset in the browser, where the caller sets
+//     ort.env.wasm.numThreads; provider: 'webgpu' for onnxruntime-web's WebGPU backend, the default the wasm one)
+//     -> {features: [[...], ...], imagesPerS, minimalImagesPerS}
+//   ortTextFeatures(ort, model, {intraOpNumThreads, ids (BigInt64Array n x L), n, L}) -> [[...], ...]
 //   compareFeatures(a, b) -> {maxAbs, oneMinusCos} (the worst row of each)
+//   median(v): the middle value of v (the upper one of an even count)
 
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+export const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
-// one thread for the operators inside a node, none across them (batch 1 is
-// one chain of operators); onnxruntime-web takes its thread count from
-// ort.env.wasm.numThreads, set by the caller before the first session
-const sessionOptions = (threads, provider) => ({ intraOpNumThreads: threads, interOpNumThreads: 1,
-  executionMode: 'sequential', graphOptimizationLevel: 'all', ...(provider ? { executionProviders: [provider] } : {}) });
+// the options ONNX Runtime documents for speed: every graph optimisation, and
+// the threads as each package takes them (onnxruntime-node: intraOpNumThreads,
+// the threads inside an operator, batch 1 being one chain of operators;
+// onnxruntime-web reads no thread count from a session's options)
+const sessionOptions = (intraOpNumThreads, provider) => ({ graphOptimizationLevel: 'all',
+  ...(intraOpNumThreads ? { intraOpNumThreads } : {}), ...(provider ? { executionProviders: [provider] } : {}) });
 
-export async function ortImageFeatures(ort, model, { threads, size, pixels, count, images, repeats, provider }) {
-  const session = await ort.InferenceSession.create(model, sessionOptions(threads, provider));
+// images per second of session.run alone on feeds: 2 untimed runs, then the median of 10
+async function minimalHarness(session, feeds) {
+  for (let i = 0; i < 2; i++) await session.run(feeds);
+  const ms = [];
+  for (let i = 0; i < 10; i++) {
+    const started = performance.now();
+    await session.run(feeds);
+    ms.push(performance.now() - started);
+  }
+  return 1e3 / median(ms);
+}
+
+export async function ortImageFeatures(ort, model, { intraOpNumThreads, size, pixels, count, images, repeats,
+  provider }) {
+  const options = sessionOptions(intraOpNumThreads, provider);
+  const session = await ort.InferenceSession.create(model, options);
   const per = 3 * size * size;
   const input = (i) => ({ pixels: new ort.Tensor('float32', pixels.slice(i * per, (i + 1) * per), [1, 3, size, size]) });
   const features = [];
@@ -33,17 +53,19 @@ export async function ortImageFeatures(ort, model, { threads, size, pixels, coun
     rates.push(images / ((performance.now() - started) / 1e3));
   }
   await session.release();
-  return { features, imagesPerS: median(rates) };
+  const minimal = await ort.InferenceSession.create(model, options);
+  const minimalImagesPerS = await minimalHarness(minimal, timed);
+  await minimal.release();
+  return { features, imagesPerS: median(rates), minimalImagesPerS };
 }
 
-export async function ortTextFeatures(ort, model, { threads, ids, n, L }) {
-  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
+export async function ortTextFeatures(ort, model, { intraOpNumThreads, ids, n, L }) {
+  const session = await ort.InferenceSession.create(model, sessionOptions(intraOpNumThreads));
   const out = await session.run({ ids: new ort.Tensor('int64', ids, [n, L]) });
   await session.release();
   const E = out.features.dims[1];
   return Array.from({ length: n }, (_, i) => Array.from(out.features.data.slice(i * E, (i + 1) * E)));
 }
-
 export function compareFeatures(a, b) {
   if (a.length !== b.length || a.some((row, i) => row.length !== b[i].length))
     throw new Error(`feature sets of different shapes (${a.length} x ${a[0]?.length}, ${b.length} x ${b[0]?.length})`);

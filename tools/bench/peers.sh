@@ -14,14 +14,29 @@
 # (1 - cosine), Q8_0 / int8 to 1e-2 (1 - cosine), else the line says
 # FAILED and the script fails at the end; the Q8_0 / int8 1 - cosine is
 # printed. Lines for scripts (PLACE: native or chromium):
-#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y
-#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y
+#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y; minimal
+#     harness Y2 img/s, ratio X/Y2; sdfed dot=D madd=M
+#   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y; minimal
+#     harness Y2 img/s, ratio X/Y2
+#     (Y: ONNX Runtime timed as sdfed is, its session and input made once,
+#     before the timer, graph optimisation all, its threads as each package
+#     documents them; Y2: the check on it, session.run alone in a minimal
+#     harness, 2 untimed runs then the median of 10, ort_features.mjs; D, M:
+#     the integer dot and the f32 multiply-add sdfed's page ran, below)
 #   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
-#   bench relaxed-simd MODEL THREADS chromium: simd128 X img/s, simd128-relaxed Y img/s, ratio Y/X; the page chose K
-#     (sdfed's integer path on SIMD128's kernels alone and on relaxed SIMD's:
-#     its integer dot product, and its multiply-add for the f32 products
-#     where fused; K the kernels of the q8_0 line, the page's own choice,
-#     simd128-relaxed wherever either of its two paths runs)
+#   bench relaxed-simd MODEL THREADS chromium: simd128 X img/s, simd128-relaxed Y img/s, ratio Y/X; the page
+#     chose dot=D madd=M
+#     (sdfed's integer path on SIMD128's kernels alone and on relaxed SIMD's
+#     with its integer dot asked for: that dot, and its multiply-add for the
+#     f32 products where fused; D the integer dot the page chose, relaxed or
+#     simd128, M the multiply-add its f32 products use, fused or unfused)
+#   bench dot-choice MODEL THREADS chromium: dot=relaxed X img/s, dot=simd128 Y img/s (madd=M); the page chose
+#     dot=D Z img/s, ratio R (goal >= 0.95)
+#     (each integer dot asked for, the rest of relaxed SIMD as the page's
+#     own, against the page's choice by its start-up timing, in turn in
+#     the same run; X, Y, Z the medians of their rounds, R the median of
+#     the rounds' own ratios, each round's page's choice over the faster
+#     forced dot of that round)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
 # and with webgpu (also in all), image features on WebGPU in Chromium
 # (web/gpu.js; peers_browser.mjs ... webgpu) against onnxruntime-web's WebGPU
@@ -97,7 +112,7 @@ activations() {
 }
 
 # MODEL THREADS SIMD128_LINE RELAXED_LINE DEFAULT_LINE: sdfed's integer path
-# in Chromium on SIMD128's kernels against relaxed SIMD's, and which the page chose
+# in Chromium on SIMD128's kernels against relaxed SIMD's, and which products the page chose
 relaxed() {
   local x y
   x=$(value images_per_s "$3") y=$(value images_per_s "$4")
@@ -106,7 +121,35 @@ relaxed() {
     failed=1
   else
     echo "bench relaxed-simd $1 $2 chromium: simd128 $x img/s, $(value kernels "$4") $y img/s, ratio $(ratio "$y" "$x");" \
-      "the page chose $(value kernels "$5")"
+      "the page chose dot=$(value dot "$5") madd=$(value madd "$5")"
+  fi
+}
+
+# RELAXED SIMD128 CHOSEN (each a round's rates, comma-separated): the median
+# over the rounds of the chosen rate over the faster forced one
+round_ratios() {
+  awk -v x="$1" -v y="$2" -v z="$3" 'BEGIN {
+    n = split(x, a, ","); split(y, b, ","); split(z, c, ",")
+    for (i = 1; i <= n; i++) r[i] = c[i] / (a[i] > b[i] ? a[i] : b[i])
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && r[j - 1] > r[j]; j--) { t = r[j]; r[j] = r[j - 1]; r[j - 1] = t }
+    printf "%.2f", r[int(n / 2) + 1]
+  }'
+}
+
+# MODEL THREADS RELAXED_DOT_LINE SIMD128_DOT_LINE DEFAULT_LINE: the page's choice
+# of integer dot against the faster of the two asked for, in the same run
+dot_choice() {
+  local x y z
+  x=$(value images_per_s "$3") y=$(value images_per_s "$4") z=$(value images_per_s "$5")
+  if [ -z "$x" ] || [ -z "$y" ] || [ -z "$z" ] || ! close_enough "$3" || ! close_enough "$4" ||
+    [ "$(value dot "$3")" != relaxed ] || [ "$(value dot "$4")" != simd128 ]; then
+    echo "bench dot-choice $1 $2 chromium: FAILED: features differ from native sdfed f32's, no timing or not the" \
+      "dot asked for ($3; $4)"
+    failed=1
+  else
+    echo "bench dot-choice $1 $2 chromium: dot=relaxed $x img/s, dot=simd128 $y img/s (madd=$(value madd "$3"));" \
+      "the page chose dot=$(value dot "$5") $z img/s, ratio $(round_ratios "$(value rounds "$3")" \
+        "$(value rounds "$4")" "$(value rounds "$5")") (goal >= 0.95)"
   fi
 }
 
@@ -123,9 +166,11 @@ comparison() {
       return
     fi
   done
-  local x y
-  x=$(value images_per_s "$ours") y=$(value images_per_s "$theirs")
-  echo "bench image-features $model $name $threads: sdfed $x img/s, $peer $y img/s, ratio $(ratio "$x" "$y")"
+  local x y y2 products=
+  x=$(value images_per_s "$ours") y=$(value images_per_s "$theirs") y2=$(value minimal_images_per_s "$theirs")
+  [ -z "$(value dot "$ours")" ] || products="; sdfed dot=$(value dot "$ours") madd=$(value madd "$ours")"
+  echo "bench image-features $model $name $threads: sdfed $x img/s, $peer $y img/s, ratio $(ratio "$x" "$y");" \
+    "minimal harness $y2 img/s, ratio $(ratio "$x" "$y2")$products"
 }
 
 # GGUF INT8_IMAGES CHECK.rgb: native sdfed's features of the check images, one line each
@@ -247,7 +292,10 @@ browser() {
     activations "$model" "$threads" chromium "$(grep "^chromium sdfed q8_0-f32-act $threads:" "$log" || true)" \
       "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
     relaxed "$model" "$threads" "$(grep "^chromium sdfed q8_0-simd128 $threads:" "$log" || true)" \
-      "$(grep "^chromium sdfed q8_0-relaxed $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0-dot-relaxed $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
+    dot_choice "$model" "$threads" "$(grep "^chromium sdfed q8_0-dot-relaxed $threads:" "$log" || true)" \
+      "$(grep "^chromium sdfed q8_0-dot-simd128 $threads:" "$log" || true)" \
       "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)"
   done
   echo "bench accuracy $model q8_0/int8 chromium: 1-cos vs f32 sdfed" \

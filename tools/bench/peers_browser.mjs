@@ -12,14 +12,22 @@
 // (native sdfed's f32 features, one line per image), then times
 // one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
 // for sdfed: the worker's encode op, which includes sdfed's preprocessing of
-// the RGBA image). sdfed's Q8_0 runs four times: in integer products (q8_0,
-// on the kernels the page chooses), on relaxed SIMD's integer kernels
-// (q8_0-relaxed) and on SIMD128's (q8_0-simd128), and on f32 activations
-// (q8_0-f32-act, wc_set_int8_images(0)).
-// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-relaxed, q8_0-simd128,
-// q8_0-f32-act for sdfed, which also names its kernels; f32, int8 for
-// onnxruntime-web):
-//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=... [kernels=...]
+// the RGBA image; ONNX Runtime's also by its minimal harness). sdfed's Q8_0
+// runs five times: in integer products (q8_0, on the kernels and the dot the
+// page chooses), with each integer dot asked for (q8_0-dot-relaxed, relaxed
+// SIMD's; q8_0-dot-simd128, SIMD128's; both with relaxed SIMD's f32
+// multiply-add as the page's own), on SIMD128's kernels alone (q8_0-simd128,
+// relaxed SIMD off) and on f32 activations (q8_0-f32-act,
+// wc_set_int8_images(0)); the first three in turn, a timed run of each per
+// round, their rates the medians of REPEATS rounds (the page's choice is set
+// against the forced dots: a shared machine's load must fall on all three).
+// Prints one line per run (WEIGHTS: f32, q8_0, q8_0-dot-relaxed,
+// q8_0-dot-simd128, q8_0-simd128, q8_0-f32-act for sdfed, which also names
+// its kernels and their products, the worker's init's; f32, int8 for
+// onnxruntime-web, with its minimal harness's figure):
+//   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
+//     [kernels=... dot=relaxed|simd128 madd=fused|unfused [rounds=RATE,...]] [minimal_images_per_s=...]
+//   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
 // are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
@@ -34,7 +42,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, WEBGPU_SWITCHES } from '../../tests/browser/harness.mjs';
-import { compareFeatures } from './ort_features.mjs';
+import { compareFeatures, median } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -59,26 +67,27 @@ const h = harness(work, root, build), state = path.join(work, `peers-state-${pro
 await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-task.json'), '--state', state, '--web',
   web, '--wasm', path.join(emBuild, 'wasm-client')]);
 
-// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, threadsUsed, featuresOn}
-async function sdfedRun(page, model, threads, int8, relaxedSimd, gpu = false) {
+// sdfed in the page's worker (sdfed_features.mjs): {features, imagesPerS, kernels, dot, madd, threadsUsed,
+// featuresOn}; relaxed: {relaxedSimd, dot} as the worker's init takes them; reps: the timed runs
+async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false, reps = repeats) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
-    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, relaxedSimd,
-    images, repeats, gpu });
+    rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, ...relaxed,
+    images, repeats: reps, gpu });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
-// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS, threadsUsed}
+// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS,
+// minimalImagesPerS, threadsUsed}; its threads as it documents them, ort.env.wasm.numThreads
 async function ortRun(page, weights, threads, provider) {
   return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r, provider: p }) => {
     const ort = await import(ortUrl);
     const { ortImageFeatures } = await import(codeUrl);
     ort.env.wasm.numThreads = t;
-    ort.env.wasm.simd = true;
     ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
     const config = await (await fetch(`${dir}/config.json`)).json();
     const pixels = new Float32Array(await (await fetch(`${dir}/check.pixels`)).arrayBuffer());
     const model = new Uint8Array(await (await fetch(`${dir}/image.${w}.onnx`)).arrayBuffer());
-    const result = await ortImageFeatures(ort, model, { threads: t, size: config.image_size, pixels, count, images: n,
+    const result = await ortImageFeatures(ort, model, { size: config.image_size, pixels, count, images: n,
       repeats: r, provider: p });
     return { ...result, threadsUsed: ort.env.wasm.numThreads };
   }, { ortUrl: url(path.join(here, `node_modules/onnxruntime-web/dist/ort.${provider || 'wasm'}.min.mjs`)),
@@ -93,6 +102,32 @@ const line = (name, r, extra = '') => {
     `one_minus_cos=${oneMinusCos.toExponential(2)}${extra}`;
 };
 
+// A run's line (RUNTIME: sdfed, which names its kernels and their products, or onnxruntime-web, with its
+// minimal harness's figure; then more), or its error's.
+function report(runtime, name, r, error, more = '') {
+  if (error) {
+    console.log(`chromium ${runtime} ${name}: error=${JSON.stringify(error.message.split('\n')[0])}`);
+    return;
+  }
+  const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} madd=${r.madd}`
+    : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
+  console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}${more}`));
+}
+
+// run(page) in a fresh Chromium, on a page of the aggregator's origin (cross-origin isolated) that stays put.
+async function inChromium(run) {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${h.base}/task`);
+    if (!(await page.evaluate(() => self.crossOriginIsolated)))
+      throw new Error('the page is not cross-origin isolated: no wasm threads');
+    return await run(page);
+  } finally {
+    await browser.close();
+  }
+}
+
 // The WebGPU runs (see the top), in one browser with WebGPU.
 async function webgpuRuns(page) {
   const adapter = await page.evaluate(async () => {
@@ -100,8 +135,8 @@ async function webgpuRuns(page) {
     return a ? `${a.info.vendor || 'unknown'}/${a.info.architecture || 'unknown'}` : 'none';
   });
   const runs = [
-    ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, undefined, true)],
-    ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, undefined, true)],
+    ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, {}, true)],
+    ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, {}, true)],
     ['onnxruntime-web-webgpu f32 webgpu', () => ortRun(page, 'f32', 1, 'webgpu')],
     ['sdfed f32 2', () => sdfedRun(page, f32Model, 2, true)],
     ['sdfed q8_0 2', () => sdfedRun(page, q8Model, 2, true)],
@@ -130,31 +165,42 @@ try {
   }
   for (const threads of threadCounts.filter((t) => t !== 'webgpu')) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      // [runtime, the line's weights, sdfed's int8 images, relaxed SIMD]: Q8_0 in integers (the page's choice of
-      // kernels, then relaxed SIMD's and SIMD128's), and on f32 activations
-      const runs = [['sdfed', weights, true], ['onnxruntime-web', ortWeights]];
+      const sdfed = (int8, relaxed, reps) => inChromium((page) => sdfedRun(page, model, threads, int8, relaxed, false,
+        reps));
+      const ort = () => inChromium((page) => ortRun(page, ortWeights, threads));
       if (weights === 'q8_0') {
-        runs.splice(1, 0, ['sdfed', 'q8_0-relaxed', true, true], ['sdfed', 'q8_0-simd128', true, false],
-          ['sdfed', 'q8_0-f32-act', false]);
+        // Q8_0 in integers: the page's choice of kernels and dot and each dot asked for, interleaved (`repeats`
+        // rounds of one timed run of each, each in a fresh Chromium, so that the load of a shared machine falls
+        // on the three alike; each line's rate the median of its rounds)
+        const dots = [['q8_0', {}], ['q8_0-dot-relaxed', { dot: 'relaxed' }], ['q8_0-dot-simd128', { dot: 'simd128' }]];
+        const rounds = dots.map(() => []);
+        const failed = dots.map(() => null);
+        for (let round = 0; round < repeats; round++) {
+          for (const [i, [, relaxed]] of dots.entries()) {
+            try {
+              rounds[i].push(await sdfed(true, relaxed, 1));
+            } catch (e) {
+              failed[i] = e;
+            }
+          }
+        }
+        for (const [i, [name]] of dots.entries()) {
+          const rates = rounds[i].map((x) => x.imagesPerS);
+          const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rates) };
+          report('sdfed', `${name} ${threads}`, r, failed[i], ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}`);
+        }
       }
-      for (const [runtime, name, int8, relaxedSimd] of runs) {
-        const browser = await launchChromium();
+      // [the line's name, the run]: f32 against f32; Q8_0 on SIMD128's kernels alone, on f32 activations, then
+      // ONNX Runtime's int8
+      const runs = weights === 'f32' ? [['sdfed f32', () => sdfed(true, {}, repeats)], ['onnxruntime-web f32', ort]]
+        : [['sdfed q8_0-simd128', () => sdfed(true, { relaxedSimd: false }, repeats)],
+          ['sdfed q8_0-f32-act', () => sdfed(false, {}, repeats)], ['onnxruntime-web int8', ort]];
+      for (const [name, run] of runs) {
+        const [runtime, weightsName] = name.split(' ');
         try {
-          const page = await browser.newPage();
-          const lines = [];
-          page.on('console', (m) => lines.push(m.text()));
-          page.on('pageerror', (e) => lines.push(e.message));
-          await page.goto(`${h.base}/task`); // a page of the origin (cross-origin isolated) that stays put
-          const crossOriginIsolated = await page.evaluate(() => self.crossOriginIsolated);
-          if (!crossOriginIsolated) throw new Error('the page is not cross-origin isolated: no wasm threads');
-          const r = runtime === 'sdfed' ? await sdfedRun(page, model, threads, int8, relaxedSimd)
-            : await ortRun(page, ortWeights, threads);
-          console.log(line(`${runtime} ${name} ${threads}`, r,
-            ` threads_used=${r.threadsUsed}${r.kernels ? ` kernels=${r.kernels}` : ''}`));
+          report(runtime, `${weightsName} ${threads}`, await run());
         } catch (e) {
-          console.log(`chromium ${runtime} ${name} ${threads}: error=${JSON.stringify(e.message.split('\n')[0])}`);
-        } finally {
-          await browser.close();
+          report(runtime, `${weightsName} ${threads}`, null, e);
         }
       }
     }

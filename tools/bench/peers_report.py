@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """docs/performance.md's table and chart from peers.sh's lines ("bench
-image-features MODEL WEIGHTS THREADS: sdfed X img/s, PEER Y img/s, ratio R",
+image-features MODEL WEIGHTS THREADS: sdfed X img/s, PEER Y img/s, ratio R;
+minimal harness Z img/s, ..." (Z: ONNX Runtime's own check, absent from older
+logs; its median over the runs that have it),
 and "bench q8_0-activations MODEL THREADS PLACE: f32 A img/s, int8 B img/s,
 ratio B/A" for sdfed's Q8_0 on f32 activations), one or more logs of runs:
 each figure's median over the runs (of X, of Y, and of the ratio, each on
@@ -16,7 +18,7 @@ import re
 import statistics
 
 LINE = re.compile(r"^bench image-features (\S+) (\S+) (\d+): sdfed ([\d.]+) img/s, (onnxruntime-\w+) ([\d.]+) img/s, "
-                  r"ratio ([\d.]+)")
+                  r"ratio ([\d.]+)(?:; minimal harness ([\d.]+) img/s)?")
 ACTIVATIONS = re.compile(r"^bench q8_0-activations (\S+) (\d+) (native|chromium): f32 ([\d.]+) img/s, int8 ([\d.]+) "
                          r"img/s, ratio ([\d.]+)")
 PEER = {"native": "onnxruntime-node", "chromium": "onnxruntime-web"}
@@ -24,16 +26,18 @@ PLACE = {"onnxruntime-web": "Chromium", "onnxruntime-node": "native"}
 
 
 def read(logs):
-    """{(model, place, weights, threads, peer): [x, y, ratio, runs, f32 activations, int8 / them]} (None, None
-    for the last two without a q8_0-activations line)"""
-    runs, activations = {}, {}
+    """{(model, place, weights, threads, peer): [x, y, ratio, runs, f32 activations, int8 / them, minimal]} (None,
+    None for the two activations' without a q8_0-activations line; minimal None without a minimal harness figure)"""
+    runs, activations, minimal = {}, {}, {}
     for log in logs:
         with open(log, encoding="utf-8") as f:
             for line in f:
                 if m := LINE.match(line):
-                    model, weights, threads, x, peer, y, r = m.groups()
-                    runs.setdefault((model, PLACE[peer], weights, int(threads), peer), []).append(
-                        (float(x), float(y), float(r)))
+                    model, weights, threads, x, peer, y, r, z = m.groups()
+                    key = (model, PLACE[peer], weights, int(threads), peer)
+                    runs.setdefault(key, []).append((float(x), float(y), float(r)))
+                    if z:
+                        minimal.setdefault(key, []).append(float(z))
                 elif m := ACTIVATIONS.match(line):
                     model, threads, place, a, _, r = m.groups()
                     peer = PEER[place]
@@ -42,7 +46,8 @@ def read(logs):
     order = lambda k: (k[0] != "tiny", k[1] != "Chromium", k[2] != "f32", k[3])  # noqa: E731
     median = lambda v, i: statistics.median(x[i] for x in v)  # noqa: E731
     return {k: [median(runs[k], i) for i in range(3)] + [len(runs[k])] +
-            ([median(activations[k], 0), median(activations[k], 1)] if k in activations else [None, None])
+            ([median(activations[k], 0), median(activations[k], 1)] if k in activations else [None, None]) +
+            [statistics.median(minimal[k]) if k in minimal else None]
             for k in sorted(runs, key=order)}
 
 
@@ -61,7 +66,7 @@ def chart(path, rows):
                      f'stroke="#ddd"/><text x="{left - 6}" y="{y(10 ** e) + 4:.1f}" text-anchor="end">'
                      f'{10 ** e:g}</text>')
     slot = pw / max(n, 1)
-    for i, ((model, place, weights, threads, _), (x, yv, r, _, act, _)) in enumerate(rows.items()):
+    for i, ((model, place, weights, threads, _), (x, yv, r, _, act, _, _)) in enumerate(rows.items()):
         x0 = left + i * slot + slot * 0.1
         bw = slot * 0.27
         bars = ((x, "#08519c"), (yv, "#9ecae1")) + (((act, "#bdbdbd"),) if act else ())
@@ -86,13 +91,13 @@ def main():
     rows = read(a.logs)
     chart(a.svg, rows)
     print("| model | where | weights | threads | sdfed img/s | ONNX Runtime img/s | sdfed / ORT | runs "
-          "| sdfed Q8_0 on f32 activations img/s (integer / it) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| sdfed Q8_0 on f32 activations img/s (integer / it) | ORT's minimal harness img/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rate = lambda v: f"{v:.0f}" if v >= 100 else f"{v:.3g}"  # noqa: E731
-    for (model, place, weights, threads, peer), (x, y, r, runs, act, gain) in rows.items():
+    for (model, place, weights, threads, peer), (x, y, r, runs, act, gain, z) in rows.items():
         act = f"{rate(act)} ({gain:.2f}x)" if act else ""
         print(f"| {model} | {place} ({peer}) | {weights} | {threads} | {rate(x)} | {rate(y)} | {r:.2f} | {runs} "
-              f"| {act} |")
+              f"| {act} | {rate(z) if z else ''} |")
 
 
 if __name__ == "__main__":

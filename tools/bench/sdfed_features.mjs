@@ -3,8 +3,9 @@
 // for page.evaluate in a page of an aggregator's origin. It starts the
 // page's worker (web/compute.js, web/worker.js), loads the model into it
 // (init: the single-threaded or the threaded build; int8 false keeps a Q8_0
-// image tower on f32 activations; relaxedSimd as web/worker.js's: unset the
-// page's choice, true or false relaxed SIMD's or SIMD128's integer kernels), encodes the `count` check images of
+// image tower on f32 activations; relaxedSimd and dot as web/worker.js's: unset the
+// page's choice, relaxedSimd true or false relaxed SIMD's or SIMD128's integer kernels, dot 'relaxed' or
+// 'simd128' that integer dot with relaxed SIMD's multiply-add), encodes the `count` check images of
 // rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
 // the page does) and returns their features, then times the worker's encode
 // op (which includes sdfed's preprocessing) on the first of them, or on a
@@ -13,15 +14,16 @@
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
 // gpu: image features on WebGPU where the worker takes it (web/gpu.js;
 // featuresOn says where they ran), else on the CPU alone.
-//   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, images, repeats,
-//                                            keep, gpu})
-//     -> {features: [[...], ...], imagesPerS, threaded, kernels, imageSize, embedDim, featuresOn}
+//   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, dot, images,
+//                                            repeats, keep, gpu})
+//     -> {features: [[...], ...], imagesPerS, threaded, kernels, dot, madd, imageSize, embedDim, featuresOn}
+//     (dot, madd: the worker's init's, the products its kernels run)
 export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
-  images, repeats, keep = false, gpu = false }) {
+  dot, images, repeats, keep = false, gpu = false }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
-  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd,
+  const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd, dot,
     gpu: gpu ? 'agrees' : 'off' },
     [model]);
   const S = info.imageSize, D = info.embedDim;
@@ -47,6 +49,6 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   else compute.stop();
   rates.sort((a, b) => a - b);
   return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
-    imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, imageSize: S,
-    embedDim: D, featuresOn: info.featuresOn };
+    imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, dot: info.dot,
+    madd: info.madd, imageSize: S, embedDim: D, featuresOn: info.featuresOn };
 }
