@@ -1,15 +1,14 @@
 /* Client messages in, federation answers out (see handlers.h). */
 #include "handlers.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/json_writer.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
+#include "native/crypto.h"
 #include "native/log.h"
 
 struct agg_handlers {
@@ -316,18 +315,13 @@ static void refuse(agg_handlers *h, agg_session *ss, sdfed_code code, const char
 
 /* ------------------------------------------------------------- messages */
 
-static void random_token(char hex[33]) {
+/* A new client's token: 16 bytes from getrandom(2) in hex; SDFED_ERR_IO
+ * (no token) when the OS gives no randomness. */
+static int random_token(char hex[33], sdfed_error *err) {
     unsigned char bytes[16];
-    int fd = open("/dev/urandom", O_RDONLY);
-    size_t got = 0;
-    while (fd >= 0 && got < sizeof bytes) {
-        ssize_t n = read(fd, bytes + got, sizeof bytes - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    if (fd >= 0) close(fd);
-    for (size_t i = got; i < sizeof bytes; i++) bytes[i] = (unsigned char)rand(); /* never reached on Linux */
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    int rc = native_crypto_random(bytes, sizeof bytes, err);
+    for (int i = 0; rc == SDFED_OK && i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    return rc;
 }
 
 /* A client identified: its session is the client's. A connection it had
@@ -398,7 +392,12 @@ static void hello(agg_handlers *h, agg_session *ss, const sdfed_message *m, int6
         refuse_after(h, ss, SDFED_CODE_RATE_LIMITED, message, wait_ms, now_ms);
         return;
     }
-    random_token(ss->token);
+    sdfed_error token_err = {0};
+    if (random_token(ss->token, &token_err)) {
+        ss->token[0] = '\0';
+        refuse(h, ss, SDFED_CODE_SERVER_ERROR, token_err.message, now_ms);
+        return;
+    }
     if (agg_federation_register(h->fed, ss, ss->token, shard, m->kind[0] ? m->kind : "browser", now_ms)) {
         ss->token[0] = '\0';
         refuse(h, ss, SDFED_CODE_SERVER_ERROR, "out of memory", now_ms);
