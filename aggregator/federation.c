@@ -306,7 +306,14 @@ sdfed_code agg_federation_update(agg_federation *f, int64_t client, int64_t roun
     if (agg_group_commit_holds(&f->batch, round, client))
         return agg_core_refuse(message, cap, SDFED_CODE_DUPLICATE_UPDATE, "round %lld already has this client's update",
                                (long long)round);
-    if (agg_group_commit_add(&f->batch, round, client, samples, values, f->n, now_ms))
+    sdfed_pace pace = agg_pace_state(&f->pace, client); /* a row the store holds (pace.h): the update ends it */
+    agg_store_new_update u = {.round = round,
+                              .client = client,
+                              .samples = samples,
+                              .values = values,
+                              .n_values = f->n,
+                              .paced = pace.misses > 0 || pace.back_at > 0};
+    if (agg_group_commit_add(&f->batch, &u, now_ms))
         return agg_core_refuse(message, cap, SDFED_CODE_SERVER_ERROR, "not stored: out of memory");
     if (agg_core_batch_due(f, now_ms)) agg_core_write_batch(f, now_ms);
     return SDFED_CODE_NONE;

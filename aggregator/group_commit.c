@@ -39,8 +39,7 @@ static void arrived(agg_group_commit *g, int64_t now_ms) {
     if (rows(g) == 0) g->oldest_ms = now_ms;
 }
 
-int agg_group_commit_add(agg_group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
-                         size_t n_values, int64_t now_ms) {
+int agg_group_commit_add(agg_group_commit *g, const agg_store_new_update *u, int64_t now_ms) {
     int outcome_cap = g->cap_updates; /* a parallel array: as many */
     agg_store_outcome *outcome = sdfed_grow(g->outcome, &outcome_cap, g->n_updates, sizeof *outcome);
     if (!outcome) return SDFED_ERR_NOMEM;
@@ -48,12 +47,12 @@ int agg_group_commit_add(agg_group_commit *g, int64_t round, int64_t client, int
     agg_store_new_update *updates = sdfed_grow(g->updates, &g->cap_updates, g->n_updates, sizeof *updates);
     if (!updates) return SDFED_ERR_NOMEM;
     g->updates = updates;
-    float *copy = malloc(sizeof *copy * (n_values ? n_values : 1));
+    float *copy = malloc(sizeof *copy * (u->n_values ? u->n_values : 1));
     if (!copy) return SDFED_ERR_NOMEM;
-    memcpy(copy, values, sizeof *copy * n_values);
+    memcpy(copy, u->values, sizeof *copy * u->n_values);
     arrived(g, now_ms);
-    g->updates[g->n_updates++] = (agg_store_new_update){
-        .round = round, .client = client, .samples = samples, .values = copy, .n_values = n_values};
+    g->updates[g->n_updates] = *u;
+    g->updates[g->n_updates++].values = copy;
     return SDFED_OK;
 }
 

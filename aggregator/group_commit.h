@@ -50,9 +50,8 @@ typedef struct agg_group_commit {
 /* node: the cluster node whose presence rows it writes (0 in a single process). */
 void agg_group_commit_init(agg_group_commit *g, int max_rows, int64_t max_wait_ms, int64_t node);
 void agg_group_commit_free(agg_group_commit *g);
-/* Adds a copy of an update; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
-int agg_group_commit_add(agg_group_commit *g, int64_t round, int64_t client, int64_t samples, const float *values,
-                         size_t n_values, int64_t now_ms);
+/* Adds an update, its values copied; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
+int agg_group_commit_add(agg_group_commit *g, const agg_store_new_update *u, int64_t now_ms);
 /* Adds a metrics row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */
 int agg_group_commit_add_metrics(agg_group_commit *g, const agg_store_new_metrics *m, int64_t now_ms);
 /* Adds a presence row; SDFED_ERR_NOMEM (nothing added) when memory ran out. */

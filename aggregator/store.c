@@ -451,9 +451,8 @@ int agg_store_add_batch(agg_store *s, const agg_store_batch *b, agg_store_update
                        err);
         outcome[i] = STORE_STORED;
         if (!stored) outcome[i] = open_for_it || rule == STORE_ANY_ROUND ? STORE_DUPLICATE : STORE_NOT_OPEN;
-        if (rc == SDFED_OK && stored)
-            rc = query(s, "DELETE FROM pace WHERE client = $1", &p[1], 1, NULL, NULL, "pace",
-                       err); /* it reported: its misses forgotten */
+        if (rc == SDFED_OK && stored && u->paced) /* it reported: its misses forgotten */
+            rc = query(s, "DELETE FROM pace WHERE client = $1", &p[1], 1, NULL, NULL, "pace", err);
     }
     for (int i = 0; i < b->n_metrics && rc == SDFED_OK; i++) {
         const agg_store_new_metrics *m = &b->metrics[i];

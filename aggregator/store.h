@@ -175,6 +175,7 @@ typedef struct agg_store_new_update {
     int64_t round, client, samples;
     const float *values;
     size_t n_values;
+    int paced; /* its client has a pace row (misses noted): stored, the update ends it */
 } agg_store_new_update;
 /* A client's evaluation of a round (its metrics message); a later one for
  * the same round and client replaces it. It is stored only when the
@@ -235,7 +236,7 @@ typedef struct agg_store_batch {
  * exclusive lock of its row held until the batch commits. */
 typedef enum agg_store_update_rule { STORE_ANY_ROUND, STORE_OPEN_ROUND } agg_store_update_rule;
 /* Stores a batch in one transaction (its metrics after its updates; a
- * client's stored update also ends its pace steering's row). When
+ * stored update marked paced also ends its client's pace row). When
  * it returns 0 the transaction has committed, every presence row is stored,
  * outcome[i] says what became of update i and b->metrics_outcome[j] of
  * metrics row j; any other status means that nothing was committed:

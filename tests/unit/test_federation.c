@@ -762,6 +762,10 @@ static void test_pace_steering(void) {
     agg_federation_tick(f, now + 500);
     agg_federation_get_status(f, &s);
     CHECK(s.round == 9 && find(f, FEDERATION_ROUND_START, 2), "an update forgets the misses: sampled for round 9");
+    agg_pace_board stored = {0};
+    CHECK(agg_store_pace(st, &stored, NULL) == SDFED_OK && stored.n == 0,
+          "and the store forgets them with it: %d pace rows", stored.n);
+    agg_pace_free(&stored);
     agg_federation_close(f);
     agg_store_close(st);
 

@@ -8,7 +8,8 @@
  * accuracy history; group commit (a batch whose commit fails stores
  * none of its updates, the same batch again stores them together, each
  * with its outcome); device figures and pace steering's rows (the
- * latest kept, a stored update ending its client's pace); every float
+ * latest kept, a stored update marked paced ending its client's pace
+ * row); every float
  * read back bit for bit. PostgreSQL only:
  * errors that name the URI without its password (bad password, missing
  * database, no server, an unreadable URI), and a server stopped and started
@@ -300,7 +301,7 @@ static void check_devices_pace_kept(agg_store *s, const char *label, const int64
 
 /* Device figures carried by metrics (the metrics stored or not, the
  * latest figures a client's) and pace steering's rows (written, replaced,
- * gone when a client has no misses or its update is stored). */
+ * gone when a client has no misses or its update marked paced is stored). */
 static void check_devices_and_pace(agg_store *s, const char *label, const int64_t ids[3]) {
     sdfed_error err = {0};
     agg_store_new_metrics m[] = {
@@ -341,8 +342,15 @@ static void check_devices_and_pace(agg_store *s, const char *label, const int64_
     CHECK(agg_store_set_pace(s, later, 2, &err) == SDFED_OK, "%s: pace again: %s", label, err.message);
     float values[N_VALUES];
     values_of(31, values);
-    CHECK(add_one(s, 60, ids[0], 3, values, STORE_ANY_ROUND, &err) == STORE_STORED, "%s: a's update: %s", label,
-          err.message);
+    /* a's update, marked paced, ends its row; b's, not marked, leaves b's */
+    agg_store_new_update two[] = {
+        {.round = 60, .client = ids[0], .samples = 3, .values = values, .n_values = N_VALUES, .paced = 1},
+        {.round = 60, .client = ids[1], .samples = 3, .values = values, .n_values = N_VALUES}};
+    agg_store_outcome stored[2];
+    agg_store_batch updates = {.updates = two, .n_updates = 2};
+    CHECK(agg_store_add_batch(s, &updates, STORE_ANY_ROUND, stored, &err) == SDFED_OK && stored[0] == STORE_STORED &&
+              stored[1] == STORE_STORED,
+          "%s: a's and b's updates: %s", label, err.message);
     check_devices_pace_kept(s, label, ids);
 }
 
