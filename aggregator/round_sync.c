@@ -262,43 +262,38 @@ static void sync_written(agg_federation *f, const agg_group_commit *g, int64_t n
 
 /* Pace steering (pace.h): the chosen clients still due at the deadline
  * missed the round (those that left it did not); those that reported are
- * forgiven (in a cluster, also the clients of other nodes). */
+ * forgiven (in a cluster, also the clients of other nodes); the clients
+ * whose state changed are written to the store. */
 static void note_misses(agg_federation *f) {
     const agg_round_sync *s = agg_round_sync_of(f);
+    agg_pace_client *changed = malloc(sizeof *changed * (size_t)(s->current.n_clients ? s->current.n_clients : 1));
+    int n_changed = 0;
     for (int i = 0; i < s->current.n_clients; i++) {
         int64_t client = s->current.clients[i];
+        sdfed_pace before = agg_pace_state(&f->pace, client);
         if (sdfed_round_reported(&s->current, client)) agg_pace_reported(&f->pace, client);
-        if (!sdfed_round_due(&s->current, client)) continue;
+        int due = sdfed_round_due(&s->current, client);
         native_log_line line;
-        if (agg_pace_missed(&f->pace, client, f->round)) {
+        if (due && agg_pace_missed(&f->pace, client, f->round)) {
             native_log_open(&line, "error");
             sdfed_jw_string(&line.w, "message", "out of memory noting a missed round");
             native_log_close(&line);
-        } else if (agg_pace_rounds_out(&f->pace, client, f->round + 1)) {
+        } else if (due && agg_pace_rounds_out(&f->pace, client, f->round + 1)) {
             native_log_open(&line, "paced");
             sdfed_jw_int(&line.w, "client", client);
             sdfed_jw_int(&line.w, "round", f->round);
             sdfed_jw_int(&line.w, "rounds_out", agg_pace_rounds_out(&f->pace, client, f->round + 1));
             native_log_close(&line);
         }
+        sdfed_pace after = agg_pace_state(&f->pace, client);
+        if (changed && (after.misses != before.misses || after.back_at != before.back_at))
+            changed[n_changed++] = (agg_pace_client){.client = client, .pace = after};
     }
-}
-
-/* The round's clients' pace written to the store (pace.h), so that a
- * restart, and a coordinator that takes over, keeps it; not written when
- * memory or the store fails (the store reports its fault): pace steering
- * only advises the choice. */
-static void store_pace(agg_federation *f) {
-    const agg_round_sync *s = agg_round_sync_of(f);
-    int n = s->current.n_clients;
-    agg_pace_client *rows = malloc(sizeof *rows * (size_t)(n ? n : 1));
-    if (!rows) return;
-    for (int i = 0; i < n; i++) {
-        int64_t client = s->current.clients[i];
-        rows[i] = (agg_pace_client){.client = client, .pace = agg_pace_state(&f->pace, client)};
-    }
-    agg_store_set_pace(f->st, rows, n, NULL);
-    free(rows);
+    /* the changes stored (pace.h), so that a restart, and a coordinator that
+     * takes over, keeps them; not when memory or the store fails (the store
+     * reports its fault): pace steering only advises the choice */
+    if (n_changed) agg_store_set_pace(f->st, changed, n_changed, NULL);
+    free(changed);
 }
 
 /* Places kept past their grace; a cluster node's leases, store and
@@ -317,7 +312,6 @@ static void sync_tick(agg_federation *f, int64_t now_ms) {
     if (!s->open || now_ms < s->deadline) return;
     log_round_counts("deadline", f, &s->current);
     note_misses(f);
-    store_pace(f);
     agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
 }
 

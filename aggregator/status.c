@@ -48,6 +48,26 @@ static void update_history(agg_status_board *site, const agg_federation_status *
     site->history.read_at_ms = now;
 }
 
+/* The devices' summary as the store holds it (every node's clients): read
+ * again when metrics were stored since, or a second after the last read
+ * (a node's own, and other nodes' figures), not for every request (the
+ * balancer's health checks ask every second); when the store cannot say,
+ * the last one read stays. NULL before the first read. */
+static const agg_devices_summary *read_devices(agg_status_board *site, const agg_federation_status *st) {
+    int64_t now = native_clock_ms(native_clock_monotonic_ns());
+    if (!site->devices.valid || st->metrics_stored != site->devices.metrics_seen ||
+        now - site->devices.read_at_ms >= 1000) {
+        agg_devices_summary s;
+        if (agg_federation_get_devices(site->fed, &s) == SDFED_OK) {
+            site->devices.summary = s;
+            site->devices.valid = 1;
+            site->devices.metrics_seen = st->metrics_stored;
+            site->devices.read_at_ms = now;
+        }
+    }
+    return site->devices.valid ? &site->devices.summary : NULL;
+}
+
 /* The federation's counts as the store holds them (since it began, every
  * node's), read for every answer; when the store cannot say, the last ones
  * read stay. */
@@ -137,8 +157,7 @@ static int status_json(struct lws *wsi, agg_status_board *site) {
     int in_cluster = cluster_clients(site, &st, &c);
     read_counts(site);
     update_history(site, &st);
-    agg_devices_summary dev;
-    int failed = agg_federation_get_devices(site->fed, &dev);
+    const agg_devices_summary *dev = read_devices(site, &st);
     sdfed_buffer b = {0};
     sdfed_json_writer w;
     sdfed_jw_begin(&w, &b, NULL);
@@ -167,8 +186,8 @@ static int status_json(struct lws *wsi, agg_status_board *site) {
     }
     if (site->cl) node_json(&w, site, &node);
     accuracy_json(&w, site);
-    if (!failed) agg_status_devices_json(&w, "devices", &dev);
-    int rc = sdfed_jw_end(&w, NULL) || failed
+    if (dev) agg_status_devices_json(&w, "devices", dev);
+    int rc = sdfed_jw_end(&w, NULL)
                  ? out_of_memory(wsi)
                  : agg_response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     sdfed_buffer_free(&b);
@@ -272,8 +291,8 @@ static int metrics_text(struct lws *wsi, agg_status_board *site) {
     for (int i = 0; i < PEERS_REFUSAL_COUNT; i++)
         failed |= sdfed_sink_printf(sink, "sdfed_edge_refused_total{limit=\"%s\"} %lld\n", agg_peers_refusal_name(i),
                                     (long long)edge.refused[i]);
-    agg_devices_summary dev;
-    failed |= agg_federation_get_devices(site->fed, &dev) || agg_status_devices_metrics(sink, &dev);
+    const agg_devices_summary *dev = read_devices(site, &st);
+    if (dev) failed |= agg_status_devices_metrics(sink, dev);
     agg_federation_privacy_spent privacy;
     if (agg_federation_privacy(site->fed, &privacy, NULL) == SDFED_OK && privacy.noise)
         failed |= sdfed_sink_printf(sink,
@@ -414,12 +433,10 @@ static int round_words(sdfed_sink sink, const agg_federation_status *st) {
 /* The devices' step time against local prompt length (the median, and the
  * 10th to 90th percentile as a band), when any device reported; non-zero
  * when a write failed. */
-static int devices_chart(sdfed_buffer *b, agg_status_board *site) {
-    agg_devices_summary d;
-    if (agg_federation_get_devices(site->fed, &d)) return 1;
-    if (d.count == 0 || d.n_lengths == 0) return 0;
+static int devices_chart(sdfed_buffer *b, const agg_devices_summary *d) {
+    if (!d || d->count == 0 || d->n_lengths == 0) return 0;
     double top = 0, scale = 1;
-    for (int l = 0; l < d.n_lengths; l++) top = d.p90[l] > top ? d.p90[l] : top;
+    for (int l = 0; l < d->n_lengths; l++) top = d->p90[l] > top ? d->p90[l] : top;
     while (scale * 10 < top) scale *= 10; /* the grid's top: 1, 2 or 5 x 10^k ms above the slowest */
     static const double grid_tops[] = {5, 2, 1};
     double y_max = 10 * scale; /* the least of 1, 2, 5 or 10 x scale at or above top */
@@ -427,11 +444,11 @@ static int devices_chart(sdfed_buffer *b, agg_status_board *site) {
         if (top <= grid_tops[i] * scale) y_max = grid_tops[i] * scale;
     char x_label[160];
     int used = snprintf(x_label, sizeof x_label, "local prompt length (tokens:");
-    for (int l = 0; l < d.n_lengths && used < (int)sizeof x_label; l++)
-        used += snprintf(x_label + used, sizeof x_label - (size_t)used, " %d", d.lengths[l]);
+    for (int l = 0; l < d->n_lengths && used < (int)sizeof x_label; l++)
+        used += snprintf(x_label + used, sizeof x_label - (size_t)used, " %d", d->lengths[l]);
     if (used < (int)sizeof x_label) snprintf(x_label + used, sizeof x_label - (size_t)used, ")");
     char legend[96];
-    snprintf(legend, sizeof legend, "ms a step: median of %d devices, 10th to 90th percentile", d.count);
+    snprintf(legend, sizeof legend, "ms a step: median of %d devices, 10th to 90th percentile", d->count);
     native_svg_chart chart = {.width = 640,
                               .height = 240,
                               .left = 50,
@@ -441,10 +458,10 @@ static int devices_chart(sdfed_buffer *b, agg_status_board *site) {
                               .font_size = 11,
                               .x_label = x_label,
                               .legend = legend,
-                              .n = d.n_lengths,
-                              .line = d.p50,
-                              .band_low = d.p10,
-                              .band_high = d.p90,
+                              .n = d->n_lengths,
+                              .line = d->p50,
+                              .band_low = d->p10,
+                              .band_high = d->p90,
                               .y_max = y_max};
     sdfed_error err;
     return sdfed_sink_printf(sdfed_buffer_sink(b), "<h2>The volunteers' devices</h2>") ||
@@ -511,7 +528,7 @@ static int status_page(struct lws *wsi, agg_status_board *site) {
     failed |= sdfed_sink_printf(sink, "<h2>Accuracy the clients report</h2>");
     sdfed_error chart_err;
     failed |= native_svg_chart_write(&b, &chart, &chart_err) != SDFED_OK;
-    failed |= devices_chart(&b, site);
+    failed |= devices_chart(&b, read_devices(site, &st));
     failed |= sdfed_sink_printf(sink, "<h2>Volunteers</h2>");
     failed |= volunteers_table(sink, site, k->clients);
     /* the links carry the join key where it is needed (its characters need no escaping) */

@@ -56,6 +56,11 @@ typedef struct agg_status_board {
         int n, valid;
         int64_t metrics_seen, read_at_ms;
     } history;
+    struct { /* the devices' summary as last read from the store (read_devices) */
+        agg_devices_summary summary;
+        int valid;
+        int64_t metrics_seen, read_at_ms;
+    } devices;
 } agg_status_board;
 
 void agg_status_board_free(agg_status_board *b);
