@@ -4,9 +4,9 @@
 // the threaded build, one single-threaded) take places 0 and 1 of a round
 // of N clients whose other clients and server are native
 // (tests/browser/secagg_native.c, OpenSSL), on tasks/fmnist-secure.json (k
-// and t from the rule) in a 40-bit ring (its 32 bits could wrap past 16
-// clients of weight 4,096; the masked input packed at 40 bits an element)
-// and the model's P coordinates. For each step, the
+// and t from the rule) in a 42-bit ring (its 32 bits could wrap past 16
+// clients of weight 4,096, 42 hold 10,000 of them; the masked input packed
+// at 42 bits an element) and the model's P coordinates. For each step, the
 // page client's time in its worker (from the step's first call to its
 // message: WebCrypto's work on Chromium's threads included, so wall time)
 // and a native client's CPU and wall time (the mean over the N - 2), each
@@ -14,7 +14,7 @@
 // native one's. Timings, never asserted. One line per N and build:
 //   secagg n=100 k=28 t=6 P=1024 build=threads page_ms advertise=... share=... masked=... unmask=... total=...
 //     native_cpu_ms ... total=... native_wall_ms total=... page/native=...
-//   node secagg_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL WORK_DIR [N ...]   (default 100 1000)
+//   node secagg_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL WORK_DIR [N ...]   (default 100 1000 10000)
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-secure.json')
 // with Fashion-MNIST's classes written in, as the aggregator writes them in the task it sends (the core knows no data
 // set's classes)
 Object.assign(task, { model, classes: CLASSES });
-task.secure_aggregation.ring_bits = 40;
+task.secure_aggregation.ring_bits = 42;
 const noised = structuredClone(task);
 Object.assign(noised.secure_aggregation, { l2_clip: 0.2, max_weight: 1, noise: { epsilon: 8, delta: 1e-5 } });
 const file = (name, t) => {
@@ -49,7 +49,7 @@ try {
   const info = await startPageClients(page, 2, task, (i) => i === 1);
   const P = info[0].globalSize;
   const plain = file('secagg-task.json', task), noisy = file('secagg-noise.json', noised);
-  const runs = (sizes.length ? sizes : [100, 1000]).map((n) => ({ n, taskFile: plain, label: '' }));
+  const runs = (sizes.length ? sizes : [100, 1000, 10000]).map((n) => ({ n, taskFile: plain, label: '' }));
   runs.push({ n: runs[0].n, taskFile: noisy, label: ' noise=epsilon8', task: noised });
   for (const { n, taskFile, label, task: other } of runs) {
     if (other) {
