@@ -7,14 +7,9 @@
  * the request's headers are in, checks them, and then gives the connection
  * to its owner (loop.c) untouched, or answers 400 (405 for a method other than GET,
  * with Allow: GET; 431 for headers over the limit) with a one-line
- * text/plain body saying what is wrong, and closes. A request line must be
- *     METHOD SP /path[?query] SP HTTP/1.0 or HTTP/1.1
- * at most 2048 bytes, printable ASCII with no fragment, every '%' followed
- * by two hex digits that do not encode a control character, and no "." or
- * ".." path segment, encoded or not, and at most 16 query arguments; the
- * request line and the headers up to the empty line that ends them at most
- * max_header_bytes, and at most 64 header lines (lws is given room for
- * that much). Responses close a plain-HTTP connection (response.h), so
+ * text/plain body saying what is wrong, and closes. What a request must be
+ * is request_check.h's (lws is given room for the most it lets through).
+ * Responses close a plain-HTTP connection (response.h), so
  * every request is the first on its connection and passes here. TLS
  * connections are not looked at (lws decrypts them).
  * A connection from a load balancer (proxy_protocol.h) first has its PROXY

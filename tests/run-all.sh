@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of every build (run `make builds` first; `make test` does
 # both): ctest in each build tree, the browser tests, then
-# bounded fuzzing runs of the GGUF reader and the protocol codec. Prints one
+# bounded fuzzing runs of what reads untrusted bytes (tests/fuzz/: the GGUF
+# reader, the protocol codec, the image decoder, a secure round's server and
+# client, the PROXY protocol header, the gate's check of a request). Prints one
 # summary line per suite with the time it took, and a final total.
 set -u
 cd "$(dirname "$0")/.."
@@ -76,9 +78,12 @@ else
   total_failed=$((total_failed + 1))
 fi
 
-# bounded fuzzing: the two targets at once (each fuzzer runs on one core),
-# each for FUZZ_SECONDS from its committed corpus (copied, so new inputs do
-# not land in the repository)
+# bounded fuzzing: every target at once (each fuzzer runs on one thread, the
+# machine's cores shared), each for FUZZ_SECONDS from its committed corpus
+# (copied, so new inputs do not land in the repository); the targets, each
+# with its corpus folder under tests/fuzz/corpus and its inputs' largest size
+fuzz_targets=(fuzz_gguf:gguf:1048576 fuzz_protocol:protocol:65536 fuzz_image:image:20000 fuzz_secagg:secagg:4096
+  fuzz_secagg_client:secagg_client:4096 fuzz_proxy_header:proxy_header:1200 fuzz_request:request:9000)
 fuzz() { # fuzz TARGET CORPUS MAX_LEN LOG: the run's last lines into LOG; its status
   local work status
   work=$(mktemp -d)
@@ -89,15 +94,17 @@ fuzz() { # fuzz TARGET CORPUS MAX_LEN LOG: the run's last lines into LOG; its st
   rm -rf "$work" "$4.whole"
   return "$status"
 }
-echo "=== fuzz: fuzz_gguf and fuzz_protocol, ${FUZZ_SECONDS}s each, at once"
+echo "=== fuzz: ${#fuzz_targets[@]} targets, ${FUZZ_SECONDS}s each, at once"
 part_start=$SECONDS
 fuzz_logs=$(mktemp -d)
 declare -A fuzz_pid
-fuzz fuzz_gguf tests/fuzz/corpus/gguf 1048576 "$fuzz_logs/fuzz_gguf" &
-fuzz_pid[fuzz_gguf]=$!
-fuzz fuzz_protocol tests/fuzz/corpus/protocol 65536 "$fuzz_logs/fuzz_protocol" &
-fuzz_pid[fuzz_protocol]=$!
-for target in fuzz_gguf fuzz_protocol; do
+for entry in "${fuzz_targets[@]}"; do
+  IFS=: read -r target corpus max_len <<<"$entry"
+  fuzz "$target" "tests/fuzz/corpus/$corpus" "$max_len" "$fuzz_logs/$target" &
+  fuzz_pid[$target]=$!
+done
+for entry in "${fuzz_targets[@]}"; do
+  target=${entry%%:*}
   if wait "${fuzz_pid[$target]}"; then
     summary+=("$target: 1 passed, 0 failed ($(took))")
     total_passed=$((total_passed + 1))
