@@ -36,19 +36,6 @@ static inline float hsum(v128_t v) {
 
 static inline v128_t madd(v128_t acc, v128_t a, v128_t b) { return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b)); }
 
-static float dot(const float *a, const float *b, int n) {
-    v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
-    int c = 0;
-    for (; c + 8 <= n; c += 8) {
-        acc0 = madd(acc0, wasm_v128_load(a + c), wasm_v128_load(b + c));
-        acc1 = madd(acc1, wasm_v128_load(a + c + 4), wasm_v128_load(b + c + 4));
-    }
-    for (; c + 4 <= n; c += 4) acc0 = madd(acc0, wasm_v128_load(a + c), wasm_v128_load(b + c));
-    float sum = hsum(wasm_f32x4_add(acc0, acc1));
-    for (; c < n; c++) sum += a[c] * b[c];
-    return sum;
-}
-
 /* y += alpha * x */
 static void axpy(float *y, float alpha, const float *x, int n) {
     v128_t va = wasm_f32x4_splat(alpha);
@@ -377,29 +364,113 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
     }
 }
 
+/* nc rows of src (ld floats apart, cols each) as a panel of RELAXED_NR
+ * columns (the FMA tile's, gemm's tile's): for each column the RELAXED_NR
+ * rows' values, zeros past nc; 4 rows x 4 columns transposed in registers
+ * at a time */
+static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, float *panel) {
+    int c = 0;
+    if (nc == RELAXED_NR)
+        for (; c + 4 <= cols; c += 4)
+            for (int h = 0; h < RELAXED_NR; h += 4) {
+                const float *s = src + (size_t)h * ld + c;
+                v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
+                v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
+                v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+                v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+                float *p = panel + (size_t)c * RELAXED_NR + h;
+                wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
+                wasm_v128_store(p + RELAXED_NR, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
+                wasm_v128_store(p + 2 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
+                wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
+            }
+    for (; c < cols; c++)
+        for (int j = 0; j < RELAXED_NR; j++)
+            panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
+}
+
+/* gemm: every output the portable definition's chain (kernels_portable.c):
+ * with op(B) as stored, C's row scaled by beta first (0: zeros), then
+ * c = c + (alpha * a_ip) * b_pj for p in order; with op(B) transposed, the
+ * sum of a_ip * b_jp for p in order, then c = (beta-scaled c) + alpha *
+ * sum; each product and each sum rounded. A register tile of GEMM_MR rows
+ * x RELAXED_NR columns runs those chains a lane each (op(B)'s columns
+ * copied into a panel first when it is transposed); the rows and columns
+ * past the whole tiles, and both operands transposed, go to the portable
+ * gemm itself: its bits everywhere. */
+#define GEMM_MR 4
+
+/* C's GEMM_MR x RELAXED_NR block at c from op(A)'s rows at a (its columns
+ * when transposed) and op(B)'s columns at b (B's rows ldb apart, or the
+ * panel); inlined where trans_a and trans_b are constants, so that its
+ * loop has no branch on them */
+__attribute__((always_inline)) static inline void gemm_tile(int trans_a, int trans_b, int k, float alpha,
+                                                            const float *a, int lda, const float *b, int ldb,
+                                                            float beta, float *c, int ldc) {
+    const v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
+    v128_t acc[GEMM_MR][2];
+    for (int i = 0; i < GEMM_MR; i++)
+        for (int h = 0; h < 2; h++) {
+            acc[i][h] = wasm_f32x4_splat(0.0f);
+            if (!trans_b && beta == 1.0f) acc[i][h] = wasm_v128_load(c + (size_t)i * ldc + 4 * h);
+            if (!trans_b && beta != 0.0f && beta != 1.0f)
+                acc[i][h] = wasm_f32x4_mul(wasm_v128_load(c + (size_t)i * ldc + 4 * h), betas);
+        }
+    for (int p = 0; p < k; p++) {
+        const float *b_p = trans_b ? b + (size_t)p * RELAXED_NR : b + (size_t)p * ldb;
+        v128_t b0 = wasm_v128_load(b_p), b1 = wasm_v128_load(b_p + 4);
+        for (int i = 0; i < GEMM_MR; i++) {
+            float a_ip = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+            v128_t s = wasm_f32x4_splat(trans_b ? a_ip : alpha * a_ip);
+            acc[i][0] = wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(s, b0));
+            acc[i][1] = wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(s, b1));
+        }
+    }
+    for (int i = 0; i < GEMM_MR; i++)
+        for (int h = 0; h < 2; h++) {
+            float *c_ih = c + (size_t)i * ldc + 4 * h;
+            v128_t out = acc[i][h];
+            if (trans_b) {
+                v128_t scaled = wasm_f32x4_splat(0.0f);
+                if (beta == 1.0f) scaled = wasm_v128_load(c_ih);
+                if (beta != 0.0f && beta != 1.0f) scaled = wasm_f32x4_mul(wasm_v128_load(c_ih), betas);
+                out = wasm_f32x4_add(scaled, wasm_f32x4_mul(alphas, out));
+            }
+            wasm_v128_store(c_ih, out);
+        }
+}
+
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    if (trans_a && trans_b) {
-        sdfed_kernels_portable.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const sdfed_kernels *portable = &sdfed_kernels_portable;
+    int m_whole = m / GEMM_MR * GEMM_MR, n_whole = n / RELAXED_NR * RELAXED_NR;
+    float *panel = trans_b && m_whole && n_whole ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
+    if ((trans_a && trans_b) || (trans_b && m_whole && n_whole && !panel)) {
+        free(panel);
+        portable->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    for (int i = 0; i < m; i++) {
-        float *c_i = c + (size_t)i * ldc;
-        if (beta == 0.0f) {
-            for (int j = 0; j < n; j++) c_i[j] = 0.0f;
-        } else if (beta != 1.0f) {
-            for (int j = 0; j < n; j++) c_i[j] *= beta;
-        }
-        if (!trans_b) {
-            for (int p = 0; p < k; p++) {
-                float a_ip = alpha * (trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p]);
-                axpy(c_i, a_ip, b + (size_t)p * ldb, n);
-            }
-        } else {
-            const float *a_i = a + (size_t)i * lda;
-            for (int j = 0; j < n; j++) c_i[j] += alpha * dot(a_i, b + (size_t)j * ldb, k);
+    for (int j0 = 0; m_whole && j0 < n_whole; j0 += RELAXED_NR) {
+        if (trans_b) transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, RELAXED_NR, k, panel);
+        for (int i0 = 0; i0 < m_whole; i0 += GEMM_MR) {
+            float *c_tile = c + (size_t)i0 * ldc + j0;
+            if (trans_b)
+                gemm_tile(0, 1, k, alpha, a + (size_t)i0 * lda, lda, panel, ldb, beta, c_tile, ldc);
+            else if (trans_a)
+                gemm_tile(1, 0, k, alpha, a + i0, lda, b + j0, ldb, beta, c_tile, ldc);
+            else
+                gemm_tile(0, 0, k, alpha, a + (size_t)i0 * lda, lda, b + j0, ldb, beta, c_tile, ldc);
         }
     }
+    free(panel);
+    /* every row's columns past the tiles; then the rows past them, in the tiles' columns */
+    if (n_whole < n)
+        portable->gemm(trans_a, trans_b, m, n - n_whole, k, alpha, a, lda,
+                       trans_b ? b + (size_t)n_whole * ldb : b + n_whole, ldb, beta, c + n_whole, ldc);
+    if (m_whole < m && n_whole)
+        portable->gemm(trans_a, trans_b, m - m_whole, n_whole, k, alpha,
+                       trans_a ? a + m_whole : a + (size_t)m_whole * lda, lda, b, ldb, beta, c + (size_t)m_whole * ldc,
+                       ldc);
 }
 
 const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
@@ -555,30 +626,6 @@ static int relaxed_fma_chain(void) {
 }
 
 static int relaxed_chosen(void) { return relaxed_dot_chosen() || relaxed_fma_chain(); }
-
-/* nc rows of src (ld floats apart, cols each) as the FMA tile's panel: for
- * each column the RELAXED_NR rows' values, zeros past nc; 4 rows x 4
- * columns transposed in registers at a time */
-static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, float *panel) {
-    int c = 0;
-    if (nc == RELAXED_NR)
-        for (; c + 4 <= cols; c += 4)
-            for (int h = 0; h < RELAXED_NR; h += 4) {
-                const float *s = src + (size_t)h * ld + c;
-                v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
-                v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
-                v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
-                v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
-                float *p = panel + (size_t)c * RELAXED_NR + h;
-                wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
-                wasm_v128_store(p + RELAXED_NR, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
-                wasm_v128_store(p + 2 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
-                wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
-            }
-    for (; c < cols; c++)
-        for (int j = 0; j < RELAXED_NR; j++)
-            panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
-}
 
 /* Rows [r0, r0 + nc) of w as the FMA tile's panel (f32 rows converted
  * into rows first). */

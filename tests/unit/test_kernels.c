@@ -385,6 +385,10 @@ static void test_gemm(const sdfed_kernels *k, int ta, int tb, int m, int n, int 
         CHECK(!memcmp(c, c_chain, sizeof *c * (size_t)m * ldc),
               "%s gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: the FMA chains' bits (C's padding untouched)",
               k->name, ta, tb, m, n, kk, alpha, beta);
+    } else { /* a backend without the FMA chains runs the portable definition's (SIMD128's tile) */
+        CHECK(!memcmp(c, c_ref, sizeof *c * (size_t)m * ldc),
+              "%s gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g: the portable definition's bits", k->name, ta, tb, m,
+              n, kk, alpha, beta);
     }
     free(c_chain);
     free(a);
