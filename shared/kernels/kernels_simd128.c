@@ -36,14 +36,6 @@ static inline float hsum(v128_t v) {
 
 static inline v128_t madd(v128_t acc, v128_t a, v128_t b) { return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b)); }
 
-/* y += alpha * x */
-static void axpy(float *y, float alpha, const float *x, int n) {
-    v128_t va = wasm_f32x4_splat(alpha);
-    int c = 0;
-    for (; c + 4 <= n; c += 4) wasm_v128_store(y + c, madd(wasm_v128_load(y + c), va, wasm_v128_load(x + c)));
-    for (; c < n; c++) y[c] += alpha * x[c];
-}
-
 static void dequantise_q8_0_row(float *dst, const sdfed_block_q8_0 *blk, int cols) {
     for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
         v128_t d = wasm_f32x4_splat(sdfed_f16_to_f32(blk[b].d));
@@ -331,6 +323,45 @@ static void linear_outputs(int int8, float *y, const float *x, const sdfed_weigh
         linear_rows(y, x, w, bias, n, first, end, scratch);
 }
 
+/* dx += dy W on SIMD128: every output the portable definition's chain over
+ * W's rows in order (dx + g_0 w_0, then + g_1 w_1, ...: a product, then a
+ * sum, each rounded), so the portable bits; blocks of up to 4 tokens x 8
+ * columns keep their sums in registers over a whole panel of rows. */
+
+/* dx's mr rows (cols apart) in columns [c, c + 4 nv) += the panel's count
+ * rows (cols apart) times g (their dy, ld_g apart a token); mr and nv
+ * constants where inlined */
+__attribute__((always_inline)) static inline void backward_block(const int mr, const int nv, int count, const float *g,
+                                                                 int ld_g, const float *panel, int cols, float *dx,
+                                                                 int c) {
+    v128_t acc[4][2];
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++) acc[i][v] = wasm_v128_load(dx + (size_t)i * cols + c + 4 * v);
+    for (int r = 0; r < count; r++) {
+        const float *w_r = panel + (size_t)r * cols + c;
+        v128_t w[2];
+        for (int v = 0; v < nv; v++) w[v] = wasm_v128_load(w_r + 4 * v);
+        for (int i = 0; i < mr; i++) {
+            v128_t s = wasm_v128_load32_splat(g + (size_t)i * ld_g + r);
+            for (int v = 0; v < nv; v++) acc[i][v] = madd(acc[i][v], s, w[v]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++) wasm_v128_store(dx + (size_t)i * cols + c + 4 * v, acc[i][v]);
+}
+
+/* mr tokens' dx (all their columns) += the panel's rows times their g */
+__attribute__((always_inline)) static inline void backward_tokens(const int mr, int count, const float *g, int ld_g,
+                                                                  const float *panel, int cols, float *dx) {
+    int c = 0;
+    for (; c + 8 <= cols; c += 8) backward_block(mr, 2, count, g, ld_g, panel, cols, dx, c);
+    for (; c + 4 <= cols; c += 4) backward_block(mr, 1, count, g, ld_g, panel, cols, dx, c);
+    for (; c < cols; c++)
+        for (int i = 0; i < mr; i++)
+            for (int r = 0; r < count; r++)
+                dx[(size_t)i * cols + c] += g[(size_t)i * ld_g + r] * panel[(size_t)r * cols + c];
+}
+
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
     // dy is (n, rows), W is (rows, cols), dx is (n, cols)
     int cols = w->cols, rows = w->rows;
@@ -338,28 +369,16 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
     for (int r0 = 0; r0 < rows; r0 += panel_rows) {
         int count = rows - r0 < panel_rows ? rows - r0 : panel_rows;
         const float *panel = weight_panel(w, r0, count, scratch);
-        for (int i = 0; i < n; i++) {
-            const float *g = dy + (size_t)i * rows + r0;
-            float *dx_i = dx + (size_t)i * cols;
-            int r = 0;
-            for (; r + 4 <= count; r += 4) {
-                const float *w0 = panel + (size_t)r * cols;
-                v128_t g0 = wasm_f32x4_splat(g[r]), g1 = wasm_f32x4_splat(g[r + 1]);
-                v128_t g2 = wasm_f32x4_splat(g[r + 2]), g3 = wasm_f32x4_splat(g[r + 3]);
-                int c = 0;
-                for (; c + 4 <= cols; c += 4) {
-                    v128_t acc = wasm_v128_load(dx_i + c);
-                    acc = madd(acc, g0, wasm_v128_load(w0 + c));
-                    acc = madd(acc, g1, wasm_v128_load(w0 + cols + c));
-                    acc = madd(acc, g2, wasm_v128_load(w0 + 2 * cols + c));
-                    acc = madd(acc, g3, wasm_v128_load(w0 + 3 * cols + c));
-                    wasm_v128_store(dx_i + c, acc);
-                }
-                for (; c < cols; c++)
-                    dx_i[c] += g[r] * w0[c] + g[r + 1] * w0[cols + c] + g[r + 2] * w0[2 * cols + c] +
-                               g[r + 3] * w0[3 * cols + c];
-            }
-            for (; r < count; r++) axpy(dx_i, g[r], panel + (size_t)r * cols, cols);
+        int i = 0;
+        for (; i + 4 <= n; i += 4)
+            backward_tokens(4, count, dy + (size_t)i * rows + r0, rows, panel, cols, dx + (size_t)i * cols);
+        const float *g = dy + (size_t)i * rows + r0;
+        float *dx_i = dx + (size_t)i * cols;
+        switch (n - i) {
+        case 3: backward_tokens(3, count, g, rows, panel, cols, dx_i); break;
+        case 2: backward_tokens(2, count, g, rows, panel, cols, dx_i); break;
+        case 1: backward_tokens(1, count, g, rows, panel, cols, dx_i); break;
+        default: break;
         }
     }
 }
@@ -393,23 +412,24 @@ static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, fl
  * with op(B) as stored, C's row scaled by beta first (0: zeros), then
  * c = c + (alpha * a_ip) * b_pj for p in order; with op(B) transposed, the
  * sum of a_ip * b_jp for p in order, then c = (beta-scaled c) + alpha *
- * sum; each product and each sum rounded. A register tile of GEMM_MR rows
- * x RELAXED_NR columns runs those chains a lane each (op(B)'s columns
- * copied into a panel first when it is transposed); the rows and columns
- * past the whole tiles, and both operands transposed, go to the portable
- * gemm itself: its bits everywhere. */
+ * sum; each product and each sum rounded. A register tile of up to GEMM_MR
+ * rows x RELAXED_NR columns runs those chains a lane each, over op(B)'s
+ * columns as stored or copied into a panel (when B is transposed, and for
+ * the last columns, zeros past them; a partial tile's C through a copy);
+ * both operands transposed go to the portable gemm itself. The portable
+ * bits, whatever the shape. */
 #define GEMM_MR 4
 
-/* C's GEMM_MR x RELAXED_NR block at c from op(A)'s rows at a (its columns
- * when transposed) and op(B)'s columns at b (B's rows ldb apart, or the
- * panel); inlined where trans_a and trans_b are constants, so that its
- * loop has no branch on them */
-__attribute__((always_inline)) static inline void gemm_tile(int trans_a, int trans_b, int k, float alpha,
-                                                            const float *a, int lda, const float *b, int ldb,
-                                                            float beta, float *c, int ldc) {
+/* C's mr x RELAXED_NR block at c (ldc apart) from op(A)'s rows at a (its
+ * columns when transposed) and op(B)'s columns at b (row p of them at
+ * b + p * b_stride); inlined where trans_a, trans_b and mr are constants,
+ * so that its loop has no branch on them */
+__attribute__((always_inline)) static inline void gemm_tile(const int trans_a, const int trans_b, const int mr, int k,
+                                                            float alpha, const float *a, int lda, const float *b,
+                                                            int b_stride, float beta, float *c, int ldc) {
     const v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
     v128_t acc[GEMM_MR][2];
-    for (int i = 0; i < GEMM_MR; i++)
+    for (int i = 0; i < mr; i++)
         for (int h = 0; h < 2; h++) {
             acc[i][h] = wasm_f32x4_splat(0.0f);
             if (!trans_b && beta == 1.0f) acc[i][h] = wasm_v128_load(c + (size_t)i * ldc + 4 * h);
@@ -417,16 +437,16 @@ __attribute__((always_inline)) static inline void gemm_tile(int trans_a, int tra
                 acc[i][h] = wasm_f32x4_mul(wasm_v128_load(c + (size_t)i * ldc + 4 * h), betas);
         }
     for (int p = 0; p < k; p++) {
-        const float *b_p = trans_b ? b + (size_t)p * RELAXED_NR : b + (size_t)p * ldb;
+        const float *b_p = b + (size_t)p * b_stride;
         v128_t b0 = wasm_v128_load(b_p), b1 = wasm_v128_load(b_p + 4);
-        for (int i = 0; i < GEMM_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             float a_ip = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
             v128_t s = wasm_f32x4_splat(trans_b ? a_ip : alpha * a_ip);
             acc[i][0] = wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(s, b0));
             acc[i][1] = wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(s, b1));
         }
     }
-    for (int i = 0; i < GEMM_MR; i++)
+    for (int i = 0; i < mr; i++)
         for (int h = 0; h < 2; h++) {
             float *c_ih = c + (size_t)i * ldc + 4 * h;
             v128_t out = acc[i][h];
@@ -440,37 +460,62 @@ __attribute__((always_inline)) static inline void gemm_tile(int trans_a, int tra
         }
 }
 
+/* the tile for mr rows (1 to GEMM_MR), its operands' form constants */
+#define GEMM_TILE_ROWS(ta, tb)                                                                                         \
+    switch (mr) {                                                                                                      \
+    case 4: gemm_tile(ta, tb, 4, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
+    case 3: gemm_tile(ta, tb, 3, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
+    case 2: gemm_tile(ta, tb, 2, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
+    default: gemm_tile(ta, tb, 1, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                 \
+    }
+
+/* C's block of mr rows x RELAXED_NR columns (gemm_tile's arguments) */
+static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, const float *a, int lda, const float *b,
+                       int b_stride, float beta, float *c, int ldc) {
+    _Static_assert(GEMM_MR == 4, "a case for every row count");
+    if (trans_b)
+        GEMM_TILE_ROWS(0, 1)
+    else if (trans_a)
+        GEMM_TILE_ROWS(1, 0)
+    else
+        GEMM_TILE_ROWS(0, 0)
+}
+
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    const sdfed_kernels *portable = &sdfed_kernels_portable;
-    int m_whole = m / GEMM_MR * GEMM_MR, n_whole = n / RELAXED_NR * RELAXED_NR;
-    float *panel = trans_b && m_whole && n_whole ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
-    if ((trans_a && trans_b) || (trans_b && m_whole && n_whole && !panel)) {
-        free(panel);
-        portable->gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    float *panel = trans_a && trans_b ? NULL : malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1);
+    if (!panel) {
+        sdfed_kernels_portable.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    for (int j0 = 0; m_whole && j0 < n_whole; j0 += RELAXED_NR) {
-        if (trans_b) transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, RELAXED_NR, k, panel);
-        for (int i0 = 0; i0 < m_whole; i0 += GEMM_MR) {
+    for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
+        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR, b_stride = RELAXED_NR;
+        const float *b_j0 = panel;
+        if (trans_b)
+            transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
+        else if (nc == RELAXED_NR) { /* B's rows read in place */
+            b_j0 = b + j0;
+            b_stride = ldb;
+        } else {
+            for (int p = 0; p < k; p++)
+                for (int j = 0; j < RELAXED_NR; j++)
+                    panel[(size_t)p * RELAXED_NR + j] = j < nc ? b[(size_t)p * ldb + j0 + j] : 0.0f;
+        }
+        for (int i0 = 0; i0 < m; i0 += GEMM_MR) {
+            int mr = m - i0 < GEMM_MR ? m - i0 : GEMM_MR;
+            const float *a_i0 = trans_a ? a + i0 : a + (size_t)i0 * lda;
             float *c_tile = c + (size_t)i0 * ldc + j0;
-            if (trans_b)
-                gemm_tile(0, 1, k, alpha, a + (size_t)i0 * lda, lda, panel, ldb, beta, c_tile, ldc);
-            else if (trans_a)
-                gemm_tile(1, 0, k, alpha, a + i0, lda, b + j0, ldb, beta, c_tile, ldc);
-            else
-                gemm_tile(0, 0, k, alpha, a + (size_t)i0 * lda, lda, b + j0, ldb, beta, c_tile, ldc);
+            if (nc == RELAXED_NR) {
+                gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, b_j0, b_stride, beta, c_tile, ldc);
+                continue;
+            }
+            float block[GEMM_MR * RELAXED_NR] = {0}; /* the last columns: C through a copy */
+            for (int i = 0; i < mr; i++) memcpy(block + i * RELAXED_NR, c_tile + (size_t)i * ldc, sizeof *c * nc);
+            gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, b_j0, b_stride, beta, block, RELAXED_NR);
+            for (int i = 0; i < mr; i++) memcpy(c_tile + (size_t)i * ldc, block + i * RELAXED_NR, sizeof *c * nc);
         }
     }
     free(panel);
-    /* every row's columns past the tiles; then the rows past them, in the tiles' columns */
-    if (n_whole < n)
-        portable->gemm(trans_a, trans_b, m, n - n_whole, k, alpha, a, lda,
-                       trans_b ? b + (size_t)n_whole * ldb : b + n_whole, ldb, beta, c + n_whole, ldc);
-    if (m_whole < m && n_whole)
-        portable->gemm(trans_a, trans_b, m - m_whole, n_whole, k, alpha,
-                       trans_a ? a + m_whole : a + (size_t)m_whole * lda, lda, b, ldb, beta, c + (size_t)m_whole * ldc,
-                       ldc);
 }
 
 const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
