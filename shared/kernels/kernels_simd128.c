@@ -408,6 +408,24 @@ static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, fl
             panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
 }
 
+/* op(B)'s columns [j0, j0 + nc) (nc <= RELAXED_NR) as a panel of RELAXED_NR
+ * floats a row of k, zeros past nc: B's rows copied, or its columns
+ * transposed (gemm's tile and gemm_fma's both read it) */
+static void pack_b_panel(const float *b, int ldb, int trans_b, int j0, int nc, int k, float *panel) {
+    if (trans_b)
+        transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
+    else if (nc == RELAXED_NR) /* whole rows of 8: two vector moves each */
+        for (int q = 0; q < k; q++) {
+            const float *b_q = b + (size_t)q * ldb + j0;
+            wasm_v128_store(panel + (size_t)q * RELAXED_NR, wasm_v128_load(b_q));
+            wasm_v128_store(panel + (size_t)q * RELAXED_NR + 4, wasm_v128_load(b_q + 4));
+        }
+    else
+        for (int q = 0; q < k; q++)
+            for (int j = 0; j < RELAXED_NR; j++)
+                panel[(size_t)q * RELAXED_NR + j] = j < nc ? b[(size_t)q * ldb + j0 + j] : 0.0f;
+}
+
 /* gemm: every output the portable definition's chain (kernels_portable.c):
  * with op(B) as stored, C's row scaled by beta first (0: zeros), then
  * c = c + (alpha * a_ip) * b_pj for p in order; with op(B) transposed, the
@@ -483,24 +501,18 @@ static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, con
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    float *panel = trans_a && trans_b ? NULL : malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1);
-    if (!panel) {
+    /* a panel only where B's rows cannot be read in place: transposed, or its last columns */
+    int packs = trans_b || n % RELAXED_NR;
+    float *panel = packs && !(trans_a && trans_b) ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
+    if (packs && !panel) {
         sdfed_kernels_portable.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
-        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR, b_stride = RELAXED_NR;
-        const float *b_j0 = panel;
-        if (trans_b)
-            transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
-        else if (nc == RELAXED_NR) { /* B's rows read in place */
-            b_j0 = b + j0;
-            b_stride = ldb;
-        } else {
-            for (int p = 0; p < k; p++)
-                for (int j = 0; j < RELAXED_NR; j++)
-                    panel[(size_t)p * RELAXED_NR + j] = j < nc ? b[(size_t)p * ldb + j0 + j] : 0.0f;
-        }
+        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR, in_place = !trans_b && nc == RELAXED_NR;
+        if (!in_place) pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
+        const float *b_j0 = in_place ? b + j0 : panel;
+        int b_stride = in_place ? ldb : RELAXED_NR;
         for (int i0 = 0; i0 < m; i0 += GEMM_MR) {
             int mr = m - i0 < GEMM_MR ? m - i0 : GEMM_MR;
             const float *a_i0 = trans_a ? a + i0 : a + (size_t)i0 * lda;
@@ -723,18 +735,7 @@ static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha,
     int ldx = trans_a ? k : lda, whole = alpha == 1.0f && beta == 0.0f;
     for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
         int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
-        if (trans_b)
-            transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
-        else if (nc == RELAXED_NR) /* whole rows of 8: two vector moves each */
-            for (int q = 0; q < k; q++) {
-                const float *b_q = b + (size_t)q * ldb + j0;
-                wasm_v128_store(panel + (size_t)q * RELAXED_NR, wasm_v128_load(b_q));
-                wasm_v128_store(panel + (size_t)q * RELAXED_NR + 4, wasm_v128_load(b_q + 4));
-            }
-        else
-            for (int q = 0; q < k; q++)
-                for (int j = 0; j < RELAXED_NR; j++)
-                    panel[(size_t)q * RELAXED_NR + j] = j < nc ? b[(size_t)q * ldb + j0 + j] : 0.0f;
+        pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
         if (whole) {
             sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, c + j0, ldc, nc, NULL);
             continue;
