@@ -34,10 +34,11 @@ const exported = spawnSync('/usr/bin/python3', [path.join(root, 'tools/fmnist_to
   '--classes', CLASSES.join(','), '--per-class', '16'], { encoding: 'utf8' });
 if (exported.status !== 0) throw new Error(`fmnist_to_folder.py: ${exported.stderr}`);
 const task = JSON.parse(readFileSync(path.join(root, 'tasks/fmnist-secure.json'), 'utf8'));
-// (40 epochs: the page trains long enough, after its keys, for the kill to
-// find round 2 open)
+// (120 epochs: the page trains long enough, after its keys, for the kill to
+// find round 2 still in its first stage; with 40, a loaded machine's
+// CDP callback came after the page's shares and the restart resumed there)
 Object.assign(task, { model, dataset: { train: 'train', test: 'test' }, classes: CLASSES, clients: 4,
-  clients_per_round: 4, rounds: 3, local_epochs: 40, partition: { kind: 'pathological', classes_per_client: 2 } });
+  clients_per_round: 4, rounds: 3, local_epochs: 120, partition: { kind: 'pathological', classes_per_client: 2 } });
 Object.assign(task.secure_aggregation, { dropout_rate: 0.4, l2_clip: 0.2, max_weight: 1,
   noise: { epsilon: 8, delta: 1e-5 } });
 const taskFile = path.join(data, 'task.json');
