@@ -163,6 +163,14 @@ const char *wc_int8_dot(void) {
     return wasm.k->relaxed_dot && wasm.k->relaxed_dot() ? "relaxed" : "simd128";
 }
 
+const char *wc_int8_dot_form(void) {
+    init_once();
+#if defined(SDFED_KERNELS_SIMD128_RELAXED)
+    if (wasm.k->relaxed_dot && wasm.k->relaxed_dot()) return sdfed_kernels_relaxed_dot_form();
+#endif
+    return "";
+}
+
 const char *wc_f32_madd(void) {
     init_once();
     return wasm.k->fma_chains && wasm.k->fma_chains() ? "fused" : "unfused";

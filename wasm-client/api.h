@@ -262,5 +262,8 @@ WC_EXPORT const char *wc_kernels(void);
  * chains) or "unfused" (a multiply, then an add). */
 WC_EXPORT const char *wc_int8_dot(void);
 WC_EXPORT const char *wc_f32_madd(void);
+/* Where the relaxed dot runs, its form (kernels.h's
+ * sdfed_kernels_relaxed_dot_form: "split", "unsigned" or "signed"), else "". */
+WC_EXPORT const char *wc_int8_dot_form(void);
 
 #endif

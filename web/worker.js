@@ -192,8 +192,9 @@ const ops = {
   // loseGpuAfter (tests): the GPU device destroyed after that many images on
   // it, as a lost device would be; relaxedSimd, dot: loadModule's. Says
   // which kernels run, and which of their products: the 8-bit dot (dot:
-  // 'relaxed' or 'simd128') and the f32 multiply-add (madd: 'fused' or
-  // 'unfused').
+  // 'relaxed' or 'simd128'; dotForm: the relaxed one's form, 'split',
+  // 'unsigned' or 'signed', else '') and the f32 multiply-add (madd: 'fused'
+  // or 'unfused').
   async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, dot, gpu: rule = 'faster',
     loseGpuAfter: lose }) {
     api = await loadModule(singleThreaded, relaxedSimd, dot);
@@ -205,7 +206,8 @@ const ops = {
       leaveGpu('not asked for');
       api.setInt8Images(int8Images);
     }
-    return { threaded, threads, kernels: api.kernels(), dot: api.int8Dot(), madd: api.f32Madd(),
+    return { threaded, threads, kernels: api.kernels(), dot: api.int8Dot(), dotForm: api.int8DotForm(),
+             madd: api.f32Madd(),
              imageSize: api.imageSize(), embedDim: api.embedDim(),
              featuresOn: placement.on, featuresWhy: placement.why };
   },

@@ -117,6 +117,12 @@ extern const sdfed_kernels sdfed_kernels_portable;
  * without it SIMD128's products are kept (the same bits either way).
  * kernels_simd128.c */
 void sdfed_kernels_relaxed_clock(sdfed_clock_fn *clock);
+/* The form of linear_int8's relaxed dot where it runs (relaxed_tile.h):
+ * "split" (two dots per 16 products), "unsigned" or "signed" (one; the
+ * engine's dot exact as that kind), or either kind ", exact in SIMD128"
+ * (asked for by the page, Module.relaxedDotForm, where the engine's dot is
+ * not that kind: tests). kernels_simd128.c */
+const char *sdfed_kernels_relaxed_dot_form(void);
 #endif
 
 /* Where the backward pass's products are FMA chains (native, and

@@ -541,10 +541,10 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .gemm = gemm};
 
 #if defined(SDFED_KERNELS_SIMD128_RELAXED)
-/* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w
- * (relaxed_tile.h), the panel run by relaxed_tile.c's module through
- * relaxed_simd.js: what this engine runs and the page asks for (below),
- * and the calls */
+/* simd128-relaxed: x as x+ and x- and the sums of x-, w as w and ~w (the
+ * sign split), or x (+ 128) and w (one dot per 16 products) (relaxed_tile.h),
+ * the panel run by relaxed_tile.c's module through relaxed_simd.js: what
+ * this engine runs and the page asks for (below), and the calls */
 enum {
     RELAXED_OFF,         /* the engine lacks relaxed SIMD, or the page turned it off */
     RELAXED_CHOOSE,      /* it runs; linear_int8's dot is the faster of the two (relaxed_pays) */
@@ -554,11 +554,17 @@ enum {
 extern int sdfed_relaxed_simd(void);
 extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
                                 const unsigned char *panel, float *y, int stride, int nc, const float *bias);
+extern int sdfed_relaxed_dot_kind(void);
+extern int sdfed_relaxed_dot_form(void);
+extern void sdfed_relaxed_one_panel(int blocks, int count, const unsigned char *xq, const float *xd,
+                                    const unsigned char *panel, float *y, int stride, int nc, const float *bias,
+                                    int how);
 extern int sdfed_relaxed_fused(void);
 extern void sdfed_relaxed_f32_panel(int cols, int count, const float *x, int ldx, const float *panel, float *y,
                                     int stride, int nc, const float *bias);
 _Static_assert(RELAXED_NR == INT8_NR && RELAXED_BLOCK_BYTES == INT8_BLOCK_BYTES && INT8_CHUNK % RELAXED_MR == 0 &&
-                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES,
+                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES &&
+                   RELAXED_ONE_BLOCK_BYTES <= INT8_BLOCK_BYTES,
                "the relaxed path shares the blocking");
 _Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_NR, "the FMA tile's rows and panel fit the scratch");
 
@@ -599,11 +605,112 @@ static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsi
     }
 }
 
-static const int8_path relaxed_path = {.mr = RELAXED_MR,
-                                       .x_block_bytes = RELAXED_X_BLOCK_BYTES,
-                                       .quantise = quantise_sign_split_row,
-                                       .pack = pack_complement_panel,
-                                       .panel = sdfed_relaxed_panel};
+static const int8_path split_path = {.mr = RELAXED_MR,
+                                     .x_block_bytes = RELAXED_X_BLOCK_BYTES,
+                                     .quantise = quantise_sign_split_row,
+                                     .pack = pack_complement_panel,
+                                     .panel = sdfed_relaxed_panel};
+
+/* One dot per 16 products (relaxed_tile.h): a row of x as int8 quants, each
+ * XORed with offset (0, or 0x80: + 128 as an unsigned byte) */
+static void quantise_one_dot_row(const float *x, int cols, unsigned char *q, float *d, v128_t offset) {
+    for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
+        v128_t q16[4];
+        d[b] = quantise_block(x + (size_t)b * SDFED_Q8_0_BLOCK, q16);
+        for (int h = 0; h < 2; h++)
+            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 16 * h,
+                            wasm_v128_xor(wasm_i8x16_narrow_i16x8(q16[2 * h], q16[2 * h + 1]), offset));
+    }
+}
+
+static void quantise_unsigned_row(const float *x, int cols, unsigned char *q, float *d) {
+    quantise_one_dot_row(x, cols, q, d, wasm_i8x16_splat(-128));
+}
+
+static void quantise_signed_row(const float *x, int cols, unsigned char *q, float *d) {
+    quantise_one_dot_row(x, cols, q, d, wasm_i8x16_splat(0));
+}
+
+/* rows [r0, r0 + count) of w in the one-dot layout, the sums started at
+ * -offset sum(w) (x's quants + offset) */
+static void pack_one_dot_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel, int offset) {
+    int blocks = w->cols / SDFED_Q8_0_BLOCK;
+    memset(panel, 0, (size_t)blocks * RELAXED_ONE_BLOCK_BYTES);
+    for (int j = 0; j < count; j++) {
+        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
+        for (int b = 0; b < blocks; b++) {
+            unsigned char *p_b = panel + (size_t)b * RELAXED_ONE_BLOCK_BYTES;
+            int32_t sum = 0;
+            for (int g = 0; g < RELAXED_GROUPS; g++)
+                memcpy(p_b + g * RELAXED_ONE_GROUP_BYTES + j * 4, w_j[b].qs + 4 * g, 4);
+            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) sum += w_j[b].qs[c];
+            float d = sdfed_f16_to_f32(w_j[b].d);
+            int32_t start = -offset * sum;
+            memcpy(p_b + RELAXED_ONE_QS_BYTES + j * 4, &d, 4);
+            memcpy(p_b + RELAXED_ONE_QS_BYTES + (RELAXED_NR + j) * 4, &start, 4);
+        }
+    }
+}
+
+static void pack_unsigned_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    pack_one_dot_panel(w, r0, count, panel, 128);
+}
+
+static void pack_signed_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    pack_one_dot_panel(w, r0, count, panel, 0);
+}
+
+/* how the one-dot panels multiply: the engine's dot, or (a form asked for
+ * that the engine's dot is not) the exact sums of its kind in SIMD128 */
+static int one_dot_how = RELAXED_ONE_ENGINE;
+
+static void one_dot_panel(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel,
+                          float *y, int stride, int nc, const float *bias) {
+    sdfed_relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, one_dot_how);
+}
+
+static const int8_path unsigned_path = {.mr = RELAXED_MR,
+                                        .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
+                                        .quantise = quantise_unsigned_row,
+                                        .pack = pack_unsigned_panel,
+                                        .panel = one_dot_panel};
+
+static const int8_path signed_path = {.mr = RELAXED_MR,
+                                      .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
+                                      .quantise = quantise_signed_row,
+                                      .pack = pack_signed_panel,
+                                      .panel = one_dot_panel};
+
+/* sdfed_relaxed_dot_form's answers */
+enum { FORM_MODULES_CHOICE, FORM_SPLIT, FORM_UNSIGNED, FORM_SIGNED };
+
+/* The relaxed dot's path, chosen once: the form the page asks for
+ * (sdfed_relaxed_dot_form), else one dot per 16 products of the kind the
+ * engine's dot is exact as, else the sign split. */
+static const int8_path *relaxed_path(void) {
+    static const int8_path *path;
+    if (path) return path;
+    int kind = sdfed_relaxed_dot_kind(), form = sdfed_relaxed_dot_form();
+    if (form == FORM_MODULES_CHOICE && kind == RELAXED_DOT_UNSIGNED) form = FORM_UNSIGNED;
+    if (form == FORM_MODULES_CHOICE && kind == RELAXED_DOT_SIGNED) form = FORM_SIGNED;
+    if (form == FORM_UNSIGNED) {
+        one_dot_how = kind == RELAXED_DOT_UNSIGNED ? RELAXED_ONE_ENGINE : RELAXED_DOT_UNSIGNED;
+        path = &unsigned_path;
+    } else if (form == FORM_SIGNED) {
+        one_dot_how = kind == RELAXED_DOT_SIGNED ? RELAXED_ONE_ENGINE : RELAXED_DOT_SIGNED;
+        path = &signed_path;
+    } else {
+        path = &split_path;
+    }
+    return path;
+}
+
+const char *sdfed_kernels_relaxed_dot_form(void) {
+    const int8_path *path = relaxed_path();
+    if (path == &split_path) return "split";
+    if (one_dot_how == RELAXED_ONE_ENGINE) return path == &unsigned_path ? "unsigned" : "signed";
+    return path == &unsigned_path ? "unsigned, exact in SIMD128" : "signed, exact in SIMD128";
+}
 
 /* the host's clock for relaxed_pays (sdfed_kernels_relaxed_clock) */
 static sdfed_clock_fn *host_clock;
@@ -642,10 +749,10 @@ static int relaxed_pays(void) {
         }
         for (int i = 0; i < N * COLS; i++) x[i] = (float)(i % 97) - 48.0f;
         sdfed_weight w = {.type = SDFED_TYPE_Q8_0, .rows = ROWS, .cols = COLS, .data = blocks};
-        time_path(&relaxed_path, &w, x, y, scratch); /* the module's first call instantiates it */
+        time_path(relaxed_path(), &w, x, y, scratch); /* the module's first call instantiates it */
         int64_t relaxed = INT64_MAX, int16 = INT64_MAX;
         for (int r = 0; r < RUNS; r++) {
-            int64_t t = time_path(&relaxed_path, &w, x, y, scratch);
+            int64_t t = time_path(relaxed_path(), &w, x, y, scratch);
             relaxed = t < relaxed ? t : relaxed;
             t = time_path(&int16_path, &w, x, y, scratch);
             int16 = t < int16 ? t : int16;
@@ -670,8 +777,10 @@ static int relaxed_engine(void) {
  * runs here and pays (asked once). */
 static int relaxed_dot_chosen(void) {
     static int chosen = -1;
-    if (chosen < 0)
+    if (chosen < 0) {
+        if (relaxed_engine() != RELAXED_OFF) relaxed_path(); /* chosen here, before any thread runs it */
         chosen = relaxed_engine() == RELAXED_DOT_ASKED || (relaxed_engine() == RELAXED_CHOOSE && relaxed_pays());
+    }
     return chosen;
 }
 
@@ -707,7 +816,7 @@ static void linear_fma(float *y, const float *x, const sdfed_weight *w, const fl
 static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                                    int first, int end, float *scratch) {
     if (int8 && w->type == SDFED_TYPE_Q8_0)
-        linear_int8_on(relaxed_dot_chosen() ? &relaxed_path : &int16_path, y, x, w, bias, n, first, end, scratch);
+        linear_int8_on(relaxed_dot_chosen() ? relaxed_path() : &int16_path, y, x, w, bias, n, first, end, scratch);
     else if (relaxed_fma_chain())
         linear_fma(y, x, w, bias, n, first, end, scratch);
     else

@@ -18,6 +18,11 @@
  * the sums of a block started at sum(x-). Every int32 sum is the exact one,
  * and the f32 steps after it are the definition's.
  *
+ * Where the engine's dot is exact on any second operand (relaxed_dot_kind
+ * finds which reading of its lanes it takes: x86's AVX-VNNI reads them
+ * unsigned, Arm's dot product signed), one dot per 16 products does:
+ * x + 128 against w, the sums started at -128 sum(w), or x itself.
+ *
  * The relaxed multiply-add is fused on some engines and CPUs and not on
  * others; relaxed_fused says which, and the client runs the f32 tile only
  * where it is fused: then every output is the native linear's in-order FMA
@@ -41,6 +46,17 @@ static inline v128_t dot(v128_t w, v128_t x, v128_t acc) {
     return __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4(w, x, acc);
 }
 
+/* acc + the exact 4-product sums of w (int8) and x read as kind
+ * (RELAXED_DOT_UNSIGNED or _SIGNED), in SIMD128 */
+static inline v128_t exact_dot(const int kind, v128_t w, v128_t x, v128_t acc) {
+    v128_t x_lo = kind == RELAXED_DOT_UNSIGNED ? wasm_u16x8_extend_low_u8x16(x) : wasm_i16x8_extend_low_i8x16(x);
+    v128_t x_hi = kind == RELAXED_DOT_UNSIGNED ? wasm_u16x8_extend_high_u8x16(x) : wasm_i16x8_extend_high_i8x16(x);
+    v128_t lo = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), x_lo);
+    v128_t hi = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), x_hi);
+    return wasm_i32x4_add(
+        acc, wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
+}
+
 static inline v128_t f32_step(v128_t acc, v128_t sum, v128_t d_x, v128_t d_w) {
     return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum), wasm_f32x4_mul(d_x, d_w)));
 }
@@ -62,10 +78,24 @@ static inline void store_row(float *y, v128_t lo, v128_t hi, int nc, const float
     store_lane(y, 7, nc, wasm_f32x4_extract_lane(hi, 3), bias);
 }
 
-__attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int count, const int8_t *xq,
-                                                                 const float *xd, const unsigned char *panel, float *y,
-                                                                 int stride, int nc, const float *bias) {
-    int cols = blocks * RELAXED_BLOCK, row = blocks * RELAXED_X_BLOCK_BYTES;
+/* the engine's dot (how RELAXED_ONE_ENGINE) or the exact one of a kind */
+static inline __attribute__((always_inline)) v128_t dot_by(const int how, v128_t w, v128_t x, v128_t acc) {
+    return how == RELAXED_ONE_ENGINE ? dot(w, x, acc) : exact_dot(how, w, x, acc);
+}
+
+/* relaxed_panel's form, next to relaxed_one_panel's hows */
+#define SIGN_SPLIT (-1)
+
+/* relaxed_panel (form SIGN_SPLIT) or relaxed_one_panel (form its how),
+ * form a constant where inlined */
+static inline __attribute__((always_inline)) void int8_panel(const int form, int blocks, int count, const int8_t *xq,
+                                                             const float *xd, const unsigned char *panel, float *y,
+                                                             int stride, int nc, const float *bias) {
+    const int split = form == SIGN_SPLIT;
+    const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
+    const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
+    const int group_bytes = split ? RELAXED_GROUP_BYTES : RELAXED_ONE_GROUP_BYTES;
+    int cols = blocks * RELAXED_BLOCK, row = blocks * (split ? RELAXED_X_BLOCK_BYTES : RELAXED_ONE_X_BLOCK_BYTES);
     for (int i0 = 0; i0 < count; i0 += RELAXED_MR) {
         const int8_t *x = xq + (size_t)i0 * row;
         const float *d = xd + (size_t)i0 * blocks;
@@ -73,24 +103,32 @@ __attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int
 #pragma clang loop unroll(full)
         for (int i = 0; i < RELAXED_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
         for (int b = 0; b < blocks; b++) {
-            const unsigned char *p_b = panel + (size_t)b * RELAXED_BLOCK_BYTES;
+            const unsigned char *p_b = panel + (size_t)b * block_bytes;
+            /* the sums start at the token's sum(x-) (split), or the rows' starts */
             v128_t s[RELAXED_MR][2];
 #pragma clang loop unroll(full)
-            for (int i = 0; i < RELAXED_MR; i++)
-                s[i][0] = s[i][1] = wasm_v128_load32_splat(x + (size_t)i * row + 2 * cols + 4 * b);
+            for (int i = 0; i < RELAXED_MR; i++) {
+                s[i][0] = split ? wasm_v128_load32_splat(x + (size_t)i * row + 2 * cols + 4 * b)
+                                : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4);
+                s[i][1] = split ? s[i][0] : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4 + 16);
+            }
             for (int g = 0; g < RELAXED_GROUPS; g++) {
-                const unsigned char *p_g = p_b + g * RELAXED_GROUP_BYTES;
+                const unsigned char *p_g = p_b + g * group_bytes;
                 v128_t w0 = wasm_v128_load(p_g), w1 = wasm_v128_load(p_g + 16);
-                v128_t not0 = wasm_v128_load(p_g + 32), not1 = wasm_v128_load(p_g + 48);
 #pragma clang loop unroll(full)
                 for (int i = 0; i < RELAXED_MR; i++) {
                     const int8_t *x_ig = x + (size_t)i * row + b * RELAXED_BLOCK + g * 4;
-                    v128_t plus = wasm_v128_load32_splat(x_ig), minus = wasm_v128_load32_splat(x_ig + cols);
-                    s[i][0] = dot(not0, minus, dot(w0, plus, s[i][0]));
-                    s[i][1] = dot(not1, minus, dot(w1, plus, s[i][1]));
+                    v128_t x_g = wasm_v128_load32_splat(x_ig); /* x+ (split), or x (+ 128) */
+                    s[i][0] = split ? dot(w0, x_g, s[i][0]) : dot_by(form, w0, x_g, s[i][0]);
+                    s[i][1] = split ? dot(w1, x_g, s[i][1]) : dot_by(form, w1, x_g, s[i][1]);
+                    if (split) {
+                        v128_t minus = wasm_v128_load32_splat(x_ig + cols);
+                        s[i][0] = dot(wasm_v128_load(p_g + 32), minus, s[i][0]);
+                        s[i][1] = dot(wasm_v128_load(p_g + 48), minus, s[i][1]);
+                    }
                 }
             }
-            v128_t d0 = wasm_v128_load(p_b + RELAXED_QS_BYTES), d1 = wasm_v128_load(p_b + RELAXED_QS_BYTES + 16);
+            v128_t d0 = wasm_v128_load(p_b + qs_bytes), d1 = wasm_v128_load(p_b + qs_bytes + 16);
 #pragma clang loop unroll(full)
             for (int i = 0; i < RELAXED_MR; i++) {
                 v128_t d_x = wasm_f32x4_splat(d[(size_t)i * blocks + b]);
@@ -102,6 +140,55 @@ __attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int
         for (int i = 0; i < RELAXED_MR; i++)
             if (i0 + i < count) store_row(y + (size_t)(i0 + i) * stride, acc[i][0], acc[i][1], nc, bias);
     }
+}
+
+__attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int count, const int8_t *xq,
+                                                                 const float *xd, const unsigned char *panel, float *y,
+                                                                 int stride, int nc, const float *bias) {
+    int8_panel(SIGN_SPLIT, blocks, count, xq, xd, panel, y, stride, nc, bias);
+}
+
+__attribute__((export_name("relaxed_one_panel"))) void relaxed_one_panel(int blocks, int count, const int8_t *xq,
+                                                                         const float *xd, const unsigned char *panel,
+                                                                         float *y, int stride, int nc,
+                                                                         const float *bias, int how) {
+    switch (how) {
+    case RELAXED_DOT_UNSIGNED:
+        int8_panel(RELAXED_DOT_UNSIGNED, blocks, count, xq, xd, panel, y, stride, nc, bias);
+        break;
+    case RELAXED_DOT_SIGNED: int8_panel(RELAXED_DOT_SIGNED, blocks, count, xq, xd, panel, y, stride, nc, bias); break;
+    default: int8_panel(RELAXED_ONE_ENGINE, blocks, count, xq, xd, panel, y, stride, nc, bias); break;
+    }
+}
+
+/* the linear congruential generator's next lanes */
+static inline v128_t next_random(v128_t state) {
+    return wasm_i32x4_add(wasm_i32x4_mul(state, wasm_i32x4_splat(1664525)), wasm_i32x4_splat(1013904223));
+}
+
+/* 1 if every lane of the engine's dot equals the exact one of kind */
+static inline int dot_is(const int kind, v128_t w, v128_t x, v128_t acc) {
+    return wasm_i32x4_all_true(wasm_i32x4_eq(dot(w, x, acc), exact_dot(kind, w, x, acc)));
+}
+
+/* What the engine's dot is (RELAXED_DOT_*), from products whose second
+ * operand's lanes go past 127: the extremes (every product -128 x 255 or
+ * 127 x 255, whose pairs saturate at 16 bits) and 64 of pseudo-random
+ * bytes (a linear congruential generator's lanes), each checked against
+ * both exact readings. */
+__attribute__((export_name("relaxed_dot_kind"))) int relaxed_dot_kind(void) {
+    v128_t ones = wasm_i8x16_splat(-1), low = wasm_i8x16_splat(-128), high = wasm_i8x16_splat(127);
+    int is_unsigned = dot_is(RELAXED_DOT_UNSIGNED, low, ones, ones) && dot_is(RELAXED_DOT_UNSIGNED, high, ones, low);
+    int is_signed = dot_is(RELAXED_DOT_SIGNED, low, ones, ones) && dot_is(RELAXED_DOT_SIGNED, high, ones, low);
+    v128_t state = wasm_i32x4_make(0x2545f491, 0x6c078965, 0x5851f42d, 0x14057b7f);
+    for (int t = 0; t < 64; t++) {
+        v128_t w = next_random(state), x = next_random(w), acc = next_random(x);
+        state = acc;
+        is_unsigned &= dot_is(RELAXED_DOT_UNSIGNED, w, x, acc);
+        is_signed &= dot_is(RELAXED_DOT_SIGNED, w, x, acc);
+    }
+    if (is_unsigned) return RELAXED_DOT_UNSIGNED;
+    return is_signed ? RELAXED_DOT_SIGNED : RELAXED_DOT_INEXACT;
 }
 
 /* Whether madd is fused here: a * a - (1 + 2^-11) for a = 1 + 2^-12 (the

@@ -7,10 +7,23 @@
  * columns: for each group of 4 columns the 4-byte groups of rows 0-3 and
  * 4-7 of w, then the same of ~w = -w - 1 (any int8 fits)
  * (RELAXED_GROUP_BYTES), then the 8 f32 scales.
+ * One dot per 16 products (relaxed_one_panel, where the engine's dot is
+ * exact on any second operand; relaxed_dot_kind): a row of x is its cols
+ * quants (+ 128, as unsigned bytes, for RELAXED_DOT_UNSIGNED); a panel
+ * block holds for each group of 4 columns the groups of rows 0-3 and 4-7
+ * of w (RELAXED_ONE_GROUP_BYTES), then the 8 f32 scales, then the 8 int32
+ * starts of the rows' sums (-128 sum(w) for RELAXED_DOT_UNSIGNED, else 0).
  * The module's exports:
  *   relaxed_panel(blocks, count, xq, xd, panel, y, stride, nc, bias)
  *     y[i * stride + j] = the definition's output for token i < count and
  *     panel row j < nc (+ bias[j] if bias is not NULL);
+ *   relaxed_dot_kind()    what the engine's relaxed dot computes on second
+ *     operands past 127 (RELAXED_DOT_*), found on test products
+ *   relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, how)
+ *     relaxed_panel's outputs from the one-dot layout; how: the engine's
+ *     dot (RELAXED_ONE_ENGINE) or the exact sums of a kind computed with
+ *     SIMD128 (RELAXED_DOT_UNSIGNED, _SIGNED: tests of a kind the engine's
+ *     dot is not)
  *   relaxed_fused(a, c)   whether f32x4.relaxed_madd is fused here
  *   relaxed_f32_panel(cols, count, x, ldx, panel, y, stride, nc, bias)
  *     the same for f32: x's rows ldx floats apart, the panel RELAXED_NR
@@ -27,5 +40,19 @@
 #define RELAXED_QS_BYTES (RELAXED_GROUPS * RELAXED_GROUP_BYTES)
 #define RELAXED_BLOCK_BYTES (RELAXED_QS_BYTES + RELAXED_NR * 4)
 #define RELAXED_X_BLOCK_BYTES (2 * RELAXED_BLOCK + 4)
+#define RELAXED_ONE_GROUP_BYTES (RELAXED_NR * 4)
+#define RELAXED_ONE_QS_BYTES (RELAXED_GROUPS * RELAXED_ONE_GROUP_BYTES)
+#define RELAXED_ONE_BLOCK_BYTES (RELAXED_ONE_QS_BYTES + 2 * RELAXED_NR * 4)
+#define RELAXED_ONE_X_BLOCK_BYTES RELAXED_BLOCK
+
+/* relaxed_dot_kind's answers: the sums of a second operand's lanes past 127
+ * are neither below (x86 without an 8-bit dot product: its pairs of
+ * products saturate at 16 bits); exact, the lanes read as 0..255 (x86's
+ * AVX-VNNI); exact, read as -128..127 (Arm's dot product) */
+#define RELAXED_DOT_INEXACT 0
+#define RELAXED_DOT_UNSIGNED 1
+#define RELAXED_DOT_SIGNED 2
+/* relaxed_one_panel's how: the engine's relaxed dot */
+#define RELAXED_ONE_ENGINE 0
 
 #endif

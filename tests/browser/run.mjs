@@ -265,8 +265,9 @@ try {
     const variant = `${wasm.threaded ? 'threaded' : 'single-threaded'}, ${int8 ? 'integer' : 'f32'} image tower`;
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     check(wasm.kernels === 'simd128-relaxed', `Chromium runs relaxed SIMD: the ${variant} worker chose ${wasm.kernels}`);
-    check(wasm.dot === 'relaxed' && ['fused', 'unfused'].includes(wasm.madd),
-      `relaxed SIMD asked for, the ${variant} worker says dot=${wasm.dot} madd=${wasm.madd}`);
+    check(wasm.dot === 'relaxed' && ['split', 'unsigned', 'signed'].includes(wasm.dotForm) &&
+      ['fused', 'unfused'].includes(wasm.madd),
+      `relaxed SIMD asked for, the ${variant} worker says dot=${wasm.dot} (${wasm.dotForm}) madd=${wasm.madd}`);
     if (method === PARITY_METHODS[0] && int8) relaxedSteps[singleThreaded] = wasm;
     checkNative(parityDir, wasm, `in Chromium (${variant} wasm, ${method})`);
   }
@@ -278,7 +279,7 @@ try {
     const { wasm, parityDir } = await pageStep(PARITY_METHODS[0], true, { singleThreaded, relaxedSimd: false });
     const variant = singleThreaded ? 'single-threaded' : 'threaded';
     check(wasm.kernels === 'simd128', `relaxed SIMD turned off, the ${variant} worker runs ${wasm.kernels}`);
-    check(wasm.dot === 'simd128' && wasm.madd === 'unfused',
+    check(wasm.dot === 'simd128' && wasm.dotForm === '' && wasm.madd === 'unfused',
       `relaxed SIMD turned off, the ${variant} worker says dot=${wasm.dot} madd=${wasm.madd}`);
     checkNative(parityDir, wasm, `relaxed SIMD turned off, ${variant}`);
   }
@@ -373,6 +374,6 @@ async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSim
   await call('round', { frame: Uint8Array.from(inp.frame).buffer });
   const params = await call('saveParams', {});
   compute.stop();
-  return { threaded: info.threaded, kernels: info.kernels, dot: info.dot, madd: info.madd,
+  return { threaded: info.threaded, kernels: info.kernels, dot: info.dot, dotForm: info.dotForm, madd: info.madd,
     features: Array.from(features), params: Array.from(params) };
 }

@@ -505,9 +505,11 @@ int main(void) {
 #if defined(SDFED_KERNELS_SIMD128_RELAXED)
     /* relaxed SIMD where the engine runs it (Chromium), simd128 elsewhere */
     const sdfed_kernels *relaxed = sdfed_kernels_by_name("simd128-relaxed");
-    printf("relaxed SIMD: %s%s%s\n", relaxed ? "runs here" : "not here (or turned off)",
+    int relaxed_dot = relaxed && relaxed->relaxed_dot();
+    printf("relaxed SIMD: %s%s%s%s%s\n", relaxed ? "runs here" : "not here (or turned off)",
            relaxed && relaxed->fma_chains() ? ", its linear the FMA chains (fused multiply-add)" : "",
-           relaxed && relaxed->relaxed_dot() ? ", linear_int8 on its 8-bit dot" : "");
+           relaxed_dot ? ", linear_int8 on its 8-bit dot (" : "", relaxed_dot ? sdfed_kernels_relaxed_dot_form() : "",
+           relaxed_dot ? ")" : "");
     CHECK(sdfed_kernels_default() == (relaxed ? relaxed : sdfed_kernels_by_name("simd128")),
           "the browser build defaults to simd128-relaxed where it runs, else simd128");
 #elif defined(SDFED_KERNELS_SIMD128)

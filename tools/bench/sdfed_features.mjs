@@ -16,8 +16,8 @@
 // featuresOn says where they ran), else on the CPU alone.
 //   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, dot, images,
 //                                            repeats, keep, gpu})
-//     -> {features: [[...], ...], imagesPerS, threaded, kernels, dot, madd, imageSize, embedDim, featuresOn}
-//     (dot, madd: the worker's init's, the products its kernels run)
+//     -> {features: [[...], ...], imagesPerS, threaded, kernels, dot, dotForm, madd, imageSize, embedDim,
+//         featuresOn} (dot, dotForm, madd: the worker's init's, the products its kernels run)
 export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
   dot, images, repeats, keep = false, gpu = false }) {
   const compute = (await import('/compute.js')).startCompute();
@@ -50,5 +50,5 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   rates.sort((a, b) => a - b);
   return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
     imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, dot: info.dot,
-    madd: info.madd, imageSize: S, embedDim: D, featuresOn: info.featuresOn };
+    dotForm: info.dotForm, madd: info.madd, imageSize: S, embedDim: D, featuresOn: info.featuresOn };
 }
