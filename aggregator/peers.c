@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "address.h"
+
 #define DAY_MS (24 * 3600 * (int64_t)1000)
 #define MINUTE_MS 60000
 
@@ -62,28 +64,15 @@ const char *agg_peers_refusal_name(agg_peers_refusal why) { return refusal_names
 /* ------------------------------------------------------------ addresses */
 
 agg_peer_address agg_peers_address(const struct sockaddr *sa) {
-    agg_peer_address a = {.bytes = {0}};
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
-        a.bytes[10] = a.bytes[11] = 0xff;
-        memcpy(a.bytes + 12, &v4->sin_addr, 4);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)sa;
-        memcpy(a.bytes, &v6->sin6_addr, 16);
-        static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
-        if (memcmp(a.bytes, mapped, 12) != 0) memset(a.bytes + 8, 0, 8); /* the /64, unless IPv4 written in IPv6 */
-    }
+    agg_peer_address a;
+    agg_address_bytes(sa, a.bytes);
+    if (!agg_address_is_ipv4(a.bytes)) memset(a.bytes + 8, 0, 8); /* the /64 of an IPv6 address */
     return a;
-}
-
-static int is_ipv4(const agg_peer_address *a) {
-    static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
-    return memcmp(a->bytes, mapped, 12) == 0;
 }
 
 void agg_peers_address_text(const agg_peer_address *a, char *out, size_t cap) {
     char text[INET6_ADDRSTRLEN];
-    if (is_ipv4(a)) {
+    if (agg_address_is_ipv4(a->bytes)) {
         inet_ntop(AF_INET, a->bytes + 12, text, sizeof text);
         snprintf(out, cap, "%s", text);
     } else {

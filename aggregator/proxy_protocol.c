@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "address.h"
+
 static const unsigned char signature[12] = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a};
 
 enum {
@@ -16,22 +18,6 @@ enum {
     IPV4_ADDRESSES = 12, /* source and destination addresses, then ports */
     IPV6_ADDRESSES = 36,
 };
-
-static const unsigned char ipv4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-/* An address as 16 bytes, IPv4 mapped; 0 when it is neither family. */
-static int address_bytes(const struct sockaddr *sa, unsigned char out[16]) {
-    if (sa->sa_family == AF_INET) {
-        memcpy(out, ipv4_mapped, sizeof ipv4_mapped);
-        memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-        return 1;
-    }
-    if (sa->sa_family == AF_INET6) {
-        memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-        return 1;
-    }
-    return 0;
-}
 
 int agg_proxy_balancers_add(agg_proxy_balancers *b, const char *address, const char *option, sdfed_error *err) {
     struct sockaddr_in v4 = {.sin_family = AF_INET};
@@ -46,13 +32,13 @@ int agg_proxy_balancers_add(agg_proxy_balancers *b, const char *address, const c
                           "%s %s: not an IPv4 or IPv6 address (the balancer's, as the node sees it)", option, address);
     if (b->n == PROXY_BALANCERS_MAX)
         return sdfed_fail(err, SDFED_ERR_ARG, "%s: at most %d balancers", option, PROXY_BALANCERS_MAX);
-    address_bytes(sa, b->addresses[b->n++]);
+    agg_address_bytes(sa, b->addresses[b->n++]);
     return SDFED_OK;
 }
 
 int agg_proxy_balancers_hold(const agg_proxy_balancers *b, const struct sockaddr *peer) {
     unsigned char bytes[16];
-    if (!address_bytes(peer, bytes)) return 0;
+    if (!agg_address_bytes(peer, bytes)) return 0;
     for (int i = 0; i < b->n; i++)
         if (memcmp(b->addresses[i], bytes, sizeof bytes) == 0) return 1;
     return 0;
