@@ -48,7 +48,7 @@ static inline v128_t dot(v128_t w, v128_t x, v128_t acc) {
 
 /* acc + the exact 4-product sums of w (int8) and x read as kind
  * (RELAXED_DOT_UNSIGNED or _SIGNED), in SIMD128 */
-static inline v128_t exact_dot(const int kind, v128_t w, v128_t x, v128_t acc) {
+static inline v128_t exact_dot(int kind, v128_t w, v128_t x, v128_t acc) {
     v128_t x_lo = kind == RELAXED_DOT_UNSIGNED ? wasm_u16x8_extend_low_u8x16(x) : wasm_i16x8_extend_low_i8x16(x);
     v128_t x_hi = kind == RELAXED_DOT_UNSIGNED ? wasm_u16x8_extend_high_u8x16(x) : wasm_i16x8_extend_high_i8x16(x);
     v128_t lo = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), x_lo);
@@ -78,19 +78,23 @@ static inline void store_row(float *y, v128_t lo, v128_t hi, int nc, const float
     store_lane(y, 7, nc, wasm_f32x4_extract_lane(hi, 3), bias);
 }
 
-/* the engine's dot (how RELAXED_ONE_ENGINE) or the exact one of a kind */
-static inline __attribute__((always_inline)) v128_t dot_by(const int how, v128_t w, v128_t x, v128_t acc) {
-    return how == RELAXED_ONE_ENGINE ? dot(w, x, acc) : exact_dot(how, w, x, acc);
+/* int8_panel's forms: relaxed_panel's sign split; relaxed_one_panel's one
+ * dot per 16 products, the engine's or the exact sums of a kind (tests) */
+#define SIGN_SPLIT 0
+#define ONE_DOT 1
+#define ONE_DOT_EXACT 2
+
+/* a one-dot form's dot */
+static inline __attribute__((always_inline)) v128_t one_dot(const int form, int kind, v128_t w, v128_t x, v128_t acc) {
+    return form == ONE_DOT ? dot(w, x, acc) : exact_dot(kind, w, x, acc);
 }
 
-/* relaxed_panel's form, next to relaxed_one_panel's hows */
-#define SIGN_SPLIT (-1)
-
-/* relaxed_panel (form SIGN_SPLIT) or relaxed_one_panel (form its how),
- * form a constant where inlined */
-static inline __attribute__((always_inline)) void int8_panel(const int form, int blocks, int count, const int8_t *xq,
-                                                             const float *xd, const unsigned char *panel, float *y,
-                                                             int stride, int nc, const float *bias) {
+/* relaxed_panel (form SIGN_SPLIT) or relaxed_one_panel (ONE_DOT, or
+ * ONE_DOT_EXACT of kind), form a constant where inlined */
+static inline __attribute__((always_inline)) void int8_panel(const int form, int kind, int blocks, int count,
+                                                             const int8_t *xq, const float *xd,
+                                                             const unsigned char *panel, float *y, int stride, int nc,
+                                                             const float *bias) {
     const int split = form == SIGN_SPLIT;
     const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
     const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
@@ -119,8 +123,8 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
                 for (int i = 0; i < RELAXED_MR; i++) {
                     const int8_t *x_ig = x + (size_t)i * row + b * RELAXED_BLOCK + g * 4;
                     v128_t x_g = wasm_v128_load32_splat(x_ig); /* x+ (split), or x (+ 128) */
-                    s[i][0] = split ? dot(w0, x_g, s[i][0]) : dot_by(form, w0, x_g, s[i][0]);
-                    s[i][1] = split ? dot(w1, x_g, s[i][1]) : dot_by(form, w1, x_g, s[i][1]);
+                    s[i][0] = split ? dot(w0, x_g, s[i][0]) : one_dot(form, kind, w0, x_g, s[i][0]);
+                    s[i][1] = split ? dot(w1, x_g, s[i][1]) : one_dot(form, kind, w1, x_g, s[i][1]);
                     if (split) {
                         v128_t minus = wasm_v128_load32_splat(x_ig + cols);
                         s[i][0] = dot(wasm_v128_load(p_g + 32), minus, s[i][0]);
@@ -145,20 +149,17 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
 __attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int count, const int8_t *xq,
                                                                  const float *xd, const unsigned char *panel, float *y,
                                                                  int stride, int nc, const float *bias) {
-    int8_panel(SIGN_SPLIT, blocks, count, xq, xd, panel, y, stride, nc, bias);
+    int8_panel(SIGN_SPLIT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias);
 }
 
 __attribute__((export_name("relaxed_one_panel"))) void relaxed_one_panel(int blocks, int count, const int8_t *xq,
                                                                          const float *xd, const unsigned char *panel,
                                                                          float *y, int stride, int nc,
                                                                          const float *bias, int how) {
-    switch (how) {
-    case RELAXED_DOT_UNSIGNED:
-        int8_panel(RELAXED_DOT_UNSIGNED, blocks, count, xq, xd, panel, y, stride, nc, bias);
-        break;
-    case RELAXED_DOT_SIGNED: int8_panel(RELAXED_DOT_SIGNED, blocks, count, xq, xd, panel, y, stride, nc, bias); break;
-    default: int8_panel(RELAXED_ONE_ENGINE, blocks, count, xq, xd, panel, y, stride, nc, bias); break;
-    }
+    if (how == RELAXED_ONE_ENGINE)
+        int8_panel(ONE_DOT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias);
+    else
+        int8_panel(ONE_DOT_EXACT, how, blocks, count, xq, xd, panel, y, stride, nc, bias);
 }
 
 /* the linear congruential generator's next lanes */
