@@ -10,9 +10,14 @@
 #include "native/crypto.h"
 #include "native/secagg_keys.h"
 
-void native_secagg_client_free(native_secagg_client *c) {
-    sdfed_secagg_client_free(&c->core);
-    memset(c, 0, sizeof *c);
+/* the agreements kept from the share stage, wiped */
+static void forget_agreements(native_secagg_client *c) {
+    if (c->agreed) memset(c->agreed, 0, 32 * (size_t)c->agreed_slots);
+    free(c->agreed);
+    free(c->has_agreed);
+    c->agreed = NULL;
+    c->has_agreed = NULL;
+    c->agreed_slots = 0;
 }
 
 /* rc, the client abandoned unless it is SDFED_OK or a step asked out of
@@ -20,6 +25,27 @@ void native_secagg_client_free(native_secagg_client *c) {
 static int verdict(native_secagg_client *c, int rc) {
     if (rc && rc != SDFED_SECAGG_WRONG_STAGE) sdfed_secagg_client_abandon(&c->core);
     return rc;
+}
+
+void native_secagg_client_free(native_secagg_client *c) {
+    forget_agreements(c);
+    sdfed_secagg_client_free(&c->core);
+    memset(c, 0, sizeof *c);
+}
+
+/* key = the share key from sender to recipient, the agreement with slot's
+ * holder made once (kept for the masked stage) */
+static int share_key(native_secagg_client *c, native_x25519_key *share_sk, int slot, uint32_t sender,
+                     uint32_t recipient, unsigned char key[32], sdfed_error *err) {
+    sdfed_secagg_client *core = &c->core;
+    const unsigned char *theirs = core->keys + 64 * (size_t)slot + 32;
+    if (!c->agreed)
+        return native_secagg_share_key_from(share_sk, theirs, core->session, core->round, sender, recipient, key, err);
+    unsigned char *shared = c->agreed + 32 * (size_t)slot;
+    int rc = SDFED_OK;
+    if (!c->has_agreed[slot]) rc = native_x25519_key_agree(share_sk, theirs, shared, err);
+    c->has_agreed[slot] = rc == SDFED_OK;
+    return rc ? rc : native_secagg_share_key_of(shared, core->session, core->round, sender, recipient, key, err);
 }
 
 int native_secagg_client_advertise(native_secagg_client *c, const sdfed_secagg_plan *plan, int64_t round,
@@ -51,6 +77,13 @@ int native_secagg_client_share(native_secagg_client *c, const unsigned char *req
     unsigned char *sealed = malloc((size_t)SDFED_SECAGG_SEALED_BYTES * (size_t)holders_most);
     int rc = pairs && sealed ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     if (rc == SDFED_OK) rc = sdfed_secagg_client_share(core, request, len, &c->secret, pairs, err);
+    if (rc == SDFED_OK) {
+        forget_agreements(c);
+        c->agreed = malloc(32 * (size_t)core->holders);
+        c->has_agreed = calloc((size_t)core->holders, 1);
+        c->agreed_slots = c->agreed ? core->holders : 0;
+        if (!c->agreed || !c->has_agreed) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
+    }
     native_x25519_key share_sk = {0}; /* set up once for its k recipients */
     if (rc == SDFED_OK) rc = native_x25519_key_open(&share_sk, c->share_sk, err);
     int count = 0;
@@ -58,8 +91,7 @@ int native_secagg_client_share(native_secagg_client *c, const unsigned char *req
         if (!sdfed_secagg_client_recipient(core, slot)) continue;
         int h = core->holder[slot];
         unsigned char key[32];
-        rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                          (uint32_t)core->self, (uint32_t)h, key, err);
+        rc = share_key(c, &share_sk, slot, (uint32_t)core->self, (uint32_t)h, key, err);
         if (rc == SDFED_OK)
             rc = native_secagg_seal(key, core->session, core->round, (uint32_t)core->self, (uint32_t)h,
                                     pairs + (size_t)SDFED_SECAGG_PAIR_BYTES * slot,
@@ -84,8 +116,7 @@ static int open_pairs(native_secagg_client *c, const sdfed_secagg_list *relayed,
         const unsigned char *e = relayed->entries + (size_t)SDFED_SECAGG_RELAYED_BYTES * i;
         int slot = slots[i], j = core->holder[slot];
         unsigned char key[32], pair[SDFED_SECAGG_PAIR_BYTES];
-        rc = native_secagg_share_key_from(&share_sk, core->keys + 64 * (size_t)slot + 32, core->session, core->round,
-                                          (uint32_t)j, (uint32_t)core->self, key, err);
+        rc = share_key(c, &share_sk, slot, (uint32_t)j, (uint32_t)core->self, key, err);
         if (rc == SDFED_OK)
             rc = native_secagg_open(key, core->session, core->round, (uint32_t)j, (uint32_t)core->self, e + 4, pair,
                                     err);
@@ -107,6 +138,7 @@ int native_secagg_client_mask(native_secagg_client *c, const unsigned char *requ
     if (!slots) return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg client: out of memory");
     int rc = sdfed_secagg_client_relayed(core, request, len, &relayed, slots, err);
     if (rc == SDFED_OK) rc = open_pairs(c, &relayed, slots, err);
+    if (rc == SDFED_OK) forget_agreements(c); /* every pair it will open is open (else they go at free) */
     free(slots);
     if (rc == SDFED_OK) rc = sdfed_secagg_client_input(core, x, g, samples, rounding, noise, err);
     const size_t values = core->plan.dims + 1;

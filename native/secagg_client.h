@@ -43,6 +43,12 @@ typedef struct native_secagg_client {
     sdfed_secagg_bytes secret;
     unsigned char share_sk[32]; /* the share key's private half */
     unsigned char mask_sk[32];  /* the mask key's, derived from core.mask_seed */
+    /* from the share stage to the masked one: X25519(share_sk, each
+     * holder's share key) by slot (agreed_slots of them), 32 bytes each,
+     * and which slots have one */
+    unsigned char *agreed;
+    unsigned char *has_agreed;
+    int agreed_slots;
 } native_secagg_client;
 
 /* c = a client of round `round` under plan (the round's), with its

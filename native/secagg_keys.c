@@ -19,13 +19,17 @@ static int derive(const unsigned char *ikm, size_t ikm_len, int purpose, const u
     return rc ? rc : native_hkdf_sha256(ikm, ikm_len, NULL, 0, info, sizeof info, key, 32, err);
 }
 
+int native_secagg_share_key_of(const unsigned char shared[32], const unsigned char session[32], int64_t round,
+                               uint32_t sender, uint32_t recipient, unsigned char key[32], sdfed_error *err) {
+    return derive(shared, 32, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
+}
+
 int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char theirs[32],
                                  const unsigned char session[32], int64_t round, uint32_t sender, uint32_t recipient,
                                  unsigned char key[32], sdfed_error *err) {
     unsigned char shared[32];
     int rc = native_x25519_key_agree(mine, theirs, shared, err);
-    if (!rc)
-        rc = derive(shared, sizeof shared, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);
+    if (!rc) rc = native_secagg_share_key_of(shared, session, round, sender, recipient, key, err);
     memset(shared, 0, sizeof shared);
     return rc;
 }

@@ -44,6 +44,11 @@ int native_secagg_share_key_from(native_x25519_key *mine, const unsigned char th
 int native_secagg_pair_key_from(native_x25519_key *mine, const unsigned char theirs[32],
                                 const unsigned char session[32], int64_t round, uint32_t i, uint32_t j,
                                 unsigned char key[32], sdfed_error *err);
+/* The share key from the X25519 agreement itself (shared, 32): a client
+ * meets each neighbour's share key twice, sealing its pair to it and
+ * opening the pair it relays, and agrees once. */
+int native_secagg_share_key_of(const unsigned char shared[32], const unsigned char session[32], int64_t round,
+                               uint32_t sender, uint32_t recipient, unsigned char key[32], sdfed_error *err);
 /* key (32) = client i's self-mask key from its seed b_i (16). */
 int native_secagg_self_key(const unsigned char seed[SDFED_SECAGG_SEED_BYTES], const unsigned char session[32],
                            int64_t round, uint32_t i, unsigned char key[32], sdfed_error *err);

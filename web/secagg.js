@@ -111,12 +111,23 @@ const sdfedSecagg = (() => {
   function client(api, { n, round, client: who }) {
     const plan = api.secaggPlan(n);
     let maskKey = null, shareKey = null, seed = null;
+    // X25519(shareKey, a neighbour's share public key), by that key's bytes:
+    // made sealing its pair to the neighbour, used again opening the pair
+    // the neighbour relays (one agreement each, not two)
+    const agreed = new Map();
+    const forgetAgreements = () => { agreed.forEach((shared) => shared.fill(0)); agreed.clear(); };
+    const shareKeyOf = async (theirs, info) => {
+      const id = theirs.join(',');
+      if (!agreed.has(id)) agreed.set(id, await agree(shareKey, theirs));
+      return hkdf(agreed.get(id), info);
+    };
     // a failed step leaves the round (the wasm refused already, or the
     // cryptography failed here); a step asked out of order changes nothing
     const leaving = (e) => {
       if (e.code !== 'secagg_wrong_stage') {
         api.secaggAbandon();
         if (seed) seed.fill(0);
+        forgetAgreements();
         maskKey = shareKey = seed = null;
       }
       throw e;
@@ -158,7 +169,7 @@ const sdfedSecagg = (() => {
         const jobs = api.secaggShare(new Uint8Array(request), randomBytes(plan.shareRandomBytes));
         try {
           const sealed = await Promise.all(jobs.map(async (j) => {
-            const key = await derive(shareKey, j.sharePublic, j.info);
+            const key = await shareKeyOf(j.sharePublic, j.info);
             try { return await seal(key, j.info, j.pair); } finally { key.fill(0); }
           }));
           return api.secaggShares(sealed);
@@ -172,13 +183,14 @@ const sdfedSecagg = (() => {
         needKeys();
         const jobs = api.secaggRelayed(new Uint8Array(request));
         const pairs = await Promise.all(jobs.map(async (j) => {
-          const key = await derive(shareKey, j.sharePublic, j.info);
+          const key = await shareKeyOf(j.sharePublic, j.info);
           try {
             return await open(key, j.info, j.sealed);
           } catch (e) {
             throw new Error(`secure round: client ${j.sender}'s pair does not authenticate (${e.name})`);
           } finally { key.fill(0); }
         }));
+        forgetAgreements(); // every pair it will open is open
         jobs.forEach((j, i) => { api.secaggKeepPair(j.slot, pairs[i]); pairs[i].fill(0); });
         const { streamBytes, masks } = api.secaggInput(x, g, samples, who,
           plan.noiseBytes ? randomBytes(plan.noiseBytes) : new Uint8Array(0));
@@ -196,6 +208,7 @@ const sdfedSecagg = (() => {
       unmask: (request) => timed(async () => {
         const message = api.secaggUnmask(new Uint8Array(request));
         if (seed) seed.fill(0);
+        forgetAgreements();
         maskKey = shareKey = seed = null;
         return message;
       }),
