@@ -238,6 +238,11 @@ int sdfed_secagg_read_share_request(const unsigned char *msg, size_t len, int64_
     return rc;
 }
 
+/* The layout before this one (sdfed/secagg/v1) relayed entries of 4 + 108
+ * bytes (a 12-byte nonce sent, 40-byte shares of 32-byte secrets): a sender
+ * still of it (a page left open over its server's upgrade) is told so. */
+#define V1_RELAYED_BYTES 112
+
 int sdfed_secagg_read_relayed(const unsigned char *msg, size_t len, int kind, int64_t round, int max_count,
                               sdfed_secagg_list *out, sdfed_error *err) {
     const char *name = sdfed_secagg_msg_name(kind);
@@ -245,6 +250,11 @@ int sdfed_secagg_read_relayed(const unsigned char *msg, size_t len, int kind, in
         return sdfed_fail(err, SDFED_ERR_ARG, "secagg: message %d relays no sealed pairs", kind);
     int rc = sdfed_secagg_read_header(msg, len, kind, round, err);
     if (rc == SDFED_OK) rc = read_count(msg, len, SDFED_SECAGG_MSG_HEADER, name, max_count, &out->count, err);
+    if (rc == SDFED_OK && out->count > 0 && len == SDFED_SECAGG_MSG_HEADER + 4 + (size_t)V1_RELAYED_BYTES * out->count)
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "secagg %s: %d sealed pairs of %d bytes, the layout before this one (sdfed/secagg/v1); "
+                          "its sender is older than %s (a page left open: reload it)",
+                          name, out->count, V1_RELAYED_BYTES, SDFED_SECAGG_LABEL);
     if (rc == SDFED_OK)
         rc = sized(name, len, SDFED_SECAGG_MSG_HEADER + 4 + (size_t)SDFED_SECAGG_RELAYED_BYTES * out->count, err);
     out->entries = msg + SDFED_SECAGG_MSG_HEADER + 4;

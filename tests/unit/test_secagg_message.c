@@ -113,6 +113,18 @@ static void test_round_trips(void) {
     CHECK(sdfed_secagg_read_relayed(b.data, b.size, SDFED_SECAGG_MSG_SHARES, ROUND, 3, &l, &err) == SDFED_ERR_FORMAT &&
               strstr(err.message, "not a shares message (masked_request"),
           "a masked_request read as shares: %s", err.message);
+    /* shares in the layout before this one (entries of 4 + 108 bytes): said so, not only "its counts say" */
+    sdfed_secagg_write_relayed(&b, SDFED_SECAGG_MSG_SHARES, ROUND, 3, to, sealed, &err);
+    unsigned char v1[13 + 112 * 3] = {0};
+    memcpy(v1, b.data, 13);
+    CHECK(sdfed_secagg_read_relayed(v1, sizeof v1, SDFED_SECAGG_MSG_SHARES, ROUND, 3, &l, &err) == SDFED_ERR_FORMAT &&
+              strstr(err.message, "3 sealed pairs of 112 bytes, the layout before this one (sdfed/secagg/v1)") &&
+              strstr(err.message, "reload"),
+          "shares of the v1 layout: %s", err.message);
+    CHECK(sdfed_secagg_read_relayed(v1, sizeof v1 - 1, SDFED_SECAGG_MSG_SHARES, ROUND, 3, &l, &err) ==
+                  SDFED_ERR_FORMAT &&
+              strstr(err.message, "its counts say"),
+          "shares of neither layout: %s", err.message);
 
     uint64_t v[5] = {5, 2, 7, 1, 6}, back[5];
     CHECK(sdfed_secagg_write_masked(&b, ROUND, 3, v, 5, &err) == SDFED_OK && b.size == 13 + 2 && b.data[13] == 0xD5 &&
