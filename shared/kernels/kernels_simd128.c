@@ -587,22 +587,37 @@ static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, 
     }
 }
 
-static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+/* Rows [r0, r0 + count) of w as the relaxed tile's panel (relaxed_tile.h),
+ * missing rows zero: per block, for each group of 4 columns the 4-byte
+ * groups of the 8 rows, then (split) those of ~w; the 8 scales; then (one
+ * dot) the 8 starts -offset sum(w), x's quants being + offset. */
+static void pack_relaxed_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel, int split, int offset) {
+    const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
+    const int group_bytes = split ? RELAXED_GROUP_BYTES : RELAXED_ONE_GROUP_BYTES;
+    const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
-    memset(panel, 0, (size_t)blocks * RELAXED_BLOCK_BYTES);
+    memset(panel, 0, (size_t)blocks * block_bytes);
     for (int j = 0; j < count; j++) {
         const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
         for (int b = 0; b < blocks; b++) {
-            unsigned char *p_b = panel + (size_t)b * RELAXED_BLOCK_BYTES;
+            unsigned char *p_b = panel + (size_t)b * block_bytes;
+            int32_t sum = 0;
             for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) {
-                unsigned char *w_c = p_b + (c / 4) * RELAXED_GROUP_BYTES + (j / 4) * 16 + (j % 4) * 4 + c % 4;
+                unsigned char *w_c = p_b + (c / 4) * group_bytes + j * 4 + c % 4;
                 w_c[0] = (unsigned char)w_j[b].qs[c];
-                w_c[RELAXED_NR * 4] = (unsigned char)~w_j[b].qs[c];
+                if (split) w_c[RELAXED_NR * 4] = (unsigned char)~w_j[b].qs[c];
+                sum += w_j[b].qs[c];
             }
             float d = sdfed_f16_to_f32(w_j[b].d);
-            memcpy(p_b + RELAXED_QS_BYTES + j * 4, &d, 4);
+            int32_t start = -offset * sum;
+            memcpy(p_b + qs_bytes + j * 4, &d, 4);
+            if (!split) memcpy(p_b + qs_bytes + (RELAXED_NR + j) * 4, &start, 4);
         }
     }
+}
+
+static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
+    pack_relaxed_panel(w, r0, count, panel, 1, 0);
 }
 
 static const int8_path split_path = {.mr = RELAXED_MR,
@@ -631,33 +646,12 @@ static void quantise_signed_row(const float *x, int cols, unsigned char *q, floa
     quantise_one_dot_row(x, cols, q, d, wasm_i8x16_splat(0));
 }
 
-/* rows [r0, r0 + count) of w in the one-dot layout, the sums started at
- * -offset sum(w) (x's quants + offset) */
-static void pack_one_dot_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel, int offset) {
-    int blocks = w->cols / SDFED_Q8_0_BLOCK;
-    memset(panel, 0, (size_t)blocks * RELAXED_ONE_BLOCK_BYTES);
-    for (int j = 0; j < count; j++) {
-        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
-        for (int b = 0; b < blocks; b++) {
-            unsigned char *p_b = panel + (size_t)b * RELAXED_ONE_BLOCK_BYTES;
-            int32_t sum = 0;
-            for (int g = 0; g < RELAXED_GROUPS; g++)
-                memcpy(p_b + g * RELAXED_ONE_GROUP_BYTES + j * 4, w_j[b].qs + 4 * g, 4);
-            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) sum += w_j[b].qs[c];
-            float d = sdfed_f16_to_f32(w_j[b].d);
-            int32_t start = -offset * sum;
-            memcpy(p_b + RELAXED_ONE_QS_BYTES + j * 4, &d, 4);
-            memcpy(p_b + RELAXED_ONE_QS_BYTES + (RELAXED_NR + j) * 4, &start, 4);
-        }
-    }
-}
-
 static void pack_unsigned_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
-    pack_one_dot_panel(w, r0, count, panel, 128);
+    pack_relaxed_panel(w, r0, count, panel, 0, 128);
 }
 
 static void pack_signed_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
-    pack_one_dot_panel(w, r0, count, panel, 0);
+    pack_relaxed_panel(w, r0, count, panel, 0, 0);
 }
 
 /* how the one-dot panels multiply: the engine's dot, or (a form asked for
