@@ -41,7 +41,8 @@ static inline v128_t madd(v128_t a, v128_t b, v128_t acc) {
     return (v128_t)__builtin_wasm_relaxed_madd_f32x4((f32x4)a, (f32x4)b, (f32x4)acc);
 }
 
-/* acc + the 4-product sums of w (int8) and x (0..127) in each lane */
+/* acc + the 4-product sums of w (int8) and x in each lane: x in 0..127 on
+ * every engine, past it as this engine reads it (relaxed_dot_kind) */
 static inline v128_t dot(v128_t w, v128_t x, v128_t acc) {
     return __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4(w, x, acc);
 }
