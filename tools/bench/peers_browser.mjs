@@ -26,7 +26,8 @@
 // its kernels and their products, the worker's init's; f32, int8 for
 // onnxruntime-web, with its minimal harness's figure):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
-//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused [rounds=RATE,...]] [minimal_images_per_s=...]
+//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused [rounds=RATE,...]]
+//     [minimal_images_per_s=...]
 //   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
@@ -109,7 +110,8 @@ function report(runtime, name, r, error, more = '') {
     console.log(`chromium ${runtime} ${name}: error=${JSON.stringify(error.message.split('\n')[0])}`);
     return;
   }
-  const extra = runtime === 'sdfed' ? ` kernels=${r.kernels} dot=${r.dot} dot_form=${r.dotForm || 'none'} madd=${r.madd}`
+  const extra = runtime === 'sdfed'
+    ? ` kernels=${r.kernels} dot=${r.dot} dot_form=${r.dotForm || 'none'} madd=${r.madd}`
     : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
   console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}${more}`));
 }
