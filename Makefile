@@ -52,7 +52,7 @@ build-wasi:
 
 build-fuzz:
 	cmake -S . -B build/targets/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DSDFED_FUZZ=ON
-	cmake --build build/targets/fuzz -j $(JOBS) --target fuzz_gguf fuzz_protocol fuzz_image fuzz_secagg fuzz_secagg_client fuzz_proxy_header fuzz_request
+	cmake --build build/targets/fuzz -j $(JOBS) --target fuzzers
 
 builds: build build-clang build-asan build-emscripten build-wasi build-fuzz
 

@@ -501,7 +501,8 @@ static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, con
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    /* a panel only where B's rows cannot be read in place: transposed, or its last columns */
+    /* a panel only where B's rows cannot be read in place: transposed, or its last columns; both operands
+     * transposed, or no memory for the panel: the portable gemm itself (the same chains) */
     int packs = trans_b || n % RELAXED_NR;
     float *panel = packs && !(trans_a && trans_b) ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
     if (packs && !panel) {
