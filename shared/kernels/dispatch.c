@@ -2,6 +2,8 @@
 #include "kernels/dispatch.h"
 
 #include <assert.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "base/names.h"
 
@@ -39,6 +41,20 @@ int sdfed_isa_best_int8(void) {
     if (isa_cap >= SDFED_ISA_AVX2 && __builtin_cpu_supports("avx2")) return SDFED_ISA_AVX2;
 #endif
     return SDFED_ISA_PORTABLE;
+}
+
+size_t sdfed_cpu_l2_bytes(void) {
+    /* asked once (under a hypervisor the CPU's answer costs an exit); any
+     * thread may ask first, and all of them store the same value */
+    static atomic_long l2_bytes;
+    long bytes = atomic_load_explicit(&l2_bytes, memory_order_relaxed);
+    if (bytes > 0) return (size_t)bytes;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (bytes <= 0) bytes = 512 * 1024;
+    atomic_store_explicit(&l2_bytes, bytes, memory_order_relaxed);
+    return (size_t)bytes;
 }
 
 void sdfed_isa_cap(int isa) { isa_cap = isa; }

@@ -6,6 +6,8 @@
 #ifndef SDFED_KERNELS_DISPATCH_H
 #define SDFED_KERNELS_DISPATCH_H
 
+#include <stddef.h>
+
 /* The backends beside the portable one, by the build's target */
 #if defined(__wasm_simd128__)
 #define SDFED_KERNELS_SIMD128 1 /* WebAssembly SIMD128 (-msimd128) */
@@ -54,6 +56,10 @@ int sdfed_isa_best_int8(void);
 void sdfed_isa_cap(int isa);
 /* The cap (SDFED_ISA_COUNT - 1 until a host sets one). */
 int sdfed_isa_capped(void);
+/* The L2 cache of one core in bytes, as the C library reads it from the
+ * CPU (512 KB where it does not say): how many rows of x the native f32
+ * linear takes at a time (linear_fma.c), which moves no bit. */
+size_t sdfed_cpu_l2_bytes(void);
 /* "portable", "avx2", "avx512"; the instruction set of a name, or -1. */
 const char *sdfed_isa_name(int isa);
 int sdfed_isa_by_name(const char *name);

@@ -531,6 +531,9 @@ int main(void) {
             test_linear_fma_exact(SDFED_TYPE_Q8_0, fma_shapes[s][0], fma_shapes[s][1], fma_shapes[s][2]);
         }
         test_linear_fma_exact(SDFED_TYPE_F16, 7, 19, 13);
+        /* x three times the 3/4 of this CPU's L2 that the linear takes at a time, and a partial tile: chunks */
+        test_linear_fma_exact(SDFED_TYPE_F32, (int)(sdfed_cpu_l2_bytes() / 4 * 3 * 3 / (1000 * sizeof(float))) + 7, 21,
+                              1000);
         for (int trial = 0; trial < 48; trial++) {
             int m = 1 + rand() % 30, n = 1 + rand() % 70, kk = rand() % 90;
             float beta = trial % 3 == 0 ? 0.0f : 1.0f;
