@@ -1,4 +1,4 @@
-/* The instruction sets this CPU runs (see dispatch.h). */
+/* The instruction sets this CPU runs, and its L2 cache (see dispatch.h). */
 #include "kernels/dispatch.h"
 
 #include <assert.h>

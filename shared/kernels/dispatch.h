@@ -1,8 +1,9 @@
 /* The kernels' CPU dispatch, all of it: which backends a build has (by the
  * target it is compiled for), which instruction set this CPU runs for the
- * native tiles (asked at run time, within a host's cap), and the attribute
- * that compiles a function of vectors for the widest the CPU runs. A
- * backend's file compiles under its macro here; kernels.c lists it. */
+ * native tiles (asked at run time, within a host's cap), the size of a
+ * core's L2 cache, and the attribute that compiles a function of vectors
+ * for the widest the CPU runs. A backend's file compiles under its macro
+ * here; kernels.c lists it. */
 #ifndef SDFED_KERNELS_DISPATCH_H
 #define SDFED_KERNELS_DISPATCH_H
 

@@ -257,8 +257,9 @@ static const float *tile_rows(const float *x, int n, int cols, size_t *ldx, floa
  * turn, so that it stays in L2 while they pass (a ViT-B/16 image's 197
  * tokens of 768 inputs are 605 KB: on Zen 3's 512 KB L2 they were read
  * again from L3 for each panel; ViT-B/16's f32 images 1.1x faster on two
- * threads there, the same on one). A whole number of tiles, at least one; weights packed per call
- * keep every token in one chunk, so that each panel is packed once. */
+ * threads there, the same on one). A whole number of tiles, at least one;
+ * weights packed per call keep every token in one chunk, so that each
+ * panel is packed once. */
 static int chunk_tokens(int n, size_t ldx, int mr, int packed) {
     if (!packed) return n;
     int tokens = (int)(sdfed_cpu_l2_bytes() / 4 * 3 / (ldx * sizeof(float))) / mr * mr;
