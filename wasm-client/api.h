@@ -263,7 +263,9 @@ WC_EXPORT const char *wc_kernels(void);
 WC_EXPORT const char *wc_int8_dot(void);
 WC_EXPORT const char *wc_f32_madd(void);
 /* Where the relaxed dot runs, its form (kernels.h's
- * sdfed_kernels_relaxed_dot_form: "split", "unsigned" or "signed"), else "". */
+ * sdfed_kernels_relaxed_dot_form: "split", "unsigned" or "signed", the
+ * last two followed by ", exact in SIMD128" where the page asked for a
+ * kind the engine's dot is not), else "". */
 WC_EXPORT const char *wc_int8_dot_form(void);
 
 #endif

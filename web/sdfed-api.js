@@ -69,7 +69,7 @@ function sdfedApi(M, memory = null) {
     kernels: () => M.UTF8ToString(M._wc_kernels()),
     // linear_int8's 8-bit dot ('relaxed' or 'simd128') and the f32 multiply-add ('fused' or 'unfused')
     int8Dot: () => M.UTF8ToString(M._wc_int8_dot()),
-    // the relaxed dot's form where it runs ('split', 'unsigned' or 'signed'), else ''
+    // the relaxed dot's form where it runs ('split', 'unsigned' or 'signed'; wc_int8_dot_form), else ''
     int8DotForm: () => M.UTF8ToString(M._wc_int8_dot_form()),
     f32Madd: () => M.UTF8ToString(M._wc_f32_madd()),
     imageSize: () => M._wc_image_size(),

@@ -207,8 +207,7 @@ const ops = {
       api.setInt8Images(int8Images);
     }
     return { threaded, threads, kernels: api.kernels(), dot: api.int8Dot(), dotForm: api.int8DotForm(),
-             madd: api.f32Madd(),
-             imageSize: api.imageSize(), embedDim: api.embedDim(),
+             madd: api.f32Madd(), imageSize: api.imageSize(), embedDim: api.embedDim(),
              featuresOn: placement.on, featuresWhy: placement.why };
   },
   setTask({ task, index }) {
