@@ -13,7 +13,7 @@
 
 #include "cluster_sync.h"
 #include "core.h"
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "method/methods.h"
 #include "native/log.h"
 
@@ -56,8 +56,8 @@ static int store_first_round(agg_federation *f, const sdfed_clip_model *m, const
     int rc = sdfed_task_server_params(&f->task, m, f->k, cls, &server, &f->arena, err);
     if (rc) return rc;
     char sha[65];
-    sdfed_sha256_hex(server.global, sizeof *server.global * f->n, sha);
-    rc = agg_store_add_first_round(f->st, server.global, f->n, sha, err);
+    rc = native_sha256_hex(server.global, sizeof *server.global * f->n, sha, err);
+    if (rc == SDFED_OK) rc = agg_store_add_first_round(f->st, server.global, f->n, sha, err);
     sdfed_method_params_free(&server);
     return rc;
 }

@@ -5,14 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/sha256.h"
+#include <openssl/crypto.h>
 
-static void digest_of(const void *data, size_t len, unsigned char digest[32]) {
-    sdfed_sha256 h;
-    sdfed_sha256_init(&h);
-    sdfed_sha256_update(&h, data, len);
-    sdfed_sha256_final(&h, digest);
-}
+#include "native/crypto.h"
 
 int agg_join_key_set(agg_join_key *k, const char *flag, const char *key, sdfed_error *err) {
     memset(k, 0, sizeof *k);
@@ -27,17 +22,17 @@ int agg_join_key_set(agg_join_key *k, const char *flag, const char *key, sdfed_e
                           "%s may hold only A-Z a-z 0-9 - . _ ~ (it goes into an address as it is); character %zu "
                           "(0x%02x) is not one of them",
                           flag, good + 1, (unsigned char)key[good]);
+    int rc = native_sha256(key, n, k->digest, err);
+    if (rc) return rc;
     k->set = 1;
     memcpy(k->text, key, n + 1);
-    digest_of(key, n, k->digest);
     return SDFED_OK;
 }
 
 int agg_join_key_matches(const agg_join_key *k, const void *presented, size_t len) {
-    unsigned char digest[32], differ = 0;
-    digest_of(presented, len, digest);
-    for (int i = 0; i < 32; i++) differ |= (unsigned char)(digest[i] ^ k->digest[i]);
-    return differ == 0;
+    unsigned char digest[32];
+    /* a digest it cannot make matches nothing */
+    return native_sha256(presented, len, digest, NULL) == SDFED_OK && CRYPTO_memcmp(digest, k->digest, 32) == 0;
 }
 
 agg_join_key_verdict agg_join_key_check(const agg_join_key *k, agg_peers *p, const agg_peer_address *from,

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "native/args.h"
 #include "native/fed_data.h"
 #include "native/model.h"
@@ -417,7 +417,10 @@ int main(int argc, char **argv) {
         goto done;
     }
     char model_sha[65], model_path[4096];
-    sdfed_sha256_hex(model.file.data, model.file.size, model_sha);
+    if (native_sha256_hex(model.file.data, model.file.size, model_sha, &err)) {
+        native_cli_error(CLI_FAILED, "model: %s", err.message);
+        goto done;
+    }
     snprintf(model_path, sizeof model_path, "%s", native_resolve_path(task.model, resolved, sizeof resolved));
     /* the task's images: a folder dataset's classes are its folders' unless
      * the task names them, and the demo shards are made of them (a missing

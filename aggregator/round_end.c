@@ -6,7 +6,7 @@
 
 #include "cluster_sync.h"
 #include "core.h"
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "native/clock.h"
 #include "native/log.h"
 
@@ -76,8 +76,8 @@ int agg_core_round_close(agg_federation *f, int64_t now_ms) {
 
 int agg_core_round_closed(agg_federation *f, const float *next, int reports, double aggregation_ms, int64_t now_ms) {
     char sha[65];
-    sdfed_sha256_hex(next, sizeof(float) * f->n, sha);
-    int rc = agg_store_close_round(f->st, f->round, next, f->n, sha, reports, 0, aggregation_ms, NULL);
+    int rc = native_sha256_hex(next, sizeof(float) * f->n, sha, NULL);
+    if (rc == SDFED_OK) rc = agg_store_close_round(f->st, f->round, next, f->n, sha, reports, 0, aggregation_ms, NULL);
     if (rc == SDFED_OK) rc = agg_store_commit_decision(f->st, NULL);
     if (rc) {
         agg_store_abort_decision(f->st);

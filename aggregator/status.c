@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "base/json_writer.h"
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "fed/protocol.h"
 #include "native/clock.h"
 #include "native/svg_chart.h"
@@ -385,7 +385,10 @@ static void utc_minute(double seconds, char *out, size_t cap) {
 static void volunteer_name(int64_t client, char name[9]) {
     char text[32], hex[65];
     int n = snprintf(text, sizeof text, "client %lld", (long long)client);
-    sdfed_sha256_hex(text, (size_t)n, hex);
+    if (native_sha256_hex(text, (size_t)n, hex, NULL)) {
+        snprintf(name, 9, "?"); /* no digest (no memory): no name */
+        return;
+    }
     memcpy(name, hex, 8);
     name[8] = '\0';
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "base/sha256.h"
 #include "native/clock.h"
+#include "native/crypto.h"
 
 /* Parameters go in, and blobs come back, as the host's bytes: little-endian
  * float32 and int64 on every host the aggregator builds for, so both back
@@ -185,12 +185,15 @@ static int row_client(void *ctx, const agg_store_value *c, int n, sdfed_error *e
 
 /* What the store keeps of a token: its SHA-256 (lower-case hex), so that
  * reading the state gives no one a volunteer's identity. */
-static void token_hash(const char *token, char hex[65]) { sdfed_sha256_hex(token, strlen(token), hex); }
+static int token_hash(const char *token, char hex[65], sdfed_error *err) {
+    return native_sha256_hex(token, strlen(token), hex, err);
+}
 
 int agg_store_find_client(agg_store *s, const char *token, int64_t *id, int *shard, sdfed_error *err) {
     *id = -1;
     char hash[65];
-    token_hash(token, hash);
+    int rc = token_hash(token, hash, err);
+    if (rc) return rc;
     agg_store_value p[] = {text(hash)};
     found_client f = {.id = id, .shard = shard};
     return query(s, "SELECT id, shard FROM clients WHERE token_sha256 = $1", p, 1, row_client, &f, "find client", err);
@@ -379,10 +382,10 @@ int agg_store_add_clients(agg_store *s, const agg_store_new_client *clients, int
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
         const agg_store_new_client *c = &clients[i];
         char hash[65];
-        token_hash(c->token, hash);
+        ids[i] = -1;
+        if ((rc = token_hash(c->token, hash, err))) break;
         agg_store_value p[] = {text(hash), c->shard >= 0 ? integer(c->shard) : (agg_store_value){.type = STORE_NULL},
                                text(c->kind), created};
-        ids[i] = -1;
         rc = query(s, "INSERT INTO clients (token_sha256, shard, kind, created) VALUES ($1, $2, $3, $4) RETURNING id",
                    p, 4, row_integer, &ids[i], "add client", err);
     }
@@ -852,7 +855,7 @@ static int migrate_tokens(agg_store *s, sdfed_error *err) {
     for (int i = 0; i < l.n && rc == SDFED_OK; i++) {
         const plain_token *t = (const plain_token *)l.rows + i;
         char hash[65];
-        token_hash(t->token, hash);
+        if ((rc = token_hash(t->token, hash, &why))) break;
         agg_store_value p[] = {text(hash), integer(t->id)};
         rc = query(s, "UPDATE clients SET token_sha256 = $1 WHERE id = $2", p, 2, NULL, NULL, what, &why);
     }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "fed/round.h"
 #include "method/methods.h"
 
@@ -66,8 +66,8 @@ int agg_verify_rounds(agg_store *st, const sdfed_task *task, const sdfed_clip_mo
         } else if (r.abandoned) {
             if (next.n_values != n || memcmp(next.global, r.global, n * sizeof(float)) != 0)
                 problem = "abandoned, yet the next round's parameters differ";
-        } else if ((rc = recompute(st, task, cfg, &r, computed, &n_updates, &arena, err)) == SDFED_OK) {
-            sdfed_sha256_hex(computed, n * sizeof(float), sha);
+        } else if ((rc = recompute(st, task, cfg, &r, computed, &n_updates, &arena, err)) == SDFED_OK &&
+                   (rc = native_sha256_hex(computed, n * sizeof(float), sha, err)) == SDFED_OK) {
             if (n_updates != r.n_updates)
                 problem = "the count of updates merged differs from the round's";
             else if (next.n_values != n || memcmp(next.global, computed, n * sizeof(float)) != 0 ||

@@ -1,4 +1,4 @@
-/* Secure aggregation's primitives from OpenSSL's libcrypto and
+/* The host's cryptographic primitives from OpenSSL's libcrypto and
  * getrandom(2) (see crypto.h). */
 #include "native/crypto.h"
 
@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -18,6 +19,46 @@ static int openssl_fail(sdfed_error *err, const char *what) {
     if (e) ERR_error_string_n(e, reason, sizeof reason);
     ERR_clear_error();
     return sdfed_fail(err, SDFED_ERR_IO, "%s failed (OpenSSL: %s)", what, reason);
+}
+
+int native_sha256_begin(native_sha256_ctx *h, sdfed_error *err) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    h->failed = 0;
+    if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        h->md = NULL;
+        return openssl_fail(err, "SHA-256");
+    }
+    h->md = md;
+    return SDFED_OK;
+}
+
+void native_sha256_add(native_sha256_ctx *h, const void *data, size_t n) {
+    if (h->md && !h->failed && EVP_DigestUpdate(h->md, data, n) != 1) h->failed = 1;
+}
+
+int native_sha256_end(native_sha256_ctx *h, unsigned char digest[32], sdfed_error *err) {
+    unsigned int len = 0;
+    int ok = h->md && !h->failed && EVP_DigestFinal_ex(h->md, digest, &len) == 1 && len == 32;
+    EVP_MD_CTX_free(h->md);
+    h->md = NULL;
+    return ok ? SDFED_OK : openssl_fail(err, "SHA-256");
+}
+
+int native_sha256(const void *data, size_t n, unsigned char digest[32], sdfed_error *err) {
+    native_sha256_ctx h;
+    int rc = native_sha256_begin(&h, err);
+    if (rc) return rc;
+    native_sha256_add(&h, data, n);
+    return native_sha256_end(&h, digest, err);
+}
+
+int native_sha256_hex(const void *data, size_t n, char hex[65], sdfed_error *err) {
+    unsigned char digest[32];
+    int rc = native_sha256(data, n, digest, err);
+    if (rc) return rc;
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    return SDFED_OK;
 }
 
 int native_crypto_random(unsigned char *out, size_t n, sdfed_error *err) {

@@ -1,8 +1,10 @@
-/* The cryptography secure aggregation needs on the host, from OpenSSL's
- * libcrypto (3.0) and the OS, never written by hand: X25519 key pairs and
- * agreement, HKDF-SHA256, AES-256-GCM, AES-CTR, and random bytes from
- * getrandom(2). The page does the same with WebCrypto; the byte layouts that
- * both follow are shared/fed/secagg_layout.h's.
+/* The cryptography the host needs, from OpenSSL's libcrypto (3.0) and the
+ * OS, never written by hand: SHA-256 (model and task hashes, the caches'
+ * keys, join tokens as the store keeps them, secure aggregation's session
+ * id), and for secure aggregation X25519 key pairs and agreement,
+ * HKDF-SHA256, AES-256-GCM, AES-CTR, and random bytes from getrandom(2).
+ * The page does the same with WebCrypto; the byte layouts that both follow
+ * are shared/fed/secagg_layout.h's.
  * Two byte sources for the core (fed/secagg_random.h): the OS's randomness,
  * and an AES-256-CTR keystream from a 32-byte key (IV 0), deterministic for
  * the tests and the graph's shuffle. */
@@ -14,6 +16,21 @@
 
 #include "base/status.h"
 #include "fed/secagg_random.h"
+
+/* SHA-256 over pieces given in turn: begin, add each (a failure is kept
+ * for end), end, which gives the digest and frees what begin took whatever
+ * happened. */
+typedef struct native_sha256_ctx {
+    void *md;   /* OpenSSL's EVP_MD_CTX */
+    int failed; /* an add failed */
+} native_sha256_ctx;
+
+int native_sha256_begin(native_sha256_ctx *h, sdfed_error *err);
+void native_sha256_add(native_sha256_ctx *h, const void *data, size_t n);
+int native_sha256_end(native_sha256_ctx *h, unsigned char digest[32], sdfed_error *err);
+/* The digest of a buffer, and the same as 64 lower-case hex digits and a NUL. */
+int native_sha256(const void *data, size_t n, unsigned char digest[32], sdfed_error *err);
+int native_sha256_hex(const void *data, size_t n, char hex[65], sdfed_error *err);
 
 /* out (n) = random bytes from getrandom(2). */
 int native_crypto_random(unsigned char *out, size_t n, sdfed_error *err);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "data/domain.h"
 #include "data/idx.h"
 #include "native/dataset_file.h"
@@ -166,18 +166,17 @@ static int file_feature_key(const void *ctx, int j, uint8_t key[32], sdfed_error
     const split_view *v = ctx;
     int i = v->items[j];
     const uint8_t *domains = v->split ? v->data->test_domains : v->data->train_domains;
-    sdfed_sha256 h;
-    sdfed_sha256_init(&h);
-    sdfed_sha256_update(&h, "sdfed image file", 16);
-    sdfed_sha256_update(&h, v->s->keys[v->split] + (size_t)i * 32, 32);
-    sdfed_sha256_update(&h, v->data->decode.background, 3);
+    native_sha256_ctx h;
+    int rc = native_sha256_begin(&h, err);
+    if (rc) return rc;
+    native_sha256_add(&h, "sdfed image file", 16);
+    native_sha256_add(&h, v->s->keys[v->split] + (size_t)i * 32, 32);
+    native_sha256_add(&h, v->data->decode.background, 3);
     if (domains) {
         int32_t view[3] = {domains[i], v->split, v->s->noise_index[v->split][i]};
-        sdfed_sha256_update(&h, view, sizeof view);
+        native_sha256_add(&h, view, sizeof view);
     }
-    sdfed_sha256_final(&h, key);
-    (void)err;
-    return SDFED_OK;
+    return native_sha256_end(&h, key, err);
 }
 
 /* Image i as the model sees it; a file that does not decode is named and
@@ -391,14 +390,13 @@ static int pixels_key(const void *ctx, int j, uint8_t key[32], sdfed_error *err)
     size_t per = (size_t)d->rows * d->cols;
     const uint8_t *pixels = (v->split ? d->test_pixels : d->train_pixels) + per * (size_t)v->items[j];
     int32_t shape[3] = {d->rows, d->cols, 1};
-    sdfed_sha256 h;
-    sdfed_sha256_init(&h);
-    sdfed_sha256_update(&h, "sdfed pixels", 12);
-    sdfed_sha256_update(&h, shape, sizeof shape);
-    sdfed_sha256_update(&h, pixels, per);
-    sdfed_sha256_final(&h, key);
-    (void)err;
-    return SDFED_OK;
+    native_sha256_ctx h;
+    int rc = native_sha256_begin(&h, err);
+    if (rc) return rc;
+    native_sha256_add(&h, "sdfed pixels", 12);
+    native_sha256_add(&h, shape, sizeof shape);
+    native_sha256_add(&h, pixels, per);
+    return native_sha256_end(&h, key, err);
 }
 
 static int pixels_image(const void *ctx, int j, sdfed_image *out, uint8_t **owned, sdfed_error *err) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "native/image_decode.h"
 #include "native/keyed_records.h"
 
@@ -44,18 +44,22 @@ void native_image_checks_close(native_image_checks *c) {
 int native_image_file_key(const char *path, uint8_t key[32], sdfed_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return sdfed_fail(err, SDFED_ERR_IO, "cannot be read: %s", strerror(errno));
-    sdfed_sha256 h;
-    sdfed_sha256_init(&h);
+    native_sha256_ctx h;
+    int rc = native_sha256_begin(&h, err);
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
     const uint32_t version = IMAGE_CHECK_VERSION;
-    sdfed_sha256_update(&h, &version, sizeof version);
+    native_sha256_add(&h, &version, sizeof version);
     unsigned char chunk[1 << 16];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sdfed_sha256_update(&h, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) native_sha256_add(&h, chunk, n);
     int failed = ferror(f), read_errno = errno;
     fclose(f);
+    rc = native_sha256_end(&h, key, err);
     if (failed) return sdfed_fail(err, SDFED_ERR_IO, "cannot be read: %s", strerror(read_errno));
-    sdfed_sha256_final(&h, key);
-    return SDFED_OK;
+    return rc;
 }
 
 /* The decoder's message without the file's name in front. */

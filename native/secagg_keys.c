@@ -19,6 +19,18 @@ static int derive(const unsigned char *ikm, size_t ikm_len, int purpose, const u
     return rc ? rc : native_hkdf_sha256(ikm, ikm_len, NULL, 0, info, sizeof info, key, 32, err);
 }
 
+int native_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
+                             const unsigned char *advertised, unsigned char *scratch, unsigned char session[32],
+                             sdfed_error *err) {
+    unsigned char *input = malloc(SDFED_SECAGG_SESSION_INPUT_BYTES(n > 0 ? n : 0)); /* n < 1: the layout refuses */
+    if (!input) return sdfed_fail(err, SDFED_ERR_NOMEM, "secagg session id: out of memory");
+    size_t bytes;
+    int rc = sdfed_secagg_session_input(round, n, mask_keys, share_keys, advertised, scratch, input, &bytes, err);
+    if (rc == SDFED_OK) rc = native_sha256(input, bytes, session, err);
+    free(input);
+    return rc;
+}
+
 int native_secagg_share_key_of(const unsigned char shared[32], const unsigned char session[32], int64_t round,
                                uint32_t sender, uint32_t recipient, unsigned char key[32], sdfed_error *err) {
     return derive(shared, 32, SDFED_SECAGG_PURPOSE_SHARE, session, round, sender, recipient, key, err);

@@ -4,6 +4,7 @@
  * the simulator, or the server reconstructing a dropped client's masks)
  * calls these; tests/vectors/secagg-v2.txt pins their outputs.
  *
+ *   session id SHA-256 of the round's keys as the layout lays them out
  *   share key  HKDF-SHA256(X25519(my share key, their share public key),
  *              salt empty, info(0x02, session, round, sender, recipient)):
  *              the AES-256-GCM key for the sender's pair to the recipient
@@ -26,6 +27,12 @@
 #include "fed/secagg_layout.h"
 #include "native/crypto.h"
 
+/* session (32) = the round's session id over the n clients' keys, those
+ * with advertised[i] set (sdfed_secagg_session_input's bytes and refusals;
+ * scratch holds 64 n bytes). */
+int native_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
+                             const unsigned char *advertised, unsigned char *scratch, unsigned char session[32],
+                             sdfed_error *err);
 /* key (32) = the share key from sender to recipient; mine is the caller's
  * share private key (sender's or recipient's), theirs the other's public. */
 int native_secagg_share_key(const unsigned char mine[32], const unsigned char theirs[32],

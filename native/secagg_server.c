@@ -8,6 +8,7 @@
 #include "fed/secagg_message.h"
 #include "base/rng.h"
 #include "native/crypto.h"
+#include "native/secagg_keys.h"
 
 static const unsigned char ZERO_KEY[32];
 
@@ -248,7 +249,7 @@ int native_secagg_server_advance(native_secagg_server *s, sdfed_error *err) {
         if (!flags || !scratch) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "secagg: out of memory");
         for (int i = 0; i < n && rc == SDFED_OK; i++) flags[i] = (unsigned char)advertised(s, i);
         if (rc == SDFED_OK)
-            rc = sdfed_secagg_session_id(s->round, n, s->mask_keys, s->share_keys, flags, scratch, s->session, err);
+            rc = native_secagg_session_id(s->round, n, s->mask_keys, s->share_keys, flags, scratch, s->session, err);
         free(flags);
         free(scratch);
     }

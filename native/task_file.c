@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "native/dataset_file.h"
 #include "native/file_map.h"
 #include "native/model.h"
@@ -45,7 +45,7 @@ int native_task_read(const char *path, sdfed_task *task, char sha256[65], sdfed_
     int rc = native_file_map_open(&f, resolved, err);
     if (rc) return rc;
     rc = sdfed_task_parse(task, (const char *)f.data, f.size, err);
-    if (sha256) sdfed_sha256_hex(f.data, f.size, sha256);
+    if (rc == SDFED_OK && sha256) rc = native_sha256_hex(f.data, f.size, sha256, err);
     native_file_map_close(&f);
     if (rc == SDFED_OK) rc = native_task_host_defaults(task, err);
     if (rc == SDFED_OK) rc = sdfed_task_validate(task, err);

@@ -19,6 +19,10 @@ Each rule, with why it exists:
   floor-prefix       a function, type or variable a header of shared/ declares without sdfed_, one of
                      native/ without native_, one of aggregator/ without agg_: a name says which floor
                      it lives on, the core, the host or the server
+  own-crypto         a constant that only a cryptographic primitive's own code holds (SHA-256's and
+                     SHA-512's first round constant and initial value, MD5's and SHA-1's initial value,
+                     ChaCha's "expand 32-byte k", X25519's 121665): cryptography comes from real libraries
+                     (OpenSSL's libcrypto natively, WebCrypto in the page), never written here
 
 A C tokenizer (comments, strings, characters and preprocessor lines understood; both sides of an #if
 read) is enough for these rules: no compiler is needed, and every file is read whatever it is built for.
@@ -46,6 +50,12 @@ CLOCKS = {"clock_gettime", "gettimeofday", "clock", "time", "timespec_get", "ems
 ATOI = {"atoi", "atof", "atol", "atoll"}
 CORE_SPECIFIC = re.compile(r"(\.gguf\b|\bmodels/|mnist|fashion)", re.IGNORECASE)
 DATA_SET_NAME = re.compile(r"mnist|fashion", re.IGNORECASE)  # in an identifier
+# own-crypto's constants, as numbers (any case, any integer suffix) and strings
+CRYPTO_NUMBERS = {"0x428a2f98": "SHA-256's first round constant", "0x6a09e667": "SHA-256's initial value",
+                  "0x428a2f98d728ae22": "SHA-512's first round constant",
+                  "0x6a09e667f3bcc908": "SHA-512's initial value", "0x67452301": "MD5's and SHA-1's initial value",
+                  "121665": "X25519's constant (A - 2) / 4"}
+CRYPTO_STRINGS = {"expand 32-byte k": "ChaCha's and Salsa20's constant"}
 
 TOKEN = re.compile(r"""
     (?P<space>[ \t\r\f\v]+) | (?P<newline>\n) |
@@ -247,6 +257,15 @@ class Linter:
                 if j < len(tokens) and tokens[j].kind == "ident":
                     self.structs.add(tokens[j].text)
 
+    def lint_crypto_constant(self, rel, t):
+        what = None
+        if t.kind == "number":
+            what = CRYPTO_NUMBERS.get(t.text.lower().rstrip("ul"))
+        elif t.kind == "string":
+            what = next((w for text, w in CRYPTO_STRINGS.items() if text in t.text), None)
+        if what:
+            self.report(rel, t.line, "own-crypto", "%s: cryptography comes from libcrypto or WebCrypto" % what)
+
     def lint(self, path, tokens, directives, all_core=False):
         rel = os.path.relpath(path, ROOT)
         in_core = all_core or rel.startswith("shared" + os.sep)
@@ -266,6 +285,7 @@ class Linter:
         statement = []
         self.after_type = False  # the file-scope statement began with a struct's body: `struct {...} name;`
         for i, t in enumerate(tokens):
+            self.lint_crypto_constant(rel, t)
             enclosing = stack[-1] if stack else None
             if t.text == "{":
                 kind = brace_kind(tokens, i, enclosing)

@@ -843,23 +843,23 @@ int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, 
     return rc;
 }
 
-int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys) {
+int wc_secagg_session_input(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys) {
     int64_t r = 0;
     int rc = whole(round, -9007199254740992.0, "the round", &r);
     if (rc == SDFED_OK && (n < 1 || n > SDFED_SECAGG_MAX_CLIENTS)) rc = fail(SDFED_ERR_ARG, "secagg: n out of range");
     if (rc) return rc;
-    unsigned char *advertised = malloc((size_t)n), *scratch = malloc(64 * (size_t)n), session[32];
-    if (!advertised || !scratch) rc = fail(SDFED_ERR_NOMEM, "secagg: out of memory");
+    unsigned char *advertised = malloc((size_t)n), *scratch = malloc(64 * (size_t)n);
+    unsigned char *o = out_reserve(SDFED_SECAGG_SESSION_INPUT_BYTES(n));
+    size_t bytes = 0;
+    if (!advertised || !scratch || !o) rc = fail(SDFED_ERR_NOMEM, "secagg: out of memory");
     if (rc == SDFED_OK) {
         memset(advertised, 1, (size_t)n);
-        rc = sdfed_secagg_session_id(r, n, mask_keys, share_keys, advertised, scratch, session, &wasm.err);
+        rc = sdfed_secagg_session_input(r, n, mask_keys, share_keys, advertised, scratch, o, &bytes, &wasm.err);
     }
     free(advertised);
     free(scratch);
-    unsigned char *o = rc ? NULL : out_reserve(sizeof session);
-    if (o) memcpy(o, session, sizeof session);
-    if (rc) return rc;
-    return o ? SDFED_OK : SDFED_ERR_NOMEM;
+    wasm.out.size = rc ? 0 : bytes;
+    return rc;
 }
 
 int wc_secagg_ring_add(int ring_bits, uint64_t *v, size_t count, const uint8_t *stream, size_t len, int sign) {

@@ -242,11 +242,12 @@ WC_EXPORT const char *wc_secagg_msg_name(int kind);
 /* Layouts alone: out = the 64-byte info of purpose (2 share, 3 pair, 4
  * self, 5 mask key: the page's own, and tests/vectors/secagg-v2.txt's
  * checks) and clients a, b; the
- * session id (32) of n clients' keys (n x 32 each, all advertised); v
+ * bytes whose SHA-256 (the page's WebCrypto) is the session id of n
+ * clients' keys (n x 32 each, all advertised); v
  * (count u64, in Z_2^ring_bits) += sign (+1, -1) times a stream's
  * elements. */
 WC_EXPORT int wc_secagg_info(int purpose, const uint8_t *session, double round, double a, double b);
-WC_EXPORT int wc_secagg_session_id(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys);
+WC_EXPORT int wc_secagg_session_input(double round, int n, const uint8_t *mask_keys, const uint8_t *share_keys);
 WC_EXPORT int wc_secagg_ring_add(int ring_bits, uint64_t *v, size_t count, const uint8_t *stream, size_t len, int sign);
 
 WC_EXPORT const uint8_t *wc_out_data(void);

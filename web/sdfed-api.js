@@ -279,9 +279,10 @@ function sdfedApi(M, memory = null) {
       withBytes(session, (p) => check(M._wc_secagg_info(purpose, p, round, a, b), 'an info'));
       return output();
     },
-    secaggSessionId(round, maskKeys, shareKeys) {
+    // the bytes whose SHA-256 is the session id
+    secaggSessionInput(round, maskKeys, shareKeys) {
       withBytes(concat(maskKeys), (m) => withBytes(concat(shareKeys), (s) =>
-        check(M._wc_secagg_session_id(round, maskKeys.length, m, s), 'the session id')));
+        check(M._wc_secagg_session_input(round, maskKeys.length, m, s), 'the session id\'s input')));
       return output();
     },
     // values (BigUint64Array) + sign * the stream's elements in Z_2^ringBits

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sha256.h"
-
 static void put_u32(unsigned char *out, uint32_t v) {
     for (int i = 0; i < 4; i++) out[i] = (unsigned char)(v >> (24 - 8 * i));
 }
@@ -16,10 +14,11 @@ static void put_u64(unsigned char *out, uint64_t v) {
 
 static int compare_keys(const void *a, const void *b) { return memcmp(a, b, SDFED_SECAGG_KEY_BYTES); }
 
-int sdfed_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
-                            const unsigned char *advertised, unsigned char *scratch, unsigned char session[32],
-                            sdfed_error *err) {
+int sdfed_secagg_session_input(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
+                               const unsigned char *advertised, unsigned char *scratch, unsigned char *input,
+                               size_t *bytes, sdfed_error *err) {
     static const unsigned char zero[32];
+    *bytes = 0;
     if (n < 1) return sdfed_fail(err, SDFED_ERR_ARG, "secagg session id: %d clients", n);
     int keys = 0;
     for (int i = 0; i < n; i++) {
@@ -34,23 +33,21 @@ int sdfed_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys
         if (!compare_keys(scratch + 32 * (size_t)(k - 1), scratch + 32 * (size_t)k))
             return sdfed_fail(err, SDFED_ERR_FORMAT, "secagg: a public key was advertised twice in round %lld",
                               (long long)round);
-    unsigned char head[SDFED_SECAGG_LABEL_BYTES + 1 + 8 + 4];
-    memcpy(head, SDFED_SECAGG_LABEL, SDFED_SECAGG_LABEL_BYTES);
-    head[SDFED_SECAGG_LABEL_BYTES] = SDFED_SECAGG_PURPOSE_SESSION;
-    put_u64(head + SDFED_SECAGG_LABEL_BYTES + 1, (uint64_t)round);
-    put_u32(head + SDFED_SECAGG_LABEL_BYTES + 9, (uint32_t)n);
-    sdfed_sha256 h;
-    sdfed_sha256_init(&h);
-    sdfed_sha256_update(&h, head, sizeof head);
+    unsigned char *o = input;
+    memcpy(o, SDFED_SECAGG_LABEL, SDFED_SECAGG_LABEL_BYTES);
+    o += SDFED_SECAGG_LABEL_BYTES;
+    *o++ = SDFED_SECAGG_PURPOSE_SESSION;
+    put_u64(o, (uint64_t)round);
+    put_u32(o + 8, (uint32_t)n);
+    o += 12;
     for (int i = 0; i < n; i++) {
         if (!advertised[i]) continue;
-        unsigned char id[4];
-        put_u32(id, (uint32_t)i);
-        sdfed_sha256_update(&h, id, 4);
-        sdfed_sha256_update(&h, mask_keys + 32 * (size_t)i, 32);
-        sdfed_sha256_update(&h, share_keys + 32 * (size_t)i, 32);
+        put_u32(o, (uint32_t)i);
+        memcpy(o + 4, mask_keys + 32 * (size_t)i, 32);
+        memcpy(o + 36, share_keys + 32 * (size_t)i, 32);
+        o += 68;
     }
-    sdfed_sha256_final(&h, session);
+    *bytes = (size_t)(o - input);
     return SDFED_OK;
 }
 

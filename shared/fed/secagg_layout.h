@@ -72,13 +72,17 @@ enum {
     SDFED_SECAGG_PURPOSE_MASK_KEY = 5,
 };
 
-/* session (32) = the round's session id over the n clients' keys
- * (mask_keys, share_keys: n x 32 bytes each), those with advertised[i] set.
- * Refuses a key of all zeros or a key given twice anywhere in the round
- * (scratch holds 64 n bytes). */
-int sdfed_secagg_session_id(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
-                            const unsigned char *advertised, unsigned char *scratch, unsigned char session[32],
-                            sdfed_error *err);
+/* The bytes of at most n clients whose SHA-256 is the session id. */
+#define SDFED_SECAGG_SESSION_INPUT_BYTES(n) (SDFED_SECAGG_LABEL_BYTES + 13 + 68 * (size_t)(n))
+/* input (*bytes, at most SDFED_SECAGG_SESSION_INPUT_BYTES(n)) = what the
+ * round's session id hashes, over the n clients' keys (mask_keys,
+ * share_keys: n x 32 bytes each), those with advertised[i] set; the caller
+ * hashes it with its platform's SHA-256 (native/crypto.h's libcrypto, the
+ * page's WebCrypto). Refuses a key of all zeros or a key given twice
+ * anywhere in the round (scratch holds 64 n bytes). */
+int sdfed_secagg_session_input(int64_t round, int n, const unsigned char *mask_keys, const unsigned char *share_keys,
+                               const unsigned char *advertised, unsigned char *scratch, unsigned char *input,
+                               size_t *bytes, sdfed_error *err);
 /* info (64) for purpose 2 to 5 and clients a, b (see above: the caller
  * orders them; purpose 5 takes a session of zeros and a = b = 0). */
 int sdfed_secagg_info(int purpose, const unsigned char session[32], int64_t round, uint32_t a, uint32_t b,

@@ -46,7 +46,6 @@
 #include <time.h>
 
 #include "base/rng.h"
-#include "base/sha256.h"
 #include "fed/secagg_message.h"
 #include "fed/secagg_task.h"
 #include "fed/task.h"
@@ -178,7 +177,7 @@ static void finish(void) {
     }
     if (sdfed_secagg_plain_global(&S.plan, inputs, m, S.g, plain, &plain_weight, &S.err)) die("the plain mean");
     char sha[65];
-    sdfed_sha256_hex(next, sizeof *next * S.P, sha);
+    if (native_sha256_hex(next, sizeof *next * S.P, sha, &S.err)) die("the global's SHA-256");
     int same = weight == plain_weight && !memcmp(next, plain, sizeof *next * S.P);
     printf("parity %s %lld %s\n", same ? "same" : "differs", (long long)weight, sha);
     free(next), free(plain), free(inputs), free(mine);

@@ -1,10 +1,11 @@
 // tests/vectors/secagg-v2.txt recomputed in a Web Worker of the page's
 // origin with the scripts the page's worker runs (the wasm, sdfed-api.js,
-// secagg.js): the layouts from the core's wasm (the session id, the infos,
-// the ring), the keys (a mask key from its seed imported as PKCS#8, as the
-// page's own), the sealed pair and the masks from secagg.js's WebCrypto
-// primitives (Chromium's BoringSSL). Given the file's text, posts
-// back [[name, hex], ...] for every value it derives, or {error}.
+// secagg.js): the layouts from the core's wasm (the session id's input,
+// hashed by WebCrypto; the infos, the ring), the keys (a mask key from its
+// seed imported as PKCS#8, as the page's own), the sealed pair and the
+// masks from secagg.js's WebCrypto primitives (Chromium's BoringSSL). Given
+// the file's text, posts back [[name, hex], ...] for every value it
+// derives, or {error}.
 'use strict';
 importScripts('/wasm/sdfed-wasm.js', '/sdfed-api.js', '/secagg.js');
 
@@ -32,7 +33,8 @@ async function vector(text) {
     put(`client${i}.share_public`, k.sharePublic);
     c.push(k);
   }
-  const session = api.secaggSessionId(ROUND, c.map((k) => k.maskPublic), c.map((k) => k.sharePublic));
+  const session = new Uint8Array(await crypto.subtle.digest('SHA-256',
+    api.secaggSessionInput(ROUND, c.map((k) => k.maskPublic), c.map((k) => k.sharePublic))));
   put('session', session);
 
   // client 0's pair for client 1: the share key from either side, sealed (the nonce of zeros), opened

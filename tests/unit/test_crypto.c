@@ -1,9 +1,11 @@
-/* Secure aggregation's primitives on the host (native/crypto.h, OpenSSL's
- * libcrypto) against published answers: RFC 7748 (X25519, sections 5.2 and
+/* The host's cryptographic primitives (native/crypto.h, OpenSSL's
+ * libcrypto) against published answers: FIPS 180-4's examples (SHA-256,
+ * whole and in uneven pieces), RFC 7748 (X25519, sections 5.2 and
  * 6.1), RFC 5869 (HKDF-SHA256, test cases 1 and 3), the GCM specification
  * of McGrew and Viega (AES-256 test cases 13, 14 and 16), NIST SP 800-38A
  * (F.5.1 CTR-AES128, F.5.5 CTR-AES256); a forged tag, a small-order peer
  * key; the keystream source and getrandom. Native. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -27,6 +29,33 @@ static int same(const unsigned char *got, const char *hex) {
     unsigned char want[256];
     size_t n = unhex(hex, want);
     return !memcmp(got, want, n);
+}
+
+static void test_sha256(void) {
+    sdfed_error err = {0};
+    char hex[65];
+    CHECK(native_sha256_hex("", 0, hex, &err) == SDFED_OK &&
+              !strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+          "SHA-256 of nothing: %s", hex);
+    CHECK(native_sha256_hex("abc", 3, hex, &err) == SDFED_OK &&
+              !strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+          "SHA-256 of abc: %s", hex);
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    CHECK(native_sha256_hex(two, strlen(two), hex, &err) == SDFED_OK &&
+              !strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+          "SHA-256 of 448 bits: %s", hex);
+    /* a million 'a's, given in uneven pieces */
+    char *a = malloc(1000000);
+    memset(a, 'a', 1000000);
+    native_sha256_ctx h;
+    unsigned char d[32];
+    CHECK(native_sha256_begin(&h, &err) == SDFED_OK, "%s", err.message);
+    for (size_t at = 0, step = 1; at < 1000000; at += step, step = step * 3 % 1000 + 1)
+        native_sha256_add(&h, a + at, at + step > 1000000 ? 1000000 - at : step);
+    CHECK(native_sha256_end(&h, d, &err) == SDFED_OK && h.md == NULL &&
+              same(d, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+          "SHA-256 of a million 'a' in pieces");
+    free(a);
 }
 
 static void test_x25519(void) {
@@ -184,6 +213,7 @@ static void test_ctr(void) {
 }
 
 int main(void) {
+    test_sha256();
     test_x25519();
     test_x25519_many_peers();
     test_hkdf();

@@ -125,8 +125,8 @@ static int stage_advertise(world *w, const int *gone, int n_gone) {
         }
         advertised[i] = sdfed_secagg_server_receive(&w->server, i, SDFED_SECAGG_ADVERTISE, &err) == SDFED_OK;
     }
-    CHECK(sdfed_secagg_session_id(ROUND, N, mask[0], share[0], advertised, scratch, w->session, &err) == SDFED_OK, "%s",
-          err.message);
+    CHECK(native_secagg_session_id(ROUND, N, mask[0], share[0], advertised, scratch, w->session, &err) == SDFED_OK,
+          "%s", err.message);
     return advance_if_next(w);
 }
 

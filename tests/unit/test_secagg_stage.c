@@ -276,31 +276,40 @@ static void test_client_check(void) {
 
 static void test_layout(void) {
     sdfed_error err = {0};
-    unsigned char mask[3][32], share[3][32], scratch[64 * 3], session[32], again[32], advertised[3] = {1, 1, 1};
+    unsigned char mask[3][32], share[3][32], scratch[64 * 3], advertised[3] = {1, 1, 1};
+    unsigned char input[SDFED_SECAGG_SESSION_INPUT_BYTES(3)], again[SDFED_SECAGG_SESSION_INPUT_BYTES(3)], session[32];
+    size_t bytes, again_bytes;
     for (int i = 0; i < 3; i++)
         for (int b = 0; b < 32; b++) {
             mask[i][b] = (unsigned char)(i * 64 + b + 1);
             share[i][b] = (unsigned char)(i * 64 + b + 33);
         }
-    CHECK(sdfed_secagg_session_id(7, 3, mask[0], share[0], advertised, scratch, session, &err) == SDFED_OK &&
-              sdfed_secagg_session_id(7, 3, mask[0], share[0], advertised, scratch, again, &err) == SDFED_OK &&
-              !memcmp(session, again, 32),
-          "the session id is a function of the keys");
-    CHECK(sdfed_secagg_session_id(8, 3, mask[0], share[0], advertised, scratch, again, &err) == SDFED_OK &&
-              memcmp(session, again, 32),
+    CHECK(sdfed_secagg_session_input(7, 3, mask[0], share[0], advertised, scratch, input, &bytes, &err) == SDFED_OK &&
+              bytes == sizeof input && !memcmp(input, "sdfed/secagg/v2", 15) && input[15] == 1 && input[23] == 7 &&
+              input[27] == 3 && input[31] == 0 && !memcmp(input + 32, mask[0], 32) &&
+              !memcmp(input + 64, share[0], 32) && input[99] == 1 && !memcmp(input + 100, mask[1], 32) &&
+              input[167] == 2 && !memcmp(input + 200, share[2], 32),
+          "the session id's input: label, purpose, round and n (big-endian), then each client, its keys");
+    CHECK(sdfed_secagg_session_input(8, 3, mask[0], share[0], advertised, scratch, again, &again_bytes, &err) ==
+                  SDFED_OK &&
+              again_bytes == bytes && again[23] == 8 && !memcmp(again + 24, input + 24, bytes - 24),
           "and of the round");
     advertised[1] = 0;
-    CHECK(sdfed_secagg_session_id(7, 3, mask[0], share[0], advertised, scratch, again, &err) == SDFED_OK &&
-              memcmp(session, again, 32),
-          "and of who advertised");
+    CHECK(sdfed_secagg_session_input(7, 3, mask[0], share[0], advertised, scratch, again, &again_bytes, &err) ==
+                  SDFED_OK &&
+              again_bytes == bytes - 68 && !memcmp(again, input, 96) && !memcmp(again + 96, input + 164, 68),
+          "only those who advertised");
     advertised[1] = 1;
     memcpy(share[2], mask[0], 32);
-    CHECK(sdfed_secagg_session_id(7, 3, mask[0], share[0], advertised, scratch, again, &err) == SDFED_ERR_FORMAT &&
+    CHECK(sdfed_secagg_session_input(7, 3, mask[0], share[0], advertised, scratch, again, &again_bytes, &err) ==
+                  SDFED_ERR_FORMAT &&
               strstr(err.message, "twice"),
           "a key advertised twice: %s", err.message);
     memset(share[2], 0, 32);
-    CHECK(sdfed_secagg_session_id(7, 3, mask[0], share[0], advertised, scratch, again, &err) == SDFED_ERR_FORMAT,
+    CHECK(sdfed_secagg_session_input(7, 3, mask[0], share[0], advertised, scratch, again, &again_bytes, &err) ==
+              SDFED_ERR_FORMAT,
           "a key of zeros");
+    for (int b = 0; b < 32; b++) session[b] = (unsigned char)(200 + b);
     unsigned char info[64];
     CHECK(sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, -2, 3, 9, info, &err) == SDFED_OK &&
               !memcmp(info, "sdfed/secagg/v2", 15) && info[15] == 2 && !memcmp(info + 16, session, 32) &&

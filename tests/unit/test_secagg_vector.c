@@ -73,7 +73,7 @@ static void compute(void) {
         put(name, seed[i], sizeof seed[i]);
     }
     unsigned char advertised[CLIENTS] = {1, 1, 1}, scratch[64 * CLIENTS], session[32], key[32];
-    CHECK(sdfed_secagg_session_id(ROUND, CLIENTS, mask_pk[0], share_pk[0], advertised, scratch, session, &err) == 0,
+    CHECK(native_secagg_session_id(ROUND, CLIENTS, mask_pk[0], share_pk[0], advertised, scratch, session, &err) == 0,
           "%s", err.message);
     put("session", session, 32);
     sdfed_secagg_info(SDFED_SECAGG_PURPOSE_SHARE, session, ROUND, 0, 1, info, &err);

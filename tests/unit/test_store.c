@@ -40,7 +40,7 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "check.h"
 #include "read_file.h"
 #include "store.h"
@@ -861,7 +861,7 @@ static void check_private(const char *work) {
               "private (%s): folder %o, database %o, -wal %o, -shm %o", older ? "an older state" : "a new state",
               mode_of(dir), mode_of(db), mode_of(wal), mode_of(shm));
         char hash[65];
-        sdfed_sha256_hex(c.token, strlen(c.token), hash);
+        CHECK(native_sha256_hex(c.token, strlen(c.token), hash, &err) == SDFED_OK, "private: %s", err.message);
         CHECK(!file_holds(db, c.token) && !file_holds(wal, c.token) && (file_holds(db, hash) || file_holds(wal, hash)),
               "private: the files hold the token's SHA-256, never the token");
         int shard;
@@ -976,7 +976,7 @@ static void check_postgres_migration(const char *uri) {
     int shard;
     CHECK(agg_store_find_client(s, token, &id, &shard, &err) == SDFED_OK && id == 41 && shard == 3,
           "postgres migration: the client found by its token: %lld %s", (long long)id, err.message);
-    sdfed_sha256_hex(token, strlen(token), hash);
+    CHECK(native_sha256_hex(token, strlen(token), hash, &err) == SDFED_OK, "postgres migration: %s", err.message);
     /* each fails (a division by zero) unless its count is as said */
     run_sql("SELECT 1 / (1 - count(*)) FROM information_schema.columns WHERE table_name = $$clients$$ AND "
             "column_name = $$token$$");

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "cli.h"
 #include "native/fed_client.h"
 #include "native/fed_data.h"
@@ -117,7 +117,11 @@ int cmd_sim(int argc, char **argv) {
     if (f32_images) m.clip.int8_images = 0;
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_TEXT | SDFED_CLIP_IMAGE);
     char sha[65];
-    sdfed_sha256_hex(m.file.data, m.file.size, sha);
+    if (native_sha256_hex(m.file.data, m.file.size, sha, &err)) {
+        native_model_close(&m);
+        sdfed_task_free(&task);
+        return native_cli_error(CLI_FAILED, "sim: model: %s", err.message);
+    }
     sdfed_classes cls = {0};
     native_fed_data data = {0};
     sim_result result = {0};

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/json_writer.h"
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "cli.h"
 #include "dataset_report.h"
 #include "native/fed_client.h"
@@ -294,8 +294,8 @@ static int task_check(int argc, char **argv) {
     char sha[65];
     int rc = k ? native_task_read(path, &task, NULL, &err) : sdfed_fail(&err, SDFED_ERR_ARG, "no backend %s", backend);
     if (rc == SDFED_OK) rc = native_model_open(&m, task.model, &err);
+    if (rc == SDFED_OK) rc = native_sha256_hex(m.file.data, m.file.size, sha, &err);
     if (rc == SDFED_OK) {
-        sdfed_sha256_hex(m.file.data, m.file.size, sha);
         const sdfed_clip_config *c = &m.clip.cfg;
         printf("task %s: %s on %s, %d clients (%s partition), %d rounds\n", path, sdfed_method_name(task.method),
                task.dataset, task.clients, sdfed_partition_kind_name(task.partition.kind), task.rounds);

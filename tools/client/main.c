@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "base/json_writer.h"
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "fed/backoff.h"
 #include "fed/protocol.h"
 #include "fed/round.h"
@@ -338,7 +338,10 @@ static int prepare(client *c, const sdfed_message *m) {
         fail(c, "model: %s", err.message);
         return -1;
     }
-    sdfed_sha256_hex(c->model.file.data, c->model.file.size, c->model_sha256);
+    if (native_sha256_hex(c->model.file.data, c->model.file.size, c->model_sha256, &err)) {
+        fail(c, "model: %s", err.message);
+        return -1;
+    }
     if (strcmp(c->model_sha256, m->model_sha256) != 0) {
         fail(c, "the model %s (sha256 %.12s...) is not the server's (%.12s...)", c->model_path, c->model_sha256,
              m->model_sha256);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/io.h"
-#include "base/sha256.h"
 #include "native/clock.h"
 #include "native/crypto.h"
 #include "native/secagg_client.h"
@@ -139,8 +138,8 @@ static int parity(round_state *s, const float *g, const float *next, secure_roun
         if (sdfed_secagg_server_completed(&s->server.stages, p, SDFED_SECAGG_MASKED)) inputs[m++] = s->c[p].core.input;
     int64_t weight = 0;
     if (rc == SDFED_OK) rc = sdfed_secagg_plain_global(s->plan, inputs, m, g, plain, &weight, err);
+    if (rc == SDFED_OK) rc = native_sha256_hex(plain, sizeof *plain * s->plan->dims, stats->plain_sha256, err);
     if (rc == SDFED_OK) {
-        sdfed_sha256_hex(plain, sizeof *plain * s->plan->dims, stats->plain_sha256);
         if (weight != stats->weight_sum || memcmp(plain, next, sizeof *plain * s->plan->dims))
             rc = sdfed_fail(err, SDFED_ERR_NUMERIC,
                             "secure round %lld: the unmasked global differs from the plain mean of the same %d inputs",

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sha256.h"
+#include "native/crypto.h"
 #include "fed/pace.h"
 #include "fed/round.h"
 #include "native/clock.h"
@@ -267,7 +267,7 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         /* every client starts the next round from the server's parameters,
          * also after an abandoned round */
         for (int c = 0; c < K && shared; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
-        if (shared) sdfed_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256);
+        if (shared) rc = native_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256, err);
         for (int c = 0; c < K && rc == SDFED_OK; c++) {
             sdfed_arena_reset(&arena);
             rc = native_fed_client_accuracy(&clients[c], m, k, cls, d, &round->client_accuracy[c], &arena, err);
