@@ -2,6 +2,7 @@
 # Installs the Debian packages sdfed needs to build, run and test, on Debian 12.
 #   tools/install-deps.sh [--bench]
 # Works as root or through sudo; does nothing when every package is already there.
+. "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 
 packages=(

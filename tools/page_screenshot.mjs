@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, watchPage } from '../tests/browser/harness.mjs';
+import { scriptHelp } from './help.mjs';
+scriptHelp(import.meta.url);
 
 const [build, emBuild, png] = process.argv.slice(2).map((p) => path.resolve(p));
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -8,6 +8,7 @@
 # stops it all, the server last; the next start resumes the federation
 # (delete the folder to start over).
 #   NODES=3 PORT=8080 TASK=tasks/fmnist-pathological.json CLIENTS=4 ROUND_PAUSE=5 bash tools/run-cluster.sh
+. "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/port_file.sh

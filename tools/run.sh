@@ -6,6 +6,7 @@
 # (delete that folder to start over).
 #   PORT=8080 TASK=tasks/fmnist-pathological.json CLIENTS=4 ROUND_PAUSE=5 bash tools/run.sh
 # (PORT=0: a free port the kernel chooses, printed below.)
+. "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/port_file.sh

@@ -7,6 +7,7 @@
 # updates in the same run; prints both, their ratio and how far numpy's
 # result is from sdfed's.
 #   tools/bench/aggregate.sh [REPEATS]      (medians of REPEATS, default 5)
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${1:-5}

@@ -14,13 +14,18 @@ differ). The numpy forms, each the fastest of the usual ways to say it:
   mean_clip        each change's norm, rows scaled toward previous, then the mean
   mean_clip_noise  the same plus Gaussian noise of sd clip / n
 """
-import sys
+import argparse
 import time
 
 import numpy as np
 
-directory, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("dir", metavar="DIR", help="what build/bench_aggregate wrote")
+parser.add_argument("n", metavar="N", type=int, help="the updates")
+parser.add_argument("size", metavar="P", type=int, help="the values of an update")
+parser.add_argument("repeats", metavar="REPEATS", type=int, nargs="?", default=5, help="timed runs of each rule")
+args = parser.parse_args()
+directory, n, size, repeats = args.dir, args.n, args.size, args.repeats
 rows = np.fromfile(f"{directory}/updates.f32", dtype="<f4").reshape(n, size)
 weights = np.fromfile(f"{directory}/weights.f64", dtype="<f8")
 previous = np.fromfile(f"{directory}/previous.f32", dtype="<f4")

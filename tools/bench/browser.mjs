@@ -24,6 +24,8 @@ import { frame, GLOBAL } from '../../tests/lib/frame.mjs';
 import { launchChromium } from '../../tests/browser/harness.mjs';
 import { listeningPort } from '../../tests/lib/port_file.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
+import { scriptHelp } from '../help.mjs';
+scriptHelp(import.meta.url);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');

@@ -14,6 +14,7 @@
 # 10,000 images take most of an hour); the cached run 3 times (median).
 #   [FOLDER_IMAGES=10000] [FOLDER_IMAGES_VITB16=10000] [FOLDER_RUNS=3] tools/bench/folder.sh
 # Image counts are multiples of 20, at most 20,000. Prints a markdown table.
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/bench/models.sh

@@ -20,6 +20,7 @@
 # a client row, and handshakes queued behind slow commits (a busy disk)
 # would outlast the server's 5 s header timeout.
 #   CLIENTS="1000 10000" CLUSTER_CLIENTS="20000" tools/bench/load.sh     (the defaults; empty: none)
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 read -r -a counts <<<"${CLIENTS-1000 10000}"

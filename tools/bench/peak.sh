@@ -16,6 +16,7 @@
 #   bench flops MODEL KERNEL PLACE THREADS: X GFLOP/s, Y% of the measured peak (Z GFLOP/s)
 #   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
 #   tools/bench/peak.sh [REPEATS]          (after make build web)
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${1:-3}

@@ -13,6 +13,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../../tests/browser/harness.mjs';
+import { scriptHelp } from '../help.mjs';
+scriptHelp(import.meta.url);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const work = path.resolve(process.argv[2]), repeats = Number(process.argv[3] || 5);

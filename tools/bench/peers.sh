@@ -53,6 +53,7 @@
 # Models: tiny (models/fmnist-tiny-clip.q8_0.gguf; its f32 twin holds the
 # same weights turned back into f32, so that sdfed's f32 and every ONNX
 # model see exactly the file's values) and vitb16 (tools/bench/models.sh).
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 part=${1:-all} repeats=${2:-3}

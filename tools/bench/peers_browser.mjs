@@ -45,6 +45,8 @@ import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, WEBGPU_SWITCHES } from '../../tests/browser/harness.mjs';
 import { compareFeatures, median } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
+import { scriptHelp } from '../help.mjs';
+scriptHelp(import.meta.url);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');

@@ -13,6 +13,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { compareFeatures, ortImageFeatures, ortTextFeatures } from './ort_features.mjs';
+import { scriptHelp } from '../help.mjs';
+scriptHelp(import.meta.url);
 
 const readRows = (file) => readFileSync(file, 'utf8').trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
 const [mode, ...args] = process.argv.slice(2);

@@ -5,11 +5,12 @@
 # Not part of make bench (perf is not among the project's packages):
 #   tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (after make build)
 # e.g. tools/bench/profile.sh build/bench/vitb16.q8_0.gguf 2 1
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ $# -lt 1 ] || [ "$1" = --help ] || [ "$1" = -h ]; then
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
-  [ $# -ge 1 ] && exit 0 || exit 2
+if [ $# -lt 1 ]; then
+  echo "usage: tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
+  exit 2
 fi
 model=$1 threads=${2:-1} int8=${3:-1}
 command -v perf >/dev/null || { echo "profile.sh: perf is not installed (Debian: linux-perf)" >&2; exit 2; }

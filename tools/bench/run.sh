@@ -16,6 +16,7 @@
 # with random weights; each in F32 and Q8_0 (PyTorch runs the F32 weights:
 # it is the peer for both).
 #   tools/bench/run.sh [STEPS]      (medians over STEPS timed steps, default 5)
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 steps=${1:-5}

@@ -21,6 +21,8 @@ import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../../tests/browser/harness.mjs';
 import { CLASSES } from '../../tests/browser/parity.mjs';
 import { runRound, servePage, setPageTask, startPageClients } from '../../tests/browser/secagg_page.mjs';
+import { scriptHelp } from '../help.mjs';
+scriptHelp(import.meta.url);
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const [build, emBuild, model, work] = process.argv.slice(2, 6).map((p) => path.resolve(p));

@@ -11,6 +11,7 @@
 # (index.html) from its first visit until its model is loaded. Medians of
 # VOLUNTEER_RUNS runs. Prints a markdown table.
 #   [VOLUNTEER_RUNS=3] tools/bench/volunteer.sh [MODEL...]      (models: tiny vitb32 vitb16, the default)
+. "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/bench/models.sh
