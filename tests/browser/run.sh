@@ -2,7 +2,7 @@
 # The browser tests (make test-browser; part of make test): the wasm client
 # against the native one under Node (and the page's reconnection schedule
 # against the C's, backoff.mjs, and its choice of build by the device's memory,
-# memory.mjs; and --help on every script of tools/, whose Node ones import
+# memory.mjs; and --help on every program and script, whose Node ones import
 # playwright-core, tests/integration/script_help.sh), then, two at a time, the volunteer page in Debian's
 # Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
 # me" (folder_page.mjs), a host's own federation on another CLIP
@@ -42,8 +42,8 @@ echo "== the page's reconnection schedule (web/backoff.js) under Node"
 if node backoff.mjs "$build"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the page's choice of build by the device's memory (web/memory.js) under Node"
 if node memory.mjs; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-echo "== --help on every script of tools/ (here, after the npm install that the Node ones' imports need)"
-if bash ../integration/script_help.sh "$out/script-help"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "== --help on every program and script (here, after the npm install that the Node scripts' imports need)"
+if bash ../integration/script_help.sh "$out/script-help" "$build"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== the wasm client under Node against the native one (both builds)"
 if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # The Chromium tests, in two lanes at once: they spend most of their time

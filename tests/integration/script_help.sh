@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# --help on every command of tools/: each script a user runs (tools/**/*.sh
-# but those that say they are sourced, tools/**/*.py, tools/**/*.mjs that read
-# their arguments), given --help, must exit 0 at once, print what it does
-# (a shell or Node script its first comment, whose first line comes first; a
-# Python one argparse's "usage:") and start nothing: a script that ignored
-# --help ran its job (make run's aggregator, a PostgreSQL cluster, a
-# benchmark). Each runs in a process group of its own, killed after it
-# (after 20 s at most). Run by tests/browser/run.sh, after the npm install
-# that the Node scripts' imports need.
-#   script_help.sh WORK_DIR
+# --help on every command: each program of the build folder and each script
+# a user runs (tools/**/*.sh but those that say they are sourced,
+# tools/**/*.py, tools/**/*.mjs that read their arguments), given --help,
+# must exit 0 at once, print what it does (a program and a Python script
+# "usage: NAME ...", a shell or Node script its first comment, whose first
+# line comes first) and start nothing: a script that ignored --help ran its
+# job (make run's aggregator, a PostgreSQL cluster, a benchmark). Each runs
+# in a process group of its own, killed after it (after 20 s at most). Run by
+# tests/browser/run.sh, after the npm install that the Node scripts' imports
+# need.
+#   script_help.sh WORK_DIR BUILD_DIR
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$1
+work=$1 build=$2
 mkdir -p "$work"
 passed=0 failed=0
 
@@ -47,11 +48,14 @@ check() {
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
-    echo "FAIL: ${file#"$root"/} --help: status $status, want 0 and a first line starting \"$first\":"
+    echo "FAIL: $file --help: status $status, want 0 and a first line starting \"$first\":"
     head -n 5 "$work/out" | sed 's/^/  | /'
   fi
 }
 
+while IFS= read -r f; do
+  check "$f" "usage: $(basename "$f") " "$f"
+done < <(find "$build" -maxdepth 1 -type f -executable | sort)
 while IFS= read -r f; do
   head -n 12 "$f" | grep -qiE 'source it|sourced' && continue
   check "$f" "$(sed -n '2s/^# \{0,1\}//p' "$f")" bash "$f"
