@@ -22,7 +22,8 @@ Each rule, with why it exists:
   own-crypto         a constant that only a cryptographic primitive's own code holds (SHA-256's and
                      SHA-512's first round constant and initial value, MD5's and SHA-1's initial value,
                      ChaCha's "expand 32-byte k", X25519's 121665): cryptography comes from real libraries
-                     (OpenSSL's libcrypto natively, WebCrypto in the page), never written here
+                     (OpenSSL's libcrypto natively, WebCrypto in the page), never written here; the one rule
+                     also read in the page's and the tools' JavaScript (web/, tools/: .js, .mjs)
 
 A C tokenizer (comments, strings, characters and preprocessor lines understood; both sides of an #if
 read) is enough for these rules: no compiler is needed, and every file is read whatever it is built for.
@@ -37,7 +38,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOLDERS = ["shared", "native", "aggregator", "tools", "wasm-client", "tests/unit", "tests/fuzz"]
+FOLDERS = ["shared", "native", "aggregator", "tools", "wasm-client", "tests/unit", "tests/fuzz", "web"]
+SCRIPTS = (".js", ".mjs")  # read for own-crypto alone
 SKIP = {"tests/style_lint"}  # the self-test's examples, bad on purpose
 
 KEYWORD_TYPES = {"static", "const", "volatile", "extern", "register", "unsigned", "signed", "int", "char",
@@ -56,6 +58,7 @@ CRYPTO_NUMBERS = {"0x428a2f98": "SHA-256's first round constant", "0x6a09e667": 
                   "0x6a09e667f3bcc908": "SHA-512's initial value", "0x67452301": "MD5's and SHA-1's initial value",
                   "121665": "X25519's constant (A - 2) / 4"}
 CRYPTO_STRINGS = {"expand 32-byte k": "ChaCha's and Salsa20's constant"}
+CRYPTO_LITERAL = re.compile(r"\b(0[xX][0-9a-fA-F]+|[0-9]+)[uUlLn]*\b")  # in a script's text
 
 TOKEN = re.compile(r"""
     (?P<space>[ \t\r\f\v]+) | (?P<newline>\n) |
@@ -256,6 +259,15 @@ class Linter:
                     j = matching(tokens, j) + 1
                 if j < len(tokens) and tokens[j].kind == "ident":
                     self.structs.add(tokens[j].text)
+
+    def lint_script(self, path, source):
+        """own-crypto in JavaScript: its numbers and strings, found in the text line by line"""
+        rel = os.path.relpath(path, ROOT)
+        for n, line in enumerate(source.split("\n"), 1):
+            found = [CRYPTO_NUMBERS.get(m.group(1).lower()) for m in CRYPTO_LITERAL.finditer(line)]
+            found += [w for text, w in CRYPTO_STRINGS.items() if text in line]
+            for what in filter(None, found):
+                self.report(rel, n, "own-crypto", "%s: cryptography comes from libcrypto or WebCrypto" % what)
 
     def lint_crypto_constant(self, rel, t):
         what = None
@@ -467,7 +479,7 @@ class Linter:
             self.report(rel, line, "comma-macro", "macro %s is a comma expression: write a function" % m.group(1))
 
 
-def c_files(paths):
+def source_files(paths):
     for p in paths:
         if os.path.isfile(p):
             yield p
@@ -476,7 +488,7 @@ def c_files(paths):
             rel = os.path.relpath(folder, ROOT)
             dirs[:] = sorted(d for d in dirs if os.path.join(rel, d) not in SKIP and d != "node_modules")
             for f in sorted(files):
-                if f.endswith((".c", ".h")):
+                if f.endswith((".c", ".h") + SCRIPTS):
                     yield os.path.join(folder, f)
 
 
@@ -484,10 +496,13 @@ def run(paths, all_core=False):
     """the findings in the files; all_core: read every file as the core's (the self-test's)"""
     linter = Linter()
     parsed = []
-    for path in c_files(paths):
+    for path in source_files(paths):
         with open(path, encoding="utf-8") as f:
             source = f.read()
         if "GENERATED FILE" in source.split("\n", 1)[0]:
+            continue
+        if path.endswith(SCRIPTS):
+            linter.lint_script(path, source)
             continue
         tokens, directives = tokenize(source)
         linter.learn_structs(tokens)
@@ -501,7 +516,7 @@ def self_test():
     """each bad_RULE.c (.h): RULE's findings on exactly its lines marked `found`, no other; good.c: none"""
     here = os.path.join(ROOT, "tests", "style_lint")
     failed = 0
-    names = sorted(n for n in os.listdir(here) if n.endswith((".c", ".h")) and n != "structs.h")
+    names = sorted(n for n in os.listdir(here) if n.endswith((".c", ".h") + SCRIPTS) and n != "structs.h")
     for name in names:
         path = os.path.join(here, name)
         findings = run([os.path.join(here, "structs.h"), path], all_core=True)
@@ -514,8 +529,8 @@ def self_test():
             print("FAIL: %s: findings on lines %s, marked %s%s" % (name, sorted(found), sorted(marked),
                                                                   "; " + "; ".join(others) if others else ""))
             failed += 1
-    rules = sum(n.startswith("bad_") for n in names)
-    print("style_lint self-test: %d rules each found in its bad example, good.c clean: %d failed" % (rules, failed))
+    rules = len({os.path.splitext(n)[0] for n in names if n.startswith("bad_")})
+    print("style_lint self-test: %d rules each found in its bad examples, good.c clean: %d failed" % (rules, failed))
     return failed == 0
 
 
