@@ -37,35 +37,63 @@ help_of() {
   return "$status"
 }
 
-# check FILE START COMMAND...: --help exits 0, its first line starting with START
+# check N FILE START COMMAND...: --help exits 0, its first line starting
+# with START; the verdict in $work/verdict.N ("ok", or what failed)
 check() {
-  local file=$1 first=$2 status line
-  shift 2
-  help_of "$work/out" "$@"
+  local n=$1 file=$2 first=$3 status line
+  shift 3
+  help_of "$work/out.$n" "$@"
   status=$?
-  line=$(head -n 1 "$work/out")
+  line=$(head -n 1 "$work/out.$n")
   if [ "$status" -eq 0 ] && [ -n "$first" ] && [ "${line:0:${#first}}" = "$first" ]; then
-    passed=$((passed + 1))
+    echo ok >"$work/verdict.$n"
   else
-    failed=$((failed + 1))
-    echo "FAIL: $file --help: status $status, want 0 and a first line starting \"$first\":"
-    head -n 5 "$work/out" | sed 's/^/  | /'
+    { echo "FAIL: $file --help: status $status, want 0 and a first line starting \"$first\":"
+      head -n 5 "$work/out.$n" | sed 's/^/  | /'; } >"$work/verdict.$n"
   fi
 }
 
+# the commands, each "FILE START COMMAND..." (fields apart by the unit separator)
+commands=()
+add() {
+  local IFS=$'\x1f'
+  commands+=("$*")
+}
 while IFS= read -r f; do
-  check "$f" "usage: $(basename "$f") " "$f"
+  add "$f" "usage: $(basename "$f") " "$f"
 done < <(find "$build" -maxdepth 1 -type f -executable | sort)
 while IFS= read -r f; do
   head -n 12 "$f" | grep -qiE 'source it|sourced' && continue
-  check "$f" "$(sed -n '2s/^# \{0,1\}//p' "$f")" bash "$f"
+  add "$f" "$(sed -n '2s/^# \{0,1\}//p' "$f")" bash "$f"
 done < <(find "$root/tools" -name node_modules -prune -o -name '*.sh' -print | sort)
 while IFS= read -r f; do
-  check "$f" "usage: $(basename "$f") " /usr/bin/python3 "$f"
+  add "$f" "usage: $(basename "$f") " /usr/bin/python3 "$f"
 done < <(find "$root/tools" -name node_modules -prune -o -name '*.py' -print | sort)
 while IFS= read -r f; do
   grep -q 'process\.argv' "$f" && [ "$f" != "$root/tools/help.mjs" ] || continue
-  check "$f" "$(sed -n '1s/^\/\/ \{0,1\}//p' "$f")" node "$f"
+  add "$f" "$(sed -n '1s/^\/\/ \{0,1\}//p' "$f")" node "$f"
 done < <(find "$root/tools" -name node_modules -prune -o -name '*.mjs' -print | sort)
+
+# two at a time (a Python script may take seconds to import torch before its argparse answers)
+rm -f "$work"/verdict.*
+running=0
+for n in "${!commands[@]}"; do
+  IFS=$'\x1f' read -r -a fields <<<"${commands[$n]}"
+  check "$n" "${fields[@]}" &
+  running=$((running + 1))
+  if [ "$running" -ge 2 ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+for n in "${!commands[@]}"; do
+  if [ "$(cat "$work/verdict.$n" 2>/dev/null)" = ok ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    cat "$work/verdict.$n" 2>/dev/null || echo "FAIL: ${commands[$n]%%$'\x1f'*}: no verdict"
+  fi
+done
 echo "script help: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
