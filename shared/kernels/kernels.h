@@ -87,6 +87,18 @@ typedef struct sdfed_kernels {
      * share of the weights. */
     void (*linear_outputs)(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                            int first, int end, float *scratch);
+    /* NULL where the backend has none; else linear_int8 for Q8_0 weights in
+     * two steps, which the pool takes when it splits a layer by outputs, so
+     * that the threads quantise x once between them (each some of its rows)
+     * instead of each thread all of it: the bytes of n rows of `cols` inputs
+     * quantised for the backend's tiles; rows [begin, end) of x (n rows)
+     * quantised into them (distinct parts from any threads at once; the
+     * part that ends at n pads them); and linear_outputs(1, ...)'s outputs
+     * [first, end) from all n rows quantised: the same bits. */
+    size_t (*int8_rows_bytes)(int n, int cols);
+    void (*int8_quantise_rows)(void *rows, const float *x, int n, int cols, int begin, int end);
+    void (*int8_outputs)(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
+                         int end, float *scratch);
     /* NULL where the backend has no packed layout; else packs the whole of
      * w once for linear (int8 0) or linear_int8 (int8 1) into memory it
      * allocates (w->packed, w->packed_int8) and returns its bytes, or 0

@@ -39,6 +39,17 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
     linear_outputs(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
 
+static size_t int8_rows_bytes(int n, int cols) { return sdfed_int8_rows_bytes(sdfed_isa_best_int8(), n, cols); }
+
+static void int8_quantise_rows(void *rows, const float *x, int n, int cols, int begin, int end) {
+    sdfed_int8_quantise_rows(sdfed_isa_best_int8(), rows, x, n, cols, begin, end);
+}
+
+static void int8_outputs(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
+                         int end, float *scratch) {
+    sdfed_linear_int8_rows(sdfed_isa_best_int8(), y, rows, w, bias, n, first, end, scratch);
+}
+
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     linear_outputs(1, y, x, w, bias, n, 0, w->rows, scratch);
 }
@@ -99,6 +110,9 @@ const sdfed_kernels sdfed_kernels_native = {.name = "native",
                                             .linear = linear,
                                             .linear_int8 = linear_int8,
                                             .linear_outputs = linear_outputs,
+                                            .int8_rows_bytes = int8_rows_bytes,
+                                            .int8_quantise_rows = int8_quantise_rows,
+                                            .int8_outputs = int8_outputs,
                                             .pack = pack,
                                             .linear_backward = linear_backward,
                                             .gemm = gemm};

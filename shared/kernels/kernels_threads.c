@@ -8,7 +8,10 @@
  *                            linear_outputs (each thread then reads and
  *                            packs only its share of the weights), else
  *                            rows of x (tokens); each thread with its own
- *                            scratch
+ *                            scratch; linear_int8 on Q8_0 weights, where
+ *                            the base has int8_outputs, quantises x once
+ *                            first (rows of x split), then splits the
+ *                            outputs
  *   linear_backward          rows of x, where the base kernel is reentrant
  *   gemm                     the base kernel on the calling thread: the
  *                            core's gemms (attention per head, small heads)
@@ -21,12 +24,25 @@
  * condition variable: an image's jobs follow each other within
  * microseconds (waking a sleeping thread costs tens of them: 2-6% of an
  * image on two threads), while the yields leave the core to another
- * process's threads that want it and an idle pool takes no time at all. */
+ * process's threads that want it and an idle pool takes no time at all.
+ * The threads take a job's items a claim at a time from a shared count
+ * until none is left, not a fixed share each: on a machine whose cores
+ * other work takes at times (a hypervisor's steal, another tab), a share
+ * held by a slowed thread kept the others waiting (on a 2-vCPU Ice Lake
+ * VM with 17% of its time stolen, ViT-B/16's Q8_0 images on two threads
+ * ran at 1.3x one thread's rate, the cores idle a fifth of the time;
+ * claims and x quantised once: 1.12x that, the median of five alternating
+ * pairs, and steadier). A claim is a
+ * quarter of a thread's share where a call costs little beyond its items
+ * (ranges, quantising, int8 outputs from quantised rows), a whole share
+ * where each call repeats work of its own (an f32 linear's padded copy of
+ * x, linear_int8's quantising, a panel's conversion). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/dtype.h"
 #include "kernels/kernels.h"
 
 #define MAX_THREADS 16
@@ -39,8 +55,14 @@
  * microseconds, more than the gaps between an image's jobs */
 #define SPIN_NS 50000
 
-/* the kernel a job runs */
-enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_BACKWARD, JOB_RANGE };
+/* claims a thread takes of a job whose calls cost little beyond their items */
+#define CLAIMS_PER_THREAD 4
+/* tokens of an int8 layer quantised at a time for the threads (the buffer
+ * of their quantised rows: at most 4 MB for 3072 inputs) */
+#define INT8_TOKENS 1056
+/* the kernel a job runs: JOB_INT8_ROWS quantises rows of x for the
+ * int8 outputs of JOB_INT8_OUTPUTS */
+enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_INT8_ROWS, JOB_INT8_OUTPUTS, JOB_BACKWARD, JOB_RANGE };
 
 /* outputs in a linear job's item when it splits the weight's rows: whole
  * register tiles (32 outputs wide with AVX-512, 16 with AVX2) */
@@ -56,7 +78,9 @@ typedef struct job {
     int by_outputs;     /* linear jobs: items are groups of outputs, not tokens */
     sdfed_range_fn *fn; /* JOB_RANGE's */
     void *ctx;
+    void *rows;           /* JOB_INT8_*'s quantised rows of x */
     int items;            /* what is split: tokens, groups of outputs, or JOB_RANGE's items */
+    int claim;            /* items a thread takes at a time (0: a share of every thread's) */
     double work_per_item; /* multiply-adds an item costs */
 } job;
 
@@ -70,8 +94,10 @@ static struct {
     pthread_cond_t start, finished;
     unsigned generation;
     unsigned pending;
-    unsigned skipped; /* workers that had no scratch for the current job */
     job current;
+    int next_item;   /* the current job's first item not yet claimed */
+    void *int8_rows; /* linear_int8's quantised rows, for the threads */
+    size_t int8_rows_bytes;
     float *scratch[MAX_THREADS];
     size_t scratch_floats[MAX_THREADS];
 } pool = {.threads = 1,
@@ -79,22 +105,26 @@ static struct {
           .start = PTHREAD_COND_INITIALIZER,
           .finished = PTHREAD_COND_INITIALIZER};
 
-/* Share t of `parts` of the job's items. Every base kernel computes a row
- * the same way whatever rows surround it, and linear_outputs an output
- * the same way whatever outputs it computes with it (both tested), so the
- * split does not change the forward pass's bits. */
-static void run_share(const job *j, int t, int parts, float *scratch) {
-    int per = (j->items + parts - 1) / parts, r0 = t * per, r1 = r0 + per < j->items ? r0 + per : j->items;
-    if (r0 >= r1) return;
+/* The job's items [r0, r1). Every base kernel computes a row the same way
+ * whatever rows surround it, and linear_outputs an output the same way
+ * whatever outputs it computes with it (both tested), so the split does
+ * not change the forward pass's bits. */
+static void run_items(const job *j, int r0, int r1, float *scratch) {
     if (j->kind == JOB_RANGE) {
         j->fn(j->ctx, r0, r1);
         return;
     }
     int cols = j->w->cols, rows = j->w->rows;
+    if (j->kind == JOB_INT8_ROWS) {
+        pool.base->int8_quantise_rows(j->rows, j->x, j->n, cols, r0, r1);
+        return;
+    }
     if (j->by_outputs) {
-        int end = r1 * OUTPUT_GROUP < rows ? r1 * OUTPUT_GROUP : rows;
-        pool.base->linear_outputs(j->kind == JOB_LINEAR_INT8, j->y, j->x, j->w, j->bias, j->n, r0 * OUTPUT_GROUP, end,
-                                  scratch);
+        int first = r0 * OUTPUT_GROUP, end = r1 * OUTPUT_GROUP < rows ? r1 * OUTPUT_GROUP : rows;
+        if (j->kind == JOB_INT8_OUTPUTS)
+            pool.base->int8_outputs(j->y, j->rows, j->w, j->bias, j->n, first, end, scratch);
+        else
+            pool.base->linear_outputs(j->kind == JOB_LINEAR_INT8, j->y, j->x, j->w, j->bias, j->n, first, end, scratch);
         return;
     }
     switch (j->kind) {
@@ -107,6 +137,16 @@ static void run_share(const job *j, int t, int parts, float *scratch) {
     case JOB_BACKWARD:
         pool.base->linear_backward(j->y + (size_t)r0 * cols, j->x + (size_t)r0 * rows, j->w, r1 - r0, scratch);
         break;
+    }
+}
+
+/* The current job's items, a claim at a time, until none is left. */
+static void run_claims(const job *j, float *scratch) {
+    int claim = j->claim > 0 ? j->claim : (j->items + pool.threads - 1) / pool.threads;
+    for (;;) {
+        int r0 = __atomic_fetch_add(&pool.next_item, claim, __ATOMIC_RELAXED);
+        if (r0 >= j->items) return;
+        run_items(j, r0, r0 + claim < j->items ? r0 + claim : j->items, scratch);
     }
 }
 
@@ -149,13 +189,11 @@ static void *worker(void *arg) {
         seen = pool.generation;
         job j = pool.current;
         pthread_mutex_unlock(&pool.lock);
-        int needs_scratch = j.kind != JOB_RANGE;
+        int needs_scratch = j.kind != JOB_RANGE && j.kind != JOB_INT8_ROWS;
         float *scratch = needs_scratch ? scratch_for(t, &j) : NULL;
-        /* without scratch this worker's share runs on the caller's thread */
-        int runs = scratch || !needs_scratch;
-        if (runs) run_share(&j, t, pool.threads, scratch);
+        /* without scratch this worker claims nothing: the others take its part */
+        if (scratch || !needs_scratch) run_claims(&j, scratch);
         pthread_mutex_lock(&pool.lock);
-        if (!runs) pool.skipped |= 1u << t;
         if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&pool.finished);
         pthread_mutex_unlock(&pool.lock);
     }
@@ -167,24 +205,28 @@ static void *worker(void *arg) {
 static void run(const job *j, float *scratch) {
     if (pool.threads == 1 || j->items < pool.threads ||
         j->items * j->work_per_item < (double)MIN_WORK_PER_THREAD * pool.threads) {
-        run_share(j, 0, 1, scratch);
+        run_items(j, 0, j->items, scratch);
         return;
     }
     pthread_mutex_lock(&pool.lock);
     pool.current = *j;
+    __atomic_store_n(&pool.next_item, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pool.pending, (unsigned)pool.threads - 1, __ATOMIC_RELAXED);
-    pool.skipped = 0;
     __atomic_add_fetch(&pool.generation, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.lock);
-    run_share(j, 0, pool.threads, scratch);
+    run_claims(j, scratch);
     spin_for(&pool.pending, 0, 1);
     pthread_mutex_lock(&pool.lock);
     while (pool.pending > 0) pthread_cond_wait(&pool.finished, &pool.lock);
-    unsigned skipped = pool.skipped;
     pthread_mutex_unlock(&pool.lock);
-    for (int t = 1; t < pool.threads; t++)
-        if (skipped & 1u << t) run_share(j, t, pool.threads, scratch);
+}
+
+/* items of a job that cost little beyond them, in a claim: a quarter of a
+ * thread's share */
+static int small_claims(int items) {
+    int claim = items / (pool.threads * CLAIMS_PER_THREAD);
+    return claim > 0 ? claim : 1;
 }
 
 /* A forward linear job of `kind`, split by outputs where the base can. */
@@ -201,8 +243,50 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
     run_linear(JOB_LINEAR, y, x, w, bias, n, scratch);
 }
 
+/* The pool's buffer of quantised rows, at least `bytes` (NULL: no memory). */
+static void *int8_rows(size_t bytes) {
+    if (bytes > pool.int8_rows_bytes) {
+        free(pool.int8_rows);
+        pool.int8_rows = malloc(bytes);
+        pool.int8_rows_bytes = pool.int8_rows ? bytes : 0;
+    }
+    return pool.int8_rows;
+}
+
 static void linear_int8(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
-    run_linear(JOB_LINEAR_INT8, y, x, w, bias, n, scratch);
+    const sdfed_kernels *base = pool.base;
+    int cols = w->cols, groups = (w->rows + OUTPUT_GROUP - 1) / OUTPUT_GROUP,
+        tokens = n < INT8_TOKENS ? n : INT8_TOKENS;
+    void *rows = NULL;
+    if (base->int8_outputs && w->type == SDFED_TYPE_Q8_0) rows = int8_rows(base->int8_rows_bytes(tokens, cols));
+    if (!rows) {
+        run_linear(JOB_LINEAR_INT8, y, x, w, bias, n, scratch);
+        return;
+    }
+    for (int t0 = 0; t0 < n; t0 += INT8_TOKENS) {
+        int count = n - t0 < INT8_TOKENS ? n - t0 : INT8_TOKENS;
+        const float *x_part = x + (size_t)t0 * cols;
+        job quantise = {.kind = JOB_INT8_ROWS,
+                        .x = x_part,
+                        .w = w,
+                        .n = count,
+                        .rows = rows,
+                        .items = count,
+                        .claim = small_claims(count),
+                        .work_per_item = cols};
+        run(&quantise, scratch);
+        job outputs = {.kind = JOB_INT8_OUTPUTS,
+                       .y = y + (size_t)t0 * w->rows,
+                       .w = w,
+                       .bias = bias,
+                       .n = count,
+                       .by_outputs = 1,
+                       .rows = rows,
+                       .items = groups,
+                       .claim = small_claims(groups),
+                       .work_per_item = (double)cols * count * OUTPUT_GROUP};
+        run(&outputs, scratch);
+    }
 }
 
 static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, int n, float *scratch) {
@@ -221,7 +305,12 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
 }
 
 static void parallel(int count, double work_per_item, sdfed_range_fn *fn, void *ctx) {
-    job j = {.kind = JOB_RANGE, .fn = fn, .ctx = ctx, .items = count, .work_per_item = work_per_item};
+    job j = {.kind = JOB_RANGE,
+             .fn = fn,
+             .ctx = ctx,
+             .items = count,
+             .claim = small_claims(count),
+             .work_per_item = work_per_item};
     run(&j, NULL);
 }
 

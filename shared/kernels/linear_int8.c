@@ -34,7 +34,7 @@
  * image's 197 tokens in one chunk, so its weights are packed once */
 #define CHUNK 264
 
-/* the scratch: a chunk's scales, MAX_PANELS panels, a chunk's quants */
+/* the scratch: MAX_PANELS panels, then a chunk's scales and quants */
 _Static_assert(CHUNK * 4 / SDFED_Q8_0_BLOCK + MAX_PANELS * PANEL_BLOCK_BYTES / SDFED_Q8_0_BLOCK + CHUNK <=
                    SDFED_INT8_SCRATCH_ROWS * 4,
                "scratch too small for a chunk and the panels");
@@ -265,19 +265,74 @@ static void pack_panel(const sdfed_weight *w, int r0, int count, unsigned char *
     }
 }
 
-/* Quantises `count` rows of x into the chunk, rows padded with zeros (in
- * the tile's representation) up to `padded`. */
-static void quantise_chunk(const tile_kernel *tk, const float *x, int count, int padded, int cols, unsigned char *xq,
-                           float *xd) {
+/* x's rows quantised, as the tiles read them: `capacity` rows (a whole
+ * number of tiles) of block scales, then as many rows of quants (+ 128
+ * where the tile wants them unsigned) */
+typedef struct quantised_rows {
+    float *d;
+    unsigned char *q;
+} quantised_rows;
+
+static quantised_rows rows_in(void *buffer, int capacity, int cols) {
+    float *d = buffer;
+    return (quantised_rows){.d = d, .q = (unsigned char *)(d + (size_t)capacity * (cols / SDFED_Q8_0_BLOCK))};
+}
+
+static size_t rows_bytes(int capacity, int cols) {
+    return (size_t)capacity * (cols / SDFED_Q8_0_BLOCK) * sizeof(float) + (size_t)capacity * cols;
+}
+
+/* n rows rounded up to whole tiles of isa's */
+static int padded_rows(const tile_kernel *tk, int n) { return (n + tk->mr - 1) / tk->mr * tk->mr; }
+
+/* Rows [begin, end) of x (cols each) into rows; where end is n, the rows
+ * from n to a whole tile too, as zero rows (in the tile's representation). */
+static void quantise_rows(const tile_kernel *tk, quantised_rows rows, const float *x, int n, int cols, int begin,
+                          int end) {
     int blocks = cols / SDFED_Q8_0_BLOCK;
-    for (int i = 0; i < count; i++)
-        tk->quantise(x + (size_t)i * cols, cols, xq + (size_t)i * cols, xd + (size_t)i * blocks);
-    /* a zero row quantises to zero quants (+ 128 where unsigned) */
+    for (int i = begin; i < end; i++)
+        tk->quantise(x + (size_t)i * cols, cols, rows.q + (size_t)i * cols, rows.d + (size_t)i * blocks);
+    if (end < n) return;
+    int padded = padded_rows(tk, n);
     unsigned char zero[SDFED_Q8_0_BLOCK];
     float zero_row[SDFED_Q8_0_BLOCK] = {0}, d;
     tk->quantise(zero_row, SDFED_Q8_0_BLOCK, zero, &d);
-    memset(xq + (size_t)count * cols, zero[0], (size_t)(padded - count) * cols);
-    memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
+    memset(rows.q + (size_t)n * cols, zero[0], (size_t)(padded - n) * cols);
+    memset(rows.d + (size_t)n * blocks, 0, sizeof *rows.d * (size_t)(padded - n) * blocks);
+}
+
+/* Outputs [first, end) of `count` tokens (y's rows, `rows` floats apart)
+ * from their quantised rows (padded to whole tiles), on the packed weight
+ * or on panels packed here into `panels`. */
+static void tiles_over(const tile_kernel *tk, float *y, const float *xd, const unsigned char *xq, int count,
+                       const sdfed_weight *w, const float *bias, int first, int end, unsigned char *panels) {
+    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
+    size_t panel_bytes = (size_t)blocks * PANEL_BLOCK_BYTES;
+    const unsigned char *packed = w->packed && w->packed_int8 ? w->packed : NULL;
+    /* packed tiles start at a whole panel, which may begin before `first` */
+    for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
+        int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
+        const unsigned char *tile_panels = packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels;
+        for (int p = 0; !packed && p < tk->panels; p++) {
+            int in_panel = sdfed_clamp_int(nc - p * NR, 0, NR);
+            pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
+        }
+        for (int i0 = 0; i0 < count; i0 += mr) {
+            int nr = count - i0 < mr ? count - i0 : mr;
+            const unsigned char *xq_tile = xq + (size_t)i0 * cols;
+            const float *xd_tile = xd + (size_t)i0 * blocks;
+            if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
+                tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows,
+                        bias ? bias + r0 : NULL);
+                continue;
+            }
+            float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+            tk->run(blocks, xq_tile, xd_tile, tile_panels, out, (size_t)width, NULL);
+            for (int i = 0; i < nr; i++)
+                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
+                                    bias ? bias + r0 + skip : NULL, nc - skip);
+        }
+    }
 }
 
 size_t sdfed_int8_packed_bytes(const sdfed_weight *w) {
@@ -295,44 +350,44 @@ void sdfed_int8_pack(const sdfed_weight *w, unsigned char *packed) {
     }
 }
 
+/* the scratch: MAX_PANELS panels, then a chunk's quantised rows */
+static unsigned char *scratch_panels(float *scratch) { return (unsigned char *)scratch; }
+static void *scratch_rows(float *scratch, int cols) {
+    return scratch_panels(scratch) + MAX_PANELS * (size_t)(cols / SDFED_Q8_0_BLOCK) * PANEL_BLOCK_BYTES;
+}
+
 void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                        int end, float *scratch) {
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     assert(w->type == SDFED_TYPE_Q8_0);
     const tile_kernel *tk = &kernels[isa];
-    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
-    size_t panel_bytes = (size_t)blocks * PANEL_BLOCK_BYTES;
-    float *xd = scratch;
-    unsigned char *panels = (unsigned char *)(xd + (size_t)CHUNK * blocks);
-    unsigned char *xq = panels + MAX_PANELS * panel_bytes;
-    const unsigned char *packed = w->packed && w->packed_int8 ? w->packed : NULL;
+    int cols = w->cols;
+    quantised_rows chunk = rows_in(scratch_rows(scratch, cols), CHUNK, cols);
     for (int t0 = 0; t0 < n; t0 += CHUNK) {
-        int count = n - t0 < CHUNK ? n - t0 : CHUNK, padded = (count + mr - 1) / mr * mr;
-        quantise_chunk(tk, x + (size_t)t0 * cols, count, padded, cols, xq, xd);
-        /* packed tiles start at a whole panel, which may begin before `first` */
-        for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
-            int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
-            const unsigned char *tile_panels = packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels;
-            for (int p = 0; !packed && p < tk->panels; p++) {
-                int in_panel = sdfed_clamp_int(nc - p * NR, 0, NR);
-                pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
-            }
-            for (int i0 = 0; i0 < count; i0 += mr) {
-                int nr = count - i0 < mr ? count - i0 : mr;
-                const unsigned char *xq_tile = xq + (size_t)i0 * cols;
-                const float *xd_tile = xd + (size_t)i0 * blocks;
-                if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
-                    tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)(t0 + i0) * rows + r0, (size_t)rows,
-                            bias ? bias + r0 : NULL);
-                    continue;
-                }
-                float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-                tk->run(blocks, xq_tile, xd_tile, tile_panels, out, (size_t)width, NULL);
-                for (int i = 0; i < nr; i++)
-                    sdfed_store_outputs(y + (size_t)(t0 + i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
-                                        bias ? bias + r0 + skip : NULL, nc - skip);
-            }
-        }
+        int count = n - t0 < CHUNK ? n - t0 : CHUNK;
+        quantise_rows(tk, chunk, x + (size_t)t0 * cols, count, cols, 0, count);
+        tiles_over(tk, y + (size_t)t0 * w->rows, chunk.d, chunk.q, count, w, bias, first, end, scratch_panels(scratch));
+    }
+}
+
+size_t sdfed_int8_rows_bytes(int isa, int n, int cols) { return rows_bytes(padded_rows(&kernels[isa], n), cols); }
+
+void sdfed_int8_quantise_rows(int isa, void *buffer, const float *x, int n, int cols, int begin, int end) {
+    const tile_kernel *tk = &kernels[isa];
+    quantise_rows(tk, rows_in(buffer, padded_rows(tk, n), cols), x, n, cols, begin, end);
+}
+
+void sdfed_linear_int8_rows(int isa, float *y, const void *buffer, const sdfed_weight *w, const float *bias, int n,
+                            int first, int end, float *scratch) {
+    assert(w->type == SDFED_TYPE_Q8_0);
+    const tile_kernel *tk = &kernels[isa];
+    int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
+    quantised_rows all = rows_in((void *)buffer, padded_rows(tk, n), cols);
+    /* a chunk of tokens at a time, each over every panel, as sdfed_linear_int8 takes them */
+    for (int t0 = 0; t0 < n; t0 += CHUNK) {
+        int count = n - t0 < CHUNK ? n - t0 : CHUNK;
+        tiles_over(tk, y + (size_t)t0 * w->rows, all.d + (size_t)t0 * blocks, all.q + (size_t)t0 * cols, count, w, bias,
+                   first, end, scratch_panels(scratch));
     }
 }
 #endif

@@ -33,6 +33,18 @@
 void sdfed_linear_int8(int isa, float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first,
                        int end, float *scratch);
 
+/* The same layer in two steps, so that threads sharing its outputs quantise
+ * x once between them: bytes of n rows of `cols` inputs quantised for isa's
+ * tiles (the scales, the quants, padded to whole tiles); rows [begin, end)
+ * of x quantised into them (x holds n rows; the part whose end is n pads
+ * them too), from any threads at once for distinct parts; and outputs
+ * [first, end) from the n quantised rows, with scratch as above: the bits
+ * of sdfed_linear_int8. */
+size_t sdfed_int8_rows_bytes(int isa, int n, int cols);
+void sdfed_int8_quantise_rows(int isa, void *rows, const float *x, int n, int cols, int begin, int end);
+void sdfed_linear_int8_rows(int isa, float *y, const void *rows, const sdfed_weight *w, const float *bias, int n,
+                            int first, int end, float *scratch);
+
 /* Bytes of Q8_0 weight w packed whole by sdfed_int8_pack: its panels of 16
  * rows, the last one padded with zero rows, then a zero panel for the tiles
  * that span two (every instruction set reads the same layout): 640 bytes

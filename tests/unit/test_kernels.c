@@ -322,6 +322,20 @@ static void test_int8_isas(int n, int rows, int cols) {
                   "int8 linear on %s, weights packed %s, n=%d rows=%d cols=%d, in three ranges of outputs: the "
                   "definition's bits",
                   sdfed_isa_name(isa), once ? "once" : "per call", n, rows, cols);
+            /* in two steps: x's rows quantised in two parts (the last pads them), the outputs in three ranges */
+            size_t rows_bytes = sdfed_int8_rows_bytes(isa, n, cols);
+            unsigned char *quantised = malloc(rows_bytes);
+            memset(quantised, 0xff, rows_bytes);
+            memset(got, 0xff, sizeof *got * (size_t)n * rows);
+            sdfed_int8_quantise_rows(isa, quantised, t.x, n, cols, n / 3, n);
+            sdfed_int8_quantise_rows(isa, quantised, t.x, n, cols, 0, n / 3);
+            sdfed_linear_int8_rows(isa, got, quantised, w, t.bias, n, cut2, rows, scratch);
+            sdfed_linear_int8_rows(isa, got, quantised, w, t.bias, n, 0, cut1, scratch);
+            sdfed_linear_int8_rows(isa, got, quantised, w, t.bias, n, cut1, cut2, scratch);
+            CHECK(!memcmp(got, t.want, sizeof *got * (size_t)n * rows),
+                  "int8 linear on %s in two steps, weights packed %s, n=%d rows=%d cols=%d: the definition's bits",
+                  sdfed_isa_name(isa), once ? "once" : "per call", n, rows, cols);
+            free(quantised);
         }
     free(got);
     free(scratch);
@@ -552,14 +566,22 @@ int main(void) {
     if (check_case("q8_0_activations")) test_q8_0_activations();
     if (check_case("int8")) {
         /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
-        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},  {13, 33, 96},  {25, 48, 128},
-                                             {40, 100, 32}, {7, 31, 160}, {271, 20, 64}, {250, 70, 256}};
+        /* ... and rows of 25 blocks (a group of 16 blocks quantised at once, then 9) */
+        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},  {25, 48, 128},
+                                             {40, 100, 32}, {7, 31, 160},  {271, 20, 64}, {250, 70, 256},
+                                             {9, 40, 800},  {197, 96, 800}};
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+        /* natively also split over the thread pool (the last shape is worth splitting: x quantised once by the
+         * threads, the outputs claimed in groups) */
+        const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 2, NULL);
+#endif
         for (size_t s = 0; s < sizeof int8_shapes / sizeof int8_shapes[0]; s++) {
             int n = int8_shapes[s][0], rows = int8_shapes[s][1], cols = int8_shapes[s][2];
             test_int8_definition(n, rows, cols);
             for (const sdfed_kernels *const *k = all; *k; k++) test_int8_backend(*k, n, rows, cols);
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
             test_int8_isas(n, rows, cols);
+            test_int8_backend(split, n, rows, cols);
 #endif
         }
     }
