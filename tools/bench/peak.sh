@@ -5,7 +5,8 @@
 # multiply-add, the yardstick where the page ran simd128-relaxed's fused
 # f32 products), 1 and 2 threads; for the
 # integer path the same loops of its 8-bit multiply-adds (vpdpbusd or
-# AVX2's vpmaddubsw + vpmaddwd; i32x4.dot_i16x8_s in Chromium). The work:
+# AVX2's vpmaddubsw + vpmaddwd; in Chromium i32x4.dot_i16x8_s, and relaxed
+# SIMD's 8-bit dot, the yardstick where the page's integer tile ran it). The work:
 # the products' multiply-adds counted from the shapes, 2 operations each
 # (flops.py). Then per model (tiny, vitb16) the image encoder natively on 1
 # and 2 threads (bench_features; f32, and Q8_0 on the integer path, whose
@@ -34,7 +35,8 @@ native_peak() {
   grep -E "^peak ${2:+int8 }native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' | sort -g | tail -n 1
 }
 # Chromium's peak on THREADS threads: SIMD128's, or with int8 its integer one, or
-# relaxed SIMD's multiply-add (what simd128-relaxed's f32 products run where it is fused)
+# relaxed SIMD's multiply-add (what simd128-relaxed's f32 products run where it is fused),
+# or with int8 and relaxed-dot relaxed SIMD's 8-bit dot (where the page's dot=relaxed)
 browser_peak() {
   local kind=${3:-simd128}
   grep "^peak ${2:+int8 }chromium $kind $1:" <<<"$browser_peaks" | sed -E 's/.*=//'
@@ -74,9 +76,11 @@ for model in tiny vitb16; do
       kind=$([ "$(value kernels "$run")" = simd128-relaxed ] && echo relaxed-madd || echo simd128)
       [ -n "$rate" ] && line "$model" image-encoder chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
         "$(browser_peak "$threads" "" "$kind")"
-      rate=$(value images_per_s "$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)")
+      run=$(grep "^chromium sdfed q8_0 $threads:" "$log" || true)
+      rate=$(value images_per_s "$run")
+      kind=$([ "$(value dot "$run")" = relaxed ] && echo relaxed-dot || echo simd128)
       [ -n "$rate" ] && line "$model" image-encoder-q8_0 chromium "$threads" "$(value image_gflop "$counts")" "$rate" \
-        "$(browser_peak "$threads" int8)" int8
+        "$(browser_peak "$threads" int8 "$kind")" int8
     fi
   done
   step=$(build/bench_step --model "$f32" --classes tools/bench/classes.txt --n-classes 10 --steps "$repeats" |

@@ -6,7 +6,8 @@
 // multiply-add). Prints:
 //   peak chromium simd128 THREADS: gflops=...
 //   peak chromium relaxed-madd THREADS: gflops=...  (f32x4.relaxed_madd, fused here or not)
-//   peak int8 chromium simd128 THREADS: gops=...   (i32x4.dot_i16x8_s, the integer tile's)
+//   peak int8 chromium simd128 THREADS: gops=...   (i32x4.dot_i16x8_s, the SIMD128 integer tile's)
+//   peak int8 chromium relaxed-dot THREADS: gops=...   (i32x4.relaxed_dot_i8x16_i7x16_add_s, the relaxed tile's)
 //   node peak_browser.mjs WORK_DIR [REPEATS]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -55,8 +56,10 @@ try {
       w.onmessage = ({ data }) => resolve(data);
       w.postMessage(iterations);
     }))).then((ms) => (workers.length * iterations * opsPerIteration) / (Math.max(...ms) / 1e3) / 1e9);
-    // f32: 12 accumulators x 4 lanes x a multiply and an add (or a multiply-add); int16: 12 x 8 multiply-adds x 2
-    const kernels = { peak: 12 * 4 * 2, peak_relaxed_madd: 12 * 4 * 2, peak_int16: 12 * 8 * 2 };
+    // f32: 12 accumulators x 4 lanes x a multiply and an add (or a multiply-add); int16: 12 x 8 multiply-adds x 2;
+    // the relaxed dot: 12 x 16 multiply-adds x 2
+    const kernels = { peak: 12 * 4 * 2, peak_relaxed_madd: 12 * 4 * 2, peak_int16: 12 * 8 * 2,
+      peak_relaxed_dot: 12 * 16 * 2 };
     const out = {};
     for (const [kernel, ops] of Object.entries(kernels)) {
       out[kernel] = {};
@@ -77,6 +80,7 @@ try {
   for (const n of [1, 2]) console.log(`peak chromium simd128 ${n}: gflops=${results.peak[n].toFixed(1)}`);
   for (const n of [1, 2]) console.log(`peak chromium relaxed-madd ${n}: gflops=${results.peak_relaxed_madd[n].toFixed(1)}`);
   for (const n of [1, 2]) console.log(`peak int8 chromium simd128 ${n}: gops=${results.peak_int16[n].toFixed(1)}`);
+  for (const n of [1, 2]) console.log(`peak int8 chromium relaxed-dot ${n}: gops=${results.peak_relaxed_dot[n].toFixed(1)}`);
 } finally {
   await browser.close();
 }
