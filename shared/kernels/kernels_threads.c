@@ -57,6 +57,12 @@
 
 /* claims a thread takes of a job whose calls cost little beyond their items */
 #define CLAIMS_PER_THREAD 4
+/* multiply-adds that quantising a value costs as much as, about (its
+ * block's max and a scaling: a pass like a layer norm's), so that x's rows
+ * are split between the threads where that is worth it (counted as 1, a
+ * ViT-B/16 image's 197 rows fell below the split and the caller quantised
+ * them alone while the others waited) */
+#define QUANTISE_WORK_PER_VALUE 100.0
 /* tokens of an int8 layer quantised at a time for the threads (the buffer
  * of their quantised rows: at most 4 MB for 3072 inputs) */
 #define INT8_TOKENS 1056
@@ -80,7 +86,7 @@ typedef struct job {
     void *ctx;
     void *rows;           /* JOB_INT8_*'s quantised rows of x */
     int items;            /* what is split: tokens, groups of outputs, or JOB_RANGE's items */
-    int claim;            /* items a thread takes at a time (0: a share of every thread's) */
+    int claim;            /* items a thread takes at a time (0: items / threads) */
     double work_per_item; /* multiply-adds an item costs */
 } job;
 
@@ -273,7 +279,7 @@ static void linear_int8(float *y, const float *x, const sdfed_weight *w, const f
                         .rows = rows,
                         .items = count,
                         .claim = small_claims(count),
-                        .work_per_item = cols};
+                        .work_per_item = cols * QUANTISE_WORK_PER_VALUE};
         run(&quantise, scratch);
         job outputs = {.kind = JOB_INT8_OUTPUTS,
                        .y = y + (size_t)t0 * w->rows,
