@@ -12,6 +12,9 @@
 # other toolchains: clang, asan (clang + ASan/UBSan), emscripten, wasi, fuzz.
 
 JOBS ?= 2
+# a tree's build takes JOBS jobs, or under a parallel make (make -j, make
+# builds) the jobs of that make's pool, which the "+" recipes pass on
+TREE_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j $(JOBS))
 CLIP_DATA := $(abspath ../shared/clip)
 export NODE_PATH ?= /usr/share/nodejs
 
@@ -28,7 +31,7 @@ deps:
 
 build:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-	cmake --build build -j $(JOBS)
+	+cmake --build build $(TREE_JOBS)
 
 # the C test programs of the native tree (their oracles' fixtures come with them), nothing installed
 check: build
@@ -36,25 +39,28 @@ check: build
 
 build-clang:
 	cmake -S . -B build/targets/clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang
-	cmake --build build/targets/clang -j $(JOBS)
+	+cmake --build build/targets/clang $(TREE_JOBS)
 
 build-asan:
 	cmake -S . -B build/targets/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DSDFED_SANITIZE=ON
-	cmake --build build/targets/asan -j $(JOBS)
+	+cmake --build build/targets/asan $(TREE_JOBS)
 
 build-emscripten:
 	cmake -S . -B build/targets/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/emscripten.cmake
-	cmake --build build/targets/emscripten -j $(JOBS)
+	+cmake --build build/targets/emscripten $(TREE_JOBS)
 
 build-wasi:
 	cmake -S . -B build/targets/wasi -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/wasi.cmake
-	cmake --build build/targets/wasi -j $(JOBS)
+	+cmake --build build/targets/wasi $(TREE_JOBS)
 
 build-fuzz:
 	cmake -S . -B build/targets/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DSDFED_FUZZ=ON
-	cmake --build build/targets/fuzz -j $(JOBS) --target fuzzers
+	+cmake --build build/targets/fuzz $(TREE_JOBS) --target fuzzers
 
-builds: build build-clang build-asan build-emscripten build-wasi build-fuzz
+# every tree at once, in one pool of JOBS jobs: one tree's configuring and
+# linking, which use a core each, no longer leave the other idle
+builds:
+	+$(MAKE) --no-print-directory -j $(JOBS) build build-clang build-asan build-emscripten build-wasi build-fuzz
 
 # the browser build of the client only (what the page loads from /wasm/)
 web:

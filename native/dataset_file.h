@@ -1,4 +1,4 @@
-/* Fashion-MNIST from disk (native builds only: gzip through zlib). The four files of
+/* Fashion-MNIST from disk (native builds only: gzip through native/gzip.h). The four files of
  * http://fashion-mnist (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
  * t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) are read whole into
  * memory, uncompressed, and parsed by shared/data/idx.h. */

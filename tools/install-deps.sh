@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang lld-14 llvm-14
   libopenblas-dev libopenblas-serial-dev
-  libpng-dev libjpeg-dev zlib1g-dev
+  libpng-dev libjpeg-dev libdeflate-dev zlib1g-dev # zlib: the tests write gzip files with it
   libwebsockets-dev libssl-dev libsqlite3-dev sqlite3 openssl curl
   libpq-dev postgresql-15 # the store's PostgreSQL back end; its tests start a server of their own
   haproxy # in front of a cluster's nodes (make run-cluster, the cluster test)

@@ -1,7 +1,8 @@
 /* The real Fashion-MNIST through native/dataset_file.c and native/gzip.c:
  * both splits loaded and checked, a Dirichlet partition of them, and the
  * files' errors (missing, corrupt or truncated gzip, bad IDX, uncompressed
- * files read when no .gz exists).
+ * files read when no .gz exists); the gzip files written by zlib, the reader
+ * being libdeflate, and a file of two gzip members.
  *   test_dataset_file FASHION_MNIST_DIR TMPDIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +89,19 @@ static void test_file_errors(const char *dir, const char *tmp) {
     uint8_t gz[4096];
     size_t gz_n = fread(gz, 1, sizeof gz, f);
     fclose(f);
+    /* two members one after the other read as one file (gzip -d joins them), and within the limit only whole */
+    snprintf(path, sizeof path, "%s/twice.gz", tmp);
+    f = fopen(path, "wb");
+    fwrite(gz, 1, gz_n, f);
+    fwrite(gz, 1, gz_n, f);
+    fclose(f);
+    CHECK(native_read_gz_file(path, 1 << 20, &data, &size, &err) == SDFED_OK && size == 2 * lsz &&
+              !memcmp(data, labels, lsz) && !memcmp(data + lsz, labels, lsz),
+          "two members: %s", err.message);
+    free(data);
+    CHECK(native_read_gz_file(path, 2 * lsz - 1, &data, &size, &err) == SDFED_ERR_FORMAT &&
+              strstr(err.message, "limit"),
+          "two members over the limit: %s", err.message);
     snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte.gz", tmp);
     f = fopen(path, "wb");
     fwrite(gz, 1, gz_n / 2, f);

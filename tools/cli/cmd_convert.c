@@ -14,8 +14,8 @@
 #include "native/gzip.h"
 #endif
 
-/* Reads the vocabulary text: natively through zlib, which uncompresses gzip
- * and passes plain text through; the wasm builds have no zlib and take the
+/* Reads the vocabulary text: natively through native/gzip.h, which uncompresses gzip
+ * and passes plain text through; the wasm builds have no gzip and take the
  * plain text only. */
 static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *err) {
 #if defined(__wasm__)
