@@ -22,9 +22,14 @@
  * at most SPIN_NS on the clock the host gave the pool (none: it does not
  * poll), yielding its core between polls, and then sleeps on a
  * condition variable: an image's jobs follow each other within
- * microseconds (waking a sleeping thread costs tens of them: 2-6% of an
- * image on two threads), while the yields leave the core to another
- * process's threads that want it and an idle pool takes no time at all.
+ * microseconds, and a sleep costs far more than its wake-up: under a
+ * hypervisor a sleeping vCPU halts, and it comes back to caches that other
+ * work has used (a 2-vCPU Ice Lake VM, ViT-B/16 Q8_0 on two threads: with
+ * 50 us of polling the integer tile took 1.31x its one-thread CPU time,
+ * two single-threaded processes at once ran at full speed; with 10 ms,
+ * 1.17x and the images 1.16x faster, the median of six alternating pairs).
+ * The yields leave the core to another process's threads that want it, and
+ * an idle pool takes no time at all once the poll has ended.
  * The threads take a job's items a claim at a time from a shared count
  * until none is left, not a fixed share each: on a machine whose cores
  * other work takes at times (a hypervisor's steal, another tab), a share
@@ -51,9 +56,9 @@
 #define MIN_WORK_PER_THREAD (1 << 20)
 
 /* how long a thread polls for the next job, or for the workers' end, before
- * it sleeps: waking from the condition variable costs tens of
- * microseconds, more than the gaps between an image's jobs */
-#define SPIN_NS 50000
+ * it sleeps: longer than the gaps between an image's jobs and between
+ * images (the caller's serial parts), which 50 us and 2 ms were not */
+#define SPIN_NS 10000000
 
 /* claims a thread takes of a job whose calls cost little beyond their items */
 #define CLAIMS_PER_THREAD 4
