@@ -28,8 +28,9 @@
  * 50 us of polling the integer tile took 1.31x its one-thread CPU time,
  * two single-threaded processes at once ran at full speed; with 10 ms,
  * 1.17x and the images 1.16x faster, the median of six alternating pairs).
- * The yields leave the core to another process's threads that want it, and
- * an idle pool takes no time at all once the poll has ended.
+ * The yields leave the core to another process's threads that want it
+ * (natively; in the browser a yield gives nothing away, and a worker spins
+ * its poll out), and an idle pool takes no time at all once it has ended.
  * The threads take a job's items a claim at a time from a shared count
  * until none is left, not a fixed share each: on a machine whose cores
  * other work takes at times (a hypervisor's steal, another tab), a share
