@@ -39,7 +39,12 @@ static inline void sdfed_poly_f32x8(sdfed_f32x8 *p, const sdfed_f32x8 *v, const 
  * parts, the first with few enough bits that n times it is exact), e^r by
  * Cephes's degree-7 polynomial, times 2^n built in the exponent's bits.
  * Below -87 it gives 0 (expf: 1.6e-38 down to the subnormals), above 88
- * infinity (expf: up to 3.4e38 by 88.72), NaN for NaN. */
+ * infinity (expf: up to 3.4e38 by 88.72), NaN for NaN: the lanes out of
+ * range are replaced at the end, their arithmetic thrown away. The
+ * polynomial is evaluated in three pairs of terms side by side (Estrin's
+ * scheme), not in Horner's five dependent steps: a vector's steps depend
+ * on each other, so a shorter chain lets more vectors run at once (ViT-B's
+ * softmax and QuickGELU are bound by it). */
 static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -48,16 +53,15 @@ static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {
     const float magic = 12582912.0f; /* 1.5 2^23: adding it rounds to an integer, in the low bits */
     sdfed_f32x8 x = *v;
     sdfed_i32x8 below = x<-87.0f, above = x> 88.0f;
-    sdfed_f32x8 xc = SDFED_SELECT_F32X8(above, zero + 88.0f, SDFED_SELECT_F32X8(below, zero - 87.0f, x));
-    sdfed_f32x8 t = xc * 1.44269504088896341f + magic;
+    sdfed_f32x8 t = x * 1.44269504088896341f + magic;
     sdfed_f32x8 n = t - magic;
     sdfed_i32x8 n_int = (sdfed_i32x8)t - (sdfed_i32x8)(zero + magic);
-    sdfed_f32x8 r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-    static const float cephes[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-    sdfed_f32x8 p;
-    sdfed_poly_f32x8(&p, &r, cephes, 6);
-    p = p * (r * r) + r + 1.0f;
+    sdfed_f32x8 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+    sdfed_f32x8 r2 = r * r;
+    sdfed_f32x8 p =
+        ((r * 1.9875691500e-4f + 1.3981999507e-3f) * (r2 * r2) + (r * 8.3334519073e-3f + 4.1665795894e-2f) * r2) +
+        (r * 1.6666665459e-1f + 5.0000001201e-1f);
+    p = p * r2 + r + 1.0f;
     sdfed_f32x8 y = p * (sdfed_f32x8)((n_int + 127) << 23);
     *v = SDFED_SELECT_F32X8(above, zero + INFINITY, SDFED_SELECT_F32X8(below, zero, y));
 }

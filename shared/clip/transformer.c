@@ -114,10 +114,10 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
     for (int l = 0; l < t->n_layers; l++) {
         const sdfed_clip_block *b = &t->blocks[l];
         sdfed_block_acts *a = &t->acts[keep_activations ? l : 0];
-        /* x += the previous block's MLP output; inp = x; ln = ln_1(x) */
+        /* x += the previous block's MLP output; inp = x (for a backward pass); ln = ln_1(x) */
         rows_task before_attn = {.x = x,
                                  .add = l > 0 ? proj : NULL,
-                                 .save = a->inp,
+                                 .save = keep_activations ? a->inp : NULL,
                                  .ln = ln,
                                  .mean = a->ln1_mean,
                                  .rstd = a->ln1_rstd,
@@ -130,10 +130,10 @@ int sdfed_transformer_forward(const sdfed_kernels *k, sdfed_transformer *t, floa
         sdfed_attention_forward(k, att_out, a->att, a->qkv, t->spans, t->att_offset, t->n_spans, C, t->heads,
                                 t->causal);
         linear(proj, att_out, &b->attn_out, b->attn_out_b, N, scratch);
-        /* x += attention output; res = x; ln = ln_2(x) */
+        /* x += attention output; res = x (for a backward pass); ln = ln_2(x) */
         rows_task before_mlp = {.x = x,
                                 .add = proj,
-                                .save = a->res,
+                                .save = keep_activations ? a->res : NULL,
                                 .ln = ln,
                                 .mean = a->ln2_mean,
                                 .rstd = a->ln2_rstd,

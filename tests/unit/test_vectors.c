@@ -13,8 +13,8 @@
 #include "check.h"
 
 /* FNV-1a of the sweeps' results, as every target must compute them */
-#define EXP_HASH 0x3679c37949d7be67ull
-#define ERF_HASH 0x72b137e9d8a398f9ull
+#define EXP_HASH 0x38330dcd6c687d57ull
+#define ERF_HASH 0x73c65d0fa3786338ull
 
 static uint32_t bits_of(float f) {
     uint32_t u;
