@@ -51,16 +51,20 @@ def horner(c, v):
 def exp_f32(x):
     """sdfed_exp_f32x8, operation by operation."""
     below, above = x < f32(-87), x > f32(88)
-    xc = np.where(above, f32(88), np.where(below, f32(-87), x)).astype(f32)
     magic = f32(12582912.0)
-    t = (xc * f32(1.44269504088896341)).astype(f32) + magic
+    t = (x * f32(1.44269504088896341)).astype(f32) + magic
     n = (t - magic).astype(f32)
     n_int = t.view(np.int32) - np.array([magic], dtype=f32).view(np.int32)[0]
-    r = ((xc - n * f32(0.693359375)).astype(f32) - (n * f32(-2.12194440e-4)).astype(f32)).astype(f32)
-    p = (r * f32(1.9875691500e-4)).astype(f32) + f32(1.3981999507e-3)
-    for c in (8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
-        p = (p * r).astype(f32) + f32(c)
-    p = ((p * (r * r).astype(f32)).astype(f32) + r).astype(f32) + f32(1)
+    r = ((x - n * f32(0.693359375)).astype(f32) - (n * f32(-2.12194440e-4)).astype(f32)).astype(f32)
+    r2 = (r * r).astype(f32)
+
+    def pair(a, b):
+        return ((r * f32(a)).astype(f32) + f32(b)).astype(f32)
+
+    high = (pair(1.9875691500e-4, 1.3981999507e-3) * (r2 * r2).astype(f32)).astype(f32)
+    middle = (pair(8.3334519073e-3, 4.1665795894e-2) * r2).astype(f32)
+    p = ((high + middle).astype(f32) + pair(1.6666665459e-1, 5.0000001201e-1)).astype(f32)
+    p = ((p * r2).astype(f32) + r).astype(f32) + f32(1)
     y = (p * ((n_int + 127) << 23).astype(np.int32).view(f32)).astype(f32)
     return np.where(above, f32(np.inf), np.where(below, f32(0), y)).astype(f32)
 
