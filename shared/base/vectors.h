@@ -14,6 +14,7 @@
 
 typedef float sdfed_f32x8 __attribute__((vector_size(32)));
 typedef int32_t sdfed_i32x8 __attribute__((vector_size(32)));
+typedef uint32_t sdfed_u32x8 __attribute__((vector_size(32))); /* bits whose arithmetic wraps */
 
 /* the lanes of sdfed_f32x8 `v` whose sdfed_i32x8 `mask` lane is all ones replaced by
  * `by`'s (a macro: a vector argument's or result's ABI depends on the
@@ -55,7 +56,7 @@ static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {
     sdfed_i32x8 below = x<-87.0f, above = x> 88.0f;
     sdfed_f32x8 t = x * 1.44269504088896341f + magic;
     sdfed_f32x8 n = t - magic;
-    sdfed_i32x8 n_int = (sdfed_i32x8)t - (sdfed_i32x8)(zero + magic);
+    sdfed_u32x8 n_int = (sdfed_u32x8)t - (sdfed_u32x8)(zero + magic); /* out of range: any bits, replaced */
     sdfed_f32x8 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
     sdfed_f32x8 r2 = r * r;
     sdfed_f32x8 p =
