@@ -566,7 +566,7 @@ int main(void) {
     if (check_case("q8_0_activations")) test_q8_0_activations();
     if (check_case("int8")) {
         /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
-        /* ... and rows of 25 blocks (a group of 16 blocks quantised at once, then 9) */
+        /* ... and rows of 25 blocks, an odd count past 16 */
         static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},  {25, 48, 128},
                                              {40, 100, 32}, {7, 31, 160},  {271, 20, 64}, {250, 70, 256},
                                              {9, 40, 800},  {197, 96, 800}};
