@@ -63,11 +63,11 @@ int native_read_gz_file(const char *path, size_t max, uint8_t **data, size_t *si
     native_file_map in;
     int rc = native_file_map_open(&in, path, err);
     if (rc) return rc;
-    if (is_gzip(in.data, in.size) && in.size >= 18) { /* 10 bytes of header, 8 of trailer */
-        rc = inflate_members(path, in.data, in.size, max, data, size, err);
-    } else if (is_gzip(in.data, in.size)) {
-        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: corrupt gzip data (%zu bytes, shorter than any member)", path,
-                        in.size);
+    if (is_gzip(in.data, in.size)) {
+        rc = in.size >= 18 /* 10 bytes of header, 8 of trailer */
+                 ? inflate_members(path, in.data, in.size, max, data, size, err)
+                 : sdfed_fail(err, SDFED_ERR_FORMAT, "%s: corrupt gzip data (%zu bytes, shorter than any member)", path,
+                              in.size);
     } else if (in.size > max) {
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: %zu bytes, more than the limit of %zu", path, in.size, max);
     } else if (!(*data = malloc(in.size + 1))) {

@@ -262,7 +262,7 @@ static const float *tile_rows(const float *x, int n, int cols, size_t *ldx, floa
  * than a quarter of L2: a chunk and the panel then evict each other, each
  * tile reads the panel again from L3, and every chunk streams all of the
  * weights (ViT-B/16's MLP projection, 3072 inputs, 393 KB of panels: 85 to
- * 93 GFLOP/s in chunks of 76 tokens on Ice Lake's 1.25 MB L2, 113 to 115
+ * 93 GFLOP/s in chunks of 76 tokens on Ice Lake's 1.25 MB L2, 104 to 115
  * in one). Weights packed per call keep every token in one chunk, so that
  * each panel is packed once. */
 static int chunk_tokens(int n, size_t ldx, int mr, int packed, size_t panel_bytes) {
