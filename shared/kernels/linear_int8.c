@@ -301,37 +301,50 @@ static void quantise_rows(const tile_kernel *tk, quantised_rows rows, const floa
     memset(rows.d + (size_t)n * blocks, 0, sizeof *rows.d * (size_t)(padded - n) * blocks);
 }
 
+/* One tile's outputs: rows [i0, i0 + mr) of the quantised rows (count of
+ * them real) times the panels at tile_panels, outputs [r0 + skip, r0 + nc)
+ * of y's rows. */
+static void run_tile(const tile_kernel *tk, float *y, const float *xd, const unsigned char *xq, int count,
+                     const sdfed_weight *w, const float *bias, int i0, int r0, int nc, int skip,
+                     const unsigned char *tile_panels) {
+    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
+    int nr = count - i0 < mr ? count - i0 : mr;
+    const unsigned char *xq_tile = xq + (size_t)i0 * cols;
+    const float *xd_tile = xd + (size_t)i0 * blocks;
+    if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
+        tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows, bias ? bias + r0 : NULL);
+        return;
+    }
+    float out[MAX_TILE_ROWS * MAX_PANELS * NR];
+    tk->run(blocks, xq_tile, xd_tile, tile_panels, out, (size_t)width, NULL);
+    for (int i = 0; i < nr; i++)
+        sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
+                            bias ? bias + r0 + skip : NULL, nc - skip);
+}
+
 /* Outputs [first, end) of `count` tokens (y's rows, `rows` floats apart)
  * from their quantised rows (padded to whole tiles), on the packed weight
- * or on panels packed here into `panels`. */
+ * or on panels packed here into `panels`. A packed weight is taken a group
+ * of tiles' panels at a time, up to a quarter of L2, each token tile over
+ * the group's panels in turn: its rows of x stay in L1 while they pass, and
+ * y is written a run of the group's outputs a row. */
 static void tiles_over(const tile_kernel *tk, float *y, const float *xd, const unsigned char *xq, int count,
                        const sdfed_weight *w, const float *bias, int first, int end, unsigned char *panels) {
-    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
+    int blocks = w->cols / SDFED_Q8_0_BLOCK, mr = tk->mr, width = tk->panels * NR;
     size_t panel_bytes = (size_t)blocks * PANEL_BLOCK_BYTES;
     const unsigned char *packed = w->packed && w->packed_int8 ? w->packed : NULL;
+    int group = packed ? sdfed_clamp_int((int)(sdfed_cpu_l2_bytes() / 4 / (tk->panels * panel_bytes)), 1, 64) : 1;
     /* packed tiles start at a whole panel, which may begin before `first` */
-    for (int r0 = packed ? first - first % NR : first; r0 < end; r0 += width) {
-        int nc = end - r0 < width ? end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
-        const unsigned char *tile_panels = packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels;
-        for (int p = 0; !packed && p < tk->panels; p++) {
-            int in_panel = sdfed_clamp_int(nc - p * NR, 0, NR);
-            pack_panel(w, r0 + p * NR, in_panel, panels + p * panel_bytes);
-        }
-        for (int i0 = 0; i0 < count; i0 += mr) {
-            int nr = count - i0 < mr ? count - i0 : mr;
-            const unsigned char *xq_tile = xq + (size_t)i0 * cols;
-            const float *xd_tile = xd + (size_t)i0 * blocks;
-            if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
-                tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows,
-                        bias ? bias + r0 : NULL);
-                continue;
+    for (int g0 = packed ? first - first % NR : first; g0 < end; g0 += group * width) {
+        int g_end = g0 + group * width < end ? g0 + group * width : end;
+        for (int p = 0; !packed && p < tk->panels; p++)
+            pack_panel(w, g0 + p * NR, sdfed_clamp_int(g_end - g0 - p * NR, 0, NR), panels + p * panel_bytes);
+        for (int i0 = 0; i0 < count; i0 += mr)
+            for (int r0 = g0; r0 < g_end; r0 += width) {
+                int nc = g_end - r0 < width ? g_end - r0 : width, skip = first - r0 > 0 ? first - r0 : 0;
+                run_tile(tk, y, xd, xq, count, w, bias, i0, r0, nc, skip,
+                         packed ? packed + (size_t)(r0 / NR) * panel_bytes : panels);
             }
-            float out[MAX_TILE_ROWS * MAX_PANELS * NR];
-            tk->run(blocks, xq_tile, xd_tile, tile_panels, out, (size_t)width, NULL);
-            for (int i = 0; i < nr; i++)
-                sdfed_store_outputs(y + (size_t)(i0 + i) * rows + r0 + skip, out + (size_t)i * width + skip,
-                                    bias ? bias + r0 + skip : NULL, nc - skip);
-        }
     }
 }
 

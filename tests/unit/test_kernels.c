@@ -566,10 +566,12 @@ int main(void) {
     if (check_case("q8_0_activations")) test_q8_0_activations();
     if (check_case("int8")) {
         /* partial tiles, panels and chunks (264 tokens natively, 200 in wasm) in both directions */
-        /* ... and rows of 25 blocks, an odd count past 16 */
-        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},  {25, 48, 128},
-                                             {40, 100, 32}, {7, 31, 160},  {271, 20, 64}, {250, 70, 256},
-                                             {9, 40, 800},  {197, 96, 800}};
+        /* ... and rows of 25 blocks, an odd count past 16; and 3072 inputs, whose packed panels a tile spans
+         * take 123 KB: the native tiles take them a group of tiles at a time (up to a quarter of L2, 2 MB on
+         * the largest L2 of the CPUs we run on: 4 tiles), so 300 outputs are several groups, the cuts inside them */
+        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},   {25, 48, 128},
+                                             {40, 100, 32}, {7, 31, 160},  {271, 20, 64},  {250, 70, 256},
+                                             {9, 40, 800},  {197, 96, 800}, {13, 300, 3072}};
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
         /* natively also split over the thread pool (the last shape is worth splitting: x quantised once by the
          * threads, the outputs claimed in groups) */
