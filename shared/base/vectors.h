@@ -45,26 +45,35 @@ static inline void sdfed_poly_f32x8(sdfed_f32x8 *p, const sdfed_f32x8 *v, const 
  * polynomial is evaluated in three pairs of terms side by side (Estrin's
  * scheme), not in Horner's five dependent steps: a vector's steps depend
  * on each other, so a shorter chain lets more vectors run at once (ViT-B's
- * softmax and QuickGELU are bound by it). */
+ * softmax and QuickGELU are bound by it).
+ * The steps are written once for vectors of any width, F of floats, I of
+ * int32 and U of uint32 with as many lanes (clip/layers_wide.c takes them
+ * in sixteen lanes), in a function that clang is told not to fuse in. */
+#define SDFED_EXP_STEPS(F, I, U, v)                                                                                    \
+    do {                                                                                                               \
+        const F zero = {0};                                                                                            \
+        const float magic = 12582912.0f; /* 1.5 2^23: adding it rounds to an integer, in the low bits */               \
+        F x = *(v);                                                                                                    \
+        I below = x<-87.0f, above = x> 88.0f;                                                                          \
+        F t = x * 1.44269504088896341f + magic;                                                                        \
+        F n = t - magic;                                                                                               \
+        U n_int = (U)t - (U)(zero + magic); /* out of range: any bits, replaced */                                     \
+        F r = (x - n * 0.693359375f) - n * -2.12194440e-4f;                                                            \
+        F r2 = r * r;                                                                                                  \
+        F p =                                                                                                          \
+            ((r * 1.9875691500e-4f + 1.3981999507e-3f) * (r2 * r2) + (r * 8.3334519073e-3f + 4.1665795894e-2f) * r2) + \
+            (r * 1.6666665459e-1f + 5.0000001201e-1f);                                                                 \
+        p = p * r2 + r + 1.0f;                                                                                         \
+        F y = p * (F)((n_int + 127) << 23);                                                                            \
+        y = (F)(((I)y & ~below) | ((I)zero & below));                                                                  \
+        *(v) = (F)(((I)y & ~above) | ((I)(zero + INFINITY) & above));                                                  \
+    } while (0)
+
 static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-    const sdfed_f32x8 zero = {0};
-    const float magic = 12582912.0f; /* 1.5 2^23: adding it rounds to an integer, in the low bits */
-    sdfed_f32x8 x = *v;
-    sdfed_i32x8 below = x<-87.0f, above = x> 88.0f;
-    sdfed_f32x8 t = x * 1.44269504088896341f + magic;
-    sdfed_f32x8 n = t - magic;
-    sdfed_u32x8 n_int = (sdfed_u32x8)t - (sdfed_u32x8)(zero + magic); /* out of range: any bits, replaced */
-    sdfed_f32x8 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-    sdfed_f32x8 r2 = r * r;
-    sdfed_f32x8 p =
-        ((r * 1.9875691500e-4f + 1.3981999507e-3f) * (r2 * r2) + (r * 8.3334519073e-3f + 4.1665795894e-2f) * r2) +
-        (r * 1.6666665459e-1f + 5.0000001201e-1f);
-    p = p * r2 + r + 1.0f;
-    sdfed_f32x8 y = p * (sdfed_f32x8)((n_int + 127) << 23);
-    *v = SDFED_SELECT_F32X8(above, zero + INFINITY, SDFED_SELECT_F32X8(below, zero, y));
+    SDFED_EXP_STEPS(sdfed_f32x8, sdfed_i32x8, sdfed_u32x8, v);
 }
 
 /* *v = erf(*v) lane by lane, within one unit in the last place of the

@@ -6,6 +6,7 @@
 
 #include "base/vectors.h"
 #include "clip/clip_model.h"
+#include "clip/layers_wide.h"
 #include "kernels/dispatch.h"
 
 /* LayerNorm of each row in eight-float vectors: the mean and the variance
@@ -167,6 +168,12 @@ static inline void gelu_backward_lanes(float *dinp, const float *dout, const flo
 /* the loops over lanes, compiled for the widest vectors the CPU runs (static: clang makes clones of a
  * function only for the calls it sees) */
 SDFED_WIDEST_VECTORS static void activation_rows(float *out, const float *inp, int n, int activation) {
+#if defined(SDFED_LAYERS_WIDE)
+    if (activation == SDFED_ACT_QUICK_GELU && sdfed_layers_wide()) {
+        sdfed_quick_gelu_wide(out, inp, n);
+        return;
+    }
+#endif
     if (activation == SDFED_ACT_GELU)
         SDFED_EACH_F32X8(n, i, count, gelu_lanes(out + i, inp + i, count));
     else
@@ -211,15 +218,35 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
     return total;
 }
 
+/* The softmax's middle step on a row's first `visible` floats, in place:
+ * each x becomes e^(x - max); returns their sum, eight sums lane by lane,
+ * then the lanes in order (static: see activation_rows) */
+SDFED_WIDEST_VECTORS static float softmax_exps(float *row, int visible, float max) {
+    sdfed_f32x8 sums = {0};
+    SDFED_EACH_F32X8(visible, j, count, {
+        sdfed_f32x8 v;
+        sdfed_load_f32x8(&v, row + j, count, -INFINITY);
+        v = v - max;
+        sdfed_exp_f32x8(&v);
+        sums += v;
+        sdfed_store_f32x8(row + j, &v, count);
+    });
+    return sdfed_sum_f32x8(&sums);
+}
+
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
  * where a causal row i sees its own span's columns up to i; eight columns
  * a step in vectors (the lanes past the row are -inf: they change no
- * maximum, and e^-inf = 0 adds nothing to the sum). */
+ * maximum, and e^-inf = 0 adds nothing to the sum), the exponentials in
+ * sixteen where layers_wide.h's run. */
 SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
+#if defined(SDFED_LAYERS_WIDE)
+    int wide = sdfed_layers_wide();
+#endif
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        sdfed_f32x8 maxes = {0}, sums = {0};
+        sdfed_f32x8 maxes = {0};
         maxes -= INFINITY;
         SDFED_EACH_F32X8(visible, j, count, {
             sdfed_f32x8 v;
@@ -228,16 +255,12 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
         });
         float maxv = -INFINITY; /* the largest in any order */
         for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
-        /* the exponentials summed lane by lane, then the lanes in order */
-        SDFED_EACH_F32X8(visible, j, count, {
-            sdfed_f32x8 v;
-            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
-            v = v - maxv;
-            sdfed_exp_f32x8(&v);
-            sums += v;
-            sdfed_store_f32x8(row + j, &v, count);
-        });
-        float inv = 1.0f / sdfed_sum_f32x8(&sums);
+#if defined(SDFED_LAYERS_WIDE)
+        float sum = wide ? sdfed_softmax_exps_wide(row, visible, maxv) : softmax_exps(row, visible, maxv);
+#else
+        float sum = softmax_exps(row, visible, maxv);
+#endif
+        float inv = 1.0f / sum;
         SDFED_EACH_F32X8(visible, j, count, {
             sdfed_f32x8 v;
             sdfed_load_f32x8(&v, row + j, count, 0.0f);

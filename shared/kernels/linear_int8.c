@@ -312,7 +312,8 @@ static void run_tile(const tile_kernel *tk, float *y, const float *xd, const uns
     const unsigned char *xq_tile = xq + (size_t)i0 * cols;
     const float *xd_tile = xd + (size_t)i0 * blocks;
     if (nr == mr && nc == width && !skip) { /* all of the tile's outputs: it writes them itself */
-        tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows, bias ? bias + r0 : NULL);
+        tk->run(blocks, xq_tile, xd_tile, tile_panels, y + (size_t)i0 * rows + r0, (size_t)rows,
+                bias ? bias + r0 : NULL);
         return;
     }
     float out[MAX_TILE_ROWS * MAX_PANELS * NR];
