@@ -359,10 +359,63 @@ static void gemm_chains(int trans_a, int trans_b, int m, int n, int k, float alp
 
 /* op(B)'s columns [j0, j0 + width) as the tiles' panels, zero past n:
  * panels[(p * k + q) * NR + jj] = op(B)[q][j0 + p * NR + jj] */
-static void pack_b(const float *b, int ldb, int trans_b, int n, int k, int j0, int width, float *panels) {
+#if defined(SDFED_X86_TILES)
+/* r's 16 x 16 floats transposed in registers: unpacking pairs of rows,
+ * then pairs of pairs, within each 128-bit lane (a lane of rows 4g to 4g +
+ * 3 then holds a column's 4 values), then the 4 x 4 lanes across vectors */
+__attribute__((target("avx512f"), always_inline)) static inline void transpose_16x16(__m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 4; g++) { /* u[4g + c] lane L: rows 4g..4g+3 of column 4L + c */
+        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xee);
+        __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44),
+               v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xee);
+        r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        r[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+        r[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        r[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+    }
+}
+
+/* panel[q][jj] = column[jj * ldb + q], q < k, for NR columns of which the
+ * first `count` are B's (the rest 0): 16 values of each at a time,
+ * transposed in registers (the attention's K^T, whose packing a value at a
+ * time took a third of QK^T's time on Ice Lake) */
+__attribute__((target("avx512f"))) static void pack_transposed_avx512(const float *column, int ldb, int count, int k,
+                                                                      float *panel) {
+    _Static_assert(NR == 16, "a panel row is one 16-lane vector");
+    for (int q = 0; q < k; q += 16) {
+        int values = k - q < 16 ? k - q : 16;
+        __mmask16 real = (__mmask16)((1u << values) - 1u);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int jj = 0; jj < 16; jj++)
+            r[jj] = jj < count ? _mm512_maskz_loadu_ps(real, column + (size_t)jj * ldb + q) : _mm512_setzero_ps();
+        transpose_16x16(r);
+        for (int t = 0; t < values; t++) _mm512_storeu_ps(panel + (size_t)(q + t) * NR, r[t]);
+    }
+}
+#endif
+
+static void pack_b(int isa, const float *b, int ldb, int trans_b, int n, int k, int j0, int width, float *panels) {
     for (int p0 = 0; p0 < width; p0 += NR) {
         float *panel = panels + (size_t)p0 * k;
         int count = sdfed_clamp_int(n - j0 - p0, 0, NR);
+#if defined(SDFED_X86_TILES)
+        if (trans_b && isa == SDFED_ISA_AVX512) {
+            pack_transposed_avx512(b + (size_t)(j0 + p0) * ldb, ldb, count, k, panel);
+            continue;
+        }
+#endif
         if (count < NR) memset(panel, 0, sizeof *panel * (size_t)k * NR);
         if (trans_b)
             for (int jj = 0; jj < count; jj++) {
@@ -399,7 +452,7 @@ void sdfed_gemm_fma(int isa, int trans_a, int trans_b, int m, int n, int k, floa
     if (trans_a) copy_a_transposed(a, lda, m, k, x_copy);
     for (int j0 = 0; j0 < n; j0 += width) {
         int nc = n - j0 < width ? n - j0 : width;
-        pack_b(b, ldb, trans_b, n, k, j0, width, panels);
+        pack_b(isa, b, ldb, trans_b, n, k, j0, width, panels);
         for (int i0 = 0; i0 < m; i0 += mr) {
             int nr = m - i0 < mr ? m - i0 : mr;
             const float *x = trans_a ? x_copy + (size_t)i0 * k : a + (size_t)i0 * lda;
