@@ -389,7 +389,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void transpose_1
 /* panel[q][jj] = column[jj * ldb + q], q < k, for NR columns of which the
  * first `count` are B's (the rest 0): 16 values of each at a time,
  * transposed in registers (the attention's K^T, whose packing a value at a
- * time took a third of QK^T's time on Ice Lake) */
+ * time took a fifth of QK^T's time on Ice Lake) */
 __attribute__((target("avx512f"))) static void pack_transposed_avx512(const float *column, int ldb, int count, int k,
                                                                       float *panel) {
     _Static_assert(NR == 16, "a panel row is one 16-lane vector");
