@@ -220,8 +220,8 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
 
 /* The softmax's middle step on a row's first `visible` floats, in place:
  * each x becomes e^(x - max); returns their sum, eight sums lane by lane,
- * then the lanes in order (static: see activation_rows) */
-SDFED_WIDEST_VECTORS static float softmax_exps(float *row, int visible, float max) {
+ * then the lanes in order (inlined into masked_softmax's clones) */
+static inline float softmax_exps(float *row, int visible, float max) {
     sdfed_f32x8 sums = {0};
     SDFED_EACH_F32X8(visible, j, count, {
         sdfed_f32x8 v;
