@@ -142,20 +142,21 @@ static inline void sdfed_store_f32x8(float *p, const sdfed_f32x8 *v, int count) 
     memcpy(p, v, count == 8 ? sizeof *v : sizeof(float) * (size_t)count);
 }
 
-/* The statements after `count` for each eight floats of a row of n, `j`
+/* The statements after `count` for each `lanes` floats of a row of n, `j`
  * their first and `count` how many: the whole vectors in a loop of their
- * own, where count is the constant 8 (so that the vectors stay in
+ * own, where count is the constant `lanes` (so that the vectors stay in
  * registers: a part goes through memory), then the last part once. */
-#define SDFED_EACH_F32X8(n, j, count, ...)                                                                             \
+#define SDFED_EACH_LANES(lanes, n, j, count, ...)                                                                      \
     do {                                                                                                               \
-        int j = 0, count = 8;                                                                                          \
-        for (; j + 8 <= (n); j += 8) {                                                                                 \
+        int j = 0, count = (lanes);                                                                                    \
+        for (; j + (lanes) <= (n); j += (lanes)) {                                                                     \
             __VA_ARGS__;                                                                                               \
         }                                                                                                              \
         if ((count = (n)-j) > 0) {                                                                                     \
             __VA_ARGS__;                                                                                               \
         }                                                                                                              \
     } while (0)
+#define SDFED_EACH_F32X8(n, j, count, ...) SDFED_EACH_LANES(8, n, j, count, __VA_ARGS__)
 
 /* the lanes of *v summed in order, lane 0 first */
 static inline float sdfed_sum_f32x8(const sdfed_f32x8 *v) {

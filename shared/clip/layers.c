@@ -218,11 +218,21 @@ size_t sdfed_attention_size(const sdfed_attn_span *spans, size_t *att_offset, in
     return total;
 }
 
-/* The softmax's middle step on a row's first `visible` floats, in place:
- * each x becomes e^(x - max); returns their sum, eight sums lane by lane,
- * then the lanes in order (inlined into masked_softmax's clones) */
-static inline float softmax_exps(float *row, int visible, float max) {
-    sdfed_f32x8 sums = {0};
+/* The softmax of a row's first `visible` floats, in place: the largest,
+ * then e^(x - max) summed in eight sums lane by lane and the lanes in
+ * order, then each scaled by 1 / sum; eight floats a step (the lanes past
+ * the row are -inf: they change no maximum, and e^-inf = 0 adds nothing
+ * to the sum); inlined into masked_softmax's clones */
+static inline void softmax_row(float *row, int visible) {
+    sdfed_f32x8 maxes = {0}, sums = {0};
+    maxes -= INFINITY;
+    SDFED_EACH_F32X8(visible, j, count, {
+        sdfed_f32x8 v;
+        sdfed_load_f32x8(&v, row + j, count, -INFINITY);
+        maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
+    });
+    float max = -INFINITY; /* the largest in any order */
+    for (int l = 0; l < 8; l++) max = maxes[l] > max ? maxes[l] : max;
     SDFED_EACH_F32X8(visible, j, count, {
         sdfed_f32x8 v;
         sdfed_load_f32x8(&v, row + j, count, -INFINITY);
@@ -231,14 +241,18 @@ static inline float softmax_exps(float *row, int visible, float max) {
         sums += v;
         sdfed_store_f32x8(row + j, &v, count);
     });
-    return sdfed_sum_f32x8(&sums);
+    float inv = 1.0f / sdfed_sum_f32x8(&sums);
+    SDFED_EACH_F32X8(visible, j, count, {
+        sdfed_f32x8 v;
+        sdfed_load_f32x8(&v, row + j, count, 0.0f);
+        v = v * inv;
+        sdfed_store_f32x8(row + j, &v, count);
+    });
 }
 
 /* Softmax of each row of S (nq, ld) over its first nc + visible columns,
- * where a causal row i sees its own span's columns up to i; eight columns
- * a step in vectors (the lanes past the row are -inf: they change no
- * maximum, and e^-inf = 0 adds nothing to the sum), the exponentials in
- * sixteen where layers_wide.h's run. */
+ * where a causal row i sees its own span's columns up to i (the rest of
+ * the row 0), in sixteen-float vectors where layers_wide.h's run. */
 SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld, int causal) {
 #if defined(SDFED_LAYERS_WIDE)
     int wide = sdfed_layers_wide();
@@ -246,27 +260,12 @@ SDFED_WIDEST_VECTORS static void masked_softmax(float *S, int nq, int nc, int ld
     for (int i = 0; i < nq; i++) {
         float *row = S + (size_t)i * ld;
         int visible = causal ? nc + i + 1 : ld;
-        sdfed_f32x8 maxes = {0};
-        maxes -= INFINITY;
-        SDFED_EACH_F32X8(visible, j, count, {
-            sdfed_f32x8 v;
-            sdfed_load_f32x8(&v, row + j, count, -INFINITY);
-            maxes = SDFED_SELECT_F32X8(v > maxes, v, maxes);
-        });
-        float maxv = -INFINITY; /* the largest in any order */
-        for (int l = 0; l < 8; l++) maxv = maxes[l] > maxv ? maxes[l] : maxv;
 #if defined(SDFED_LAYERS_WIDE)
-        float sum = wide ? sdfed_softmax_exps_wide(row, visible, maxv) : softmax_exps(row, visible, maxv);
-#else
-        float sum = softmax_exps(row, visible, maxv);
+        if (wide)
+            sdfed_softmax_row_wide(row, visible);
+        else
 #endif
-        float inv = 1.0f / sum;
-        SDFED_EACH_F32X8(visible, j, count, {
-            sdfed_f32x8 v;
-            sdfed_load_f32x8(&v, row + j, count, 0.0f);
-            v = v * inv;
-            sdfed_store_f32x8(row + j, &v, count);
-        });
+            softmax_row(row, visible);
         for (int j = visible; j < ld; j++) row[j] = 0.0f;
     }
 }

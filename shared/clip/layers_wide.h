@@ -23,11 +23,10 @@ int sdfed_layers_wide(void);
 /* out = x s(1.702 x) on n floats (layers.c's quick_gelu_lanes). */
 void sdfed_quick_gelu_wide(float *out, const float *inp, int n);
 
-/* The softmax's middle step on a row's first `visible` floats, in place:
- * each x becomes e^(x - max); returns their sum, added as layers.c's
- * masked_softmax adds them (eight sums lane by lane, then the lanes in
- * order). */
-float sdfed_softmax_exps_wide(float *row, int visible, float max);
+/* The softmax of a row's first `visible` floats, in place (layers.c's
+ * softmax_row: its largest, in any order, the same; the exponentials'
+ * sum added as there, eight sums lane by lane, then the lanes in order). */
+void sdfed_softmax_row_wide(float *row, int visible);
 #endif
 
 #endif

@@ -131,7 +131,7 @@ static void test_softmax(int causal, int n, float scale) {
                         .causal = causal};
     run_both(run_attention, &c, a, b);
     CHECK(same_bits(a, b, n_out),
-          "softmax of %d rows (causal %d, scale %g): the sixteen-lane exponentials give the eight-lane bits", n, causal,
+          "softmax of %d rows (causal %d, scale %g): the sixteen-lane softmax gives the eight-lane bits", n, causal,
           (double)scale);
     free(qkv);
     free(a);
