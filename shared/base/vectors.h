@@ -16,10 +16,12 @@ typedef float sdfed_f32x8 __attribute__((vector_size(32)));
 typedef int32_t sdfed_i32x8 __attribute__((vector_size(32)));
 typedef uint32_t sdfed_u32x8 __attribute__((vector_size(32))); /* bits whose arithmetic wraps */
 
-/* the lanes of sdfed_f32x8 `v` whose sdfed_i32x8 `mask` lane is all ones replaced by
- * `by`'s (a macro: a vector argument's or result's ABI depends on the
- * target's registers, so the helpers here take pointers) */
-#define SDFED_SELECT_F32X8(mask, by, v) ((sdfed_f32x8)(((sdfed_i32x8)(v) & ~(mask)) | ((sdfed_i32x8)(by) & (mask))))
+/* the lanes of float vector `v` (type F, I its int32 lanes) whose `mask`
+ * lane is all ones replaced by `by`'s (a macro: a vector argument's or
+ * result's ABI depends on the target's registers, so the helpers here take
+ * pointers); SDFED_SELECT_F32X8 in eight lanes */
+#define SDFED_SELECT(F, I, mask, by, v) ((F)(((I)(v) & ~(mask)) | ((I)(by) & (mask))))
+#define SDFED_SELECT_F32X8(mask, by, v) SDFED_SELECT(sdfed_f32x8, sdfed_i32x8, mask, by, v)
 
 /* *p = the polynomial with the n coefficients c (highest degree first) at
  * *v, by Horner's steps p = p v + c[i], each multiply and add rounded
@@ -65,8 +67,7 @@ static inline void sdfed_poly_f32x8(sdfed_f32x8 *p, const sdfed_f32x8 *v, const 
             (r * 1.6666665459e-1f + 5.0000001201e-1f);                                                                 \
         p = p * r2 + r + 1.0f;                                                                                         \
         F y = p * (F)((n_int + 127) << 23);                                                                            \
-        y = (F)(((I)y & ~below) | ((I)zero & below));                                                                  \
-        *(v) = (F)(((I)y & ~above) | ((I)(zero + INFINITY) & above));                                                  \
+        *(v) = SDFED_SELECT(F, I, above, zero + INFINITY, SDFED_SELECT(F, I, below, zero, y));                         \
     } while (0)
 
 static inline void sdfed_exp_f32x8(sdfed_f32x8 *v) {

@@ -54,8 +54,7 @@ WIDE void sdfed_softmax_row_wide(float *row, int visible) {
     SDFED_EACH_LANES(16, visible, j, count, {
         f32x16 v;
         load_f32x16(&v, row + j, count, -INFINITY);
-        i32x16 larger = v > maxes;
-        maxes = (f32x16)(((i32x16)maxes & ~larger) | ((i32x16)v & larger));
+        maxes = SDFED_SELECT(f32x16, i32x16, v > maxes, v, maxes);
     });
     /* the largest in any order: the value eight lanes find (but for a zero's
      * sign, which changes no x - max but a zero's sign, and e^0 = e^-0) */

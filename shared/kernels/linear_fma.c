@@ -357,8 +357,6 @@ static void gemm_chains(int trans_a, int trans_b, int m, int n, int k, float alp
         }
 }
 
-/* op(B)'s columns [j0, j0 + width) as the tiles' panels, zero past n:
- * panels[(p * k + q) * NR + jj] = op(B)[q][j0 + p * NR + jj] */
 #if defined(SDFED_X86_TILES)
 /* r's 16 x 16 floats transposed in registers: unpacking pairs of rows,
  * then pairs of pairs, within each 128-bit lane (a lane of rows 4g to 4g +
@@ -406,6 +404,8 @@ __attribute__((target("avx512f"))) static void pack_transposed_avx512(const floa
 }
 #endif
 
+/* op(B)'s columns [j0, j0 + width) as the tiles' panels, zero past n:
+ * panels[(p * k + q) * NR + jj] = op(B)[q][j0 + p * NR + jj] */
 static void pack_b(int isa, const float *b, int ldb, int trans_b, int n, int k, int j0, int width, float *panels) {
     for (int p0 = 0; p0 < width; p0 += NR) {
         float *panel = panels + (size_t)p0 * k;
