@@ -121,6 +121,39 @@ static void test_layernorm(void) {
     free(g);
 }
 
+/* LayerNorm over many rows at once (the layer takes several side by side)
+ * gives each row the bits it has alone, and the double forward: every count
+ * of rows up to 11 (groups and the rows past them), rows of only a part
+ * vector, of whole vectors, and of both */
+static void test_layernorm_rows(void) {
+    const int widths[] = {5, 24, 61};
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (int n = 1; n <= 11; n++) {
+            int C = widths[wi];
+            float *x = randf((size_t)n * C, 3.0), *w = randf(C, 1.0), *b = randf(C, 0.5);
+            float *all = malloc(sizeof *all * n * C), *alone = malloc(sizeof *alone * n * C);
+            float mean[11], rstd[11], mean1[11], rstd1[11];
+            double *ref = malloc(sizeof *ref * n * C), *xd = malloc(sizeof *xd * n * C);
+            for (int i = 0; i < n * C; i++) xd[i] = x[i];
+            sdfed_layernorm_forward(all, mean, rstd, x, w, b, n, C, 1e-5f);
+            for (int i = 0; i < n; i++)
+                sdfed_layernorm_forward(alone + (size_t)i * C, mean1 + i, rstd1 + i, x + (size_t)i * C, w, b, 1, C,
+                                        1e-5f);
+            CHECK(!memcmp(all, alone, sizeof *all * n * C) && !memcmp(mean, mean1, sizeof *mean * n) &&
+                      !memcmp(rstd, rstd1, sizeof *rstd * n),
+                  "layernorm of %d rows of %d: each row's bits alone", n, C);
+            layernorm_d(ref, xd, w, b, n, C);
+            CHECK(forward_rel(all, ref, (size_t)n * C) < 1e-5, "layernorm of %d rows of %d forward", n, C);
+            free(x);
+            free(w);
+            free(b);
+            free(all);
+            free(alone);
+            free(ref);
+            free(xd);
+        }
+}
+
 /* --------------------------------------------------------------- activation */
 
 typedef struct {
@@ -552,5 +585,6 @@ int main(void) {
             test_stack(*k, SDFED_ACT_GELU);
         }
     }
+    if (check_case("layernorm_rows")) test_layernorm_rows();
     return check_report("test_autodiff");
 }
