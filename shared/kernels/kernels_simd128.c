@@ -432,19 +432,20 @@ static void pack_b_panel(const float *b, int ldb, int trans_b, int j0, int nc, i
  * sum of a_ip * b_jp for p in order, then c = (beta-scaled c) + alpha *
  * sum; each product and each sum rounded. A register tile of up to GEMM_MR
  * rows x RELAXED_NR columns runs those chains a lane each, over op(B)'s
- * columns as stored or copied into a panel (when B is transposed, and for
- * the last columns, zeros past them; a partial tile's C through a copy);
- * both operands transposed go to the portable gemm itself. The portable
- * bits, whatever the shape. */
+ * columns copied into a panel (zeros past the last; a partial tile's C
+ * through a copy): read in place, the attention's V (rows 9 KB apart, in
+ * a quarter of the L1 cache's sets) left the cache between tiles, and its
+ * product ran at 0.93x; both operands transposed go to the portable gemm
+ * itself. The portable bits, whatever the shape. */
 #define GEMM_MR 4
 
 /* C's mr x RELAXED_NR block at c (ldc apart) from op(A)'s rows at a (its
- * columns when transposed) and op(B)'s columns at b (row p of them at
- * b + p * b_stride); inlined where trans_a, trans_b and mr are constants,
- * so that its loop has no branch on them */
+ * columns when transposed) and op(B)'s columns in a panel (row p of them
+ * at panel + p * RELAXED_NR); inlined where trans_a, trans_b and mr are
+ * constants, so that its loop has no branch on them */
 __attribute__((always_inline)) static inline void gemm_tile(const int trans_a, const int trans_b, const int mr, int k,
-                                                            float alpha, const float *a, int lda, const float *b,
-                                                            int b_stride, float beta, float *c, int ldc) {
+                                                            float alpha, const float *a, int lda, const float *panel,
+                                                            float beta, float *c, int ldc) {
     const v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
     v128_t acc[GEMM_MR][2];
     for (int i = 0; i < mr; i++)
@@ -455,7 +456,7 @@ __attribute__((always_inline)) static inline void gemm_tile(const int trans_a, c
                 acc[i][h] = wasm_f32x4_mul(wasm_v128_load(c + (size_t)i * ldc + 4 * h), betas);
         }
     for (int p = 0; p < k; p++) {
-        const float *b_p = b + (size_t)p * b_stride;
+        const float *b_p = panel + (size_t)p * RELAXED_NR;
         v128_t b0 = wasm_v128_load(b_p), b1 = wasm_v128_load(b_p + 4);
         for (int i = 0; i < mr; i++) {
             float a_ip = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
@@ -481,15 +482,15 @@ __attribute__((always_inline)) static inline void gemm_tile(const int trans_a, c
 /* the tile for mr rows (1 to GEMM_MR), its operands' form constants */
 #define GEMM_TILE_ROWS(ta, tb)                                                                                         \
     switch (mr) {                                                                                                      \
-    case 4: gemm_tile(ta, tb, 4, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
-    case 3: gemm_tile(ta, tb, 3, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
-    case 2: gemm_tile(ta, tb, 2, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                  \
-    default: gemm_tile(ta, tb, 1, k, alpha, a, lda, b, b_stride, beta, c, ldc); break;                                 \
+    case 4: gemm_tile(ta, tb, 4, k, alpha, a, lda, panel, beta, c, ldc); break;                                        \
+    case 3: gemm_tile(ta, tb, 3, k, alpha, a, lda, panel, beta, c, ldc); break;                                        \
+    case 2: gemm_tile(ta, tb, 2, k, alpha, a, lda, panel, beta, c, ldc); break;                                        \
+    default: gemm_tile(ta, tb, 1, k, alpha, a, lda, panel, beta, c, ldc); break;                                       \
     }
 
 /* C's block of mr rows x RELAXED_NR columns (gemm_tile's arguments) */
-static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, const float *a, int lda, const float *b,
-                       int b_stride, float beta, float *c, int ldc) {
+static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, const float *a, int lda,
+                       const float *panel, float beta, float *c, int ldc) {
     _Static_assert(GEMM_MR == 4, "a case for every row count");
     if (trans_b)
         GEMM_TILE_ROWS(0, 1)
@@ -501,30 +502,26 @@ static void gemm_block(int trans_a, int trans_b, int mr, int k, float alpha, con
 
 static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc) {
-    /* a panel only where B's rows cannot be read in place: transposed, or its last columns; both operands
-     * transposed, or no memory for the panel: the portable gemm itself (the same chains) */
-    int packs = trans_b || n % RELAXED_NR;
-    float *panel = packs && !(trans_a && trans_b) ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
-    if (packs && !panel) {
+    /* both operands transposed, or no memory for the panel: the portable gemm itself (the same chains) */
+    float *panel = !(trans_a && trans_b) ? malloc(sizeof *panel * (size_t)k * RELAXED_NR + 1) : NULL;
+    if (!panel) {
         sdfed_kernels_portable.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
-        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR, in_place = !trans_b && nc == RELAXED_NR;
-        if (!in_place) pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
-        const float *b_j0 = in_place ? b + j0 : panel;
-        int b_stride = in_place ? ldb : RELAXED_NR;
+        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
+        pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
         for (int i0 = 0; i0 < m; i0 += GEMM_MR) {
             int mr = m - i0 < GEMM_MR ? m - i0 : GEMM_MR;
             const float *a_i0 = trans_a ? a + i0 : a + (size_t)i0 * lda;
             float *c_tile = c + (size_t)i0 * ldc + j0;
             if (nc == RELAXED_NR) {
-                gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, b_j0, b_stride, beta, c_tile, ldc);
+                gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, panel, beta, c_tile, ldc);
                 continue;
             }
             float block[GEMM_MR * RELAXED_NR] = {0}; /* the last columns: C through a copy */
             for (int i = 0; i < mr; i++) memcpy(block + i * RELAXED_NR, c_tile + (size_t)i * ldc, sizeof *c * nc);
-            gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, b_j0, b_stride, beta, block, RELAXED_NR);
+            gemm_block(trans_a, trans_b, mr, k, alpha, a_i0, lda, panel, beta, block, RELAXED_NR);
             for (int i = 0; i < mr; i++) memcpy(c_tile + (size_t)i * ldc, block + i * RELAXED_NR, sizeof *c * nc);
         }
     }

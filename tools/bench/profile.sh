@@ -25,10 +25,10 @@ perf report -i "$data" --no-children --sort sym --stdio 2>/dev/null | awk '
   /^ +[0-9.]+%/ {
     p = $1; sub(/%/, "", p); sym = $3
     if (sym ~ /^tile_/) g = "tiles (linear layers, attention products)"
-    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_panel|sdfed_gemm_fma|gemm_outputs)/) g = "packing and stores"
+    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_|sdfed_gemm_fma|gemm_outputs|run_tile|tiles_over)/) g = "packing and stores"
     else if (sym ~ /^quantise/) g = "quantising activations"
-    else if (sym ~ /^(softmax_blocks|masked_softmax|sdfed_attention_forward)/) g = "attention softmax"
-    else if (sym ~ /^(sdfed_activation|activation_)/) g = "MLP activation"
+    else if (sym ~ /^(masked_softmax|sdfed_softmax_row_wide|sdfed_attention_forward)/) g = "attention softmax"
+    else if (sym ~ /^(sdfed_activation|activation_|sdfed_quick_gelu_wide)/) g = "MLP activation"
     else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|add_in_vectors|__mem)/) g = "layer norms, residuals, copies"
     else g = "other (kernel, loading)"
     share[g] += p
