@@ -13,7 +13,9 @@
  *   "result images_per_s=... threads=... int8_images=0|1 isa=..."
  * (int8_images: whether the features came from integer products; isa: the
  * instruction set of the tiles that ran their linears, the integer ones or
- * the FMA ones, the best the CPU has within the cap). */
+ * the FMA ones, the best the CPU has within the cap). The WASI build (make
+ * build-wasi; run under Node, one thread) times the browser's SIMD128
+ * kernels in V8 without a browser: isa=simd128. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +53,18 @@ static int features_of(const sdfed_clip_model *m, const sdfed_kernels *k, const 
     return sdfed_image_features(m, k, &img, 1, features, arena, err);
 }
 
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+#define DEFAULT_THREADS "2"
+#else
+#define DEFAULT_THREADS "1" /* the WASI build has no threads */
+#endif
+
 int main(int argc, char **argv) {
-    static const char usage[] = "usage: bench_features --model M.gguf [--threads N (2)] [--images N (8)] "
-                                "[--repeats N (3)] [--int8-images 0|1 (1)] [--isa portable|avx2|avx512] "
+    static const char usage[] = "usage: bench_features --model M.gguf [--threads N (" DEFAULT_THREADS ")] [--images N "
+                                "(8)] [--repeats N (3)] [--int8-images 0|1 (1)] [--isa portable|avx2|avx512] "
                                 "[--check FILE.rgb]\n";
-    const char *model_path = NULL, *threads_s = "2", *images_s = "8", *repeats_s = "3", *int8_s = "1", *check = NULL,
-               *isa = NULL;
+    const char *model_path = NULL, *threads_s = DEFAULT_THREADS, *images_s = "8", *repeats_s = "3", *int8_s = "1",
+               *check = NULL, *isa = NULL;
     int help = 0;
     const native_cli_option options[] = {{.name = "--model", .value = &model_path, .flag = NULL},
                                          {.name = "--threads", .value = &threads_s, .flag = NULL},
@@ -85,9 +93,16 @@ int main(int argc, char **argv) {
     sdfed_error err = {0};
     if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "%s", err.message);
     m.clip.int8_images = int8_s[0] == '1';
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads, native_clock_monotonic_ns);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
         return native_cli_error(CLI_FAILED, "could not start %d threads", threads);
+#else
+    /* the WASI build: the browser's kernels (SIMD128) on this one thread, under Node's V8 */
+    const sdfed_kernels *k = sdfed_kernels_default();
+    if (threads > 1)
+        return native_cli_error(CLI_USAGE, "--threads %d: this build has no threads (--threads 1)", threads);
+#endif
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_IMAGE);
     int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
     size_t per_image = (size_t)S * S * 3;
@@ -124,8 +139,12 @@ int main(int argc, char **argv) {
     }
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
     int int8 = sdfed_clip_int8_image_features(&m.clip);
-    printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2],
-           sdfed_kernels_thread_count(), int8, sdfed_isa_name(int8 ? sdfed_isa_best_int8() : sdfed_isa_best_fma()));
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+    const char *kernels = sdfed_isa_name(int8 ? sdfed_isa_best_int8() : sdfed_isa_best_fma());
+#else
+    const char *kernels = k->name;
+#endif
+    printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2], threads, int8, kernels);
     free(rates);
     free(rgb);
     free(features);

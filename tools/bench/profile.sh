@@ -1,38 +1,63 @@
 #!/usr/bin/env bash
-# Where native image features spend their time: perf samples of
-# build/bench_features (one image at a time) grouped by kind of operation,
-# as percentages of all samples (every thread's), and each thread's share.
-# Not part of make bench (perf is not among the project's packages):
+# Where image features spend their time: perf samples of bench_features (one
+# image at a time) grouped by kind of operation, as percentages of all
+# samples (every thread's), and each thread's share. Natively build/bench_features;
+# with --wasm the WASI build's (make build-wasi), the browser's SIMD128 kernels
+# on one thread under Node's V8 (its functions named through
+# --perf-basic-prof; Chromium's V8 is newer: a guide to the page, not its
+# figures). Not part of make bench (perf is not among the project's packages):
 #   tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (after make build)
+#   tools/bench/profile.sh --wasm MODEL.gguf [INT8_IMAGES]      (after make build-wasi)
 # e.g. tools/bench/profile.sh build/bench/vitb16.q8_0.gguf 2 1
 . "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+wasm=0
+if [ "${1:-}" = --wasm ]; then
+  wasm=1
+  shift
+fi
 if [ $# -lt 1 ]; then
-  echo "usage: tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
+  echo "usage: tools/bench/profile.sh [--wasm] MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
   exit 2
 fi
-model=$1 threads=${2:-1} int8=${3:-1}
+model=$1
+if [ $wasm = 1 ]; then threads=1 int8=${2:-1}; else threads=${2:-1} int8=${3:-1}; fi
 command -v perf >/dev/null || { echo "profile.sh: perf is not installed (Debian: linux-perf)" >&2; exit 2; }
 [ -f "$model" ] || { echo "profile.sh: no model file '$model'" >&2; exit 2; }
-[ -x build/bench_features ] || { echo "profile.sh: build/bench_features is missing: make build first" >&2; exit 2; }
-data=$(mktemp)
-trap 'rm -f "$data"' EXIT
-perf record -q -o "$data" build/bench_features --model "$model" --threads "$threads" --int8-images "$int8" \
-  --images 6 --repeats 1 | tail -n 1
-echo "profile $(basename "$model") --threads $threads --int8-images $int8 (percent of all samples; model loading included):"
-perf report -i "$data" --no-children --sort sym --stdio 2>/dev/null | awk '
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+args=(--model "$(realpath "$model")" --threads "$threads" --int8-images "$int8" --images 6 --repeats 1)
+if [ $wasm = 1 ]; then
+  program=build/targets/wasi/bench_features
+  [ -f $program ] || { echo "profile.sh: $program is missing: make build-wasi first" >&2; exit 2; }
+  # V8 names the wasm functions it compiles in /tmp/perf-PID.map, which perf report reads (removed below)
+  perf record -q -o "$work/data" node --perf-basic-prof --logfile="$work/v8.log" --no-logfile-per-isolate \
+    --experimental-wasi-unstable-preview1 --no-warnings wasm-client/wasi-run.mjs $program "${args[@]}" | tail -n 1
+else
+  [ -x build/bench_features ] || { echo "profile.sh: build/bench_features is missing: make build first" >&2; exit 2; }
+  perf record -q -o "$work/data" build/bench_features "${args[@]}" | tail -n 1
+fi
+echo "profile $(basename "$model") --threads $threads --int8-images $int8$([ $wasm = 1 ] && echo ' (wasm, Node)')" \
+  "(percent of all samples; model loading included):"
+# a wasm function's samples are named "JS:name-INDEX-turbofan" (or -liftoff, its first compilation)
+perf report -i "$work/data" --no-children --sort sym --stdio 2>/dev/null | awk '
   /^ +[0-9.]+%/ {
     p = $1; sub(/%/, "", p); sym = $3
-    if (sym ~ /^tile_/) g = "tiles (linear layers, attention products)"
-    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_|sdfed_gemm_fma|gemm_outputs|run_tile|tiles_over)/) g = "packing and stores"
-    else if (sym ~ /^quantise/) g = "quantising activations"
-    else if (sym ~ /^(masked_softmax|sdfed_softmax_row_wide|sdfed_attention_forward)/) g = "attention softmax"
+    sub(/^JS:/, "", sym); sub(/-[0-9]+-(turbofan|liftoff)$/, "", sym)
+    if (sym ~ /^(tile_|panel_int16|gemm_block|linear_rows)/) g = "tiles (linear layers, attention products)"
+    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_|sdfed_gemm_fma|gemm_outputs|run_tile|tiles_over|gemm$)/) g = "packing and stores"
+    else if (sym ~ /^(quantise|linear_int8_on|fmaxf)/) g = "quantising activations"
+    else if (sym ~ /^(masked_softmax|sdfed_softmax_row_wide|sdfed_attention_forward|attention_blocks)/) g = "attention softmax"
     else if (sym ~ /^(sdfed_activation|activation_|sdfed_quick_gelu_wide)/) g = "MLP activation"
-    else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|add_in_vectors|__mem)/) g = "layer norms, residuals, copies"
+    else if (sym ~ /^(sdfed_layernorm|layernorm|sdfed_residual|add_in_vectors|__mem|memcpy|memset)/) g = "layer norms, residuals, copies"
     else g = "other (kernel, loading)"
     share[g] += p
   }
   END { for (g in share) printf "  %5.1f%%  %s\n", share[g], g }' | sort -r -n
 echo "samples by thread:"
-perf report -i "$data" --no-children --sort pid --stdio 2>/dev/null | awk '/^ +[0-9.]+%/ { printf "  %s\n", $0 }'
+perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null | awk '/^ +[0-9.]+%/ { printf "  %s\n", $0 }'
+if [ $wasm = 1 ]; then
+  for pid in $(perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null |
+    awk '/^ +[0-9.]+%/ { split($2, f, ":"); print f[1] }'); do rm -f "/tmp/perf-$pid.map"; done
+fi
