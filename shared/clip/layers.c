@@ -15,6 +15,7 @@
  * run side by side (ViT-B/16's 197 rows of 768 1.45x faster on Ice Lake
  * with 4) */
 #define LAYERNORM_ROWS 4
+_Static_assert(LAYERNORM_ROWS == 4, "layernorm_group's loops over the rows unrolled 4 times, whole");
 
 /* LayerNorm of `rows` rows (at most LAYERNORM_ROWS; a constant where it is
  * inlined, so that their sums stay in registers) in eight-float vectors:

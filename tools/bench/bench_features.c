@@ -93,15 +93,18 @@ int main(int argc, char **argv) {
     sdfed_error err = {0};
     if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "%s", err.message);
     m.clip.int8_images = int8_s[0] == '1';
+    int int8 = sdfed_clip_int8_image_features(&m.clip);
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     const sdfed_kernels *k = sdfed_kernels_threaded(sdfed_kernels_default(), threads, native_clock_monotonic_ns);
     if (threads > 1 && sdfed_kernels_thread_count() != threads)
         return native_cli_error(CLI_FAILED, "could not start %d threads", threads);
+    const char *kernels = sdfed_isa_name(int8 ? sdfed_isa_best_int8() : sdfed_isa_best_fma());
 #else
     /* the WASI build: the browser's kernels (SIMD128) on this one thread, under Node's V8 */
     const sdfed_kernels *k = sdfed_kernels_default();
     if (threads > 1)
         return native_cli_error(CLI_USAGE, "--threads %d: this build has no threads (--threads 1)", threads);
+    const char *kernels = k->name;
 #endif
     sdfed_clip_pack(&m.clip, k, SDFED_CLIP_IMAGE);
     int S = m.clip.cfg.image_size, E = m.clip.cfg.embed_dim;
@@ -138,12 +141,6 @@ int main(int argc, char **argv) {
         rates[r] = n_images / (native_clock_seconds(native_clock_monotonic_ns()) - t0);
     }
     qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
-    int int8 = sdfed_clip_int8_image_features(&m.clip);
-#if defined(SDFED_HAVE_NATIVE_KERNELS)
-    const char *kernels = sdfed_isa_name(int8 ? sdfed_isa_best_int8() : sdfed_isa_best_fma());
-#else
-    const char *kernels = k->name;
-#endif
     printf("result images_per_s=%.4f threads=%d int8_images=%d isa=%s\n", rates[repeats / 2], threads, int8, kernels);
     free(rates);
     free(rgb);
