@@ -74,6 +74,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 METHODS = ["zeroshot", "coop", "promptfl", "promptfolio", "fedpha", "fedot", "fedotp", "sdfed"]
@@ -201,6 +202,17 @@ def made_by(sdfed):
     return {"sdfed_sha256": file_sha256(sdfed), "commit": commit}
 
 
+_stdout = threading.Lock()
+
+
+def say(line):
+    """Prints one whole line, flushed. The runs' worker threads print too: print() writes its text and its newline
+    apart, and another thread's line fell between them (two of compare.py's lines on one)."""
+    with _stdout:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 def archived(path, sim, task, method, seed, lr):
     """The results archived at path if they were made by this task with these flags and this method, seed and lr
     (None: the task's), else None (saying why when there is an archived run)."""
@@ -214,7 +226,7 @@ def archived(path, sim, task, method, seed, lr):
     asked.update({"method": method, "seed": seed}, **({"lr": lr} if lr is not None else {}))
     res = entry["results"]
     if entry["sim"] != sim[2:] or res["model_sha256"] != file_sha256(model) or not same_setting(asked, res["task"]):
-        print(f"{path} was made by another task, model or flags: running it again", flush=True)
+        say(f"{path} was made by another task, model or flags: running it again")
         return None
     return res
 
@@ -282,14 +294,13 @@ def run_all(sim, task, jobs, out, workers, what, archive):
     results = {}
     job, res, secs = run(sim, task, jobs[0], out, archive)
     results[job] = res
-    print(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)", flush=True)
+    say(f"{what} [1/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)")
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run, sim, task, j, out, archive) for j in jobs[1:]]
         for done, fut in enumerate(concurrent.futures.as_completed(futures), start=2):
             job, res, secs = fut.result()
             results[job] = res
-            print(f"{what} [{done}/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)",
-                  flush=True)
+            say(f"{what} [{done}/{len(jobs)}] {describe(job)}: {100 * res['final_accuracy']:.2f}% ({secs:.0f} s)")
     return results
 
 
