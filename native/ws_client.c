@@ -30,6 +30,7 @@ int native_ws_url_parse(native_ws_url *u, const char *url, sdfed_error *err) {
 static void ended(native_ws_conn *conn, const char *why) {
     int was_open = conn->state == WS_CONN_OPEN;
     conn->state = WS_CONN_IDLE;
+    conn->closing = 0;
     conn->wsi = NULL;
     if (!conn->client->stopping) conn->client->on.closed(conn, was_open, why);
 }
@@ -52,8 +53,13 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         break;
     }
     case LWS_CALLBACK_CLIENT_WRITEABLE:
+        if (!conn->out.count && conn->closing) {
+            /* lws sends a close frame only as a callback's -1 closes the connection */
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0);
+            return -1;
+        }
         if (native_ws_send_queue_write_next(&conn->out, wsi)) return -1;
-        if (conn->out.count) lws_callback_on_writable(wsi);
+        if (conn->out.count || conn->closing) lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
     case LWS_CALLBACK_CLIENT_CLOSED:
@@ -136,8 +142,15 @@ int native_ws_conn_send(native_ws_conn *conn, const void *data, size_t len, int 
 
 void native_ws_conn_close(native_ws_conn *conn) {
     if (conn->state != WS_CONN_OPEN) return;
-    lws_close_reason(conn->wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
-    lws_set_timeout(conn->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    conn->closing = 1; /* the close frame goes from the writable callback: it leaves on purpose */
+    lws_callback_on_writable(conn->wsi);
+}
+
+void native_ws_conn_leave(native_ws_conn *conn, int timeout_ms) {
+    native_ws_conn_close(conn);
+    lws_usec_t end = lws_now_usecs() + (lws_usec_t)timeout_ms * 1000;
+    while (conn->state == WS_CONN_OPEN && lws_now_usecs() < end && native_ws_client_service(conn->client) >= 0) {
+    }
 }
 
 void native_ws_conn_free(native_ws_conn *conn) {

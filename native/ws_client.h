@@ -51,6 +51,7 @@ struct native_ws_conn {
     void *user; /* the program's */
     struct lws *wsi;
     native_ws_conn_state state;
+    int closing; /* native_ws_conn_close: a close frame once what is queued is written */
     native_ws_send_queue out;
     native_ws_reassembly in;
     lws_sorted_usec_list_t connect_timer;
@@ -75,8 +76,14 @@ void native_ws_conn_connect(native_ws_conn *conn, int64_t delay_us);
 /* Queues a message, written as soon as the connection is open and writable. */
 int native_ws_conn_send(native_ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
 /* Closes an open connection from outside the handlers, with a close frame
- * (1001 going away); the closed handler hears of it as of any close. */
+ * (1001 going away) once what is queued is written; the closed handler hears
+ * of it as of any close. */
 void native_ws_conn_close(native_ws_conn *conn);
+/* What a program that quits does first: closes an open connection with a
+ * close frame and services the context until it has ended, for at most
+ * timeout_ms. The server sees it leave on purpose (a connection lost without
+ * a close frame keeps its place in a round for the server's rejoin grace). */
+void native_ws_conn_leave(native_ws_conn *conn, int timeout_ms);
 /* Frees the queue and the message buffer (after native_ws_client_stop). */
 void native_ws_conn_free(native_ws_conn *conn);
 

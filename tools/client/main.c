@@ -47,6 +47,8 @@
 
 /* the longest message the server sends that this client reads */
 #define MAX_MESSAGE_BYTES ((size_t)1 << 24)
+/* how long a client that quits waits for its close frame to be answered */
+#define LEAVE_MS 2000
 
 typedef struct client client;
 struct client {
@@ -847,6 +849,7 @@ int main(int argc, char **argv) {
     while (!interrupted && native_ws_client_service(&c.ws) >= 0)
         if (c.working && atomic_load(&c.work_done)) work_finish(&c);
     if (c.working) pthread_join(c.worker, NULL);
+    native_ws_conn_leave(&c.conn, LEAVE_MS); /* done, failed or stopped: it quits, and says so */
     native_ws_client_stop(&c.ws);
     native_ws_send_queue_clear(&c.held);
     free(c.train_before);

@@ -522,6 +522,11 @@ start_server own "$work/four.json" "$work/own-state" --min-clients 1
   >"$work/own-bad.log" 2>&1 && bad "a client whose own folder is none of the classes was let in" ||
   { grep -q "folders without a class: 'kangaroo'" "$work/own-bad.log" && ok ||
     bad "the refusal does not name the folder: $(tail -n 2 "$work/own-bad.log")"; }
+# it had joined (the task names the classes) and quits with a close frame: it left on purpose, and round 0, which
+# chose it, does not wait --rejoin-grace (30 s) for it
+wait_for "the refused client's leave" 10 grep -q '"event": "leave", "client": 1' "$work/own.server.log" &&
+  { grep -q '"event": "leave", "client": 1, "connected": 0, "lost": false' "$work/own.server.log" && ok ||
+    bad "the refused client was lost, not gone: $(grep '"event": "leave"' "$work/own.server.log")"; }
 "$client" --server "ws://127.0.0.1:$port" --client-index 0 --model "$model" --cache "$cache" --data "$work/own" \
   >"$work/own.client.log" 2>&1 &
 pids+=("$!")
