@@ -918,13 +918,14 @@ fi
 # --- 6a. volunteers vanish and the federation goes on (min_clients 2, deadline 10 s): A (headless)
 # and X, Y (silent.mjs: they never report) join; the round they are in is abandoned at its deadline
 # with A's report alone; in the next one Y closes its connection as it starts and X is killed (-9),
-# so the round is abandoned as soon as its quorum is out of reach; B, who joins meanwhile, is in
-# the next round with A, and it closes. X and Y join once A has its data (as B is in before X
+# so the round is abandoned as soon as its quorum is out of reach (--rejoin-grace 0: X's lost
+# connection keeps no place), not at its deadline; B, who joins meanwhile, is in the next round
+# with A, and it closes. X and Y join once A has its data (as B is in before X
 # goes), so that the deadline waits for a report, not for a shard's features encoded on a loaded
 # machine (under ASan they took longer than a deadline of 3 s)
 if part 6; then
 task live '{"rounds": 3, "clients": 3, "clients_per_round": 3}'
-start_server live "$work/live.json" "$work/live-state" --min-clients 2 --deadline 10
+start_server live "$work/live.json" "$work/live-state" --min-clients 2 --deadline 10 --rejoin-grace 0
 start_clients live 1
 wait_for "A to have its data" 120 grep -q "shard of" "$work/live.client0.log"
 node --experimental-websocket --no-warnings "$here/silent.mjs" "$port" >"$work/live.x.log" 2>&1 &
@@ -945,6 +946,8 @@ wait_done live 60
   bad "round 2 should combine A's and B's updates"
 grep -q '"event": "round_abandoned", "round": 0' "$work/live.server.log" &&
   grep -q '"event": "deadline", "round": 0' "$work/live.server.log" && ok || bad "round 0 was not abandoned at its deadline"
+grep -q '"event": "deadline", "round": 1' "$work/live.server.log" &&
+  bad "round 1 waited for its deadline with its quorum out of reach" || ok
 grep -q "closed" "$work/live.y.log" && ok || bad "Y did not close its connection"
 status | grep -q '"rounds_abandoned": 2' && ok || bad "/status does not count 2 abandoned rounds: $(status)"
 stop_server
