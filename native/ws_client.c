@@ -35,6 +35,13 @@ static void ended(native_ws_conn *conn, const char *why) {
     if (!conn->client->stopping) conn->client->on.closed(conn, was_open, why);
 }
 
+/* Ends the connection from a callback with a close frame (1001 going away:
+ * it leaves on purpose); lws sends one only as a callback's -1 closes it. */
+static int close_from_callback(struct lws *wsi) {
+    lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0);
+    return -1;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     native_ws_conn *conn = user;
     switch (reason) {
@@ -46,18 +53,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         break;
     case LWS_CALLBACK_CLIENT_RECEIVE: {
         native_ws_rx rx = native_ws_reassembly_add(&conn->in, native_ws_fragment_of(wsi, in, len));
-        if (rx != WS_RX_MORE && conn->client->on.message(conn, rx)) {
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0); /* a close frame: it leaves on purpose */
-            return -1;
-        }
+        /* a connection that is closing delivers nothing more: what comes was for it */
+        if (rx != WS_RX_MORE && !conn->closing && conn->client->on.message(conn, rx)) return close_from_callback(wsi);
         break;
     }
     case LWS_CALLBACK_CLIENT_WRITEABLE:
-        if (!conn->out.count && conn->closing) {
-            /* lws sends a close frame only as a callback's -1 closes the connection */
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0);
-            return -1;
-        }
+        if (!conn->out.count && conn->closing) return close_from_callback(wsi);
         if (native_ws_send_queue_write_next(&conn->out, wsi)) return -1;
         if (conn->out.count || conn->closing) lws_callback_on_writable(wsi);
         break;

@@ -76,8 +76,8 @@ void native_ws_conn_connect(native_ws_conn *conn, int64_t delay_us);
 /* Queues a message, written as soon as the connection is open and writable. */
 int native_ws_conn_send(native_ws_conn *conn, const void *data, size_t len, int binary, sdfed_error *err);
 /* Closes an open connection from outside the handlers, with a close frame
- * (1001 going away) once what is queued is written; the closed handler hears
- * of it as of any close. */
+ * (1001 going away) once what is queued is written; no message is handed to
+ * the program after it, and the closed handler hears of it as of any close. */
 void native_ws_conn_close(native_ws_conn *conn);
 /* What a program that quits does first: closes an open connection with a
  * close frame and services the context until it has ended, for at most
