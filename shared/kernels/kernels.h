@@ -143,7 +143,7 @@ const char *sdfed_kernels_relaxed_dot_form(void);
  * least SDFED_FMA_PANEL_MIN_ROWS) and each panel's chains added to dx in
  * turn: the chains restart at the same rows on every backend. kernels.c */
 #define SDFED_FMA_PANEL_FLOATS ((size_t)1 << 20)
-#define SDFED_FMA_PANEL_MIN_ROWS 60
+#define SDFED_FMA_PANEL_MIN_ROWS 64
 int sdfed_fma_backward_panel_rows(int cols);
 /* Frees w->packed (none: nothing) and leaves w unpacked. kernels.c */
 void sdfed_weight_unpack(sdfed_weight *w);

@@ -78,7 +78,8 @@
 enum { JOB_LINEAR, JOB_LINEAR_INT8, JOB_INT8_ROWS, JOB_INT8_OUTPUTS, JOB_BACKWARD, JOB_RANGE };
 
 /* outputs in a linear job's item when it splits the weight's rows: whole
- * register tiles (32 outputs wide with AVX-512, 16 with AVX2) */
+ * panels of 16 (the integer tile is 32 outputs wide with AVX-512; the f32
+ * tile 48, of which a range's last tile spans the panels left) */
 #define OUTPUT_GROUP 32
 
 typedef struct job {

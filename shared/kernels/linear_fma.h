@@ -23,7 +23,7 @@
 #include "kernels/kernels.h"
 
 /* Scratch rows of `cols` floats that sdfed_linear_fma needs. */
-#define SDFED_FMA_SCRATCH_ROWS 60
+#define SDFED_FMA_SCRATCH_ROWS 64
 
 /* The linear layer above on instruction set isa (<= sdfed_isa_best_fma()),
  * outputs [first, end) of each row of y only (0 and w->rows: all of them),
@@ -34,8 +34,8 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
                       int end, float *scratch);
 
 /* Floats of w packed whole by sdfed_fma_pack: its panels of 16 rows, the
- * last one padded with zero rows, then a zero panel for the tiles that span
- * two (any instruction set reads the same layout). */
+ * last one padded with zero rows (any instruction set reads the same
+ * layout; a tile spans only the panels its outputs need). */
 size_t sdfed_fma_packed_floats(const sdfed_weight *w);
 /* Packs all of w (any type) into packed (sdfed_fma_packed_floats(w)
  * floats), converting F16 and Q8_0 rows in scratch of
