@@ -48,9 +48,12 @@ typedef struct tile_kernel {
 
 /* The panels of a tile at output r0 of a range ending at `end`: the
  * kernel's, or the fewer that reach the end (a range's last tile computes
- * no panel past it). */
+ * no panel past it); 4 left as two tiles of 2, not 3 and 1, whose one
+ * panel waits on as many loads as it has FMAs (the attention's 64
+ * columns a head). */
 static int panels_in_tile(const tile_kernel *tk, int r0, int end) {
     int left = (end - r0 + NR - 1) / NR;
+    if (tk->panels == 3 && left == 4) return 2;
     return left < tk->panels ? left : tk->panels;
 }
 
