@@ -43,18 +43,36 @@ int sdfed_isa_best_int8(void) {
     return SDFED_ISA_PORTABLE;
 }
 
-size_t sdfed_cpu_l2_bytes(void) {
-    /* asked once (under a hypervisor the CPU's answer costs an exit); any
-     * thread may ask first, and all of them store the same value */
-    static atomic_long l2_bytes;
-    long bytes = atomic_load_explicit(&l2_bytes, memory_order_relaxed);
-    if (bytes > 0) return (size_t)bytes;
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-    bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+/* sysconf's answer for `name` (-1: a C library without it), asked once
+ * into *cache (under a hypervisor the CPU's answer costs an exit); any
+ * thread may ask first, and all of them store the same value; `fallback`
+ * where it does not say */
+static long cpu_cache_fact(atomic_long *cache, int name, long fallback) {
+    long value = atomic_load_explicit(cache, memory_order_relaxed);
+    if (value > 0) return value;
+    value = name >= 0 ? sysconf(name) : -1;
+    if (value <= 0) value = fallback;
+    atomic_store_explicit(cache, value, memory_order_relaxed);
+    return value;
+}
+
+/* glibc's names of the two facts (other C libraries have neither) */
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL1_DCACHE_ASSOC)
+#define L2_BYTES_NAME _SC_LEVEL2_CACHE_SIZE
+#define L1_WAYS_NAME _SC_LEVEL1_DCACHE_ASSOC
+#else
+#define L2_BYTES_NAME (-1)
+#define L1_WAYS_NAME (-1)
 #endif
-    if (bytes <= 0) bytes = 512 * 1024;
-    atomic_store_explicit(&l2_bytes, bytes, memory_order_relaxed);
-    return (size_t)bytes;
+
+size_t sdfed_cpu_l2_bytes(void) {
+    static atomic_long l2_bytes;
+    return (size_t)cpu_cache_fact(&l2_bytes, L2_BYTES_NAME, 512 * 1024);
+}
+
+int sdfed_cpu_l1_ways(void) {
+    static atomic_long l1_ways;
+    return (int)cpu_cache_fact(&l1_ways, L1_WAYS_NAME, 8);
 }
 
 void sdfed_isa_cap(int isa) { isa_cap = isa; }

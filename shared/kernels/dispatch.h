@@ -61,6 +61,10 @@ int sdfed_isa_capped(void);
  * CPU (512 KB where it does not say): how many rows of x the native f32
  * linear takes at a time (linear_fma.c), which moves no bit. */
 size_t sdfed_cpu_l2_bytes(void);
+/* The ways of a core's L1 data cache (8 where the C library does not
+ * say): how many rows 4 KB apart a native f32 tile takes at once, which
+ * moves no bit either. */
+int sdfed_cpu_l1_ways(void);
 /* "portable", "avx2", "avx512"; the instruction set of a name, or -1. */
 const char *sdfed_isa_name(int isa);
 int sdfed_isa_by_name(const char *name);

@@ -265,20 +265,19 @@ void sdfed_fma_pack(const sdfed_weight *w, float *packed, float *scratch) {
     }
 }
 
-/* x's rows (n, cols) as the tiles read them: in place, unless their stride
- * is a multiple of 4 KB, where all of a tile's rows fall in one set of a
- * 32 KB 8-way L1 cache and evict each other (3072 inputs: the MLP's second
- * linear ran 10-25% slower); then a copy whose rows are 16 floats further
- * apart (*copy, to be freed; the same values, so the same bits). */
-static const float *tile_rows(const float *x, int n, int cols, size_t *ldx, float **copy) {
-    *ldx = (size_t)cols;
-    *copy = NULL;
-    if (cols % 1024) return x;
-    float *padded = malloc(sizeof *padded * (size_t)n * (cols + 16));
-    if (!padded) return x;
-    *ldx = (size_t)cols + 16;
-    for (int i = 0; i < n; i++) memcpy(padded + (size_t)i * *ldx, x + (size_t)i * cols, sizeof *x * (size_t)cols);
-    return *copy = padded;
+/* The rows of x a tile takes at once: the kernel's mr, unless x's rows are
+ * a multiple of 4 KB apart (cols a multiple of 1024), where all of a
+ * tile's rows fall in one set of the L1 cache: then as many as leave a
+ * way for each of the tile's panels (a 32 KB 8-way L1 with 12 rows of 2
+ * panels: the MLP's second linear, 3072 inputs, ran 10-25% slower). On
+ * Ice Lake's 12 ways the 8 x 48 tile keeps its 8 rows. The rows once
+ * came from a copy whose rows were 16 floats further apart, one per call:
+ * per claim of the pool's threads, that copy took 10% of a two-thread
+ * image. */
+static int rows_in_tile(const tile_kernel *tk, int cols) {
+    if (cols % 1024) return tk->mr;
+    int fit = sdfed_cpu_l1_ways() - tk->panels;
+    return sdfed_clamp_int(fit, 1, tk->mr);
 }
 
 /* The tokens a linear on packed weights takes at a time: rows of x filling
@@ -304,12 +303,10 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
                       int end, float *scratch) {
     // x is (n, cols), W is (rows, cols), y is (n, rows)
     const tile_kernel *tk = &kernels[isa];
-    int cols = w->cols, rows = w->rows, mr = tk->mr;
+    int cols = w->cols, rows = w->rows, mr = rows_in_tile(tk, cols);
     float *panels = scratch, *rows_f32 = panels + (size_t)tk->panels * NR * cols;
     const float *packed = w->packed && !w->packed_int8 ? w->packed : NULL;
-    size_t ldx;
-    float *x_copy;
-    x = tile_rows(x, n, cols, &ldx, &x_copy);
+    size_t ldx = (size_t)cols;
     int chunk = chunk_tokens(n, ldx, mr, packed != NULL, sizeof(float) * (size_t)tk->panels * NR * cols);
     for (int t0 = 0; t0 < n; t0 += chunk) {
         int t_end = n - t0 < chunk ? n : t0 + chunk;
@@ -339,7 +336,6 @@ void sdfed_linear_fma(int isa, float *y, const float *x, const sdfed_weight *w, 
             }
         }
     }
-    free(x_copy);
 }
 
 /* op(A)[i][q] and op(B)[q][j] of a gemm's operands */

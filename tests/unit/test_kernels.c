@@ -537,7 +537,7 @@ int main(void) {
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
     if (check_case("fma")) {
         printf("fma linear: best instruction set here %s\n", sdfed_isa_name(sdfed_isa_best_fma()));
-        /* (n, rows, cols); 1024 columns: rows 4 KB apart, which the linear reads from a padded copy */
+        /* (n, rows, cols); 1024 columns: rows 4 KB apart, fewer to a tile where the L1 cache has few ways */
         static const int fma_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},
                                             {25, 48, 128}, {40, 100, 32}, {14, 35, 1024}};
         for (size_t s = 0; s < sizeof fma_shapes / sizeof fma_shapes[0]; s++) {
@@ -569,8 +569,8 @@ int main(void) {
         /* ... and rows of 25 blocks, an odd count past 16; and 3072 inputs, whose packed panels a tile spans
          * take 123 KB: the native tiles take them a group of tiles at a time (up to a quarter of L2, 2 MB on
          * the largest L2 of the CPUs we run on: 4 tiles), so 300 outputs are several groups, the cuts inside them */
-        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},   {13, 33, 96},   {25, 48, 128},
-                                             {40, 100, 32}, {7, 31, 160},  {271, 20, 64},  {250, 70, 256},
+        static const int int8_shapes[][3] = {{1, 1, 32},    {5, 17, 64},    {13, 33, 96},   {25, 48, 128},
+                                             {40, 100, 32}, {7, 31, 160},   {271, 20, 64},  {250, 70, 256},
                                              {9, 40, 800},  {197, 96, 800}, {13, 300, 3072}};
 #if defined(SDFED_HAVE_NATIVE_KERNELS)
         /* natively also split over the thread pool (the last shape is worth splitting: x quantised once by the
