@@ -283,8 +283,53 @@ static const int8_path int16_path = {.mr = INT8_MR,
                                      .pack = pack_int16_panel,
                                      .panel = panel_int16};
 
+/* Quantised rows of x for path's tiles: n rows padded with zeros to a
+ * whole tile, their scales (blocks floats a row), then their quants
+ * (blocks * x_block_bytes a row). */
+static int path_padded_rows(const int8_path *path, int n) { return (n + path->mr - 1) / path->mr * path->mr; }
+
+static size_t path_rows_bytes(const int8_path *path, int n, int cols) {
+    size_t blocks = (size_t)(cols / SDFED_Q8_0_BLOCK);
+    return (size_t)path_padded_rows(path, n) * blocks * (sizeof(float) + (size_t)path->x_block_bytes);
+}
+
+/* rows [begin, end) of x (n rows) quantised into rows; the part that ends at
+ * n writes the padding too */
+static void path_quantise_rows(const int8_path *path, void *rows, const float *x, int n, int cols, int begin, int end) {
+    int blocks = cols / SDFED_Q8_0_BLOCK, padded = path_padded_rows(path, n);
+    size_t row_bytes = (size_t)blocks * path->x_block_bytes;
+    float *xd = rows;
+    unsigned char *xq = (unsigned char *)(xd + (size_t)padded * blocks);
+    for (int i = begin; i < end; i++)
+        path->quantise(x + (size_t)i * cols, cols, xq + (size_t)i * row_bytes, xd + (size_t)i * blocks);
+    if (end < n) return;
+    memset(xq + (size_t)n * row_bytes, 0, row_bytes * (size_t)(padded - n));
+    memset(xd + (size_t)n * blocks, 0, sizeof *xd * (size_t)(padded - n) * blocks);
+}
+
+/* outputs [first, end) of n quantised rows: a panel of INT8_NR weight rows
+ * at a time (packed into `panel`, blocks * INT8_BLOCK_BYTES) over INT8_CHUNK
+ * tokens at a time */
+static void path_outputs(const int8_path *path, float *y, const void *rows, const sdfed_weight *w, const float *bias,
+                         int n, int first, int end, unsigned char *panel) {
+    int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
+    size_t row_bytes = (size_t)blocks * path->x_block_bytes;
+    const float *xd = rows;
+    const unsigned char *xq = (const unsigned char *)(xd + (size_t)path_padded_rows(path, n) * blocks);
+    for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
+        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
+        for (int r0 = first; r0 < end; r0 += INT8_NR) {
+            int nc = end - r0 < INT8_NR ? end - r0 : INT8_NR;
+            path->pack(w, r0, nc, panel);
+            path->panel(blocks, count, xq + (size_t)t0 * row_bytes, xd + (size_t)t0 * blocks, panel,
+                        y + (size_t)t0 * w->rows + r0, w->rows, nc, bias ? bias + r0 : NULL);
+        }
+    }
+}
+
 /* linear_int8's outputs [first, end) of each token on path (where w is
- * Q8_0; else as linear_rows) */
+ * Q8_0; else as linear_rows): INT8_CHUNK tokens quantised at a time into
+ * the scratch, after a panel's room */
 static void linear_int8_on(const int8_path *path, float *y, const float *x, const sdfed_weight *w, const float *bias,
                            int n, int first, int end, float *scratch) {
     if (w->type != SDFED_TYPE_Q8_0) {
@@ -292,22 +337,13 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
         return;
     }
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
-    int cols = w->cols, rows = w->rows, blocks = cols / SDFED_Q8_0_BLOCK, mr = path->mr;
-    size_t row_bytes = (size_t)blocks * path->x_block_bytes;
-    float *xd = scratch;
-    unsigned char *panel = (unsigned char *)(xd + (size_t)INT8_CHUNK * blocks);
-    unsigned char *xq = panel + (size_t)blocks * INT8_BLOCK_BYTES;
+    int cols = w->cols;
+    unsigned char *panel = (unsigned char *)scratch;
+    void *rows = panel + (size_t)(cols / SDFED_Q8_0_BLOCK) * INT8_BLOCK_BYTES;
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
-        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK, padded = (count + mr - 1) / mr * mr;
-        for (int i = 0; i < count; i++)
-            path->quantise(x + (size_t)(t0 + i) * cols, cols, xq + (size_t)i * row_bytes, xd + (size_t)i * blocks);
-        memset(xq + (size_t)count * row_bytes, 0, row_bytes * (size_t)(padded - count));
-        memset(xd + (size_t)count * blocks, 0, sizeof *xd * (size_t)(padded - count) * blocks);
-        for (int r0 = first; r0 < end; r0 += INT8_NR) {
-            int nc = end - r0 < INT8_NR ? end - r0 : INT8_NR;
-            path->pack(w, r0, nc, panel);
-            path->panel(blocks, count, xq, xd, panel, y + (size_t)t0 * rows + r0, rows, nc, bias ? bias + r0 : NULL);
-        }
+        int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
+        path_quantise_rows(path, rows, x + (size_t)t0 * cols, count, cols, 0, count);
+        path_outputs(path, y + (size_t)t0 * w->rows, rows, w, bias, count, first, end, panel);
     }
 }
 
@@ -321,6 +357,19 @@ static void linear_outputs(int int8, float *y, const float *x, const sdfed_weigh
         linear_int8_on(&int16_path, y, x, w, bias, n, first, end, scratch);
     else
         linear_rows(y, x, w, bias, n, first, end, scratch);
+}
+
+/* linear_int8 in the pool's two steps (kernels.h): x quantised once between
+ * the threads, then their outputs */
+static size_t int8_rows_bytes(int n, int cols) { return path_rows_bytes(&int16_path, n, cols); }
+
+static void int8_quantise_rows(void *rows, const float *x, int n, int cols, int begin, int end) {
+    path_quantise_rows(&int16_path, rows, x, n, cols, begin, end);
+}
+
+static void int8_outputs(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
+                         int end, float *scratch) {
+    path_outputs(&int16_path, y, rows, w, bias, n, first, end, (unsigned char *)scratch);
 }
 
 /* dx += dy W on SIMD128: every output the portable definition's chain over
@@ -534,6 +583,9 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .linear = linear,
                                              .linear_int8 = linear_int8,
                                              .linear_outputs = linear_outputs,
+                                             .int8_rows_bytes = int8_rows_bytes,
+                                             .int8_quantise_rows = int8_quantise_rows,
+                                             .int8_outputs = int8_outputs,
                                              .reentrant_backward = 1,
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};
@@ -805,10 +857,13 @@ static void linear_fma(float *y, const float *x, const sdfed_weight *w, const fl
     }
 }
 
+/* linear_int8's path here: the relaxed dot's where it was chosen, else SIMD128's */
+static const int8_path *int8_path_relaxed(void) { return relaxed_dot_chosen() ? relaxed_path() : &int16_path; }
+
 static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdfed_weight *w, const float *bias, int n,
                                    int first, int end, float *scratch) {
     if (int8 && w->type == SDFED_TYPE_Q8_0)
-        linear_int8_on(relaxed_dot_chosen() ? relaxed_path() : &int16_path, y, x, w, bias, n, first, end, scratch);
+        linear_int8_on(int8_path_relaxed(), y, x, w, bias, n, first, end, scratch);
     else if (relaxed_fma_chain())
         linear_fma(y, x, w, bias, n, first, end, scratch);
     else
@@ -894,6 +949,17 @@ static void linear_backward_relaxed(float *dx, const float *dy, const sdfed_weig
     free(panel);
 }
 
+static size_t int8_rows_bytes_relaxed(int n, int cols) { return path_rows_bytes(int8_path_relaxed(), n, cols); }
+
+static void int8_quantise_rows_relaxed(void *rows, const float *x, int n, int cols, int begin, int end) {
+    path_quantise_rows(int8_path_relaxed(), rows, x, n, cols, begin, end);
+}
+
+static void int8_outputs_relaxed(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
+                                 int end, float *scratch) {
+    path_outputs(int8_path_relaxed(), y, rows, w, bias, n, first, end, (unsigned char *)scratch);
+}
+
 static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     linear_outputs_relaxed(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
@@ -912,6 +978,9 @@ const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .linear = linear_relaxed,
                                                      .linear_int8 = linear_int8_relaxed,
                                                      .linear_outputs = linear_outputs_relaxed,
+                                                     .int8_rows_bytes = int8_rows_bytes_relaxed,
+                                                     .int8_quantise_rows = int8_quantise_rows_relaxed,
+                                                     .int8_outputs = int8_outputs_relaxed,
                                                      .reentrant_backward = 1,
                                                      .linear_backward = linear_backward_relaxed,
                                                      .gemm = gemm_relaxed};

@@ -87,6 +87,20 @@ static void check_outputs_in_ranges(const sdfed_kernels *k, int int8, const floa
     CHECK(!memcmp(got, y, sizeof *got * (size_t)n * rows),
           "%s linear_outputs (int8 %d) %s n=%d rows=%d cols=%d in three ranges: the whole call's bits", k->name, int8,
           sdfed_type_name(w->type), n, rows, w->cols);
+    if (int8 && k->int8_outputs && w->type == SDFED_TYPE_Q8_0) {
+        /* the pool's two steps: x's rows quantised in two parts, the last first, then three ranges of outputs */
+        void *quantised = malloc(k->int8_rows_bytes(n, w->cols));
+        memset(got, 0xff, sizeof *got * (size_t)n * rows);
+        k->int8_quantise_rows(quantised, x, n, w->cols, n / 3, n);
+        k->int8_quantise_rows(quantised, x, n, w->cols, 0, n / 3);
+        k->int8_outputs(got, quantised, w, bias, n, cut2, rows, scratch);
+        k->int8_outputs(got, quantised, w, bias, n, 0, cut1, scratch);
+        k->int8_outputs(got, quantised, w, bias, n, cut1, cut2, scratch);
+        CHECK(!memcmp(got, y, sizeof *got * (size_t)n * rows),
+              "%s int8_quantise_rows and int8_outputs n=%d rows=%d cols=%d: the whole call's bits", k->name, n, rows,
+              w->cols);
+        free(quantised);
+    }
     free(got);
 }
 
