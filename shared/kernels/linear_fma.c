@@ -46,15 +46,14 @@ typedef struct tile_kernel {
     tile_fn *run;
 } tile_kernel;
 
-/* The panels of a tile at output r0 of a range ending at `end`: the
- * kernel's, or the fewer that reach the end (a range's last tile computes
- * no panel past it); 4 left as two tiles of 2, not 3 and 1, whose one
- * panel waits on as many loads as it has FMAs (the attention's 64
- * columns a head). */
+/* The panels of a tile at output r0 of a range ending at `end`: those
+ * left spread evenly over the fewest tiles that hold them (a range's last
+ * tile computes no panel past it; 4 left on AVX-512 are two tiles of 2,
+ * not 3 and 1, whose one panel waits on as many loads as it has FMAs: the
+ * attention's 64 columns a head). */
 static int panels_in_tile(const tile_kernel *tk, int r0, int end) {
-    int left = (end - r0 + NR - 1) / NR;
-    if (tk->panels == 3 && left == 4) return 2;
-    return left < tk->panels ? left : tk->panels;
+    int left = (end - r0 + NR - 1) / NR, tiles = (left + tk->panels - 1) / tk->panels;
+    return (left + tiles - 1) / tiles;
 }
 
 #define PORTABLE_MR 4
