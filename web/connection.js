@@ -31,6 +31,15 @@ function showTrainingStatus(text) { $('training-status').textContent = text; }
 
 function send(message) { if (socket && socket.readyState === WebSocket.OPEN) socket.send(message); }
 
+// A send on socket ws alone, whether it went: a secure round's answer to a
+// request goes on the socket the request came on, never on the next one
+// (after a restart the server asks again there; docs/protocol.md).
+const sendOn = (ws) => (message) => {
+  if (socket !== ws || ws.readyState !== WebSocket.OPEN) return false;
+  ws.send(message);
+  return true;
+};
+
 export function join() {
   page.joined = true;
   $('join').disabled = true;
@@ -63,7 +72,7 @@ function connect() {
     ws.send(JSON.stringify(hello));
   };
   ws.onmessage = (e) => {
-    const work = typeof e.data === 'string' ? onMessage(JSON.parse(e.data)) : onFrame(e.data);
+    const work = typeof e.data === 'string' ? onMessage(JSON.parse(e.data)) : onFrame(e.data, sendOn(ws));
     Promise.resolve(work).catch(showError);
   };
   ws.onclose = () => {
@@ -161,13 +170,14 @@ async function onMessage(m) {
 // round_start: that round's global parameters. A round given again (a
 // rejoin: the connection came back while the round is open) is not trained
 // twice: one being trained sends its update when done, and one already sent
-// is sent again (a secure round's: secure-round.js).
-async function onFrame(frame) {
-  if (secureRound.isSecureFrame(frame)) return secureRound.request(frame, send);
+// is sent again (a secure round's: secure-round.js, its messages on this
+// socket alone: sendHere).
+async function onFrame(frame, sendHere) {
+  if (secureRound.isSecureFrame(frame)) return secureRound.request(frame, sendHere);
   const start = roundWaiting;
   if (start === null) return;
   roundWaiting = null;
-  if (start.secure) return secureRound.start(start, frame, send);
+  if (start.secure) return secureRound.start(start, frame, sendHere);
   const round = start.round;
   if (training === round) return;
   if (sent && sent.round === round) return send(sent.update);

@@ -18,11 +18,14 @@ const SAID = { advertise: 'keys sent', shares: 'shares sent', masked: 'masked pr
 const REFUSED_AS = { share_request: 'secagg_bad_request', masked_request: 'secagg_auth_failed',
                      unmask_request: 'secagg_bad_request' };
 
-// the round this page is in: {round, last: its last message {kind, frame},
-// resent (the messages sent again after the server came back and not
-// answered yet: each the server may refuse as one it had already, even
-// once the page has answered a later request), samples (once trained), over
-// (it refused, or a step failed), queue}
+// the round this page is in: {round, last: its last message {kind, frame,
+// sent: whether it went}, resent (the messages sent again on this socket
+// after the server came back and not answered yet: each the server may
+// refuse as one it had already, even once the page has answered a later
+// request), samples (once trained), over (it refused, or a step failed),
+// queue}. Every send is on the socket the request came on (send returns
+// whether it went): an answer computed after that socket closed waits for
+// the server to ask again on the next.
 let current = null;
 
 const say = (round, text) => { $('training-status').textContent = `Secure round ${round}: ${text}.`; };
@@ -38,9 +41,19 @@ export const isSecureFrame = (data) => {
 async function answer(r, kind, message, send) {
   const frame = await page.compute.call('secureFrame', { message });
   if (r.over) return;
-  r.last = { kind, frame };
-  send(frame);
-  say(r.round, SAID[kind]);
+  r.last = { kind, frame, sent: send(frame) };
+  say(r.round, r.last.sent ? SAID[kind] : `${SAID[kind].replace(/ sent$/, '')} ready; the connection closed before ` +
+    'it went, so it goes when the server asks again');
+}
+
+// the last message sent again, asked for after the server came back: one
+// the server may have had already awaits its refusal or acknowledgement
+function sendAgain(r, send) {
+  const before = r.last.sent;
+  if (!send(r.last.frame)) return false;
+  r.last.sent = true;
+  if (before) r.resent.push(r.last.kind);
+  return true;
 }
 
 function refuse(r, code, reason, send) {
@@ -60,14 +73,13 @@ function then(r, step) {
 // round_start (m, with its secure settings) and the global frame after it:
 // the plan checked against the server's, the keys advertised, then training.
 // The same round again (the server came back) goes on where it was, its
-// keys sent again if they were its last message.
+// keys sent again if they were its last message; nothing sent before
+// then is answered any more.
 export function start(m, frame, send) {
   if (current && current.round === m.round) {
-    if (current.last && current.last.kind === 'advertise' && !current.over) {
-      send(current.last.frame);
-      current.resent.push('advertise');
+    current.resent = [];
+    if (current.last && current.last.kind === 'advertise' && !current.over && sendAgain(current, send))
       say(current.round, 'keys sent again (the server came back)');
-    }
     return null;
   }
   const r = { round: m.round, last: null, resent: [], samples: null, over: false, queue: Promise.resolve() };
@@ -107,9 +119,9 @@ export function request(data, send) {
     const kind = ANSWER[m.kind];
     if (!kind) refuse(r, 'secagg_bad_request', `a ${m.kind} message is no server's request`, send);
     if (r.last && r.last.kind === kind) {
-      send(r.last.frame);
-      r.resent.push(kind);
-      return say(r.round, `${SAID[kind]} again (the server asked again)`);
+      const again = r.last.sent;
+      if (sendAgain(r, send)) say(r.round, `${SAID[kind]}${again ? ' again' : ''} (the server asked again)`);
+      return;
     }
     if (m.kind === 'unmask_request') say(r.round, 'unmasking');
     const op = { share_request: 'secaggShare', masked_request: 'secaggMask', unmask_request: 'secaggUnmask' }[m.kind];
