@@ -432,47 +432,44 @@ static void linear_backward(float *dx, const float *dy, const sdfed_weight *w, i
     }
 }
 
-/* nc rows of src (ld floats apart, cols each) as a panel of RELAXED_NR
- * columns (the FMA tile's, gemm's tile's): for each column the RELAXED_NR
- * rows' values, zeros past nc; 4 rows x 4 columns transposed in registers
- * at a time */
-static void transpose_to_panel(const float *src, size_t ld, int nc, int cols, float *panel) {
+/* nc rows of src (ld floats apart, cols each) as a panel of nr columns (a
+ * multiple of 4: the FMA tile's RELAXED_F32_NR, gemm's tile's RELAXED_NR):
+ * for each column the nr rows' values, zeros past nc; 4 rows x 4 columns
+ * transposed in registers at a time */
+static void transpose_to_panel(const float *src, size_t ld, int nc, int nr, int cols, float *panel) {
     int c = 0;
-    if (nc == RELAXED_NR)
+    if (nc == nr)
         for (; c + 4 <= cols; c += 4)
-            for (int h = 0; h < RELAXED_NR; h += 4) {
+            for (int h = 0; h < nr; h += 4) {
                 const float *s = src + (size_t)h * ld + c;
                 v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
                 v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
                 v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
                 v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
-                float *p = panel + (size_t)c * RELAXED_NR + h;
+                float *p = panel + (size_t)c * nr + h;
                 wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
-                wasm_v128_store(p + RELAXED_NR, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
-                wasm_v128_store(p + 2 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
-                wasm_v128_store(p + 3 * RELAXED_NR, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
+                wasm_v128_store(p + nr, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
+                wasm_v128_store(p + 2 * nr, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
+                wasm_v128_store(p + 3 * nr, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
             }
     for (; c < cols; c++)
-        for (int j = 0; j < RELAXED_NR; j++)
-            panel[(size_t)c * RELAXED_NR + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
+        for (int j = 0; j < nr; j++) panel[(size_t)c * nr + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
 }
 
-/* op(B)'s columns [j0, j0 + nc) (nc <= RELAXED_NR) as a panel of RELAXED_NR
- * floats a row of k, zeros past nc: B's rows copied, or its columns
- * transposed (gemm's tile and gemm_fma's both read it) */
-static void pack_b_panel(const float *b, int ldb, int trans_b, int j0, int nc, int k, float *panel) {
+/* op(B)'s columns [j0, j0 + nc) (nc <= nr) as a panel of nr floats a row
+ * of k (nr a multiple of 4), zeros past nc: B's rows copied, or its
+ * columns transposed (gemm's tile, at RELAXED_NR, and gemm_fma's, at
+ * RELAXED_F32_NR) */
+static void pack_b_panel(const float *b, int ldb, int trans_b, int j0, int nc, int nr, int k, float *panel) {
     if (trans_b)
-        transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, k, panel);
-    else if (nc == RELAXED_NR) /* whole rows of 8: two vector moves each */
-        for (int q = 0; q < k; q++) {
-            const float *b_q = b + (size_t)q * ldb + j0;
-            wasm_v128_store(panel + (size_t)q * RELAXED_NR, wasm_v128_load(b_q));
-            wasm_v128_store(panel + (size_t)q * RELAXED_NR + 4, wasm_v128_load(b_q + 4));
-        }
+        transpose_to_panel(b + (size_t)j0 * ldb, (size_t)ldb, nc, nr, k, panel);
+    else if (nc == nr) /* whole rows: a vector move each 4 */
+        for (int q = 0; q < k; q++)
+            for (int j = 0; j < nr; j += 4)
+                wasm_v128_store(panel + (size_t)q * nr + j, wasm_v128_load(b + (size_t)q * ldb + j0 + j));
     else
         for (int q = 0; q < k; q++)
-            for (int j = 0; j < RELAXED_NR; j++)
-                panel[(size_t)q * RELAXED_NR + j] = j < nc ? b[(size_t)q * ldb + j0 + j] : 0.0f;
+            for (int j = 0; j < nr; j++) panel[(size_t)q * nr + j] = j < nc ? b[(size_t)q * ldb + j0 + j] : 0.0f;
 }
 
 /* gemm: every output the portable definition's chain (kernels_portable.c):
@@ -559,7 +556,7 @@ static void gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, con
     }
     for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
         int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
-        pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
+        pack_b_panel(b, ldb, trans_b, j0, nc, RELAXED_NR, k, panel);
         for (int i0 = 0; i0 < m; i0 += GEMM_MR) {
             int mr = m - i0 < GEMM_MR ? m - i0 : GEMM_MR;
             const float *a_i0 = trans_a ? a + i0 : a + (size_t)i0 * lda;
@@ -616,7 +613,7 @@ _Static_assert(RELAXED_NR == INT8_NR && RELAXED_BLOCK_BYTES == INT8_BLOCK_BYTES 
                    RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES &&
                    RELAXED_ONE_BLOCK_BYTES <= INT8_BLOCK_BYTES,
                "the relaxed path shares the blocking");
-_Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_NR, "the FMA tile's rows and panel fit the scratch");
+_Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_F32_NR, "the FMA tile's rows and panel fit the scratch");
 
 static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, float *d) {
     int blocks = cols / SDFED_Q8_0_BLOCK;
@@ -840,18 +837,18 @@ static int relaxed_chosen(void) { return relaxed_dot_chosen() || relaxed_fma_cha
 /* Rows [r0, r0 + nc) of w as the FMA tile's panel (f32 rows converted
  * into rows first). */
 static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, float *panel) {
-    transpose_to_panel(weight_panel(w, r0, nc, rows), (size_t)w->cols, nc, w->cols, panel);
+    transpose_to_panel(weight_panel(w, r0, nc, rows), (size_t)w->cols, nc, RELAXED_F32_NR, w->cols, panel);
 }
 
 /* linear's outputs [first, end) with every one the in-order FMA chain
- * (where fused): a panel of RELAXED_NR weight rows at a time, all tokens
- * over it */
+ * (where fused): a panel of RELAXED_F32_NR weight rows at a time, all
+ * tokens over it */
 static void linear_fma(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first, int end,
                        float *scratch) {
     int cols = w->cols, rows = w->rows;
-    float *panel = scratch + (size_t)RELAXED_NR * cols;
-    for (int r0 = first; r0 < end; r0 += RELAXED_NR) {
-        int nc = end - r0 < RELAXED_NR ? end - r0 : RELAXED_NR;
+    float *panel = scratch + (size_t)RELAXED_F32_NR * cols;
+    for (int r0 = first; r0 < end; r0 += RELAXED_F32_NR) {
+        int nc = end - r0 < RELAXED_F32_NR ? end - r0 : RELAXED_F32_NR;
         pack_fma_panel(w, r0, nc, scratch, panel);
         sdfed_relaxed_f32_panel(cols, n, x, cols, panel, y + r0, rows, nc, bias ? bias + r0 : NULL);
     }
@@ -871,13 +868,13 @@ static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdf
 }
 
 /* gemm with every output the FMA chain, then alpha * acc (+ beta * C) as
- * natively (linear_fma.c): op(B)'s columns packed RELAXED_NR at a time,
+ * natively (linear_fma.c): op(B)'s columns packed RELAXED_F32_NR at a time,
  * op(A)'s rows read in place (copied when A is transposed); without memory
  * for the panel, SIMD128's gemm. */
 static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                      const float *b, int ldb, float beta, float *c, int ldc) {
     if (m <= 0 || n <= 0) return;
-    size_t panel_floats = (size_t)k * RELAXED_NR, sums_floats = (size_t)m * RELAXED_NR;
+    size_t panel_floats = (size_t)k * RELAXED_F32_NR, sums_floats = (size_t)m * RELAXED_F32_NR;
     float *panel = malloc(sizeof(float) * (panel_floats + sums_floats + (trans_a ? (size_t)m * k : 0)) + 1);
     if (!panel) {
         gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -889,20 +886,20 @@ static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha,
             for (int i = 0; i < m; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i];
     const float *rows = trans_a ? x : a;
     int ldx = trans_a ? k : lda, whole = alpha == 1.0f && beta == 0.0f;
-    for (int j0 = 0; j0 < n; j0 += RELAXED_NR) {
-        int nc = n - j0 < RELAXED_NR ? n - j0 : RELAXED_NR;
-        pack_b_panel(b, ldb, trans_b, j0, nc, k, panel);
+    for (int j0 = 0; j0 < n; j0 += RELAXED_F32_NR) {
+        int nc = n - j0 < RELAXED_F32_NR ? n - j0 : RELAXED_F32_NR;
+        pack_b_panel(b, ldb, trans_b, j0, nc, RELAXED_F32_NR, k, panel);
         if (whole) {
             sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, c + j0, ldc, nc, NULL);
             continue;
         }
-        sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, sums, RELAXED_NR, nc, NULL);
+        sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, sums, RELAXED_F32_NR, nc, NULL);
         v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
         for (int i = 0; i < m; i++) {
             float *c_i = c + (size_t)i * ldc + j0;
-            const float *s_i = sums + (size_t)i * RELAXED_NR;
+            const float *s_i = sums + (size_t)i * RELAXED_F32_NR;
             int j = 0;
-            for (; nc == RELAXED_NR && j < RELAXED_NR; j += 4) { /* the same two steps per lane as below */
+            for (; nc == RELAXED_F32_NR && j < RELAXED_F32_NR; j += 4) { /* the same two steps per lane as below */
                 v128_t out = wasm_f32x4_mul(alphas, wasm_v128_load(s_i + j));
                 if (beta != 0.0f) out = wasm_f32x4_add(out, wasm_f32x4_mul(betas, wasm_v128_load(c_i + j)));
                 wasm_v128_store(c_i + j, out);

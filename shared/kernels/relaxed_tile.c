@@ -68,15 +68,16 @@ static inline void store_lane(float *y, int j, int nc, float out, const float *b
     if (j < nc) y[j] = bias ? out + bias[j] : out;
 }
 
+static inline void store_row4(float *y, v128_t v, int nc, const float *bias) {
+    store_lane(y, 0, nc, wasm_f32x4_extract_lane(v, 0), bias);
+    store_lane(y, 1, nc, wasm_f32x4_extract_lane(v, 1), bias);
+    store_lane(y, 2, nc, wasm_f32x4_extract_lane(v, 2), bias);
+    store_lane(y, 3, nc, wasm_f32x4_extract_lane(v, 3), bias);
+}
+
 static inline void store_row(float *y, v128_t lo, v128_t hi, int nc, const float *bias) {
-    store_lane(y, 0, nc, wasm_f32x4_extract_lane(lo, 0), bias);
-    store_lane(y, 1, nc, wasm_f32x4_extract_lane(lo, 1), bias);
-    store_lane(y, 2, nc, wasm_f32x4_extract_lane(lo, 2), bias);
-    store_lane(y, 3, nc, wasm_f32x4_extract_lane(lo, 3), bias);
-    store_lane(y, 4, nc, wasm_f32x4_extract_lane(hi, 0), bias);
-    store_lane(y, 5, nc, wasm_f32x4_extract_lane(hi, 1), bias);
-    store_lane(y, 6, nc, wasm_f32x4_extract_lane(hi, 2), bias);
-    store_lane(y, 7, nc, wasm_f32x4_extract_lane(hi, 3), bias);
+    store_row4(y, lo, nc, bias);
+    if (nc > 4) store_row4(y + 4, hi, nc - 4, bias ? bias + 4 : NULL);
 }
 
 /* int8_panel's forms: relaxed_panel's sign split; relaxed_one_panel's one
@@ -201,42 +202,56 @@ __attribute__((export_name("relaxed_fused"))) int relaxed_fused(float a, float c
     return wasm_f32x4_extract_lane(r, 0) != 0.0f && wasm_f32x4_extract_lane(r, 3) != 0.0f;
 }
 
-/* MR tokens of the f32 tile: acc = fma(x[k], w[k], acc) over the columns
- * in order, 8 weight rows in two vectors (MR a constant where inlined) */
+/* The f32 tile's tokens: 3 rows of 12 weight rows' sums, 9 vectors in
+ * flight, past the fused multiply-add's latency times its ports (8 on x86,
+ * which 4 x 8 only met), and 3 row pointers (5 x 8 and 6 x 8 made V8 spill
+ * its loop's registers: 0.79x and 0.76x of 4 x 8, where 3 x 12 ran 1.12x,
+ * f32 images in Chromium on Ice Lake). */
+#define F32_MR 3
+
+/* mr tokens of the f32 tile: acc = fma(x[k], w[k], acc) over the columns
+ * in order, RELAXED_F32_NR weight rows in three vectors (mr a constant
+ * where inlined) */
 static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, const float *x, int ldx,
                                                            const float *panel, float *y, int stride, int nc,
                                                            const float *bias) {
-    v128_t acc[RELAXED_MR][2];
+    _Static_assert(RELAXED_F32_NR == 12, "three vectors of weights a column");
+    v128_t acc[F32_MR][3];
 #pragma clang loop unroll(full)
-    for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+    for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = acc[i][2] = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < cols; k++) {
-        v128_t w0 = wasm_v128_load(panel + (size_t)k * RELAXED_NR),
-               w1 = wasm_v128_load(panel + (size_t)k * RELAXED_NR + 4);
+        const float *w_k = panel + (size_t)k * RELAXED_F32_NR;
+        v128_t w0 = wasm_v128_load(w_k), w1 = wasm_v128_load(w_k + 4), w2 = wasm_v128_load(w_k + 8);
 #pragma clang loop unroll(full)
         for (int i = 0; i < mr; i++) {
             v128_t x_ik = wasm_v128_load32_splat(x + (size_t)i * ldx + k);
             acc[i][0] = madd(x_ik, w0, acc[i][0]);
             acc[i][1] = madd(x_ik, w1, acc[i][1]);
+            acc[i][2] = madd(x_ik, w2, acc[i][2]);
         }
     }
 #pragma clang loop unroll(full)
-    for (int i = 0; i < mr; i++) store_row(y + (size_t)i * stride, acc[i][0], acc[i][1], nc, bias);
+    for (int i = 0; i < mr; i++) {
+        float *y_i = y + (size_t)i * stride;
+        store_row(y_i, acc[i][0], acc[i][1], nc, bias);
+        if (nc > 8) store_row4(y_i + 8, acc[i][2], nc - 8, bias ? bias + 8 : NULL);
+    }
 }
 
 /* y[i * stride + j] = the chain for token i < count (row i of x, ldx floats
  * apart) and panel row j < nc, + bias[j] if bias is not NULL; the panel:
- * for each of the cols columns the 8 rows' weights (zeros past nc) */
+ * for each of the cols columns the RELAXED_F32_NR rows' weights (zeros
+ * past nc) */
 __attribute__((export_name("relaxed_f32_panel"))) void relaxed_f32_panel(int cols, int count, const float *x, int ldx,
                                                                          const float *panel, float *y, int stride,
                                                                          int nc, const float *bias) {
     int i = 0;
-    for (; i + RELAXED_MR <= count; i += RELAXED_MR)
-        f32_tile(RELAXED_MR, cols, x + (size_t)i * ldx, ldx, panel, y + (size_t)i * stride, stride, nc, bias);
-    _Static_assert(RELAXED_MR == 4, "the last tokens' tiles below");
+    for (; i + F32_MR <= count; i += F32_MR)
+        f32_tile(F32_MR, cols, x + (size_t)i * ldx, ldx, panel, y + (size_t)i * stride, stride, nc, bias);
+    _Static_assert(F32_MR == 3, "the last tokens' tiles below");
     const float *x_i = x + (size_t)i * ldx;
     float *y_i = y + (size_t)i * stride;
     switch (count - i) {
-    case 3: f32_tile(3, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
     case 2: f32_tile(2, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
     case 1: f32_tile(1, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
     }

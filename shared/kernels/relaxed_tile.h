@@ -26,8 +26,9 @@
  *     dot is not)
  *   relaxed_fused(a, c)   whether f32x4.relaxed_madd is fused here
  *   relaxed_f32_panel(cols, count, x, ldx, panel, y, stride, nc, bias)
- *     the same for f32: x's rows ldx floats apart, the panel RELAXED_NR
- *     floats per column (the panel rows' weights, zeros past nc), each
+ *     the same for f32 (nc <= RELAXED_F32_NR): x's rows ldx floats apart,
+ *     the panel RELAXED_F32_NR floats per column (the panel rows' weights,
+ *     zeros past nc), each
  *     output the in-order FMA chain over the columns (where fused). */
 #ifndef SDFED_RELAXED_TILE_H
 #define SDFED_RELAXED_TILE_H
@@ -44,6 +45,7 @@
 #define RELAXED_ONE_QS_BYTES (RELAXED_GROUPS * RELAXED_ONE_GROUP_BYTES)
 #define RELAXED_ONE_BLOCK_BYTES (RELAXED_ONE_QS_BYTES + 2 * RELAXED_NR * 4)
 #define RELAXED_ONE_X_BLOCK_BYTES RELAXED_BLOCK
+#define RELAXED_F32_NR 12
 
 /* relaxed_dot_kind's answers: the sums of a second operand's lanes past 127
  * are neither below (x86 without an 8-bit dot product: its pairs of
