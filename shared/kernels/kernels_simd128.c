@@ -4,9 +4,9 @@
  * micro-kernel that computes 2 tokens x 4 output rows per pass so every
  * loaded vector is used several times. linear_int8 (Q8_0 x Q8_0) widens
  * the quants to int16 and multiplies pairs of them with i32x4.dot_i16x8_s:
- * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 8 rows packed
- * with each pair of columns of the 8 rows in one vector, a tile of 2 tokens
- * x 8 rows. In Emscripten builds also simd128-relaxed, the same kernels
+ * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 16 rows packed
+ * with each pair of columns of 4 rows in one vector, a tile of 2 tokens
+ * x 16 rows. In Emscripten builds also simd128-relaxed, the same kernels
  * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
  * where the page asks for it or it is the faster (relaxed_pays), and
  * linear's by the module's FMA tile where the engine fuses relaxed_madd
@@ -131,15 +131,17 @@ static void linear(float *y, const float *x, const sdfed_weight *w, const float 
 
 /* linear_int8 (Q8_0 x Q8_0) on one of two paths that share the blocking:
  * x quantised a chunk of tokens at a time (a ViT-B/16 image's 197 at once,
- * so that its weights are packed once), weights packed a panel of 8 rows at
- * a time (per block 544 bytes on both paths: the quants, then the 8 f32
- * scales), a kernel running the chunk over the panel. */
+ * so that its weights are packed once), weights packed a panel of rows at a
+ * time (per block the quants, then the rows' f32 scales), a kernel running
+ * the chunk over the panel. */
 typedef struct int8_path {
     int mr;            /* tokens per register tile */
+    int nr;            /* weight rows per panel */
+    int block_bytes;   /* bytes of a panel's block */
     int x_block_bytes; /* bytes of a block of a quantised row of x */
     /* one row of x and its block scales, by sdfed_q8_0_activations's rule */
     void (*quantise)(const float *x, int cols, unsigned char *q, float *d);
-    /* rows [r0, r0 + count) of w, count <= INT8_NR, missing rows zero */
+    /* rows [r0, r0 + count) of w, count <= nr, missing rows zero */
     void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
     /* y[i * stride + j] for tokens i < count (their rows padded to mr) and
      * panel rows j < nc: the definition's steps, + bias[j] if bias */
@@ -147,20 +149,13 @@ typedef struct int8_path {
                   int stride, int nc, const float *bias);
 } int8_path;
 
-#define INT8_NR 8
 #define INT8_PAIRS (SDFED_Q8_0_BLOCK / 2)
-#define INT8_QS_BYTES (INT8_PAIRS * INT8_NR * 2 * 2)
-#define INT8_BLOCK_BYTES (INT8_QS_BYTES + INT8_NR * 4)
-#define INT8_MR 4
 #define INT8_CHUNK 200
-/* the scratch: a chunk's scales, one panel, a chunk's quants (at most
- * INT8_X_BLOCK_BYTES a block) */
+/* the scratch: one panel, then a chunk's scales and quants; whether a
+ * path's fit, per block of 32 columns */
 #define INT8_SCRATCH_ROWS 117
-#define INT8_X_BLOCK_BYTES 68
-_Static_assert(INT8_CHUNK % INT8_MR == 0, "tiles fit the chunk");
-_Static_assert((INT8_CHUNK * 4 + INT8_BLOCK_BYTES + INT8_CHUNK * INT8_X_BLOCK_BYTES) / SDFED_Q8_0_BLOCK <=
-                   INT8_SCRATCH_ROWS * 4,
-               "scratch too small for a chunk and a panel");
+#define INT8_SCRATCH_FITS(block_bytes, x_block_bytes)                                                                  \
+    ((block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
 
 /* A block of 32 values of x as 4 vectors of int16 quants; returns its scale. */
 static float quantise_block(const float *x_b, v128_t q[4]) {
@@ -178,8 +173,19 @@ static float quantise_block(const float *x_b, v128_t q[4]) {
     return d;
 }
 
-/* simd128: int16 quants of x; per block the int16 quants [PAIRS][NR][2] of
- * w, each pair of columns of the 8 rows in one vector */
+/* simd128: int16 quants of x; a panel of INT16_NR rows of w, per block its
+ * int16 quants [PAIRS][INT16_NR][2] (each pair of columns of 4 rows in one
+ * vector), then the rows' f32 scales; tiles of INT16_MR tokens x the panel
+ * (16 sums of 4 lanes in flight, each step of a pair of columns from one
+ * weight pointer and two of x) */
+#define INT16_NR 16
+#define INT16_MR 2
+#define INT16_QS_BYTES (INT8_PAIRS * INT16_NR * 2 * 2)
+#define INT16_BLOCK_BYTES (INT16_QS_BYTES + INT16_NR * 4)
+#define INT16_X_BLOCK_BYTES (2 * SDFED_Q8_0_BLOCK)
+_Static_assert(INT8_CHUNK % INT16_MR == 0 && INT8_SCRATCH_FITS(INT16_BLOCK_BYTES, INT16_X_BLOCK_BYTES),
+               "SIMD128's tiles fit the chunk, its panel and chunk the scratch");
+
 static void quantise_int16_row(const float *x, int cols, unsigned char *q, float *d) {
     for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
         v128_t q16[4];
@@ -211,74 +217,78 @@ static void pack_int16_rows4(const sdfed_block_q8_0 *const rows[4], int b, unsig
         v128_t t23hi = wasm_i32x4_shuffle(pairs[2][h], pairs[3][h], 2, 6, 3, 7);
         v128_t by_pair[4] = {wasm_i64x2_shuffle(t01lo, t23lo, 0, 2), wasm_i64x2_shuffle(t01lo, t23lo, 1, 3),
                              wasm_i64x2_shuffle(t01hi, t23hi, 0, 2), wasm_i64x2_shuffle(t01hi, t23hi, 1, 3)};
-        for (int k = 0; k < 4; k++) wasm_v128_store(p_b + ((4 * h + k) * INT8_NR + j0) * 4, by_pair[k]);
+        for (int k = 0; k < 4; k++) wasm_v128_store(p_b + ((4 * h + k) * INT16_NR + j0) * 4, by_pair[k]);
     }
 }
 
 static void pack_int16_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
     const sdfed_block_q8_0 *w_r0 = (const sdfed_block_q8_0 *)w->data + (size_t)r0 * blocks;
-    for (int j0 = 0; j0 < INT8_NR; j0 += 4) {
+    for (int j0 = 0; j0 < INT16_NR; j0 += 4) {
         const sdfed_block_q8_0 *rows[4];
         for (int r = 0; r < 4; r++) rows[r] = j0 + r < count ? w_r0 + (size_t)(j0 + r) * blocks : NULL;
-        for (int b = 0; b < blocks; b++) pack_int16_rows4(rows, b, panel + (size_t)b * INT8_BLOCK_BYTES, j0);
+        for (int b = 0; b < blocks; b++) pack_int16_rows4(rows, b, panel + (size_t)b * INT16_BLOCK_BYTES, j0);
     }
     for (int b = 0; b < blocks; b++) {
-        float d[INT8_NR] = {0};
+        float d[INT16_NR] = {0};
         for (int j = 0; j < count; j++) d[j] = sdfed_f16_to_f32(w_r0[(size_t)j * blocks + b].d);
-        memcpy(panel + (size_t)b * INT8_BLOCK_BYTES + INT8_QS_BYTES, d, sizeof d);
+        memcpy(panel + (size_t)b * INT16_BLOCK_BYTES + INT16_QS_BYTES, d, sizeof d);
     }
 }
 
-/* INT8_MR tokens (xq int16 stride cols, xd stride blocks) x one panel of 8
- * rows into out (INT8_MR, 8): per block the exact int32 sums, then the f32
- * steps of the definition (kernels.h) in order. */
+/* INT16_MR tokens (xq int16 stride cols, xd stride blocks) x one panel of
+ * INT16_NR rows into out (INT16_MR, INT16_NR): per block the exact int32
+ * sums, then the f32 steps of the definition (kernels.h) in order. */
 static void tile_int16(int blocks, const int16_t *xq, const float *xd, const unsigned char *panel, float *out) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
-    v128_t acc[INT8_MR][2];
-    for (int i = 0; i < INT8_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+    v128_t acc[INT16_MR][4];
+    for (int i = 0; i < INT16_MR; i++)
+        for (int v = 0; v < 4; v++) acc[i][v] = wasm_f32x4_splat(0.0f);
     for (int b = 0; b < blocks; b++) {
-        const unsigned char *p_b = panel + (size_t)b * INT8_BLOCK_BYTES;
-        v128_t sum[INT8_MR][2];
-        for (int i = 0; i < INT8_MR; i++) sum[i][0] = sum[i][1] = wasm_i32x4_splat(0);
-        for (int p = 0; p < INT8_PAIRS; p++) {
-            v128_t w0 = wasm_v128_load(p_b + p * INT8_NR * 4), w1 = wasm_v128_load(p_b + p * INT8_NR * 4 + 16);
-            for (int i = 0; i < INT8_MR; i++) {
-                v128_t a = wasm_v128_load32_splat(xq + (size_t)i * cols + b * SDFED_Q8_0_BLOCK + 2 * p);
-                sum[i][0] = wasm_i32x4_add(sum[i][0], wasm_i32x4_dot_i16x8(a, w0));
-                sum[i][1] = wasm_i32x4_add(sum[i][1], wasm_i32x4_dot_i16x8(a, w1));
+        const unsigned char *p_b = panel + (size_t)b * INT16_BLOCK_BYTES;
+        const int16_t *x0 = xq + b * SDFED_Q8_0_BLOCK, *x1 = x0 + cols;
+        v128_t sum[INT16_MR][4];
+        for (int i = 0; i < INT16_MR; i++)
+            for (int v = 0; v < 4; v++) sum[i][v] = wasm_i32x4_splat(0);
+        const unsigned char *w_p = p_b, *w_end = p_b + INT16_QS_BYTES;
+        for (; w_p < w_end; w_p += INT16_NR * 4, x0 += 2, x1 += 2) {
+            v128_t a0 = wasm_v128_load32_splat(x0), a1 = wasm_v128_load32_splat(x1);
+            for (int v = 0; v < 4; v++) {
+                v128_t wv = wasm_v128_load(w_p + 16 * v);
+                sum[0][v] = wasm_i32x4_add(sum[0][v], wasm_i32x4_dot_i16x8(a0, wv));
+                sum[1][v] = wasm_i32x4_add(sum[1][v], wasm_i32x4_dot_i16x8(a1, wv));
             }
         }
-        v128_t d0 = wasm_v128_load(p_b + INT8_QS_BYTES), d1 = wasm_v128_load(p_b + INT8_QS_BYTES + 16);
-        for (int i = 0; i < INT8_MR; i++) {
+        for (int i = 0; i < INT16_MR; i++) {
             v128_t dx = wasm_f32x4_splat(xd[(size_t)i * blocks + b]);
-            acc[i][0] =
-                wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][0]), wasm_f32x4_mul(dx, d0)));
-            acc[i][1] =
-                wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][1]), wasm_f32x4_mul(dx, d1)));
+            for (int v = 0; v < 4; v++) {
+                v128_t dw = wasm_v128_load(p_b + INT16_QS_BYTES + 16 * v);
+                acc[i][v] = wasm_f32x4_add(acc[i][v],
+                                           wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][v]), wasm_f32x4_mul(dx, dw)));
+            }
         }
     }
-    for (int i = 0; i < INT8_MR; i++) {
-        wasm_v128_store(out + i * INT8_NR, acc[i][0]);
-        wasm_v128_store(out + i * INT8_NR + 4, acc[i][1]);
-    }
+    for (int i = 0; i < INT16_MR; i++)
+        for (int v = 0; v < 4; v++) wasm_v128_store(out + i * INT16_NR + 4 * v, acc[i][v]);
 }
 
 static void panel_int16(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel,
                         float *y, int stride, int nc, const float *bias) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
-    for (int i0 = 0; i0 < count; i0 += INT8_MR) {
-        float out[INT8_MR * INT8_NR];
+    for (int i0 = 0; i0 < count; i0 += INT16_MR) {
+        float out[INT16_MR * INT16_NR];
         tile_int16(blocks, (const int16_t *)xq + (size_t)i0 * cols, xd + (size_t)i0 * blocks, panel, out);
-        int nr = count - i0 < INT8_MR ? count - i0 : INT8_MR;
+        int nr = count - i0 < INT16_MR ? count - i0 : INT16_MR;
         for (int i = 0; i < nr; i++)
             for (int j = 0; j < nc; j++)
-                y[(size_t)(i0 + i) * stride + j] = bias ? out[i * INT8_NR + j] + bias[j] : out[i * INT8_NR + j];
+                y[(size_t)(i0 + i) * stride + j] = bias ? out[i * INT16_NR + j] + bias[j] : out[i * INT16_NR + j];
     }
 }
 
-static const int8_path int16_path = {.mr = INT8_MR,
-                                     .x_block_bytes = 2 * SDFED_Q8_0_BLOCK,
+static const int8_path int16_path = {.mr = INT16_MR,
+                                     .nr = INT16_NR,
+                                     .block_bytes = INT16_BLOCK_BYTES,
+                                     .x_block_bytes = INT16_X_BLOCK_BYTES,
                                      .quantise = quantise_int16_row,
                                      .pack = pack_int16_panel,
                                      .panel = panel_int16};
@@ -318,8 +328,8 @@ static void path_outputs(const int8_path *path, float *y, const void *rows, cons
     const unsigned char *xq = (const unsigned char *)(xd + (size_t)path_padded_rows(path, n) * blocks);
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
-        for (int r0 = first; r0 < end; r0 += INT8_NR) {
-            int nc = end - r0 < INT8_NR ? end - r0 : INT8_NR;
+        for (int r0 = first; r0 < end; r0 += path->nr) {
+            int nc = end - r0 < path->nr ? end - r0 : path->nr;
             path->pack(w, r0, nc, panel);
             path->panel(blocks, count, xq + (size_t)t0 * row_bytes, xd + (size_t)t0 * blocks, panel,
                         y + (size_t)t0 * w->rows + r0, w->rows, nc, bias ? bias + r0 : NULL);
@@ -339,7 +349,7 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     int cols = w->cols;
     unsigned char *panel = (unsigned char *)scratch;
-    void *rows = panel + (size_t)(cols / SDFED_Q8_0_BLOCK) * INT8_BLOCK_BYTES;
+    void *rows = panel + (size_t)(cols / SDFED_Q8_0_BLOCK) * path->block_bytes;
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
         path_quantise_rows(path, rows, x + (size_t)t0 * cols, count, cols, 0, count);
@@ -609,10 +619,10 @@ extern void sdfed_relaxed_one_panel(int blocks, int count, const unsigned char *
 extern int sdfed_relaxed_fused(void);
 extern void sdfed_relaxed_f32_panel(int cols, int count, const float *x, int ldx, const float *panel, float *y,
                                     int stride, int nc, const float *bias);
-_Static_assert(RELAXED_NR == INT8_NR && RELAXED_BLOCK_BYTES == INT8_BLOCK_BYTES && INT8_CHUNK % RELAXED_MR == 0 &&
-                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && RELAXED_X_BLOCK_BYTES <= INT8_X_BLOCK_BYTES &&
-                   RELAXED_ONE_BLOCK_BYTES <= INT8_BLOCK_BYTES,
-               "the relaxed path shares the blocking");
+_Static_assert(INT8_CHUNK % RELAXED_MR == 0 && RELAXED_BLOCK == SDFED_Q8_0_BLOCK &&
+                   INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
+                   INT8_SCRATCH_FITS(RELAXED_ONE_BLOCK_BYTES, RELAXED_ONE_X_BLOCK_BYTES),
+               "the relaxed paths' tiles fit the chunk, their panels and chunks the scratch");
 _Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_F32_NR, "the FMA tile's rows and panel fit the scratch");
 
 static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, float *d) {
@@ -668,6 +678,8 @@ static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsi
 }
 
 static const int8_path split_path = {.mr = RELAXED_MR,
+                                     .nr = RELAXED_NR,
+                                     .block_bytes = RELAXED_BLOCK_BYTES,
                                      .x_block_bytes = RELAXED_X_BLOCK_BYTES,
                                      .quantise = quantise_sign_split_row,
                                      .pack = pack_complement_panel,
@@ -711,12 +723,16 @@ static void one_dot_panel(int blocks, int count, const unsigned char *xq, const 
 }
 
 static const int8_path unsigned_path = {.mr = RELAXED_MR,
+                                        .nr = RELAXED_NR,
+                                        .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                         .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
                                         .quantise = quantise_unsigned_row,
                                         .pack = pack_unsigned_panel,
                                         .panel = one_dot_panel};
 
 static const int8_path signed_path = {.mr = RELAXED_MR,
+                                      .nr = RELAXED_NR,
+                                      .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                       .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
                                       .quantise = quantise_signed_row,
                                       .pack = pack_signed_panel,
