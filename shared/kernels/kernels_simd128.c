@@ -13,7 +13,6 @@
  * (the native linear's chains, bit for bit). Compiled only with -msimd128. */
 #include "kernels/dispatch.h"
 #if defined(SDFED_KERNELS_SIMD128)
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,17 +156,22 @@ typedef struct int8_path {
 #define INT8_SCRATCH_FITS(block_bytes, x_block_bytes)                                                                  \
     ((block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
 
-/* A block of 32 values of x as 4 vectors of int16 quants; returns its scale. */
+/* A block of 32 values of x as 4 vectors of int16 quants; returns its scale.
+ * For finite x, in instructions that V8 lowers to one each: the pseudo-max
+ * (f32x4.max's NaN rules cost it several), and x / d rounded to nearest even
+ * by adding 1.5 * 2^23, after which the float's low bits are the integer
+ * (|x / d| <= 127 plus rounding), in place of f32x4.nearest and
+ * i32x4.trunc_sat_f32x4_s (whose saturation V8 spells out). */
 static float quantise_block(const float *x_b, v128_t q[4]) {
     v128_t v[8], m = wasm_f32x4_splat(0.0f);
-    for (int k = 0; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
-    float amax = fmaxf(fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
-                       fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
-    float d = amax / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
-    v128_t id = wasm_f32x4_splat(inverse);
-    for (int k = 0; k < 8; k += 2) { /* f32x4.nearest rounds to nearest even */
-        v128_t i0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], id)));
-        v128_t i1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], id)));
+    for (int k = 0; k < 8; k++) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(v[k] = wasm_v128_load(x_b + 4 * k)));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+    float d = wasm_f32x4_extract_lane(m, 0) / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    v128_t id = wasm_f32x4_splat(inverse), magic = wasm_f32x4_splat(12582912.0f);
+    for (int k = 0; k < 8; k += 2) {
+        v128_t i0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(v[k], id), magic), magic);
+        v128_t i1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(v[k + 1], id), magic), magic);
         q[k / 2] = wasm_i16x8_narrow_i32x4(i0, i1);
     }
     return d;

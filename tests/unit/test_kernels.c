@@ -239,6 +239,10 @@ static int8_case int8_case_make(int n, int rows, int cols) {
     t.w = (sdfed_weight){.type = SDFED_TYPE_Q8_0, .rows = rows, .cols = cols, .data = t.data};
     t.x = random_floats((size_t)n * cols);
     for (int c = 0; c < cols; c++) t.x[c] *= 1e-3f * (float)(c % 5); /* small and zero blocks in the first row */
+    if (n > 1) { /* ties in the second row's first block: its scale 1, x / d = c - 15.5, rounded to even */
+        for (int c = 0; c < SDFED_Q8_0_BLOCK - 1; c++) t.x[cols + c] = (float)c - 15.5f;
+        t.x[cols + SDFED_Q8_0_BLOCK - 1] = -127.0f;
+    }
     t.bias = random_floats((size_t)rows);
     t.want = malloc(sizeof *t.want * (size_t)n * rows);
     float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(&sdfed_kernels_portable, cols));
