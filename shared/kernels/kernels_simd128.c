@@ -4,7 +4,7 @@
  * micro-kernel that computes 2 tokens x 4 output rows per pass so every
  * loaded vector is used several times. linear_int8 (Q8_0 x Q8_0) widens
  * the quants to int16 and multiplies pairs of them with i32x4.dot_i16x8_s:
- * x quantised (f32x4.nearest) a chunk of tokens at a time, weight panels of 16 rows packed
+ * x quantised a chunk of tokens at a time, weight panels of 16 rows packed
  * with each pair of columns of 4 rows in one vector, a tile of 2 tokens
  * x 16 rows. In Emscripten builds also simd128-relaxed, the same kernels
  * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
