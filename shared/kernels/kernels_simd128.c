@@ -263,13 +263,13 @@ static void tile_int16(int blocks, const int16_t *xq, const float *xd, const uns
                 sum[1][v] = wasm_i32x4_add(sum[1][v], wasm_i32x4_dot_i16x8(a1, wv));
             }
         }
+        v128_t dw[4];
+        for (int v = 0; v < 4; v++) dw[v] = wasm_v128_load(p_b + INT16_QS_BYTES + 16 * v);
         for (int i = 0; i < INT16_MR; i++) {
             v128_t dx = wasm_f32x4_splat(xd[(size_t)i * blocks + b]);
-            for (int v = 0; v < 4; v++) {
-                v128_t dw = wasm_v128_load(p_b + INT16_QS_BYTES + 16 * v);
-                acc[i][v] = wasm_f32x4_add(acc[i][v],
-                                           wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][v]), wasm_f32x4_mul(dx, dw)));
-            }
+            for (int v = 0; v < 4; v++)
+                acc[i][v] = wasm_f32x4_add(
+                    acc[i][v], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum[i][v]), wasm_f32x4_mul(dx, dw[v])));
         }
     }
     for (int i = 0; i < INT16_MR; i++)

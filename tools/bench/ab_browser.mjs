@@ -15,10 +15,12 @@
 // wasm-client folder's parent), e.g.
 //   mkdir -p /tmp/old && cp -r build/targets/emscripten/wasm-client /tmp/old/   (then change, make web)
 //   node tools/bench/ab_browser.mjs /tmp/old build/targets/emscripten build/bench/vitb16.q8_0.gguf 1 1 40
-import { existsSync, readFileSync } from 'node:fs';
-import http from 'node:http';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../../tests/browser/harness.mjs';
+import { servePage } from '../../tests/browser/secagg_page.mjs';
 import { scriptHelp } from '../help.mjs';
 scriptHelp(import.meta.url);
 
@@ -30,7 +32,7 @@ if (!model || ![threads, images, pairs].every((n) => Number.isInteger(n) && n > 
   process.exit(2);
 }
 const name = threads > 1 ? 'sdfed-wasm-threads' : 'sdfed-wasm';
-const files = { '/model': model };
+const files = {};
 for (const [tag, build] of [['old', oldBuild], ['new', newBuild]])
   for (const ext of threads > 1 ? ['js', 'wasm', 'worker.js'] : ['js', 'wasm']) {
     const file = path.join(build, 'wasm-client', `${name}.${ext}`);
@@ -56,7 +58,7 @@ async function make(create, tag, threads, int8) {
   const M = await create({ locateFile: (file) => '/' + tag + '/' + file,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: '/' + tag + '/${name}.js' } : {}) });
   const used = threaded ? M._wc_set_threads(threads) : 1;
-  const bytes = new Uint8Array(await (await fetch('/model')).arrayBuffer());
+  const bytes = new Uint8Array(await (await fetch('/test/model.gguf')).arrayBuffer());
   const p = M._malloc(bytes.length);
   M.HEAPU8.set(bytes, p);
   if (M._wc_load_model(p, bytes.length)) throw new Error(tag + ': the module refused the model');
@@ -88,26 +90,16 @@ onmessage = async (e) => {
   }
 };`;
 
-const isolation = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp',
-  'cross-origin-resource-policy': 'same-origin' };
-const server = http.createServer((req, res) => {
-  const at = new URL(req.url, 'http://127.0.0.1').pathname;
-  const body = at === '/' ? '<!doctype html><title>ab</title>' : at === '/ab_worker.js' ? worker
-    : files[at] ? readFileSync(files[at]) : null;
-  if (body === null) {
-    res.writeHead(404, isolation);
-    res.end();
-    return;
-  }
-  const type = at === '/' ? 'text/html' : at.endsWith('.js') ? 'text/javascript' : 'application/octet-stream';
-  res.writeHead(200, { ...isolation, 'content-type': at.endsWith('.wasm') ? 'application/wasm' : type });
-  res.end(body);
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+// served cross-origin isolated as the aggregator serves the page (tests/browser/secagg_page.mjs)
+const work = mkdtempSync(path.join(os.tmpdir(), 'ab-browser-'));
+writeFileSync(path.join(work, 'ab_worker.js'), worker);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const server = await servePage({ root, emBuild: newBuild, model,
+  extra: { ...files, '/ab_worker.js': path.join(work, 'ab_worker.js') } });
 const browser = await launchChromium();
 try {
   const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
+  await page.goto(`${server.url}/test/blank.html`);
   const result = await page.evaluate((args) => new Promise((resolve, reject) => {
     const w = new Worker('/ab_worker.js');
     w.onmessage = (e) => resolve(e.data);
@@ -129,4 +121,5 @@ try {
 } finally {
   await browser.close();
   server.close();
+  rmSync(work, { recursive: true, force: true });
 }
