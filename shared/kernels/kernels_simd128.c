@@ -198,29 +198,35 @@ static void quantise_int16_row(const float *x, int cols, unsigned char *q, float
     }
 }
 
+/* out[k] = lane k of in[0..3]: a 4 x 4 of 32-bit lanes transposed */
+static void transpose_4x4(const v128_t in[4], v128_t out[4]) {
+    v128_t lo01 = wasm_i32x4_shuffle(in[0], in[1], 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(in[0], in[1], 2, 6, 3, 7);
+    v128_t lo23 = wasm_i32x4_shuffle(in[2], in[3], 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(in[2], in[3], 2, 6, 3, 7);
+    out[0] = wasm_i64x2_shuffle(lo01, lo23, 0, 2);
+    out[1] = wasm_i64x2_shuffle(lo01, lo23, 1, 3);
+    out[2] = wasm_i64x2_shuffle(hi01, hi23, 0, 2);
+    out[3] = wasm_i64x2_shuffle(hi01, hi23, 1, 3);
+}
+
 /* Rows j0..j0+3 of a panel (a missing row: zeros) for block b: each row's
  * 32 quants widened to int16 pairs, 4 pairs a vector, then the four rows'
  * vectors transposed so that a pair's 4 rows are one 16-byte store. */
 static void pack_int16_rows4(const sdfed_block_q8_0 *const rows[4], int b, unsigned char *p_b, int j0) {
-    v128_t pairs[4][4]; /* [row][quarter]: pairs 4 quarter .. 4 quarter + 3 of the row */
+    v128_t pairs[4][4]; /* [quarter][row]: pairs 4 quarter .. 4 quarter + 3 of the row */
     for (int r = 0; r < 4; r++) {
         if (!rows[r]) {
-            for (int h = 0; h < 4; h++) pairs[r][h] = wasm_i32x4_splat(0);
+            for (int h = 0; h < 4; h++) pairs[h][r] = wasm_i32x4_splat(0);
             continue;
         }
         v128_t lo = wasm_v128_load(rows[r][b].qs), hi = wasm_v128_load(rows[r][b].qs + 16);
-        pairs[r][0] = wasm_i16x8_extend_low_i8x16(lo);
-        pairs[r][1] = wasm_i16x8_extend_high_i8x16(lo);
-        pairs[r][2] = wasm_i16x8_extend_low_i8x16(hi);
-        pairs[r][3] = wasm_i16x8_extend_high_i8x16(hi);
+        pairs[0][r] = wasm_i16x8_extend_low_i8x16(lo);
+        pairs[1][r] = wasm_i16x8_extend_high_i8x16(lo);
+        pairs[2][r] = wasm_i16x8_extend_low_i8x16(hi);
+        pairs[3][r] = wasm_i16x8_extend_high_i8x16(hi);
     }
     for (int h = 0; h < 4; h++) {
-        v128_t t01lo = wasm_i32x4_shuffle(pairs[0][h], pairs[1][h], 0, 4, 1, 5);
-        v128_t t01hi = wasm_i32x4_shuffle(pairs[0][h], pairs[1][h], 2, 6, 3, 7);
-        v128_t t23lo = wasm_i32x4_shuffle(pairs[2][h], pairs[3][h], 0, 4, 1, 5);
-        v128_t t23hi = wasm_i32x4_shuffle(pairs[2][h], pairs[3][h], 2, 6, 3, 7);
-        v128_t by_pair[4] = {wasm_i64x2_shuffle(t01lo, t23lo, 0, 2), wasm_i64x2_shuffle(t01lo, t23lo, 1, 3),
-                             wasm_i64x2_shuffle(t01hi, t23hi, 0, 2), wasm_i64x2_shuffle(t01hi, t23hi, 1, 3)};
+        v128_t by_pair[4];
+        transpose_4x4(pairs[h], by_pair);
         for (int k = 0; k < 4; k++) wasm_v128_store(p_b + ((4 * h + k) * INT16_NR + j0) * 4, by_pair[k]);
     }
 }
@@ -456,15 +462,10 @@ static void transpose_to_panel(const float *src, size_t ld, int nc, int nr, int 
         for (; c + 4 <= cols; c += 4)
             for (int h = 0; h < nr; h += 4) {
                 const float *s = src + (size_t)h * ld + c;
-                v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
-                v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
-                v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
-                v128_t lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
-                float *p = panel + (size_t)c * nr + h;
-                wasm_v128_store(p, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
-                wasm_v128_store(p + nr, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
-                wasm_v128_store(p + 2 * nr, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
-                wasm_v128_store(p + 3 * nr, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
+                v128_t rows[4], columns[4];
+                for (int r = 0; r < 4; r++) rows[r] = wasm_v128_load(s + r * ld);
+                transpose_4x4(rows, columns);
+                for (int k = 0; k < 4; k++) wasm_v128_store(panel + (size_t)(c + k) * nr + h, columns[k]);
             }
     for (; c < cols; c++)
         for (int j = 0; j < nr; j++) panel[(size_t)c * nr + j] = j < nc ? src[(size_t)j * ld + c] : 0.0f;
@@ -650,31 +651,46 @@ static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, 
 
 /* Rows [r0, r0 + count) of w as the relaxed tile's panel (relaxed_tile.h),
  * missing rows zero: per block, for each group of 4 columns the 4-byte
- * groups of the 8 rows, then (split) those of ~w; the 8 scales; then (one
+ * groups of the 8 rows (4 rows' groups of 4 columns transposed in
+ * registers at a time), then (split) those of ~w; the 8 scales; then (one
  * dot) the 8 starts -offset sum(w), x's quants being + offset. */
 static void pack_relaxed_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel, int split, int offset) {
     const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
     const int group_bytes = split ? RELAXED_GROUP_BYTES : RELAXED_ONE_GROUP_BYTES;
     const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
     int blocks = w->cols / SDFED_Q8_0_BLOCK;
-    memset(panel, 0, (size_t)blocks * block_bytes);
-    for (int j = 0; j < count; j++) {
-        const sdfed_block_q8_0 *w_j = (const sdfed_block_q8_0 *)w->data + (size_t)(r0 + j) * blocks;
+    const sdfed_block_q8_0 *w_r0 = (const sdfed_block_q8_0 *)w->data + (size_t)r0 * blocks;
+    _Static_assert(RELAXED_NR == 8 && RELAXED_GROUPS == 8, "two halves of 4 rows, two of 4 groups");
+    for (int j0 = 0; j0 < RELAXED_NR; j0 += 4)
         for (int b = 0; b < blocks; b++) {
             unsigned char *p_b = panel + (size_t)b * block_bytes;
-            int32_t sum = 0;
-            for (int c = 0; c < SDFED_Q8_0_BLOCK; c++) {
-                unsigned char *w_c = p_b + (c / 4) * group_bytes + j * 4 + c % 4;
-                w_c[0] = (unsigned char)w_j[b].qs[c];
-                if (split) w_c[RELAXED_NR * 4] = (unsigned char)~w_j[b].qs[c];
-                sum += w_j[b].qs[c];
+            v128_t groups[2][4]; /* [half][row]: groups 4 half .. 4 half + 3 of the row */
+            float d[4] = {0};
+            for (int r = 0; r < 4; r++) {
+                groups[0][r] = groups[1][r] = wasm_i32x4_splat(0);
+                if (j0 + r >= count) continue;
+                const sdfed_block_q8_0 *block = w_r0 + (size_t)(j0 + r) * blocks + b;
+                groups[0][r] = wasm_v128_load(block->qs);
+                groups[1][r] = wasm_v128_load(block->qs + 16);
+                d[r] = sdfed_f16_to_f32(block->d);
             }
-            float d = sdfed_f16_to_f32(w_j[b].d);
-            int32_t start = -offset * sum;
-            memcpy(p_b + qs_bytes + j * 4, &d, 4);
-            if (!split) memcpy(p_b + qs_bytes + (RELAXED_NR + j) * 4, &start, 4);
+            v128_t sums = wasm_i32x4_splat(0); /* the 4 rows' sums of w */
+            for (int h = 0; h < 2; h++) {
+                v128_t by_group[4];
+                transpose_4x4(groups[h], by_group);
+                for (int k = 0; k < 4; k++) {
+                    unsigned char *p_g = p_b + (4 * h + k) * group_bytes + j0 * 4;
+                    wasm_v128_store(p_g, by_group[k]);
+                    if (split) wasm_v128_store(p_g + RELAXED_NR * 4, wasm_v128_not(by_group[k]));
+                    sums = wasm_i32x4_add(
+                        sums, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(by_group[k])));
+                }
+            }
+            memcpy(p_b + qs_bytes + j0 * 4, d, sizeof d);
+            if (!split)
+                wasm_v128_store(p_b + qs_bytes + (RELAXED_NR + j0) * 4,
+                                wasm_i32x4_mul(sums, wasm_i32x4_splat(-offset)));
         }
-    }
 }
 
 static void pack_complement_panel(const sdfed_weight *w, int r0, int count, unsigned char *panel) {
