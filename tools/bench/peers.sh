@@ -31,12 +31,12 @@
 #     f32 products where fused; D the integer dot the page chose, relaxed or
 #     simd128, M the multiply-add its f32 products use, fused or unfused)
 #   bench dot-choice MODEL THREADS chromium: dot=relaxed X img/s (form F), dot=simd128 Y img/s (madd=M); the
-#     page chose dot=D Z img/s, ratio R (goal >= 0.95)
+#     page chose dot=D,... Z img/s, ratio R (goal >= 0.95)
 #     (each integer dot asked for, the rest of relaxed SIMD as the page's
 #     own, against the page's choice by its start-up timing, in turn in
 #     the same run; F the relaxed dot's form, split (two dots per 16
 #     products) or unsigned or signed (one: the engine's dot exact as that
-#     kind); X, Y, Z the medians of their rounds, R the median of
+#     kind); D the dot the page chose in each round; X, Y, Z the medians of their rounds, R the median of
 #     the rounds' own ratios, each round's page's choice over the faster
 #     forced dot of that round)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
@@ -152,7 +152,7 @@ dot_choice() {
   else
     echo "bench dot-choice $1 $2 chromium: dot=relaxed $x img/s (form $(value dot_form "$3")), dot=simd128 $y img/s" \
       "(madd=$(value madd "$3"));" \
-      "the page chose dot=$(value dot "$5") $z img/s, ratio $(round_ratios "$(value rounds "$3")" \
+      "the page chose dot=$(value round_dots "$5") $z img/s, ratio $(round_ratios "$(value rounds "$3")" \
         "$(value rounds "$4")" "$(value rounds "$5")") (goal >= 0.95)"
   fi
 }

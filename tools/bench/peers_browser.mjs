@@ -26,9 +26,11 @@
 // its kernels and their products, the worker's init's; f32, int8 for
 // onnxruntime-web, with its minimal harness's figure):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
-//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused [rounds=RATE,...]]
+//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused
+//      [rounds=RATE,... round_dots=DOT,...]]
 //     [minimal_images_per_s=...]
-//   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median)
+//   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median; round_dots:
+//   the integer dot each round's page ran, the page's choice made anew in each fresh Chromium)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
 // are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
@@ -191,7 +193,8 @@ try {
         for (const [i, [name]] of dots.entries()) {
           const rates = rounds[i].map((x) => x.imagesPerS);
           const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rates) };
-          report('sdfed', `${name} ${threads}`, r, failed[i], ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}`);
+          report('sdfed', `${name} ${threads}`, r, failed[i], ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}` +
+            ` round_dots=${rounds[i].map((x) => x.dot).join(',')}`);
         }
       }
       // [the line's name, the run]: f32 against f32; Q8_0 on SIMD128's kernels alone, on f32 activations, then
