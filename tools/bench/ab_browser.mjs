@@ -15,12 +15,10 @@
 // wasm-client folder's parent), e.g.
 //   mkdir -p /tmp/old && cp -r build/targets/emscripten/wasm-client /tmp/old/   (then change, make web)
 //   node tools/bench/ab_browser.mjs /tmp/old build/targets/emscripten build/bench/vitb16.q8_0.gguf 1 1 40
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../../tests/browser/harness.mjs';
-import { servePage } from '../../tests/browser/secagg_page.mjs';
+import { makeModuleSource, moduleFiles, moduleName, serveWorker } from './module_worker.mjs';
 import { scriptHelp } from '../help.mjs';
 scriptHelp(import.meta.url);
 
@@ -31,17 +29,9 @@ if (!model || ![threads, images, pairs].every((n) => Number.isInteger(n) && n > 
     '[THREADS [IMAGES [PAIRS [INT8]]]]   (--help: what it does)');
   process.exit(2);
 }
-const name = threads > 1 ? 'sdfed-wasm-threads' : 'sdfed-wasm';
-const files = {};
-for (const [tag, build] of [['old', oldBuild], ['new', newBuild]])
-  for (const ext of threads > 1 ? ['js', 'wasm', 'worker.js'] : ['js', 'wasm']) {
-    const file = path.join(build, 'wasm-client', `${name}.${ext}`);
-    if (!existsSync(file)) {
-      console.error(`ab_browser: no ${file} (make web builds it)`);
-      process.exit(2);
-    }
-    files[`/${tag}/${name}.${ext}`] = file;
-  }
+const name = moduleName(threads);
+const files = { ...moduleFiles('ab_browser', oldBuild, 'old', threads),
+  ...moduleFiles('ab_browser', newBuild, 'new', threads) };
 if (!existsSync(model)) {
   console.error(`ab_browser: no model file '${model}'`);
   process.exit(2);
@@ -52,20 +42,10 @@ if (!existsSync(model)) {
 const worker = `
 importScripts('/old/${name}.js'); const createOld = createSdfed;
 importScripts('/new/${name}.js'); const createNew = createSdfed;
+${makeModuleSource(threads)}
 async function make(create, tag, threads, int8) {
-  const threaded = threads > 1;
-  const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
-  const M = await create({ locateFile: (file) => '/' + tag + '/' + file,
-    ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: '/' + tag + '/${name}.js' } : {}) });
-  const used = threaded ? M._wc_set_threads(threads) : 1;
-  const bytes = new Uint8Array(await (await fetch('/test/model.gguf')).arrayBuffer());
-  const p = M._malloc(bytes.length);
-  M.HEAPU8.set(bytes, p);
-  if (M._wc_load_model(p, bytes.length)) throw new Error(tag + ': the module refused the model');
+  const { M, used, rgba, features, size, dim } = await makeModule(create, tag, threads);
   M._wc_set_int8_images(int8);
-  const size = M._wc_image_size(), dim = M._wc_embed_dim();
-  const rgba = M._malloc(size * size * 4), features = M._malloc(dim * 4);
-  for (let i = 0; i < size * size * 4; i++) M.HEAPU8[rgba + i] = (i * 31 + (i >> 12)) & 255;
   M._wc_encode_image(rgba, size, size, features);
   const label = tag + ': ' + used + ' thread(s), kernels ' + M.UTF8ToString(M._wc_kernels()) + ', dot ' +
     M.UTF8ToString(M._wc_int8_dot()) + ', madd ' + M.UTF8ToString(M._wc_f32_madd());
@@ -90,18 +70,13 @@ onmessage = async (e) => {
   }
 };`;
 
-// served cross-origin isolated as the aggregator serves the page (tests/browser/secagg_page.mjs)
-const work = mkdtempSync(path.join(os.tmpdir(), 'ab-browser-'));
-writeFileSync(path.join(work, 'ab_worker.js'), worker);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const server = await servePage({ root, emBuild: newBuild, model,
-  extra: { ...files, '/ab_worker.js': path.join(work, 'ab_worker.js') } });
+const server = await serveWorker({ emBuild: newBuild, model, files, worker });
 const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   await page.goto(`${server.url}/test/blank.html`);
   const result = await page.evaluate((args) => new Promise((resolve, reject) => {
-    const w = new Worker('/ab_worker.js');
+    const w = new Worker('/bench_worker.js');
     w.onmessage = (e) => resolve(e.data);
     w.onerror = (e) => reject(new Error(e.message));
     w.postMessage(args);
@@ -121,5 +96,4 @@ try {
 } finally {
   await browser.close();
   server.close();
-  rmSync(work, { recursive: true, force: true });
 }

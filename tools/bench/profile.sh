@@ -5,30 +5,49 @@
 # with --wasm the WASI build's (make build-wasi), the browser's SIMD128 kernels
 # on one thread under Node's V8 (its functions named through
 # --perf-basic-prof; Chromium's V8 is newer: a guide to the page, not its
-# figures). Not part of make bench (perf is not among the project's packages):
+# figures); with --browser the page's own module in Chromium (relaxed SIMD's
+# tile included, which runs there only), from a build of it that keeps its
+# functions' names (build/targets/emscripten-profile, made here: emcc's
+# --profiling-funcs), its Q8_0 in integers on the kernels and dot the page
+# chooses, the machine sampled (perf -a: other programs' samples land in
+# "other") while tools/bench/profile_browser.mjs times the images. Not part
+# of make bench (perf is not among the project's packages):
 #   tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (after make build)
 #   tools/bench/profile.sh --wasm MODEL.gguf [INT8_IMAGES]      (after make build-wasi)
+#   tools/bench/profile.sh --browser MODEL.gguf [THREADS]       (after make build web)
 # e.g. tools/bench/profile.sh build/bench/vitb16.q8_0.gguf 2 1
 . "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-wasm=0
+wasm=0 browser=0
 if [ "${1:-}" = --wasm ]; then
   wasm=1
   shift
+elif [ "${1:-}" = --browser ]; then
+  browser=1
+  shift
 fi
 if [ $# -lt 1 ]; then
-  echo "usage: tools/bench/profile.sh [--wasm] MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
+  echo "usage: tools/bench/profile.sh [--wasm | --browser] MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
   exit 2
 fi
 model=$1
-if [ $wasm = 1 ]; then threads=1 int8=${2:-1}; else threads=${2:-1} int8=${3:-1}; fi
+if [ $wasm = 1 ]; then threads=1 int8=${2:-1}; elif [ $browser = 1 ]; then threads=${2:-1} int8=1; else threads=${2:-1} int8=${3:-1}; fi
 command -v perf >/dev/null || { echo "profile.sh: perf is not installed (Debian: linux-perf)" >&2; exit 2; }
 [ -f "$model" ] || { echo "profile.sh: no model file '$model'" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 args=(--model "$(realpath "$model")" --threads "$threads" --int8-images "$int8" --images 6 --repeats 1)
-if [ $wasm = 1 ]; then
+if [ $browser = 1 ]; then
+  profiled=build/targets/emscripten-profile
+  echo "profile.sh: building the page's module with its functions' names in $profiled" >&2
+  cmake -S . -B $profiled -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$PWD/emscripten.cmake" \
+    -DCMAKE_EXE_LINKER_FLAGS=--profiling-funcs >/dev/null
+  cmake --build $profiled -j 2 --target sdfed-wasm sdfed-wasm-threads >/dev/null
+  [ -d tests/browser/node_modules/playwright-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+  touch "$work/start" # Chromium's processes name their code in /tmp/perf-PID.map from here on (removed below)
+  node tools/bench/profile_browser.mjs $profiled "$model" "$threads" 6 "$work/data" "$work/v8.log"
+elif [ $wasm = 1 ]; then
   program=build/targets/wasi/bench_features
   [ -f $program ] || { echo "profile.sh: $program is missing: make build-wasi first" >&2; exit 2; }
   # V8 names the wasm functions it compiles in /tmp/perf-PID.map, which perf report reads (removed below)
@@ -38,15 +57,18 @@ else
   [ -x build/bench_features ] || { echo "profile.sh: build/bench_features is missing: make build first" >&2; exit 2; }
   perf record -q -o "$work/data" build/bench_features "${args[@]}" | tail -n 1
 fi
-echo "profile $(basename "$model") --threads $threads --int8-images $int8$([ $wasm = 1 ] && echo ' (wasm, Node)')" \
-  "(percent of all samples; model loading included):"
+# the samples grouped: all of them, or the page's workers' (its module's threads are Chromium's dedicated workers)
+samples=(--no-children --sort sym) what="all samples; model loading included"
+[ $browser = 1 ] && samples+=(--comms DedicatedWorker --percentage relative) what="the page's workers' samples while they encode"
+where=$([ $wasm = 1 ] && echo ' (wasm, Node)')$([ $browser = 1 ] && echo ' (the page, Chromium)')
+echo "profile $(basename "$model") --threads $threads --int8-images $int8$where (percent of $what):"
 # a wasm function's samples are named "JS:name-INDEX-turbofan" (or -liftoff, its first compilation)
-perf report -i "$work/data" --no-children --sort sym --stdio 2>/dev/null | awk '
+perf report -i "$work/data" "${samples[@]}" --stdio 2>/dev/null | awk '
   /^ +[0-9.]+%/ {
     p = $1; sub(/%/, "", p); sym = $3
     sub(/^JS:/, "", sym); sub(/-[0-9]+-(turbofan|liftoff)$/, "", sym)
-    if (sym ~ /^(tile_|panel_int16|gemm_block|linear_rows)/) g = "tiles (linear layers, attention products)"
-    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_|sdfed_gemm_fma|gemm_outputs|run_tile|tiles_over|gemm$)/) g = "packing and stores"
+    if (sym ~ /^(tile_|panel_int16|gemm_block|linear_rows|relaxed_(one_|f32_)?panel)/) g = "tiles (linear layers, attention products)"
+    else if (sym ~ /^(sdfed_linear|sdfed_store_outputs|sdfed_f16_to_f32|pack_|int8_outputs|sdfed_gemm_fma|gemm_outputs|run_tile|tiles_over|gemm$)/) g = "packing and stores"
     else if (sym ~ /^(quantise|linear_int8_on|fmaxf)/) g = "quantising activations"
     else if (sym ~ /^(masked_softmax|sdfed_softmax_row_wide|sdfed_attention_forward|attention_blocks)/) g = "attention softmax"
     else if (sym ~ /^(sdfed_activation|activation_|sdfed_quick_gelu_wide)/) g = "MLP activation"
@@ -57,7 +79,12 @@ perf report -i "$work/data" --no-children --sort sym --stdio 2>/dev/null | awk '
   END { for (g in share) printf "  %5.1f%%  %s\n", share[g], g }' | sort -r -n
 echo "samples by thread:"
 perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null | awk '/^ +[0-9.]+%/ { printf "  %s\n", $0 }'
-if [ $wasm = 1 ]; then
+if [ $browser = 1 ]; then
+  find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" | while read -r map; do
+    pid=${map#/tmp/perf-} pid=${pid%.map}
+    kill -0 "$pid" 2>/dev/null || rm -f "$map"
+  done
+elif [ $wasm = 1 ]; then
   for pid in $(perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null |
     awk '/^ +[0-9.]+%/ { split($2, f, ":"); print f[1] }'); do rm -f "/tmp/perf-$pid.map"; done
 fi
