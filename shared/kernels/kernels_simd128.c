@@ -674,16 +674,18 @@ static void pack_relaxed_panel(const sdfed_weight *w, int r0, int count, unsigne
                 groups[1][r] = wasm_v128_load(block->qs + 16);
                 d[r] = sdfed_f16_to_f32(block->d);
             }
-            v128_t sums = wasm_i32x4_splat(0); /* the 4 rows' sums of w */
+            v128_t sums = wasm_i32x4_splat(0); /* the 4 rows' sums of w (one dot) */
             for (int h = 0; h < 2; h++) {
                 v128_t by_group[4];
                 transpose_4x4(groups[h], by_group);
                 for (int k = 0; k < 4; k++) {
                     unsigned char *p_g = p_b + (4 * h + k) * group_bytes + j0 * 4;
                     wasm_v128_store(p_g, by_group[k]);
-                    if (split) wasm_v128_store(p_g + RELAXED_NR * 4, wasm_v128_not(by_group[k]));
-                    sums = wasm_i32x4_add(
-                        sums, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(by_group[k])));
+                    if (split)
+                        wasm_v128_store(p_g + RELAXED_NR * 4, wasm_v128_not(by_group[k]));
+                    else
+                        sums = wasm_i32x4_add(
+                            sums, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(by_group[k])));
                 }
             }
             memcpy(p_b + qs_bytes + j0 * 4, d, sizeof d);

@@ -43,8 +43,8 @@ const worker = `
 importScripts('/old/${name}.js'); const createOld = createSdfed;
 importScripts('/new/${name}.js'); const createNew = createSdfed;
 ${makeModuleSource(threads)}
-async function make(create, tag, threads, int8) {
-  const { M, used, rgba, features, size, dim } = await makeModule(create, tag, threads);
+async function make(create, tag, int8) {
+  const { M, used, rgba, features, size, dim } = await makeModule(create, tag);
   M._wc_set_int8_images(int8);
   M._wc_encode_image(rgba, size, size, features);
   const label = tag + ': ' + used + ' thread(s), kernels ' + M.UTF8ToString(M._wc_kernels()) + ', dot ' +
@@ -59,8 +59,8 @@ async function make(create, tag, threads, int8) {
 }
 onmessage = async (e) => {
   try {
-    const { threads, images, pairs, int8 } = e.data;
-    const builds = [await make(createOld, 'old', threads, int8), await make(createNew, 'new', threads, int8)];
+    const { images, pairs, int8 } = e.data;
+    const builds = [await make(createOld, 'old', int8), await make(createNew, 'new', int8)];
     const same = builds[0].bits.every((b, i) => b === builds[1].bits[i]);
     const rates = [];
     for (let k = 0; k < pairs; k++) rates.push([builds[0].rate(images), builds[1].rate(images)]);
@@ -80,7 +80,7 @@ try {
     w.onmessage = (e) => resolve(e.data);
     w.onerror = (e) => reject(new Error(e.message));
     w.postMessage(args);
-  }), { threads, images, pairs, int8 });
+  }), { images, pairs, int8 });
   if (result.error) throw new Error(result.error);
   for (const label of result.labels) console.log(label);
   console.log(`features: ${result.same ? 'the same bits' : 'NOT the same bits'}`);

@@ -31,14 +31,14 @@ export function moduleFiles(tool, build, tag, threads) {
 }
 
 // The source of a worker's
-//   async function makeModule(create, tag, threads) -> {M, used, rgba, features, size, dim}
+//   async function makeModule(create, tag) -> {M, used, rgba, features, size, dim}
 // (create: a build's createSdfed, its files at /TAG/): the module made as
-// web/worker.js makes it (its own threads above 1), the model at
+// web/worker.js makes it (on THREADS of its own above 1), the model at
 // /test/model.gguf loaded, a fixed RGBA image and room for its features in
 // the module's memory.
 export const makeModuleSource = (threads) => `
-async function makeModule(create, tag, threads) {
-  const threaded = threads > 1;
+async function makeModule(create, tag) {
+  const threads = ${threads}, threaded = threads > 1;
   const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
   const M = await create({ locateFile: (file) => '/' + tag + '/' + file,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: '/' + tag + '/${moduleName(threads)}.js' } : {}) });

@@ -36,9 +36,9 @@
 #     own, against the page's choice by its start-up timing, in turn in
 #     the same run; F the relaxed dot's form, split (two dots per 16
 #     products) or unsigned or signed (one: the engine's dot exact as that
-#     kind); D the dot the page chose in each round; X, Y, Z the medians of their rounds, R the median of
-#     the rounds' own ratios, each round's page's choice over the faster
-#     forced dot of that round)
+#     kind); D the dot the page chose in each round; X, Y, Z the
+#     medians of their rounds, R the median of the rounds' own ratios,
+#     each round's page's choice over the faster forced dot of that round)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
 # and with webgpu (also in all), image features on WebGPU in Chromium
 # (web/gpu.js; peers_browser.mjs ... webgpu) against onnxruntime-web's WebGPU

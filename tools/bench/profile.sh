@@ -37,6 +37,7 @@ command -v perf >/dev/null || { echo "profile.sh: perf is not installed (Debian:
 [ -f "$model" ] || { echo "profile.sh: no model file '$model'" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+touch "$work/start" # V8 (Node's, Chromium's) names its code in /tmp/perf-PID.map from here on (removed below)
 args=(--model "$(realpath "$model")" --threads "$threads" --int8-images "$int8" --images 6 --repeats 1)
 if [ $browser = 1 ]; then
   profiled=build/targets/emscripten-profile
@@ -45,12 +46,10 @@ if [ $browser = 1 ]; then
     -DCMAKE_EXE_LINKER_FLAGS=--profiling-funcs >/dev/null
   cmake --build $profiled -j 2 --target sdfed-wasm sdfed-wasm-threads >/dev/null
   [ -d tests/browser/node_modules/playwright-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
-  touch "$work/start" # Chromium's processes name their code in /tmp/perf-PID.map from here on (removed below)
   node tools/bench/profile_browser.mjs $profiled "$model" "$threads" 6 "$work/data" "$work/v8.log"
 elif [ $wasm = 1 ]; then
   program=build/targets/wasi/bench_features
   [ -f $program ] || { echo "profile.sh: $program is missing: make build-wasi first" >&2; exit 2; }
-  # V8 names the wasm functions it compiles in /tmp/perf-PID.map, which perf report reads (removed below)
   perf record -q -o "$work/data" node --perf-basic-prof --logfile="$work/v8.log" --no-logfile-per-isolate \
     --experimental-wasi-unstable-preview1 --no-warnings wasm-client/wasi-run.mjs $program "${args[@]}" | tail -n 1
 else
@@ -58,9 +57,13 @@ else
   perf record -q -o "$work/data" build/bench_features "${args[@]}" | tail -n 1
 fi
 # the samples grouped: all of them, or the page's workers' (its module's threads are Chromium's dedicated workers)
-samples=(--no-children --sort sym) what="all samples; model loading included"
-[ $browser = 1 ] && samples+=(--comms DedicatedWorker --percentage relative) what="the page's workers' samples while they encode"
-where=$([ $wasm = 1 ] && echo ' (wasm, Node)')$([ $browser = 1 ] && echo ' (the page, Chromium)')
+samples=(--no-children --sort sym) what="all samples; model loading included" where=""
+if [ $browser = 1 ]; then
+  samples+=(--comms DedicatedWorker --percentage relative) what="the page's workers' samples while they encode"
+  where=" (the page, Chromium)"
+elif [ $wasm = 1 ]; then
+  where=" (wasm, Node)"
+fi
 echo "profile $(basename "$model") --threads $threads --int8-images $int8$where (percent of $what):"
 # a wasm function's samples are named "JS:name-INDEX-turbofan" (or -liftoff, its first compilation)
 perf report -i "$work/data" "${samples[@]}" --stdio 2>/dev/null | awk '
@@ -79,12 +82,8 @@ perf report -i "$work/data" "${samples[@]}" --stdio 2>/dev/null | awk '
   END { for (g in share) printf "  %5.1f%%  %s\n", share[g], g }' | sort -r -n
 echo "samples by thread:"
 perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null | awk '/^ +[0-9.]+%/ { printf "  %s\n", $0 }'
-if [ $browser = 1 ]; then
-  find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" | while read -r map; do
-    pid=${map#/tmp/perf-} pid=${pid%.map}
-    kill -0 "$pid" 2>/dev/null || rm -f "$map"
-  done
-elif [ $wasm = 1 ]; then
-  for pid in $(perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null |
-    awk '/^ +[0-9.]+%/ { split($2, f, ":"); print f[1] }'); do rm -f "/tmp/perf-$pid.map"; done
-fi
+# the perf maps of this run's V8 processes, which perf report has read (those of processes still running stay)
+find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" | while read -r map; do
+  pid=${map#/tmp/perf-} pid=${pid%.map}
+  kill -0 "$pid" 2>/dev/null || rm -f "$map"
+done

@@ -35,7 +35,7 @@ let M, rgba, features, size;
 onmessage = async (e) => {
   try {
     if (e.data === 'load') {
-      ({ M, rgba, features, size } = await makeModule(createSdfed, 'profiled', ${threads}));
+      ({ M, rgba, features, size } = await makeModule(createSdfed, 'profiled'));
       for (let i = 0; i < 3; i++) M._wc_encode_image(rgba, size, size, features);
       postMessage('ready');
       return;
