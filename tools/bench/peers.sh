@@ -13,7 +13,11 @@
 # native sdfed's f32 ones: f32 must agree to 1e-4 (max abs) or 1e-6
 # (1 - cosine), Q8_0 / int8 to 1e-2 (1 - cosine), else the line says
 # FAILED and the script fails at the end; the Q8_0 / int8 1 - cosine is
-# printed. Lines for scripts (PLACE: native or chromium):
+# printed. Each comparison's runs are timed in rounds, one timed run of each
+# in turn a round (natively sdfed, sdfed on f32 activations, onnxruntime-node;
+# in Chromium each in a fresh browser), so that the load of a shared machine
+# falls on them alike; a line's rate is the median of its REPEATS rounds (the
+# logs' rounds=RATE,... each round's). Lines for scripts (PLACE: native or chromium):
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y; minimal
 #     harness Y2 img/s, ratio X/Y2; sdfed dot=D madd=M
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y; minimal
@@ -184,9 +188,39 @@ check_features() {
 }
 # A B (feature files): "max_abs=... one_minus_cos=..." between them
 feature_distance() { node tools/bench/peers_node.mjs compare "$1" "$2"; }
-# GGUF INT8_IMAGES THREADS IMAGES: native sdfed's timing line
+# GGUF INT8_IMAGES THREADS IMAGES: native sdfed's timing line, one timed run (a round's)
 timed() {
-  build/bench_features --model "$1" --int8-images "$2" --threads "$3" --images "$4" --repeats "$repeats" | tail -n 1
+  build/bench_features --model "$1" --int8-images "$2" --threads "$3" --images "$4" --repeats 1 | tail -n 1
+}
+
+# LINE...: one contender's rounds as one line: the first round's, its images_per_s (and minimal_images_per_s)
+# the median of the rounds' and rounds=RATE,... each round's images_per_s in order; a round without a rate is
+# the line itself (its comparison then says FAILED)
+rounds_line() {
+  local line
+  for line in "$@"; do [ -n "$(value images_per_s "$line")" ] || { echo "$line"; return; }; done
+  printf '%s\n' "$@" | awk '
+    function median(v, n,   s, i, j, t) {
+      for (i = 1; i <= n; i++) s[i] = v[i]
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
+      return s[int(n / 2) + 1]
+    }
+    {
+      for (f = 1; f <= NF; f++) {
+        if ($f ~ /^images_per_s=/) { rate[NR] = substr($f, 14); list = list (NR > 1 ? "," : "") rate[NR] }
+        if ($f ~ /^minimal_images_per_s=/) minimal[NR] = substr($f, 22)
+      }
+      if (NR == 1) first = $0
+    }
+    END {
+      for (f = split(first, field, " "); f > 0; f--) {
+        if (field[f] ~ /^images_per_s=/) field[f] = sprintf("images_per_s=%.4f", median(rate, NR))
+        if (field[f] ~ /^minimal_images_per_s=/) field[f] = sprintf("minimal_images_per_s=%.4f", median(minimal, NR))
+      }
+      out = field[1]
+      for (f = 2; field[f] != ""; f++) out = out " " field[f]
+      print out " rounds=" list
+    }'
 }
 
 native() {
@@ -212,15 +246,21 @@ native() {
   local ort_int8 q8_line f32_act_line n=${images[$model]}
   for threads in 1 2; do
     for weights in f32 q8_0; do
-      local ours theirs
+      # rounds of one timed run of each in turn (sdfed; sdfed on f32 activations for Q8_0; ONNX Runtime), so
+      # that the load of a shared machine falls on them alike; each line's rate the median of its rounds
+      local ours theirs round rounds_ours=() rounds_acts=() rounds_theirs=() ort_weights=$weights gguf=$f32
+      [ "$weights" = q8_0 ] && ort_weights=int8 gguf=$q8
+      for ((round = 0; round < repeats; round++)); do
+        rounds_ours+=("$(timed "$gguf" 1 "$threads" "$n")")
+        [ "$weights" = f32 ] || rounds_acts+=("$(timed "$q8" 0 "$threads" "$n")")
+        rounds_theirs+=("$(node tools/bench/peers_node.mjs run "$onnx" "$ort_weights" "$threads" "$n" 1 "$ref")")
+      done
+      theirs=$(rounds_line "${rounds_theirs[@]}")
       if [ "$weights" = f32 ]; then
-        ours="$(timed "$f32" 1 "$threads" "$n") max_abs=0 one_minus_cos=0" # the reference itself
-        theirs=$(node tools/bench/peers_node.mjs run "$onnx" f32 "$threads" "$n" "$repeats" "$ref")
+        ours="$(rounds_line "${rounds_ours[@]}") max_abs=0 one_minus_cos=0" # the reference itself
       else
-        ours="$(timed "$q8" 1 "$threads" "$n") $(feature_distance "$q8_features.int8.txt" "$ref")"
-        f32_act_line="$(timed "$q8" 0 "$threads" "$n")"
-        f32_act_line+=" $(feature_distance "$q8_features.f32-act.txt" "$ref")"
-        theirs=$(node tools/bench/peers_node.mjs run "$onnx" int8 "$threads" "$n" "$repeats" "$ref")
+        ours="$(rounds_line "${rounds_ours[@]}") $(feature_distance "$q8_features.int8.txt" "$ref")"
+        f32_act_line="$(rounds_line "${rounds_acts[@]}") $(feature_distance "$q8_features.f32-act.txt" "$ref")"
         echo "# sdfed on f32 activations: $f32_act_line" >&2
       fi
       echo "# sdfed: $ours; $theirs" >&2

@@ -3,7 +3,7 @@
 // web/worker.js: the single-threaded build for 1 thread, the threaded one
 // for 2) next to onnxruntime-web's wasm backend (SIMD, ort.env.wasm.numThreads
 // 1 or 2) on the same model, exported by clip_onnx.py from the same weights.
-// One fresh browser per runtime, weights and threads. The pages come from a
+// One fresh browser per timed run. The pages come from a
 // real aggregator on loopback (cross-origin isolated: COOP/COEP, which the
 // wasm threads of both need) whose web folder holds the page's files and a
 // link to the project, for the models and onnxruntime-web's files.
@@ -13,24 +13,25 @@
 // one image at a time (ort_features.mjs for ONNX Runtime, sdfed_features.mjs
 // for sdfed: the worker's encode op, which includes sdfed's preprocessing of
 // the RGBA image; ONNX Runtime's also by its minimal harness). sdfed's Q8_0
-// runs five times: in integer products (q8_0, on the kernels and the dot the
+// runs five ways: in integer products (q8_0, on the kernels and the dot the
 // page chooses), with each integer dot asked for (q8_0-dot-relaxed, relaxed
 // SIMD's; q8_0-dot-simd128, SIMD128's; both with relaxed SIMD's f32
 // multiply-add as the page's own), on SIMD128's kernels alone (q8_0-simd128,
 // relaxed SIMD off) and on f32 activations (q8_0-f32-act,
-// wc_set_int8_images(0)); the first three in turn, a timed run of each per
-// round, their rates the medians of REPEATS rounds (the page's choice is set
-// against the forced dots: a shared machine's load must fall on all three).
+// wc_set_int8_images(0)). The runs of one weights and thread count (sdfed's
+// and ONNX Runtime's) go in turn, a timed run of each per round, their rates
+// the medians of REPEATS rounds (they are set against each other: a shared
+// machine's load must fall on all of them alike).
 // Prints one line per run (WEIGHTS: f32, q8_0, q8_0-dot-relaxed,
 // q8_0-dot-simd128, q8_0-simd128, q8_0-f32-act for sdfed, which also names
 // its kernels and their products, the worker's init's; f32, int8 for
 // onnxruntime-web, with its minimal harness's figure):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
-//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused
-//      [rounds=RATE,... round_dots=DOT,...]]
-//     [minimal_images_per_s=...]
-//   (rounds: the rates of the interleaved runs' rounds, in order; images_per_s their median; round_dots:
-//   the integer dot each round's page ran, the page's choice made anew in each fresh Chromium)
+//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused]
+//     [minimal_images_per_s=...] rounds=RATE,... [round_dots=DOT,...]
+//   (rounds: the rates of the run's rounds, in order; images_per_s their median, minimal_images_per_s
+//   the median of its rounds' too; round_dots, sdfed's: the integer dot each round's page ran, the page's
+//   choice made anew in each fresh Chromium)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
 // software Vulkan where it has no other GPU: WEBGPU_SWITCHES) and the runs
 // are sdfed's image features on it (web/gpu.js; f32 and q8_0, the worker's
@@ -81,9 +82,9 @@ async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false, r
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 
-// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'): {features, imagesPerS,
-// minimalImagesPerS, threadsUsed}; its threads as it documents them, ort.env.wasm.numThreads
-async function ortRun(page, weights, threads, provider) {
+// onnxruntime-web in the page (its WebGPU backend with provider 'webgpu'), reps timed runs: {features,
+// imagesPerS, minimalImagesPerS, threadsUsed}; its threads as it documents them, ort.env.wasm.numThreads
+async function ortRun(page, weights, threads, { provider, reps = repeats } = {}) {
   return page.evaluate(async ({ ortUrl, codeUrl, dir, weights: w, threads: t, count, n, r, provider: p }) => {
     const ort = await import(ortUrl);
     const { ortImageFeatures } = await import(codeUrl);
@@ -97,7 +98,7 @@ async function ortRun(page, weights, threads, provider) {
     return { ...result, threadsUsed: ort.env.wasm.numThreads };
   }, { ortUrl: url(path.join(here, `node_modules/onnxruntime-web/dist/ort.${provider || 'wasm'}.min.mjs`)),
     codeUrl: url(path.join(here, 'ort_features.mjs')), dir: url(onnxDir), weights, threads, count: expected.length,
-    n: images, r: repeats, provider });
+    n: images, r: reps, provider });
 }
 
 // A run's line: its rate and its features against the reference
@@ -143,7 +144,7 @@ async function webgpuRuns(page) {
   const runs = [
     ['sdfed-webgpu f32 webgpu', () => sdfedRun(page, f32Model, 2, false, {}, true)],
     ['sdfed-webgpu q8_0 webgpu', () => sdfedRun(page, q8Model, 2, true, {}, true)],
-    ['onnxruntime-web-webgpu f32 webgpu', () => ortRun(page, 'f32', 1, 'webgpu')],
+    ['onnxruntime-web-webgpu f32 webgpu', () => ortRun(page, 'f32', 1, { provider: 'webgpu' })],
     ['sdfed f32 2', () => sdfedRun(page, f32Model, 2, true)],
     ['sdfed q8_0 2', () => sdfedRun(page, q8Model, 2, true)],
   ];
@@ -171,44 +172,37 @@ try {
   }
   for (const threads of threadCounts.filter((t) => t !== 'webgpu')) {
     for (const [weights, ortWeights, model] of [['f32', 'f32', f32Model], ['q8_0', 'int8', q8Model]]) {
-      const sdfed = (int8, relaxed, reps) => inChromium((page) => sdfedRun(page, model, threads, int8, relaxed, false,
-        reps));
-      const ort = () => inChromium((page) => ortRun(page, ortWeights, threads));
-      if (weights === 'q8_0') {
-        // Q8_0 in integers: the page's choice of kernels and dot and each dot asked for, interleaved (`repeats`
-        // rounds of one timed run of each, each in a fresh Chromium, so that the load of a shared machine falls
-        // on the three alike; each line's rate the median of its rounds)
-        const dots = [['q8_0', {}], ['q8_0-dot-relaxed', { dot: 'relaxed' }], ['q8_0-dot-simd128', { dot: 'simd128' }]];
-        const rounds = dots.map(() => []);
-        const failed = dots.map(() => null);
-        for (let round = 0; round < repeats; round++) {
-          for (const [i, [, relaxed]] of dots.entries()) {
-            try {
-              rounds[i].push(await sdfed(true, relaxed, 1));
-            } catch (e) {
-              failed[i] = e;
-            }
+      const sdfed = (int8, relaxed = {}) => () => inChromium((page) => sdfedRun(page, model, threads, int8, relaxed,
+        false, 1));
+      // [the line's name, its run]: f32 against f32; Q8_0 in integers on the page's choice of kernels and dot,
+      // with each dot asked for, on SIMD128's kernels alone, on f32 activations, then ONNX Runtime's int8
+      const runs = weights === 'f32' ? [['sdfed f32', sdfed(true)]]
+        : [['sdfed q8_0', sdfed(true)], ['sdfed q8_0-dot-relaxed', sdfed(true, { dot: 'relaxed' })],
+          ['sdfed q8_0-dot-simd128', sdfed(true, { dot: 'simd128' })],
+          ['sdfed q8_0-simd128', sdfed(true, { relaxedSimd: false })], ['sdfed q8_0-f32-act', sdfed(false)]];
+      runs.push([`onnxruntime-web ${ortWeights}`, () => inChromium((page) => ortRun(page, ortWeights, threads, { reps: 1 }))]);
+      // `repeats` rounds of one timed run of each in turn, each in a fresh Chromium, so that the load of a shared
+      // machine falls on them alike; each line's rates the medians of its rounds
+      const rounds = runs.map(() => []);
+      const failed = runs.map(() => null);
+      for (let round = 0; round < repeats; round++) {
+        for (const [i, [, run]] of runs.entries()) {
+          if (failed[i]) continue;
+          try {
+            rounds[i].push(await run());
+          } catch (e) {
+            failed[i] = e;
           }
         }
-        for (const [i, [name]] of dots.entries()) {
-          const rates = rounds[i].map((x) => x.imagesPerS);
-          const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rates) };
-          report('sdfed', `${name} ${threads}`, r, failed[i], ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}` +
-            ` round_dots=${rounds[i].map((x) => x.dot).join(',')}`);
-        }
       }
-      // [the line's name, the run]: f32 against f32; Q8_0 on SIMD128's kernels alone, on f32 activations, then
-      // ONNX Runtime's int8
-      const runs = weights === 'f32' ? [['sdfed f32', () => sdfed(true, {}, repeats)], ['onnxruntime-web f32', ort]]
-        : [['sdfed q8_0-simd128', () => sdfed(true, { relaxedSimd: false }, repeats)],
-          ['sdfed q8_0-f32-act', () => sdfed(false, {}, repeats)], ['onnxruntime-web int8', ort]];
-      for (const [name, run] of runs) {
+      for (const [i, [name]] of runs.entries()) {
         const [runtime, weightsName] = name.split(' ');
-        try {
-          report(runtime, `${weightsName} ${threads}`, await run());
-        } catch (e) {
-          report(runtime, `${weightsName} ${threads}`, null, e);
-        }
+        const rates = rounds[i].map((x) => x.imagesPerS);
+        const r = failed[i] ? null : { ...rounds[i][0], imagesPerS: median(rates) };
+        if (r && runtime !== 'sdfed') r.minimalImagesPerS = median(rounds[i].map((x) => x.minimalImagesPerS));
+        const dots = runtime === 'sdfed' ? ` round_dots=${rounds[i].map((x) => x.dot).join(',')}` : '';
+        report(runtime, `${weightsName} ${threads}`, r, failed[i],
+          ` rounds=${rates.map((x) => x.toFixed(4)).join(',')}${dots}`);
       }
     }
   }
