@@ -622,13 +622,19 @@ extern void sdfed_relaxed_one_panel(int blocks, int count, const unsigned char *
                                     const unsigned char *panel, float *y, int stride, int nc, const float *bias,
                                     int how);
 extern int sdfed_relaxed_fused(void);
-extern void sdfed_relaxed_f32_panel(int cols, int count, const float *x, int ldx, const float *panel, float *y,
-                                    int stride, int nc, const float *bias);
+extern void sdfed_relaxed_f32_panel(int cols, int count, const float *xg, const float *panel, float *y, int stride,
+                                    int nc, const float *bias);
 _Static_assert(INT8_CHUNK % RELAXED_MR == 0 && RELAXED_BLOCK == SDFED_Q8_0_BLOCK &&
                    INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
                    INT8_SCRATCH_FITS(RELAXED_ONE_BLOCK_BYTES, RELAXED_ONE_X_BLOCK_BYTES),
                "the relaxed paths' tiles fit the chunk, their panels and chunks the scratch");
-_Static_assert(INT8_SCRATCH_ROWS >= 2 * RELAXED_F32_NR, "the FMA tile's rows and panel fit the scratch");
+/* The tokens linear_fma groups at a time, whole groups: ViT-B/16's 197 at
+ * once (each chunk packs every weight panel again: 93 tokens at a time
+ * cost an f32 image 6%); the relaxed backend's scratch holds the FMA
+ * tile's weight rows, its panel and a chunk of grouped tokens. */
+#define F32_CHUNK 198
+#define F32_SCRATCH_ROWS (2 * RELAXED_F32_NR + F32_CHUNK)
+_Static_assert(F32_CHUNK % RELAXED_F32_MR == 0, "whole groups a chunk");
 
 static void quantise_sign_split_row(const float *x, int cols, unsigned char *q, float *d) {
     int blocks = cols / SDFED_Q8_0_BLOCK;
@@ -878,17 +884,60 @@ static void pack_fma_panel(const sdfed_weight *w, int r0, int nc, float *rows, f
     transpose_to_panel(weight_panel(w, r0, nc, rows), (size_t)w->cols, nc, RELAXED_F32_NR, w->cols, panel);
 }
 
+/* Floats of n tokens of cols inputs in the FMA tile's groups: whole
+ * groups (relaxed_tile.h). */
+static size_t f32_groups_floats(int n, int cols) {
+    return (size_t)(n + RELAXED_F32_MR - 1) / RELAXED_F32_MR * RELAXED_F32_MR * (size_t)cols;
+}
+
+/* Rows [0, n) of op(x) (x's rows ldx apart, or with trans its columns)
+ * as the FMA tile reads them, in groups of RELAXED_F32_MR tokens, into xg
+ * (f32_groups_floats(n, cols)): a whole group's 3 rows 4 columns at a
+ * time, interleaved in registers */
+static void group_f32_rows(const float *x, size_t ldx, int trans, int n, int cols, float *xg) {
+    _Static_assert(RELAXED_F32_MR == 3, "three rows' columns interleaved below");
+    int t0 = 0;
+    for (; !trans && t0 + RELAXED_F32_MR <= n; t0 += RELAXED_F32_MR) {
+        const float *a = x + (size_t)t0 * ldx, *b = a + ldx, *c = b + ldx;
+        float *group = xg + (size_t)t0 * cols;
+        int k = 0;
+        for (; k + 4 <= cols; k += 4, group += 4 * RELAXED_F32_MR) {
+            v128_t ra = wasm_v128_load(a + k), rb = wasm_v128_load(b + k), rc = wasm_v128_load(c + k);
+            v128_t ab = wasm_i32x4_shuffle(ra, rb, 0, 4, 1, 5), bc = wasm_i32x4_shuffle(rb, rc, 1, 5, 2, 6);
+            v128_t ab3 = wasm_i32x4_shuffle(ra, rb, 3, 7, 3, 7);
+            wasm_v128_store(group, wasm_i32x4_shuffle(ab, rc, 0, 1, 4, 2));      /* a0 b0 c0 a1 */
+            wasm_v128_store(group + 4, wasm_i32x4_shuffle(bc, ra, 0, 1, 6, 2));  /* b1 c1 a2 b2 */
+            wasm_v128_store(group + 8, wasm_i32x4_shuffle(rc, ab3, 2, 4, 5, 3)); /* c2 a3 b3 c3 */
+        }
+        for (; k < cols; k++, group += RELAXED_F32_MR) {
+            group[0] = a[k];
+            group[1] = b[k];
+            group[2] = c[k];
+        }
+    }
+    for (int t = t0; t < n; t++) {
+        float *column0 = xg + (size_t)(t / RELAXED_F32_MR) * cols * RELAXED_F32_MR + t % RELAXED_F32_MR;
+        for (int k = 0; k < cols; k++)
+            column0[(size_t)k * RELAXED_F32_MR] = trans ? x[(size_t)k * ldx + t] : x[(size_t)t * ldx + k];
+    }
+}
+
 /* linear's outputs [first, end) with every one the in-order FMA chain
- * (where fused): a panel of RELAXED_F32_NR weight rows at a time, all
- * tokens over it */
+ * (where fused): F32_CHUNK tokens grouped at a time, then a panel of
+ * RELAXED_F32_NR weight rows at a time, the chunk's tokens over it */
 static void linear_fma(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, int first, int end,
                        float *scratch) {
     int cols = w->cols, rows = w->rows;
-    float *panel = scratch + (size_t)RELAXED_F32_NR * cols;
-    for (int r0 = first; r0 < end; r0 += RELAXED_F32_NR) {
-        int nc = end - r0 < RELAXED_F32_NR ? end - r0 : RELAXED_F32_NR;
-        pack_fma_panel(w, r0, nc, scratch, panel);
-        sdfed_relaxed_f32_panel(cols, n, x, cols, panel, y + r0, rows, nc, bias ? bias + r0 : NULL);
+    float *panel = scratch + (size_t)RELAXED_F32_NR * cols, *xg = panel + (size_t)RELAXED_F32_NR * cols;
+    for (int t0 = 0; t0 < n; t0 += F32_CHUNK) {
+        int count = n - t0 < F32_CHUNK ? n - t0 : F32_CHUNK;
+        group_f32_rows(x + (size_t)t0 * cols, (size_t)cols, 0, count, cols, xg);
+        for (int r0 = first; r0 < end; r0 += RELAXED_F32_NR) {
+            int nc = end - r0 < RELAXED_F32_NR ? end - r0 : RELAXED_F32_NR;
+            pack_fma_panel(w, r0, nc, scratch, panel);
+            sdfed_relaxed_f32_panel(cols, count, xg, panel, y + (size_t)t0 * rows + r0, rows, nc,
+                                    bias ? bias + r0 : NULL);
+        }
     }
 }
 
@@ -907,31 +956,28 @@ static void linear_outputs_relaxed(int int8, float *y, const float *x, const sdf
 
 /* gemm with every output the FMA chain, then alpha * acc (+ beta * C) as
  * natively (linear_fma.c): op(B)'s columns packed RELAXED_F32_NR at a time,
- * op(A)'s rows read in place (copied when A is transposed); without memory
- * for the panel, SIMD128's gemm. */
+ * op(A)'s rows grouped once for the tile; without memory for the panel and
+ * the groups, SIMD128's gemm. */
 static void gemm_fma(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                      const float *b, int ldb, float beta, float *c, int ldc) {
     if (m <= 0 || n <= 0) return;
     size_t panel_floats = (size_t)k * RELAXED_F32_NR, sums_floats = (size_t)m * RELAXED_F32_NR;
-    float *panel = malloc(sizeof(float) * (panel_floats + sums_floats + (trans_a ? (size_t)m * k : 0)) + 1);
+    float *panel = malloc(sizeof(float) * (panel_floats + sums_floats + f32_groups_floats(m, k)) + 1);
     if (!panel) {
         gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    float *sums = panel + panel_floats, *x = sums + sums_floats;
-    if (trans_a)
-        for (int q = 0; q < k; q++)
-            for (int i = 0; i < m; i++) x[(size_t)i * k + q] = a[(size_t)q * lda + i];
-    const float *rows = trans_a ? x : a;
-    int ldx = trans_a ? k : lda, whole = alpha == 1.0f && beta == 0.0f;
+    float *sums = panel + panel_floats, *xg = sums + sums_floats;
+    group_f32_rows(a, (size_t)lda, trans_a, m, k, xg);
+    int whole = alpha == 1.0f && beta == 0.0f;
     for (int j0 = 0; j0 < n; j0 += RELAXED_F32_NR) {
         int nc = n - j0 < RELAXED_F32_NR ? n - j0 : RELAXED_F32_NR;
         pack_b_panel(b, ldb, trans_b, j0, nc, RELAXED_F32_NR, k, panel);
         if (whole) {
-            sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, c + j0, ldc, nc, NULL);
+            sdfed_relaxed_f32_panel(k, m, xg, panel, c + j0, ldc, nc, NULL);
             continue;
         }
-        sdfed_relaxed_f32_panel(k, m, rows, ldx, panel, sums, RELAXED_F32_NR, nc, NULL);
+        sdfed_relaxed_f32_panel(k, m, xg, panel, sums, RELAXED_F32_NR, nc, NULL);
         v128_t alphas = wasm_f32x4_splat(alpha), betas = wasm_f32x4_splat(beta);
         for (int i = 0; i < m; i++) {
             float *c_i = c + (size_t)i * ldc + j0;
@@ -1009,6 +1055,7 @@ const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .fma_chains = relaxed_fma_chain,
                                                      .relaxed_dot = relaxed_dot_chosen,
                                                      .panel_floats = SDFED_SIMD128_PANEL_FLOATS,
+                                                     .min_panel_rows = F32_SCRATCH_ROWS, /* linear_fma's */
                                                      .int8_scratch_rows = INT8_SCRATCH_ROWS,
                                                      .linear = linear_relaxed,
                                                      .linear_int8 = linear_int8_relaxed,

@@ -202,29 +202,25 @@ __attribute__((export_name("relaxed_fused"))) int relaxed_fused(float a, float c
     return wasm_f32x4_extract_lane(r, 0) != 0.0f && wasm_f32x4_extract_lane(r, 3) != 0.0f;
 }
 
-/* The f32 tile's tokens: 3 rows of 12 weight rows' sums, 9 vectors in
- * flight, past the fused multiply-add's latency times its ports (8 on x86,
- * which 4 x 8 only met), and 3 row pointers (5 x 8 and 6 x 8 made V8 spill
- * its loop's registers: 0.79x and 0.76x of 4 x 8, where 3 x 12 ran 1.12x,
- * f32 images in Chromium on Ice Lake). */
-#define F32_MR 3
-
-/* mr tokens of the f32 tile: acc = fma(x[k], w[k], acc) over the columns
- * in order, RELAXED_F32_NR weight rows in three vectors (mr a constant
- * where inlined) */
-static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, const float *x, int ldx,
-                                                           const float *panel, float *y, int stride, int nc,
-                                                           const float *bias) {
+/* mr tokens of the f32 tile, a group's (xg: its columns of RELAXED_F32_MR
+ * floats): acc = fma(x[k], w[k], acc) over the columns in order,
+ * RELAXED_F32_NR weight rows in three vectors (mr a constant where
+ * inlined). A column's loads are two pointers and constant offsets, which
+ * V8 folds into the loads (with a row pointer per token and an index, V8
+ * spent an imul and five adds a column among the 9 madds, on the ports the
+ * madds need). */
+static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, const float *xg, const float *panel,
+                                                           float *y, int stride, int nc, const float *bias) {
     _Static_assert(RELAXED_F32_NR == 12, "three vectors of weights a column");
-    v128_t acc[F32_MR][3];
+    v128_t acc[RELAXED_F32_MR][3];
 #pragma clang loop unroll(full)
     for (int i = 0; i < mr; i++) acc[i][0] = acc[i][1] = acc[i][2] = wasm_f32x4_splat(0.0f);
-    for (int k = 0; k < cols; k++) {
-        const float *w_k = panel + (size_t)k * RELAXED_F32_NR;
+    const float *x_k = xg, *end = panel + (size_t)cols * RELAXED_F32_NR;
+    for (const float *w_k = panel; w_k != end; w_k += RELAXED_F32_NR, x_k += RELAXED_F32_MR) {
         v128_t w0 = wasm_v128_load(w_k), w1 = wasm_v128_load(w_k + 4), w2 = wasm_v128_load(w_k + 8);
 #pragma clang loop unroll(full)
         for (int i = 0; i < mr; i++) {
-            v128_t x_ik = wasm_v128_load32_splat(x + (size_t)i * ldx + k);
+            v128_t x_ik = wasm_v128_load32_splat(x_k + i);
             acc[i][0] = madd(x_ik, w0, acc[i][0]);
             acc[i][1] = madd(x_ik, w1, acc[i][1]);
             acc[i][2] = madd(x_ik, w2, acc[i][2]);
@@ -238,21 +234,21 @@ static inline __attribute__((always_inline)) void f32_tile(int mr, int cols, con
     }
 }
 
-/* y[i * stride + j] = the chain for token i < count (row i of x, ldx floats
- * apart) and panel row j < nc, + bias[j] if bias is not NULL; the panel:
- * for each of the cols columns the RELAXED_F32_NR rows' weights (zeros
- * past nc) */
-__attribute__((export_name("relaxed_f32_panel"))) void relaxed_f32_panel(int cols, int count, const float *x, int ldx,
+/* y[i * stride + j] = the chain for token i < count (x in groups of
+ * RELAXED_F32_MR tokens, relaxed_tile.h) and panel row j < nc, + bias[j]
+ * if bias is not NULL; the panel: for each of the cols columns the
+ * RELAXED_F32_NR rows' weights (zeros past nc) */
+__attribute__((export_name("relaxed_f32_panel"))) void relaxed_f32_panel(int cols, int count, const float *xg,
                                                                          const float *panel, float *y, int stride,
                                                                          int nc, const float *bias) {
+    size_t group = (size_t)cols * RELAXED_F32_MR;
     int i = 0;
-    for (; i + F32_MR <= count; i += F32_MR)
-        f32_tile(F32_MR, cols, x + (size_t)i * ldx, ldx, panel, y + (size_t)i * stride, stride, nc, bias);
-    _Static_assert(F32_MR == 3, "the last tokens' tiles below");
-    const float *x_i = x + (size_t)i * ldx;
+    for (; i + RELAXED_F32_MR <= count; i += RELAXED_F32_MR, xg += group)
+        f32_tile(RELAXED_F32_MR, cols, xg, panel, y + (size_t)i * stride, stride, nc, bias);
+    _Static_assert(RELAXED_F32_MR == 3, "the last tokens' tiles below");
     float *y_i = y + (size_t)i * stride;
     switch (count - i) {
-    case 2: f32_tile(2, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
-    case 1: f32_tile(1, cols, x_i, ldx, panel, y_i, stride, nc, bias); break;
+    case 2: f32_tile(2, cols, xg, panel, y_i, stride, nc, bias); break;
+    case 1: f32_tile(1, cols, xg, panel, y_i, stride, nc, bias); break;
     }
 }

@@ -25,11 +25,14 @@
  *     SIMD128 (RELAXED_DOT_UNSIGNED, _SIGNED: tests of a kind the engine's
  *     dot is not)
  *   relaxed_fused(a, c)   whether f32x4.relaxed_madd is fused here
- *   relaxed_f32_panel(cols, count, x, ldx, panel, y, stride, nc, bias)
- *     the same for f32 (nc <= RELAXED_F32_NR): x's rows ldx floats apart,
- *     the panel RELAXED_F32_NR floats per column (the panel rows' weights,
- *     zeros past nc), each
- *     output the in-order FMA chain over the columns (where fused). */
+ *   relaxed_f32_panel(cols, count, xg, panel, y, stride, nc, bias)
+ *     the same for f32 (nc <= RELAXED_F32_NR): x's tokens in groups of
+ *     RELAXED_F32_MR, a group's cols columns of RELAXED_F32_MR floats in
+ *     turn (token t at column k: xg[(t / MR * cols + k) * MR + t % MR];
+ *     a last group of fewer tokens as long, the rest unread), the panel
+ *     RELAXED_F32_NR floats per column (the panel rows' weights, zeros
+ *     past nc), each output the in-order FMA chain over the columns
+ *     (where fused). */
 #ifndef SDFED_RELAXED_TILE_H
 #define SDFED_RELAXED_TILE_H
 
@@ -46,6 +49,12 @@
 #define RELAXED_ONE_BLOCK_BYTES (RELAXED_ONE_QS_BYTES + 2 * RELAXED_NR * 4)
 #define RELAXED_ONE_X_BLOCK_BYTES RELAXED_BLOCK
 #define RELAXED_F32_NR 12
+/* The f32 tile's tokens: 3 of 12 weight rows' sums, 9 vectors in flight,
+ * past the fused multiply-add's latency times its ports (8 on x86, which
+ * 4 x 8 only met; 5 x 8 and 6 x 8 made V8 spill its loop's registers: 0.79x
+ * and 0.76x of 4 x 8, where 3 x 12 ran 1.12x, f32 images in Chromium on Ice
+ * Lake). */
+#define RELAXED_F32_MR 3
 
 /* relaxed_dot_kind's answers: the sums of a second operand's lanes past 127
  * are neither below (x86 without an 8-bit dot product: its pairs of

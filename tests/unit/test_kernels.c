@@ -616,6 +616,9 @@ int main(void) {
                                         {16, 130, 64},
                                         {33, 3, 224},
                                         {9, 129, 512},
+                                        /* more tokens than the browser's FMA tile groups at a time (198): its
+                                           chunks, the last with a group of 2 */
+                                        {203, 14, 96},
                                         /* more rows than the native backend's 4 MB panel holds */
                                         {3, 300, 4096}};
         for (const sdfed_kernels *const *k = all; *k; k++) {
