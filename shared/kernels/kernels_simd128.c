@@ -138,7 +138,12 @@ typedef struct int8_path {
     int nr;            /* weight rows per panel */
     int block_bytes;   /* bytes of a panel's block */
     int x_block_bytes; /* bytes of a block of a quantised row of x */
-    /* one row of x and its block scales, by sdfed_q8_0_activations's rule */
+    /* whether a tile's mr rows of quants are interleaved by groups of 4
+     * (a group of 4 columns: each row's 4 bytes in turn), else row by row */
+    int interleaved;
+    /* one row of x and its block scales, by sdfed_q8_0_activations's rule
+     * (its quants from q on, interleaved with its tile's other rows where
+     * the path says so) */
     void (*quantise)(const float *x, int cols, unsigned char *q, float *d);
     /* rows [r0, r0 + count) of w, count <= nr, missing rows zero */
     void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
@@ -313,17 +318,29 @@ static size_t path_rows_bytes(const int8_path *path, int n, int cols) {
     return (size_t)path_padded_rows(path, n) * blocks * (sizeof(float) + (size_t)path->x_block_bytes);
 }
 
+/* Where row i's quants start (row_bytes a row): its own bytes, or its
+ * first group in its tile's interleaved rows. */
+static unsigned char *path_row_quants(const int8_path *path, unsigned char *xq, size_t row_bytes, int i) {
+    if (!path->interleaved) return xq + (size_t)i * row_bytes;
+    return xq + (size_t)(i / path->mr) * path->mr * row_bytes + (size_t)(i % path->mr) * 4;
+}
+
 /* rows [begin, end) of x (n rows) quantised into rows; the part that ends at
- * n writes the padding too */
+ * n writes the padding too (in an interleaved tile, the padding rows' groups
+ * alone: other threads may be writing the tile's rows) */
 static void path_quantise_rows(const int8_path *path, void *rows, const float *x, int n, int cols, int begin, int end) {
     int blocks = cols / SDFED_Q8_0_BLOCK, padded = path_padded_rows(path, n);
     size_t row_bytes = (size_t)blocks * path->x_block_bytes;
     float *xd = rows;
     unsigned char *xq = (unsigned char *)(xd + (size_t)padded * blocks);
     for (int i = begin; i < end; i++)
-        path->quantise(x + (size_t)i * cols, cols, xq + (size_t)i * row_bytes, xd + (size_t)i * blocks);
+        path->quantise(x + (size_t)i * cols, cols, path_row_quants(path, xq, row_bytes, i), xd + (size_t)i * blocks);
     if (end < n) return;
-    memset(xq + (size_t)n * row_bytes, 0, row_bytes * (size_t)(padded - n));
+    for (int i = n; i < padded; i++) {
+        unsigned char *q = path_row_quants(path, xq, row_bytes, i);
+        if (!path->interleaved) memset(q, 0, row_bytes);
+        for (size_t g = 0; path->interleaved && g < row_bytes / 4; g++) memset(q + g * 4 * path->mr, 0, 4);
+    }
     memset(xd + (size_t)n * blocks, 0, sizeof *xd * (size_t)(padded - n) * blocks);
 }
 
@@ -714,14 +731,21 @@ static const int8_path split_path = {.mr = RELAXED_MR,
                                      .panel = sdfed_relaxed_panel};
 
 /* One dot per 16 products (relaxed_tile.h): a row of x as int8 quants, each
- * XORed with offset (0, or 0x80: + 128 as an unsigned byte) */
+ * XORed with offset (0, or 0x80: + 128 as an unsigned byte), its groups of
+ * 4 interleaved with the tile's other rows' (4 * RELAXED_MR bytes apart) */
 static void quantise_one_dot_row(const float *x, int cols, unsigned char *q, float *d, v128_t offset) {
     for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
         v128_t q16[4];
         d[b] = quantise_block(x + (size_t)b * SDFED_Q8_0_BLOCK, q16);
-        for (int h = 0; h < 2; h++)
-            wasm_v128_store(q + (size_t)b * SDFED_Q8_0_BLOCK + 16 * h,
-                            wasm_v128_xor(wasm_i8x16_narrow_i16x8(q16[2 * h], q16[2 * h + 1]), offset));
+        unsigned char *q_b = q + (size_t)b * RELAXED_GROUPS * 4 * RELAXED_MR;
+        for (int h = 0; h < 2; h++) {
+            v128_t groups = wasm_v128_xor(wasm_i8x16_narrow_i16x8(q16[2 * h], q16[2 * h + 1]), offset);
+            unsigned char *q_h = q_b + 4 * 4 * RELAXED_MR * h;
+            wasm_v128_store32_lane(q_h, groups, 0);
+            wasm_v128_store32_lane(q_h + 4 * RELAXED_MR, groups, 1);
+            wasm_v128_store32_lane(q_h + 8 * RELAXED_MR, groups, 2);
+            wasm_v128_store32_lane(q_h + 12 * RELAXED_MR, groups, 3);
+        }
     }
 }
 
@@ -754,6 +778,7 @@ static const int8_path unsigned_path = {.mr = RELAXED_MR,
                                         .nr = RELAXED_NR,
                                         .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                         .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
+                                        .interleaved = 1,
                                         .quantise = quantise_unsigned_row,
                                         .pack = pack_unsigned_panel,
                                         .panel = one_dot_panel};
@@ -762,6 +787,7 @@ static const int8_path signed_path = {.mr = RELAXED_MR,
                                       .nr = RELAXED_NR,
                                       .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                       .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
+                                      .interleaved = 1,
                                       .quantise = quantise_signed_row,
                                       .pack = pack_signed_panel,
                                       .panel = one_dot_panel};

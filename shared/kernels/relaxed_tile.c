@@ -101,7 +101,12 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
     const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
     const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
     const int group_bytes = split ? RELAXED_GROUP_BYTES : RELAXED_ONE_GROUP_BYTES;
+    /* a group of 4 columns of x: the sign split's rows are row bytes apart, the
+     * one-dot forms' tile interleaves them (4 bytes apart, the tile's groups
+     * in turn), so that its loads are a pointer and constant offsets */
+    const int x_group_bytes = split ? 4 : 4 * RELAXED_MR;
     int cols = blocks * RELAXED_BLOCK, row = blocks * (split ? RELAXED_X_BLOCK_BYTES : RELAXED_ONE_X_BLOCK_BYTES);
+    const size_t token_bytes = split ? (size_t)row : 4;
     for (int i0 = 0; i0 < count; i0 += RELAXED_MR) {
         const int8_t *x = xq + (size_t)i0 * row;
         const float *d = xd + (size_t)i0 * blocks;
@@ -118,15 +123,15 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
                                 : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4);
                 s[i][1] = split ? s[i][0] : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4 + 16);
             }
-            for (int g = 0; g < RELAXED_GROUPS; g++) {
-                const unsigned char *p_g = p_b + g * group_bytes;
+            const int8_t *x_g = x + (size_t)b * RELAXED_GROUPS * x_group_bytes;
+            for (const unsigned char *p_g = p_b; p_g != p_b + qs_bytes; p_g += group_bytes, x_g += x_group_bytes) {
                 v128_t w0 = wasm_v128_load(p_g), w1 = wasm_v128_load(p_g + 16);
 #pragma clang loop unroll(full)
                 for (int i = 0; i < RELAXED_MR; i++) {
-                    const int8_t *x_ig = x + (size_t)i * row + b * RELAXED_BLOCK + g * 4;
-                    v128_t x_g = wasm_v128_load32_splat(x_ig); /* x+ (split), or x (+ 128) */
-                    s[i][0] = split ? dot(w0, x_g, s[i][0]) : one_dot(form, kind, w0, x_g, s[i][0]);
-                    s[i][1] = split ? dot(w1, x_g, s[i][1]) : one_dot(form, kind, w1, x_g, s[i][1]);
+                    const int8_t *x_ig = x_g + i * token_bytes;
+                    v128_t x_ig4 = wasm_v128_load32_splat(x_ig); /* x+ (split), or x (+ 128) */
+                    s[i][0] = split ? dot(w0, x_ig4, s[i][0]) : one_dot(form, kind, w0, x_ig4, s[i][0]);
+                    s[i][1] = split ? dot(w1, x_ig4, s[i][1]) : one_dot(form, kind, w1, x_ig4, s[i][1]);
                     if (split) {
                         v128_t minus = wasm_v128_load32_splat(x_ig + cols);
                         s[i][0] = dot(wasm_v128_load(p_g + 32), minus, s[i][0]);

@@ -9,7 +9,9 @@
  * (RELAXED_GROUP_BYTES), then the 8 f32 scales.
  * One dot per 16 products (relaxed_one_panel, where the engine's dot is
  * exact on any second operand; relaxed_dot_kind): a row of x is its cols
- * quants (+ 128, as unsigned bytes, for RELAXED_DOT_UNSIGNED); a panel
+ * quants (+ 128, as unsigned bytes, for RELAXED_DOT_UNSIGNED), the
+ * RELAXED_MR rows of a tile interleaved: for each group of 4 columns each
+ * row's 4 quants in turn; a panel
  * block holds for each group of 4 columns the groups of rows 0-3 and 4-7
  * of w (RELAXED_ONE_GROUP_BYTES), then the 8 f32 scales, then the 8 int32
  * starts of the rows' sums (-128 sum(w) for RELAXED_DOT_UNSIGNED, else 0).
