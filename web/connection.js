@@ -16,7 +16,7 @@ import { trainRound } from './training.js';
 let socket = null;
 const retry = backoff();
 let roundWaiting = null; // a round_start message whose parameters are to come
-let training = null; // the round being trained now
+let training = null; // the round being trained now: { round, ends: the promise of its training }
 let sent = null; // the last update sent, { round, update }: sent again, not retrained, if its round comes back
 let left = false; // "forget me": never connect again
 let welcomed = false; // this connection's hello was answered
@@ -127,6 +127,8 @@ async function onMessage(m) {
       `Waiting for round ${m.round} (${m.reason.replaceAll('_', ' ')}).`);
     break;
   case 'done':
+    // our update can end the federation before its round's figures are shown: they come first
+    if (training) await training.ends.catch(() => {});
     showTrainingStatus(`The federation finished its ${m.rounds} rounds. Thank you! Your personal prompt stays here ` +
       'for "try it".');
     setStage('done');
@@ -179,15 +181,15 @@ async function onFrame(frame, sendHere) {
   roundWaiting = null;
   if (start.secure) return secureRound.start(start, frame, sendHere);
   const round = start.round;
-  if (training === round) return;
+  if (training && training.round === round) return;
   if (sent && sent.round === round) return send(sent.update);
-  training = round;
   const keep = (message) => {
     if (typeof message !== 'string') sent = { round, update: message };
     send(message);
   };
+  training = { round, ends: trainRound(round, frame, keep) };
   try {
-    await trainRound(round, frame, keep);
+    await training.ends;
   } finally {
     training = null;
   }
