@@ -2,7 +2,7 @@
 """How far other 8-bit schemes than Q8_0's would move image features: 1 - cosine against the f32 model's features
 when every linear of the image tower (the patch embedding, q/k/v, output, MLP, the final projection: those the C
 core's integer path takes) quantises its weights and its input by each scheme below, round to nearest even,
-d = max|v| / 127 (63 for 7 bits) per group, as sdfed_q8_0_activations does.
+d = max|v| / 127 (63 for 7 bits, 32767 for 16) per group, as sdfed_q8_0_activations does.
 
 Issue 39 asked whether the integer path's per-block scale work could leave the inner loop, for instance with one
 scale per weight row, if the accuracy held (1 - cosine <= 1e-4 against f32). Each scheme names where its scales
@@ -35,6 +35,7 @@ SCHEMES = [
     ("weights per row, x /64", None, 64, 127),
     ("weights per row, x /128", None, 128, 127),
     ("weights per row, x per token", None, None, 127),
+    ("weights per row, x per token in 16 bits", None, None, 32767),
     ("weights /32, x per token", 32, None, 127),
     ("weights /32, x /32 in 7 bits", 32, 32, 63),
 ]
