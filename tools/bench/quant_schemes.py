@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""How far other 8-bit schemes than Q8_0's would move image features: 1 - cosine against the f32 model's features
-when every linear of the image tower (the patch embedding, q/k/v, output, MLP, the final projection: those the C
-core's integer path takes) quantises its weights and its input by each scheme below, round to nearest even,
-d = max|v| / 127 (63 for 7 bits, 32767 for 16) per group, as sdfed_q8_0_activations does.
+"""How far other schemes than Q8_0's (8-bit, and one with 16-bit activations) would move image features: 1 - cosine
+against the f32 model's features when every linear of the image tower (the patch embedding, q/k/v, output, MLP, the
+final projection: those the C core's integer path takes) quantises its weights and its input by each scheme below,
+round to nearest even, d = max|v| / 127 (63 for 7 bits, 32767 for 16) per group, as sdfed_q8_0_activations does.
 
 Issue 39 asked whether the integer path's per-block scale work could leave the inner loop, for instance with one
 scale per weight row, if the accuracy held (1 - cosine <= 1e-4 against f32). Each scheme names where its scales
