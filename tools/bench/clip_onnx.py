@@ -42,10 +42,14 @@ import struct
 import warnings
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+
+try:  # make bench-deps installs it (Debian's python3-onnx); --help and the GGUF reader do without
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ModuleNotFoundError:
+    onnx = None
 
 GGUF_F32, GGUF_F16, GGUF_Q8_0 = 0, 1, 8
 
@@ -300,6 +304,8 @@ def main():
     a = p.parse_args()
     if bool(a.safetensors) != bool(a.merges):
         p.error("--safetensors and --merges go together")
+    if onnx is None:
+        raise SystemExit("clip_onnx.py: writing ONNX needs Python's onnx module: make bench-deps (Debian's python3-onnx)")
     g = GGUF(a.gguf)
     if g.meta.get("general.architecture") != "clip":
         raise SystemExit(f"{a.gguf}: not a CLIP model (general.architecture is not 'clip')")
