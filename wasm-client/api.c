@@ -198,6 +198,11 @@ void wc_set_int8_images(int on) {
     if (wasm.have_model) wasm.model.int8_images = wasm.int8_images;
 }
 
+size_t wc_pack_image_weights(void) {
+    init_once();
+    return wasm.have_model ? sdfed_clip_pack(&wasm.model, wasm.k, SDFED_CLIP_IMAGE) : 0;
+}
+
 int wc_image_size(void) { return wasm.have_model ? wasm.model.cfg.image_size : 0; }
 int wc_embed_dim(void) { return wasm.have_model ? wasm.model.cfg.embed_dim : 0; }
 

@@ -41,6 +41,12 @@ WC_EXPORT int wc_load_model(uint8_t *bytes, size_t size);
  * quantised to Q8_0 (clip_model.h's int8_images). For this and later
  * models. */
 WC_EXPORT void wc_set_int8_images(int on);
+/* The image tower's Q8_0 matrices packed once for the kernels and the
+ * integer products in use (sdfed_clip_pack: the same bits; packing them on
+ * every call took a tenth of a ViT-B/16 image in Chromium); the bytes that
+ * took, 0 where nothing was packed (f32 activations, no model, no memory).
+ * Dropped with the model. */
+WC_EXPORT size_t wc_pack_image_weights(void);
 WC_EXPORT int wc_image_size(void);
 WC_EXPORT int wc_embed_dim(void);
 

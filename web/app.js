@@ -61,7 +61,7 @@ async function start(described) {
   const loseGpuAfter = Number(address.get('lose-gpu-after')) || undefined;
   const gpu = address.get('gpu') === 'agrees' ? 'agrees' : 'faster';
   const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads,
-    gpu, loseGpuAfter }, null, [model.buffer]);
+    gpu, loseGpuAfter, packWeights: memory.pack }, null, [model.buffer]);
   $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
     'on one thread'}`;
   showFeaturesOn(info.featuresOn, info.featuresWhy);

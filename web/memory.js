@@ -31,23 +31,34 @@ export function peakMiB(bytes) {
   return { single: a.single + t * (b.single - a.single), threaded: a.threaded + t * (b.threaded - a.threaded) };
 }
 
+// Whether the image tower's matrices are packed once (web/worker.js's
+// packWeights: the same features sooner, a tenth of a ViT-B/16 Q8_0 image in
+// Chromium, for a copy of the matrices in their packed layout): where the
+// budget holds the build's peak and the whole download again, more than
+// the packed copy takes (the image tower's matrices, 1.18 times their Q8_0
+// bytes: 108 MB of ViT-B/16's 162).
+const packFits = (peak, bytes, budget) => peak + bytes / 2 ** 20 <= budget;
+
 // A model of `bytes` on a device of deviceGiB (navigator.deviceMemory;
 // undefined where the browser does not tell) ->
 //   {threads: whether the threaded build may run, refused: whether the
-//    model is not to be downloaded, said: the choice in words}
+//    model is not to be downloaded, pack: whether its image tower's
+//    matrices are packed once (never where the memory is not said),
+//    said: the choice in words}
 export function fitMemory(bytes, deviceGiB) {
   const peak = peakMiB(bytes), mib = (x) => `${Math.ceil(x)} MiB`;
   if (!(deviceGiB > 0))
-    return { threads: true, refused: false, said: 'this browser does not say how much memory the device has; the ' +
-      `model needs about ${mib(peak.threaded)} with threads, ${mib(peak.single)} without` };
+    return { threads: true, refused: false, pack: false, said: 'this browser does not say how much memory the ' +
+      `device has; the model needs about ${mib(peak.threaded)} with threads, ${mib(peak.single)} without` };
   const budget = deviceGiB * 1024 * TAB_SHARE, device = `this device has about ${Number(deviceGiB.toFixed(2))} GiB of memory`;
   if (peak.threaded <= budget)
-    return { threads: true, refused: false, said: `${device}: enough for the threaded build (about ` +
-      `${mib(peak.threaded)} with this model)` };
+    return { threads: true, refused: false, pack: packFits(peak.threaded, bytes, budget), said: `${device}: enough ` +
+      `for the threaded build (about ${mib(peak.threaded)} with this model)` };
   if (peak.single <= budget)
-    return { threads: false, refused: false, said: `${device}, too little for the threaded build (about ` +
-      `${mib(peak.threaded)} with this model): the single-threaded one runs (about ${mib(peak.single)})` };
-  return { threads: false, refused: true, said: `This federation's model needs about ${mib(peak.single)} of ` +
+    return { threads: false, refused: false, pack: packFits(peak.single, bytes, budget), said: `${device}, too ` +
+      `little for the threaded build (about ${mib(peak.threaded)} with this model): the single-threaded one runs ` +
+      `(about ${mib(peak.single)})` };
+  return { threads: false, refused: true, pack: false, said: `This federation's model needs about ${mib(peak.single)} of ` +
     `memory while it runs, and ${device} (a page can count on about half), so it is not downloaded. Join from a ` +
     'computer or a device with more memory.' };
 }

@@ -66,6 +66,8 @@ function sdfedApi(M, memory = null) {
     loadModel(bytes) { check(M._wc_load_model(copyIn(bytes), bytes.byteLength), 'the model'); },
     // false: the image tower on f32 activations; true (the default): Q8_0 in integers
     setInt8Images(on) { M._wc_set_int8_images(on ? 1 : 0); },
+    // the image tower's Q8_0 matrices packed once for these kernels (the same bits, more memory); its bytes
+    packImageWeights: () => M._wc_pack_image_weights() >>> 0,
     kernels: () => M.UTF8ToString(M._wc_kernels()),
     // linear_int8's 8-bit dot ('relaxed' or 'simd128') and the f32 multiply-add ('fused' or 'unfused')
     int8Dot: () => M.UTF8ToString(M._wc_int8_dot()),

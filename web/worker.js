@@ -190,13 +190,15 @@ const ops = {
   // benchmarks); gpu: when image features run on the GPU ('faster', the
   // page's; 'agrees', tests' and benchmarks': chooseFeatures), or 'off';
   // loseGpuAfter (tests): the GPU device destroyed after that many images on
-  // it, as a lost device would be; relaxedSimd, dot: loadModule's. Says
+  // it, as a lost device would be; relaxedSimd, dot: loadModule's;
+  // packWeights: the image tower's matrices packed once where its features
+  // run on the CPU (memory.js's pack; the bytes it took: packedBytes). Says
   // which kernels run, and which of their products: the 8-bit dot (dot:
   // 'relaxed' or 'simd128'; dotForm: the relaxed one's form, 'split',
   // 'unsigned' or 'signed', else '') and the f32 multiply-add (madd: 'fused'
   // or 'unfused').
   async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, dot, gpu: rule = 'faster',
-    loseGpuAfter: lose }) {
+    loseGpuAfter: lose, packWeights = false }) {
     api = await loadModule(singleThreaded, relaxedSimd, dot);
     api.loadModel(new Uint8Array(model));
     loseGpuAfter = lose || Infinity;
@@ -206,9 +208,10 @@ const ops = {
       leaveGpu('not asked for');
       api.setInt8Images(int8Images);
     }
+    const packedBytes = packWeights && !gpu ? api.packImageWeights() : 0;
     return { threaded, threads, kernels: api.kernels(), dot: api.int8Dot(), dotForm: api.int8DotForm(),
              madd: api.f32Madd(), imageSize: api.imageSize(), embedDim: api.embedDim(),
-             featuresOn: placement.on, featuresWhy: placement.why };
+             featuresOn: placement.on, featuresWhy: placement.why, packedBytes };
   },
   setTask({ task, index }) {
     api.setTask(task, index);

@@ -102,7 +102,8 @@ typedef struct sdfed_kernels {
     /* NULL where the backend has no packed layout; else packs the whole of
      * w once for linear (int8 0) or linear_int8 (int8 1) into memory it
      * allocates (w->packed, w->packed_int8) and returns its bytes, or 0
-     * when there is no memory for it (w is left unpacked: its linears then
+     * when it has no layout of its own for that linear (SIMD128's f32
+     * linears) or no memory for it (w is left unpacked: its linears then
      * pack per call, with the same bits). w must not be packed already. */
     size_t (*pack)(sdfed_weight *w, int int8);
     /* dx (n, w.cols) += dy (n, w.rows) @ W */

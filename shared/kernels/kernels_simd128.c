@@ -344,21 +344,61 @@ static void path_quantise_rows(const int8_path *path, void *rows, const float *x
     memset(xd + (size_t)n * blocks, 0, sizeof *xd * (size_t)(padded - n) * blocks);
 }
 
-/* outputs [first, end) of n quantised rows: a panel of INT8_NR weight rows
- * at a time (packed into `panel`, blocks * INT8_BLOCK_BYTES) over INT8_CHUNK
- * tokens at a time */
+/* A weight packed once for linear_int8 (pack_on): a header naming the path
+ * whose panels follow (the page may change paths after packing: a weight
+ * packed for another is packed per call), then every panel of path->nr
+ * rows in turn, the last one's missing rows zero. */
+#define PACKED_HEADER_BYTES 16
+
+static size_t path_panel_bytes(const int8_path *path, const sdfed_weight *w) {
+    return (size_t)(w->cols / SDFED_Q8_0_BLOCK) * path->block_bytes;
+}
+
+/* w's panels packed once for path, or NULL (not packed, or for another path) */
+static const unsigned char *packed_panels(const int8_path *path, const sdfed_weight *w) {
+    const int8_path *packed_for;
+    if (!w->packed || !w->packed_int8) return NULL;
+    memcpy(&packed_for, w->packed, sizeof packed_for);
+    return packed_for == path ? (const unsigned char *)w->packed + PACKED_HEADER_BYTES : NULL;
+}
+
+/* Packs Q8_0 weight w whole for linear_int8 on path (kernels.h's pack): the
+ * f32 linears here have no layout of their own to pack (0). */
+static size_t pack_on(const int8_path *path, sdfed_weight *w, int int8) {
+    if (!int8 || w->type != SDFED_TYPE_Q8_0) return 0;
+    _Static_assert(PACKED_HEADER_BYTES >= sizeof path, "the header holds the path");
+    size_t panel_bytes = path_panel_bytes(path, w), panels = (size_t)(w->rows + path->nr - 1) / path->nr;
+    size_t bytes = PACKED_HEADER_BYTES + panels * panel_bytes;
+    unsigned char *packed = malloc(bytes);
+    if (!packed) return 0;
+    memcpy(packed, &path, sizeof path);
+    for (size_t p = 0; p < panels; p++) {
+        int r0 = (int)p * path->nr, count = w->rows - r0 < path->nr ? w->rows - r0 : path->nr;
+        path->pack(w, r0, count, packed + PACKED_HEADER_BYTES + p * panel_bytes);
+    }
+    w->packed = packed;
+    w->packed_int8 = 1;
+    return bytes;
+}
+
+/* outputs [first, end) of n quantised rows: a panel of path->nr weight rows
+ * at a time (packed into `panel`, blocks * block_bytes, unless w is packed
+ * once for path and the range starts at a panel) over INT8_CHUNK tokens at
+ * a time */
 static void path_outputs(const int8_path *path, float *y, const void *rows, const sdfed_weight *w, const float *bias,
                          int n, int first, int end, unsigned char *panel) {
     int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
-    size_t row_bytes = (size_t)blocks * path->x_block_bytes;
+    size_t row_bytes = (size_t)blocks * path->x_block_bytes, panel_bytes = path_panel_bytes(path, w);
     const float *xd = rows;
     const unsigned char *xq = (const unsigned char *)(xd + (size_t)path_padded_rows(path, n) * blocks);
+    const unsigned char *packed = first % path->nr == 0 ? packed_panels(path, w) : NULL;
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
         for (int r0 = first; r0 < end; r0 += path->nr) {
             int nc = end - r0 < path->nr ? end - r0 : path->nr;
-            path->pack(w, r0, nc, panel);
-            path->panel(blocks, count, xq + (size_t)t0 * row_bytes, xd + (size_t)t0 * blocks, panel,
+            const unsigned char *p = packed ? packed + (size_t)(r0 / path->nr) * panel_bytes : panel;
+            if (!packed) path->pack(w, r0, nc, panel);
+            path->panel(blocks, count, xq + (size_t)t0 * row_bytes, xd + (size_t)t0 * blocks, p,
                         y + (size_t)t0 * w->rows + r0, w->rows, nc, bias ? bias + r0 : NULL);
         }
     }
@@ -408,6 +448,8 @@ static void int8_outputs(float *y, const void *rows, const sdfed_weight *w, cons
                          int end, float *scratch) {
     path_outputs(&int16_path, y, rows, w, bias, n, first, end, (unsigned char *)scratch);
 }
+
+static size_t pack(sdfed_weight *w, int int8) { return pack_on(&int16_path, w, int8); }
 
 /* dx += dy W on SIMD128: every output the portable definition's chain over
  * W's rows in order (dx + g_0 w_0, then + g_1 w_1, ...: a product, then a
@@ -615,6 +657,7 @@ const sdfed_kernels sdfed_kernels_simd128 = {.name = "simd128",
                                              .int8_rows_bytes = int8_rows_bytes,
                                              .int8_quantise_rows = int8_quantise_rows,
                                              .int8_outputs = int8_outputs,
+                                             .pack = pack,
                                              .reentrant_backward = 1,
                                              .linear_backward = linear_backward,
                                              .gemm = gemm};
@@ -1067,6 +1110,8 @@ static void int8_outputs_relaxed(float *y, const void *rows, const sdfed_weight 
     path_outputs(int8_path_relaxed(), y, rows, w, bias, n, first, end, (unsigned char *)scratch);
 }
 
+static size_t pack_relaxed(sdfed_weight *w, int int8) { return pack_on(int8_path_relaxed(), w, int8); }
+
 static void linear_relaxed(float *y, const float *x, const sdfed_weight *w, const float *bias, int n, float *scratch) {
     linear_outputs_relaxed(0, y, x, w, bias, n, 0, w->rows, scratch);
 }
@@ -1089,6 +1134,7 @@ const sdfed_kernels sdfed_kernels_simd128_relaxed = {.name = "simd128-relaxed",
                                                      .int8_rows_bytes = int8_rows_bytes_relaxed,
                                                      .int8_quantise_rows = int8_quantise_rows_relaxed,
                                                      .int8_outputs = int8_outputs_relaxed,
+                                                     .pack = pack_relaxed,
                                                      .reentrant_backward = 1,
                                                      .linear_backward = linear_backward_relaxed,
                                                      .gemm = gemm_relaxed};

@@ -3,8 +3,9 @@
 // threaded build where half of navigator.deviceMemory holds its peak, the
 // single-threaded one where only that one's fits, the model refused (before
 // its download) where neither does, a model between the table's sizes
-// between its neighbours' peaks, and a browser that does not say its memory
-// keeping the threaded build. Prints "memory: N passed, M failed".
+// between its neighbours' peaks, the image tower packed once where the
+// build's peak and the download again fit, and a browser that does not say
+// its memory keeping the threaded build, nothing packed. Prints "memory: N passed, M failed".
 //   node memory.mjs
 import { MEASURED, TAB_SHARE, fitMemory, peakMiB } from '../../web/memory.js';
 
@@ -24,7 +25,13 @@ for (const gib of [0.25, 0.5, 1, 2, 4, 8]) for (const m of MEASURED) {
   if (got === 'refused') check(/not downloaded/.test(fit.said) && fit.said.includes(`${Math.ceil(m.single)} MiB`),
     `the refusal gives the reason: ${fit.said}`);
   if (got === 'single') check(/single-threaded/.test(fit.said), `the single-threaded build said: ${fit.said}`);
+  // packed once where the chosen build's peak and the download again fit
+  const peak = got === 'threads' ? m.threaded : m.single;
+  check(fit.pack === (got !== 'refused' && peak + m.bytes / 2 ** 20 <= budget),
+    `${m.model} on ${gib} GiB: matrices packed once ${fit.pack}`);
 }
+check(fitMemory(162e6, 8).pack && !fitMemory(162e6, 1).pack && fitMemory(162e6, 1).threads,
+  'ViT-B/16 Q8_0: packed on 8 GiB; on 1 GiB the threaded build (489 MiB of 512) but nothing packed');
 check(fitMemory(163e6, 1).threads === false && fitMemory(163e6, 1).refused === false,
   'ViT-B/32 Q8_0 on 1 GiB: single-threaded (367 MiB fits 512, 524 does not)');
 check(fitMemory(607e6, 2).refused && !fitMemory(607e6, 4).refused, 'ViT-B/32 F32: refused on 2 GiB, runs on 4');
@@ -33,6 +40,7 @@ check(mid.single > 367 && mid.single < 1315 && mid.threaded > 524 && mid.threade
   `a model between the table's sizes between its neighbours' peaks: ${JSON.stringify(mid)}`);
 check(peakMiB(1214e6).single === 2 * 1370 && peakMiB(1e5).single === 163, 'beyond the table: in proportion; below: the smallest');
 const unknown = fitMemory(600e6, undefined);
-check(unknown.threads && !unknown.refused && /does not say/.test(unknown.said), `memory not said: ${unknown.said}`);
+check(unknown.threads && !unknown.refused && !unknown.pack && /does not say/.test(unknown.said),
+  `memory not said: ${unknown.said}`);
 console.log(`memory: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -261,8 +261,12 @@ try {
   };
   const relaxedSteps = {}; // the integer tower's first method's step on the relaxed dot, by singleThreaded (6c)
   for (const method of PARITY_METHODS) for (const int8 of PARITY_INT8) for (const singleThreaded of [false, true]) {
-    const { wasm, parityDir } = await pageStep(method, int8, { singleThreaded, relaxedSimd: true });
+    // the image tower packed once, as the page packs it where memory allows (6b and 6c pack per call: the same
+    // bits)
+    const { wasm, parityDir } = await pageStep(method, int8, { singleThreaded, relaxedSimd: true, packWeights: true });
     const variant = `${wasm.threaded ? 'threaded' : 'single-threaded'}, ${int8 ? 'integer' : 'f32'} image tower`;
+    check(int8 ? wasm.packedBytes > 0 : wasm.packedBytes === 0,
+      `the ${variant} worker packed ${wasm.packedBytes} bytes of the image tower's matrices once`);
     check(wasm.threaded === !singleThreaded, `the worker runs the ${singleThreaded ? 'single-threaded' : 'threaded'} build`);
     check(wasm.kernels === 'simd128-relaxed', `Chromium runs relaxed SIMD: the ${variant} worker chose ${wasm.kernels}`);
     check(wasm.dot === 'relaxed' && ['split', 'unsigned', 'signed'].includes(wasm.dotForm) &&
@@ -360,11 +364,12 @@ process.exit(h.summary('chromium', shots) || exitCode);
 
 // Runs in the page: a fresh worker (worker.js) encodes the parity images and
 // trains one round from the frame; returns the features and saved prompts.
-async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSimd, dot }) {
+async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSimd, dot, packWeights }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args) => compute.call(op, args);
   const model = await (await fetch(modelUrl, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
-  const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images, relaxedSimd, dot });
+  const info = await call('init', { model, singleThreaded, int8Images: inp.int8Images, relaxedSimd, dot,
+    packWeights });
   await call('setTask', { task: inp.task, index: inp.index });
   const per = inp.width * inp.height * 4, rgba = Uint8ClampedArray.from(inp.rgba), images = [];
   for (let i = 0; i < inp.n; i++)
@@ -375,5 +380,5 @@ async function wasmStep({ inputs: inp, modelUrl, key, singleThreaded, relaxedSim
   const params = await call('saveParams', {});
   compute.stop();
   return { threaded: info.threaded, kernels: info.kernels, dot: info.dot, dotForm: info.dotForm, madd: info.madd,
-    features: Array.from(features), params: Array.from(params) };
+    packedBytes: info.packedBytes, features: Array.from(features), params: Array.from(params) };
 }

@@ -4,7 +4,9 @@
 // same model and image, then image features of IMAGES images by one build,
 // then by the other, PAIRS times. On a machine others share, whose speed
 // moves by a quarter and more between runs, only such alternating pairs
-// tell two builds apart. Prints each build's kernels and products, whether
+// tell two builds apart. Each build packs the image tower's matrices once
+// where it can (wc_pack_image_weights, as the page does where its memory
+// allows). Prints each build's kernels and products, whether
 // their features are the same bits, each pair's rates and ratio, and
 //   ab NEW/OLD THREADS threads: median R, geometric mean G, P of N pairs above 1.0
 // Not part of make bench (a developer's comparison of two trees):
@@ -46,9 +48,11 @@ ${makeModuleSource(threads)}
 async function make(create, tag, int8) {
   const { M, used, rgba, features, size, dim } = await makeModule(create, tag);
   M._wc_set_int8_images(int8);
+  const packed = M._wc_pack_image_weights ? M._wc_pack_image_weights() >>> 0 : 0;
   M._wc_encode_image(rgba, size, size, features);
   const label = tag + ': ' + used + ' thread(s), kernels ' + M.UTF8ToString(M._wc_kernels()) + ', dot ' +
-    M.UTF8ToString(M._wc_int8_dot()) + ', madd ' + M.UTF8ToString(M._wc_f32_madd());
+    M.UTF8ToString(M._wc_int8_dot()) + ', madd ' + M.UTF8ToString(M._wc_f32_madd()) + ', ' +
+    (packed / 1e6).toFixed(1) + ' MB packed once';
   const bits = new Uint32Array(M.HEAPU8.buffer.slice(features, features + dim * 4));
   const rate = (n) => {
     const t = performance.now();

@@ -12,6 +12,8 @@
 // memory (VmHWM in /proc) of the renderer process that holds the page:
 // Chromium runs a page's dedicated workers, the wasm threads among them, in
 // its renderer; idle is that process's resident memory before the model.
+// The builds' lines without the image tower packed once (web/memory.js's
+// MEASURED, from which the page's rule for packing starts, are these).
 // Prints one line per build and one for the page:
 //   chromium <build>: images_per_s=... step_ms=... peak_rss_mib=... idle_rss_mib=... (medians)
 //   chromium page: ready_s=... peak_rss_mib=...     (or error="the page's message" for ready_s)
@@ -102,7 +104,7 @@ try {
       await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
       const idle = renderers();
       const timed = await page.evaluate(sdfedImageFeatures, { modelUrl: description.model.url,
-        single: singleThreaded, images, repeats: 1, keep: true });
+        single: singleThreaded, images, repeats: 1, keep: true, pack: false });
       const stepMs = await page.evaluate(async ({ task: t, classes, steps: s, globalFrame: g, D }) => {
         const compute = globalThis.sdfedCompute;
         const call = (op, args, transfer) => compute.call(op, args, null, transfer);

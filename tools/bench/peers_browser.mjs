@@ -27,9 +27,10 @@
 // its kernels and their products, the worker's init's; f32, int8 for
 // onnxruntime-web, with its minimal harness's figure):
 //   chromium RUNTIME WEIGHTS THREADS: images_per_s=... max_abs=... one_minus_cos=... threads_used=...
-//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused]
+//     [kernels=... dot=relaxed|simd128 dot_form=split|unsigned|signed|none madd=fused|unfused packed_mb=MB]
 //     [minimal_images_per_s=...] rounds=RATE,... [round_dots=DOT,...]
-//   (rounds: the rates of the run's rounds, in order; images_per_s their median, minimal_images_per_s
+//   (packed_mb: the image tower's matrices packed once, as the page packs them on this device, web/memory.js;
+//   rounds: the rates of the run's rounds, in order; images_per_s their median, minimal_images_per_s
 //   the median of its rounds' too; round_dots, sdfed's: the integer dot each round's page ran, the page's
 //   choice made anew in each fresh Chromium)
 // With `webgpu` for the threads, Chromium has WebGPU (on SwiftShader's
@@ -116,7 +117,8 @@ function report(runtime, name, r, error, more = '') {
     return;
   }
   const extra = runtime === 'sdfed'
-    ? ` kernels=${r.kernels} dot=${r.dot} dot_form=${r.dotForm || 'none'} madd=${r.madd}`
+    ? ` kernels=${r.kernels} dot=${r.dot} dot_form=${r.dotForm || 'none'} madd=${r.madd} packed_mb=` +
+      (r.packedBytes / 1e6).toFixed(1)
     : ` minimal_images_per_s=${r.minimalImagesPerS.toFixed(4)}`;
   console.log(line(`${runtime} ${name}`, r, ` threads_used=${r.threadsUsed}${extra}${more}`));
 }

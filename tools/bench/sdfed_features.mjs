@@ -13,18 +13,22 @@
 // one at a time, the median rate of `repeats` runs. With keep the worker
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
 // gpu: image features on WebGPU where the worker takes it (web/gpu.js;
-// featuresOn says where they ran), else on the CPU alone.
+// featuresOn says where they ran), else on the CPU alone. pack: the image
+// tower's matrices packed once (true), or not (false), or (unset) where
+// the page would pack them on this device (web/memory.js's pack;
+// packedBytes: the bytes that took).
 //   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, dot, images,
-//                                            repeats, keep, gpu})
+//                                            repeats, keep, gpu, pack})
 //     -> {features: [[...], ...], imagesPerS, threaded, kernels, dot, dotForm, madd, imageSize, embedDim,
-//         featuresOn} (dot, dotForm, madd: the worker's init's, the products its kernels run)
+//         featuresOn, packedBytes} (dot, dotForm, madd: the worker's init's, the products its kernels run)
 export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
-  dot, images, repeats, keep = false, gpu = false }) {
+  dot, images, repeats, keep = false, gpu = false, pack }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
+  const { fitMemory } = await import('/memory.js');
   const info = await call('init', { model, singleThreaded: single, int8Images: int8, relaxedSimd, dot,
-    gpu: gpu ? 'agrees' : 'off' },
+    gpu: gpu ? 'agrees' : 'off', packWeights: pack ?? fitMemory(model.byteLength, navigator.deviceMemory).pack },
     [model]);
   const S = info.imageSize, D = info.embedDim;
   const rgb = rgbUrl ? new Uint8Array(await (await fetch(rgbUrl)).arrayBuffer()) : null;
@@ -50,5 +54,6 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   rates.sort((a, b) => a - b);
   return { features: Array.from({ length: count }, (_, i) => Array.from(features.slice(i * D, (i + 1) * D))),
     imagesPerS: rates[Math.floor(repeats / 2)], threaded: info.threaded, kernels: info.kernels, dot: info.dot,
-    dotForm: info.dotForm, madd: info.madd, imageSize: S, embedDim: D, featuresOn: info.featuresOn };
+    dotForm: info.dotForm, madd: info.madd, imageSize: S, embedDim: D, featuresOn: info.featuresOn,
+    packedBytes: info.packedBytes };
 }
