@@ -10,7 +10,9 @@
  * with linear_int8's panels run by relaxed_tile.c's module (relaxed SIMD)
  * where the page asks for it or it is the faster (relaxed_pays), and
  * linear's by the module's FMA tile where the engine fuses relaxed_madd
- * (the native linear's chains, bit for bit). Compiled only with -msimd128. */
+ * (the native linear's chains, bit for bit). Both backends' pack packs a
+ * Q8_0 matrix once for linear_int8's path in use, whose panels it then
+ * reads in place. Compiled only with -msimd128. */
 #include "kernels/dispatch.h"
 #if defined(SDFED_KERNELS_SIMD128)
 #include <stdint.h>
