@@ -6,7 +6,8 @@
  * (linear_int8) gives the portable definition's bits on every backend and,
  * natively, on every instruction set this CPU runs (the others are named as
  * skipped), with weights packed per call or once beforehand (the native
- * FMA linear too, and the backend's pack); the definition itself is
+ * FMA linear too, and the backend's pack; a weight another backend
+ * packed changes no bits); the definition itself is
  * checked against the f32 product with the dequantised weights, within the
  * bound its rounding of x allows. */
 #include <float.h>
@@ -362,11 +363,13 @@ static void test_int8_isas(int n, int rows, int cols) {
 }
 #endif
 
-/* A backend's pack: the weight packed once for linear (int8 0) or
- * linear_int8 (int8 1) gives both of them the bits they give it unpacked
- * (the other one ignores a layout that is not its own), and
- * sdfed_weight_unpack drops it. */
-static void test_pack(const sdfed_kernels *k, int type, int int8, int n, int rows, int cols) {
+/* A backend's pack: the weight packed once by `packer` for linear (int8
+ * 0) or linear_int8 (int8 1) gives backend k (the packer, or another: the
+ * page can change linear_int8's path after packing) the bits both give it
+ * unpacked (a layout not its own is ignored), and sdfed_weight_unpack
+ * drops it. */
+static void test_pack(const sdfed_kernels *packer, const sdfed_kernels *k, int type, int int8, int n, int rows,
+                      int cols) {
     float *dense = malloc(sizeof *dense * (size_t)rows * cols);
     sdfed_weight w = {.type = type, .rows = rows, .cols = cols, .data = make_weight(type, rows, cols, dense)};
     float *x = random_floats((size_t)n * cols), *bias = random_floats((size_t)rows);
@@ -375,18 +378,18 @@ static void test_pack(const sdfed_kernels *k, int type, int int8, int n, int row
     float *scratch = malloc(sizeof *scratch * sdfed_kernel_scratch_floats(k, cols));
     k->linear(want, x, &w, bias, n, scratch);
     k->linear_int8(want + outputs, x, &w, bias, n, scratch);
-    size_t bytes = k->pack(&w, int8);
+    size_t bytes = packer->pack(&w, int8);
     memset(got, 0xff, sizeof *got * 2 * outputs);
     k->linear(got, x, &w, bias, n, scratch);
     k->linear_int8(got + outputs, x, &w, bias, n, scratch);
     /* every backend packs for linear_int8; SIMD128's have no layout of their own for linear */
-    int for_int8 = int8 && type == SDFED_TYPE_Q8_0, may_decline = !for_int8 && !strncmp(k->name, "simd128", 7);
+    int for_int8 = int8 && type == SDFED_TYPE_Q8_0, may_decline = !for_int8 && !strncmp(packer->name, "simd128", 7);
     CHECK((bytes > 0 || may_decline) && !w.packed == !bytes && w.packed_int8 == (bytes && for_int8) &&
               !memcmp(got, want, sizeof *got * 2 * outputs),
-          "%s packed %s for %s (%zu bytes), n=%d rows=%d cols=%d: linear and linear_int8 give the per-call bits",
-          k->name, sdfed_type_name(type), int8 ? "linear_int8" : "linear", bytes, n, rows, cols);
+          "%s packed %s for %s (%zu bytes), n=%d rows=%d cols=%d: %s's linear and linear_int8 give the per-call bits",
+          packer->name, sdfed_type_name(type), int8 ? "linear_int8" : "linear", bytes, n, rows, cols, k->name);
     sdfed_weight_unpack(&w);
-    CHECK(!w.packed && !w.packed_int8, "%s: unpacked", k->name);
+    CHECK(!w.packed && !w.packed_int8, "%s: unpacked", packer->name);
     free(dense);
     free((void *)w.data);
     free(x);
@@ -633,7 +636,9 @@ int main(void) {
             for (size_t s = 0; (*k)->pack && s < sizeof shapes / sizeof shapes[0]; s++)
                 for (int int8 = 0; int8 < 2; int8++)
                     for (size_t t = 0; t < sizeof packed_types / sizeof packed_types[0]; t++)
-                        test_pack(*k, packed_types[t], int8, shapes[s][0], shapes[s][1], shapes[s][2]);
+                        test_pack(*k, *k, packed_types[t], int8, shapes[s][0], shapes[s][1], shapes[s][2]);
+            for (const sdfed_kernels *const *packer = all; *packer; packer++)
+                if (*packer != *k && (*packer)->pack) test_pack(*packer, *k, SDFED_TYPE_Q8_0, 1, 9, 129, 512);
             /* f32 and f16 rows need not be multiples of 32 */
             test_linear(*k, SDFED_TYPE_F32, 3, 5, 7);
             test_linear(*k, SDFED_TYPE_F16, 4, 3, 13);
