@@ -418,7 +418,7 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     int cols = w->cols;
     unsigned char *panel = (unsigned char *)scratch;
-    void *rows = panel + (size_t)(cols / SDFED_Q8_0_BLOCK) * path->block_bytes;
+    void *rows = panel + path_panel_bytes(path, w);
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
         path_quantise_rows(path, rows, x + (size_t)t0 * cols, count, cols, 0, count);
