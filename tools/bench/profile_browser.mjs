@@ -3,7 +3,9 @@
 // own threads for THREADS above 1, cross-origin isolated), V8 naming its
 // compiled functions for perf (--perf-basic-prof: /tmp/perf-PID.map), and
 // `perf record -a` sampling the machine while IMAGES images are encoded,
-// after a warm-up of 3 (every function at its last tier). BUILD: an
+// after a warm-up of 3 (every function at its last tier), the image
+// tower's matrices packed once first, as the page packs them where its
+// memory allows (wc_pack_image_weights). BUILD: an
 // Emscripten build whose module keeps its functions' names (profile.sh
 // makes one with --profiling-funcs). Prints the rate and the products the
 // module ran:
@@ -36,6 +38,7 @@ onmessage = async (e) => {
   try {
     if (e.data === 'load') {
       ({ M, rgba, features, size } = await makeModule(createSdfed, 'profiled'));
+      M._wc_pack_image_weights();
       for (let i = 0; i < 3; i++) M._wc_encode_image(rgba, size, size, features);
       postMessage('ready');
       return;
