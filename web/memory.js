@@ -1,6 +1,6 @@
 // Whether this device's memory holds the federation's model, and in which
 // build: the page renderer's peak memory measured for the models of the
-// table in docs/performance.md ("What a model costs a volunteer",
+// table in docs/bench.md ("What a model costs a volunteer",
 // tools/bench/volunteer.sh),
 // with one thread and with two, against half of navigator.deviceMemory (a
 // phone closes a tab well before it has all of the memory). A model between
