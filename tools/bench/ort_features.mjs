@@ -2,10 +2,11 @@
 // and in Chromium (onnxruntime-web, loaded by the page from /ort/): runs an
 // image encoder exported by clip_onnx.py on check images (their features,
 // to compare with sdfed's), then times batch-1 runs of the first one the way
-// sdfed's are timed (one untimed image, then `images` images one at a time,
-// the median rate of `repeats` runs), the session and its input made once,
-// before the timer; and checks that figure with a minimal harness of its own
-// session (session.run alone: 2 untimed runs, then the median of 10). And
+// sdfed's are timed (untimed images for WARM_UP_MS, then `images` images one
+// at a time, the median rate of `repeats` runs), the session and its input
+// made once, before the timer; and checks that figure with a minimal harness
+// of its own session (session.run alone: untimed runs for WARM_UP_MS, then
+// the median of 10). And
 // the comparison of two feature sets.
 //   ortImageFeatures(ort, model, {intraOpNumThreads, size, pixels, count, images, repeats, provider})
 //     (intraOpNumThreads: onnxruntime-node's threads, unset in the browser, where the caller sets
@@ -24,9 +25,21 @@ export const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 
 const sessionOptions = (intraOpNumThreads, provider) => ({ graphOptimizationLevel: 'all',
   ...(intraOpNumThreads ? { intraOpNumThreads } : {}), ...(provider ? { executionProviders: [provider] } : {}) });
 
-// images per second of session.run alone on feeds: 2 untimed runs, then the median of 10
+// Untimed runs before a timer, for WARM_UP_MS and at least one: a wasm
+// engine runs a module's functions first in code compiled in haste and
+// moves the busy ones to its optimising compiler as they run (Chromium 156,
+// the tiny model: sdfed's images at 534 a second in the first 100, some
+// 2,200 from a second and a half on; one untimed image had left every run
+// in between). sdfed_features.mjs warms up as long.
+export const WARM_UP_MS = 2000;
+async function warmUp(run) {
+  const started = performance.now();
+  do await run(); while (performance.now() - started < WARM_UP_MS);
+}
+
+// images per second of session.run alone on feeds: warmed up, then the median of 10
 async function minimalHarness(session, feeds) {
-  for (let i = 0; i < 2; i++) await session.run(feeds);
+  await warmUp(() => session.run(feeds));
   const ms = [];
   for (let i = 0; i < 10; i++) {
     const started = performance.now();
@@ -45,7 +58,7 @@ export async function ortImageFeatures(ort, model, { intraOpNumThreads, size, pi
   const features = [];
   for (let i = 0; i < count; i++) features.push(Array.from((await session.run(input(i))).features.data));
   const timed = input(0);
-  await session.run(timed); // warm-up
+  await warmUp(() => session.run(timed));
   const rates = [];
   for (let r = 0; r < repeats; r++) {
     const started = performance.now();

@@ -25,7 +25,7 @@
 #     (Y: ONNX Runtime timed as sdfed is, its session and input made once,
 #     before the timer, graph optimisation all, its threads as each package
 #     documents them; Y2: the check on it, session.run alone in a minimal
-#     harness, 2 untimed runs then the median of 10, ort_features.mjs; D, M:
+#     harness, untimed runs for 2 s then the median of 10, ort_features.mjs; D, M:
 #     the integer dot and the f32 multiply-add sdfed's page ran, below)
 #   bench q8_0-activations MODEL THREADS PLACE: f32 X img/s, int8 Y img/s, ratio Y/X
 #   bench relaxed-simd MODEL THREADS chromium: simd128 X img/s, simd128-relaxed Y img/s, ratio Y/X; the page

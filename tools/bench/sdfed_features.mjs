@@ -9,8 +9,10 @@
 // rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
 // the page does) and returns their features, then times the worker's encode
 // op (which includes sdfed's preprocessing) on the first of them, or on a
-// fixed pattern without rgbUrl: one untimed image, then `images` images
-// one at a time, the median rate of `repeats` runs. With keep the worker
+// fixed pattern without rgbUrl: untimed images for 2 seconds (ort_features.mjs's
+// WARM_UP_MS: V8 meanwhile moves the module's busy functions to its
+// optimising compiler), then `images` images one at a time, the median
+// rate of `repeats` runs. With keep the worker
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
 // gpu: image features on WebGPU where the worker takes it (web/gpu.js;
 // featuresOn says where they ran), else on the CPU alone. pack: the image
@@ -43,7 +45,8 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   const check = Array.from({ length: count }, (_, i) => picture(i));
   const { features } = count ? await call('encode', { images: check }) : { features: new Float32Array(0) };
   const timed = count ? check[0] : picture(0);
-  await call('encode', { images: [timed] }); // warm-up
+  const warming = performance.now();
+  do await call('encode', { images: [timed] }); while (performance.now() - warming < 2000);
   const rates = [];
   for (let r = 0; r < repeats; r++) {
     const { seconds } = await call('encode', { images: Array.from({ length: images }, () => timed) });

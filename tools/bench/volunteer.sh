@@ -23,7 +23,7 @@ out=build/bench
 [ -d tests/browser/node_modules/playwright-core ] ||
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
-# images encoded per run (the warm-up one aside) and SDFed steps timed
+# images encoded per run (the 2 seconds of warm-up aside) and SDFed steps timed
 declare -A images=([tiny]=200 [vitb32]=20 [vitb16]=10)
 steps=3
 # the figures of runs of a build: one log line each, one figure a line
