@@ -10,25 +10,36 @@
 # functions' names (build/targets/emscripten-profile, made here: emcc's
 # --profiling-funcs), its Q8_0 in integers on the kernels and dot the page
 # chooses, the machine sampled (perf -a: other programs' samples land in
-# "other") while tools/bench/profile_browser.mjs times the images. Not part
-# of make bench (perf is not among the project's packages):
+# "other") while tools/bench/profile_browser.mjs times the images; with
+# --annotate FUNCTION also that function of the page's module as V8 compiled
+# it (its optimised code, V8 writing it for perf: --perf-prof, then perf
+# inject --jit), each instruction with its share of the function's samples:
+# those that have any, in address order (the hot loops), all of it in
+# build/bench/annotate-FUNCTION.txt. Not part of make bench (perf is not
+# among the project's packages):
 #   tools/bench/profile.sh MODEL.gguf [THREADS] [INT8_IMAGES]   (after make build)
 #   tools/bench/profile.sh --wasm MODEL.gguf [INT8_IMAGES]      (after make build-wasi)
-#   tools/bench/profile.sh --browser MODEL.gguf [THREADS]       (after make build web)
+#   tools/bench/profile.sh --browser [--annotate FUNCTION] MODEL.gguf [THREADS]   (after make build web)
 # e.g. tools/bench/profile.sh build/bench/vitb16.q8_0.gguf 2 1
+#      tools/bench/profile.sh --browser --annotate relaxed_one_panel build/bench/vitb16.q8_0.gguf 1
 . "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-wasm=0 browser=0
+wasm=0 browser=0 annotate=""
 if [ "${1:-}" = --wasm ]; then
   wasm=1
   shift
 elif [ "${1:-}" = --browser ]; then
   browser=1
   shift
+  if [ "${1:-}" = --annotate ]; then
+    annotate=${2:-}
+    shift 2 || true
+  fi
 fi
-if [ $# -lt 1 ]; then
-  echo "usage: tools/bench/profile.sh [--wasm | --browser] MODEL.gguf [THREADS] [INT8_IMAGES]   (--help: what it does)" >&2
+if [ $# -lt 1 ] || [[ ! "$annotate" =~ ^[A-Za-z0-9_]*$ ]]; then
+  echo "usage: tools/bench/profile.sh [--wasm | --browser [--annotate FUNCTION]] MODEL.gguf [THREADS] [INT8_IMAGES]" \
+    "  (--help: what it does)" >&2
   exit 2
 fi
 model=$1
@@ -46,7 +57,16 @@ if [ $browser = 1 ]; then
     -DCMAKE_EXE_LINKER_FLAGS=--profiling-funcs >/dev/null
   cmake --build $profiled -j 2 --target sdfed-wasm sdfed-wasm-threads >/dev/null
   [ -d tests/browser/node_modules/playwright-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
-  node tools/bench/profile_browser.mjs $profiled "$model" "$threads" 6 "$work/data" "$work/v8.log"
+  if [ -z "$annotate" ]; then
+    node tools/bench/profile_browser.mjs $profiled "$model" "$threads" 6 "$work/data" "$work/v8.log"
+  else # V8 writes its code's dumps in the working directory
+    root=$PWD model=$(realpath "$model")
+    (cd "$work" && node "$root/tools/bench/profile_browser.mjs" "$root/$profiled" "$model" "$threads" 6 "$work/data" \
+      "$work/v8.log" jit)
+    # its copies of V8's code beside the dumps, and in a cache of its own in $work (not the user's ~/.debug)
+    perf --buildid-dir "$work/debug" inject --jit -i "$work/data" -o "$work/data.jit" 2>/dev/null
+    mv "$work/data.jit" "$work/data"
+  fi
 elif [ $wasm = 1 ]; then
   program=build/targets/wasi/bench_features
   [ -f $program ] || { echo "profile.sh: $program is missing: make build-wasi first" >&2; exit 2; }
@@ -82,6 +102,17 @@ perf report -i "$work/data" "${samples[@]}" --stdio 2>/dev/null | awk '
   END { for (g in share) printf "  %5.1f%%  %s\n", share[g], g }' | sort -r -n
 echo "samples by thread:"
 perf report -i "$work/data" --no-children --sort pid --stdio 2>/dev/null | awk '/^ +[0-9.]+%/ { printf "  %s\n", $0 }'
+if [ -n "$annotate" ]; then
+  # the function's optimised code: JS:FUNCTION-INDEX-turbofan
+  symbol=$(perf report -i "$work/data" "${samples[@]}" --stdio 2>/dev/null |
+    grep -o -m 1 "JS:$annotate-[0-9]*-turbofan" || true)
+  [ -n "$symbol" ] || { echo "profile.sh: no samples in the page's optimised $annotate" >&2; exit 1; }
+  mkdir -p build/bench
+  listing=build/bench/annotate-$annotate.txt
+  perf annotate -i "$work/data" --stdio -s "$symbol" 2>/dev/null | grep -v '^ *$' >"$listing"
+  echo "annotate $symbol (percent of its samples; the instructions with any, in address order; all: $listing):"
+  awk '$1 + 0 > 0' "$listing"
+fi
 # the perf maps of this run's V8 processes, which perf report has read (those of processes still running stay)
 find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" | while read -r map; do
   pid=${map#/tmp/perf-} pid=${pid%.map}

@@ -10,7 +10,11 @@
 // makes one with --profiling-funcs). Prints the rate and the products the
 // module ran:
 //   profile-browser THREADS threads: images_per_s=... kernels=... dot=... madd=...
-//   node tools/bench/profile_browser.mjs BUILD MODEL.gguf THREADS IMAGES PERF_DATA V8_LOG
+// With `jit` last, V8 writes its compiled code into jit-PID.dump files in
+// the working directory instead of naming it in V8_LOG's maps (--perf-prof,
+// the renderers started as they are, not forked; perf on that code's clock),
+// for perf inject --jit and perf annotate (profile.sh --annotate).
+//   node tools/bench/profile_browser.mjs BUILD MODEL.gguf THREADS IMAGES PERF_DATA V8_LOG [jit]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { launchChromium } from '../../tests/browser/harness.mjs';
@@ -21,8 +25,10 @@ scriptHelp(import.meta.url);
 const [build, model] = process.argv.slice(2, 4).map((p) => p && path.resolve(p));
 const [threads, images] = [4, 5].map((i) => Number(process.argv[i]));
 const [perfData, v8Log] = process.argv.slice(6, 8).map((p) => p && path.resolve(p));
-if (!build || !model || !perfData || !v8Log || ![threads, images].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error('usage: node tools/bench/profile_browser.mjs BUILD MODEL.gguf THREADS IMAGES PERF_DATA V8_LOG ' +
+const jit = process.argv[8] === 'jit';
+if (!build || !model || !perfData || !v8Log || ![threads, images].every((n) => Number.isInteger(n) && n > 0) ||
+    (process.argv[8] && !jit)) {
+  console.error('usage: node tools/bench/profile_browser.mjs BUILD MODEL.gguf THREADS IMAGES PERF_DATA V8_LOG [jit] ' +
     '(--help: what it does)');
   process.exit(2);
 }
@@ -53,14 +59,17 @@ onmessage = async (e) => {
 };`;
 
 const server = await serveWorker({ emBuild: build, model, files, worker });
-const browser = await launchChromium([`--js-flags=--perf-basic-prof --logfile=${v8Log} --no-logfile-per-isolate`]);
+const browser = await launchChromium(jit
+  ? ['--js-flags=--perf-prof --perf-prof-annotate-wasm --no-write-protect-code-memory', '--no-zygote']
+  : [`--js-flags=--perf-basic-prof --logfile=${v8Log} --no-logfile-per-isolate`]);
 let perf = null;
 try {
   const page = await browser.newPage();
   await page.goto(`${server.url}/test/blank.html`);
   // perf starts once the worker is ready (loading and the warm-up unsampled) and stops after the images
   await page.exposeFunction('sampleNow', () => new Promise((resolve, reject) => {
-    perf = spawn('perf', ['record', '-q', '-a', '-F', '999', '-o', perfData], { stdio: ['ignore', 'inherit', 'inherit'] });
+    perf = spawn('perf', ['record', '-q', ...(jit ? ['-k', '1'] : []), '-a', '-F', '999', '-o', perfData],
+      { stdio: ['ignore', 'inherit', 'inherit'] });
     perf.on('error', reject);
     setTimeout(resolve, 500); // perf's own start
   }));
