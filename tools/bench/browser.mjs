@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { frame, GLOBAL } from '../../tests/lib/frame.mjs';
 import { launchChromium } from '../../tests/browser/harness.mjs';
 import { listeningPort } from '../../tests/lib/port_file.mjs';
+import { WARM_UP_MS } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 import { scriptHelp } from '../help.mjs';
 scriptHelp(import.meta.url);
@@ -104,7 +105,7 @@ try {
       await page.goto(`${base}/task`); // any page of the origin (it is cross-origin isolated) that stays put
       const idle = renderers();
       const timed = await page.evaluate(sdfedImageFeatures, { modelUrl: description.model.url,
-        single: singleThreaded, images, repeats: 1, keep: true, pack: false });
+        single: singleThreaded, images, repeats: 1, warmUpMs: WARM_UP_MS, keep: true, pack: false });
       const stepMs = await page.evaluate(async ({ task: t, classes, steps: s, globalFrame: g, D }) => {
         const compute = globalThis.sdfedCompute;
         const call = (op, args, transfer) => compute.call(op, args, null, transfer);

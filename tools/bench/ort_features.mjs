@@ -30,7 +30,8 @@ const sessionOptions = (intraOpNumThreads, provider) => ({ graphOptimizationLeve
 // moves the busy ones to its optimising compiler as they run (Chromium 156,
 // the tiny model: sdfed's images at 534 a second in the first 100, some
 // 2,200 from a second and a half on; one untimed image had left every run
-// in between). sdfed_features.mjs warms up as long.
+// in between). sdfed's timers (sdfed_features.mjs, profile_browser.mjs)
+// warm up as long.
 export const WARM_UP_MS = 2000;
 async function warmUp(run) {
   const started = performance.now();

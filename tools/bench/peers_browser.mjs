@@ -47,7 +47,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { harness, launchChromium, WEBGPU_SWITCHES } from '../../tests/browser/harness.mjs';
-import { compareFeatures, median } from './ort_features.mjs';
+import { compareFeatures, median, WARM_UP_MS } from './ort_features.mjs';
 import { sdfedImageFeatures } from './sdfed_features.mjs';
 import { scriptHelp } from '../help.mjs';
 scriptHelp(import.meta.url);
@@ -79,7 +79,7 @@ await h.startAggregator('peers-aggregator', ['--task', path.join(work, 'peers-ta
 async function sdfedRun(page, model, threads, int8, relaxed = {}, gpu = false, reps = repeats) {
   const r = await page.evaluate(sdfedImageFeatures, { modelUrl: url(model),
     rgbUrl: url(path.join(onnxDir, 'check.rgb')), count: expected.length, single: threads === 1, int8, ...relaxed,
-    images, repeats: reps, gpu });
+    images, repeats: reps, warmUpMs: WARM_UP_MS, gpu });
   return { ...r, threadsUsed: r.threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1 };
 }
 

@@ -3,7 +3,8 @@
 // own threads for THREADS above 1, cross-origin isolated), V8 naming its
 // compiled functions for perf (--perf-basic-prof: /tmp/perf-PID.map), and
 // `perf record -a` sampling the machine while IMAGES images are encoded,
-// after a warm-up of 3 (every function at its last tier), the image
+// after untimed images for ort_features.mjs's WARM_UP_MS (every function
+// at its last tier), the image
 // tower's matrices packed once first, as the page packs them where its
 // memory allows (wc_pack_image_weights). BUILD: an
 // Emscripten build whose module keeps its functions' names (profile.sh
@@ -18,6 +19,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { launchChromium } from '../../tests/browser/harness.mjs';
+import { WARM_UP_MS } from './ort_features.mjs';
 import { makeModuleSource, moduleFiles, moduleName, serveWorker } from './module_worker.mjs';
 import { scriptHelp } from '../help.mjs';
 scriptHelp(import.meta.url);
@@ -45,7 +47,8 @@ onmessage = async (e) => {
     if (e.data === 'load') {
       ({ M, rgba, features, size } = await makeModule(createSdfed, 'profiled'));
       M._wc_pack_image_weights();
-      for (let i = 0; i < 3; i++) M._wc_encode_image(rgba, size, size, features);
+      const warming = performance.now();
+      do M._wc_encode_image(rgba, size, size, features); while (performance.now() - warming < ${WARM_UP_MS});
       postMessage('ready');
       return;
     }

@@ -9,10 +9,10 @@
 // rgbUrl (RGB bytes at the model's input size, handed over as RGBA the way
 // the page does) and returns their features, then times the worker's encode
 // op (which includes sdfed's preprocessing) on the first of them, or on a
-// fixed pattern without rgbUrl: untimed images for 2 seconds (ort_features.mjs's
-// WARM_UP_MS: V8 meanwhile moves the module's busy functions to its
-// optimising compiler), then `images` images one at a time, the median
-// rate of `repeats` runs. With keep the worker
+// fixed pattern without rgbUrl: untimed images for warmUpMs (callers pass
+// ort_features.mjs's WARM_UP_MS: V8 meanwhile moves the module's busy
+// functions to its optimising compiler), then `images` images one at a
+// time, the median rate of `repeats` runs. With keep the worker
 // stays up as globalThis.sdfedCompute (browser.mjs trains on it next).
 // gpu: image features on WebGPU where the worker takes it (web/gpu.js;
 // featuresOn says where they ran), else on the CPU alone. pack: the image
@@ -20,11 +20,11 @@
 // the page would pack them on this device (web/memory.js's pack;
 // packedBytes: the bytes that took).
 //   await page.evaluate(sdfedImageFeatures, {modelUrl, rgbUrl, count, single, int8, relaxedSimd, dot, images,
-//                                            repeats, keep, gpu, pack})
+//                                            repeats, warmUpMs, keep, gpu, pack})
 //     -> {features: [[...], ...], imagesPerS, threaded, kernels, dot, dotForm, madd, imageSize, embedDim,
 //         featuresOn, packedBytes} (dot, dotForm, madd: the worker's init's, the products its kernels run)
 export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, single, int8 = true, relaxedSimd,
-  dot, images, repeats, keep = false, gpu = false, pack }) {
+  dot, images, repeats, warmUpMs, keep = false, gpu = false, pack }) {
   const compute = (await import('/compute.js')).startCompute();
   const call = (op, args, transfer) => compute.call(op, args, null, transfer);
   const model = await (await fetch(modelUrl)).arrayBuffer();
@@ -46,7 +46,7 @@ export async function sdfedImageFeatures({ modelUrl, rgbUrl = null, count = 0, s
   const { features } = count ? await call('encode', { images: check }) : { features: new Float32Array(0) };
   const timed = count ? check[0] : picture(0);
   const warming = performance.now();
-  do await call('encode', { images: [timed] }); while (performance.now() - warming < 2000);
+  do await call('encode', { images: [timed] }); while (performance.now() - warming < warmUpMs);
   const rates = [];
   for (let r = 0; r < repeats; r++) {
     const { seconds } = await call('encode', { images: Array.from({ length: images }, () => timed) });
