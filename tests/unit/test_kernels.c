@@ -7,7 +7,8 @@
  * natively, on every instruction set this CPU runs (the others are named as
  * skipped), with weights packed per call or once beforehand (the native
  * FMA linear too, and the backend's pack; a weight another backend
- * packed changes no bits); the definition itself is
+ * packed changes no bits; natively on Linux, its f32 panels marked for huge
+ * pages and its integer panels not); the definition itself is
  * checked against the f32 product with the dequantised weights, within the
  * bound its rounding of x allows. */
 #include <float.h>
@@ -363,6 +364,61 @@ static void test_int8_isas(int n, int rows, int cols) {
 }
 #endif
 
+#if defined(SDFED_HAVE_NATIVE_KERNELS) && defined(__linux__)
+/* The kernel's flags of the mapping that holds address p (/proc/self/smaps'
+ * VmFlags line, e.g. "rd wr mr mw me ac hg"), into flags; 0 if not found. */
+static int mapping_flags(const void *p, char *flags, size_t size) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return 0;
+    char line[512];
+    int holds = 0, found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long start, end;
+        if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+            holds = (unsigned long)p >= start && (unsigned long)p < end;
+        else if (holds && !strncmp(line, "VmFlags:", 8)) {
+            size_t n = strcspn(line + 8, "\n");
+            n = n < size ? n : size - 1;
+            memcpy(flags, line + 8, n);
+            flags[n] = '\0';
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The native pack's memory: f32 panels of 2 MB and more marked for
+ * transparent huge pages (the kernel's "hg" flag, set by madvise whether
+ * or not it has huge pages free), Q8_0's integer panels not
+ * (kernels_native.c's packed_memory). */
+static void test_packed_pages(void) {
+    const sdfed_kernels *native = sdfed_kernels_by_name("native");
+    float *dense = malloc(sizeof *dense * 2048 * 1024);
+    sdfed_weight f32 = {.type = SDFED_TYPE_F32, .rows = 1024, .cols = 1024},
+                 q8 = {.type = SDFED_TYPE_Q8_0, .rows = 2048, .cols = 1024};
+    f32.data = make_weight(f32.type, f32.rows, f32.cols, dense);
+    q8.data = make_weight(q8.type, q8.rows, q8.cols, dense);
+    size_t f32_bytes = native->pack(&f32, 0), q8_bytes = native->pack(&q8, 1);
+    char f32_flags[256] = "", q8_flags[256] = "";
+    if (!mapping_flags(f32.packed, f32_flags, sizeof f32_flags) || !mapping_flags(q8.packed, q8_flags, sizeof q8_flags))
+        printf("packed pages: /proc/self/smaps does not say (not checked)\n");
+    else {
+        CHECK(f32_bytes >= ((size_t)2 << 20) && ((uintptr_t)f32.packed & (((uintptr_t)2 << 20) - 1)) == 0 &&
+                  strstr(f32_flags, " hg"),
+              "f32 panels (%zu bytes) 2 MB aligned and marked for huge pages: %p, flags%s", f32_bytes, f32.packed,
+              f32_flags);
+        CHECK(q8_bytes >= ((size_t)2 << 20) && q8.packed_int8 && !strstr(q8_flags, " hg"),
+              "Q8_0's integer panels (%zu bytes) in 4 KB pages: flags%s", q8_bytes, q8_flags);
+    }
+    sdfed_weight_unpack(&f32);
+    sdfed_weight_unpack(&q8);
+    free((void *)f32.data);
+    free((void *)q8.data);
+    free(dense);
+}
+#endif
+
 /* A backend's pack: the weight packed once by `packer` for linear (int8
  * 0) or linear_int8 (int8 1) gives backend k (the packer, or another: the
  * page can change linear_int8's path after packing) the bits both give it
@@ -579,6 +635,9 @@ int main(void) {
         }
         test_gemm_fma_exact(0, 0, 24, 33, 64, 1.0f, 1.0f); /* op(A) read in place: whole tiles, lda == k */
     }
+#if defined(__linux__)
+    if (check_case("packed_pages")) test_packed_pages();
+#endif
     int best = sdfed_isa_best_int8();
     printf("int8 linear: tested on");
     for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_isa_name(isa));
