@@ -12,6 +12,7 @@
  * checked against the f32 product with the dequantised weights, within the
  * bound its rounding of x allows. */
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,9 +374,9 @@ static int mapping_flags(const void *p, char *flags, size_t size) {
     char line[512];
     int holds = 0, found = 0;
     while (!found && fgets(line, sizeof line, f)) {
-        unsigned long start, end;
-        if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-            holds = (unsigned long)p >= start && (unsigned long)p < end;
+        uintptr_t start, end;
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2)
+            holds = (uintptr_t)p >= start && (uintptr_t)p < end;
         else if (holds && !strncmp(line, "VmFlags:", 8)) {
             size_t n = strcspn(line + 8, "\n");
             n = n < size ? n : size - 1;
@@ -393,6 +394,7 @@ static int mapping_flags(const void *p, char *flags, size_t size) {
  * or not it has huge pages free; not checked on a kernel without them),
  * Q8_0's integer panels not (kernels_native.c's packed_memory). */
 static void test_packed_pages(void) {
+    const size_t huge_page = (size_t)2 << 20;
     const sdfed_kernels *native = sdfed_kernels_by_name("native");
     float *dense = malloc(sizeof *dense * 2048 * 1024);
     sdfed_weight f32 = {.type = SDFED_TYPE_F32, .rows = 1024, .cols = 1024},
@@ -406,11 +408,10 @@ static void test_packed_pages(void) {
         !mapping_flags(q8.packed, q8_flags, sizeof q8_flags))
         printf("packed pages: a kernel without transparent huge pages, or no /proc/self/smaps (not checked)\n");
     else {
-        CHECK(f32_bytes >= ((size_t)2 << 20) && ((uintptr_t)f32.packed & (((uintptr_t)2 << 20) - 1)) == 0 &&
-                  strstr(f32_flags, " hg"),
+        CHECK(f32_bytes >= huge_page && (uintptr_t)f32.packed % huge_page == 0 && strstr(f32_flags, " hg"),
               "f32 panels (%zu bytes) 2 MB aligned and marked for huge pages: %p, flags%s", f32_bytes, f32.packed,
               f32_flags);
-        CHECK(q8_bytes >= ((size_t)2 << 20) && q8.packed_int8 && !strstr(q8_flags, " hg"),
+        CHECK(q8_bytes >= huge_page && q8.packed_int8 && !strstr(q8_flags, " hg"),
               "Q8_0's integer panels (%zu bytes) not marked for huge pages: flags%s", q8_bytes, q8_flags);
     }
     if (thp) fclose(thp);

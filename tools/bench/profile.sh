@@ -25,19 +25,19 @@
 . "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-wasm=0 browser=0 annotate=""
+wasm=0 browser=0 annotate="" annotating=0
 if [ "${1:-}" = --wasm ]; then
   wasm=1
   shift
 elif [ "${1:-}" = --browser ]; then
   browser=1
   shift
-  if [ "${1:-}" = --annotate ]; then
-    annotate=${2:-}
-    shift 2 || true
+  if [ "${1:-}" = --annotate ] && [ $# -ge 2 ]; then
+    annotating=1 annotate=$2
+    shift 2
   fi
 fi
-if [ $# -lt 1 ] || [[ ! "$annotate" =~ ^[A-Za-z0-9_]*$ ]]; then
+if [ $# -lt 1 ] || [ "$1" = --annotate ] || { [ $annotating = 1 ] && [[ ! "$annotate" =~ ^[A-Za-z0-9_]+$ ]]; }; then
   echo "usage: tools/bench/profile.sh [--wasm | --browser [--annotate FUNCTION]] MODEL.gguf [THREADS] [INT8_IMAGES]" \
     "  (--help: what it does)" >&2
   exit 2
