@@ -265,11 +265,19 @@ static void tile_int16(int blocks, const int16_t *xq, const float *xd, const uns
         const unsigned char *p_b = panel + (size_t)b * INT16_BLOCK_BYTES;
         const int16_t *x0 = xq + b * SDFED_Q8_0_BLOCK, *x1 = x0 + cols;
         v128_t sum[INT16_MR][4];
-        for (int i = 0; i < INT16_MR; i++)
-            for (int v = 0; v < 4; v++) sum[i][v] = wasm_i32x4_splat(0);
-        const unsigned char *w_p = p_b, *w_end = p_b + INT16_QS_BYTES;
-        for (; w_p < w_end; w_p += INT16_NR * 4, x0 += 2, x1 += 2) {
-            v128_t a0 = wasm_v128_load32_splat(x0), a1 = wasm_v128_load32_splat(x1);
+        /* the first pair's dots start the sums, no zeros and no adds (Q8_0
+         * images 1.03x in Chromium on Zen 4, where the adds share the
+         * vector pipes with the dots) */
+        v128_t a0 = wasm_v128_load32_splat(x0), a1 = wasm_v128_load32_splat(x1);
+        for (int v = 0; v < 4; v++) {
+            v128_t wv = wasm_v128_load(p_b + 16 * v);
+            sum[0][v] = wasm_i32x4_dot_i16x8(a0, wv);
+            sum[1][v] = wasm_i32x4_dot_i16x8(a1, wv);
+        }
+        const unsigned char *w_p = p_b + INT16_NR * 4, *w_end = p_b + INT16_QS_BYTES;
+        for (x0 += 2, x1 += 2; w_p < w_end; w_p += INT16_NR * 4, x0 += 2, x1 += 2) {
+            a0 = wasm_v128_load32_splat(x0);
+            a1 = wasm_v128_load32_splat(x1);
             for (int v = 0; v < 4; v++) {
                 v128_t wv = wasm_v128_load(w_p + 16 * v);
                 sum[0][v] = wasm_i32x4_add(sum[0][v], wasm_i32x4_dot_i16x8(a0, wv));
