@@ -150,18 +150,22 @@ typedef struct int8_path {
     /* rows [r0, r0 + count) of w, count <= nr, missing rows zero */
     void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
     /* y[i * stride + j] for tokens i < count (their rows padded to mr) and
-     * panel rows j < nc: the definition's steps, + bias[j] if bias */
+     * panel rows j < nc: the definition's steps, + bias[j] if bias; sums:
+     * room for a tile's f32 sums (INT8_SUMS floats), for tiles that keep
+     * them in memory between blocks */
     void (*panel)(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel, float *y,
-                  int stride, int nc, const float *bias);
+                  int stride, int nc, const float *bias, float *sums);
 } int8_path;
 
 #define INT8_PAIRS (SDFED_Q8_0_BLOCK / 2)
 #define INT8_CHUNK 200
-/* the scratch: one panel, then a chunk's scales and quants; whether a
- * path's fit, per block of 32 columns */
-#define INT8_SCRATCH_ROWS 117
+/* the scratch: a tile's f32 sums, one panel, then a chunk's scales and
+ * quants; whether a path's fit, per block of 32 columns (the sums counted
+ * in each, as if a row had one block) */
+#define INT8_SCRATCH_ROWS 119
+#define INT8_SUMS 64
 #define INT8_SCRATCH_FITS(block_bytes, x_block_bytes)                                                                  \
-    ((block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
+    (INT8_SUMS * 4 + (block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
 
 /* A block of 32 values of x as 4 vectors of int16 quants; returns its scale.
  * For finite x, in instructions that V8 lowers to one each: the pseudo-max
@@ -298,7 +302,7 @@ static void tile_int16(int blocks, const int16_t *xq, const float *xd, const uns
 }
 
 static void panel_int16(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel,
-                        float *y, int stride, int nc, const float *bias) {
+                        float *y, int stride, int nc, const float *bias, float *sums) {
     int cols = blocks * SDFED_Q8_0_BLOCK;
     for (int i0 = 0; i0 < count; i0 += INT16_MR) {
         float out[INT16_MR * INT16_NR];
@@ -392,12 +396,14 @@ static size_t pack_on(const int8_path *path, sdfed_weight *w, int int8) {
 }
 
 /* outputs [first, end) of n quantised rows: a panel of path->nr weight rows
- * at a time (packed into `panel`, blocks * block_bytes, unless w is packed
- * once for path and the range starts at a panel) over INT8_CHUNK tokens at
- * a time */
+ * at a time (packed into the scratch's panel, blocks * block_bytes, unless
+ * w is packed once for path and the range starts at a panel) over
+ * INT8_CHUNK tokens at a time */
 static void path_outputs(const int8_path *path, float *y, const void *rows, const sdfed_weight *w, const float *bias,
-                         int n, int first, int end, unsigned char *panel) {
+                         int n, int first, int end, float *scratch) {
     int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
+    float *sums = scratch;
+    unsigned char *panel = (unsigned char *)(scratch + INT8_SUMS);
     size_t row_bytes = (size_t)blocks * path->x_block_bytes, panel_bytes = path_panel_bytes(path, w);
     const float *xd = rows;
     const unsigned char *xq = (const unsigned char *)(xd + (size_t)path_padded_rows(path, n) * blocks);
@@ -409,14 +415,14 @@ static void path_outputs(const int8_path *path, float *y, const void *rows, cons
             const unsigned char *p = packed ? packed + (size_t)(r0 / path->nr) * panel_bytes : panel;
             if (!packed) path->pack(w, r0, nc, panel);
             path->panel(blocks, count, xq + (size_t)t0 * row_bytes, xd + (size_t)t0 * blocks, p,
-                        y + (size_t)t0 * w->rows + r0, w->rows, nc, bias ? bias + r0 : NULL);
+                        y + (size_t)t0 * w->rows + r0, w->rows, nc, bias ? bias + r0 : NULL, sums);
         }
     }
 }
 
 /* linear_int8's outputs [first, end) of each token on path (where w is
  * Q8_0; else as linear_rows): INT8_CHUNK tokens quantised at a time into
- * the scratch, after a panel's room */
+ * the scratch, after the room of the sums and a panel */
 static void linear_int8_on(const int8_path *path, float *y, const float *x, const sdfed_weight *w, const float *bias,
                            int n, int first, int end, float *scratch) {
     if (w->type != SDFED_TYPE_Q8_0) {
@@ -425,12 +431,11 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
     }
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     int cols = w->cols;
-    unsigned char *panel = (unsigned char *)scratch;
-    void *rows = panel + path_panel_bytes(path, w);
+    void *rows = (unsigned char *)(scratch + INT8_SUMS) + path_panel_bytes(path, w);
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
         path_quantise_rows(path, rows, x + (size_t)t0 * cols, count, cols, 0, count);
-        path_outputs(path, y + (size_t)t0 * w->rows, rows, w, bias, count, first, end, panel);
+        path_outputs(path, y + (size_t)t0 * w->rows, rows, w, bias, count, first, end, scratch);
     }
 }
 
@@ -456,7 +461,7 @@ static void int8_quantise_rows(void *rows, const float *x, int n, int cols, int 
 
 static void int8_outputs(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
                          int end, float *scratch) {
-    path_outputs(&int16_path, y, rows, w, bias, n, first, end, (unsigned char *)scratch);
+    path_outputs(&int16_path, y, rows, w, bias, n, first, end, scratch);
 }
 
 static size_t pack(sdfed_weight *w, int int8) { return pack_on(&int16_path, w, int8); }
@@ -685,17 +690,18 @@ enum {
 };
 extern int sdfed_relaxed_simd(void);
 extern void sdfed_relaxed_panel(int blocks, int count, const unsigned char *xq, const float *xd,
-                                const unsigned char *panel, float *y, int stride, int nc, const float *bias);
+                                const unsigned char *panel, float *y, int stride, int nc, const float *bias,
+                                float *sums);
 extern int sdfed_relaxed_dot_kind(void);
 extern int sdfed_relaxed_dot_form(void);
 extern void sdfed_relaxed_one_panel(int blocks, int count, const unsigned char *xq, const float *xd,
                                     const unsigned char *panel, float *y, int stride, int nc, const float *bias,
-                                    int how);
+                                    float *sums, int how);
 extern int sdfed_relaxed_fused(void);
 extern void sdfed_relaxed_f32_panel(int cols, int count, const float *xg, const float *panel, float *y, int stride,
                                     int nc, const float *bias);
-_Static_assert(INT8_CHUNK % RELAXED_MR == 0 && RELAXED_BLOCK == SDFED_Q8_0_BLOCK &&
-                   INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
+_Static_assert(INT8_CHUNK % RELAXED_MR == 0 && INT8_CHUNK % RELAXED_ONE_MR == 0 && RELAXED_SUMS <= INT8_SUMS &&
+                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
                    INT8_SCRATCH_FITS(RELAXED_ONE_BLOCK_BYTES, RELAXED_ONE_X_BLOCK_BYTES),
                "the relaxed paths' tiles fit the chunk, their panels and chunks the scratch");
 /* The tokens linear_fma groups at a time, whole groups: ViT-B/16's 197 at
@@ -785,19 +791,19 @@ static const int8_path split_path = {.mr = RELAXED_MR,
 
 /* One dot per 16 products (relaxed_tile.h): a row of x as int8 quants, each
  * XORed with offset (0, or 0x80: + 128 as an unsigned byte), its groups of
- * 4 interleaved with the tile's other rows' (4 * RELAXED_MR bytes apart) */
+ * 4 interleaved with the tile's other rows' (4 * RELAXED_ONE_MR bytes apart) */
 static void quantise_one_dot_row(const float *x, int cols, unsigned char *q, float *d, v128_t offset) {
     for (int b = 0; b < cols / SDFED_Q8_0_BLOCK; b++) {
         v128_t q16[4];
         d[b] = quantise_block(x + (size_t)b * SDFED_Q8_0_BLOCK, q16);
-        unsigned char *q_b = q + (size_t)b * RELAXED_GROUPS * 4 * RELAXED_MR;
+        unsigned char *q_b = q + (size_t)b * RELAXED_GROUPS * 4 * RELAXED_ONE_MR;
         for (int h = 0; h < 2; h++) {
             v128_t groups = wasm_v128_xor(wasm_i8x16_narrow_i16x8(q16[2 * h], q16[2 * h + 1]), offset);
-            unsigned char *q_h = q_b + 4 * 4 * RELAXED_MR * h;
+            unsigned char *q_h = q_b + 4 * 4 * RELAXED_ONE_MR * h;
             wasm_v128_store32_lane(q_h, groups, 0);
-            wasm_v128_store32_lane(q_h + 4 * RELAXED_MR, groups, 1);
-            wasm_v128_store32_lane(q_h + 8 * RELAXED_MR, groups, 2);
-            wasm_v128_store32_lane(q_h + 12 * RELAXED_MR, groups, 3);
+            wasm_v128_store32_lane(q_h + 4 * RELAXED_ONE_MR, groups, 1);
+            wasm_v128_store32_lane(q_h + 8 * RELAXED_ONE_MR, groups, 2);
+            wasm_v128_store32_lane(q_h + 12 * RELAXED_ONE_MR, groups, 3);
         }
     }
 }
@@ -823,11 +829,11 @@ static void pack_signed_panel(const sdfed_weight *w, int r0, int count, unsigned
 static int one_dot_how = RELAXED_ONE_ENGINE;
 
 static void one_dot_panel(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel,
-                          float *y, int stride, int nc, const float *bias) {
-    sdfed_relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, one_dot_how);
+                          float *y, int stride, int nc, const float *bias, float *sums) {
+    sdfed_relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, sums, one_dot_how);
 }
 
-static const int8_path unsigned_path = {.mr = RELAXED_MR,
+static const int8_path unsigned_path = {.mr = RELAXED_ONE_MR,
                                         .nr = RELAXED_NR,
                                         .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                         .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
@@ -836,7 +842,7 @@ static const int8_path unsigned_path = {.mr = RELAXED_MR,
                                         .pack = pack_unsigned_panel,
                                         .panel = one_dot_panel};
 
-static const int8_path signed_path = {.mr = RELAXED_MR,
+static const int8_path signed_path = {.mr = RELAXED_ONE_MR,
                                       .nr = RELAXED_NR,
                                       .block_bytes = RELAXED_ONE_BLOCK_BYTES,
                                       .x_block_bytes = RELAXED_ONE_X_BLOCK_BYTES,
@@ -1117,7 +1123,7 @@ static void int8_quantise_rows_relaxed(void *rows, const float *x, int n, int co
 
 static void int8_outputs_relaxed(float *y, const void *rows, const sdfed_weight *w, const float *bias, int n, int first,
                                  int end, float *scratch) {
-    path_outputs(int8_path_relaxed(), y, rows, w, bias, n, first, end, (unsigned char *)scratch);
+    path_outputs(int8_path_relaxed(), y, rows, w, bias, n, first, end, scratch);
 }
 
 static size_t pack_relaxed(sdfed_weight *w, int int8) { return pack_on(int8_path_relaxed(), w, int8); }

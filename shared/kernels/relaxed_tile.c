@@ -92,33 +92,34 @@ static inline __attribute__((always_inline)) v128_t one_dot(const int form, int 
 }
 
 /* relaxed_panel (form SIGN_SPLIT) or relaxed_one_panel (ONE_DOT, or
- * ONE_DOT_EXACT of kind), form a constant where inlined */
+ * ONE_DOT_EXACT of kind), form a constant where inlined; the f32 sums
+ * in sums between blocks (relaxed_tile.h) */
 static inline __attribute__((always_inline)) void int8_panel(const int form, int kind, int blocks, int count,
                                                              const int8_t *xq, const float *xd,
                                                              const unsigned char *panel, float *y, int stride, int nc,
-                                                             const float *bias) {
+                                                             const float *bias, float *sums) {
     const int split = form == SIGN_SPLIT;
+    const int mr = split ? RELAXED_MR : RELAXED_ONE_MR;
     const int block_bytes = split ? RELAXED_BLOCK_BYTES : RELAXED_ONE_BLOCK_BYTES;
     const int qs_bytes = split ? RELAXED_QS_BYTES : RELAXED_ONE_QS_BYTES;
     const int group_bytes = split ? RELAXED_GROUP_BYTES : RELAXED_ONE_GROUP_BYTES;
     /* a group of 4 columns of x: the sign split's rows are row bytes apart, the
      * one-dot forms' tile interleaves them (4 bytes apart, the tile's groups
      * in turn), so that its loads are a pointer and constant offsets */
-    const int x_group_bytes = split ? 4 : 4 * RELAXED_MR;
+    const int x_group_bytes = split ? 4 : 4 * mr;
     int cols = blocks * RELAXED_BLOCK, row = blocks * (split ? RELAXED_X_BLOCK_BYTES : RELAXED_ONE_X_BLOCK_BYTES);
     const size_t token_bytes = split ? (size_t)row : 4;
-    for (int i0 = 0; i0 < count; i0 += RELAXED_MR) {
+    for (int i0 = 0; i0 < count; i0 += mr) {
         const int8_t *x = xq + (size_t)i0 * row;
         const float *d = xd + (size_t)i0 * blocks;
-        v128_t acc[RELAXED_MR][2];
 #pragma clang loop unroll(full)
-        for (int i = 0; i < RELAXED_MR; i++) acc[i][0] = acc[i][1] = wasm_f32x4_splat(0.0f);
+        for (int i = 0; i < 2 * mr; i++) wasm_v128_store(sums + 4 * i, wasm_f32x4_splat(0.0f));
         for (int b = 0; b < blocks; b++) {
             const unsigned char *p_b = panel + (size_t)b * block_bytes;
             /* the sums start at the token's sum(x-) (split), or the rows' starts */
-            v128_t s[RELAXED_MR][2];
+            v128_t s[RELAXED_SUMS / RELAXED_NR][2];
 #pragma clang loop unroll(full)
-            for (int i = 0; i < RELAXED_MR; i++) {
+            for (int i = 0; i < mr; i++) {
                 s[i][0] = split ? wasm_v128_load32_splat(x + (size_t)i * row + 2 * cols + 4 * b)
                                 : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4);
                 s[i][1] = split ? s[i][0] : wasm_v128_load(p_b + qs_bytes + RELAXED_NR * 4 + 16);
@@ -127,7 +128,7 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
             for (const unsigned char *p_g = p_b; p_g != p_b + qs_bytes; p_g += group_bytes, x_g += x_group_bytes) {
                 v128_t w0 = wasm_v128_load(p_g), w1 = wasm_v128_load(p_g + 16);
 #pragma clang loop unroll(full)
-                for (int i = 0; i < RELAXED_MR; i++) {
+                for (int i = 0; i < mr; i++) {
                     const int8_t *x_ig = x_g + i * token_bytes;
                     v128_t x_ig4 = wasm_v128_load32_splat(x_ig); /* x+ (split), or x (+ 128) */
                     s[i][0] = split ? dot(w0, x_ig4, s[i][0]) : one_dot(form, kind, w0, x_ig4, s[i][0]);
@@ -141,32 +142,38 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
             }
             v128_t d0 = wasm_v128_load(p_b + qs_bytes), d1 = wasm_v128_load(p_b + qs_bytes + 16);
 #pragma clang loop unroll(full)
-            for (int i = 0; i < RELAXED_MR; i++) {
+            for (int i = 0; i < mr; i++) {
                 v128_t d_x = wasm_f32x4_splat(d[(size_t)i * blocks + b]);
-                acc[i][0] = f32_step(acc[i][0], s[i][0], d_x, d0);
-                acc[i][1] = f32_step(acc[i][1], s[i][1], d_x, d1);
+                float *sums_i = sums + RELAXED_NR * i;
+                wasm_v128_store(sums_i, f32_step(wasm_v128_load(sums_i), s[i][0], d_x, d0));
+                wasm_v128_store(sums_i + 4, f32_step(wasm_v128_load(sums_i + 4), s[i][1], d_x, d1));
             }
+            /* read back from memory next block: else clang keeps them in
+             * registers too, and V8 spills the integer sums */
+            __asm__ volatile("" ::: "memory");
         }
 #pragma clang loop unroll(full)
-        for (int i = 0; i < RELAXED_MR; i++)
-            if (i0 + i < count) store_row(y + (size_t)(i0 + i) * stride, acc[i][0], acc[i][1], nc, bias);
+        for (int i = 0; i < mr; i++)
+            if (i0 + i < count)
+                store_row(y + (size_t)(i0 + i) * stride, wasm_v128_load(sums + RELAXED_NR * i),
+                          wasm_v128_load(sums + RELAXED_NR * i + 4), nc, bias);
     }
 }
 
 __attribute__((export_name("relaxed_panel"))) void relaxed_panel(int blocks, int count, const int8_t *xq,
                                                                  const float *xd, const unsigned char *panel, float *y,
-                                                                 int stride, int nc, const float *bias) {
-    int8_panel(SIGN_SPLIT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias);
+                                                                 int stride, int nc, const float *bias, float *sums) {
+    int8_panel(SIGN_SPLIT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias, sums);
 }
 
 __attribute__((export_name("relaxed_one_panel"))) void relaxed_one_panel(int blocks, int count, const int8_t *xq,
                                                                          const float *xd, const unsigned char *panel,
                                                                          float *y, int stride, int nc,
-                                                                         const float *bias, int how) {
+                                                                         const float *bias, float *sums, int how) {
     if (how == RELAXED_ONE_ENGINE)
-        int8_panel(ONE_DOT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias);
+        int8_panel(ONE_DOT, 0, blocks, count, xq, xd, panel, y, stride, nc, bias, sums);
     else
-        int8_panel(ONE_DOT_EXACT, how, blocks, count, xq, xd, panel, y, stride, nc, bias);
+        int8_panel(ONE_DOT_EXACT, how, blocks, count, xq, xd, panel, y, stride, nc, bias, sums);
 }
 
 /* the linear congruential generator's next lanes */

@@ -9,19 +9,23 @@
  * (RELAXED_GROUP_BYTES), then the 8 f32 scales.
  * One dot per 16 products (relaxed_one_panel, where the engine's dot is
  * exact on any second operand; relaxed_dot_kind): a row of x is its cols
- * quants (+ 128, as unsigned bytes, for RELAXED_DOT_UNSIGNED), the
- * RELAXED_MR rows of a tile interleaved: for each group of 4 columns each
+ * quants (+ 128, as unsigned bytes, for RELAXED_DOT_UNSIGNED), rows padded
+ * with zeros to a multiple of RELAXED_ONE_MR, the RELAXED_ONE_MR rows of a
+ * tile interleaved: for each group of 4 columns each
  * row's 4 quants in turn; a panel
  * block holds for each group of 4 columns the groups of rows 0-3 and 4-7
  * of w (RELAXED_ONE_GROUP_BYTES), then the 8 f32 scales, then the 8 int32
  * starts of the rows' sums (-128 sum(w) for RELAXED_DOT_UNSIGNED, else 0).
+ * The integer tiles keep their f32 sums in the caller's memory between
+ * blocks (sums: RELAXED_SUMS floats), so that the engine's registers hold
+ * the integer sums, which the dots wait on.
  * The module's exports:
- *   relaxed_panel(blocks, count, xq, xd, panel, y, stride, nc, bias)
+ *   relaxed_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, sums)
  *     y[i * stride + j] = the definition's output for token i < count and
  *     panel row j < nc (+ bias[j] if bias is not NULL);
  *   relaxed_dot_kind()    what the engine's relaxed dot computes on second
  *     operands past 127 (RELAXED_DOT_*), found on test products
- *   relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, how)
+ *   relaxed_one_panel(blocks, count, xq, xd, panel, y, stride, nc, bias, sums, how)
  *     relaxed_panel's outputs from the one-dot layout; how: the engine's
  *     dot (RELAXED_ONE_ENGINE) or the exact sums of a kind computed with
  *     SIMD128 (RELAXED_DOT_UNSIGNED, _SIGNED: tests of a kind the engine's
@@ -41,6 +45,16 @@
 #define RELAXED_BLOCK 32
 #define RELAXED_NR 8
 #define RELAXED_MR 4
+/* The one-dot tile's tokens: 5 of 8 weight rows' sums, 10 integer sums in
+ * flight, the relaxed dot's latency times its rate where it is one
+ * instruction (x86's AVX-VNNI: 4 cycles at two a cycle on Zen 5, 5 on
+ * Intel), with the 2 weight vectors and x in 13 of V8's 15 registers, the
+ * f32 sums in memory. ViT-B/16's Q8_0 images in Chromium on Zen 5 ran 1.04x
+ * as fast as at 4 x 8 with the f32 sums in registers (8 integer sums, two
+ * of them spilled by V8 each block), on one thread and on two. */
+#define RELAXED_ONE_MR 5
+/* floats of an integer tile's f32 sums: two vectors of 4 a token */
+#define RELAXED_SUMS (RELAXED_ONE_MR > RELAXED_MR ? RELAXED_ONE_MR * RELAXED_NR : RELAXED_MR * RELAXED_NR)
 #define RELAXED_GROUPS (RELAXED_BLOCK / 4)
 #define RELAXED_GROUP_BYTES (2 * RELAXED_NR * 4)
 #define RELAXED_QS_BYTES (RELAXED_GROUPS * RELAXED_GROUP_BYTES)
