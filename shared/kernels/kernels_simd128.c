@@ -151,8 +151,8 @@ typedef struct int8_path {
     void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
     /* y[i * stride + j] for tokens i < count (their rows padded to mr) and
      * panel rows j < nc: the definition's steps, + bias[j] if bias; sums:
-     * room for a tile's f32 sums (INT8_SUMS floats), for tiles that keep
-     * them in memory between blocks */
+     * room for a tile's f32 sums (INT8_SUMS floats), for the relaxed tiles,
+     * which keep them in memory between blocks */
     void (*panel)(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel, float *y,
                   int stride, int nc, const float *bias, float *sums);
 } int8_path;
@@ -163,7 +163,7 @@ typedef struct int8_path {
  * quants; whether a path's fit, per block of 32 columns (the sums counted
  * in each, as if a row had one block) */
 #define INT8_SCRATCH_ROWS 119
-#define INT8_SUMS 64
+#define INT8_SUMS RELAXED_SUMS
 #define INT8_SCRATCH_FITS(block_bytes, x_block_bytes)                                                                  \
     (INT8_SUMS * 4 + (block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
 
@@ -700,8 +700,8 @@ extern void sdfed_relaxed_one_panel(int blocks, int count, const unsigned char *
 extern int sdfed_relaxed_fused(void);
 extern void sdfed_relaxed_f32_panel(int cols, int count, const float *xg, const float *panel, float *y, int stride,
                                     int nc, const float *bias);
-_Static_assert(INT8_CHUNK % RELAXED_MR == 0 && INT8_CHUNK % RELAXED_ONE_MR == 0 && RELAXED_SUMS <= INT8_SUMS &&
-                   RELAXED_BLOCK == SDFED_Q8_0_BLOCK && INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
+_Static_assert(INT8_CHUNK % RELAXED_MR == 0 && INT8_CHUNK % RELAXED_ONE_MR == 0 && RELAXED_BLOCK == SDFED_Q8_0_BLOCK &&
+                   INT8_SCRATCH_FITS(RELAXED_BLOCK_BYTES, RELAXED_X_BLOCK_BYTES) &&
                    INT8_SCRATCH_FITS(RELAXED_ONE_BLOCK_BYTES, RELAXED_ONE_X_BLOCK_BYTES),
                "the relaxed paths' tiles fit the chunk, their panels and chunks the scratch");
 /* The tokens linear_fma groups at a time, whole groups: ViT-B/16's 197 at

@@ -117,7 +117,7 @@ static inline __attribute__((always_inline)) void int8_panel(const int form, int
         for (int b = 0; b < blocks; b++) {
             const unsigned char *p_b = panel + (size_t)b * block_bytes;
             /* the sums start at the token's sum(x-) (split), or the rows' starts */
-            v128_t s[RELAXED_SUMS / RELAXED_NR][2];
+            v128_t s[RELAXED_MAX_MR][2];
 #pragma clang loop unroll(full)
             for (int i = 0; i < mr; i++) {
                 s[i][0] = split ? wasm_v128_load32_splat(x + (size_t)i * row + 2 * cols + 4 * b)

@@ -53,8 +53,10 @@
  * as fast as at 4 x 8 with the f32 sums in registers (8 integer sums, two
  * of them spilled by V8 each block), on one thread and on two. */
 #define RELAXED_ONE_MR 5
-/* floats of an integer tile's f32 sums: two vectors of 4 a token */
-#define RELAXED_SUMS (RELAXED_ONE_MR > RELAXED_MR ? RELAXED_ONE_MR * RELAXED_NR : RELAXED_MR * RELAXED_NR)
+/* the integer tiles' most tokens, and the floats of their f32 sums (two
+ * vectors of 4 a token) */
+#define RELAXED_MAX_MR (RELAXED_ONE_MR > RELAXED_MR ? RELAXED_ONE_MR : RELAXED_MR)
+#define RELAXED_SUMS (RELAXED_MAX_MR * RELAXED_NR)
 #define RELAXED_GROUPS (RELAXED_BLOCK / 4)
 #define RELAXED_GROUP_BYTES (2 * RELAXED_NR * 4)
 #define RELAXED_QS_BYTES (RELAXED_GROUPS * RELAXED_GROUP_BYTES)
