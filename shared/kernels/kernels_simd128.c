@@ -151,7 +151,7 @@ typedef struct int8_path {
     void (*pack)(const sdfed_weight *w, int r0, int count, unsigned char *panel);
     /* y[i * stride + j] for tokens i < count (their rows padded to mr) and
      * panel rows j < nc: the definition's steps, + bias[j] if bias; sums:
-     * room for a tile's f32 sums (INT8_SUMS floats), for the relaxed tiles,
+     * room for a tile's f32 sums (RELAXED_SUMS floats), for the relaxed tiles,
      * which keep them in memory between blocks */
     void (*panel)(int blocks, int count, const unsigned char *xq, const float *xd, const unsigned char *panel, float *y,
                   int stride, int nc, const float *bias, float *sums);
@@ -163,9 +163,8 @@ typedef struct int8_path {
  * quants; whether a path's fit, per block of 32 columns (the sums counted
  * in each, as if a row had one block) */
 #define INT8_SCRATCH_ROWS 119
-#define INT8_SUMS RELAXED_SUMS
 #define INT8_SCRATCH_FITS(block_bytes, x_block_bytes)                                                                  \
-    (INT8_SUMS * 4 + (block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
+    (RELAXED_SUMS * 4 + (block_bytes) + INT8_CHUNK * (4 + (x_block_bytes)) <= INT8_SCRATCH_ROWS * 4 * SDFED_Q8_0_BLOCK)
 
 /* A block of 32 values of x as 4 vectors of int16 quants; returns its scale.
  * For finite x, in instructions that V8 lowers to one each: the pseudo-max
@@ -395,6 +394,9 @@ static size_t pack_on(const int8_path *path, sdfed_weight *w, int int8) {
     return bytes;
 }
 
+/* the scratch's panel, after a tile's f32 sums (INT8_SCRATCH_FITS) */
+static unsigned char *scratch_panel(float *scratch) { return (unsigned char *)(scratch + RELAXED_SUMS); }
+
 /* outputs [first, end) of n quantised rows: a panel of path->nr weight rows
  * at a time (packed into the scratch's panel, blocks * block_bytes, unless
  * w is packed once for path and the range starts at a panel) over
@@ -403,7 +405,7 @@ static void path_outputs(const int8_path *path, float *y, const void *rows, cons
                          int n, int first, int end, float *scratch) {
     int cols = w->cols, blocks = cols / SDFED_Q8_0_BLOCK;
     float *sums = scratch;
-    unsigned char *panel = (unsigned char *)(scratch + INT8_SUMS);
+    unsigned char *panel = scratch_panel(scratch);
     size_t row_bytes = (size_t)blocks * path->x_block_bytes, panel_bytes = path_panel_bytes(path, w);
     const float *xd = rows;
     const unsigned char *xq = (const unsigned char *)(xd + (size_t)path_padded_rows(path, n) * blocks);
@@ -431,7 +433,7 @@ static void linear_int8_on(const int8_path *path, float *y, const float *x, cons
     }
     // x is (n, cols), W is (rows, cols) in Q8_0 blocks, y is (n, rows)
     int cols = w->cols;
-    void *rows = (unsigned char *)(scratch + INT8_SUMS) + path_panel_bytes(path, w);
+    void *rows = scratch_panel(scratch) + path_panel_bytes(path, w);
     for (int t0 = 0; t0 < n; t0 += INT8_CHUNK) {
         int count = n - t0 < INT8_CHUNK ? n - t0 : INT8_CHUNK;
         path_quantise_rows(path, rows, x + (size_t)t0 * cols, count, cols, 0, count);
