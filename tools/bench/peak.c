@@ -5,16 +5,24 @@
  * and vpaddd), where the CPU has them, on 1 and 2 threads; the median of
  * --repeats runs of about --ms milliseconds each. The yardsticks for the
  * kernels' FLOP/s and integer operations per second (tools/bench/flops.py;
- * a multiply-add is 2 operations in both):
+ * a multiply-add is 2 operations in both). Beside them the Q8_0 linear
+ * alone (linear_int8.h, on the CPU's best integer tiles: an image's code)
+ * on operands that stay in L1, so that it measures what the tiles' code
+ * reaches of the peak (the 8-bit dots with Q8_0's f32 steps per block),
+ * without memory or the rest of an image:
  *   bench_peak [--repeats 5] [--ms 300]
  * prints one line per instruction set and thread count:
  *   peak native ISA THREADS: gflops=...
- *   peak int8 native ISA THREADS: gops=... */
+ *   peak int8 native ISA THREADS: gops=...
+ *   tiles q8_0 native ISA THREADS: gops=... */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/dtype.h"
+#include "kernels/dispatch.h"
+#include "kernels/linear_int8.h"
 #include "native/args.h"
 #include "native/clock.h"
 
@@ -93,44 +101,101 @@ __attribute__((target("avx2"))) static float int8_avx2(long iterations) {
     return (float)(lanes[0] + lanes[7]);
 }
 
+/* The Q8_0 linear's operands: Q8_0_TOKENS tokens quantised once (a whole
+ * number of every tile's tokens: 3, 4, 6) times a packed weight of the
+ * widest tile's Q8_0_ROWS rows; at Q8_0_COLS inputs the weight's panels
+ * (20 KB) and the quantised tokens (6 KB) stay in L1. */
+#define Q8_0_TOKENS 12
+#define Q8_0_ROWS 32
+#define Q8_0_COLS 512
+
+static sdfed_weight q8_0_weight;
+static void *q8_0_tokens;
+
+/* Makes the operands (once; exits where memory is short): quants and
+ * scales of a fixed pseudo-random pattern, as a model's would vary. */
+static void q8_0_operands(void) {
+    int blocks = Q8_0_COLS / SDFED_Q8_0_BLOCK, isa = sdfed_isa_best_int8();
+    sdfed_block_q8_0 *data = malloc(sizeof *data * Q8_0_ROWS * blocks);
+    float *x = malloc(sizeof *x * Q8_0_TOKENS * Q8_0_COLS);
+    void *packed = NULL;
+    q8_0_tokens = malloc(sdfed_int8_rows_bytes(isa, Q8_0_TOKENS, Q8_0_COLS));
+    q8_0_weight = (sdfed_weight){.type = SDFED_TYPE_Q8_0, .rows = Q8_0_ROWS, .cols = Q8_0_COLS, .data = data};
+    if (!data || !x || !q8_0_tokens || posix_memalign(&packed, 64, sdfed_int8_packed_bytes(&q8_0_weight))) {
+        fputs("bench_peak: out of memory\n", stderr);
+        exit(CLI_FAILED);
+    }
+    unsigned state = 1;
+    for (int b = 0; b < Q8_0_ROWS * blocks; b++) {
+        data[b].d = sdfed_f32_to_f16(0.01f + 0.001f * (float)(b % 7));
+        for (int k = 0; k < SDFED_Q8_0_BLOCK; k++)
+            data[b].qs[k] = (signed char)((state = state * 1103515245u + 12345u) >> 24);
+    }
+    for (int i = 0; i < Q8_0_TOKENS * Q8_0_COLS; i++) x[i] = (float)((i * 37) % 201 - 100) / 50.0f;
+    sdfed_int8_pack(&q8_0_weight, packed);
+    q8_0_weight.packed = packed;
+    q8_0_weight.packed_int8 = 1;
+    sdfed_int8_quantise_rows(isa, q8_0_tokens, x, Q8_0_TOKENS, Q8_0_COLS, 0, Q8_0_TOKENS);
+    free(x);
+}
+
+/* the Q8_0 linear on the operands, `iterations` times, into this thread's outputs */
+static float q8_0_tiles(long iterations) {
+    float *y = malloc(sizeof *y * Q8_0_TOKENS * Q8_0_ROWS);
+    float *scratch = malloc(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * Q8_0_COLS);
+    if (!y || !scratch) {
+        fputs("bench_peak: out of memory\n", stderr);
+        exit(CLI_FAILED);
+    }
+    for (long n = 0; n < iterations; n++)
+        sdfed_linear_int8_rows(sdfed_isa_best_int8(), y, q8_0_tokens, &q8_0_weight, NULL, Q8_0_TOKENS, 0, Q8_0_ROWS,
+                               scratch);
+    float result = y[0];
+    free(y);
+    free(scratch);
+    return result;
+}
+
 static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static int has_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 static int has_avx512vnni(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"); }
+static int always(void) { return 1; }
 
-typedef struct isa {
-    const char *name, *kind; /* kind: "" for f32 FMAs, "int8 " for 8-bit multiply-adds */
-    int lanes;               /* multiply-adds per instruction (per step, for AVX2's int8) */
-    int (*supported)(void);  /* whether this CPU has it (after __builtin_cpu_init) */
+typedef struct loop {
+    const char *label, *name; /* a line's start ("peak int8 native"), then the instruction set's name */
+    const char *unit;         /* gflops for f32 FMAs, gops for 8-bit multiply-adds */
+    double multiply_adds;     /* per iteration */
+    int (*supported)(void);   /* whether this CPU has it (after __builtin_cpu_init) */
     float (*kernel)(long iterations);
-} isa;
+} loop;
 
 typedef struct run {
-    const isa *isa;
+    const loop *loop;
     long iterations;
     float result;
 } run;
 
 static void *run_thread(void *arg) {
     run *r = arg;
-    r->result = r->isa->kernel(r->iterations);
+    r->result = r->loop->kernel(r->iterations);
     return NULL;
 }
 
 /* GFLOP/s of `threads` threads each running `iterations` */
-static double measure(const isa *s, int threads, long iterations) {
+static double measure(const loop *s, int threads, long iterations) {
     pthread_t ids[2];
     run runs[2];
     double t0 = native_clock_seconds(native_clock_monotonic_ns());
     for (int t = 0; t < threads; t++) {
-        runs[t] = (run){.isa = s, .iterations = iterations, .result = 0};
+        runs[t] = (run){.loop = s, .iterations = iterations, .result = 0};
         if (t > 0) pthread_create(&ids[t], NULL, run_thread, &runs[t]);
     }
     run_thread(&runs[0]);
     for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
     double seconds = native_clock_seconds(native_clock_monotonic_ns()) - t0;
-    if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n");          /* keeps the result alive */
-    return 2.0 * s->lanes * ACCUMULATORS * (double)iterations * threads / seconds / 1e9; /* G ops/s */
+    if (runs[0].result != runs[0].result) fprintf(stderr, "bench_peak: NaN\n");   /* keeps the result alive */
+    return 2.0 * s->multiply_adds * (double)iterations * threads / seconds / 1e9; /* G ops/s */
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -155,27 +220,52 @@ int main(int argc, char **argv) {
         native_cli_integer(ms_s, "--ms", 1, 3600000, &ms))
         return CLI_USAGE;
     __builtin_cpu_init();
-    static const isa isas[] = {
-        {.name = "avx2", .kind = "", .lanes = 8, .supported = has_avx2_fma, .kernel = fma_avx2},
-        {.name = "avx512", .kind = "", .lanes = 16, .supported = has_avx512, .kernel = fma_avx512},
-        {.name = "avx2", .kind = "int8 ", .lanes = 32, .supported = has_avx2, .kernel = int8_avx2},
-        {.name = "avx512vnni", .kind = "int8 ", .lanes = 64, .supported = has_avx512vnni, .kernel = int8_avx512vnni}};
-    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        const isa *s = &isas[i];
+    q8_0_operands();
+    const loop loops[] = {{.label = "peak native",
+                           .name = "avx2",
+                           .unit = "gflops",
+                           .multiply_adds = 8 * ACCUMULATORS,
+                           .supported = has_avx2_fma,
+                           .kernel = fma_avx2},
+                          {.label = "peak native",
+                           .name = "avx512",
+                           .unit = "gflops",
+                           .multiply_adds = 16 * ACCUMULATORS,
+                           .supported = has_avx512,
+                           .kernel = fma_avx512},
+                          {.label = "peak int8 native",
+                           .name = "avx2",
+                           .unit = "gops",
+                           .multiply_adds = 32 * ACCUMULATORS,
+                           .supported = has_avx2,
+                           .kernel = int8_avx2},
+                          {.label = "peak int8 native",
+                           .name = "avx512vnni",
+                           .unit = "gops",
+                           .multiply_adds = 64 * ACCUMULATORS,
+                           .supported = has_avx512vnni,
+                           .kernel = int8_avx512vnni},
+                          {.label = "tiles q8_0 native",
+                           .name = sdfed_isa_name(sdfed_isa_best_int8()),
+                           .unit = "gops",
+                           .multiply_adds = (double)Q8_0_TOKENS * Q8_0_ROWS * Q8_0_COLS,
+                           .supported = always,
+                           .kernel = q8_0_tiles}};
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++) {
+        const loop *s = &loops[i];
         if (!s->supported()) {
-            printf("peak %snative %s: not on this CPU\n", s->kind, s->name);
+            printf("%s %s: not on this CPU\n", s->label, s->name);
             continue;
         }
-        /* iterations for about ms milliseconds on one thread */
-        long iterations = 1 << 16;
+        /* iterations for about ms milliseconds on one thread, from a first run of some 10^8 operations */
+        long iterations = (long)(1e8 / (2.0 * s->multiply_adds)) + 1;
         double gflops = measure(s, 1, iterations);
-        iterations = (long)(gflops * 1e9 * ms / 1e3 / (2.0 * s->lanes * ACCUMULATORS));
+        iterations = (long)(gflops * 1e9 * ms / 1e3 / (2.0 * s->multiply_adds));
         for (int threads = 1; threads <= 2; threads++) {
             double rates[99];
             for (int r = 0; r < repeats; r++) rates[r] = measure(s, threads, iterations);
             qsort(rates, (size_t)repeats, sizeof *rates, compare_double);
-            printf("peak %snative %s %d: %s=%.1f\n", s->kind, s->name, threads, *s->kind ? "gops" : "gflops",
-                   rates[repeats / 2]);
+            printf("%s %s %d: %s=%.1f\n", s->label, s->name, threads, s->unit, rates[repeats / 2]);
         }
     }
     return CLI_OK;

@@ -13,7 +13,11 @@
 # attention products stay f32: 4% of ViT-B/16's operations), the SDFed
 # step's text forward and whole step natively (bench_step, on every core),
 # and, when peers.sh ran before in this tree, the image encoder in Chromium
-# (its log). Lines:
+# (its log). First the Q8_0 linear alone on operands in L1 (bench_peak's
+# "tiles q8_0" lines: what its tiles' code reaches of the 8-bit peak, Q8_0's
+# f32 steps per block included, where an image's Q8_0 would stand without
+# memory and the rest of the image). Lines:
+#   bench flops l1 q8_0-tiles native THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
 #   bench flops MODEL KERNEL PLACE THREADS: X GFLOP/s, Y% of the measured peak (Z GFLOP/s)
 #   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
 #   tools/bench/peak.sh [REPEATS]          (after make build web)
@@ -49,6 +53,11 @@ line() {
     printf "bench flops %s %s %s %s: %.1f %s, %.0f%% of the measured %speak (%.1f %s)\n", m, k, p, t, f, unit,
       100 * f / peak, int8 ? "int8 " : "", peak, unit }'
 }
+
+for threads in 1 2; do
+  rate=$(grep -E "^tiles q8_0 native [a-z0-9]+ $threads:" <<<"$native_peaks" | sed -E 's/.*=//')
+  [ -n "$rate" ] && line l1 q8_0-tiles native "$threads" 1 "$rate" "$(native_peak "$threads" int8)" int8
+done
 
 cores=$(nproc)
 for model in tiny vitb16; do
