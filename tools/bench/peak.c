@@ -112,8 +112,8 @@ __attribute__((target("avx2"))) static float int8_avx2(long iterations) {
 static sdfed_weight q8_0_weight;
 static void *q8_0_tokens;
 
-/* Makes the operands (once; exits where memory is short): quants and
- * scales of a fixed pseudo-random pattern, as a model's would vary. */
+/* Makes the operands (once; exits where memory is short): the weight's
+ * quants a fixed pseudo-random sequence, its scales seven values in turn. */
 static void q8_0_operands(void) {
     int blocks = Q8_0_COLS / SDFED_Q8_0_BLOCK, isa = sdfed_isa_best_int8();
     sdfed_block_q8_0 *data = malloc(sizeof *data * Q8_0_ROWS * blocks);
