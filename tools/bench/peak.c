@@ -139,6 +139,12 @@ static void q8_0_operands(void) {
     free(x);
 }
 
+static void q8_0_free(void) {
+    free(q8_0_weight.packed);
+    free((void *)q8_0_weight.data);
+    free(q8_0_tokens);
+}
+
 /* the Q8_0 linear on the operands, `iterations` times, into this thread's outputs */
 static float q8_0_tiles(long iterations) {
     float *y = malloc(sizeof *y * Q8_0_TOKENS * Q8_0_ROWS);
@@ -261,6 +267,7 @@ int main(int argc, char **argv) {
         long iterations = (long)(1e8 / (2.0 * s->multiply_adds)) + 1;
         double gflops = measure(s, 1, iterations);
         iterations = (long)(gflops * 1e9 * ms / 1e3 / (2.0 * s->multiply_adds));
+        if (iterations < 1) iterations = 1;
         for (int threads = 1; threads <= 2; threads++) {
             double rates[99];
             for (int r = 0; r < repeats; r++) rates[r] = measure(s, threads, iterations);
@@ -268,5 +275,6 @@ int main(int argc, char **argv) {
             printf("%s %s %d: %s=%.1f\n", s->label, s->name, threads, s->unit, rates[repeats / 2]);
         }
     }
+    q8_0_free();
     return CLI_OK;
 }

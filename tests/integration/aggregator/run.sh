@@ -913,6 +913,15 @@ for prog in "$build"/sdfed-load "$build"/sdfed-errors "$build"/bench_features "$
   "$prog" --help >"$work/help.out" 2>"$work/help.err" && grep -q "^usage: $(basename "$prog") " "$work/help.out" &&
     [ ! -s "$work/help.err" ] && ok || bad "$(basename "$prog") --help"
 done
+# bench_peak's lines (their figures not judged): the peaks, and the Q8_0 linear alone on the CPU's best integer
+# tiles (peak.sh's "l1 q8_0-tiles"), on 1 and 2 threads
+if [ -x "$build"/bench_peak ]; then
+  "$build"/bench_peak --repeats 1 --ms 5 >"$work/peak.out" 2>"$work/peak.err" &&
+    grep -qE '^tiles q8_0 native [a-z0-9]+ 1: gops=[0-9]+[.][0-9]$' "$work/peak.out" &&
+    grep -qE '^tiles q8_0 native [a-z0-9]+ 2: gops=[0-9]+[.][0-9]$' "$work/peak.out" &&
+    grep -qE '^peak native avx2( 1: gflops=[0-9]|: not on this CPU)' "$work/peak.out" && [ ! -s "$work/peak.err" ] && ok ||
+    bad "bench_peak's lines: $(cat "$work/peak.out" "$work/peak.err")"
+fi
 fi
 
 # --- 6a. volunteers vanish and the federation goes on (min_clients 2, deadline 10 s): A (headless)
