@@ -19,7 +19,8 @@
 # memory and the rest of the image). Lines:
 #   bench flops l1 q8_0-tiles native THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
 #   bench flops MODEL KERNEL PLACE THREADS: X GFLOP/s, Y% of the measured peak (Z GFLOP/s)
-#   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
+#   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)[, W% of
+#     the Q8_0 tiles alone (natively)]
 #   tools/bench/peak.sh [REPEATS]          (after make build web)
 . "$(dirname "$0")/../help.sh" "$@"
 set -euo pipefail
@@ -46,16 +47,21 @@ browser_peak() {
   grep "^peak ${2:+int8 }chromium $kind $1:" <<<"$browser_peaks" | sed -E 's/.*=//'
 }
 
-# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8]
+# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8 [TILES: the Q8_0 tiles alone, G ops/s]]
 line() {
-  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" -v int8="${8:-}" 'BEGIN {
+  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" -v int8="${8:-}" -v tiles="${9:-}" 'BEGIN {
     f = g * r; unit = int8 ? "Gop/s" : "GFLOP/s"
-    printf "bench flops %s %s %s %s: %.1f %s, %.0f%% of the measured %speak (%.1f %s)\n", m, k, p, t, f, unit,
-      100 * f / peak, int8 ? "int8 " : "", peak, unit }'
+    printf "bench flops %s %s %s %s: %.1f %s, %.0f%% of the measured %speak (%.1f %s)", m, k, p, t, f, unit,
+      100 * f / peak, int8 ? "int8 " : "", peak, unit
+    if (tiles != "") printf ", %.0f%% of the Q8_0 tiles alone", 100 * f / tiles
+    printf "\n" }'
 }
 
+# the Q8_0 tiles alone on THREADS threads (G ops/s), or nothing
+tiles_alone() { grep -E "^tiles q8_0 native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//'; }
+
 for threads in 1 2; do
-  rate=$(grep -E "^tiles q8_0 native [a-z0-9]+ $threads:" <<<"$native_peaks" | sed -E 's/.*=//')
+  rate=$(tiles_alone "$threads")
   [ -n "$rate" ] && line l1 q8_0-tiles native "$threads" 1 "$rate" "$(native_peak "$threads" int8)" int8
 done
 
@@ -77,7 +83,7 @@ for model in tiny vitb16; do
     rate=$(value images_per_s "$(build/bench_features --model "$q8_0" --threads "$threads" --images "$n" \
       --repeats "$repeats" --int8-images 1 | tail -n 1)")
     line "$model" image-encoder-q8_0 native "$threads" "$(value image_gflop "$counts")" "$rate" \
-      "$(native_peak "$threads" int8)" int8
+      "$(native_peak "$threads" int8)" int8 "$(tiles_alone "$threads")"
     log=$out/peers/$model.browser.log
     if [ -f "$log" ]; then
       run=$(grep "^chromium sdfed f32 $threads:" "$log" || true)
