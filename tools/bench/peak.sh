@@ -58,7 +58,7 @@ line() {
 }
 
 # the Q8_0 tiles alone on THREADS threads (G ops/s), or nothing
-tiles_alone() { grep -E "^tiles q8_0 native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//'; }
+tiles_alone() { grep -E "^tiles q8_0 native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' || true; }
 
 for threads in 1 2; do
   rate=$(tiles_alone "$threads")
