@@ -111,20 +111,29 @@ __attribute__((target("avx2"))) static float int8_avx2(long iterations) {
 
 static sdfed_weight q8_0_weight;
 static void *q8_0_tokens;
+static int q8_0_isa; /* the CPU's best integer tiles */
+
+/* bytes of memory on a cache line's start (as the model's packed weights
+ * are), or the program ends saying memory is short */
+static void *allocated(size_t bytes) {
+    void *memory = NULL;
+    if (posix_memalign(&memory, 64, bytes)) {
+        fputs("bench_peak: out of memory\n", stderr);
+        exit(CLI_FAILED);
+    }
+    return memory;
+}
 
 /* Makes the operands (once; exits where memory is short): the weight's
  * quants a fixed pseudo-random sequence, its scales seven values in turn. */
 static void q8_0_operands(void) {
-    int blocks = Q8_0_COLS / SDFED_Q8_0_BLOCK, isa = sdfed_isa_best_int8();
-    sdfed_block_q8_0 *data = malloc(sizeof *data * Q8_0_ROWS * blocks);
-    float *x = malloc(sizeof *x * Q8_0_TOKENS * Q8_0_COLS);
-    void *packed = NULL;
-    q8_0_tokens = malloc(sdfed_int8_rows_bytes(isa, Q8_0_TOKENS, Q8_0_COLS));
+    int blocks = Q8_0_COLS / SDFED_Q8_0_BLOCK;
+    q8_0_isa = sdfed_isa_best_int8();
+    sdfed_block_q8_0 *data = allocated(sizeof *data * Q8_0_ROWS * blocks);
+    float *x = allocated(sizeof *x * Q8_0_TOKENS * Q8_0_COLS);
+    q8_0_tokens = allocated(sdfed_int8_rows_bytes(q8_0_isa, Q8_0_TOKENS, Q8_0_COLS));
     q8_0_weight = (sdfed_weight){.type = SDFED_TYPE_Q8_0, .rows = Q8_0_ROWS, .cols = Q8_0_COLS, .data = data};
-    if (!data || !x || !q8_0_tokens || posix_memalign(&packed, 64, sdfed_int8_packed_bytes(&q8_0_weight))) {
-        fputs("bench_peak: out of memory\n", stderr);
-        exit(CLI_FAILED);
-    }
+    void *packed = allocated(sdfed_int8_packed_bytes(&q8_0_weight));
     unsigned state = 1;
     for (int b = 0; b < Q8_0_ROWS * blocks; b++) {
         data[b].d = sdfed_f32_to_f16(0.01f + 0.001f * (float)(b % 7));
@@ -135,7 +144,7 @@ static void q8_0_operands(void) {
     sdfed_int8_pack(&q8_0_weight, packed);
     q8_0_weight.packed = packed;
     q8_0_weight.packed_int8 = 1;
-    sdfed_int8_quantise_rows(isa, q8_0_tokens, x, Q8_0_TOKENS, Q8_0_COLS, 0, Q8_0_TOKENS);
+    sdfed_int8_quantise_rows(q8_0_isa, q8_0_tokens, x, Q8_0_TOKENS, Q8_0_COLS, 0, Q8_0_TOKENS);
     free(x);
 }
 
@@ -147,15 +156,10 @@ static void q8_0_free(void) {
 
 /* the Q8_0 linear on the operands, `iterations` times, into this thread's outputs */
 static float q8_0_tiles(long iterations) {
-    float *y = malloc(sizeof *y * Q8_0_TOKENS * Q8_0_ROWS);
-    float *scratch = malloc(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * Q8_0_COLS);
-    if (!y || !scratch) {
-        fputs("bench_peak: out of memory\n", stderr);
-        exit(CLI_FAILED);
-    }
+    float *y = allocated(sizeof *y * Q8_0_TOKENS * Q8_0_ROWS);
+    float *scratch = allocated(sizeof *scratch * SDFED_INT8_SCRATCH_ROWS * Q8_0_COLS);
     for (long n = 0; n < iterations; n++)
-        sdfed_linear_int8_rows(sdfed_isa_best_int8(), y, q8_0_tokens, &q8_0_weight, NULL, Q8_0_TOKENS, 0, Q8_0_ROWS,
-                               scratch);
+        sdfed_linear_int8_rows(q8_0_isa, y, q8_0_tokens, &q8_0_weight, NULL, Q8_0_TOKENS, 0, Q8_0_ROWS, scratch);
     float result = y[0];
     free(y);
     free(scratch);
@@ -227,36 +231,38 @@ int main(int argc, char **argv) {
         return CLI_USAGE;
     __builtin_cpu_init();
     q8_0_operands();
-    const loop loops[] = {{.label = "peak native",
-                           .name = "avx2",
-                           .unit = "gflops",
-                           .multiply_adds = 8 * ACCUMULATORS,
-                           .supported = has_avx2_fma,
-                           .kernel = fma_avx2},
-                          {.label = "peak native",
-                           .name = "avx512",
-                           .unit = "gflops",
-                           .multiply_adds = 16 * ACCUMULATORS,
-                           .supported = has_avx512,
-                           .kernel = fma_avx512},
-                          {.label = "peak int8 native",
-                           .name = "avx2",
-                           .unit = "gops",
-                           .multiply_adds = 32 * ACCUMULATORS,
-                           .supported = has_avx2,
-                           .kernel = int8_avx2},
-                          {.label = "peak int8 native",
-                           .name = "avx512vnni",
-                           .unit = "gops",
-                           .multiply_adds = 64 * ACCUMULATORS,
-                           .supported = has_avx512vnni,
-                           .kernel = int8_avx512vnni},
-                          {.label = "tiles q8_0 native",
-                           .name = sdfed_isa_name(sdfed_isa_best_int8()),
-                           .unit = "gops",
-                           .multiply_adds = (double)Q8_0_TOKENS * Q8_0_ROWS * Q8_0_COLS,
-                           .supported = always,
-                           .kernel = q8_0_tiles}};
+    const loop loops[] = {
+        {.label = "peak native",
+         .name = "avx2",
+         .unit = "gflops",
+         .multiply_adds = 8 * ACCUMULATORS,
+         .supported = has_avx2_fma,
+         .kernel = fma_avx2},
+        {.label = "peak native",
+         .name = "avx512",
+         .unit = "gflops",
+         .multiply_adds = 16 * ACCUMULATORS,
+         .supported = has_avx512,
+         .kernel = fma_avx512},
+        {.label = "peak int8 native",
+         .name = "avx2",
+         .unit = "gops",
+         .multiply_adds = 32 * ACCUMULATORS,
+         .supported = has_avx2,
+         .kernel = int8_avx2},
+        {.label = "peak int8 native",
+         .name = "avx512vnni",
+         .unit = "gops",
+         .multiply_adds = 64 * ACCUMULATORS,
+         .supported = has_avx512vnni,
+         .kernel = int8_avx512vnni},
+        {.label = "tiles q8_0 native",
+         .name = sdfed_isa_name(q8_0_isa),
+         .unit = "gops",
+         .multiply_adds = (double)Q8_0_TOKENS * Q8_0_ROWS * Q8_0_COLS,
+         .supported = always,
+         .kernel = q8_0_tiles},
+    };
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++) {
         const loop *s = &loops[i];
         if (!s->supported()) {
