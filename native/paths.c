@@ -1,9 +1,12 @@
-/* Host paths: project-relative lookup, mkdir -p, atomic writes (see paths.h). */
+/* Host paths: project-relative lookup, mkdir -p, files written whole (see paths.h). */
 #include "native/paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,23 +28,47 @@ int native_make_dirs(const char *path, sdfed_error *err) {
     return SDFED_OK;
 }
 
+int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err) {
+    /* a random name, created new: a clash (or a leftover of a killed writer) is tried again under another */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint64_t r;
+        if (getentropy(&r, sizeof r) != 0)
+            return sdfed_fail(err, SDFED_ERR_IO, "%s: no random name for its temporary file: %s", path,
+                              strerror(errno));
+        if (snprintf(w->temporary, sizeof w->temporary, "%s.%016" PRIx64 ".tmp", path, r) >= (int)sizeof w->temporary)
+            return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
+        int fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->temporary, strerror(errno));
+        if (!(w->file = fdopen(fd, "wb"))) {
+            int e = errno;
+            close(fd);
+            remove(w->temporary);
+            return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->temporary, strerror(e));
+        }
+        return SDFED_OK;
+    }
+    return sdfed_fail(err, SDFED_ERR_IO, "%s: no temporary file name free beside it", path);
+}
+
+int native_whole_file_close(native_whole_file *w, const char *path, int complete, sdfed_error *err) {
+    int rc = SDFED_OK;
+    if (fclose(w->file) != 0 && complete)
+        rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", w->temporary, strerror(errno));
+    else if (complete && rename(w->temporary, path) != 0)
+        rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+    if (rc || !complete) remove(w->temporary);
+    return rc;
+}
+
 int native_write_file(const char *path, const char *text, sdfed_error *err) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", tmp, strerror(errno));
-    int written = fputs(text, f) >= 0;
-    if (fclose(f) != 0 || !written) {
-        remove(tmp);
-        return sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", tmp);
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    return SDFED_OK;
+    native_whole_file w;
+    int rc = native_whole_file_open(&w, path, err);
+    if (rc) return rc;
+    int written = fputs(text, w.file) >= 0;
+    rc = native_whole_file_close(&w, path, written, err);
+    if (rc == SDFED_OK && !written) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", w.temporary);
+    return rc;
 }
 
 const char *native_resolve_path(const char *path, char *buf, size_t cap) {

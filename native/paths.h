@@ -4,6 +4,7 @@
 #define SDFED_NATIVE_PATHS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/status.h"
 
@@ -16,8 +17,22 @@ const char *native_resolve_path(const char *path, char *buf, size_t cap);
 /* mkdir -p path */
 int native_make_dirs(const char *path, sdfed_error *err);
 
-/* Writes text to path through a temporary file in the same folder and a
- * rename: a reader sees no file or the whole text, never part of it. */
+/* A file written whole or not at all: written to a temporary file of its own
+ * in the same folder (PATH.XXXXXXXXXXXXXXXX.tmp, created new, so two writers
+ * of one path never share it), then renamed over path. A reader sees the old
+ * file or the whole new one, never part of one. */
+typedef struct {
+    FILE *file; /* write here */
+    char temporary[4096];
+} native_whole_file;
+
+int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err);
+
+/* Closes w's file; when complete, renames it over path, otherwise (or when
+ * closing or renaming fails) removes it. Fails only when complete. */
+int native_whole_file_close(native_whole_file *w, const char *path, int complete, sdfed_error *err);
+
+/* text written to path whole or not at all (native_whole_file) */
 int native_write_file(const char *path, const char *text, sdfed_error *err);
 
 #endif

@@ -1,7 +1,6 @@
 /* sdfed convert: a CLIP safetensors checkpoint + the BPE vocabulary -> GGUF.
- * The output is written to a temporary file and renamed into place, so a
- * failed conversion never leaves a partial model behind. */
-#include <errno.h>
+ * The output is written whole or not at all (native/paths.h), so a failed
+ * conversion never leaves a partial model behind. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,21 +94,15 @@ int cmd_convert(int argc, char **argv) {
     if (rc) {
         sdfed_fail_context(&err, rc, "%s", in);
     } else {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", out);
-        FILE *fp = fopen(tmp, "wb");
-        if (!fp) {
-            rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", tmp, strerror(errno));
-        } else {
-            sdfed_sink sink = {.write = file_write, .ctx = fp};
+        native_whole_file w;
+        rc = native_whole_file_open(&w, out, &err);
+        if (rc == SDFED_OK) {
+            sdfed_sink sink = {.write = file_write, .ctx = w.file};
             sdfed_convert_report report;
             rc = sdfed_clip_convert(&st, &opt, &sink, &report, &err);
-            if (fclose(fp) != 0 && rc == SDFED_OK) rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: write failed", tmp);
-            if (rc == SDFED_OK && rename(tmp, out) != 0)
-                rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", out, strerror(errno));
-            if (rc)
-                remove(tmp);
-            else
+            int closed = native_whole_file_close(&w, out, rc == SDFED_OK, &err);
+            if (rc == SDFED_OK) rc = closed;
+            if (rc == SDFED_OK)
                 printf("converted %s (%s names) -> %s: %d tensors, matrices %s%s\n", in, report.naming, out,
                        report.n_tensors, type, report.n_fallback ? " (some rows not a multiple of 32 kept f16)" : "");
         }

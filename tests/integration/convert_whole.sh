@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# sdfed convert writes its model whole or not at all: four conversions of one
+# output at once all succeed and leave exactly the file one conversion alone
+# writes; a conversion that fails leaves the file that was there, and neither
+# leaves a temporary file behind.
+#   convert_whole.sh SDFED CLIP_DATA_DIR WORK_DIR
+set -eu
+sdfed=$1 clip=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+convert() { # convert IN OUT
+  "$sdfed" convert --in "$1" --vocab "$clip/bpe_simple_vocab_16e6.txt.gz" --type q8_0 --out "$2" >/dev/null
+}
+convert "$clip/mini-vit.hf.safetensors" "$work/alone.gguf"
+
+for round in 1 2 3; do
+  pids=()
+  for i in 1 2 3 4; do
+    convert "$clip/mini-vit.hf.safetensors" "$work/shared.gguf" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || { echo "round $round: a conversion beside three others of the same output failed" >&2; exit 1; }
+  done
+  cmp "$work/alone.gguf" "$work/shared.gguf"
+done
+
+# a checkpoint that opens but lacks the last of its tensors: the conversion
+# fails once its output is open
+/usr/bin/python3 - "$clip/mini-vit.hf.safetensors" "$work/short.safetensors" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', data[:8])[0]
+header = json.loads(data[8:8 + n])
+del header[sorted(k for k in header if k != '__metadata__')[-1]]
+head = json.dumps(header).encode()
+open(sys.argv[2], 'wb').write(struct.pack('<Q', len(head)) + head + data[8 + n:])
+PY
+if convert "$work/short.safetensors" "$work/shared.gguf" 2>"$work/short.err"; then
+  echo "a checkpoint without one of its tensors converted" >&2
+  exit 1
+fi
+cmp "$work/alone.gguf" "$work/shared.gguf"
+
+left=$(find "$work" -name '*.tmp')
+[ -z "$left" ] || { echo "temporary files left behind: $left" >&2; exit 1; }
+echo "convert_whole: 3 passed, 0 failed"
