@@ -12,7 +12,11 @@
 # 413 s at 4 (the native tree 153, 118 and 110 s). The browser tests keep
 # their own two lanes; suites run one after another (beside each other they
 # took longer: the page's wasm workers and the simulator's pool poll while
-# they wait, and starved each other: 425 to 433 s in all).
+# they wait, and starved each other: 425 to 433 s in all). Nor do the builds
+# overlap the suites: with the native and emscripten trees built first and
+# the other four at nice 19 beside the native, emscripten and browser
+# suites, a fresh clone took 713 s in all against 698 (those suites 59 s
+# slower: the pool's polls yield their cores, the builds take them).
 #   FUZZ_SECONDS (30): each fuzzer's run; CTEST_JOBS (3)
 set -u
 cd "$(dirname "$0")/.."
