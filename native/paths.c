@@ -39,7 +39,7 @@ int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *
             return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
         int fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->temporary, strerror(errno));
+        if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
         if (!(w->file = fdopen(fd, "wb"))) {
             int e = errno;
             close(fd);

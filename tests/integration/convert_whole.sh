@@ -2,7 +2,8 @@
 # sdfed convert writes its model whole or not at all: four conversions of one
 # output at once all succeed and leave exactly the file one conversion alone
 # writes; a conversion that fails leaves the file that was there, and neither
-# leaves a temporary file behind.
+# leaves a temporary file behind; one into a folder that is not there says
+# so of the output it was given.
 #   convert_whole.sh SDFED CLIP_DATA_DIR WORK_DIR
 set -eu
 sdfed=$1 clip=$2 work=$3
@@ -41,6 +42,14 @@ if convert "$work/short.safetensors" "$work/shared.gguf" 2>"$work/short.err"; th
 fi
 cmp "$work/alone.gguf" "$work/shared.gguf"
 
+# an output in a folder that is not there: the error names the output
+if convert "$clip/mini-vit.hf.safetensors" "$work/missing/model.gguf" 2>"$work/missing.err"; then
+  echo "a model was written into a folder that is not there" >&2
+  exit 1
+fi
+grep -qF "$work/missing/model.gguf: No such file or directory" "$work/missing.err" ||
+  { echo "the error does not name the output: $(cat "$work/missing.err")" >&2; exit 1; }
+
 left=$(find "$work" -name '*.tmp')
 [ -z "$left" ] || { echo "temporary files left behind: $left" >&2; exit 1; }
-echo "convert_whole: 3 passed, 0 failed"
+echo "convert_whole: 4 passed, 0 failed"
