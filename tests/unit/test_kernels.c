@@ -365,6 +365,41 @@ static void test_int8_isas(int n, int rows, int cols) {
 }
 #endif
 
+#if defined(SDFED_HAVE_NATIVE_KERNELS)
+/* counts each item of [begin, end) once, after some work (so that a job
+ * lasts long enough for the workers to wake and take part) */
+static void count_items(void *ctx, int begin, int end) {
+    int *counts = ctx;
+    for (int i = begin; i < end; i++) {
+        for (volatile int work = 0; work < 2000; work++) {
+        }
+        __atomic_add_fetch(&counts[i], 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The pool's jobs end when their items are run, whichever threads ran them
+ * (a worker that claimed none is not waited for): over many small jobs on
+ * more threads than this machine may have cores, every item of a job is run
+ * once by the time the job returns, and none of an ended job is run again
+ * by a worker late to it. */
+static void test_pool_jobs(void) {
+    enum { JOBS = 3000, ITEMS = 48 };
+    const sdfed_kernels *split = sdfed_kernels_threaded(sdfed_kernels_default(), 4, NULL);
+    static int counts[JOBS][ITEMS];
+    int unfinished = 0;
+    for (int j = 0; j < JOBS; j++) {
+        split->parallel(ITEMS, 1e6, count_items, counts[j]); /* 1e6 multiply-adds an item: worth splitting */
+        for (int i = 0; i < ITEMS; i++) unfinished += __atomic_load_n(&counts[j][i], __ATOMIC_RELAXED) != 1;
+    }
+    CHECK(unfinished == 0, "%d items of %d jobs were not run exactly once when their job returned", unfinished, JOBS);
+    int again = 0;
+    for (int j = 0; j < JOBS; j++)
+        for (int i = 0; i < ITEMS; i++) again += __atomic_load_n(&counts[j][i], __ATOMIC_RELAXED) != 1;
+    CHECK(again == 0, "%d items of ended jobs were run again", again);
+    CHECK(sdfed_kernels_thread_count() >= 2, "the pool has %d threads", sdfed_kernels_thread_count());
+}
+#endif
+
 #if defined(SDFED_HAVE_NATIVE_KERNELS) && defined(__linux__)
 /* The kernel's flags of the mapping that holds address p (/proc/self/smaps'
  * VmFlags line, e.g. "rd wr mr mw me ac hg"), into flags; 0 if not found. */
@@ -642,6 +677,7 @@ int main(void) {
 #if defined(__linux__)
     if (check_case("packed_pages")) test_packed_pages();
 #endif
+    if (check_case("pool_jobs")) test_pool_jobs();
     int best = sdfed_isa_best_int8();
     printf("int8 linear: tested on");
     for (int isa = 0; isa <= best; isa++) printf(" %s", sdfed_isa_name(isa));
