@@ -44,7 +44,7 @@ int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *
             int e = errno;
             close(fd);
             remove(w->temporary);
-            return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->temporary, strerror(e));
+            return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(e));
         }
         return SDFED_OK;
     }
@@ -54,7 +54,7 @@ int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *
 int native_whole_file_close(native_whole_file *w, const char *path, int complete, sdfed_error *err) {
     int rc = SDFED_OK;
     if (fclose(w->file) != 0 && complete)
-        rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", w->temporary, strerror(errno));
+        rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     else if (complete && rename(w->temporary, path) != 0)
         rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
     if (rc || !complete) remove(w->temporary);
@@ -67,7 +67,7 @@ int native_write_file(const char *path, const char *text, sdfed_error *err) {
     if (rc) return rc;
     int written = fputs(text, w.file) >= 0;
     rc = native_whole_file_close(&w, path, written, err);
-    if (rc == SDFED_OK && !written) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", w.temporary);
+    if (rc == SDFED_OK && !written) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed", path);
     return rc;
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # sdfed convert writes its model whole or not at all: four conversions of one
 # output at once all succeed and leave exactly the file one conversion alone
-# writes; a conversion that fails leaves the file that was there, and neither
-# leaves a temporary file behind; one into a folder that is not there says
-# so of the output it was given.
+# writes; a conversion that fails (its input, or the disk full mid-write)
+# leaves the file that was there, and none leaves a temporary file behind;
+# the errors name the output given and why.
 #   convert_whole.sh SDFED CLIP_DATA_DIR WORK_DIR
 set -eu
 sdfed=$1 clip=$2 work=$3
@@ -42,6 +42,16 @@ if convert "$work/short.safetensors" "$work/shared.gguf" 2>"$work/short.err"; th
 fi
 cmp "$work/alone.gguf" "$work/shared.gguf"
 
+# the disk full mid-write (a file size limit of 100 KiB: writes past it fail,
+# EFBIG, as ENOSPC would): the error names the output and why, the old file stays
+if (ulimit -f 100 && trap '' XFSZ && convert "$clip/mini-vit.hf.safetensors" "$work/shared.gguf") 2>"$work/full.err"; then
+  echo "a model was written past the file size limit" >&2
+  exit 1
+fi
+grep -qF "$work/shared.gguf: File too large" "$work/full.err" ||
+  { echo "the error does not name the output and why: $(cat "$work/full.err")" >&2; exit 1; }
+cmp "$work/alone.gguf" "$work/shared.gguf"
+
 # an output in a folder that is not there: the error names the output
 if convert "$clip/mini-vit.hf.safetensors" "$work/missing/model.gguf" 2>"$work/missing.err"; then
   echo "a model was written into a folder that is not there" >&2
@@ -52,4 +62,4 @@ grep -qF "$work/missing/model.gguf: No such file or directory" "$work/missing.er
 
 left=$(find "$work" -name '*.tmp')
 [ -z "$left" ] || { echo "temporary files left behind: $left" >&2; exit 1; }
-echo "convert_whole: 4 passed, 0 failed"
+echo "convert_whole: 5 passed, 0 failed"

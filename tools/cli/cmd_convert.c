@@ -1,6 +1,7 @@
 /* sdfed convert: a CLIP safetensors checkpoint + the BPE vocabulary -> GGUF.
  * The output is written whole or not at all (native/paths.h), so a failed
  * conversion never leaves a partial model behind. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,18 @@ static int read_vocab(const char *path, char **text, size_t *len, sdfed_error *e
 /* OpenAI's CLIP vocabulary, which ships with the project (MIT, its LICENSE beside it) */
 #define DEFAULT_VOCAB "models/openai-clip/bpe_simple_vocab_16e6.txt.gz"
 
-static int file_write(void *ctx, const void *data, size_t n) { return fwrite(data, 1, n, ctx) != n; }
+/* the model's bytes into the output file; the first write's errno kept, for the error to name */
+typedef struct {
+    FILE *file;
+    int error;
+} output_file;
+
+static int file_write(void *ctx, const void *data, size_t n) {
+    output_file *o = ctx;
+    if (fwrite(data, 1, n, o->file) == n) return 0;
+    if (!o->error) o->error = errno ? errno : EIO;
+    return 1;
+}
 
 const char cmd_convert_help[] =
     "usage: sdfed convert --in MODEL.safetensors --out MODEL.gguf [--vocab VOCAB] [--type f32|f16|q8_0] [--activation "
@@ -97,9 +109,11 @@ int cmd_convert(int argc, char **argv) {
         native_whole_file w;
         rc = native_whole_file_open(&w, out, &err);
         if (rc == SDFED_OK) {
-            sdfed_sink sink = {.write = file_write, .ctx = w.file};
+            output_file o = {.file = w.file, .error = 0};
+            sdfed_sink sink = {.write = file_write, .ctx = &o};
             sdfed_convert_report report;
             rc = sdfed_clip_convert(&st, &opt, &sink, &report, &err);
+            if (rc && o.error) rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", out, strerror(o.error));
             int closed = native_whole_file_close(&w, out, rc == SDFED_OK, &err);
             if (rc == SDFED_OK) rc = closed;
             if (rc == SDFED_OK)
