@@ -29,26 +29,21 @@ int native_make_dirs(const char *path, sdfed_error *err) {
 }
 
 int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err) {
-    /* a random name, created new: a clash (or a leftover of a killed writer) is tried again under another */
-    for (int attempt = 0; attempt < 8; attempt++) {
-        uint64_t r;
-        if (getentropy(&r, sizeof r) != 0)
-            return sdfed_fail(err, SDFED_ERR_IO, "%s: no random name for its temporary file: %s", path,
-                              strerror(errno));
-        if (snprintf(w->temporary, sizeof w->temporary, "%s.%016" PRIx64 ".tmp", path, r) >= (int)sizeof w->temporary)
-            return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
-        int fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-        if (!(w->file = fdopen(fd, "wb"))) {
-            int e = errno;
-            close(fd);
-            remove(w->temporary);
-            return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(e));
-        }
-        return SDFED_OK;
+    /* 64 random bits: another writer's name (or a killed one's leftover) is never this one; O_EXCL makes sure */
+    uint64_t r;
+    if (getentropy(&r, sizeof r) != 0)
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: no random name for its temporary file: %s", path, strerror(errno));
+    if (snprintf(w->temporary, sizeof w->temporary, "%s.%016" PRIx64 ".tmp", path, r) >= (int)sizeof w->temporary)
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
+    int fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!(w->file = fdopen(fd, "wb"))) {
+        int e = errno;
+        close(fd);
+        remove(w->temporary);
+        return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(e));
     }
-    return sdfed_fail(err, SDFED_ERR_IO, "%s: no temporary file name free beside it", path);
+    return SDFED_OK;
 }
 
 int native_whole_file_close(native_whole_file *w, const char *path, int complete, sdfed_error *err) {
