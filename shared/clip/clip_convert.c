@@ -48,14 +48,13 @@ static void shape_text(const sdfed_st_tensor *t, char *buf, size_t cap) {
  * layout of every CLIP tensor. */
 static int need(converter *cv, const char *name, int64_t lead, int64_t elements, const sdfed_st_tensor **out) {
     const sdfed_st_tensor *t = source(cv, name);
-    if (!t) return sdfed_fail(cv->err, SDFED_ERR_NOT_FOUND, "convert: tensor '%s' is missing", name);
+    if (!t) return sdfed_fail(cv->err, SDFED_ERR_NOT_FOUND, "tensor '%s' is missing", name);
     int64_t first = t->n_dims ? t->shape[0] : 1;
     if (t->n_elements != elements || (t->n_dims > 0 && first != lead)) {
         char s[96];
         shape_text(t, s, sizeof s);
-        return sdfed_fail(cv->err, SDFED_ERR_FORMAT,
-                          "convert: tensor '%s' has shape %s, expected %lld values led by %lld", name, s,
-                          (long long)elements, (long long)lead);
+        return sdfed_fail(cv->err, SDFED_ERR_FORMAT, "tensor '%s' has shape %s, expected %lld values led by %lld", name,
+                          s, (long long)elements, (long long)lead);
     }
     *out = t;
     return SDFED_OK;
@@ -77,8 +76,7 @@ static void *keep(converter *cv, size_t bytes) {
 static int check_finite(converter *cv, const char *name, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
-            return sdfed_fail(cv->err, SDFED_ERR_NUMERIC, "convert: tensor '%s' holds a non-finite value at %zu", name,
-                              i);
+            return sdfed_fail(cv->err, SDFED_ERR_NUMERIC, "tensor '%s' holds a non-finite value at %zu", name, i);
     return SDFED_OK;
 }
 
@@ -89,7 +87,7 @@ static int emit(converter *cv, const char *out_name, int op, int matrix, int64_t
     int64_t r = rows > 0 ? rows : 1;
     size_t n = (size_t)(r * cols);
     float *f = malloc(n * sizeof *f);
-    if (!f) return sdfed_fail(cv->err, SDFED_ERR_NOMEM, "convert: out of memory");
+    if (!f) return sdfed_fail(cv->err, SDFED_ERR_NOMEM, "out of memory");
     va_list ap;
     va_start(ap, n_src);
     int rc = SDFED_OK;
@@ -104,7 +102,7 @@ static int emit(converter *cv, const char *out_name, int op, int matrix, int64_t
             /* source is (cols, rows); read it and transpose into f */
             rc = need(cv, src_name, cols, (int64_t)n, &t);
             float *tmp = rc ? NULL : malloc(n * sizeof *tmp);
-            if (rc == SDFED_OK && !tmp) rc = sdfed_fail(cv->err, SDFED_ERR_NOMEM, "convert: out of memory");
+            if (rc == SDFED_OK && !tmp) rc = sdfed_fail(cv->err, SDFED_ERR_NOMEM, "out of memory");
             if (rc == SDFED_OK) rc = sdfed_st_to_f32(t, tmp, cv->err);
             if (rc == SDFED_OK)
                 for (int64_t i = 0; i < r; i++)
@@ -132,7 +130,7 @@ static int emit(converter *cv, const char *out_name, int op, int matrix, int64_t
     unsigned char *data = keep(cv, row_bytes * (size_t)r);
     if (!data) {
         free(f);
-        return sdfed_fail(cv->err, SDFED_ERR_NOMEM, "convert: out of memory");
+        return sdfed_fail(cv->err, SDFED_ERR_NOMEM, "out of memory");
     }
     for (int64_t i = 0; i < r; i++) sdfed_row_from_f32(type, data + (size_t)i * row_bytes, f + i * cols, (int)cols);
     free(f);
@@ -176,7 +174,7 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
     memset(a, 0, sizeof *a);
     const sdfed_st_tensor *tok, *pos, *ln, *proj, *conv, *vpos;
     if (sdfed_safetensors_find(st, "visual.layer1.0.conv1.weight"))
-        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "convert: ResNet image towers are not supported (ViT only)");
+        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "ResNet image towers are not supported (ViT only)");
     if (sdfed_safetensors_find(st, "text_model.embeddings.token_embedding.weight")) {
         a->hf = 1;
         tok = find_dims(st, "text_model.embeddings.token_embedding.weight", 2);
@@ -197,14 +195,13 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
         a->c.text_layers = count_layers(st, "transformer.resblocks.%d.attn.in_proj_weight");
         a->c.vision_layers = count_layers(st, "visual.transformer.resblocks.%d.attn.in_proj_weight");
     } else {
-        return sdfed_fail(
-            err, SDFED_ERR_FORMAT,
-            "convert: not a CLIP checkpoint: found neither 'token_embedding.weight' (OpenAI/OpenCLIP names) "
-            "nor 'text_model.embeddings.token_embedding.weight' (Hugging Face names)");
+        return sdfed_fail(err, SDFED_ERR_FORMAT,
+                          "not a CLIP checkpoint: found neither 'token_embedding.weight' (OpenAI/OpenCLIP names) "
+                          "nor 'text_model.embeddings.token_embedding.weight' (Hugging Face names)");
     }
     if (!tok || !pos || !ln || !proj || !conv || !vpos)
         return sdfed_fail(err, SDFED_ERR_FORMAT,
-                          "convert: cannot infer the architecture: a token/positional embedding, final norm, "
+                          "cannot infer the architecture: a token/positional embedding, final norm, "
                           "projection or patch embedding is missing or has the wrong rank");
     sdfed_clip_config *c = &a->c;
     c->vocab_size = (int)tok->shape[0];
@@ -219,14 +216,12 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
     c->vision_heads = c->vision_width / 64;
     c->layer_norm_eps = 1e-5f;
     if (grid * grid + 1 != vpos->shape[0] || conv->shape[1] != 3 || conv->shape[2] != conv->shape[3])
-        return sdfed_fail(err, SDFED_ERR_FORMAT,
-                          "convert: the image tower's patch embedding or positions are not square");
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "the image tower's patch embedding or positions are not square");
     if (c->text_width % 64 || c->vision_width % 64 || c->text_width == 0 || c->vision_width == 0)
-        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
-                          "convert: widths %d/%d are not multiples of 64 (heads = width / 64)", c->text_width,
-                          c->vision_width);
+        return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "widths %d/%d are not multiples of 64 (heads = width / 64)",
+                          c->text_width, c->vision_width);
     if (c->text_layers == 0 || c->vision_layers == 0)
-        return sdfed_fail(err, SDFED_ERR_FORMAT, "convert: no transformer layers found");
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "no transformer layers found");
     static const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
     static const float std[3] = {0.26862954f, 0.26130258f, 0.27577711f};
     memcpy(c->image_mean, mean, sizeof mean);
@@ -348,7 +343,7 @@ static int check_leftovers(converter *cv) {
         }
     }
     if (n == 0) return SDFED_OK;
-    return sdfed_fail(cv->err, SDFED_ERR_FORMAT, "convert: %d unexpected tensor%s: %s%s", n, n > 1 ? "s" : "", list,
+    return sdfed_fail(cv->err, SDFED_ERR_FORMAT, "%d unexpected tensor%s: %s%s", n, n > 1 ? "s" : "", list,
                       n > 4 ? ", ..." : "");
 }
 
@@ -382,9 +377,9 @@ static void add_metadata(converter *cv, const sdfed_clip_config *c, const sdfed_
 int sdfed_clip_convert(const sdfed_safetensors *st, const sdfed_convert_options *opt, sdfed_sink *sink,
                        sdfed_convert_report *report, sdfed_error *err) {
     if (!sdfed_type_name(opt->weight_type))
-        return sdfed_fail(err, SDFED_ERR_ARG, "convert: weight type %d is not f32, f16 or q8_0", opt->weight_type);
+        return sdfed_fail(err, SDFED_ERR_ARG, "weight type %d is not f32, f16 or q8_0", opt->weight_type);
     if (!sdfed_activation_name(opt->activation))
-        return sdfed_fail(err, SDFED_ERR_ARG, "convert: activation %d is not quick_gelu or gelu", opt->activation);
+        return sdfed_fail(err, SDFED_ERR_ARG, "activation %d is not quick_gelu or gelu", opt->activation);
     arch a;
     int rc = infer_arch(st, &a, err);
     if (rc) return rc;
@@ -399,7 +394,7 @@ int sdfed_clip_convert(const sdfed_safetensors *st, const sdfed_convert_options 
     cv.err = err;
     cv.used = calloc((size_t)st->n_tensors + 1, 1);
     sdfed_gguf_writer_init(&cv.w);
-    if (!cv.used) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "convert: out of memory");
+    if (!cv.used) rc = sdfed_fail(err, SDFED_ERR_NOMEM, "out of memory");
     if (rc == SDFED_OK) {
         add_metadata(&cv, &a.c, &vocab);
         rc = emit_tensors(&cv, &a);

@@ -113,7 +113,10 @@ int cmd_convert(int argc, char **argv) {
             sdfed_sink sink = {.write = file_write, .ctx = &o};
             sdfed_convert_report report;
             rc = sdfed_clip_convert(&st, &opt, &sink, &report, &err);
-            if (rc && o.error) rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", out, strerror(o.error));
+            if (rc && o.error)
+                rc = sdfed_fail(&err, SDFED_ERR_IO, "%s: %s", out, strerror(o.error));
+            else if (rc)
+                sdfed_fail_context(&err, rc, "%s", in);
             int closed = native_whole_file_close(&w, out, rc == SDFED_OK, &err);
             if (rc == SDFED_OK) rc = closed;
             if (rc == SDFED_OK)
