@@ -12,6 +12,12 @@
 #ifndef SDFED_TESTS_CHECK_H
 #define SDFED_TESTS_CHECK_H
 
+/* the core's assert()s are part of what a test runs (CMakeLists.txt keeps
+ * them on in every build type) */
+#ifdef NDEBUG
+#error "NDEBUG is defined: assert() would check nothing in this tree"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
