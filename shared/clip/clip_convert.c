@@ -170,6 +170,16 @@ static const sdfed_st_tensor *find_dims(const sdfed_safetensors *st, const char 
     return t && t->n_dims == n_dims ? t : NULL;
 }
 
+/* One of the architecture's sizes, read off a tensor's shape: 0 (a tensor
+ * of no values) or more than a model may have is refused here, before
+ * anything is divided by it or sized with it. */
+static int size_of(int64_t v, const char *what, int *out, sdfed_error *err) {
+    if (v < 1 || v > (1 << 20))
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "the %s is %lld, not 1 to %d", what, (long long)v, 1 << 20);
+    *out = (int)v;
+    return SDFED_OK;
+}
+
 static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
     memset(a, 0, sizeof *a);
     const sdfed_st_tensor *tok, *pos, *ln, *proj, *conv, *vpos;
@@ -204,20 +214,23 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
                           "cannot infer the architecture: a token/positional embedding, final norm, "
                           "projection or patch embedding is missing or has the wrong rank");
     sdfed_clip_config *c = &a->c;
-    c->vocab_size = (int)tok->shape[0];
-    c->text_width = (int)ln->shape[0];
-    c->context_length = (int)pos->shape[0];
-    c->embed_dim = (int)(a->hf ? proj->shape[0] : proj->shape[1]);
-    c->vision_width = (int)conv->shape[0];
-    c->patch_size = (int)conv->shape[3];
-    int grid = (int)lround(sqrt((double)(vpos->shape[0] - 1)));
+    int positions = 0, rc;
+    if ((rc = size_of(tok->shape[0], "vocabulary size", &c->vocab_size, err)) ||
+        (rc = size_of(ln->shape[0], "text width", &c->text_width, err)) ||
+        (rc = size_of(pos->shape[0], "context length", &c->context_length, err)) ||
+        (rc = size_of(a->hf ? proj->shape[0] : proj->shape[1], "embedding size", &c->embed_dim, err)) ||
+        (rc = size_of(conv->shape[0], "image width", &c->vision_width, err)) ||
+        (rc = size_of(conv->shape[3], "patch size", &c->patch_size, err)) ||
+        (rc = size_of(vpos->shape[0], "image positions' count", &positions, err)))
+        return rc;
+    int grid = (int)lround(sqrt((double)(positions - 1)));
     c->image_size = grid * c->patch_size;
     c->text_heads = c->text_width / 64;
     c->vision_heads = c->vision_width / 64;
     c->layer_norm_eps = 1e-5f;
-    if (grid * grid + 1 != vpos->shape[0] || conv->shape[1] != 3 || conv->shape[2] != conv->shape[3])
+    if (grid < 1 || grid * grid + 1 != positions || conv->shape[1] != 3 || conv->shape[2] != conv->shape[3])
         return sdfed_fail(err, SDFED_ERR_FORMAT, "the image tower's patch embedding or positions are not square");
-    if (c->text_width % 64 || c->vision_width % 64 || c->text_width == 0 || c->vision_width == 0)
+    if (c->text_width % 64 || c->vision_width % 64)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED, "widths %d/%d are not multiples of 64 (heads = width / 64)",
                           c->text_width, c->vision_width);
     if (c->text_layers == 0 || c->vision_layers == 0)

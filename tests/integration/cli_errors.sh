@@ -85,6 +85,11 @@ make_safetensors "$work/extra-tensor.safetensors" "h['visual.extra_head.weight']
 expect 1 "^sdfed: convert: $work/extra-tensor.safetensors: 1 unexpected tensor: 'visual.extra_head.weight'" -- "$sdfed" convert --in "$work/extra-tensor.safetensors" --vocab "$vocab" --out "$work/x.gguf"
 make_safetensors "$work/bad-shape.safetensors" "h['transformer.resblocks.1.mlp.c_fc.weight']['shape'] = [128, 512]"
 expect 1 "^sdfed: convert: $work/bad-shape.safetensors: tensor 'transformer.resblocks.1.mlp.c_fc.weight' has shape \[128, 512\]" -- "$sdfed" convert --in "$work/bad-shape.safetensors" --vocab "$vocab" --out "$work/x.gguf"
+# sizes of 0 (tensors of no values): refused before anything divides by them (a patch size of 0 ended in SIGFPE)
+make_safetensors "$work/no-patch.safetensors" "h['visual.conv1.weight']['shape'][2:] = [0, 0]; blobs['visual.conv1.weight'] = b''"
+expect 1 "^sdfed: convert: $work/no-patch.safetensors: the patch size is 0, not 1 to" -- "$sdfed" convert --in "$work/no-patch.safetensors" --vocab "$vocab" --out "$work/x.gguf"
+make_safetensors "$work/no-positions.safetensors" "h['visual.positional_embedding']['shape'][0] = 1; blobs['visual.positional_embedding'] = blobs['visual.positional_embedding'][:4 * h['visual.positional_embedding']['shape'][1]]"
+expect 1 "^sdfed: convert: $work/no-positions.safetensors: the image tower's patch embedding or positions are not square" -- "$sdfed" convert --in "$work/no-positions.safetensors" --vocab "$vocab" --out "$work/x.gguf"
 make_safetensors "$work/nan.safetensors" "import struct as s; blobs['ln_final.bias'] = s.pack('<f', float('nan')) + blobs['ln_final.bias'][4:]"
 expect 1 "^sdfed: convert: $work/nan.safetensors: tensor 'text.ln_final.bias' holds a non-finite" -- "$sdfed" convert --in "$work/nan.safetensors" --vocab "$vocab" --out "$work/x.gguf"
 make_safetensors "$work/int.safetensors" "h['ln_final.bias']['dtype'] = 'I32'"
