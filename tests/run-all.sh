@@ -2,7 +2,7 @@
 # Runs every test of every build (run `make builds` first; `make test` does
 # both): ctest in each build tree, the browser tests, then
 # bounded fuzzing runs of what reads untrusted bytes (tests/fuzz/: the GGUF
-# reader, the protocol codec, the image decoder, a secure round's server and
+# reader, the CLIP converter, the protocol codec, the image decoder, a secure round's server and
 # client, the PROXY protocol header, the gate's check of a request). Prints one
 # summary line per suite with the time it took, and a final total.
 # Each tree's tests CTEST_JOBS at once (3): they wait more than they compute
@@ -95,7 +95,7 @@ fi
 # machine's cores shared), each for FUZZ_SECONDS from its committed corpus
 # (copied, so new inputs do not land in the repository); the targets, each
 # with its corpus folder under tests/fuzz/corpus and its inputs' largest size
-fuzz_targets=(fuzz_gguf:gguf:1048576 fuzz_protocol:protocol:65536 fuzz_image:image:20000 fuzz_secagg:secagg:4096
+fuzz_targets=(fuzz_gguf:gguf:1048576 fuzz_convert:convert:1048576 fuzz_protocol:protocol:65536 fuzz_image:image:20000 fuzz_secagg:secagg:4096
   fuzz_secagg_client:secagg_client:4096 fuzz_proxy_header:proxy_header:1200 fuzz_request:request:9000)
 fuzz() { # fuzz TARGET CORPUS MAX_LEN LOG: the run's last lines into LOG; its status
   local work status
