@@ -173,7 +173,7 @@ static const sdfed_st_tensor *find_dims(const sdfed_safetensors *st, const char 
 /* One of the architecture's sizes, read off a tensor's shape: 0 (a tensor
  * of no values) or more than a model may have is refused here, before
  * anything is divided by it or sized with it. */
-static int size_of(int64_t v, const char *what, int *out, sdfed_error *err) {
+static int read_size(int64_t v, const char *what, int *out, sdfed_error *err) {
     if (v < 1 || v > (1 << 20))
         return sdfed_fail(err, SDFED_ERR_FORMAT, "the %s is %lld, not 1 to %d", what, (long long)v, 1 << 20);
     *out = (int)v;
@@ -215,13 +215,13 @@ static int infer_arch(const sdfed_safetensors *st, arch *a, sdfed_error *err) {
                           "projection or patch embedding is missing or has the wrong rank");
     sdfed_clip_config *c = &a->c;
     int positions = 0, rc;
-    if ((rc = size_of(tok->shape[0], "vocabulary size", &c->vocab_size, err)) ||
-        (rc = size_of(ln->shape[0], "text width", &c->text_width, err)) ||
-        (rc = size_of(pos->shape[0], "context length", &c->context_length, err)) ||
-        (rc = size_of(a->hf ? proj->shape[0] : proj->shape[1], "embedding size", &c->embed_dim, err)) ||
-        (rc = size_of(conv->shape[0], "image width", &c->vision_width, err)) ||
-        (rc = size_of(conv->shape[3], "patch size", &c->patch_size, err)) ||
-        (rc = size_of(vpos->shape[0], "image positions' count", &positions, err)))
+    if ((rc = read_size(tok->shape[0], "vocabulary size", &c->vocab_size, err)) ||
+        (rc = read_size(ln->shape[0], "text width", &c->text_width, err)) ||
+        (rc = read_size(pos->shape[0], "context length", &c->context_length, err)) ||
+        (rc = read_size(a->hf ? proj->shape[0] : proj->shape[1], "embedding size", &c->embed_dim, err)) ||
+        (rc = read_size(conv->shape[0], "image width", &c->vision_width, err)) ||
+        (rc = read_size(conv->shape[3], "patch size", &c->patch_size, err)) ||
+        (rc = read_size(vpos->shape[0], "image positions' count", &positions, err)))
         return rc;
     int grid = (int)lround(sqrt((double)(positions - 1)));
     c->image_size = grid * c->patch_size;

@@ -6,6 +6,7 @@
 #   cli_errors.sh SDFED CLIP_DATA_DIR MODEL.gguf WORK_DIR
 set -u
 sdfed=$1 clip=$2 model=$3 work=$4
+lib=$(cd "$(dirname "$0")/../lib" && pwd)
 python=/usr/bin/python3
 rm -rf "$work" && mkdir -p "$work"
 passed=0 failed=0
@@ -30,23 +31,7 @@ expect() {
 # a modified copy of the OpenAI-named checkpoint: $1 = output, $2 = python
 # statement editing the dict `h` (header) and `blobs` (name -> bytes)
 make_safetensors() {
-  "$python" - "$clip/mini-vit.openai.safetensors" "$1" "$2" <<'PY'
-import json, struct, sys
-src, dst, edit = sys.argv[1:4]
-data = open(src, 'rb').read()
-n = struct.unpack('<Q', data[:8])[0]
-h = json.loads(data[8:8 + n])
-meta = h.pop('__metadata__', None)
-blobs = {k: data[8 + n + v['data_offsets'][0]: 8 + n + v['data_offsets'][1]] for k, v in h.items()}
-exec(edit)
-out, off = {}, 0
-for k in blobs:
-    out[k] = {'dtype': h[k]['dtype'], 'shape': h[k]['shape'], 'data_offsets': [off, off + len(blobs[k])]}
-    off += len(blobs[k])
-if meta: out['__metadata__'] = meta
-head = json.dumps(out).encode()
-open(dst, 'wb').write(struct.pack('<Q', len(head)) + head + b''.join(blobs.values()))
-PY
+  "$python" "$lib/edit_safetensors.py" "$clip/mini-vit.openai.safetensors" "$1" "$2"
 }
 
 vocab="$clip/bpe_simple_vocab_16e6.txt.gz"

@@ -27,15 +27,8 @@ done
 
 # a checkpoint that opens but lacks the last of its tensors: the conversion
 # fails once its output is open
-/usr/bin/python3 - "$clip/mini-vit.hf.safetensors" "$work/short.safetensors" <<'PY'
-import json, struct, sys
-data = open(sys.argv[1], 'rb').read()
-n = struct.unpack('<Q', data[:8])[0]
-header = json.loads(data[8:8 + n])
-del header[sorted(k for k in header if k != '__metadata__')[-1]]
-head = json.dumps(header).encode()
-open(sys.argv[2], 'wb').write(struct.pack('<Q', len(head)) + head + data[8 + n:])
-PY
+/usr/bin/python3 "$(dirname "$0")/../lib/edit_safetensors.py" "$clip/mini-vit.hf.safetensors" "$work/short.safetensors" \
+  "last = sorted(h)[-1]; del h[last]; del blobs[last]"
 if convert "$work/short.safetensors" "$work/shared.gguf" 2>"$work/short.err"; then
   echo "a checkpoint without one of its tensors converted" >&2
   exit 1
