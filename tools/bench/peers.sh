@@ -16,8 +16,9 @@
 # printed. Each comparison's runs are timed in rounds, one timed run of each
 # in turn a round (natively sdfed, sdfed on f32 activations, onnxruntime-node;
 # in Chromium each in a fresh browser), so that the load of a shared machine
-# falls on them alike; a line's rate is the median of its REPEATS rounds (the
-# logs' rounds=RATE,... each round's). Lines for scripts (PLACE: native or chromium):
+# falls on them alike, each round starting one run further on (no run always
+# first); a line's rate is the median of its REPEATS rounds (the logs'
+# rounds=RATE,... each round's, in round order). Lines for scripts (PLACE: native or chromium):
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-web Y img/s, ratio X/Y; minimal
 #     harness Y2 img/s, ratio X/Y2; sdfed dot=D madd=M
 #   bench image-features MODEL WEIGHTS THREADS: sdfed X img/s, onnxruntime-node Y img/s, ratio X/Y; minimal
@@ -35,14 +36,18 @@
 #     f32 products where fused; D the integer dot the page chose, relaxed or
 #     simd128, M the multiply-add its f32 products use, fused or unfused)
 #   bench dot-choice MODEL THREADS chromium: dot=relaxed X img/s (form F), dot=simd128 Y img/s (madd=M); the
-#     page chose dot=D,... Z img/s, ratio R (goal >= 0.95)
+#     page chose dot=D,... Z img/s, ratio R (goal >= 0.95); the faster asked for F,..., the page's choice in
+#     N of K rounds
 #     (each integer dot asked for, the rest of relaxed SIMD as the page's
 #     own, against the page's choice by its start-up timing, in turn in
 #     the same run; F the relaxed dot's form, split (two dots per 16
 #     products) or unsigned or signed (one: the engine's dot exact as that
 #     kind); D the dot the page chose in each round; X, Y, Z the
 #     medians of their rounds, R the median of the rounds' own ratios,
-#     each round's page's choice over the faster forced dot of that round)
+#     each round's page's choice over the faster forced dot of that round;
+#     F the faster of the two asked for in each round, and in how many
+#     rounds the page chose it: where it chose that very dot, R's
+#     distance from 1 is the spread between page loads, not its choice)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C
 # and with webgpu (also in all), image features on WebGPU in Chromium
 # (web/gpu.js; peers_browser.mjs ... webgpu) against onnxruntime-web's WebGPU
@@ -143,6 +148,22 @@ round_ratios() {
   }'
 }
 
+# RELAXED SIMD128 CHOSEN_DOTS (each a round's rates, then the dots the page
+# chose, comma-separated): the faster dot asked for in each round, then in
+# how many rounds the page chose it ("relaxed,simd128,simd128; the page's
+# choice in 2 of 3 rounds")
+faster_dots() {
+  awk -v x="$1" -v y="$2" -v d="$3" 'BEGIN {
+    n = split(x, a, ","); split(y, b, ","); split(d, c, ",")
+    for (i = 1; i <= n; i++) {
+      f = a[i] > b[i] ? "relaxed" : "simd128"
+      list = list (i > 1 ? "," : "") f
+      same += c[i] == f
+    }
+    printf "%s, the page'"'"'s choice in %d of %d rounds", list, same, n
+  }'
+}
+
 # MODEL THREADS RELAXED_DOT_LINE SIMD128_DOT_LINE DEFAULT_LINE: the page's choice
 # of integer dot against the faster of the two asked for, in the same run
 dot_choice() {
@@ -157,7 +178,8 @@ dot_choice() {
     echo "bench dot-choice $1 $2 chromium: dot=relaxed $x img/s (form $(value dot_form "$3")), dot=simd128 $y img/s" \
       "(madd=$(value madd "$3"));" \
       "the page chose dot=$(value round_dots "$5") $z img/s, ratio $(round_ratios "$(value rounds "$3")" \
-        "$(value rounds "$4")" "$(value rounds "$5")") (goal >= 0.95)"
+        "$(value rounds "$4")" "$(value rounds "$5")") (goal >= 0.95); the faster asked for" \
+      "$(faster_dots "$(value rounds "$3")" "$(value rounds "$4")" "$(value round_dots "$5")")"
   fi
 }
 
@@ -247,13 +269,20 @@ native() {
   for threads in 1 2; do
     for weights in f32 q8_0; do
       # rounds of one timed run of each in turn (sdfed; sdfed on f32 activations for Q8_0; ONNX Runtime), so
-      # that the load of a shared machine falls on them alike; each line's rate the median of its rounds
-      local ours theirs round rounds_ours=() rounds_acts=() rounds_theirs=() ort_weights=$weights gguf=$f32
+      # that the load of a shared machine falls on them alike, each round starting one further on, so that no
+      # run always comes first; each line's rate the median of its rounds
+      local ours theirs round turn rounds_ours=() rounds_acts=() rounds_theirs=() ort_weights=$weights gguf=$f32
+      local contenders=(ours acts theirs)
       [ "$weights" = q8_0 ] && ort_weights=int8 gguf=$q8
+      [ "$weights" = q8_0 ] || contenders=(ours theirs)
       for ((round = 0; round < repeats; round++)); do
-        rounds_ours+=("$(timed "$gguf" 1 "$threads" "$n")")
-        [ "$weights" = f32 ] || rounds_acts+=("$(timed "$q8" 0 "$threads" "$n")")
-        rounds_theirs+=("$(node tools/bench/peers_node.mjs run "$onnx" "$ort_weights" "$threads" "$n" 1 "$ref")")
+        for ((turn = 0; turn < ${#contenders[@]}; turn++)); do
+          case ${contenders[(round + turn) % ${#contenders[@]}]} in
+          ours) rounds_ours+=("$(timed "$gguf" 1 "$threads" "$n")") ;;
+          acts) rounds_acts+=("$(timed "$q8" 0 "$threads" "$n")") ;;
+          theirs) rounds_theirs+=("$(node tools/bench/peers_node.mjs run "$onnx" "$ort_weights" "$threads" "$n" 1 "$ref")") ;;
+          esac
+        done
       done
       theirs=$(rounds_line "${rounds_theirs[@]}")
       if [ "$weights" = f32 ]; then

@@ -19,9 +19,10 @@
 // multiply-add as the page's own), on SIMD128's kernels alone (q8_0-simd128,
 // relaxed SIMD off) and on f32 activations (q8_0-f32-act,
 // wc_set_int8_images(0)). The runs of one weights and thread count (sdfed's
-// and ONNX Runtime's) go in turn, a timed run of each per round, their rates
-// the medians of REPEATS rounds (they are set against each other: a shared
-// machine's load must fall on all of them alike).
+// and ONNX Runtime's) go in turn, a timed run of each per round (each round
+// starting one run further on), their rates the medians of REPEATS rounds
+// (they are set against each other: a shared machine's load must fall on
+// all of them alike).
 // Prints one line per run (WEIGHTS: f32, q8_0, q8_0-dot-relaxed,
 // q8_0-dot-simd128, q8_0-simd128, q8_0-f32-act for sdfed, which also names
 // its kernels and their products, the worker's init's; f32, int8 for
@@ -184,11 +185,13 @@ try {
           ['sdfed q8_0-simd128', sdfed(true, { relaxedSimd: false })], ['sdfed q8_0-f32-act', sdfed(false)]];
       runs.push([`onnxruntime-web ${ortWeights}`, () => inChromium((page) => ortRun(page, ortWeights, threads, { reps: 1 }))]);
       // `repeats` rounds of one timed run of each in turn, each in a fresh Chromium, so that the load of a shared
-      // machine falls on them alike; each line's rates the medians of its rounds
+      // machine falls on them alike, each round starting one run further on, so that no run always comes first
+      // (after the previous Chromium's exit); each line's rates the medians of its rounds, in run order
       const rounds = runs.map(() => []);
       const failed = runs.map(() => null);
       for (let round = 0; round < repeats; round++) {
-        for (const [i, [, run]] of runs.entries()) {
+        for (let turn = 0; turn < runs.length; turn++) {
+          const i = (round + turn) % runs.length, [, run] = runs[i];
           if (failed[i]) continue;
           try {
             rounds[i].push(await run());
