@@ -9,11 +9,14 @@
  * alone (linear_int8.h, on the CPU's best integer tiles: an image's code)
  * on operands that stay in L1, so that it measures what the tiles' code
  * reaches of the peak (the 8-bit dots with Q8_0's f32 steps per block),
- * without memory or the rest of an image:
+ * without memory or the rest of an image; and, with AVX-512 VNNI, the
+ * bound those f32 steps leave (the VNNI tile's dots and steps in
+ * registers):
  *   bench_peak [--repeats 5] [--ms 300]
  * prints one line per instruction set and thread count:
  *   peak native ISA THREADS: gflops=...
  *   peak int8 native ISA THREADS: gops=...
+ *   bound q8_0 native avx512vnni THREADS: gops=...
  *   tiles q8_0 native ISA THREADS: gops=... */
 #include <immintrin.h>
 #include <pthread.h>
@@ -78,6 +81,48 @@ __attribute__((target("avx512f,avx512vnni"))) static float int8_avx512vnni(long 
 #pragma GCC unroll 12
     for (int i = 1; i < ACCUMULATORS; i++) sum = _mm512_add_epi32(sum, acc[i]);
     return (float)_mm512_reduce_add_epi32(sum);
+}
+
+/* Q8_0's bound on AVX-512 VNNI: one block of the VNNI tile (linear_int8.c's
+ * tile_vnni: 6 tokens x 2 panels of 16 outputs) with its operands in
+ * registers, no loads of weights or tokens: 12 sums, each started at the
+ * panel's correction and taking 8 vpdpbusd, then Q8_0's f32 steps for each
+ * (the sum converted, times a token's scale broadcast from memory times the
+ * panel's, added to its accumulator), as the tile orders them. Where the f32
+ * multiplies share the pipes the dots run on, they cap the tiles below the
+ * 8-bit peak whatever the memory does: the tiles alone are measured against
+ * this too. */
+__attribute__((target("avx512f,avx512vnni"))) static float q8_0_bound_avx512vnni(long iterations) {
+    static const float token_scales[6] = {0.25f, 0.5f, 0.75f, 1.25f, 1.5f, 1.75f};
+    const __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-1), correction = _mm512_set1_epi32(5);
+    __m512 panel_scales[2] = {_mm512_set1_ps(0.01f), _mm512_set1_ps(0.02f)};
+    /* a panel's 16 scales, not one known value: a vector multiply per sum, as in the tile */
+    __asm__("" : "+v"(panel_scales[0]), "+v"(panel_scales[1]));
+    __m512 acc[ACCUMULATORS];
+#pragma GCC unroll 12
+    for (int i = 0; i < ACCUMULATORS; i++) acc[i] = _mm512_setzero_ps();
+    const float *d_x = token_scales;
+    for (long n = 0; n < iterations; n++) {
+        __asm__ volatile("" : "+r"(d_x)); /* the scales may have changed: read again, as the tile reads them */
+        __m512i sum[ACCUMULATORS];
+#pragma GCC unroll 12
+        for (int i = 0; i < ACCUMULATORS; i++) sum[i] = correction;
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) {
+#pragma GCC unroll 12
+            for (int i = 0; i < ACCUMULATORS; i++)
+                __asm__ volatile("vpdpbusd %2, %1, %0" : "+v"(sum[i]) : "v"(u), "v"(s));
+        }
+#pragma GCC unroll 12
+        for (int i = 0; i < ACCUMULATORS; i++) {
+            __m512 scale = _mm512_mul_ps(_mm512_set1_ps(d_x[i / 2]), panel_scales[i % 2]);
+            acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(sum[i]), scale));
+        }
+    }
+    __m512 total = acc[0];
+#pragma GCC unroll 12
+    for (int i = 1; i < ACCUMULATORS; i++) total = _mm512_add_ps(total, acc[i]);
+    return _mm512_reduce_add_ps(total);
 }
 
 /* 32 multiply-adds of unsigned by signed bytes into 8 int32 sums, as the
@@ -256,6 +301,12 @@ int main(int argc, char **argv) {
          .multiply_adds = 64 * ACCUMULATORS,
          .supported = has_avx512vnni,
          .kernel = int8_avx512vnni},
+        {.label = "bound q8_0 native",
+         .name = "avx512vnni",
+         .unit = "gops",
+         .multiply_adds = 8 * 64 * ACCUMULATORS,
+         .supported = has_avx512vnni,
+         .kernel = q8_0_bound_avx512vnni},
         {.label = "tiles q8_0 native",
          .name = sdfed_isa_name(q8_0_isa),
          .unit = "gops",

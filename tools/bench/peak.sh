@@ -16,8 +16,12 @@
 # (its log). First the Q8_0 linear alone on operands in L1 (bench_peak's
 # "tiles q8_0" lines: what its tiles' code reaches of the 8-bit peak, Q8_0's
 # f32 steps per block included, where an image's Q8_0 would stand without
-# memory and the rest of the image). Lines:
-#   bench flops l1 q8_0-tiles native THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)
+# memory and the rest of the image), and with AVX-512 VNNI against Q8_0's
+# bound (bench_peak's "bound q8_0" lines: the VNNI tile's dots and f32 steps
+# in registers, what the definition leaves of the peak where its multiplies
+# share the dots' pipes). Lines:
+#   bench flops l1 q8_0-tiles native THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)[, V% of Q8_0's
+#     bound (B Gop/s)]
 #   bench flops MODEL KERNEL PLACE THREADS: X GFLOP/s, Y% of the measured peak (Z GFLOP/s)
 #   bench flops MODEL image-encoder-q8_0 PLACE THREADS: X Gop/s, Y% of the measured int8 peak (Z Gop/s)[, W% of
 #     the Q8_0 tiles alone (natively)]
@@ -47,22 +51,27 @@ browser_peak() {
   grep "^peak ${2:+int8 }chromium $kind $1:" <<<"$browser_peaks" | sed -E 's/.*=//'
 }
 
-# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8 [TILES: the Q8_0 tiles alone, G ops/s]]
+# MODEL KERNEL PLACE THREADS GFLOP_PER_UNIT UNITS_PER_S PEAK [int8 [TILES: the Q8_0 tiles alone, G ops/s
+# [BOUND: Q8_0's bound, G ops/s]]]
 line() {
-  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" -v int8="${8:-}" -v tiles="${9:-}" 'BEGIN {
+  awk -v m="$1" -v k="$2" -v p="$3" -v t="$4" -v g="$5" -v r="$6" -v peak="$7" -v int8="${8:-}" -v tiles="${9:-}" \
+    -v bound="${10:-}" 'BEGIN {
     f = g * r; unit = int8 ? "Gop/s" : "GFLOP/s"
     printf "bench flops %s %s %s %s: %.1f %s, %.0f%% of the measured %speak (%.1f %s)", m, k, p, t, f, unit,
       100 * f / peak, int8 ? "int8 " : "", peak, unit
     if (tiles != "") printf ", %.0f%% of the Q8_0 tiles alone", 100 * f / tiles
+    if (bound != "") printf ", %.0f%% of Q8_0'"'"'s bound (%.1f %s)", 100 * f / bound, bound, unit
     printf "\n" }'
 }
 
-# the Q8_0 tiles alone on THREADS threads (G ops/s), or nothing
+# the Q8_0 tiles alone on THREADS threads (G ops/s), or nothing; Q8_0's bound the same way
 tiles_alone() { grep -E "^tiles q8_0 native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' || true; }
+q8_0_bound() { grep -E "^bound q8_0 native [a-z0-9]+ $1:" <<<"$native_peaks" | sed -E 's/.*=//' || true; }
 
 for threads in 1 2; do
   rate=$(tiles_alone "$threads")
-  [ -n "$rate" ] && line l1 q8_0-tiles native "$threads" 1 "$rate" "$(native_peak "$threads" int8)" int8
+  [ -n "$rate" ] && line l1 q8_0-tiles native "$threads" 1 "$rate" "$(native_peak "$threads" int8)" int8 "" \
+    "$(q8_0_bound "$threads")"
 done
 
 cores=$(nproc)
