@@ -21,9 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 model="$root/models/fmnist-tiny-clip.q8_0.gguf"
 rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../lib/tally.sh" folder-dataset
 
 task() { # task FILE JSON_OVERRIDES: the pathological task, 2 rounds, keys replaced
   /usr/bin/python3 - "$root/tasks/fmnist-pathological.json" "$model" "$2" >"$1" <<'PY'
@@ -166,5 +164,5 @@ expect_error "a model that is not a CLIP GGUF" "$work/badmodel.json" "model.gguf
 task "$work/both.json" '{"dataset": {"train": "a", "folder": "b"}}'
 expect_error "a dataset with both forms" "$work/both.json" "key 'dataset' must be"
 
-echo "folder-dataset: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

@@ -22,9 +22,7 @@ sdfed=$build/sdfed
 python=/usr/bin/python3
 . "$here/../../tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../lib/tally.sh" host-folder
 export SDFED_CACHE="$work/cache"
 
 "$python" "$here/../lib/messy_folder.py" "$work/folder" >"$work/expected.json" || bad "generating the folder"
@@ -118,5 +116,5 @@ head -c $((size - 7)) "$records" >"$work/torn" && cp "$work/torn" "$records"
   { grep -qF '"secure_aggregation" runs synchronous rounds, not asynchronous ones (--mode async)' \
     "$work/secure.log" && ok || bad "a secure task in async mode: $(cat "$work/secure.log")"; }
 
-echo "host-folder: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

@@ -48,9 +48,7 @@ source_dir=$1 build=$2 em=$3 work=$4
 python=/usr/bin/python3
 . "$source_dir/tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work/copy"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$source_dir/tests/lib/tally.sh" readme
 export SDFED_CACHE="$work/cache"
 repo="$work/copy/sdfed" # nothing beside it: ../shared does not exist here
 pids=() # everything started in the background, stopped at the end
@@ -260,5 +258,5 @@ grep -q "^3 images not used:" "$work/steps.log" && grep -q "buildings/tall/broke
   ok || bad "the host was not told of the files not used: $(cat "$work/steps.log")"
 [ -f "$repo/state/flowers/aggregator.sqlite" ] && ok || bad "no state in state/flowers (its parent made)"
 
-echo "readme: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

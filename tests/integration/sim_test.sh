@@ -41,9 +41,7 @@ python=/usr/bin/python3
 rm -rf "$work/runs" && mkdir -p "$work/runs"
 cache="$work/cache"
 rm -rf "$cache" # the checks below are of what a first run writes into an empty cache
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../lib/tally.sh" sim_test
 
 cat >"$work/task.json" <<JSON
 {"model": "$model", "clients": 3, "partition": {"kind": "pathological", "classes_per_client": 2, "shots": 16},
@@ -412,5 +410,5 @@ expect 1 "unknown key 'secure_aggregation.drop.masked'" '{"secure_aggregation": 
 expect 1 "key 'secure_aggregation.noise.epsilon' 0.5 over 50 rounds needs each client's noise above sigma^2 = 2^48" \
   "{\"model\": \"$model\", \"clients\": 3, \"partition\": {\"kind\": \"pathological\", \"shots\": 4}, \"secure_aggregation\": {\"noise\": {\"epsilon\": 0.5}}}"
 
-echo "sim_test: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

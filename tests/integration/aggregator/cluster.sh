@@ -39,10 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/haproxy.sh"
 # the feature cache (the same for the simulator and the clients) is kept from run to run
 mkdir -p "$work" && find "$work" -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-summary() { echo "aggregator_cluster: $passed passed, $failed failed"; }
+. "$here/../../lib/tally.sh" aggregator_cluster
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done

@@ -11,9 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 python=/usr/bin/python3
 . "$here/../../../tools/port_file.sh"
 rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../../lib/tally.sh" log-lines
 
 folder="$work/a \"quoted\" \\ back"$'\t'"slash"
 mkdir -p "$folder"
@@ -58,5 +56,5 @@ PY
 [ -s "$work/aggregator.log" ] && [ ! -s "$work/parsed.txt" ] && ok ||
   bad "the log is not JSON a line: $(cat "$work/parsed.txt")"
 
-echo "log-lines: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

@@ -25,9 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../../tools/port_file.sh"
 . "$here/../../../tools/haproxy.sh"
 rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../../lib/tally.sh" aggregator_proxy
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -58,7 +56,7 @@ get() {
 }
 status_of() { get "$@" | cut -d' ' -f1; }
 
-start_node plain || { echo "aggregator_proxy: $passed passed, $failed failed"; exit 1; }
+start_node plain || { summary; exit 1; }
 haproxy_check="/status?key=$key"
 haproxy_start "$work" 127.0.0.1 0 "127.0.0.1:$node_port" || { bad "no HAProxy"; exit 1; }
 front=http://127.0.0.1:$haproxy_port
@@ -138,5 +136,5 @@ fi
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 reports=$(grep -l "ERROR: [A-Za-z]*Sanitizer\|runtime error:" "$work"/*.log 2>/dev/null)
 [ -z "$reports" ] && ok || bad "sanitizer reports in $reports: $(grep -h -A 5 'Sanitizer\|runtime error' $reports | head -n 20)"
-echo "aggregator_proxy: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

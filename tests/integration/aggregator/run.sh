@@ -77,9 +77,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$parts" = setup ] && rm -rf "$root" # the last run's parts and their logs go with it
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../../lib/tally.sh" aggregator
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -151,7 +149,6 @@ history() { # the global parameters' hash of every round from the state
 }
 sim_history() { grep -o '"global_sha256": "[0-9a-f]*"' "$1/results.json" | sed 's/.*: "\(.*\)"/\1/'; }
 
-summary() { echo "aggregator: $passed passed, $failed failed"; }
 if [ "$parts" = devices ]; then
   devices_task() { # devices_task NAME JSON_OVERRIDES: the pathological task with a local_prompt instead of its length
     task "$1" "$2"

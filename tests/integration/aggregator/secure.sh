@@ -37,9 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../lib/wait_for.sh"
 rm -rf "$work" && mkdir -p "$work"
 cache="$work/cache"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$here/../../lib/tally.sh" aggregator-secure
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
 trap cleanup EXIT
@@ -262,5 +260,5 @@ curl -s "http://127.0.0.1:$port/status.html" | grep -q "<td>privacy spent</td><t
 kill "$server_pid"; wait "$server_pid" 2>/dev/null
 }
 
-echo "aggregator-secure: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]
