@@ -36,7 +36,7 @@
 #     f32 products where fused; D the integer dot the page chose, relaxed or
 #     simd128, M the multiply-add its f32 products use, fused or unfused)
 #   bench dot-choice MODEL THREADS chromium: dot=relaxed X img/s (form F), dot=simd128 Y img/s (madd=M); the
-#     page chose dot=D,... Z img/s, ratio R (goal >= 0.95); the faster asked for F,..., the page's choice in
+#     page chose dot=D,... Z img/s, ratio R (goal >= 0.95); the faster asked for A,..., the page's choice in
 #     N of K rounds
 #     (each integer dot asked for, the rest of relaxed SIMD as the page's
 #     own, against the page's choice by its start-up timing, in turn in
@@ -45,7 +45,7 @@
 #     kind); D the dot the page chose in each round; X, Y, Z the
 #     medians of their rounds, R the median of the rounds' own ratios,
 #     each round's page's choice over the faster forced dot of that round;
-#     F the faster of the two asked for in each round, and in how many
+#     A the faster of the two asked for in each round, and in how many
 #     rounds the page chose it: where it chose that very dot, R's
 #     distance from 1 is the spread between page loads, not its choice)
 #   bench accuracy MODEL q8_0/int8 PLACE: 1-cos vs f32 sdfed A, sdfed-f32-act B, onnxruntime-node|web C

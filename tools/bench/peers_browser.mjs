@@ -186,7 +186,7 @@ try {
       runs.push([`onnxruntime-web ${ortWeights}`, () => inChromium((page) => ortRun(page, ortWeights, threads, { reps: 1 }))]);
       // `repeats` rounds of one timed run of each in turn, each in a fresh Chromium, so that the load of a shared
       // machine falls on them alike, each round starting one run further on, so that no run always comes first
-      // (after the previous Chromium's exit); each line's rates the medians of its rounds, in run order
+      // (after the previous Chromium's exit); each line's rates the medians of its rounds (listed in round order)
       const rounds = runs.map(() => []);
       const failed = runs.map(() => null);
       for (let round = 0; round < repeats; round++) {
