@@ -15,10 +15,10 @@
 
 #include "check.h"
 #include "clip/image_encoder.h"
+#include "clip_fixture.h"
 #include "method/fedot.h"
 #include "method/fedotp.h"
 #include "method/methods_io.h"
-#include "read_file.h"
 #include "text/tokenizer.h"
 
 enum { B = 8, C = 5 };
@@ -199,14 +199,20 @@ static double folio_loss(const float *x, void *p) {
     return l.total;
 }
 
+/* A prompt of `rows` context vectors of `width` values, each 0.5 times a
+ * normal draw of rng (allocated). */
+static float *random_prompt(sdfed_rng *rng, int rows, int width) {
+    float *p = malloc(sizeof(float) * rows * width);
+    for (int i = 0; i < rows * width; i++) p[i] = (float)(0.5 * sdfed_rng_normal(rng));
+    return p;
+}
+
 static void test_promptfolio(const sdfed_kernels *k) {
     int W = model.cfg.text_width, S_g = 4, S_l = 6;
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 10);
-    float *G = malloc(sizeof(float) * S_g * W), *L = malloc(sizeof(float) * S_l * W);
+    float *G = random_prompt(&rng, S_g, W), *L = random_prompt(&rng, S_l, W);
     float *gG = malloc(sizeof(float) * S_g * W), *gL = malloc(sizeof(float) * S_l * W);
-    for (int i = 0; i < S_g * W; i++) G[i] = (float)(0.5 * sdfed_rng_normal(&rng));
-    for (int i = 0; i < S_l * W; i++) L[i] = (float)(0.5 * sdfed_rng_normal(&rng));
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
@@ -274,10 +280,8 @@ static void test_fedotp(const sdfed_kernels *k) {
     int W = model.cfg.text_width, S_g = 4, S_l = 6;
     sdfed_rng rng;
     sdfed_rng_seed(&rng, 12);
-    float *G = malloc(sizeof(float) * S_g * W), *L = malloc(sizeof(float) * S_l * W);
+    float *G = random_prompt(&rng, S_g, W), *L = random_prompt(&rng, S_l, W);
     float *gG = malloc(sizeof(float) * S_g * W), *gL = malloc(sizeof(float) * S_l * W);
-    for (int i = 0; i < S_g * W; i++) G[i] = (float)(0.5 * sdfed_rng_normal(&rng));
-    for (int i = 0; i < S_l * W; i++) L[i] = (float)(0.5 * sdfed_rng_normal(&rng));
     sdfed_arena arena;
     sdfed_arena_init(&arena);
     sdfed_losses l;
@@ -368,14 +372,10 @@ static void test_save_load(const sdfed_kernels *k) {
 }
 
 int main(int argc, char **argv) {
-    size_t size;
-    unsigned char *data = argc > 1 ? read_file(argv[1], &size) : NULL;
     sdfed_tokenizer tok;
+    unsigned char *data = load_clip_fixture(argc > 1 ? argv[1] : NULL, &model, &tok, "test_methods MODEL.gguf");
+    if (!data) return 2;
     sdfed_error err = {0};
-    if (!data || sdfed_clip_load(&model, data, size, &err) || sdfed_tokenizer_init_gguf(&tok, &model.file, &err)) {
-        fprintf(stderr, "usage: test_methods MODEL.gguf (%s)\n", err.message);
-        return 2;
-    }
     embed_dim = model.cfg.embed_dim;
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};
     CHECK(sdfed_classes_init(&classes, &tok, model.cfg.context_length, names, C, &err) == SDFED_OK, "classes: %s",

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "clip_fixture.h"
 #include "method/methods.h"
 #include "prompt/losses.h"
 #include "prompt/projector.h"
-#include "read_file.h"
 #include "text/tokenizer.h"
 
 static sdfed_clip_model model;
@@ -343,14 +343,10 @@ static void test_predict(const sdfed_kernels *k) {
 }
 
 int main(int argc, char **argv) {
-    size_t size;
-    unsigned char *data = argc > 1 ? read_file(argv[1], &size) : NULL;
     sdfed_tokenizer tok;
+    unsigned char *data = load_clip_fixture(argc > 1 ? argv[1] : NULL, &model, &tok, "test_step MODEL.gguf");
+    if (!data) return 2;
     sdfed_error err = {0};
-    if (!data || sdfed_clip_load(&model, data, size, &err) || sdfed_tokenizer_init_gguf(&tok, &model.file, &err)) {
-        fprintf(stderr, "usage: test_step MODEL.gguf (%s)\n", err.message);
-        return 2;
-    }
     text_width = model.cfg.text_width;
     embed_dim = model.cfg.embed_dim;
     const char *names[C] = {"t-shirt/top", "trouser", "pullover", "dress", "ankle boot"};

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "base/dtype.h"
+#include "check.h"
 #include "clip/layers.h"
+#include "clip_fixture.h"
 #include "fed/task.h"
-#include "read_file.h"
 #include "text/tokenizer.h"
 
 static sdfed_clip_model model;
@@ -232,13 +232,9 @@ static void test_prompt_init(const sdfed_kernels *k) {
 }
 
 int main(int argc, char **argv) {
-    size_t size;
-    unsigned char *data = argc > 2 ? read_file(argv[1], &size) : NULL;
-    sdfed_error err = {0};
-    if (!data || sdfed_clip_load(&model, data, size, &err) || sdfed_tokenizer_init_gguf(&tok, &model.file, &err)) {
-        fprintf(stderr, "usage: test_task_prompts MODEL.gguf TYPE (%s)\n", err.message);
-        return 2;
-    }
+    unsigned char *data =
+        load_clip_fixture(argc > 2 ? argv[1] : NULL, &model, &tok, "test_task_prompts MODEL.gguf TYPE");
+    if (!data) return 2;
     CHECK(sdfed_type_from_name(argv[2]) == model.token_embd.type, "the token embedding is %s (it is %s)", argv[2],
           sdfed_type_name(model.token_embd.type));
     for (const sdfed_kernels *const *k = sdfed_kernels_all(); *k; k++) {
