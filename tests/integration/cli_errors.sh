@@ -9,7 +9,7 @@ sdfed=$1 clip=$2 model=$3 work=$4
 lib=$(cd "$(dirname "$0")/../lib" && pwd)
 python=/usr/bin/python3
 rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
+. "$lib/tally.sh" cli_errors
 
 # expect STATUS PATTERN -- COMMAND...: the pattern must appear in the one line
 expect() {
@@ -20,10 +20,9 @@ expect() {
   lines=$(wc -l <"$work/err")
   if [ "$status" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$work/out" ] &&
      grep -q '^sdfed: ' "$work/err" && grep -qi -- "$pattern" "$work/err"; then
-    passed=$((passed + 1))
+    ok
   else
-    failed=$((failed + 1))
-    echo "FAIL: $* -> status $status (want $want), $lines stderr lines, expected /$pattern/:"
+    bad "$* -> status $status (want $want), $lines stderr lines, expected /$pattern/:"
     sed 's/^/  | /' "$work/err" "$work/out"
   fi
 }
@@ -94,9 +93,9 @@ expect 1 "$work/none.txt" -- "$sdfed" convert --in "$st" --vocab "$work/none.txt
 echo keep >"$work/existing.gguf"
 expect 1 'missing' -- "$sdfed" convert --in "$work/missing-tensor.safetensors" --vocab "$vocab" --out "$work/existing.gguf"
 if [ "$(cat "$work/existing.gguf")" = keep ] && [ ! -e "$work/existing.gguf.tmp" ]; then
-  passed=$((passed + 1))
+  ok
 else
-  failed=$((failed + 1)); echo "FAIL: a failed conversion touched the existing output"
+  bad "a failed conversion touched the existing output"
 fi
 expect 1 'No such file or directory' -- "$sdfed" convert --in "$st" --vocab "$vocab" --out "$work/no/such/dir/x.gguf"
 
@@ -119,11 +118,11 @@ expect 1 "$work/absent.jpg" -- "$sdfed" encode-image --model "$model" "$work/abs
 # help: usage on stdout, status 0, for the tool and for each command
 for cmd in "" convert info check-reference; do
   if "$sdfed" $cmd --help >"$work/out" 2>"$work/err" && grep -q "^usage: sdfed $cmd" "$work/out" && [ ! -s "$work/err" ]; then
-    passed=$((passed + 1))
+    ok
   else
-    failed=$((failed + 1)); echo "FAIL: sdfed $cmd --help"; sed 's/^/  | /' "$work/err" "$work/out"
+    bad "sdfed $cmd --help"; sed 's/^/  | /' "$work/err" "$work/out"
   fi
 done
 
-echo "cli_errors: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]
