@@ -68,6 +68,8 @@ int agg_demo_lease(agg_demo *d, const agg_peer_address *holder, int max_per_hold
     return DEMO_NONE_FREE;
 }
 
+void agg_demo_release(agg_demo *d, int k) { d->leased_until[k] = 0; }
+
 /* key: a list of the listed images' values (their labels, their domains) */
 static void values_json(sdfed_json_writer *w, const char *key, const int *ids, int n, const uint8_t *values) {
     sdfed_jw_array(w, key);

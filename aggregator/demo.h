@@ -42,6 +42,9 @@ void agg_demo_close(agg_demo *d);
  * whether a connected client holds shard k. */
 int agg_demo_lease(agg_demo *d, const agg_peer_address *holder, int max_per_holder, int64_t now_ms,
                    int (*in_use)(void *ctx, int shard), void *ctx, int64_t *free_in_ms);
+/* Ends shard k's lease at once: a leased shard that could not be sent is
+ * free again, and no longer counts among its holder's leases. */
+void agg_demo_release(agg_demo *d, int k);
 int agg_demo_shards(const agg_demo *d);
 /* Shard k as JSON into out, whole or not at all: when memory runs out or
  * an image file cannot be read, out is freed and the error says so. */

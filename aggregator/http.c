@@ -84,7 +84,8 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
     sdfed_buffer b = {0};
     sdfed_error err = {0};
     /* a shard is sent whole or not at all: out of memory or an unreadable
-     * file is 503, named in the host's log (not to visitors: it has paths) */
+     * file is 503, named in the host's log (not to visitors: it has paths),
+     * and the shard's lease, if this leased it, ends (it was not sent) */
     int rc;
     int failed = agg_demo_shard_json(site->demo, shard, &b, &err);
     if (failed) {
@@ -96,6 +97,7 @@ static int demo_shard(struct lws *wsi, agg_http_site *site, const agg_peer_conn 
         snprintf(why, sizeof why, "demo shard %d cannot be sent now (%s); try again later", shard,
                  failed == SDFED_ERR_NOMEM ? "out of memory" : "one of its images cannot be read");
         rc = refuse_demo(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, why);
+        if (!k) agg_demo_release(site->demo, shard); /* leased above */
     } else {
         rc = agg_response_send(wsi, HTTP_STATUS_OK, "application/json", (const char *)b.data, b.size, "no-store");
     }

@@ -888,6 +888,15 @@ if ! nm "$aggregator" 2>/dev/null | grep -q __asan_init; then
   [ "$code" = 503 ] && grep -q "out of memory" "$work/shard.answer" && ok ||
     bad "a shard without memory: $code $(head -c 200 "$work/shard.answer")"
   [ "$(shard)" = 200 ] && whole_shard && ok || bad "the demo shard after the memory came back: $(head -c 200 "$work/shard.answer")"
+  # a free shard leased (no ?k=) and then not sent is not kept leased: after
+  # as many failures as one address may hold leases (4), the next asks get
+  # shards, not 429 "your address holds 4 demo shards already"
+  prlimit --pid "$server_pid" --as=$(((vm_kb + 512) * 1024)):
+  codes=$(for i in 1 2 3 4; do curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$port/demo/shard"; done)
+  prlimit --pid "$server_pid" --as=unlimited:
+  codes+=$(curl -s -o "$work/shard.answer" -w '%{http_code}' "http://127.0.0.1:$port/demo/shard")
+  [ "$codes" = "503 503 503 503 200" ] && whole_shard && ok ||
+    bad "free shards not sent stay leased: $codes $(head -c 200 "$work/shard.answer")"
 fi
 stop_server
 
