@@ -20,6 +20,15 @@ static int safe_path(const char *path) {
     return 1;
 }
 
+/* A file of the browser build that the page loads (its modules: .js and
+ * .wasm directly in the folder), not the build system's files beside them
+ * (Makefile, cmake_install.cmake with the host's paths, libraries). */
+static int wasm_module(const char *name) {
+    size_t n = strlen(name);
+    return !strchr(name, '/') &&
+           ((n > 3 && strcmp(name + n - 3, ".js") == 0) || (n > 5 && strcmp(name + n - 5, ".wasm") == 0));
+}
+
 /* What a page needs before joining: the welcome's description. */
 static int task_description(struct lws *wsi, agg_http_site *site) {
     agg_federation_status st;
@@ -210,7 +219,7 @@ int agg_http_serve(agg_http_site *site, struct lws *wsi, agg_peer_conn *from, en
     if (strcmp(path, "/task") == 0) return task_description(wsi, site);
     if (strcmp(path, model_url) == 0) return send_file(site, wsi, from, site->model_path, site->model_sha256);
     if (strncmp(path, "/wasm/", 6) == 0) {
-        if (!site->wasm_dir || !safe_path(path + 6)) return agg_response_not_found(wsi);
+        if (!site->wasm_dir || !safe_path(path + 6) || !wasm_module(path + 6)) return agg_response_not_found(wsi);
         snprintf(file, sizeof file, "%s/%s", site->wasm_dir, path + 6);
         return send_file(site, wsi, from, file, NULL);
     }

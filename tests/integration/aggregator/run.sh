@@ -831,8 +831,18 @@ else
 fi
 
 # --- 5g. malformed requests: 400 (405 for another method) with a text/plain line saying what is wrong, every
-# request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose
-start_server http "$work/tls.json" "$work/http-state"
+# request of a connection, and the server goes on serving; the "listening" line names the port the kernel chose;
+# /wasm/ serves the browser build's modules, not the build system's files beside them (a build folder as
+# --help names it: Makefile, cmake_install.cmake with the host's paths, a library, a sub-folder's scripts)
+mkdir -p "$work/wasm-build/CMakeFiles"
+for f in sdfed-wasm.js sdfed-wasm.wasm Makefile cmake_install.cmake libsdfed_core_threads.a CMakeFiles/x.js; do
+  echo "$f" >"$work/wasm-build/$f"
+done
+start_server http "$work/tls.json" "$work/http-state" --wasm "$work/wasm-build"
+codes=$(for f in sdfed-wasm.js sdfed-wasm.wasm Makefile cmake_install.cmake libsdfed_core_threads.a CMakeFiles/x.js; do
+  curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$port/wasm/$f"
+done)
+[ "$codes" = "200 200 404 404 404 404 " ] && ok || bad "/wasm/'s modules, then the build's other files: $codes"
 grep -q "\"event\": \"listening\", \"address\": \"127.0.0.1\", \"port\": $port," "$work/http.server.log" && ok ||
   bad "the listening line does not name port $port: $(grep listening "$work/http.server.log")"
 refused() { # refused ANSWER_FILE STATUS PHRASE WHAT
