@@ -386,6 +386,8 @@ static int decode_jpeg(byte_source *src, const char *name, const native_image_de
     if (r == 2) return other_rc;
     if (e.pub.msg_code == JERR_IMAGE_TOO_BIG) return too_large(name, "JPEG", w, h, SDFED_IMAGE_MAX_JPEG_SIDE, err);
     if (e.truncated) return sdfed_fail(err, SDFED_ERR_FORMAT, "%s: JPEG file is truncated", name);
+    if (e.pub.msg_code == JERR_OUT_OF_MEMORY) /* the host's trouble now, not the file's */
+        return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: JPEG: out of memory (%s)", name, e.message);
     return sdfed_fail(err, SDFED_ERR_FORMAT, "%s: invalid JPEG: %s", name, e.message);
 }
 
