@@ -1,10 +1,12 @@
 /* Host paths: project-relative lookup, mkdir -p, files written whole (see paths.h). */
+#define _XOPEN_SOURCE 700 /* realpath, beside POSIX */
 #include "native/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -29,11 +31,23 @@ int native_make_dirs(const char *path, sdfed_error *err) {
 }
 
 int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err) {
+    struct stat st;
+    w->temporary[0] = '\0';
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a device or a pipe: written in place */
+        if (S_ISDIR(st.st_mode)) return sdfed_fail(err, SDFED_ERR_IO, "%s: is a folder", path);
+        if (!(w->file = fopen(path, "wb"))) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+        return SDFED_OK;
+    }
+    /* a link to a file: the file it names (a link to nothing is replaced) */
+    char *named = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+    int too_long = snprintf(w->target, sizeof w->target, "%s", named ? named : path) >= (int)sizeof w->target;
+    free(named);
+    if (too_long) return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
     /* 64 random bits: another writer's name (or a killed one's leftover) is never this one; O_EXCL makes sure */
     uint64_t r;
     if (getentropy(&r, sizeof r) != 0)
         return sdfed_fail(err, SDFED_ERR_IO, "%s: no random name for its temporary file: %s", path, strerror(errno));
-    if (snprintf(w->temporary, sizeof w->temporary, "%s.%016" PRIx64 ".tmp", path, r) >= (int)sizeof w->temporary)
+    if (snprintf(w->temporary, sizeof w->temporary, "%s.%016" PRIx64 ".tmp", w->target, r) >= (int)sizeof w->temporary)
         return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
     int fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd < 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
@@ -47,12 +61,12 @@ int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *
 }
 
 int native_whole_file_close(native_whole_file *w, const char *path, int complete, sdfed_error *err) {
-    int rc = SDFED_OK;
+    int rc = SDFED_OK, in_place = !w->temporary[0];
     if (fclose(w->file) != 0 && complete)
         rc = sdfed_fail(err, SDFED_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    else if (complete && rename(w->temporary, path) != 0)
+    else if (complete && !in_place && rename(w->temporary, w->target) != 0)
         rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
-    if (rc || !complete) remove(w->temporary);
+    if ((rc || !complete) && !in_place) remove(w->temporary);
     return rc;
 }
 

@@ -20,10 +20,15 @@ int native_make_dirs(const char *path, sdfed_error *err);
 /* A file written whole or not at all: written to a temporary file of its own
  * in the same folder (PATH.XXXXXXXXXXXXXXXX.tmp, created new, so two writers
  * of one path never share it), then renamed over path. A reader sees the old
- * file or the whole new one, never part of one. */
+ * file or the whole new one, never part of one. Where path is a symbolic
+ * link to a file, the file it names is the one replaced (the link stays);
+ * where path is no regular file (a device such as /dev/null, a pipe,
+ * /dev/stdout's terminal), it is written as it is, in place: a rename
+ * would have put a regular file in its place. */
 typedef struct {
-    FILE *file; /* write here */
-    char temporary[4096];
+    FILE *file;           /* write here */
+    char temporary[4096]; /* empty when path is written in place */
+    char target[4096];    /* what the temporary file is renamed over */
 } native_whole_file;
 
 int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err);
