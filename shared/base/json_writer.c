@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 static void emit(sdfed_json_writer *w, const char *s, size_t n) {
     sdfed_sink sink = sdfed_buffer_sink(w->out);
     if (sink.write(sink.ctx, s, n)) w->failed = 1;
@@ -15,11 +17,18 @@ static void emit(sdfed_json_writer *w, const char *s, size_t n) {
 
 static void emit_str(sdfed_json_writer *w, const char *s) { emit(w, s, strlen(s)); }
 
+/* s quoted and escaped; a byte that starts no well-formed UTF-8 sequence
+ * (a name from disk in another encoding, a message cut inside a character)
+ * is written as U+FFFD: the text stays UTF-8, which a browser's WebSocket
+ * and every JSON reader demand, and the rest of it is still said. */
 static void emit_quoted(sdfed_json_writer *w, const char *s) {
+    size_t n = strlen(s), k;
+    uint32_t cp;
     emit(w, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (size_t i = 0; i < n; i += k) {
+        unsigned char c = (unsigned char)s[i];
         char esc[8];
+        k = 1;
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
@@ -27,8 +36,13 @@ static void emit_quoted(sdfed_json_writer *w, const char *s) {
         } else if (c < 0x20) {
             snprintf(esc, sizeof esc, "\\u%04x", c);
             emit(w, esc, 6);
+        } else if (c < 0x80) {
+            emit(w, s + i, 1);
+        } else if ((k = sdfed_utf8_read((const unsigned char *)s + i, n - i, &cp)) > 0) {
+            emit(w, s + i, k);
         } else {
-            emit(w, (const char *)&c, 1);
+            k = 1;
+            emit(w, "\xef\xbf\xbd", 3); /* U+FFFD */
         }
     }
     emit(w, "\"", 1);

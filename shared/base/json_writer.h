@@ -2,7 +2,10 @@
  * (begin, members, end), objects and arrays nested in it (open, items,
  * close), in one layout: ", " between items, ": " after a key. A member
  * takes its key; an item of an array takes NULL. Memory running out is
- * remembered and reported by end, so a caller checks once. */
+ * remembered and reported by end, so a caller checks once. Its text is
+ * UTF-8 whatever it is given: in a key or a string, a byte that starts no
+ * well-formed UTF-8 sequence is written as U+FFFD (raw JSON is the
+ * caller's, written as it is). */
 #ifndef SDFED_JSON_WRITER_H
 #define SDFED_JSON_WRITER_H
 

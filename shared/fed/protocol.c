@@ -267,8 +267,8 @@ static int get_text(reader *r, const char *key, char *out, size_t cap) {
     if (node < 0) return SDFED_OK;
     if (sdfed_json_string(r->j, node, out, cap) < 0) {
         *r->code = SDFED_CODE_BAD_MESSAGE;
-        return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a string of at most %zu bytes", key,
-                          cap - 1);
+        return sdfed_fail(r->err, SDFED_ERR_FORMAT,
+                          "message: '%s' must be a string of at most %zu bytes, with no \\u0000 in it", key, cap - 1);
     }
     return SDFED_OK;
 }
@@ -284,7 +284,7 @@ static int get_secret(reader *r, const char *key, char *out, size_t cap, int *le
         *r->code = SDFED_CODE_BAD_MESSAGE;
         return sdfed_fail(r->err, SDFED_ERR_FORMAT, "message: '%s' must be a string", key);
     }
-    long n = sdfed_json_string(r->j, node, out, cap);
+    long n = sdfed_json_bytes(r->j, node, out, cap);
     *len = n < 0 ? (int)cap : (int)n;
     if (n < 0) memset(out, 0, cap);
     return SDFED_OK;
@@ -420,9 +420,13 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     char type[32] = "", encoding[16] = "";
     int rc = SDFED_OK;
     int type_node = sdfed_json_get(&j, 0, "type");
-    if (j.nodes[0].type != SDFED_JSON_OBJECT || sdfed_json_string(&j, type_node, type, sizeof type) < 0) {
+    if (j.nodes[0].type != SDFED_JSON_OBJECT || type_node < 0 || j.nodes[type_node].type != SDFED_JSON_STRING) {
         *code = SDFED_CODE_BAD_MESSAGE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: not an object with a string 'type'");
+    } else if (sdfed_json_string(&j, type_node, type, sizeof type) < 0) {
+        *code = SDFED_CODE_BAD_MESSAGE;
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT,
+                        "message: 'type' must be a name of at most %zu bytes, with no \\u0000 in it", sizeof type - 1);
     }
     m->type = rc == SDFED_OK ? sdfed_name_value(type_names, SDFED_MSG_COUNT, type) : -1;
     if (rc == SDFED_OK && m->type < 0) {

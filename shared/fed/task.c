@@ -206,7 +206,7 @@ static int read_float(reader *r, int node, const char *key, double lo, double hi
 }
 
 static int read_string(reader *r, int node, const char *key, char *out, size_t cap) {
-    if (sdfed_json_string(r->j, node, out, cap) < 1) return bad(r, key, "a non-empty string");
+    if (sdfed_json_string(r->j, node, out, cap) < 1) return bad(r, key, "a non-empty string, with no \\u0000 in it");
     return SDFED_OK;
 }
 
@@ -508,7 +508,8 @@ static int read_text(reader *r, int node, const char *key, size_t min_len, size_
     if (!s || strlen(s) < min_len || strlen(s) > max) {
         free(s);
         char want[64];
-        snprintf(want, sizeof want, "a %sstring of at most %zu bytes", min_len ? "non-empty " : "", max);
+        snprintf(want, sizeof want, "a %sstring of at most %zu bytes, with no \\u0000 in it",
+                 min_len ? "non-empty " : "", max);
         return bad(r, key, want);
     }
     free(*out);

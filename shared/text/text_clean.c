@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "text/html_entities.h"
 
 /* An input byte that does not start well-formed UTF-8 is kept as RAW | byte:
@@ -68,45 +69,13 @@ static int lower_char(uint32_t cp, uint32_t out[SDFED_UC_LOWER_MAX]) {
 static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *out) {
     size_t i = 0, k = 0;
     while (i < n) {
-        unsigned c = s[i];
-        size_t need;
-        uint32_t cp;
-        unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-        if (c < 0x80) {
-            out[k++] = c;
-            i++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            need = 1;
-            cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            need = 2;
-            cp = c & 0x0f;
-            if (c == 0xe0) lo = 0xa0; /* no overlongs */
-            if (c == 0xed) hi = 0x9f; /* no surrogates */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            need = 3;
-            cp = c & 0x07;
-            if (c == 0xf0) lo = 0x90; /* no overlongs */
-            if (c == 0xf4) hi = 0x8f; /* nothing above U+10FFFF */
-        } else {
-            out[k++] = RAW | c;
-            i++;
-            continue;
+        size_t len = sdfed_utf8_read(s + i, n - i, &out[k]);
+        if (len == 0) {
+            out[k] = RAW | s[i];
+            len = 1;
         }
-        int ok = n - i > need;
-        for (size_t j = 1; ok && j <= need; j++) {
-            unsigned b = s[i + j];
-            if (j == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) ok = 0;
-            cp = cp << 6 | (b & 0x3f);
-        }
-        if (ok) {
-            out[k++] = cp;
-            i += need + 1;
-        } else {
-            out[k++] = RAW | c;
-            i++;
-        }
+        k++;
+        i += len;
     }
     return k;
 }
@@ -122,26 +91,7 @@ size_t sdfed_utf8_put(unsigned char *out, uint32_t cp) {
         out[0] = (unsigned char)(cp & 0xff);
         return 1;
     }
-    if (cp < 0x80) {
-        out[0] = (unsigned char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (unsigned char)(0xc0 | cp >> 6);
-        out[1] = (unsigned char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (unsigned char)(0xe0 | cp >> 12);
-        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (unsigned char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (unsigned char)(0xf0 | cp >> 18);
-    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (unsigned char)(0x80 | (cp & 0x3f));
-    return 4;
+    return sdfed_utf8_write(out, cp);
 }
 
 static const sdfed_html_entity *entity_find(const char *name, size_t len) {

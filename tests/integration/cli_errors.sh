@@ -115,6 +115,15 @@ printf 'not an image at all' >"$work/fake.png"
 expect 1 "$work/fake.png" -- "$sdfed" encode-image --model "$model" "$work/fake.png"
 expect 1 "$work/absent.jpg" -- "$sdfed" encode-image --model "$model" "$work/absent.jpg"
 
+# task files: the same parser as the aggregator's and the page's (shared/fed/task.c); each refused naming its key,
+# before any image is read (Fashion-MNIST from Debian's package, the shipped tiny model)
+printf '{"rounds": 2, "rounds": 3}' >"$work/twice.json"
+expect 1 "key 'rounds' twice in one object" -- "$sdfed" sim --task "$work/twice.json" --out "$work/sim"
+printf '{"rounds": 2, "name": "caf\xe9"}' >"$work/latin1.json"
+expect 1 "invalid UTF-8 at byte 26, in the value of 'name'" -- "$sdfed" sim --task "$work/latin1.json" --out "$work/sim"
+printf '{"rounds": 2, "name": "a\\u0000b"}' >"$work/nul.json"
+expect 1 "key 'name' must be" -- "$sdfed" sim --task "$work/nul.json" --out "$work/sim"
+
 # help: usage on stdout, status 0, for the tool and for each command
 for cmd in "" convert info check-reference; do
   if "$sdfed" $cmd --help >"$work/out" 2>"$work/err" && grep -q "^usage: sdfed $cmd" "$work/out" && [ ! -s "$work/err" ]; then

@@ -1,6 +1,7 @@
 /* The core's JSON reader: valid documents, strings, numbers, and rejection
- * of malformed input. */
+ * of malformed input (invalid UTF-8, repeated keys, NUL in text among it). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/json.h"
@@ -71,12 +72,12 @@ static void test_integers(void) {
         {"-0", 1, 0},
         {"42", 1, 42},
         {"-17", 1, -17},
-        {"9007199254740992", 1, 9007199254740992},         /* 2^53 */
-        {"9007199254740993", 1, 9007199254740993},         /* 2^53 + 1: a double would read 2^53 */
-        {"9223372036854775807", 1, INT64_MAX},             /* the largest */
-        {"-9223372036854775808", 1, INT64_MIN},            /* the smallest */
-        {"9223372036854775808", 0, 0},                     /* one past */
-        {"-9223372036854775809", 0, 0},                    /* one below */
+        {"9007199254740992", 1, 9007199254740992}, /* 2^53 */
+        {"9007199254740993", 1, 9007199254740993}, /* 2^53 + 1: a double would read 2^53 */
+        {"9223372036854775807", 1, INT64_MAX},     /* the largest */
+        {"-9223372036854775808", 1, INT64_MIN},    /* the smallest */
+        {"9223372036854775808", 0, 0},             /* one past */
+        {"-9223372036854775809", 0, 0},            /* one below */
         {"5.0", 1, 5},
         {"1.20e1", 1, 12},
         {"1E+2", 1, 100},
@@ -97,8 +98,8 @@ static void test_integers(void) {
         CHECK(sdfed_json_parse(&j, cases[i].text, strlen(cases[i].text), NULL) == SDFED_OK, "parse <%s>",
               cases[i].text);
         int rc = sdfed_json_integer(&j, 0, &v);
-        CHECK(cases[i].ok ? rc == 0 && v == cases[i].value : rc == -1, "<%s> as an integer: %d, %lld",
-              cases[i].text, rc, (long long)v);
+        CHECK(cases[i].ok ? rc == 0 && v == cases[i].value : rc == -1, "<%s> as an integer: %d, %lld", cases[i].text,
+              rc, (long long)v);
         sdfed_json_free(&j);
     }
     sdfed_json j;
@@ -116,9 +117,97 @@ static void test_integers(void) {
     sdfed_json_free(&j);
 }
 
+/* the error parsing text gives, or "" when it parses */
+static const char *error_of(const char *text, sdfed_error *err) {
+    sdfed_json j;
+    err->message[0] = '\0';
+    if (sdfed_json_parse(&j, text, strlen(text), err) == SDFED_OK) sdfed_json_free(&j);
+    return err->message;
+}
+
+/* UTF-8 (RFC 3629) in strings and keys, every byte of it */
+static void test_utf8(void) {
+    const char *bad[] = {
+        "\"caf\xe9\"",            /* Latin-1, not UTF-8 */
+        "\"\xc0\xaf\"",           /* an overlong '/' */
+        "\"\xe0\x80\xaf\"",       /* overlong in three bytes */
+        "\"\xf0\x80\x80\xaf\"",   /* and in four */
+        "\"\xed\xa0\x80\"",       /* the surrogate U+D800 in UTF-8 */
+        "\"\xed\xbf\xbf\"",       /* and U+DFFF */
+        "\"\xf4\x90\x80\x80\"",   /* U+110000 */
+        "\"\xf5\x80\x80\x80\"",   /* no lead byte past F4 */
+        "\"\xe2\x82\"",           /* cut short before the quote */
+        "\"\xf0\x9f\x99\"",       /* the same in four */
+        "\"\x80\"",               /* a stray continuation byte */
+        "\"a\xc3\"",              /* a lead byte at the end of the string */
+        "{\"k\xff\": 1}",         /* in a key */
+        "[\"ok\", \"\xc3\x28\"]", /* a lead byte before a non-continuation */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(parses(bad[i]) == 0, "rejects bad UTF-8 #%zu", i);
+    const char *good[] = {"\"caf\xc3\xa9\"",      "\"\xf0\x9f\x99\x82\"",         "\"\xef\xbf\xbf\"",
+                          "\"\xf4\x8f\xbf\xbf\"", "\"\xed\x9f\xbf\xee\x80\x80\"", "{\"\xc3\xa9\": \"\xe2\x82\xac\"}"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) CHECK(parses(good[i]) == 1, "accepts UTF-8 #%zu", i);
+    sdfed_error err;
+    const char *where = error_of("{\"rounds\": 2, \"name\": \"caf\xe9\"}", &err);
+    CHECK(strstr(where, "UTF-8") && strstr(where, "byte 26") && strstr(where, "'name'"),
+          "the error says where and in which key's value: %s", where);
+    where = error_of("{\"a\": {\"classes\": [\"x\", \"\xed\xa0\x80\"]}}", &err);
+    CHECK(strstr(where, "UTF-8") && strstr(where, "'classes'"), "the innermost key: %s", where);
+}
+
+/* a key twice in one object is refused, named; the same key in two objects is not */
+static void test_repeated_keys(void) {
+    sdfed_error err;
+    const char *why = error_of("{\"rounds\": 2, \"rounds\": 3}", &err);
+    CHECK(strstr(why, "'rounds'") && strstr(why, "twice"), "a repeated key: %s", why);
+    why = error_of("{\"round\": 0, \"x\": 1, \"\\u0072ound\": 9}", &err);
+    CHECK(strstr(why, "'round'") && strstr(why, "byte 21"), "escaped, it is the same key, named at its second: %s",
+          why);
+    why = error_of("{\"p\": {\"kind\": \"iid\", \"kind\": \"dirichlet\"}}", &err);
+    CHECK(strstr(why, "'kind'"), "in a nested object: %s", why);
+    why = error_of("[{\"a\": 1}, {\"a\": 2}, {\"a\": {\"a\": 3}}]", &err);
+    CHECK(!why[0], "one key in several objects: %s", why);
+    why = error_of("{\"a\": 1, \"ab\": 2, \"b\": 3, \"a\\u00e9\": 4, \"\": 5}", &err);
+    CHECK(!why[0], "keys that differ: %s", why);
+    /* many keys: each object's are sorted once, not compared in pairs */
+    enum { MANY = 100000 };
+    static char big[MANY * 16 + 16];
+    size_t n = 0;
+    big[n++] = '{';
+    for (int i = 0; i < MANY; i++) n += (size_t)snprintf(big + n, sizeof big - n, "%s\"k%d\": %d", i ? "," : "", i, i);
+    big[n++] = '}';
+    big[n] = '\0';
+    why = error_of(big, &err);
+    CHECK(!why[0], "%d keys: %s", MANY, why);
+    snprintf(big + n - 1, sizeof big - n + 1, ", \"k%d\": 0}", MANY / 2);
+    why = error_of(big, &err);
+    CHECK(strstr(why, "'k50000'"), "the one repeated key among them: %s", why);
+}
+
+/* \u0000 in a string: kept by sdfed_json_bytes, refused by every text read */
+static void test_nul(void) {
+    const char *text = "{\"type\": \"heartbeat\\u0000x\", \"key\": \"K\\u0000\"}";
+    sdfed_json j;
+    sdfed_error err = {0};
+    CHECK(sdfed_json_parse(&j, text, strlen(text), &err) == SDFED_OK, "a NUL in a value parses: %s", err.message);
+    int type = sdfed_json_get(&j, 0, "type"), key = sdfed_json_get(&j, 0, "key");
+    char buf[32];
+    CHECK(sdfed_json_string(&j, type, buf, sizeof buf) == -1, "no text holds a NUL");
+    CHECK(sdfed_json_string_dup(&j, type) == NULL, "nor a copy of it");
+    CHECK(!sdfed_json_string_eq(&j, type, "heartbeat"), "nor does it equal the text before the NUL");
+    CHECK(sdfed_json_bytes(&j, key, buf, sizeof buf) == 2 && !memcmp(buf, "K\0", 3), "bytes keep it");
+    CHECK(sdfed_json_bytes(&j, key, buf, 2) == -1, "bytes that do not fit are refused");
+    sdfed_json_free(&j);
+    const char *why = error_of("{\"type\\u0000x\": \"hello\"}", &err);
+    CHECK(strstr(why, "key") && strstr(why, "\\u0000"), "a key is text: no NUL in it: %s", why);
+}
+
 int main(void) {
     test_document();
     test_rejects();
     test_integers();
+    test_utf8();
+    test_repeated_keys();
+    test_nul();
     return check_report("test_json");
 }

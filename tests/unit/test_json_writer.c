@@ -1,6 +1,6 @@
 /* The one JSON writer: its layout byte for byte (the protocol, /status,
  * the demo shards and the logs are compared as text), nesting, escapes,
- * base64, and what the reader reads back. */
+ * base64, bytes that are not UTF-8, and what the reader reads back. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -102,9 +102,42 @@ static void test_formatted_strings(void) {
     sdfed_buffer_free(&b);
 }
 
+/* bytes that are not UTF-8 (a folder's name from disk, a message cut
+ * inside a character) are written as U+FFFD, one for each such byte: the
+ * writer's text is UTF-8 whatever it is given */
+static void test_invalid_utf8(void) {
+    const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"caf\xc3\xa9 \xf0\x9f\x99\x82", "caf\xc3\xa9 \xf0\x9f\x99\x82"},         /* UTF-8 as it is */
+        {"caf\xe9", "caf\xef\xbf\xbd"},                                           /* Latin-1 */
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* an overlong form */
+        {"\xed\xa0\x80!", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd!"},               /* a surrogate */
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* past U+10FFFF */
+        {"ab\xe2\x82", "ab\xef\xbf\xbd\xef\xbf\xbd"},                             /* cut short */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sdfed_buffer b = {0};
+        sdfed_json_writer w;
+        sdfed_jw_begin(&w, &b, NULL);
+        sdfed_jw_string(&w, cases[i].in, cases[i].in);
+        CHECK(sdfed_jw_end(&w, NULL) == SDFED_OK, "written");
+        sdfed_json j;
+        sdfed_error err = {0};
+        char s[64] = "";
+        int parsed = sdfed_json_parse(&j, (const char *)b.data, b.size, &err) == SDFED_OK;
+        CHECK(parsed && sdfed_json_string(&j, sdfed_json_get(&j, 0, cases[i].out), s, sizeof s) >= 0 &&
+                  !strcmp(s, cases[i].out),
+              "case %zu: the key and the value written as UTF-8 (%s)", i, parsed ? s : err.message);
+        if (parsed) sdfed_json_free(&j);
+        sdfed_buffer_free(&b);
+    }
+}
+
 int main(void) {
     if (check_case("layout")) test_layout();
     if (check_case("escapes_and_base64")) test_escapes_and_base64();
     if (check_case("formatted_strings")) test_formatted_strings();
+    if (check_case("invalid_utf8")) test_invalid_utf8();
     return check_report("test_json_writer");
 }

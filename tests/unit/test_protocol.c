@@ -101,10 +101,15 @@ static void test_frames(void) {
     sdfed_buffer_free(&buf);
 }
 
-static int parse(const char *text, sdfed_message *m, sdfed_code *code) {
-    sdfed_error err = {0};
+static int parse_why(const char *text, sdfed_message *m, sdfed_code *code, sdfed_error *err) {
     *code = SDFED_CODE_NONE;
-    return sdfed_message_parse(text, strlen(text), 100, m, code, &err);
+    err->message[0] = '\0';
+    return sdfed_message_parse(text, strlen(text), 100, m, code, err);
+}
+
+static int parse(const char *text, sdfed_message *m, sdfed_code *code) {
+    sdfed_error err;
+    return parse_why(text, m, code, &err);
 }
 
 static void test_messages(void) {
@@ -314,6 +319,33 @@ static void test_secure_frames(void) {
           "a secagg_refusal with another code is bad_message");
 }
 
+/* what the reader refuses reaches no field: a key twice, text with a NUL,
+ * bytes that are not UTF-8 */
+static void test_strict_reading(void) {
+    sdfed_message m;
+    sdfed_code code;
+    sdfed_error err;
+    CHECK(parse_why("{\"type\": \"update\", \"round\": 0, \"round\": 9, \"samples\": 1, \"shape\": [1], \"data\": [0]}",
+                    &m, &code, &err) &&
+              code == SDFED_CODE_BAD_JSON && strstr(err.message, "'round'"),
+          "a repeated key is bad_json, named: %s %s", code_name(code), err.message);
+    CHECK(parse_why("{\"type\": \"heartbeat\\u0000x\"}", &m, &code, &err) && code == SDFED_CODE_BAD_MESSAGE,
+          "a type with a NUL in it is no heartbeat: %s", code_name(code));
+    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\\u0000junk\"}", &m, &code, &err) &&
+              code == SDFED_CODE_BAD_MESSAGE && strstr(err.message, "'protocol'"),
+          "a protocol with a NUL in it is not sdfed.v1: %s %s", code_name(code), err.message);
+    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"a\\u0000\"}", &m, &code, &err) &&
+              code == SDFED_CODE_BAD_MESSAGE && strstr(err.message, "'kind'"),
+          "nor is any text: %s", err.message);
+    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"join_key\": \"K\\u0000x\"}", &m, &code,
+                    &err) == SDFED_OK &&
+              m.join_key_len == 3 && !memcmp(m.join_key, "K\0x", 3),
+          "a join key keeps its NUL (a wrong key, compared whole): %s", err.message);
+    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"caf\xe9\"}", &m, &code, &err) &&
+              code == SDFED_CODE_BAD_JSON && strstr(err.message, "UTF-8"),
+          "bytes that are not UTF-8 are bad_json: %s %s", code_name(code), err.message);
+}
+
 int main(void) {
     test_codes();
     test_crc();
@@ -321,5 +353,6 @@ int main(void) {
     test_secure_frames();
     test_messages();
     test_writer();
+    test_strict_reading();
     return check_report("test_protocol");
 }

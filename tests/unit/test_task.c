@@ -5,7 +5,8 @@
  *  - a task with every key parses, and sdfed_task_write's output parses
  *    back to the same task and is written again byte for byte (as the
  *    welcome carries it to the clients, the browser's wasm included);
- *  - every bad value is an error naming its key, and a task that fails
+ *  - every bad value is an error naming its key (a key given twice, text
+ *    that is not UTF-8 or holds a \u0000 too), and a task that fails
  *    halfway is left at its defaults (nothing leaks: the sanitizer build);
  *  - 5000 classes with long names parse and round-trip: the classes live
  *    on the heap, not in the task (the wasm stack is small);
@@ -190,12 +191,20 @@ static void test_errors(void) {
     memset(&t, 0xff, sizeof t);
     CHECK(parse(&t, "{\"rounds\": 3,", &err) != SDFED_OK && t.name == NULL && t.n_classes == 0 && t.rounds == 50,
           "bad JSON leaves the defaults: %s", err.message);
-    /* a key given twice: the last one holds, the first freed */
-    CHECK(parse(&t, "{\"name\": \"a\", \"name\": \"b\", \"classes\": [\"x\"], \"classes\": [\"y\", \"z\"]}", &err) ==
+    /* a key given twice is refused, named: neither value is the task's */
+    CHECK(parse(&t, "{\"name\": \"a\", \"name\": \"b\", \"classes\": [\"x\"], \"classes\": [\"y\", \"z\"]}", &err) !=
                   SDFED_OK &&
-              !strcmp(sdfed_task_name(&t), "b") && sdfed_task_class_count(&t) == 2,
-          "a repeated key: the last one");
-    sdfed_task_free(&t);
+              strstr(err.message, "'name'") && t.name == NULL && sdfed_task_class_count(&t) == 0,
+          "a repeated key: %s", err.message);
+    expect_error("{\"rounds\": 2, \"rounds\": 3}", "key 'rounds' twice");
+    expect_error("{\"partition\": {\"kind\": \"iid\", \"kind\": \"dirichlet\"}}", "key 'kind' twice");
+    /* text is UTF-8, without a NUL */
+    expect_error("{\"rounds\": 2, \"name\": \"caf\xe9\"}", "invalid UTF-8 at byte 26, in the value of 'name'");
+    expect_error("{\"classes\": [\"Bag\", \"\xc0\xaf\"]}", "in the value of 'classes'");
+    expect_error("{\"name\": \"a\\u0000b\"}", "key 'name' must be");
+    expect_error("{\"template\": \"a {}\\u0000\"}", "key 'template' must be");
+    expect_error("{\"classes\": [\"Bag\", \"Coat\\u0000\"]}", "key 'classes[1]' must be");
+    expect_error("{\"dataset\": \"fmnist\\u0000x\"}", "key 'dataset' must be");
 }
 
 static void test_set_classes(void) {
