@@ -1,6 +1,7 @@
 /* Client messages in, federation answers out (see handlers.h). */
 #include "handlers.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,7 +417,7 @@ static void text_message(agg_handlers *h, agg_session *ss, const char *text, siz
     sdfed_message m;
     sdfed_code code = SDFED_CODE_BAD_MESSAGE;
     sdfed_error err = {0};
-    if (sdfed_message_parse(text, len, h->opt.max_message_bytes / 4, &m, &code, &err)) {
+    if (sdfed_message_parse(text, len, SDFED_SENT_BY_CLIENT, h->opt.max_message_bytes / 4, &m, &code, &err)) {
         refuse(h, ss, code, err.message, now_ms);
         return;
     }
@@ -444,7 +445,7 @@ static void text_message(agg_handlers *h, agg_session *ss, const char *text, siz
             break;
         case SDFED_MSG_HEARTBEAT: send_to(ss, "{\"type\": \"heartbeat\"}", 21, 0); break;
         case SDFED_MSG_LEAVE: agg_session_close_after(ss, LWS_CLOSE_STATUS_NORMAL, "goodbye", now_ms); break;
-        default: refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "clients do not send that message", now_ms); break;
+        default: assert(0 && "the parser refuses a server's message from a client"); break;
         }
     }
     sdfed_message_free(&m);

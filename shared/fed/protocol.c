@@ -218,6 +218,25 @@ static const sdfed_name type_names[] = {
 };
 static_assert(sizeof type_names / sizeof type_names[0] == SDFED_MSG_COUNT, "a name per message type");
 
+/* who sends each type: SDFED_SENT_BY_CLIENT, SDFED_SENT_BY_SERVER or both */
+static const int type_senders[] = {
+    [SDFED_MSG_HELLO] = SDFED_SENT_BY_CLIENT,
+    [SDFED_MSG_UPDATE] = SDFED_SENT_BY_CLIENT,
+    [SDFED_MSG_METRICS] = SDFED_SENT_BY_CLIENT,
+    [SDFED_MSG_HEARTBEAT] = SDFED_SENT_BY_CLIENT | SDFED_SENT_BY_SERVER, /* asked and answered */
+    [SDFED_MSG_LEAVE] = SDFED_SENT_BY_CLIENT,
+    [SDFED_MSG_WELCOME] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_ROUND_START] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_ACK] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_ROUND_END] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_WAIT] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_DONE] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_ERROR] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_SECAGG_ACK] = SDFED_SENT_BY_SERVER,
+    [SDFED_MSG_SECAGG_REFUSAL] = SDFED_SENT_BY_CLIENT,
+};
+static_assert(sizeof type_senders / sizeof type_senders[0] == SDFED_MSG_COUNT, "a sender per message type");
+
 const char *sdfed_message_type_name(int type) { return sdfed_name_of(type_names, SDFED_MSG_COUNT, type); }
 
 void sdfed_message_free(sdfed_message *m) {
@@ -404,7 +423,7 @@ static int get_secure(const sdfed_json *j, sdfed_message *m, sdfed_code *code, s
     return SDFED_OK;
 }
 
-int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, sdfed_code *code,
+int sdfed_message_parse(const char *text, size_t len, int sender, size_t max_values, sdfed_message *m, sdfed_code *code,
                         sdfed_error *err) {
     memset(m, 0, sizeof *m);
     m->shard = -1;
@@ -432,6 +451,11 @@ int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_m
     if (rc == SDFED_OK && m->type < 0) {
         *code = SDFED_CODE_UNKNOWN_TYPE;
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: unknown type '%.31s'", type);
+    } else if (rc == SDFED_OK && !(type_senders[m->type] & sender)) {
+        /* the other side's message: refused as such, before its fields are read */
+        *code = SDFED_CODE_BAD_MESSAGE;
+        rc = sdfed_fail(err, SDFED_ERR_FORMAT, "message: %s do not send '%s'",
+                        sender == SDFED_SENT_BY_CLIENT ? "clients" : "servers", type);
     }
     int64_t shard = -1, samples = 0;
     char protocol[32] = "";

@@ -129,9 +129,14 @@ typedef struct sdfed_message {
     char stage[16];
 } sdfed_message;
 
-/* Parses one JSON message; max_values bounds inline tensors. *code
- * receives the protocol error code on failure. */
-int sdfed_message_parse(const char *text, size_t len, size_t max_values, sdfed_message *m, sdfed_code *code,
+/* Who sent a message. */
+enum { SDFED_SENT_BY_CLIENT = 1, SDFED_SENT_BY_SERVER = 2 };
+
+/* Parses one JSON message from sender (SDFED_SENT_BY_*): a type the other
+ * side sends is refused (bad_message) before its fields are read;
+ * max_values bounds inline tensors. *code receives the protocol error
+ * code on failure. */
+int sdfed_message_parse(const char *text, size_t len, int sender, size_t max_values, sdfed_message *m, sdfed_code *code,
                         sdfed_error *err);
 void sdfed_message_free(sdfed_message *m);
 const char *sdfed_message_type_name(int type);

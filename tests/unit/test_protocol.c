@@ -101,15 +101,22 @@ static void test_frames(void) {
     sdfed_buffer_free(&buf);
 }
 
-static int parse_why(const char *text, sdfed_message *m, sdfed_code *code, sdfed_error *err) {
+static int parse_from(int sender, const char *text, sdfed_message *m, sdfed_code *code, sdfed_error *err) {
     *code = SDFED_CODE_NONE;
     err->message[0] = '\0';
-    return sdfed_message_parse(text, strlen(text), 100, m, code, err);
+    return sdfed_message_parse(text, strlen(text), sender, 100, m, code, err);
 }
 
+/* a message a client sent */
 static int parse(const char *text, sdfed_message *m, sdfed_code *code) {
     sdfed_error err;
-    return parse_why(text, m, code, &err);
+    return parse_from(SDFED_SENT_BY_CLIENT, text, m, code, &err);
+}
+
+/* a message the server sent */
+static int parse_reply(const char *text, sdfed_message *m, sdfed_code *code) {
+    sdfed_error err;
+    return parse_from(SDFED_SENT_BY_SERVER, text, m, code, &err);
 }
 
 static void test_messages(void) {
@@ -221,21 +228,21 @@ static void test_messages(void) {
               !strcmp(m.kernels, "simd128-relaxed"),
           "metrics with the device's figures");
     CHECK(
-        parse(
+        parse_reply(
             "{\"type\": \"error\", \"code\": \"wrong_round\", \"message\": \"late\", \"round\": 3, \"next_round\": 4}",
             &m, &code) == SDFED_OK &&
             m.type == SDFED_MSG_ERROR && !strcmp(m.code, "wrong_round") && m.next_round == 4 && m.retry_after_ms == 0,
         "error");
-    CHECK(parse("{\"type\": \"error\", \"code\": \"server_error\", \"message\": \"disk\", \"retry_after\": 1500}", &m,
-                &code) == SDFED_OK &&
+    CHECK(parse_reply("{\"type\": \"error\", \"code\": \"server_error\", \"message\": \"disk\", \"retry_after\": 1500}",
+                      &m, &code) == SDFED_OK &&
               m.retry_after_ms == 1500,
           "an error's retry_after (ms)");
-    CHECK(parse("{\"type\": \"wait\", \"round\": 2, \"reason\": \"too_few_clients\", \"retry_after\": 0}", &m, &code) ==
-                  SDFED_OK &&
+    CHECK(parse_reply("{\"type\": \"wait\", \"round\": 2, \"reason\": \"too_few_clients\", \"retry_after\": 0}", &m,
+                      &code) == SDFED_OK &&
               m.retry_after_ms == 0,
           "a wait's retry_after");
-    CHECK(parse("{\"type\": \"error\", \"code\": \"rate_limited\", \"message\": \"x\", \"retry_after\": -5}", &m,
-                &code) &&
+    CHECK(parse_reply("{\"type\": \"error\", \"code\": \"rate_limited\", \"message\": \"x\", \"retry_after\": -5}", &m,
+                      &code) &&
               !strcmp(code_name(code), "bad_message"),
           "a negative retry_after is refused");
 }
@@ -255,8 +262,8 @@ static void test_writer(void) {
     sdfed_message m;
     sdfed_code code;
     sdfed_error err = {0};
-    CHECK(sdfed_message_parse((const char *)buf.data, buf.size, 100, &m, &code, &err) == SDFED_OK, "reparse: %s",
-          err.message);
+    CHECK(sdfed_message_parse((const char *)buf.data, buf.size, SDFED_SENT_BY_CLIENT, 100, &m, &code, &err) == SDFED_OK,
+          "reparse: %s", err.message);
     CHECK(m.type == SDFED_MSG_UPDATE && m.round == 9 && m.samples == 12 && m.n_values == 3 &&
               !memcmp(m.values, v, sizeof v),
           "floats written with 9 digits come back bit for bit");
@@ -307,43 +314,66 @@ static void test_secure_frames(void) {
     const char *start =
         "{\"type\": \"round_start\", \"round\": 2, \"global_sha256\": \"ab\", \"secure\": {\"place\": 3, "
         "\"n\": 10, \"k\": 8, \"t\": 5, \"min_inputs\": 6}}";
-    CHECK(sdfed_message_parse(start, strlen(start), 10, &m, &code, &err) == SDFED_OK && m.secure && m.place == 3 &&
-              m.secure_n == 10 && m.secure_k == 8 && m.secure_t == 5 && m.secure_min_inputs == 6,
+    CHECK(sdfed_message_parse(start, strlen(start), SDFED_SENT_BY_SERVER, 10, &m, &code, &err) == SDFED_OK &&
+              m.secure && m.place == 3 && m.secure_n == 10 && m.secure_k == 8 && m.secure_t == 5 &&
+              m.secure_min_inputs == 6,
           "round_start's secure: %s", err.message);
     sdfed_message_free(&m);
     const char *ack = "{\"type\": \"secagg_ack\", \"round\": 2, \"stage\": \"advertise\"}";
-    CHECK(sdfed_message_parse(ack, strlen(ack), 10, &m, &code, &err) == SDFED_OK && !strcmp(m.stage, "advertise"),
+    CHECK(sdfed_message_parse(ack, strlen(ack), SDFED_SENT_BY_SERVER, 10, &m, &code, &err) == SDFED_OK &&
+              !strcmp(m.stage, "advertise"),
           "secagg_ack: %s", err.message);
     const char *refusal = "{\"type\": \"secagg_refusal\", \"round\": 2, \"code\": \"bad_crc\", \"message\": \"x\"}";
-    CHECK(sdfed_message_parse(refusal, strlen(refusal), 10, &m, &code, &err) && code == SDFED_CODE_BAD_MESSAGE,
+    CHECK(sdfed_message_parse(refusal, strlen(refusal), SDFED_SENT_BY_CLIENT, 10, &m, &code, &err) &&
+              code == SDFED_CODE_BAD_MESSAGE,
           "a secagg_refusal with another code is bad_message");
 }
 
 /* what the reader refuses reaches no field: a key twice, text with a NUL,
- * bytes that are not UTF-8 */
+ * bytes that are not UTF-8; and a message of the other side's is refused
+ * as such, before its fields are read */
 static void test_strict_reading(void) {
     sdfed_message m;
     sdfed_code code;
     sdfed_error err;
-    CHECK(parse_why("{\"type\": \"update\", \"round\": 0, \"round\": 9, \"samples\": 1, \"shape\": [1], \"data\": [0]}",
-                    &m, &code, &err) &&
-              code == SDFED_CODE_BAD_JSON && strstr(err.message, "'round'"),
-          "a repeated key is bad_json, named: %s %s", code_name(code), err.message);
-    CHECK(parse_why("{\"type\": \"heartbeat\\u0000x\"}", &m, &code, &err) && code == SDFED_CODE_BAD_MESSAGE,
+    CHECK(
+        parse_from(SDFED_SENT_BY_CLIENT,
+                   "{\"type\": \"update\", \"round\": 0, \"round\": 9, \"samples\": 1, \"shape\": [1], \"data\": [0]}",
+                   &m, &code, &err) &&
+            code == SDFED_CODE_BAD_JSON && strstr(err.message, "'round'"),
+        "a repeated key is bad_json, named: %s %s", code_name(code), err.message);
+    CHECK(parse_from(SDFED_SENT_BY_CLIENT, "{\"type\": \"heartbeat\\u0000x\"}", &m, &code, &err) &&
+              code == SDFED_CODE_BAD_MESSAGE,
           "a type with a NUL in it is no heartbeat: %s", code_name(code));
-    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\\u0000junk\"}", &m, &code, &err) &&
+    CHECK(parse_from(SDFED_SENT_BY_CLIENT, "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\\u0000junk\"}", &m, &code,
+                     &err) &&
               code == SDFED_CODE_BAD_MESSAGE && strstr(err.message, "'protocol'"),
           "a protocol with a NUL in it is not sdfed.v1: %s %s", code_name(code), err.message);
-    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"a\\u0000\"}", &m, &code, &err) &&
+    CHECK(parse_from(SDFED_SENT_BY_CLIENT, "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"a\\u0000\"}",
+                     &m, &code, &err) &&
               code == SDFED_CODE_BAD_MESSAGE && strstr(err.message, "'kind'"),
           "nor is any text: %s", err.message);
-    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"join_key\": \"K\\u0000x\"}", &m, &code,
-                    &err) == SDFED_OK &&
+    CHECK(parse_from(SDFED_SENT_BY_CLIENT,
+                     "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"join_key\": \"K\\u0000x\"}", &m, &code,
+                     &err) == SDFED_OK &&
               m.join_key_len == 3 && !memcmp(m.join_key, "K\0x", 3),
           "a join key keeps its NUL (a wrong key, compared whole): %s", err.message);
-    CHECK(parse_why("{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"caf\xe9\"}", &m, &code, &err) &&
+    CHECK(parse_from(SDFED_SENT_BY_CLIENT, "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\", \"kind\": \"caf\xe9\"}",
+                     &m, &code, &err) &&
               code == SDFED_CODE_BAD_JSON && strstr(err.message, "UTF-8"),
           "bytes that are not UTF-8 are bad_json: %s %s", code_name(code), err.message);
+    const char *server_only[] = {"{\"type\": \"welcome\"}", "{\"type\": \"ack\"}", "{\"type\": \"round_start\"}",
+                                 "{\"type\": \"error\"}", "{\"type\": \"done\", \"rounds\": -1}"};
+    for (size_t i = 0; i < sizeof server_only / sizeof server_only[0]; i++)
+        CHECK(parse_from(SDFED_SENT_BY_CLIENT, server_only[i], &m, &code, &err) && code == SDFED_CODE_BAD_MESSAGE &&
+                  strstr(err.message, "clients do not send"),
+              "%s from a client: refused as a server's message, not for its fields: %s", server_only[i], err.message);
+    CHECK(parse_from(SDFED_SENT_BY_SERVER, "{\"type\": \"hello\", \"protocol\": \"sdfed.v1\"}", &m, &code, &err) &&
+              code == SDFED_CODE_BAD_MESSAGE && strstr(err.message, "servers do not send"),
+          "hello from a server: %s", err.message);
+    CHECK(parse_from(SDFED_SENT_BY_SERVER, "{\"type\": \"heartbeat\"}", &m, &code, &err) == SDFED_OK &&
+              parse_from(SDFED_SENT_BY_CLIENT, "{\"type\": \"heartbeat\"}", &m, &code, &err) == SDFED_OK,
+          "a heartbeat goes both ways");
 }
 
 int main(void) {

@@ -98,7 +98,9 @@ static int on_message(native_ws_conn *ws, native_ws_rx rx) {
     }
     sdfed_message m;
     sdfed_code code;
-    if (sdfed_message_parse((const char *)ws->in.data, ws->in.len, MAX_MESSAGE_BYTES, &m, &code, NULL)) return 0;
+    if (sdfed_message_parse((const char *)ws->in.data, ws->in.len, SDFED_SENT_BY_SERVER, MAX_MESSAGE_BYTES, &m, &code,
+                            NULL))
+        return 0;
     if (m.type == SDFED_MSG_WELCOME && !c->welcomed) {
         c->welcomed = 1;
         if (++load_run.welcomed == load_run.n) load_run.t_welcomed = native_clock_seconds(native_clock_monotonic_ns());

@@ -556,7 +556,7 @@ static void handle_text(client *c, const char *text, size_t len) {
     sdfed_message m;
     sdfed_code code;
     sdfed_error err = {0};
-    if (sdfed_message_parse(text, len, MAX_MESSAGE_BYTES, &m, &code, &err)) {
+    if (sdfed_message_parse(text, len, SDFED_SENT_BY_SERVER, MAX_MESSAGE_BYTES, &m, &code, &err)) {
         fail(c, "the server sent a bad message (%s): %s", sdfed_code_name(code), err.message);
         return;
     }
