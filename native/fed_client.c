@@ -24,7 +24,17 @@ int native_fed_partition(const sdfed_task *task, const native_fed_data *d, sdfed
     pc.seed = task->seed;
     sdfed_samples train = {.n = d->n_train, .id = NULL, .label = d->train_labels, .domain = d->train_domains};
     sdfed_samples test = {.n = d->n_test, .id = NULL, .label = d->test_labels, .domain = d->test_domains};
-    return sdfed_partition_make(&pc, &train, &test, p, err);
+    int rc = sdfed_partition_make(&pc, &train, &test, p, err);
+    /* min_train is no task key: say which of the task's keys set it and what else moves it */
+    if (rc && pc.min_train > 0 && err && strstr(err->message, "min_train"))
+        return sdfed_fail_context(err, rc,
+                                  "task: a %s partition gives each client at least 'batch_size' (%d) training "
+                                  "images (its min_train); lower 'batch_size' or %s, or raise 'partition.alpha'",
+                                  sdfed_partition_kind_name(task->partition.kind), task->batch_size,
+                                  task->partition.kind == SDFED_PARTITION_DOMAINS
+                                      ? "'partition.clients_per_domain' (and 'clients')"
+                                      : "'clients'");
+    return rc;
 }
 
 int native_fed_shards_mark(const void *shards, const native_fed_data *d, uint8_t *train, uint8_t *test,

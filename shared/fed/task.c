@@ -596,11 +596,13 @@ static int read_key(reader *r, const char *name, int value, sdfed_task *t) {
     double seed;
     if (strcmp(name, "model") == 0) return read_string(r, value, name, t->model, sizeof t->model);
     if (strcmp(name, "dataset") == 0) return read_dataset(r, value, t);
-    if (strcmp(name, "clients") == 0) return read_int(r, value, name, 1, 100000, &t->clients);
+    if (strcmp(name, "clients") == 0) return read_int(r, value, name, 1, SDFED_PARTITION_MAX_CLIENTS, &t->clients);
     if (strcmp(name, "partition") == 0) return read_partition(r, value, t);
     if (strcmp(name, "rounds") == 0) return read_int(r, value, name, 1, 1000000, &t->rounds);
-    if (strcmp(name, "clients_per_round") == 0) return read_int(r, value, name, 0, 100000, &t->clients_per_round);
-    if (strcmp(name, "min_clients") == 0) return read_int(r, value, name, 0, 100000, &t->min_clients);
+    if (strcmp(name, "clients_per_round") == 0)
+        return read_int(r, value, name, 0, SDFED_PARTITION_MAX_CLIENTS, &t->clients_per_round);
+    if (strcmp(name, "min_clients") == 0)
+        return read_int(r, value, name, 0, SDFED_PARTITION_MAX_CLIENTS, &t->min_clients);
     if (strcmp(name, "dropout") == 0) return read_real(r, value, name, 0.0, 0.99, &t->dropout);
     if (strcmp(name, "local_epochs") == 0) return read_int(r, value, name, 1, 1000, &t->local_epochs);
     if (strcmp(name, "batch_size") == 0) return read_int(r, value, name, 1, 4096, &t->batch_size);

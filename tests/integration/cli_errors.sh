@@ -123,6 +123,12 @@ printf '{"rounds": 2, "name": "caf\xe9"}' >"$work/latin1.json"
 expect 1 "invalid UTF-8 at byte 26, in the value of 'name'" -- "$sdfed" sim --task "$work/latin1.json" --out "$work/sim"
 printf '{"rounds": 2, "name": "a\\u0000b"}' >"$work/nul.json"
 expect 1 "key 'name' must be" -- "$sdfed" sim --task "$work/nul.json" --out "$work/sim"
+printf '{"clients": 100000}' >"$work/clients.json"
+expect 1 "key 'clients' must be an integer in 1..65536" -- "$sdfed" sim --task "$work/clients.json" --out "$work/sim"
+# a Dirichlet partition gives each client a batch at least: too many clients for the data names the task's keys
+printf '{"clients": 5000, "partition": {"kind": "dirichlet"}, "rounds": 1}' >"$work/dirichlet.json"
+expect 1 "at least 'batch_size' (16) .*lower 'batch_size' or 'clients', or raise 'partition.alpha'" -- \
+  "$sdfed" sim --task "$work/dirichlet.json" --out "$work/sim"
 
 # help: usage on stdout, status 0, for the tool and for each command
 for cmd in "" convert info check-reference; do

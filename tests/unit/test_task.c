@@ -205,6 +205,8 @@ static void test_errors(void) {
     expect_error("{\"template\": \"a {}\\u0000\"}", "key 'template' must be");
     expect_error("{\"classes\": [\"Bag\", \"Coat\\u0000\"]}", "key 'classes[1]' must be");
     expect_error("{\"dataset\": \"fmnist\\u0000x\"}", "key 'dataset' must be");
+    /* the partition's limit on clients, where 'clients' is read */
+    expect_error("{\"clients\": 100000}", "key 'clients' must be an integer in 1..65536");
 }
 
 static void test_set_classes(void) {
