@@ -14,6 +14,12 @@
 /* folders below a class folder walked at most this deep */
 #define MAX_DEPTH 64
 
+/* A folder, whichever path leads to it. */
+typedef struct folder_id {
+    dev_t dev;
+    ino_t ino;
+} folder_id;
+
 typedef struct entry {
     const char *name; /* the file name, inside path: the order */
     char *path;
@@ -26,9 +32,33 @@ typedef struct walk {
     native_image_folder_skips *skipped;
     entry *images;
     int n, cap;
-    struct stat folders[MAX_DEPTH + 1]; /* the folders being walked, for loops */
+    /* the root, the class folder and the folders below it being walked: a link to one is a loop */
+    folder_id path[MAX_DEPTH + 2];
     int depth;
+    /* every folder read in the scan (the root and the class folders first): one is read once, by its first path */
+    folder_id *read;
+    int n_read, cap_read;
 } walk;
+
+static folder_id id_of(const struct stat *st) { return (folder_id){.dev = st->st_dev, .ino = st->st_ino}; }
+
+static int same_folder(folder_id a, folder_id b) { return a.dev == b.dev && a.ino == b.ino; }
+
+/* Whether the folder is among the n. */
+static int among(const folder_id *folders, int n, folder_id f) {
+    for (int i = 0; i < n; i++)
+        if (same_folder(folders[i], f)) return 1;
+    return 0;
+}
+
+/* The folder counted as read in the scan. */
+static int mark_read(walk *w, folder_id f, const char *path, sdfed_error *err) {
+    folder_id *grown = sdfed_grow(w->read, &w->cap_read, w->n_read, sizeof *grown);
+    if (!grown) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    w->read = grown;
+    w->read[w->n_read++] = f;
+    return SDFED_OK;
+}
 
 static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -138,15 +168,17 @@ static int walk_entry(walk *w, const char *rel, int label, sdfed_error *err) {
     } else if (S_ISDIR(st.st_mode) && sdfed_folder_name_hidden(name, strlen(name))) {
         rc = native_image_folder_skip_add(w->skipped, path, "hidden folder", 0, err);
     } else if (S_ISDIR(st.st_mode)) {
-        int loop = w->depth >= MAX_DEPTH;
-        for (int i = 0; i < w->depth && !loop; i++)
-            loop = w->folders[i].st_dev == st.st_dev && w->folders[i].st_ino == st.st_ino;
-        if (loop) {
-            rc = native_image_folder_skip_add(
-                w->skipped, path, w->depth >= MAX_DEPTH ? "folders nested too deep" : "a folder loop", 0, err);
+        folder_id f = id_of(&st);
+        if (among(w->path, w->depth, f)) {
+            rc = native_image_folder_skip_add(w->skipped, path, "a folder loop", 0, err);
+        } else if (among(w->read, w->n_read, f)) {
+            rc = native_image_folder_skip_add(w->skipped, path, "a folder read already by another path", 0, err);
+        } else if (w->depth >= MAX_DEPTH + 2) {
+            rc = native_image_folder_skip_add(w->skipped, path, "folders nested too deep", 0, err);
         } else {
-            w->folders[w->depth++] = st;
-            rc = walk_folder(w, rel, label, err);
+            rc = mark_read(w, f, path, err);
+            w->path[w->depth++] = f;
+            if (rc == SDFED_OK) rc = walk_folder(w, rel, label, err);
             w->depth--;
         }
     } else if (!S_ISREG(st.st_mode)) {
@@ -233,6 +265,33 @@ static int root_folders(walk *w, char ***folders, int *n_folders, sdfed_error *e
     return rc;
 }
 
+/* The root and its class folders counted as read before any is walked, so
+ * that a link below one to another is not walked; a class folder that is
+ * the root or another class folder (a link) is an error naming them. */
+static int read_first(walk *w, char **folders, int n_folders, sdfed_error *err) {
+    struct stat st;
+    if (stat(w->root, &st) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->root, strerror(errno));
+    int rc = mark_read(w, id_of(&st), w->root, err);
+    for (int f = 0; f < n_folders && rc == SDFED_OK; f++) {
+        char *path = join(w->root, folders[f]);
+        if (!path) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", w->root);
+        if (stat(path, &st) != 0) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+        for (int other = 0; other <= f && rc == SDFED_OK; other++) {
+            if (!same_folder(w->read[other], id_of(&st))) continue;
+            if (other == 0)
+                rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: the class folder is %s itself (a link to it)", path,
+                                w->root);
+            else
+                rc = sdfed_fail(err, SDFED_ERR_FORMAT,
+                                "%s: class folders '%s' and '%s' are one folder (a link): each class needs its own",
+                                w->root, folders[other - 1], folders[f]);
+        }
+        if (rc == SDFED_OK) rc = mark_read(w, id_of(&st), path, err);
+        free(path);
+    }
+    return rc;
+}
+
 int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
                              native_image_folder *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
@@ -249,6 +308,7 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     for (int c = 0; c < C && rc == SDFED_OK && !classes; c++) folder_of[c] = c;
     if (rc == SDFED_OK && classes)
         rc = match_classes(dir, folders, n_folders, classes, n_classes, some_classes, folder_of, err);
+    if (rc == SDFED_OK) rc = read_first(&w, folders, n_folders, err);
     /* each class folder walked: one without images is an error naming it, as in ImageFolder */
     out->n_classes = C;
     if (rc == SDFED_OK && !(out->class_names = calloc((size_t)C + 1, sizeof *out->class_names)))
@@ -263,7 +323,9 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
             if (*p == '_') *p = ' ';
         if (folder_of[c] < 0) continue; /* a class the volunteer has no images of */
         int before = w.n;
-        w.depth = 0;
+        w.path[0] = w.read[0];
+        w.path[1] = w.read[1 + folder_of[c]];
+        w.depth = 2;
         rc = walk_folder(&w, folders[folder_of[c]], c, err);
         if (rc == SDFED_OK && w.n == before)
             rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s/%s: class '%s' has no images (PNG or JPEG, at any depth)", dir,
@@ -285,6 +347,7 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     }
     if (rc == SDFED_OK) out->n = w.n;
     free(w.images);
+    free(w.read);
     free(folder_of);
     free_names(folders, n_folders);
     if (rc) native_image_folder_free(out);

@@ -8,8 +8,12 @@
  *   images   every PNG or JPEG (by extension) below a class folder, at any
  *            depth, ordered by file name across the classes (then by class,
  *            then by path), so that a dataset written from an indexed one
- *            (00042.png, ...) keeps its order. Folder symlinks are followed
- *            once (a loop is named and skipped).
+ *            (00042.png, ...) keeps its order. Every folder is read once in
+ *            a scan, by the first path to it (the root and the class
+ *            folders first): a link to a folder above it (a loop), or to
+ *            one read already (another class's), is named and not walked;
+ *            a class folder that is the root or another class's folder is
+ *            an error naming both.
  *   skipped  every other file, named with why: hidden (a hidden folder is
  *            named once and not walked), not an image, a picture in another
  *            format, an image in no class folder, and (added by the caller,

@@ -5,6 +5,9 @@
 #  - `sdfed task init` counts every image below each class folder at any
 #    depth, names each bad, hidden and non-image file with why, and writes a
 #    task whose rounds start with 2 volunteers; --strict refuses the folder;
+#  - folders laid out as hosts' are: links to folders (every folder read
+#    once: a loop, or a folder read already, named and not walked; two
+#    class folders that are one refused);
 #  - `sdfed task check` finishes, names the same files, computes the 17
 #    images' features once and takes them from the cache the next time;
 #    fixing the truncated PNG recomputes that one image only;
@@ -55,6 +58,37 @@ else
   grep -q "task init: --strict: 3 images not used (listed above)" "$work/strict.log" && [ ! -e "$work/strict.json" ] &&
     ok || bad "task init --strict: $(cat "$work/strict.log")"
 fi
+
+# --- folders laid out as hosts' are: LAYOUT_N the folder mk_folder writes, init_log LAYOUT the output of
+# task init on it (its task in LAYOUT.json)
+mk_folder() { # mk_folder DIR CLASS:N...: N small PNGs in each DIR/CLASS
+  "$python" - "$@" <<'PY'
+import os, sys
+from PIL import Image
+root = sys.argv[1]
+for spec in sys.argv[2:]:
+    name, n = spec.rsplit(":", 1)
+    os.makedirs(os.path.join(root, name), exist_ok=True)
+    for i in range(int(n)):
+        Image.new("RGB", (16, 16), (len(name) * 20 % 256, i * 20 % 256, 9)).save(os.path.join(root, name, f"{i:03d}.png"))
+PY
+}
+init() { "$sdfed" task init "$work/$1" --out "$work/$1.json" "${@:2}" >"$work/$1.log" 2>&1; }
+
+# links to folders: every folder is read once in a scan; a link to a folder above it is a loop, a link to one
+# read already (another class's, or its own class's by another path) is not used, both named
+mk_folder "$work/links" cat:3 dog:3 dog/sub:2
+ln -s . "$work/links/cat/self" && ln -s .. "$work/links/dog/up" && ln -s ../cat "$work/links/dog/cats" &&
+  ln -s sub "$work/links/dog/zz_again"
+init links || bad "task init on links: $(cat "$work/links.log")"
+[ "$(counts "$work/links.log")" = "cat: 3, dog: 5" ] &&
+  grep -q "^2 files not used (a folder loop): cat/self, dog/up$" "$work/links.log" &&
+  grep -q "^2 files not used (a folder read already by another path): dog/cats, dog/zz_again$" "$work/links.log" &&
+  ok || bad "task init on folder links: $(cat "$work/links.log")"
+mk_folder "$work/twins" cat:3 dog:3 && ln -s cat "$work/twins/kitten"
+init twins && bad "task init took one folder as two classes" ||
+  { grep -q "twins: class folders 'cat' and 'kitten' are one folder (a link)" "$work/twins.log" &&
+    [ ! -e "$work/twins.json" ] && ok || bad "task init on two class folders that are one: $(cat "$work/twins.log")"; }
 
 # --- task check: finishes, names them, caches the 17 images' features
 "$sdfed" task check "$work/task.json" >"$work/check.log" 2>&1 || bad "task check: $(cat "$work/check.log")"
