@@ -10,6 +10,7 @@
 
 #include "base/grow.h"
 #include "data/folder_rule.h"
+#include "native/paths.h"
 
 /* folders below a class folder walked at most this deep */
 #define MAX_DEPTH 64
@@ -74,7 +75,7 @@ int native_image_folder_skip_add(native_image_folder_skips *s, const char *path,
     native_image_folder_skip *grown = sdfed_grow(s->items, &s->cap, s->n, sizeof *grown);
     if (!grown) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
     s->items = grown;
-    native_image_folder_skip one = {.path = strdup(path), .reason = strdup(reason), .image = image};
+    native_image_folder_skip one = {.path = native_path_text(path), .reason = strdup(reason), .image = image};
     if (!one.path || !one.reason) {
         free(one.path);
         free(one.reason);
@@ -265,6 +266,27 @@ static int root_folders(walk *w, char ***folders, int *n_folders, sdfed_error *e
     return rc;
 }
 
+/* Every class folder's name is UTF-8: it is the class's, which every
+ * volunteer is sent as text. */
+static int names_text(const char *dir, char **folders, int n_folders, sdfed_error *err) {
+    int rc = SDFED_OK;
+    for (int f = 0; f < n_folders && rc == SDFED_OK; f++) {
+        char *name = native_path_text(folders[f]), *path = join(dir, folders[f]),
+             *text = path ? native_path_text(path) : NULL;
+        if (!name || !text)
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
+        else if (strcmp(name, folders[f]) != 0)
+            rc = sdfed_fail(err, SDFED_ERR_FORMAT,
+                            "%s: the class folder's name is not UTF-8 text (its other bytes shown \\xNN; from an "
+                            "archive or a disk in another encoding?): rename it, its name is the class's",
+                            text);
+        free(name);
+        free(path);
+        free(text);
+    }
+    return rc;
+}
+
 /* The root and its class folders counted as read before any is walked, so
  * that a link below one to another is not walked; a class folder that is
  * the root or another class folder (a link) is an error naming them. */
@@ -300,6 +322,7 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     int n_folders = 0, rc = root_folders(&w, &folders, &n_folders, err);
     if (rc == SDFED_OK && n_folders == 0)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: no class folders (one sub-folder per class)", dir);
+    if (rc == SDFED_OK) rc = names_text(dir, folders, n_folders, err);
     int C = classes ? n_classes : n_folders;
     if (rc == SDFED_OK && C > IMAGE_FOLDER_MAX_CLASSES)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: %d classes, at most %d", dir, C, IMAGE_FOLDER_MAX_CLASSES);

@@ -4,7 +4,9 @@
  *            names with '_' read as a space; or, when the caller gives class
  *            names, each matched to the folder whose name means it: every
  *            class needs its folder and every folder its class (the error
- *            names the missing and the extra ones). At most 256.
+ *            names the missing and the extra ones). At most 256. A
+ *            folder name that is not UTF-8 is an error naming it (it would
+ *            be the class's name, sent to every volunteer as text).
  *   images   every PNG or JPEG (by extension) below a class folder, at any
  *            depth, ordered by file name across the classes (then by class,
  *            then by path), so that a dataset written from an indexed one
@@ -34,7 +36,7 @@
 
 /* One file not used, and why. */
 typedef struct native_image_folder_skip {
-    char *path;
+    char *path;   /* as text: a byte that is not UTF-8 shown \xNN (native_path_text) */
     char *reason; /* "hidden", "not an image", "GIF: not PNG or JPEG", "invalid PNG: ...", ... */
     int image;    /* whether it looked like a picture (--strict refuses those) */
 } native_image_folder_skip;

@@ -12,6 +12,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text/text_clean.h"
+
+char *native_path_text(const char *path) {
+    size_t n = strlen(path), length = 0;
+    uint32_t *points = malloc(sizeof *points * (n + 1));
+    char *text = malloc(4 * n + 1); /* \xNN for each byte at most */
+    if (!points || !text) {
+        free(points);
+        free(text);
+        return NULL;
+    }
+    size_t count = sdfed_utf8_decode((const unsigned char *)path, n, points);
+    for (size_t i = 0; i < count; i++) {
+        if (points[i] & SDFED_UTF8_RAW)
+            length += (size_t)snprintf(text + length, 5, "\\x%02x", (unsigned)(points[i] & 0xff));
+        else
+            length += sdfed_utf8_put((unsigned char *)text + length, points[i]);
+    }
+    text[length] = '\0';
+    free(points);
+    return text;
+}
+
 /* how far above the executable's folder the project folder is looked for */
 #define RESOLVE_LEVELS 5
 

@@ -14,6 +14,12 @@
  * `build/targets/clang/sdfed` find models/ and tasks/ from anywhere. */
 const char *native_resolve_path(const char *path, char *buf, size_t cap);
 
+/* path as text, in a new string (free it; NULL when out of memory): each
+ * byte that is not part of well-formed UTF-8 written \xNN (CP1252's 'é',
+ * 0xE9, as \xe9), so that a name from a disk in another encoding can be
+ * shown and put in JSON; path itself when it is UTF-8. */
+char *native_path_text(const char *path);
+
 /* mkdir -p path */
 int native_make_dirs(const char *path, sdfed_error *err);
 

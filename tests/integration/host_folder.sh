@@ -90,6 +90,25 @@ init twins && bad "task init took one folder as two classes" ||
   { grep -q "twins: class folders 'cat' and 'kitten' are one folder (a link)" "$work/twins.log" &&
     [ ! -e "$work/twins.json" ] && ok || bad "task init on two class folders that are one: $(cat "$work/twins.log")"; }
 
+# names that are not UTF-8 (a zip from CP1252: 'caf\xe9'): a class folder's, which every volunteer would be sent, is
+# refused with its bytes shown and nothing written; a file's not used is named so, and an image's is used (only its
+# bytes travel)
+mk_folder "$work/latin1" ok:5 other:5
+"$python" -c "import os, shutil; d = b'$work/latin1/'; os.rename(d + b'other', d + b'caf\xe9')
+shutil.copy(d + b'ok/000.png', d + b'ok/th\xe9.png'); open(d + b'ok/r\xe9sum\xe9.txt', 'w').write('hi')"
+init latin1 && bad "task init took a class folder whose name is not UTF-8" ||
+  { grep -qF "latin1/caf\xe9: the class folder's name is not UTF-8 text" "$work/latin1.log" &&
+    grep -q "rename it" "$work/latin1.log" && [ ! -e "$work/latin1.json" ] && ok ||
+    bad "task init on a class folder whose name is not UTF-8: $(cat -v "$work/latin1.log")"; }
+"$python" -c "import os; d = b'$work/latin1/'; os.rename(d + b'caf\xe9', d + b'cafe')"
+init latin1 && [ "$(counts "$work/latin1.log")" = "cafe: 5, ok: 6" ] &&
+  grep -qF "1 file not used (not an image): ok/r\xe9sum\xe9.txt" "$work/latin1.log" && ok ||
+  bad "task init on file names that are not UTF-8: $(cat -v "$work/latin1.log")"
+mv "$work/latin1" "$work/latin1"$'\xe9'
+init latin1$'\xe9' && bad "task init wrote a folder's path that is not UTF-8 into the task's JSON" ||
+  { grep -qF "latin1\xe9: the folder's path is not UTF-8 text" "$work/latin1"$'\xe9'.log &&
+    [ ! -e "$work/latin1"$'\xe9'.json ] && ok || bad "task init on a folder whose path is not UTF-8: $(cat -v "$work/latin1"$'\xe9'.log)"; }
+
 # --- task check: finishes, names them, caches the 17 images' features
 "$sdfed" task check "$work/task.json" >"$work/check.log" 2>&1 || bad "task check: $(cat "$work/check.log")"
 [ "$(counts "$work/check.log")" = "$want" ] && grep -q "^image features: 0 from the cache, 17 computed" "$work/check.log" &&

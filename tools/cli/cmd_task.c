@@ -63,6 +63,21 @@ static int absolute(const char *path, char out[PATH_MAX]) {
                           : getcwd(cwd, sizeof cwd) && snprintf(out, PATH_MAX, "%s/%s", cwd, path) < PATH_MAX;
 }
 
+/* Whether path is UTF-8, as a task file's JSON must hold it; else an error
+ * naming it (its other bytes shown \xNN). */
+static int path_is_text(const char *what, const char *path) {
+    char *text = native_path_text(path);
+    if (!text) return native_cli_error(CLI_FAILED, "task init: out of memory");
+    int status = strcmp(text, path) == 0
+                     ? CLI_OK
+                     : native_cli_error(CLI_FAILED,
+                                        "task init: %s: the %s's path is not UTF-8 text (its other bytes shown \\xNN), "
+                                        "which a task file cannot hold: rename it",
+                                        text, what);
+    free(text);
+    return status;
+}
+
 static int is_folder(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -173,6 +188,10 @@ static int task_init(int argc, char **argv) {
     if (!absolute(native_resolve_path(model ? model : NATIVE_DEFAULT_MODEL, resolved, sizeof resolved), model_path))
         return native_cli_error(CLI_FAILED, "task init: the model's path is too long");
     if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "task init: %s", err.message);
+    if (path_is_text("folder", dir) || path_is_text("model", model_path)) {
+        native_model_close(&m);
+        return CLI_FAILED;
+    }
     native_model_close(&m);
     /* the folder read as the task will read it */
     char train[PATH_MAX + 8], test[PATH_MAX + 8];
