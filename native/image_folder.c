@@ -31,6 +31,7 @@ typedef struct entry {
 typedef struct walk {
     const char *root;
     native_image_folder_skips *skipped;
+    const char *outside; /* beside the dataset's folders: every picture's reason for not being used */
     entry *images;
     int n, cap;
     /* the root, the class folder and the folders below it being walked: a link to one is a loop */
@@ -133,6 +134,11 @@ static char *join(const char *a, const char *b) {
 /* A file found at relative path rel (full path path) below class label. */
 static int add_file(walk *w, char *path, const char *rel, int label, sdfed_error *err) {
     sdfed_folder_entry kind = sdfed_folder_classify(rel);
+    if (w->outside && (kind.kind == SDFED_FOLDER_IMAGE || kind.kind == SDFED_FOLDER_LOOSE)) {
+        int rc = native_image_folder_skip_add(w->skipped, path, w->outside, 1, err);
+        free(path);
+        return rc;
+    }
     if (kind.kind == SDFED_FOLDER_IMAGE) {
         entry *grown = sdfed_grow(w->images, &w->cap, w->n, sizeof *grown);
         if (!grown) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
@@ -374,6 +380,35 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     free(folder_of);
     free_names(folders, n_folders);
     if (rc) native_image_folder_free(out);
+    return rc;
+}
+
+int native_image_folder_beside(const char *dir, const char *const *read, int n_read, const char *reason,
+                               native_image_folder_skips *skipped, sdfed_error *err) {
+    walk w = {.root = dir, .skipped = skipped, .outside = reason};
+    char **names = NULL;
+    int n = 0, rc = list(dir, &names, &n, err);
+    /* dir and the folders read are read already: a link to one is not walked again */
+    for (int i = -1; i < n_read && rc == SDFED_OK; i++) {
+        char *path = i < 0 ? strdup(dir) : join(dir, read[i]);
+        struct stat st;
+        if (!path)
+            rc = sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", dir);
+        else if (stat(path, &st) != 0)
+            rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+        else
+            rc = mark_read(&w, id_of(&st), path, err);
+        free(path);
+    }
+    if (rc == SDFED_OK) w.path[w.depth++] = w.read[0];
+    for (int i = 0; i < n && rc == SDFED_OK; i++) {
+        int is_read = 0;
+        for (int j = 0; j < n_read && !is_read; j++) is_read = !strcmp(names[i], read[j]);
+        if (!is_read) rc = walk_entry(&w, names[i], -1, err);
+    }
+    free_names(names, n);
+    free(w.images);
+    free(w.read);
     return rc;
 }
 

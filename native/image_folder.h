@@ -59,6 +59,14 @@ typedef struct native_image_folder {
  * a folder without a class is still an error. */
 int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
                              native_image_folder *out, sdfed_error *err);
+/* Every file in the folder dir but in its n_read folders read (the train
+ * and test folders of a task), at any depth, added to skipped as not used:
+ * each PNG or JPEG (a picture: --strict refuses it) with reason, the others
+ * as a scan names them (hidden, not an image, another format). Folders are
+ * walked as in a scan (a link to dir, to a folder read or to one walked
+ * already is named, not walked). */
+int native_image_folder_beside(const char *dir, const char *const *read, int n_read, const char *reason,
+                               native_image_folder_skips *skipped, sdfed_error *err);
 /* Moves all's images into train and test, which borrow all's class names
  * (all keeps them and its skipped list: free it after the splits). */
 int native_image_folder_hold_out(native_image_folder *all, double fraction, native_image_folder *train,

@@ -109,6 +109,20 @@ init latin1$'\xe9' && bad "task init wrote a folder's path that is not UTF-8 int
   { grep -qF "latin1\xe9: the folder's path is not UTF-8 text" "$work/latin1"$'\xe9'.log &&
     [ ! -e "$work/latin1"$'\xe9'.json ] && ok || bad "task init on a folder whose path is not UTF-8: $(cat -v "$work/latin1"$'\xe9'.log)"; }
 
+# train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
+# used, its images among the images not used (--strict refuses them)
+mk_folder "$work/splits" train/cat:5 train/dog:5 test/cat:2 test/dog:2 extra_class:4 validation/cat:2 validation/dog:2
+echo hi >"$work/splits/README.txt"
+init splits && [ "$(counts "$work/splits.log")" = "cat: 7, dog: 7" ] && grep -q "^8 images not used:$" "$work/splits.log" &&
+  grep -q "^  extra_class/003.png: not in train/ or test/ (a task reads those two)$" "$work/splits.log" &&
+  grep -q "^  validation/dog/001.png: not in train/ or test/ (a task reads those two)$" "$work/splits.log" &&
+  grep -q "^1 file not used (not an image): README.txt$" "$work/splits.log" && ok ||
+  bad "task init on train/, test/ and more: $(cat "$work/splits.log")"
+rm "$work/splits.json"
+init splits --strict && bad "task init --strict took images beside train/ and test/" ||
+  { grep -q "task init: --strict: 8 images not used (listed above)" "$work/splits.log" && [ ! -e "$work/splits.json" ] &&
+    ok || bad "task init --strict on train/, test/ and more: $(cat "$work/splits.log")"; }
+
 # --- task check: finishes, names them, caches the 17 images' features
 "$sdfed" task check "$work/task.json" >"$work/check.log" 2>&1 || bad "task check: $(cat "$work/check.log")"
 [ "$(counts "$work/check.log")" = "$want" ] && grep -q "^image features: 0 from the cache, 17 computed" "$work/check.log" &&

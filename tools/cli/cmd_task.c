@@ -31,7 +31,8 @@ static const char init_usage[] =
     "classes, else DIR with a fifth of each class held out for testing. Every image is decoded once\n"
     "(the verdicts are cached): the counts printed per class are the images that will be used, and every\n"
     "file that will not be (it does not decode, it is no PNG or JPEG, it is hidden, it is in no class\n"
-    "folder) is named with why. The task: the model (the default one unless given), N clients (10) on a\n"
+    "folder, it is beside train/ and test/) is named with why. The task: the model (the default one unless given), N "
+    "clients (10) on a\n"
     "Dirichlet split (iid when the images are too few for one; it says which), a round started by 2\n"
     "volunteers and taking up to 10 of those connected, 50 rounds, SDFed.\n"
     "\n"
@@ -103,13 +104,15 @@ static void dataset_root(const sdfed_task *task, char root[PATH_MAX]) {
     }
 }
 
-/* The classes, then the files not used; the pictures not used under --strict fail. */
+/* The classes, then the files not used (skipped: the dataset's, and in
+ * task init the files beside its train and test folders); the pictures not
+ * used under --strict fail. */
 static int report_dataset(const char *command, const sdfed_task *task, const char *const *names,
-                          const native_fed_data *d, int strict) {
+                          const native_fed_data *d, const native_image_folder_skips *skipped, int strict) {
     report_classes(names, d->n_classes, d->train_labels, d->n_train, d->test_labels, d->n_test);
     char root[PATH_MAX];
     dataset_root(task, root);
-    int pictures = report_skipped(d->skipped, root);
+    int pictures = report_skipped(skipped, root);
     if (strict && pictures)
         return native_cli_error(CLI_FAILED, "%s: --strict: %d image%s not used (listed above)", command, pictures,
                                 pictures > 1 ? "s" : "");
@@ -208,12 +211,23 @@ static int task_init(int argc, char **argv) {
     memcpy(task.data_test, test_dir, strlen(test_dir) + 1);
     task.test_fraction = split ? 0 : 0.2;
     native_fed_data d = {0};
+    native_image_folder_skips skipped = {0};
     int rc = native_fed_data_load_images(&task, NULL, cache, &d, &err);
+    /* the dataset's files not used, then every file beside train/ and test/, which the task does not read */
+    for (int i = 0; rc == SDFED_OK && d.skipped && i < d.skipped->n; i++)
+        rc = native_image_folder_skip_add(&skipped, d.skipped->items[i].path, d.skipped->items[i].reason,
+                                          d.skipped->items[i].image, &err);
+    const char *const splits[] = {"train", "test"};
+    if (rc == SDFED_OK && split)
+        rc = native_image_folder_beside(dir, splits, 2, "not in train/ or test/ (a task reads those two)", &skipped,
+                                        &err);
     if (rc) {
+        native_image_folder_skips_free(&skipped);
+        native_fed_data_free(&d);
         sdfed_task_free(&task);
         return native_cli_error(CLI_FAILED, "task init: %s", err.message);
     }
-    status = report_dataset("task init", &task, d.class_names, &d, strict);
+    status = report_dataset("task init", &task, d.class_names, &d, &skipped, strict);
     int dirichlet = d.n_train >= INIT_DIRICHLET_MIN * n_clients;
     if (status == CLI_OK) {
         printf("partition: %s, about %d training images a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid",
@@ -230,6 +244,7 @@ static int task_init(int argc, char **argv) {
         if (rc) status = native_cli_error(CLI_FAILED, "task init: %s", err.message);
     }
     if (status == CLI_OK) printf("wrote %s (check it with: sdfed task check %s)\n", out, out);
+    native_image_folder_skips_free(&skipped);
     native_fed_data_free(&d);
     sdfed_task_free(&task);
     return status;
@@ -330,7 +345,7 @@ static int task_check(int argc, char **argv) {
     if (rc == SDFED_OK) {
         const char **names = malloc(sizeof *names * (size_t)(d.n_classes + 1));
         for (int c = 0; names && c < d.n_classes; c++) names[c] = sdfed_task_class_name(&task, c);
-        status = names ? report_dataset("task check", &task, names, &d, strict) : CLI_FAILED;
+        status = names ? report_dataset("task check", &task, names, &d, d.skipped, strict) : CLI_FAILED;
         if (!names) rc = sdfed_fail(&err, SDFED_ERR_NOMEM, "out of memory");
         free(names);
         printf("image features: %d from the cache, %d computed\n", d.features.cached, d.features.computed);
