@@ -293,6 +293,19 @@ static int names_text(const char *dir, char **folders, int n_folders, sdfed_erro
     return rc;
 }
 
+/* No two class folders mean one class (folder_rule.h: "Sea-Lion" and "sea
+ * lion"): a task of their classes would name one class twice. */
+static int distinct_classes(const char *dir, char **folders, int n_folders, sdfed_error *err) {
+    for (int f = 0; f < n_folders; f++)
+        for (int other = 0; other < f; other++)
+            if (sdfed_folder_names_match(folders[other], strlen(folders[other]), folders[f], strlen(folders[f])))
+                return sdfed_fail(err, SDFED_ERR_FORMAT,
+                                  "%s: class folders '%s' and '%s' are one class (names match ignoring case, '_', '-' "
+                                  "and spaces): merge them, or rename one",
+                                  dir, folders[other], folders[f]);
+    return SDFED_OK;
+}
+
 /* The root and its class folders counted as read before any is walked, so
  * that a link below one to another is not walked; a class folder that is
  * the root or another class folder (a link) is an error naming them. */
@@ -329,6 +342,7 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     if (rc == SDFED_OK && n_folders == 0)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: no class folders (one sub-folder per class)", dir);
     if (rc == SDFED_OK) rc = names_text(dir, folders, n_folders, err);
+    if (rc == SDFED_OK) rc = distinct_classes(dir, folders, n_folders, err);
     int C = classes ? n_classes : n_folders;
     if (rc == SDFED_OK && C > IMAGE_FOLDER_MAX_CLASSES)
         rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: %d classes, at most %d", dir, C, IMAGE_FOLDER_MAX_CLASSES);

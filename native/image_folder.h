@@ -4,7 +4,8 @@
  *            names with '_' read as a space; or, when the caller gives class
  *            names, each matched to the folder whose name means it: every
  *            class needs its folder and every folder its class (the error
- *            names the missing and the extra ones). At most 256. A
+ *            names the missing and the extra ones); two folders that mean
+ *            one class are an error naming both. At most 256. A
  *            folder name that is not UTF-8 is an error naming it (it would
  *            be the class's name, sent to every volunteer as text).
  *   images   every PNG or JPEG (by extension) below a class folder, at any

@@ -109,6 +109,16 @@ init latin1$'\xe9' && bad "task init wrote a folder's path that is not UTF-8 int
   { grep -qF "latin1\xe9: the folder's path is not UTF-8 text" "$work/latin1"$'\xe9'.log &&
     [ ! -e "$work/latin1"$'\xe9'.json ] && ok || bad "task init on a folder whose path is not UTF-8: $(cat -v "$work/latin1"$'\xe9'.log)"; }
 
+# folders that mean one class under the folder rule (case, '_', '-' and space alike): refused, both named
+mk_folder "$work/sealions" sea_lion:3 "sea lion:3" Sea-Lion:3 walrus:3
+init sealions && bad "task init took folders that are one class" ||
+  { grep -q "sealions: class folders 'Sea-Lion' and 'sea lion' are one class" "$work/sealions.log" &&
+    [ ! -e "$work/sealions.json" ] && ok || bad "task init on folders that are one class: $(cat "$work/sealions.log")"; }
+mk_folder "$work/cats" Cat:3 cat:3 dog:3
+init cats && bad "task init took Cat and cat as two classes" ||
+  { grep -q "cats: class folders 'Cat' and 'cat' are one class" "$work/cats.log" && ok ||
+    bad "task init on Cat and cat: $(cat "$work/cats.log")"; }
+
 # train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
 # used, its images among the images not used (--strict refuses them)
 mk_folder "$work/splits" train/cat:5 train/dog:5 test/cat:2 test/dog:2 extra_class:4 validation/cat:2 validation/dog:2
