@@ -131,6 +131,13 @@ static char *join(const char *a, const char *b) {
     return path;
 }
 
+/* Whether a file at rel is named as a picture: one not used is among the
+ * images not used (--strict refuses those), whatever the reason. */
+static int named_as_picture(const char *rel) {
+    sdfed_folder_kind kind = sdfed_folder_classify(rel).kind;
+    return kind == SDFED_FOLDER_IMAGE || kind == SDFED_FOLDER_UNSUPPORTED || kind == SDFED_FOLDER_LOOSE;
+}
+
 /* A file found at relative path rel (full path path) below class label. */
 static int add_file(walk *w, char *path, const char *rel, int label, sdfed_error *err) {
     sdfed_folder_entry kind = sdfed_folder_classify(rel);
@@ -152,8 +159,7 @@ static int add_file(walk *w, char *path, const char *rel, int label, sdfed_error
         snprintf(reason, sizeof reason, "%s: %s", kind.format, sdfed_folder_kind_reason(kind.kind));
     else
         snprintf(reason, sizeof reason, "%s", sdfed_folder_kind_reason(kind.kind));
-    int rc = native_image_folder_skip_add(
-        w->skipped, path, reason, kind.kind == SDFED_FOLDER_UNSUPPORTED || kind.kind == SDFED_FOLDER_LOOSE, err);
+    int rc = native_image_folder_skip_add(w->skipped, path, reason, named_as_picture(rel), err);
     free(path);
     return rc;
 }
@@ -171,7 +177,7 @@ static int walk_entry(walk *w, const char *rel, int label, sdfed_error *err) {
     if (stat(path, &st) != 0) {
         char reason[128];
         snprintf(reason, sizeof reason, "cannot be read: %s", strerror(errno));
-        rc = native_image_folder_skip_add(w->skipped, path, reason, 0, err);
+        rc = native_image_folder_skip_add(w->skipped, path, reason, named_as_picture(rel), err);
     } else if (S_ISDIR(st.st_mode) && sdfed_folder_name_hidden(name, strlen(name))) {
         rc = native_image_folder_skip_add(w->skipped, path, "hidden folder", 0, err);
     } else if (S_ISDIR(st.st_mode)) {
@@ -189,7 +195,7 @@ static int walk_entry(walk *w, const char *rel, int label, sdfed_error *err) {
             w->depth--;
         }
     } else if (!S_ISREG(st.st_mode)) {
-        rc = native_image_folder_skip_add(w->skipped, path, "not a file", 0, err);
+        rc = native_image_folder_skip_add(w->skipped, path, "not a file", named_as_picture(rel), err);
     } else {
         return add_file(w, path, rel, label, err); /* keeps path */
     }

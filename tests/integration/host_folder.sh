@@ -119,6 +119,19 @@ init cats && bad "task init took Cat and cat as two classes" ||
   { grep -q "cats: class folders 'Cat' and 'cat' are one class" "$work/cats.log" && ok ||
     bad "task init on Cat and cat: $(cat "$work/cats.log")"; }
 
+# a file named as an image that cannot be read (a link to nothing) is an image not used, as one that cannot be
+# opened is: --strict refuses it; a link to nothing named otherwise is a file not used
+mk_folder "$work/gone" cat:3 dog:3
+ln -s /gone/photo.jpg "$work/gone/dog/photo.jpg" && ln -s /gone/notes "$work/gone/dog/notes"
+init gone && grep -q "^1 image not used:$" "$work/gone.log" &&
+  grep -q "^  dog/photo.jpg: cannot be read: No such file or directory$" "$work/gone.log" &&
+  grep -q "^1 file not used (cannot be read: No such file or directory): dog/notes$" "$work/gone.log" && ok ||
+  bad "task init on a link to nothing: $(cat "$work/gone.log")"
+rm "$work/gone.json"
+init gone --strict && bad "task init --strict took an image that cannot be read" ||
+  { grep -q "task init: --strict: 1 image not used" "$work/gone.log" && ok ||
+    bad "task init --strict on a link to nothing: $(cat "$work/gone.log")"; }
+
 # train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
 # used, its images among the images not used (--strict refuses them)
 mk_folder "$work/splits" train/cat:5 train/dog:5 test/cat:2 test/dog:2 extra_class:4 validation/cat:2 validation/dog:2
