@@ -132,6 +132,21 @@ init gone --strict && bad "task init --strict took an image that cannot be read"
   { grep -q "task init: --strict: 1 image not used" "$work/gone.log" && ok ||
     bad "task init --strict on a link to nothing: $(cat "$work/gone.log")"; }
 
+# layouts that would make a misleading task: one class (zero-shot "100%"), train/ alone, train/ and val/ (two
+# classes named "train" and "val"): refused, saying why
+mk_folder "$work/one" cat:5
+init one && bad "task init took one class" ||
+  { grep -q "one: one class folder ('cat'): a task needs at least two classes" "$work/one.log" &&
+    [ ! -e "$work/one.json" ] && ok || bad "task init on one class: $(cat "$work/one.log")"; }
+mk_folder "$work/trainonly" train/cat:3 train/dog:3
+init trainonly && bad "task init took train/ alone as one class" ||
+  { grep -q "trainonly holds train/ but no test/" "$work/trainonly.log" && ok ||
+    bad "task init on train/ alone: $(cat "$work/trainonly.log")"; }
+mk_folder "$work/trainval" train/cat:3 train/dog:3 val/cat:2 val/dog:2
+init trainval && bad "task init took train/ and val/ as two classes" ||
+  { grep -q "trainval holds train/ and val/ but no test/: only test/ is read as the test split" "$work/trainval.log" &&
+    ok || bad "task init on train/ and val/: $(cat "$work/trainval.log")"; }
+
 # train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
 # used, its images among the images not used (--strict refuses them)
 mk_folder "$work/splits" train/cat:5 train/dog:5 test/cat:2 test/dog:2 extra_class:4 validation/cat:2 validation/dog:2

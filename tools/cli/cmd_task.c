@@ -27,14 +27,14 @@ static const char init_usage[] =
     "usage: sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json] [--cache DIR] [--strict]\n"
     "\n"
     "Writes a federation's task for the folder of labelled images DIR: one sub-folder per class (its name\n"
-    "is the class), every PNG or JPEG below it at any depth; DIR/train and DIR/test when both hold the\n"
-    "classes, else DIR with a fifth of each class held out for testing. Every image is decoded once\n"
-    "(the verdicts are cached): the counts printed per class are the images that will be used, and every\n"
-    "file that will not be (it does not decode, it is no PNG or JPEG, it is hidden, it is in no class\n"
-    "folder, it is beside train/ and test/) is named with why. The task: the model (the default one unless given), N "
-    "clients (10) on a\n"
-    "Dirichlet split (iid when the images are too few for one; it says which), a round started by 2\n"
-    "volunteers and taking up to 10 of those connected, 50 rounds, SDFed.\n"
+    "is the class; two classes or more), every PNG or JPEG below it at any depth; DIR/train and DIR/test\n"
+    "when both hold the classes (val/ is not read: rename it test/), else DIR with a fifth of each class\n"
+    "held out for testing. Every image is decoded once (the verdicts are cached): the counts printed per\n"
+    "class are the images that will be used, and every file that will not be (it cannot be read or does\n"
+    "not decode, it is no PNG or JPEG, it is hidden, it is in no class folder or beside train/ and test/)\n"
+    "is named with why. The task: the model (the default one unless given), N clients (10) on a Dirichlet\n"
+    "split (iid when the images are too few for one; it says which), a round started by 2 volunteers and\n"
+    "taking up to 10 of those connected, 50 rounds, SDFed.\n"
     "\n"
     "  --clients N     shards of the images, as demo shares and in simulation (10)\n"
     "  --model M.gguf  the CLIP model (" NATIVE_DEFAULT_MODEL ")\n"
@@ -82,6 +82,40 @@ static int path_is_text(const char *what, const char *path) {
 static int is_folder(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* For a folder dir holding train/ but no test/: an error when a validation
+ * split (val/) is beside train/, which would otherwise be read as two
+ * classes, "train" and "val"; only test/ is read as the test split (the
+ * README's layout: DIR/train and DIR/test). */
+static int no_validation_split(const char *dir) {
+    static const char *const validation[] = {"val", "valid", "validation"};
+    char path[PATH_MAX + 16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, validation[i]);
+        if (is_folder(path))
+            return native_cli_error(CLI_FAILED,
+                                    "task init: %s holds train/ and %s/ but no test/: only test/ is read as the test "
+                                    "split (rename %s/ to test/ to test on it), and the sub-folders of a folder "
+                                    "without both are its classes",
+                                    dir, validation[i], validation[i]);
+    }
+    return CLI_OK;
+}
+
+/* A task of one class learns nothing (each image is of it): an error
+ * saying why, for the folder dir read as the task reads it. */
+static int two_classes(const char *dir, const native_fed_data *d) {
+    if (d->n_classes >= 2) return CLI_OK;
+    if (!strcmp(d->class_names[0], "train"))
+        return native_cli_error(CLI_FAILED,
+                                "task init: %s holds train/ but no test/: a task reads DIR/train and DIR/test (each "
+                                "with the class folders), or DIR's sub-folders as its classes",
+                                dir);
+    return native_cli_error(CLI_FAILED,
+                            "task init: %s: one class folder ('%s'): a task needs at least two classes (one "
+                            "sub-folder per class)",
+                            dir, d->class_names[0]);
 }
 
 /* A Dirichlet split (alpha 0.5) leaves some clients with few images: below
@@ -201,6 +235,7 @@ static int task_init(int argc, char **argv) {
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(test, sizeof test, "%s/test", dir);
     int split = is_folder(train) && is_folder(test);
+    if (!split && is_folder(train) && no_validation_split(dir)) return CLI_FAILED;
     sdfed_task task;
     sdfed_task_defaults(&task);
     snprintf(task.dataset, sizeof task.dataset, "folder");
@@ -221,11 +256,11 @@ static int task_init(int argc, char **argv) {
     if (rc == SDFED_OK && split)
         rc = native_image_folder_beside(dir, splits, 2, "not in train/ or test/ (a task reads those two)", &skipped,
                                         &err);
-    if (rc) {
+    if (rc || two_classes(dir, &d)) {
         native_image_folder_skips_free(&skipped);
         native_fed_data_free(&d);
         sdfed_task_free(&task);
-        return native_cli_error(CLI_FAILED, "task init: %s", err.message);
+        return rc ? native_cli_error(CLI_FAILED, "task init: %s", err.message) : CLI_FAILED;
     }
     status = report_dataset("task init", &task, d.class_names, &d, &skipped, strict);
     int dirichlet = d.n_train >= INIT_DIRICHLET_MIN * n_clients;
