@@ -139,5 +139,15 @@ for cmd in "" convert info check-reference; do
   fi
 done
 
+# task init and task check: --help or -h anywhere among the arguments prints the command's help
+for args in "init $work --help" "init -h $work --clients 3" "check $work/task.json --strict --help" "check -h"; do
+  set -- $args
+  if "$sdfed" task $args >"$work/out" 2>"$work/err" && grep -q "^usage: sdfed task $1 " "$work/out" && [ ! -s "$work/err" ]; then
+    ok
+  else
+    bad "sdfed task $args"; sed 's/^/  | /' "$work/err" "$work/out"
+  fi
+done
+
 summary
 [ "$failed" -eq 0 ]

@@ -402,8 +402,11 @@ static int task_check(int argc, char **argv) {
     return status;
 }
 
+/* --help or -h anywhere among a command's arguments */
 static int wants_help(int argc, char **argv) {
-    return argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"));
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
 }
 
 int cmd_task(int argc, char **argv) {
