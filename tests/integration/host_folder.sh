@@ -5,9 +5,15 @@
 #  - `sdfed task init` counts every image below each class folder at any
 #    depth, names each bad, hidden and non-image file with why, and writes a
 #    task whose rounds start with 2 volunteers; --strict refuses the folder;
-#  - folders laid out as hosts' are: links to folders (every folder read
-#    once: a loop, or a folder read already, named and not walked; two
-#    class folders that are one refused);
+#  - folders laid out as hosts' are, each through `task init`: links to
+#    folders (every folder read once: a loop, or a folder read already,
+#    named and not walked; two class folders that are one refused); names
+#    that are not UTF-8 (a class folder's refused, a file's shown \xNN);
+#    folders that mean one class refused; a link to nothing named as an
+#    image counted among the images not used; one class, train/ alone,
+#    train/ and val/ refused; fewer images than clients, the class table's
+#    alignment, an existing task file kept (--force), `task init .`'s name;
+#    files beside train/ and test/ named as not used (--strict refuses);
 #  - `sdfed task check` finishes, names the same files, computes the 17
 #    images' features once and takes them from the cache the next time;
 #    fixing the truncated PNG recomputes that one image only;
@@ -146,6 +152,26 @@ mk_folder "$work/trainval" train/cat:3 train/dog:3 val/cat:2 val/dog:2
 init trainval && bad "task init took train/ and val/ as two classes" ||
   { grep -q "trainval holds train/ and val/ but no test/: only test/ is read as the test split" "$work/trainval.log" &&
     ok || bad "task init on train/ and val/: $(cat "$work/trainval.log")"; }
+
+# fewer training images than the default 10 clients: as many clients as images, said plainly; more clients asked
+# for than images: said how many get none. The task's name is the folder's (from "." too); class names line up by
+# characters; an existing task file is kept unless --force
+mk_folder "$work/few" a:3 b:3 "café:3"
+init few && grep -q "^partition: iid, 9 clients of 1 training image each (9 training images are too few for 10" \
+  "$work/few.log" && grep -q '"clients": 9,' "$work/few.json" && ok || bad "task init on 9 images: $(cat "$work/few.log")"
+"$python" - "$work/few.log" <<'PY' && ok || bad "the class table is not aligned: $(cat "$work/few.log")"
+import sys
+rows = [l for l in open(sys.argv[1], encoding="utf-8") if l.endswith(" test images\n")]
+sys.exit(not (len(rows) == 3 and len({l.index(" training") for l in rows}) == 1))
+PY
+init few --clients 12 && bad "task init overwrote an existing task file" ||
+  { grep -q "few.json exists (a task edited by hand?): --force to replace it" "$work/few.log" &&
+    grep -q '"clients": 9,' "$work/few.json" && ok || bad "task init on an existing task file: $(cat "$work/few.log")"; }
+init few --clients 12 --force && grep -q "^partition: iid, 9 training images for 12 clients: 3 get none" "$work/few.log" &&
+  grep -q '"clients": 12,' "$work/few.json" && ok || bad "task init --clients 12 on 9 images: $(cat "$work/few.log")"
+(cd "$work/few" && "$sdfed" task init . --out "$work/dot.json" >"$work/dot.log" 2>&1) &&
+  grep -q '"name": "few",' "$work/dot.json" && grep -q "\"folder\": \"$work/few\"," "$work/dot.json" && ok ||
+  bad "task init .: $(cat "$work/dot.log" "$work/dot.json")"
 
 # train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
 # used, its images among the images not used (--strict refuses them)

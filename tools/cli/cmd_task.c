@@ -1,5 +1,7 @@
 /* sdfed task: what a host runs before opening a federation (the usage
  * texts below say what each does). */
+#define _XOPEN_SOURCE 700 /* realpath, beside POSIX */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@ const char cmd_task_help[] =
     "'sdfed task check --help' say more.\n";
 
 static const char init_usage[] =
-    "usage: sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json] [--cache DIR] [--strict]\n"
+    "usage: sdfed task init DIR [--clients N] [--model M.gguf] [--out TASK.json] [--cache DIR] [--strict] [--force]\n"
     "\n"
     "Writes a federation's task for the folder of labelled images DIR: one sub-folder per class (its name\n"
     "is the class; two classes or more), every PNG or JPEG below it at any depth; DIR/train and DIR/test\n"
@@ -32,15 +34,17 @@ static const char init_usage[] =
     "held out for testing. Every image is decoded once (the verdicts are cached): the counts printed per\n"
     "class are the images that will be used, and every file that will not be (it cannot be read or does\n"
     "not decode, it is no PNG or JPEG, it is hidden, it is in no class folder or beside train/ and test/)\n"
-    "is named with why. The task: the model (the default one unless given), N clients (10) on a Dirichlet\n"
-    "split (iid when the images are too few for one; it says which), a round started by 2 volunteers and\n"
-    "taking up to 10 of those connected, 50 rounds, SDFed.\n"
+    "is named with why. The task, named after the folder: the model (the default one unless given), N\n"
+    "clients (10, or one a training image when those are fewer) on a Dirichlet split (iid when the images\n"
+    "are too few for one; it says which), a round started by 2 volunteers and taking up to 10 of those\n"
+    "connected, 50 rounds, SDFed. An existing TASK.json is kept (it may have been edited) unless --force.\n"
     "\n"
     "  --clients N     shards of the images, as demo shares and in simulation (10)\n"
     "  --model M.gguf  the CLIP model (" NATIVE_DEFAULT_MODEL ")\n"
     "  --out TASK.json where to write it (task.json)\n"
     "  --cache DIR     where decoding verdicts and image features are kept ($SDFED_CACHE, ~/.cache/sdfed)\n"
-    "  --strict        fail, writing nothing, when any image is not used\n";
+    "  --strict        fail, writing nothing, when any image is not used\n"
+    "  --force         replace TASK.json when it exists (else kept: it may have been edited)\n";
 
 static const char check_usage[] =
     "usage: sdfed task check TASK.json [--cache DIR] [--data DIR] [--backend NAME] [--strict]\n"
@@ -121,6 +125,8 @@ static int two_classes(const char *dir, const native_fed_data *d) {
 /* A Dirichlet split (alpha 0.5) leaves some clients with few images: below
  * this average the partition's min_train (16) is out of reach too often. */
 #define INIT_DIRICHLET_MIN 128
+/* The clients (shards) task init writes unless told (--clients). */
+#define INIT_CLIENTS 10
 /* The quorum task init writes: a round starts with INIT_MIN_CLIENTS
  * volunteers connected and takes up to INIT_CLIENTS_PER_ROUND of them. */
 #define INIT_MIN_CLIENTS 2
@@ -195,29 +201,62 @@ static int write_init_task(const char *out, const char *dir, int split, const ch
     return rc;
 }
 
+/* The partition task init writes, said: its kind and the training images
+ * a client. Without --clients (given 0), fewer training images than the
+ * INIT_CLIENTS clients make as many clients as images (*n_clients
+ * lowered); with it, the clients that get none are counted. Returns
+ * whether it is a Dirichlet split. */
+static int init_partition(int n_train, long *n_clients, int given) {
+    if (n_train < *n_clients && !given) {
+        printf("partition: iid, %d clients of 1 training image each (%d training images are too few for %ld; "
+               "--clients N sets another number)\n",
+               n_train, n_train, *n_clients);
+        *n_clients = n_train;
+        return 0;
+    }
+    if (n_train < *n_clients) {
+        printf("partition: iid, %d training images for %ld clients: %ld get none (--clients %d or fewer gives each "
+               "one)\n",
+               n_train, *n_clients, *n_clients - n_train, n_train);
+        return 0;
+    }
+    int dirichlet = n_train >= INIT_DIRICHLET_MIN * *n_clients;
+    long each = n_train / *n_clients;
+    printf("partition: %s, about %ld training image%s a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid", each,
+           each == 1 ? "" : "s");
+    if (dirichlet)
+        printf("\n");
+    else
+        printf(" (a Dirichlet split needs about %d a client or more)\n", INIT_DIRICHLET_MIN);
+    return dirichlet;
+}
+
 static int task_init(int argc, char **argv) {
-    const char *clients = "10", *out = "task.json", *model = NULL, *cache = NULL;
-    int strict = 0;
-    const native_cli_option options[] = {{.name = "--clients", .value = &clients, .flag = NULL},
-                                         {.name = "--out", .value = &out, .flag = NULL},
-                                         {.name = "--model", .value = &model, .flag = NULL},
-                                         {.name = "--cache", .value = &cache, .flag = NULL},
-                                         {.name = "--strict", .value = NULL, .flag = &strict}};
+    const char *clients = NULL, *out = "task.json", *model = NULL, *cache = NULL;
+    int strict = 0, force = 0;
+    const native_cli_option options[] = {
+        {.name = "--clients", .value = &clients, .flag = NULL}, {.name = "--out", .value = &out, .flag = NULL},
+        {.name = "--model", .value = &model, .flag = NULL},     {.name = "--cache", .value = &cache, .flag = NULL},
+        {.name = "--strict", .value = NULL, .flag = &strict},   {.name = "--force", .value = NULL, .flag = &force}};
     char **rest = malloc(sizeof *rest * (size_t)(argc + 1));
-    int n_rest = 0, status = rest ? native_cli_parse(argc, argv, options, 5, &rest, &n_rest) : CLI_FAILED;
+    int n_rest = 0, status = rest ? native_cli_parse(argc, argv, options, 6, &rest, &n_rest) : CLI_FAILED;
     if (status == CLI_OK && n_rest != 1)
         status = native_cli_error(CLI_USAGE, "task init: give one folder (see 'sdfed task init --help')");
-    /* the folder as an absolute path, so that the task file may live anywhere */
+    /* the folder's real path (absolute, without '.' or '..': its name is the task's), so that the task file may
+     * live anywhere */
     char dir[PATH_MAX];
-    if (status == CLI_OK && !absolute(rest[0], dir))
-        status = native_cli_error(CLI_FAILED, "task init: the folder's path is too long");
+    if (status == CLI_OK && !realpath(rest[0], dir))
+        status = native_cli_error(CLI_FAILED, "task init: %s: %s", rest[0], strerror(errno));
     free(rest);
     if (status) return status;
-    for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
     char *end;
-    long n_clients = strtol(clients, &end, 10);
-    if (*end || n_clients < 1 || n_clients > 100000)
+    long n_clients = clients ? strtol(clients, &end, 10) : INIT_CLIENTS;
+    if ((clients && *end) || n_clients < 1 || n_clients > 100000)
         return native_cli_error(CLI_USAGE, "task init: --clients must be an integer in 1..100000");
+    /* a task file there may have been edited by hand */
+    if (!force && access(out, F_OK) == 0)
+        return native_cli_error(CLI_FAILED, "task init: %s exists (a task edited by hand?): --force to replace it",
+                                out);
     /* the model (the default one unless given) as an absolute path too, checked to be a CLIP GGUF */
     char model_path[PATH_MAX], resolved[PATH_MAX];
     sdfed_error err = {0};
@@ -225,11 +264,8 @@ static int task_init(int argc, char **argv) {
     if (!absolute(native_resolve_path(model ? model : NATIVE_DEFAULT_MODEL, resolved, sizeof resolved), model_path))
         return native_cli_error(CLI_FAILED, "task init: the model's path is too long");
     if (native_model_open(&m, model_path, &err)) return native_cli_error(CLI_FAILED, "task init: %s", err.message);
-    if (path_is_text("folder", dir) || path_is_text("model", model_path)) {
-        native_model_close(&m);
-        return CLI_FAILED;
-    }
     native_model_close(&m);
+    if (path_is_text("folder", dir) || path_is_text("model", model_path)) return CLI_FAILED;
     /* the folder read as the task will read it */
     char train[PATH_MAX + 8], test[PATH_MAX + 8];
     snprintf(train, sizeof train, "%s/train", dir);
@@ -263,14 +299,8 @@ static int task_init(int argc, char **argv) {
         return rc ? native_cli_error(CLI_FAILED, "task init: %s", err.message) : CLI_FAILED;
     }
     status = report_dataset("task init", &task, d.class_names, &d, &skipped, strict);
-    int dirichlet = d.n_train >= INIT_DIRICHLET_MIN * n_clients;
     if (status == CLI_OK) {
-        printf("partition: %s, about %d training images a client", dirichlet ? "Dirichlet (alpha 0.5)" : "iid",
-               d.n_train / (int)n_clients);
-        if (dirichlet)
-            printf("\n");
-        else
-            printf(" (a Dirichlet split needs about %d a client or more)\n", INIT_DIRICHLET_MIN);
+        int dirichlet = init_partition(d.n_train, &n_clients, clients != NULL);
         long per_round = n_clients < INIT_CLIENTS_PER_ROUND ? n_clients : INIT_CLIENTS_PER_ROUND;
         printf("rounds: one starts when %d volunteers are connected and takes up to %ld of those connected "
                "(\"min_clients\", \"clients_per_round\")\n",

@@ -8,19 +8,29 @@
 
 /* the other files' names shown per reason */
 #define OTHERS_SHOWN 5
+/* the class names' column, in characters */
+#define NAME_WIDTH 24
+
+/* The characters of UTF-8 text: its bytes but the continuation bytes. */
+static int characters(const char *text) {
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) n += (*p & 0xc0) != 0x80;
+    return n;
+}
 
 void report_classes(const char *const *names, int C, const uint8_t *train, int n_train, const uint8_t *test,
                     int n_test) {
     native_progress_end();
-    printf("%d classes:\n", C);
+    printf("%d class%s:\n", C, C == 1 ? "" : "es");
     for (int c = 0; c < C; c++) {
         int a = 0, b = 0;
         for (int i = 0; i < n_train; i++) a += train[i] == c;
         for (int i = 0; test && i < n_test; i++) b += test[i] == c;
+        int pad = characters(names[c]) < NAME_WIDTH ? NAME_WIDTH - characters(names[c]) : 0;
         if (test)
-            printf("  %-24s %6d training, %5d test images\n", names[c], a, b);
+            printf("  %s%*s %6d training, %5d test images\n", names[c], pad, "", a, b);
         else
-            printf("  %-24s %6d images\n", names[c], a);
+            printf("  %s%*s %6d images\n", names[c], pad, "", a);
     }
 }
 
