@@ -12,26 +12,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "text/text_clean.h"
+#include "base/utf8.h"
 
 char *native_path_text(const char *path) {
     size_t n = strlen(path), length = 0;
-    uint32_t *points = malloc(sizeof *points * (n + 1));
     char *text = malloc(4 * n + 1); /* \xNN for each byte at most */
-    if (!points || !text) {
-        free(points);
-        free(text);
-        return NULL;
-    }
-    size_t count = sdfed_utf8_decode((const unsigned char *)path, n, points);
-    for (size_t i = 0; i < count; i++) {
-        if (points[i] & SDFED_UTF8_RAW)
-            length += (size_t)snprintf(text + length, 5, "\\x%02x", (unsigned)(points[i] & 0xff));
-        else
-            length += sdfed_utf8_put((unsigned char *)text + length, points[i]);
+    if (!text) return NULL;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = sdfed_utf8_read((const unsigned char *)path + i, n - i, &cp);
+        if (k) { /* a well-formed sequence, as it is */
+            memcpy(text + length, path + i, k);
+            length += k;
+            i += k;
+        } else {
+            length += (size_t)snprintf(text + length, 5, "\\x%02x", (unsigned)(unsigned char)path[i++]);
+        }
     }
     text[length] = '\0';
-    free(points);
     return text;
 }
 

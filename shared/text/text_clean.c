@@ -15,7 +15,7 @@
 
 /* An input byte that does not start well-formed UTF-8 is kept as RAW | byte:
  * above every code point, so it is of class "other" and lowers to itself. */
-#define RAW SDFED_UTF8_RAW
+#define RAW 0x80000000u
 
 /* ---------------------------------------------------------------- tables */
 
@@ -64,7 +64,9 @@ static int lower_char(uint32_t cp, uint32_t out[SDFED_UC_LOWER_MAX]) {
 
 /* --------------------------------------------------------------- cleaning */
 
-size_t sdfed_utf8_decode(const unsigned char *s, size_t n, uint32_t *out) {
+/* UTF-8 to code points; a byte that does not start a well-formed sequence
+ * becomes RAW | byte (Python's errors="surrogateescape"). Returns the count. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *out) {
     size_t i = 0, k = 0;
     while (i < n) {
         size_t len = sdfed_utf8_read(s + i, n - i, &out[k]);
@@ -260,7 +262,7 @@ static size_t lower_text(const uint32_t *s, size_t n, uint32_t *out) {
 int sdfed_clean_text(const char *text, size_t len, uint32_t **out, size_t *n_out, sdfed_error *err) {
     uint32_t *cps = malloc(sizeof(uint32_t) * (len ? len : 1));
     if (!cps) return sdfed_fail(err, SDFED_ERR_NOMEM, "tokenizer: out of memory for a text of %zu bytes", len);
-    size_t n = sdfed_utf8_decode((const unsigned char *)text, len, cps);
+    size_t n = utf8_decode((const unsigned char *)text, len, cps);
     n = html_unescape(cps, n);
     n = html_unescape(cps, n);
     n = clean_whitespace(cps, n);

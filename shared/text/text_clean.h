@@ -21,16 +21,6 @@
  * SDFED_ERR_NOMEM. */
 int sdfed_clean_text(const char *text, size_t len, uint32_t **out, size_t *n_out, sdfed_error *err);
 
-/* A byte that does not start well-formed UTF-8, as sdfed_utf8_decode
- * gives it: SDFED_UTF8_RAW | byte. */
-#define SDFED_UTF8_RAW 0x80000000u
-
-/* UTF-8 (s, n bytes) to code points in out (room for n): a byte that does
- * not start a well-formed sequence (by the Unicode table: no overlongs, no
- * surrogates, nothing above U+10FFFF) becomes SDFED_UTF8_RAW | byte
- * (Python's errors="surrogateescape"). Returns the count. */
-size_t sdfed_utf8_decode(const unsigned char *s, size_t n, uint32_t *out);
-
 /* SDFED_UC_OTHER, _SPACE, _LETTER or _NUMBER (base/unicode.h) of a code point. */
 int sdfed_char_class(uint32_t cp);
 
