@@ -311,18 +311,26 @@ static int by_int(const void *pa, const void *pb) {
 /* ---- test splits -------------------------------------------------------- */
 
 /* want (K, C): the test count of each class for each client, from the
- * train histograms hist (K, C) (see partition.h); returns the total. */
+ * train histograms hist (K, C) (see partition.h); returns the total. The
+ * clients of a domain (without domains: all K) are c = d m .. d m + m - 1. */
 static long long test_targets(const sdfed_partition_config *cfg, const groups *pg, int pool_n, int K, int m,
                               const int *n_train, const int *hist, int *want, remainder *rem, sdfed_partition *out) {
     int C = cfg->n_classes, use_domain = cfg->method == SDFED_PARTITION_DOMAINS;
     long long total = 0, missing = 0;
+    int holders = 0, rank = 0; /* the domain's clients with train samples; this one's place among them */
     for (int c = 0; c < K; c++) {
         int d = use_domain ? c / m : 0, g0 = d * C;
-        int T = cfg->test_per_client;
-        if (T == 0) T = use_domain ? (pg->start[g0 + C] - pg->start[g0]) / m : pool_n / K;
-        int N = n_train[c], *want_c = want + (size_t)c * C;
+        if (c % m == 0) {
+            holders = rank = 0;
+            for (int i = c; i < c + m; i++) holders += n_train[i] > 0;
+        }
+        int N = n_train[c], *want_c = want + (size_t)c * C, T = 0;
         const int *hist_c = hist + (size_t)c * C;
-        if (N == 0) T = 0;
+        if (N > 0) { /* the pool shared out: pool / holders each, one more for the first pool % holders */
+            int pool = use_domain ? pg->start[g0 + C] - pg->start[g0] : pool_n;
+            T = cfg->test_per_client > 0 ? cfg->test_per_client : pool / holders + (rank < pool % holders);
+            rank++;
+        }
         long long sum = 0;
         for (int x = 0; x < C; x++) {
             long long num = (long long)T * hist_c[x];

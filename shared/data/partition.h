@@ -35,8 +35,11 @@
  * fewer than `shots` of that label: at most `shots` per class per client.
  *
  * Test splits (when a pool is given): client c gets T samples, T =
- * test_per_client, or when that is 0 the pool size divided by K (DOMAINS:
- * the pool size of its domain divided by m, integer division). The label
+ * test_per_client, or when that is 0 the pool shared out among the H
+ * clients that hold train samples (DOMAINS: the pool of its domain among
+ * the domain's clients that do): pool / H each (integer division), and one
+ * more for the first pool % H of them in client order, so that all of it
+ * is asked for (a pool smaller than H: one each for the first). The label
  * counts follow the client's final train histogram h (N train samples):
  * t_x = T h_x / N by largest remainder in exact integer arithmetic (ties to
  * the lower class), so a pathological client is tested on its classes only.
@@ -46,8 +49,8 @@
  * when, for every class (and domain), the pool holds at least what the
  * clients ask of it in total. When a list runs out it starts again from its
  * front: those samples are then shared between clients and counted in
- * `test_reused` (with T = pool / K and train proportions differing from the
- * pool's, a few are). A client never gets the same sample twice: its t_x is
+ * `test_reused` (with the pool shared out and train proportions differing
+ * from the pool's, a few are). A client never gets the same sample twice: its t_x is
  * capped at the list's size, and what the cap (or a class absent from the
  * pool) removes is not made up from other classes but counted in
  * `test_short`.
@@ -100,7 +103,7 @@ typedef struct sdfed_partition_config {
     int n_domains;          /* DOMAINS: 1..256 */
     int clients_per_domain; /* DOMAINS: >= 1 */
     int shots;              /* >= 0; 0: keep every sample */
-    int test_per_client;    /* >= 0; 0: the pool shared out evenly */
+    int test_per_client;    /* >= 0; 0: the pool shared out among the clients with train samples */
     uint64_t seed;
 } sdfed_partition_config;
 

@@ -47,7 +47,7 @@ static uint64_t bits(double x) {
  * low-contrast image (test_domains). A mismatch means this target rounds
  * differently and "the same seed gives the same split" fails. */
 #define RNG_SEQUENCE_HASH 0x034e2fea54e552fbull
-#define PARTITION_HASH 0x4de5aa7e83b4ffb2ull
+#define PARTITION_HASH 0x2ef64eefce7d8e68ull
 static const uint8_t low_contrast_expected[6] = {60, 77, 88, 171, 191, 79};
 
 static uint64_t rng_sequence_hash(void) {
@@ -527,14 +527,18 @@ static uint64_t partition_hash(const sdfed_partition *p, fnv *f) {
 
 /* The test label counts are T h / N by largest remainder: each within 1 of
  * its quota (or, below it, capped at the pool's count of the class), 0
- * where h is 0, summing to T less what the caps removed (test_short). */
+ * where h is 0, summing to T less what the caps removed (test_short).
+ * T_asked 0: the pool shared out among the H clients with train samples,
+ * pool / H each and one more for the first pool % H of them (no domains). */
 static void check_test_proportions(const char *what, const sdfed_partition *p, const synthetic *train,
-                                   const synthetic *pool, int C, int T) {
+                                   const synthetic *pool, int C, int T_asked) {
     int *h = histogram(p, train, C, 0), *t = histogram(p, pool, C, 1), ok = 1, bad_c = -1, missing = 0;
-    int in_pool[256] = {0};
+    int in_pool[256] = {0}, holders = 0, rank = 0;
     for (int i = 0; i < pool->s.n; i++) in_pool[pool->label[i]]++;
+    for (int c = 0; c < p->n_clients; c++) holders += p->clients[c].n_train > 0;
     for (int c = 0; c < p->n_clients && ok; c++) {
-        int N = p->clients[c].n_train, sum = 0;
+        int N = p->clients[c].n_train, sum = 0, T = T_asked;
+        if (T == 0 && N > 0) T = pool->s.n / holders + (rank++ < pool->s.n % holders);
         for (int x = 0; x < C; x++) {
             int got = t[c * C + x];
             double quota = N ? (double)T * h[c * C + x] / N : 0;
@@ -589,8 +593,10 @@ static void test_iid_and_pathological(void) {
     for (int c = 0; c < 7; c++)
         train_same &= q.clients[c].n_train == p.clients[c].n_train &&
                       !memcmp(q.clients[c].train, p.clients[c].train, sizeof(int) * (size_t)p.clients[c].n_train);
-    CHECK(train_same && q.clients[0].n_test == 57, "iid: same train split, T = 400 / 7 = %d", q.clients[0].n_test);
-    check_test_proportions("iid T = 57", &q, &train, &pool, C, 57);
+    /* 400 = 7 x 57 + 1: the first client gets the one left over, every pool sample is asked for */
+    CHECK(train_same && q.clients[0].n_test == 58 && q.clients[1].n_test == 57,
+          "iid: same train split, T = 400 / 7 = %d (+1), %d", q.clients[0].n_test, q.clients[1].n_test);
+    check_test_proportions("iid T = 57 or 58", &q, &train, &pool, C, 0);
     printf("iid, T = pool / K: %d test ids reused\n", q.test_reused);
     CHECK(q.test_reused < 40, "iid, T = pool / K: %d test ids reused", q.test_reused);
     sdfed_partition_free(&q);
@@ -934,11 +940,23 @@ static void test_partition_errors(void) {
               p.clients[2].n_train == 0 && p.clients[2].n_test == 0,
           "empty train set: %s", err.message);
     sdfed_partition_free(&p);
+    /* the pool is shared out among the 100 clients that hold a sample, one each: none left out */
     cfg = (sdfed_partition_config){.method = SDFED_PARTITION_IID, .n_clients = 300, .n_classes = 10};
     CHECK(sdfed_partition_make(&cfg, &train.s, &train.s, &p, &err) == SDFED_OK &&
-              check_lists(&p, &train, &train) == 100 && p.clients[99].n_train == 1 && p.clients[100].n_train == 0,
+              check_lists(&p, &train, &train) == 100 && p.clients[99].n_train == 1 && p.clients[100].n_train == 0 &&
+              p.clients[99].n_test == 1 && p.clients[100].n_test == 0,
           "more clients than samples: %s", err.message);
     sdfed_partition_free(&p);
+    /* a pool smaller than the clients: 4 test samples over 10 clients go to the first 4, not 0 to each */
+    synthetic pool = make_set(4, 10, 50000, 4);
+    cfg.n_clients = 10;
+    CHECK(sdfed_partition_make(&cfg, &train.s, &pool.s, &p, &err) == SDFED_OK, "a small pool: %s", err.message);
+    int asked = p.test_short;
+    for (int c = 0; c < 10; c++) asked += p.clients[c].n_test;
+    CHECK(asked == 4, "4 test samples over 10 clients: %d asked for", asked);
+    check_test_proportions("a small pool", &p, &train, &pool, 10, 0);
+    sdfed_partition_free(&p);
+    free_set(&pool);
     sdfed_partition_free(NULL);
     free_set(&train);
 }
