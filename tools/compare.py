@@ -336,9 +336,10 @@ def longer_variants(task, main_out, lrs_chosen):
 
 def worst_decile(res):
     """Mean final accuracy of the worst tenth of the clients (at least one): each client's accuracy averaged over
-    the rounds the final accuracy averages (the last min(10, rounds))."""
+    the rounds the final accuracy averages (the last min(10, rounds)); a client without test images has none."""
     last = res["rounds"][-min(10, len(res["rounds"])):]
-    per_client = sorted(statistics.mean(r["client_accuracy"][c] for r in last) for c in range(len(res["clients"])))
+    tested = [c for c, client in enumerate(res["clients"]) if client["test"] > 0]
+    per_client = sorted(statistics.mean(r["client_accuracy"][c] for r in last) for c in tested)
     return statistics.mean(per_client[:max(1, len(per_client) // 10)])
 
 

@@ -556,7 +556,8 @@ double wc_accuracy(void) {
     sdfed_arena_reset(&wasm.arena);
     int rc = sdfed_local_accuracy(&wasm.cfg, &wasm.model, wasm.k, &wasm.cls, &wasm.params, &test, &accuracy,
                                   &wasm.arena, &wasm.err);
-    return rc ? -rc : accuracy;
+    if (rc) return -rc;
+    return isnan(accuracy) ? 0 : accuracy; /* none (no test image): 0, which the page reports beside test_samples 0 */
 }
 
 int wc_predict(const float *features, float *probabilities) {

@@ -1,6 +1,7 @@
 /* Local training rounds and accuracy on held features (local_training.h). */
 #include "method/local_training.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,10 +91,12 @@ enum { ACCURACY_CHUNK = 256 };
 int sdfed_local_accuracy(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                          const sdfed_classes *cls, const sdfed_method_params *p, const sdfed_feature_set *test,
                          double *accuracy, sdfed_arena *arena, sdfed_error *err) {
+    *accuracy = NAN;
+    if (test->n == 0) return SDFED_OK; /* no sample: no accuracy */
     *accuracy = 0.0;
     sdfed_classifier clf;
     int rc = sdfed_method_classifier(cfg, m, k, cls, p, &clf, arena, err);
-    if (rc || test->n == 0) return rc;
+    if (rc) return rc;
     size_t dim = (size_t)test->dim;
     float *rows = sdfed_arena_floats(arena, ACCURACY_CHUNK * dim);
     int32_t pred[ACCURACY_CHUNK];

@@ -51,8 +51,8 @@ int sdfed_local_train(const sdfed_method_config *cfg, const sdfed_clip_model *m,
                       int epochs, int batch_size, int max_steps, sdfed_losses *sum, int *steps, sdfed_arena *arena,
                       sdfed_error *err);
 
-/* The share of samples the client's parameters classify right (0 for an
- * empty set). */
+/* The share of samples the client's parameters classify right; NaN for an
+ * empty set: no accuracy, which a mean over clients leaves out (not 0). */
 int sdfed_local_accuracy(const sdfed_method_config *cfg, const sdfed_clip_model *m, const sdfed_kernels *k,
                          const sdfed_classes *cls, const sdfed_method_params *p, const sdfed_feature_set *test,
                          double *accuracy, sdfed_arena *arena, sdfed_error *err);

@@ -32,6 +32,10 @@
 #    budget (the round lines' simulated time and misses, results.json's
 #    devices and steps); a client that misses rounds sits them out as the
 #    aggregator's pace steering says;
+#  - small folders of PNGs made here: 4 test images over 10 clients go to
+#    the first 4, the 6 without one have no accuracy (null in results.json)
+#    and are left out of the means, which the log says; with no test image
+#    anywhere, no accuracy, said plainly;
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -369,6 +373,54 @@ PY
 grep -q '^round 3: .*; simulated 0.03 s, 0 missed, 1 sitting out$' "$work/runs/paced.log" && ok ||
   bad "the line of a round a client sits out: $(grep '^round 3' "$work/runs/paced.log")"
 
+# small folders of 16x16 PNGs made here
+small() { # small ROOT CLASS:N...: N images in ROOT/CLASS for each
+  "$python" - "$@" <<'PY'
+import os, sys
+from PIL import Image
+root = sys.argv[1]
+for k, spec in enumerate(sys.argv[2:]):
+    c, n = spec.rsplit(":", 1)
+    os.makedirs(f"{root}/{c}", exist_ok=True)
+    for i in range(int(n)):
+        Image.new("RGB", (16, 16), (60 * k % 256, 20 * i % 256, 9)).save(f"{root}/{c}/{i:03d}.png")
+PY
+}
+folder_task() { # folder_task FILE FOLDER CLIENTS: a folder task with no "classes" key (as task init writes one)
+  printf '{"model": "%s", "dataset": {"folder": "%s", "test_fraction": 0.2}, "clients": %s, "partition": {"kind": "iid"}, "rounds": 2, "batch_size": 4}' \
+    "$model" "$2" "$3" >"$1"
+}
+rm -rf "$work/small" && mkdir -p "$work/small"
+small "$work/small/s20" a:5 b:5 c:5 d:5
+folder_task "$work/small/s20.json" "$work/small/s20" 10
+# 4 test images over 10 clients: the first 4 get one each (not 0 each); the 6 without one have no accuracy (null,
+# not 0) and the means are the other 4's
+"$sdfed" sim --task "$work/small/s20.json" --cache "$cache" --out "$work/runs/s20" --method zeroshot \
+  >"$work/runs/s20.log" 2>&1 || bad "the 20-image folder: $(tail -n 1 "$work/runs/s20.log")"
+grep -q '^sim: 6 of 10 clients have no test image: no accuracy, left out of the means$' "$work/runs/s20.log" && ok ||
+  bad "the clients without test images are not said: $(grep '^sim:' "$work/runs/s20.log")"
+"$python" - "$work/runs/s20/results.json" "$work/runs/s20.log" <<'PY' && ok || bad "the 20-image folder's means: $(grep '^round\|^final' "$work/runs/s20.log")"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert [c["test"] for c in r["clients"]] == [1] * 4 + [0] * 6, r["clients"]
+assert r["clients_without_test"] == 6, r["clients_without_test"]
+for x in r["rounds"]:
+    got = [a for a in x["client_accuracy"] if a is not None]
+    assert len(got) == 4 and x["client_accuracy"][4:] == [None] * 6, x["client_accuracy"]
+    assert abs(x["accuracy"] - sum(got) / 4) < 1e-6, x
+final = float(re.search(r"^final accuracy \(mean of the last 2 rounds\): ([0-9.]+)%$", open(sys.argv[2]).read(), re.M)[1])
+assert abs(final - 100 * r["final_accuracy"]) < 0.01 and abs(r["final_accuracy"] - r["rounds"][-1]["accuracy"]) < 1e-6
+PY
+# no client has a test image (a class of one image is all training): said plainly, never 0.00%
+small "$work/small/s1" a:1 b:1 c:1
+folder_task "$work/small/s1.json" "$work/small/s1" 3
+"$sdfed" sim --task "$work/small/s1.json" --cache "$cache" --out "$work/runs/s1" >"$work/runs/s1.log" 2>&1 &&
+  grep -q '^sim: no client has a test image: no accuracy to report$' "$work/runs/s1.log" &&
+  grep -q '^round 1: no accuracy (2 of 2 rounds done), loss ' "$work/runs/s1.log" &&
+  [ "$(tail -n 1 "$work/runs/s1.log")" = "final accuracy: none (no client has a test image)" ] &&
+  "$python" -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["final_accuracy"] is None and
+    all(x["accuracy"] is None and x["client_accuracy"] == [None] * 3 for x in r["rounds"])))' "$work/runs/s1/results.json" &&
+  ok || bad "no test image anywhere: $(grep '^sim:\|^round\|^final\|sdfed:' "$work/runs/s1.log")"
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3

@@ -16,10 +16,12 @@
  * 9 survivors, 0.05 s", and with noise "; epsilon 1.234 spent of 8 (delta
  * 1e-05)"), writes results.json and accuracy.svg into DIR, and ends with
  * "final accuracy (mean of the last 10 rounds): XX.XX%" (of the last
- * min(10, rounds) rounds), after "secure aggregation: 49 of 50 rounds
+ * min(10, rounds) rounds; "final accuracy: none (no client has a test
+ * image)" when no client has one), after "secure aggregation: 49 of 50 rounds
  * unmasked[, epsilon 7.990 spent of 8 at delta 1e-05]" when the task asks
  * for it. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +161,9 @@ int cmd_sim(int argc, char **argv) {
                    task.secagg.epsilon, task.secagg.delta);
         printf("\n");
     }
-    if (rc == SDFED_OK)
+    if (rc == SDFED_OK && isnan(result.final_accuracy))
+        printf("final accuracy: none (no client has a test image)\n");
+    else if (rc == SDFED_OK)
         printf("final accuracy (mean of the last %d rounds): %.2f%%\n", result.final_rounds,
                100 * result.final_accuracy);
     else

@@ -464,7 +464,8 @@ static void train_end(client *c) {
         sdfed_json_writer w;
         sdfed_jw_begin(&w, &b, "metrics");
         sdfed_jw_int(&w, "round", round);
-        sdfed_jw_double(&w, "accuracy", c->train_accuracy);
+        /* none (no test image, NaN) goes as the protocol's number, 0, beside its test_samples 0 */
+        sdfed_jw_double(&w, "accuracy", isnan(c->train_accuracy) ? 0 : c->train_accuracy);
         sdfed_jw_double(&w, "loss", loss);
         sdfed_jw_int(&w, "test_samples", c->fc.split->n_test);
         if (c->n_step_s) { /* the device: its step time at each of the task's lengths, threads, kernels */
@@ -476,7 +477,9 @@ static void train_end(client *c) {
         }
         send_writer(c, &w, &b);
     }
-    say(c, "round %lld: %d steps, loss %.4f, accuracy %.2f%%%s", (long long)round, steps, loss, 100 * c->train_accuracy,
+    char accuracy[40] = "no accuracy (no test image)";
+    if (!isnan(c->train_accuracy)) snprintf(accuracy, sizeof accuracy, "accuracy %.2f%%", 100 * c->train_accuracy);
+    say(c, "round %lld: %d steps, loss %.4f, %s%s", (long long)round, steps, loss, accuracy,
         c->attack ? " (attacking)" : "");
     if (c->remeasured)
         say(c, "round %lld: %.1f ms a step, not the %.1f ms expected: measured again, now %.1f ms a step",

@@ -74,14 +74,22 @@ static void write_clients(sdfed_json_writer *w, const sdfed_task *task, const si
     sdfed_jw_close(w);
 }
 
+/* an accuracy, or null for none (no test image) */
+static void write_accuracy(sdfed_json_writer *w, const char *key, double accuracy) {
+    if (isnan(accuracy))
+        sdfed_jw_null(w, key);
+    else
+        sdfed_jw_fixed(w, key, accuracy, 6);
+}
+
 /* round i: accuracies, losses, time, the global's hash; the secure stages; with devices the simulated time */
 static void write_round(sdfed_json_writer *w, const sdfed_task *task, const sim_result *r, int i) {
     const sim_round *rd = &r->rounds[i];
     sdfed_jw_object(w, NULL);
     sdfed_jw_int(w, "round", i);
-    sdfed_jw_fixed(w, "accuracy", rd->accuracy, 6);
+    write_accuracy(w, "accuracy", rd->accuracy);
     sdfed_jw_array(w, "client_accuracy");
-    for (int c = 0; c < r->n_clients; c++) sdfed_jw_fixed(w, NULL, rd->client_accuracy[c], 6);
+    for (int c = 0; c < r->n_clients; c++) write_accuracy(w, NULL, rd->client_accuracy[c]);
     sdfed_jw_close(w);
     sdfed_jw_object(w, "losses");
     sdfed_jw_fixed(w, "ce_local", rd->ce_local, 6);
@@ -117,7 +125,8 @@ int report_write_json(const char *path, const sdfed_task *task, const char *mode
     sdfed_jw_array(&w, "rounds");
     for (int i = 0; i < r->n_rounds; i++) write_round(&w, task, r, i);
     sdfed_jw_close(&w);
-    sdfed_jw_fixed(&w, "final_accuracy", r->final_accuracy, 6);
+    write_accuracy(&w, "final_accuracy", r->final_accuracy);
+    sdfed_jw_int(&w, "clients_without_test", r->clients_without_test);
     if (r->secure) write_plan(&w, r);
     rc = sdfed_jw_end(&w, err);
     sdfed_sink sink = sdfed_buffer_sink(&b);
@@ -134,6 +143,7 @@ int report_write_svg(const char *path, const sdfed_task *task, const sim_result 
     double *values = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
     if (!values) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
     double *mean = values, *low = values + n, *high = values + 2 * n;
+    if (isnan(r->final_accuracy)) n = 0; /* no client has a test image: no line */
     for (int i = 0; i < n; i++) {
         mean[i] = r->rounds[i].accuracy;
         low[i] = 1;
@@ -143,11 +153,15 @@ int report_write_svg(const char *path, const sdfed_task *task, const sim_result 
             high[i] = fmax(high[i], r->rounds[i].client_accuracy[c]);
         }
     }
-    char title[256], x_label[64];
-    snprintf(title, sizeof title, "%s on %s, %d clients (seed %llu): final %.2f%% (mean of the last %d rounds)",
-             sdfed_method_name(task->method), sdfed_partition_kind_name(task->partition.kind), task->clients,
-             (unsigned long long)task->seed, 100 * r->final_accuracy, r->final_rounds);
-    snprintf(x_label, sizeof x_label, "round (0..%d)", n - 1);
+    char title[256], x_label[64], final[64];
+    if (n == 0)
+        snprintf(final, sizeof final, "no accuracy (no client has a test image)");
+    else
+        snprintf(final, sizeof final, "final %.2f%% (mean of the last %d rounds)", 100 * r->final_accuracy,
+                 r->final_rounds);
+    snprintf(title, sizeof title, "%s on %s, %d clients (seed %llu): %s", sdfed_method_name(task->method),
+             sdfed_partition_kind_name(task->partition.kind), task->clients, (unsigned long long)task->seed, final);
+    snprintf(x_label, sizeof x_label, "round (0..%d)", r->n_rounds - 1);
     native_svg_chart chart = {.width = 640,
                               .height = 400,
                               .left = 60,

@@ -1,7 +1,8 @@
 /* What a simulation writes into its output folder: results.json (the task
  * as run, every client's data sizes, and per round the accuracies, losses
- * and time) and accuracy.svg (mean accuracy over rounds with the band from
- * the worst to the best client). */
+ * and time; an accuracy there is null where there is none: a client without
+ * test images, and the means when no client has any) and accuracy.svg (mean
+ * accuracy over rounds with the band from the worst to the best client). */
 #ifndef SDFED_SIM_REPORT_H
 #define SDFED_SIM_REPORT_H
 

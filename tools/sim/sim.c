@@ -24,16 +24,18 @@ void sim_result_free(sim_result *r) {
 /* Round r's line: its id (from 0, as the aggregator's), then how many of
  * the task's rounds are done with it; a secure round's stages after it. */
 static void log_round(FILE *log, const sdfed_task *task, int r, const sim_round *round, int K) {
-    double lo = 1, hi = 0;
+    double lo = 1, hi = 0; /* fmin and fmax pass over a NaN: a client without test images */
     for (int c = 0; c < K; c++) {
         lo = fmin(lo, round->client_accuracy[c]);
         hi = fmax(hi, round->client_accuracy[c]);
     }
-    fprintf(log,
-            "round %d: accuracy %.2f%% (%d of %d rounds done), clients %.1f..%.1f%%, loss %.4f, %d clients, %d steps, "
-            "%.2f s%s",
-            r, 100 * round->accuracy, r + 1, task->rounds, 100 * lo, 100 * hi, round->total, round->participants,
-            round->steps, round->seconds, round->abandoned && !round->secure ? " (abandoned: too few reports)" : "");
+    if (isnan(round->accuracy))
+        fprintf(log, "round %d: no accuracy (%d of %d rounds done)", r, r + 1, task->rounds);
+    else
+        fprintf(log, "round %d: accuracy %.2f%% (%d of %d rounds done), clients %.1f..%.1f%%", r, 100 * round->accuracy,
+                r + 1, task->rounds, 100 * lo, 100 * hi);
+    fprintf(log, ", loss %.4f, %d clients, %d steps, %.2f s%s", round->total, round->participants, round->steps,
+            round->seconds, round->abandoned && !round->secure ? " (abandoned: too few reports)" : "");
     if (task->devices.n > 0)
         fprintf(log, "; simulated %.2f s, %d missed, %d sitting out", round->sim_seconds, round->missed, round->paced);
     const secure_round_stats *st = &round->secagg;
@@ -153,7 +155,13 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
         out->client_train[c] = part.clients[c].n_train;
         out->client_test[c] = part.clients[c].n_test;
         out->client_local_len[c] = clients[c].cfg.local_len;
+        out->clients_without_test += part.clients[c].n_test == 0;
     }
+    if (rc == SDFED_OK && log && out->clients_without_test == K)
+        fprintf(log, "sim: no client has a test image: no accuracy to report\n");
+    else if (rc == SDFED_OK && log && out->clients_without_test)
+        fprintf(log, "sim: %d of %d clients have no test image: no accuracy, left out of the means\n",
+                out->clients_without_test, K);
 
     /* secure aggregation: the plan of a round of its sampled clients */
     int per_round = task->clients_per_round > 0 && task->clients_per_round < K ? task->clients_per_round : K;
@@ -268,11 +276,13 @@ int sim_run(const sdfed_task *task, const sdfed_clip_model *m, const sdfed_kerne
          * also after an abandoned round */
         for (int c = 0; c < K && shared; c++) memcpy(clients[c].params.global, server.global, sizeof(float) * shared);
         if (shared) rc = native_sha256_hex(server.global, sizeof(float) * shared, round->global_sha256, err);
+        int tested = K - out->clients_without_test;
         for (int c = 0; c < K && rc == SDFED_OK; c++) {
             sdfed_arena_reset(&arena);
             rc = native_fed_client_accuracy(&clients[c], m, k, cls, d, &round->client_accuracy[c], &arena, err);
-            round->accuracy += round->client_accuracy[c] / K;
+            if (!isnan(round->client_accuracy[c])) round->accuracy += round->client_accuracy[c] / tested;
         }
+        if (tested == 0) round->accuracy = NAN;
         int steps = round->steps > 0 ? round->steps : 1;
         round->ce_local = losses.ce_local / steps;
         round->ce_global = losses.ce_global / steps;

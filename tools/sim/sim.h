@@ -4,7 +4,8 @@
  * with the paper's sample-weighted mean over its clients in client order,
  * or is abandoned with fewer than the task's min_clients reports), and
  * every client's accuracy on its own test split (or validation split) after
- * each round. With the task's secure_aggregation, each round is the whole
+ * each round, averaged over the clients that have test images (a client
+ * without any has no accuracy, NaN, and is left out). With the task's secure_aggregation, each round is the whole
  * protocol with the real cryptography (secure_round.h): the new global is
  * the round's global plus the survivors' mean quantised change, unmasked
  * from their sum; with noise, the privacy spent so far is kept per round.
@@ -28,8 +29,8 @@
 #include "secure_round.h"
 
 typedef struct sim_round {
-    double accuracy;                                        /* mean over clients of local test accuracy */
-    double *client_accuracy;                                /* (n_clients) */
+    double accuracy;         /* mean of client_accuracy over the clients with test images; NaN when none has any */
+    double *client_accuracy; /* (n_clients) accuracy on its test images, NaN without any (no accuracy, not 0) */
     double ce_local, ce_global, stretch, separation, total; /* mean over the round's steps */
     int steps, participants;
     int abandoned; /* too few reports (the task's dropout, min_clients): the parameters stayed */
@@ -48,8 +49,9 @@ typedef struct sim_result {
     sim_round *rounds;
     int *client_train, *client_test, *client_local_len; /* (n_clients) */
     int *client_device, *client_steps;                  /* (n_clients) the device (-1: none) and steps a round */
-    double final_accuracy;                              /* mean of the last final_rounds rounds' accuracy */
+    double final_accuracy;                              /* mean of the last final_rounds rounds' accuracy (NaN) */
     int final_rounds;                                   /* min(10, rounds) */
+    int clients_without_test;                           /* clients with no test image: left out of the means */
     int secure;                                         /* the rounds were secure: plan is theirs */
     sdfed_secagg_plan plan;
 } sim_result;
