@@ -52,24 +52,35 @@ static int take_skips(native_image_folder_skips *into, native_image_folder_skips
 /* A folder dataset's files: its two splits (the test classes matched to the
  * train ones), every image found, none decoded yet. */
 static int scan_folders(const sdfed_task *task, const char *own, storage *s, sdfed_error *err) {
-    /* the task's classes, when it names them, else the folders' */
+    /* the task's classes, when it names them, else its folders' (the host's,
+     * also for a volunteer's own images, which may hold some of them only) */
     const char *const *task_classes = task->n_classes > 0 ? (const char *const *)task->class_names : NULL;
-    int rc;
+    int n_classes = task->n_classes, rc = SDFED_OK;
+    native_image_folder host = {0};
+    if (own && !task_classes) {
+        rc = native_image_folder_scan(task->data_train, NULL, 0, 0, &host, err);
+        if (rc) {
+            native_image_folder_free(&host);
+            return sdfed_fail_context(err, rc, "no 'classes' in the task: its classes are its folder's");
+        }
+        task_classes = (const char *const *)host.class_names;
+        n_classes = host.n_classes;
+    }
     if (task->test_fraction > 0 || own) {
         s->held_out = 1;
-        rc = native_image_folder_scan(own ? own : task->data_train, task_classes, task->n_classes, own != NULL, &s->all,
-                                      err);
+        rc = native_image_folder_scan(own ? own : task->data_train, task_classes, n_classes, own != NULL, &s->all, err);
         if (rc == SDFED_OK)
             rc = native_image_folder_hold_out(&s->all, own ? 0.2 : task->test_fraction, &s->folder[0], &s->folder[1],
                                               err);
         if (rc == SDFED_OK) rc = take_skips(&s->skipped, &s->all.skipped, err);
     } else {
-        rc = native_image_folder_scan(task->data_train, task_classes, task->n_classes, 0, &s->folder[0], err);
+        rc = native_image_folder_scan(task->data_train, task_classes, n_classes, 0, &s->folder[0], err);
         if (rc == SDFED_OK)
             rc = native_image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
                                           s->folder[0].n_classes, 0, &s->folder[1], err);
         for (int i = 0; i < 2 && rc == SDFED_OK; i++) rc = take_skips(&s->skipped, &s->folder[i].skipped, err);
     }
+    native_image_folder_free(&host);
     return rc;
 }
 

@@ -35,7 +35,9 @@
 #  - small folders of PNGs made here: 4 test images over 10 clients go to
 #    the first 4, the 6 without one have no accuracy (null in results.json)
 #    and are left out of the means, which the log says; with no test image
-#    anywhere, no accuracy, said plainly;
+#    anywhere, no accuracy, said plainly; a volunteer's --data with a task
+#    naming no classes is matched to the task's folders (another class's
+#    folder refused);
 #  - bad task files and flags: one error line naming the key, exit 1 or 2.
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
@@ -421,6 +423,22 @@ folder_task "$work/small/s1.json" "$work/small/s1" 3
   "$python" -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["final_accuracy"] is None and
     all(x["accuracy"] is None and x["client_accuracy"] == [None] * 3 for x in r["rounds"])))' "$work/runs/s1/results.json" &&
   ok || bad "no test image anywhere: $(grep '^sim:\|^round\|^final\|sdfed:' "$work/runs/s1.log")"
+# a volunteer's own images (--data) with a task that names no classes: the classes are the task's folder's, so a
+# folder of another class is refused (as with a "classes" key) and one of some of them is taken
+small "$work/small/own" cat:5 horse:3
+small "$work/small/some" B:3 d:3
+refused() { # refused WHAT ARGS...: exit 1 naming the other classes' folders, nothing run
+  "$sdfed" "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  [ $status = 1 ] && grep -q "folders without a class: 'cat', 'horse'" "$work/err" && ! grep -q '^round' "$work/out" && ok ||
+    bad "$1 --data with folders of other classes: status $status, $(cat "$work/err") $(grep classes "$work/out")"
+}
+refused task check "$work/small/s20.json" --cache "$cache" --data "$work/small/own"
+refused sim --task "$work/small/s20.json" --cache "$cache" --data "$work/small/own" --out "$work/runs/own"
+"$sdfed" task check "$work/small/s20.json" --cache "$cache" --data "$work/small/some" >"$work/out" 2>&1 &&
+  grep -q '^4 classes:' "$work/out" && grep -q '^  b  *3 training' "$work/out" && ok ||
+  bad "task check --data with some of the task's classes: $(cat "$work/out")"
+
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3
