@@ -37,8 +37,9 @@
 #    and are left out of the means, which the log says; with no test image
 #    anywhere, no accuracy, said plainly; a volunteer's --data with a task
 #    naming no classes is matched to the task's folders (another class's
-#    folder refused);
-#  - bad task files and flags: one error line naming the key, exit 1 or 2.
+#    folder refused); --out that is a file is refused before anything runs;
+#  - bad task files and flags: one error line naming the key, exit 1 (the
+#    task) or 2 (a flag).
 #   sim_test.sh SDFED MODEL.gguf WORK_DIR
 set -u
 sdfed=$1 model=$2 work=$3
@@ -439,6 +440,12 @@ refused sim --task "$work/small/s20.json" --cache "$cache" --data "$work/small/o
   grep -q '^4 classes:' "$work/out" && grep -q '^  b  *3 training' "$work/out" && ok ||
   bad "task check --data with some of the task's classes: $(cat "$work/out")"
 
+# --out is made and checked before anything runs: a file there is named, and nothing run
+"$sdfed" sim --task "$work/small/s20.json" --cache "$cache" --out "$work/small/s20.json" >"$work/out" 2>"$work/err"
+status=$?
+[ $status = 1 ] && grep -q -- "--out $work/small/s20.json: not a folder" "$work/err" && ! grep -q '^round' "$work/out" &&
+  ok || bad "--out a file: status $status, $(cat "$work/err"), $(grep -c '^round' "$work/out") rounds run"
+
 # bad tasks and flags
 expect() { # expect STATUS PATTERN TASK_JSON [FLAGS...]
   local want=$1 pattern=$2 json=$3
@@ -468,9 +475,13 @@ expect 1 "key 'prompt_init' must be" '{"prompt_init": 4}'
 expect 1 "key 'demo' must be true or false" '{"demo": "no"}'
 expect 1 "json" '{"rounds": 3,'
 expect 1 "model: .*no-such-model.gguf" '{"model": "no-such-model.gguf"}'
-expect 1 "method 'fedavg' is not a method" "{\"model\": \"$model\"}" --method fedavg
+# a wrong flag is the command line's (2), before the task is read
+expect 2 "method 'fedavg' is not a method" "{\"model\": \"$model\"}" --method fedavg
 expect 2 "unknown option '--round'" '{}' --round 3
-expect 1 "\-\-lr must be a number" "{\"model\": \"$model\"}" --lr -1
+expect 2 "\-\-lr must be a number" "{\"model\": \"$model\"}" --lr -1
+expect 2 "\-\-rounds must be an integer in \[1, 1000000\], not 'abc'" "{\"model\": \"$model\"}" --rounds abc
+expect 2 "\-\-seed must be an integer" "{\"model\": \"$model\"}" --seed -1
+expect 2 "backend 'bogus' is not in this build" '{}' --backend bogus
 expect 2 "option '--task' needs a value" '{}' --task
 expect 1 "task (3 clients a round): secure_aggregation.ring_bits 16: the sum of 3 clients' inputs (quant_bits 16, max_weight 4096) could wrap; it needs ring_bits >= 30" \
   '{"clients": 3, "secure_aggregation": {"ring_bits": 16}}'

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "native/crypto.h"
 #include "cli.h"
@@ -57,29 +58,46 @@ const char cmd_sim_help[] =
     "                  hyperparameters, never on the test split\n"
     "  --f32-images    a Q8_0 image tower on f32 activations (the features docs/results.md was made with)\n";
 
-static int read_task(const char *path, const char *method, const char *seed, const char *rounds, const char *lr,
-                     sdfed_task *task, sdfed_error *err) {
+/* The flags over the task's keys, read before the task: a wrong one is the
+ * command line's (CLI_USAGE), in the ranges of the task's keys. */
+typedef struct overrides {
+    int method; /* -1: the task's */
+    long long seed, rounds;
+    double lr; /* seed, rounds, lr: -1, 0, 0 for the task's */
+} overrides;
+
+static int read_overrides(const char *method, const char *seed, const char *rounds, const char *lr, overrides *o) {
+    *o = (overrides){.method = -1, .seed = -1, .rounds = 0, .lr = 0};
+    if (method && (o->method = sdfed_method_from_name(method)) < 0)
+        return native_cli_error(CLI_USAGE, "sim: --method '%s' is not a method (see 'sdfed help')", method);
+    if (seed && native_cli_integer(seed, "sim: --seed", 0, 9007199254740991LL, &o->seed)) return CLI_USAGE;
+    if (rounds && native_cli_integer(rounds, "sim: --rounds", 1, 1000000, &o->rounds)) return CLI_USAGE;
+    if (lr && native_cli_number(lr, "sim: --lr", 1e-9, 1000, &o->lr)) return CLI_USAGE;
+    return CLI_OK;
+}
+
+/* Task file, then the flags over it. */
+static int read_task(const char *path, const overrides *o, sdfed_task *task, sdfed_error *err) {
     int rc = native_task_read(path, task, NULL, err);
     if (rc) return rc;
-    if (method && (task->method = sdfed_method_from_name(method)) < 0)
-        return sdfed_fail(err, SDFED_ERR_ARG, "--method '%s' is not a method (see 'sdfed help')", method);
-    char *end;
-    if (seed) {
-        task->seed = strtoull(seed, &end, 10);
-        if (*end || !*seed) return sdfed_fail(err, SDFED_ERR_ARG, "--seed must be a non-negative integer");
-    }
-    if (rounds) {
-        long v = strtol(rounds, &end, 10);
-        if (*end || v < 1 || v > 1000000) return sdfed_fail(err, SDFED_ERR_ARG, "--rounds must be a positive integer");
-        task->rounds = (int)v;
-    }
-    if (lr) {
-        double v = strtod(lr, &end);
-        if (*end || !*lr || !(v > 0 && v <= 1000))
-            return sdfed_fail(err, SDFED_ERR_ARG, "--lr must be a number in (0, 1000]");
-        task->lr = (float)v;
-    }
+    if (o->method >= 0) task->method = o->method;
+    if (o->seed >= 0) task->seed = (uint64_t)o->seed;
+    if (o->rounds > 0) task->rounds = (int)o->rounds;
+    if (o->lr > 0) task->lr = (float)o->lr;
     return sdfed_task_validate(task, err);
+}
+
+/* --out: made now, before anything runs, and a folder this process can
+ * write into (else named, and nothing run). */
+static int make_out_dir(const char *dir, sdfed_error *err) {
+    struct stat st;
+    int rc = native_make_dirs(dir, err);
+    if (rc) return sdfed_fail_context(err, rc, "--out");
+    if (stat(dir, &st) != 0) return sdfed_fail(err, SDFED_ERR_IO, "--out %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return sdfed_fail(err, SDFED_ERR_ARG, "--out %s: not a folder", dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return sdfed_fail(err, SDFED_ERR_IO, "--out %s: cannot write into it: %s", dir, strerror(errno));
+    return SDFED_OK;
 }
 
 int cmd_sim(int argc, char **argv) {
@@ -104,10 +122,12 @@ int cmd_sim(int argc, char **argv) {
     if (isa && native_cli_isa_cap(isa)) return CLI_USAGE;
     const sdfed_kernels *k = native_backend(backend);
     if (!k) return native_cli_error(CLI_USAGE, "sim: backend '%s' is not in this build", backend);
+    overrides flags;
+    if ((status = read_overrides(method, seed, rounds, lr, &flags))) return status;
 
     sdfed_task task;
     sdfed_error err = {0};
-    if (read_task(task_path, method, seed, rounds, lr, &task, &err)) {
+    if (read_task(task_path, &flags, &task, &err) || make_out_dir(out_dir, &err)) {
         sdfed_task_free(&task);
         return native_cli_error(CLI_FAILED, "sim: %s", err.message);
     }
@@ -143,7 +163,6 @@ int cmd_sim(int argc, char **argv) {
         rc = sim_run(&task, &m.clip, k, &cls, &data, validation, &result, stdout, &err);
     }
     char path[1200];
-    if (rc == SDFED_OK) rc = native_make_dirs(out_dir, &err);
     if (rc == SDFED_OK) {
         snprintf(path, sizeof path, "%s/results.json", out_dir);
         rc = report_write_json(path, &task, sha, &result, &err);
