@@ -55,7 +55,8 @@ struct agg_federation {
     uint32_t shape[2];
     char sha[65];
     int done;                    /* every round of the task is done */
-    sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick */
+    sdfed_round_verdict pending; /* close or abandon, which the store refused: tried again every tick
+                                    (agg_core_round_retry) */
     agg_outbox out;
     agg_roster clients;             /* connected to this process */
     agg_pace_board pace;            /* pace steering: who missed rounds, who sits out (pace.h) */
@@ -101,15 +102,19 @@ void agg_core_read_pace(agg_federation *f);
  * the store refused (a cluster's coordinator told, agg_cluster_refused). */
 int agg_core_round_choose(agg_federation *f, sdfed_rng *sampler, sdfed_round *next, int64_t *present, int64_t now_ms);
 
-/* round_end.c: acts on a verdict (SDFED_ROUND_WAIT: nothing); one the
- * store cannot record is tried again by agg_core_round_retry, on every tick
- * (a cluster's coordinator judges the round again instead). */
+/* round_end.c: acts on a verdict (SDFED_ROUND_WAIT: nothing): a close
+ * whose updates cannot be combined (agg_core_round_close) abandons the
+ * round instead. One the store cannot record is tried again by
+ * agg_core_round_retry, on every tick (synchronous rounds, and a cluster's
+ * coordinator, judge the round again on every tick instead). */
 void agg_core_round_act(agg_federation *f, sdfed_round_verdict verdict, int64_t now_ms);
 /* Acts on the verdict the store refused before, if any (1). */
 int agg_core_round_retry(agg_federation *f, int64_t now_ms);
 /* Combines the round's stored updates (in the policy's order) into the
  * next round's parameters in one decision; then agg_core_round_next. A store
- * failure leaves the round as it was (non-zero). */
+ * failure leaves the round as it was (non-zero); so does an aggregation
+ * that fails, logged, with SDFED_ERR_NUMERIC when the updates cannot be
+ * combined (the result is not finite: trying again cannot help). */
 int agg_core_round_close(agg_federation *f, int64_t now_ms);
 /* In the decision begun (agg_store_begin_decision, STORE_CLOSE): the round
  * closed with next (P) as the next round's parameters, made of `reports`

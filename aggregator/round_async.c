@@ -4,11 +4,14 @@
  * accepted while its version is at most max_staleness behind the current
  * one, and every `buffer` updates stored are combined (the round engine
  * weighs each by its staleness, fed/round.h) into the next version, which
- * the idle clients get at once and the others after their update. A
- * single process only (cluster mode runs synchronous rounds). */
+ * the idle clients get at once and the others after their update; a
+ * buffer whose updates cannot be combined is set aside, the version
+ * abandoned with the parameters unchanged. A single process only (cluster
+ * mode runs synchronous rounds). */
 #include <stdlib.h>
 
 #include "core.h"
+#include "native/log.h"
 
 typedef struct round_async {
     int buffered; /* updates stored and not combined yet */
@@ -63,6 +66,21 @@ static void async_written(agg_federation *f, const agg_group_commit *g, int64_t 
     }
 }
 
+/* A version whose updates cannot be combined (round_end.c): the parameters
+ * stay, the buffer's updates are set aside. */
+static int async_abandon(agg_federation *f, int64_t now_ms) {
+    const int buffered = round_async_of(f)->buffered;
+    int rc = agg_core_round_abandoned(f, buffered, now_ms);
+    if (rc) return rc;
+    native_log_line line;
+    native_log_open(&line, "round_abandoned");
+    sdfed_jw_int(&line.w, "round", f->round);
+    sdfed_jw_int(&line.w, "updates", buffered);
+    native_log_close(&line);
+    agg_core_round_next(f, now_ms, buffered, 1);
+    return SDFED_OK;
+}
+
 /* A version the store refused to record, tried again. */
 static void async_tick(agg_federation *f, int64_t now_ms) { agg_core_round_retry(f, now_ms); }
 
@@ -103,6 +121,7 @@ const agg_round_policy agg_round_async_policy = {
     .stored = async_stored,
     .written = async_written,
     .tick = async_tick,
+    .abandon = async_abandon,
     .ended = async_ended,
     .waiting = async_waiting,
 };

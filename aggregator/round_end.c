@@ -1,6 +1,7 @@
 /* How a round ends, whatever its policy: the verdict acted on (a close the
- * core makes, an abandonment the policy records), one the store refused
- * tried again, and the end announced (see core.h). */
+ * core makes, an abandonment the policy records, also of a round whose
+ * updates cannot be combined), one the store refused tried again, and the
+ * end announced (see core.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,11 @@
 
 void agg_core_round_act(agg_federation *f, sdfed_round_verdict verdict, int64_t now_ms) {
     if (verdict == SDFED_ROUND_WAIT) return;
-    int rc = verdict == SDFED_ROUND_CLOSE ? agg_core_round_close(f, now_ms) : f->policy->abandon(f, now_ms);
+    int rc = verdict == SDFED_ROUND_CLOSE ? agg_core_round_close(f, now_ms) : SDFED_OK;
+    /* updates that cannot be combined now never will be: the round is
+     * abandoned, not closed again and again */
+    if (rc == SDFED_ERR_NUMERIC) verdict = SDFED_ROUND_ABANDON;
+    if (verdict == SDFED_ROUND_ABANDON) rc = f->policy->abandon(f, now_ms);
     if (rc && !f->cl) f->pending = verdict;
 }
 
@@ -26,7 +31,10 @@ int agg_core_round_retry(agg_federation *f, int64_t now_ms) {
  * is locked, so the updates read are all it will ever have). A store
  * failure leaves the round as it was, to be ended on the next tick; the
  * store reports its fault (store.h), so only the aggregation's own
- * failures are logged here. */
+ * failures are logged here. An aggregation whose result is not finite
+ * (fed/aggregate.h: SDFED_ERR_NUMERIC) fails because of the updates
+ * themselves, and would fail again with them: agg_core_round_act abandons
+ * the round instead. */
 int agg_core_round_close(agg_federation *f, int64_t now_ms) {
     sdfed_error err = {0};
     agg_store_update *u = NULL;
@@ -62,7 +70,8 @@ int agg_core_round_close(agg_federation *f, int64_t now_ms) {
         native_log_line line;
         native_log_open(&line, "error");
         sdfed_jw_int(&line.w, "round", f->round);
-        sdfed_jw_stringf(&line.w, "message", "aggregation failed: %s", err.message);
+        sdfed_jw_stringf(&line.w, "message", "aggregation failed: %s%s", err.message,
+                         rc == SDFED_ERR_NUMERIC ? "; the round is abandoned" : "");
         native_log_close(&line);
         agg_store_abort_decision(f->st);
     } else {

@@ -15,7 +15,8 @@
  * and at least min_clients did, or at its deadline with min_clients
  * reports; it is abandoned (the parameters stay, stored and announced as
  * such) as soon as min_clients reports cannot be reached, or at the
- * deadline without them. A closed round's reports are combined in the
+ * deadline without them (and, by the core, when its reports cannot be
+ * combined: round_end.c). A closed round's reports are combined in the
  * order its clients were chosen. After a restart the open round resumes
  * with its chosen clients and stored updates, and a chosen client that
  * comes back is sent the round again. Why no round is open (too few
@@ -128,6 +129,7 @@ static int sync_order(const agg_federation *f, sdfed_round_update *u, int n, sdf
 static void sync_ended(agg_federation *f, int decided_here, int64_t now_ms) {
     agg_round_sync *s = agg_round_sync_of(f);
     s->open = 0;
+    s->deadline_noted = 0;
     sdfed_round_free(&s->current);
     s->next_start = now_ms + f->opt.round_pause_ms;
     if (decided_here) start_round_if_due(f, now_ms);
@@ -297,22 +299,27 @@ static void note_misses(agg_federation *f) {
 }
 
 /* Places kept past their grace; a cluster node's leases, store and
- * presence; a decision the store refused; the next round; the deadline. */
+ * presence; then, where rounds are decided, the next round, or the open
+ * one judged (its deadline noted once, when it passes). Judged on every
+ * tick, a round whose end the store refused is ended again: the same
+ * verdict, or the deadline's, which no refusal holds back. */
 static void sync_tick(agg_federation *f, int64_t now_ms) {
     agg_round_sync *s = agg_round_sync_of(f);
     expire_away(f, now_ms);
     if (f->cl) {
         agg_cluster_follow(f, now_ms);
         agg_presence_retry(f);
-        if (!agg_core_deciding(f)) return;
-        if (s->open && now_ms < s->deadline) check_round(f, now_ms);
     }
-    if (agg_core_round_retry(f, now_ms)) return;
+    if (!agg_core_deciding(f)) return;
     if (!s->open) maybe_start_round(f, now_ms);
-    if (!s->open || now_ms < s->deadline) return;
-    log_round_counts("deadline", f, &s->current);
-    note_misses(f);
-    agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, 1), now_ms);
+    if (!s->open) return;
+    int passed = now_ms >= s->deadline;
+    if (passed && !s->deadline_noted) {
+        s->deadline_noted = 1;
+        log_round_counts("deadline", f, &s->current);
+        note_misses(f);
+    }
+    agg_core_round_act(f, sdfed_round_check(&s->current, f->opt.min_clients, passed), now_ms);
 }
 
 /* ------------------------------------------------------------- status */

@@ -18,6 +18,7 @@ typedef struct agg_round_sync {
     sdfed_round current; /* the open round's clients (fed/round.h) */
     int open;
     int64_t deadline;
+    int deadline_noted; /* the open round's deadline passed: logged, its misses noted (pace.h) */
     int64_t next_start; /* no round starts before (the pause after the last one) */
     sdfed_rng sampler;
     int64_t present; /* a cluster's coordinator: every node's connected clients, as last read */

@@ -3,12 +3,14 @@
  * late, early, duplicate and malformed updates, a chosen client leaving,
  * the deadline, a chosen client rejoining (its connection replaced, or
  * lost and back within the grace) or gone past it, resuming after a
- * restart, the asynchronous buffer
+ * restart, updates that cannot be combined
+ * (the round abandoned), the asynchronous buffer
  * with stale updates, group commit (updates acknowledged only once
  * their batch committed, none when it failed), and metrics counted only
  * from clients whose update for the round was accepted; each closed round's parameters are compared with
  * the round engine's combination of the same updates, bit for bit.
  *   test_federation MODEL.gguf STATE_DIR */
+#include <float.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,6 +536,103 @@ static void test_group_commit(void) {
     sdfed_task_free(&t);
 }
 
+/* n updates of `samples`, every value FLT_MAX (each finite, accepted):
+ * their mean cannot be combined, the weights rounded to float summing past
+ * 1 (fed/aggregate.h), as the round engine says. */
+static float *overflowing(const agg_federation *f, const sdfed_task *t, const agg_federation_options *opt,
+                          int64_t round, const int64_t *samples, int n) {
+    agg_federation_global g = agg_federation_get_global(f);
+    float *huge = malloc(sizeof *huge * g.n), *next = malloc(sizeof *next * g.n);
+    for (size_t j = 0; j < g.n; j++) huge[j] = FLT_MAX;
+    sdfed_round_update u[8];
+    for (int i = 0; i < n; i++)
+        u[i] = (sdfed_round_update){.client = i + 1, .base = round, .samples = samples[i], .values = huge};
+    sdfed_arena arena;
+    sdfed_arena_init(&arena);
+    CHECK(sdfed_round_combine(&opt->aggregate, t->seed, round, u, n, g.values, g.n, next, &arena, NULL) ==
+              SDFED_ERR_NUMERIC,
+          "the mean of %d updates of FLT_MAX overflows", n);
+    sdfed_arena_free(&arena);
+    free(next);
+    return huge;
+}
+
+/* Updates that cannot be combined (their mean overflows): the round is
+ * abandoned as soon as it would close, its parameters unchanged and its
+ * updates set aside, and the next round runs (after a restart too: nothing
+ * is tried again); an asynchronous version the same. */
+static void test_uncombinable(void) {
+    const int64_t samples[3] = {1, 8, 1};
+    char dir[512];
+    sdfed_task t = task_of(3, 3);
+    agg_federation_options opt = {.min_clients = 3, .deadline_ms = 100000, .max_samples = 1000000};
+    agg_store *st = new_store(dir, sizeof dir);
+    agg_federation *f = three_in_round_0(&t, st, &opt);
+    agg_federation_status s;
+    float *huge = overflowing(f, &t, &opt, 0, samples, 3);
+    char sha_before[65];
+    snprintf(sha_before, sizeof sha_before, "%s", agg_federation_get_global(f).sha256);
+    for (int64_t c = 1; c <= 3; c++)
+        CHECK(send_update(f, c, 0, samples[c - 1], huge, 10) == SDFED_CODE_NONE, "client %lld's FLT_MAX is accepted",
+              (long long)c);
+    agg_federation_get_status(f, &s);
+    const agg_federation_message *end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(find(f, FEDERATION_ACK, 1) && find(f, FEDERATION_ACK, 2) && find(f, FEDERATION_ACK, 3),
+          "all three acknowledged");
+    CHECK(end && end->abandoned && end->round == 0 && end->next_round == 1 && end->participants == 3 &&
+              !strcmp(end->global_sha256, sha_before),
+          "round 0 is abandoned at once, its 3 reports set aside, the parameters unchanged");
+    CHECK(s.round == 1 && s.open && s.rounds_abandoned == 1 && s.rounds_closed == 0 &&
+              !strcmp(s.global_sha256, sha_before),
+          "round 1 opens from the same parameters (round %lld, open %d, abandoned %lld)", (long long)s.round, s.open,
+          (long long)s.rounds_abandoned);
+    agg_federation_tick(f, 2000);
+    agg_federation_get_status(f, &s);
+    CHECK(s.round == 1 && s.rounds_abandoned == 1, "nothing is tried again on a tick");
+    agg_federation_close(f);
+    agg_store_close(st);
+    sdfed_error err = {0};
+    CHECK(agg_store_open(&st, dir, &err) == SDFED_OK, "reopen: %s", err.message);
+    f = open_federation(&t, st, &opt, 3000);
+    agg_federation_tick(f, 3000);
+    agg_federation_get_status(f, &s);
+    CHECK(s.round == 1 && s.open && s.reported == 0, "after a restart round 1 resumes without them");
+    for (int64_t c = 1; c <= 3; c++) agg_federation_join(f, c, (int)c - 1, 3010);
+    float *v = update_of(f, 1);
+    for (int64_t c = 1; c <= 3; c++) send_update(f, c, 1, 10, v, 3020);
+    agg_federation_get_status(f, &s);
+    CHECK(s.round == 2 && s.rounds_closed == 1, "round 1 closes with ordinary updates");
+    free(v);
+    free(huge);
+    agg_federation_close(f);
+    agg_store_close(st);
+
+    /* asynchronous: a version's buffer that cannot be combined */
+    agg_federation_options async = {.async = 1, .buffer = 3, .max_staleness = 1, .min_clients = 1, .max_samples = 100};
+    st = new_store(dir, sizeof dir);
+    f = open_federation(&t, st, &async, 0);
+    for (int64_t c = 1; c <= 3; c++) agg_federation_join(f, c, (int)c - 1, 0);
+    huge = overflowing(f, &t, &async, 0, samples, 3);
+    snprintf(sha_before, sizeof sha_before, "%s", agg_federation_get_global(f).sha256);
+    agg_federation_outbox_clear(f);
+    for (int64_t c = 1; c <= 3; c++) send_update(f, c, 0, samples[c - 1], huge, 10);
+    agg_federation_get_status(f, &s);
+    end = find(f, FEDERATION_ROUND_END, FEDERATION_EVERYONE);
+    CHECK(s.round == 1 && s.rounds_abandoned == 1 && end && end->abandoned && end->participants == 3 &&
+              !strcmp(s.global_sha256, sha_before) && find(f, FEDERATION_ROUND_START, 1) &&
+              find(f, FEDERATION_ROUND_START, 3),
+          "async: version 1 is version 0's parameters, its buffer set aside, and the clients get it");
+    v = update_of(f, 1);
+    for (int64_t c = 1; c <= 3; c++) send_update(f, c, 1, 10, v, 20);
+    agg_federation_get_status(f, &s);
+    CHECK(s.round == 2 && s.rounds_closed == 1, "version 2 combines ordinary updates");
+    free(v);
+    free(huge);
+    agg_federation_close(f);
+    agg_store_close(st);
+    sdfed_task_free(&t);
+}
+
 /* A chosen client that comes back: its connection replaced while the old
  * one was open, or lost and back within the grace, it is due in the round
  * again (round_start with the time left) and its update counts, and the
@@ -862,6 +961,7 @@ int main(int argc, char **argv) {
     if (check_case("metrics")) test_metrics();
     if (check_case("pace_steering")) test_pace_steering();
     if (check_case("device_figures")) test_device_figures();
+    if (check_case("uncombinable")) test_uncombinable();
     sdfed_classes_free(&cls);
     sdfed_task_free(&defaults);
     native_model_close(&model);

@@ -10,6 +10,8 @@
 #     status.html, the log);
 #  2. hostile inputs (adversary.mjs) are refused with their codes before the
 #     federation, which then still ends on the simulator's parameters;
+#     updates whose mean overflows (uncombinable.mjs) end their round
+#     abandoned instead of stalling it;
 #  3. kill -9 mid-round and a restart: the run ends on the same history, and
 #     /status and status.html count the whole federation, not the restart's;
 #     a client killed mid-round and started again with its token is given
@@ -41,7 +43,8 @@
 # "reports" looks for sanitizer reports in every part's logs.
 # With "postgres" only part 1's first federation runs, with its
 # state in PostgreSQL (--db, a server of the script's own on a Unix socket:
-# tests/lib/postgres.sh), then a database of another task and --db's
+# tests/lib/postgres.sh), then part 2's updates whose mean overflows (the
+# round abandoned by the cluster's coordinator), a database of another task and --db's
 # command-line errors (ctest aggregator_postgres); with "edge" only part 7
 # (in WORK_DIR);
 # with "sanitizer" all but parts 1c-1g (the same server code as part 1 on
@@ -281,6 +284,18 @@ same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, w
     bad "$name: /status shows the accuracy of $(rounds_shown) rounds, the store has $want"
   stop_server
 }
+uncombinable() { # uncombinable NAME STATE: 10 updates whose mean overflows end round 0 abandoned, not stalled
+  local name=$1 state=$2
+  start_server "$name" "$work/eq.json" "$state" --min-clients 10 &&
+    node --experimental-websocket --no-warnings "$here/uncombinable.mjs" "$port" >"$work/$name.log" 2>&1
+  grep -q "^uncombinable: [0-9]* passed, 0 failed" "$work/$name.log" && ok ||
+    bad "$name: $(grep -E 'FAIL|uncombinable:' "$work/$name.log")"
+  [ "$(store_query "$state" 'SELECT abandoned, n_updates FROM rounds WHERE round = 0')" = "1|10" ] && ok ||
+    bad "$name: round 0 is not stored abandoned with its 10 updates: $(store_query "$state" 'SELECT * FROM rounds')"
+  [ "$(grep -c '"aggregation failed: aggregate: the result is not finite; the round is abandoned"' "$work/$name.server.log")" = 1 ] &&
+    ok || bad "$name: the aggregation is not logged failed once: $(grep '"error"' "$work/$name.server.log" | head -n 3)"
+  stop_server
+}
 edge() { # --- 7. the edge (edge.mjs starts its own servers)
   node --experimental-websocket --no-warnings "$here/edge.mjs" "$aggregator" "$model" "$work/edge" >"$work/edge.log" 2>&1
   grep -q "^edge: [0-9]* passed, 0 failed" "$work/edge.log" && ok || bad "edge: $(grep -E 'FAIL|edge:' "$work/edge.log")"
@@ -293,10 +308,11 @@ if [ "$parts" = edge ]; then
 fi
 
 if [ "$parts" = postgres ]; then
-  postgres_start && postgres_createdb eq && postgres_createdb other ||
+  postgres_start && postgres_createdb eq && postgres_createdb other && postgres_createdb uncombinable ||
     { bad "no PostgreSQL server"; summary; exit 1; }
   db=$(postgres_uri eq)
   same_as_sim eq-pg "$db"
+  uncombinable uncombinable-pg "$(postgres_uri uncombinable)"
   # a database of another task is refused, as a state folder is
   task other '{"rounds": 2}'
   "$aggregator" --task "$work/other.json" --port 0 --host 127.0.0.1 --db "$db" >"$work/other-pg.log" 2>&1 &&
@@ -583,6 +599,8 @@ join_key=
 grep -q "join key" "$work/nokey.log" && ok || bad "no join-key message: $(cat "$work/nokey.log")"
 client_extra() { :; }
 stop_server
+# updates that are each finite but whose mean overflows: the round is abandoned, never stalled
+uncombinable uncombinable "$work/uncombinable-state"
 fi
 
 # --- 3. kill -9 while a round is open, restart on the same state
