@@ -18,8 +18,8 @@
  * deadline without them (and, by the core, when its reports cannot be
  * combined: round_end.c). A closed round's reports are combined in the
  * order its clients were chosen. After a restart the open round resumes
- * with its chosen clients and stored updates, and a chosen client that
- * comes back is sent the round again. Why no round is open (too few
+ * with its chosen clients, stored updates and what was left of its
+ * deadline, and a chosen client that comes back is sent the round again. Why no round is open (too few
  * clients, the pause, a cluster's front-end) is decided here.
  *
  * In cluster mode (federation.h) only the coordinator decides: it chooses
@@ -35,6 +35,7 @@
 #include "cluster_sync.h"
 #include "core.h"
 #include "base/grow.h"
+#include "native/clock.h"
 #include "native/log.h"
 
 agg_round_sync *agg_round_sync_of(const agg_federation *f) { return f->rounds; }
@@ -339,6 +340,15 @@ static void sync_status(const agg_federation *f, agg_federation_status *st) {
 
 /* ------------------------------------------------------------ restart */
 
+/* A resumed round's deadline: --deadline from its start as the store holds
+ * it (this machine's wall clock), what is left of it now; all of it when
+ * the clock was set back past the start. */
+static int64_t resumed_deadline(const agg_federation *f, const agg_store_round *r, int64_t now_ms) {
+    double elapsed_ms = 1e3 * (native_clock_seconds(native_clock_wall_ns()) - r->started_at);
+    if (!(elapsed_ms > 0)) return now_ms + f->opt.deadline_ms;
+    return elapsed_ms >= (double)f->opt.deadline_ms ? now_ms : now_ms + f->opt.deadline_ms - (int64_t)elapsed_ms;
+}
+
 /* The open round resumed (its clients, sampler and stored updates), or
  * the sampler as the last round left it; a cluster node then reads the
  * open round's departures. */
@@ -365,7 +375,10 @@ static int sync_open(agg_federation *f, const agg_store_round *latest, const agg
     if (rc) return rc;
     for (int i = 0; i < n_waiting; i++) sdfed_round_report(&s->current, waiting[i].client);
     if (f->cl) agg_cluster_catch_up(f, now_ms); /* the open round's departures */
-    if (s->open) s->deadline = now_ms + f->opt.deadline_ms;
+    /* a cluster's node counts the deadline from when it learns of the
+     * start, by its own clock (cluster_sync.h); a single process from the
+     * start it stored */
+    if (s->open) s->deadline = f->cl ? now_ms + f->opt.deadline_ms : resumed_deadline(f, latest, now_ms);
     return SDFED_OK;
 }
 

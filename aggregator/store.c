@@ -232,6 +232,7 @@ static int row_round(void *ctx, const agg_store_value *c, int n, sdfed_error *er
     snprintf(r->sha256, sizeof r->sha256, "%s", c[2].type == STORE_TEXT ? c[2].text : "");
     if (c[3].type == STORE_BLOB && c[3].bytes == sizeof r->rng) memcpy(r->rng, c[3].blob, sizeof r->rng);
     r->started = c[5].type != STORE_NULL;
+    r->started_at = as_real(&c[5]);
     r->closed = c[6].type != STORE_NULL;
     r->n_updates = (int)as_integer(&c[7]);
     r->abandoned = (int)as_integer(&c[8]);

@@ -125,6 +125,7 @@ typedef struct agg_store_round {
     size_t n_values;
     char sha256[65];
     int started, closed;
+    double started_at;     /* when it started, in seconds of the wall clock of the node that started it */
     uint64_t rng[4];       /* the sampler state after choosing (valid when started) */
     int64_t *participants; /* heap, n_participants client ids */
     int n_participants;

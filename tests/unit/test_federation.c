@@ -3,7 +3,7 @@
  * late, early, duplicate and malformed updates, a chosen client leaving,
  * the deadline, a chosen client rejoining (its connection replaced, or
  * lost and back within the grace) or gone past it, resuming after a
- * restart, updates that cannot be combined
+ * restart (with the deadline's time left), updates that cannot be combined
  * (the round abandoned), the asynchronous buffer
  * with stale updates, group commit (updates acknowledged only once
  * their batch committed, none when it failed), and metrics counted only
@@ -18,6 +18,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "check.h"
 #include "federation.h"
@@ -633,6 +635,50 @@ static void test_uncombinable(void) {
     sdfed_task_free(&t);
 }
 
+/* A round resumed after a restart keeps its deadline: what was left of
+ * it when the store's start says so (here the start moved back in the
+ * store, as if the server had been down meanwhile). */
+static void test_resume_deadline(void) {
+    char dir[512];
+    sdfed_task t = task_of(2, 3);
+    agg_federation_options opt = {.min_clients = 2, .deadline_ms = 10000, .max_samples = 1000000};
+    for (int down_s = 4; down_s <= 60; down_s += 56) {
+        agg_store *st = new_store(dir, sizeof dir);
+        agg_federation *f = open_federation(&t, st, &opt, 0);
+        agg_federation_join(f, 1, 0, 0);
+        agg_federation_join(f, 2, 1, 0);
+        agg_federation_close(f);
+        agg_store_close(st);
+        char path[600], sql[96];
+        snprintf(path, sizeof path, "%s/aggregator.sqlite", dir);
+        snprintf(sql, sizeof sql, "UPDATE rounds SET started = started - %d WHERE round = 0", down_s);
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s",
+              path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        sdfed_error err = {0};
+        CHECK(agg_store_open(&st, dir, &err) == SDFED_OK, "reopen: %s", err.message);
+        f = open_federation(&t, st, &opt, 100);
+        agg_federation_status s;
+        if (down_s < 10) {
+            agg_federation_join(f, 1, 0, 100);
+            const agg_federation_message *m = find(f, FEDERATION_ROUND_START, 1);
+            CHECK(m && m->deadline_ms > 0 && m->deadline_ms <= 6000,
+                  "down %d s of a 10 s deadline: round 0 resumes with at most 6 s left (%lld ms)", down_s,
+                  m ? (long long)m->deadline_ms : -1);
+        } else {
+            agg_federation_tick(f, 100);
+            agg_federation_get_status(f, &s);
+            CHECK(s.round == 1 && s.rounds_abandoned == 1,
+                  "down %d s, past the 10 s deadline: round 0 is abandoned on the first tick (round %lld)", down_s,
+                  (long long)s.round);
+        }
+        agg_federation_close(f);
+        agg_store_close(st);
+    }
+    sdfed_task_free(&t);
+}
+
 /* A chosen client that comes back: its connection replaced while the old
  * one was open, or lost and back within the grace, it is due in the round
  * again (round_start with the time left) and its update counts, and the
@@ -962,6 +1008,7 @@ int main(int argc, char **argv) {
     if (check_case("pace_steering")) test_pace_steering();
     if (check_case("device_figures")) test_device_figures();
     if (check_case("uncombinable")) test_uncombinable();
+    if (check_case("resume_deadline")) test_resume_deadline();
     sdfed_classes_free(&cls);
     sdfed_task_free(&defaults);
     native_model_close(&model);
