@@ -352,7 +352,7 @@ static int attach(agg_handlers *h, agg_session *ss, int64_t id, int64_t now_ms) 
 }
 
 static void hello(agg_handlers *h, agg_session *ss, const sdfed_message *m, int64_t now_ms) {
-    if (ss->client >= 0 || ss->token[0]) { /* welcomed, or its registration waits */
+    if (agg_session_said_hello(ss)) {
         refuse(h, ss, SDFED_CODE_BAD_MESSAGE, "hello was already said", now_ms);
         return;
     }
@@ -505,7 +505,8 @@ void agg_handlers_message(agg_handlers *h, agg_session *ss, native_ws_rx rx, int
     }
     if (rx != WS_RX_MESSAGE) {
         char message[96];
-        snprintf(message, sizeof message, "messages are limited to %zu bytes", h->opt.max_message_bytes);
+        snprintf(message, sizeof message, "%smessages are limited to %zu bytes",
+                 ss->in.limit < h->opt.max_message_bytes ? "before hello, " : "", ss->in.limit);
         refuse(h, ss, SDFED_CODE_TOO_LARGE, message, now_ms);
         agg_session_close_after(ss, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, message, now_ms);
     } else if (!agg_session_rate_ok(ss, h->opt.rate_limit, h->opt.rate_window_ms, now_ms)) {
@@ -518,6 +519,7 @@ void agg_handlers_message(agg_handlers *h, agg_session *ss, native_ws_rx rx, int
     } else {
         text_message(h, ss, (const char *)ss->in.data, ss->in.len, now_ms);
     }
+    agg_session_message_read(ss);
     deliver(h, now_ms);
 }
 

@@ -17,14 +17,23 @@ void agg_session_open(agg_session *ss, struct lws *wsi, const agg_peer_address *
     ss->last_rx = now_ms;
     ss->opened_ms = now_ms;
     if (from) ss->address = *from;
+    ss->max_message_bytes = max_message_bytes;
     native_ws_reassembly_init(&ss->in, max_message_bytes);
 }
+
+int agg_session_said_hello(const agg_session *ss) { return ss->client >= 0 || ss->token[0]; }
 
 native_ws_rx agg_session_receive(agg_session *ss, const void *in, size_t len, int64_t now_ms) {
     ss->last_rx = now_ms;
     if (ss->closing) return WS_RX_MORE; /* a session on its way out reads nothing more */
+    /* for a message that begins now: a connection that said no hello holds no more than a hello */
+    size_t before_hello =
+        SESSION_HELLO_MAX_BYTES < ss->max_message_bytes ? SESSION_HELLO_MAX_BYTES : ss->max_message_bytes;
+    ss->in.max_bytes = agg_session_said_hello(ss) ? ss->max_message_bytes : before_hello;
     return native_ws_reassembly_add(&ss->in, native_ws_fragment_of(ss->wsi, in, len));
 }
+
+void agg_session_message_read(agg_session *ss) { native_ws_reassembly_done(&ss->in); }
 
 void agg_session_heard(agg_session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
@@ -73,7 +82,7 @@ void agg_session_close_after(agg_session *ss, int status, const char *reason, in
 }
 
 int agg_session_hello_overdue(const agg_session *ss, int64_t timeout_ms, int64_t now_ms) {
-    return ss->client < 0 && !ss->token[0] && !ss->closing && now_ms - ss->opened_ms >= timeout_ms;
+    return !agg_session_said_hello(ss) && !ss->closing && now_ms - ss->opened_ms >= timeout_ms;
 }
 
 int agg_session_writable(agg_session *ss, int64_t now_ms) {

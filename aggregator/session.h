@@ -2,7 +2,8 @@
  * how it wants tensors, its refusals), its incoming message assembled from
  * fragments, its send queue (written in order when lws says the socket is
  * writable, never dropped), the per-second message limit, and a closing
- * that lingers until what was queued is written and the peer is quiet. The
+ * that lingers until what was queued is written and the peer is quiet. A
+ * message begun before hello is at most SESSION_HELLO_MAX_BYTES. The
  * queue and the assembly are native/'s, shared with the clients.
  * It knows nothing of rounds or messages' meaning (handlers.h). */
 #ifndef SDFED_AGGREGATOR_SESSION_H
@@ -26,7 +27,8 @@ typedef struct agg_session {
     int binary;               /* tensors as binary frames (1) or JSON (0) */
     char token[128];          /* its token, once it said hello */
     int refusals;
-    native_ws_reassembly in; /* the incoming message (native/ws_reassembly.h) */
+    size_t max_message_bytes; /* once it said hello; before, SESSION_HELLO_MAX_BYTES at most */
+    native_ws_reassembly in;  /* the incoming message (native/ws_reassembly.h) */
     native_ws_send_queue out;
     int64_t window_start;
     int window_count;
@@ -44,13 +46,23 @@ typedef struct agg_session_keepalive {
     int64_t ping_after_ms, hangup_after_ms;
 } agg_session_keepalive;
 
+/* The most a message begun before hello may hold: a hello with every field
+ * at its longest is under 1 KiB (docs/protocol.md, "Limits"). */
+#define SESSION_HELLO_MAX_BYTES 4096
+
 /* from: its connection's address (NULL: unknown, all zeros). */
 void agg_session_open(agg_session *ss, struct lws *wsi, const agg_peer_address *from, size_t max_message_bytes,
                       int64_t now_ms);
 /* Adds a fragment: WS_RX_MESSAGE when ss->in holds a whole message,
  * WS_RX_TOO_LARGE or WS_RX_NO_MEMORY when one ended that could not be
- * kept, WS_RX_MORE otherwise. A closing session reads nothing more. */
+ * kept (over ss->in.limit: max_message_bytes, or before hello
+ * SESSION_HELLO_MAX_BYTES), WS_RX_MORE otherwise. A closing session reads
+ * nothing more. */
 native_ws_rx agg_session_receive(agg_session *ss, const void *in, size_t len, int64_t now_ms);
+/* The message in ss->in was handled: a large buffer is not kept. */
+void agg_session_message_read(agg_session *ss);
+/* Whether it said hello: welcomed, or its registration waits. */
+int agg_session_said_hello(const agg_session *ss);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void agg_session_heard(agg_session *ss, int64_t now_ms);
 /* The peer sent a close frame (it closes on purpose). */

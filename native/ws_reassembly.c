@@ -14,14 +14,14 @@ native_ws_fragment native_ws_fragment_of(struct lws *wsi, const void *in, size_t
 }
 
 void native_ws_reassembly_init(native_ws_reassembly *r, size_t max_bytes) {
-    *r = (native_ws_reassembly){.max_bytes = max_bytes};
+    *r = (native_ws_reassembly){.max_bytes = max_bytes, .limit = max_bytes};
 }
 
-/* Room for need bytes (need <= max_bytes); 0, or -1 when memory is short. */
+/* Room for need bytes (need <= limit); 0, or -1 when memory is short. */
 static int reserve(native_ws_reassembly *r, size_t need) {
     if (need <= r->cap) return 0;
-    size_t cap = r->cap ? r->cap : 4096;
-    while (cap < need) cap = cap <= r->max_bytes / 2 ? cap * 2 : r->max_bytes;
+    size_t cap = r->cap ? r->cap : NATIVE_WS_KEPT_BYTES;
+    while (cap < need) cap = cap <= r->limit / 2 ? cap * 2 : r->limit;
     unsigned char *grown = realloc(r->data, cap);
     if (!grown) return -1;
     r->data = grown;
@@ -32,12 +32,13 @@ static int reserve(native_ws_reassembly *r, size_t need) {
 native_ws_rx native_ws_reassembly_add(native_ws_reassembly *r, native_ws_fragment f) {
     if (f.first) {
         r->len = 0;
+        r->limit = r->max_bytes;
         r->binary = f.binary;
         r->discarding = 0;
     }
     if (r->discarding) return WS_RX_MORE;
     native_ws_rx rx = f.last ? WS_RX_MESSAGE : WS_RX_MORE;
-    size_t room = r->max_bytes - r->len;
+    size_t room = r->limit - r->len;
     if (f.len > room || f.frame_left > room - f.len)
         rx = WS_RX_TOO_LARGE;
     else if (reserve(r, r->len + f.len))
@@ -48,12 +49,20 @@ native_ws_rx native_ws_reassembly_add(native_ws_reassembly *r, native_ws_fragmen
     }
     if (rx == WS_RX_TOO_LARGE || rx == WS_RX_NO_MEMORY) {
         r->discarding = 1;
-        r->len = 0;
+        native_ws_reassembly_done(r);
     }
     return rx;
 }
 
+void native_ws_reassembly_done(native_ws_reassembly *r) {
+    r->len = 0;
+    if (r->cap <= NATIVE_WS_KEPT_BYTES) return;
+    free(r->data);
+    r->data = NULL;
+    r->cap = 0;
+}
+
 void native_ws_reassembly_free(native_ws_reassembly *r) {
     free(r->data);
-    *r = (native_ws_reassembly){.max_bytes = r->max_bytes};
+    *r = (native_ws_reassembly){.max_bytes = r->max_bytes, .limit = r->max_bytes};
 }

@@ -4,7 +4,9 @@
  * frame's header say so (a frame announcing more than the maximum is
  * refused with its first piece, before its payload), never handed over cut
  * short, and the next message is whole again; a message of exactly the
- * maximum and an empty one are messages. */
+ * maximum and an empty one are messages; between messages no more than
+ * NATIVE_WS_KEPT_BYTES is kept (a large buffer released once its message
+ * was read or refused); a maximum changed mid-message holds from the next. */
 #include <string.h>
 
 #include "check.h"
@@ -93,6 +95,39 @@ int main(void) {
     rx = feed(&r, data, 0, 1, 1, &at, &answers);
     CHECK(rx == WS_RX_MESSAGE && r.len == 0 && r.binary, "an empty message: rx %d, %zu bytes", rx, r.len);
     CHECK(r.cap <= MAX_BYTES, "the buffer (%zu bytes) stays within the maximum", r.cap);
+
+    /* between messages at most NATIVE_WS_KEPT_BYTES is kept: a large
+     * message's buffer goes once it was read, a refused one's at once */
+    answers = 0;
+    rx = feed(&r, data, MAX_BYTES, 1000, 1, &at, &answers);
+    CHECK(rx == WS_RX_MESSAGE && r.cap >= MAX_BYTES, "a message of the maximum is held whole (%zu bytes)", r.cap);
+    native_ws_reassembly_done(&r);
+    CHECK(r.cap <= NATIVE_WS_KEPT_BYTES && r.len == 0, "read, its buffer is released: %zu bytes kept", r.cap);
+    answers = 0;
+    for (size_t sent = 0; sent < MAX_BYTES + 1000; sent += 1000) {
+        native_ws_fragment f = {.data = data + sent, .len = 1000, .first = sent == 0, .binary = 1};
+        answers += native_ws_reassembly_add(&r, f) == WS_RX_TOO_LARGE;
+    }
+    CHECK(answers == 1 && r.cap <= NATIVE_WS_KEPT_BYTES,
+          "refused past %d bytes, its buffer is released at once: %zu bytes kept", MAX_BYTES, r.cap);
+    answers = 0;
+    rx = feed(&r, data, 100, 100, 0, &at, &answers);
+    const unsigned char *small = r.data;
+    native_ws_reassembly_done(&r);
+    CHECK(rx == WS_RX_MESSAGE && r.data == small && r.cap == NATIVE_WS_KEPT_BYTES,
+          "a small message's buffer is kept for the next (%zu bytes)", r.cap);
+
+    /* a maximum set while a message is under way holds from the next one */
+    native_ws_fragment head = {.data = data, .len = 100, .frame_left = 200, .first = 1, .binary = 1};
+    CHECK(native_ws_reassembly_add(&r, head) == WS_RX_MORE, "a message of 300 bytes begins");
+    r.max_bytes = 50;
+    native_ws_fragment tail = {.data = data + 100, .len = 200, .last = 1, .binary = 1};
+    CHECK(native_ws_reassembly_add(&r, tail) == WS_RX_MESSAGE && r.len == 300,
+          "it ends whole under the maximum it began with (%zu bytes)", r.len);
+    answers = 0;
+    rx = feed(&r, data, 51, 51, 0, &at, &answers);
+    CHECK(rx == WS_RX_TOO_LARGE && r.limit == 50, "the next message is held to the new maximum: rx %d", rx);
+    r.max_bytes = MAX_BYTES;
     native_ws_reassembly_free(&r);
     CHECK(r.data == NULL && r.len == 0 && r.max_bytes == MAX_BYTES, "freed, ready for reuse");
     return check_report("test_ws_reassembly");

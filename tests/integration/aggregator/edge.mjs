@@ -52,7 +52,8 @@ function exchange(port, bytes, { from = '127.0.0.1' } = {}) {
 const show = (c) => JSON.stringify({ status: c.status, messages: c.messages, close: c.closeCode, ended: c.ended });
 
 // --- a frame whose header announces more than --max-message-bytes is refused with its first piece (lws hands
-// over at most 64 KiB of a frame at a time), before the rest of its payload is sent: too_large, then close 1009
+// over at most 64 KiB of a frame at a time), before the rest of its payload is sent: too_large, then close 1009;
+// before hello, a message over 4096 bytes the same
 async function frameSizes() {
   const server = await start('frames', ['--max-message-bytes', '1048576']);
   for (const [what, length] of [['100 MiB', 100n << 20n], ['2^63 - 1 bytes', (1n << 63n) - 1n]]) {
@@ -73,6 +74,26 @@ async function frameSizes() {
   c.send(clientFrameHeader(BINARY, 1n << 63n).bytes);
   check(await c.until((x) => x.ended, 10), `a frame announcing 2^63 bytes is dropped at once: ${show(c)}`);
   c.close();
+  // before hello a message holds at most what a hello can be, 4096 bytes (connections that never said hello hold no
+  // megabytes): one byte more is too_large, then close 1009; a hello of 4096 bytes is welcome, and after it the
+  // connection's messages may hold --max-message-bytes
+  const before = rawConnect(server.port);
+  await before.until((x) => x.status, 10);
+  before.sendText(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1' }).padEnd(4097));
+  await before.until((x) => x.closeCode, 10);
+  check((before.messages[0] || {}).code === 'too_large' && before.closeCode === 1009 &&
+    before.closeReason === 'before hello, messages are limited to 4096 bytes',
+  `4097 bytes before hello are refused (too_large, 1009): ${show(before)} ${before.closeReason}`);
+  before.close();
+  const after = rawConnect(server.port);
+  await after.until((x) => x.status, 10);
+  after.sendText(JSON.stringify({ type: 'hello', protocol: 'sdfed.v1' }).padEnd(4096));
+  await after.until((x) => x.messages.some((m) => m.type === 'welcome') || x.ended, 10);
+  after.sendText(JSON.stringify({ type: 'heartbeat' }).padEnd(100000));
+  await after.until((x) => x.messages.some((m) => m.type === 'heartbeat') || x.ended, 10);
+  check(after.messages.some((m) => m.type === 'welcome') && after.messages.some((m) => m.type === 'heartbeat') &&
+    !after.closeCode, `a hello of 4096 bytes is welcome, then a message of 100000 bytes is read: ${show(after)}`);
+  after.close();
   server.stop();
 }
 
