@@ -31,10 +31,13 @@ static void async_joined(agg_federation *f, int64_t client, int64_t now_ms) {
 
 static sdfed_code async_admit_update(agg_federation *f, int64_t client, int64_t round, char *message, size_t cap) {
     agg_roster_client *c = agg_roster_find(&f->clients, client);
-    if (round > f->round || f->round - round > f->opt.max_staleness) {
+    if (round > f->round)
+        return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND, "version %lld is ahead of the current %lld",
+                               (long long)round, (long long)f->round);
+    if (f->round - round > f->opt.max_staleness) {
         if (c && c->assigned == round) assign(f, c); /* too slow for its version: the current one */
         return agg_core_refuse(message, cap, SDFED_CODE_WRONG_ROUND,
-                               "version %lld is not within %d of the current %lld", (long long)round,
+                               "version %lld is more than %d behind the current %lld", (long long)round,
                                f->opt.max_staleness, (long long)f->round);
     }
     if (c && c->assigned == round) return SDFED_CODE_NONE;

@@ -90,11 +90,14 @@ static float *update_of(const agg_federation *f, float offset) {
     return u;
 }
 
+/* the last refusal's message */
+static char last_refusal[256];
+
 static sdfed_code send_update(agg_federation *f, int64_t client, int64_t round, int64_t samples, const float *u,
                               int64_t now) {
     agg_federation_global g = agg_federation_get_global(f);
-    char message[256];
-    return agg_federation_update(f, client, round, samples, 2, g.shape, u, now, message, sizeof message);
+    last_refusal[0] = '\0';
+    return agg_federation_update(f, client, round, samples, 2, g.shape, u, now, last_refusal, sizeof last_refusal);
 }
 
 /* the round engine's combination of the given updates over `before` */
@@ -444,7 +447,12 @@ static void test_async(void) {
                                     {.client = 1, .base = 1, .samples = 10, .values = a}};
     CHECK(s.round == 2 && same_as_engine(f, &t, &opt, 1, v1, second, 2),
           "version 2 weighs the stale update by samples / sqrt(2), in base-version order");
-    CHECK(send_update(f, 2, 0, 20, b, 5) == SDFED_CODE_WRONG_ROUND, "an update 2 versions old is refused");
+    CHECK(send_update(f, 2, 0, 20, b, 5) == SDFED_CODE_WRONG_ROUND &&
+              !strcmp(last_refusal, "version 0 is more than 1 behind the current 2"),
+          "an update 2 versions old is refused as stale: %s", last_refusal);
+    CHECK(send_update(f, 2, 5, 20, b, 5) == SDFED_CODE_WRONG_ROUND &&
+              !strcmp(last_refusal, "version 5 is ahead of the current 2"),
+          "an update for a version to come is refused as such: %s", last_refusal);
     free(v0);
     free(v1);
     free(a);
