@@ -528,9 +528,10 @@ void agg_handlers_gone(agg_handlers *h, agg_session *ss, int64_t now_ms) {
     if (session_of(h, ss->client) != ss) return;
     h->by_id[ss->client] = NULL;
     if (!h->fed) return; /* shutting down: not a departure */
-    /* a close frame from either side is a leaving; a connection that ended without one was lost */
-    agg_federation_leave(h->fed, ss->client, ss->peer_closed || ss->closing ? FEDERATION_LEFT : FEDERATION_LOST,
-                         now_ms);
+    /* a close frame from either side is a leaving; a connection that ended without one was lost, and so was a
+     * page's whose browser closed it going away (1001: a reload, a tab closed), which may well come back */
+    int left = ss->closing || (ss->peer_closed && !ss->going_away);
+    agg_federation_leave(h->fed, ss->client, left ? FEDERATION_LEFT : FEDERATION_LOST, now_ms);
     deliver(h, now_ms);
 }
 

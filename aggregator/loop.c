@@ -152,7 +152,9 @@ static int sdfed_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
         schedule_flush(l);
         break;
     case LWS_CALLBACK_RECEIVE_PONG: agg_session_heard(ss, now_ms()); break;
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: agg_session_heard_close(ss, now_ms()); break; /* lws answers it */
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: /* lws answers it */
+        agg_session_heard_close(ss, in, len, now_ms());
+        break;
     case LWS_CALLBACK_USER: { /* the sweep's visit (sweep), `in` the time: the keepalive, the hello's deadline */
         int64_t now = *(const int64_t *)in;
         if (!ss->wsi) break;

@@ -37,8 +37,9 @@ void agg_session_message_read(agg_session *ss) { native_ws_reassembly_done(&ss->
 
 void agg_session_heard(agg_session *ss, int64_t now_ms) { ss->last_rx = now_ms; }
 
-void agg_session_heard_close(agg_session *ss, int64_t now_ms) {
+void agg_session_heard_close(agg_session *ss, const unsigned char *payload, size_t len, int64_t now_ms) {
     ss->peer_closed = 1;
+    ss->going_away = len >= 2 && (payload[0] << 8 | payload[1]) == LWS_CLOSE_STATUS_GOINGAWAY;
     ss->last_rx = now_ms;
 }
 

@@ -33,7 +33,8 @@ typedef struct agg_session {
     int64_t window_start;
     int window_count;
     int closing;            /* 0, or the WebSocket close status to leave with once the queue is written */
-    int peer_closed;        /* the peer sent a close frame: it left on purpose */
+    int peer_closed;        /* the peer sent a close frame: it left on purpose, unless going_away */
+    int going_away;         /* with status 1001: a browser's close of a page's sockets (reload, tab closed) */
     char close_reason[124]; /* and its reason, sent in the close frame (at most 123 bytes) */
     int64_t opened_ms;
     int64_t closing_since, last_rx; /* ms, for the lingering close and the keepalive */
@@ -65,8 +66,10 @@ void agg_session_message_read(agg_session *ss);
 int agg_session_said_hello(const agg_session *ss);
 /* Input other than a message (a PONG) that shows the peer is there. */
 void agg_session_heard(agg_session *ss, int64_t now_ms);
-/* The peer sent a close frame (it closes on purpose). */
-void agg_session_heard_close(agg_session *ss, int64_t now_ms);
+/* The peer sent a close frame (payload: its status and reason, len bytes):
+ * it closes on purpose, but for status 1001 (going away), which a browser
+ * sends for every socket of a page it reloads, leaves or closes. */
+void agg_session_heard_close(agg_session *ss, const unsigned char *payload, size_t len, int64_t now_ms);
 /* The keepalive sweep's visit: a PING once the peer has been silent for
  * ping_after_ms (one per silence); once it has been silent for
  * hangup_after_ms, a close (1001 going away, with the silence as its

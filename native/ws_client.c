@@ -35,10 +35,12 @@ static void ended(native_ws_conn *conn, const char *why) {
     if (!conn->client->stopping) conn->client->on.closed(conn, was_open, why);
 }
 
-/* Ends the connection from a callback with a close frame (1001 going away:
- * it leaves on purpose); lws sends one only as a callback's -1 closes it. */
+/* Ends the connection from a callback with a close frame (1000 normal: it
+ * leaves on purpose; 1001, going away, is a browser's close of a page that
+ * may come back, and keeps its place in a round); lws sends one only as a
+ * callback's -1 closes it. */
 static int close_from_callback(struct lws *wsi) {
-    lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, NULL, 0);
+    lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
     return -1;
 }
 

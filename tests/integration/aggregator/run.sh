@@ -28,7 +28,8 @@
 #     abandoned, then go on with newcomers; seeded churn in which rounds keep
 #     closing and every acknowledged update is stored; --host binds only
 #     the address given; a client busy loading still answers PINGs; the
-#     keepalive hangs up a connection that answers none;
+#     keepalive hangs up a connection that answers none; a browser's close
+#     of a page (1001) keeps its place in its round, a client's own does not;
 #  7. the edge a public federation faces (edge.mjs, its own servers): frames
 #     and requests over their limits refused before they are read.
 # Every server listens on a port the kernel chooses (--port 0), read from
@@ -1030,6 +1031,14 @@ stop_server
 "$aggregator" --task "$work/keepalive.json" --ping-after 5 --hangup-after 5 >"$work/keepalive.cli" 2>&1
 [ $? = 2 ] && grep -q "hangup-after (5 s) must be longer than --ping-after (5 s)" "$work/keepalive.cli" && ok ||
   bad "--hangup-after not longer than --ping-after: $(cat "$work/keepalive.cli")"
+
+# --- 6e. a browser's close (1001, going away: a page reloaded or closed) keeps its place in its round, as a lost
+# connection does; a close on purpose (1000, or no status) leaves it
+task going '{"rounds": 100, "clients": 1, "clients_per_round": 1}'
+start_server going "$work/going.json" "$work/going-state" --min-clients 1 --rejoin-grace 600
+node --no-warnings "$here/going_away.mjs" "$port" >"$work/going.log" 2>&1 && ok ||
+  bad "going away: $(grep -v '^going_away: [0-9]* passed' "$work/going.log" | tail -n 3)"
+stop_server
 fi
 
 part 7 && edge
