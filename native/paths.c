@@ -1,5 +1,4 @@
 /* Host paths: project-relative lookup, mkdir -p, files written whole (see paths.h). */
-#define _XOPEN_SOURCE 700 /* realpath, beside POSIX */
 #include "native/paths.h"
 
 #include <errno.h>
@@ -51,6 +50,30 @@ int native_make_dirs(const char *path, sdfed_error *err) {
     return SDFED_OK;
 }
 
+/* hops through links to links before a path is taken as it is (Linux's own limit) */
+#define MAX_LINK_HOPS 40
+
+/* The file a path names once its links are followed (a link's relative
+ * target is read from the link's folder), into out; 0 when it does not fit.
+ * A link to nothing, or one that cannot be read, is where it stops. */
+static int link_target(const char *path, char *out, size_t cap) {
+    if (snprintf(out, cap, "%s", path) >= (int)cap) return 0;
+    struct stat st;
+    for (int hop = 0; hop < MAX_LINK_HOPS && lstat(out, &st) == 0 && S_ISLNK(st.st_mode); hop++) {
+        char to[4096];
+        ssize_t n = readlink(out, to, sizeof to - 1);
+        if (n <= 0) break;
+        to[n] = '\0';
+        const char *slash = strrchr(out, '/');
+        int folder = to[0] == '/' || !slash ? 0 : (int)(slash - out + 1);
+        char next[4096];
+        if (snprintf(next, sizeof next, "%.*s%s", folder, out, to) >= (int)sizeof next ||
+            snprintf(out, cap, "%s", next) >= (int)cap)
+            return 0;
+    }
+    return 1;
+}
+
 int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *err) {
     struct stat st;
     w->temporary[0] = '\0';
@@ -59,11 +82,9 @@ int native_whole_file_open(native_whole_file *w, const char *path, sdfed_error *
         if (!(w->file = fopen(path, "wb"))) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
         return SDFED_OK;
     }
-    /* a link to a file: the file it names (a link to nothing is replaced) */
-    char *named = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
-    int too_long = snprintf(w->target, sizeof w->target, "%s", named ? named : path) >= (int)sizeof w->target;
-    free(named);
-    if (too_long) return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
+    /* a link to a file: the file it names */
+    if (!link_target(path, w->target, sizeof w->target))
+        return sdfed_fail(err, SDFED_ERR_ARG, "%s: the path is too long", path);
     /* 64 random bits: another writer's name (or a killed one's leftover) is never this one; O_EXCL makes sure */
     uint64_t r;
     if (getentropy(&r, sizeof r) != 0)

@@ -1,8 +1,8 @@
 /* Files written whole (native/paths.h) where the path is not a plain file:
  *  - a regular file: replaced by the new text, no temporary file left;
- *  - a symbolic link to a file: the file it names gets the text and the
- *    link stays a link (the rename had put a regular file in its place and
- *    left the file it named as it was);
+ *  - a symbolic link to a file (or to a link to it): the file at the end
+ *    gets the text and the links stay links (the rename had put a regular
+ *    file in the link's place and left the file it named as it was);
  *  - a pipe (as /dev/null or /dev/stdout's terminal are no regular files):
  *    written in place and still a pipe (`sdfed task init DIR --out
  *    /dev/null` had replaced the device with a regular file);
@@ -55,9 +55,18 @@ static void test_regular_and_link(const char *dir) {
     struct stat st;
     CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "%s is still a link", link);
     CHECK(holds(file, "new\n") && holds(link, "new\n"), "the file the link names holds the new text");
+    char chain[1024];
+    snprintf(chain, sizeof chain, "%s/chain.json", dir);
+    remove(chain);
+    CHECK(symlink("link.json", chain) == 0, "making %s", chain);
+    CHECK(native_write_file(chain, TEXT, &err) == SDFED_OK, "through a link to a link: %s", err.message);
+    CHECK(lstat(chain, &st) == 0 && S_ISLNK(st.st_mode) && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) &&
+              holds(file, TEXT),
+          "both links stay links, and the file at their end holds the text");
     CHECK(temporaries(dir) == 0, "no temporary file left");
     remove(file);
     remove(link);
+    remove(chain);
 }
 
 static void test_pipe(const char *dir) {
