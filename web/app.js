@@ -8,7 +8,7 @@ import { bindCamera } from './camera.js';
 import { drawChart } from './chart.js';
 import { startCompute } from './compute.js';
 import { join, leave } from './connection.js';
-import { addFiles, takeDemoShard, useDataset } from './dataset.js';
+import { addFiles, removeImages, takeDemoShard, useDataset } from './dataset.js';
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
 import { fitMemory } from './memory.js';
@@ -78,6 +78,7 @@ async function main() {
   drawChart();
   const dataError = (e) => showError(e, 'data-error');
   $('demo').onclick = () => takeDemoShard().catch(dataError);
+  $('remove-images').onclick = () => removeImages().catch(dataError);
   $('join').onclick = join;
   $('forget').onclick = () => forgetMe().catch(showError);
   // a chosen folder's files: their paths below it (webkitRelativePath names the folder first)

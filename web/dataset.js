@@ -3,7 +3,10 @@
 // hand, one image in five of each class held out), photos added one by one
 // (camera.js; the last one can be undone) or a demo shard from the server,
 // encoded in the worker (an image that does not decode left out and named),
-// kept in IndexedDB and handed to the worker to train on.
+// kept in IndexedDB and handed to the worker to train on. Files and photos
+// add to the volunteer's own images (an image already among them, to the
+// bit of its features, is not added twice); only "Remove all my images", or
+// a demo share taken in their place, each asked first, drops them.
 import { fetchDemoShard } from './federation.js';
 import { askClasses, dropQuestion, sortFiles, undecided } from './folder.js';
 import { showNotUsed } from './not-used.js';
@@ -59,18 +62,19 @@ export async function useDataset(dataset) {
   $('data-summary').textContent = summary(dataset, train.labels.length, test.labels.length);
   showPhotos(dataset.photos);
   showNotUsed(dataset.skipped);
+  $('remove-images').hidden = dataset.source === 'demo' || !dataset.labels.length;
   $('join').disabled = page.joined || train.labels.length === 0;
   $('join-hint').textContent = train.labels.length ? '' : 'Add images first.';
   setStage(page.joined ? 'joined' : dataset.labels.length ? 'ready' : 'empty');
 }
 
 // images: [{blob} | {rgba, width, height}], names: what the volunteer
-// calls each (for the ones that do not decode); labels, test: per image.
-// The images that encode are kept with their labels and test flags (test
-// undefined: one in five of each class held out, counted among those kept);
-// the others are named beside the counts with skipped (not-used.js). Fails
-// when none encoded, keeping the images in use before.
-function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
+// calls each (for the ones that do not decode); labels: per image. The
+// images that encode are handed to combine(encoded, notUsed), which gives
+// the dataset to keep: encoded {features, labels, names, kept} of those
+// (kept: their indices in images), notUsed the others named with skipped
+// (not-used.js). Fails when none encoded, keeping the images in use before.
+function encodeAndKeep(images, names, labels, skipped, combine) {
   return inTurn(async () => {
     setStage('encoding');
     const { features, failed, seconds, on, why } = await page.compute.call('encode', { images }, (done, total) =>
@@ -87,10 +91,8 @@ function encodeAndKeep(images, names, labels, test, extra, skipped = []) {
       setStage(page.dataset ? (page.joined ? 'joined' : 'ready') : 'empty');
       throw new Error(`none of the ${images.length} images could be decoded (named below)`);
     }
-    const keptLabels = Uint8Array.from(kept, (i) => labels[i]);
-    const dataset = { ...extra, features, labels: keptLabels, test: test ? Uint8Array.from(kept, (i) => test[i]) :
-      heldOut(keptLabels), skipped: notUsed };
-    await keep(dataset);
+    await keep(await combine({ features, labels: Uint8Array.from(kept, (i) => labels[i]),
+      names: kept.map((i) => names[i]), kept }, notUsed));
   });
 }
 
@@ -109,6 +111,55 @@ function inTurn(fn) {
   return work;
 }
 
+// The volunteer's own images as stored now (another tab of this browser may
+// have added some since this one read them), or none: a demo share's are
+// the server's, not theirs.
+async function ownImages() {
+  const d = await store.getDataset(page.federation);
+  if (d && d.source !== 'demo') return { photos: [], ...d };
+  return { source: 'own', features: new Float32Array(0), labels: new Uint8Array(0), test: new Uint8Array(0),
+    skipped: [], photos: [] };
+}
+
+// The rows of features (d floats each) by a hash of their bits, for
+// finding an image already kept: hash -> [row].
+function rowsByHash(features, d) {
+  const bits = new Uint32Array(features.buffer, features.byteOffset, features.length), rows = new Map();
+  for (let r = 0; r < features.length / d; r++) {
+    let hash = 0x811c9dc5; // FNV-1a over the row's words
+    for (let k = r * d; k < (r + 1) * d; k++) hash = Math.imul(hash ^ bits[k], 0x01000193) >>> 0;
+    rows.set(hash, [...(rows.get(hash) || []), r]);
+  }
+  return rows;
+}
+
+// own's images with the encoded ones added: a chosen file's before the
+// photos (photos stay last, each in own.photos), an image whose features
+// are, to the bit, those of one already kept named as not used instead; the
+// held-out images drawn again over them all. notUsed: the choice's files
+// not used, shown and kept with the dataset.
+function withImages(own, encoded, notUsed) {
+  const n = own.labels.length, d = encoded.features.length / encoded.labels.length, files = n - own.photos.length;
+  const have = rowsByHash(own.features, d), fresh = rowsByHash(encoded.features, d);
+  const same = (r, o) => encoded.features.subarray(r * d, (r + 1) * d)
+    .every((v, k) => Object.is(v, own.features[o * d + k]));
+  const added = [], duplicates = [];
+  for (const [hash, rows] of fresh) for (const r of rows) {
+    const o = (have.get(hash) || []).find((row) => same(r, row));
+    if (o === undefined) added.push(r);
+    else duplicates.push({ path: encoded.names[r], kind: 'duplicate',
+      reason: `already among your images (as ${page.description.classes[own.labels[o]]})` });
+  }
+  added.sort((x, y) => x - y);
+  const features = new Float32Array((n + added.length) * d);
+  features.set(own.features.subarray(0, files * d));
+  added.forEach((r, j) => features.set(encoded.features.subarray(r * d, (r + 1) * d), (files + j) * d));
+  features.set(own.features.subarray(files * d), (files + added.length) * d);
+  const labels = Uint8Array.from([...own.labels.subarray(0, files), ...added.map((r) => encoded.labels[r]),
+    ...own.labels.subarray(files)]);
+  return { ...own, features, labels, test: heldOut(labels), skipped: notUsed.concat(duplicates) };
+}
+
 // A photo (camera.js: {rgba, width, height}, or {blob} from the camera
 // app) of class label, made into features and added to the volunteer's own
 // images (a demo share's give way to them); photo: the photo itself (a
@@ -120,25 +171,44 @@ export function addPhoto(image, label, photo) {
     const { features, failed, on, why } = await page.compute.call('encode', { images: [image] });
     showFeaturesOn(on, why);
     if (failed.length) throw new Error(`the photo could not be used: ${failed[0].reason}`);
-    const own = page.dataset && page.dataset.source !== 'demo' ? page.dataset :
-      { source: 'camera', features: new Float32Array(0), labels: new Uint8Array(0), skipped: [] };
+    const own = await ownImages();
     const all = new Float32Array(own.features.length + features.length);
     all.set(own.features);
     all.set(features, own.features.length);
     const labels = Uint8Array.from([...own.labels, label]);
-    await keep({ ...own, features: all, labels, test: heldOut(labels),
-                 photos: [...(own.photos || []), { label, photo }] });
+    await keep({ ...own, features: all, labels, test: heldOut(labels), photos: [...own.photos, { label, photo }] });
   });
 }
 
 // The last photo taken left out again (its features, and the photo if kept).
 export function undoPhoto() {
   return inTurn(async () => {
-    const d = page.dataset;
-    if (!d || !d.photos || !d.photos.length) throw new Error('there is no photo to undo');
+    const d = await ownImages();
+    if (!d.photos.length) throw new Error('there is no photo to undo');
     const n = d.labels.length - 1, D = d.features.length / d.labels.length;
     await keep({ ...d, features: d.features.slice(0, n * D), labels: d.labels.slice(0, n), test: d.test.slice(0, n),
                  photos: d.photos.slice(0, -1) });
+  });
+}
+
+// What dropping the volunteer's own images loses, for the question asked
+// first: "your 12 images (3 of them photos kept only in this browser)", or
+// null when there are none.
+function whatIsDropped(own) {
+  if (!own.labels.length) return null;
+  const kept = own.photos.filter((p) => p.photo).length;
+  return `your ${own.labels.length} image${own.labels.length === 1 ? '' : 's'}` +
+    (kept ? ` (${kept === 1 ? 'one of them a photo' : `${kept} of them photos`} kept only in this browser)` : '');
+}
+
+// "Remove all my images": the volunteer's own images and photos dropped,
+// once they said so; the page is then as before any image was added.
+export function removeImages() {
+  return inTurn(async () => {
+    const own = await ownImages(), dropped = whatIsDropped(own);
+    if (!dropped || !confirm(`Remove ${dropped} from this page? This cannot be undone.`)) return;
+    await keep({ source: 'own', features: new Float32Array(0), labels: new Uint8Array(0), test: new Uint8Array(0),
+      skipped: [], photos: [] });
   });
 }
 
@@ -178,6 +248,8 @@ export async function takeDemoShard() {
   try {
     showError(null, 'data-error');
     await page.ready();
+    const dropped = whatIsDropped(await ownImages());
+    if (dropped && !confirm(`A demo share takes the place of ${dropped}, which are then deleted. Take it?`)) return;
     const shard = await fetchDemoShard(page.stored.shard);
     // the shard is this client's index, as it is the simulator's client index
     if (shard.shard !== page.stored.shard) await changeShard(shard.shard);
@@ -187,15 +259,17 @@ export async function takeDemoShard() {
       labels.push(...split.labels);
       test.push(...split.labels.map(() => flag));
     }
-    await encodeAndKeep(images, images.map((_, i) => `demo image ${i + 1}`), labels, test,
-      { source: 'demo', shard: shard.shard });
+    await encodeAndKeep(images, images.map((_, i) => `demo image ${i + 1}`), labels, [], (encoded, notUsed) =>
+      ({ source: 'demo', shard: shard.shard, features: encoded.features, labels: encoded.labels,
+         test: Uint8Array.from(encoded.kept, (i) => test[i]), skipped: notUsed }));
   } finally {
     $('demo').disabled = false;
   }
 }
 
 // A choice of files: list [{file, path}] (paths below the root), root the
-// chosen folder's name ('' for several things dropped together). Sorted by
+// chosen folder's name ('' for several things dropped together), added to
+// the volunteer's own images (withImages). Sorted by
 // the folder rule once the worker has the model (waiting for it, saying
 // so); encoded at once when every group means a class, else after the
 // volunteer has picked.
@@ -228,5 +302,5 @@ export async function addFiles(list, root) {
        files: g.files.length }])));
   const files = chosen.flatMap((g) => g.files.map((f) => ({ ...f, label: g.label })));
   await encodeAndKeep(files.map((f) => ({ blob: f.file })), files.map((f) => f.path), files.map((f) => f.label),
-    undefined, { source: 'files' }, skipped);
+    skipped, async (encoded, notUsed) => withImages(await ownImages(), encoded, notUsed));
 }

@@ -11,6 +11,7 @@ const KINDS = {
   'not-image': 'not images',
   undecodable: 'could not be decoded',
   'no-class': 'in no class you picked',
+  duplicate: 'already among your images',
 };
 const OPEN_UP_TO = 12; // entries shown unfolded
 

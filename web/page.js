@@ -32,7 +32,7 @@ export const page = {
   info: null, // the worker's: threaded, threads, kernels
   device: null, // with a task's local_prompt: {stepMs, plan} (training.js fitDevice; device.js measures again)
   compute: null, // the worker (compute.js), once the model is in it
-  dataset: null, // {source, shard, features, labels, test, skipped}
+  dataset: null, // {source ('demo', else the volunteer's own), shard, features, labels, test, skipped, photos}
   joined: false,
   forgotten: false, // reloaded after "Forget me": nothing loaded until the volunteer acts (app.js)
   // () => a promise of the worker with the model and the task: the first

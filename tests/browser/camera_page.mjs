@@ -14,7 +14,11 @@
 //   2. the camera refused (no fake permission prompt; Chromium denies it):
 //      the page says so, and the camera app's file input stays, and takes
 //      a photo (one of the kept PNGs, features again the native ones); a
-//      browser without getUserMedia: the page says so too.
+//      file chosen after it is added beside it (the photo kept), the same
+//      file chosen again is not added twice and is named as such, a reload
+//      keeps both, and "Remove all my images" asks (naming the kept photo)
+//      before it drops them; a browser without getUserMedia: the page says
+//      so too.
 //   node camera_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -186,6 +190,41 @@ try {
     await page.setInputFiles('#camera-file', photoFiles[5]);
     await until('the camera app\'s photo', async () => /^Photos: \S+ 1 \(1 of them/.test(await watch.text('camera-counts')), 60);
     sameAsNative(await storedImages(page), 'camera-app');
+    // the photo is the volunteer's: a file chosen after it is added beside it, the same file again is not added
+    // twice, a reload keeps both, and only "Remove all my images", asked first, drops them
+    const asked = [];
+    page.on('dialog', (d) => asked.push(d.message()));
+    const photoCount = `Photos: ${await page.locator('#camera-class option').nth(1).textContent()} 1 (1 of them kept as photos).`;
+    const choose = async (file, what) => {
+      await page.setInputFiles('#files', file);
+      await until('the class step', async () => (await watch.stage()) === 'classes', 30);
+      await page.locator('#groups .group select').first().selectOption('0');
+      await page.click('#groups button');
+      await until(what, async () => (await watch.stage()) === 'ready', 60);
+      return { summary: await watch.text('data-summary'), photos: await watch.text('camera-counts') };
+    };
+    const added = await choose(photoFiles[0], 'a file chosen after the photo');
+    const afterFile = await storedImages(page);
+    check(/^2 images ready/.test(added.summary) && added.photos === photoCount && afterFile.labels.join() === '0,1' &&
+      afterFile.photos.length === 1 && afterFile.photos[0].bytes !== null,
+    `a file chosen after a kept photo is added beside it (labels ${afterFile.labels.join()}): ${added.summary} ` +
+      `${added.photos}`);
+    const again = await choose(photoFiles[0], 'the same file chosen again');
+    const notUsed = await page.locator('#data-skipped').textContent();
+    check(/^2 images ready/.test(again.summary) && again.photos === photoCount &&
+      /camera-0\.png: already among your images/.test(notUsed),
+    `the same file chosen again is not added twice, and is named as such: ${again.summary} ${notUsed}`);
+    await page.reload();
+    await until('the reloaded page', async () => (await watch.stage()) === 'ready', 60);
+    check(/^2 images ready/.test(await watch.text('data-summary')) && await watch.text('camera-counts') === photoCount,
+      `a reload keeps the file and the photo: ${await watch.text('data-summary')}`);
+    await page.click('#remove-images');
+    await until('the images removed', async () => (await watch.stage()) === 'empty', 30);
+    check(asked.some((q) => /Remove your 2 images \(one of them a photo kept only in this browser\)/.test(q)) &&
+      await watch.text('data-summary') === 'No images yet.' && await watch.text('camera-counts') === 'No photos yet.' &&
+      (await storedImages(page)).labels.length === 0,
+    `"Remove all my images" asks first (${asked.join(' | ')}), then drops the file and the photo`);
+    await page.screenshot({ path: path.join(shots, '04-removed.png'), fullPage: true });
   }
   const context = await browser.newContext();
   await context.addInitScript(() => { delete Navigator.prototype.mediaDevices; });
