@@ -8,7 +8,7 @@
 import { backoff } from './backoff.js';
 import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
 import { showSecureAggregation } from './federation.js';
-import { $, joinKey, page, setStage, showError } from './page.js';
+import { $, joinKey, joinKeyAccepted, joinKeyRefused, page, setStage, showError } from './page.js';
 import * as secureRound from './secure-round.js';
 import * as store from './store.js';
 import { trainRound } from './training.js';
@@ -100,6 +100,7 @@ async function onMessage(m) {
     }
     retry.reset(); // a session that succeeded
     welcomed = true;
+    joinKeyAccepted();
     // said before the token is stored: the round_start after it says more
     showConnection('online', `connected as volunteer ${m.client_id}`);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
@@ -141,6 +142,7 @@ async function onMessage(m) {
       break;
     }
     if (m.code === BAD_JOIN_KEY) {
+      if (!m.retry_after) joinKeyRefused(m.message); // (with it, this address is locked out, whatever the key)
       page.joined = false;
       socket.close();
       showConnection('offline', 'join key refused');

@@ -2,17 +2,21 @@
 // (/task) and progress (/status), shown in section 1, its demo shards
 // (/demo/shard), and its model file, downloaded once into IndexedDB and
 // checked against its sha256 on every load.
-import { $, joinKey, keyed, page, showProgress } from './page.js';
+import { $, joinKey, joinKeyAccepted, joinKeyRefused, keyed, page, showProgress } from './page.js';
 import * as store from './store.js';
 
 // JSON from the server; a refusal says why (the server's JSON error, or its
-// line: "this federation needs its join key: ...")
+// line: "this federation needs its join key: ..."), and the server's answer
+// to the join key is told to page.js
 async function fetchJson(url) {
   const r = await fetch(url, keyed({ cache: 'no-store' }));
   const text = await r.text();
   let body = null;
   try { body = JSON.parse(text); } catch (e) { /* a refusal's line */ }
-  if (!r.ok) throw new Error(body && body.error ? body.error : text.trim() || `${url}: HTTP ${r.status}`);
+  const why = body && body.error ? body.error : text.trim() || `${url}: HTTP ${r.status}`;
+  if (r.status === 401) joinKeyRefused(why); // (429, an address locked out, says nothing of the key)
+  if (!r.ok) throw new Error(why);
+  joinKeyAccepted();
   return body;
 }
 

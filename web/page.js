@@ -1,25 +1,39 @@
 // The page's state, and the parts of the page every module shows through:
 // the stage (body's data-stage, which the CSS and the browser test read),
-// the error lines and the progress bars; and the federation's join key.
+// the error lines and the progress bars; and the federation's join key,
+// kept once the server accepts it.
 
 export const $ = (id) => document.getElementById(id);
 
 // The join key, when the federation's host gives one: in the page's address
-// (https://HOST/?key=KEY), kept in this browser (localStorage) for the
-// visits after, sent with every request (keyed) and in hello.
+// (https://HOST/?key=KEY), else the one kept in this browser (localStorage)
+// from an earlier visit; sent with every request (keyed) and in hello, and
+// kept for the visits after only once the server has accepted it.
 const KEY_ITEM = 'sdfed-join-key';
-function readJoinKey() {
-  const fromAddress = new URLSearchParams(location.search).get('key');
+function keptJoinKey() {
   try {
-    if (fromAddress) localStorage.setItem(KEY_ITEM, fromAddress);
-    return fromAddress || localStorage.getItem(KEY_ITEM);
+    return localStorage.getItem(KEY_ITEM);
   } catch (e) { // a browser that keeps nothing: the address's alone
-    return fromAddress;
+    return null;
   }
 }
-export const joinKey = readJoinKey();
+export const joinKey = new URLSearchParams(location.search).get('key') || keptJoinKey();
 export function forgetJoinKey() {
   try { localStorage.removeItem(KEY_ITEM); } catch (e) { /* nothing was kept */ }
+}
+// The server's answer to the join key: accepted, it is kept for the visits
+// after; refused (why: the server's words), it is kept no longer and the
+// Join hint says so. A wrong key kept would be sent on every visit, each
+// time counted toward this address's lock-out.
+export function joinKeyAccepted() {
+  if (!joinKey || keptJoinKey() === joinKey) return;
+  try { localStorage.setItem(KEY_ITEM, joinKey); } catch (e) { /* a browser that keeps nothing */ }
+}
+export function joinKeyRefused(why) {
+  if (joinKey && keptJoinKey() === joinKey) forgetJoinKey();
+  $('join-hint').textContent = joinKey ? `This page's join key was refused (${why}); open the address the ` +
+    'federation\'s host gave you (it ends in ?key=…).' : 'This federation needs its join key: open the address its ' +
+    'host gave you (it ends in ?key=…).';
 }
 // fetch's options with the join key presented (Authorization: Bearer KEY)
 export const keyed = (options = {}) =>

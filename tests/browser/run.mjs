@@ -18,7 +18,9 @@
 //      activations and (features only, 1 - cosine) on the integer path;
 //      the worker chooses relaxed SIMD (Chromium runs it), and with it
 //      turned off runs simd128, whose step equals the native one too;
-//   7. a second volunteer adds a folder of her own images (PNGs; classes
+//   7. a wrong join key is refused, said beside Join, and not kept, nor a
+//      kept one the server refuses; a second volunteer adds a folder of
+//      her own images (PNGs; classes
 //      from the sub-folder names, the one that is no class named as not
 //      used); the server then comes back running another federation, which
 //      the page reports as such and does not join.
@@ -303,6 +305,30 @@ try {
     check(relaxed && same(wasm.features, relaxed.features) && same(wasm.params, relaxed.params),
       `${variant}: the step's features and prompts have the relaxed dot's bits`);
   }
+  // 7a. a wrong join key in the address: refused, said beside Join, never kept in this browser; a key kept
+  // from an earlier visit that the server refuses is no longer kept
+  const guessing = await browser.newContext();
+  const keyPage = await guessing.newPage();
+  const keyRefusal = async () => {
+    const said = await until('the key refused', async () => {
+      const t = await keyPage.locator('#error').innerText();
+      return t && t;
+    }, 30);
+    return { said, hint: await keyPage.locator('#join-hint').innerText(),
+      kept: await keyPage.evaluate(() => localStorage.getItem('sdfed-join-key')) };
+  };
+  await keyPage.goto(`${h.base}/?key=not-${h.key}`);
+  const wrongKey = await keyRefusal();
+  check(/not this federation's join key/.test(wrongKey.said) && /join key was refused/.test(wrongKey.hint) &&
+    wrongKey.kept === null, `a wrong join key is refused, said beside Join ("${wrongKey.hint}") and not kept ` +
+    `(${wrongKey.kept})`);
+  await keyPage.evaluate(() => localStorage.setItem('sdfed-join-key', 'an-earlier-key'));
+  await keyPage.goto(`${h.base}/`);
+  const oldKey = await keyRefusal();
+  check(oldKey.kept === null && /join key was refused/.test(oldKey.hint),
+    `a kept join key the server refuses is no longer kept (${oldKey.kept}): ${oldKey.said}`);
+  await guessing.close();
+
   // 7. the server comes back running another federation (another model): a clear message
   const second = await browser.newContext();
   const refusedThere = cspViolations(second);
