@@ -2,9 +2,11 @@
 // joining, hello with the token kept in IndexedDB (a rejoin) and the join
 // key, the server's messages shown, a round's global prompt handed to
 // training, reconnecting until the volunteer leaves, after waits with jitter
-// (backoff.js) that respect the server's retry_after; a refused join key
-// ends the joining (trying again could only lock this address out). A
-// secure round's stages are secure-round.js's.
+// (backoff.js) that respect the server's retry_after, or at once when the
+// device is back online; while the server cannot be reached the page says
+// so, and that an update waits to be sent; a refused join key ends the
+// joining (trying again could only lock this address out). A secure round's
+// stages are secure-round.js's.
 import { backoff } from './backoff.js';
 import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
 import { showSecureAggregation } from './federation.js';
@@ -17,9 +19,14 @@ let socket = null;
 const retry = backoff();
 let roundWaiting = null; // a round_start message whose parameters are to come
 let training = null; // the round being trained now: { round, ends: the promise of its training }
-let sent = null; // the last update sent, { round, update }: sent again, not retrained, if its round comes back
+// the last update sent, { round, update, stored }: sent again, not retrained, if its round comes back;
+// stored once the server acknowledged it, forgotten when its round ends
+let sent = null;
 let left = false; // "forget me": never connect again
 let welcomed = false; // this connection's hello was answered
+let connectedAs = ''; // the badge's words while connected: "connected as volunteer 3"
+let said = ''; // the training line's words from the server's last message
+let reconnecting = null; // the timer of the next try to connect
 
 function showConnection(state, text) {
   const badge = $('connection');
@@ -27,9 +34,28 @@ function showConnection(state, text) {
   badge.textContent = text;
 }
 
-function showTrainingStatus(text) { $('training-status').textContent = text; }
+function showTrainingStatus(text) {
+  said = text;
+  $('training-status').textContent = text;
+}
 
-function send(message) { if (socket && socket.readyState === WebSocket.OPEN) socket.send(message); }
+// While the server cannot be reached, or the device is offline, the
+// training line says so, and what waits: a round still being trained, or
+// an update the server has not acknowledged (sent again if its round is
+// still open when the connection is back).
+function showUnreachable() {
+  const why = navigator.onLine ? 'The server cannot be reached' : 'This device is offline';
+  const waits = training ? `; round ${training.round} is still being trained, and its update waits to be sent` :
+    sent && !sent.stored ? `; your update for round ${sent.round} waits to be sent` : '';
+  $('training-status').textContent = `${why}${waits}. The page tries again by itself.`;
+}
+
+// whether message went (the socket is open)
+function send(message) {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+  socket.send(message);
+  return true;
+}
 
 // A send on socket ws alone, whether it went: a secure round's answer to a
 // request goes on the socket the request came on, never on the next one
@@ -58,6 +84,7 @@ export function leave() {
 }
 
 function connect() {
+  clearTimeout(reconnecting);
   if (socket || left) return;
   showConnection('connecting', 'connecting…');
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, 'sdfed.v1');
@@ -80,12 +107,31 @@ function connect() {
     roundWaiting = null;
     if (left || !page.joined) return showConnection('offline', 'not connected');
     const delay = retry.next();
-    showConnection('offline', `connection lost; retrying in ${Math.ceil(delay / 1000)} s`);
+    showConnection('offline', `${navigator.onLine ? 'connection lost' : 'this device is offline'}; retrying in ` +
+      `${Math.ceil(delay / 1000)} s`);
     $('connection').dataset.retryMs = String(delay);
     $('connection').dataset.tries = String(retry.attempt);
-    setTimeout(connect, delay);
+    showUnreachable();
+    reconnecting = setTimeout(connect, delay);
   };
 }
+
+// The device's network gone: said at once (its socket may stay open,
+// silent, for long); back: the connection as it was, or a new one at once.
+addEventListener('offline', () => {
+  if (!page.joined || left) return;
+  showConnection('offline', 'this device is offline');
+  showUnreachable();
+});
+addEventListener('online', () => {
+  if (!page.joined || left) return;
+  if (!socket) {
+    connect();
+    return;
+  }
+  if (welcomed) showConnection('online', connectedAs);
+  $('training-status').textContent = said;
+});
 
 async function onMessage(m) {
   switch (m.type) {
@@ -102,7 +148,8 @@ async function onMessage(m) {
     welcomed = true;
     joinKeyAccepted();
     // said before the token is stored: the round_start after it says more
-    showConnection('online', `connected as volunteer ${m.client_id}`);
+    connectedAs = `connected as volunteer ${m.client_id}`;
+    showConnection('online', connectedAs);
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
     page.stored = await store.updateState(page.federation, { token: m.token });
     break;
@@ -112,10 +159,12 @@ async function onMessage(m) {
     showTrainingStatus(`${m.secure ? 'Secure round' : 'Round'} ${m.round}: receiving the shared prompt…`);
     break;
   case 'ack':
+    if (sent && sent.round === m.round) sent.stored = true;
     showTrainingStatus(`Round ${m.round}: the server stored your update. Waiting for the others…`);
     break;
   case 'round_end':
     secureRound.end(m.round);
+    if (sent && sent.round === m.round) sent = null;
     showTrainingStatus(m.abandoned ?
       `Round ${m.round} was abandoned: too few volunteers reported, so the shared prompt stays as it was. ` +
       'Waiting for the next…' :
@@ -158,6 +207,7 @@ async function onMessage(m) {
       break;
     }
     if (m.code === WRONG_ROUND || m.code === NOT_IN_ROUND) {
+      sent = null;
       showTrainingStatus('The round closed before your update arrived; you are in line for round ' +
         `${m.next_round ?? 0}.`);
       break;
@@ -186,8 +236,8 @@ async function onFrame(frame, sendHere) {
   if (training && training.round === round) return;
   if (sent && sent.round === round) return send(sent.update);
   const keep = (message) => {
-    if (typeof message !== 'string') sent = { round, update: message };
-    send(message);
+    if (typeof message !== 'string') sent = { round, update: message, stored: false };
+    if (!send(message)) showUnreachable();
   };
   training = { round, ends: trainRound(round, frame, keep) };
   try {

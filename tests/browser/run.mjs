@@ -4,7 +4,9 @@
 //   1. the page loads, takes a demo shard, extracts features, joins;
 //   2. it trains 2 rounds and shows its accuracy; the aggregator is then
 //      stopped and restarted on its state, and the page reconnects by itself
-//      (waiting within web/backoff.js's windows) and trains the last round;
+//      (waiting within web/backoff.js's windows; saying that the server
+//      cannot be reached, and before that, offline, that the device is) and
+//      trains the last round;
 //      its accuracy per round is what `sdfed sim` computes for the same shard;
 //      its round line counts rounds from 0 ("finished: 3 of 3 done"), and
 //      the host's status.html fits a phone's 390 px, the volunteers listed;
@@ -121,12 +123,26 @@ try {
   check(progressText.startsWith('round 1: '), `the page's round-progress line names round 1: ${progressText}`);
   check((await page.locator('#chart circle').count()) >= 2, 'the chart has a point per trained round');
   await shot('03-trained');
+  // the device offline (its network gone, the socket still open): the page says so at once, and that it
+  // waits, and is back when the network is
+  await context.setOffline(true);
+  const offline = await until('the page to say it is offline', async () =>
+    (await page.locator('#connection').getAttribute('data-state')) === 'offline' && text('connection'), 10)
+    .catch(() => text('connection'));
+  const offlineStatus = await text('training-status');
+  check(/offline/.test(offline) && /This device is offline/.test(offlineStatus),
+    `offline, the page says so: "${offline}", "${offlineStatus}"`);
+  await context.setOffline(false);
+  await until('the page back online', async () =>
+    (await page.locator('#connection').getAttribute('data-state')) === 'online', 60);
   const roundNow = /^(\d+) · \1 of 3 done/;
   const during = await until('the round line', async () => roundNow.test(await text('round')) && text('round'), 15)
     .catch(() => text('round'));
   check(roundNow.test(during), `the page's round line during the federation: ${during}`);
   await h.stopAggregator();
   await until('the page to notice', async () => (await text('connection')).includes('retrying'), 30);
+  const unreachable = await text('training-status');
+  check(/^The server cannot be reached/.test(unreachable), `the server gone, the page says so: ${unreachable}`);
   // it waits as web/backoff.js says: within its try's window, 1 s for the first after a welcome
   const waitMs = Number(await page.locator('#connection').getAttribute('data-retry-ms'));
   const tries = Number(await page.locator('#connection').getAttribute('data-tries'));
