@@ -1,4 +1,5 @@
-// The page's one WebSocket to the aggregator (sdfed.v1, docs/protocol.md):
+// The page's one WebSocket to the aggregator (sdfed.v1, docs/protocol.md),
+// from one tab of this browser at a time (the others stand by, saying so):
 // joining, hello with the token kept in IndexedDB (a rejoin) and the join
 // key, the server's messages shown, a round's global prompt handed to
 // training, reconnecting until the volunteer leaves, after waits with jitter
@@ -8,12 +9,13 @@
 // joining (trying again could only lock this address out). A secure round's
 // stages are secure-round.js's.
 import { backoff } from './backoff.js';
+import { restoreImages } from './dataset.js';
 import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
 import { showSecureAggregation } from './federation.js';
 import { $, joinKey, joinKeyAccepted, joinKeyRefused, page, setStage, showError } from './page.js';
 import * as secureRound from './secure-round.js';
 import * as store from './store.js';
-import { trainRound } from './training.js';
+import { restorePrompts, trainRound } from './training.js';
 
 let socket = null;
 const retry = backoff();
@@ -27,6 +29,18 @@ let welcomed = false; // this connection's hello was answered
 let connectedAs = ''; // the badge's words while connected: "connected as volunteer 3"
 let said = ''; // the training line's words from the server's last message
 let reconnecting = null; // the timer of the next try to connect
+// One tab of this browser takes part at a time: two would knock each other
+// off, the server keeping one connection per token and closing the older
+// with 1001 CONNECTED_AGAIN (docs/protocol.md). The tab that takes part
+// holds the Web Locks API's lock PART_LOCK; another that joins waits for it
+// (it takes part when the first closes) or, when the volunteer asks, takes
+// it over. Without Web Locks (a page that is no secure context) the
+// server's 1001 tells a tab that another took its place, and it waits to
+// be asked.
+const PART_LOCK = 'sdfed-taking-part', CONNECTED_AGAIN = 'this client connected again';
+let elsewhere = false; // another tab takes part: this one does not connect
+let holding = false; // this tab holds PART_LOCK
+let waitingTurn = null; // the AbortController of this tab's request for PART_LOCK while another holds it
 
 function showConnection(state, text) {
   const badge = $('connection');
@@ -44,6 +58,7 @@ function showTrainingStatus(text) {
 // an update the server has not acknowledged (sent again if its round is
 // still open when the connection is back).
 function showUnreachable() {
+  if (elsewhere) return;
   const why = navigator.onLine ? 'The server cannot be reached' : 'This device is offline';
   const waits = training ? `; round ${training.round} is still being trained, and its update waits to be sent` :
     sent && !sent.stored ? `; your update for round ${sent.round} waits to be sent` : '';
@@ -71,7 +86,63 @@ export function join() {
   $('join').disabled = true;
   setStage('joined');
   store.updateState(page.federation, { joined: true }).then((s) => { page.stored = s; });
+  takePart('if free');
+}
+
+// This tab takes part: how 'if free' (else it stands by and waits for its
+// turn), 'in turn' (once the tab that takes part lets go: it closed, or was
+// taken over) or 'now' (the volunteer asked: the tab that took part stands
+// by). A tab that takes over from another first takes up what that one
+// stored (its rounds' prompts, images added).
+function takePart(how) {
+  if (!navigator.locks || (how === 'now' && holding)) {
+    taking();
+    return;
+  }
+  if (waitingTurn) waitingTurn.abort();
+  waitingTurn = how === 'in turn' ? new AbortController() : null;
+  const options = how === 'now' ? { steal: true } : how === 'if free' ? { ifAvailable: true } :
+    { signal: waitingTurn.signal };
+  let held = false;
+  navigator.locks.request(PART_LOCK, options, async (lock) => {
+    if (!lock) {
+      standBy();
+      takePart('in turn');
+      return undefined;
+    }
+    held = holding = true;
+    if (how !== 'if free') await restorePrompts().then(restoreImages).catch(showError);
+    taking();
+    return new Promise(() => {}); // held while this tab is open, unless another takes it over
+  }).catch((e) => {
+    if (!held) { // this tab's own wait given up for taking over
+      if (e.name !== 'AbortError') showError(e);
+      return;
+    }
+    holding = false; // taken over by another tab at the volunteer's asking
+    standBy();
+    takePart('in turn');
+  });
+}
+
+function taking() {
+  elsewhere = false;
+  $('take-part').hidden = true;
   connect();
+}
+
+// Another tab of this browser takes part: this one's connection closed
+// and not made again until its turn, said in the badge and the training
+// line, with the control that takes part here instead.
+function standBy() {
+  elsewhere = true;
+  if (socket) socket.close(); // (its messages are dropped from now on, its close too)
+  socket = null;
+  showConnection('elsewhere', 'taking part in another tab');
+  showTrainingStatus('This page is open in another tab of this browser, which takes part in the federation' +
+    (navigator.locks ? '; this tab takes over when that one closes.' : '.'));
+  $('take-part').hidden = false;
+  $('take-part').onclick = () => takePart('now');
 }
 
 // For good: the server is told, and the page does not reconnect.
@@ -85,7 +156,7 @@ export function leave() {
 
 function connect() {
   clearTimeout(reconnecting);
-  if (socket || left) return;
+  if (socket || left || elsewhere) return;
   showConnection('connecting', 'connecting…');
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, 'sdfed.v1');
   ws.binaryType = 'arraybuffer';
@@ -102,9 +173,13 @@ function connect() {
     const work = typeof e.data === 'string' ? onMessage(JSON.parse(e.data)) : onFrame(e.data, sendOn(ws));
     Promise.resolve(work).catch(showError);
   };
-  ws.onclose = () => {
+  ws.onclose = (e) => {
+    if (socket !== ws) return; // closed as this tab stood by
     socket = null;
     roundWaiting = null;
+    // this page's token said hello on another connection: another tab (or window) of this browser took part;
+    // connecting again at once would knock that one off in turn
+    if (e.code === 1001 && e.reason === CONNECTED_AGAIN) return standBy();
     if (left || !page.joined) return showConnection('offline', 'not connected');
     const delay = retry.next();
     showConnection('offline', `${navigator.onLine ? 'connection lost' : 'this device is offline'}; retrying in ` +
@@ -119,12 +194,12 @@ function connect() {
 // The device's network gone: said at once (its socket may stay open,
 // silent, for long); back: the connection as it was, or a new one at once.
 addEventListener('offline', () => {
-  if (!page.joined || left) return;
+  if (!page.joined || left || elsewhere) return;
   showConnection('offline', 'this device is offline');
   showUnreachable();
 });
 addEventListener('online', () => {
-  if (!page.joined || left) return;
+  if (!page.joined || left || elsewhere) return;
   if (!socket) {
     connect();
     return;

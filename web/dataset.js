@@ -68,6 +68,15 @@ export async function useDataset(dataset) {
   setStage(page.joined ? 'joined' : dataset.labels.length ? 'ready' : 'empty');
 }
 
+// The images as stored now (another tab of this browser may have changed
+// them since this one read them), in use.
+export function restoreImages() {
+  return inTurn(async () => {
+    const dataset = await store.getDataset(page.federation);
+    if (dataset) await useDataset(dataset);
+  });
+}
+
 // images: [{blob} | {rgba, width, height}], names: what the volunteer
 // calls each (for the ones that do not decode); labels: per image. The
 // images that encode are handed to combine(encoded, notUsed), which gives

@@ -64,6 +64,15 @@ export async function changeShard(shard) {
   await setTask();
 }
 
+// The prompts and the accuracies per round as stored now (another tab of
+// this browser may have trained rounds since this one read them), in the
+// worker and the chart.
+export async function restorePrompts() {
+  page.stored = await store.getState(page.federation);
+  await setTask();
+  drawChart(page.stored.history);
+}
+
 // The global parameters of a round: train, upload (send), report, keep. A
 // secure round (secure-round.js) uploads nothing here and reports no
 // metrics (the server knows no one's update): its masked input goes when

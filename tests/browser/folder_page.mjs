@@ -19,7 +19,12 @@
 //   4. "Forget me": nothing in IndexedDB and no request for the model after
 //      it, while the page polls the federation's status, until the
 //      volunteer chooses a folder; then the page proceeds as on a first
-//      visit (the model downloaded, the images encoded, the state stored).
+//      visit (the model downloaded, the images encoded, the state stored);
+//   5. (on a federation of many rounds) two tabs of one browser: the
+//      second says that the page takes part in another tab and opens no
+//      WebSocket; it takes part when the first closes; a third takes over
+//      when asked, the second standing by, neither connecting again;
+//      without Web Locks the server's 1001 makes the older tab stand by.
 // Screenshots go to OUT/screenshots.
 //   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
@@ -246,6 +251,81 @@ try {
       `choosing a folder then works as on a first visit (model requests ${modelRequests}, state ` +
       `${JSON.stringify(stored.map((st) => Object.keys(st)))})`);
     await mobile.screenshot({ path: path.join(shots, '06-after-forgetting.png'), fullPage: true });
+  });
+
+  // 5 on a federation of many rounds, which goes on while the tabs come and go
+  await h.stopAggregator();
+  const longTask = path.join(out, 'long-task.json');
+  writeFileSync(longTask, JSON.stringify({ ...task, rounds: 1000 }));
+  await h.startAggregator('aggregator-long', ['--task', longTask, '--state', path.join(out, 'state-long'),
+    '--min-clients', '1', '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
+    '--wasm', path.join(emBuild, 'wasm-client')]);
+  const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
+  // a page of the part's browser context, its WebSockets counted; badge: its connection badge's state
+  const tab = async (context) => {
+    const p = await context.newPage();
+    const t = { page: p, watch: watchPage(p), sockets: 0 };
+    p.on('websocket', () => t.sockets++);
+    t.badge = () => p.locator('#connection').getAttribute('data-state');
+    await p.goto(`${h.base}/`);
+    return t;
+  };
+  // the first tab: a demo share, joined
+  const joined = async (context) => {
+    const t = await tab(context);
+    await until('the page', async () => (await t.watch.stage()) === 'empty', 60);
+    await t.page.click('#demo');
+    await until('the demo share', async () => (await t.watch.stage()) === 'ready', 120);
+    await t.page.click('#join');
+    await until('the server\'s welcome', async () => (await t.badge()) === 'online', 60);
+    return t;
+  };
+
+  // 5. two tabs of one browser: one takes part, the other says so and does not connect; it takes part when
+  // the first closes, and a third takes over when asked, the one it took over from standing by
+  await part('two tabs', {}, async (page) => {
+    const context = page.context();
+    const first = await joined(context);
+    const second = await tab(context);
+    await until('the second tab to stand by', async () => (await second.badge()) === 'elsewhere', 60);
+    await sleep(5);
+    const line = await second.watch.text('training-status');
+    check(first.sockets === 1 && second.sockets === 0 && (await first.badge()) === 'online' &&
+      /open in another tab of this browser/.test(line) && await second.page.locator('#take-part').isVisible(),
+    `a second tab says the page takes part in another tab and does not connect (WebSockets in 5 s: the first ` +
+      `tab's ${first.sockets}, the second's ${second.sockets}): ${line}`);
+    await second.page.screenshot({ path: path.join(shots, '07-another-tab.png'), fullPage: true });
+    await first.page.close();
+    await until('the second tab to take part', async () => (await second.badge()) === 'online', 60);
+    check(second.sockets === 1 && (await h.status()).clients === 1,
+      'the first tab closed, the second takes part by itself');
+    const third = await tab(context);
+    await until('the third tab to stand by', async () => (await third.badge()) === 'elsewhere', 60);
+    await third.page.click('#take-part');
+    await until('the third tab to take part', async () => (await third.badge()) === 'online' &&
+      (await second.badge()) === 'elsewhere', 60);
+    const rounds = (await h.status()).round;
+    await until('a round with the third tab', async () => (await h.status()).round >= rounds + 2, 60);
+    check(second.sockets === 1 && third.sockets === 1 && (await third.badge()) === 'online' &&
+      (await second.badge()) === 'elsewhere' && (await h.status()).clients === 1,
+    `asked, the third tab takes part and the second stands by, neither connecting again over 2 rounds ` +
+      `(WebSockets: ${second.sockets}, ${third.sockets}): ${await second.watch.text('training-status')}`);
+  });
+
+  // 5b. without Web Locks (a page that is no secure context): a second tab takes part, and the server's 1001
+  // ("this client connected again") makes the first stand by, not connect again
+  await part('two tabs without Web Locks', {}, async (page) => {
+    const context = page.context();
+    await context.addInitScript(() => { delete Navigator.prototype.locks; });
+    const first = await joined(context);
+    const second = await tab(context);
+    await until('the second tab to take part', async () => (await second.badge()) === 'online', 60);
+    await until('the first tab to stand by', async () => (await first.badge()) === 'elsewhere', 30).catch(() => null);
+    await sleep(5);
+    check(first.sockets === 1 && second.sockets === 1 && (await first.badge()) === 'elsewhere' &&
+      (await second.badge()) === 'online' && /open in another tab/.test(await first.watch.text('training-status')),
+    `without Web Locks, the tab the server closed with 1001 stands by and does not connect again (WebSockets in ` +
+      `5 s: ${first.sockets}, ${second.sockets}): ${await first.watch.text('training-status')}`);
   });
 } finally {
   writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));

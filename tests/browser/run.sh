@@ -4,8 +4,8 @@
 # against the C's, backoff.mjs, and its choice of build by the device's memory,
 # memory.mjs; and --help on every program and script, whose Node ones import
 # playwright-core, tests/integration/script_help.sh), then, two at a time, the volunteer page in Debian's
-# Chromium (run.mjs), a volunteer's own messy folder, a phone and "Forget
-# me" (folder_page.mjs), a host's own federation on another CLIP
+# Chromium (run.mjs), a volunteer's own messy folder, a phone, "Forget
+# me" and two tabs of one browser (folder_page.mjs), a host's own federation on another CLIP
 # (host_federation.mjs), the page's side of secure rounds against a
 # native server and native clients (secagg.mjs), the page in secure rounds
 # over the aggregator's socket (secure_page.mjs), the local prompt fitted
@@ -54,7 +54,7 @@ if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((pa
 tests=(
   "every kernel backend in Chromium, with relaxed SIMD and without|kernels.mjs|$model|1"
   "the volunteer page in Chromium|run.mjs|$model|2"
-  "a volunteer's own folder, a phone and \"Forget me\" in Chromium|folder_page.mjs|$model|1"
+  "a volunteer's own folder, a phone, \"Forget me\" and two tabs in Chromium|folder_page.mjs|$model|1"
   "a host's own federation in Chromium, on another CLIP|host_federation.mjs|$other_model|1"
   "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context|secagg.mjs|$model|1"
   "secure rounds on the page over the aggregator's socket in Chromium|secure_page.mjs|$model|2"
