@@ -81,6 +81,13 @@ async function main() {
   $('remove-images').onclick = () => removeImages().catch(dataError);
   $('join').onclick = join;
   $('forget').onclick = () => forgetMe().catch(showError);
+  // "Forget me" in another tab of this browser: this one leaves too, and reloads as that one did
+  store.onForgottenElsewhere(() => {
+    leave();
+    if (page.compute) page.compute.stop();
+    sessionStorage.setItem(FORGOTTEN, '1');
+    location.reload();
+  });
   // a chosen folder's files: their paths below it (webkitRelativePath names the folder first)
   const belowFolder = (f) => f.webkitRelativePath.slice(f.webkitRelativePath.indexOf('/') + 1);
   // (the input emptied, so that choosing the same files again is a choice too)

@@ -11,11 +11,28 @@
 //             index, the saved prompts (global + private local), the
 //             accuracy history
 // forget() deletes the whole database, and nothing is stored after it (the
-// page reloads; see app.js for what the reloaded page waits for).
+// page reloads; see app.js for what the reloaded page waits for), nor in
+// the other tabs of this site in this browser: they are told (a
+// BroadcastChannel; the deletion's versionchange too), refuse to make the
+// database again, and call what onForgottenElsewhere gave (app.js: they
+// leave the federation and reload as this one does).
 
 const DB = 'sdfed', VERSION = 1;
 let opened = null;
 let forgotten = false;
+const tabs = new BroadcastChannel('sdfed'); // this site's other tabs in this browser
+let forgottenElsewhere = () => {};
+
+// "Forget me" in another tab: nothing more is stored here either.
+function deletedElsewhere() {
+  if (forgotten) return;
+  forgotten = true;
+  opened?.then((d) => d.close(), () => {});
+  opened = null;
+  forgottenElsewhere();
+}
+tabs.onmessage = (e) => { if (e.data === 'forgotten') deletedElsewhere(); };
+export function onForgottenElsewhere(fn) { forgottenElsewhere = fn; }
 
 function request(r) {
   return new Promise((resolve, reject) => {
@@ -32,8 +49,15 @@ function db() {
       for (const name of ['models', 'datasets', 'state'])
         if (!r.result.objectStoreNames.contains(name)) r.result.createObjectStore(name);
     };
-    // another tab deleting the database ("Forget me" there) is not kept waiting
-    opened = request(r).then((d) => { d.onversionchange = () => { d.close(); opened = null; }; return d; });
+    // another tab deleting the database ("Forget me" there) is not kept waiting, nor its deletion undone
+    opened = request(r).then((d) => {
+      d.onversionchange = (e) => {
+        d.close();
+        opened = null;
+        if (e.newVersion === null) deletedElsewhere();
+      };
+      return d;
+    });
   }
   return opened;
 }
@@ -99,6 +123,7 @@ export async function updateState(federation, changes) {
 
 export async function forget() {
   forgotten = true; // a write still under way (a round's prompts) must not make the database again
+  tabs.postMessage('forgotten');
   if (opened) (await opened.catch(() => null))?.close();
   opened = null;
   await request(indexedDB.deleteDatabase(DB));

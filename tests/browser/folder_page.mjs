@@ -24,7 +24,9 @@
 //      second says that the page takes part in another tab and opens no
 //      WebSocket; it takes part when the first closes; a third takes over
 //      when asked, the second standing by, neither connecting again;
-//      without Web Locks the server's 1001 makes the older tab stand by.
+//      without Web Locks the server's 1001 makes the older tab stand by;
+//   6. "Forget me" in a tab that does not take part: the one that does
+//      leaves, says why, and no database is made again over 2 more rounds.
 // Screenshots go to OUT/screenshots.
 //   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { spawnSync } from 'node:child_process';
@@ -253,7 +255,7 @@ try {
     await mobile.screenshot({ path: path.join(shots, '06-after-forgetting.png'), fullPage: true });
   });
 
-  // 5 on a federation of many rounds, which goes on while the tabs come and go
+  // 5 and 6 on a federation of many rounds, which goes on while the tabs come and go
   await h.stopAggregator();
   const longTask = path.join(out, 'long-task.json');
   writeFileSync(longTask, JSON.stringify({ ...task, rounds: 1000 }));
@@ -326,6 +328,29 @@ try {
       (await second.badge()) === 'online' && /open in another tab/.test(await first.watch.text('training-status')),
     `without Web Locks, the tab the server closed with 1001 stands by and does not connect again (WebSockets in ` +
       `5 s: ${first.sockets}, ${second.sockets}): ${await first.watch.text('training-status')}`);
+  });
+
+  // 6. "Forget me" in a tab that does not take part: the tab that does leaves the federation, says so and
+  // stores nothing again while the federation's rounds go on
+  await part('forget me in another tab', {}, async (page) => {
+    const context = page.context();
+    const first = await joined(context);
+    const second = await tab(context);
+    await until('the second tab', async () => ['joined', 'ready', 'elsewhere'].includes(await second.watch.stage()) ||
+      (await second.badge()) !== 'offline', 60);
+    await second.page.click('#forget');
+    await until('the first tab to stop', async () => (await first.watch.stage()) === 'forgotten', 30)
+      .catch(() => null);
+    const rounds = (await h.status()).round;
+    await until('two more rounds', async () => (await h.status()).round >= rounds + 2, 60).catch(() => null);
+    await sleep(2);
+    const databases = await second.page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+    const notice = await first.page.locator('#forgotten').innerText().catch(() => '');
+    check(!databases.includes('sdfed') && (await h.status()).clients === 0 &&
+      (await first.watch.stage()) === 'forgotten' && /in this tab or another/.test(notice),
+      `after "Forget me" in another tab, the one that took part left (${(await h.status()).clients} connected), ` +
+      `no database is left after 2 more rounds (${JSON.stringify(databases)}), and it says why: ${notice}`);
+    await first.page.screenshot({ path: path.join(shots, '08-forgotten-elsewhere.png'), fullPage: true });
   });
 } finally {
   writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));
