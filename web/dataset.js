@@ -125,7 +125,7 @@ function inTurn(fn) {
 // the server's, not theirs.
 async function ownImages() {
   const d = await store.getDataset(page.federation);
-  if (d && d.source !== 'demo') return { photos: [], ...d };
+  if (d && d.source !== 'demo') return { ...d, photos: d.photos || [] };
   return { source: 'own', features: new Float32Array(0), labels: new Uint8Array(0), test: new Uint8Array(0),
     skipped: [], photos: [] };
 }
@@ -258,7 +258,7 @@ export async function takeDemoShard() {
     showError(null, 'data-error');
     await page.ready();
     const dropped = whatIsDropped(await ownImages());
-    if (dropped && !confirm(`A demo share takes the place of ${dropped}, which are then deleted. Take it?`)) return;
+    if (dropped && !confirm(`A demo share takes the place of ${dropped}, deleting what you added. Take it?`)) return;
     const shard = await fetchDemoShard(page.stored.shard);
     // the shard is this client's index, as it is the simulator's client index
     if (shard.shard !== page.stored.shard) await changeShard(shard.shard);

@@ -17,8 +17,9 @@
 //      file chosen after it is added beside it (the photo kept), the same
 //      file chosen again is not added twice and is named as such, a reload
 //      keeps both, and "Remove all my images" asks (naming the kept photo)
-//      before it drops them; a browser without getUserMedia: the page says
-//      so too.
+//      before it drops them, as a demo share does before it takes the
+//      place of a file chosen again; a browser without getUserMedia: the
+//      page says so too.
 //   node camera_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -225,6 +226,11 @@ try {
       (await storedImages(page)).labels.length === 0,
     `"Remove all my images" asks first (${asked.join(' | ')}), then drops the file and the photo`);
     await page.screenshot({ path: path.join(shots, '04-removed.png'), fullPage: true });
+    await choose(photoFiles[0], 'a file chosen again');
+    await page.click('#demo');
+    await until('the demo share', async () => /demo share/.test(await watch.text('data-summary')), 120);
+    check(asked.some((q) => /^A demo share takes the place of your 1 image, deleting what you added/.test(q)),
+      `a demo share asks before it takes the place of the volunteer's images: ${asked[asked.length - 1]}`);
   }
   const context = await browser.newContext();
   await context.addInitScript(() => { delete Navigator.prototype.mediaDevices; });
