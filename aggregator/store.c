@@ -719,8 +719,9 @@ int agg_store_accuracy_history(agg_store *s, int64_t **rounds, double **accuracy
                                sdfed_error *err) {
     history h = {0};
     int rc = query(s,
-                   "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE EXISTS (SELECT 1 FROM updates u "
-                   "WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round ORDER BY m.round",
+                   "SELECT m.round, avg(m.accuracy), count(*) FROM metrics m WHERE m.test_samples > 0 AND EXISTS "
+                   "(SELECT 1 FROM updates u WHERE u.round = m.round AND u.client = m.client) GROUP BY m.round "
+                   "ORDER BY m.round",
                    NULL, 0, row_history, &h, "accuracy history", err);
     if (rc) {
         free(h.rounds);
@@ -803,14 +804,16 @@ int agg_store_recent_volunteers(agg_store *s, int limit, agg_store_volunteer **v
     agg_store_value p[] = {integer(limit)};
     /* the latest time each registered client was heard from, the `limit`
      * latest (a tie: the newer client first); then, for those alone, their
-     * updates and their latest round's accuracy (indexed by client) */
+     * updates and their latest round's accuracy (indexed by client; none
+     * when that round's metrics had no test image) */
     int rc = query(
         s,
         "WITH seen AS (SELECT client, max(at) AS last FROM (SELECT id AS client, created AS at FROM clients "
         "UNION ALL SELECT client, received FROM updates UNION ALL SELECT client, received FROM metrics) "
         "heard WHERE client IN (SELECT id FROM clients) GROUP BY client ORDER BY last DESC, client DESC LIMIT $1) "
         "SELECT c.id, c.created, seen.last, (SELECT count(*) FROM updates u WHERE u.client = c.id), "
-        "(SELECT m.accuracy FROM metrics m WHERE m.client = c.id ORDER BY m.round DESC LIMIT 1) "
+        "(SELECT CASE WHEN m.test_samples > 0 THEN m.accuracy END FROM metrics m WHERE m.client = c.id "
+        "ORDER BY m.round DESC LIMIT 1) "
         "FROM seen JOIN clients c ON c.id = seen.client ORDER BY seen.last DESC, c.id DESC",
         p, 1, row_volunteer, &l, "recent volunteers", err);
     if (rc) {

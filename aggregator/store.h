@@ -288,7 +288,9 @@ int agg_store_set_pace(agg_store *s, const agg_pace_client *clients, int n, sdfe
 
 /* Mean accuracy reported per round: rounds[i], accuracy[i], clients[i];
  * only the metrics of clients whose update for the round is stored count
- * (a state written before that rule may hold others). */
+ * (a state written before that rule may hold others), and of those only
+ * the ones with test images (test_samples 0: no accuracy, not 0); a round
+ * none of whose metrics count is not listed. */
 int agg_store_accuracy_history(agg_store *s, int64_t **rounds, double **accuracy, int64_t **clients, int *n,
                                sdfed_error *err);
 
@@ -309,7 +311,8 @@ int agg_store_closed_round_sizes(agg_store *s, int64_t **sizes, int *n, sdfed_er
  * heard from (the latest of its registration, its updates and its latest
  * metrics; unix seconds), its updates stored (the rounds it took part in;
  * async: its contributions) and the accuracy it reported last (for its
- * latest round; NAN when it reported none). */
+ * latest round; NAN when it reported none, or none that round: no test
+ * image). */
 typedef struct agg_store_volunteer {
     int64_t client;
     double first_seen, last_seen;

@@ -557,7 +557,7 @@ double wc_accuracy(void) {
     int rc = sdfed_local_accuracy(&wasm.cfg, &wasm.model, wasm.k, &wasm.cls, &wasm.params, &test, &accuracy,
                                   &wasm.arena, &wasm.err);
     if (rc) return -rc;
-    return isnan(accuracy) ? 0 : accuracy; /* none (no test image): 0, which the page reports beside test_samples 0 */
+    return accuracy; /* NaN: none (no test image) */
 }
 
 int wc_predict(const float *features, float *probabilities) {

@@ -118,8 +118,9 @@ WC_EXPORT int wc_round_update(void);
  * before a round. A secure round's input is their difference. */
 WC_EXPORT const float *wc_round_global(int which);
 
-/* Share of the test samples classified right (0 without any, which the page
- * reports beside its test_samples 0); negative on error. */
+/* Share of the test samples classified right, NaN without any (no
+ * accuracy: the page says so, and reports test_samples 0); negative on
+ * error. */
 WC_EXPORT double wc_accuracy(void);
 /* The device's rounds watched for drift (fed/local_prompt.h's
  * sdfed_step_watch, the headless client's too; since the task was set):

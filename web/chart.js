@@ -7,7 +7,8 @@ import { $ } from './page.js';
 let shown = []; // the history drawn
 let resizes = null; // the observer that redraws it at a new size
 
-// history: [{round, accuracy}], as kept in IndexedDB
+// history: [{round, accuracy}], as kept in IndexedDB (accuracy null: none,
+// no held-out image; such a round has no point)
 export function drawChart(history = []) {
   shown = history;
   if (!resizes && typeof ResizeObserver === 'function') {
@@ -29,13 +30,14 @@ function draw(history) {
     parts += `<line x1="${left}" y1="${y(p / 100)}" x2="${left + pw}" y2="${y(p / 100)}" stroke="#e3e7ee"/>` +
       `<text x="${left - 6}" y="${y(p / 100) + 4}" text-anchor="end" font-size="12">${p}%</text>`;
   if (history.length) {
-    const points = history.map((h, i) => `${x(i).toFixed(1)},${y(h.accuracy).toFixed(1)}`).join(' ');
+    const measured = history.map((h, i) => ({ ...h, i })).filter((h) => h.accuracy !== null);
+    const points = measured.map((h) => `${x(h.i).toFixed(1)},${y(h.accuracy).toFixed(1)}`).join(' ');
     parts += `<polyline fill="none" stroke="#0b63c5" stroke-width="2" points="${points}"/>`;
-    parts += history.map((h, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(h.accuracy).toFixed(1)}" r="3" ` +
+    parts += measured.map((h) => `<circle cx="${x(h.i).toFixed(1)}" cy="${y(h.accuracy).toFixed(1)}" r="3" ` +
       `fill="#0b63c5"><title>round ${h.round}: ${(100 * h.accuracy).toFixed(1)}%</title></circle>`).join('');
     const last = history[history.length - 1];
     parts += `<text x="${left + pw}" y="${H - 8}" text-anchor="end" font-size="12">round ${last.round}: ` +
-      `${(100 * last.accuracy).toFixed(1)}%</text>`;
+      `${last.accuracy === null ? 'no accuracy (no test image)' : `${(100 * last.accuracy).toFixed(1)}%`}</text>`;
   } else {
     parts += `<text x="${left + pw / 2}" y="${top + ph / 2}" text-anchor="middle" fill="#5b6575">` +
       'no rounds yet</text>';

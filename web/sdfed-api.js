@@ -156,6 +156,7 @@ function sdfedApi(M, memory = null) {
     // the ms a step at the plan's length measured before and now
     watchRound: (roundMs) => M._wc_step_watch_round(roundMs) === 1,
     watchMeasured: (beforeMs, nowMs) => M._wc_step_watch_measured(beforeMs, nowMs),
+    // the share of the held-out images classified right; NaN without any
     accuracy() {
       const a = M._wc_accuracy();
       if (a < 0) fail('the accuracy');

@@ -73,6 +73,9 @@ export async function restorePrompts() {
   drawChart(page.stored.history);
 }
 
+// An accuracy measured: the worker's is NaN without a held-out image.
+const tested = (accuracy) => !Number.isNaN(accuracy);
+
 // The global parameters of a round: train, upload (send), report, keep. A
 // secure round (secure-round.js) uploads nothing here and reports no
 // metrics (the server knows no one's update): its masked input goes when
@@ -86,15 +89,17 @@ export async function trainRound(round, frame, send, { secure = false } = {}) {
     // with a local_prompt, the device's figures too: step times, threads, kernels
     const device = page.device ?
       { step_ms: page.device.stepMs, threads: page.info.threads, kernels: page.info.kernels } : {};
-    send(JSON.stringify({ type: 'metrics', round, accuracy: r.accuracy, loss: r.losses ? r.losses.total : 0,
-      test_samples: page.dataset.test.reduce((a, b) => a + b, 0), ...device }));
+    // no test image (accuracy NaN): the protocol's 0 beside test_samples 0, which says there is none
+    send(JSON.stringify({ type: 'metrics', round, accuracy: tested(r.accuracy) ? r.accuracy : 0,
+      loss: r.losses ? r.losses.total : 0, test_samples: page.dataset.test.reduce((a, b) => a + b, 0), ...device }));
   }
   const params = await page.compute.call('saveParams');
   const history = (page.stored.history || []).filter((h) => h.round !== round)
-    .concat([{ round, accuracy: r.accuracy }]);
+    .concat([{ round, accuracy: tested(r.accuracy) ? r.accuracy : null }]);
   page.stored = await store.updateState(page.federation, { params, history });
   showProgress('round-progress', r.steps, r.steps, `round ${round}: ${r.steps} steps, ` +
-    `${r.stepMs.toFixed(0)} ms per step; your accuracy ${(100 * r.accuracy).toFixed(1)}%`);
+    `${r.stepMs.toFixed(0)} ms per step; ${tested(r.accuracy) ? `your accuracy ${(100 * r.accuracy).toFixed(1)}%` :
+      'no accuracy (no test image)'}`);
   drawChart(history);
   await remeasureIfDrifted(r.stepMs); // the next metrics carry the new figures (device.js)
   setStage(`trained-${history.length}`);
@@ -109,6 +114,7 @@ export async function showRestored() {
   const accuracy = await page.compute.call('accuracy');
   $('resume-status').hidden = false;
   $('resume-status').textContent = `Welcome back: your personal prompt from round ` +
-    `${history[history.length - 1].round} is restored; its accuracy on your held-out images is ` +
-    `${(100 * accuracy).toFixed(1)}%.`;
+    `${history[history.length - 1].round} is restored; ` + (tested(accuracy) ?
+    `its accuracy on your held-out images is ${(100 * accuracy).toFixed(1)}%.` :
+    'you have no held-out image to measure its accuracy on.');
 }

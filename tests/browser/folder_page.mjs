@@ -20,12 +20,17 @@
 //      it, while the page polls the federation's status, until the
 //      volunteer chooses a folder; then the page proceeds as on a first
 //      visit (the model downloaded, the images encoded, the state stored);
-//   5. (on a federation of many rounds) two tabs of one browser: the
-//      second says that the page takes part in another tab and opens no
-//      WebSocket; it takes part when the first closes; a third takes over
-//      when asked, the second standing by, neither connecting again;
-//      without Web Locks the server's 1001 makes the older tab stand by;
-//   6. "Forget me" in a tab that does not take part: the one that does
+//   5. (from here on a federation of many rounds of its own) a folder with
+//      no image held out (two of each class): its rounds say "no accuracy
+//      (no test image)", not 0.0%, and the server counts its metrics
+//      (test_samples 0) in no round's accuracy (/status lists none,
+//      /status.html shows no 0.00%);
+//   6. two tabs of one browser: the second says that the page takes part
+//      in another tab and opens no WebSocket; it takes part when the first
+//      closes; a third takes over when asked, the second standing by,
+//      neither connecting again; without Web Locks the server's 1001 makes
+//      the older tab stand by;
+//   7. "Forget me" in a tab that does not take part: the one that does
 //      leaves, says why, and no database is made again over 2 more rounds.
 // Screenshots go to OUT/screenshots.
 //   node folder_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
@@ -255,13 +260,48 @@ try {
     await mobile.screenshot({ path: path.join(shots, '06-after-forgetting.png'), fullPage: true });
   });
 
-  // 5 and 6 on a federation of many rounds, which goes on while the tabs come and go
+  // 5 to 7 on a federation of many rounds, which goes on while the tabs come and go
   await h.stopAggregator();
-  const longTask = path.join(out, 'long-task.json');
+  const longTask = path.join(out, 'long-task.json'), longState = path.join(out, 'state-long');
   writeFileSync(longTask, JSON.stringify({ ...task, rounds: 1000 }));
-  await h.startAggregator('aggregator-long', ['--task', longTask, '--state', path.join(out, 'state-long'),
+  await h.startAggregator('aggregator-long', ['--task', longTask, '--state', longState,
     '--min-clients', '1', '--deadline', '600', '--round-pause', '1', '--web', path.join(root, 'web'),
     '--wasm', path.join(emBuild, 'wasm-client')]);
+  // 5. no image held out: no accuracy (the first of the long federation's volunteers: no round has any yet)
+  const few = path.join(out, 'few');
+  for (const [from, to] of [['animals/cat.jpg', 'animals/cat.jpg'], ['animals/dog.png', 'animals/dog.png'],
+    ['buildings/barn.png', 'buildings/barn.png'], ['buildings/house.png', 'buildings/house.png'],
+    ['plants/fern.png', 'plants/fern.png'], ['plants/flowers/rose.png', 'plants/rose.png']]) {
+    mkdirSync(path.dirname(path.join(few, to)), { recursive: true });
+    copyFileSync(path.join(messy, from), path.join(few, to));
+  }
+  await part('no image held out', {}, async (desk, watch5) => {
+    await desk.goto(`${h.base}/`);
+    await until('the page', async () => (await watch5.stage()) === 'empty', 60);
+    await desk.setInputFiles('#folder', few);
+    await until('the features of the six images', async () => (await watch5.stage()) === 'ready', 120);
+    const summary = await watch5.text('data-summary');
+    check(/^6 images ready \(6 to train on, 0 held out\)/.test(summary), `two of each class, none held out: ${summary}`);
+    await desk.click('#join');
+    await until('a round trained', async () => /^(trained-\d+|done)$/.test(await watch5.stage()), 180);
+    const line = await watch5.text('round-progress');
+    const chart = await desk.locator('#chart').textContent();
+    check(/no accuracy \(no test image\)/.test(line) && !/accuracy \d/.test(line) &&
+      /no accuracy \(no test image\)/.test(chart) && !/\d%$/.test(chart),
+      `the round says it has no accuracy, not 0.0% (line: ${line}; chart: ${chart})`);
+    // its metrics stored (the server reads its history again a second after)
+    const stored = () => spawnSync('sqlite3', [path.join(longState, 'aggregator.sqlite'),
+      'SELECT count(*) FROM metrics WHERE test_samples = 0'], { encoding: 'utf8' }).stdout.trim();
+    await until('the page\'s metrics stored', async () => Number(stored()) >= 1, 30);
+    await new Promise((r) => setTimeout(r, 1100));
+    const accuracy = JSON.stringify((await h.status()).accuracy);
+    const html = await (await h.get('/status.html')).text();
+    check(accuracy === '[]' && !html.includes('0.00%'),
+      `the server counts metrics of no test image in no round: /status's accuracy ${accuracy}, ` +
+      `/status.html ${html.includes('0.00%') ? 'shows 0.00%' : 'shows no 0.00%'}`);
+    await desk.screenshot({ path: path.join(shots, '07-no-image-held-out.png'), fullPage: true });
+  });
+
   const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
   // a page of the part's browser context, its WebSockets counted; badge: its connection badge's state
   const tab = async (context) => {
@@ -283,7 +323,7 @@ try {
     return t;
   };
 
-  // 5. two tabs of one browser: one takes part, the other says so and does not connect; it takes part when
+  // 6. two tabs of one browser: one takes part, the other says so and does not connect; it takes part when
   // the first closes, and a third takes over when asked, the one it took over from standing by
   await part('two tabs', {}, async (page) => {
     const context = page.context();
@@ -296,7 +336,7 @@ try {
       /open in another tab of this browser/.test(line) && await second.page.locator('#take-part').isVisible(),
     `a second tab says the page takes part in another tab and does not connect (WebSockets in 5 s: the first ` +
       `tab's ${first.sockets}, the second's ${second.sockets}): ${line}`);
-    await second.page.screenshot({ path: path.join(shots, '07-another-tab.png'), fullPage: true });
+    await second.page.screenshot({ path: path.join(shots, '08-another-tab.png'), fullPage: true });
     await first.page.close();
     await until('the second tab to take part', async () => (await second.badge()) === 'online', 60);
     check(second.sockets === 1 && (await h.status()).clients === 1,
@@ -314,7 +354,7 @@ try {
       `(WebSockets: ${second.sockets}, ${third.sockets}): ${await second.watch.text('training-status')}`);
   });
 
-  // 5b. without Web Locks (a page that is no secure context): a second tab takes part, and the server's 1001
+  // 6b. without Web Locks (a page that is no secure context): a second tab takes part, and the server's 1001
   // ("this client connected again") makes the first stand by, not connect again
   await part('two tabs without Web Locks', {}, async (page) => {
     const context = page.context();
@@ -330,7 +370,7 @@ try {
       `5 s: ${first.sockets}, ${second.sockets}): ${await first.watch.text('training-status')}`);
   });
 
-  // 6. "Forget me" in a tab that does not take part: the tab that does leaves the federation, says so and
+  // 7. "Forget me" in a tab that does not take part: the tab that does leaves the federation, says so and
   // stores nothing again while the federation's rounds go on
   await part('forget me in another tab', {}, async (page) => {
     const context = page.context();
@@ -350,7 +390,7 @@ try {
       (await first.watch.stage()) === 'forgotten' && /in this tab or another/.test(notice),
       `after "Forget me" in another tab, the one that took part left (${(await h.status()).clients} connected), ` +
       `no database is left after 2 more rounds (${JSON.stringify(databases)}), and it says why: ${notice}`);
-    await first.page.screenshot({ path: path.join(shots, '08-forgotten-elsewhere.png'), fullPage: true });
+    await first.page.screenshot({ path: path.join(shots, '09-forgotten-elsewhere.png'), fullPage: true });
   });
 } finally {
   writeFileSync(path.join(out, 'console.log'), consoles.join('\n'));

@@ -447,6 +447,21 @@ static void check_batches(agg_store *s, const char *label, const int64_t ids[3],
     agg_store_watch_faults(s, NULL, NULL);
 }
 
+/* metrics of no test image (test_samples 0) carry no accuracy: left out of
+ * their round's mean and count, a round whose metrics all have none is not
+ * in the history, and a volunteer whose latest round had none has no last
+ * accuracy (after check_batches: c reported round 2 at 0.5, a and b have
+ * updates of round 3) */
+static void check_untested(agg_store *s, const char *label, const int64_t ids[3]) {
+    sdfed_error err = {0};
+    CHECK(add_metrics(s, 0, ids[2], 0.0, 1.0, 0, &err) == STORE_STORED &&
+              add_metrics(s, 3, ids[0], 0.0, 1.0, 0, &err) == STORE_STORED,
+          "%s: metrics of no test image: %s", label, err.message);
+    check_history(s, label, 3); /* round 0 still a's and b's alone, round 3 none */
+    const want_volunteer last[] = {{.client = ids[0], .rounds = 4, .accuracy = NAN}};
+    check_volunteers(s, label, 1, last, 1);
+}
+
 /* a secure round's key and rows: stored, replaced (the key), numbered by
  * the store and read back in seq order (from a seq on); a client's second
  * message of a kind, a message of a stage that ended, a stage's end at a
@@ -635,6 +650,7 @@ static void run_suite(const char *where, const char *label, break_commits_fn bre
     if (!s) return;
     check_kept(s, label, ids);
     check_batches(s, label, ids, break_commits);
+    check_untested(s, label, ids);
     check_devices_and_pace(s, label, ids);
     agg_store_close(s);
 

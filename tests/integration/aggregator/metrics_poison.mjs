@@ -4,8 +4,12 @@
 // rounds 0, 1 and 2. Each of theirs is refused (not_in_round for round 0,
 // which they took no part in, and for round 1, open without them;
 // wrong_round for round 2, ahead), and /status keeps showing round 0 at 0.5
-// from 2 clients and no other round. Prints a line per failed check and
-// "metrics-poison: N passed, M failed".
+// from 2 clients and no other round. Then metrics of no test image
+// (test_samples 0, or none given) carry no accuracy: A reports round 1 at
+// 0.75 on 20 images and B at 0 on none, both rounds 2 on none, and /status
+// shows round 1 at 0.75 from A alone and no round 2; /status.html charts 2
+// rounds and shows no last accuracy of 0.00%. Prints a line per failed check
+// and "metrics-poison: N passed, M failed".
 //   node --experimental-websocket metrics_poison.mjs PORT
 // The server runs a task of 2 clients a round with --min-clients 2.
 import { connect } from '../../lib/connection.mjs';
@@ -59,6 +63,31 @@ if (await until('round 0 to start with A and B', () => roundStart(a, 0) && round
   const after = await shown();
   check(after === honest, `/status's accuracy is still the reporters' alone: ${after}`);
   for (const p of poisoners) p.close();
+  // no test image: no accuracy, not 0
+  const reports = { 1: [{ accuracy: 0.75, test_samples: 20 }, { accuracy: 0, test_samples: 0 }],
+    2: [{ accuracy: 0, test_samples: 0 }, { accuracy: 0 }] };
+  for (const round of [1, 2]) {
+    if (!await until(`round ${round} to start with A and B`, () => roundStart(a, round) && roundStart(b, round), 30))
+      break;
+    for (const [i, c] of [a, b].entries()) {
+      const r = roundStart(c, round);
+      c.send(JSON.stringify({ type: 'update', round, samples: 8, shape: r.shape, data: r.data }));
+      await until(`the update of round ${round} to be acknowledged`,
+        () => c.all.some((m) => m.type === 'ack' && m.round === round), 10);
+      c.send(JSON.stringify({ type: 'metrics', round, loss: 1, ...reports[round][i] }));
+    }
+  }
+  const tested = JSON.stringify([{ round: 0, accuracy: 0.5, clients: 2 }, { round: 1, accuracy: 0.75, clients: 1 }]);
+  await until('/status to show round 1 at 0.75 from A alone, and no round 2', async () => {
+    const s = await status();
+    return s.done === 1 && JSON.stringify(s.accuracy) === tested;
+  }, 10);
+  const final = await shown();
+  check(final === tested, `metrics of no test image count in no round's accuracy: ${final}`);
+  const page = await (await fetch(`http://127.0.0.1:${port}/status.html`)).text();
+  check(page.includes('round (2 reported)') && !page.includes('0.00%'),
+    `/status.html charts the 2 rounds with an accuracy and shows no last accuracy of 0.00%: ` +
+    page.slice(page.indexOf('<table class="volunteers"'), page.indexOf('<table class="volunteers"') + 400));
 }
 a.close();
 b.close();

@@ -275,10 +275,10 @@ same_as_sim() { # same_as_sim NAME STATE: 10 clients, 5 rounds of the eq task, w
   status | grep -q '"global_prompt_sha256": "'"$(sim_history "$work/eq-sim" | tail -n 1)"'"' &&
     ok || bad "$name: /status does not show the final global's hash"
   curl -s "http://127.0.0.1:$port/status.html" | grep -q "<svg" && ok || bad "$name: no chart on the status page"
-  # /status's accuracy per round: every round the clients reported, as stored
+  # /status's accuracy per round: every round the clients reported an accuracy for (on test images), as stored
   # (the server reads it again at most once a second)
   local want
-  want=$(store_query "$state" 'SELECT count(DISTINCT round) FROM metrics')
+  want=$(store_query "$state" 'SELECT count(DISTINCT round) FROM metrics WHERE test_samples > 0')
   rounds_shown() { status | grep -o '"accuracy": [0-9]' | wc -l; }
   for _ in $(seq 1 30); do [ "$(rounds_shown)" = "$want" ] && break; sleep 0.1; done
   [ "$want" -ge 5 ] && [ "$(rounds_shown)" = "$want" ] && ok ||
@@ -783,13 +783,14 @@ stop_server
 
 # --- 5e. the public accuracy is the reporters' alone (metrics_poison.mjs): two volunteers report round 0 with
 # accuracy 0.5, then ten that were in no round send metrics of 0 for rounds 0, 1 and 2: each is refused with its
-# code (not_in_round, wrong_round), and /status keeps round 0 at 0.5 from 2 clients, no other round
+# code (not_in_round, wrong_round), and /status keeps round 0 at 0.5 from 2 clients, no other round; then the two
+# report rounds 1 and 2, some with no test image (test_samples 0): no accuracy, left out of the rounds' means
 task poison '{"rounds": 3, "clients": 2, "clients_per_round": 2}'
 if start_server poison "$work/poison.json" "$work/poison-state" --min-clients 2; then
   node --experimental-websocket --no-warnings "$here/metrics_poison.mjs" "$port" >"$work/metrics_poison.log" 2>&1
   grep -q "^metrics-poison: [0-9]* passed, 0 failed" "$work/metrics_poison.log" && ok ||
     bad "metrics poisoning: $(grep -E 'FAIL|metrics-poison:' "$work/metrics_poison.log")"
-  [ "$(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT count(*) FROM metrics')" = 2 ] && ok ||
+  [ "$(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT count(*), count(DISTINCT client) FROM metrics')" = '6|2' ] && ok ||
     bad "metrics of clients in no round were stored: $(sqlite3 "$work/poison-state/aggregator.sqlite" 'SELECT * FROM metrics')"
 fi
 stop_server
