@@ -50,6 +50,7 @@ expect 2 "unknown option '--modle'" -- "$sdfed" tokenize --modle "$model" hello
 expect 2 "option '--model' needs a value" -- "$sdfed" encode-text hello --model
 expect 2 'at least one' -- "$sdfed" encode-text --model "$model"
 expect 2 "backend 'nope' is not in this build" -- "$sdfed" encode-text --model "$model" --backend nope hi
+expect 2 "backend 'nope' is not in this build" -- "$sdfed" task check "$work/absent.json" --backend nope
 expect 2 'give one model file' -- "$sdfed" info "$model" "$model"
 expect 2 'required' -- "$sdfed" check-reference --model "$model"
 

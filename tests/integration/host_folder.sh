@@ -15,7 +15,8 @@
 #    alignment, an existing task file kept (--force), `task init .`'s name;
 #    files beside train/ and test/ named as not used (--strict refuses);
 #  - `sdfed task check` finishes, names the same files, computes the 17
-#    images' features once and takes them from the cache the next time;
+#    images' features once and takes them from the cache the next time, and
+#    says that a folder without a test image has no zero-shot accuracy;
 #    fixing the truncated PNG recomputes that one image only;
 #  - the aggregator's demo shards are the clients' images as `task check`
 #    partitions them, and its log names the files not used;
@@ -195,6 +196,11 @@ init splits --strict && bad "task init --strict took images beside train/ and te
 "$sdfed" task check "$work/task.json" >"$work/check2.log" 2>&1 &&
   grep -q "^image features: 17 from the cache, 0 computed" "$work/check2.log" && ok ||
   bad "a second task check computed features again: $(grep '^image features' "$work/check2.log")"
+# a folder of one image a class has no test image: no zero-shot accuracy, not 0.00%
+mk_folder "$work/single" a:1 b:1 c:1
+init single && "$sdfed" task check "$work/single.json" >"$work/single-check.log" 2>&1 &&
+  grep -q "^zero-shot accuracy: none (no test images)$" "$work/single-check.log" && ok ||
+  bad "task check without test images: $(cat "$work/single.log" "$work/single-check.log")"
 # no message on the progress line: every line of stderr is whole (no carriage returns in a file)
 ! grep -q $'\r' "$work/check.log" && ok || bad "a progress line in a log file"
 

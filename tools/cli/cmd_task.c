@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700 /* realpath, beside POSIX */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,10 @@ static const char check_usage[] =
     "Validates a task (every key, the classes against the folders, the model) and prints what a host\n"
     "wants to see before opening: the images per class that will be used and every file that will not,\n"
     "with why; each client's class histogram under the partition; the model's input size and widths;\n"
-    "CLIP's zero-shot accuracy on the test images. Image features are computed once per image and model\n"
-    "(a progress line with the rate and the time left) and cached: a changed folder recomputes only the\n"
-    "images that changed, and the line \"image features:\" says how many came from the cache.\n"
+    "CLIP's zero-shot accuracy on the test images (none without one). Image features are computed once\n"
+    "per image and model (a progress line with the rate and the time left) and cached: a changed folder\n"
+    "recomputes only the images that changed, and the line \"image features:\" says how many came from\n"
+    "the cache.\n"
     "\n"
     "  --cache DIR     the cache ($SDFED_CACHE, ~/.cache/sdfed)\n"
     "  --data DIR      a volunteer's own ImageFolder instead of the task's images\n"
@@ -315,7 +317,8 @@ static int task_init(int argc, char **argv) {
     return status;
 }
 
-/* CLIP's zero-shot accuracy: the nearest class prompt to each test image */
+/* CLIP's zero-shot accuracy: the nearest class prompt to each test image
+ * (NAN without a test image: none) */
 static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, const sdfed_classes *cls,
                              const native_fed_data *d, double *accuracy, sdfed_error *err) {
     int C = cls->n_classes, D = d->dim;
@@ -339,7 +342,7 @@ static int zeroshot_accuracy(const native_model *m, const sdfed_kernels *k, cons
         }
         right += best == d->test_labels[i];
     }
-    *accuracy = d->n_test ? (double)right / d->n_test : 0;
+    *accuracy = d->n_test ? (double)right / d->n_test : NAN;
     sdfed_arena_free(&arena);
     return rc;
 }
@@ -383,6 +386,7 @@ static int task_check(int argc, char **argv) {
     free(rest);
     if (status) return status;
     const sdfed_kernels *k = native_backend(backend);
+    if (!k) return native_cli_error(CLI_USAGE, "task check: backend '%s' is not in this build", backend);
     sdfed_task task;
     sdfed_task_defaults(&task);
     sdfed_error err = {0};
@@ -391,7 +395,7 @@ static int task_check(int argc, char **argv) {
     sdfed_classes cls = {0};
     sdfed_partition part = {0};
     char sha[65];
-    int rc = k ? native_task_read(path, &task, NULL, &err) : sdfed_fail(&err, SDFED_ERR_ARG, "no backend %s", backend);
+    int rc = native_task_read(path, &task, NULL, &err);
     if (rc == SDFED_OK) rc = native_model_open(&m, task.model, &err);
     if (rc == SDFED_OK) rc = native_sha256_hex(m.file.data, m.file.size, sha, &err);
     if (rc == SDFED_OK) {
@@ -421,7 +425,9 @@ static int task_check(int argc, char **argv) {
     if (rc == SDFED_OK && status == CLI_OK) report_clients(&part, &d);
     double accuracy = 0;
     if (rc == SDFED_OK && status == CLI_OK) rc = zeroshot_accuracy(&m, k, &cls, &d, &accuracy, &err);
-    if (rc == SDFED_OK && status == CLI_OK)
+    if (rc == SDFED_OK && status == CLI_OK && isnan(accuracy))
+        printf("zero-shot accuracy: none (no test images)\n");
+    else if (rc == SDFED_OK && status == CLI_OK)
         printf("zero-shot accuracy on the %d test images: %.2f%%\n", d.n_test, 100 * accuracy);
     sdfed_partition_free(&part);
     sdfed_classes_free(&cls);
