@@ -438,24 +438,31 @@ int native_image_folder_hold_out(native_image_folder *all, double fraction, nati
     memset(test, 0, sizeof *test);
     native_image_folder *split[2] = {train, test};
     int *seen = calloc((size_t)all->n_classes + 1, sizeof *seen);
+    int *size = calloc((size_t)all->n_classes + 1, sizeof *size); /* each class's images */
     for (int s = 0; s < 2; s++)
         *split[s] = (native_image_folder){.n_classes = all->n_classes,
                                           .paths = malloc(sizeof(char *) * (size_t)(all->n + 1)),
                                           .labels = malloc((size_t)all->n + 1),
                                           .class_names = all->class_names};
-    if (!seen || !train->paths || !train->labels || !test->paths || !test->labels) {
+    if (!seen || !size || !train->paths || !train->labels || !test->paths || !test->labels) {
         free(seen);
+        free(size);
         native_image_folder_free_split(train);
         native_image_folder_free_split(test);
         return sdfed_fail(err, SDFED_ERR_NOMEM, "dataset: out of memory");
     }
+    for (int i = 0; i < all->n; i++) size[all->labels[i]]++;
     for (int i = 0; i < all->n; i++) {
-        int c = all->labels[i], k = seen[c]++;
-        native_image_folder *to = split[(int)((k + 1) * fraction) > (int)(k * fraction)];
+        int c = all->labels[i], k = seen[c]++, n = size[c];
+        /* a class the rule gives no test image (2 <= n < 1 / fraction) gives its last */
+        int held =
+            (int)((k + 1) * fraction) > (int)(k * fraction) || (n >= 2 && (int)(n * fraction) == 0 && k == n - 1);
+        native_image_folder *to = split[held];
         to->paths[to->n] = all->paths[i];
         to->labels[to->n++] = (uint8_t)c;
     }
     free(seen);
+    free(size);
     all->n = 0; /* the paths are the splits' now */
     return SDFED_OK;
 }

@@ -25,7 +25,9 @@
  *            ImageFolder).
  *   held out native_image_folder_hold_out splits one folder: in each class, of its
  *            images in order, image i goes to the test split when
- *            floor((i + 1) f) > floor(i f), evenly spread, no seed. */
+ *            floor((i + 1) f) > floor(i f), evenly spread, no seed; a class
+ *            of n >= 2 images that this gives none (floor(n f) = 0) gives
+ *            its last image. */
 #ifndef SDFED_NATIVE_IMAGE_FOLDER_H
 #define SDFED_NATIVE_IMAGE_FOLDER_H
 

@@ -11,7 +11,8 @@
 #    that are not UTF-8 (a class folder's refused, a file's shown \xNN);
 #    folders that mean one class refused; a link to nothing named as an
 #    image counted among the images not used; one class, train/ alone,
-#    train/ and val/ refused; fewer images than clients, the class table's
+#    train/ and val/ refused; a small class's test image (held out at
+#    0.2, a class of 2 to 4 images gives one); fewer images than clients, the class table's
 #    alignment, an existing task file kept (--force), `task init .`'s name;
 #    files beside train/ and test/ named as not used (--strict refuses);
 #  - `sdfed task check` finishes, names the same files, computes the 17
@@ -157,7 +158,7 @@ init trainval && bad "task init took train/ and val/ as two classes" ||
 # fewer training images than the default 10 clients: as many clients as images, said plainly; more clients asked
 # for than images: said how many get none. The task's name is the folder's (from "." too); class names line up by
 # characters; an existing task file is kept unless --force
-mk_folder "$work/few" a:3 b:3 "café:3"
+mk_folder "$work/few" a:4 b:4 "café:4"
 init few && grep -q "^partition: iid, 9 clients of 1 training image each (9 training images are too few for 10" \
   "$work/few.log" && grep -q '"clients": 9,' "$work/few.json" && ok || bad "task init on 9 images: $(cat "$work/few.log")"
 "$python" - "$work/few.log" <<'PY' && ok || bad "the class table is not aligned: $(cat "$work/few.log")"
@@ -173,6 +174,13 @@ init few --clients 12 --force && grep -q "^partition: iid, 9 training images for
 (cd "$work/few" && "$sdfed" task init . --out "$work/dot.json" >"$work/dot.log" 2>&1) &&
   grep -q '"name": "few",' "$work/dot.json" && grep -q "\"folder\": \"$work/few\"," "$work/dot.json" && ok ||
   bad "task init .: $(cat "$work/dot.log" "$work/dot.json")"
+
+# one folder held out at 0.2: a class of 2 to 4 images gives its last to the test split (by the rule alone, none),
+# one of a single image keeps it for training, the others as the rule has it (5: 1, 7: 1, 10: 2)
+mk_folder "$work/sizes" one:1 two:2 four:4 five:5 seven:7 ten:10
+init sizes --clients 3 && [ "$(sed -n 's/^  \([a-z]*\) *\([0-9]*\) training, *\([0-9]*\) test images$/\1 \2 \3/p' \
+  "$work/sizes.log" | tr '\n' ',')" = "five 4 1,four 3 1,one 1 0,seven 6 1,ten 8 2,two 1 1," ] && ok ||
+  bad "task init's test split of small classes: $(cat "$work/sizes.log")"
 
 # train/ and test/: everything else in the folder (another class folder, validation/, a README) is named as not
 # used, its images among the images not used (--strict refuses them)
