@@ -474,7 +474,8 @@ int native_fed_data_load(const sdfed_task *task, const char *data_dir, const cha
 
 int native_fed_data_task_classes(sdfed_task *task, const native_fed_data *d, sdfed_error *err) {
     if (task->n_classes > 0 || strcmp(task->dataset, "folder") != 0) return SDFED_OK;
-    return sdfed_task_set_classes(task, d->class_names, NULL, d->n_classes, err);
+    int rc = sdfed_task_set_classes(task, d->class_names, NULL, d->n_classes, err);
+    return rc ? sdfed_fail_context(err, rc, "the class folders of %s", task->data_train) : SDFED_OK;
 }
 
 void native_fed_data_free(native_fed_data *d) {

@@ -100,8 +100,10 @@ static int compare_names(const void *a, const void *b) { return strcmp(*(char *c
 #define MAX_CLASSES 100000
 
 int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *const *texts, int n, sdfed_error *err) {
+    if (n == 1) /* every image is of it: nothing to learn, and zero-shot is 100% */
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: one class ('%s'): a task needs at least two classes", names[0]);
     if (n < 1 || n > MAX_CLASSES)
-        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'classes' must list 1..%d classes", MAX_CLASSES);
+        return sdfed_fail(err, SDFED_ERR_FORMAT, "task: key 'classes' must list 2..%d classes", MAX_CLASSES);
     char **nm = calloc((size_t)n, sizeof *nm), **tx = calloc((size_t)n, sizeof *tx);
     char **sorted = malloc(sizeof *sorted * (size_t)n);
     int rc = nm && tx && sorted ? SDFED_OK : sdfed_fail(err, SDFED_ERR_NOMEM, "task: out of memory");

@@ -39,8 +39,9 @@
  *   classes                the classes in label order: each a string (its
  *                          name, which is also its text) or {"name": "T-shirt/top",
  *                          "text": "t-shirt"} when prompts say something else;
- *                          names unique (default: the dataset's, which its
- *                          host gives: sdfed_task_set_classes)
+ *                          names unique, two or more (default: the
+ *                          dataset's, which its host gives:
+ *                          sdfed_task_set_classes)
  *   template               the zero-shot prompt, one {} for the class text
  *                          ("a photo of a {}."): zero-shot and FedOT's classifier
  *   prompt_init            words whose token embeddings start every learned
@@ -162,7 +163,10 @@ int sdfed_task_parse(sdfed_task *t, const char *json, size_t len, sdfed_error *e
 void sdfed_task_free(sdfed_task *t);
 /* Sets the task's classes (copies of names and texts; texts NULL: the
  * names), replacing any it had: for a dataset whose default classes are
- * known only once it is read. Duplicate names are an error naming 'classes'. */
+ * known only once it is read. Duplicate names are an error naming 'classes';
+ * one class is an error naming it (a task of one class learns nothing, its
+ * every image being of it): the one check of the task's classes, whether
+ * its "classes" key or its folders give them. */
 int sdfed_task_set_classes(sdfed_task *t, const char *const *names, const char *const *texts, int n, sdfed_error *err);
 
 /* The task's classes: the "classes" key, else the dataset's as its host

@@ -11,7 +11,8 @@
 #    that are not UTF-8 (a class folder's refused, a file's shown \xNN);
 #    folders that mean one class refused; a link to nothing named as an
 #    image counted among the images not used; one class, train/ alone,
-#    train/ and val/ refused; a small class's test image (held out at
+#    train/ and val/ refused (a task of one class written by hand refused
+#    by sim, task check and the aggregator); a small class's test image (held out at
 #    0.2, a class of 2 to 4 images gives one); fewer images than clients, the class table's
 #    alignment, an existing task file kept (--force), `task init .`'s name;
 #    files beside train/ and test/ named as not used (--strict refuses);
@@ -146,6 +147,23 @@ mk_folder "$work/one" cat:5
 init one && bad "task init took one class" ||
   { grep -q "one: one class folder ('cat'): a task needs at least two classes" "$work/one.log" &&
     [ ! -e "$work/one.json" ] && ok || bad "task init on one class: $(cat "$work/one.log")"; }
+# a one-class task written by hand (a folder of one class, or "classes" of one entry) is refused by sim, task check
+# and the aggregator alike, naming the class
+printf '{"dataset": {"folder": "one", "test_fraction": 0.2}, "clients": 2, "partition": {"kind": "iid"}}' >"$work/one-folder.json"
+printf '{"dataset": {"folder": "one", "test_fraction": 0.2}, "classes": ["cat"], "clients": 2,
+  "partition": {"kind": "iid"}}' >"$work/one-key.json"
+for t in one-folder one-key; do
+  for run in "sim --task $work/$t.json --out $work/$t-sim" "task check $work/$t.json"; do
+    "$sdfed" $run >"$work/$t.log" 2>&1 && bad "sdfed $run took a task of one class" ||
+      { grep -q "one class ('cat'): a task needs at least two classes" "$work/$t.log" && ! grep -q '^round' "$work/$t.log" &&
+        ok || bad "sdfed $run on a task of one class: $(cat "$work/$t.log")"; }
+  done
+  timeout 30 "$build/sdfed-aggregator" --task "$work/$t.json" --state "$work/$t-state" --port 0 --host 127.0.0.1 \
+    >"$work/$t.log" 2>&1 &&
+    bad "the aggregator took a task of one class" ||
+    { grep -q "one class ('cat'): a task needs at least two classes" "$work/$t.log" && ok ||
+      bad "the aggregator on a task of one class: $(cat "$work/$t.log")"; }
+done
 mk_folder "$work/trainonly" train/cat:3 train/dog:3
 init trainonly && bad "task init took train/ alone as one class" ||
   { grep -q "trainonly holds train/ but no test/" "$work/trainonly.log" && ok ||

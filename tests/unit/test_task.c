@@ -182,7 +182,7 @@ static void test_errors(void) {
     /* a failure after text was read: the task is left at its defaults */
     sdfed_task t;
     sdfed_error err = {0};
-    const char *late = "{\"name\": \"n\", \"classes\": [\"a\"], \"template\": \"x {}\", \"prompt_init\": \"w\","
+    const char *late = "{\"name\": \"n\", \"classes\": [\"a\", \"b\"], \"template\": \"x {}\", \"prompt_init\": \"w\","
                        " \"description\": \"d\", \"rounds\": \"ten\"}";
     CHECK(parse(&t, late, &err) != SDFED_OK && strstr(err.message, "key 'rounds'") && t.name == NULL &&
               t.n_classes == 0 && t.template_text == NULL && t.prompt_init == NULL && t.description == NULL,
@@ -201,6 +201,7 @@ static void test_errors(void) {
     /* text is UTF-8, without a NUL */
     expect_error("{\"rounds\": 2, \"name\": \"caf\xe9\"}", "invalid UTF-8 at byte 26, in the value of 'name'");
     expect_error("{\"classes\": [\"Bag\", \"\xc0\xaf\"]}", "in the value of 'classes'");
+    expect_error("{\"classes\": [\"Bag\"]}", "one class ('Bag'): a task needs at least two classes");
     expect_error("{\"name\": \"a\\u0000b\"}", "key 'name' must be");
     expect_error("{\"template\": \"a {}\\u0000\"}", "key 'template' must be");
     expect_error("{\"classes\": [\"Bag\", \"Coat\\u0000\"]}", "key 'classes[1]' must be");
@@ -223,6 +224,10 @@ static void test_set_classes(void) {
     CHECK(sdfed_task_set_classes(&t, twice, NULL, 2, &err) != SDFED_OK && strstr(err.message, "'classes'") &&
               sdfed_task_class_count(&t) == 3,
           "duplicates refused, the classes kept: %s", err.message);
+    CHECK(sdfed_task_set_classes(&t, names, NULL, 1, &err) != SDFED_OK &&
+              strstr(err.message, "one class ('daisy'): a task needs at least two classes") &&
+              sdfed_task_class_count(&t) == 3,
+          "one class refused, named, the classes kept: %s", err.message);
     sdfed_task_free(&t);
 }
 
