@@ -74,10 +74,8 @@ static int scan_folders(const sdfed_task *task, const char *own, storage *s, sdf
                                               err);
         if (rc == SDFED_OK) rc = take_skips(&s->skipped, &s->all.skipped, err);
     } else {
-        rc = native_image_folder_scan(task->data_train, task_classes, n_classes, 0, &s->folder[0], err);
-        if (rc == SDFED_OK)
-            rc = native_image_folder_scan(task->data_test, (const char *const *)s->folder[0].class_names,
-                                          s->folder[0].n_classes, 0, &s->folder[1], err);
+        rc = native_image_folder_scan_splits(task->data_train, task->data_test, task_classes, n_classes, &s->folder[0],
+                                             &s->folder[1], err);
         for (int i = 0; i < 2 && rc == SDFED_OK; i++) rc = take_skips(&s->skipped, &s->folder[i].skipped, err);
     }
     native_image_folder_free(&host);

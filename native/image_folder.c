@@ -27,6 +27,19 @@ typedef struct entry {
     int label;
 } entry;
 
+/* The folders read, each by the first path to it: one scan's, or the two
+ * scans' of a dataset's splits (a link from one to the other is not
+ * walked). */
+typedef struct folder_read {
+    folder_id id;
+    char *path;
+} folder_read;
+
+typedef struct read_set {
+    folder_read *items;
+    int n, cap;
+} read_set;
+
 /* A walk below one root. */
 typedef struct walk {
     const char *root;
@@ -37,9 +50,9 @@ typedef struct walk {
     /* the root, the class folder and the folders below it being walked: a link to one is a loop */
     folder_id path[MAX_DEPTH + 2];
     int depth;
-    /* every folder read in the scan (the root and the class folders first): one is read once, by its first path */
-    folder_id *read;
-    int n_read, cap_read;
+    /* every folder read (the root and the class folders first), from read->items[first] on in this scan */
+    read_set *read;
+    int first;
 } walk;
 
 static folder_id id_of(const struct stat *st) { return (folder_id){.dev = st->st_dev, .ino = st->st_ino}; }
@@ -53,13 +66,27 @@ static int among(const folder_id *folders, int n, folder_id f) {
     return 0;
 }
 
-/* The folder counted as read in the scan. */
-static int mark_read(walk *w, folder_id f, const char *path, sdfed_error *err) {
-    folder_id *grown = sdfed_grow(w->read, &w->cap_read, w->n_read, sizeof *grown);
-    if (!grown) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
-    w->read = grown;
-    w->read[w->n_read++] = f;
+/* Where the folder is among those read, or -1. */
+static int read_index(const read_set *r, folder_id f) {
+    for (int i = 0; i < r->n; i++)
+        if (same_folder(r->items[i].id, f)) return i;
+    return -1;
+}
+
+/* The folder counted as read, by path. */
+static int mark_read(read_set *r, folder_id f, const char *path, sdfed_error *err) {
+    folder_read *grown = sdfed_grow(r->items, &r->cap, r->n, sizeof *grown);
+    if (grown) r->items = grown;
+    char *copy = grown ? strdup(path) : NULL;
+    if (!copy) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", path);
+    r->items[r->n++] = (folder_read){.id = f, .path = copy};
     return SDFED_OK;
+}
+
+static void read_set_free(read_set *r) {
+    for (int i = 0; i < r->n; i++) free(r->items[i].path);
+    free(r->items);
+    memset(r, 0, sizeof *r);
 }
 
 static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -184,12 +211,12 @@ static int walk_entry(walk *w, const char *rel, int label, sdfed_error *err) {
         folder_id f = id_of(&st);
         if (among(w->path, w->depth, f)) {
             rc = native_image_folder_skip_add(w->skipped, path, "a folder loop", 0, err);
-        } else if (among(w->read, w->n_read, f)) {
+        } else if (read_index(w->read, f) >= 0) {
             rc = native_image_folder_skip_add(w->skipped, path, "a folder read already by another path", 0, err);
         } else if (w->depth >= MAX_DEPTH + 2) {
             rc = native_image_folder_skip_add(w->skipped, path, "folders nested too deep", 0, err);
         } else {
-            rc = mark_read(w, f, path, err);
+            rc = mark_read(w->read, f, path, err);
             w->path[w->depth++] = f;
             if (rc == SDFED_OK) rc = walk_folder(w, rel, label, err);
             w->depth--;
@@ -312,19 +339,33 @@ static int distinct_classes(const char *dir, char **folders, int n_folders, sdfe
     return SDFED_OK;
 }
 
+/* The folder at path is not one the other split's scan read (a link to
+ * it): each split needs folders of its own. */
+static int not_read_before(const walk *w, folder_id f, const char *path, sdfed_error *err) {
+    int i = read_index(w->read, f);
+    if (i < 0 || i >= w->first) return SDFED_OK;
+    return sdfed_fail(err, SDFED_ERR_FORMAT,
+                      "%s is %s, read already (a link): the test split would hold training images; give each split "
+                      "folders of its own",
+                      path, w->read->items[i].path);
+}
+
 /* The root and its class folders counted as read before any is walked, so
  * that a link below one to another is not walked; a class folder that is
- * the root or another class folder (a link) is an error naming them. */
+ * the root or another class folder (a link), or either one the other
+ * split read, is an error naming them. */
 static int read_first(walk *w, char **folders, int n_folders, sdfed_error *err) {
     struct stat st;
     if (stat(w->root, &st) != 0) return sdfed_fail(err, SDFED_ERR_IO, "%s: %s", w->root, strerror(errno));
-    int rc = mark_read(w, id_of(&st), w->root, err);
+    int rc = not_read_before(w, id_of(&st), w->root, err);
+    if (rc == SDFED_OK) rc = mark_read(w->read, id_of(&st), w->root, err);
     for (int f = 0; f < n_folders && rc == SDFED_OK; f++) {
         char *path = join(w->root, folders[f]);
         if (!path) return sdfed_fail(err, SDFED_ERR_NOMEM, "%s: out of memory", w->root);
         if (stat(path, &st) != 0) rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
+        if (rc == SDFED_OK) rc = not_read_before(w, id_of(&st), path, err);
         for (int other = 0; other <= f && rc == SDFED_OK; other++) {
-            if (!same_folder(w->read[other], id_of(&st))) continue;
+            if (!same_folder(w->read->items[w->first + other].id, id_of(&st))) continue;
             if (other == 0)
                 rc = sdfed_fail(err, SDFED_ERR_FORMAT, "%s: the class folder is %s itself (a link to it)", path,
                                 w->root);
@@ -333,16 +374,17 @@ static int read_first(walk *w, char **folders, int n_folders, sdfed_error *err) 
                                 "%s: class folders '%s' and '%s' are one folder (a link): each class needs its own",
                                 w->root, folders[other - 1], folders[f]);
         }
-        if (rc == SDFED_OK) rc = mark_read(w, id_of(&st), path, err);
+        if (rc == SDFED_OK) rc = mark_read(w->read, id_of(&st), path, err);
         free(path);
     }
     return rc;
 }
 
-int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
-                             native_image_folder *out, sdfed_error *err) {
+/* A scan whose folders read join those in read (each read once). */
+static int scan(const char *dir, const char *const *classes, int n_classes, int some_classes, read_set *read,
+                native_image_folder *out, sdfed_error *err) {
     memset(out, 0, sizeof *out);
-    walk w = {.root = dir, .skipped = &out->skipped};
+    walk w = {.root = dir, .skipped = &out->skipped, .read = read, .first = read->n};
     char **folders = NULL;
     int n_folders = 0, rc = root_folders(&w, &folders, &n_folders, err);
     if (rc == SDFED_OK && n_folders == 0)
@@ -372,8 +414,8 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
             if (*p == '_') *p = ' ';
         if (folder_of[c] < 0) continue; /* a class the volunteer has no images of */
         int before = w.n;
-        w.path[0] = w.read[0];
-        w.path[1] = w.read[1 + folder_of[c]];
+        w.path[0] = read->items[w.first].id;
+        w.path[1] = read->items[w.first + 1 + folder_of[c]].id;
         w.depth = 2;
         rc = walk_folder(&w, folders[folder_of[c]], c, err);
         if (rc == SDFED_OK && w.n == before)
@@ -396,16 +438,37 @@ int native_image_folder_scan(const char *dir, const char *const *classes, int n_
     }
     if (rc == SDFED_OK) out->n = w.n;
     free(w.images);
-    free(w.read);
     free(folder_of);
     free_names(folders, n_folders);
     if (rc) native_image_folder_free(out);
     return rc;
 }
 
+int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
+                             native_image_folder *out, sdfed_error *err) {
+    read_set read = {0};
+    int rc = scan(dir, classes, n_classes, some_classes, &read, out, err);
+    read_set_free(&read);
+    return rc;
+}
+
+int native_image_folder_scan_splits(const char *train_dir, const char *test_dir, const char *const *classes,
+                                    int n_classes, native_image_folder *train, native_image_folder *test,
+                                    sdfed_error *err) {
+    read_set read = {0};
+    memset(test, 0, sizeof *test);
+    int rc = scan(train_dir, classes, n_classes, 0, &read, train, err);
+    if (rc == SDFED_OK)
+        rc = scan(test_dir, (const char *const *)train->class_names, train->n_classes, 0, &read, test, err);
+    if (rc) native_image_folder_free(train);
+    read_set_free(&read);
+    return rc;
+}
+
 int native_image_folder_beside(const char *dir, const char *const *read, int n_read, const char *reason,
                                native_image_folder_skips *skipped, sdfed_error *err) {
-    walk w = {.root = dir, .skipped = skipped, .outside = reason};
+    read_set folders = {0};
+    walk w = {.root = dir, .skipped = skipped, .outside = reason, .read = &folders};
     char **names = NULL;
     int n = 0, rc = list(dir, &names, &n, err);
     /* dir and the folders read are read already: a link to one is not walked again */
@@ -417,10 +480,10 @@ int native_image_folder_beside(const char *dir, const char *const *read, int n_r
         else if (stat(path, &st) != 0)
             rc = sdfed_fail(err, SDFED_ERR_IO, "%s: %s", path, strerror(errno));
         else
-            rc = mark_read(&w, id_of(&st), path, err);
+            rc = mark_read(&folders, id_of(&st), path, err);
         free(path);
     }
-    if (rc == SDFED_OK) w.path[w.depth++] = w.read[0];
+    if (rc == SDFED_OK) w.path[w.depth++] = folders.items[0].id;
     for (int i = 0; i < n && rc == SDFED_OK; i++) {
         int is_read = 0;
         for (int j = 0; j < n_read && !is_read; j++) is_read = !strcmp(names[i], read[j]);
@@ -428,7 +491,7 @@ int native_image_folder_beside(const char *dir, const char *const *read, int n_r
     }
     free_names(names, n);
     free(w.images);
-    free(w.read);
+    read_set_free(&folders);
     return rc;
 }
 

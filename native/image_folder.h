@@ -12,11 +12,12 @@
  *            depth, ordered by file name across the classes (then by class,
  *            then by path), so that a dataset written from an indexed one
  *            (00042.png, ...) keeps its order. Every folder is read once in
- *            a scan, by the first path to it (the root and the class
- *            folders first): a link to a folder above it (a loop), or to
- *            one read already (another class's), is named and not walked;
- *            a class folder that is the root or another class's folder is
- *            an error naming both.
+ *            a scan (in a dataset's two splits' scans), by the first path to
+ *            it (the root and the class folders first): a link to a folder
+ *            above it (a loop), or to one read already (another class's, the
+ *            other split's), is named and not walked; a class folder that is
+ *            the root or another class's folder (or the other split's) is an
+ *            error naming both.
  *   skipped  every other file, named with why: hidden (a hidden folder is
  *            named once and not walked), not an image, a picture in another
  *            format, an image in no class folder, and (added by the caller,
@@ -62,6 +63,15 @@ typedef struct native_image_folder {
  * a folder without a class is still an error. */
 int native_image_folder_scan(const char *dir, const char *const *classes, int n_classes, int some_classes,
                              native_image_folder *out, sdfed_error *err);
+/* A dataset's two splits: train_dir scanned as above, then test_dir with
+ * train's classes, every folder read once across the two scans: a link in
+ * the test split to a folder the training split read is named and not
+ * walked, and a test root or class folder that is one is an error naming
+ * both (the test split would hold training images). An image file linked
+ * into both splits is not found (each split's files are its own). */
+int native_image_folder_scan_splits(const char *train_dir, const char *test_dir, const char *const *classes,
+                                    int n_classes, native_image_folder *train, native_image_folder *test,
+                                    sdfed_error *err);
 /* Every file in the folder dir but in its n_read folders read (the train
  * and test folders of a task), at any depth, added to skipped as not used:
  * each PNG or JPEG (a picture: --strict refuses it) with reason, the others

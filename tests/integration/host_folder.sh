@@ -16,6 +16,8 @@
 #    0.2, a class of 2 to 4 images gives one); fewer images than clients, the class table's
 #    alignment, an existing task file kept (--force), `task init .`'s name;
 #    files beside train/ and test/ named as not used (--strict refuses);
+#    a link from test/ to a folder of train/ named and not walked, a test
+#    class folder that is a train one refused;
 #  - `sdfed task check` finishes, names the same files, computes the 17
 #    images' features once and takes them from the cache the next time, and
 #    says that a folder without a test image has no zero-shot accuracy;
@@ -213,6 +215,19 @@ rm "$work/splits.json"
 init splits --strict && bad "task init --strict took images beside train/ and test/" ||
   { grep -q "task init: --strict: 8 images not used (listed above)" "$work/splits.log" && [ ! -e "$work/splits.json" ] &&
     ok || bad "task init --strict on train/, test/ and more: $(cat "$work/splits.log")"; }
+
+# train/ and test/ read as one dataset, every folder once: a link in test/ to a folder of train/ is named and not
+# walked (the training images are not tested on), and a test class folder that is a train one is refused
+mk_folder "$work/crossed" train/cat:5 train/dog:5 test/cat:2 test/dog:2
+ln -s ../../train/dog "$work/crossed/test/dog/more"
+init crossed && [ "$(counts "$work/crossed.log")" = "cat: 7, dog: 7" ] &&
+  grep -q "^1 file not used (a folder read already by another path): test/dog/more$" "$work/crossed.log" && ok ||
+  bad "task init on a link from test/ to train/: $(cat "$work/crossed.log")"
+rm -r "$work/crossed/test/cat" "$work/crossed.json" && ln -s ../train/cat "$work/crossed/test/cat"
+init crossed && bad "task init took train/cat as test/cat too" ||
+  { grep -q "crossed/test/cat is $work/crossed/train/cat, read already (a link): the test split would hold training" \
+    "$work/crossed.log" && [ ! -e "$work/crossed.json" ] && ok ||
+    bad "task init on test/cat -> ../train/cat: $(cat "$work/crossed.log")"; }
 
 # --- task check: finishes, names them, caches the 17 images' features
 "$sdfed" task check "$work/task.json" >"$work/check.log" 2>&1 || bad "task check: $(cat "$work/check.log")"
