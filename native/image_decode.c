@@ -27,15 +27,6 @@ native_image_decode_options native_image_decode_defaults(const uint8_t backgroun
     return o;
 }
 
-int native_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels) {
-    uint64_t f = 1;
-    for (;;) {
-        uint64_t w = (width + f - 1) / f, h = (height + f - 1) / f;
-        if (w * h <= max_pixels && w <= SDFED_IMAGE_MAX_SIDE && h <= SDFED_IMAGE_MAX_SIDE) return (int)f;
-        f *= 2;
-    }
-}
-
 /* Where the bytes come from: a file (read through its FILE *) or memory. */
 typedef struct byte_source {
     FILE *file;
@@ -87,7 +78,7 @@ static void decoded_place_row(void *ctx, int y, const uint8_t *row) {
 /* The reduction factor of an image, or a refusal past SDFED_IMAGE_MAX_FACTOR. */
 static int reduction(const char *name, const char *format, unsigned long w, unsigned long h, size_t max_pixels,
                      int *factor, sdfed_error *err) {
-    *factor = native_image_decode_factor(w, h, max_pixels);
+    *factor = sdfed_image_reduction_factor(w, h, max_pixels);
     if (*factor > SDFED_IMAGE_MAX_FACTOR)
         return sdfed_fail(err, SDFED_ERR_UNSUPPORTED,
                           "%s: %s image of %lu x %lu would be reduced by %d for %zu pixels (at most %d)", name, format,

@@ -46,9 +46,9 @@
  *         other formats are errors.
  *
  * Larger images are reduced while they are decoded, by the factor
- * f = native_image_decode_factor(): the smallest power of two with
- * ceil(w/f) * ceil(h/f) <= max_pixels and both ceil(w/f), ceil(h/f) <=
- * SDFED_IMAGE_MAX_SIDE (the preprocessing's limit); the result is
+ * f = sdfed_image_reduction_factor() (clip/image_preprocess.h): the smallest
+ * power of two with ceil(w/f) * ceil(h/f) <= max_pixels and both ceil(w/f),
+ * ceil(h/f) <= SDFED_IMAGE_MAX_SIDE (the preprocessing's limit); the result is
  * ceil(w/f) x ceil(h/f) (sides swapped by EXIF 5..8). f = 1 is the exact
  * decoding above.
  *
@@ -82,9 +82,8 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "clip/image_preprocess.h"
 
-/* The most pixels a decoded image has by default: larger ones are reduced. */
-#define SDFED_IMAGE_MAX_PIXELS ((size_t)1 << 24)
 /* The largest sides read. */
 #define SDFED_IMAGE_MAX_JPEG_SIDE 65500
 #define SDFED_IMAGE_MAX_PNG_SIDE 1000000
@@ -99,10 +98,6 @@ typedef struct native_image_decode_options {
 /* The options for images shown over background (red, green, blue; NULL:
  * white, a task's default), at most SDFED_IMAGE_MAX_PIXELS pixels. */
 native_image_decode_options native_image_decode_defaults(const uint8_t background[3]);
-
-/* The reduction factor of a width x height image (both >= 1) for at most
- * max_pixels (>= 1) pixels: see above. */
-int native_image_decode_factor(uint64_t width, uint64_t height, size_t max_pixels);
 
 /* Decodes the file at path (options NULL: the defaults). On success
  * *pixels (caller frees with free()) holds height rows of width * channels

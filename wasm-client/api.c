@@ -10,6 +10,7 @@
 #include "base/dtype.h"
 #include "clip/image_composite.h"
 #include "clip/image_encoder.h"
+#include "clip/image_preprocess.h"
 #include "clip/layers.h"
 #include "data/folder_rule.h"
 #include "fed/protocol.h"
@@ -337,6 +338,10 @@ const char *wc_folder_why(const char *path) {
 /* The method whose features images are encoded for: the task's, or (no
  * task yet) one that reads the pooled feature. */
 static int feature_method(void) { return wasm.have_task ? wasm.cfg.method : SDFED_METHOD_ZEROSHOT; }
+
+int wc_image_reduction_factor(int width, int height) {
+    return sdfed_image_reduction_factor((uint64_t)width, (uint64_t)height, SDFED_IMAGE_MAX_PIXELS);
+}
 
 int wc_feature_size(void) { return wasm.have_model ? sdfed_method_feature_size(feature_method(), &wasm.model.cfg) : 0; }
 

@@ -67,6 +67,12 @@ WC_EXPORT int wc_feature_size(void);
  * wc_set_task: clip/image_composite.h) in place: rgba then holds the
  * packed RGB pixels. */
 WC_EXPORT int wc_encode_image(uint8_t *rgba, int width, int height, float *features);
+/* The factor a width x height image (both >= 1) is reduced by while it is
+ * decoded, as the native decoder reduces it (1, 2, 4, ...:
+ * clip/image_preprocess.h's sdfed_image_reduction_factor for
+ * SDFED_IMAGE_MAX_PIXELS): the page decodes it at ceil(width / f) x
+ * ceil(height / f). */
+WC_EXPORT int wc_image_reduction_factor(int width, int height);
 
 /* ---- the image tower for another device (web/gpu.js: WebGPU) ------------
  * The page's GPU runs the forward of sdfed_image_encode on f32 activations

@@ -84,6 +84,10 @@ function sdfedApi(M, memory = null) {
     classCount: () => M._wc_class_count(),
     // floats per image the task's method reads (embedDim, or fedotp's patch features)
     featureSize: () => M._wc_feature_size(),
+    // the factor a width x height image is reduced by while decoded, as the native decoder reduces it
+    reductionFactor: (width, height) => M._wc_image_reduction_factor(width, height),
+    // the bytes of the module's memory (which never shrinks)
+    memoryBytes: () => u8().buffer.byteLength,
     // RGBA pixels (Uint8ClampedArray of ImageData) -> Float32Array of featureSize
     encodeImage(rgba, width, height) {
       const D = M._wc_feature_size();

@@ -5,7 +5,7 @@
 // and gets back {id, result} or {id, error}; long operations also post
 //   {id, progress: {done, total}}
 // Ops: init, setTask, classify, encode, setSamples, measure, device, round,
-// accuracy, predict, saveParams, loadParams, stop, and a secure round's steps
+// accuracy, memory, predict, saveParams, loadParams, stop, and a secure round's steps
 // (secagg.js): secaggPlan, secaggAdvertise, secaggShare, secaggMask,
 // secaggUnmask, secaggInput, and its frames: secureFrame, secureMessage.
 // An error is {id, error, code} (code: a refusal's name, as
@@ -61,21 +61,38 @@ async function loadModule(singleThreaded, relaxedSimd, dot) {
   return sdfedApi(module, memory);
 }
 
-// Pixels of one image: {rgba, width, height} as they came, or a Blob (a
+// Pixels of one image: {rgba, width, height} as they came, or {blob} (a
 // file the volunteer added, or a demo shard's file) decoded here as the
-// native decoder does (native/image_decode.h): no colour management, a
-// JPEG's EXIF orientation applied, colours not premultiplied by alpha (the
-// wasm composites them onto the task's background: clip/image_composite.h).
+// native decoder does (native/image_decode.h), as far as the browser can:
+//   - no colour management, a JPEG's EXIF orientation applied, colours not
+//     premultiplied by alpha (the wasm composites them onto the task's
+//     background: clip/image_composite.h);
+//   - an image of more than 2^24 pixels brought to the size the native
+//     decoder reduces it to (ceil(w/f) x ceil(h/f), f a power of two:
+//     api.reductionFactor) by halvings, each bilinear at half the size,
+//     which is the mean of each 2 x 2 block where the side is even, as the
+//     native box mean is (a JPEG's differ: libjpeg reduces it in its DCT
+//     there, docs/volunteer.md); the wasm never holds it whole.
+// Camera frames and a shard's pixels come as RGBA, below that size.
 async function pixelsOf(image) {
   if (image.rgba) return image;
-  const bitmap = await createImageBitmap(image.blob,
+  let bitmap = await createImageBitmap(image.blob,
     { colorSpaceConversion: 'none', imageOrientation: 'from-image', premultiplyAlpha: 'none' });
-  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-  const context = canvas.getContext('2d');
-  context.drawImage(bitmap, 0, 0);
-  bitmap.close();
-  const data = context.getImageData(0, 0, canvas.width, canvas.height);
-  return { rgba: data.data, width: data.width, height: data.height };
+  try {
+    for (let f = api.reductionFactor(bitmap.width, bitmap.height); f > 1; f /= 2) {
+      const half = await createImageBitmap(bitmap, { resizeWidth: Math.ceil(bitmap.width / 2),
+        resizeHeight: Math.ceil(bitmap.height / 2), resizeQuality: 'low', premultiplyAlpha: 'none' });
+      bitmap.close();
+      bitmap = half;
+    }
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const context = canvas.getContext('2d');
+    context.drawImage(bitmap, 0, 0);
+    const data = context.getImageData(0, 0, canvas.width, canvas.height);
+    return { rgba: data.data, width: data.width, height: data.height };
+  } finally {
+    bitmap.close();
+  }
 }
 
 // Why an image did not encode, for the volunteer: "the file is empty", or
@@ -304,6 +321,8 @@ const ops = {
              stepMs: (performance.now() - started) / Math.max(1, steps), accuracy: api.accuracy() };
   },
   accuracy: () => api.accuracy(),
+  // the bytes of the module's memory now (tests: what images left in it, since it never shrinks)
+  memory: () => api.memoryBytes(),
   watchRound: ({ roundMs }) => api.watchRound(roundMs),
   watchMeasured: ({ beforeMs, nowMs }) => api.watchMeasured(beforeMs, nowMs),
   async predict({ image }) {

@@ -295,3 +295,12 @@ int sdfed_image_preprocess(const sdfed_image *img, int size, const float mean[3]
     free(rgb);
     return rc;
 }
+
+int sdfed_image_reduction_factor(uint64_t width, uint64_t height, size_t max_pixels) {
+    uint64_t f = 1;
+    for (;;) {
+        uint64_t w = (width + f - 1) / f, h = (height + f - 1) / f;
+        if (w * h <= max_pixels && w <= SDFED_IMAGE_MAX_SIDE && h <= SDFED_IMAGE_MAX_SIDE) return (int)f;
+        f *= 2;
+    }
+}

@@ -56,6 +56,9 @@
 
 /* Largest accepted width, height and n_px. */
 #define SDFED_IMAGE_MAX_SIDE 16384
+/* The most pixels an image is decoded to by default (native/image_decode.h;
+ * the page's worker, web/worker.js): larger ones are reduced. */
+#define SDFED_IMAGE_MAX_PIXELS ((size_t)1 << 24)
 
 /* OpenAI CLIP's normalisation constants. */
 #define SDFED_CLIP_MEAN                                                                                                \
@@ -88,5 +91,12 @@ int sdfed_image_normalize(const uint8_t *rgb, int size, const float mean[3], con
 /* The whole transform: out has 3 * size * size floats, (3, size, size). */
 int sdfed_image_preprocess(const sdfed_image *img, int size, const float mean[3], const float std[3], float *out,
                            sdfed_error *err);
+
+/* How much a decoder reduces a width x height image (both >= 1) for at
+ * most max_pixels (>= 1) pixels: the smallest power of two f with
+ * ceil(w/f) * ceil(h/f) <= max_pixels and both ceil(w/f) and ceil(h/f) at
+ * most SDFED_IMAGE_MAX_SIDE; the image is then decoded at ceil(w/f) x
+ * ceil(h/f) (native/image_decode.h; the page's worker likewise). */
+int sdfed_image_reduction_factor(uint64_t width, uint64_t height, size_t max_pixels);
 
 #endif

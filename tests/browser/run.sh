@@ -10,7 +10,8 @@
 # native server and native clients (secagg.mjs), the page in secure rounds
 # over the aggregator's socket (secure_page.mjs), the local prompt fitted
 # to the device (device_page.mjs), photos from a fake camera
-# (camera_page.mjs) and a whole visit on an emulated phone by taps, with
+# (camera_page.mjs), photos above the native decoder's 2^24 pixels
+# (large_images.mjs) and a whole visit on an emulated phone by taps, with
 # too little memory for threads or for the model (phone_page.mjs), and
 # image features on WebGPU, on SwiftShader's software GPU (webgpu_page.mjs). Installs
 # playwright-core from the npm
@@ -50,7 +51,7 @@ if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((pa
 # waiting (on the page, the aggregator, Chromium's other processes), not on
 # the cores. Each test's output and time go to its log, printed whole, in
 # the list's order, once both lanes are done (the lanes balanced by the
-# tests' times on this project's 2 cores: 125 and 115 s). NAME|SCRIPT|MODEL|LANE:
+# tests' times on this project's 2 cores: 125 and 130 s). NAME|SCRIPT|MODEL|LANE:
 tests=(
   "every kernel backend in Chromium, with relaxed SIMD and without|kernels.mjs|$model|1"
   "the volunteer page in Chromium|run.mjs|$model|2"
@@ -62,6 +63,7 @@ tests=(
   "photos from a fake camera in Chromium, and the camera refused|camera_page.mjs|$model|1"
   "the page on an emulated phone by taps, and on too little memory|phone_page.mjs|$model|1"
   "image features on WebGPU in Chromium (SwiftShader), the fallback to the CPU, a lost device|webgpu_page.mjs|$model|2"
+  "photos above 2^24 pixels in Chromium: reduced as the native decoder reduces them, the wasm's memory bounded|large_images.mjs|$model|2"
 )
 lane() { # lane N: its tests, one after another
   local name script test_model test_lane started

@@ -257,7 +257,7 @@ static void test_factor(void) {
         {.w = 32, .h = 24, .max = 48, .want = 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int f = native_image_decode_factor(cases[i].w, cases[i].h, cases[i].max);
+        int f = sdfed_image_reduction_factor(cases[i].w, cases[i].h, cases[i].max);
         CHECK(f == cases[i].want, "%llu x %llu for %zu pixels: reduced by %d, want %d", (unsigned long long)cases[i].w,
               (unsigned long long)cases[i].h, cases[i].max, f, cases[i].want);
     }
