@@ -12,7 +12,7 @@ import { addFiles, removeImages, takeDemoShard, useDataset } from './dataset.js'
 import { dropZone } from './drop.js';
 import { describe, loadModel, pollStatus } from './federation.js';
 import { fitMemory } from './memory.js';
-import { $, forgetJoinKey, page, setStage, showError, showFeaturesOn } from './page.js';
+import { $, forgetJoinKey, page, setStage, showError, showFeaturesOn, showProgress } from './page.js';
 import * as store from './store.js';
 import { setTask, showRestored } from './training.js';
 import { tryImage } from './try-it.js';
@@ -60,9 +60,16 @@ async function start(described) {
   const address = new URLSearchParams(location.search);
   const loseGpuAfter = Number(address.get('lose-gpu-after')) || undefined;
   const gpu = address.get('gpu') === 'agrees' ? 'agrees' : 'faster';
+  // the WebAssembly build's download, after the model's (on a slow network
+  // it takes as long)
+  const loading = (got, total) => showProgress('model-progress', got, total, total ?
+    `loading the WebAssembly build: ${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB` :
+    'loading the WebAssembly build…');
+  loading(0, 0);
   const info = page.info = await page.compute.call('init', { model: model.buffer, singleThreaded: !memory.threads,
-    gpu, loseGpuAfter, packWeights: memory.pack }, null, [model.buffer]);
-  $('model').textContent += `; running in WebAssembly ${info.threaded ? `with ${info.threads} threads` :
+    gpu, loseGpuAfter, packWeights: memory.pack }, loading, [model.buffer]);
+  showProgress('model-progress', 1, 1, 'the model and the WebAssembly build are ready');
+  $('model').textContent += `; running in WebAssembly ${info.threads > 1 ? `with ${info.threads} threads` :
     'on one thread'}`;
   showFeaturesOn(info.featuresOn, info.featuresWhy);
   await setTask();

@@ -74,11 +74,12 @@ export function bindCamera() {
     act(takePhoto)().finally(() => { $('shutter').disabled = !stream; });
   };
   $('undo').onclick = act(undoPhoto);
-  // a photo from the camera app: the file is the photo, kept as it came when asked
+  // a photo from the camera app: the file is the photo, kept as it came when
+  // asked (a PNG or JPEG by its name and bytes, as a folder's images)
   $('camera-file').onchange = (e) => {
     const file = e.target.files[0];
     e.target.value = '';
-    if (file) act(() => addPhoto({ blob: file }, pickedClass(), keepPhotos() ? file : null))();
+    if (file) act(() => addPhoto({ blob: file, name: file.name }, pickedClass(), keepPhotos() ? file : null))();
   };
   // what is kept, said as the box is (a reload may restore it ticked)
   const sayKept = () => {

@@ -11,7 +11,7 @@
 import { backoff } from './backoff.js';
 import { restoreImages } from './dataset.js';
 import { BAD_JOIN_KEY, BAD_TOKEN, NOT_IN_ROUND, RATE_LIMITED, WRONG_ROUND } from './errors.js';
-import { showSecureAggregation } from './federation.js';
+import { pollStatus, showSecureAggregation } from './federation.js';
 import { $, joinKey, joinKeyAccepted, joinKeyRefused, page, setStage, showError } from './page.js';
 import * as secureRound from './secure-round.js';
 import * as store from './store.js';
@@ -225,6 +225,7 @@ async function onMessage(m) {
     // said before the token is stored: the round_start after it says more
     connectedAs = `connected as volunteer ${m.client_id}`;
     showConnection('online', connectedAs);
+    pollStatus(); // the volunteers connected, this one among them
     showTrainingStatus(`Joined. Waiting for the next round (the federation is at round ${m.round}).`);
     page.stored = await store.updateState(page.federation, { token: m.token });
     break;

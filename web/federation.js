@@ -7,10 +7,11 @@ import * as store from './store.js';
 
 // JSON from the server; a refusal says why (the server's JSON error, or its
 // line: "this federation needs its join key: ..."), and the server's answer
-// to the join key is told to page.js
-async function fetchJson(url) {
+// to the join key is told to page.js. onBytes(got, total): the body's
+// progress (total 0 when the server does not say).
+async function fetchJson(url, onBytes = null) {
   const r = await fetch(url, keyed({ cache: 'no-store' }));
-  const text = await r.text();
+  const text = onBytes ? await textOf(r, onBytes) : await r.text();
   let body = null;
   try { body = JSON.parse(text); } catch (e) { /* a refusal's line */ }
   const why = body && body.error ? body.error : text.trim() || `${url}: HTTP ${r.status}`;
@@ -18,6 +19,17 @@ async function fetchJson(url) {
   if (!r.ok) throw new Error(why);
   joinKeyAccepted();
   return body;
+}
+
+async function textOf(r, onBytes) {
+  const total = Number(r.headers.get('content-length')) || 0, reader = r.body.getReader(), chunks = [];
+  for (let got = 0; ;) {
+    const { done, value } = await reader.read();
+    if (done) return new Blob(chunks).text();
+    chunks.push(value);
+    got += value.length;
+    onBytes(got, total);
+  }
 }
 
 async function sha256Hex(bytes) {
@@ -49,7 +61,8 @@ export async function describe() {
   $('federation-summary').textContent = `Together the volunteers teach a ${d.task.method} prompt to a CLIP model ` +
     `to tell ${d.classes.length} kinds of images apart, over ${d.task.rounds} round${d.task.rounds === 1 ? '' : 's'}.`;
   $('classes').textContent = d.classes.join(', ');
-  $('method').textContent = `${d.task.method} (global prompt ${d.task.global_prompt_length} tokens, shared; ` +
+  const tokens = d.task.global_prompt_length;
+  $('method').textContent = `${d.task.method} (global prompt ${tokens} token${tokens === 1 ? '' : 's'}, shared; ` +
     'personal prompt kept here)';
   $('model').textContent = `${(d.model.size / 1e6).toFixed(1)} MB, sha256 ${d.model.sha256.slice(0, 12)}…`;
   showSecureAggregation(null);
@@ -69,25 +82,45 @@ export function showSecureAggregation(t) {
   if (!sa) return;
   const noise = sa.noise ? ` For differential privacy each volunteer's browser adds its own random integer noise ` +
     `(a discrete Gaussian) to its prompt before masking it, so that the sum is (ε = ${sa.noise.epsilon}, ` +
-    `δ = ${sa.noise.delta})-differentially private over the ${rounds} rounds; the server adds none.` :
+    `δ = ${sa.noise.delta})-differentially private over ${rounds === 1 ? 'the round' : `the ${rounds} rounds`}; ` +
+    'the server adds none.' :
     ' No noise is added for differential privacy.';
   $('secure').textContent = `On: the server sees only the sum of ${t ? `at least ${t}` : 'several'} volunteers' ` +
     `prompts, never one alone; yours leaves this browser masked.${noise}`;
   $('secure').hidden = $('secure-label').hidden = false;
 }
 
+let polls = 0; // the latest poll: an earlier one's answer is not shown after it
+let nextPoll = 0;
+// The federation's progress now, and again every 5 s; called again (when the
+// page's connection is welcomed) to show a count that has just changed at once.
 export async function pollStatus() {
+  const poll = ++polls;
+  clearTimeout(nextPoll);
   try {
     const s = await fetchJson('/status');
+    if (poll !== polls) return;
     $('round').textContent = s.done ? `finished: ${s.rounds} of ${s.rounds} done` :
       `${s.round} · ${s.round} of ${s.rounds} done${s.round_open ? `, ${s.reported} of ${s.participants} reported` : ''}`;
     $('volunteers').textContent = String(s.clients);
   } catch (e) { /* the badge shows the connection; the next poll retries */ }
-  setTimeout(pollStatus, 5000);
+  if (poll === polls) nextPoll = setTimeout(pollStatus, 5000);
 }
 
-// shard: the one this page had (asked for again), or undefined (the server picks)
-export const fetchDemoShard = (shard) => fetchJson(`/demo/shard${shard !== undefined ? `?k=${shard}` : ''}`);
+// shard: the one this page had (asked for again), or undefined (the server
+// picks); its download's progress shown where its images' encoding is next
+export async function fetchDemoShard(shard) {
+  const said = (got, total) => showProgress('encode-progress', got, total, total ?
+    `downloading the demo share: ${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB` :
+    `downloading the demo share${got ? `: ${(got / 1e6).toFixed(1)} MB` : '…'}`);
+  said(0, 0);
+  try {
+    return await fetchJson(`/demo/shard${shard !== undefined ? `?k=${shard}` : ''}`, said);
+  } catch (e) {
+    $('encode-progress').hidden = true;
+    throw e;
+  }
+}
 
 // The model file, read straight into one buffer of the size the
 // federation gives (no chunks kept, no joined copy)

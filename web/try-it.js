@@ -1,11 +1,15 @@
 // "Try it": a new image classified with the volunteer's personal prompt,
-// its five likeliest classes shown with their probabilities.
+// its five likeliest classes shown with their probabilities; a file that is
+// no PNG or JPEG, or does not decode, refused with why, in place of the
+// last result.
 import { $, page, requireModel, showError } from './page.js';
 
 export async function tryImage(file) {
   showError(null, 'try-error');
+  $('try-result').replaceChildren();
   requireModel();
-  const { best, probabilities } = await page.compute.call('predict', { image: { blob: file } });
+  const { best, probabilities } = await page.compute.call('predict', { image: { blob: file, name: file.name } })
+    .catch((e) => { throw new Error(`${file.name}: ${e.message}`); });
   const order = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 5);
   // built as elements: the task's class names as text, never markup, and no
   // inline style (the page's content security policy allows none)

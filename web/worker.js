@@ -23,6 +23,7 @@ const PROBE_STEPS = 4; // WC_PROBE_STEPS (wasm-client/api.h)
 let gpu = null;
 const placement = { on: '', why: '' };
 const MAX_ONE_MINUS_COSINE = 1e-5; // the GPU's check image against the wasm's features
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]; // a JPEG starts ff d8 ff
 let loseGpuAfter = Infinity; // tests: the GPU device destroyed after this many images on it
 let imagesOnGpu = 0;
 
@@ -34,24 +35,27 @@ let imagesOnGpu = 0;
 // true, its integer kernels wherever the browser runs them; false, SIMD128's
 // alone (tests, benchmarks). dot, where relaxedSimd is unset: 'relaxed' or
 // 'simd128', that integer dot wherever relaxed SIMD runs (its multiply-add
-// as unset; tests, benchmarks), unset the faster.
-async function loadModule(singleThreaded, relaxedSimd, dot) {
+// as unset; tests, benchmarks), unset the faster. progress(done, total): the
+// bytes of the module's .wasm read (total 0 when the server does not say).
+async function loadModule(singleThreaded, relaxedSimd, dot, progress) {
   threaded = !singleThreaded && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
-  const name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
+  let name = threaded ? 'sdfed-wasm-threads' : 'sdfed-wasm';
   try {
     importScripts(`/wasm/${name}.js`);
   } catch (e) {
     if (!threaded) throw e;
     threaded = false; // no threaded build served: the single-threaded one
-    importScripts('/wasm/sdfed-wasm.js');
+    name = 'sdfed-wasm';
+    importScripts(`/wasm/${name}.js`);
   }
   importScripts('/sdfed-api.js', '/secagg.js', '/gpu.js');
-  // the module finds its .wasm (and its threads' worker script) under /wasm/;
+  // the module's .wasm read here, its threads' worker script found under /wasm/;
   // the threaded one gets its shared memory from here (see sdfed-api.js),
   // with the limits it was linked with (32 MiB, growing to 2 GiB)
   const memory = threaded ? new WebAssembly.Memory({ initial: 512, maximum: 32768, shared: true }) : null;
   const module = await createSdfed({
     locateFile: (file) => `/wasm/${file}`,
+    wasmBinary: await download(`/wasm/${name}.wasm`, progress),
     relaxedSimd,
     relaxedDot: dot,
     ...(threaded ? { wasmMemory: memory, mainScriptUrlOrBlob: `/wasm/${name}.js` } : {}),
@@ -61,9 +65,30 @@ async function loadModule(singleThreaded, relaxedSimd, dot) {
   return sdfedApi(module, memory);
 }
 
+// The bytes at url, read with their progress (on a slow network the module's
+// .wasm is most of the wait before the page can do anything).
+async function download(url, progress) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  const total = Number(r.headers.get('content-length')) || 0, reader = r.body.getReader(), chunks = [];
+  for (let got = 0; ;) {
+    const { done, value } = await reader.read();
+    if (done) return new Blob(chunks).arrayBuffer();
+    chunks.push(value);
+    got += value.length;
+    progress(got, total);
+  }
+}
+
+// A file refused before its decoding, why said as the volunteer reads it.
+const refusal = (why) => Object.assign(new Error(why), { why });
+
 // Pixels of one image: {rgba, width, height} as they came, or {blob} (a
-// file the volunteer added, or a demo shard's file) decoded here as the
-// native decoder does (native/image_decode.h), as far as the browser can:
+// file the volunteer added, or a demo shard's file; name: the file's name,
+// for a file chosen alone) decoded here as the native decoder does
+// (native/image_decode.h), as far as the browser can:
+//   - a name the folder rule (shared/data/folder_rule.h) gives no image, and
+//     bytes that are no PNG or JPEG, are refused as there;
 //   - no colour management, a JPEG's EXIF orientation applied, colours not
 //     premultiplied by alpha (the wasm composites them onto the task's
 //     background: clip/image_composite.h);
@@ -76,6 +101,11 @@ async function loadModule(singleThreaded, relaxedSimd, dot) {
 // Camera frames and a shard's pixels come as RGBA, below that size.
 async function pixelsOf(image) {
   if (image.rgba) return image;
+  const entry = image.name ? api.classifyPath(image.name) : null;
+  if (entry && entry.kind !== 'image' && entry.kind !== 'loose') throw refusal(entry.why);
+  const head = new Uint8Array(await image.blob.slice(0, PNG_SIGNATURE.length).arrayBuffer());
+  const png = PNG_SIGNATURE.every((b, i) => head[i] === b), jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
+  if (!png && !jpeg) throw refusal('not a PNG or JPEG image');
   let bitmap = await createImageBitmap(image.blob,
     { colorSpaceConversion: 'none', imageOrientation: 'from-image', premultiplyAlpha: 'none' });
   try {
@@ -95,11 +125,12 @@ async function pixelsOf(image) {
   }
 }
 
-// Why an image did not encode, for the volunteer: "the file is empty", or
-// the browser's or the core's message ("the source image could not be
-// decoded").
+// Why an image did not encode, for the volunteer: "the file is empty", a
+// refusal's why ("WebP: not PNG or JPEG"), or the browser's or the core's
+// message ("the source image could not be decoded").
 function whyNotEncoded(image, e) {
   if (image.blob && image.blob.size === 0) return 'the file is empty';
+  if (e && e.why) return e.why;
   const message = e && e.message ? e.message : String(e);
   return message.charAt(0).toLowerCase() + message.slice(1).replace(/\.$/, '');
 }
@@ -215,8 +246,8 @@ const ops = {
   // 'unsigned' or 'signed', else '') and the f32 multiply-add (madd: 'fused'
   // or 'unfused').
   async init({ model, singleThreaded = false, int8Images = true, relaxedSimd, dot, gpu: rule = 'faster',
-    loseGpuAfter: lose, packWeights = false }) {
-    api = await loadModule(singleThreaded, relaxedSimd, dot);
+    loseGpuAfter: lose, packWeights = false }, progress) {
+    api = await loadModule(singleThreaded, relaxedSimd, dot, progress);
     api.loadModel(new Uint8Array(model));
     loseGpuAfter = lose || Infinity;
     if (rule !== 'off') {
@@ -254,7 +285,7 @@ const ops = {
     });
     return { entries, rootLabel: root ? inFolder(root).label : -1 };
   },
-  // images: [{rgba, width, height} | {blob}] -> {features, failed, seconds,
+  // images: [{rgba, width, height} | {blob, name}] -> {features, failed, seconds,
   // on, why}: the features of the images that encoded, in their order
   // (Float32Array, n encoded * featureSize), the others as [{index,
   // reason}], and where image features run now (a lost GPU: the CPU) and why
@@ -325,8 +356,11 @@ const ops = {
   memory: () => api.memoryBytes(),
   watchRound: ({ roundMs }) => api.watchRound(roundMs),
   watchMeasured: ({ beforeMs, nowMs }) => api.watchMeasured(beforeMs, nowMs),
+  // image as encode's; one that does not decode is refused with why
+  // ("the file is empty", "WebP: not PNG or JPEG")
   async predict({ image }) {
-    return api.predict(await imageFeatures(await pixelsOf(image)));
+    const p = await pixelsOf(image).catch((e) => { throw new Error(whyNotEncoded(image, e)); });
+    return api.predict(await imageFeatures(p));
   },
   // the worker ends, its GPU memory given back
   stop() {

@@ -12,14 +12,15 @@
 //      within 1 - cosine <= 1e-5; then the volunteer joins and completes a
 //      round with them;
 //   2. the camera refused (no fake permission prompt; Chromium denies it):
-//      the page says so, and the camera app's file input stays, and takes
-//      a photo (one of the kept PNGs, features again the native ones); a
-//      file chosen after it is added beside it (the photo kept), the same
-//      file chosen again is not added twice and is named as such, a reload
-//      keeps both, and "Remove all my images" asks (naming the kept photo)
-//      before it drops them, as a demo share does before it takes the
-//      place of a file chosen again; a browser without getUserMedia: the
-//      page says so too.
+//      the page says so, and the camera app's file input stays, refuses a
+//      WebP as a folder's would be refused ("WebP: not PNG or JPEG"), and
+//      takes a photo (one of the kept PNGs, features again the native
+//      ones); a file chosen after it is added beside it (the photo kept),
+//      the same file chosen again is not added twice and is named as such,
+//      a reload keeps both, and "Remove all my images" asks (naming the
+//      kept photo) before it drops them, as a demo share does before it
+//      takes the place of a file chosen again; a browser without
+//      getUserMedia: the page says so too.
 //   node camera_page.mjs BUILD_DIR EMSCRIPTEN_BUILD_DIR MODEL.gguf OUT
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -185,6 +186,18 @@ try {
   check(/camera was refused/.test(said) && await page.locator('label:has(#camera-file)').isVisible() &&
     await page.locator('#camera-preview').isHidden(), `the page says the camera was refused, the file input stays: ${said}`);
   await page.screenshot({ path: path.join(shots, '03-refused.png'), fullPage: true });
+  const webp = Buffer.from(await page.evaluate(async ({ width, height }) => {
+    const canvas = new OffscreenCanvas(width, height), g = canvas.getContext('2d');
+    g.fillStyle = '#c04040';
+    g.fillRect(0, 0, width, height);
+    return Array.from(new Uint8Array(await (await canvas.convertToBlob({ type: 'image/webp' })).arrayBuffer()));
+  }, { width: W, height: H }));
+  await page.setInputFiles('#camera-file', { name: 'photo.webp', mimeType: 'image/webp', buffer: webp });
+  const refused = await until('the WebP\'s refusal', async () => (await page.locator('#camera-error').isVisible()) &&
+    watch.text('camera-error'), 30).catch((e) => e.message);
+  check(/^the photo could not be used: WebP: not PNG or JPEG$/.test(refused) &&
+    (await watch.text('camera-counts')) === 'No photos yet.', `the camera app's WebP is refused: ${refused}; ` +
+    `${await watch.text('camera-counts')}`);
   if (photoFiles.length) {
     await page.selectOption('#camera-class', '1');
     await page.check('#keep-photos');

@@ -6,7 +6,13 @@
 //      element reaches past the viewport's sides and every button, file
 //      picker, class picker and check box is at least 40 px high and wide;
 //      the page says its device has memory enough for the threaded build,
-//      and runs it;
+//      and runs it; on a slow network (the WebAssembly build and the demo
+//      share held back until the page says it is loading them) it says
+//      what it is loading; once connected it counts itself among the
+//      volunteers at once (the page's clock paused: no later poll);
+//      "Try it" refuses an empty file and a WebP, saying why, without the
+//      last result under it; the page names its icon (no /favicon.ico
+//      asked for, answered 404) and no request is answered 404;
 //   2. a device whose memory (navigator.deviceMemory) holds only the
 //      single-threaded build's peak for the model: the page says so and
 //      runs it on one thread;
@@ -39,6 +45,18 @@ const phone = {
   userAgent: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) ' +
     'Chrome/156.0.0.0 Mobile Safari/537.36',
 };
+// Requests for the URLs of pattern held back until released, as a slow
+// network would (without the timing): { release() }.
+async function holdBack(context, pattern) {
+  let release = null;
+  const released = new Promise((resolve) => { release = resolve; });
+  await context.route(pattern, async (route) => {
+    await released;
+    await route.continue();
+  });
+  return { release };
+}
+
 // navigator.deviceMemory as a device of gib GiB would give it (in the page; the worker is told by the page)
 const withMemory = (gib) => Object.defineProperty(Navigator.prototype, 'deviceMemory', { get: () => gib });
 
@@ -88,17 +106,38 @@ try {
   // 1. the whole visit by taps
   await part('a phone', phone, 0, async (page, watch) => {
     let modelRequests = 0;
+    const missing = [];
     page.on('request', (r) => { if (r.url().includes('/model/')) modelRequests++; });
+    page.on('response', (r) => { if (r.status() === 404) missing.push(r.url()); });
+    await page.clock.install();
+    const wasm = await holdBack(page.context(), '**/wasm/*.wasm');
     await page.goto(h.base);
+    const loading = await until('the WebAssembly build\'s progress', async () => {
+      const said = await watch.text('model-progress');
+      return /WebAssembly/.test(said) && said;
+    }, 60).catch((e) => e.message).finally(wasm.release);
+    check(/^loading the WebAssembly build/.test(loading), `while its WebAssembly build loads the page says so: ${loading}`);
     await until('the page', async () => (await watch.stage()) === 'empty', 60);
     const memory = await watch.text('memory'), said = await watch.text('model');
     check(/enough for the threaded build/.test(memory) && /running in WebAssembly with \d+ threads/.test(said),
       `the page says its device holds the threaded build, and runs it: ${memory}; ${said}`);
     await fits(page, '1 loaded');
+    const shard = await holdBack(page.context(), '**/demo/shard*');
     await page.tap('#demo');
+    const downloading = await until('the demo share\'s progress', async () => {
+      const said = await watch.text('encode-progress');
+      return /demo share/.test(said) && said;
+    }, 60).catch((e) => e.message).finally(shard.release);
+    check(/^downloading the demo share/.test(downloading), `while the demo share downloads the page says so: ${downloading}`);
     await until('the demo share', async () => (await watch.stage()) === 'ready', 120);
     await fits(page, '2 demo share');
+    await page.clock.pauseAt(Date.now() + 1000);
     await page.tap('#join');
+    await until('the welcome', async () => /connected as volunteer/.test(await watch.text('connection')), 60);
+    const counted = await until('the count', async () => (await watch.text('volunteers')) === '1', 10)
+      .then(() => '1', async () => watch.text('volunteers'));
+    check(counted === '1', `once connected the page counts its volunteer at once (no later poll): ${counted}`);
+    await page.clock.resume();
     // the federation's one round, then its end: the page says it is done after the round's figures
     await until('a round', async () => (await h.status()).done === 1 && (await watch.stage()) === 'done', 300);
     const progress = await watch.text('round-progress');
@@ -109,6 +148,32 @@ try {
     await until('"Try it"', async () => (await page.locator('#try-result .bars .best').count()) === 1, 60);
     check(true, `"Try it" classifies the image: ${(await watch.text('try-result')).split('\n')[0]}`);
     await fits(page, '4 try it');
+    const webp = Buffer.from(await page.evaluate(async () => {
+      const canvas = new OffscreenCanvas(28, 28), g = canvas.getContext('2d');
+      g.fillStyle = '#c04040';
+      g.fillRect(4, 4, 20, 20);
+      return Array.from(new Uint8Array(await (await canvas.convertToBlob({ type: 'image/webp' })).arrayBuffer()));
+    }));
+    for (const [file, why] of [[{ name: 'empty.png', mimeType: 'image/png', buffer: Buffer.alloc(0) }, /^empty\.png: the file is empty$/],
+      [{ name: 'shoe.webp', mimeType: 'image/webp', buffer: webp }, /^shoe\.webp: WebP: not PNG or JPEG$/]]) {
+      await page.setInputFiles('#try-file', file);
+      const said = await until(`"Try it" on ${file.name}`, async () => (await page.locator('#try-error').isVisible()) &&
+        (await watch.text('try-error')) !== '' && watch.text('try-error'), 30).catch((e) => e.message);
+      const stale = (await watch.text('try-result')).trim();
+      check(why.test(said) && stale === '', `"Try it" refuses ${file.name}, saying why, with no result under it: ` +
+        `${said}${stale ? ` (shown: ${stale.split('\n')[0]})` : ''}`);
+      await page.setInputFiles('#try-file', tryFile); // the error goes, a result comes
+      await until('"Try it" again', async () => (await page.locator('#try-result .bars .best').count()) === 1 &&
+        await page.locator('#try-error').isHidden(), 60);
+    }
+    // a browser with a window asks for /favicon.ico where the page names no icon (headless Chromium does not)
+    const icon = await page.evaluate(async () => {
+      const link = document.querySelector('link[rel="icon"]');
+      const r = link ? await fetch(link.href) : null;
+      return r ? `${new URL(link.href).pathname} ${r.status} ${r.headers.get('content-type')}` : 'none';
+    });
+    check(/ 200 image\//.test(icon) && missing.length === 0, `the page names an icon the server serves (${icon}), and ` +
+      `no request of the visit was answered 404${missing.length ? `: ${missing.join(', ')}` : ''}`);
     await page.tap('#forget');
     await until('the page after forgetting', async () => (await watch.stage()) === 'forgotten', 60);
     const left = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));

@@ -36,7 +36,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromiumTest, cspViolations, launchChromium, watchPage } from './harness.mjs';
-import { bmp, png } from './image_files.mjs';
+import { png } from './image_files.mjs';
 import { CLASSES, PARITY_INT8, PARITY_METHODS, compare, fmnistImages, makeInputs } from './parity.mjs';
 
 const { root, build, emBuild, model, out, shots, h } = chromiumTest();
@@ -221,7 +221,7 @@ try {
 
   // 5. try it; a wrong model; forget me
   const img = fmnistImages(7, 1); // a test image the shard may not hold
-  await page.setInputFiles('#try-file', { name: 'item.bmp', mimeType: 'image/bmp', buffer: bmp(img.rgba, 28, 28) });
+  await page.setInputFiles('#try-file', { name: 'item.png', mimeType: 'image/png', buffer: png(img.rgba, 28, 28) });
   const guess = await until('a prediction', async () => (await text('try-result')).trim(), 30);
   check(NAMES.some((c) => guess.includes(c)), `"try it" names a class of the task: ${guess.split('\n')[0]}`);
   await shot('07-try-it');
