@@ -59,9 +59,9 @@ tests=(
   "a host's own federation in Chromium, on another CLIP|host_federation.mjs|$other_model|1"
   "secure rounds in Chromium: the test vector, rounds with native clients, a refused request, no secure context|secagg.mjs|$model|1"
   "secure rounds on the page over the aggregator's socket in Chromium|secure_page.mjs|$model|2"
-  "the local prompt fitted to the device in Chromium|device_page.mjs|$model|1"
-  "photos from a fake camera in Chromium, and the camera refused|camera_page.mjs|$model|1"
-  "the page on an emulated phone by taps, and on too little memory|phone_page.mjs|$model|1"
+  "the local prompt fitted to the device in Chromium|device_page.mjs|$model|2"
+  "photos from a fake camera in Chromium, and the camera refused|camera_page.mjs|$model|2"
+  "the page on an emulated phone by taps, and on too little memory|phone_page.mjs|$model|2"
   "image features on WebGPU in Chromium (SwiftShader), the fallback to the CPU, a lost device|webgpu_page.mjs|$model|2"
   "photos above 2^24 pixels in Chromium: reduced as the native decoder reduces them, the wasm's memory bounded|large_images.mjs|$model|2"
 )
