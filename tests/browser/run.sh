@@ -51,7 +51,7 @@ if node parity.mjs "$build" "$em" "$model" "$out/parity-node"; then passed=$((pa
 # waiting (on the page, the aggregator, Chromium's other processes), not on
 # the cores. Each test's output and time go to its log, printed whole, in
 # the list's order, once both lanes are done (the lanes balanced by the
-# tests' times on this project's 2 cores: 125 and 130 s). NAME|SCRIPT|MODEL|LANE:
+# tests' times on this project's 2 cores: 187 and 197 s). NAME|SCRIPT|MODEL|LANE:
 tests=(
   "every kernel backend in Chromium, with relaxed SIMD and without|kernels.mjs|$model|1"
   "the volunteer page in Chromium|run.mjs|$model|2"
